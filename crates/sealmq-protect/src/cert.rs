@@ -1,0 +1,201 @@
+//! X.509 certificates as the protection layer uses them.
+
+use crate::dn::Dn;
+use crate::error::{ProtectError, Result};
+use crate::keys::PublicKey;
+use crate::oids;
+use cms::cert::IssuerAndSerialNumber;
+use der::{Decode, Encode};
+use rustls_pki_types::pem::{PemObject, SectionKind};
+use x509_cert::Certificate;
+use x509_cert::ext::pkix::{BasicConstraints, ExtendedKeyUsage, KeyUsage, KeyUsages, SubjectKeyIdentifier};
+
+/// A parsed certificate with its DER.
+#[derive(Clone)]
+pub struct Cert {
+    der: Vec<u8>,
+    cert: Certificate,
+    subject: Dn,
+    issuer: Dn,
+    public_key: PublicKey,
+}
+
+impl std::fmt::Debug for Cert {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Cert({})", self.subject)
+    }
+}
+
+impl PartialEq for Cert {
+    fn eq(&self, other: &Self) -> bool {
+        self.der == other.der
+    }
+}
+
+impl Cert {
+    pub fn from_der(der: &[u8]) -> Result<Cert> {
+        let cert = Certificate::from_der(der)
+            .map_err(|e| ProtectError::Credential(format!("unreadable certificate: {e}")))?;
+        Cert::from_parsed(cert, der.to_vec())
+    }
+
+    pub(crate) fn from_parsed(cert: Certificate, der: Vec<u8>) -> Result<Cert> {
+        let subject = Dn::from_name(&cert.tbs_certificate.subject)?;
+        let issuer = Dn::from_name(&cert.tbs_certificate.issuer)?;
+        let public_key = PublicKey::from_spki(&cert.tbs_certificate.subject_public_key_info)?;
+        Ok(Cert {
+            der,
+            cert,
+            subject,
+            issuer,
+            public_key,
+        })
+    }
+
+    /// Every certificate in a PEM file (or one DER certificate).
+    pub fn all_from_pem_or_der(bytes: &[u8]) -> Result<Vec<Cert>> {
+        if bytes.first() == Some(&0x30) {
+            return Ok(vec![Cert::from_der(bytes)?]);
+        }
+        let mut out = Vec::new();
+        for item in <(SectionKind, Vec<u8>)>::pem_slice_iter(bytes) {
+            let (kind, der) =
+                item.map_err(|e| ProtectError::Credential(format!("bad PEM: {e}")))?;
+            if kind == SectionKind::Certificate {
+                out.push(Cert::from_der(&der)?);
+            }
+        }
+        if out.is_empty() {
+            return Err(ProtectError::Credential(
+                "no certificate found (expected PEM 'CERTIFICATE' or DER)".into(),
+            ));
+        }
+        Ok(out)
+    }
+
+    pub fn der(&self) -> &[u8] {
+        &self.der
+    }
+
+    pub fn x509(&self) -> &Certificate {
+        &self.cert
+    }
+
+    pub fn subject(&self) -> &Dn {
+        &self.subject
+    }
+
+    pub fn issuer(&self) -> &Dn {
+        &self.issuer
+    }
+
+    pub fn public_key(&self) -> &PublicKey {
+        &self.public_key
+    }
+
+    pub fn serial_hex(&self) -> String {
+        self.cert
+            .tbs_certificate
+            .serial_number
+            .as_bytes()
+            .iter()
+            .map(|b| format!("{b:02X}"))
+            .collect()
+    }
+
+    pub fn issuer_and_serial(&self) -> IssuerAndSerialNumber {
+        IssuerAndSerialNumber {
+            issuer: self.cert.tbs_certificate.issuer.clone(),
+            serial_number: self.cert.tbs_certificate.serial_number.clone(),
+        }
+    }
+
+    /// True when this certificate is the one named by `ias`.
+    pub fn matches_issuer_serial(&self, ias: &IssuerAndSerialNumber) -> bool {
+        ias.serial_number == self.cert.tbs_certificate.serial_number
+            && Dn::from_name(&ias.issuer).is_ok_and(|d| d == self.issuer)
+    }
+
+    fn extension<T: for<'a> Decode<'a>>(&self, oid: const_oid::ObjectIdentifier) -> Option<T> {
+        self.cert
+            .tbs_certificate
+            .extensions
+            .as_ref()?
+            .iter()
+            .find(|e| e.extn_id == oid)
+            .and_then(|e| T::from_der(e.extn_value.as_bytes()).ok())
+    }
+
+    pub fn subject_key_id(&self) -> Option<Vec<u8>> {
+        self.extension::<SubjectKeyIdentifier>(const_oid::db::rfc5280::ID_CE_SUBJECT_KEY_IDENTIFIER)
+            .map(|s| s.0.as_bytes().to_vec())
+    }
+
+    /// keyUsage bits, or `None` when the extension is absent (any use allowed).
+    pub fn key_usage(&self) -> Option<KeyUsage> {
+        self.extension::<KeyUsage>(const_oid::db::rfc5280::ID_CE_KEY_USAGE)
+    }
+
+    pub fn is_ca(&self) -> bool {
+        self.extension::<BasicConstraints>(const_oid::db::rfc5280::ID_CE_BASIC_CONSTRAINTS)
+            .is_some_and(|b| b.ca)
+    }
+
+    pub fn is_self_issued(&self) -> bool {
+        self.subject == self.issuer
+    }
+
+    /// May this certificate's key sign messages (digitalSignature or nonRepudiation)?
+    pub fn may_sign(&self) -> bool {
+        self.key_usage().is_none_or(|ku| {
+            ku.0.contains(KeyUsages::DigitalSignature) || ku.0.contains(KeyUsages::NonRepudiation)
+        })
+    }
+
+    /// May this certificate's key receive content-encryption keys?
+    pub fn may_encrypt_to(&self) -> bool {
+        use crate::keys::KeyKind;
+        self.key_usage().is_none_or(|ku| match self.public_key.kind {
+            KeyKind::Rsa(_) => ku.0.contains(KeyUsages::KeyEncipherment),
+            KeyKind::P256 | KeyKind::P384 => ku.0.contains(KeyUsages::KeyAgreement),
+            KeyKind::Ed25519 => false,
+        })
+    }
+
+    /// Extended key usage fits message protection: absent, emailProtection or any.
+    pub fn eku_fits(&self) -> bool {
+        match self.extension::<ExtendedKeyUsage>(const_oid::db::rfc5280::ID_CE_EXT_KEY_USAGE) {
+            None => true,
+            Some(eku) => eku
+                .0
+                .iter()
+                .any(|o| *o == oids::EKU_EMAIL_PROTECTION || *o == oids::EKU_ANY),
+        }
+    }
+
+    /// Validity as UNIX seconds (not before, not after).
+    pub fn validity_unix(&self) -> (u64, u64) {
+        let v = &self.cert.tbs_certificate.validity;
+        (
+            v.not_before.to_unix_duration().as_secs(),
+            v.not_after.to_unix_duration().as_secs(),
+        )
+    }
+
+    pub fn to_pem(&self) -> String {
+        pem_encode("CERTIFICATE", &self.der)
+    }
+
+    /// Re-encodes (used when a certificate came from a CMS certificate set).
+    pub fn from_x509(cert: &Certificate) -> Result<Cert> {
+        let der = cert
+            .to_der()
+            .map_err(|e| ProtectError::Credential(format!("certificate: {e}")))?;
+        Cert::from_parsed(cert.clone(), der)
+    }
+}
+
+/// PEM-encodes DER under a label.
+pub fn pem_encode(label: &str, der: &[u8]) -> String {
+    der::pem::encode_string(label, der::pem::LineEnding::LF, der).unwrap_or_default()
+}

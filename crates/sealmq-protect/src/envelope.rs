@@ -1,0 +1,491 @@
+//! The protection API: protect a payload under a policy, unprotect it with every check of
+//! SPEC §5.4 in order, and inspect an envelope without keys.
+
+use crate::cert::Cert;
+use crate::counters::{Counters, Snapshot};
+use crate::dn::Dn;
+use crate::enveloped;
+use crate::error::{Check, ProtectError, Result, fail};
+use crate::header::{self, Header, Original};
+use crate::keyreuse::{ContentKey, DEFAULT_GET_CAPACITY, DEFAULT_MAX_AGE, GetCache, PutCache, PutKey};
+use crate::keystore::Keystore;
+use crate::oids;
+use crate::pathval::{self, Usage};
+use crate::policy::{EncAlg, KeyReuse, Policy, Qop, SignAlg};
+use crate::recipients;
+use crate::signed::{self, SignerRef};
+use aws_lc_rs::digest;
+use der::asn1::{OctetString, SetOfVec};
+use der::{Any, Decode, Encode};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+use x509_cert::attr::{Attribute, Attributes};
+use zeroize::Zeroizing;
+
+/// Tunables of a [`Protector`].
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Sign with RSASSA-PSS instead of PKCS#1 v1.5 when the identity is RSA.
+    pub rsa_pss: bool,
+    /// Maximum age of a reused put-side key.
+    pub key_max_age: Duration,
+    /// Unwrapped keys a getter keeps.
+    pub get_cache_capacity: usize,
+    /// How long a resolved recipient certificate is reused before it is looked up and
+    /// validated again.
+    pub recipient_ttl: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            rsa_pss: false,
+            key_max_age: DEFAULT_MAX_AGE,
+            get_cache_capacity: DEFAULT_GET_CAPACITY,
+            recipient_ttl: Duration::from_secs(60),
+        }
+    }
+}
+
+/// A message taken out of its envelope.
+#[derive(Debug, Clone)]
+pub struct Unprotected {
+    pub payload: Vec<u8>,
+    pub qop: Qop,
+    /// MD fields kept in the header (absent for bare CMS and unprotected messages).
+    pub original: Option<Original>,
+    pub signer: Option<String>,
+    /// True when an unprotected message was accepted because the policy tolerates it.
+    pub tolerated: bool,
+}
+
+/// Protects and unprotects messages with one keystore. Share one per process: its key-reuse
+/// caches are what make put1 keep key reuse.
+pub struct Protector {
+    keystore: Keystore,
+    opts: Options,
+    counters: Arc<Counters>,
+    put_cache: PutCache,
+    get_cache: GetCache,
+    resolved: Mutex<HashMap<String, (Cert, Instant)>>,
+}
+
+fn sha256_32(bytes: &[u8]) -> [u8; 32] {
+    let d = digest::digest(&digest::SHA256, bytes);
+    let mut out = [0u8; 32];
+    out.copy_from_slice(d.as_ref());
+    out
+}
+
+fn perr(e: impl std::fmt::Display) -> ProtectError {
+    ProtectError::Protect(e.to_string())
+}
+
+/// DER (tag 0x31) of the authenticated attributes binding a header core.
+fn binding_attrs(core: &[u8]) -> Result<Vec<u8>> {
+    let mut set: Attributes = SetOfVec::new();
+    let one = |oid, v: Any| -> Result<Attribute> {
+        let mut values = SetOfVec::new();
+        values.insert(v).map_err(perr)?;
+        Ok(Attribute { oid, values })
+    };
+    set.insert(one(oids::ATTR_CONTENT_TYPE, Any::encode_from(&oids::ID_DATA).map_err(perr)?)?)
+        .map_err(perr)?;
+    let core = OctetString::new(core).map_err(perr)?;
+    set.insert(one(oids::ATTR_SEALMQ_HEADER, Any::encode_from(&core).map_err(perr)?)?)
+        .map_err(perr)?;
+    set.to_der().map_err(perr)
+}
+
+fn core_from_attrs(raw: &[u8]) -> Option<Vec<u8>> {
+    let attrs = Attributes::from_der(raw).ok()?;
+    attrs
+        .iter()
+        .find(|a| a.oid == oids::ATTR_SEALMQ_HEADER)
+        .and_then(|a| a.values.iter().next())
+        .and_then(|v| v.decode_as::<OctetString>().ok())
+        .map(|o| o.into_bytes())
+}
+
+impl Protector {
+    pub fn new(keystore: Keystore) -> Protector {
+        Protector::with_options(keystore, Options::default())
+    }
+
+    pub fn with_options(keystore: Keystore, opts: Options) -> Protector {
+        Protector {
+            put_cache: PutCache::new(opts.key_max_age),
+            get_cache: GetCache::new(opts.get_cache_capacity),
+            keystore,
+            opts,
+            counters: Arc::new(Counters::default()),
+            resolved: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn keystore(&self) -> &Keystore {
+        &self.keystore
+    }
+
+    pub fn counters(&self) -> Snapshot {
+        self.counters.snapshot()
+    }
+
+    fn recipient(&self, dn: &Dn) -> Result<Cert> {
+        let key = dn.to_string();
+        if let Ok(map) = self.resolved.lock() {
+            if let Some((c, at)) = map.get(&key) {
+                if at.elapsed() < self.opts.recipient_ttl {
+                    return Ok(c.clone());
+                }
+            }
+        }
+        let cert = self.keystore.find_recipient(dn, SystemTime::now())?;
+        if let Ok(mut map) = self.resolved.lock() {
+            map.insert(key, (cert.clone(), Instant::now()));
+        }
+        Ok(cert)
+    }
+
+    fn recipients(&self, policy: &Policy) -> Result<Vec<Cert>> {
+        policy.recipients.iter().map(|d| self.recipient(d)).collect()
+    }
+
+    fn sign(&self, policy: &Policy, content: &[u8], core: Option<&[u8]>) -> Result<Vec<u8>> {
+        let id = self
+            .keystore
+            .require_identity()
+            .map_err(|e| ProtectError::Protect(format!("policy {} signs messages: {e}", policy.name)))?;
+        let signer = SignerRef {
+            key: &id.key,
+            cert: &id.cert,
+            rsa_pss: self.opts.rsa_pss,
+        };
+        signed::sign(content, policy.sign_alg, &signer, core, &self.counters)
+    }
+
+    /// A content key and the encoded RecipientInfos for one message, reusing a cached key
+    /// when the policy allows.
+    fn content_key(&self, policy: &Policy) -> Result<(Arc<ContentKey>, Arc<Vec<u8>>)> {
+        let reuse = policy.qop() == Qop::Confidentiality && policy.key_reuse != KeyReuse::Disabled;
+        let put_key = reuse.then(|| {
+            let mut recips: Vec<Vec<u8>> = policy.recipients.iter().map(|d| d.to_der()).collect();
+            recips.sort();
+            PutKey {
+                policy: policy.name.clone(),
+                alg: policy.enc_alg,
+                recipients: recips,
+                sender: self
+                    .keystore
+                    .identity()
+                    .map(|i| sha256_32(i.cert.der()).to_vec())
+                    .unwrap_or_default(),
+            }
+        });
+        if let Some(k) = &put_key {
+            if let Some(hit) = self.put_cache.take(k, policy.key_reuse.limit()) {
+                self.counters.put_reuse(true);
+                return Ok(hit);
+            }
+        }
+        let certs = self.recipients(policy)?;
+        let mut cek = Zeroizing::new(vec![0u8; policy.enc_alg.key_len()]);
+        aws_lc_rs::rand::fill(&mut cek).map_err(|_| ProtectError::Protect("no randomness for the key".into()))?;
+        let ris = recipients::wrap_for(&certs, &cek, policy.enc_alg, &self.counters)?;
+        let ri_der = Arc::new(recipients::encode(&ris)?);
+        let ck = Arc::new(ContentKey::new(policy.enc_alg, &cek).ok_or_else(|| ProtectError::Protect("bad content key".into()))?);
+        if let Some(k) = put_key {
+            self.counters.put_reuse(false);
+            self.put_cache.store(k, ck.clone(), ri_der.clone());
+        }
+        Ok((ck, ri_der))
+    }
+
+    fn protect_parts(&self, policy: &Policy, payload: &[u8], original: Original, bind: bool) -> Result<(Header, Vec<u8>)> {
+        policy.validate()?;
+        let len = u32::try_from(payload.len())
+            .map_err(|_| ProtectError::Protect("payload is larger than 4 GiB".into()))?;
+        let qop = policy.qop();
+        let header = Header::new(qop, original, len);
+        let core = header.core();
+        let core_ref = bind.then_some(&core[..]);
+        let cms = match qop {
+            Qop::None => return Err(ProtectError::Protect(format!("policy {} has no SIGNALG or ENCALG: nothing to protect", policy.name))),
+            Qop::Integrity => self.sign(policy, payload, core_ref)?,
+            Qop::Privacy => {
+                let inner = self.sign(policy, payload, core_ref)?;
+                let (ck, ri) = self.content_key(policy)?;
+                enveloped::seal(&oids::ID_DATA, &inner, &ck, &ri, None, &self.counters)?
+            }
+            Qop::Confidentiality => {
+                let (ck, ri) = self.content_key(policy)?;
+                let attrs = match core_ref {
+                    Some(c) => Some(binding_attrs(c)?),
+                    None => None,
+                };
+                enveloped::seal(&oids::ID_DATA, payload, &ck, &ri, attrs.as_deref(), &self.counters)?
+            }
+        };
+        Ok((header, cms))
+    }
+
+    /// Protects `payload` under `policy`: the sealmq header followed by the CMS object.
+    /// A policy with no algorithms returns the payload unchanged.
+    pub fn protect(&self, policy: &Policy, payload: &[u8], original: Original) -> Result<Vec<u8>> {
+        if policy.qop() == Qop::None {
+            policy.validate()?;
+            return Ok(payload.to_vec());
+        }
+        let (header, cms) = self.protect_parts(policy, payload, original, true)?;
+        let cms_len = u32::try_from(cms.len()).map_err(|_| ProtectError::Protect("envelope too large".into()))?;
+        let mut out = Vec::with_capacity(header::HEADER_LEN + cms.len());
+        out.extend_from_slice(&header.encode(cms_len));
+        out.extend_from_slice(&cms);
+        Ok(out)
+    }
+
+    /// Protects `payload` as a bare DER CMS object (no sealmq header), for other tools.
+    pub fn protect_cms(&self, policy: &Policy, payload: &[u8]) -> Result<Vec<u8>> {
+        Ok(self.protect_parts(policy, payload, Original::default(), false)?.1)
+    }
+
+    /// Unprotects a stored payload (sealmq header + CMS), making every check of SPEC §5.4.
+    pub fn unprotect(&self, policy: &Policy, stored: &[u8]) -> Result<Unprotected> {
+        let required = policy.qop();
+        if !header::has_magic(stored) {
+            if required == Qop::None || policy.tolerate {
+                return Ok(Unprotected {
+                    payload: stored.to_vec(),
+                    qop: Qop::None,
+                    original: None,
+                    signer: None,
+                    tolerated: required != Qop::None,
+                });
+            }
+            return Err(fail!(
+                Check::Qop,
+                "message is not protected but policy {} requires {} (ENFORCE)",
+                policy.name,
+                required
+            ));
+        }
+        let (h, cms) = Header::decode(stored)?;
+        self.open(policy, Some(h), cms)
+    }
+
+    /// Unprotects a bare DER CMS object (no sealmq header).
+    pub fn unprotect_cms(&self, policy: &Policy, cms: &[u8]) -> Result<Unprotected> {
+        self.open(policy, None, cms)
+    }
+
+    fn open(&self, policy: &Policy, header: Option<Header>, cms: &[u8]) -> Result<Unprotected> {
+        let required = policy.qop();
+        let ct = enveloped::content_type_of(cms)?;
+        if let Some(h) = &header {
+            let fits = match h.qop {
+                Qop::Integrity => ct == oids::ID_SIGNED_DATA,
+                _ => ct == oids::ID_AUTH_ENVELOPED_DATA || ct == oids::ID_ENVELOPED_DATA,
+            };
+            if !fits {
+                return Err(fail!(Check::Header, "header says {} but the CMS object is {}", h.qop, oids::name(&ct)));
+            }
+            if !h.qop.satisfies(required) {
+                return Err(fail!(Check::Qop, "message QoP {} is weaker than policy {} ({})", h.qop, policy.name, required));
+            }
+        }
+        let core = header.as_ref().map(|h| h.core().to_vec());
+        let (payload, qop, signer) = if ct == oids::ID_SIGNED_DATA {
+            if header.is_none() && !Qop::Integrity.satisfies(required) {
+                return Err(fail!(Check::Qop, "message QoP INTEGRITY is weaker than policy {} ({})", policy.name, required));
+            }
+            let summary = signed::summarize(cms)?;
+            self.check_digest(policy, summary.digest, &summary.digest_name)?;
+            let (content, signer) = self.verify_signed(policy, cms, core.as_deref())?;
+            (content, Qop::Integrity, Some(signer))
+        } else {
+            let rec = enveloped::parse(cms)?;
+            if rec.alg < policy.enc_alg {
+                return Err(fail!(Check::Algorithms, "message is encrypted with {} but policy {} requires {}", rec.alg.name(), policy.name, policy.enc_alg.name()));
+            }
+            let key = self.content_key_for(&rec)?;
+            let plain = rec.decrypt(&key, &self.counters)?;
+            let inner_signed = match header.as_ref().map(|h| h.qop) {
+                Some(q) => q == Qop::Privacy,
+                None => rec.content_type == oids::ID_SIGNED_DATA
+                    || enveloped::content_type_of(&plain).is_ok_and(|c| c == oids::ID_SIGNED_DATA),
+            };
+            if inner_signed {
+                if rec.content_type != oids::ID_DATA && rec.content_type != oids::ID_SIGNED_DATA {
+                    return Err(fail!(Check::Header, "encrypted content type {} is not signed data", oids::name(&rec.content_type)));
+                }
+                let summary = signed::summarize(&plain)?;
+                self.check_digest(policy, summary.digest, &summary.digest_name)?;
+                let (content, signer) = self.verify_signed(policy, &plain, core.as_deref())?;
+                (content, Qop::Privacy, Some(signer))
+            } else {
+                if header.is_none() && !Qop::Confidentiality.satisfies(required) {
+                    return Err(fail!(Check::Qop, "message QoP CONFIDENTIALITY is weaker than policy {} ({})", policy.name, required));
+                }
+                if let Some(c) = &core {
+                    let bound = rec.auth_attrs.as_deref().and_then(core_from_attrs);
+                    if bound.as_deref() != Some(c.as_slice()) {
+                        return Err(fail!(Check::Header, "the sealmq header does not match the one bound into the envelope (header altered)"));
+                    }
+                }
+                (plain, Qop::Confidentiality, None)
+            }
+        };
+        if let Some(h) = &header {
+            if payload.len() != h.payload_len as usize {
+                return Err(fail!(Check::Length, "decrypted length {} differs from the header's {}", payload.len(), h.payload_len));
+            }
+        }
+        Ok(Unprotected {
+            payload,
+            qop,
+            original: header.map(|h| h.original()),
+            signer,
+            tolerated: false,
+        })
+    }
+
+    fn check_digest(&self, policy: &Policy, digest: Option<SignAlg>, name: &str) -> Result<()> {
+        match digest {
+            None => Err(fail!(Check::Algorithms, "signature digest {name} is not accepted")),
+            Some(d) if d < policy.sign_alg => Err(fail!(
+                Check::Algorithms,
+                "message is signed with {} but policy {} requires {}",
+                d.name(),
+                policy.name,
+                policy.sign_alg.name()
+            )),
+            Some(_) => Ok(()),
+        }
+    }
+
+    fn content_key_for(&self, rec: &enveloped::Received<'_>) -> Result<Arc<ContentKey>> {
+        let digest = sha256_32(rec.recipient_infos);
+        if let Some(k) = self.get_cache.get(&digest) {
+            if k.alg == rec.alg {
+                self.counters.get_reuse(true);
+                return Ok(k);
+            }
+        }
+        self.counters.get_reuse(false);
+        let ris = recipients::decode(rec.recipient_infos)?;
+        let id = self.keystore.identity().ok_or_else(|| {
+            fail!(Check::Recipient, "the keystore has no identity, so it cannot be a recipient")
+        })?;
+        let cek = recipients::unwrap(&ris, &id.cert, &id.key, &self.counters)?;
+        let key = Arc::new(
+            ContentKey::new(rec.alg, &cek)
+                .ok_or_else(|| fail!(Check::Decrypt, "unwrapped key has the wrong length for {}", rec.alg.name()))?,
+        );
+        self.get_cache.insert(digest, key.clone());
+        Ok(key)
+    }
+
+    /// Verifies a SignedData and then the signer: trust, validity, use, revocation and the
+    /// policy's SIGNER list. Checks the bound header core when `core` is given.
+    fn verify_signed(&self, policy: &Policy, cms: &[u8], core: Option<&[u8]>) -> Result<(Vec<u8>, String)> {
+        let known = self.keystore.known_certs();
+        let v = signed::verify(cms, &known, &self.counters)?;
+        let mut intermediates: Vec<Cert> = embedded_certs(cms);
+        if let Some(id) = self.keystore.identity() {
+            intermediates.extend(id.chain.iter().cloned());
+        }
+        intermediates.retain(|c| c != &v.signer);
+        pathval::validate(&v.signer, &intermediates, self.keystore.trusted(), self.keystore.crls(), SystemTime::now(), Usage::Signer)?;
+        if !policy.signers.is_empty() && !policy.signers.contains(v.signer.subject()) {
+            return Err(fail!(
+                Check::SignerList,
+                "signer '{}' is not an authorized signer of policy {}",
+                v.signer.subject(),
+                policy.name
+            ));
+        }
+        if let Some(c) = core {
+            if v.header_core.as_deref() != Some(c) {
+                return Err(fail!(Check::Header, "the sealmq header does not match the one signed (header altered)"));
+            }
+        }
+        Ok((v.content, v.signer.subject().to_string()))
+    }
+}
+
+fn embedded_certs(cms: &[u8]) -> Vec<Cert> {
+    use cms::cert::CertificateChoices;
+    use cms::content_info::ContentInfo;
+    use cms::signed_data::SignedData;
+    let Ok(ci) = ContentInfo::from_der(cms) else { return Vec::new() };
+    let Ok(sd) = ci.content.decode_as::<SignedData>() else { return Vec::new() };
+    sd.certificates
+        .iter()
+        .flat_map(|s| s.0.iter())
+        .filter_map(|c| match c {
+            CertificateChoices::Certificate(c) => Cert::from_x509(c).ok(),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What an envelope shows without keys.
+#[derive(Debug, Clone)]
+pub struct Inspection {
+    pub qop: Qop,
+    pub header: Option<Header>,
+    pub total_len: usize,
+    pub cms_len: usize,
+    /// Content encryption, e.g. AES256-GCM (encrypted messages).
+    pub encryption: Option<String>,
+    pub recipients: Vec<String>,
+    /// Digest and signature algorithm (Integrity; Privacy hides them inside the encryption).
+    pub digest: Option<String>,
+    pub signature: Option<String>,
+    pub signer: Option<String>,
+    /// Length of the signed or encrypted content.
+    pub content_len: usize,
+}
+
+/// Shows what an envelope holds, without keys. `bare` reads a bare CMS object.
+pub fn inspect(bytes: &[u8], bare: bool) -> Result<Inspection> {
+    let (header, cms) = if bare {
+        (None, bytes)
+    } else {
+        let (h, c) = Header::decode(bytes)?;
+        (Some(h), c)
+    };
+    let ct = enveloped::content_type_of(cms)?;
+    let mut out = Inspection {
+        qop: header.map(|h| h.qop).unwrap_or(Qop::None),
+        header,
+        total_len: bytes.len(),
+        cms_len: cms.len(),
+        encryption: None,
+        recipients: Vec::new(),
+        digest: None,
+        signature: None,
+        signer: None,
+        content_len: 0,
+    };
+    if ct == oids::ID_SIGNED_DATA {
+        let s = signed::summarize(cms)?;
+        out.qop = Qop::Integrity;
+        out.digest = Some(s.digest_name);
+        out.signature = Some(s.signature_name);
+        out.signer = s.signer_dn;
+        out.content_len = s.content_len;
+    } else {
+        let rec = enveloped::parse(cms)?;
+        let ris = recipients::decode(rec.recipient_infos)?;
+        out.recipients = recipients::describe(&ris);
+        out.encryption = Some(format!("{}-GCM", rec.alg.name()));
+        if out.header.is_none() {
+            out.qop = if rec.content_type == oids::ID_SIGNED_DATA { Qop::Privacy } else { Qop::Confidentiality };
+        }
+        out.content_len = cms.len();
+    }
+    let _ = EncAlg::None;
+    Ok(out)
+}

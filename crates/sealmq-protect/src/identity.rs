@@ -1,0 +1,170 @@
+//! Making identities: key pairs with self-signed or CA-signed certificates, and CRLs.
+//! Certificates are built with `rcgen` (on aws-lc-rs); keys come from [`PrivateKey::generate`].
+
+use crate::cert::Cert;
+use crate::dn::Dn;
+use crate::error::{ProtectError, Result};
+use crate::keys::{KeyKind, PrivateKey};
+use rcgen::{
+    BasicConstraints, CertificateParams, CertificateRevocationListParams, DistinguishedName, DnType, IsCa,
+    Issuer, KeyIdMethod, KeyPair, KeyUsagePurpose, RevokedCertParams, SerialNumber,
+};
+use rustls_pki_types::{CertificateDer, PrivatePkcs8KeyDer};
+use std::time::{Duration, SystemTime};
+use time::OffsetDateTime;
+use zeroize::Zeroizing;
+
+/// What a new identity should be.
+pub struct IdentitySpec {
+    pub dn: Dn,
+    pub kind: KeyKind,
+    /// A CA identity (basicConstraints CA, keyCertSign, cRLSign) that can sign others.
+    pub authority: bool,
+    pub not_before: SystemTime,
+    pub not_after: SystemTime,
+}
+
+impl IdentitySpec {
+    /// Valid from an hour ago for `days` days.
+    pub fn new(dn: Dn, kind: KeyKind, days: u32) -> IdentitySpec {
+        let now = SystemTime::now();
+        IdentitySpec {
+            dn,
+            kind,
+            authority: false,
+            not_before: now - Duration::from_secs(3600),
+            not_after: now + Duration::from_secs(u64::from(days) * 86_400),
+        }
+    }
+}
+
+/// A CA that signs: its certificate and PKCS#8 key.
+pub struct Signer<'a> {
+    pub cert: &'a Cert,
+    pub pkcs8: &'a [u8],
+}
+
+/// A made identity: certificate and PKCS#8 private key.
+pub struct MadeIdentity {
+    pub cert: Cert,
+    pub pkcs8: Zeroizing<Vec<u8>>,
+}
+
+fn rerr(e: impl std::fmt::Display) -> ProtectError {
+    ProtectError::Credential(format!("certificate generation: {e}"))
+}
+
+fn odt(t: SystemTime) -> Result<OffsetDateTime> {
+    let secs = match t.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(d) => d.as_secs() as i64,
+        Err(e) => -(e.duration().as_secs() as i64),
+    };
+    OffsetDateTime::from_unix_timestamp(secs).map_err(rerr)
+}
+
+fn rcgen_alg(kind: KeyKind) -> &'static rcgen::SignatureAlgorithm {
+    match kind {
+        KeyKind::Rsa(_) => &rcgen::PKCS_RSA_SHA256,
+        KeyKind::P256 => &rcgen::PKCS_ECDSA_P256_SHA256,
+        KeyKind::P384 => &rcgen::PKCS_ECDSA_P384_SHA384,
+        KeyKind::Ed25519 => &rcgen::PKCS_ED25519,
+    }
+}
+
+fn rcgen_key(pkcs8: &[u8], kind: KeyKind) -> Result<KeyPair> {
+    KeyPair::from_pkcs8_der_and_sign_algo(&PrivatePkcs8KeyDer::from(pkcs8.to_vec()), rcgen_alg(kind)).map_err(rerr)
+}
+
+fn rcgen_dn(dn: &Dn) -> Result<DistinguishedName> {
+    let mut out = DistinguishedName::new();
+    let attrs: Vec<(&str, &str)> = dn.attributes().collect();
+    for (oid, value) in attrs.into_iter().rev() {
+        let arcs: Vec<u64> = oid.split('.').filter_map(|a| a.parse().ok()).collect();
+        let ty = DnType::from_oid(&arcs);
+        if out.get(&ty).is_some() {
+            return Err(ProtectError::Credential(format!(
+                "DN '{dn}' repeats an attribute type; sealmq can only make certificates with one of each"
+            )));
+        }
+        out.push(ty, value);
+    }
+    Ok(out)
+}
+
+fn random_serial() -> Result<SerialNumber> {
+    let mut b = [0u8; 16];
+    aws_lc_rs::rand::fill(&mut b).map_err(rerr)?;
+    b[0] &= 0x7f;
+    b[0] |= 0x01;
+    Ok(SerialNumber::from_slice(&b))
+}
+
+/// Makes a key pair and certificate: self-signed, or signed by `ca`.
+pub fn make_identity(spec: &IdentitySpec, ca: Option<&Signer<'_>>) -> Result<MadeIdentity> {
+    let (key, pkcs8) = PrivateKey::generate(spec.kind)?;
+    drop(key);
+    let kp = rcgen_key(&pkcs8, spec.kind)?;
+    let mut params = CertificateParams::default();
+    params.distinguished_name = rcgen_dn(&spec.dn)?;
+    params.not_before = odt(spec.not_before)?;
+    params.not_after = odt(spec.not_after)?;
+    params.serial_number = Some(random_serial()?);
+    params.key_identifier_method = KeyIdMethod::Sha256;
+    if spec.authority {
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.key_usages = vec![
+            KeyUsagePurpose::KeyCertSign,
+            KeyUsagePurpose::CrlSign,
+            KeyUsagePurpose::DigitalSignature,
+        ];
+    } else {
+        params.is_ca = IsCa::ExplicitNoCa;
+        params.key_usages = match spec.kind {
+            KeyKind::Rsa(_) => vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyEncipherment],
+            KeyKind::P256 | KeyKind::P384 => {
+                vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyAgreement]
+            }
+            KeyKind::Ed25519 => vec![KeyUsagePurpose::DigitalSignature],
+        };
+    }
+    let cert = match ca {
+        None => params.self_signed(&kp).map_err(rerr)?,
+        Some(ca) => {
+            params.use_authority_key_identifier_extension = true;
+            let ca_kind = ca.cert.public_key().kind;
+            let ca_kp = rcgen_key(ca.pkcs8, ca_kind)?;
+            let issuer = Issuer::from_ca_cert_der(&CertificateDer::from(ca.cert.der().to_vec()), ca_kp).map_err(rerr)?;
+            params.signed_by(&kp, &issuer).map_err(rerr)?
+        }
+    };
+    Ok(MadeIdentity {
+        cert: Cert::from_der(cert.der())?,
+        pkcs8,
+    })
+}
+
+/// Makes a CRL signed by `ca` revoking `revoked`, valid for `days`.
+pub fn make_crl(ca: &Signer<'_>, revoked: &[&Cert], number: u64, days: u32) -> Result<Vec<u8>> {
+    let now = SystemTime::now();
+    let ca_kp = rcgen_key(ca.pkcs8, ca.cert.public_key().kind)?;
+    let issuer = Issuer::from_ca_cert_der(&CertificateDer::from(ca.cert.der().to_vec()), ca_kp).map_err(rerr)?;
+    let params = CertificateRevocationListParams {
+        this_update: odt(now - Duration::from_secs(60))?,
+        next_update: odt(now + Duration::from_secs(u64::from(days.max(1)) * 86_400))?,
+        crl_number: SerialNumber::from(number),
+        issuing_distribution_point: None,
+        revoked_certs: revoked
+            .iter()
+            .map(|c| {
+                Ok(RevokedCertParams {
+                    serial_number: SerialNumber::from_slice(c.x509().tbs_certificate.serial_number.as_bytes()),
+                    revocation_time: odt(now - Duration::from_secs(30))?,
+                    reason_code: Some(rcgen::RevocationReason::KeyCompromise),
+                    invalidity_date: None,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?,
+        key_identifier_method: KeyIdMethod::Sha256,
+    };
+    Ok(params.signed_by(&issuer).map_err(rerr)?.der().to_vec())
+}

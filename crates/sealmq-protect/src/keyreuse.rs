@@ -1,0 +1,206 @@
+//! Confidentiality key reuse (SPEC §5.3).
+//!
+//! Put side: a content-encryption key (CEK) and its encoded RecipientInfos are cached per
+//! (policy, algorithm, recipient set, sender) and reused for up to KEYREUSE messages and no
+//! longer than a maximum age. Every message still gets a fresh random 96-bit GCM nonce.
+//!
+//! Get side: a bounded cache maps a SHA-256 digest of the received RecipientInfos to the
+//! unwrapped key, so a getter pays one private-key operation per key, not per message.
+//!
+//! Keys live in aws-lc AEAD contexts (`LessSafeKey`), which aws-lc cleanses when they are
+//! freed: on eviction, on replacement and when a cache is dropped. The raw CEK bytes are held
+//! only in `Zeroizing` buffers while a key is made or unwrapped.
+
+use crate::policy::EncAlg;
+use aws_lc_rs::aead::{AES_128_GCM, AES_256_GCM, LessSafeKey, UnboundKey};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Default maximum age of a reused put-side key.
+pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(3600);
+/// Hard ceiling of messages per key even for UNLIMITED (GCM random-nonce safety margin).
+pub const HARD_LIMIT: u64 = 1 << 32;
+/// Default number of unwrapped keys a getter keeps.
+pub const DEFAULT_GET_CAPACITY: usize = 1024;
+
+/// An AES-GCM content key.
+pub struct ContentKey {
+    pub alg: EncAlg,
+    pub aead: LessSafeKey,
+}
+
+impl ContentKey {
+    pub fn new(alg: EncAlg, cek: &[u8]) -> Option<ContentKey> {
+        let a = match alg {
+            EncAlg::Aes128 => &AES_128_GCM,
+            EncAlg::Aes256 => &AES_256_GCM,
+            EncAlg::None => return None,
+        };
+        let k = UnboundKey::new(a, cek).ok()?;
+        Some(ContentKey {
+            alg,
+            aead: LessSafeKey::new(k),
+        })
+    }
+}
+
+/// What the put side reuses.
+pub struct PutEntry {
+    pub key: Arc<ContentKey>,
+    /// DER of the RecipientInfos SET.
+    pub recipient_infos: Arc<Vec<u8>>,
+    uses: u64,
+    created: Instant,
+}
+
+/// Cache key of the put side.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PutKey {
+    pub policy: String,
+    pub alg: EncAlg,
+    /// Recipient certificate fingerprints, sorted.
+    pub recipients: Vec<Vec<u8>>,
+    /// Sender identity fingerprint.
+    pub sender: Vec<u8>,
+}
+
+/// Put-side cache.
+pub struct PutCache {
+    entries: Mutex<HashMap<PutKey, PutEntry>>,
+    max_age: Duration,
+}
+
+impl PutCache {
+    pub fn new(max_age: Duration) -> PutCache {
+        PutCache {
+            entries: Mutex::new(HashMap::new()),
+            max_age,
+        }
+    }
+
+    /// A key to use for one more message, if a cached one is within `limit` uses and age.
+    pub fn take(&self, key: &PutKey, limit: Option<u32>) -> Option<(Arc<ContentKey>, Arc<Vec<u8>>)> {
+        let limit = limit.map(u64::from).unwrap_or(HARD_LIMIT).min(HARD_LIMIT);
+        let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let entry = map.get_mut(key)?;
+        if entry.uses >= limit || entry.created.elapsed() >= self.max_age {
+            map.remove(key);
+            return None;
+        }
+        entry.uses += 1;
+        Some((entry.key.clone(), entry.recipient_infos.clone()))
+    }
+
+    /// Stores a fresh key that has just been used once.
+    pub fn store(&self, key: PutKey, content_key: Arc<ContentKey>, recipient_infos: Arc<Vec<u8>>) {
+        let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        map.insert(
+            key,
+            PutEntry {
+                key: content_key,
+                recipient_infos,
+                uses: 1,
+                created: Instant::now(),
+            },
+        );
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.lock().map(|m| m.len()).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Get-side cache: RecipientInfos digest → unwrapped key, bounded, oldest evicted first.
+pub struct GetCache {
+    inner: Mutex<GetInner>,
+    capacity: usize,
+}
+
+struct GetInner {
+    map: HashMap<[u8; 32], Arc<ContentKey>>,
+    order: VecDeque<[u8; 32]>,
+}
+
+impl GetCache {
+    pub fn new(capacity: usize) -> GetCache {
+        GetCache {
+            inner: Mutex::new(GetInner {
+                map: HashMap::new(),
+                order: VecDeque::new(),
+            }),
+            capacity: capacity.max(1),
+        }
+    }
+
+    pub fn get(&self, digest: &[u8; 32]) -> Option<Arc<ContentKey>> {
+        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        inner.map.get(digest).cloned()
+    }
+
+    pub fn insert(&self, digest: [u8; 32], key: Arc<ContentKey>) {
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        if inner.map.insert(digest, key).is_none() {
+            inner.order.push_back(digest);
+        }
+        while inner.order.len() > self.capacity {
+            if let Some(old) = inner.order.pop_front() {
+                inner.map.remove(&old);
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.inner.lock().map(|i| i.map.len()).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pk() -> PutKey {
+        PutKey {
+            policy: "Q".into(),
+            alg: EncAlg::Aes256,
+            recipients: vec![vec![1]],
+            sender: vec![2],
+        }
+    }
+
+    #[test]
+    fn put_cache_respects_count_and_age() {
+        let c = PutCache::new(Duration::from_secs(60));
+        assert!(c.take(&pk(), Some(3)).is_none());
+        let k = Arc::new(ContentKey::new(EncAlg::Aes256, &[7u8; 32]).unwrap());
+        c.store(pk(), k, Arc::new(vec![]));
+        assert!(c.take(&pk(), Some(3)).is_some()); // 2nd use
+        assert!(c.take(&pk(), Some(3)).is_some()); // 3rd use
+        assert!(c.take(&pk(), Some(3)).is_none()); // limit reached, evicted
+        assert!(c.is_empty());
+
+        let aged = PutCache::new(Duration::ZERO);
+        let k = Arc::new(ContentKey::new(EncAlg::Aes256, &[7u8; 32]).unwrap());
+        aged.store(pk(), k, Arc::new(vec![]));
+        assert!(aged.take(&pk(), None).is_none());
+    }
+
+    #[test]
+    fn get_cache_is_bounded() {
+        let c = GetCache::new(2);
+        for i in 0..5u8 {
+            c.insert([i; 32], Arc::new(ContentKey::new(EncAlg::Aes128, &[i; 16]).unwrap()));
+        }
+        assert_eq!(c.len(), 2);
+        assert!(c.get(&[0; 32]).is_none());
+        assert!(c.get(&[4; 32]).is_some());
+    }
+}

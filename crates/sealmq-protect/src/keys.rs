@@ -1,0 +1,349 @@
+//! Private and public keys, backed by aws-lc-rs.
+//!
+//! Key material is held only inside aws-lc objects (freed and cleansed by aws-lc on drop) or in
+//! [`zeroize::Zeroizing`] buffers while it is being parsed.
+
+use crate::error::{ProtectError, Result};
+use crate::oids;
+use aws_lc_rs::agreement;
+use aws_lc_rs::encoding::AsDer;
+use aws_lc_rs::rsa::{self, OaepPrivateDecryptingKey, PrivateDecryptingKey};
+use aws_lc_rs::signature::{self, EcdsaKeyPair, Ed25519KeyPair, KeyPair, RsaKeyPair};
+use der::Decode;
+use rustls_pki_types::pem::{PemObject, SectionKind};
+use spki::SubjectPublicKeyInfoOwned;
+use zeroize::Zeroizing;
+
+/// Kinds of key sealmq generates and uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KeyKind {
+    Rsa(usize),
+    P256,
+    P384,
+    Ed25519,
+}
+
+impl KeyKind {
+    /// Parses `rsa2048|rsa3072|rsa4096|p256|p384|ed25519`.
+    pub fn parse(s: &str) -> Result<KeyKind> {
+        match s.to_ascii_lowercase().replace('-', "").as_str() {
+            "rsa2048" | "rsa" => Ok(KeyKind::Rsa(2048)),
+            "rsa3072" => Ok(KeyKind::Rsa(3072)),
+            "rsa4096" => Ok(KeyKind::Rsa(4096)),
+            "rsa1024" => Err(ProtectError::Insecure(
+                "RSA-1024: keys must be at least 2048 bits".into(),
+            )),
+            "p256" | "ec" | "ecp256" | "prime256v1" | "secp256r1" => Ok(KeyKind::P256),
+            "p384" | "ecp384" | "secp384r1" => Ok(KeyKind::P384),
+            "ed25519" => Ok(KeyKind::Ed25519),
+            other => Err(ProtectError::Credential(format!(
+                "unknown key type '{other}': use rsa2048, rsa3072, rsa4096, p256, p384 or ed25519"
+            ))),
+        }
+    }
+
+    pub fn name(self) -> String {
+        match self {
+            KeyKind::Rsa(bits) => format!("RSA-{bits}"),
+            KeyKind::P256 => "P-256".into(),
+            KeyKind::P384 => "P-384".into(),
+            KeyKind::Ed25519 => "Ed25519".into(),
+        }
+    }
+}
+
+/// A private key: signs, and (RSA, EC) recovers content-encryption keys.
+pub enum PrivateKey {
+    Rsa {
+        sign: RsaKeyPair,
+        decrypt: OaepPrivateDecryptingKey,
+        bits: usize,
+    },
+    Ec {
+        kind: KeyKind,
+        sign: EcdsaKeyPair,
+        agree: agreement::PrivateKey,
+    },
+    Ed25519(Ed25519KeyPair),
+}
+
+impl std::fmt::Debug for PrivateKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PrivateKey({})", self.kind().name())
+    }
+}
+
+impl PrivateKey {
+    /// Generates a key and returns it with its PKCS#8 DER encoding.
+    pub fn generate(kind: KeyKind) -> Result<(PrivateKey, Zeroizing<Vec<u8>>)> {
+        let err = |_| ProtectError::Credential(format!("cannot generate a {} key", kind.name()));
+        let pkcs8: Zeroizing<Vec<u8>> = match kind {
+            KeyKind::Rsa(bits) => {
+                let size = match bits {
+                    2048 => rsa::KeySize::Rsa2048,
+                    3072 => rsa::KeySize::Rsa3072,
+                    4096 => rsa::KeySize::Rsa4096,
+                    _ => {
+                        return Err(ProtectError::Credential(format!(
+                            "RSA key size {bits} is not offered"
+                        )));
+                    }
+                };
+                let kp = RsaKeyPair::generate(size).map_err(err)?;
+                let doc: aws_lc_rs::encoding::Pkcs8V1Der = kp.as_der().map_err(err)?;
+                Zeroizing::new(doc.as_ref().to_vec())
+            }
+            KeyKind::P256 | KeyKind::P384 => {
+                let alg = if kind == KeyKind::P256 {
+                    &signature::ECDSA_P256_SHA256_ASN1_SIGNING
+                } else {
+                    &signature::ECDSA_P384_SHA384_ASN1_SIGNING
+                };
+                let kp = EcdsaKeyPair::generate(alg).map_err(err)?;
+                Zeroizing::new(kp.to_pkcs8v1().map_err(err)?.as_ref().to_vec())
+            }
+            KeyKind::Ed25519 => {
+                let kp = Ed25519KeyPair::generate().map_err(err)?;
+                Zeroizing::new(kp.to_pkcs8v1().map_err(err)?.as_ref().to_vec())
+            }
+        };
+        Ok((PrivateKey::from_pkcs8(&pkcs8)?, pkcs8))
+    }
+
+    /// Loads a PKCS#8 DER private key (RSA, EC P-256/P-384, Ed25519).
+    pub fn from_pkcs8(der: &[u8]) -> Result<PrivateKey> {
+        if let Ok(sign) = RsaKeyPair::from_pkcs8(der) {
+            let dk = PrivateDecryptingKey::from_pkcs8(der)
+                .map_err(|e| ProtectError::Credential(format!("RSA key rejected: {e}")))?;
+            let bits = dk.key_size_bits();
+            let decrypt = OaepPrivateDecryptingKey::new(dk)
+                .map_err(|_| ProtectError::Credential("RSA key rejected for OAEP".into()))?;
+            return Ok(PrivateKey::Rsa {
+                sign,
+                decrypt,
+                bits,
+            });
+        }
+        for (kind, salg, aalg) in [
+            (
+                KeyKind::P256,
+                &signature::ECDSA_P256_SHA256_ASN1_SIGNING,
+                &agreement::ECDH_P256,
+            ),
+            (
+                KeyKind::P384,
+                &signature::ECDSA_P384_SHA384_ASN1_SIGNING,
+                &agreement::ECDH_P384,
+            ),
+        ] {
+            if let Ok(sign) = EcdsaKeyPair::from_pkcs8(salg, der) {
+                let agree = agreement::PrivateKey::from_private_key_der(aalg, der)
+                    .map_err(|e| ProtectError::Credential(format!("EC key rejected: {e}")))?;
+                return Ok(PrivateKey::Ec { kind, sign, agree });
+            }
+        }
+        if let Ok(kp) = Ed25519KeyPair::from_pkcs8_maybe_unchecked(der) {
+            return Ok(PrivateKey::Ed25519(kp));
+        }
+        if let Some(bits) = rsa_bits_hint(der) {
+            if bits < 2048 {
+                return Err(ProtectError::Insecure(format!(
+                    "RSA-{bits} private key: keys must be at least 2048 bits"
+                )));
+            }
+        }
+        Err(ProtectError::Credential(
+            "private key is not an unencrypted PKCS#8 RSA (>= 2048 bits), EC P-256/P-384 or \
+             Ed25519 key"
+                .into(),
+        ))
+    }
+
+    /// Loads a PEM private key (`PRIVATE KEY`, `RSA PRIVATE KEY` or `EC PRIVATE KEY`).
+    pub fn from_pem(pem: &[u8]) -> Result<PrivateKey> {
+        let (kind, der) = <(SectionKind, Vec<u8>)>::from_pem_slice(pem)
+            .map_err(|e| ProtectError::Credential(format!("no PEM private key found: {e}")))?;
+        let der = Zeroizing::new(der);
+        match kind {
+            SectionKind::PrivateKey => PrivateKey::from_pkcs8(&der),
+            SectionKind::RsaPrivateKey => {
+                let sign = RsaKeyPair::from_der(&der)
+                    .map_err(|e| ProtectError::Credential(format!("RSA key rejected: {e}")))?;
+                let pkcs8: aws_lc_rs::encoding::Pkcs8V1Der = sign
+                    .as_der()
+                    .map_err(|_| ProtectError::Credential("RSA key cannot be re-encoded".into()))?;
+                PrivateKey::from_pkcs8(pkcs8.as_ref())
+            }
+            SectionKind::EcPrivateKey => {
+                for (kind, salg, aalg) in [
+                    (
+                        KeyKind::P256,
+                        &signature::ECDSA_P256_SHA256_ASN1_SIGNING,
+                        &agreement::ECDH_P256,
+                    ),
+                    (
+                        KeyKind::P384,
+                        &signature::ECDSA_P384_SHA384_ASN1_SIGNING,
+                        &agreement::ECDH_P384,
+                    ),
+                ] {
+                    if let Ok(sign) = EcdsaKeyPair::from_private_key_der(salg, &der) {
+                        let agree = agreement::PrivateKey::from_private_key_der(aalg, &der)
+                            .map_err(|e| ProtectError::Credential(format!("EC key: {e}")))?;
+                        return Ok(PrivateKey::Ec { kind, sign, agree });
+                    }
+                }
+                Err(ProtectError::Credential(
+                    "EC private key is not on P-256 or P-384".into(),
+                ))
+            }
+            other => Err(ProtectError::Credential(format!(
+                "expected a PEM private key, found {other:?}"
+            ))),
+        }
+    }
+
+    pub fn kind(&self) -> KeyKind {
+        match self {
+            PrivateKey::Rsa { bits, .. } => KeyKind::Rsa(*bits),
+            PrivateKey::Ec { kind, .. } => *kind,
+            PrivateKey::Ed25519(_) => KeyKind::Ed25519,
+        }
+    }
+
+    /// The SubjectPublicKeyInfo DER of the public half.
+    pub fn public_spki_der(&self) -> Result<Vec<u8>> {
+        let err = |_| ProtectError::Credential("cannot encode public key".into());
+        Ok(match self {
+            PrivateKey::Rsa { sign, .. } => {
+                let pk: aws_lc_rs::encoding::PublicKeyX509Der = sign.public_key().as_der().map_err(err)?;
+                pk.as_ref().to_vec()
+            }
+            PrivateKey::Ec { sign, .. } => {
+                let pk: aws_lc_rs::encoding::PublicKeyX509Der = sign.public_key().as_der().map_err(err)?;
+                pk.as_ref().to_vec()
+            }
+            PrivateKey::Ed25519(kp) => {
+                let pk: aws_lc_rs::encoding::PublicKeyX509Der = kp.public_key().as_der().map_err(err)?;
+                pk.as_ref().to_vec()
+            }
+        })
+    }
+}
+
+/// Best-effort modulus size of an RSA PKCS#8 key aws-lc refused (to say why).
+fn rsa_bits_hint(der: &[u8]) -> Option<usize> {
+    #[derive(der::Sequence)]
+    struct Pki {
+        version: u8,
+        alg: spki::AlgorithmIdentifierOwned,
+        key: der::asn1::OctetString,
+    }
+    #[derive(der::Sequence)]
+    struct RsaPrivHead {
+        version: u8,
+        n: der::asn1::Uint,
+        e: der::asn1::Uint,
+        d: der::asn1::Uint,
+        p: der::asn1::Uint,
+        q: der::asn1::Uint,
+        dp: der::asn1::Uint,
+        dq: der::asn1::Uint,
+        qinv: der::asn1::Uint,
+    }
+    let pki = Pki::from_der(der).ok()?;
+    if pki.alg.oid != oids::RSA_ENCRYPTION || pki.version > 1 {
+        return None;
+    }
+    let key = RsaPrivHead::from_der(pki.key.as_bytes()).ok()?;
+    Some(key.n.as_bytes().len() * 8)
+}
+
+/// A public key taken from a certificate.
+#[derive(Debug, Clone)]
+pub struct PublicKey {
+    pub kind: KeyKind,
+    /// The subjectPublicKey bits: PKCS#1 RSAPublicKey, an uncompressed EC point, or 32 bytes.
+    pub raw: Vec<u8>,
+    /// The whole SubjectPublicKeyInfo DER.
+    pub spki_der: Vec<u8>,
+}
+
+impl PublicKey {
+    pub fn from_spki(spki: &SubjectPublicKeyInfoOwned) -> Result<PublicKey> {
+        use der::Encode;
+        let raw = spki.subject_public_key.raw_bytes().to_vec();
+        let spki_der = spki
+            .to_der()
+            .map_err(|e| ProtectError::Credential(format!("public key: {e}")))?;
+        let kind = if spki.algorithm.oid == oids::RSA_ENCRYPTION {
+            let key = rsa::PublicEncryptingKey::from_der(&spki_der);
+            match key {
+                Ok(k) => KeyKind::Rsa(k.key_size_bits()),
+                Err(_) => {
+                    return Err(ProtectError::Insecure(
+                        "RSA public key under 2048 bits (or malformed): keys must be at least \
+                         2048 bits"
+                            .into(),
+                    ));
+                }
+            }
+        } else if spki.algorithm.oid == oids::EC_PUBLIC_KEY {
+            let curve = spki
+                .algorithm
+                .parameters
+                .as_ref()
+                .and_then(|p| p.decode_as::<const_oid::ObjectIdentifier>().ok());
+            match curve {
+                Some(c) if c == oids::SECP256R1 => KeyKind::P256,
+                Some(c) if c == oids::SECP384R1 => KeyKind::P384,
+                _ => {
+                    return Err(ProtectError::Credential(
+                        "EC public key is not on P-256 or P-384".into(),
+                    ));
+                }
+            }
+        } else if spki.algorithm.oid == oids::ED25519 {
+            KeyKind::Ed25519
+        } else {
+            return Err(ProtectError::Credential(format!(
+                "unsupported public key algorithm {}",
+                oids::name(&spki.algorithm.oid)
+            )));
+        };
+        Ok(PublicKey {
+            kind,
+            raw,
+            spki_der,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generate_and_reload_each_kind() {
+        for kind in [KeyKind::P256, KeyKind::P384, KeyKind::Ed25519, KeyKind::Rsa(2048)] {
+            let (key, pkcs8) = PrivateKey::generate(kind).unwrap();
+            assert_eq!(key.kind(), kind);
+            let again = PrivateKey::from_pkcs8(&pkcs8).unwrap();
+            assert_eq!(again.kind(), kind);
+            let spki = SubjectPublicKeyInfoOwned::from_der(&key.public_spki_der().unwrap()).unwrap();
+            assert_eq!(PublicKey::from_spki(&spki).unwrap().kind, kind);
+        }
+    }
+
+    #[test]
+    fn rsa1024_is_refused_as_insecure() {
+        assert!(KeyKind::parse("rsa1024").unwrap_err().to_string().contains("insecure"));
+    }
+
+    #[test]
+    fn garbage_keys_are_errors() {
+        assert!(PrivateKey::from_pkcs8(b"nonsense").is_err());
+        assert!(PrivateKey::from_pem(b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n").is_err());
+        assert!(PrivateKey::from_pem(b"").is_err());
+    }
+}

@@ -1,0 +1,42 @@
+//! # sealmq-protect: message protection
+//!
+//! The library that signs, encrypts, verifies and decrypts messages according to a queue's
+//! security policy (SPEC §5). It does no I/O except loading and writing keystores.
+//!
+//! - [`policy`]: policy attributes, QoP derivation, validation rules.
+//! - [`header`]: the sealmq envelope header in front of the CMS object.
+//! - [`signed`]: CMS SignedData (Integrity, and the inner layer of Privacy).
+//! - [`enveloped`] and [`recipients`]: CMS AuthEnvelopedData with AES-GCM and RSA-OAEP / ECDH
+//!   recipients (Privacy, Confidentiality).
+//! - [`keyreuse`]: the put-side and get-side key caches of Confidentiality key reuse.
+//! - [`envelope`]: [`Protector`], the API callers use: protect, unprotect (checks of SPEC
+//!   §5.4 in order), inspect.
+//! - [`keystore`], [`cert`], [`keys`], [`identity`], [`pathval`], [`dn`]: identities and trust.
+//! - [`counters`]: counts of private- and public-key operations and their time.
+
+pub mod asn1;
+pub mod cert;
+pub mod counters;
+mod derw;
+pub mod dn;
+pub mod envelope;
+pub mod enveloped;
+pub mod error;
+pub mod header;
+pub mod identity;
+pub mod keyreuse;
+pub mod keys;
+pub mod keystore;
+pub mod oids;
+pub mod pathval;
+pub mod policy;
+pub mod recipients;
+pub mod signed;
+
+pub use dn::Dn;
+pub use envelope::{Inspection, Options, Protector, Unprotected, inspect};
+pub use error::{Check, ProtectError, Result};
+pub use header::Original;
+pub use keys::KeyKind;
+pub use keystore::Keystore;
+pub use policy::{EncAlg, KeyReuse, Policy, Qop, SignAlg};

@@ -1,0 +1,95 @@
+//! Object identifiers sealmq reads and writes.
+
+use const_oid::ObjectIdentifier as Oid;
+
+pub const ID_DATA: Oid = Oid::new_unwrap("1.2.840.113549.1.7.1");
+pub const ID_SIGNED_DATA: Oid = Oid::new_unwrap("1.2.840.113549.1.7.2");
+pub const ID_ENVELOPED_DATA: Oid = Oid::new_unwrap("1.2.840.113549.1.7.3");
+pub const ID_AUTH_ENVELOPED_DATA: Oid = Oid::new_unwrap("1.2.840.113549.1.9.16.1.23");
+
+pub const ATTR_CONTENT_TYPE: Oid = Oid::new_unwrap("1.2.840.113549.1.9.3");
+pub const ATTR_MESSAGE_DIGEST: Oid = Oid::new_unwrap("1.2.840.113549.1.9.4");
+pub const ATTR_SIGNING_TIME: Oid = Oid::new_unwrap("1.2.840.113549.1.9.5");
+/// sealmq's header-binding attribute: its value is an OCTET STRING holding the 28-byte header
+/// core (see `header.rs`). Provisional private arc, documented in docs/envelope.md.
+pub const ATTR_SEALMQ_HEADER: Oid = Oid::new_unwrap("1.3.6.1.4.1.64500.1.1");
+
+pub const SHA1: Oid = Oid::new_unwrap("1.3.14.3.2.26");
+pub const SHA256: Oid = Oid::new_unwrap("2.16.840.1.101.3.4.2.1");
+pub const SHA384: Oid = Oid::new_unwrap("2.16.840.1.101.3.4.2.2");
+pub const SHA512: Oid = Oid::new_unwrap("2.16.840.1.101.3.4.2.3");
+pub const MD5: Oid = Oid::new_unwrap("1.2.840.113549.2.5");
+
+pub const RSA_ENCRYPTION: Oid = Oid::new_unwrap("1.2.840.113549.1.1.1");
+pub const RSAES_OAEP: Oid = Oid::new_unwrap("1.2.840.113549.1.1.7");
+pub const MGF1: Oid = Oid::new_unwrap("1.2.840.113549.1.1.8");
+pub const RSASSA_PSS: Oid = Oid::new_unwrap("1.2.840.113549.1.1.10");
+pub const SHA256_WITH_RSA: Oid = Oid::new_unwrap("1.2.840.113549.1.1.11");
+pub const SHA384_WITH_RSA: Oid = Oid::new_unwrap("1.2.840.113549.1.1.12");
+pub const SHA512_WITH_RSA: Oid = Oid::new_unwrap("1.2.840.113549.1.1.13");
+pub const ECDSA_SHA256: Oid = Oid::new_unwrap("1.2.840.10045.4.3.2");
+pub const ECDSA_SHA384: Oid = Oid::new_unwrap("1.2.840.10045.4.3.3");
+pub const ECDSA_SHA512: Oid = Oid::new_unwrap("1.2.840.10045.4.3.4");
+pub const EC_PUBLIC_KEY: Oid = Oid::new_unwrap("1.2.840.10045.2.1");
+pub const SECP256R1: Oid = Oid::new_unwrap("1.2.840.10045.3.1.7");
+pub const SECP384R1: Oid = Oid::new_unwrap("1.3.132.0.34");
+pub const ED25519: Oid = Oid::new_unwrap("1.3.101.112");
+
+pub const AES128_GCM: Oid = Oid::new_unwrap("2.16.840.1.101.3.4.1.6");
+pub const AES256_GCM: Oid = Oid::new_unwrap("2.16.840.1.101.3.4.1.46");
+pub const AES128_WRAP: Oid = Oid::new_unwrap("2.16.840.1.101.3.4.1.5");
+pub const AES256_WRAP: Oid = Oid::new_unwrap("2.16.840.1.101.3.4.1.45");
+pub const AES128_CBC: Oid = Oid::new_unwrap("2.16.840.1.101.3.4.1.2");
+pub const AES256_CBC: Oid = Oid::new_unwrap("2.16.840.1.101.3.4.1.42");
+pub const DES_EDE3_CBC: Oid = Oid::new_unwrap("1.2.840.113549.3.7");
+pub const RC2_CBC: Oid = Oid::new_unwrap("1.2.840.113549.3.2");
+
+pub const ECDH_SHA1KDF: Oid = Oid::new_unwrap("1.3.133.16.840.63.0.2");
+pub const ECDH_SHA224KDF: Oid = Oid::new_unwrap("1.3.132.1.11.0");
+pub const ECDH_SHA256KDF: Oid = Oid::new_unwrap("1.3.132.1.11.1");
+pub const ECDH_SHA384KDF: Oid = Oid::new_unwrap("1.3.132.1.11.2");
+pub const ECDH_SHA512KDF: Oid = Oid::new_unwrap("1.3.132.1.11.3");
+
+pub const EKU_EMAIL_PROTECTION: Oid = Oid::new_unwrap("1.3.6.1.5.5.7.3.4");
+pub const EKU_ANY: Oid = Oid::new_unwrap("2.5.29.37.0");
+
+/// A readable name for an algorithm OID, for `inspect` and error details.
+pub fn name(oid: &Oid) -> String {
+    let known: &[(Oid, &str)] = &[
+        (SHA1, "SHA1"),
+        (SHA256, "SHA256"),
+        (SHA384, "SHA384"),
+        (SHA512, "SHA512"),
+        (MD5, "MD5"),
+        (RSA_ENCRYPTION, "RSA-PKCS1v1.5"),
+        (RSAES_OAEP, "RSA-OAEP"),
+        (RSASSA_PSS, "RSA-PSS"),
+        (SHA256_WITH_RSA, "RSA-PKCS1v1.5-SHA256"),
+        (SHA384_WITH_RSA, "RSA-PKCS1v1.5-SHA384"),
+        (SHA512_WITH_RSA, "RSA-PKCS1v1.5-SHA512"),
+        (ECDSA_SHA256, "ECDSA-SHA256"),
+        (ECDSA_SHA384, "ECDSA-SHA384"),
+        (ECDSA_SHA512, "ECDSA-SHA512"),
+        (ED25519, "Ed25519"),
+        (AES128_GCM, "AES128-GCM"),
+        (AES256_GCM, "AES256-GCM"),
+        (AES128_WRAP, "AES128-WRAP"),
+        (AES256_WRAP, "AES256-WRAP"),
+        (AES128_CBC, "AES128-CBC"),
+        (AES256_CBC, "AES256-CBC"),
+        (DES_EDE3_CBC, "3DES-CBC"),
+        (RC2_CBC, "RC2-CBC"),
+        (ECDH_SHA1KDF, "ECDH-SHA1KDF"),
+        (ECDH_SHA224KDF, "ECDH-SHA224KDF"),
+        (ECDH_SHA256KDF, "ECDH-SHA256KDF"),
+        (ECDH_SHA384KDF, "ECDH-SHA384KDF"),
+        (ECDH_SHA512KDF, "ECDH-SHA512KDF"),
+        (SECP256R1, "P-256"),
+        (SECP384R1, "P-384"),
+    ];
+    known
+        .iter()
+        .find(|(o, _)| o == oid)
+        .map(|(_, n)| n.to_string())
+        .unwrap_or_else(|| oid.to_string())
+}

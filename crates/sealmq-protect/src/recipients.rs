@@ -1,0 +1,352 @@
+//! Recipient key management: wrapping a content-encryption key (CEK) for each recipient
+//! certificate and recovering it with the getter's private key.
+//!
+//! - RSA certificates: `KeyTransRecipientInfo`, RSAES-OAEP with SHA-256 and MGF1-SHA-256.
+//! - EC P-256/P-384 certificates: `KeyAgreeRecipientInfo`, ephemeral-static ECDH, the ANSI X9.63
+//!   KDF (RFC 5753 `dhSinglePass-stdDH-sha*kdf-scheme`) and AES key wrap (RFC 3394).
+
+use crate::asn1::{self, EccCmsSharedInfo, RsaOaepParams};
+use crate::cert::Cert;
+use crate::counters::{Counters, Op};
+use crate::error::{Check, ProtectError, Result, fail};
+use crate::keys::{KeyKind, PrivateKey};
+use crate::oids;
+use crate::policy::EncAlg;
+use aws_lc_rs::agreement::{self, EphemeralPrivateKey, UnparsedPublicKey};
+use aws_lc_rs::digest;
+use aws_lc_rs::key_wrap::{AES_128, AES_256, AesKek, KeyWrap};
+use aws_lc_rs::rand::SystemRandom;
+use aws_lc_rs::rsa::{OAEP_SHA256_MGF1SHA256, OAEP_SHA384_MGF1SHA384, OAEP_SHA512_MGF1SHA512, OaepPublicEncryptingKey, PublicEncryptingKey};
+use cms::enveloped_data::{
+    KeyAgreeRecipientIdentifier, KeyAgreeRecipientInfo, KeyTransRecipientInfo, OriginatorIdentifierOrKey,
+    OriginatorPublicKey, RecipientEncryptedKey, RecipientIdentifier, RecipientInfo, RecipientInfos,
+};
+use cms::content_info::CmsVersion;
+use const_oid::ObjectIdentifier as Oid;
+use der::asn1::{BitString, OctetString, SetOfVec};
+use der::{Any, Encode};
+use spki::AlgorithmIdentifierOwned;
+use zeroize::Zeroizing;
+
+fn alg(oid: Oid, parameters: Option<Any>) -> AlgorithmIdentifierOwned {
+    AlgorithmIdentifierOwned { oid, parameters }
+}
+
+fn perr(e: impl std::fmt::Display) -> ProtectError {
+    ProtectError::Protect(e.to_string())
+}
+
+fn wrap_oid(enc: EncAlg) -> Oid {
+    if enc == EncAlg::Aes128 { oids::AES128_WRAP } else { oids::AES256_WRAP }
+}
+
+/// Builds one RecipientInfo per certificate for `cek`.
+pub fn wrap_for(certs: &[Cert], cek: &[u8], enc: EncAlg, counters: &Counters) -> Result<RecipientInfos> {
+    let mut set = SetOfVec::new();
+    for cert in certs {
+        if !cert.may_encrypt_to() {
+            return Err(ProtectError::Protect(format!(
+                "recipient certificate '{}' has a keyUsage that does not allow encryption to it",
+                cert.subject()
+            )));
+        }
+        let ri = match cert.public_key().kind {
+            KeyKind::Rsa(_) => counters.time(Op::KeyWrap, || ktri(cert, cek))?,
+            KeyKind::P256 | KeyKind::P384 => counters.time(Op::KeyWrap, || kari(cert, cek, enc))?,
+            KeyKind::Ed25519 => {
+                return Err(ProtectError::Protect(format!(
+                    "recipient '{}' has an Ed25519 key, which can only sign; give it an RSA or EC certificate",
+                    cert.subject()
+                )));
+            }
+        };
+        set.insert(ri).map_err(perr)?;
+    }
+    Ok(RecipientInfos(set))
+}
+
+fn oaep_alg_id() -> Result<AlgorithmIdentifierOwned> {
+    let hash = alg(oids::SHA256, None);
+    let mgf = alg(oids::MGF1, Some(Any::encode_from(&hash).map_err(perr)?));
+    let params = RsaOaepParams {
+        hash: Some(hash),
+        mask_gen: Some(mgf),
+        p_source: None,
+    };
+    Ok(alg(oids::RSAES_OAEP, Some(Any::encode_from(&params).map_err(perr)?)))
+}
+
+fn ktri(cert: &Cert, cek: &[u8]) -> Result<RecipientInfo> {
+    let pk = PublicEncryptingKey::from_der(&cert.public_key().spki_der)
+        .map_err(|e| ProtectError::Protect(format!("recipient '{}' RSA key: {e}", cert.subject())))?;
+    let oaep = OaepPublicEncryptingKey::new(pk).map_err(perr)?;
+    let mut out = vec![0u8; oaep.ciphertext_size()];
+    let ct = oaep
+        .encrypt(&OAEP_SHA256_MGF1SHA256, cek, &mut out, None)
+        .map_err(|_| ProtectError::Protect("RSA-OAEP key wrap failed".into()))?;
+    Ok(RecipientInfo::Ktri(KeyTransRecipientInfo {
+        version: CmsVersion::V0,
+        rid: RecipientIdentifier::IssuerAndSerialNumber(cert.issuer_and_serial()),
+        key_enc_alg: oaep_alg_id()?,
+        enc_key: OctetString::new(ct.to_vec()).map_err(perr)?,
+    }))
+}
+
+fn ecdh_alg(kind: KeyKind) -> &'static agreement::Algorithm {
+    if kind == KeyKind::P384 { &agreement::ECDH_P384 } else { &agreement::ECDH_P256 }
+}
+
+/// ANSI X9.63 KDF: Hash(Z || counter || SharedInfo) until `len` bytes.
+fn x963_kdf(md: &'static digest::Algorithm, z: &[u8], shared_info: &[u8], len: usize) -> Zeroizing<Vec<u8>> {
+    let mut out = Zeroizing::new(Vec::with_capacity(len + md.output_len()));
+    let mut counter: u32 = 1;
+    while out.len() < len {
+        let mut ctx = digest::Context::new(md);
+        ctx.update(z);
+        ctx.update(&counter.to_be_bytes());
+        ctx.update(shared_info);
+        out.extend_from_slice(ctx.finish().as_ref());
+        counter += 1;
+    }
+    out.truncate(len);
+    out
+}
+
+fn shared_info(wrap: &AlgorithmIdentifierOwned, ukm: Option<&OctetString>, key_len: usize) -> Result<Vec<u8>> {
+    EccCmsSharedInfo {
+        key_info: alg(wrap.oid, None),
+        entity_u_info: ukm.cloned(),
+        supp_pub_info: OctetString::new(((key_len * 8) as u32).to_be_bytes().to_vec()).map_err(perr)?,
+    }
+    .to_der()
+    .map_err(perr)
+}
+
+fn kek(wrap_oid: &Oid, key: &[u8]) -> Result<AesKek> {
+    let cipher = if *wrap_oid == oids::AES128_WRAP { &AES_128 } else { &AES_256 };
+    AesKek::new(cipher, key).map_err(|_| fail!(Check::Decrypt, "bad key-encryption key"))
+}
+
+fn kari(cert: &Cert, cek: &[u8], enc: EncAlg) -> Result<RecipientInfo> {
+    let kind = cert.public_key().kind;
+    let rng = SystemRandom::new();
+    let eph = EphemeralPrivateKey::generate(ecdh_alg(kind), &rng).map_err(perr)?;
+    let eph_pub = eph.compute_public_key().map_err(perr)?;
+    let wrap = alg(wrap_oid(enc), None);
+    let key_len = enc.key_len();
+    let si = shared_info(&wrap, None, key_len)?;
+    let peer = UnparsedPublicKey::new(ecdh_alg(kind), cert.public_key().raw.clone());
+    let kek_bytes = agreement::agree_ephemeral(eph, peer, ProtectError::Protect("ECDH failed".into()), |z| {
+        Ok(x963_kdf(&digest::SHA256, z, &si, key_len))
+    })?;
+    let mut wrapped = vec![0u8; cek.len() + 8];
+    let out = kek(&wrap.oid, &kek_bytes)?
+        .wrap(cek, &mut wrapped)
+        .map_err(|_| ProtectError::Protect("AES key wrap failed".into()))?
+        .to_vec();
+    let mut reks = Vec::new();
+    reks.push(RecipientEncryptedKey {
+        rid: KeyAgreeRecipientIdentifier::IssuerAndSerialNumber(cert.issuer_and_serial()),
+        enc_key: OctetString::new(out).map_err(perr)?,
+    });
+    Ok(RecipientInfo::Kari(KeyAgreeRecipientInfo {
+        version: CmsVersion::V3,
+        originator: OriginatorIdentifierOrKey::OriginatorKey(OriginatorPublicKey {
+            algorithm: alg(oids::EC_PUBLIC_KEY, None),
+            public_key: BitString::from_bytes(eph_pub.as_ref()).map_err(perr)?,
+        }),
+        ukm: None,
+        key_enc_alg: alg(oids::ECDH_SHA256KDF, Some(Any::encode_from(&wrap).map_err(perr)?)),
+        recipient_enc_keys: reks,
+    }))
+}
+
+/// Describes the recipients of a RecipientInfos, for messages and `inspect`.
+pub fn describe(ris: &RecipientInfos) -> Vec<String> {
+    ris.0
+        .iter()
+        .map(|ri| match ri {
+            RecipientInfo::Ktri(k) => format!("{} {}", rid_name(&k.rid), oids::name(&k.key_enc_alg.oid)),
+            RecipientInfo::Kari(k) => {
+                let who: Vec<String> = k
+                    .recipient_enc_keys
+                    .iter()
+                    .map(|r| match &r.rid {
+                        KeyAgreeRecipientIdentifier::IssuerAndSerialNumber(i) => ias_name(i),
+                        KeyAgreeRecipientIdentifier::RKeyId(_) => "key id".into(),
+                    })
+                    .collect();
+                format!("{} {}", who.join(" "), oids::name(&k.key_enc_alg.oid))
+            }
+            _ => "unsupported recipient type".into(),
+        })
+        .collect()
+}
+
+fn ias_name(i: &cms::cert::IssuerAndSerialNumber) -> String {
+    let serial: String = i.serial_number.as_bytes().iter().map(|b| format!("{b:02X}")).collect();
+    format!("issuer '{}' serial {serial}", i.issuer)
+}
+
+fn rid_name(r: &RecipientIdentifier) -> String {
+    match r {
+        RecipientIdentifier::IssuerAndSerialNumber(i) => ias_name(i),
+        RecipientIdentifier::SubjectKeyIdentifier(_) => "subject key id".into(),
+    }
+}
+
+/// Finds the RecipientInfo addressed to `cert` and unwraps the CEK with `key`.
+/// Not addressed → a `recipient` check failure; addressed but unwrap fails → `decrypt`.
+pub fn unwrap(ris: &RecipientInfos, cert: &Cert, key: &PrivateKey, counters: &Counters) -> Result<Zeroizing<Vec<u8>>> {
+    let skid = cert.subject_key_id();
+    let ias_match = |i: &cms::cert::IssuerAndSerialNumber| cert.matches_issuer_serial(i);
+    for ri in ris.0.iter() {
+        match ri {
+            RecipientInfo::Ktri(k) => {
+                let mine = match &k.rid {
+                    RecipientIdentifier::IssuerAndSerialNumber(i) => ias_match(i),
+                    RecipientIdentifier::SubjectKeyIdentifier(s) => skid.as_deref() == Some(s.0.as_bytes()),
+                };
+                if mine {
+                    return counters.time(Op::KeyUnwrap, || unwrap_ktri(k, key));
+                }
+            }
+            RecipientInfo::Kari(k) => {
+                for rek in &k.recipient_enc_keys {
+                    let mine = match &rek.rid {
+                        KeyAgreeRecipientIdentifier::IssuerAndSerialNumber(i) => ias_match(i),
+                        KeyAgreeRecipientIdentifier::RKeyId(r) => {
+                            skid.as_deref() == Some(r.subject_key_identifier.0.as_bytes())
+                        }
+                    };
+                    if mine {
+                        return counters.time(Op::KeyUnwrap, || unwrap_kari(k, rek, key));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Err(fail!(
+        Check::Recipient,
+        "'{}' is not a recipient of this message (it is for: {})",
+        cert.subject(),
+        describe(ris).join("; ")
+    ))
+}
+
+fn unwrap_ktri(k: &KeyTransRecipientInfo, key: &PrivateKey) -> Result<Zeroizing<Vec<u8>>> {
+    let PrivateKey::Rsa { decrypt, .. } = key else {
+        return Err(fail!(Check::Decrypt, "message wraps the key for RSA but the keystore key is {}", key.kind().name()));
+    };
+    if k.key_enc_alg.oid == oids::RSA_ENCRYPTION {
+        return Err(fail!(
+            Check::Algorithms,
+            "key transport RSA PKCS#1 v1.5 is insecure and refused; use RSAES-OAEP"
+        ));
+    }
+    if k.key_enc_alg.oid != oids::RSAES_OAEP {
+        return Err(fail!(Check::Algorithms, "key transport {} is not supported", oids::name(&k.key_enc_alg.oid)));
+    }
+    let params: RsaOaepParams = match &k.key_enc_alg.parameters {
+        Some(p) => p
+            .decode_as()
+            .map_err(|e| fail!(Check::Algorithms, "RSA-OAEP parameters unreadable: {e}"))?,
+        None => RsaOaepParams { hash: None, mask_gen: None, p_source: None },
+    };
+    let hash = params.hash.as_ref().map(|h| h.oid).unwrap_or(oids::SHA1);
+    let mgf_hash = params
+        .mask_gen
+        .as_ref()
+        .and_then(|m| m.parameters.as_ref())
+        .and_then(|p| p.decode_as::<AlgorithmIdentifierOwned>().ok())
+        .map(|a| a.oid)
+        .unwrap_or(oids::SHA1);
+    if params.p_source.is_some() {
+        return Err(fail!(Check::Algorithms, "RSA-OAEP with a label is not supported"));
+    }
+    let oaep = match (hash, mgf_hash) {
+        (h, m) if h == oids::SHA256 && m == oids::SHA256 => &OAEP_SHA256_MGF1SHA256,
+        (h, m) if h == oids::SHA384 && m == oids::SHA384 => &OAEP_SHA384_MGF1SHA384,
+        (h, m) if h == oids::SHA512 && m == oids::SHA512 => &OAEP_SHA512_MGF1SHA512,
+        (h, _) if h == oids::SHA1 => {
+            return Err(fail!(Check::Algorithms, "RSA-OAEP with SHA-1 is insecure and refused; use SHA-256"));
+        }
+        (h, m) => {
+            return Err(fail!(
+                Check::Algorithms,
+                "RSA-OAEP with hash {} and MGF1 {} is not supported",
+                oids::name(&h),
+                oids::name(&m)
+            ));
+        }
+    };
+    let mut out = Zeroizing::new(vec![0u8; decrypt.min_output_size()]);
+    let n = decrypt
+        .decrypt(oaep, k.enc_key.as_bytes(), &mut out, None)
+        .map_err(|_| fail!(Check::Decrypt, "RSA-OAEP key unwrap failed: wrong private key, or the message was altered"))?
+        .len();
+    out.truncate(n);
+    Ok(out)
+}
+
+fn kdf_digest(oid: &Oid) -> Result<&'static digest::Algorithm> {
+    Ok(match *oid {
+        o if o == oids::ECDH_SHA256KDF => &digest::SHA256,
+        o if o == oids::ECDH_SHA384KDF => &digest::SHA384,
+        o if o == oids::ECDH_SHA512KDF => &digest::SHA512,
+        o if o == oids::ECDH_SHA224KDF => &digest::SHA224,
+        o if o == oids::ECDH_SHA1KDF => &digest::SHA1_FOR_LEGACY_USE_ONLY,
+        o => return Err(fail!(Check::Algorithms, "key agreement {} is not supported", oids::name(&o))),
+    })
+}
+
+fn unwrap_kari(k: &KeyAgreeRecipientInfo, rek: &RecipientEncryptedKey, key: &PrivateKey) -> Result<Zeroizing<Vec<u8>>> {
+    let PrivateKey::Ec { kind, agree, .. } = key else {
+        return Err(fail!(Check::Decrypt, "message uses EC key agreement but the keystore key is {}", key.kind().name()));
+    };
+    let md = kdf_digest(&k.key_enc_alg.oid)?;
+    let wrap: AlgorithmIdentifierOwned = k
+        .key_enc_alg
+        .parameters
+        .as_ref()
+        .and_then(|p| p.decode_as().ok())
+        .ok_or_else(|| fail!(Check::Algorithms, "key agreement without a key-wrap algorithm"))?;
+    let key_len = match wrap.oid {
+        o if o == oids::AES128_WRAP => 16,
+        o if o == oids::AES256_WRAP => 32,
+        o => return Err(fail!(Check::Algorithms, "key wrap {} is not supported", oids::name(&o))),
+    };
+    let OriginatorIdentifierOrKey::OriginatorKey(orig) = &k.originator else {
+        return Err(fail!(Check::Algorithms, "key agreement without an ephemeral originator key is not supported"));
+    };
+    let point = orig
+        .public_key
+        .as_bytes()
+        .ok_or_else(|| fail!(Check::Header, "originator key is not a whole number of bytes"))?;
+    let si = shared_info(&wrap, k.ukm.as_ref(), key_len)?;
+    let peer = UnparsedPublicKey::new(ecdh_alg(*kind), point);
+    let kek_bytes = agreement::agree(agree, peer, fail!(Check::Decrypt, "ECDH with the originator key failed"), |z| {
+        Ok(x963_kdf(md, z, &si, key_len))
+    })?;
+    let wrapped = rek.enc_key.as_bytes();
+    if wrapped.len() < 24 || wrapped.len() > 72 {
+        return Err(fail!(Check::Decrypt, "wrapped key has an impossible length {}", wrapped.len()));
+    }
+    let mut out = Zeroizing::new(vec![0u8; wrapped.len()]);
+    let n = kek(&wrap.oid, &kek_bytes)?
+        .unwrap(wrapped, &mut out)
+        .map_err(|_| fail!(Check::Decrypt, "AES key unwrap failed: wrong private key, or the message was altered"))?
+        .len();
+    out.truncate(n);
+    Ok(out)
+}
+
+/// Encodes RecipientInfos as DER (a SET), for caching and for the get-side cache key.
+pub fn encode(ris: &RecipientInfos) -> Result<Vec<u8>> {
+    ris.to_der().map_err(perr)
+}
+
+pub(crate) fn decode(raw: &[u8]) -> Result<RecipientInfos> {
+    asn1::decode(raw, "RecipientInfos")
+}

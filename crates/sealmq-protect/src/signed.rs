@@ -1,0 +1,481 @@
+//! CMS SignedData (RFC 5652 §5): building it for Integrity and Privacy, and verifying one.
+
+use crate::asn1;
+use crate::cert::Cert;
+use crate::counters::{Counters, Op};
+use crate::error::{Check, ProtectError, Result, fail};
+use crate::keys::{KeyKind, PrivateKey};
+use crate::oids;
+use crate::policy::SignAlg;
+use aws_lc_rs::digest;
+use aws_lc_rs::rand::SystemRandom;
+use aws_lc_rs::signature::{self, VerificationAlgorithm};
+use cms::cert::CertificateChoices;
+use cms::content_info::{CmsVersion, ContentInfo};
+use cms::signed_data::{
+    CertificateSet, EncapsulatedContentInfo, SignedData, SignerIdentifier, SignerInfo, SignerInfos,
+};
+use const_oid::ObjectIdentifier as Oid;
+use der::asn1::{OctetString, SetOfVec};
+use der::{Any, Decode, Encode};
+use spki::AlgorithmIdentifierOwned;
+use x509_cert::attr::Attribute;
+use x509_cert::time::Time;
+
+/// How a signer signs.
+pub struct SignerRef<'a> {
+    pub key: &'a PrivateKey,
+    pub cert: &'a Cert,
+    /// Use RSASSA-PSS instead of PKCS#1 v1.5 for RSA keys.
+    pub rsa_pss: bool,
+}
+
+/// The digest a key signs with under a policy's SIGNALG. ECDSA keys sign with their curve's
+/// digest and Ed25519 with SHA-512 (RFC 8419); a curve weaker than the policy is refused.
+pub fn digest_for(kind: KeyKind, policy: SignAlg) -> Result<SignAlg> {
+    let natural = match kind {
+        KeyKind::Rsa(_) => return Ok(policy.max(SignAlg::Sha256)),
+        KeyKind::P256 => SignAlg::Sha256,
+        KeyKind::P384 => SignAlg::Sha384,
+        KeyKind::Ed25519 => SignAlg::Sha512,
+    };
+    if natural < policy {
+        return Err(ProtectError::Protect(format!(
+            "the signer's {} key signs with {}, weaker than the policy's SIGNALG({}); use a \
+             stronger key or a SIGNALG the key supports",
+            kind.name(),
+            natural.name(),
+            policy.name()
+        )));
+    }
+    Ok(natural)
+}
+
+pub(crate) fn digest_alg(alg: SignAlg) -> &'static digest::Algorithm {
+    match alg {
+        SignAlg::Sha384 => &digest::SHA384,
+        SignAlg::Sha512 => &digest::SHA512,
+        _ => &digest::SHA256,
+    }
+}
+
+fn digest_oid(alg: SignAlg) -> Oid {
+    match alg {
+        SignAlg::Sha384 => oids::SHA384,
+        SignAlg::Sha512 => oids::SHA512,
+        _ => oids::SHA256,
+    }
+}
+
+fn alg_id(oid: Oid, params: Option<Any>) -> AlgorithmIdentifierOwned {
+    AlgorithmIdentifierOwned {
+        oid,
+        parameters: params,
+    }
+}
+
+fn attr(oid: Oid, value: Any) -> Result<Attribute> {
+    let mut values = SetOfVec::new();
+    values
+        .insert(value)
+        .map_err(|e| ProtectError::Protect(format!("attribute: {e}")))?;
+    Ok(Attribute { oid, values })
+}
+
+fn enc<T: Encode>(v: &T) -> Result<Vec<u8>> {
+    v.to_der()
+        .map_err(|e| ProtectError::Protect(format!("DER encoding failed: {e}")))
+}
+
+fn any<T: Encode>(v: &T) -> Result<Any> {
+    Any::from_der(&enc(v)?).map_err(|e| ProtectError::Protect(format!("DER encoding failed: {e}")))
+}
+
+fn pss_params(alg: SignAlg) -> Result<Any> {
+    let hash = alg_id(digest_oid(alg), None);
+    let mgf = alg_id(oids::MGF1, Some(any(&hash)?));
+    let p = asn1::RsaPssParams {
+        hash: Some(hash),
+        mask_gen: Some(mgf),
+        salt_len: Some(digest_alg(alg).output_len() as u32),
+        trailer: None,
+    };
+    any(&p)
+}
+
+/// Signs `content` and returns the DER of a ContentInfo holding a SignedData with the content
+/// encapsulated, the signer's certificate, and signed attributes (content type, signing time,
+/// message digest, and `header_core` under sealmq's header-binding attribute when given).
+pub fn sign(
+    content: &[u8],
+    policy_alg: SignAlg,
+    signer: &SignerRef<'_>,
+    header_core: Option<&[u8]>,
+    counters: &Counters,
+) -> Result<Vec<u8>> {
+    let kind = signer.key.kind();
+    let alg = digest_for(kind, policy_alg)?;
+    let md = digest::digest(digest_alg(alg), content);
+
+    let mut attrs: SetOfVec<Attribute> = SetOfVec::new();
+    let mut push = |a: Attribute| {
+        attrs
+            .insert(a)
+            .map_err(|e| ProtectError::Protect(format!("signed attributes: {e}")))
+    };
+    push(attr(oids::ATTR_CONTENT_TYPE, any(&oids::ID_DATA)?)?)?;
+    let now = Time::try_from(std::time::SystemTime::now())
+        .map_err(|e| ProtectError::Protect(format!("signing time: {e}")))?;
+    push(attr(oids::ATTR_SIGNING_TIME, any(&now)?)?)?;
+    push(attr(oids::ATTR_MESSAGE_DIGEST, any(&OctetString::new(md.as_ref()).map_err(|e| ProtectError::Protect(e.to_string()))?)?)?)?;
+    if let Some(core) = header_core {
+        let v = OctetString::new(core).map_err(|e| ProtectError::Protect(e.to_string()))?;
+        push(attr(oids::ATTR_SEALMQ_HEADER, any(&v)?)?)?;
+    }
+    let to_sign = enc(&attrs)?;
+
+    let rng = SystemRandom::new();
+    let sign_err = |_| ProtectError::Protect("signing failed in the crypto library".into());
+    let (sig, sig_alg) = counters.time(Op::Sign, || -> Result<(Vec<u8>, AlgorithmIdentifierOwned)> {
+        match signer.key {
+            PrivateKey::Rsa { sign, .. } => {
+                let mut out = vec![0u8; sign.public_modulus_len()];
+                let (padding, id): (&'static dyn signature::RsaEncoding, _) = match (signer.rsa_pss, alg) {
+                    (false, SignAlg::Sha384) => (&signature::RSA_PKCS1_SHA384, alg_id(oids::RSA_ENCRYPTION, Some(Any::null()))),
+                    (false, SignAlg::Sha512) => (&signature::RSA_PKCS1_SHA512, alg_id(oids::RSA_ENCRYPTION, Some(Any::null()))),
+                    (false, _) => (&signature::RSA_PKCS1_SHA256, alg_id(oids::RSA_ENCRYPTION, Some(Any::null()))),
+                    (true, SignAlg::Sha384) => (&signature::RSA_PSS_SHA384, alg_id(oids::RSASSA_PSS, Some(pss_params(alg)?))),
+                    (true, SignAlg::Sha512) => (&signature::RSA_PSS_SHA512, alg_id(oids::RSASSA_PSS, Some(pss_params(alg)?))),
+                    (true, _) => (&signature::RSA_PSS_SHA256, alg_id(oids::RSASSA_PSS, Some(pss_params(alg)?))),
+                };
+                sign.sign(padding, &rng, &to_sign, &mut out).map_err(sign_err)?;
+                Ok((out, id))
+            }
+            PrivateKey::Ec { sign, .. } => {
+                let s = sign.sign(&rng, &to_sign).map_err(sign_err)?;
+                let oid = if alg == SignAlg::Sha384 { oids::ECDSA_SHA384 } else { oids::ECDSA_SHA256 };
+                Ok((s.as_ref().to_vec(), alg_id(oid, None)))
+            }
+            PrivateKey::Ed25519(kp) => {
+                let s = kp.try_sign(&to_sign).map_err(sign_err)?;
+                Ok((s.as_ref().to_vec(), alg_id(oids::ED25519, None)))
+            }
+        }
+    })?;
+
+    let signed_attrs = attrs;
+    let si = SignerInfo {
+        version: CmsVersion::V1,
+        sid: SignerIdentifier::IssuerAndSerialNumber(signer.cert.issuer_and_serial()),
+        digest_alg: alg_id(digest_oid(alg), None),
+        signed_attrs: Some(signed_attrs),
+        signature_algorithm: sig_alg,
+        signature: OctetString::new(sig).map_err(|e| ProtectError::Protect(e.to_string()))?,
+        unsigned_attrs: None,
+    };
+    let mut digest_algorithms = SetOfVec::new();
+    digest_algorithms
+        .insert(alg_id(digest_oid(alg), None))
+        .map_err(|e| ProtectError::Protect(e.to_string()))?;
+    let mut certs = SetOfVec::new();
+    certs
+        .insert(CertificateChoices::Certificate(signer.cert.x509().clone()))
+        .map_err(|e| ProtectError::Protect(e.to_string()))?;
+    let mut infos = SetOfVec::new();
+    infos.insert(si).map_err(|e| ProtectError::Protect(e.to_string()))?;
+    let sd = SignedData {
+        version: CmsVersion::V1,
+        digest_algorithms,
+        encap_content_info: EncapsulatedContentInfo {
+            econtent_type: oids::ID_DATA,
+            econtent: Some(any(&OctetString::new(content).map_err(|e| ProtectError::Protect(e.to_string()))?)?),
+        },
+        certificates: Some(CertificateSet(certs)),
+        crls: None,
+        signer_infos: SignerInfos(infos),
+    };
+    enc(&ContentInfo {
+        content_type: oids::ID_SIGNED_DATA,
+        content: any(&sd)?,
+    })
+}
+
+/// What verifying a SignedData established (trust in the signer is checked separately).
+#[derive(Debug)]
+pub struct Verified {
+    pub content: Vec<u8>,
+    pub signer: Cert,
+    /// Digest algorithm strength, for the policy comparison.
+    pub digest: SignAlg,
+    pub digest_name: String,
+    pub signature_name: String,
+    /// The sealmq header core found among the signed attributes.
+    pub header_core: Option<Vec<u8>>,
+}
+
+/// Facts about a SignedData, without verifying anything (for `inspect` and the algorithm check).
+#[derive(Debug, Clone)]
+pub struct SignedSummary {
+    pub digest: Option<SignAlg>,
+    pub digest_name: String,
+    pub signature_name: String,
+    pub signer_dn: Option<String>,
+    pub content_len: usize,
+}
+
+fn parse_signed_data(der: &[u8]) -> Result<(SignedData, Vec<u8>)> {
+    let ci: ContentInfo = asn1::decode(der, "ContentInfo")?;
+    if ci.content_type != oids::ID_SIGNED_DATA {
+        return Err(fail!(
+            Check::Header,
+            "expected SignedData, found content type {}",
+            oids::name(&ci.content_type)
+        ));
+    }
+    let sd_der = ci
+        .content
+        .to_der()
+        .map_err(|e| fail!(Check::Header, "SignedData: {e}"))?;
+    let sd: SignedData = asn1::decode(&sd_der, "SignedData")?;
+    Ok((sd, sd_der))
+}
+
+fn digest_strength(oid: &Oid) -> Option<SignAlg> {
+    match *oid {
+        o if o == oids::SHA256 => Some(SignAlg::Sha256),
+        o if o == oids::SHA384 => Some(SignAlg::Sha384),
+        o if o == oids::SHA512 => Some(SignAlg::Sha512),
+        _ => None,
+    }
+}
+
+/// Reads what a SignedData claims (no cryptography).
+pub fn summarize(der: &[u8]) -> Result<SignedSummary> {
+    let (sd, _) = parse_signed_data(der)?;
+    let si = sd
+        .signer_infos
+        .0
+        .iter()
+        .next()
+        .ok_or_else(|| fail!(Check::Signature, "SignedData has no signer"))?;
+    let signer_dn = find_signer_cert(&sd, &si.sid, &[]).ok().map(|c| c.subject().to_string());
+    let content_len = sd
+        .encap_content_info
+        .econtent
+        .as_ref()
+        .and_then(|a| OctetString::from_der(&a.to_der().ok()?).ok())
+        .map(|o| o.as_bytes().len())
+        .unwrap_or(0);
+    Ok(SignedSummary {
+        digest: digest_strength(&si.digest_alg.oid),
+        digest_name: oids::name(&si.digest_alg.oid),
+        signature_name: oids::name(&si.signature_algorithm.oid),
+        signer_dn,
+        content_len,
+    })
+}
+
+fn find_signer_cert(sd: &SignedData, sid: &SignerIdentifier, known: &[Cert]) -> Result<Cert> {
+    let embedded = sd.certificates.iter().flat_map(|s| s.0.iter()).filter_map(|c| match c {
+        CertificateChoices::Certificate(c) => Cert::from_x509(c).ok(),
+        _ => None,
+    });
+    let mut candidates = embedded.chain(known.iter().cloned());
+    let found = match sid {
+        SignerIdentifier::IssuerAndSerialNumber(ias) => candidates.find(|c| c.matches_issuer_serial(ias)),
+        SignerIdentifier::SubjectKeyIdentifier(skid) => {
+            candidates.find(|c| c.subject_key_id().as_deref() == Some(skid.0.as_bytes()))
+        }
+    };
+    found.ok_or_else(|| {
+        fail!(
+            Check::Signature,
+            "the signer's certificate is neither in the message nor in the keystore"
+        )
+    })
+}
+
+fn verification_alg(
+    sig_alg: &AlgorithmIdentifierOwned,
+    digest: SignAlg,
+    kind: KeyKind,
+) -> Result<&'static dyn VerificationAlgorithm> {
+    use signature as s;
+    let mismatch = || {
+        fail!(
+            Check::Algorithms,
+            "signature algorithm {} does not fit a {} key with digest {}",
+            oids::name(&sig_alg.oid),
+            kind.name(),
+            digest.name()
+        )
+    };
+    let oid = sig_alg.oid;
+    let alg: &'static dyn VerificationAlgorithm = match kind {
+        KeyKind::Rsa(_) if oid == oids::RSA_ENCRYPTION
+            || oid == oids::SHA256_WITH_RSA
+            || oid == oids::SHA384_WITH_RSA
+            || oid == oids::SHA512_WITH_RSA =>
+        {
+            let implied = match oid {
+                o if o == oids::SHA256_WITH_RSA => Some(SignAlg::Sha256),
+                o if o == oids::SHA384_WITH_RSA => Some(SignAlg::Sha384),
+                o if o == oids::SHA512_WITH_RSA => Some(SignAlg::Sha512),
+                _ => None,
+            };
+            if implied.is_some_and(|i| i != digest) {
+                return Err(mismatch());
+            }
+            match digest {
+                SignAlg::Sha384 => &s::RSA_PKCS1_2048_8192_SHA384,
+                SignAlg::Sha512 => &s::RSA_PKCS1_2048_8192_SHA512,
+                _ => &s::RSA_PKCS1_2048_8192_SHA256,
+            }
+        }
+        KeyKind::Rsa(_) if oid == oids::RSASSA_PSS => {
+            let params: asn1::RsaPssParams = sig_alg
+                .parameters
+                .as_ref()
+                .and_then(|p| p.decode_as().ok())
+                .ok_or_else(|| fail!(Check::Algorithms, "RSA-PSS without readable parameters"))?;
+            let hash = params.hash.map(|h| h.oid).unwrap_or(oids::SHA1);
+            if digest_strength(&hash) != Some(digest) {
+                return Err(mismatch());
+            }
+            let salt = params.salt_len.unwrap_or(20) as usize;
+            if salt != digest_alg(digest).output_len() {
+                return Err(fail!(
+                    Check::Algorithms,
+                    "RSA-PSS salt length {salt} is not supported (sealmq expects the digest length)"
+                ));
+            }
+            match digest {
+                SignAlg::Sha384 => &s::RSA_PSS_2048_8192_SHA384,
+                SignAlg::Sha512 => &s::RSA_PSS_2048_8192_SHA512,
+                _ => &s::RSA_PSS_2048_8192_SHA256,
+            }
+        }
+        KeyKind::P256 | KeyKind::P384
+            if oid == oids::ECDSA_SHA256 || oid == oids::ECDSA_SHA384 || oid == oids::ECDSA_SHA512 =>
+        {
+            match (kind, digest) {
+                (KeyKind::P256, SignAlg::Sha256) => &s::ECDSA_P256_SHA256_ASN1,
+                (KeyKind::P256, SignAlg::Sha384) => &s::ECDSA_P256_SHA384_ASN1,
+                (KeyKind::P256, SignAlg::Sha512) => &s::ECDSA_P256_SHA512_ASN1,
+                (KeyKind::P384, SignAlg::Sha256) => &s::ECDSA_P384_SHA256_ASN1,
+                (KeyKind::P384, SignAlg::Sha384) => &s::ECDSA_P384_SHA384_ASN1,
+                (KeyKind::P384, SignAlg::Sha512) => &s::ECDSA_P384_SHA512_ASN1,
+                _ => return Err(mismatch()),
+            }
+        }
+        KeyKind::Ed25519 if oid == oids::ED25519 => &s::ED25519,
+        _ => return Err(mismatch()),
+    };
+    Ok(alg)
+}
+
+/// Verifies a SignedData ContentInfo: structure, digest algorithm, content-type and
+/// message-digest attributes, and the signature. `known` supplies certificates to find the
+/// signer when the message does not carry it.
+pub fn verify(der: &[u8], known: &[Cert], counters: &Counters) -> Result<Verified> {
+    let (sd, sd_der) = parse_signed_data(der)?;
+    let raw_attrs = asn1::raw_signed_attrs(&sd_der)?;
+    let si = sd
+        .signer_infos
+        .0
+        .iter()
+        .next()
+        .ok_or_else(|| fail!(Check::Signature, "SignedData has no signer"))?;
+    let digest_oid_seen = si.digest_alg.oid;
+    let digest = digest_strength(&digest_oid_seen).ok_or_else(|| {
+        if digest_oid_seen == oids::SHA1 || digest_oid_seen == oids::MD5 {
+            fail!(Check::Algorithms, "digest {} is insecure and refused", oids::name(&digest_oid_seen))
+        } else {
+            fail!(Check::Algorithms, "digest {} is not supported", oids::name(&digest_oid_seen))
+        }
+    })?;
+    let econtent = sd
+        .encap_content_info
+        .econtent
+        .as_ref()
+        .ok_or_else(|| fail!(Check::Header, "SignedData is detached (no encapsulated content)"))?;
+    let content = OctetString::from_der(
+        &econtent.to_der().map_err(|e| fail!(Check::Header, "eContent: {e}"))?,
+    )
+    .map_err(|e| fail!(Check::Header, "eContent is not an OCTET STRING: {e}"))?
+    .into_bytes();
+    let signer = find_signer_cert(&sd, &si.sid, known)?;
+    let alg = verification_alg(&si.signature_algorithm, digest, signer.public_key().kind)?;
+
+    let mut header_core = None;
+    let signed_bytes: Vec<u8> = match (&si.signed_attrs, raw_attrs) {
+        (Some(attrs), Some(raw)) => {
+            let mut ct_ok = false;
+            let mut md_ok = false;
+            let md = digest::digest(digest_alg(digest), &content);
+            for a in attrs.iter() {
+                let first = a.values.iter().next();
+                if a.oid == oids::ATTR_CONTENT_TYPE {
+                    ct_ok = a.values.len() == 1
+                        && first.and_then(|v| v.decode_as::<Oid>().ok())
+                            == Some(sd.encap_content_info.econtent_type);
+                } else if a.oid == oids::ATTR_MESSAGE_DIGEST {
+                    md_ok = a.values.len() == 1
+                        && first
+                            .and_then(|v| v.decode_as::<OctetString>().ok())
+                            .is_some_and(|o| o.as_bytes() == md.as_ref());
+                } else if a.oid == oids::ATTR_SEALMQ_HEADER {
+                    header_core = first
+                        .and_then(|v| v.decode_as::<OctetString>().ok())
+                        .map(|o| o.into_bytes());
+                }
+            }
+            if !ct_ok {
+                return Err(fail!(Check::Signature, "content-type attribute missing or wrong"));
+            }
+            if !md_ok {
+                return Err(fail!(
+                    Check::Signature,
+                    "message digest does not match the content (content altered)"
+                ));
+            }
+            raw
+        }
+        (None, None) => content.clone(),
+        _ => return Err(fail!(Check::Header, "signed attributes are malformed")),
+    };
+    counters
+        .time(Op::Verify, || {
+            aws_lc_rs::signature::UnparsedPublicKey::new(alg, &signer.public_key().raw)
+                .verify(&signed_bytes, si.signature.as_bytes())
+        })
+        .map_err(|_| {
+            fail!(
+                Check::Signature,
+                "signature by '{}' does not verify (message altered or wrong key)",
+                signer.subject()
+            )
+        })?;
+    Ok(Verified {
+        content,
+        signer,
+        digest,
+        digest_name: oids::name(&digest_oid_seen),
+        signature_name: oids::name(&si.signature_algorithm.oid),
+        header_core,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn curve_weaker_than_policy_is_refused() {
+        assert_eq!(digest_for(KeyKind::P256, SignAlg::Sha256).unwrap(), SignAlg::Sha256);
+        assert_eq!(digest_for(KeyKind::P384, SignAlg::Sha256).unwrap(), SignAlg::Sha384);
+        assert!(digest_for(KeyKind::P256, SignAlg::Sha512).is_err());
+        assert_eq!(digest_for(KeyKind::Ed25519, SignAlg::Sha256).unwrap(), SignAlg::Sha512);
+        assert_eq!(digest_for(KeyKind::Rsa(2048), SignAlg::Sha384).unwrap(), SignAlg::Sha384);
+    }
+}

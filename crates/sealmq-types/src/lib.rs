@@ -1,0 +1,130 @@
+//! Types shared by every sealmq layer.
+//!
+//! The one thing here today is [`ReasonCode`]: the MQ reason codes (SPEC §2.3). Every layer
+//! reports failures with one of these numbers so that an operator's MQ knowledge carries over.
+//! Values are fixed and never reused: a retired code leaves a gap.
+
+use std::fmt;
+
+/// MQ reason codes, with MQ's numbers and names for the same conditions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum ReasonCode {
+    BackedOut = 2003,
+    ConnectionBroken = 2009,
+    GetInhibited = 2016,
+    SyncpointLimitReached = 2024,
+    MsgTooBigForQ = 2030,
+    MsgTooBigForQMgr = 2031,
+    NoMsgAvailable = 2033,
+    NotAuthorized = 2035,
+    ObjectInUse = 2042,
+    PutInhibited = 2051,
+    QFull = 2053,
+    QMgrNotAvailable = 2059,
+    SecurityError = 2063,
+    TruncatedMsgAccepted = 2079,
+    TruncatedMsgFailed = 2080,
+    UnknownObjectName = 2085,
+    UnknownRemoteQMgr = 2087,
+    QMgrQuiescing = 2161,
+    UnexpectedError = 2195,
+    MsgTooBigForChannel = 2218,
+    SslInitializationError = 2393,
+}
+
+impl ReasonCode {
+    /// Every code, in numeric order.
+    pub const ALL: [ReasonCode; 21] = [
+        Self::BackedOut,
+        Self::ConnectionBroken,
+        Self::GetInhibited,
+        Self::SyncpointLimitReached,
+        Self::MsgTooBigForQ,
+        Self::MsgTooBigForQMgr,
+        Self::NoMsgAvailable,
+        Self::NotAuthorized,
+        Self::ObjectInUse,
+        Self::PutInhibited,
+        Self::QFull,
+        Self::QMgrNotAvailable,
+        Self::SecurityError,
+        Self::TruncatedMsgAccepted,
+        Self::TruncatedMsgFailed,
+        Self::UnknownObjectName,
+        Self::UnknownRemoteQMgr,
+        Self::QMgrQuiescing,
+        Self::UnexpectedError,
+        Self::MsgTooBigForChannel,
+        Self::SslInitializationError,
+    ];
+
+    /// The numeric code, as MQ numbers it.
+    pub fn code(self) -> u32 {
+        self as u32
+    }
+
+    /// MQ's symbolic name without the `MQRC_` prefix.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::BackedOut => "BACKED_OUT",
+            Self::ConnectionBroken => "CONNECTION_BROKEN",
+            Self::GetInhibited => "GET_INHIBITED",
+            Self::SyncpointLimitReached => "SYNCPOINT_LIMIT_REACHED",
+            Self::MsgTooBigForQ => "MSG_TOO_BIG_FOR_Q",
+            Self::MsgTooBigForQMgr => "MSG_TOO_BIG_FOR_Q_MGR",
+            Self::NoMsgAvailable => "NO_MSG_AVAILABLE",
+            Self::NotAuthorized => "NOT_AUTHORIZED",
+            Self::ObjectInUse => "OBJECT_IN_USE",
+            Self::PutInhibited => "PUT_INHIBITED",
+            Self::QFull => "Q_FULL",
+            Self::QMgrNotAvailable => "Q_MGR_NOT_AVAILABLE",
+            Self::SecurityError => "SECURITY_ERROR",
+            Self::TruncatedMsgAccepted => "TRUNCATED_MSG_ACCEPTED",
+            Self::TruncatedMsgFailed => "TRUNCATED_MSG_FAILED",
+            Self::UnknownObjectName => "UNKNOWN_OBJECT_NAME",
+            Self::UnknownRemoteQMgr => "UNKNOWN_REMOTE_Q_MGR",
+            Self::QMgrQuiescing => "Q_MGR_QUIESCING",
+            Self::UnexpectedError => "UNEXPECTED_ERROR",
+            Self::MsgTooBigForChannel => "MSG_TOO_BIG_FOR_CHANNEL",
+            Self::SslInitializationError => "SSL_INITIALIZATION_ERROR",
+        }
+    }
+
+    /// The code for a number, if it is one of ours.
+    pub fn from_code(code: u32) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.code() == code)
+    }
+}
+
+impl fmt::Display for ReasonCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.code(), self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_mqs_and_unique() {
+        assert_eq!(ReasonCode::SecurityError.code(), 2063);
+        assert_eq!(ReasonCode::NoMsgAvailable.code(), 2033);
+        assert_eq!(ReasonCode::SslInitializationError.code(), 2393);
+        let mut codes: Vec<u32> = ReasonCode::ALL.iter().map(|r| r.code()).collect();
+        let n = codes.len();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), n, "a reason code is used twice");
+        for r in ReasonCode::ALL {
+            assert_eq!(ReasonCode::from_code(r.code()), Some(r));
+        }
+        assert_eq!(ReasonCode::from_code(1), None);
+    }
+
+    #[test]
+    fn display_names_code_and_name() {
+        assert_eq!(ReasonCode::SecurityError.to_string(), "2063 (SECURITY_ERROR)");
+    }
+}
