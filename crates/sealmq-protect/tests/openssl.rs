@@ -1,0 +1,201 @@
+//! Interoperability with OpenSSL 3 (`openssl cms`), both ways, for every QoP and key type
+//! `openssl cms` supports. These tests need the `openssl` command (CI installs it).
+
+mod common;
+use common::*;
+use sealmq_protect::{KeyKind, Qop};
+use std::path::Path;
+use std::process::Command;
+
+fn openssl(args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .output()
+        .expect("the `openssl` command is needed for interoperability tests (apt-get install openssl)");
+    assert!(
+        out.status.success(),
+        "openssl {} failed: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The key types `openssl cms` can use here. OpenSSL 3.0 and 3.1 cannot sign or verify
+/// CMS with Ed25519 ("no default digest" / "invalid digest"); 3.2 and later can, and then
+/// Ed25519 is tested too.
+fn kinds(w: &World) -> Vec<(&'static str, KeyKind)> {
+    let mut v = vec![("rsa", KeyKind::Rsa(2048)), ("p256", KeyKind::P256), ("p384", KeyKind::P384)];
+    let ed = w.path("ed");
+    let p = w.path("probe.txt");
+    std::fs::write(&p, b"probe").unwrap();
+    let ok = Command::new("openssl")
+        .args(["cms", "-sign", "-binary", "-nodetach", "-outform", "DER", "-md", "sha512", "-in", s(&p), "-signer"])
+        .arg(ed.join("identity.pem"))
+        .arg("-inkey")
+        .arg(ed.join("identity.key"))
+        .arg("-out")
+        .arg(w.path("probe.der"))
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        v.push(("ed", KeyKind::Ed25519));
+    } else {
+        eprintln!("note: this openssl cannot use Ed25519 in CMS; Ed25519 interop not tested");
+    }
+    v
+}
+
+fn world() -> (World, Vec<(&'static str, KeyKind)>) {
+    let w = World::new();
+    let all = [("rsa", KeyKind::Rsa(2048)), ("p256", KeyKind::P256), ("p384", KeyKind::P384), ("ed", KeyKind::Ed25519)];
+    for (n, k) in all {
+        w.identity(n, k);
+    }
+    for (n, _) in all {
+        for (m, _) in all {
+            w.introduce(&w.path(n), &w.path(m));
+        }
+    }
+    let k = kinds(&w);
+    (w, k)
+}
+
+fn digest_for(kind: KeyKind) -> &'static str {
+    match kind {
+        KeyKind::P256 => "SHA256",
+        _ => "SHA384",
+    }
+}
+
+#[test]
+fn openssl_reads_what_sealmq_writes() {
+    let (w, kinds) = world();
+    let payload = b"interop payload \x00\x01\x02 with binary bytes".to_vec();
+    let ca = w.path("ca").join("identity.pem");
+    for &(sender, skind) in &kinds {
+        let put = w.protector(sender);
+        for &(recip, rkind) in &kinds {
+            if rkind == KeyKind::Ed25519 {
+                continue;
+            }
+            let rdir = w.path(recip);
+            for (sign, enc) in [(digest_for(skind), "NONE"), (digest_for(skind), "AES256"), ("NONE", "AES128")] {
+                let one = [recip];
+                let recips: &[&str] = if enc == "NONE" { &[] } else { &one };
+                let pol = policy(sign, enc, recips);
+                let cms = put.protect_cms(&pol, &payload).unwrap();
+                let tag = format!("{sender}-{recip}-{sign}-{enc}");
+                let m = w.path(&format!("{tag}.der"));
+                std::fs::write(&m, &cms).unwrap();
+                let mut signed = m.clone();
+                if enc != "NONE" {
+                    let dec = w.path(&format!("{tag}.dec"));
+                    openssl(&[
+                        "cms", "-decrypt", "-binary", "-inform", "DER", "-in", s(&m), "-recip",
+                        s(&rdir.join("identity.pem")), "-inkey", s(&rdir.join("identity.key")), "-out", s(&dec),
+                    ]);
+                    if sign == "NONE" {
+                        assert_eq!(std::fs::read(&dec).unwrap(), payload, "{tag}");
+                        continue;
+                    }
+                    signed = dec;
+                }
+                let out = w.path(&format!("{tag}.out"));
+                openssl(&[
+                    "cms", "-verify", "-binary", "-inform", "DER", "-in", s(&signed), "-CAfile", s(&ca),
+                    "-purpose", "any", "-out", s(&out),
+                ]);
+                assert_eq!(std::fs::read(&out).unwrap(), payload, "{tag}");
+            }
+        }
+    }
+}
+
+#[test]
+fn sealmq_reads_what_openssl_writes() {
+    let (w, kinds) = world();
+    let payload = b"made by openssl cms".to_vec();
+    let p = w.path("payload.bin");
+    std::fs::write(&p, &payload).unwrap();
+    for &(sender, skind) in &kinds {
+        let sdir = w.path(sender);
+        let md = match skind {
+            KeyKind::P256 => "sha256",
+            KeyKind::Ed25519 => "sha512",
+            _ => "sha384",
+        };
+        let signed = w.path(&format!("{sender}.signed.der"));
+        openssl(&[
+            "cms", "-sign", "-binary", "-nodetach", "-outform", "DER", "-in", s(&p), "-signer",
+            s(&sdir.join("identity.pem")), "-inkey", s(&sdir.join("identity.key")), "-md", md, "-out", s(&signed),
+        ]);
+        for &(recip, rkind) in &kinds {
+            let get = w.protector(recip);
+            // Integrity
+            let pol = policy(digest_for(skind), "NONE", &[]);
+            let out = get.unprotect_cms(&pol, &std::fs::read(&signed).unwrap()).unwrap_or_else(|e| panic!("{sender}: {e}"));
+            assert_eq!(out.payload, payload);
+            assert_eq!(out.qop, Qop::Integrity);
+            if rkind == KeyKind::Ed25519 {
+                continue;
+            }
+            let rcert = w.path(recip).join("identity.pem");
+            let keyopts: Vec<&str> = match rkind {
+                KeyKind::Rsa(_) => vec![
+                    "-keyopt", "rsa_padding_mode:oaep", "-keyopt", "rsa_oaep_md:sha256", "-keyopt", "rsa_mgf1_md:sha256",
+                ],
+                _ => vec!["-keyopt", "ecdh_kdf_md:sha256"],
+            };
+            for (input, qop) in [(&p, Qop::Confidentiality), (&signed, Qop::Privacy)] {
+                let enc = w.path(&format!("{sender}-{recip}-{qop}.der"));
+                let mut args = vec![
+                    "cms", "-encrypt", "-binary", "-aes-256-gcm", "-outform", "DER", "-in", s(input), "-out", s(&enc),
+                    "-recip", s(&rcert),
+                ];
+                args.extend(keyopts.iter());
+                openssl(&args);
+                let pol = if qop == Qop::Privacy {
+                    policy(digest_for(skind), "AES256", &[recip])
+                } else {
+                    policy("NONE", "AES256", &[recip])
+                };
+                let out = get
+                    .unprotect_cms(&pol, &std::fs::read(&enc).unwrap())
+                    .unwrap_or_else(|e| panic!("{sender}->{recip} {qop}: {e}"));
+                assert_eq!(out.payload, payload, "{sender}->{recip} {qop}");
+                assert_eq!(out.qop, qop);
+            }
+        }
+    }
+}
+
+#[test]
+fn openssl_default_cbc_and_pkcs1_key_transport_are_refused() {
+    let (w, _) = world();
+    let p = w.path("payload.bin");
+    std::fs::write(&p, b"x").unwrap();
+    let enc = w.path("cbc.der");
+    openssl(&[
+        "cms", "-encrypt", "-binary", "-aes-256-cbc", "-outform", "DER", "-in", s(&p), "-out", s(&enc), "-recip",
+        s(&w.path("rsa").join("identity.pem")),
+    ]);
+    let e = w
+        .protector("rsa")
+        .unprotect_cms(&policy("NONE", "AES256", &["rsa"]), &std::fs::read(&enc).unwrap())
+        .unwrap_err();
+    assert_eq!(e.check(), Some(sealmq_protect::Check::Algorithms), "{e}");
+    let enc = w.path("v15.der");
+    openssl(&[
+        "cms", "-encrypt", "-binary", "-aes-256-gcm", "-outform", "DER", "-in", s(&p), "-out", s(&enc), "-recip",
+        s(&w.path("rsa").join("identity.pem")),
+    ]);
+    let e = w
+        .protector("rsa")
+        .unprotect_cms(&policy("NONE", "AES256", &["rsa"]), &std::fs::read(&enc).unwrap())
+        .unwrap_err();
+    assert!(e.to_string().contains("insecure"), "{e}");
+}

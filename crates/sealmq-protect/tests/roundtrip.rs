@@ -1,0 +1,126 @@
+//! Protect with one identity, unprotect with another, for every QoP and key type.
+
+mod common;
+use common::*;
+use sealmq_protect::{KeyKind, KeyReuse, Original, Qop};
+
+#[test]
+fn every_qop_and_key_type_round_trips() {
+    let w = World::new();
+    let kinds = [
+        ("rsa", KeyKind::Rsa(2048)),
+        ("p256", KeyKind::P256),
+        ("p384", KeyKind::P384),
+        ("ed", KeyKind::Ed25519),
+    ];
+    for (n, k) in kinds {
+        w.identity(n, k);
+    }
+    for (n, _) in kinds {
+        for (m, _) in kinds {
+            w.introduce(&w.path(n), &w.path(m));
+        }
+    }
+    let payload = b"pay 100 EUR to account 42".to_vec();
+    for (sender, skind) in kinds {
+        let put = w.protector(sender);
+        for (recip, rkind) in kinds {
+            if rkind == KeyKind::Ed25519 {
+                continue; // Ed25519 only signs
+            }
+            let get = w.protector(recip);
+            let sign_alg = if skind == KeyKind::P256 { "SHA256" } else { "SHA384" };
+            for (sign, enc, qop) in [
+                (sign_alg, "NONE", Qop::Integrity),
+                (sign_alg, "AES256", Qop::Privacy),
+                ("NONE", "AES128", Qop::Confidentiality),
+            ] {
+                let one = [recip];
+                let recips: &[&str] = if enc == "NONE" { &[] } else { &one };
+                let pol = policy(sign, enc, recips);
+                let stored = put.protect(&pol, &payload, Original::with_format("MQSTR")).unwrap();
+                assert_ne!(stored, payload);
+                if qop != Qop::Integrity {
+                    assert!(!stored.windows(payload.len()).any(|w| w == payload), "plaintext visible");
+                }
+                let out = get
+                    .unprotect(&pol, &stored)
+                    .unwrap_or_else(|e| panic!("{sender}->{recip} {qop}: {e}"));
+                assert_eq!(out.payload, payload);
+                assert_eq!(out.qop, qop);
+                assert_eq!(out.original.unwrap().format_str(), "MQSTR");
+                if qop.is_signed() {
+                    assert_eq!(out.signer, Some(dn(sender).to_string()));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn several_recipients_each_can_read() {
+    let w = World::new();
+    let a = w.identity("alice", KeyKind::P256);
+    let b = w.identity("bob", KeyKind::Rsa(2048));
+    let c = w.identity("carol", KeyKind::P384);
+    w.introduce(&a, &b);
+    w.introduce(&a, &c);
+    let pol = policy("SHA256", "AES256", &["bob", "carol"]);
+    let stored = w.protector("alice").protect(&pol, b"hello", Original::default()).unwrap();
+    for r in ["bob", "carol"] {
+        assert_eq!(w.protector(r).unprotect(&pol, &stored).unwrap().payload, b"hello");
+    }
+    let e = w.protector("alice").unprotect(&pol, &stored).unwrap_err();
+    assert_eq!(e.check(), Some(sealmq_protect::Check::Recipient), "{e}");
+}
+
+#[test]
+fn key_reuse_32_costs_ten_wraps_and_ten_unwraps_for_320_messages() {
+    let w = World::new();
+    let a = w.identity("alice", KeyKind::P256);
+    let b = w.identity("bob", KeyKind::Rsa(2048));
+    w.introduce(&a, &b);
+    let mut pol = policy("NONE", "AES256", &["bob"]);
+    pol.key_reuse = KeyReuse::Count(32);
+    let put = w.protector("alice");
+    let get = w.protector("bob");
+    let mut stored = Vec::new();
+    for i in 0..320u32 {
+        stored.push(put.protect(&pol, &i.to_be_bytes(), Original::default()).unwrap());
+    }
+    for (i, s) in stored.iter().enumerate() {
+        assert_eq!(get.unprotect(&pol, s).unwrap().payload, (i as u32).to_be_bytes());
+    }
+    let p = put.counters();
+    let g = get.counters();
+    assert_eq!(p.key_wrap, 10, "putter key wraps per recipient");
+    assert_eq!(p.put_reuse_misses, 10);
+    assert_eq!(p.put_reuse_hits, 310);
+    assert_eq!(g.key_unwrap, 10, "getter private-key operations");
+    assert_eq!(g.private_key_ops(), 10);
+    assert_eq!(g.get_reuse_hits, 310);
+    // Same key, same payload: each message still gets its own nonce, so the bytes differ.
+    let x = put.protect(&pol, b"same", Original::default()).unwrap();
+    let y = put.protect(&pol, b"same", Original::default()).unwrap();
+    assert_ne!(x, y);
+    assert_eq!(put.counters().key_wrap, 11);
+}
+
+#[test]
+fn key_reuse_disabled_and_unlimited() {
+    let w = World::new();
+    let a = w.identity("alice", KeyKind::P256);
+    let _b = w.identity("bob", KeyKind::P256);
+    w.introduce(&a, &w.path("bob"));
+    let mut pol = policy("NONE", "AES128", &["bob"]);
+    let put = w.protector("alice");
+    for _ in 0..5 {
+        put.protect(&pol, b"x", Original::default()).unwrap();
+    }
+    assert_eq!(put.counters().key_wrap, 5);
+    pol.key_reuse = KeyReuse::Unlimited;
+    for _ in 0..50 {
+        put.protect(&pol, b"x", Original::default()).unwrap();
+    }
+    assert_eq!(put.counters().key_wrap, 6);
+}
