@@ -347,6 +347,6 @@ pub fn encode(ris: &RecipientInfos) -> Result<Vec<u8>> {
     ris.to_der().map_err(perr)
 }
 
-pub(crate) fn decode(raw: &[u8]) -> Result<RecipientInfos> {
+pub fn decode(raw: &[u8]) -> Result<RecipientInfos> {
     asn1::decode(raw, "RecipientInfos")
 }
