@@ -90,8 +90,6 @@ fn binding_attrs(core: &[u8]) -> Result<Vec<u8>> {
         values.insert(v).map_err(perr)?;
         Ok(Attribute { oid, values })
     };
-    set.insert(one(oids::ATTR_CONTENT_TYPE, Any::encode_from(&oids::ID_DATA).map_err(perr)?)?)
-        .map_err(perr)?;
     let core = OctetString::new(core).map_err(perr)?;
     set.insert(one(oids::ATTR_SEALMQ_HEADER, Any::encode_from(&core).map_err(perr)?)?)
         .map_err(perr)?;

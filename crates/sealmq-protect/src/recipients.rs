@@ -21,6 +21,7 @@ use cms::enveloped_data::{
     KeyAgreeRecipientIdentifier, KeyAgreeRecipientInfo, KeyTransRecipientInfo, OriginatorIdentifierOrKey,
     OriginatorPublicKey, RecipientEncryptedKey, RecipientIdentifier, RecipientInfo, RecipientInfos,
 };
+use x509_cert::ext::pkix::SubjectKeyIdentifier;
 use cms::content_info::CmsVersion;
 use const_oid::ObjectIdentifier as Oid;
 use der::asn1::{BitString, OctetString, SetOfVec};
@@ -84,9 +85,18 @@ fn ktri(cert: &Cert, cek: &[u8]) -> Result<RecipientInfo> {
     let ct = oaep
         .encrypt(&OAEP_SHA256_MGF1SHA256, cek, &mut out, None)
         .map_err(|_| ProtectError::Protect("RSA-OAEP key wrap failed".into()))?;
+    // A subject key identifier is shorter than issuer + serial, and does not grow with the
+    // issuer's DN; fall back to issuer + serial for certificates without one.
+    let (version, rid) = match cert.subject_key_id() {
+        Some(skid) => (
+            CmsVersion::V2,
+            RecipientIdentifier::SubjectKeyIdentifier(SubjectKeyIdentifier(OctetString::new(skid).map_err(perr)?)),
+        ),
+        None => (CmsVersion::V0, RecipientIdentifier::IssuerAndSerialNumber(cert.issuer_and_serial())),
+    };
     Ok(RecipientInfo::Ktri(KeyTransRecipientInfo {
-        version: CmsVersion::V0,
-        rid: RecipientIdentifier::IssuerAndSerialNumber(cert.issuer_and_serial()),
+        version,
+        rid,
         key_enc_alg: oaep_alg_id()?,
         enc_key: OctetString::new(ct.to_vec()).map_err(perr)?,
     }))
@@ -145,8 +155,11 @@ fn kari(cert: &Cert, cek: &[u8], enc: EncAlg) -> Result<RecipientInfo> {
         .map_err(|_| ProtectError::Protect("AES key wrap failed".into()))?
         .to_vec();
     let mut reks = Vec::new();
+    // Issuer and serial, not rKeyId: the cms crate encodes rKeyId with a primitive tag, which
+    // OpenSSL rightly refuses.
+    let rid = KeyAgreeRecipientIdentifier::IssuerAndSerialNumber(cert.issuer_and_serial());
     reks.push(RecipientEncryptedKey {
-        rid: KeyAgreeRecipientIdentifier::IssuerAndSerialNumber(cert.issuer_and_serial()),
+        rid,
         enc_key: OctetString::new(out).map_err(perr)?,
     });
     Ok(RecipientInfo::Kari(KeyAgreeRecipientInfo {
@@ -173,7 +186,7 @@ pub fn describe(ris: &RecipientInfos) -> Vec<String> {
                     .iter()
                     .map(|r| match &r.rid {
                         KeyAgreeRecipientIdentifier::IssuerAndSerialNumber(i) => ias_name(i),
-                        KeyAgreeRecipientIdentifier::RKeyId(_) => "key id".into(),
+                        KeyAgreeRecipientIdentifier::RKeyId(k) => key_id_name(k.subject_key_identifier.0.as_bytes()),
                     })
                     .collect();
                 format!("{} {}", who.join(" "), oids::name(&k.key_enc_alg.oid))
@@ -188,10 +201,15 @@ fn ias_name(i: &cms::cert::IssuerAndSerialNumber) -> String {
     format!("issuer '{}' serial {serial}", i.issuer)
 }
 
+fn key_id_name(id: &[u8]) -> String {
+    let hex: String = id.iter().map(|b| format!("{b:02X}")).collect();
+    format!("key id {hex}")
+}
+
 fn rid_name(r: &RecipientIdentifier) -> String {
     match r {
         RecipientIdentifier::IssuerAndSerialNumber(i) => ias_name(i),
-        RecipientIdentifier::SubjectKeyIdentifier(_) => "subject key id".into(),
+        RecipientIdentifier::SubjectKeyIdentifier(k) => key_id_name(k.0.as_bytes()),
     }
 }
 

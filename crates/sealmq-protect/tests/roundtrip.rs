@@ -124,3 +124,16 @@ fn key_reuse_disabled_and_unlimited() {
     }
     assert_eq!(put.counters().key_wrap, 6);
 }
+
+#[test]
+fn confidentiality_1kb_rsa2048_is_stored_in_at_most_1600_bytes() {
+    // IBM MQ stores this in 1,520 bytes with RSA-1024; RSA-2048 wraps the key in 128 more.
+    let w = World::new();
+    let a = w.identity("alice", KeyKind::P256);
+    let b = w.identity("bob", KeyKind::Rsa(2048));
+    w.introduce(&a, &b);
+    let mut pol = policy("NONE", "AES256", &["bob"]);
+    pol.key_reuse = KeyReuse::Count(32);
+    let stored = w.protector("alice").protect(&pol, &[0u8; 1024], Original::default()).unwrap();
+    assert!(stored.len() <= 1600, "stored size {} > 1600", stored.len());
+}
