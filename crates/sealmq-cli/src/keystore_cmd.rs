@@ -56,7 +56,12 @@ pub struct ImportArgs {
     #[arg(long)]
     p12: Option<PathBuf>,
     /// PKCS#12 password (or SEALMQ_P12_PASSWORD).
-    #[arg(long, env = "SEALMQ_P12_PASSWORD", hide_env_values = true, default_value = "")]
+    #[arg(
+        long,
+        env = "SEALMQ_P12_PASSWORD",
+        hide_env_values = true,
+        default_value = ""
+    )]
     password: String,
 }
 
@@ -99,7 +104,12 @@ pub fn run(cmd: KeystoreCmd) -> CliResult {
             let ks = Keystore::init(&a.dir, &spec, a.ca.as_deref())?;
             let id = ks.require_identity()?;
             println!("created keystore {}", a.dir.display());
-            println!("identity: {} ({}, serial {})", id.cert.subject(), id.cert.public_key().kind.name(), id.cert.serial_hex());
+            println!(
+                "identity: {} ({}, serial {})",
+                id.cert.subject(),
+                id.cert.public_key().kind.name(),
+                id.cert.serial_hex()
+            );
             Ok(())
         }
         KeystoreCmd::Import(a) => {
@@ -156,7 +166,11 @@ pub fn run(cmd: KeystoreCmd) -> CliResult {
                 println!("trusted: {}", c.subject());
             }
             for c in ks.recipients() {
-                println!("recipient: {} ({})", c.subject(), c.public_key().kind.name());
+                println!(
+                    "recipient: {} ({})",
+                    c.subject(),
+                    c.public_key().kind.name()
+                );
             }
             println!("crls: {}", ks.crl_count());
             Ok(())

@@ -12,7 +12,11 @@ use sealmq_protect::ProtectError;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "sealmq", version, about = "sealmq: a queue manager with message protection built in")]
+#[command(
+    name = "sealmq",
+    version,
+    about = "sealmq: a queue manager with message protection built in"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

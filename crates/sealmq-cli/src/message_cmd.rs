@@ -3,7 +3,9 @@
 use crate::CliResult;
 use crate::io::{read_input, write_output};
 use clap::{Args, Subcommand};
-use sealmq_protect::{Dn, EncAlg, KeyReuse, Keystore, Options, Original, Policy, Protector, SignAlg};
+use sealmq_protect::{
+    Dn, EncAlg, KeyReuse, Keystore, Options, Original, Policy, Protector, SignAlg,
+};
 use std::path::PathBuf;
 
 #[derive(Subcommand)]
@@ -96,7 +98,10 @@ pub struct InspectArgs {
 }
 
 fn dns(list: &[String]) -> CliResult<Vec<Dn>> {
-    Ok(list.iter().map(|d| Dn::parse(d)).collect::<Result<_, _>>()?)
+    Ok(list
+        .iter()
+        .map(|d| Dn::parse(d))
+        .collect::<Result<_, _>>()?)
 }
 
 pub fn run(cmd: MessageCmd) -> CliResult {
@@ -109,7 +114,9 @@ pub fn run(cmd: MessageCmd) -> CliResult {
             policy.key_reuse = KeyReuse::parse(&a.key_reuse)?;
             policy.validate()?;
             if policy.qop() == sealmq_protect::Qop::None {
-                return Err("nothing to do: give --sign-alg and/or --enc-alg".to_string().into());
+                return Err("nothing to do: give --sign-alg and/or --enc-alg"
+                    .to_string()
+                    .into());
             }
             let opts = Options {
                 rsa_pss: a.rsa_pss,
@@ -139,7 +146,10 @@ pub fn run(cmd: MessageCmd) -> CliResult {
             // An unprotect with no minimum still refuses a plain message unless --tolerate.
             let out = if a.io.cms_only {
                 p.unprotect_cms(&policy, &input)?
-            } else if !sealmq_protect::header::has_magic(&input) && policy.qop() == sealmq_protect::Qop::None && !a.tolerate {
+            } else if !sealmq_protect::header::has_magic(&input)
+                && policy.qop() == sealmq_protect::Qop::None
+                && !a.tolerate
+            {
                 return Err("the input is not a sealmq envelope (use --tolerate to accept unprotected messages, or --cms-only for bare CMS)".to_string().into());
             } else {
                 p.unprotect(&policy, &input)?
@@ -148,7 +158,10 @@ pub fn run(cmd: MessageCmd) -> CliResult {
                 eprintln!(
                     "qop: {}{}",
                     out.qop,
-                    out.signer.as_ref().map(|s| format!(", signer: {s}")).unwrap_or_default()
+                    out.signer
+                        .as_ref()
+                        .map(|s| format!(", signer: {s}"))
+                        .unwrap_or_default()
                 );
             }
             write_output(&a.io.out, &out.payload)?;

@@ -22,7 +22,12 @@ fn sealmq(args: &[&str], stdin: Option<&[u8]>) -> Output {
 
 fn ok(args: &[&str]) -> String {
     let o = sealmq(args, None);
-    assert!(o.status.success(), "sealmq {} failed: {}", args.join(" "), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "sealmq {} failed: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
@@ -34,49 +39,148 @@ fn p(d: &Path, f: &str) -> String {
 fn keystores_protect_unprotect_inspect() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
-    ok(&["keystore", "init", &p(d, "ca"), "--dn", "CN=CLI CA,O=Example", "--authority"]);
-    let out = ok(&["keystore", "init", &p(d, "alice"), "--dn", "CN=alice,O=Example", "--key", "p384", "--ca", &p(d, "ca")]);
+    ok(&[
+        "keystore",
+        "init",
+        &p(d, "ca"),
+        "--dn",
+        "CN=CLI CA,O=Example",
+        "--authority",
+    ]);
+    let out = ok(&[
+        "keystore",
+        "init",
+        &p(d, "alice"),
+        "--dn",
+        "CN=alice,O=Example",
+        "--key",
+        "p384",
+        "--ca",
+        &p(d, "ca"),
+    ]);
     assert!(out.contains("identity: CN=alice,O=Example (P-384"), "{out}");
-    ok(&["keystore", "init", &p(d, "bob"), "--dn", "CN=bob,O=Example", "--key", "rsa2048", "--ca", &p(d, "ca")]);
-    let out = ok(&["keystore", "trust", &p(d, "alice"), &p(d, "bob/identity.pem")]);
+    ok(&[
+        "keystore",
+        "init",
+        &p(d, "bob"),
+        "--dn",
+        "CN=bob,O=Example",
+        "--key",
+        "rsa2048",
+        "--ca",
+        &p(d, "ca"),
+    ]);
+    let out = ok(&[
+        "keystore",
+        "trust",
+        &p(d, "alice"),
+        &p(d, "bob/identity.pem"),
+    ]);
     assert!(out.contains("recipient: CN=bob,O=Example"), "{out}");
     let out = ok(&["keystore", "list", &p(d, "alice")]);
-    assert!(out.contains("trusted: CN=CLI CA,O=Example") && out.contains("recipient: CN=bob,O=Example (RSA-2048)"), "{out}");
+    assert!(
+        out.contains("trusted: CN=CLI CA,O=Example")
+            && out.contains("recipient: CN=bob,O=Example (RSA-2048)"),
+        "{out}"
+    );
 
     std::fs::write(d.join("msg.txt"), b"hello bob").unwrap();
     ok(&[
-        "message", "protect", "--keystore", &p(d, "alice"), "--sign-alg", "SHA384", "--enc-alg", "AES256", "--recip",
-        "CN=bob,O=Example", "--in", &p(d, "msg.txt"), "--out", &p(d, "msg.env"),
+        "message",
+        "protect",
+        "--keystore",
+        &p(d, "alice"),
+        "--sign-alg",
+        "SHA384",
+        "--enc-alg",
+        "AES256",
+        "--recip",
+        "CN=bob,O=Example",
+        "--in",
+        &p(d, "msg.txt"),
+        "--out",
+        &p(d, "msg.env"),
     ]);
     let out = ok(&["message", "inspect", "--in", &p(d, "msg.env")]);
-    assert!(out.contains("qop: PRIVACY") && out.contains("encryption: AES256-GCM") && out.contains("RSA-OAEP"), "{out}");
+    assert!(
+        out.contains("qop: PRIVACY")
+            && out.contains("encryption: AES256-GCM")
+            && out.contains("RSA-OAEP"),
+        "{out}"
+    );
     assert!(out.contains("payload 9 bytes"), "{out}");
     ok(&[
-        "message", "unprotect", "--keystore", &p(d, "bob"), "--sign-alg", "SHA256", "--signer", "CN=alice,O=Example",
-        "--in", &p(d, "msg.env"), "--out", &p(d, "msg.out"),
+        "message",
+        "unprotect",
+        "--keystore",
+        &p(d, "bob"),
+        "--sign-alg",
+        "SHA256",
+        "--signer",
+        "CN=alice,O=Example",
+        "--in",
+        &p(d, "msg.env"),
+        "--out",
+        &p(d, "msg.out"),
     ]);
     assert_eq!(std::fs::read(d.join("msg.out")).unwrap(), b"hello bob");
 
     // Wrong signer list: exit non-zero with the reason code and the failing check.
     let o = sealmq(
-        &["message", "unprotect", "--keystore", &p(d, "bob"), "--signer", "CN=carol,O=Example", "--in", &p(d, "msg.env")],
+        &[
+            "message",
+            "unprotect",
+            "--keystore",
+            &p(d, "bob"),
+            "--signer",
+            "CN=carol,O=Example",
+            "--in",
+            &p(d, "msg.env"),
+        ],
         None,
     );
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("2063 SECURITY_ERROR") && err.contains("signer-list"), "{err}");
+    assert!(
+        err.contains("2063 SECURITY_ERROR") && err.contains("signer-list"),
+        "{err}"
+    );
 
     // Alice is not a recipient.
-    let o = sealmq(&["message", "unprotect", "--keystore", &p(d, "alice"), "--in", &p(d, "msg.env")], None);
+    let o = sealmq(
+        &[
+            "message",
+            "unprotect",
+            "--keystore",
+            &p(d, "alice"),
+            "--in",
+            &p(d, "msg.env"),
+        ],
+        None,
+    );
     assert!(String::from_utf8_lossy(&o.stderr).contains("'recipient' failed"));
 
     // Standard input and output, Confidentiality with key reuse.
     let o = sealmq(
-        &["message", "protect", "--keystore", &p(d, "alice"), "--enc-alg", "AES128", "--recip", "CN=bob,O=Example", "--key-reuse", "32"],
+        &[
+            "message",
+            "protect",
+            "--keystore",
+            &p(d, "alice"),
+            "--enc-alg",
+            "AES128",
+            "--recip",
+            "CN=bob,O=Example",
+            "--key-reuse",
+            "32",
+        ],
         Some(b"via pipes"),
     );
     assert!(o.status.success());
-    let o = sealmq(&["message", "unprotect", "--keystore", &p(d, "bob")], Some(&o.stdout));
+    let o = sealmq(
+        &["message", "unprotect", "--keystore", &p(d, "bob")],
+        Some(&o.stdout),
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(o.stdout, b"via pipes");
 }
@@ -85,20 +189,63 @@ fn keystores_protect_unprotect_inspect() {
 fn bad_input_gets_a_clear_error() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
-    let o = sealmq(&["keystore", "init", &p(d, "x"), "--dn", "CN=x", "--key", "rsa1024"], None);
+    let o = sealmq(
+        &[
+            "keystore",
+            "init",
+            &p(d, "x"),
+            "--dn",
+            "CN=x",
+            "--key",
+            "rsa1024",
+        ],
+        None,
+    );
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("insecure"));
-    let o = sealmq(&["message", "protect", "--keystore", &p(d, "none"), "--sign-alg", "MD5"], Some(b"x"));
+    let o = sealmq(
+        &[
+            "message",
+            "protect",
+            "--keystore",
+            &p(d, "none"),
+            "--sign-alg",
+            "MD5",
+        ],
+        Some(b"x"),
+    );
     assert!(String::from_utf8_lossy(&o.stderr).contains("insecure"));
     ok(&["keystore", "init", &p(d, "k"), "--dn", "CN=k"]);
-    let o = sealmq(&["message", "protect", "--keystore", &p(d, "k"), "--enc-alg", "AES256"], Some(b"x"));
+    let o = sealmq(
+        &[
+            "message",
+            "protect",
+            "--keystore",
+            &p(d, "k"),
+            "--enc-alg",
+            "AES256",
+        ],
+        Some(b"x"),
+    );
     assert!(String::from_utf8_lossy(&o.stderr).contains("needs at least one RECIP"));
     let o = sealmq(&["message", "inspect"], Some(b"garbage"));
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("2063"));
-    let o = sealmq(&["message", "unprotect", "--keystore", &p(d, "k")], Some(b"plain"));
+    let o = sealmq(
+        &["message", "unprotect", "--keystore", &p(d, "k")],
+        Some(b"plain"),
+    );
     assert!(!o.status.success());
-    let o = sealmq(&["message", "unprotect", "--keystore", &p(d, "k"), "--tolerate"], Some(b"plain"));
+    let o = sealmq(
+        &[
+            "message",
+            "unprotect",
+            "--keystore",
+            &p(d, "k"),
+            "--tolerate",
+        ],
+        Some(b"plain"),
+    );
     assert!(o.status.success());
     assert_eq!(o.stdout, b"plain");
 }
@@ -107,22 +254,71 @@ fn bad_input_gets_a_clear_error() {
 fn cms_only_exchanges_with_openssl() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
-    ok(&["keystore", "init", &p(d, "bob"), "--dn", "CN=bob,O=Example", "--key", "p256"]);
+    ok(&[
+        "keystore",
+        "init",
+        &p(d, "bob"),
+        "--dn",
+        "CN=bob,O=Example",
+        "--key",
+        "p256",
+    ]);
     std::fs::write(d.join("m.txt"), b"to openssl").unwrap();
     ok(&[
-        "message", "protect", "--keystore", &p(d, "bob"), "--sign-alg", "SHA256", "--enc-alg", "AES256", "--recip",
-        "CN=bob,O=Example", "--cms-only", "--in", &p(d, "m.txt"), "--out", &p(d, "m.der"),
+        "message",
+        "protect",
+        "--keystore",
+        &p(d, "bob"),
+        "--sign-alg",
+        "SHA256",
+        "--enc-alg",
+        "AES256",
+        "--recip",
+        "CN=bob,O=Example",
+        "--cms-only",
+        "--in",
+        &p(d, "m.txt"),
+        "--out",
+        &p(d, "m.der"),
     ]);
     let out = ok(&["message", "inspect", "--cms-only", "--in", &p(d, "m.der")]);
-    assert!(out.contains("recipient: issuer 'CN=bob,O=Example'"), "{out}");
+    assert!(
+        out.contains("recipient: issuer 'CN=bob,O=Example'"),
+        "{out}"
+    );
     let o = Command::new("openssl")
-        .args(["cms", "-decrypt", "-binary", "-inform", "DER", "-in", &p(d, "m.der"), "-recip", &p(d, "bob/identity.pem")])
-        .args(["-inkey", &p(d, "bob/identity.key"), "-out", &p(d, "inner.der")])
+        .args([
+            "cms",
+            "-decrypt",
+            "-binary",
+            "-inform",
+            "DER",
+            "-in",
+            &p(d, "m.der"),
+            "-recip",
+            &p(d, "bob/identity.pem"),
+        ])
+        .args([
+            "-inkey",
+            &p(d, "bob/identity.key"),
+            "-out",
+            &p(d, "inner.der"),
+        ])
         .output()
         .expect("openssl is needed for this test");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = Command::new("openssl")
-        .args(["cms", "-verify", "-binary", "-inform", "DER", "-in", &p(d, "inner.der"), "-CAfile", &p(d, "bob/identity.pem")])
+        .args([
+            "cms",
+            "-verify",
+            "-binary",
+            "-inform",
+            "DER",
+            "-in",
+            &p(d, "inner.der"),
+            "-CAfile",
+            &p(d, "bob/identity.pem"),
+        ])
         .args(["-purpose", "any"])
         .output()
         .unwrap();
@@ -130,12 +326,43 @@ fn cms_only_exchanges_with_openssl() {
     assert_eq!(o.stdout, b"to openssl");
     // And back: openssl's own envelope through sealmq.
     let o = Command::new("openssl")
-        .args(["cms", "-encrypt", "-binary", "-aes-128-gcm", "-outform", "DER", "-in", &p(d, "m.txt"), "-out", &p(d, "o.der")])
-        .args(["-recip", &p(d, "bob/identity.pem"), "-keyopt", "ecdh_kdf_md:sha256"])
+        .args([
+            "cms",
+            "-encrypt",
+            "-binary",
+            "-aes-128-gcm",
+            "-outform",
+            "DER",
+            "-in",
+            &p(d, "m.txt"),
+            "-out",
+            &p(d, "o.der"),
+        ])
+        .args([
+            "-recip",
+            &p(d, "bob/identity.pem"),
+            "-keyopt",
+            "ecdh_kdf_md:sha256",
+        ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = sealmq(&["message", "unprotect", "--keystore", &p(d, "bob"), "--cms-only", "--in", &p(d, "o.der")], None);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = sealmq(
+        &[
+            "message",
+            "unprotect",
+            "--keystore",
+            &p(d, "bob"),
+            "--cms-only",
+            "--in",
+            &p(d, "o.der"),
+        ],
+        None,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(out.stdout, b"to openssl");
 }

@@ -3,8 +3,8 @@
 //! TLV walker used where exact received bytes matter (signed attributes).
 
 use crate::error::{Check, Result, fail};
-use cms::enveloped_data::{EncryptedContentInfo, OriginatorInfo, RecipientInfos};
 use cms::content_info::CmsVersion;
+use cms::enveloped_data::{EncryptedContentInfo, OriginatorInfo, RecipientInfos};
 use der::asn1::OctetString;
 use der::{Decode, Reader, Sequence};
 use spki::AlgorithmIdentifierOwned;
@@ -14,14 +14,29 @@ use x509_cert::attr::Attributes;
 #[derive(Clone, Debug, Sequence)]
 pub struct AuthEnvelopedData {
     pub version: CmsVersion,
-    #[asn1(context_specific = "0", tag_mode = "IMPLICIT", constructed = "true", optional = "true")]
+    #[asn1(
+        context_specific = "0",
+        tag_mode = "IMPLICIT",
+        constructed = "true",
+        optional = "true"
+    )]
     pub originator_info: Option<OriginatorInfo>,
     pub recip_infos: RecipientInfos,
     pub auth_encrypted_content: EncryptedContentInfo,
-    #[asn1(context_specific = "1", tag_mode = "IMPLICIT", constructed = "true", optional = "true")]
+    #[asn1(
+        context_specific = "1",
+        tag_mode = "IMPLICIT",
+        constructed = "true",
+        optional = "true"
+    )]
     pub auth_attrs: Option<Attributes>,
     pub mac: OctetString,
-    #[asn1(context_specific = "2", tag_mode = "IMPLICIT", constructed = "true", optional = "true")]
+    #[asn1(
+        context_specific = "2",
+        tag_mode = "IMPLICIT",
+        constructed = "true",
+        optional = "true"
+    )]
     pub unauth_attrs: Option<Attributes>,
 }
 

@@ -8,7 +8,9 @@ use cms::cert::IssuerAndSerialNumber;
 use der::{Decode, Encode};
 use rustls_pki_types::pem::{PemObject, SectionKind};
 use x509_cert::Certificate;
-use x509_cert::ext::pkix::{BasicConstraints, ExtendedKeyUsage, KeyUsage, KeyUsages, SubjectKeyIdentifier};
+use x509_cert::ext::pkix::{
+    BasicConstraints, ExtendedKeyUsage, KeyUsage, KeyUsages, SubjectKeyIdentifier,
+};
 
 /// A parsed certificate with its DER.
 #[derive(Clone)]
@@ -155,11 +157,12 @@ impl Cert {
     /// May this certificate's key receive content-encryption keys?
     pub fn may_encrypt_to(&self) -> bool {
         use crate::keys::KeyKind;
-        self.key_usage().is_none_or(|ku| match self.public_key.kind {
-            KeyKind::Rsa(_) => ku.0.contains(KeyUsages::KeyEncipherment),
-            KeyKind::P256 | KeyKind::P384 => ku.0.contains(KeyUsages::KeyAgreement),
-            KeyKind::Ed25519 => false,
-        })
+        self.key_usage()
+            .is_none_or(|ku| match self.public_key.kind {
+                KeyKind::Rsa(_) => ku.0.contains(KeyUsages::KeyEncipherment),
+                KeyKind::P256 | KeyKind::P384 => ku.0.contains(KeyUsages::KeyAgreement),
+                KeyKind::Ed25519 => false,
+            })
     }
 
     /// Extended key usage fits message protection: absent, emailProtection or any.

@@ -96,12 +96,20 @@ impl Counters {
     }
 
     pub fn put_reuse(&self, hit: bool) {
-        let c = if hit { &self.put_reuse_hits } else { &self.put_reuse_misses };
+        let c = if hit {
+            &self.put_reuse_hits
+        } else {
+            &self.put_reuse_misses
+        };
         c.fetch_add(1, Ordering::Relaxed);
     }
 
     pub fn get_reuse(&self, hit: bool) {
-        let c = if hit { &self.get_reuse_hits } else { &self.get_reuse_misses };
+        let c = if hit {
+            &self.get_reuse_hits
+        } else {
+            &self.get_reuse_misses
+        };
         c.fetch_add(1, Ordering::Relaxed);
     }
 

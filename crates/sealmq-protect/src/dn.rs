@@ -127,7 +127,10 @@ impl FromStr for Dn {
 
 fn attr_string(value: &der::Any) -> Option<String> {
     let s = match value.tag() {
-        Tag::PrintableString => PrintableStringRef::try_from(value).ok()?.as_str().to_string(),
+        Tag::PrintableString => PrintableStringRef::try_from(value)
+            .ok()?
+            .as_str()
+            .to_string(),
         Tag::Utf8String => Utf8StringRef::try_from(value).ok()?.as_str().to_string(),
         Tag::Ia5String => Ia5StringRef::try_from(value).ok()?.as_str().to_string(),
         Tag::TeletexString => TeletexStringRef::try_from(value).ok()?.as_str().to_string(),

@@ -7,7 +7,9 @@ use crate::dn::Dn;
 use crate::enveloped;
 use crate::error::{Check, ProtectError, Result, fail};
 use crate::header::{self, Header, Original};
-use crate::keyreuse::{ContentKey, DEFAULT_GET_CAPACITY, DEFAULT_MAX_AGE, GetCache, PutCache, PutKey};
+use crate::keyreuse::{
+    ContentKey, DEFAULT_GET_CAPACITY, DEFAULT_MAX_AGE, GetCache, PutCache, PutKey,
+};
 use crate::keystore::Keystore;
 use crate::oids;
 use crate::pathval::{self, Usage};
@@ -91,8 +93,11 @@ fn binding_attrs(core: &[u8]) -> Result<Vec<u8>> {
         Ok(Attribute { oid, values })
     };
     let core = OctetString::new(core).map_err(perr)?;
-    set.insert(one(oids::ATTR_SEALMQ_HEADER, Any::encode_from(&core).map_err(perr)?)?)
-        .map_err(perr)?;
+    set.insert(one(
+        oids::ATTR_SEALMQ_HEADER,
+        Any::encode_from(&core).map_err(perr)?,
+    )?)
+    .map_err(perr)?;
     set.to_der().map_err(perr)
 }
 
@@ -132,12 +137,11 @@ impl Protector {
 
     fn recipient(&self, dn: &Dn) -> Result<Cert> {
         let key = dn.to_string();
-        if let Ok(map) = self.resolved.lock() {
-            if let Some((c, at)) = map.get(&key) {
-                if at.elapsed() < self.opts.recipient_ttl {
-                    return Ok(c.clone());
-                }
-            }
+        if let Ok(map) = self.resolved.lock()
+            && let Some((c, at)) = map.get(&key)
+            && at.elapsed() < self.opts.recipient_ttl
+        {
+            return Ok(c.clone());
         }
         let cert = self.keystore.find_recipient(dn, SystemTime::now())?;
         if let Ok(mut map) = self.resolved.lock() {
@@ -147,14 +151,17 @@ impl Protector {
     }
 
     fn recipients(&self, policy: &Policy) -> Result<Vec<Cert>> {
-        policy.recipients.iter().map(|d| self.recipient(d)).collect()
+        policy
+            .recipients
+            .iter()
+            .map(|d| self.recipient(d))
+            .collect()
     }
 
     fn sign(&self, policy: &Policy, content: &[u8], core: Option<&[u8]>) -> Result<Vec<u8>> {
-        let id = self
-            .keystore
-            .require_identity()
-            .map_err(|e| ProtectError::Protect(format!("policy {} signs messages: {e}", policy.name)))?;
+        let id = self.keystore.require_identity().map_err(|e| {
+            ProtectError::Protect(format!("policy {} signs messages: {e}", policy.name))
+        })?;
         let signer = SignerRef {
             key: &id.key,
             cert: &id.cert,
@@ -181,18 +188,22 @@ impl Protector {
                     .unwrap_or_default(),
             }
         });
-        if let Some(k) = &put_key {
-            if let Some(hit) = self.put_cache.take(k, policy.key_reuse.limit()) {
-                self.counters.put_reuse(true);
-                return Ok(hit);
-            }
+        if let Some(k) = &put_key
+            && let Some(hit) = self.put_cache.take(k, policy.key_reuse.limit())
+        {
+            self.counters.put_reuse(true);
+            return Ok(hit);
         }
         let certs = self.recipients(policy)?;
         let mut cek = Zeroizing::new(vec![0u8; policy.enc_alg.key_len()]);
-        aws_lc_rs::rand::fill(&mut cek).map_err(|_| ProtectError::Protect("no randomness for the key".into()))?;
+        aws_lc_rs::rand::fill(&mut cek)
+            .map_err(|_| ProtectError::Protect("no randomness for the key".into()))?;
         let ris = recipients::wrap_for(&certs, &cek, policy.enc_alg, &self.counters)?;
         let ri_der = Arc::new(recipients::encode(&ris)?);
-        let ck = Arc::new(ContentKey::new(policy.enc_alg, &cek).ok_or_else(|| ProtectError::Protect("bad content key".into()))?);
+        let ck = Arc::new(
+            ContentKey::new(policy.enc_alg, &cek)
+                .ok_or_else(|| ProtectError::Protect("bad content key".into()))?,
+        );
         if let Some(k) = put_key {
             self.counters.put_reuse(false);
             self.put_cache.store(k, ck.clone(), ri_der.clone());
@@ -200,7 +211,13 @@ impl Protector {
         Ok((ck, ri_der))
     }
 
-    fn protect_parts(&self, policy: &Policy, payload: &[u8], original: Original, bind: bool) -> Result<(Header, Vec<u8>)> {
+    fn protect_parts(
+        &self,
+        policy: &Policy,
+        payload: &[u8],
+        original: Original,
+        bind: bool,
+    ) -> Result<(Header, Vec<u8>)> {
         policy.validate()?;
         let len = u32::try_from(payload.len())
             .map_err(|_| ProtectError::Protect("payload is larger than 4 GiB".into()))?;
@@ -209,7 +226,12 @@ impl Protector {
         let core = header.core();
         let core_ref = bind.then_some(&core[..]);
         let cms = match qop {
-            Qop::None => return Err(ProtectError::Protect(format!("policy {} has no SIGNALG or ENCALG: nothing to protect", policy.name))),
+            Qop::None => {
+                return Err(ProtectError::Protect(format!(
+                    "policy {} has no SIGNALG or ENCALG: nothing to protect",
+                    policy.name
+                )));
+            }
             Qop::Integrity => self.sign(policy, payload, core_ref)?,
             Qop::Privacy => {
                 let inner = self.sign(policy, payload, core_ref)?;
@@ -222,7 +244,14 @@ impl Protector {
                     Some(c) => Some(binding_attrs(c)?),
                     None => None,
                 };
-                enveloped::seal(&oids::ID_DATA, payload, &ck, &ri, attrs.as_deref(), &self.counters)?
+                enveloped::seal(
+                    &oids::ID_DATA,
+                    payload,
+                    &ck,
+                    &ri,
+                    attrs.as_deref(),
+                    &self.counters,
+                )?
             }
         };
         Ok((header, cms))
@@ -236,7 +265,8 @@ impl Protector {
             return Ok(payload.to_vec());
         }
         let (header, cms) = self.protect_parts(policy, payload, original, true)?;
-        let cms_len = u32::try_from(cms.len()).map_err(|_| ProtectError::Protect("envelope too large".into()))?;
+        let cms_len = u32::try_from(cms.len())
+            .map_err(|_| ProtectError::Protect("envelope too large".into()))?;
         let mut out = Vec::with_capacity(header::HEADER_LEN + cms.len());
         out.extend_from_slice(&header.encode(cms_len));
         out.extend_from_slice(&cms);
@@ -245,7 +275,9 @@ impl Protector {
 
     /// Protects `payload` as a bare DER CMS object (no sealmq header), for other tools.
     pub fn protect_cms(&self, policy: &Policy, payload: &[u8]) -> Result<Vec<u8>> {
-        Ok(self.protect_parts(policy, payload, Original::default(), false)?.1)
+        Ok(self
+            .protect_parts(policy, payload, Original::default(), false)?
+            .1)
     }
 
     /// Unprotects a stored payload (sealmq header + CMS), making every check of SPEC §5.4.
@@ -286,16 +318,32 @@ impl Protector {
                 _ => ct == oids::ID_AUTH_ENVELOPED_DATA || ct == oids::ID_ENVELOPED_DATA,
             };
             if !fits {
-                return Err(fail!(Check::Header, "header says {} but the CMS object is {}", h.qop, oids::name(&ct)));
+                return Err(fail!(
+                    Check::Header,
+                    "header says {} but the CMS object is {}",
+                    h.qop,
+                    oids::name(&ct)
+                ));
             }
             if !h.qop.satisfies(required) {
-                return Err(fail!(Check::Qop, "message QoP {} is weaker than policy {} ({})", h.qop, policy.name, required));
+                return Err(fail!(
+                    Check::Qop,
+                    "message QoP {} is weaker than policy {} ({})",
+                    h.qop,
+                    policy.name,
+                    required
+                ));
             }
         }
         let core = header.as_ref().map(|h| h.core().to_vec());
         let (payload, qop, signer) = if ct == oids::ID_SIGNED_DATA {
             if header.is_none() && !Qop::Integrity.satisfies(required) {
-                return Err(fail!(Check::Qop, "message QoP INTEGRITY is weaker than policy {} ({})", policy.name, required));
+                return Err(fail!(
+                    Check::Qop,
+                    "message QoP INTEGRITY is weaker than policy {} ({})",
+                    policy.name,
+                    required
+                ));
             }
             let summary = signed::summarize(cms)?;
             self.check_digest(policy, summary.digest, &summary.digest_name)?;
@@ -304,18 +352,31 @@ impl Protector {
         } else {
             let rec = enveloped::parse(cms)?;
             if rec.alg < policy.enc_alg {
-                return Err(fail!(Check::Algorithms, "message is encrypted with {} but policy {} requires {}", rec.alg.name(), policy.name, policy.enc_alg.name()));
+                return Err(fail!(
+                    Check::Algorithms,
+                    "message is encrypted with {} but policy {} requires {}",
+                    rec.alg.name(),
+                    policy.name,
+                    policy.enc_alg.name()
+                ));
             }
             let key = self.content_key_for(&rec)?;
             let plain = rec.decrypt(&key, &self.counters)?;
             let inner_signed = match header.as_ref().map(|h| h.qop) {
                 Some(q) => q == Qop::Privacy,
-                None => rec.content_type == oids::ID_SIGNED_DATA
-                    || enveloped::content_type_of(&plain).is_ok_and(|c| c == oids::ID_SIGNED_DATA),
+                None => {
+                    rec.content_type == oids::ID_SIGNED_DATA
+                        || enveloped::content_type_of(&plain)
+                            .is_ok_and(|c| c == oids::ID_SIGNED_DATA)
+                }
             };
             if inner_signed {
                 if rec.content_type != oids::ID_DATA && rec.content_type != oids::ID_SIGNED_DATA {
-                    return Err(fail!(Check::Header, "encrypted content type {} is not signed data", oids::name(&rec.content_type)));
+                    return Err(fail!(
+                        Check::Header,
+                        "encrypted content type {} is not signed data",
+                        oids::name(&rec.content_type)
+                    ));
                 }
                 let summary = signed::summarize(&plain)?;
                 self.check_digest(policy, summary.digest, &summary.digest_name)?;
@@ -323,21 +384,34 @@ impl Protector {
                 (content, Qop::Privacy, Some(signer))
             } else {
                 if header.is_none() && !Qop::Confidentiality.satisfies(required) {
-                    return Err(fail!(Check::Qop, "message QoP CONFIDENTIALITY is weaker than policy {} ({})", policy.name, required));
+                    return Err(fail!(
+                        Check::Qop,
+                        "message QoP CONFIDENTIALITY is weaker than policy {} ({})",
+                        policy.name,
+                        required
+                    ));
                 }
                 if let Some(c) = &core {
                     let bound = rec.auth_attrs.as_deref().and_then(core_from_attrs);
                     if bound.as_deref() != Some(c.as_slice()) {
-                        return Err(fail!(Check::Header, "the sealmq header does not match the one bound into the envelope (header altered)"));
+                        return Err(fail!(
+                            Check::Header,
+                            "the sealmq header does not match the one bound into the envelope (header altered)"
+                        ));
                     }
                 }
                 (plain, Qop::Confidentiality, None)
             }
         };
-        if let Some(h) = &header {
-            if payload.len() != h.payload_len as usize {
-                return Err(fail!(Check::Length, "decrypted length {} differs from the header's {}", payload.len(), h.payload_len));
-            }
+        if let Some(h) = &header
+            && payload.len() != h.payload_len as usize
+        {
+            return Err(fail!(
+                Check::Length,
+                "decrypted length {} differs from the header's {}",
+                payload.len(),
+                h.payload_len
+            ));
         }
         Ok(Unprotected {
             payload,
@@ -350,7 +424,10 @@ impl Protector {
 
     fn check_digest(&self, policy: &Policy, digest: Option<SignAlg>, name: &str) -> Result<()> {
         match digest {
-            None => Err(fail!(Check::Algorithms, "signature digest {name} is not accepted")),
+            None => Err(fail!(
+                Check::Algorithms,
+                "signature digest {name} is not accepted"
+            )),
             Some(d) if d < policy.sign_alg => Err(fail!(
                 Check::Algorithms,
                 "message is signed with {} but policy {} requires {}",
@@ -364,29 +441,40 @@ impl Protector {
 
     fn content_key_for(&self, rec: &enveloped::Received<'_>) -> Result<Arc<ContentKey>> {
         let digest = sha256_32(rec.recipient_infos);
-        if let Some(k) = self.get_cache.get(&digest) {
-            if k.alg == rec.alg {
-                self.counters.get_reuse(true);
-                return Ok(k);
-            }
+        if let Some(k) = self.get_cache.get(&digest)
+            && k.alg == rec.alg
+        {
+            self.counters.get_reuse(true);
+            return Ok(k);
         }
         self.counters.get_reuse(false);
         let ris = recipients::decode(rec.recipient_infos)?;
         let id = self.keystore.identity().ok_or_else(|| {
-            fail!(Check::Recipient, "the keystore has no identity, so it cannot be a recipient")
+            fail!(
+                Check::Recipient,
+                "the keystore has no identity, so it cannot be a recipient"
+            )
         })?;
         let cek = recipients::unwrap(&ris, &id.cert, &id.key, &self.counters)?;
-        let key = Arc::new(
-            ContentKey::new(rec.alg, &cek)
-                .ok_or_else(|| fail!(Check::Decrypt, "unwrapped key has the wrong length for {}", rec.alg.name()))?,
-        );
+        let key = Arc::new(ContentKey::new(rec.alg, &cek).ok_or_else(|| {
+            fail!(
+                Check::Decrypt,
+                "unwrapped key has the wrong length for {}",
+                rec.alg.name()
+            )
+        })?);
         self.get_cache.insert(digest, key.clone());
         Ok(key)
     }
 
     /// Verifies a SignedData and then the signer: trust, validity, use, revocation and the
     /// policy's SIGNER list. Checks the bound header core when `core` is given.
-    fn verify_signed(&self, policy: &Policy, cms: &[u8], core: Option<&[u8]>) -> Result<(Vec<u8>, String)> {
+    fn verify_signed(
+        &self,
+        policy: &Policy,
+        cms: &[u8],
+        core: Option<&[u8]>,
+    ) -> Result<(Vec<u8>, String)> {
         let known = self.keystore.known_certs();
         let v = signed::verify(cms, &known, &self.counters)?;
         let mut intermediates: Vec<Cert> = embedded_certs(cms);
@@ -394,7 +482,14 @@ impl Protector {
             intermediates.extend(id.chain.iter().cloned());
         }
         intermediates.retain(|c| c != &v.signer);
-        pathval::validate(&v.signer, &intermediates, self.keystore.trusted(), self.keystore.crls(), SystemTime::now(), Usage::Signer)?;
+        pathval::validate(
+            &v.signer,
+            &intermediates,
+            self.keystore.trusted(),
+            self.keystore.crls(),
+            SystemTime::now(),
+            Usage::Signer,
+        )?;
         if !policy.signers.is_empty() && !policy.signers.contains(v.signer.subject()) {
             return Err(fail!(
                 Check::SignerList,
@@ -403,10 +498,13 @@ impl Protector {
                 policy.name
             ));
         }
-        if let Some(c) = core {
-            if v.header_core.as_deref() != Some(c) {
-                return Err(fail!(Check::Header, "the sealmq header does not match the one signed (header altered)"));
-            }
+        if let Some(c) = core
+            && v.header_core.as_deref() != Some(c)
+        {
+            return Err(fail!(
+                Check::Header,
+                "the sealmq header does not match the one signed (header altered)"
+            ));
         }
         Ok((v.content, v.signer.subject().to_string()))
     }
@@ -416,8 +514,12 @@ fn embedded_certs(cms: &[u8]) -> Vec<Cert> {
     use cms::cert::CertificateChoices;
     use cms::content_info::ContentInfo;
     use cms::signed_data::SignedData;
-    let Ok(ci) = ContentInfo::from_der(cms) else { return Vec::new() };
-    let Ok(sd) = ci.content.decode_as::<SignedData>() else { return Vec::new() };
+    let Ok(ci) = ContentInfo::from_der(cms) else {
+        return Vec::new();
+    };
+    let Ok(sd) = ci.content.decode_as::<SignedData>() else {
+        return Vec::new();
+    };
     sd.certificates
         .iter()
         .flat_map(|s| s.0.iter())
@@ -480,7 +582,11 @@ pub fn inspect(bytes: &[u8], bare: bool) -> Result<Inspection> {
         out.recipients = recipients::describe(&ris);
         out.encryption = Some(format!("{}-GCM", rec.alg.name()));
         if out.header.is_none() {
-            out.qop = if rec.content_type == oids::ID_SIGNED_DATA { Qop::Privacy } else { Qop::Confidentiality };
+            out.qop = if rec.content_type == oids::ID_SIGNED_DATA {
+                Qop::Privacy
+            } else {
+                Qop::Confidentiality
+            };
         }
         out.content_len = cms.len();
     }

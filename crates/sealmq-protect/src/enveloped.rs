@@ -35,18 +35,26 @@ pub fn seal(
     counters: &Counters,
 ) -> Result<Vec<u8>> {
     let mut nonce = [0u8; NONCE_LEN];
-    aws_lc_rs::rand::fill(&mut nonce).map_err(|_| ProtectError::Protect("no randomness for the nonce".into()))?;
+    aws_lc_rs::rand::fill(&mut nonce)
+        .map_err(|_| ProtectError::Protect("no randomness for the nonce".into()))?;
     let mut ct = plaintext.to_vec();
     let aad = auth_attrs.unwrap_or(&[]);
     let tag = counters
         .time(Op::Encrypt, || {
-            key.aead
-                .seal_in_place_separate_tag(Nonce::assume_unique_for_key(nonce), Aad::from(aad), &mut ct)
+            key.aead.seal_in_place_separate_tag(
+                Nonce::assume_unique_for_key(nonce),
+                Aad::from(aad),
+                &mut ct,
+            )
         })
         .map_err(|_| ProtectError::Protect("AES-GCM encryption failed".into()))?;
     counters.add_sym_bytes(plaintext.len());
 
-    let gcm_oid = if key.alg == EncAlg::Aes128 { oids::AES128_GCM } else { oids::AES256_GCM };
+    let gcm_oid = if key.alg == EncAlg::Aes128 {
+        oids::AES128_GCM
+    } else {
+        oids::AES256_GCM
+    };
     let mut params = Vec::with_capacity(20);
     tlv(&mut params, 0x04, &nonce);
     tlv(&mut params, 0x02, &[TAG_LEN as u8]);
@@ -100,7 +108,10 @@ pub struct Received<'a> {
 pub fn content_type_of(der: &[u8]) -> Result<Oid> {
     let top = children(der)?;
     let [ci] = top.as_slice() else {
-        return Err(fail!(Check::Header, "CMS object is not a single ContentInfo"));
+        return Err(fail!(
+            Check::Header,
+            "CMS object is not a single ContentInfo"
+        ));
     };
     let fields = children(ci.content)?;
     let oid = fields
@@ -114,13 +125,17 @@ pub fn content_type_of(der: &[u8]) -> Result<Oid> {
 pub fn parse(der: &[u8]) -> Result<Received<'_>> {
     let top = children(der)?;
     let [ci] = top.as_slice() else {
-        return Err(fail!(Check::Header, "CMS object is not a single ContentInfo"));
+        return Err(fail!(
+            Check::Header,
+            "CMS object is not a single ContentInfo"
+        ));
     };
     let fields = children(ci.content)?;
     let (Some(oid), Some(explicit), 2) = (fields.first(), fields.get(1), fields.len()) else {
         return Err(fail!(Check::Header, "ContentInfo is malformed"));
     };
-    let ct = Oid::from_bytes(oid.content).map_err(|e| fail!(Check::Header, "bad content type: {e}"))?;
+    let ct =
+        Oid::from_bytes(oid.content).map_err(|e| fail!(Check::Header, "bad content type: {e}"))?;
     if ct == oids::ID_ENVELOPED_DATA {
         return Err(fail!(
             Check::Algorithms,
@@ -128,7 +143,11 @@ pub fn parse(der: &[u8]) -> Result<Received<'_>> {
         ));
     }
     if ct != oids::ID_AUTH_ENVELOPED_DATA || explicit.tag != 0xA0 {
-        return Err(fail!(Check::Header, "expected AuthEnvelopedData, found {}", oids::name(&ct)));
+        return Err(fail!(
+            Check::Header,
+            "expected AuthEnvelopedData, found {}",
+            oids::name(&ct)
+        ));
     }
     let inner = children(explicit.content)?;
     let [aed] = inner.as_slice() else {
@@ -147,10 +166,12 @@ pub fn parse(der: &[u8]) -> Result<Received<'_>> {
         .next()
         .filter(|t| t.tag == 0x31)
         .ok_or_else(|| fail!(Check::Header, "AuthEnvelopedData has no RecipientInfos"))?;
-    let eci_tlv = it
-        .next()
-        .filter(|t| t.tag == 0x30)
-        .ok_or_else(|| fail!(Check::Header, "AuthEnvelopedData has no encrypted content info"))?;
+    let eci_tlv = it.next().filter(|t| t.tag == 0x30).ok_or_else(|| {
+        fail!(
+            Check::Header,
+            "AuthEnvelopedData has no encrypted content info"
+        )
+    })?;
     let auth_attrs = match it.peek() {
         Some(t) if t.tag == 0xA1 => {
             let mut v = t.whole.to_vec();
@@ -165,7 +186,10 @@ pub fn parse(der: &[u8]) -> Result<Received<'_>> {
         .filter(|t| t.tag == 0x04)
         .ok_or_else(|| fail!(Check::Header, "AuthEnvelopedData has no MAC"))?;
     if it.peek().is_some_and(|t| t.tag != 0xA2) || it.count() > 1 {
-        return Err(fail!(Check::Header, "AuthEnvelopedData has trailing fields"));
+        return Err(fail!(
+            Check::Header,
+            "AuthEnvelopedData has trailing fields"
+        ));
     }
     let eci: EncryptedContentInfo = asn1::decode(eci_tlv.whole, "EncryptedContentInfo")?;
     let alg_oid = eci.content_enc_alg.oid;
@@ -173,9 +197,19 @@ pub fn parse(der: &[u8]) -> Result<Received<'_>> {
         o if o == oids::AES128_GCM => EncAlg::Aes128,
         o if o == oids::AES256_GCM => EncAlg::Aes256,
         o if o == oids::DES_EDE3_CBC || o == oids::RC2_CBC => {
-            return Err(fail!(Check::Algorithms, "content encryption {} is insecure and refused", oids::name(&o)));
+            return Err(fail!(
+                Check::Algorithms,
+                "content encryption {} is insecure and refused",
+                oids::name(&o)
+            ));
         }
-        o => return Err(fail!(Check::Algorithms, "content encryption {} is not supported", oids::name(&o))),
+        o => {
+            return Err(fail!(
+                Check::Algorithms,
+                "content encryption {} is not supported",
+                oids::name(&o)
+            ));
+        }
     };
     let params: GcmParameters = eci
         .content_enc_alg
@@ -184,14 +218,26 @@ pub fn parse(der: &[u8]) -> Result<Received<'_>> {
         .and_then(|p| p.decode_as().ok())
         .ok_or_else(|| fail!(Check::Header, "AES-GCM parameters missing or unreadable"))?;
     if params.nonce.as_bytes().len() != NONCE_LEN {
-        return Err(fail!(Check::Algorithms, "AES-GCM nonce of {} bytes is not supported (12 expected)", params.nonce.as_bytes().len()));
+        return Err(fail!(
+            Check::Algorithms,
+            "AES-GCM nonce of {} bytes is not supported (12 expected)",
+            params.nonce.as_bytes().len()
+        ));
     }
     if params.icv_len as usize != TAG_LEN || mac.content.len() != TAG_LEN {
-        return Err(fail!(Check::Algorithms, "AES-GCM tag must be {TAG_LEN} bytes"));
+        return Err(fail!(
+            Check::Algorithms,
+            "AES-GCM tag must be {TAG_LEN} bytes"
+        ));
     }
     let ciphertext = eci
         .encrypted_content
-        .ok_or_else(|| fail!(Check::Header, "AuthEnvelopedData has no encrypted content (detached)"))?
+        .ok_or_else(|| {
+            fail!(
+                Check::Header,
+                "AuthEnvelopedData has no encrypted content (detached)"
+            )
+        })?
         .into_bytes();
     Ok(Received {
         recipient_infos: ris.whole,
@@ -208,16 +254,30 @@ impl Received<'_> {
     /// Decrypts and checks the tag.
     pub fn decrypt(&self, key: &ContentKey, counters: &Counters) -> Result<Vec<u8>> {
         if key.alg != self.alg {
-            return Err(fail!(Check::Decrypt, "content key does not fit {}", self.alg.name()));
+            return Err(fail!(
+                Check::Decrypt,
+                "content key does not fit {}",
+                self.alg.name()
+            ));
         }
-        let nonce = Nonce::try_assume_unique_for_key(&self.nonce).map_err(|_| fail!(Check::Decrypt, "bad nonce"))?;
+        let nonce = Nonce::try_assume_unique_for_key(&self.nonce)
+            .map_err(|_| fail!(Check::Decrypt, "bad nonce"))?;
         let mut buf = Vec::with_capacity(self.ciphertext.len() + TAG_LEN);
         buf.extend_from_slice(&self.ciphertext);
         buf.extend_from_slice(self.mac);
         let aad = self.auth_attrs.as_deref().unwrap_or(&[]);
         let n = counters
-            .time(Op::Decrypt, || key.aead.open_in_place(nonce, Aad::from(aad), &mut buf).map(|p| p.len()))
-            .map_err(|_| fail!(Check::Decrypt, "AES-GCM authentication failed: the message was altered or the key is wrong"))?;
+            .time(Op::Decrypt, || {
+                key.aead
+                    .open_in_place(nonce, Aad::from(aad), &mut buf)
+                    .map(|p| p.len())
+            })
+            .map_err(|_| {
+                fail!(
+                    Check::Decrypt,
+                    "AES-GCM authentication failed: the message was altered or the key is wrong"
+                )
+            })?;
         counters.add_sym_bytes(n);
         buf.truncate(n);
         Ok(buf)

@@ -136,7 +136,8 @@ impl Header {
         if bytes[6] != 0 || bytes[7] != 0 {
             return Err(fail!(Check::Header, "reserved header bytes are not zero"));
         }
-        let u32_at = |i: usize| u32::from_be_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
+        let u32_at =
+            |i: usize| u32::from_be_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
         let mut format = [0u8; 8];
         format.copy_from_slice(&bytes[8..16]);
         let header = Header {
@@ -186,14 +187,29 @@ mod tests {
         let good = h.encode(0).to_vec();
         let mut v = good.clone();
         v[4] = 9;
-        assert!(Header::decode(&v).unwrap_err().to_string().contains("version 9"));
+        assert!(
+            Header::decode(&v)
+                .unwrap_err()
+                .to_string()
+                .contains("version 9")
+        );
         let mut v = good.clone();
         v[5] = 0;
         assert!(Header::decode(&v).unwrap_err().to_string().contains("QoP"));
         let mut v = good.clone();
         v.push(0);
-        assert!(Header::decode(&v).unwrap_err().to_string().contains("follow"));
-        assert!(Header::decode(&good[..10]).unwrap_err().to_string().contains("shorter"));
+        assert!(
+            Header::decode(&v)
+                .unwrap_err()
+                .to_string()
+                .contains("follow")
+        );
+        assert!(
+            Header::decode(&good[..10])
+                .unwrap_err()
+                .to_string()
+                .contains("shorter")
+        );
     }
 
     proptest! {

@@ -6,8 +6,8 @@ use crate::dn::Dn;
 use crate::error::{ProtectError, Result};
 use crate::keys::{KeyKind, PrivateKey};
 use rcgen::{
-    BasicConstraints, CertificateParams, CertificateRevocationListParams, DistinguishedName, DnType, IsCa,
-    Issuer, KeyIdMethod, KeyPair, KeyUsagePurpose, RevokedCertParams, SerialNumber,
+    BasicConstraints, CertificateParams, CertificateRevocationListParams, DistinguishedName,
+    DnType, IsCa, Issuer, KeyIdMethod, KeyPair, KeyUsagePurpose, RevokedCertParams, SerialNumber,
 };
 use rustls_pki_types::{CertificateDer, PrivatePkcs8KeyDer};
 use std::time::{Duration, SystemTime};
@@ -72,7 +72,11 @@ fn rcgen_alg(kind: KeyKind) -> &'static rcgen::SignatureAlgorithm {
 }
 
 fn rcgen_key(pkcs8: &[u8], kind: KeyKind) -> Result<KeyPair> {
-    KeyPair::from_pkcs8_der_and_sign_algo(&PrivatePkcs8KeyDer::from(pkcs8.to_vec()), rcgen_alg(kind)).map_err(rerr)
+    KeyPair::from_pkcs8_der_and_sign_algo(
+        &PrivatePkcs8KeyDer::from(pkcs8.to_vec()),
+        rcgen_alg(kind),
+    )
+    .map_err(rerr)
 }
 
 fn rcgen_dn(dn: &Dn) -> Result<DistinguishedName> {
@@ -120,9 +124,15 @@ pub fn make_identity(spec: &IdentitySpec, ca: Option<&Signer<'_>>) -> Result<Mad
     } else {
         params.is_ca = IsCa::ExplicitNoCa;
         params.key_usages = match spec.kind {
-            KeyKind::Rsa(_) => vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyEncipherment],
+            KeyKind::Rsa(_) => vec![
+                KeyUsagePurpose::DigitalSignature,
+                KeyUsagePurpose::KeyEncipherment,
+            ],
             KeyKind::P256 | KeyKind::P384 => {
-                vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyAgreement]
+                vec![
+                    KeyUsagePurpose::DigitalSignature,
+                    KeyUsagePurpose::KeyAgreement,
+                ]
             }
             KeyKind::Ed25519 => vec![KeyUsagePurpose::DigitalSignature],
         };
@@ -133,7 +143,9 @@ pub fn make_identity(spec: &IdentitySpec, ca: Option<&Signer<'_>>) -> Result<Mad
             params.use_authority_key_identifier_extension = true;
             let ca_kind = ca.cert.public_key().kind;
             let ca_kp = rcgen_key(ca.pkcs8, ca_kind)?;
-            let issuer = Issuer::from_ca_cert_der(&CertificateDer::from(ca.cert.der().to_vec()), ca_kp).map_err(rerr)?;
+            let issuer =
+                Issuer::from_ca_cert_der(&CertificateDer::from(ca.cert.der().to_vec()), ca_kp)
+                    .map_err(rerr)?;
             params.signed_by(&kp, &issuer).map_err(rerr)?
         }
     };
@@ -147,7 +159,8 @@ pub fn make_identity(spec: &IdentitySpec, ca: Option<&Signer<'_>>) -> Result<Mad
 pub fn make_crl(ca: &Signer<'_>, revoked: &[&Cert], number: u64, days: u32) -> Result<Vec<u8>> {
     let now = SystemTime::now();
     let ca_kp = rcgen_key(ca.pkcs8, ca.cert.public_key().kind)?;
-    let issuer = Issuer::from_ca_cert_der(&CertificateDer::from(ca.cert.der().to_vec()), ca_kp).map_err(rerr)?;
+    let issuer = Issuer::from_ca_cert_der(&CertificateDer::from(ca.cert.der().to_vec()), ca_kp)
+        .map_err(rerr)?;
     let params = CertificateRevocationListParams {
         this_update: odt(now - Duration::from_secs(60))?,
         next_update: odt(now + Duration::from_secs(u64::from(days.max(1)) * 86_400))?,
@@ -157,7 +170,9 @@ pub fn make_crl(ca: &Signer<'_>, revoked: &[&Cert], number: u64, days: u32) -> R
             .iter()
             .map(|c| {
                 Ok(RevokedCertParams {
-                    serial_number: SerialNumber::from_slice(c.x509().tbs_certificate.serial_number.as_bytes()),
+                    serial_number: SerialNumber::from_slice(
+                        c.x509().tbs_certificate.serial_number.as_bytes(),
+                    ),
                     revocation_time: odt(now - Duration::from_secs(30))?,
                     reason_code: Some(rcgen::RevocationReason::KeyCompromise),
                     invalidity_date: None,

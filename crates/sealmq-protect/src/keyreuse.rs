@@ -80,7 +80,11 @@ impl PutCache {
     }
 
     /// A key to use for one more message, if a cached one is within `limit` uses and age.
-    pub fn take(&self, key: &PutKey, limit: Option<u32>) -> Option<(Arc<ContentKey>, Arc<Vec<u8>>)> {
+    pub fn take(
+        &self,
+        key: &PutKey,
+        limit: Option<u32>,
+    ) -> Option<(Arc<ContentKey>, Arc<Vec<u8>>)> {
         let limit = limit.map(u64::from).unwrap_or(HARD_LIMIT).min(HARD_LIMIT);
         let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         let entry = map.get_mut(key)?;
@@ -197,7 +201,10 @@ mod tests {
     fn get_cache_is_bounded() {
         let c = GetCache::new(2);
         for i in 0..5u8 {
-            c.insert([i; 32], Arc::new(ContentKey::new(EncAlg::Aes128, &[i; 16]).unwrap()));
+            c.insert(
+                [i; 32],
+                Arc::new(ContentKey::new(EncAlg::Aes128, &[i; 16]).unwrap()),
+            );
         }
         assert_eq!(c.len(), 2);
         assert!(c.get(&[0; 32]).is_none());

@@ -145,12 +145,12 @@ impl PrivateKey {
         if let Ok(kp) = Ed25519KeyPair::from_pkcs8_maybe_unchecked(der) {
             return Ok(PrivateKey::Ed25519(kp));
         }
-        if let Some(bits) = rsa_bits_hint(der) {
-            if bits < 2048 {
-                return Err(ProtectError::Insecure(format!(
-                    "RSA-{bits} private key: keys must be at least 2048 bits"
-                )));
-            }
+        if let Some(bits) = rsa_bits_hint(der)
+            && bits < 2048
+        {
+            return Err(ProtectError::Insecure(format!(
+                "RSA-{bits} private key: keys must be at least 2048 bits"
+            )));
         }
         Err(ProtectError::Credential(
             "private key is not an unencrypted PKCS#8 RSA (>= 2048 bits), EC P-256/P-384 or \
@@ -216,15 +216,18 @@ impl PrivateKey {
         let err = |_| ProtectError::Credential("cannot encode public key".into());
         Ok(match self {
             PrivateKey::Rsa { sign, .. } => {
-                let pk: aws_lc_rs::encoding::PublicKeyX509Der = sign.public_key().as_der().map_err(err)?;
+                let pk: aws_lc_rs::encoding::PublicKeyX509Der =
+                    sign.public_key().as_der().map_err(err)?;
                 pk.as_ref().to_vec()
             }
             PrivateKey::Ec { sign, .. } => {
-                let pk: aws_lc_rs::encoding::PublicKeyX509Der = sign.public_key().as_der().map_err(err)?;
+                let pk: aws_lc_rs::encoding::PublicKeyX509Der =
+                    sign.public_key().as_der().map_err(err)?;
                 pk.as_ref().to_vec()
             }
             PrivateKey::Ed25519(kp) => {
-                let pk: aws_lc_rs::encoding::PublicKeyX509Der = kp.public_key().as_der().map_err(err)?;
+                let pk: aws_lc_rs::encoding::PublicKeyX509Der =
+                    kp.public_key().as_der().map_err(err)?;
                 pk.as_ref().to_vec()
             }
         })
@@ -325,25 +328,39 @@ mod tests {
 
     #[test]
     fn generate_and_reload_each_kind() {
-        for kind in [KeyKind::P256, KeyKind::P384, KeyKind::Ed25519, KeyKind::Rsa(2048)] {
+        for kind in [
+            KeyKind::P256,
+            KeyKind::P384,
+            KeyKind::Ed25519,
+            KeyKind::Rsa(2048),
+        ] {
             let (key, pkcs8) = PrivateKey::generate(kind).unwrap();
             assert_eq!(key.kind(), kind);
             let again = PrivateKey::from_pkcs8(&pkcs8).unwrap();
             assert_eq!(again.kind(), kind);
-            let spki = SubjectPublicKeyInfoOwned::from_der(&key.public_spki_der().unwrap()).unwrap();
+            let spki =
+                SubjectPublicKeyInfoOwned::from_der(&key.public_spki_der().unwrap()).unwrap();
             assert_eq!(PublicKey::from_spki(&spki).unwrap().kind, kind);
         }
     }
 
     #[test]
     fn rsa1024_is_refused_as_insecure() {
-        assert!(KeyKind::parse("rsa1024").unwrap_err().to_string().contains("insecure"));
+        assert!(
+            KeyKind::parse("rsa1024")
+                .unwrap_err()
+                .to_string()
+                .contains("insecure")
+        );
     }
 
     #[test]
     fn garbage_keys_are_errors() {
         assert!(PrivateKey::from_pkcs8(b"nonsense").is_err());
-        assert!(PrivateKey::from_pem(b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n").is_err());
+        assert!(
+            PrivateKey::from_pem(b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")
+                .is_err()
+        );
         assert!(PrivateKey::from_pem(b"").is_err());
     }
 }

@@ -130,7 +130,10 @@ fn load_certs(dir: &Path, files: &[String]) -> Result<Vec<Cert>> {
     for f in files {
         let p = dir.join(f);
         let bytes = fs::read(&p).map_err(|e| io_err(&p, "read certificate", e))?;
-        out.extend(Cert::all_from_pem_or_der(&bytes).map_err(|e| ProtectError::keystore(&p, e.to_string()))?);
+        out.extend(
+            Cert::all_from_pem_or_der(&bytes)
+                .map_err(|e| ProtectError::keystore(&p, e.to_string()))?,
+        );
     }
     Ok(out)
 }
@@ -148,21 +151,29 @@ impl Keystore {
     pub fn load(dir: &Path) -> Result<Keystore> {
         let mpath = dir.join(KEYSTORE_FILE);
         let text = fs::read_to_string(&mpath).map_err(|e| {
-            io_err(&mpath, "read keystore.toml (create one with 'sealmq keystore init')", e)
+            io_err(
+                &mpath,
+                "read keystore.toml (create one with 'sealmq keystore init')",
+                e,
+            )
         })?;
-        let manifest: Manifest =
-            toml::from_str(&text).map_err(|e| ProtectError::keystore(&mpath, format!("invalid keystore.toml: {e}")))?;
+        let manifest: Manifest = toml::from_str(&text)
+            .map_err(|e| ProtectError::keystore(&mpath, format!("invalid keystore.toml: {e}")))?;
         if manifest.version != FORMAT_VERSION {
             return Err(ProtectError::keystore(
                 &mpath,
-                format!("keystore format version {} is not supported (expected {FORMAT_VERSION})", manifest.version),
+                format!(
+                    "keystore format version {} is not supported (expected {FORMAT_VERSION})",
+                    manifest.version
+                ),
             ));
         }
         let identity = match &manifest.identity {
             None => None,
             Some(files) => {
                 let cpath = dir.join(&files.cert);
-                let cbytes = fs::read(&cpath).map_err(|e| io_err(&cpath, "read the identity certificate", e))?;
+                let cbytes = fs::read(&cpath)
+                    .map_err(|e| io_err(&cpath, "read the identity certificate", e))?;
                 let cert = Cert::all_from_pem_or_der(&cbytes)
                     .map_err(|e| ProtectError::keystore(&cpath, e.to_string()))?
                     .remove(0);
@@ -177,7 +188,10 @@ impl Keystore {
                 if key.public_spki_der()? != cert.public_key().spki_der {
                     return Err(ProtectError::keystore(
                         &kpath,
-                        format!("private key does not belong to the identity certificate '{}'", cert.subject()),
+                        format!(
+                            "private key does not belong to the identity certificate '{}'",
+                            cert.subject()
+                        ),
                     ));
                 }
                 let chain = load_certs(dir, &files.chain)?;
@@ -190,7 +204,8 @@ impl Keystore {
         for f in &manifest.crls {
             let p = dir.join(f);
             let bytes = fs::read(&p).map_err(|e| io_err(&p, "read CRL", e))?;
-            crl_ders.extend(parse_crls(&bytes).map_err(|e| ProtectError::keystore(&p, e.to_string()))?);
+            crl_ders
+                .extend(parse_crls(&bytes).map_err(|e| ProtectError::keystore(&p, e.to_string()))?);
         }
         let crls = Crls::parse(&crl_ders)?;
         Ok(Keystore {
@@ -225,7 +240,10 @@ impl Keystore {
     /// trusted).
     pub fn init(dir: &Path, spec: &IdentitySpec, ca: Option<&Path>) -> Result<Keystore> {
         if dir.join(KEYSTORE_FILE).exists() {
-            return Err(ProtectError::keystore(dir, "a keystore already exists here; use 'sealmq keystore import' to replace its identity"));
+            return Err(ProtectError::keystore(
+                dir,
+                "a keystore already exists here; use 'sealmq keystore import' to replace its identity",
+            ));
         }
         fs::create_dir_all(dir).map_err(|e| io_err(dir, "create the keystore directory", e))?;
         let (made, ca_cert) = match ca {
@@ -235,15 +253,27 @@ impl Keystore {
                 let files = ca_ks.manifest.identity.as_ref().ok_or_else(|| {
                     ProtectError::keystore(ca_dir, "the CA keystore has no identity to sign with")
                 })?;
-                let ca_id = ca_ks.identity.as_ref().ok_or_else(|| ProtectError::keystore(ca_dir, "no identity"))?;
+                let ca_id = ca_ks
+                    .identity
+                    .as_ref()
+                    .ok_or_else(|| ProtectError::keystore(ca_dir, "no identity"))?;
                 if !ca_id.cert.is_ca() {
                     return Err(ProtectError::keystore(
                         ca_dir,
-                        format!("'{}' is not a CA certificate; create the CA with 'sealmq keystore init --authority'", ca_id.cert.subject()),
+                        format!(
+                            "'{}' is not a CA certificate; create the CA with 'sealmq keystore init --authority'",
+                            ca_id.cert.subject()
+                        ),
                     ));
                 }
                 let der = pkcs8_of(&ca_dir.join(&files.key))?;
-                let made = identity::make_identity(spec, Some(&Signer { cert: &ca_id.cert, pkcs8: &der }))?;
+                let made = identity::make_identity(
+                    spec,
+                    Some(&Signer {
+                        cert: &ca_id.cert,
+                        pkcs8: &der,
+                    }),
+                )?;
                 (made, Some(ca_id.cert.clone()))
             }
         };
@@ -274,7 +304,11 @@ impl Keystore {
         let pos = certs
             .iter()
             .position(|c| c.public_key().spki_der == spki)
-            .ok_or_else(|| ProtectError::Credential("the private key does not belong to any certificate given".into()))?;
+            .ok_or_else(|| {
+                ProtectError::Credential(
+                    "the private key does not belong to any certificate given".into(),
+                )
+            })?;
         let cert = certs.remove(pos);
         let pkcs8 = pkcs8_from_key_bytes(key_bytes)?;
         self.set_identity(cert, &pkcs8, certs)?;
@@ -283,19 +317,23 @@ impl Keystore {
 
     /// Replaces the identity from a PKCS#12 file.
     pub fn import_pkcs12(&mut self, p12: &[u8], password: &str) -> Result<()> {
-        let archive = p12_keystore::Pkcs12Archive::from_pkcs12(p12, password)
-            .map_err(|e| ProtectError::Credential(format!("cannot read the PKCS#12 file (wrong password?): {e}")))?;
-        let bag = archive
-            .keys
-            .first()
-            .ok_or_else(|| ProtectError::Credential("the PKCS#12 file holds no private key".into()))?;
+        let archive = p12_keystore::Pkcs12Archive::from_pkcs12(p12, password).map_err(|e| {
+            ProtectError::Credential(format!(
+                "cannot read the PKCS#12 file (wrong password?): {e}"
+            ))
+        })?;
+        let bag = archive.keys.first().ok_or_else(|| {
+            ProtectError::Credential("the PKCS#12 file holds no private key".into())
+        })?;
         let pkcs8 = Zeroizing::new(bag.key.as_der().to_vec());
         let mut pem = String::new();
         for c in &archive.certs {
             pem.push_str(&pem_encode("CERTIFICATE", c.cert.as_der()));
         }
         if pem.is_empty() {
-            return Err(ProtectError::Credential("the PKCS#12 file holds no certificate".into()));
+            return Err(ProtectError::Credential(
+                "the PKCS#12 file holds no certificate".into(),
+            ));
         }
         self.import(pem.as_bytes(), &pkcs8)
     }
@@ -304,7 +342,11 @@ impl Keystore {
         let key = PrivateKey::from_pkcs8(pkcs8)?;
         let key_pem = Zeroizing::new(pem_encode("PRIVATE KEY", pkcs8));
         write_file(&self.dir.join("identity.key"), key_pem.as_bytes(), true)?;
-        write_file(&self.dir.join("identity.pem"), cert.to_pem().as_bytes(), false)?;
+        write_file(
+            &self.dir.join("identity.pem"),
+            cert.to_pem().as_bytes(),
+            false,
+        )?;
         let mut chain_files = Vec::new();
         for c in &chain {
             let name = format!("chain-{}.pem", fingerprint(c.der()));
@@ -328,7 +370,8 @@ impl Keystore {
         let as_trusted = cert.is_ca() || cert.is_self_issued();
         let as_recipient = !cert.is_ca();
         if as_trusted && !self.trusted.contains(cert) {
-            fs::create_dir_all(self.dir.join("trusted")).map_err(|e| io_err(&self.dir, "create trusted/", e))?;
+            fs::create_dir_all(self.dir.join("trusted"))
+                .map_err(|e| io_err(&self.dir, "create trusted/", e))?;
             let rel = format!("trusted/{name}");
             write_file(&self.dir.join(&rel), cert.to_pem().as_bytes(), false)?;
             self.manifest.trusted.push(rel);
@@ -336,7 +379,8 @@ impl Keystore {
             added.trusted.push(cert.subject().to_string());
         }
         if as_recipient && !self.recipients.contains(cert) {
-            fs::create_dir_all(self.dir.join("recipients")).map_err(|e| io_err(&self.dir, "create recipients/", e))?;
+            fs::create_dir_all(self.dir.join("recipients"))
+                .map_err(|e| io_err(&self.dir, "create recipients/", e))?;
             let rel = format!("recipients/{name}");
             write_file(&self.dir.join(&rel), cert.to_pem().as_bytes(), false)?;
             self.manifest.recipients.push(rel);
@@ -363,10 +407,15 @@ impl Keystore {
         }
         for der in crls {
             Crls::parse(std::slice::from_ref(&der))?;
-            fs::create_dir_all(self.dir.join("crls")).map_err(|e| io_err(&self.dir, "create crls/", e))?;
+            fs::create_dir_all(self.dir.join("crls"))
+                .map_err(|e| io_err(&self.dir, "create crls/", e))?;
             let rel = format!("crls/{}.pem", fingerprint(&der));
             if !self.manifest.crls.contains(&rel) {
-                write_file(&self.dir.join(&rel), pem_encode("X509 CRL", &der).as_bytes(), false)?;
+                write_file(
+                    &self.dir.join(&rel),
+                    pem_encode("X509 CRL", &der).as_bytes(),
+                    false,
+                )?;
                 self.manifest.crls.push(rel);
                 self.crl_ders.push(der);
                 added.crls += 1;
@@ -378,8 +427,9 @@ impl Keystore {
     }
 
     fn save(&self) -> Result<()> {
-        let text = toml::to_string(&self.manifest)
-            .map_err(|e| ProtectError::keystore(&self.dir, format!("cannot encode keystore.toml: {e}")))?;
+        let text = toml::to_string(&self.manifest).map_err(|e| {
+            ProtectError::keystore(&self.dir, format!("cannot encode keystore.toml: {e}"))
+        })?;
         let body = format!("# sealmq keystore (format documented in docs/keystore.md)\n{text}");
         write_file(&self.dir.join(KEYSTORE_FILE), body.as_bytes(), false)
     }
@@ -394,9 +444,12 @@ impl Keystore {
 
     /// The identity, or an error saying the keystore has none.
     pub fn require_identity(&self) -> Result<&Identity> {
-        self.identity
-            .as_ref()
-            .ok_or_else(|| ProtectError::keystore(&self.dir, "the keystore has no identity (run 'sealmq keystore init' or 'import')"))
+        self.identity.as_ref().ok_or_else(|| {
+            ProtectError::keystore(
+                &self.dir,
+                "the keystore has no identity (run 'sealmq keystore init' or 'import')",
+            )
+        })
     }
 
     pub fn trusted(&self) -> &[Cert] {
@@ -430,11 +483,15 @@ impl Keystore {
     /// The certificate to encrypt to for `dn`: a known recipient (or the own identity) whose
     /// subject equals `dn`, valid now and trusted; the newest when several fit.
     pub fn find_recipient(&self, dn: &Dn, now: SystemTime) -> Result<Cert> {
-        let mut candidates: Vec<&Cert> = self.recipients.iter().filter(|c| c.subject() == dn).collect();
-        if let Some(id) = &self.identity {
-            if id.cert.subject() == dn {
-                candidates.push(&id.cert);
-            }
+        let mut candidates: Vec<&Cert> = self
+            .recipients
+            .iter()
+            .filter(|c| c.subject() == dn)
+            .collect();
+        if let Some(id) = &self.identity
+            && id.cert.subject() == dn
+        {
+            candidates.push(&id.cert);
         }
         if candidates.is_empty() {
             return Err(ProtectError::Protect(format!(
@@ -445,7 +502,11 @@ impl Keystore {
         candidates.sort_by_key(|c| std::cmp::Reverse(c.validity_unix().1));
         let mut last_err = None;
         for c in candidates {
-            let chain = self.identity.as_ref().map(|i| i.chain.clone()).unwrap_or_default();
+            let chain = self
+                .identity
+                .as_ref()
+                .map(|i| i.chain.clone())
+                .unwrap_or_default();
             match pathval::validate(c, &chain, &self.trusted, &self.crls, now, Usage::Recipient) {
                 Ok(()) => return Ok(c.clone()),
                 Err(e) => last_err = Some(e),
@@ -501,7 +562,9 @@ fn key_to_pkcs8(key: &PrivateKey) -> Result<Zeroizing<Vec<u8>>> {
             let d: Pkcs8V1Der = sign.as_der().map_err(err)?;
             Zeroizing::new(d.as_ref().to_vec())
         }
-        PrivateKey::Ec { sign, .. } => Zeroizing::new(sign.to_pkcs8v1().map_err(err)?.as_ref().to_vec()),
+        PrivateKey::Ec { sign, .. } => {
+            Zeroizing::new(sign.to_pkcs8v1().map_err(err)?.as_ref().to_vec())
+        }
         PrivateKey::Ed25519(kp) => Zeroizing::new(kp.to_pkcs8v1().map_err(err)?.as_ref().to_vec()),
     })
 }
@@ -514,9 +577,21 @@ fn pkcs8_of(path: &Path) -> Result<Zeroizing<Vec<u8>>> {
 /// Writes a CRL revoking `revoked` signed by the CA keystore in `ca_dir`; returns PEM.
 pub fn make_crl_pem(ca_dir: &Path, revoked: &[&Cert], number: u64, days: u32) -> Result<String> {
     let ca = Keystore::load(ca_dir)?;
-    let files = ca.manifest.identity.as_ref().ok_or_else(|| ProtectError::keystore(ca_dir, "no identity"))?;
+    let files = ca
+        .manifest
+        .identity
+        .as_ref()
+        .ok_or_else(|| ProtectError::keystore(ca_dir, "no identity"))?;
     let id = ca.require_identity()?;
     let pkcs8 = pkcs8_of(&ca_dir.join(&files.key))?;
-    let der = identity::make_crl(&Signer { cert: &id.cert, pkcs8: &pkcs8 }, revoked, number, days)?;
+    let der = identity::make_crl(
+        &Signer {
+            cert: &id.cert,
+            pkcs8: &pkcs8,
+        },
+        revoked,
+        number,
+        days,
+    )?;
     Ok(pem_encode("X509 CRL", &der))
 }

@@ -7,8 +7,8 @@ use crate::error::{Check, ProtectError, Result, fail};
 use rustls_pki_types::{CertificateDer, UnixTime};
 use std::time::SystemTime;
 use webpki::{
-    CertRevocationList, EndEntityCert, ExtendedKeyUsageValidator, KeyPurposeIdIter, OwnedCertRevocationList,
-    RevocationCheckDepth, RevocationOptionsBuilder, UnknownStatusPolicy,
+    CertRevocationList, EndEntityCert, ExtendedKeyUsageValidator, KeyPurposeIdIter,
+    OwnedCertRevocationList, RevocationCheckDepth, RevocationOptionsBuilder, UnknownStatusPolicy,
 };
 
 /// What the certificate is about to be used for.
@@ -75,7 +75,10 @@ pub fn validate(
     let ee_der = CertificateDer::from(cert.der());
     let ee = EndEntityCert::try_from(&ee_der)
         .map_err(|e| fail!(check, "{who} certificate '{subject}' is not usable: {e:?}"))?;
-    let anchor_ders: Vec<CertificateDer<'_>> = trusted.iter().map(|c| CertificateDer::from(c.der())).collect();
+    let anchor_ders: Vec<CertificateDer<'_>> = trusted
+        .iter()
+        .map(|c| CertificateDer::from(c.der()))
+        .collect();
     let anchors: Vec<_> = anchor_ders
         .iter()
         .filter_map(|d| webpki::anchor_from_trusted_cert(d).ok())
@@ -86,7 +89,10 @@ pub fn validate(
             "{who} certificate '{subject}' cannot be trusted: the keystore trusts no CA (add one with 'sealmq keystore trust')"
         ));
     }
-    let inter: Vec<CertificateDer<'_>> = intermediates.iter().map(|c| CertificateDer::from(c.der())).collect();
+    let inter: Vec<CertificateDer<'_>> = intermediates
+        .iter()
+        .map(|c| CertificateDer::from(c.der()))
+        .collect();
     let secs = now
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -132,7 +138,10 @@ pub fn validate(
         Usage::Recipient => cert.may_encrypt_to(),
     };
     if !fits {
-        return Err(fail!(check, "{who} certificate '{subject}' has a keyUsage that does not allow this use"));
+        return Err(fail!(
+            check,
+            "{who} certificate '{subject}' has a keyUsage that does not allow this use"
+        ));
     }
     if !cert.eku_fits() {
         return Err(fail!(

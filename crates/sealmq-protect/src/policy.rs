@@ -258,13 +258,13 @@ impl Policy {
                 self.name
             )));
         }
-        if let KeyReuse::Count(n) = self.key_reuse {
-            if n == 0 || n > MAX_KEYREUSE {
-                return Err(ProtectError::Policy(format!(
-                    "policy {}: KEYREUSE({n}) is out of range 1..{MAX_KEYREUSE}",
-                    self.name
-                )));
-            }
+        if let KeyReuse::Count(n) = self.key_reuse
+            && (n == 0 || n > MAX_KEYREUSE)
+        {
+            return Err(ProtectError::Policy(format!(
+                "policy {}: KEYREUSE({n}) is out of range 1..{MAX_KEYREUSE}",
+                self.name
+            )));
         }
         Ok(())
     }
@@ -339,26 +339,51 @@ mod tests {
             let e = EncAlg::parse(s).unwrap_err().to_string();
             assert!(e.contains("insecure"), "{e}");
         }
-        assert!(!SignAlg::parse("SHA999").unwrap_err().to_string().contains("insecure"));
+        assert!(
+            !SignAlg::parse("SHA999")
+                .unwrap_err()
+                .to_string()
+                .contains("insecure")
+        );
     }
 
     #[test]
     fn every_rule_is_named() {
         let mut p = Policy::none("Q1");
         p.enc_alg = EncAlg::Aes128;
-        assert!(p.validate().unwrap_err().to_string().contains("needs at least one RECIP"));
+        assert!(
+            p.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("needs at least one RECIP")
+        );
         p.recipients.push(dn("CN=bob"));
         p.validate().unwrap();
         p.signers.push(dn("CN=alice"));
-        assert!(p.validate().unwrap_err().to_string().contains("SIGNER needs a SIGNALG"));
+        assert!(
+            p.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("SIGNER needs a SIGNALG")
+        );
         p.signers.clear();
         p.key_reuse = KeyReuse::Count(32);
         p.validate().unwrap();
         p.sign_alg = SignAlg::Sha256;
-        assert!(p.validate().unwrap_err().to_string().contains("KEYREUSE applies only"));
+        assert!(
+            p.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("KEYREUSE applies only")
+        );
         let mut q = Policy::none("Q1");
         q.recipients.push(dn("CN=bob"));
-        assert!(q.validate().unwrap_err().to_string().contains("RECIP is only"));
+        assert!(
+            q.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("RECIP is only")
+        );
         let bad = Policy::none("BAD NAME");
         assert!(bad.validate().unwrap_err().to_string().contains("1-48"));
     }

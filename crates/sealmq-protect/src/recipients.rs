@@ -16,17 +16,21 @@ use aws_lc_rs::agreement::{self, EphemeralPrivateKey, UnparsedPublicKey};
 use aws_lc_rs::digest;
 use aws_lc_rs::key_wrap::{AES_128, AES_256, AesKek, KeyWrap};
 use aws_lc_rs::rand::SystemRandom;
-use aws_lc_rs::rsa::{OAEP_SHA256_MGF1SHA256, OAEP_SHA384_MGF1SHA384, OAEP_SHA512_MGF1SHA512, OaepPublicEncryptingKey, PublicEncryptingKey};
-use cms::enveloped_data::{
-    KeyAgreeRecipientIdentifier, KeyAgreeRecipientInfo, KeyTransRecipientInfo, OriginatorIdentifierOrKey,
-    OriginatorPublicKey, RecipientEncryptedKey, RecipientIdentifier, RecipientInfo, RecipientInfos,
+use aws_lc_rs::rsa::{
+    OAEP_SHA256_MGF1SHA256, OAEP_SHA384_MGF1SHA384, OAEP_SHA512_MGF1SHA512,
+    OaepPublicEncryptingKey, PublicEncryptingKey,
 };
-use x509_cert::ext::pkix::SubjectKeyIdentifier;
 use cms::content_info::CmsVersion;
+use cms::enveloped_data::{
+    KeyAgreeRecipientIdentifier, KeyAgreeRecipientInfo, KeyTransRecipientInfo,
+    OriginatorIdentifierOrKey, OriginatorPublicKey, RecipientEncryptedKey, RecipientIdentifier,
+    RecipientInfo, RecipientInfos,
+};
 use const_oid::ObjectIdentifier as Oid;
 use der::asn1::{BitString, OctetString, SetOfVec};
 use der::{Any, Encode};
 use spki::AlgorithmIdentifierOwned;
+use x509_cert::ext::pkix::SubjectKeyIdentifier;
 use zeroize::Zeroizing;
 
 fn alg(oid: Oid, parameters: Option<Any>) -> AlgorithmIdentifierOwned {
@@ -38,11 +42,20 @@ fn perr(e: impl std::fmt::Display) -> ProtectError {
 }
 
 fn wrap_oid(enc: EncAlg) -> Oid {
-    if enc == EncAlg::Aes128 { oids::AES128_WRAP } else { oids::AES256_WRAP }
+    if enc == EncAlg::Aes128 {
+        oids::AES128_WRAP
+    } else {
+        oids::AES256_WRAP
+    }
 }
 
 /// Builds one RecipientInfo per certificate for `cek`.
-pub fn wrap_for(certs: &[Cert], cek: &[u8], enc: EncAlg, counters: &Counters) -> Result<RecipientInfos> {
+pub fn wrap_for(
+    certs: &[Cert],
+    cek: &[u8],
+    enc: EncAlg,
+    counters: &Counters,
+) -> Result<RecipientInfos> {
     let mut set = SetOfVec::new();
     for cert in certs {
         if !cert.may_encrypt_to() {
@@ -74,12 +87,16 @@ fn oaep_alg_id() -> Result<AlgorithmIdentifierOwned> {
         mask_gen: Some(mgf),
         p_source: None,
     };
-    Ok(alg(oids::RSAES_OAEP, Some(Any::encode_from(&params).map_err(perr)?)))
+    Ok(alg(
+        oids::RSAES_OAEP,
+        Some(Any::encode_from(&params).map_err(perr)?),
+    ))
 }
 
 fn ktri(cert: &Cert, cek: &[u8]) -> Result<RecipientInfo> {
-    let pk = PublicEncryptingKey::from_der(&cert.public_key().spki_der)
-        .map_err(|e| ProtectError::Protect(format!("recipient '{}' RSA key: {e}", cert.subject())))?;
+    let pk = PublicEncryptingKey::from_der(&cert.public_key().spki_der).map_err(|e| {
+        ProtectError::Protect(format!("recipient '{}' RSA key: {e}", cert.subject()))
+    })?;
     let oaep = OaepPublicEncryptingKey::new(pk).map_err(perr)?;
     let mut out = vec![0u8; oaep.ciphertext_size()];
     let ct = oaep
@@ -90,9 +107,14 @@ fn ktri(cert: &Cert, cek: &[u8]) -> Result<RecipientInfo> {
     let (version, rid) = match cert.subject_key_id() {
         Some(skid) => (
             CmsVersion::V2,
-            RecipientIdentifier::SubjectKeyIdentifier(SubjectKeyIdentifier(OctetString::new(skid).map_err(perr)?)),
+            RecipientIdentifier::SubjectKeyIdentifier(SubjectKeyIdentifier(
+                OctetString::new(skid).map_err(perr)?,
+            )),
         ),
-        None => (CmsVersion::V0, RecipientIdentifier::IssuerAndSerialNumber(cert.issuer_and_serial())),
+        None => (
+            CmsVersion::V0,
+            RecipientIdentifier::IssuerAndSerialNumber(cert.issuer_and_serial()),
+        ),
     };
     Ok(RecipientInfo::Ktri(KeyTransRecipientInfo {
         version,
@@ -103,11 +125,20 @@ fn ktri(cert: &Cert, cek: &[u8]) -> Result<RecipientInfo> {
 }
 
 fn ecdh_alg(kind: KeyKind) -> &'static agreement::Algorithm {
-    if kind == KeyKind::P384 { &agreement::ECDH_P384 } else { &agreement::ECDH_P256 }
+    if kind == KeyKind::P384 {
+        &agreement::ECDH_P384
+    } else {
+        &agreement::ECDH_P256
+    }
 }
 
 /// ANSI X9.63 KDF: Hash(Z || counter || SharedInfo) until `len` bytes.
-fn x963_kdf(md: &'static digest::Algorithm, z: &[u8], shared_info: &[u8], len: usize) -> Zeroizing<Vec<u8>> {
+fn x963_kdf(
+    md: &'static digest::Algorithm,
+    z: &[u8],
+    shared_info: &[u8],
+    len: usize,
+) -> Zeroizing<Vec<u8>> {
     let mut out = Zeroizing::new(Vec::with_capacity(len + md.output_len()));
     let mut counter: u32 = 1;
     while out.len() < len {
@@ -122,18 +153,27 @@ fn x963_kdf(md: &'static digest::Algorithm, z: &[u8], shared_info: &[u8], len: u
     out
 }
 
-fn shared_info(wrap: &AlgorithmIdentifierOwned, ukm: Option<&OctetString>, key_len: usize) -> Result<Vec<u8>> {
+fn shared_info(
+    wrap: &AlgorithmIdentifierOwned,
+    ukm: Option<&OctetString>,
+    key_len: usize,
+) -> Result<Vec<u8>> {
     EccCmsSharedInfo {
         key_info: alg(wrap.oid, None),
         entity_u_info: ukm.cloned(),
-        supp_pub_info: OctetString::new(((key_len * 8) as u32).to_be_bytes().to_vec()).map_err(perr)?,
+        supp_pub_info: OctetString::new(((key_len * 8) as u32).to_be_bytes().to_vec())
+            .map_err(perr)?,
     }
     .to_der()
     .map_err(perr)
 }
 
 fn kek(wrap_oid: &Oid, key: &[u8]) -> Result<AesKek> {
-    let cipher = if *wrap_oid == oids::AES128_WRAP { &AES_128 } else { &AES_256 };
+    let cipher = if *wrap_oid == oids::AES128_WRAP {
+        &AES_128
+    } else {
+        &AES_256
+    };
     AesKek::new(cipher, key).map_err(|_| fail!(Check::Decrypt, "bad key-encryption key"))
 }
 
@@ -146,9 +186,12 @@ fn kari(cert: &Cert, cek: &[u8], enc: EncAlg) -> Result<RecipientInfo> {
     let key_len = enc.key_len();
     let si = shared_info(&wrap, None, key_len)?;
     let peer = UnparsedPublicKey::new(ecdh_alg(kind), cert.public_key().raw.clone());
-    let kek_bytes = agreement::agree_ephemeral(eph, peer, ProtectError::Protect("ECDH failed".into()), |z| {
-        Ok(x963_kdf(&digest::SHA256, z, &si, key_len))
-    })?;
+    let kek_bytes = agreement::agree_ephemeral(
+        eph,
+        peer,
+        ProtectError::Protect("ECDH failed".into()),
+        |z| Ok(x963_kdf(&digest::SHA256, z, &si, key_len)),
+    )?;
     let mut wrapped = vec![0u8; cek.len() + 8];
     let out = kek(&wrap.oid, &kek_bytes)?
         .wrap(cek, &mut wrapped)
@@ -169,7 +212,10 @@ fn kari(cert: &Cert, cek: &[u8], enc: EncAlg) -> Result<RecipientInfo> {
             public_key: BitString::from_bytes(eph_pub.as_ref()).map_err(perr)?,
         }),
         ukm: None,
-        key_enc_alg: alg(oids::ECDH_SHA256KDF, Some(Any::encode_from(&wrap).map_err(perr)?)),
+        key_enc_alg: alg(
+            oids::ECDH_SHA256KDF,
+            Some(Any::encode_from(&wrap).map_err(perr)?),
+        ),
         recipient_enc_keys: reks,
     }))
 }
@@ -179,14 +225,18 @@ pub fn describe(ris: &RecipientInfos) -> Vec<String> {
     ris.0
         .iter()
         .map(|ri| match ri {
-            RecipientInfo::Ktri(k) => format!("{} {}", rid_name(&k.rid), oids::name(&k.key_enc_alg.oid)),
+            RecipientInfo::Ktri(k) => {
+                format!("{} {}", rid_name(&k.rid), oids::name(&k.key_enc_alg.oid))
+            }
             RecipientInfo::Kari(k) => {
                 let who: Vec<String> = k
                     .recipient_enc_keys
                     .iter()
                     .map(|r| match &r.rid {
                         KeyAgreeRecipientIdentifier::IssuerAndSerialNumber(i) => ias_name(i),
-                        KeyAgreeRecipientIdentifier::RKeyId(k) => key_id_name(k.subject_key_identifier.0.as_bytes()),
+                        KeyAgreeRecipientIdentifier::RKeyId(k) => {
+                            key_id_name(k.subject_key_identifier.0.as_bytes())
+                        }
                     })
                     .collect();
                 format!("{} {}", who.join(" "), oids::name(&k.key_enc_alg.oid))
@@ -197,7 +247,12 @@ pub fn describe(ris: &RecipientInfos) -> Vec<String> {
 }
 
 fn ias_name(i: &cms::cert::IssuerAndSerialNumber) -> String {
-    let serial: String = i.serial_number.as_bytes().iter().map(|b| format!("{b:02X}")).collect();
+    let serial: String = i
+        .serial_number
+        .as_bytes()
+        .iter()
+        .map(|b| format!("{b:02X}"))
+        .collect();
     format!("issuer '{}' serial {serial}", i.issuer)
 }
 
@@ -215,7 +270,12 @@ fn rid_name(r: &RecipientIdentifier) -> String {
 
 /// Finds the RecipientInfo addressed to `cert` and unwraps the CEK with `key`.
 /// Not addressed → a `recipient` check failure; addressed but unwrap fails → `decrypt`.
-pub fn unwrap(ris: &RecipientInfos, cert: &Cert, key: &PrivateKey, counters: &Counters) -> Result<Zeroizing<Vec<u8>>> {
+pub fn unwrap(
+    ris: &RecipientInfos,
+    cert: &Cert,
+    key: &PrivateKey,
+    counters: &Counters,
+) -> Result<Zeroizing<Vec<u8>>> {
     let skid = cert.subject_key_id();
     let ias_match = |i: &cms::cert::IssuerAndSerialNumber| cert.matches_issuer_serial(i);
     for ri in ris.0.iter() {
@@ -223,7 +283,9 @@ pub fn unwrap(ris: &RecipientInfos, cert: &Cert, key: &PrivateKey, counters: &Co
             RecipientInfo::Ktri(k) => {
                 let mine = match &k.rid {
                     RecipientIdentifier::IssuerAndSerialNumber(i) => ias_match(i),
-                    RecipientIdentifier::SubjectKeyIdentifier(s) => skid.as_deref() == Some(s.0.as_bytes()),
+                    RecipientIdentifier::SubjectKeyIdentifier(s) => {
+                        skid.as_deref() == Some(s.0.as_bytes())
+                    }
                 };
                 if mine {
                     return counters.time(Op::KeyUnwrap, || unwrap_ktri(k, key));
@@ -255,7 +317,11 @@ pub fn unwrap(ris: &RecipientInfos, cert: &Cert, key: &PrivateKey, counters: &Co
 
 fn unwrap_ktri(k: &KeyTransRecipientInfo, key: &PrivateKey) -> Result<Zeroizing<Vec<u8>>> {
     let PrivateKey::Rsa { decrypt, .. } = key else {
-        return Err(fail!(Check::Decrypt, "message wraps the key for RSA but the keystore key is {}", key.kind().name()));
+        return Err(fail!(
+            Check::Decrypt,
+            "message wraps the key for RSA but the keystore key is {}",
+            key.kind().name()
+        ));
     };
     if k.key_enc_alg.oid == oids::RSA_ENCRYPTION {
         return Err(fail!(
@@ -264,13 +330,21 @@ fn unwrap_ktri(k: &KeyTransRecipientInfo, key: &PrivateKey) -> Result<Zeroizing<
         ));
     }
     if k.key_enc_alg.oid != oids::RSAES_OAEP {
-        return Err(fail!(Check::Algorithms, "key transport {} is not supported", oids::name(&k.key_enc_alg.oid)));
+        return Err(fail!(
+            Check::Algorithms,
+            "key transport {} is not supported",
+            oids::name(&k.key_enc_alg.oid)
+        ));
     }
     let params: RsaOaepParams = match &k.key_enc_alg.parameters {
         Some(p) => p
             .decode_as()
             .map_err(|e| fail!(Check::Algorithms, "RSA-OAEP parameters unreadable: {e}"))?,
-        None => RsaOaepParams { hash: None, mask_gen: None, p_source: None },
+        None => RsaOaepParams {
+            hash: None,
+            mask_gen: None,
+            p_source: None,
+        },
     };
     let hash = params.hash.as_ref().map(|h| h.oid).unwrap_or(oids::SHA1);
     let mgf_hash = params
@@ -281,14 +355,20 @@ fn unwrap_ktri(k: &KeyTransRecipientInfo, key: &PrivateKey) -> Result<Zeroizing<
         .map(|a| a.oid)
         .unwrap_or(oids::SHA1);
     if params.p_source.is_some() {
-        return Err(fail!(Check::Algorithms, "RSA-OAEP with a label is not supported"));
+        return Err(fail!(
+            Check::Algorithms,
+            "RSA-OAEP with a label is not supported"
+        ));
     }
     let oaep = match (hash, mgf_hash) {
         (h, m) if h == oids::SHA256 && m == oids::SHA256 => &OAEP_SHA256_MGF1SHA256,
         (h, m) if h == oids::SHA384 && m == oids::SHA384 => &OAEP_SHA384_MGF1SHA384,
         (h, m) if h == oids::SHA512 && m == oids::SHA512 => &OAEP_SHA512_MGF1SHA512,
         (h, _) if h == oids::SHA1 => {
-            return Err(fail!(Check::Algorithms, "RSA-OAEP with SHA-1 is insecure and refused; use SHA-256"));
+            return Err(fail!(
+                Check::Algorithms,
+                "RSA-OAEP with SHA-1 is insecure and refused; use SHA-256"
+            ));
         }
         (h, m) => {
             return Err(fail!(
@@ -302,7 +382,12 @@ fn unwrap_ktri(k: &KeyTransRecipientInfo, key: &PrivateKey) -> Result<Zeroizing<
     let mut out = Zeroizing::new(vec![0u8; decrypt.min_output_size()]);
     let n = decrypt
         .decrypt(oaep, k.enc_key.as_bytes(), &mut out, None)
-        .map_err(|_| fail!(Check::Decrypt, "RSA-OAEP key unwrap failed: wrong private key, or the message was altered"))?
+        .map_err(|_| {
+            fail!(
+                Check::Decrypt,
+                "RSA-OAEP key unwrap failed: wrong private key, or the message was altered"
+            )
+        })?
         .len();
     out.truncate(n);
     Ok(out)
@@ -315,13 +400,27 @@ fn kdf_digest(oid: &Oid) -> Result<&'static digest::Algorithm> {
         o if o == oids::ECDH_SHA512KDF => &digest::SHA512,
         o if o == oids::ECDH_SHA224KDF => &digest::SHA224,
         o if o == oids::ECDH_SHA1KDF => &digest::SHA1_FOR_LEGACY_USE_ONLY,
-        o => return Err(fail!(Check::Algorithms, "key agreement {} is not supported", oids::name(&o))),
+        o => {
+            return Err(fail!(
+                Check::Algorithms,
+                "key agreement {} is not supported",
+                oids::name(&o)
+            ));
+        }
     })
 }
 
-fn unwrap_kari(k: &KeyAgreeRecipientInfo, rek: &RecipientEncryptedKey, key: &PrivateKey) -> Result<Zeroizing<Vec<u8>>> {
+fn unwrap_kari(
+    k: &KeyAgreeRecipientInfo,
+    rek: &RecipientEncryptedKey,
+    key: &PrivateKey,
+) -> Result<Zeroizing<Vec<u8>>> {
     let PrivateKey::Ec { kind, agree, .. } = key else {
-        return Err(fail!(Check::Decrypt, "message uses EC key agreement but the keystore key is {}", key.kind().name()));
+        return Err(fail!(
+            Check::Decrypt,
+            "message uses EC key agreement but the keystore key is {}",
+            key.kind().name()
+        ));
     };
     let md = kdf_digest(&k.key_enc_alg.oid)?;
     let wrap: AlgorithmIdentifierOwned = k
@@ -329,32 +428,60 @@ fn unwrap_kari(k: &KeyAgreeRecipientInfo, rek: &RecipientEncryptedKey, key: &Pri
         .parameters
         .as_ref()
         .and_then(|p| p.decode_as().ok())
-        .ok_or_else(|| fail!(Check::Algorithms, "key agreement without a key-wrap algorithm"))?;
+        .ok_or_else(|| {
+            fail!(
+                Check::Algorithms,
+                "key agreement without a key-wrap algorithm"
+            )
+        })?;
     let key_len = match wrap.oid {
         o if o == oids::AES128_WRAP => 16,
         o if o == oids::AES256_WRAP => 32,
-        o => return Err(fail!(Check::Algorithms, "key wrap {} is not supported", oids::name(&o))),
+        o => {
+            return Err(fail!(
+                Check::Algorithms,
+                "key wrap {} is not supported",
+                oids::name(&o)
+            ));
+        }
     };
     let OriginatorIdentifierOrKey::OriginatorKey(orig) = &k.originator else {
-        return Err(fail!(Check::Algorithms, "key agreement without an ephemeral originator key is not supported"));
+        return Err(fail!(
+            Check::Algorithms,
+            "key agreement without an ephemeral originator key is not supported"
+        ));
     };
-    let point = orig
-        .public_key
-        .as_bytes()
-        .ok_or_else(|| fail!(Check::Header, "originator key is not a whole number of bytes"))?;
+    let point = orig.public_key.as_bytes().ok_or_else(|| {
+        fail!(
+            Check::Header,
+            "originator key is not a whole number of bytes"
+        )
+    })?;
     let si = shared_info(&wrap, k.ukm.as_ref(), key_len)?;
     let peer = UnparsedPublicKey::new(ecdh_alg(*kind), point);
-    let kek_bytes = agreement::agree(agree, peer, fail!(Check::Decrypt, "ECDH with the originator key failed"), |z| {
-        Ok(x963_kdf(md, z, &si, key_len))
-    })?;
+    let kek_bytes = agreement::agree(
+        agree,
+        peer,
+        fail!(Check::Decrypt, "ECDH with the originator key failed"),
+        |z| Ok(x963_kdf(md, z, &si, key_len)),
+    )?;
     let wrapped = rek.enc_key.as_bytes();
     if wrapped.len() < 24 || wrapped.len() > 72 {
-        return Err(fail!(Check::Decrypt, "wrapped key has an impossible length {}", wrapped.len()));
+        return Err(fail!(
+            Check::Decrypt,
+            "wrapped key has an impossible length {}",
+            wrapped.len()
+        ));
     }
     let mut out = Zeroizing::new(vec![0u8; wrapped.len()]);
     let n = kek(&wrap.oid, &kek_bytes)?
         .unwrap(wrapped, &mut out)
-        .map_err(|_| fail!(Check::Decrypt, "AES key unwrap failed: wrong private key, or the message was altered"))?
+        .map_err(|_| {
+            fail!(
+                Check::Decrypt,
+                "AES key unwrap failed: wrong private key, or the message was altered"
+            )
+        })?
         .len();
     out.truncate(n);
     Ok(out)

@@ -127,7 +127,10 @@ pub fn sign(
     let now = Time::try_from(std::time::SystemTime::now())
         .map_err(|e| ProtectError::Protect(format!("signing time: {e}")))?;
     push(attr(oids::ATTR_SIGNING_TIME, any(&now)?)?)?;
-    push(attr(oids::ATTR_MESSAGE_DIGEST, any(&OctetString::new(md.as_ref()).map_err(|e| ProtectError::Protect(e.to_string()))?)?)?)?;
+    push(attr(
+        oids::ATTR_MESSAGE_DIGEST,
+        any(&OctetString::new(md.as_ref()).map_err(|e| ProtectError::Protect(e.to_string()))?)?,
+    )?)?;
     if let Some(core) = header_core {
         let v = OctetString::new(core).map_err(|e| ProtectError::Protect(e.to_string()))?;
         push(attr(oids::ATTR_SEALMQ_HEADER, any(&v)?)?)?;
@@ -136,32 +139,59 @@ pub fn sign(
 
     let rng = SystemRandom::new();
     let sign_err = |_| ProtectError::Protect("signing failed in the crypto library".into());
-    let (sig, sig_alg) = counters.time(Op::Sign, || -> Result<(Vec<u8>, AlgorithmIdentifierOwned)> {
-        match signer.key {
-            PrivateKey::Rsa { sign, .. } => {
-                let mut out = vec![0u8; sign.public_modulus_len()];
-                let (padding, id): (&'static dyn signature::RsaEncoding, _) = match (signer.rsa_pss, alg) {
-                    (false, SignAlg::Sha384) => (&signature::RSA_PKCS1_SHA384, alg_id(oids::RSA_ENCRYPTION, Some(Any::null()))),
-                    (false, SignAlg::Sha512) => (&signature::RSA_PKCS1_SHA512, alg_id(oids::RSA_ENCRYPTION, Some(Any::null()))),
-                    (false, _) => (&signature::RSA_PKCS1_SHA256, alg_id(oids::RSA_ENCRYPTION, Some(Any::null()))),
-                    (true, SignAlg::Sha384) => (&signature::RSA_PSS_SHA384, alg_id(oids::RSASSA_PSS, Some(pss_params(alg)?))),
-                    (true, SignAlg::Sha512) => (&signature::RSA_PSS_SHA512, alg_id(oids::RSASSA_PSS, Some(pss_params(alg)?))),
-                    (true, _) => (&signature::RSA_PSS_SHA256, alg_id(oids::RSASSA_PSS, Some(pss_params(alg)?))),
-                };
-                sign.sign(padding, &rng, &to_sign, &mut out).map_err(sign_err)?;
-                Ok((out, id))
+    let (sig, sig_alg) = counters.time(
+        Op::Sign,
+        || -> Result<(Vec<u8>, AlgorithmIdentifierOwned)> {
+            match signer.key {
+                PrivateKey::Rsa { sign, .. } => {
+                    let mut out = vec![0u8; sign.public_modulus_len()];
+                    let (padding, id): (&'static dyn signature::RsaEncoding, _) =
+                        match (signer.rsa_pss, alg) {
+                            (false, SignAlg::Sha384) => (
+                                &signature::RSA_PKCS1_SHA384,
+                                alg_id(oids::RSA_ENCRYPTION, Some(Any::null())),
+                            ),
+                            (false, SignAlg::Sha512) => (
+                                &signature::RSA_PKCS1_SHA512,
+                                alg_id(oids::RSA_ENCRYPTION, Some(Any::null())),
+                            ),
+                            (false, _) => (
+                                &signature::RSA_PKCS1_SHA256,
+                                alg_id(oids::RSA_ENCRYPTION, Some(Any::null())),
+                            ),
+                            (true, SignAlg::Sha384) => (
+                                &signature::RSA_PSS_SHA384,
+                                alg_id(oids::RSASSA_PSS, Some(pss_params(alg)?)),
+                            ),
+                            (true, SignAlg::Sha512) => (
+                                &signature::RSA_PSS_SHA512,
+                                alg_id(oids::RSASSA_PSS, Some(pss_params(alg)?)),
+                            ),
+                            (true, _) => (
+                                &signature::RSA_PSS_SHA256,
+                                alg_id(oids::RSASSA_PSS, Some(pss_params(alg)?)),
+                            ),
+                        };
+                    sign.sign(padding, &rng, &to_sign, &mut out)
+                        .map_err(sign_err)?;
+                    Ok((out, id))
+                }
+                PrivateKey::Ec { sign, .. } => {
+                    let s = sign.sign(&rng, &to_sign).map_err(sign_err)?;
+                    let oid = if alg == SignAlg::Sha384 {
+                        oids::ECDSA_SHA384
+                    } else {
+                        oids::ECDSA_SHA256
+                    };
+                    Ok((s.as_ref().to_vec(), alg_id(oid, None)))
+                }
+                PrivateKey::Ed25519(kp) => {
+                    let s = kp.try_sign(&to_sign).map_err(sign_err)?;
+                    Ok((s.as_ref().to_vec(), alg_id(oids::ED25519, None)))
+                }
             }
-            PrivateKey::Ec { sign, .. } => {
-                let s = sign.sign(&rng, &to_sign).map_err(sign_err)?;
-                let oid = if alg == SignAlg::Sha384 { oids::ECDSA_SHA384 } else { oids::ECDSA_SHA256 };
-                Ok((s.as_ref().to_vec(), alg_id(oid, None)))
-            }
-            PrivateKey::Ed25519(kp) => {
-                let s = kp.try_sign(&to_sign).map_err(sign_err)?;
-                Ok((s.as_ref().to_vec(), alg_id(oids::ED25519, None)))
-            }
-        }
-    })?;
+        },
+    )?;
 
     let signed_attrs = attrs;
     let si = SignerInfo {
@@ -182,13 +212,17 @@ pub fn sign(
         .insert(CertificateChoices::Certificate(signer.cert.x509().clone()))
         .map_err(|e| ProtectError::Protect(e.to_string()))?;
     let mut infos = SetOfVec::new();
-    infos.insert(si).map_err(|e| ProtectError::Protect(e.to_string()))?;
+    infos
+        .insert(si)
+        .map_err(|e| ProtectError::Protect(e.to_string()))?;
     let sd = SignedData {
         version: CmsVersion::V1,
         digest_algorithms,
         encap_content_info: EncapsulatedContentInfo {
             econtent_type: oids::ID_DATA,
-            econtent: Some(any(&OctetString::new(content).map_err(|e| ProtectError::Protect(e.to_string()))?)?),
+            econtent: Some(any(
+                &OctetString::new(content).map_err(|e| ProtectError::Protect(e.to_string()))?
+            )?),
         },
         certificates: Some(CertificateSet(certs)),
         crls: None,
@@ -258,7 +292,9 @@ pub fn summarize(der: &[u8]) -> Result<SignedSummary> {
         .iter()
         .next()
         .ok_or_else(|| fail!(Check::Signature, "SignedData has no signer"))?;
-    let signer_dn = find_signer_cert(&sd, &si.sid, &[]).ok().map(|c| c.subject().to_string());
+    let signer_dn = find_signer_cert(&sd, &si.sid, &[])
+        .ok()
+        .map(|c| c.subject().to_string());
     let content_len = sd
         .encap_content_info
         .econtent
@@ -276,13 +312,19 @@ pub fn summarize(der: &[u8]) -> Result<SignedSummary> {
 }
 
 fn find_signer_cert(sd: &SignedData, sid: &SignerIdentifier, known: &[Cert]) -> Result<Cert> {
-    let embedded = sd.certificates.iter().flat_map(|s| s.0.iter()).filter_map(|c| match c {
-        CertificateChoices::Certificate(c) => Cert::from_x509(c).ok(),
-        _ => None,
-    });
+    let embedded = sd
+        .certificates
+        .iter()
+        .flat_map(|s| s.0.iter())
+        .filter_map(|c| match c {
+            CertificateChoices::Certificate(c) => Cert::from_x509(c).ok(),
+            _ => None,
+        });
     let mut candidates = embedded.chain(known.iter().cloned());
     let found = match sid {
-        SignerIdentifier::IssuerAndSerialNumber(ias) => candidates.find(|c| c.matches_issuer_serial(ias)),
+        SignerIdentifier::IssuerAndSerialNumber(ias) => {
+            candidates.find(|c| c.matches_issuer_serial(ias))
+        }
         SignerIdentifier::SubjectKeyIdentifier(skid) => {
             candidates.find(|c| c.subject_key_id().as_deref() == Some(skid.0.as_bytes()))
         }
@@ -312,10 +354,11 @@ fn verification_alg(
     };
     let oid = sig_alg.oid;
     let alg: &'static dyn VerificationAlgorithm = match kind {
-        KeyKind::Rsa(_) if oid == oids::RSA_ENCRYPTION
-            || oid == oids::SHA256_WITH_RSA
-            || oid == oids::SHA384_WITH_RSA
-            || oid == oids::SHA512_WITH_RSA =>
+        KeyKind::Rsa(_)
+            if oid == oids::RSA_ENCRYPTION
+                || oid == oids::SHA256_WITH_RSA
+                || oid == oids::SHA384_WITH_RSA
+                || oid == oids::SHA512_WITH_RSA =>
         {
             let implied = match oid {
                 o if o == oids::SHA256_WITH_RSA => Some(SignAlg::Sha256),
@@ -356,7 +399,9 @@ fn verification_alg(
             }
         }
         KeyKind::P256 | KeyKind::P384
-            if oid == oids::ECDSA_SHA256 || oid == oids::ECDSA_SHA384 || oid == oids::ECDSA_SHA512 =>
+            if oid == oids::ECDSA_SHA256
+                || oid == oids::ECDSA_SHA384
+                || oid == oids::ECDSA_SHA512 =>
         {
             match (kind, digest) {
                 (KeyKind::P256, SignAlg::Sha256) => &s::ECDSA_P256_SHA256_ASN1,
@@ -389,18 +434,29 @@ pub fn verify(der: &[u8], known: &[Cert], counters: &Counters) -> Result<Verifie
     let digest_oid_seen = si.digest_alg.oid;
     let digest = digest_strength(&digest_oid_seen).ok_or_else(|| {
         if digest_oid_seen == oids::SHA1 || digest_oid_seen == oids::MD5 {
-            fail!(Check::Algorithms, "digest {} is insecure and refused", oids::name(&digest_oid_seen))
+            fail!(
+                Check::Algorithms,
+                "digest {} is insecure and refused",
+                oids::name(&digest_oid_seen)
+            )
         } else {
-            fail!(Check::Algorithms, "digest {} is not supported", oids::name(&digest_oid_seen))
+            fail!(
+                Check::Algorithms,
+                "digest {} is not supported",
+                oids::name(&digest_oid_seen)
+            )
         }
     })?;
-    let econtent = sd
-        .encap_content_info
-        .econtent
-        .as_ref()
-        .ok_or_else(|| fail!(Check::Header, "SignedData is detached (no encapsulated content)"))?;
+    let econtent = sd.encap_content_info.econtent.as_ref().ok_or_else(|| {
+        fail!(
+            Check::Header,
+            "SignedData is detached (no encapsulated content)"
+        )
+    })?;
     let content = OctetString::from_der(
-        &econtent.to_der().map_err(|e| fail!(Check::Header, "eContent: {e}"))?,
+        &econtent
+            .to_der()
+            .map_err(|e| fail!(Check::Header, "eContent: {e}"))?,
     )
     .map_err(|e| fail!(Check::Header, "eContent is not an OCTET STRING: {e}"))?
     .into_bytes();
@@ -431,7 +487,10 @@ pub fn verify(der: &[u8], known: &[Cert], counters: &Counters) -> Result<Verifie
                 }
             }
             if !ct_ok {
-                return Err(fail!(Check::Signature, "content-type attribute missing or wrong"));
+                return Err(fail!(
+                    Check::Signature,
+                    "content-type attribute missing or wrong"
+                ));
             }
             if !md_ok {
                 return Err(fail!(
@@ -472,10 +531,22 @@ mod tests {
 
     #[test]
     fn curve_weaker_than_policy_is_refused() {
-        assert_eq!(digest_for(KeyKind::P256, SignAlg::Sha256).unwrap(), SignAlg::Sha256);
-        assert_eq!(digest_for(KeyKind::P384, SignAlg::Sha256).unwrap(), SignAlg::Sha384);
+        assert_eq!(
+            digest_for(KeyKind::P256, SignAlg::Sha256).unwrap(),
+            SignAlg::Sha256
+        );
+        assert_eq!(
+            digest_for(KeyKind::P384, SignAlg::Sha256).unwrap(),
+            SignAlg::Sha384
+        );
         assert!(digest_for(KeyKind::P256, SignAlg::Sha512).is_err());
-        assert_eq!(digest_for(KeyKind::Ed25519, SignAlg::Sha256).unwrap(), SignAlg::Sha512);
-        assert_eq!(digest_for(KeyKind::Rsa(2048), SignAlg::Sha384).unwrap(), SignAlg::Sha384);
+        assert_eq!(
+            digest_for(KeyKind::Ed25519, SignAlg::Sha256).unwrap(),
+            SignAlg::Sha512
+        );
+        assert_eq!(
+            digest_for(KeyKind::Rsa(2048), SignAlg::Sha384).unwrap(),
+            SignAlg::Sha384
+        );
     }
 }

@@ -21,7 +21,8 @@ fn pair() -> World {
 fn check_of(r: sealmq_protect::Result<sealmq_protect::Unprotected>) -> Check {
     let e = r.expect_err("unprotect should fail");
     assert_eq!(e.reason().code(), 2063);
-    e.check().unwrap_or_else(|| panic!("not a check failure: {e}"))
+    e.check()
+        .unwrap_or_else(|| panic!("not a check failure: {e}"))
 }
 
 #[test]
@@ -29,8 +30,14 @@ fn not_a_recipient_and_wrong_key() {
     let w = pair();
     w.identity("eve", KeyKind::Rsa(2048));
     let pol = policy("SHA256", "AES256", &["bob"]);
-    let stored = w.protector("alice").protect(&pol, b"secret", Original::default()).unwrap();
-    assert_eq!(check_of(w.protector("eve").unprotect(&pol, &stored)), Check::Recipient);
+    let stored = w
+        .protector("alice")
+        .protect(&pol, b"secret", Original::default())
+        .unwrap();
+    assert_eq!(
+        check_of(w.protector("eve").unprotect(&pol, &stored)),
+        Check::Recipient
+    );
 
     // Wrong key: the RecipientInfo names bob's certificate but the private key is eve's.
     let cms = &stored[32..];
@@ -55,13 +62,17 @@ fn keystore_refuses_world_readable_and_mismatched_keys() {
     let w = pair();
     let key = w.path("bob").join("identity.key");
     std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let e = Keystore::load(&w.path("bob")).err().expect("world-readable key refused");
+    let e = Keystore::load(&w.path("bob"))
+        .err()
+        .expect("world-readable key refused");
     assert!(e.to_string().contains("chmod 600"), "{e}");
     std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
     // A key that is not the certificate's.
     std::fs::copy(w.path("alice").join("identity.key"), &key).unwrap();
     std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let e = Keystore::load(&w.path("bob")).err().expect("mismatched key refused");
+    let e = Keystore::load(&w.path("bob"))
+        .err()
+        .expect("mismatched key refused");
     assert!(e.to_string().contains("does not belong"), "{e}");
 }
 
@@ -71,8 +82,16 @@ fn untrusted_expired_revoked_and_unlisted_signers() {
     let pol = policy("SHA256", "NONE", &[]);
     // Untrusted: a self-signed identity bob does not trust.
     let mallory = w.path("mallory");
-    Keystore::init(&mallory, &IdentitySpec::new(dn("mallory"), KeyKind::P256, 30), None).unwrap();
-    let m = w.protector("mallory").protect(&pol, b"x", Original::default()).unwrap();
+    Keystore::init(
+        &mallory,
+        &IdentitySpec::new(dn("mallory"), KeyKind::P256, 30),
+        None,
+    )
+    .unwrap();
+    let m = w
+        .protector("mallory")
+        .protect(&pol, b"x", Original::default())
+        .unwrap();
     let e = w.protector("bob").unprotect(&pol, &m).unwrap_err();
     assert_eq!(e.check(), Some(Check::SignerTrust));
     assert!(e.to_string().contains("does not chain"), "{e}");
@@ -82,26 +101,37 @@ fn untrusted_expired_revoked_and_unlisted_signers() {
     spec.not_before = SystemTime::now() - Duration::from_secs(10 * 86400);
     spec.not_after = SystemTime::now() - Duration::from_secs(86400);
     Keystore::init(&w.path("old"), &spec, Some(&w.path("ca"))).unwrap();
-    let m = w.protector("old").protect(&pol, b"x", Original::default()).unwrap();
+    let m = w
+        .protector("old")
+        .protect(&pol, b"x", Original::default())
+        .unwrap();
     let e = w.protector("bob").unprotect(&pol, &m).unwrap_err();
     assert_eq!(e.check(), Some(Check::SignerTrust));
     assert!(e.to_string().contains("expired"), "{e}");
 
     // Revoked signer (CRL in bob's keystore).
-    let m = w.protector("alice").protect(&pol, b"x", Original::default()).unwrap();
+    let m = w
+        .protector("alice")
+        .protect(&pol, b"x", Original::default())
+        .unwrap();
     assert!(w.protector("bob").unprotect(&pol, &m).is_ok());
     let alice = Keystore::load(&w.path("alice")).unwrap();
     let crl = make_crl_pem(&w.path("ca"), &[&alice.identity().unwrap().cert], 1, 7).unwrap();
     let mut bob = Keystore::load(&w.path("bob")).unwrap();
     assert_eq!(bob.trust(crl.as_bytes()).unwrap().crls, 1);
-    let e = Protector::new(Keystore::load(&w.path("bob")).unwrap()).unprotect(&pol, &m).unwrap_err();
+    let e = Protector::new(Keystore::load(&w.path("bob")).unwrap())
+        .unprotect(&pol, &m)
+        .unwrap_err();
     assert_eq!(e.check(), Some(Check::SignerTrust));
     assert!(e.to_string().contains("revoked"), "{e}");
 
     // Signer not in the SIGNER list.
     let mut listed = pol.clone();
     listed.signers = vec![dn("carol")];
-    let m = w.protector("bob").protect(&pol, b"x", Original::default()).unwrap();
+    let m = w
+        .protector("bob")
+        .protect(&pol, b"x", Original::default())
+        .unwrap();
     let e = w.protector("alice").unprotect(&listed, &m).unwrap_err();
     assert_eq!(e.check(), Some(Check::SignerList), "{e}");
     assert!(e.to_string().contains("CN=bob"), "{e}");
@@ -114,12 +144,27 @@ fn weaker_qop_algorithms_and_unprotected_messages() {
     let w = pair();
     let integrity = policy("SHA256", "NONE", &[]);
     let privacy = policy("SHA256", "AES256", &["bob"]);
-    let m = w.protector("alice").protect(&integrity, b"x", Original::default()).unwrap();
-    assert_eq!(check_of(w.protector("bob").unprotect(&privacy, &m)), Check::Qop);
+    let m = w
+        .protector("alice")
+        .protect(&integrity, b"x", Original::default())
+        .unwrap();
+    assert_eq!(
+        check_of(w.protector("bob").unprotect(&privacy, &m)),
+        Check::Qop
+    );
 
     let weak = policy("NONE", "AES128", &["bob"]);
-    let m = w.protector("alice").protect(&weak, b"x", Original::default()).unwrap();
-    assert_eq!(check_of(w.protector("bob").unprotect(&policy("NONE", "AES256", &["bob"]), &m)), Check::Algorithms);
+    let m = w
+        .protector("alice")
+        .protect(&weak, b"x", Original::default())
+        .unwrap();
+    assert_eq!(
+        check_of(
+            w.protector("bob")
+                .unprotect(&policy("NONE", "AES256", &["bob"]), &m)
+        ),
+        Check::Algorithms
+    );
 
     let bob = w.protector("bob");
     assert_eq!(check_of(bob.unprotect(&privacy, b"plain text")), Check::Qop);
@@ -137,7 +182,10 @@ fn flipping_any_byte_is_detected() {
         let recips: &[&str] = if enc == "NONE" { &[] } else { &["bob"] };
         let pol = policy(sign, enc, recips);
         let payload = b"transfer 100.00 to 12345";
-        let stored = w.protector("alice").protect(&pol, payload, Original::with_format("MQSTR")).unwrap();
+        let stored = w
+            .protector("alice")
+            .protect(&pol, payload, Original::with_format("MQSTR"))
+            .unwrap();
         let bob = w.protector("bob");
         for i in 0..stored.len() {
             let mut t = stored.clone();
@@ -145,8 +193,15 @@ fn flipping_any_byte_is_detected() {
             match bob.unprotect(&pol, &t) {
                 Err(e) => assert_eq!(e.reason().code(), 2063),
                 Ok(out) => {
-                    assert_eq!(out.payload, payload, "byte {i} of {sign}/{enc} changed the payload");
-                    assert_eq!(out.original.unwrap().format_str(), "MQSTR", "byte {i} changed the format");
+                    assert_eq!(
+                        out.payload, payload,
+                        "byte {i} of {sign}/{enc} changed the payload"
+                    );
+                    assert_eq!(
+                        out.original.unwrap().format_str(),
+                        "MQSTR",
+                        "byte {i} changed the format"
+                    );
                 }
             }
         }
@@ -205,6 +260,9 @@ fn huge_lengths_are_errors_not_allocations() {
     m.extend_from_slice(&[0, 0, 4, 0xb8, 0, 0, 0x02, 0x22, 0xff, 0xff, 0xff, 0xff]);
     m.extend_from_slice(&6u32.to_be_bytes());
     m.extend_from_slice(&[0x30, 0x84, 0x7f, 0xff, 0xff, 0xff]);
-    let e = w.protector("bob").unprotect(&policy("NONE", "AES256", &["bob"]), &m).unwrap_err();
+    let e = w
+        .protector("bob")
+        .unprotect(&policy("NONE", "AES256", &["bob"]), &m)
+        .unwrap_err();
     assert_eq!(e.check(), Some(Check::Header), "{e}");
 }

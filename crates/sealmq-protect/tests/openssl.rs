@@ -8,10 +8,9 @@ use std::path::Path;
 use std::process::Command;
 
 fn openssl(args: &[&str]) {
-    let out = Command::new("openssl")
-        .args(args)
-        .output()
-        .expect("the `openssl` command is needed for interoperability tests (apt-get install openssl)");
+    let out = Command::new("openssl").args(args).output().expect(
+        "the `openssl` command is needed for interoperability tests (apt-get install openssl)",
+    );
     assert!(
         out.status.success(),
         "openssl {} failed: {}",
@@ -28,12 +27,28 @@ fn s(p: &Path) -> &str {
 /// CMS with Ed25519 ("no default digest" / "invalid digest"); 3.2 and later can, and then
 /// Ed25519 is tested too.
 fn kinds(w: &World) -> Vec<(&'static str, KeyKind)> {
-    let mut v = vec![("rsa", KeyKind::Rsa(2048)), ("p256", KeyKind::P256), ("p384", KeyKind::P384)];
+    let mut v = vec![
+        ("rsa", KeyKind::Rsa(2048)),
+        ("p256", KeyKind::P256),
+        ("p384", KeyKind::P384),
+    ];
     let ed = w.path("ed");
     let p = w.path("probe.txt");
     std::fs::write(&p, b"probe").unwrap();
     let ok = Command::new("openssl")
-        .args(["cms", "-sign", "-binary", "-nodetach", "-outform", "DER", "-md", "sha512", "-in", s(&p), "-signer"])
+        .args([
+            "cms",
+            "-sign",
+            "-binary",
+            "-nodetach",
+            "-outform",
+            "DER",
+            "-md",
+            "sha512",
+            "-in",
+            s(&p),
+            "-signer",
+        ])
         .arg(ed.join("identity.pem"))
         .arg("-inkey")
         .arg(ed.join("identity.key"))
@@ -51,7 +66,12 @@ fn kinds(w: &World) -> Vec<(&'static str, KeyKind)> {
 
 fn world() -> (World, Vec<(&'static str, KeyKind)>) {
     let w = World::new();
-    let all = [("rsa", KeyKind::Rsa(2048)), ("p256", KeyKind::P256), ("p384", KeyKind::P384), ("ed", KeyKind::Ed25519)];
+    let all = [
+        ("rsa", KeyKind::Rsa(2048)),
+        ("p256", KeyKind::P256),
+        ("p384", KeyKind::P384),
+        ("ed", KeyKind::Ed25519),
+    ];
     for (n, k) in all {
         w.identity(n, k);
     }
@@ -83,7 +103,11 @@ fn openssl_reads_what_sealmq_writes() {
                 continue;
             }
             let rdir = w.path(recip);
-            for (sign, enc) in [(digest_for(skind), "NONE"), (digest_for(skind), "AES256"), ("NONE", "AES128")] {
+            for (sign, enc) in [
+                (digest_for(skind), "NONE"),
+                (digest_for(skind), "AES256"),
+                ("NONE", "AES128"),
+            ] {
                 let one = [recip];
                 let recips: &[&str] = if enc == "NONE" { &[] } else { &one };
                 let pol = policy(sign, enc, recips);
@@ -95,8 +119,19 @@ fn openssl_reads_what_sealmq_writes() {
                 if enc != "NONE" {
                     let dec = w.path(&format!("{tag}.dec"));
                     openssl(&[
-                        "cms", "-decrypt", "-binary", "-inform", "DER", "-in", s(&m), "-recip",
-                        s(&rdir.join("identity.pem")), "-inkey", s(&rdir.join("identity.key")), "-out", s(&dec),
+                        "cms",
+                        "-decrypt",
+                        "-binary",
+                        "-inform",
+                        "DER",
+                        "-in",
+                        s(&m),
+                        "-recip",
+                        s(&rdir.join("identity.pem")),
+                        "-inkey",
+                        s(&rdir.join("identity.key")),
+                        "-out",
+                        s(&dec),
                     ]);
                     if sign == "NONE" {
                         assert_eq!(std::fs::read(&dec).unwrap(), payload, "{tag}");
@@ -106,8 +141,19 @@ fn openssl_reads_what_sealmq_writes() {
                 }
                 let out = w.path(&format!("{tag}.out"));
                 openssl(&[
-                    "cms", "-verify", "-binary", "-inform", "DER", "-in", s(&signed), "-CAfile", s(&ca),
-                    "-purpose", "any", "-out", s(&out),
+                    "cms",
+                    "-verify",
+                    "-binary",
+                    "-inform",
+                    "DER",
+                    "-in",
+                    s(&signed),
+                    "-CAfile",
+                    s(&ca),
+                    "-purpose",
+                    "any",
+                    "-out",
+                    s(&out),
                 ]);
                 assert_eq!(std::fs::read(&out).unwrap(), payload, "{tag}");
             }
@@ -130,14 +176,30 @@ fn sealmq_reads_what_openssl_writes() {
         };
         let signed = w.path(&format!("{sender}.signed.der"));
         openssl(&[
-            "cms", "-sign", "-binary", "-nodetach", "-outform", "DER", "-in", s(&p), "-signer",
-            s(&sdir.join("identity.pem")), "-inkey", s(&sdir.join("identity.key")), "-md", md, "-out", s(&signed),
+            "cms",
+            "-sign",
+            "-binary",
+            "-nodetach",
+            "-outform",
+            "DER",
+            "-in",
+            s(&p),
+            "-signer",
+            s(&sdir.join("identity.pem")),
+            "-inkey",
+            s(&sdir.join("identity.key")),
+            "-md",
+            md,
+            "-out",
+            s(&signed),
         ]);
         for &(recip, rkind) in &kinds {
             let get = w.protector(recip);
             // Integrity
             let pol = policy(digest_for(skind), "NONE", &[]);
-            let out = get.unprotect_cms(&pol, &std::fs::read(&signed).unwrap()).unwrap_or_else(|e| panic!("{sender}: {e}"));
+            let out = get
+                .unprotect_cms(&pol, &std::fs::read(&signed).unwrap())
+                .unwrap_or_else(|e| panic!("{sender}: {e}"));
             assert_eq!(out.payload, payload);
             assert_eq!(out.qop, Qop::Integrity);
             if rkind == KeyKind::Ed25519 {
@@ -146,15 +208,30 @@ fn sealmq_reads_what_openssl_writes() {
             let rcert = w.path(recip).join("identity.pem");
             let keyopts: Vec<&str> = match rkind {
                 KeyKind::Rsa(_) => vec![
-                    "-keyopt", "rsa_padding_mode:oaep", "-keyopt", "rsa_oaep_md:sha256", "-keyopt", "rsa_mgf1_md:sha256",
+                    "-keyopt",
+                    "rsa_padding_mode:oaep",
+                    "-keyopt",
+                    "rsa_oaep_md:sha256",
+                    "-keyopt",
+                    "rsa_mgf1_md:sha256",
                 ],
                 _ => vec!["-keyopt", "ecdh_kdf_md:sha256"],
             };
             for (input, qop) in [(&p, Qop::Confidentiality), (&signed, Qop::Privacy)] {
                 let enc = w.path(&format!("{sender}-{recip}-{qop}.der"));
                 let mut args = vec![
-                    "cms", "-encrypt", "-binary", "-aes-256-gcm", "-outform", "DER", "-in", s(input), "-out", s(&enc),
-                    "-recip", s(&rcert),
+                    "cms",
+                    "-encrypt",
+                    "-binary",
+                    "-aes-256-gcm",
+                    "-outform",
+                    "DER",
+                    "-in",
+                    s(input),
+                    "-out",
+                    s(&enc),
+                    "-recip",
+                    s(&rcert),
                 ];
                 args.extend(keyopts.iter());
                 openssl(&args);
@@ -180,22 +257,48 @@ fn openssl_default_cbc_and_pkcs1_key_transport_are_refused() {
     std::fs::write(&p, b"x").unwrap();
     let enc = w.path("cbc.der");
     openssl(&[
-        "cms", "-encrypt", "-binary", "-aes-256-cbc", "-outform", "DER", "-in", s(&p), "-out", s(&enc), "-recip",
+        "cms",
+        "-encrypt",
+        "-binary",
+        "-aes-256-cbc",
+        "-outform",
+        "DER",
+        "-in",
+        s(&p),
+        "-out",
+        s(&enc),
+        "-recip",
         s(&w.path("rsa").join("identity.pem")),
     ]);
     let e = w
         .protector("rsa")
-        .unprotect_cms(&policy("NONE", "AES256", &["rsa"]), &std::fs::read(&enc).unwrap())
+        .unprotect_cms(
+            &policy("NONE", "AES256", &["rsa"]),
+            &std::fs::read(&enc).unwrap(),
+        )
         .unwrap_err();
     assert_eq!(e.check(), Some(sealmq_protect::Check::Algorithms), "{e}");
     let enc = w.path("v15.der");
     openssl(&[
-        "cms", "-encrypt", "-binary", "-aes-256-gcm", "-outform", "DER", "-in", s(&p), "-out", s(&enc), "-recip",
+        "cms",
+        "-encrypt",
+        "-binary",
+        "-aes-256-gcm",
+        "-outform",
+        "DER",
+        "-in",
+        s(&p),
+        "-out",
+        s(&enc),
+        "-recip",
         s(&w.path("rsa").join("identity.pem")),
     ]);
     let e = w
         .protector("rsa")
-        .unprotect_cms(&policy("NONE", "AES256", &["rsa"]), &std::fs::read(&enc).unwrap())
+        .unprotect_cms(
+            &policy("NONE", "AES256", &["rsa"]),
+            &std::fs::read(&enc).unwrap(),
+        )
         .unwrap_err();
     assert!(e.to_string().contains("insecure"), "{e}");
 }

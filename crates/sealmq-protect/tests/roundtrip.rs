@@ -29,7 +29,11 @@ fn every_qop_and_key_type_round_trips() {
                 continue; // Ed25519 only signs
             }
             let get = w.protector(recip);
-            let sign_alg = if skind == KeyKind::P256 { "SHA256" } else { "SHA384" };
+            let sign_alg = if skind == KeyKind::P256 {
+                "SHA256"
+            } else {
+                "SHA384"
+            };
             for (sign, enc, qop) in [
                 (sign_alg, "NONE", Qop::Integrity),
                 (sign_alg, "AES256", Qop::Privacy),
@@ -38,10 +42,15 @@ fn every_qop_and_key_type_round_trips() {
                 let one = [recip];
                 let recips: &[&str] = if enc == "NONE" { &[] } else { &one };
                 let pol = policy(sign, enc, recips);
-                let stored = put.protect(&pol, &payload, Original::with_format("MQSTR")).unwrap();
+                let stored = put
+                    .protect(&pol, &payload, Original::with_format("MQSTR"))
+                    .unwrap();
                 assert_ne!(stored, payload);
                 if qop != Qop::Integrity {
-                    assert!(!stored.windows(payload.len()).any(|w| w == payload), "plaintext visible");
+                    assert!(
+                        !stored.windows(payload.len()).any(|w| w == payload),
+                        "plaintext visible"
+                    );
                 }
                 let out = get
                     .unprotect(&pol, &stored)
@@ -66,9 +75,15 @@ fn several_recipients_each_can_read() {
     w.introduce(&a, &b);
     w.introduce(&a, &c);
     let pol = policy("SHA256", "AES256", &["bob", "carol"]);
-    let stored = w.protector("alice").protect(&pol, b"hello", Original::default()).unwrap();
+    let stored = w
+        .protector("alice")
+        .protect(&pol, b"hello", Original::default())
+        .unwrap();
     for r in ["bob", "carol"] {
-        assert_eq!(w.protector(r).unprotect(&pol, &stored).unwrap().payload, b"hello");
+        assert_eq!(
+            w.protector(r).unprotect(&pol, &stored).unwrap().payload,
+            b"hello"
+        );
     }
     let e = w.protector("alice").unprotect(&pol, &stored).unwrap_err();
     assert_eq!(e.check(), Some(sealmq_protect::Check::Recipient), "{e}");
@@ -86,10 +101,16 @@ fn key_reuse_32_costs_ten_wraps_and_ten_unwraps_for_320_messages() {
     let get = w.protector("bob");
     let mut stored = Vec::new();
     for i in 0..320u32 {
-        stored.push(put.protect(&pol, &i.to_be_bytes(), Original::default()).unwrap());
+        stored.push(
+            put.protect(&pol, &i.to_be_bytes(), Original::default())
+                .unwrap(),
+        );
     }
     for (i, s) in stored.iter().enumerate() {
-        assert_eq!(get.unprotect(&pol, s).unwrap().payload, (i as u32).to_be_bytes());
+        assert_eq!(
+            get.unprotect(&pol, s).unwrap().payload,
+            (i as u32).to_be_bytes()
+        );
     }
     let p = put.counters();
     let g = get.counters();
@@ -134,6 +155,9 @@ fn confidentiality_1kb_rsa2048_is_stored_in_at_most_1600_bytes() {
     w.introduce(&a, &b);
     let mut pol = policy("NONE", "AES256", &["bob"]);
     pol.key_reuse = KeyReuse::Count(32);
-    let stored = w.protector("alice").protect(&pol, &[0u8; 1024], Original::default()).unwrap();
+    let stored = w
+        .protector("alice")
+        .protect(&pol, &[0u8; 1024], Original::default())
+        .unwrap();
     assert!(stored.len() <= 1600, "stored size {} > 1600", stored.len());
 }

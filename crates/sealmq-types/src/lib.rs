@@ -125,6 +125,9 @@ mod tests {
 
     #[test]
     fn display_names_code_and_name() {
-        assert_eq!(ReasonCode::SecurityError.to_string(), "2063 (SECURITY_ERROR)");
+        assert_eq!(
+            ReasonCode::SecurityError.to_string(),
+            "2063 (SECURITY_ERROR)"
+        );
     }
 }

@@ -14,7 +14,11 @@ impl World {
         let w = World {
             dir: tempfile::tempdir().expect("tempdir"),
         };
-        let mut spec = IdentitySpec::new(Dn::parse("CN=Test CA,O=Example").unwrap(), KeyKind::P256, 30);
+        let mut spec = IdentitySpec::new(
+            Dn::parse("CN=Test CA,O=Example").unwrap(),
+            KeyKind::P256,
+            30,
+        );
         spec.authority = true;
         Keystore::init(&w.path("ca"), &spec, None).expect("ca");
         w
