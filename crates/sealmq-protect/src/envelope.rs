@@ -34,9 +34,9 @@ pub struct Options {
     pub key_max_age: Duration,
     /// Unwrapped keys a getter keeps.
     pub get_cache_capacity: usize,
-    /// How long a resolved recipient certificate is reused before it is looked up and
-    /// validated again.
-    pub recipient_ttl: Duration,
+    /// How long a resolved recipient certificate, or a validated signer certificate, is
+    /// reused before it is validated again (never past the certificate's notAfter).
+    pub cert_cache_ttl: Duration,
 }
 
 impl Default for Options {
@@ -45,7 +45,7 @@ impl Default for Options {
             rsa_pss: false,
             key_max_age: DEFAULT_MAX_AGE,
             get_cache_capacity: DEFAULT_GET_CAPACITY,
-            recipient_ttl: Duration::from_secs(60),
+            cert_cache_ttl: Duration::from_secs(60),
         }
     }
 }
@@ -71,6 +71,12 @@ pub struct Protector {
     put_cache: PutCache,
     get_cache: GetCache,
     resolved: Mutex<HashMap<String, (Cert, Instant)>>,
+    /// Signer certificates (SHA-256 of the DER) that validated, and when.
+    validated: Mutex<HashMap<[u8; 32], Instant>>,
+    /// Every certificate the keystore knows, to find signers a message does not carry.
+    known: Vec<Cert>,
+    /// SHA-256 of the identity certificate (the sender part of the put-side cache key).
+    sender: Vec<u8>,
 }
 
 fn sha256_32(bytes: &[u8]) -> [u8; 32] {
@@ -118,12 +124,18 @@ impl Protector {
 
     pub fn with_options(keystore: Keystore, opts: Options) -> Protector {
         Protector {
+            known: keystore.known_certs(),
+            sender: keystore
+                .identity()
+                .map(|i| sha256_32(i.cert.der()).to_vec())
+                .unwrap_or_default(),
             put_cache: PutCache::new(opts.key_max_age),
             get_cache: GetCache::new(opts.get_cache_capacity),
             keystore,
             opts,
             counters: Arc::new(Counters::default()),
             resolved: Mutex::new(HashMap::new()),
+            validated: Mutex::new(HashMap::new()),
         }
     }
 
@@ -139,7 +151,7 @@ impl Protector {
         let key = dn.to_string();
         if let Ok(map) = self.resolved.lock()
             && let Some((c, at)) = map.get(&key)
-            && at.elapsed() < self.opts.recipient_ttl
+            && at.elapsed() < self.opts.cert_cache_ttl
         {
             return Ok(c.clone());
         }
@@ -181,11 +193,7 @@ impl Protector {
                 policy: policy.name.clone(),
                 alg: policy.enc_alg,
                 recipients: recips,
-                sender: self
-                    .keystore
-                    .identity()
-                    .map(|i| sha256_32(i.cert.der()).to_vec())
-                    .unwrap_or_default(),
+                sender: self.sender.clone(),
             }
         });
         if let Some(k) = &put_key
@@ -475,21 +483,8 @@ impl Protector {
         cms: &[u8],
         core: Option<&[u8]>,
     ) -> Result<(Vec<u8>, String)> {
-        let known = self.keystore.known_certs();
-        let v = signed::verify(cms, &known, &self.counters)?;
-        let mut intermediates: Vec<Cert> = embedded_certs(cms);
-        if let Some(id) = self.keystore.identity() {
-            intermediates.extend(id.chain.iter().cloned());
-        }
-        intermediates.retain(|c| c != &v.signer);
-        pathval::validate(
-            &v.signer,
-            &intermediates,
-            self.keystore.trusted(),
-            self.keystore.crls(),
-            SystemTime::now(),
-            Usage::Signer,
-        )?;
+        let v = signed::verify(cms, &self.known, &self.counters)?;
+        self.validate_signer(&v.signer, cms)?;
         if !policy.signers.is_empty() && !policy.signers.contains(v.signer.subject()) {
             return Err(fail!(
                 Check::SignerList,
@@ -507,6 +502,47 @@ impl Protector {
             ));
         }
         Ok((v.content, v.signer.subject().to_string()))
+    }
+}
+
+impl Protector {
+    /// Path validation of a signer, remembered for `cert_cache_ttl` (and never past the
+    /// certificate's notAfter) so a stream from one sender pays it once.
+    fn validate_signer(&self, signer: &Cert, cms: &[u8]) -> Result<()> {
+        let key = sha256_32(signer.der());
+        let now = SystemTime::now();
+        let not_after = signer.validity_unix().1;
+        let now_unix = now
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        if let Ok(map) = self.validated.lock()
+            && let Some(at) = map.get(&key)
+            && at.elapsed() < self.opts.cert_cache_ttl
+            && now_unix < not_after
+        {
+            return Ok(());
+        }
+        let mut intermediates: Vec<Cert> = embedded_certs(cms);
+        if let Some(id) = self.keystore.identity() {
+            intermediates.extend(id.chain.iter().cloned());
+        }
+        intermediates.retain(|c| c != signer);
+        pathval::validate(
+            signer,
+            &intermediates,
+            self.keystore.trusted(),
+            self.keystore.crls(),
+            now,
+            Usage::Signer,
+        )?;
+        if let Ok(mut map) = self.validated.lock() {
+            if map.len() > 4096 {
+                map.clear();
+            }
+            map.insert(key, Instant::now());
+        }
+        Ok(())
     }
 }
 

@@ -302,3 +302,77 @@ fn openssl_default_cbc_and_pkcs1_key_transport_are_refused() {
         .unwrap_err();
     assert!(e.to_string().contains("insecure"), "{e}");
 }
+
+#[test]
+fn rsa_pss_signatures_both_ways() {
+    let w = World::new();
+    let rsa = w.identity("rsa", KeyKind::Rsa(2048));
+    let opts = sealmq_protect::Options {
+        rsa_pss: true,
+        ..Default::default()
+    };
+    let put = sealmq_protect::Protector::with_options(
+        sealmq_protect::Keystore::load(&rsa).unwrap(),
+        opts,
+    );
+    let pol = policy("SHA256", "NONE", &[]);
+    let cms = put.protect_cms(&pol, b"pss signed").unwrap();
+    let m = w.path("pss.der");
+    std::fs::write(&m, &cms).unwrap();
+    let out = w.path("pss.out");
+    let ca = w.path("ca").join("identity.pem");
+    openssl(&[
+        "cms",
+        "-verify",
+        "-binary",
+        "-inform",
+        "DER",
+        "-in",
+        s(&m),
+        "-CAfile",
+        s(&ca),
+        "-purpose",
+        "any",
+        "-out",
+        s(&out),
+    ]);
+    assert_eq!(std::fs::read(&out).unwrap(), b"pss signed");
+    assert!(
+        sealmq_protect::inspect(&cms, true)
+            .unwrap()
+            .signature
+            .unwrap()
+            .contains("PSS")
+    );
+
+    let p = w.path("p.bin");
+    std::fs::write(&p, b"pss by openssl").unwrap();
+    let m = w.path("o-pss.der");
+    openssl(&[
+        "cms",
+        "-sign",
+        "-binary",
+        "-nodetach",
+        "-outform",
+        "DER",
+        "-in",
+        s(&p),
+        "-signer",
+        s(&rsa.join("identity.pem")),
+        "-inkey",
+        s(&rsa.join("identity.key")),
+        "-md",
+        "sha256",
+        "-keyopt",
+        "rsa_padding_mode:pss",
+        "-keyopt",
+        "rsa_pss_saltlen:digest",
+        "-out",
+        s(&m),
+    ]);
+    let got = w
+        .protector("rsa")
+        .unprotect_cms(&pol, &std::fs::read(&m).unwrap())
+        .unwrap();
+    assert_eq!(got.payload, b"pss by openssl");
+}
