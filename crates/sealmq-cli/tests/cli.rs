@@ -366,3 +366,165 @@ fn cms_only_exchanges_with_openssl() {
     );
     assert_eq!(out.stdout, b"to openssl");
 }
+
+#[test]
+fn import_pem_and_pkcs12_identities_made_by_openssl() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let run = |args: &[&str]| {
+        let o = Command::new("openssl")
+            .args(args)
+            .output()
+            .expect("openssl is needed for this test");
+        assert!(
+            o.status.success(),
+            "openssl {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=dave",
+        "-days",
+        "2",
+        "-keyout",
+        &p(d, "k.pem"),
+        "-out",
+        &p(d, "c.pem"),
+    ]);
+    run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-subj",
+        "/O=Example/CN=carol",
+        "-days",
+        "2",
+        "-keyout",
+        &p(d, "ec.key"),
+        "-out",
+        &p(d, "ec.pem"),
+    ]);
+    run(&[
+        "pkcs12",
+        "-export",
+        "-in",
+        &p(d, "ec.pem"),
+        "-inkey",
+        &p(d, "ec.key"),
+        "-out",
+        &p(d, "ec.p12"),
+        "-passout",
+        "pass:s3cret",
+    ]);
+    ok(&["keystore", "init", &p(d, "ks"), "--dn", "CN=placeholder"]);
+    let o = sealmq(
+        &[
+            "keystore",
+            "import",
+            &p(d, "ks"),
+            "--p12",
+            &p(d, "ec.p12"),
+            "--password",
+            "wrong",
+        ],
+        None,
+    );
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("wrong password"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let out = ok(&[
+        "keystore",
+        "import",
+        &p(d, "ks"),
+        "--p12",
+        &p(d, "ec.p12"),
+        "--password",
+        "s3cret",
+    ]);
+    assert!(out.contains("identity: CN=carol,O=Example"), "{out}");
+    // The imported identity signs, and a keystore trusting its certificate verifies it.
+    ok(&["keystore", "trust", &p(d, "ks"), &p(d, "ec.pem")]);
+    std::fs::write(d.join("m"), b"signed by carol").unwrap();
+    ok(&[
+        "message",
+        "protect",
+        "--keystore",
+        &p(d, "ks"),
+        "--sign-alg",
+        "SHA256",
+        "--in",
+        &p(d, "m"),
+        "--out",
+        &p(d, "m.env"),
+    ]);
+    let o = sealmq(
+        &[
+            "message",
+            "unprotect",
+            "--keystore",
+            &p(d, "ks"),
+            "--in",
+            &p(d, "m.env"),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.stdout, b"signed by carol");
+
+    // PEM import: the openssl key file is 0600 by default; a world-readable one is refused.
+    let key = d.join("k.pem");
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let o = sealmq(
+        &[
+            "keystore",
+            "import",
+            &p(d, "ks"),
+            "--cert",
+            &p(d, "c.pem"),
+            "--key",
+            &p(d, "k.pem"),
+        ],
+        None,
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("chmod 600"));
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    ok(&[
+        "keystore",
+        "import",
+        &p(d, "ks"),
+        "--cert",
+        &p(d, "c.pem"),
+        "--key",
+        &p(d, "k.pem"),
+    ]);
+    let out = ok(&["keystore", "list", &p(d, "ks")]);
+    assert!(out.contains("(RSA-2048"), "{out}");
+    // A key that is not the certificate's.
+    let o = sealmq(
+        &[
+            "keystore",
+            "import",
+            &p(d, "ks"),
+            "--cert",
+            &p(d, "ec.pem"),
+            "--key",
+            &p(d, "k.pem"),
+        ],
+        None,
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("does not belong"));
+}

@@ -72,6 +72,25 @@ pub fn validate(
         Usage::Recipient => Check::Recipient,
     };
     let subject = cert.subject().to_string();
+    if trusted.iter().any(|t| t.der() == cert.der()) {
+        // A certificate trusted as itself (pinned, e.g. a self-signed identity that also
+        // carries CA:TRUE, as `openssl req -x509` makes): its dates and use are still checked.
+        let secs = now
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let (nb, na) = cert.validity_unix();
+        if secs > na {
+            return Err(fail!(check, "{who} certificate '{subject}' has expired"));
+        }
+        if secs < nb {
+            return Err(fail!(
+                check,
+                "{who} certificate '{subject}' is not valid yet"
+            ));
+        }
+        return check_use(cert, usage, check, who, &subject);
+    }
     let ee_der = CertificateDer::from(cert.der());
     let ee = EndEntityCert::try_from(&ee_der)
         .map_err(|e| fail!(check, "{who} certificate '{subject}' is not usable: {e:?}"))?;
@@ -133,6 +152,11 @@ pub fn validate(
         };
         fail!(check, "{who} certificate '{subject}' {why}")
     })?;
+    check_use(cert, usage, check, who, &subject)
+}
+
+/// keyUsage and extended key usage fit the use.
+fn check_use(cert: &Cert, usage: Usage, check: Check, who: &str, subject: &str) -> Result<()> {
     let fits = match usage {
         Usage::Signer => cert.may_sign(),
         Usage::Recipient => cert.may_encrypt_to(),
