@@ -14,6 +14,7 @@ pub struct Dn {
     /// RDNs in DER order (most general first), each a sorted list of (type OID, value).
     rdns: Vec<Vec<(String, String)>>,
     name: Name,
+    der: Vec<u8>,
 }
 
 impl Dn {
@@ -60,9 +61,13 @@ impl Dn {
             atvs.sort();
             rdns.push(atvs);
         }
+        let der = name
+            .to_der()
+            .map_err(|e| ProtectError::Credential(format!("DN cannot be encoded: {e}")))?;
         Ok(Dn {
             rdns,
             name: name.clone(),
+            der,
         })
     }
 
@@ -80,7 +85,12 @@ impl Dn {
 
     /// DER encoding of the name.
     pub fn to_der(&self) -> Vec<u8> {
-        self.name.to_der().unwrap_or_default()
+        self.der.clone()
+    }
+
+    /// DER encoding of the name, borrowed.
+    pub fn der(&self) -> &[u8] {
+        &self.der
     }
 
     /// (type OID, value) pairs in RFC 4514 order (most specific first).

@@ -17,12 +17,10 @@ use crate::policy::{EncAlg, KeyReuse, Policy, Qop, SignAlg};
 use crate::recipients;
 use crate::signed::{self, SignerRef};
 use aws_lc_rs::digest;
-use der::asn1::{OctetString, SetOfVec};
-use der::{Any, Decode, Encode};
+use der::Decode;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
-use x509_cert::attr::{Attribute, Attributes};
 use zeroize::Zeroizing;
 
 /// Tunables of a [`Protector`].
@@ -86,35 +84,22 @@ fn sha256_32(bytes: &[u8]) -> [u8; 32] {
     out
 }
 
-fn perr(e: impl std::fmt::Display) -> ProtectError {
-    ProtectError::Protect(e.to_string())
-}
-
-/// DER (tag 0x31) of the authenticated attributes binding a header core.
-fn binding_attrs(core: &[u8]) -> Result<Vec<u8>> {
-    let mut set: Attributes = SetOfVec::new();
-    let one = |oid, v: Any| -> Result<Attribute> {
-        let mut values = SetOfVec::new();
-        values.insert(v).map_err(perr)?;
-        Ok(Attribute { oid, values })
-    };
-    let core = OctetString::new(core).map_err(perr)?;
-    set.insert(one(
-        oids::ATTR_SEALMQ_HEADER,
-        Any::encode_from(&core).map_err(perr)?,
-    )?)
-    .map_err(perr)?;
-    set.to_der().map_err(perr)
-}
-
-fn core_from_attrs(raw: &[u8]) -> Option<Vec<u8>> {
-    let attrs = Attributes::from_der(raw).ok()?;
-    attrs
-        .iter()
-        .find(|a| a.oid == oids::ATTR_SEALMQ_HEADER)
-        .and_then(|a| a.values.iter().next())
-        .and_then(|v| v.decode_as::<OctetString>().ok())
-        .map(|o| o.into_bytes())
+/// DER (tag 0x31) of the authenticated attributes binding a header core:
+/// `SET { SEQUENCE { OID sealmq-header, SET { OCTET STRING core } } }`. Written directly: it is
+/// on the per-message path, and its encoding is unique, so the reader compares bytes.
+fn binding_attrs(core: &[u8]) -> Vec<u8> {
+    use crate::derw::{header, tlv, tlv_len};
+    let oid = oids::ATTR_SEALMQ_HEADER.as_bytes();
+    let value_len = tlv_len(core.len());
+    let attr_len = tlv_len(oid.len()) + tlv_len(value_len);
+    let seq_len = tlv_len(attr_len);
+    let mut set = Vec::with_capacity(tlv_len(seq_len));
+    header(&mut set, 0x31, seq_len);
+    header(&mut set, 0x30, attr_len);
+    tlv(&mut set, 0x06, oid);
+    header(&mut set, 0x31, value_len);
+    tlv(&mut set, 0x04, core);
+    set
 }
 
 impl Protector {
@@ -186,15 +171,11 @@ impl Protector {
     /// when the policy allows.
     fn content_key(&self, policy: &Policy) -> Result<(Arc<ContentKey>, Arc<Vec<u8>>)> {
         let reuse = policy.qop() == Qop::Confidentiality && policy.key_reuse != KeyReuse::Disabled;
-        let put_key = reuse.then(|| {
-            let mut recips: Vec<Vec<u8>> = policy.recipients.iter().map(|d| d.to_der()).collect();
-            recips.sort();
-            PutKey {
-                policy: policy.name.clone(),
-                alg: policy.enc_alg,
-                recipients: recips,
-                sender: self.sender.clone(),
-            }
+        let put_key = reuse.then(|| PutKey {
+            policy: &policy.name,
+            alg: policy.enc_alg,
+            recipients: &policy.recipients,
+            sender: &self.sender,
         });
         if let Some(k) = &put_key
             && let Some(hit) = self.put_cache.take(k, policy.key_reuse.limit())
@@ -214,18 +195,20 @@ impl Protector {
         );
         if let Some(k) = put_key {
             self.counters.put_reuse(false);
-            self.put_cache.store(k, ck.clone(), ri_der.clone());
+            self.put_cache.store(&k, ck.clone(), ri_der.clone());
         }
         Ok((ck, ri_der))
     }
 
-    fn protect_parts(
+    /// Appends the CMS object protecting `payload` to `out` and returns the header.
+    fn protect_into(
         &self,
+        out: &mut Vec<u8>,
         policy: &Policy,
         payload: &[u8],
         original: Original,
         bind: bool,
-    ) -> Result<(Header, Vec<u8>)> {
+    ) -> Result<Header> {
         policy.validate()?;
         let len = u32::try_from(payload.len())
             .map_err(|_| ProtectError::Protect("payload is larger than 4 GiB".into()))?;
@@ -233,36 +216,34 @@ impl Protector {
         let header = Header::new(qop, original, len);
         let core = header.core();
         let core_ref = bind.then_some(&core[..]);
-        let cms = match qop {
+        match qop {
             Qop::None => {
                 return Err(ProtectError::Protect(format!(
                     "policy {} has no SIGNALG or ENCALG: nothing to protect",
                     policy.name
                 )));
             }
-            Qop::Integrity => self.sign(policy, payload, core_ref)?,
+            Qop::Integrity => out.extend_from_slice(&self.sign(policy, payload, core_ref)?),
             Qop::Privacy => {
                 let inner = self.sign(policy, payload, core_ref)?;
                 let (ck, ri) = self.content_key(policy)?;
-                enveloped::seal(&oids::ID_DATA, &inner, &ck, &ri, None, &self.counters)?
+                enveloped::seal_into(out, &oids::ID_DATA, &inner, &ck, &ri, None, &self.counters)?;
             }
             Qop::Confidentiality => {
                 let (ck, ri) = self.content_key(policy)?;
-                let attrs = match core_ref {
-                    Some(c) => Some(binding_attrs(c)?),
-                    None => None,
-                };
-                enveloped::seal(
+                let attrs = core_ref.map(binding_attrs);
+                enveloped::seal_into(
+                    out,
                     &oids::ID_DATA,
                     payload,
                     &ck,
                     &ri,
                     attrs.as_deref(),
                     &self.counters,
-                )?
+                )?;
             }
-        };
-        Ok((header, cms))
+        }
+        Ok(header)
     }
 
     /// Protects `payload` under `policy`: the sealmq header followed by the CMS object.
@@ -272,20 +253,19 @@ impl Protector {
             policy.validate()?;
             return Ok(payload.to_vec());
         }
-        let (header, cms) = self.protect_parts(policy, payload, original, true)?;
-        let cms_len = u32::try_from(cms.len())
+        let mut out = vec![0u8; header::HEADER_LEN];
+        let header = self.protect_into(&mut out, policy, payload, original, true)?;
+        let cms_len = u32::try_from(out.len() - header::HEADER_LEN)
             .map_err(|_| ProtectError::Protect("envelope too large".into()))?;
-        let mut out = Vec::with_capacity(header::HEADER_LEN + cms.len());
-        out.extend_from_slice(&header.encode(cms_len));
-        out.extend_from_slice(&cms);
+        out[..header::HEADER_LEN].copy_from_slice(&header.encode(cms_len));
         Ok(out)
     }
 
     /// Protects `payload` as a bare DER CMS object (no sealmq header), for other tools.
     pub fn protect_cms(&self, policy: &Policy, payload: &[u8]) -> Result<Vec<u8>> {
-        Ok(self
-            .protect_parts(policy, payload, Original::default(), false)?
-            .1)
+        let mut out = Vec::new();
+        self.protect_into(&mut out, policy, payload, Original::default(), false)?;
+        Ok(out)
     }
 
     /// Unprotects a stored payload (sealmq header + CMS), making every check of SPEC §5.4.
@@ -399,14 +379,13 @@ impl Protector {
                         required
                     ));
                 }
-                if let Some(c) = &core {
-                    let bound = rec.auth_attrs.as_deref().and_then(core_from_attrs);
-                    if bound.as_deref() != Some(c.as_slice()) {
-                        return Err(fail!(
-                            Check::Header,
-                            "the sealmq header does not match the one bound into the envelope (header altered)"
-                        ));
-                    }
+                if let Some(c) = &core
+                    && rec.auth_attrs.as_deref() != Some(binding_attrs(c).as_slice())
+                {
+                    return Err(fail!(
+                        Check::Header,
+                        "the sealmq header does not match the one bound into the envelope (header altered)"
+                    ));
                 }
                 (plain, Qop::Confidentiality, None)
             }

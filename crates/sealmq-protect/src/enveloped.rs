@@ -13,7 +13,6 @@ use crate::keyreuse::ContentKey;
 use crate::oids;
 use crate::policy::EncAlg;
 use aws_lc_rs::aead::{Aad, Nonce};
-use cms::enveloped_data::EncryptedContentInfo;
 use const_oid::ObjectIdentifier as Oid;
 
 const NONCE_LEN: usize = 12;
@@ -23,9 +22,75 @@ fn oid_tlv(out: &mut Vec<u8>, oid: &Oid) {
     tlv(out, 0x06, oid.as_bytes());
 }
 
-/// Seals `plaintext` (of CMS content type `content_type`) and returns the DER of a
+/// Seals `plaintext` (of CMS content type `content_type`) and appends to `out` the DER of a
 /// ContentInfo holding an AuthEnvelopedData. `auth_attrs` is the DER of a SET OF Attribute
-/// (tag 0x31) authenticated as GCM associated data, or `None`.
+/// (tag 0x31) authenticated as GCM associated data, or `None`. The plaintext is copied once,
+/// into its place in `out`, and encrypted there.
+pub fn seal_into(
+    out: &mut Vec<u8>,
+    content_type: &Oid,
+    plaintext: &[u8],
+    key: &ContentKey,
+    recipient_infos_der: &[u8],
+    auth_attrs: Option<&[u8]>,
+    counters: &Counters,
+) -> Result<()> {
+    let mut nonce = [0u8; NONCE_LEN];
+    aws_lc_rs::rand::fill(&mut nonce)
+        .map_err(|_| ProtectError::Protect("no randomness for the nonce".into()))?;
+    let gcm_oid = if key.alg == EncAlg::Aes128 {
+        oids::AES128_GCM
+    } else {
+        oids::AES256_GCM
+    };
+    // AlgorithmIdentifier { aes-gcm, GCMParameters { nonce, icvLen 16 } }
+    let params_len = tlv_len(NONCE_LEN) + 3;
+    let alg_len = tlv_len(gcm_oid.as_bytes().len()) + tlv_len(params_len);
+    let ct_oid_len = tlv_len(content_type.as_bytes().len());
+    let eci_len = ct_oid_len + tlv_len(alg_len) + tlv_len(plaintext.len());
+    let attrs_len = auth_attrs.map(|a| a.len()).unwrap_or(0);
+    let aed_len = 3 + recipient_infos_der.len() + tlv_len(eci_len) + attrs_len + tlv_len(TAG_LEN);
+    let explicit_len = tlv_len(aed_len);
+    let ci_oid_len = tlv_len(oids::ID_AUTH_ENVELOPED_DATA.as_bytes().len());
+    let ci_len = ci_oid_len + tlv_len(explicit_len);
+
+    out.reserve(tlv_len(ci_len));
+    header(out, 0x30, ci_len);
+    oid_tlv(out, &oids::ID_AUTH_ENVELOPED_DATA);
+    header(out, 0xA0, explicit_len);
+    header(out, 0x30, aed_len);
+    out.extend_from_slice(&[0x02, 0x01, 0x00]);
+    out.extend_from_slice(recipient_infos_der);
+    header(out, 0x30, eci_len);
+    oid_tlv(out, content_type);
+    header(out, 0x30, alg_len);
+    oid_tlv(out, &gcm_oid);
+    header(out, 0x30, params_len);
+    tlv(out, 0x04, &nonce);
+    tlv(out, 0x02, &[TAG_LEN as u8]);
+    header(out, 0x80, plaintext.len());
+    let start = out.len();
+    out.extend_from_slice(plaintext);
+    let aad = auth_attrs.unwrap_or(&[]);
+    let tag = counters
+        .time(Op::Encrypt, || {
+            key.aead.seal_in_place_separate_tag(
+                Nonce::assume_unique_for_key(nonce),
+                Aad::from(aad),
+                &mut out[start..],
+            )
+        })
+        .map_err(|_| ProtectError::Protect("AES-GCM encryption failed".into()))?;
+    counters.add_sym_bytes(plaintext.len());
+    if let Some(a) = auth_attrs {
+        out.push(0xA1);
+        out.extend_from_slice(&a[1..]);
+    }
+    tlv(out, 0x04, tag.as_ref());
+    Ok(())
+}
+
+/// [`seal_into`] a new buffer.
 pub fn seal(
     content_type: &Oid,
     plaintext: &[u8],
@@ -34,60 +99,16 @@ pub fn seal(
     auth_attrs: Option<&[u8]>,
     counters: &Counters,
 ) -> Result<Vec<u8>> {
-    let mut nonce = [0u8; NONCE_LEN];
-    aws_lc_rs::rand::fill(&mut nonce)
-        .map_err(|_| ProtectError::Protect("no randomness for the nonce".into()))?;
-    let mut ct = plaintext.to_vec();
-    let aad = auth_attrs.unwrap_or(&[]);
-    let tag = counters
-        .time(Op::Encrypt, || {
-            key.aead.seal_in_place_separate_tag(
-                Nonce::assume_unique_for_key(nonce),
-                Aad::from(aad),
-                &mut ct,
-            )
-        })
-        .map_err(|_| ProtectError::Protect("AES-GCM encryption failed".into()))?;
-    counters.add_sym_bytes(plaintext.len());
-
-    let gcm_oid = if key.alg == EncAlg::Aes128 {
-        oids::AES128_GCM
-    } else {
-        oids::AES256_GCM
-    };
-    let mut params = Vec::with_capacity(20);
-    tlv(&mut params, 0x04, &nonce);
-    tlv(&mut params, 0x02, &[TAG_LEN as u8]);
-    let mut alg = Vec::with_capacity(40);
-    oid_tlv(&mut alg, &gcm_oid);
-    tlv(&mut alg, 0x30, &params);
-
-    let mut ct_oid = Vec::with_capacity(12);
-    oid_tlv(&mut ct_oid, content_type);
-    let eci_len = ct_oid.len() + tlv_len(alg.len()) + tlv_len(ct.len());
-    let attrs_len = auth_attrs.map(|a| a.len()).unwrap_or(0);
-    let aed_len = 3 + recipient_infos_der.len() + tlv_len(eci_len) + attrs_len + tlv_len(TAG_LEN);
-    let mut ci_oid = Vec::with_capacity(14);
-    oid_tlv(&mut ci_oid, &oids::ID_AUTH_ENVELOPED_DATA);
-    let explicit_len = tlv_len(aed_len);
-    let ci_len = ci_oid.len() + tlv_len(explicit_len);
-
-    let mut out = Vec::with_capacity(tlv_len(ci_len));
-    header(&mut out, 0x30, ci_len);
-    out.extend_from_slice(&ci_oid);
-    header(&mut out, 0xA0, explicit_len);
-    header(&mut out, 0x30, aed_len);
-    out.extend_from_slice(&[0x02, 0x01, 0x00]);
-    out.extend_from_slice(recipient_infos_der);
-    header(&mut out, 0x30, eci_len);
-    out.extend_from_slice(&ct_oid);
-    tlv(&mut out, 0x30, &alg);
-    tlv(&mut out, 0x80, &ct);
-    if let Some(a) = auth_attrs {
-        out.push(0xA1);
-        out.extend_from_slice(&a[1..]);
-    }
-    tlv(&mut out, 0x04, tag.as_ref());
+    let mut out = Vec::new();
+    seal_into(
+        &mut out,
+        content_type,
+        plaintext,
+        key,
+        recipient_infos_der,
+        auth_attrs,
+        counters,
+    )?;
     Ok(out)
 }
 
@@ -97,8 +118,8 @@ pub struct Received<'a> {
     pub recipient_infos: &'a [u8],
     pub content_type: Oid,
     pub alg: EncAlg,
-    nonce: Vec<u8>,
-    ciphertext: Vec<u8>,
+    nonce: [u8; NONCE_LEN],
+    ciphertext: &'a [u8],
     /// The authAttrs re-tagged as SET (0x31), as GCM associated data.
     pub auth_attrs: Option<Vec<u8>>,
     mac: &'a [u8],
@@ -191,8 +212,23 @@ pub fn parse(der: &[u8]) -> Result<Received<'_>> {
             "AuthEnvelopedData has trailing fields"
         ));
     }
-    let eci: EncryptedContentInfo = asn1::decode(eci_tlv.whole, "EncryptedContentInfo")?;
-    let alg_oid = eci.content_enc_alg.oid;
+    // EncryptedContentInfo ::= SEQUENCE { contentType, contentEncryptionAlgorithm,
+    //   encryptedContent [0] IMPLICIT OCTET STRING OPTIONAL }, walked without copying.
+    let eci = children(eci_tlv.content)?;
+    let (Some(ct_tlv), Some(alg_tlv)) = (eci.first(), eci.get(1)) else {
+        return Err(fail!(Check::Header, "encrypted content info is malformed"));
+    };
+    if ct_tlv.tag != 0x06 || alg_tlv.tag != 0x30 || eci.len() > 3 {
+        return Err(fail!(Check::Header, "encrypted content info is malformed"));
+    }
+    let content_type = Oid::from_bytes(ct_tlv.content)
+        .map_err(|e| fail!(Check::Header, "bad content type: {e}"))?;
+    let alg_parts = children(alg_tlv.content)?;
+    let alg_oid = alg_parts
+        .first()
+        .filter(|t| t.tag == 0x06)
+        .and_then(|t| Oid::from_bytes(t.content).ok())
+        .ok_or_else(|| fail!(Check::Header, "content encryption algorithm is malformed"))?;
     let alg = match alg_oid {
         o if o == oids::AES128_GCM => EncAlg::Aes128,
         o if o == oids::AES256_GCM => EncAlg::Aes256,
@@ -211,17 +247,16 @@ pub fn parse(der: &[u8]) -> Result<Received<'_>> {
             ));
         }
     };
-    let params: GcmParameters = eci
-        .content_enc_alg
-        .parameters
-        .as_ref()
-        .and_then(|p| p.decode_as().ok())
-        .ok_or_else(|| fail!(Check::Header, "AES-GCM parameters missing or unreadable"))?;
-    if params.nonce.as_bytes().len() != NONCE_LEN {
+    let params: GcmParameters = match alg_parts.get(1) {
+        Some(p) if alg_parts.len() == 2 => asn1::decode(p.whole, "AES-GCM parameters")?,
+        _ => return Err(fail!(Check::Header, "AES-GCM parameters missing")),
+    };
+    let nonce = params.nonce.as_bytes();
+    if nonce.len() != NONCE_LEN {
         return Err(fail!(
             Check::Algorithms,
             "AES-GCM nonce of {} bytes is not supported (12 expected)",
-            params.nonce.as_bytes().len()
+            nonce.len()
         ));
     }
     if params.icv_len as usize != TAG_LEN || mac.content.len() != TAG_LEN {
@@ -230,20 +265,28 @@ pub fn parse(der: &[u8]) -> Result<Received<'_>> {
             "AES-GCM tag must be {TAG_LEN} bytes"
         ));
     }
-    let ciphertext = eci
-        .encrypted_content
-        .ok_or_else(|| {
-            fail!(
+    let ciphertext = match eci.get(2) {
+        Some(t) if t.tag == 0x80 => t.content,
+        Some(_) => {
+            return Err(fail!(
+                Check::Header,
+                "encrypted content must be a primitive [0] OCTET STRING (DER)"
+            ));
+        }
+        None => {
+            return Err(fail!(
                 Check::Header,
                 "AuthEnvelopedData has no encrypted content (detached)"
-            )
-        })?
-        .into_bytes();
+            ));
+        }
+    };
+    let mut nonce_arr = [0u8; NONCE_LEN];
+    nonce_arr.copy_from_slice(nonce);
     Ok(Received {
         recipient_infos: ris.whole,
-        content_type: eci.content_type,
+        content_type,
         alg,
-        nonce: params.nonce.into_bytes(),
+        nonce: nonce_arr,
         ciphertext,
         auth_attrs,
         mac: mac.content,
@@ -263,7 +306,7 @@ impl Received<'_> {
         let nonce = Nonce::try_assume_unique_for_key(&self.nonce)
             .map_err(|_| fail!(Check::Decrypt, "bad nonce"))?;
         let mut buf = Vec::with_capacity(self.ciphertext.len() + TAG_LEN);
-        buf.extend_from_slice(&self.ciphertext);
+        buf.extend_from_slice(self.ciphertext);
         buf.extend_from_slice(self.mac);
         let aad = self.auth_attrs.as_deref().unwrap_or(&[]);
         let n = counters

@@ -11,6 +11,7 @@
 //! freed: on eviction, on replacement and when a cache is dropped. The raw CEK bytes are held
 //! only in `Zeroizing` buffers while a key is made or unwrapped.
 
+use crate::dn::Dn;
 use crate::policy::EncAlg;
 use aws_lc_rs::aead::{AES_128_GCM, AES_256_GCM, LessSafeKey, UnboundKey};
 use std::collections::{HashMap, VecDeque};
@@ -54,20 +55,61 @@ pub struct PutEntry {
     created: Instant,
 }
 
-/// Cache key of the put side.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct PutKey {
-    pub policy: String,
+/// Cache key of the put side, borrowed from the caller so a hit allocates nothing.
+#[derive(Debug, Clone, Copy)]
+pub struct PutKey<'a> {
+    pub policy: &'a str,
     pub alg: EncAlg,
-    /// Recipient certificate fingerprints, sorted.
-    pub recipients: Vec<Vec<u8>>,
+    pub recipients: &'a [Dn],
     /// Sender identity fingerprint.
-    pub sender: Vec<u8>,
+    pub sender: &'a [u8],
+}
+
+impl PutKey<'_> {
+    fn hash64(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.policy.hash(&mut h);
+        self.alg.hash(&mut h);
+        for r in self.recipients {
+            r.der().hash(&mut h);
+        }
+        self.sender.hash(&mut h);
+        h.finish()
+    }
+
+    fn matches(&self, k: &OwnedKey) -> bool {
+        self.policy == k.policy
+            && self.alg == k.alg
+            && self.sender == k.sender.as_slice()
+            && self.recipients.len() == k.recipients.len()
+            && self
+                .recipients
+                .iter()
+                .zip(&k.recipients)
+                .all(|(a, b)| a.der() == b.as_slice())
+    }
+
+    fn to_owned_key(self) -> OwnedKey {
+        OwnedKey {
+            policy: self.policy.to_string(),
+            alg: self.alg,
+            recipients: self.recipients.iter().map(|d| d.der().to_vec()).collect(),
+            sender: self.sender.to_vec(),
+        }
+    }
+}
+
+struct OwnedKey {
+    policy: String,
+    alg: EncAlg,
+    recipients: Vec<Vec<u8>>,
+    sender: Vec<u8>,
 }
 
 /// Put-side cache.
 pub struct PutCache {
-    entries: Mutex<HashMap<PutKey, PutEntry>>,
+    entries: Mutex<HashMap<u64, Vec<(OwnedKey, PutEntry)>>>,
     max_age: Duration,
 }
 
@@ -82,14 +124,20 @@ impl PutCache {
     /// A key to use for one more message, if a cached one is within `limit` uses and age.
     pub fn take(
         &self,
-        key: &PutKey,
+        key: &PutKey<'_>,
         limit: Option<u32>,
     ) -> Option<(Arc<ContentKey>, Arc<Vec<u8>>)> {
         let limit = limit.map(u64::from).unwrap_or(HARD_LIMIT).min(HARD_LIMIT);
+        let h = key.hash64();
         let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        let entry = map.get_mut(key)?;
+        let bucket = map.get_mut(&h)?;
+        let pos = bucket.iter().position(|(k, _)| key.matches(k))?;
+        let entry = &mut bucket[pos].1;
         if entry.uses >= limit || entry.created.elapsed() >= self.max_age {
-            map.remove(key);
+            bucket.swap_remove(pos);
+            if bucket.is_empty() {
+                map.remove(&h);
+            }
             return None;
         }
         entry.uses += 1;
@@ -97,21 +145,32 @@ impl PutCache {
     }
 
     /// Stores a fresh key that has just been used once.
-    pub fn store(&self, key: PutKey, content_key: Arc<ContentKey>, recipient_infos: Arc<Vec<u8>>) {
+    pub fn store(
+        &self,
+        key: &PutKey<'_>,
+        content_key: Arc<ContentKey>,
+        recipient_infos: Arc<Vec<u8>>,
+    ) {
+        let h = key.hash64();
         let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        map.insert(
-            key,
+        let bucket = map.entry(h).or_default();
+        bucket.retain(|(k, _)| !key.matches(k));
+        bucket.push((
+            key.to_owned_key(),
             PutEntry {
                 key: content_key,
                 recipient_infos,
                 uses: 1,
                 created: Instant::now(),
             },
-        );
+        ));
     }
 
     pub fn len(&self) -> usize {
-        self.entries.lock().map(|m| m.len()).unwrap_or(0)
+        self.entries
+            .lock()
+            .map(|m| m.values().map(Vec::len).sum())
+            .unwrap_or(0)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -171,30 +230,33 @@ impl GetCache {
 mod tests {
     use super::*;
 
-    fn pk() -> PutKey {
+    fn pk(recipients: &[Dn]) -> PutKey<'_> {
         PutKey {
-            policy: "Q".into(),
+            policy: "Q",
             alg: EncAlg::Aes256,
-            recipients: vec![vec![1]],
-            sender: vec![2],
+            recipients,
+            sender: &[2],
         }
     }
 
     #[test]
     fn put_cache_respects_count_and_age() {
+        let r = [Dn::parse("CN=bob").unwrap()];
+        let other = [Dn::parse("CN=carol").unwrap()];
         let c = PutCache::new(Duration::from_secs(60));
-        assert!(c.take(&pk(), Some(3)).is_none());
+        assert!(c.take(&pk(&r), Some(3)).is_none());
         let k = Arc::new(ContentKey::new(EncAlg::Aes256, &[7u8; 32]).unwrap());
-        c.store(pk(), k, Arc::new(vec![]));
-        assert!(c.take(&pk(), Some(3)).is_some()); // 2nd use
-        assert!(c.take(&pk(), Some(3)).is_some()); // 3rd use
-        assert!(c.take(&pk(), Some(3)).is_none()); // limit reached, evicted
+        c.store(&pk(&r), k, Arc::new(vec![]));
+        assert!(c.take(&pk(&other), Some(3)).is_none()); // another recipient set
+        assert!(c.take(&pk(&r), Some(3)).is_some()); // 2nd use
+        assert!(c.take(&pk(&r), Some(3)).is_some()); // 3rd use
+        assert!(c.take(&pk(&r), Some(3)).is_none()); // limit reached, evicted
         assert!(c.is_empty());
 
         let aged = PutCache::new(Duration::ZERO);
         let k = Arc::new(ContentKey::new(EncAlg::Aes256, &[7u8; 32]).unwrap());
-        aged.store(pk(), k, Arc::new(vec![]));
-        assert!(aged.take(&pk(), None).is_none());
+        aged.store(&pk(&r), k, Arc::new(vec![]));
+        assert!(aged.take(&pk(&r), None).is_none());
     }
 
     #[test]
