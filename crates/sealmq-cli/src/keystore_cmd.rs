@@ -41,6 +41,9 @@ pub struct InitArgs {
     /// Days the certificate is valid.
     #[arg(long, default_value_t = 365)]
     days: u32,
+    /// Allow --key rsa1024, which is insecure (only to reproduce RSA-1024 figures).
+    #[arg(long)]
+    insecure_rsa1024: bool,
 }
 
 #[derive(Args)]
@@ -101,6 +104,7 @@ pub fn run(cmd: KeystoreCmd) -> CliResult {
         KeystoreCmd::Init(a) => {
             let mut spec = IdentitySpec::new(Dn::parse(&a.dn)?, KeyKind::parse(&a.key)?, a.days);
             spec.authority = a.authority;
+            spec.insecure_rsa1024 = a.insecure_rsa1024;
             let ks = Keystore::init(&a.dir, &spec, a.ca.as_deref())?;
             let id = ks.require_identity()?;
             println!("created keystore {}", a.dir.display());

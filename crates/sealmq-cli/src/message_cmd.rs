@@ -60,6 +60,9 @@ pub struct ProtectArgs {
     /// Sign with RSASSA-PSS when the identity is RSA.
     #[arg(long)]
     rsa_pss: bool,
+    /// Allow RSA-1024 keys, which are insecure (only to reproduce RSA-1024 figures).
+    #[arg(long)]
+    insecure_rsa1024: bool,
     #[command(flatten)]
     io: IoArgs,
 }
@@ -80,6 +83,9 @@ pub struct UnprotectArgs {
     /// Accept an unprotected message as it is.
     #[arg(long)]
     tolerate: bool,
+    /// Allow RSA-1024 keys, which are insecure (only to reproduce RSA-1024 figures).
+    #[arg(long)]
+    insecure_rsa1024: bool,
     /// Print what was established (QoP, signer) on standard error.
     #[arg(long, short)]
     verbose: bool,
@@ -120,6 +126,7 @@ pub fn run(cmd: MessageCmd) -> CliResult {
             }
             let opts = Options {
                 rsa_pss: a.rsa_pss,
+                insecure_rsa1024: a.insecure_rsa1024,
                 ..Options::default()
             };
             let p = Protector::with_options(Keystore::load(&a.ks.keystore)?, opts);
@@ -141,7 +148,11 @@ pub fn run(cmd: MessageCmd) -> CliResult {
             if policy.sign_alg == SignAlg::None && !policy.signers.is_empty() {
                 policy.sign_alg = SignAlg::Sha256;
             }
-            let p = Protector::new(Keystore::load(&a.ks.keystore)?);
+            let opts = Options {
+                insecure_rsa1024: a.insecure_rsa1024,
+                ..Options::default()
+            };
+            let p = Protector::with_options(Keystore::load(&a.ks.keystore)?, opts);
             let input = read_input(&a.io.input)?;
             // An unprotect with no minimum still refuses a plain message unless --tolerate.
             let out = if a.io.cms_only {

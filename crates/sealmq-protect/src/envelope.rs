@@ -10,6 +10,7 @@ use crate::header::{self, Header, Original};
 use crate::keyreuse::{
     ContentKey, DEFAULT_GET_CAPACITY, DEFAULT_MAX_AGE, GetCache, PutCache, PutKey,
 };
+use crate::keys::{insecure_key, is_insecure};
 use crate::keystore::Keystore;
 use crate::oids;
 use crate::pathval::{self, Usage};
@@ -35,6 +36,9 @@ pub struct Options {
     /// How long a resolved recipient certificate, or a validated signer certificate, is
     /// reused before it is validated again (never past the certificate's notAfter).
     pub cert_cache_ttl: Duration,
+    /// The explicit insecure switch: allow RSA keys of 1024 bits (own, recipients', signers')
+    /// to reproduce the reports' RSA-1024 figures. Off by default.
+    pub insecure_rsa1024: bool,
 }
 
 impl Default for Options {
@@ -44,6 +48,7 @@ impl Default for Options {
             key_max_age: DEFAULT_MAX_AGE,
             get_cache_capacity: DEFAULT_GET_CAPACITY,
             cert_cache_ttl: Duration::from_secs(60),
+            insecure_rsa1024: false,
         }
     }
 }
@@ -159,6 +164,12 @@ impl Protector {
         let id = self.keystore.require_identity().map_err(|e| {
             ProtectError::Protect(format!("policy {} signs messages: {e}", policy.name))
         })?;
+        if is_insecure(id.key.kind()) && !self.opts.insecure_rsa1024 {
+            return Err(insecure_key(
+                id.key.kind(),
+                &format!("identity '{}'", id.cert.subject()),
+            ));
+        }
         let signer = SignerRef {
             key: &id.key,
             cert: &id.cert,
@@ -184,6 +195,14 @@ impl Protector {
             return Ok(hit);
         }
         let certs = self.recipients(policy)?;
+        if let Some(c) = certs.iter().find(|c| is_insecure(c.public_key().kind))
+            && !self.opts.insecure_rsa1024
+        {
+            return Err(insecure_key(
+                c.public_key().kind,
+                &format!("recipient '{}'", c.subject()),
+            ));
+        }
         let mut cek = Zeroizing::new(vec![0u8; policy.enc_alg.key_len()]);
         aws_lc_rs::rand::fill(&mut cek)
             .map_err(|_| ProtectError::Protect("no randomness for the key".into()))?;
@@ -442,6 +461,13 @@ impl Protector {
                 "the keystore has no identity, so it cannot be a recipient"
             )
         })?;
+        if is_insecure(id.key.kind()) && !self.opts.insecure_rsa1024 {
+            return Err(fail!(
+                Check::Algorithms,
+                "the keystore identity has an {} key, which is insecure and refused (the insecure RSA-1024 switch is off)",
+                id.key.kind().name()
+            ));
+        }
         let cek = recipients::unwrap(&ris, &id.cert, &id.key, &self.counters)?;
         let key = Arc::new(ContentKey::new(rec.alg, &cek).ok_or_else(|| {
             fail!(
@@ -462,7 +488,7 @@ impl Protector {
         cms: &[u8],
         core: Option<&[u8]>,
     ) -> Result<(Vec<u8>, String)> {
-        let v = signed::verify(cms, &self.known, &self.counters)?;
+        let v = signed::verify(cms, &self.known, self.opts.insecure_rsa1024, &self.counters)?;
         self.validate_signer(&v.signer, cms)?;
         if !policy.signers.is_empty() && !policy.signers.contains(v.signer.subject()) {
             return Err(fail!(

@@ -4,10 +4,13 @@
 use crate::cert::Cert;
 use crate::dn::Dn;
 use crate::error::{ProtectError, Result};
-use crate::keys::{KeyKind, PrivateKey};
+use crate::keys::{KeyKind, PrivateKey, insecure_key, is_insecure};
+use crate::legacy::LegacyRsa;
+use der::Decode;
 use rcgen::{
     BasicConstraints, CertificateParams, CertificateRevocationListParams, DistinguishedName,
-    DnType, IsCa, Issuer, KeyIdMethod, KeyPair, KeyUsagePurpose, RevokedCertParams, SerialNumber,
+    DnType, IsCa, Issuer, KeyIdMethod, KeyPair, KeyUsagePurpose, PublicKeyData, RevokedCertParams,
+    SerialNumber, SigningKey,
 };
 use rustls_pki_types::{CertificateDer, PrivatePkcs8KeyDer};
 use std::time::{Duration, SystemTime};
@@ -22,6 +25,8 @@ pub struct IdentitySpec {
     pub authority: bool,
     pub not_before: SystemTime,
     pub not_after: SystemTime,
+    /// The explicit insecure switch: allow an RSA-1024 key.
+    pub insecure_rsa1024: bool,
 }
 
 impl IdentitySpec {
@@ -34,6 +39,7 @@ impl IdentitySpec {
             authority: false,
             not_before: now - Duration::from_secs(3600),
             not_after: now + Duration::from_secs(u64::from(days) * 86_400),
+            insecure_rsa1024: false,
         }
     }
 }
@@ -71,11 +77,52 @@ fn rcgen_alg(kind: KeyKind) -> &'static rcgen::SignatureAlgorithm {
     }
 }
 
-fn rcgen_key(pkcs8: &[u8], kind: KeyKind) -> Result<KeyPair> {
+/// A key rcgen can sign certificates with: its own, or an RSA-1024 key through `legacy`.
+enum SignKey {
+    Rcgen(KeyPair),
+    Legacy { key: LegacyRsa, raw_public: Vec<u8> },
+}
+
+impl PublicKeyData for SignKey {
+    fn der_bytes(&self) -> &[u8] {
+        match self {
+            SignKey::Rcgen(k) => k.der_bytes(),
+            SignKey::Legacy { raw_public, .. } => raw_public,
+        }
+    }
+
+    fn algorithm(&self) -> &'static rcgen::SignatureAlgorithm {
+        match self {
+            SignKey::Rcgen(k) => PublicKeyData::algorithm(k),
+            SignKey::Legacy { .. } => &rcgen::PKCS_RSA_SHA256,
+        }
+    }
+}
+
+impl SigningKey for SignKey {
+    fn sign(&self, msg: &[u8]) -> std::result::Result<Vec<u8>, rcgen::Error> {
+        match self {
+            SignKey::Rcgen(k) => k.sign(msg),
+            SignKey::Legacy { key, .. } => key
+                .sign(crate::policy::SignAlg::Sha256, msg)
+                .map_err(|_| rcgen::Error::RemoteKeyError),
+        }
+    }
+}
+
+fn rcgen_key(pkcs8: &[u8], kind: KeyKind) -> Result<SignKey> {
+    if is_insecure(kind) {
+        let key = LegacyRsa::from_pkcs8(pkcs8)?;
+        let spki =
+            spki::SubjectPublicKeyInfoOwned::from_der(&key.public_spki_der()?).map_err(rerr)?;
+        let raw_public = spki.subject_public_key.raw_bytes().to_vec();
+        return Ok(SignKey::Legacy { key, raw_public });
+    }
     KeyPair::from_pkcs8_der_and_sign_algo(
         &PrivatePkcs8KeyDer::from(pkcs8.to_vec()),
         rcgen_alg(kind),
     )
+    .map(SignKey::Rcgen)
     .map_err(rerr)
 }
 
@@ -105,6 +152,9 @@ fn random_serial() -> Result<SerialNumber> {
 
 /// Makes a key pair and certificate: self-signed, or signed by `ca`.
 pub fn make_identity(spec: &IdentitySpec, ca: Option<&Signer<'_>>) -> Result<MadeIdentity> {
+    if is_insecure(spec.kind) && !spec.insecure_rsa1024 {
+        return Err(insecure_key(spec.kind, &format!("'{}'", spec.dn)));
+    }
     let (key, pkcs8) = PrivateKey::generate(spec.kind)?;
     drop(key);
     let kp = rcgen_key(&pkcs8, spec.kind)?;

@@ -4,6 +4,7 @@
 //! [`zeroize::Zeroizing`] buffers while it is being parsed.
 
 use crate::error::{ProtectError, Result};
+use crate::legacy::LegacyRsa;
 use crate::oids;
 use aws_lc_rs::agreement;
 use aws_lc_rs::encoding::AsDer;
@@ -30,9 +31,8 @@ impl KeyKind {
             "rsa2048" | "rsa" => Ok(KeyKind::Rsa(2048)),
             "rsa3072" => Ok(KeyKind::Rsa(3072)),
             "rsa4096" => Ok(KeyKind::Rsa(4096)),
-            "rsa1024" => Err(ProtectError::Insecure(
-                "RSA-1024: keys must be at least 2048 bits".into(),
-            )),
+            // Parsed so the insecure switch can allow it; every use checks the switch.
+            "rsa1024" => Ok(KeyKind::Rsa(1024)),
             "p256" | "ec" | "ecp256" | "prime256v1" | "secp256r1" => Ok(KeyKind::P256),
             "p384" | "ecp384" | "secp384r1" => Ok(KeyKind::P384),
             "ed25519" => Ok(KeyKind::Ed25519),
@@ -65,6 +65,22 @@ pub enum PrivateKey {
         agree: agreement::PrivateKey,
     },
     Ed25519(Ed25519KeyPair),
+    /// RSA under 2048 bits: usable only behind the insecure switch (see `legacy`).
+    LegacyRsa(LegacyRsa),
+}
+
+/// True for key kinds only the insecure switch allows (RSA under 2048 bits).
+pub fn is_insecure(kind: KeyKind) -> bool {
+    matches!(kind, KeyKind::Rsa(bits) if bits < 2048)
+}
+
+/// The refusal of an insecure key kind while the switch is off.
+pub fn insecure_key(kind: KeyKind, whose: &str) -> ProtectError {
+    ProtectError::Insecure(format!(
+        "{} key of {whose}: RSA keys must be at least 2048 bits (RSA-1024 only with the explicit \
+         insecure switch, --insecure-rsa1024)",
+        kind.name()
+    ))
 }
 
 impl std::fmt::Debug for PrivateKey {
@@ -78,6 +94,10 @@ impl PrivateKey {
     pub fn generate(kind: KeyKind) -> Result<(PrivateKey, Zeroizing<Vec<u8>>)> {
         let err = |_| ProtectError::Credential(format!("cannot generate a {} key", kind.name()));
         let pkcs8: Zeroizing<Vec<u8>> = match kind {
+            KeyKind::Rsa(1024) => {
+                let (k, der) = LegacyRsa::generate()?;
+                return Ok((PrivateKey::LegacyRsa(k), der));
+            }
             KeyKind::Rsa(bits) => {
                 let size = match bits {
                     2048 => rsa::KeySize::Rsa2048,
@@ -145,12 +165,15 @@ impl PrivateKey {
         if let Ok(kp) = Ed25519KeyPair::from_pkcs8_maybe_unchecked(der) {
             return Ok(PrivateKey::Ed25519(kp));
         }
-        if let Some(bits) = rsa_bits_hint(der)
-            && bits < 2048
-        {
-            return Err(ProtectError::Insecure(format!(
-                "RSA-{bits} private key: keys must be at least 2048 bits"
-            )));
+        if let Some(bits) = rsa_bits_hint(der) {
+            if (1024..2048).contains(&bits) {
+                return Ok(PrivateKey::LegacyRsa(LegacyRsa::from_pkcs8(der)?));
+            }
+            if bits < 1024 {
+                return Err(ProtectError::Insecure(format!(
+                    "RSA-{bits} private key: keys must be at least 2048 bits"
+                )));
+            }
         }
         Err(ProtectError::Credential(
             "private key is not an unencrypted PKCS#8 RSA (>= 2048 bits), EC P-256/P-384 or \
@@ -208,6 +231,7 @@ impl PrivateKey {
             PrivateKey::Rsa { bits, .. } => KeyKind::Rsa(*bits),
             PrivateKey::Ec { kind, .. } => *kind,
             PrivateKey::Ed25519(_) => KeyKind::Ed25519,
+            PrivateKey::LegacyRsa(k) => KeyKind::Rsa(k.bits()),
         }
     }
 
@@ -230,6 +254,7 @@ impl PrivateKey {
                     kp.public_key().as_der().map_err(err)?;
                 pk.as_ref().to_vec()
             }
+            PrivateKey::LegacyRsa(k) => k.public_spki_der()?,
         })
     }
 }
@@ -280,17 +305,20 @@ impl PublicKey {
             .to_der()
             .map_err(|e| ProtectError::Credential(format!("public key: {e}")))?;
         let kind = if spki.algorithm.oid == oids::RSA_ENCRYPTION {
-            let key = rsa::PublicEncryptingKey::from_der(&spki_der);
-            match key {
-                Ok(k) => KeyKind::Rsa(k.key_size_bits()),
-                Err(_) => {
-                    return Err(ProtectError::Insecure(
-                        "RSA public key under 2048 bits (or malformed): keys must be at least \
-                         2048 bits"
-                            .into(),
-                    ));
-                }
+            #[derive(der::Sequence)]
+            struct RsaPublicKey {
+                n: der::asn1::Uint,
+                e: der::asn1::Uint,
             }
+            let key = RsaPublicKey::from_der(&raw)
+                .map_err(|e| ProtectError::Credential(format!("malformed RSA public key: {e}")))?;
+            let bits = key.n.as_bytes().len() * 8;
+            if bits < 1024 || key.e.as_bytes().is_empty() {
+                return Err(ProtectError::Insecure(format!(
+                    "RSA-{bits} public key: keys must be at least 2048 bits"
+                )));
+            }
+            KeyKind::Rsa(bits)
         } else if spki.algorithm.oid == oids::EC_PUBLIC_KEY {
             let curve = spki
                 .algorithm
@@ -345,12 +373,24 @@ mod tests {
     }
 
     #[test]
-    fn rsa1024_is_refused_as_insecure() {
+    fn rsa1024_is_a_kind_only_the_switch_allows() {
+        assert_eq!(KeyKind::parse("rsa1024").unwrap(), KeyKind::Rsa(1024));
+        assert!(is_insecure(KeyKind::Rsa(1024)));
+        assert!(!is_insecure(KeyKind::Rsa(2048)));
         assert!(
-            KeyKind::parse("rsa1024")
-                .unwrap_err()
+            insecure_key(KeyKind::Rsa(1024), "x")
                 .to_string()
                 .contains("insecure")
+        );
+        let (k, der) = PrivateKey::generate(KeyKind::Rsa(1024)).unwrap();
+        assert_eq!(
+            PrivateKey::from_pkcs8(&der).unwrap().kind(),
+            KeyKind::Rsa(1024)
+        );
+        let spki = SubjectPublicKeyInfoOwned::from_der(&k.public_spki_der().unwrap()).unwrap();
+        assert_eq!(
+            PublicKey::from_spki(&spki).unwrap().kind,
+            KeyKind::Rsa(1024)
         );
     }
 

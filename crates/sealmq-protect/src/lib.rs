@@ -27,6 +27,7 @@ pub mod identity;
 pub mod keyreuse;
 pub mod keys;
 pub mod keystore;
+pub mod legacy;
 pub mod oids;
 pub mod pathval;
 pub mod policy;

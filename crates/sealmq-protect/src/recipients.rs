@@ -17,7 +17,7 @@ use aws_lc_rs::digest;
 use aws_lc_rs::key_wrap::{AES_128, AES_256, AesKek, KeyWrap};
 use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::rsa::{
-    OAEP_SHA256_MGF1SHA256, OAEP_SHA384_MGF1SHA384, OAEP_SHA512_MGF1SHA512,
+    OAEP_SHA256_MGF1SHA256, OAEP_SHA384_MGF1SHA384, OAEP_SHA512_MGF1SHA512, OaepAlgorithm,
     OaepPublicEncryptingKey, PublicEncryptingKey,
 };
 use cms::content_info::CmsVersion;
@@ -94,14 +94,19 @@ fn oaep_alg_id() -> Result<AlgorithmIdentifierOwned> {
 }
 
 fn ktri(cert: &Cert, cek: &[u8]) -> Result<RecipientInfo> {
-    let pk = PublicEncryptingKey::from_der(&cert.public_key().spki_der).map_err(|e| {
-        ProtectError::Protect(format!("recipient '{}' RSA key: {e}", cert.subject()))
-    })?;
-    let oaep = OaepPublicEncryptingKey::new(pk).map_err(perr)?;
-    let mut out = vec![0u8; oaep.ciphertext_size()];
-    let ct = oaep
-        .encrypt(&OAEP_SHA256_MGF1SHA256, cek, &mut out, None)
-        .map_err(|_| ProtectError::Protect("RSA-OAEP key wrap failed".into()))?;
+    let ct = if crate::keys::is_insecure(cert.public_key().kind) {
+        // RSA-1024: the caller has checked the insecure switch.
+        crate::legacy::oaep_encrypt(&cert.public_key().spki_der, cek)?
+    } else {
+        let pk = PublicEncryptingKey::from_der(&cert.public_key().spki_der).map_err(|e| {
+            ProtectError::Protect(format!("recipient '{}' RSA key: {e}", cert.subject()))
+        })?;
+        let oaep = OaepPublicEncryptingKey::new(pk).map_err(perr)?;
+        let mut out = vec![0u8; oaep.ciphertext_size()];
+        oaep.encrypt(&OAEP_SHA256_MGF1SHA256, cek, &mut out, None)
+            .map_err(|_| ProtectError::Protect("RSA-OAEP key wrap failed".into()))?
+            .to_vec()
+    };
     // A subject key identifier is shorter than issuer + serial, and does not grow with the
     // issuer's DN; fall back to issuer + serial for certificates without one.
     let (version, rid) = match cert.subject_key_id() {
@@ -315,14 +320,8 @@ pub fn unwrap(
     ))
 }
 
-fn unwrap_ktri(k: &KeyTransRecipientInfo, key: &PrivateKey) -> Result<Zeroizing<Vec<u8>>> {
-    let PrivateKey::Rsa { decrypt, .. } = key else {
-        return Err(fail!(
-            Check::Decrypt,
-            "message wraps the key for RSA but the keystore key is {}",
-            key.kind().name()
-        ));
-    };
+/// The RSA-OAEP variant a KeyTransRecipientInfo asks for, refusing PKCS#1 v1.5 and SHA-1.
+fn oaep_params(k: &KeyTransRecipientInfo) -> Result<&'static OaepAlgorithm> {
     if k.key_enc_alg.oid == oids::RSA_ENCRYPTION {
         return Err(fail!(
             Check::Algorithms,
@@ -360,7 +359,7 @@ fn unwrap_ktri(k: &KeyTransRecipientInfo, key: &PrivateKey) -> Result<Zeroizing<
             "RSA-OAEP with a label is not supported"
         ));
     }
-    let oaep = match (hash, mgf_hash) {
+    let oaep: &'static OaepAlgorithm = match (hash, mgf_hash) {
         (h, m) if h == oids::SHA256 && m == oids::SHA256 => &OAEP_SHA256_MGF1SHA256,
         (h, m) if h == oids::SHA384 && m == oids::SHA384 => &OAEP_SHA384_MGF1SHA384,
         (h, m) if h == oids::SHA512 && m == oids::SHA512 => &OAEP_SHA512_MGF1SHA512,
@@ -378,6 +377,29 @@ fn unwrap_ktri(k: &KeyTransRecipientInfo, key: &PrivateKey) -> Result<Zeroizing<
                 oids::name(&m)
             ));
         }
+    };
+    Ok(oaep)
+}
+
+fn unwrap_ktri(k: &KeyTransRecipientInfo, key: &PrivateKey) -> Result<Zeroizing<Vec<u8>>> {
+    let oaep = oaep_params(k)?;
+    if let PrivateKey::LegacyRsa(legacy) = key {
+        if oaep.id() != OAEP_SHA256_MGF1SHA256.id() {
+            return Err(fail!(
+                Check::Algorithms,
+                "RSA-1024 keys unwrap only RSA-OAEP with SHA-256"
+            ));
+        }
+        return legacy
+            .oaep_decrypt(k.enc_key.as_bytes())
+            .map_err(|e| fail!(Check::Decrypt, "{e}"));
+    }
+    let PrivateKey::Rsa { decrypt, .. } = key else {
+        return Err(fail!(
+            Check::Decrypt,
+            "message wraps the key for RSA but the keystore key is {}",
+            key.kind().name()
+        ));
     };
     let mut out = Zeroizing::new(vec![0u8; decrypt.min_output_size()]);
     let n = decrypt

@@ -189,6 +189,15 @@ pub fn sign(
                     let s = kp.try_sign(&to_sign).map_err(sign_err)?;
                     Ok((s.as_ref().to_vec(), alg_id(oids::ED25519, None)))
                 }
+                PrivateKey::LegacyRsa(k) => {
+                    if signer.rsa_pss {
+                        return Err(ProtectError::Protect(
+                            "RSA-PSS is not offered for RSA-1024 keys".into(),
+                        ));
+                    }
+                    let sig = k.sign(alg, &to_sign)?;
+                    Ok((sig, alg_id(oids::RSA_ENCRYPTION, Some(Any::null()))))
+                }
             }
         },
     )?;
@@ -422,7 +431,13 @@ fn verification_alg(
 /// Verifies a SignedData ContentInfo: structure, digest algorithm, content-type and
 /// message-digest attributes, and the signature. `known` supplies certificates to find the
 /// signer when the message does not carry it.
-pub fn verify(der: &[u8], known: &[Cert], counters: &Counters) -> Result<Verified> {
+/// `allow_rsa1024` is the insecure switch: without it a signer key under 2048 bits is refused.
+pub fn verify(
+    der: &[u8],
+    known: &[Cert],
+    allow_rsa1024: bool,
+    counters: &Counters,
+) -> Result<Verified> {
     let (sd, sd_der) = parse_signed_data(der)?;
     let raw_attrs = asn1::raw_signed_attrs(&sd_der)?;
     let si = sd
@@ -461,7 +476,28 @@ pub fn verify(der: &[u8], known: &[Cert], counters: &Counters) -> Result<Verifie
     .map_err(|e| fail!(Check::Header, "eContent is not an OCTET STRING: {e}"))?
     .into_bytes();
     let signer = find_signer_cert(&sd, &si.sid, known)?;
-    let alg = verification_alg(&si.signature_algorithm, digest, signer.public_key().kind)?;
+    let kind = signer.public_key().kind;
+    let legacy = crate::keys::is_insecure(kind);
+    if legacy && !allow_rsa1024 {
+        return Err(fail!(
+            Check::Algorithms,
+            "signer '{}' has an {} key, which is insecure and refused (the insecure RSA-1024 switch is off)",
+            signer.subject(),
+            kind.name()
+        ));
+    }
+    let alg = if legacy {
+        if si.signature_algorithm.oid == oids::RSASSA_PSS {
+            return Err(fail!(
+                Check::Algorithms,
+                "RSA-PSS with an RSA-1024 key is not supported"
+            ));
+        }
+        // Checks the algorithm fits the key and digest; the verification itself is legacy's.
+        verification_alg(&si.signature_algorithm, digest, KeyKind::Rsa(2048))?
+    } else {
+        verification_alg(&si.signature_algorithm, digest, kind)?
+    };
 
     let mut header_core = None;
     let signed_bytes: Vec<u8> = match (&si.signed_attrs, raw_attrs) {
@@ -505,8 +541,18 @@ pub fn verify(der: &[u8], known: &[Cert], counters: &Counters) -> Result<Verifie
     };
     counters
         .time(Op::Verify, || {
-            aws_lc_rs::signature::UnparsedPublicKey::new(alg, &signer.public_key().raw)
-                .verify(&signed_bytes, si.signature.as_bytes())
+            if legacy {
+                crate::legacy::verify(
+                    &signer.public_key().spki_der,
+                    digest,
+                    &signed_bytes,
+                    si.signature.as_bytes(),
+                )
+                .map_err(|_| aws_lc_rs::error::Unspecified)
+            } else {
+                aws_lc_rs::signature::UnparsedPublicKey::new(alg, &signer.public_key().raw)
+                    .verify(&signed_bytes, si.signature.as_bytes())
+            }
         })
         .map_err(|_| {
             fail!(

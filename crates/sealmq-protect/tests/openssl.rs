@@ -376,3 +376,91 @@ fn rsa_pss_signatures_both_ways() {
         .unwrap();
     assert_eq!(got.payload, b"pss by openssl");
 }
+
+#[test]
+fn rsa1024_behind_the_switch_interoperates() {
+    use sealmq_protect::identity::IdentitySpec;
+    let w = World::new();
+    let mut spec = IdentitySpec::new(dn("old"), KeyKind::Rsa(1024), 30);
+    spec.insecure_rsa1024 = true;
+    let old = w.path("old");
+    sealmq_protect::Keystore::init(&old, &spec, Some(&w.path("ca"))).unwrap();
+    let opts = sealmq_protect::Options {
+        insecure_rsa1024: true,
+        ..Default::default()
+    };
+    let p = sealmq_protect::Protector::with_options(
+        sealmq_protect::Keystore::load(&old).unwrap(),
+        opts,
+    );
+    let cms = p
+        .protect_cms(&policy("SHA256", "AES128", &["old"]), b"rsa-1024 privacy")
+        .unwrap();
+    let m = w.path("m.der");
+    std::fs::write(&m, &cms).unwrap();
+    let dec = w.path("m.dec");
+    openssl(&[
+        "cms",
+        "-decrypt",
+        "-binary",
+        "-inform",
+        "DER",
+        "-in",
+        s(&m),
+        "-recip",
+        s(&old.join("identity.pem")),
+        "-inkey",
+        s(&old.join("identity.key")),
+        "-out",
+        s(&dec),
+    ]);
+    let out = w.path("m.out");
+    let ca = w.path("ca").join("identity.pem");
+    openssl(&[
+        "cms",
+        "-verify",
+        "-binary",
+        "-inform",
+        "DER",
+        "-in",
+        s(&dec),
+        "-CAfile",
+        s(&ca),
+        "-purpose",
+        "any",
+        "-out",
+        s(&out),
+    ]);
+    assert_eq!(std::fs::read(&out).unwrap(), b"rsa-1024 privacy");
+
+    let enc = w.path("o.der");
+    let pl = w.path("p.bin");
+    std::fs::write(&pl, b"from openssl to rsa-1024").unwrap();
+    openssl(&[
+        "cms",
+        "-encrypt",
+        "-binary",
+        "-aes-256-gcm",
+        "-outform",
+        "DER",
+        "-in",
+        s(&pl),
+        "-out",
+        s(&enc),
+        "-recip",
+        s(&old.join("identity.pem")),
+        "-keyopt",
+        "rsa_padding_mode:oaep",
+        "-keyopt",
+        "rsa_oaep_md:sha256",
+        "-keyopt",
+        "rsa_mgf1_md:sha256",
+    ]);
+    let got = p
+        .unprotect_cms(
+            &policy("NONE", "AES256", &["old"]),
+            &std::fs::read(&enc).unwrap(),
+        )
+        .unwrap();
+    assert_eq!(got.payload, b"from openssl to rsa-1024");
+}

@@ -161,3 +161,64 @@ fn confidentiality_1kb_rsa2048_is_stored_in_at_most_1600_bytes() {
         .unwrap();
     assert!(stored.len() <= 1600, "stored size {} > 1600", stored.len());
 }
+
+#[test]
+fn rsa1024_only_behind_the_insecure_switch() {
+    use sealmq_protect::identity::IdentitySpec;
+    use sealmq_protect::{Keystore, Options, Protector};
+    let w = World::new();
+    let a = w.identity("alice", KeyKind::P256);
+    // Refused without the switch, made with it.
+    let spec = IdentitySpec::new(dn("old"), KeyKind::Rsa(1024), 30);
+    let e = Keystore::init(&w.path("old"), &spec, Some(&w.path("ca")))
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("insecure"), "{e}");
+    let mut spec = IdentitySpec::new(dn("old"), KeyKind::Rsa(1024), 30);
+    spec.insecure_rsa1024 = true;
+    let old = w.path("old");
+    Keystore::init(&old, &spec, Some(&w.path("ca"))).unwrap();
+    // A self-signed RSA-1024 identity too (the certificate is signed by the 1024-bit key).
+    Keystore::init(&w.path("old-self"), &spec, None).unwrap();
+    w.introduce(&a, &old);
+    w.introduce(&old, &a);
+
+    let insecure = |dir: &std::path::Path| {
+        let opts = Options {
+            insecure_rsa1024: true,
+            ..Options::default()
+        };
+        Protector::with_options(Keystore::load(dir).unwrap(), opts)
+    };
+    let conf = policy("NONE", "AES256", &["old"]);
+    let e = w
+        .protector("alice")
+        .protect(&conf, b"x", Original::default())
+        .unwrap_err();
+    assert!(e.to_string().contains("insecure"), "{e}");
+    let m = insecure(&a)
+        .protect(&conf, b"to rsa1024", Original::default())
+        .unwrap();
+    let e = w.protector("old").unprotect(&conf, &m).unwrap_err();
+    assert_eq!(e.check(), Some(sealmq_protect::Check::Algorithms), "{e}");
+    assert_eq!(
+        insecure(&old).unprotect(&conf, &m).unwrap().payload,
+        b"to rsa1024"
+    );
+
+    let integ = policy("SHA256", "NONE", &[]);
+    assert!(
+        w.protector("old")
+            .protect(&integ, b"x", Original::default())
+            .is_err()
+    );
+    let m = insecure(&old)
+        .protect(&integ, b"signed by rsa1024", Original::default())
+        .unwrap();
+    let e = w.protector("alice").unprotect(&integ, &m).unwrap_err();
+    assert_eq!(e.check(), Some(sealmq_protect::Check::Algorithms), "{e}");
+    assert_eq!(
+        insecure(&a).unprotect(&integ, &m).unwrap().payload,
+        b"signed by rsa1024"
+    );
+}
