@@ -5,7 +5,7 @@
 //! re-encoded, per message. Opening walks the received bytes so that the RecipientInfos are
 //! hashed exactly as received (the get-side key cache is keyed by that digest).
 
-use crate::asn1::{self, GcmParameters, children};
+use crate::asn1::{self, GcmParameters, Tlv, children};
 use crate::counters::{Counters, Op};
 use crate::derw::{header, tlv, tlv_len};
 use crate::error::{Check, ProtectError, Result, fail};
@@ -125,25 +125,8 @@ pub struct Received<'a> {
     mac: &'a [u8],
 }
 
-/// True if `der` is a ContentInfo of an AuthEnvelopedData (or the refused EnvelopedData).
-pub fn content_type_of(der: &[u8]) -> Result<Oid> {
-    let top = children(der)?;
-    let [ci] = top.as_slice() else {
-        return Err(fail!(
-            Check::Header,
-            "CMS object is not a single ContentInfo"
-        ));
-    };
-    let fields = children(ci.content)?;
-    let oid = fields
-        .first()
-        .filter(|t| t.tag == 0x06)
-        .ok_or_else(|| fail!(Check::Header, "ContentInfo has no content type"))?;
-    Oid::from_bytes(oid.content).map_err(|e| fail!(Check::Header, "bad content type OID: {e}"))
-}
-
-/// Parses a ContentInfo holding an AuthEnvelopedData.
-pub fn parse(der: &[u8]) -> Result<Received<'_>> {
+/// Splits a ContentInfo into its content type and the `[0] EXPLICIT` content TLV.
+fn content_info(der: &[u8]) -> Result<(Oid, Tlv<'_>)> {
     let top = children(der)?;
     let [ci] = top.as_slice() else {
         return Err(fail!(
@@ -155,15 +138,30 @@ pub fn parse(der: &[u8]) -> Result<Received<'_>> {
     let (Some(oid), Some(explicit), 2) = (fields.first(), fields.get(1), fields.len()) else {
         return Err(fail!(Check::Header, "ContentInfo is malformed"));
     };
+    if oid.tag != 0x06 || explicit.tag != 0xA0 {
+        return Err(fail!(Check::Header, "ContentInfo is malformed"));
+    }
     let ct =
         Oid::from_bytes(oid.content).map_err(|e| fail!(Check::Header, "bad content type: {e}"))?;
+    Ok((ct, *explicit))
+}
+
+/// The content type of a ContentInfo.
+pub fn content_type_of(der: &[u8]) -> Result<Oid> {
+    content_info(der).map(|(ct, _)| ct)
+}
+
+/// Parses a ContentInfo holding an AuthEnvelopedData.
+pub fn parse(der: &[u8]) -> Result<Received<'_>> {
+    let (ct, explicit) = content_info(der)?;
+
     if ct == oids::ID_ENVELOPED_DATA {
         return Err(fail!(
             Check::Algorithms,
             "EnvelopedData (unauthenticated CBC encryption) is refused; use AuthEnvelopedData with AES-GCM"
         ));
     }
-    if ct != oids::ID_AUTH_ENVELOPED_DATA || explicit.tag != 0xA0 {
+    if ct != oids::ID_AUTH_ENVELOPED_DATA {
         return Err(fail!(
             Check::Header,
             "expected AuthEnvelopedData, found {}",

@@ -52,6 +52,25 @@ impl KeyKind {
     }
 }
 
+/// The EC curves sealmq uses: key kind, signing algorithm, key-agreement algorithm.
+type EcCurve = (
+    KeyKind,
+    &'static signature::EcdsaSigningAlgorithm,
+    &'static agreement::Algorithm,
+);
+const EC_CURVES: &[EcCurve] = &[
+    (
+        KeyKind::P256,
+        &signature::ECDSA_P256_SHA256_ASN1_SIGNING,
+        &agreement::ECDH_P256,
+    ),
+    (
+        KeyKind::P384,
+        &signature::ECDSA_P384_SHA384_ASN1_SIGNING,
+        &agreement::ECDH_P384,
+    ),
+];
+
 /// A private key: signs, and (RSA, EC) recovers content-encryption keys.
 pub enum PrivateKey {
     Rsa {
@@ -144,18 +163,7 @@ impl PrivateKey {
                 bits,
             });
         }
-        for (kind, salg, aalg) in [
-            (
-                KeyKind::P256,
-                &signature::ECDSA_P256_SHA256_ASN1_SIGNING,
-                &agreement::ECDH_P256,
-            ),
-            (
-                KeyKind::P384,
-                &signature::ECDSA_P384_SHA384_ASN1_SIGNING,
-                &agreement::ECDH_P384,
-            ),
-        ] {
+        for &(kind, salg, aalg) in EC_CURVES {
             if let Ok(sign) = EcdsaKeyPair::from_pkcs8(salg, der) {
                 let agree = agreement::PrivateKey::from_private_key_der(aalg, der)
                     .map_err(|e| ProtectError::Credential(format!("EC key rejected: {e}")))?;
@@ -198,18 +206,7 @@ impl PrivateKey {
                 PrivateKey::from_pkcs8(pkcs8.as_ref())
             }
             SectionKind::EcPrivateKey => {
-                for (kind, salg, aalg) in [
-                    (
-                        KeyKind::P256,
-                        &signature::ECDSA_P256_SHA256_ASN1_SIGNING,
-                        &agreement::ECDH_P256,
-                    ),
-                    (
-                        KeyKind::P384,
-                        &signature::ECDSA_P384_SHA384_ASN1_SIGNING,
-                        &agreement::ECDH_P384,
-                    ),
-                ] {
+                for &(kind, salg, aalg) in EC_CURVES {
                     if let Ok(sign) = EcdsaKeyPair::from_private_key_der(salg, &der) {
                         let agree = agreement::PrivateKey::from_private_key_der(aalg, &der)
                             .map_err(|e| ProtectError::Credential(format!("EC key: {e}")))?;
