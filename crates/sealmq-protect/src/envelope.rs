@@ -14,7 +14,7 @@ use crate::keys::{insecure_key, is_insecure};
 use crate::keystore::Keystore;
 use crate::oids;
 use crate::pathval::{self, Usage};
-use crate::policy::{EncAlg, KeyReuse, Policy, Qop, SignAlg};
+use crate::policy::{EncAlg, KeyReuse, Policy, Qop};
 use crate::recipients;
 use crate::signed::{self, SignerRef};
 use aws_lc_rs::digest;
@@ -352,8 +352,6 @@ impl Protector {
                     required
                 ));
             }
-            let summary = signed::summarize(cms)?;
-            self.check_digest(policy, summary.digest, &summary.digest_name)?;
             let (content, signer) = self.verify_signed(policy, cms, core.as_deref())?;
             (content, Qop::Integrity, Some(signer))
         } else {
@@ -385,8 +383,6 @@ impl Protector {
                         oids::name(&rec.content_type)
                     ));
                 }
-                let summary = signed::summarize(&plain)?;
-                self.check_digest(policy, summary.digest, &summary.digest_name)?;
                 let (content, signer) = self.verify_signed(policy, &plain, core.as_deref())?;
                 (content, Qop::Privacy, Some(signer))
             } else {
@@ -426,23 +422,6 @@ impl Protector {
             signer,
             tolerated: false,
         })
-    }
-
-    fn check_digest(&self, policy: &Policy, digest: Option<SignAlg>, name: &str) -> Result<()> {
-        match digest {
-            None => Err(fail!(
-                Check::Algorithms,
-                "signature digest {name} is not accepted"
-            )),
-            Some(d) if d < policy.sign_alg => Err(fail!(
-                Check::Algorithms,
-                "message is signed with {} but policy {} requires {}",
-                d.name(),
-                policy.name,
-                policy.sign_alg.name()
-            )),
-            Some(_) => Ok(()),
-        }
     }
 
     fn content_key_for(&self, rec: &enveloped::Received<'_>) -> Result<Arc<ContentKey>> {
@@ -488,7 +467,13 @@ impl Protector {
         cms: &[u8],
         core: Option<&[u8]>,
     ) -> Result<(Vec<u8>, String)> {
-        let v = signed::verify(cms, &self.known, self.opts.insecure_rsa1024, &self.counters)?;
+        let v = signed::verify(
+            cms,
+            &self.known,
+            policy.sign_alg,
+            self.opts.insecure_rsa1024,
+            &self.counters,
+        )?;
         self.validate_signer(&v.signer, cms)?;
         if !policy.signers.is_empty() && !policy.signers.contains(v.signer.subject()) {
             return Err(fail!(

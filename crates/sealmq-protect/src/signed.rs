@@ -320,30 +320,49 @@ pub fn summarize(der: &[u8]) -> Result<SignedSummary> {
     })
 }
 
+/// The signer's certificate: a keystore certificate when one matches the signer identifier
+/// (no parsing needed, and its key is the one trusted), else the one the message carries.
 fn find_signer_cert(sd: &SignedData, sid: &SignerIdentifier, known: &[Cert]) -> Result<Cert> {
+    let matches_x509 = |c: &x509_cert::Certificate| match sid {
+        SignerIdentifier::IssuerAndSerialNumber(ias) => {
+            c.tbs_certificate.serial_number == ias.serial_number
+                && c.tbs_certificate.issuer == ias.issuer
+        }
+        SignerIdentifier::SubjectKeyIdentifier(_) => false,
+    };
+    let matches = |c: &Cert| match sid {
+        SignerIdentifier::IssuerAndSerialNumber(ias) => {
+            matches_x509(c.x509()) || c.matches_issuer_serial(ias)
+        }
+        SignerIdentifier::SubjectKeyIdentifier(skid) => {
+            c.subject_key_id().as_deref() == Some(skid.0.as_bytes())
+        }
+    };
+    if let Some(c) = known.iter().find(|c| matches(c)) {
+        return Ok(c.clone());
+    }
     let embedded = sd
         .certificates
         .iter()
         .flat_map(|s| s.0.iter())
         .filter_map(|c| match c {
-            CertificateChoices::Certificate(c) => Cert::from_x509(c).ok(),
+            CertificateChoices::Certificate(c) => Some(c),
             _ => None,
         });
-    let mut candidates = embedded.chain(known.iter().cloned());
-    let found = match sid {
-        SignerIdentifier::IssuerAndSerialNumber(ias) => {
-            candidates.find(|c| c.matches_issuer_serial(ias))
+    for c in embedded {
+        if matches_x509(c) {
+            return Cert::from_x509(c);
         }
-        SignerIdentifier::SubjectKeyIdentifier(skid) => {
-            candidates.find(|c| c.subject_key_id().as_deref() == Some(skid.0.as_bytes()))
+        if let Ok(parsed) = Cert::from_x509(c)
+            && matches(&parsed)
+        {
+            return Ok(parsed);
         }
-    };
-    found.ok_or_else(|| {
-        fail!(
-            Check::Signature,
-            "the signer's certificate is neither in the message nor in the keystore"
-        )
-    })
+    }
+    Err(fail!(
+        Check::Signature,
+        "the signer's certificate is neither in the message nor in the keystore"
+    ))
 }
 
 fn verification_alg(
@@ -431,10 +450,13 @@ fn verification_alg(
 /// Verifies a SignedData ContentInfo: structure, digest algorithm, content-type and
 /// message-digest attributes, and the signature. `known` supplies certificates to find the
 /// signer when the message does not carry it.
-/// `allow_rsa1024` is the insecure switch: without it a signer key under 2048 bits is refused.
+/// `min_digest` is the policy's SIGNALG: a weaker digest fails the `algorithms` check before
+/// any signature work. `allow_rsa1024` is the insecure switch: without it a signer key under
+/// 2048 bits is refused.
 pub fn verify(
     der: &[u8],
     known: &[Cert],
+    min_digest: SignAlg,
     allow_rsa1024: bool,
     counters: &Counters,
 ) -> Result<Verified> {
@@ -462,6 +484,14 @@ pub fn verify(
             )
         }
     })?;
+    if digest < min_digest {
+        return Err(fail!(
+            Check::Algorithms,
+            "message is signed with {} but {} is required",
+            digest.name(),
+            min_digest.name()
+        ));
+    }
     let econtent = sd.encap_content_info.econtent.as_ref().ok_or_else(|| {
         fail!(
             Check::Header,
