@@ -272,7 +272,8 @@ impl Protector {
             policy.validate()?;
             return Ok(payload.to_vec());
         }
-        let mut out = vec![0u8; header::HEADER_LEN];
+        let mut out = Vec::with_capacity(header::HEADER_LEN + payload.len() + 2048);
+        out.resize(header::HEADER_LEN, 0);
         let header = self.protect_into(&mut out, policy, payload, original, true)?;
         let cms_len = u32::try_from(out.len() - header::HEADER_LEN)
             .map_err(|_| ProtectError::Protect("envelope too large".into()))?;

@@ -301,17 +301,18 @@ impl Received<'_> {
                 self.alg.name()
             ));
         }
-        let nonce = Nonce::try_assume_unique_for_key(&self.nonce)
-            .map_err(|_| fail!(Check::Decrypt, "bad nonce"))?;
-        let mut buf = Vec::with_capacity(self.ciphertext.len() + TAG_LEN);
-        buf.extend_from_slice(self.ciphertext);
-        buf.extend_from_slice(self.mac);
+        let nonce = Nonce::assume_unique_for_key(self.nonce);
+        let mut out = vec![0u8; self.ciphertext.len()];
         let aad = self.auth_attrs.as_deref().unwrap_or(&[]);
-        let n = counters
+        counters
             .time(Op::Decrypt, || {
-                key.aead
-                    .open_in_place(nonce, Aad::from(aad), &mut buf)
-                    .map(|p| p.len())
+                key.aead.open_separate_gather(
+                    nonce,
+                    Aad::from(aad),
+                    self.ciphertext,
+                    self.mac,
+                    &mut out,
+                )
             })
             .map_err(|_| {
                 fail!(
@@ -319,8 +320,7 @@ impl Received<'_> {
                     "AES-GCM authentication failed: the message was altered or the key is wrong"
                 )
             })?;
-        counters.add_sym_bytes(n);
-        buf.truncate(n);
-        Ok(buf)
+        counters.add_sym_bytes(out.len());
+        Ok(out)
     }
 }
