@@ -1,0 +1,268 @@
+//! Checkpoints: snapshot files written atomically (temporary file, sync, rename, sync of the
+//! directory), so that a restart loads the snapshot and replays only the log after it.
+//!
+//! File `CP<lsn>.ckp`: a 32-byte header (magic `SMQC`, version, LSN, key id, CRC), then frames
+//! `len u32, crc32c u32, bytes`, then a trailer frame (`len = u32::MAX`, CRC of the count, frame
+//! count u64). A file without its trailer was never renamed into place and is ignored; a frame
+//! that fails its CRC is damage and an error.
+
+use crate::error::{Result, StorageError};
+use crate::log::Lsn;
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+const MAGIC: [u8; 4] = *b"SMQC";
+const VERSION: u16 = 1;
+const HEADER: usize = 32;
+const TRAILER: u32 = u32::MAX;
+const MAX_FRAME: usize = 512 << 20;
+
+fn name(lsn: Lsn) -> String {
+    format!("CP{lsn:020}.ckp")
+}
+
+/// Writes one checkpoint.
+pub struct CheckpointWriter {
+    dir: PathBuf,
+    tmp: PathBuf,
+    lsn: Lsn,
+    out: BufWriter<File>,
+    frames: u64,
+}
+
+impl CheckpointWriter {
+    pub fn create(dir: &Path, lsn: Lsn) -> Result<CheckpointWriter> {
+        fs::create_dir_all(dir)
+            .map_err(|e| StorageError::io("cannot create checkpoint directory", dir, e))?;
+        let tmp = dir.join(format!("{}.tmp", name(lsn)));
+        let f = OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .open(&tmp)
+            .map_err(|e| StorageError::io("cannot create checkpoint", &tmp, e))?;
+        let mut out = BufWriter::with_capacity(1 << 20, f);
+        let mut h = [0u8; HEADER];
+        h[0..4].copy_from_slice(&MAGIC);
+        h[4..6].copy_from_slice(&VERSION.to_le_bytes());
+        h[8..16].copy_from_slice(&lsn.to_le_bytes());
+        // bytes 16..20: key id (0 = clear)
+        let crc = crc32c::crc32c(&h[0..24]);
+        h[24..28].copy_from_slice(&crc.to_le_bytes());
+        out.write_all(&h)
+            .map_err(|e| StorageError::io("cannot write checkpoint", &tmp, e))?;
+        Ok(CheckpointWriter {
+            dir: dir.to_path_buf(),
+            tmp,
+            lsn,
+            out,
+            frames: 0,
+        })
+    }
+
+    pub fn frame(&mut self, bytes: &[u8]) -> Result<()> {
+        if bytes.len() > MAX_FRAME {
+            return Err(StorageError::Decode(format!(
+                "checkpoint frame of {} bytes is too large",
+                bytes.len()
+            )));
+        }
+        let crc = crc32c::crc32c(bytes);
+        self.out
+            .write_all(&(bytes.len() as u32).to_le_bytes())
+            .and_then(|_| self.out.write_all(&crc.to_le_bytes()))
+            .and_then(|_| self.out.write_all(bytes))
+            .map_err(|e| StorageError::io("cannot write checkpoint", &self.tmp, e))?;
+        self.frames += 1;
+        Ok(())
+    }
+
+    /// Makes the checkpoint durable and current, and removes older ones.
+    pub fn finish(mut self) -> Result<PathBuf> {
+        let count = self.frames.to_le_bytes();
+        let tmp = self.tmp.clone();
+        let err = |e| StorageError::io("cannot finish checkpoint", &tmp, e);
+        self.out.write_all(&TRAILER.to_le_bytes()).map_err(err)?;
+        self.out
+            .write_all(&crc32c::crc32c(&count).to_le_bytes())
+            .map_err(err)?;
+        self.out.write_all(&count).map_err(err)?;
+        let f = self.out.into_inner().map_err(|e| err(e.into_error()))?;
+        f.sync_all().map_err(err)?;
+        let dest = self.dir.join(name(self.lsn));
+        fs::rename(&self.tmp, &dest).map_err(err)?;
+        File::open(&self.dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| StorageError::io("cannot sync", &self.dir, e))?;
+        for (lsn, path) in list(&self.dir)? {
+            if lsn < self.lsn {
+                let _ = fs::remove_file(path);
+            }
+        }
+        Ok(dest)
+    }
+}
+
+fn list(dir: &Path) -> Result<Vec<(Lsn, PathBuf)>> {
+    let mut out = Vec::new();
+    let rd = match fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(StorageError::io("cannot list checkpoints in", dir, e)),
+    };
+    for entry in rd.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".ckp.tmp") {
+            let _ = fs::remove_file(entry.path()); // never completed
+            continue;
+        }
+        if let Some(n) = name.strip_prefix("CP").and_then(|r| r.strip_suffix(".ckp"))
+            && let Ok(lsn) = n.parse::<u64>()
+        {
+            out.push((lsn, entry.path()));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Reads one checkpoint frame by frame.
+pub struct CheckpointReader {
+    path: PathBuf,
+    input: BufReader<File>,
+    offset: u64,
+    frames: u64,
+    done: bool,
+}
+
+/// The newest complete checkpoint in `dir`, if any: its LSN and a reader.
+pub fn latest(dir: &Path) -> Result<Option<(Lsn, CheckpointReader)>> {
+    let Some((lsn, path)) = list(dir)?.pop() else {
+        return Ok(None);
+    };
+    let f = File::open(&path).map_err(|e| StorageError::io("cannot open checkpoint", &path, e))?;
+    let mut input = BufReader::with_capacity(1 << 20, f);
+    let mut h = [0u8; HEADER];
+    input
+        .read_exact(&mut h)
+        .map_err(|e| StorageError::io("cannot read checkpoint", &path, e))?;
+    let ok = h[0..4] == MAGIC
+        && u16::from_le_bytes([h[4], h[5]]) == VERSION
+        && u32::from_le_bytes([h[24], h[25], h[26], h[27]]) == crc32c::crc32c(&h[0..24])
+        && u64::from_le_bytes(h[8..16].try_into().unwrap_or_default()) == lsn;
+    if !ok {
+        return Err(StorageError::Corrupt {
+            path,
+            offset: 0,
+            detail: "bad checkpoint header".into(),
+        });
+    }
+    Ok(Some((
+        lsn,
+        CheckpointReader {
+            path,
+            input,
+            offset: HEADER as u64,
+            frames: 0,
+            done: false,
+        },
+    )))
+}
+
+impl CheckpointReader {
+    fn corrupt(&self, detail: &str) -> StorageError {
+        StorageError::Corrupt {
+            path: self.path.clone(),
+            offset: self.offset,
+            detail: detail.into(),
+        }
+    }
+
+    /// The next frame, or `None` after the trailer.
+    pub fn next_frame(&mut self) -> Result<Option<Vec<u8>>> {
+        if self.done {
+            return Ok(None);
+        }
+        let mut h = [0u8; 8];
+        self.input
+            .read_exact(&mut h)
+            .map_err(|_| self.corrupt("ends before its trailer"))?;
+        let len = u32::from_le_bytes([h[0], h[1], h[2], h[3]]);
+        let crc = u32::from_le_bytes([h[4], h[5], h[6], h[7]]);
+        if len == TRAILER {
+            let mut c = [0u8; 8];
+            self.input
+                .read_exact(&mut c)
+                .map_err(|_| self.corrupt("truncated trailer"))?;
+            if crc32c::crc32c(&c) != crc || u64::from_le_bytes(c) != self.frames {
+                return Err(self.corrupt("trailer does not match the frames read"));
+            }
+            self.done = true;
+            return Ok(None);
+        }
+        let len = len as usize;
+        if len > MAX_FRAME {
+            return Err(self.corrupt("frame length out of range"));
+        }
+        let mut buf = vec![0u8; len];
+        self.input
+            .read_exact(&mut buf)
+            .map_err(|_| self.corrupt("truncated frame"))?;
+        if crc32c::crc32c(&buf) != crc {
+            return Err(self.corrupt("frame fails its checksum"));
+        }
+        self.offset += 8 + len as u64;
+        self.frames += 1;
+        Ok(Some(buf))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_read_and_replace() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(latest(d.path()).unwrap().is_none());
+        let mut w = CheckpointWriter::create(d.path(), 10).unwrap();
+        w.frame(b"one").unwrap();
+        w.frame(b"two").unwrap();
+        w.finish().unwrap();
+        let mut w = CheckpointWriter::create(d.path(), 20).unwrap();
+        w.frame(b"three").unwrap();
+        // An unfinished checkpoint is not seen.
+        drop(w);
+        let (lsn, mut r) = latest(d.path()).unwrap().unwrap();
+        assert_eq!(lsn, 10);
+        assert_eq!(r.next_frame().unwrap().unwrap(), b"one");
+        assert_eq!(r.next_frame().unwrap().unwrap(), b"two");
+        assert!(r.next_frame().unwrap().is_none());
+        let mut w = CheckpointWriter::create(d.path(), 30).unwrap();
+        w.frame(b"x").unwrap();
+        w.finish().unwrap();
+        assert_eq!(
+            list(d.path()).unwrap().len(),
+            1,
+            "older checkpoints removed"
+        );
+    }
+
+    #[test]
+    fn damage_is_reported() {
+        let d = tempfile::tempdir().unwrap();
+        let mut w = CheckpointWriter::create(d.path(), 5).unwrap();
+        w.frame(b"hello world").unwrap();
+        let path = w.finish().unwrap();
+        let mut bytes = fs::read(&path).unwrap();
+        bytes[HEADER + 10] ^= 1;
+        fs::write(&path, &bytes).unwrap();
+        let (_, mut r) = latest(d.path()).unwrap().unwrap();
+        assert!(r.next_frame().unwrap_err().to_string().contains("checksum"));
+        let len = bytes.len();
+        fs::write(&path, &bytes[..len - 5]).unwrap();
+        let (_, mut r) = latest(d.path()).unwrap().unwrap();
+        assert!(r.next_frame().is_err() || r.next_frame().is_err());
+    }
+}

@@ -1,0 +1,19 @@
+//! # sealmq-storage: the recovery log and checkpoints
+//!
+//! - [`log`]: a write-ahead log of checksummed records in segment files, with group commit (one
+//!   flusher thread makes many committers durable with one `fdatasync`), torn-tail detection and
+//!   truncation on open, clean failure on a full disk or an I/O error, and optional archiving of
+//!   segments no longer needed.
+//! - [`checkpoint`]: atomically written snapshot files, so a restart replays only the log tail.
+//! - [`codec`]: the bounds-checked little-endian encoding records and snapshots use.
+//!
+//! Formats are in `docs/storage.md`. Every record and segment names the key that sealed it
+//! (0 = stored in clear) so that encryption at rest can be added without a format change.
+
+pub mod checkpoint;
+pub mod codec;
+pub mod error;
+pub mod log;
+
+pub use error::{Result, StorageError};
+pub use log::{Log, LogConfig, Lsn, Recovered};

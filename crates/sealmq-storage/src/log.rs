@@ -1,0 +1,629 @@
+//! The recovery log: checksummed records in segment files, group commit, recovery.
+//!
+//! Writers call [`Log::append`], which copies the record into the pending batch and returns a
+//! [`Ticket`]; [`Log::wait`] blocks until the batch holding it is durable (or failed). One
+//! flusher thread takes the whole pending batch, writes it and syncs once: every committer
+//! whose record was in the batch is released by that single `fdatasync` (group commit).
+//!
+//! A failed write (disk full, I/O error) fails exactly the records of its batch: the segment is
+//! cut back to where the batch began, and later batches are written normally once the cause is
+//! fixed. If even cutting back fails the log is marked broken until restart, when recovery cuts
+//! the torn tail.
+//!
+//! Locks: `Shared::state` (pending batch, LSNs, flags) and `Shared::segments` (the segment list)
+//! are never held together. The flusher holds neither while writing or syncing.
+
+use crate::error::{Result, StorageError};
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::thread::JoinHandle;
+
+/// Log sequence number: strictly increasing across the log's life.
+pub type Lsn = u64;
+
+const SEG_MAGIC: [u8; 4] = *b"SMQL";
+const SEG_VERSION: u16 = 1;
+/// Segment header size.
+pub const SEG_HEADER: u64 = 32;
+/// Record header size: len u32, crc32c u32, lsn u64, key id u32, kind u8.
+pub const RECORD_HEADER: usize = 21;
+/// Largest record payload accepted.
+pub const MAX_RECORD: usize = 256 << 20;
+
+/// How the log is laid out and synced.
+#[derive(Clone, Debug)]
+pub struct LogConfig {
+    pub dir: PathBuf,
+    /// A segment is closed and a new one started past this size.
+    pub segment_bytes: u64,
+    /// When set, released segments are copied here (and synced) before they are deleted.
+    pub archive_dir: Option<PathBuf>,
+    /// Sync each batch (`fdatasync`). Only tests and benchmarks of the non-durable path turn
+    /// this off.
+    pub sync: bool,
+    /// Fault injection for tests: while set, writes fail as on a full disk (after writing half
+    /// of the batch, so the cut-back path is exercised).
+    #[doc(hidden)]
+    pub fail_writes: Option<Arc<AtomicBool>>,
+}
+
+impl LogConfig {
+    pub fn new(dir: impl Into<PathBuf>) -> LogConfig {
+        LogConfig {
+            dir: dir.into(),
+            segment_bytes: 64 << 20,
+            archive_dir: None,
+            sync: true,
+            fail_writes: None,
+        }
+    }
+}
+
+/// What recovery found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Recovered {
+    /// Records passed to the visitor.
+    pub records: u64,
+    /// Last valid LSN in the log (0 when empty).
+    pub last_lsn: Lsn,
+    /// A torn tail that was cut: the segment and the offset it was cut at.
+    pub truncated: Option<(PathBuf, u64)>,
+}
+
+/// Counters for benchmarks and statistics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LogStats {
+    pub records: u64,
+    pub batches: u64,
+    pub bytes: u64,
+}
+
+/// The completion of one batch.
+#[derive(Default)]
+struct Batch {
+    result: OnceLock<std::result::Result<(), String>>,
+}
+
+/// Proof of an appended record; wait on it for durability.
+#[derive(Clone)]
+pub struct Ticket {
+    pub lsn: Lsn,
+    batch: Arc<Batch>,
+}
+
+struct State {
+    pending: Vec<u8>,
+    pending_first: Lsn,
+    pending_last: Lsn,
+    batch: Arc<Batch>,
+    next_lsn: Lsn,
+    durable: Lsn,
+    broken: Option<String>,
+    closed: bool,
+}
+
+#[derive(Clone, Debug)]
+struct SegInfo {
+    number: u64,
+    first_lsn: Lsn,
+    path: PathBuf,
+}
+
+struct Shared {
+    cfg: LogConfig,
+    state: Mutex<State>,
+    work: Condvar,
+    done: Condvar,
+    segments: Mutex<Vec<SegInfo>>,
+    records: AtomicU64,
+    batches: AtomicU64,
+    bytes: AtomicU64,
+}
+
+/// The recovery log.
+pub struct Log {
+    shared: Arc<Shared>,
+    flusher: Mutex<Option<JoinHandle<()>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn seg_path(dir: &Path, number: u64) -> PathBuf {
+    dir.join(format!("S{number:010}.log"))
+}
+
+fn seg_header(number: u64, first_lsn: Lsn) -> [u8; SEG_HEADER as usize] {
+    let mut h = [0u8; SEG_HEADER as usize];
+    h[0..4].copy_from_slice(&SEG_MAGIC);
+    h[4..6].copy_from_slice(&SEG_VERSION.to_le_bytes());
+    h[8..16].copy_from_slice(&number.to_le_bytes());
+    h[16..24].copy_from_slice(&first_lsn.to_le_bytes());
+    let crc = crc32c::crc32c(&h[0..24]);
+    h[24..28].copy_from_slice(&crc.to_le_bytes());
+    h
+}
+
+/// Appends one framed record to `out`.
+pub fn frame(out: &mut Vec<u8>, lsn: Lsn, key_id: u32, kind: u8, payload: &[u8]) {
+    let start = out.len();
+    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(&[0u8; 4]);
+    out.extend_from_slice(&lsn.to_le_bytes());
+    out.extend_from_slice(&key_id.to_le_bytes());
+    out.push(kind);
+    out.extend_from_slice(payload);
+    let crc = crc32c::crc32c(&out[start + 8..]);
+    out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// One record read back.
+pub struct RecordRef<'a> {
+    pub lsn: Lsn,
+    pub key_id: u32,
+    pub kind: u8,
+    pub payload: &'a [u8],
+}
+
+/// Parses the record at the start of `buf`; `None` when it is not a complete, valid record
+/// with an LSN above `after`.
+fn parse_record(buf: &[u8], after: Lsn) -> Option<(RecordRef<'_>, usize)> {
+    if buf.len() < RECORD_HEADER {
+        return None;
+    }
+    let len = u32::from_le_bytes(buf[0..4].try_into().ok()?) as usize;
+    if len > MAX_RECORD || buf.len() - RECORD_HEADER < len {
+        return None;
+    }
+    let crc = u32::from_le_bytes(buf[4..8].try_into().ok()?);
+    let total = RECORD_HEADER + len;
+    if crc32c::crc32c(&buf[8..total]) != crc {
+        return None;
+    }
+    let lsn = u64::from_le_bytes(buf[8..16].try_into().ok()?);
+    if lsn <= after {
+        return None;
+    }
+    let key_id = u32::from_le_bytes(buf[16..20].try_into().ok()?);
+    Some((
+        RecordRef {
+            lsn,
+            key_id,
+            kind: buf[20],
+            payload: &buf[RECORD_HEADER..total],
+        },
+        total,
+    ))
+}
+
+fn list_segments(dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
+    let mut out = Vec::new();
+    let rd =
+        fs::read_dir(dir).map_err(|e| StorageError::io("cannot list the log directory", dir, e))?;
+    for entry in rd {
+        let entry = entry.map_err(|e| StorageError::io("cannot list the log directory", dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some(n) = name.strip_prefix('S').and_then(|r| r.strip_suffix(".log"))
+            && let Ok(num) = n.parse::<u64>()
+        {
+            out.push((num, entry.path()));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| StorageError::io("cannot sync the directory", dir, e))
+}
+
+impl Log {
+    /// Opens (or creates) the log in `cfg.dir`, passing every valid record with an LSN above
+    /// `from` to `visit`, in order. A torn tail of the last segment (a partial or corrupt final
+    /// record, zeros) is cut; damage anywhere else is an error.
+    pub fn open(
+        cfg: LogConfig,
+        from: Lsn,
+        mut visit: impl FnMut(RecordRef<'_>) -> Result<()>,
+    ) -> Result<(Log, Recovered)> {
+        fs::create_dir_all(&cfg.dir)
+            .map_err(|e| StorageError::io("cannot create the log directory", &cfg.dir, e))?;
+        let segs = list_segments(&cfg.dir)?;
+        let mut rec = Recovered::default();
+        let mut infos = Vec::new();
+        let mut last_lsn: Lsn = 0;
+        let mut tail: Option<(u64, PathBuf, u64)> = None;
+        for (i, (number, path)) in segs.iter().enumerate() {
+            let is_last = i + 1 == segs.len();
+            let mut data = Vec::new();
+            File::open(path)
+                .and_then(|mut f| f.read_to_end(&mut data))
+                .map_err(|e| StorageError::io("cannot read log segment", path, e))?;
+            let header_ok = data.len() >= SEG_HEADER as usize && {
+                let h = &data[..SEG_HEADER as usize];
+                h[0..4] == SEG_MAGIC
+                    && u16::from_le_bytes([h[4], h[5]]) == SEG_VERSION
+                    && u32::from_le_bytes([h[24], h[25], h[26], h[27]]) == crc32c::crc32c(&h[0..24])
+                    && u64::from_le_bytes(h[8..16].try_into().unwrap_or_default()) == *number
+            };
+            if !header_ok {
+                if is_last && data.len() < SEG_HEADER as usize {
+                    // Created but its header never reached the disk: nothing in it.
+                    fs::remove_file(path)
+                        .map_err(|e| StorageError::io("cannot remove torn segment", path, e))?;
+                    rec.truncated = Some((path.clone(), 0));
+                    continue;
+                }
+                return Err(StorageError::Corrupt {
+                    path: path.clone(),
+                    offset: 0,
+                    detail:
+                        "bad segment header (not a sealmq log segment, another version, or damaged)"
+                            .into(),
+                });
+            }
+            let first_lsn = u64::from_le_bytes(data[16..24].try_into().unwrap_or_default());
+            infos.push(SegInfo {
+                number: *number,
+                first_lsn,
+                path: path.clone(),
+            });
+            let mut off = SEG_HEADER as usize;
+            while off < data.len() {
+                match parse_record(&data[off..], last_lsn) {
+                    Some((r, n)) => {
+                        last_lsn = r.lsn;
+                        if r.lsn > from {
+                            visit(r)?;
+                            rec.records += 1;
+                        }
+                        off += n;
+                    }
+                    None => {
+                        // Torn tail only if it is the last segment and nothing valid follows.
+                        let later_valid = (off + 1..data.len())
+                            .any(|o| parse_record(&data[o..], last_lsn).is_some());
+                        if !is_last || later_valid {
+                            return Err(StorageError::Corrupt {
+                                path: path.clone(),
+                                offset: off as u64,
+                                detail: "a record fails its checksum or framing and valid records follow it".into(),
+                            });
+                        }
+                        tail = Some((*number, path.clone(), off as u64));
+                        break;
+                    }
+                }
+            }
+            if is_last && tail.is_none() {
+                tail = Some((*number, path.clone(), data.len() as u64));
+            }
+        }
+        rec.last_lsn = last_lsn;
+        // Position the writer.
+        let (number, path, offset, file) = match tail {
+            Some((number, path, offset)) => {
+                let f = OpenOptions::new()
+                    .write(true)
+                    .open(&path)
+                    .map_err(|e| StorageError::io("cannot open log segment", &path, e))?;
+                let len = f.metadata().map(|m| m.len()).unwrap_or(offset);
+                if len > offset {
+                    f.set_len(offset)
+                        .map_err(|e| StorageError::io("cannot cut the torn tail of", &path, e))?;
+                    f.sync_all()
+                        .map_err(|e| StorageError::io("cannot sync", &path, e))?;
+                    rec.truncated = Some((path.clone(), offset));
+                }
+                (number, path, offset, f)
+            }
+            None => {
+                let number = segs.last().map(|(n, _)| n + 1).unwrap_or(1);
+                let (f, path) = create_segment(&cfg.dir, number, last_lsn + 1)?;
+                infos.push(SegInfo {
+                    number,
+                    first_lsn: last_lsn + 1,
+                    path: path.clone(),
+                });
+                (number, path, SEG_HEADER, f)
+            }
+        };
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                pending: Vec::with_capacity(1 << 16),
+                pending_first: 0,
+                pending_last: 0,
+                batch: Arc::new(Batch::default()),
+                next_lsn: last_lsn + 1,
+                durable: last_lsn,
+                broken: None,
+                closed: false,
+            }),
+            work: Condvar::new(),
+            done: Condvar::new(),
+            segments: Mutex::new(infos),
+            records: AtomicU64::new(0),
+            batches: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            cfg,
+        });
+        let writer = Writer {
+            file,
+            path,
+            number,
+            offset,
+            shared: shared.clone(),
+        };
+        let handle = std::thread::Builder::new()
+            .name("sealmq-log-flusher".into())
+            .spawn(move || writer.run())
+            .map_err(|e| {
+                StorageError::io("cannot start the log flusher for", &shared.cfg.dir, e)
+            })?;
+        Ok((
+            Log {
+                shared,
+                flusher: Mutex::new(Some(handle)),
+            },
+            rec,
+        ))
+    }
+
+    /// Appends a record to the pending batch. Not durable until [`Log::wait`] returns Ok.
+    pub fn append(&self, kind: u8, payload: &[u8]) -> Result<Ticket> {
+        if payload.len() > MAX_RECORD {
+            return Err(StorageError::Decode(format!(
+                "record of {} bytes is larger than the {} MiB limit",
+                payload.len(),
+                MAX_RECORD >> 20
+            )));
+        }
+        let mut st = lock(&self.shared.state);
+        if st.closed {
+            return Err(StorageError::Closed);
+        }
+        if let Some(b) = &st.broken {
+            return Err(StorageError::Broken(b.clone()));
+        }
+        let lsn = st.next_lsn;
+        st.next_lsn += 1;
+        if st.pending.is_empty() {
+            st.pending_first = lsn;
+        }
+        st.pending_last = lsn;
+        frame(&mut st.pending, lsn, 0, kind, payload);
+        let batch = st.batch.clone();
+        drop(st);
+        self.shared.work.notify_one();
+        Ok(Ticket { lsn, batch })
+    }
+
+    /// Waits until the record of `t` is durable, or its batch failed.
+    pub fn wait(&self, t: &Ticket) -> Result<()> {
+        let mut st = lock(&self.shared.state);
+        loop {
+            if let Some(r) = t.batch.result.get() {
+                return r.clone().map_err(|e| StorageError::Write {
+                    path: self.shared.cfg.dir.clone(),
+                    source: std::io::Error::other(e),
+                });
+            }
+            if st.closed
+                && st.pending.is_empty()
+                && t.batch.result.get().is_none()
+                && st.durable < t.lsn
+            {
+                return Err(StorageError::Closed);
+            }
+            st = self.shared.done.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Appends and waits: one durable record.
+    pub fn append_durable(&self, kind: u8, payload: &[u8]) -> Result<Lsn> {
+        let t = self.append(kind, payload)?;
+        self.wait(&t)?;
+        Ok(t.lsn)
+    }
+
+    /// The highest LSN handed out so far.
+    pub fn last_lsn(&self) -> Lsn {
+        lock(&self.shared.state).next_lsn - 1
+    }
+
+    pub fn stats(&self) -> LogStats {
+        LogStats {
+            records: self.shared.records.load(Ordering::Relaxed),
+            batches: self.shared.batches.load(Ordering::Relaxed),
+            bytes: self.shared.bytes.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Deletes (after archiving, when configured) every closed segment whose records all have
+    /// LSNs below `lsn`. Returns how many segments were released.
+    pub fn release_before(&self, lsn: Lsn) -> Result<usize> {
+        let victims: Vec<SegInfo> = {
+            let segs = lock(&self.shared.segments);
+            segs.windows(2)
+                .filter(|w| w[1].first_lsn <= lsn)
+                .map(|w| w[0].clone())
+                .collect()
+        };
+        for v in &victims {
+            if let Some(archive) = &self.shared.cfg.archive_dir {
+                fs::create_dir_all(archive)
+                    .map_err(|e| StorageError::io("cannot create archive directory", archive, e))?;
+                let dest = archive.join(v.path.file_name().unwrap_or_default());
+                fs::copy(&v.path, &dest)
+                    .map_err(|e| StorageError::io("cannot archive segment to", &dest, e))?;
+                File::open(&dest)
+                    .and_then(|f| f.sync_all())
+                    .map_err(|e| StorageError::io("cannot sync archived segment", &dest, e))?;
+                sync_dir(archive)?;
+            }
+            fs::remove_file(&v.path)
+                .map_err(|e| StorageError::io("cannot remove released segment", &v.path, e))?;
+            lock(&self.shared.segments).retain(|s| s.number != v.number);
+        }
+        if !victims.is_empty() {
+            sync_dir(&self.shared.cfg.dir)?;
+        }
+        Ok(victims.len())
+    }
+
+    /// Number of segment files the log holds.
+    pub fn segment_count(&self) -> usize {
+        lock(&self.shared.segments).len()
+    }
+
+    /// Flushes what is pending and stops the flusher.
+    pub fn close(&self) {
+        {
+            let mut st = lock(&self.shared.state);
+            st.closed = true;
+        }
+        self.shared.work.notify_all();
+        if let Some(h) = lock(&self.flusher).take() {
+            let _ = h.join();
+        }
+        self.shared.done.notify_all();
+    }
+}
+
+impl Drop for Log {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+fn create_segment(dir: &Path, number: u64, first_lsn: Lsn) -> Result<(File, PathBuf)> {
+    let path = seg_path(dir, number);
+    let mut f = OpenOptions::new()
+        .create_new(true)
+        .write(true)
+        .open(&path)
+        .map_err(|e| StorageError::io("cannot create log segment", &path, e))?;
+    f.write_all(&seg_header(number, first_lsn))
+        .and_then(|_| f.sync_all())
+        .map_err(|e| StorageError::io("cannot write log segment header", &path, e))?;
+    sync_dir(dir)?;
+    Ok((f, path))
+}
+
+/// The flusher's side: the open segment, written only by the flusher thread.
+struct Writer {
+    file: File,
+    path: PathBuf,
+    number: u64,
+    offset: u64,
+    shared: Arc<Shared>,
+}
+
+impl Writer {
+    fn run(mut self) {
+        let mut spare = Vec::with_capacity(1 << 16);
+        loop {
+            let (buf, first, last, batch) = {
+                let mut st = lock(&self.shared.state);
+                while st.pending.is_empty() && !st.closed {
+                    st = self.shared.work.wait(st).unwrap_or_else(|p| p.into_inner());
+                }
+                if st.pending.is_empty() {
+                    return;
+                }
+                let buf = std::mem::replace(&mut st.pending, std::mem::take(&mut spare));
+                let batch = std::mem::replace(&mut st.batch, Arc::new(Batch::default()));
+                (buf, st.pending_first, st.pending_last, batch)
+            };
+            let result = self.write_batch(&buf, first);
+            let n = last - first + 1;
+            let mut st = lock(&self.shared.state);
+            match &result {
+                Ok(()) => {
+                    st.durable = last;
+                    self.shared.records.fetch_add(n, Ordering::Relaxed);
+                    self.shared.batches.fetch_add(1, Ordering::Relaxed);
+                    self.shared
+                        .bytes
+                        .fetch_add(buf.len() as u64, Ordering::Relaxed);
+                }
+                Err(Fatal(msg)) => st.broken = Some(msg.clone()),
+                Err(_) => {}
+            }
+            let _ = batch.result.set(result.map_err(|e| e.to_string()));
+            drop(st);
+            self.shared.done.notify_all();
+            spare = buf;
+            spare.clear();
+        }
+    }
+
+    fn write_batch(&mut self, buf: &[u8], first: Lsn) -> std::result::Result<(), WriteErr> {
+        let cfg = &self.shared.cfg;
+        if self.offset > SEG_HEADER && self.offset + buf.len() as u64 > cfg.segment_bytes {
+            let number = self.number + 1;
+            let (f, path) =
+                create_segment(&cfg.dir, number, first).map_err(|e| Failed(e.to_string()))?;
+            lock(&self.shared.segments).push(SegInfo {
+                number,
+                first_lsn: first,
+                path: path.clone(),
+            });
+            self.file = f;
+            self.path = path;
+            self.number = number;
+            self.offset = SEG_HEADER;
+        }
+        let start = self.offset;
+        let res = (|| -> std::io::Result<()> {
+            self.file.seek(SeekFrom::Start(start))?;
+            if cfg
+                .fail_writes
+                .as_ref()
+                .is_some_and(|f| f.load(Ordering::Relaxed))
+            {
+                self.file.write_all(&buf[..buf.len() / 2])?;
+                return Err(std::io::Error::from_raw_os_error(28)); // ENOSPC
+            }
+            self.file.write_all(buf)?;
+            if cfg.sync {
+                self.file.sync_data()?;
+            }
+            Ok(())
+        })();
+        match res {
+            Ok(()) => {
+                self.offset += buf.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                // Cut back to where the batch began so the log stays a valid prefix.
+                let cut = self.file.set_len(start).and_then(|_| self.file.sync_data());
+                match cut {
+                    Ok(()) => Err(Failed(format!("{} ({})", e, self.path.display()))),
+                    Err(e2) => Err(Fatal(format!("{e}; then cutting back failed: {e2}"))),
+                }
+            }
+        }
+    }
+}
+
+enum WriteErr {
+    Failed(String),
+    Fatal(String),
+}
+use WriteErr::{Failed, Fatal};
+
+impl std::fmt::Display for WriteErr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failed(s) | Fatal(s) => f.write_str(s),
+        }
+    }
+}
