@@ -1,0 +1,26 @@
+//! # sealmq-engine: the queue manager in process
+//!
+//! - [`objects`]: queue and queue-manager definitions with MQ's attributes and defaults.
+//! - [`md`]: message descriptors and messages.
+//! - [`queue`]: a local queue at run time (delivery order, unit-of-work states, waiters).
+//! - [`qm`]: the queue manager: start and recovery, checkpoints, administration.
+//! - [`mqi`]: connections and the MQI calls.
+//! - [`records`]: what the queue manager writes to the log and to checkpoints.
+//!
+//! The concurrency design (locks, their order, why a busy queue does not hold up others) is in
+//! ARCHITECTURE.md and at the top of `qm.rs`.
+
+pub mod error;
+pub mod md;
+pub mod mqi;
+pub mod objects;
+pub mod qm;
+pub mod queue;
+pub mod records;
+
+pub use error::{MqError, MqResult};
+pub use md::{Md, Message, MsgType, Persistence};
+pub use mqi::{Browse, Connection, GetOptions, Got, Hobj, OpenOptions, PutOptions};
+pub use objects::{QType, QmgrDef, QueueDef};
+pub use qm::{QmConfig, QueueManager, StartReport};
+pub use queue::Match;

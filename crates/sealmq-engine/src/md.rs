@@ -1,0 +1,220 @@
+//! The message descriptor (SPEC §1) and messages.
+
+use sealmq_storage::Result;
+use sealmq_storage::codec::{Dec, Enc};
+
+pub type MsgId = [u8; 24];
+pub const NONE_ID: MsgId = [0u8; 24];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Persistence {
+    #[default]
+    NotPersistent,
+    Persistent,
+    /// Use the queue's DEFPSIST.
+    AsQueueDef,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MsgType {
+    Request,
+    Reply,
+    Report,
+    #[default]
+    Datagram,
+}
+
+/// Message descriptor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Md {
+    pub msg_id: MsgId,
+    pub correl_id: MsgId,
+    pub persistence: Persistence,
+    /// 0-9, or -1 for the queue's DEFPRTY.
+    pub priority: i32,
+    /// Tenths of a second; -1 = unlimited.
+    pub expiry: i32,
+    pub format: String,
+    pub ccsid: u32,
+    pub encoding: u32,
+    pub msg_type: MsgType,
+    pub reply_to_q: String,
+    pub reply_to_qmgr: String,
+    pub user_id: String,
+    pub put_appl_name: String,
+    /// Milliseconds since the UNIX epoch.
+    pub put_time_ms: i64,
+    pub backout_count: u32,
+    pub group_id: MsgId,
+    pub msg_seq_number: u32,
+}
+
+impl Default for Md {
+    fn default() -> Self {
+        Md {
+            msg_id: NONE_ID,
+            correl_id: NONE_ID,
+            persistence: Persistence::AsQueueDef,
+            priority: -1,
+            expiry: -1,
+            format: String::new(),
+            ccsid: 1208,
+            encoding: 546,
+            msg_type: MsgType::Datagram,
+            reply_to_q: String::new(),
+            reply_to_qmgr: String::new(),
+            user_id: String::new(),
+            put_appl_name: String::new(),
+            put_time_ms: 0,
+            backout_count: 0,
+            group_id: NONE_ID,
+            msg_seq_number: 1,
+        }
+    }
+}
+
+/// A message on a queue: its descriptor, payload and when it expires.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    pub md: Md,
+    pub payload: Vec<u8>,
+    /// Wall-clock expiry in ms since the epoch, or `None`.
+    pub expires_at_ms: Option<i64>,
+}
+
+fn pers_byte(p: Persistence) -> u8 {
+    match p {
+        Persistence::NotPersistent => 0,
+        Persistence::Persistent => 1,
+        Persistence::AsQueueDef => 2,
+    }
+}
+
+fn type_byte(t: MsgType) -> u8 {
+    match t {
+        MsgType::Request => 1,
+        MsgType::Reply => 2,
+        MsgType::Report => 4,
+        MsgType::Datagram => 8,
+    }
+}
+
+impl Message {
+    pub fn encode(&self, e: &mut Enc) {
+        let md = &self.md;
+        e.fixed(&md.msg_id)
+            .fixed(&md.correl_id)
+            .u8(pers_byte(md.persistence))
+            .u32(md.priority as u32)
+            .u32(md.expiry as u32)
+            .str(&md.format)
+            .u32(md.ccsid)
+            .u32(md.encoding)
+            .u8(type_byte(md.msg_type))
+            .str(&md.reply_to_q)
+            .str(&md.reply_to_qmgr)
+            .str(&md.user_id)
+            .str(&md.put_appl_name)
+            .i64(md.put_time_ms)
+            .u32(md.backout_count)
+            .fixed(&md.group_id)
+            .u32(md.msg_seq_number)
+            .i64(self.expires_at_ms.unwrap_or(i64::MIN))
+            .bytes(&self.payload);
+    }
+
+    pub fn decode(d: &mut Dec<'_>) -> Result<Message> {
+        let msg_id = d.fixed()?;
+        let correl_id = d.fixed()?;
+        let persistence = match d.u8()? {
+            0 => Persistence::NotPersistent,
+            1 => Persistence::Persistent,
+            _ => Persistence::AsQueueDef,
+        };
+        let priority = d.u32()? as i32;
+        let expiry = d.u32()? as i32;
+        let format = d.str()?;
+        let ccsid = d.u32()?;
+        let encoding = d.u32()?;
+        let msg_type = match d.u8()? {
+            1 => MsgType::Request,
+            2 => MsgType::Reply,
+            4 => MsgType::Report,
+            _ => MsgType::Datagram,
+        };
+        let md = Md {
+            msg_id,
+            correl_id,
+            persistence,
+            priority,
+            expiry,
+            format,
+            ccsid,
+            encoding,
+            msg_type,
+            reply_to_q: d.str()?,
+            reply_to_qmgr: d.str()?,
+            user_id: d.str()?,
+            put_appl_name: d.str()?,
+            put_time_ms: d.i64()?,
+            backout_count: d.u32()?,
+            group_id: d.fixed()?,
+            msg_seq_number: d.u32()?,
+        };
+        let exp = d.i64()?;
+        let payload = d.bytes()?.to_vec();
+        Ok(Message {
+            md,
+            payload,
+            expires_at_ms: (exp != i64::MIN).then_some(exp),
+        })
+    }
+
+    pub fn is_persistent(&self) -> bool {
+        self.md.persistence == Persistence::Persistent
+    }
+}
+
+/// Milliseconds since the UNIX epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn round_trip() {
+        let m = Message {
+            md: Md {
+                msg_id: [1; 24],
+                correl_id: [2; 24],
+                persistence: Persistence::Persistent,
+                priority: 7,
+                format: "MQSTR".into(),
+                reply_to_q: "REPLY".into(),
+                backout_count: 3,
+                ..Md::default()
+            },
+            payload: b"hello".to_vec(),
+            expires_at_ms: Some(123),
+        };
+        let mut e = Enc::new();
+        m.encode(&mut e);
+        let mut d = Dec::new(&e.buf, "message");
+        assert_eq!(Message::decode(&mut d).unwrap(), m);
+        d.finish().unwrap();
+    }
+
+    proptest! {
+        #[test]
+        fn garbage_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let _ = Message::decode(&mut Dec::new(&bytes, "message"));
+        }
+    }
+}

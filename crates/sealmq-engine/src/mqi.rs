@@ -1,0 +1,959 @@
+//! The MQI (SPEC §3): connect, open, put, put1, get (wait, browse, match), commit, backout,
+//! close. A [`Connection`] owns at most one unit of work; dropping it backs the unit out.
+
+use crate::error::{MqError, MqResult, mqerr};
+use crate::md::{Md, Message, MsgId, NONE_ID, Persistence, now_ms};
+use crate::objects::{DefType, QType, QueueDef, Usage};
+use crate::qm::{QueueManager, read, write};
+use crate::queue::{EntryState, Key, LocalQueue, Match, TxId, Waiter};
+use crate::records::Record;
+use sealmq_types::ReasonCode;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// MQOPEN options.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenOptions {
+    pub input_shared: bool,
+    pub input_exclusive: bool,
+    pub browse: bool,
+    pub output: bool,
+    pub inquire: bool,
+    pub set: bool,
+}
+
+impl OpenOptions {
+    pub fn output() -> Self {
+        OpenOptions {
+            output: true,
+            ..Default::default()
+        }
+    }
+    pub fn input() -> Self {
+        OpenOptions {
+            input_shared: true,
+            ..Default::default()
+        }
+    }
+    pub fn browse() -> Self {
+        OpenOptions {
+            browse: true,
+            ..Default::default()
+        }
+    }
+    fn input_any(&self) -> bool {
+        self.input_shared || self.input_exclusive
+    }
+}
+
+/// MQPUT options.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PutOptions {
+    pub syncpoint: bool,
+}
+
+/// Browse position of a get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Browse {
+    #[default]
+    None,
+    First,
+    Next,
+    /// Get (destructively) the message under the browse cursor.
+    MsgUnderCursor,
+}
+
+/// MQGET options.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GetOptions {
+    pub syncpoint: bool,
+    /// Wait this long for a message; `None` returns 2033 at once.
+    pub wait: Option<Duration>,
+    pub browse: Browse,
+    pub matching: Match,
+    /// Return as much as fits in `buffer` with 2079 instead of failing with 2080.
+    pub accept_truncated: bool,
+    /// Largest payload the caller takes; `None` is unlimited.
+    pub buffer: Option<usize>,
+}
+
+/// A message returned by get.
+#[derive(Debug, Clone)]
+pub struct Got {
+    pub md: Md,
+    pub payload: Vec<u8>,
+    /// Full length of the message data (more than `payload` when truncated).
+    pub data_len: usize,
+    /// 2079 when the payload was truncated and accepted.
+    pub warning: Option<ReasonCode>,
+}
+
+enum Target {
+    Local(Arc<LocalQueue>),
+    /// A remote queue: messages go to the transmission queue, addressed to `rqm`/`rname`.
+    Remote {
+        xmitq: Arc<LocalQueue>,
+        rname: String,
+        rqm: String,
+    },
+}
+
+/// An open object.
+pub struct Hobj {
+    pub name: String,
+    /// The local queue it resolved to (for a remote queue: the transmission queue).
+    pub resolved: String,
+    target: Target,
+    opts: OpenOptions,
+    /// Alias and base PUT/GET settings at open.
+    put_allowed: bool,
+    get_allowed: bool,
+    cursor: Mutex<Option<Key>>,
+    temporary: bool,
+    closed: std::sync::atomic::AtomicBool,
+}
+
+impl std::fmt::Debug for Hobj {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Hobj({} -> {})", self.name, self.resolved)
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Put {
+        q: Arc<LocalQueue>,
+        seq: u64,
+    },
+    Get {
+        q: Arc<LocalQueue>,
+        seq: u64,
+        persistent: bool,
+    },
+}
+
+impl std::fmt::Debug for LocalQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LocalQueue({})", self.name)
+    }
+}
+
+/// The outcome of taking a message under the queue lock.
+enum Taken {
+    Done(Got),
+    /// A persistent get outside a unit of work: hidden now, removed once the log is durable.
+    Durable {
+        got: Got,
+        ticket: sealmq_storage::log::Ticket,
+        seq: u64,
+        tx: TxId,
+    },
+}
+
+#[derive(Default)]
+struct Uow {
+    tx: TxId,
+    ops: Vec<Op>,
+    logged: bool,
+}
+
+/// A connection to the queue manager.
+pub struct Connection {
+    qm: Arc<QueueManager>,
+    pub id: u64,
+    pub user: String,
+    pub appl: String,
+    uow: Mutex<Option<Uow>>,
+}
+
+/// Uncommitted operations a connection may hold (MQ's MAXUMSGS default).
+pub const MAX_UNCOMMITTED: usize = 10_000;
+
+impl QueueManager {
+    /// MQCONN.
+    pub fn connect(self: &Arc<Self>, user: &str, appl: &str) -> MqResult<Connection> {
+        if self.is_quiescing() {
+            return mqerr!(QMgrQuiescing, "queue manager {} is ending", self.name());
+        }
+        Ok(Connection {
+            qm: self.clone(),
+            id: self.next_conn.fetch_add(1, Ordering::Relaxed),
+            user: user.to_string(),
+            appl: appl.to_string(),
+            uow: Mutex::new(None),
+        })
+    }
+
+    fn new_msg_id(&self) -> MsgId {
+        let mut id = [0u8; 24];
+        id[0..4].copy_from_slice(b"SMQ ");
+        let name = self.name();
+        for (i, b) in name.bytes().take(8).enumerate() {
+            id[4 + i] = b;
+        }
+        id[12..20].copy_from_slice(&(now_ms() as u64).to_be_bytes());
+        let n = self.msgid_counter.fetch_add(1, Ordering::Relaxed) as u32;
+        id[20..24].copy_from_slice(&n.to_be_bytes());
+        id
+    }
+}
+
+impl Connection {
+    fn check_running(&self) -> MqResult<()> {
+        if self.qm.is_quiescing() {
+            return mqerr!(QMgrQuiescing, "queue manager {} is ending", self.qm.name());
+        }
+        Ok(())
+    }
+
+    /// MQOPEN: resolves aliases (one level, as MQ), remote definitions and model queues.
+    pub fn open(&self, name: &str, opts: OpenOptions) -> MqResult<Hobj> {
+        self.open_dynamic(name, opts, "AMQ.*")
+    }
+
+    /// MQOPEN with a dynamic queue name pattern for model queues (`PREFIX.*`).
+    pub fn open_dynamic(&self, name: &str, opts: OpenOptions, dyn_name: &str) -> MqResult<Hobj> {
+        self.check_running()?;
+        if !(opts.input_any() || opts.browse || opts.output || opts.inquire || opts.set) {
+            return mqerr!(OptionsError, "open '{name}': no open option given");
+        }
+        if opts.input_shared && opts.input_exclusive {
+            return mqerr!(
+                OptionsError,
+                "open '{name}': input shared and exclusive together"
+            );
+        }
+        let def = self.qm.queue_def(name)?;
+        let (mut put_allowed, mut get_allowed) = (def.put_enabled, def.get_enabled);
+        let mut temporary = false;
+        let target_def = match def.qtype {
+            QType::Alias => {
+                let base = match self.qm.queue_def(&def.target) {
+                    Ok(b) => b,
+                    Err(_) => {
+                        return mqerr!(
+                            UnknownAliasBaseQ,
+                            "alias '{name}' names '{}', which is not defined",
+                            def.target
+                        );
+                    }
+                };
+                if base.qtype == QType::Alias || base.qtype == QType::Model {
+                    return mqerr!(
+                        UnknownAliasBaseQ,
+                        "alias '{name}' must name a local or remote queue"
+                    );
+                }
+                put_allowed &= base.put_enabled;
+                get_allowed &= base.get_enabled;
+                base
+            }
+            QType::Model => {
+                let dq = self.create_dynamic(&def, dyn_name)?;
+                temporary = dq.def_type == DefType::TemporaryDynamic;
+                dq
+            }
+            _ => def.clone(),
+        };
+        let target = match target_def.qtype {
+            QType::Local => match self.qm.local(&target_def.name) {
+                Some(q) => Target::Local(q),
+                None => {
+                    return mqerr!(
+                        UnknownObjectName,
+                        "queue '{}' is not defined",
+                        target_def.name
+                    );
+                }
+            },
+            QType::Remote => {
+                if opts.input_any() || opts.browse {
+                    return mqerr!(
+                        OptionNotValidForType,
+                        "remote queue '{name}' can only be opened for output"
+                    );
+                }
+                let xq_name = if !target_def.xmitq.is_empty() {
+                    target_def.xmitq.clone()
+                } else {
+                    target_def.remote_qmgr.clone()
+                };
+                let xq = match self.qm.local(&xq_name) {
+                    Some(q) if q.lock().def.usage == Usage::Xmitq => q,
+                    Some(_) => {
+                        return mqerr!(
+                            UnknownRemoteQMgr,
+                            "'{xq_name}' is not a transmission queue (USAGE(XMITQ))"
+                        );
+                    }
+                    None => {
+                        return mqerr!(
+                            UnknownRemoteQMgr,
+                            "no transmission queue '{xq_name}' for queue manager '{}'",
+                            target_def.remote_qmgr
+                        );
+                    }
+                };
+                put_allowed &= xq.lock().def.put_enabled;
+                Target::Remote {
+                    xmitq: xq,
+                    rname: target_def.remote_name.clone(),
+                    rqm: target_def.remote_qmgr.clone(),
+                }
+            }
+            _ => return mqerr!(UnknownObjectName, "'{name}' cannot be opened"),
+        };
+        let resolved = match &target {
+            Target::Local(q) => q.name.clone(),
+            Target::Remote { xmitq, .. } => xmitq.name.clone(),
+        };
+        if let Target::Local(q) = &target {
+            let mut st = q.lock();
+            if opts.input_any() {
+                if st.open_exclusive || (opts.input_exclusive && st.open_input > 0) {
+                    return mqerr!(
+                        ObjectInUse,
+                        "queue '{}' is open for exclusive input",
+                        q.name
+                    );
+                }
+                st.open_input += 1;
+                st.open_exclusive |= opts.input_exclusive;
+            }
+            if opts.output {
+                st.open_output += 1;
+            }
+            if opts.browse {
+                st.open_browse += 1;
+            }
+        }
+        Ok(Hobj {
+            name: if def.qtype == QType::Model {
+                resolved.clone()
+            } else {
+                name.to_string()
+            },
+            resolved,
+            target,
+            opts,
+            put_allowed,
+            get_allowed,
+            cursor: Mutex::new(None),
+            temporary,
+            closed: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+
+    fn create_dynamic(&self, model: &QueueDef, pattern: &str) -> MqResult<QueueDef> {
+        let prefix = pattern.strip_suffix('*').unwrap_or(pattern);
+        let n = self.qm.next_seq.fetch_add(1, Ordering::Relaxed);
+        let name = if pattern.ends_with('*') {
+            format!("{prefix}{:016X}", n)
+        } else {
+            pattern.to_string()
+        };
+        let mut def = model.clone();
+        def.name = name;
+        def.qtype = QType::Local;
+        if def.def_type == DefType::TemporaryDynamic {
+            // Temporary dynamic queues live in memory and hold no persistent messages.
+            crate::objects::validate_name(&def.name)?;
+            if read(&self.qm.defs).contains_key(&def.name) {
+                return mqerr!(
+                    ObjectAlreadyExists,
+                    "dynamic queue '{}' already exists",
+                    def.name
+                );
+            }
+            write(&self.qm.locals).insert(def.name.clone(), LocalQueue::new(def.clone()));
+            write(&self.qm.defs).insert(def.name.clone(), def.clone());
+        } else {
+            self.qm.define(def.clone(), false)?;
+        }
+        Ok(def)
+    }
+
+    /// MQCLOSE. A temporary dynamic queue is deleted with its messages.
+    pub fn close(&self, h: &Hobj) -> MqResult<()> {
+        if h.closed.swap(true, Ordering::AcqRel) {
+            return mqerr!(HobjError, "'{}' is already closed", h.name);
+        }
+        if let Target::Local(q) = &h.target {
+            let mut st = q.lock();
+            if h.opts.input_any() {
+                st.open_input = st.open_input.saturating_sub(1);
+                if h.opts.input_exclusive {
+                    st.open_exclusive = false;
+                }
+            }
+            if h.opts.output {
+                st.open_output = st.open_output.saturating_sub(1);
+            }
+            if h.opts.browse {
+                st.open_browse = st.open_browse.saturating_sub(1);
+            }
+        }
+        if h.temporary {
+            write(&self.qm.defs).remove(&h.resolved);
+            write(&self.qm.locals).remove(&h.resolved);
+        }
+        Ok(())
+    }
+
+    fn uow_tx(&self, uow: &mut Option<Uow>) -> TxId {
+        uow.get_or_insert_with(|| Uow {
+            tx: self.qm.new_tx(),
+            ..Default::default()
+        })
+        .tx
+    }
+
+    /// MQPUT.
+    pub fn put(&self, h: &Hobj, md: &mut Md, payload: &[u8], pmo: PutOptions) -> MqResult<()> {
+        self.check_running()?;
+        if h.closed.load(Ordering::Acquire) {
+            return mqerr!(HobjError, "'{}' is closed", h.name);
+        }
+        if !h.opts.output {
+            return mqerr!(NotOpenForOutput, "'{}' was not opened for output", h.name);
+        }
+        if !h.put_allowed {
+            return mqerr!(
+                PutInhibited,
+                "puts to '{}' are inhibited (PUT(DISABLED))",
+                h.name
+            );
+        }
+        let qm_max = read(&self.qm.qmgr).max_msg_len as usize;
+        let (q, xmit_header) = match &h.target {
+            Target::Local(q) => (q.clone(), None),
+            Target::Remote { xmitq, rname, rqm } => {
+                (xmitq.clone(), Some((rname.clone(), rqm.clone())))
+            }
+        };
+        let (q_max, def_persistent, def_priority, max_depth, temporary) = {
+            let st = q.lock();
+            (
+                st.def.max_msg_len as usize,
+                st.def.def_persistent,
+                st.def.def_priority,
+                st.def.max_depth as usize,
+                st.def.def_type == DefType::TemporaryDynamic,
+            )
+        };
+        if payload.len() > qm_max {
+            return mqerr!(
+                MsgTooBigForQMgr,
+                "message of {} bytes exceeds the queue manager's MAXMSGL {qm_max}",
+                payload.len()
+            );
+        }
+        if payload.len() > q_max {
+            return mqerr!(
+                MsgTooBigForQ,
+                "message of {} bytes exceeds MAXMSGL {q_max} of '{}'",
+                payload.len(),
+                q.name
+            );
+        }
+        // Fill the descriptor as the queue manager does.
+        if md.persistence == Persistence::AsQueueDef {
+            md.persistence = if def_persistent {
+                Persistence::Persistent
+            } else {
+                Persistence::NotPersistent
+            };
+        }
+        if md.persistence == Persistence::Persistent && temporary {
+            return mqerr!(
+                OptionsError,
+                "a temporary dynamic queue cannot hold persistent messages"
+            );
+        }
+        if md.priority < 0 {
+            md.priority = def_priority as i32;
+        }
+        if md.priority > 9 {
+            md.priority = 9;
+        }
+        if md.msg_id == NONE_ID {
+            md.msg_id = self.qm.new_msg_id();
+        }
+        md.put_time_ms = now_ms();
+        md.user_id = self.user.clone();
+        md.put_appl_name = self.appl.clone();
+        md.backout_count = 0;
+        let mut stored_md = md.clone();
+        if let Some((rname, rqm)) = xmit_header {
+            // Transmission header: destination in the reply-to fields of an XMITQ message is
+            // not MQ's layout; the channel issue defines the real header. Keep the address.
+            stored_md.format = format!("XQH:{rqm}:{rname}:{}", md.format);
+        }
+        let msg = Arc::new(Message {
+            expires_at_ms: (md.expiry > 0).then(|| md.put_time_ms + md.expiry as i64 * 100),
+            md: stored_md,
+            payload: payload.to_vec(),
+        });
+        let persistent = msg.is_persistent();
+        let seq = self.qm.next_seq.fetch_add(1, Ordering::Relaxed);
+        let mut uow = self.uow.lock().unwrap_or_else(|p| p.into_inner());
+        let tx = if pmo.syncpoint {
+            if uow.as_ref().is_some_and(|u| u.ops.len() >= MAX_UNCOMMITTED) {
+                return mqerr!(
+                    SyncpointLimitReached,
+                    "more than {MAX_UNCOMMITTED} uncommitted operations"
+                );
+            }
+            self.uow_tx(&mut uow)
+        } else {
+            self.qm.new_tx()
+        };
+        // Reserve the slot (MAXDEPTH counts uncommitted puts).
+        {
+            let mut st = q.lock();
+            if st.depth() >= max_depth {
+                return mqerr!(QFull, "queue '{}' is full (MAXDEPTH {max_depth})", q.name);
+            }
+            st.insert(seq, msg.clone(), EntryState::Putting(tx), 0);
+        }
+        if persistent {
+            self.qm.register_tx(tx);
+            let rec = Record::Put {
+                tx,
+                auto: !pmo.syncpoint,
+                queue: q.name.clone(),
+                seq,
+                msg: (*msg).clone(),
+            };
+            let res = if pmo.syncpoint {
+                self.qm.log.append(rec.kind(), &rec.encode()).map(|_| ())
+            } else {
+                self.qm
+                    .log
+                    .append_durable(rec.kind(), &rec.encode())
+                    .map(|_| ())
+            };
+            if let Err(e) = res {
+                q.lock().remove(seq);
+                if !pmo.syncpoint {
+                    self.qm.end_tx(tx);
+                }
+                return Err(e.into());
+            }
+        }
+        if pmo.syncpoint {
+            let u = uow.get_or_insert_with(Uow::default);
+            u.logged |= persistent;
+            u.ops.push(Op::Put { q, seq });
+        } else {
+            let _a = read(&self.qm.apply);
+            let mut st = q.lock();
+            st.set_state(seq, EntryState::Visible);
+            st.notify(&msg);
+            drop(st);
+            if persistent {
+                self.qm.end_tx(tx);
+            }
+        }
+        drop(uow);
+        if persistent {
+            self.qm.maybe_checkpoint();
+        }
+        Ok(())
+    }
+
+    /// MQPUT1: open, put, close.
+    pub fn put1(&self, name: &str, md: &mut Md, payload: &[u8], pmo: PutOptions) -> MqResult<()> {
+        let h = self.open(name, OpenOptions::output())?;
+        let r = self.put(&h, md, payload, pmo);
+        let c = self.close(&h);
+        r.and(c)
+    }
+
+    /// MQGET.
+    pub fn get(&self, h: &Hobj, gmo: GetOptions) -> MqResult<Got> {
+        self.check_running()?;
+        if h.closed.load(Ordering::Acquire) {
+            return mqerr!(HobjError, "'{}' is closed", h.name);
+        }
+        let Target::Local(q) = &h.target else {
+            return mqerr!(NotOpenForInput, "'{}' is a remote queue", h.name);
+        };
+        let browsing = matches!(gmo.browse, Browse::First | Browse::Next);
+        if browsing && !h.opts.browse {
+            return mqerr!(NotOpenForBrowse, "'{}' was not opened for browse", h.name);
+        }
+        if !browsing && !h.opts.input_any() {
+            return mqerr!(NotOpenForInput, "'{}' was not opened for input", h.name);
+        }
+        if !browsing && !h.get_allowed {
+            return mqerr!(
+                GetInhibited,
+                "gets from '{}' are inhibited (GET(DISABLED))",
+                h.name
+            );
+        }
+        let deadline = gmo.wait.map(|w| Instant::now() + w);
+        loop {
+            let waiter;
+            {
+                let mut st = q.lock();
+                if !browsing && !st.def.get_enabled {
+                    return mqerr!(
+                        GetInhibited,
+                        "gets from '{}' are inhibited (GET(DISABLED))",
+                        h.name
+                    );
+                }
+                let mut expired = Vec::new();
+                let found = match gmo.browse {
+                    Browse::First => st.find(&gmo.matching, None, &mut expired),
+                    Browse::Next => {
+                        let after = *h.cursor.lock().unwrap_or_else(|p| p.into_inner());
+                        st.find(&gmo.matching, after, &mut expired)
+                    }
+                    Browse::MsgUnderCursor => {
+                        let cur = *h.cursor.lock().unwrap_or_else(|p| p.into_inner());
+                        cur.filter(|k| {
+                            st.entries
+                                .get(k)
+                                .is_some_and(|e| e.state == EntryState::Visible)
+                        })
+                    }
+                    Browse::None => st.find(&gmo.matching, None, &mut expired),
+                };
+                self.discard_expired(&mut st, &q.name, expired);
+                if let Some(key) = found {
+                    let taken = self.take(h, q, &mut st, key, &gmo, browsing);
+                    drop(st);
+                    return self.finish_take(q, taken);
+                }
+                if gmo.browse == Browse::MsgUnderCursor {
+                    return mqerr!(
+                        NoMsgAvailable,
+                        "no message under the browse cursor of '{}'",
+                        h.name
+                    );
+                }
+                match deadline {
+                    Some(d) if Instant::now() < d => {
+                        waiter = Waiter::new(gmo.matching, browsing);
+                        st.waiters.push_back(waiter.clone());
+                    }
+                    _ => return mqerr!(NoMsgAvailable, "no message available on '{}'", h.name),
+                }
+            }
+            let woken = waiter.wait_until(deadline.unwrap_or_else(Instant::now));
+            let mut st = q.lock();
+            st.remove_waiter(&waiter);
+            if self.qm.is_quiescing() {
+                return mqerr!(QMgrQuiescing, "queue manager {} is ending", self.qm.name());
+            }
+            if !woken && deadline.is_some_and(|d| Instant::now() >= d) {
+                // One last look, then give up (passing on any wake-up this waiter received).
+                let mut expired = Vec::new();
+                let after = if gmo.browse == Browse::Next {
+                    *h.cursor.lock().unwrap_or_else(|p| p.into_inner())
+                } else {
+                    None
+                };
+                if let Some(key) = st.find(&gmo.matching, after, &mut expired) {
+                    let taken = self.take(h, q, &mut st, key, &gmo, browsing);
+                    drop(st);
+                    return self.finish_take(q, taken);
+                }
+                st.renotify();
+                return mqerr!(
+                    NoMsgAvailable,
+                    "no message arrived on '{}' within the wait interval",
+                    h.name
+                );
+            }
+        }
+    }
+
+    fn discard_expired(&self, st: &mut crate::queue::QueueState, queue: &str, expired: Vec<u64>) {
+        for seq in expired {
+            if let Some(e) = st.remove(seq)
+                && e.msg.is_persistent()
+            {
+                // Not waited for: if lost, the message is found expired again after a restart.
+                let tx = self.qm.new_tx();
+                let rec = Record::Get {
+                    tx,
+                    auto: true,
+                    queue: queue.to_string(),
+                    seq,
+                };
+                let _ = self.qm.log.append(rec.kind(), &rec.encode());
+            }
+        }
+    }
+
+    fn take(
+        &self,
+        h: &Hobj,
+        q: &Arc<LocalQueue>,
+        st: &mut crate::queue::QueueState,
+        key: Key,
+        gmo: &GetOptions,
+        browsing: bool,
+    ) -> MqResult<Taken> {
+        let Some(e) = st.entries.get(&key).cloned() else {
+            return mqerr!(NoMsgAvailable, "message vanished");
+        };
+        let data_len = e.msg.payload.len();
+        let fits = gmo.buffer.is_none_or(|b| b >= data_len);
+        let mut md = e.msg.md.clone();
+        md.backout_count = e.backout_count;
+        let (payload, warning) = if fits {
+            (e.msg.payload.clone(), None)
+        } else if gmo.accept_truncated || browsing {
+            let n = gmo.buffer.unwrap_or(0);
+            (
+                e.msg.payload[..n].to_vec(),
+                Some(ReasonCode::TruncatedMsgAccepted),
+            )
+        } else {
+            return Err(MqError::new(
+                ReasonCode::TruncatedMsgFailed,
+                format!(
+                    "message of {data_len} bytes does not fit the {}-byte buffer; it stays on '{}'",
+                    gmo.buffer.unwrap_or(0),
+                    h.name
+                ),
+            ));
+        };
+        let got = Got {
+            md,
+            payload,
+            data_len,
+            warning,
+        };
+        if browsing {
+            *h.cursor.lock().unwrap_or_else(|p| p.into_inner()) = Some(key);
+            return Ok(Taken::Done(got));
+        }
+        let seq = key.1;
+        let persistent = e.msg.is_persistent();
+        let mut uow = self.uow.lock().unwrap_or_else(|p| p.into_inner());
+        if gmo.syncpoint {
+            if uow.as_ref().is_some_and(|u| u.ops.len() >= MAX_UNCOMMITTED) {
+                return mqerr!(
+                    SyncpointLimitReached,
+                    "more than {MAX_UNCOMMITTED} uncommitted operations"
+                );
+            }
+            let tx = self.uow_tx(&mut uow);
+            if persistent {
+                self.qm.register_tx(tx);
+                let rec = Record::Get {
+                    tx,
+                    auto: false,
+                    queue: q.name.clone(),
+                    seq,
+                };
+                self.qm.log.append(rec.kind(), &rec.encode())?;
+            }
+            st.set_state(seq, EntryState::Getting(tx));
+            let u = uow.get_or_insert_with(Uow::default);
+            u.logged |= persistent;
+            u.ops.push(Op::Get {
+                q: q.clone(),
+                seq,
+                persistent,
+            });
+            return Ok(Taken::Done(got));
+        }
+        drop(uow);
+        if persistent {
+            // The message is hidden (no one else can take it) and its removal is made durable
+            // after the queue lock is released, so other getters are not held up by the sync.
+            let tx = self.qm.new_tx();
+            self.qm.register_tx(tx);
+            let rec = Record::Get {
+                tx,
+                auto: true,
+                queue: q.name.clone(),
+                seq,
+            };
+            let ticket = match self.qm.log.append(rec.kind(), &rec.encode()) {
+                Ok(t) => t,
+                Err(e) => {
+                    self.qm.end_tx(tx);
+                    return Err(e.into());
+                }
+            };
+            st.set_state(seq, EntryState::Getting(tx));
+            return Ok(Taken::Durable {
+                got,
+                ticket,
+                seq,
+                tx,
+            });
+        }
+        st.remove(seq);
+        Ok(Taken::Done(got))
+    }
+
+    /// Completes a get whose removal must become durable first.
+    fn finish_take(&self, q: &Arc<LocalQueue>, taken: MqResult<Taken>) -> MqResult<Got> {
+        match taken? {
+            Taken::Done(got) => Ok(got),
+            Taken::Durable {
+                got,
+                ticket,
+                seq,
+                tx,
+            } => {
+                let r = self.qm.log.wait(&ticket);
+                let mut st = q.lock();
+                match r {
+                    Ok(()) => {
+                        st.remove(seq);
+                        drop(st);
+                        self.qm.end_tx(tx);
+                        Ok(got)
+                    }
+                    Err(e) => {
+                        st.set_state(seq, EntryState::Visible);
+                        if let Some(m) = st.get_mut(seq).map(|e| e.msg.clone()) {
+                            st.notify(&m);
+                        }
+                        drop(st);
+                        self.qm.end_tx(tx);
+                        Err(e.into())
+                    }
+                }
+            }
+        }
+    }
+
+    /// MQCMIT: makes the unit of work's persistent records durable, then applies it.
+    pub fn commit(&self) -> MqResult<()> {
+        let Some(u) = self.uow.lock().unwrap_or_else(|p| p.into_inner()).take() else {
+            return Ok(());
+        };
+        if u.logged {
+            let rec = Record::Commit(u.tx);
+            if let Err(e) = self.qm.log.append_durable(rec.kind(), &rec.encode()) {
+                // Not committed: undo it, as a backout would.
+                self.apply_backout(u, false);
+                return Err(MqError::new(
+                    ReasonCode::BackedOut,
+                    format!("commit failed and the unit of work was backed out: {e}"),
+                ));
+            }
+        }
+        {
+            let _a = read(&self.qm.apply);
+            for op in &u.ops {
+                match op {
+                    Op::Put { q, seq, .. } => {
+                        let mut st = q.lock();
+                        st.set_state(*seq, EntryState::Visible);
+                        if let Some(e) = st.get_mut(*seq).map(|e| e.msg.clone()) {
+                            st.notify(&e);
+                        }
+                    }
+                    Op::Get { q, seq, .. } => {
+                        q.lock().remove(*seq);
+                    }
+                }
+            }
+        }
+        if u.logged {
+            self.qm.end_tx(u.tx);
+            self.qm.maybe_checkpoint();
+        }
+        Ok(())
+    }
+
+    /// MQBACK.
+    pub fn backout(&self) -> MqResult<()> {
+        if let Some(u) = self.uow.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            self.apply_backout(u, true);
+        }
+        Ok(())
+    }
+
+    fn apply_backout(&self, u: Uow, log_it: bool) {
+        if u.logged && log_it {
+            let rec = Record::Backout(u.tx);
+            let _ = self.qm.log.append(rec.kind(), &rec.encode());
+        }
+        let _a = read(&self.qm.apply);
+        for op in u.ops.iter().rev() {
+            match op {
+                Op::Put { q, seq, .. } => {
+                    q.lock().remove(*seq);
+                }
+                Op::Get { q, seq, persistent } => {
+                    let (requeue, msg) = {
+                        let mut st = q.lock();
+                        let threshold = st.def.backout_threshold;
+                        let boq = st.def.backout_requeue_q.clone();
+                        let Some(e) = st.get_mut(*seq) else { continue };
+                        e.backout_count += 1;
+                        e.state = EntryState::Visible;
+                        let msg = e.msg.clone();
+                        let count = e.backout_count;
+                        if threshold > 0 && count >= threshold && !boq.is_empty() && boq != q.name {
+                            (Some((boq, count)), msg)
+                        } else {
+                            st.notify(&msg);
+                            (None, msg)
+                        }
+                    };
+                    if let Some((boq, count)) = requeue
+                        && let Some(target) = self.qm.local(&boq)
+                    {
+                        if *persistent {
+                            let rec = Record::Move {
+                                from: q.name.clone(),
+                                to: boq.clone(),
+                                seq: *seq,
+                                backout_count: count,
+                            };
+                            if self
+                                .qm
+                                .log
+                                .append_durable(rec.kind(), &rec.encode())
+                                .is_err()
+                            {
+                                q.lock().notify(&msg);
+                                continue;
+                            }
+                        }
+                        let e = q.lock().remove(*seq);
+                        if let Some(e) = e {
+                            let mut ts = target.lock();
+                            ts.insert(*seq, e.msg.clone(), EntryState::Visible, count);
+                            ts.notify(&e.msg);
+                        }
+                    }
+                }
+            }
+        }
+        if u.logged {
+            self.qm.end_tx(u.tx);
+        }
+    }
+
+    /// Whether a unit of work is in progress.
+    pub fn in_uow(&self) -> bool {
+        self.uow.lock().map(|u| u.is_some()).unwrap_or(false)
+    }
+
+    pub fn qm(&self) -> &Arc<QueueManager> {
+        &self.qm
+    }
+}
+
+impl Drop for Connection {
+    /// A connection that ends without committing backs out (SPEC §3).
+    fn drop(&mut self) {
+        let _ = self.backout();
+    }
+}

@@ -1,0 +1,307 @@
+//! Object definitions with MQ's attributes and defaults (SPEC §2.2).
+
+use crate::error::{MqResult, mqerr};
+use sealmq_storage::Result;
+use sealmq_storage::codec::{Dec, Enc};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QType {
+    Local,
+    Alias,
+    Remote,
+    Model,
+}
+
+impl QType {
+    pub fn name(self) -> &'static str {
+        match self {
+            QType::Local => "QLOCAL",
+            QType::Alias => "QALIAS",
+            QType::Remote => "QREMOTE",
+            QType::Model => "QMODEL",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Usage {
+    Normal,
+    Xmitq,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MsgDlvSq {
+    Priority,
+    Fifo,
+}
+
+/// How a local queue came to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DefType {
+    Predefined,
+    PermanentDynamic,
+    TemporaryDynamic,
+}
+
+/// A queue definition. Attributes not meaningful for a type keep their defaults.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueDef {
+    pub name: String,
+    pub qtype: QType,
+    pub descr: String,
+    pub put_enabled: bool,
+    pub get_enabled: bool,
+    pub max_depth: u32,
+    pub max_msg_len: u32,
+    pub def_persistent: bool,
+    pub def_priority: u8,
+    pub msg_dlv_seq: MsgDlvSq,
+    pub usage: Usage,
+    pub backout_threshold: u32,
+    pub backout_requeue_q: String,
+    /// QALIAS: the queue it names.
+    pub target: String,
+    /// QREMOTE: RNAME, RQMNAME, XMITQ.
+    pub remote_name: String,
+    pub remote_qmgr: String,
+    pub xmitq: String,
+    /// QMODEL: the kind of dynamic queue it makes; local queues: how they were made.
+    pub def_type: DefType,
+}
+
+impl QueueDef {
+    /// A definition with MQ's defaults.
+    pub fn new(name: &str, qtype: QType) -> QueueDef {
+        QueueDef {
+            name: name.to_string(),
+            qtype,
+            descr: String::new(),
+            put_enabled: true,
+            get_enabled: true,
+            max_depth: 5000,
+            max_msg_len: 4_194_304,
+            def_persistent: false,
+            def_priority: 0,
+            msg_dlv_seq: MsgDlvSq::Priority,
+            usage: Usage::Normal,
+            backout_threshold: 0,
+            backout_requeue_q: String::new(),
+            target: String::new(),
+            remote_name: String::new(),
+            remote_qmgr: String::new(),
+            xmitq: String::new(),
+            def_type: if qtype == QType::Model {
+                DefType::TemporaryDynamic
+            } else {
+                DefType::Predefined
+            },
+        }
+    }
+
+    /// Checks the definition's own rules.
+    pub fn validate(&self) -> MqResult<()> {
+        validate_name(&self.name)?;
+        if self.def_priority > 9 {
+            return mqerr!(OptionsError, "DEFPRTY({}) must be 0-9", self.def_priority);
+        }
+        if self.max_msg_len > 100 * 1024 * 1024 {
+            return mqerr!(
+                OptionsError,
+                "MAXMSGL({}) exceeds 104857600",
+                self.max_msg_len
+            );
+        }
+        match self.qtype {
+            QType::Alias if self.target.is_empty() => {
+                mqerr!(OptionsError, "QALIAS({}) needs TARGET", self.name)
+            }
+            QType::Remote if self.remote_qmgr.is_empty() => {
+                mqerr!(OptionsError, "QREMOTE({}) needs RQMNAME", self.name)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    pub fn encode(&self, e: &mut Enc) {
+        e.str(&self.name)
+            .u8(match self.qtype {
+                QType::Local => 1,
+                QType::Alias => 2,
+                QType::Remote => 3,
+                QType::Model => 4,
+            })
+            .str(&self.descr)
+            .bool(self.put_enabled)
+            .bool(self.get_enabled)
+            .u32(self.max_depth)
+            .u32(self.max_msg_len)
+            .bool(self.def_persistent)
+            .u8(self.def_priority)
+            .u8(matches!(self.msg_dlv_seq, MsgDlvSq::Fifo) as u8)
+            .u8(matches!(self.usage, Usage::Xmitq) as u8)
+            .u32(self.backout_threshold)
+            .str(&self.backout_requeue_q)
+            .str(&self.target)
+            .str(&self.remote_name)
+            .str(&self.remote_qmgr)
+            .str(&self.xmitq)
+            .u8(match self.def_type {
+                DefType::Predefined => 0,
+                DefType::PermanentDynamic => 1,
+                DefType::TemporaryDynamic => 2,
+            });
+    }
+
+    pub fn decode(d: &mut Dec<'_>) -> Result<QueueDef> {
+        let name = d.str()?;
+        let qtype = match d.u8()? {
+            1 => QType::Local,
+            2 => QType::Alias,
+            3 => QType::Remote,
+            4 => QType::Model,
+            v => {
+                return Err(sealmq_storage::StorageError::Decode(format!(
+                    "queue type {v}"
+                )));
+            }
+        };
+        let mut q = QueueDef::new(&name, qtype);
+        q.descr = d.str()?;
+        q.put_enabled = d.bool()?;
+        q.get_enabled = d.bool()?;
+        q.max_depth = d.u32()?;
+        q.max_msg_len = d.u32()?;
+        q.def_persistent = d.bool()?;
+        q.def_priority = d.u8()?;
+        q.msg_dlv_seq = if d.u8()? == 1 {
+            MsgDlvSq::Fifo
+        } else {
+            MsgDlvSq::Priority
+        };
+        q.usage = if d.u8()? == 1 {
+            Usage::Xmitq
+        } else {
+            Usage::Normal
+        };
+        q.backout_threshold = d.u32()?;
+        q.backout_requeue_q = d.str()?;
+        q.target = d.str()?;
+        q.remote_name = d.str()?;
+        q.remote_qmgr = d.str()?;
+        q.xmitq = d.str()?;
+        q.def_type = match d.u8()? {
+            1 => DefType::PermanentDynamic,
+            2 => DefType::TemporaryDynamic,
+            _ => DefType::Predefined,
+        };
+        Ok(q)
+    }
+}
+
+/// Queue manager attributes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QmgrDef {
+    pub name: String,
+    pub descr: String,
+    pub dead_letter_q: String,
+    pub max_msg_len: u32,
+    pub chiadaps: u32,
+    pub chidisps: u32,
+    pub stat_int: u32,
+}
+
+impl QmgrDef {
+    pub fn new(name: &str) -> QmgrDef {
+        QmgrDef {
+            name: name.to_string(),
+            descr: String::new(),
+            dead_letter_q: DEAD_LETTER_Q.to_string(),
+            max_msg_len: 4_194_304,
+            chiadaps: 8,
+            chidisps: 5,
+            stat_int: 1800,
+        }
+    }
+
+    pub fn encode(&self, e: &mut Enc) {
+        e.str(&self.name)
+            .str(&self.descr)
+            .str(&self.dead_letter_q)
+            .u32(self.max_msg_len)
+            .u32(self.chiadaps)
+            .u32(self.chidisps)
+            .u32(self.stat_int);
+    }
+
+    pub fn decode(d: &mut Dec<'_>) -> Result<QmgrDef> {
+        Ok(QmgrDef {
+            name: d.str()?,
+            descr: d.str()?,
+            dead_letter_q: d.str()?,
+            max_msg_len: d.u32()?,
+            chiadaps: d.u32()?,
+            chidisps: d.u32()?,
+            stat_int: d.u32()?,
+        })
+    }
+}
+
+pub const DEAD_LETTER_Q: &str = "SYSTEM.DEAD.LETTER.QUEUE";
+pub const POLICY_Q: &str = "SYSTEM.PROTECTION.POLICY.QUEUE";
+pub const PROTECTION_ERROR_Q: &str = "SYSTEM.PROTECTION.ERROR.QUEUE";
+pub const DEFAULT_MODEL_Q: &str = "SYSTEM.DEFAULT.MODEL.QUEUE";
+pub const CHANNEL_SYNC_Q: &str = "SYSTEM.CHANNEL.SYNCQ";
+
+/// The system objects a new queue manager is created with.
+pub fn system_queues() -> Vec<QueueDef> {
+    let mut dlq = QueueDef::new(DEAD_LETTER_Q, QType::Local);
+    dlq.descr = "dead-letter queue".into();
+    dlq.max_depth = 999_999_999;
+    dlq.def_persistent = true;
+    let mut policy = QueueDef::new(POLICY_Q, QType::Local);
+    policy.descr = "security policies".into();
+    policy.def_persistent = true;
+    let mut err = QueueDef::new(PROTECTION_ERROR_Q, QType::Local);
+    err.descr = "messages that failed a protection check".into();
+    err.max_depth = 999_999_999;
+    err.def_persistent = true;
+    let mut model = QueueDef::new(DEFAULT_MODEL_Q, QType::Model);
+    model.descr = "default model for dynamic queues".into();
+    let mut sync = QueueDef::new(CHANNEL_SYNC_Q, QType::Local);
+    sync.descr = "channel synchronisation store".into();
+    sync.def_persistent = true;
+    sync.max_depth = 999_999_999;
+    vec![dlq, policy, err, model, sync]
+}
+
+/// Object names: 1-48 characters of `A-Z a-z 0-9 . _ / %`.
+pub fn validate_name(name: &str) -> MqResult<()> {
+    let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/' | '%');
+    if name.is_empty() || name.len() > 48 || !name.chars().all(ok) {
+        return mqerr!(
+            ObjectNameError,
+            "name '{name}' must be 1-48 characters of A-Z a-z 0-9 . _ / %"
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_mqs_and_round_trip() {
+        let q = QueueDef::new("APP.Q", QType::Local);
+        assert_eq!(q.max_depth, 5000);
+        assert_eq!(q.max_msg_len, 4_194_304);
+        assert!(!q.def_persistent);
+        let mut e = Enc::new();
+        q.encode(&mut e);
+        assert_eq!(QueueDef::decode(&mut Dec::new(&e.buf, "q")).unwrap(), q);
+        assert!(validate_name("BAD NAME").is_err());
+        assert!(validate_name(&"X".repeat(49)).is_err());
+        let a = QueueDef::new("A", QType::Alias);
+        assert_eq!(a.validate().unwrap_err().reason.code(), 2046);
+    }
+}

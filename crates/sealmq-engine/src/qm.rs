@@ -1,0 +1,629 @@
+//! The queue manager: objects, recovery from the log and checkpoints, administration.
+//!
+//! Lock order (never taken in the other direction): `defs` → `locals` → a queue's lock.
+//! `apply` is taken shared by anything that changes queue contents after the log made it
+//! durable, and exclusively by a checkpoint while it copies the committed state; `active` (the
+//! units of work with log records) is taken alone.
+
+use crate::error::{MqResult, mqerr};
+use crate::md::Message;
+use crate::objects::{QType, QmgrDef, QueueDef, system_queues};
+use crate::queue::{EntryState, LocalQueue, TxId};
+use crate::records::{Frame, Record};
+use sealmq_storage::checkpoint::{self, CheckpointWriter};
+use sealmq_storage::log::{LogConfig, Lsn};
+use sealmq_storage::{Log, StorageError};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// How a queue manager is set up.
+#[derive(Debug, Clone)]
+pub struct QmConfig {
+    pub name: String,
+    /// The QM's data directory (`log/`, `checkpoint/`).
+    pub dir: PathBuf,
+    pub segment_bytes: u64,
+    pub archive_dir: Option<PathBuf>,
+    /// Log bytes after which a checkpoint is taken.
+    pub checkpoint_bytes: u64,
+    /// Sync the log on commit (tests of non-durable paths only turn it off).
+    pub sync: bool,
+    #[doc(hidden)]
+    pub fail_writes: Option<Arc<AtomicBool>>,
+}
+
+impl QmConfig {
+    pub fn new(name: &str, dir: impl Into<PathBuf>) -> QmConfig {
+        QmConfig {
+            name: name.to_string(),
+            dir: dir.into(),
+            segment_bytes: 64 << 20,
+            archive_dir: None,
+            checkpoint_bytes: 256 << 20,
+            sync: true,
+            fail_writes: None,
+        }
+    }
+}
+
+/// What a start found.
+#[derive(Debug, Clone, Default)]
+pub struct StartReport {
+    pub checkpoint_lsn: Lsn,
+    pub records_replayed: u64,
+    pub messages: u64,
+    pub log_truncated: bool,
+    pub backed_out: usize,
+}
+
+pub struct QueueManager {
+    pub(crate) cfg: QmConfig,
+    pub(crate) log: Log,
+    pub(crate) qmgr: RwLock<QmgrDef>,
+    pub(crate) defs: RwLock<HashMap<String, QueueDef>>,
+    pub(crate) locals: RwLock<HashMap<String, Arc<LocalQueue>>>,
+    pub(crate) apply: RwLock<()>,
+    pub(crate) active: Mutex<HashMap<TxId, Lsn>>,
+    pub(crate) next_seq: AtomicU64,
+    pub(crate) next_tx: AtomicU64,
+    pub(crate) next_conn: AtomicU64,
+    pub(crate) msgid_counter: AtomicU64,
+    pub(crate) quiescing: AtomicBool,
+    checkpointing: AtomicBool,
+    bytes_at_checkpoint: AtomicU64,
+}
+
+pub(crate) fn read<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|p| p.into_inner())
+}
+
+pub(crate) fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A unit of work's operations seen during replay.
+#[derive(Default)]
+struct PendingTx {
+    ops: Vec<Record>,
+}
+
+/// State rebuilt during recovery, before the queue manager exists.
+struct Rebuild {
+    qmgr: Option<QmgrDef>,
+    defs: HashMap<String, QueueDef>,
+    msgs: HashMap<String, HashMap<u64, (Message, u32)>>,
+    pending: HashMap<TxId, PendingTx>,
+    active_at_cp: HashSet<TxId>,
+    cp_lsn: Lsn,
+    max_seq: u64,
+    max_tx: u64,
+}
+
+impl Rebuild {
+    fn apply_put(&mut self, queue: String, seq: u64, msg: Message) {
+        self.max_seq = self.max_seq.max(seq);
+        self.msgs.entry(queue).or_default().insert(seq, (msg, 0));
+    }
+
+    fn apply_get(&mut self, queue: &str, seq: u64) {
+        if let Some(q) = self.msgs.get_mut(queue) {
+            q.remove(&seq);
+        }
+    }
+
+    fn backout_tx(&mut self, ops: Vec<Record>) {
+        // Puts never happened; got messages stay, with their backout count raised.
+        for op in ops {
+            if let Record::Get { queue, seq, .. } = op
+                && let Some((_, count)) = self.msgs.get_mut(&queue).and_then(|q| q.get_mut(&seq))
+            {
+                *count += 1;
+            }
+        }
+    }
+
+    fn record(&mut self, lsn: Lsn, r: Record) {
+        let tx_of = |r: &Record| match r {
+            Record::Put { tx, .. }
+            | Record::Get { tx, .. }
+            | Record::Commit(tx)
+            | Record::Backout(tx) => Some(*tx),
+            _ => None,
+        };
+        if let Some(tx) = tx_of(&r) {
+            self.max_tx = self.max_tx.max(tx);
+        }
+        if lsn <= self.cp_lsn {
+            // Already in the checkpoint, unless it belongs to a unit of work active then.
+            match tx_of(&r) {
+                Some(tx) if self.active_at_cp.contains(&tx) => {}
+                _ => return,
+            }
+        }
+        match r {
+            Record::Qmgr(q) => self.qmgr = Some(q),
+            Record::Define(d) => {
+                if matches!(d.qtype, QType::Local) {
+                    self.msgs.entry(d.name.clone()).or_default();
+                }
+                self.defs.insert(d.name.clone(), d);
+            }
+            Record::Delete(n) => {
+                self.defs.remove(&n);
+                self.msgs.remove(&n);
+            }
+            Record::Clear(n) => {
+                if let Some(q) = self.msgs.get_mut(&n) {
+                    q.clear();
+                }
+            }
+            Record::Move {
+                from,
+                to,
+                seq,
+                backout_count,
+            } => {
+                if let Some((m, _)) = self.msgs.get_mut(&from).and_then(|q| q.remove(&seq)) {
+                    self.msgs
+                        .entry(to)
+                        .or_default()
+                        .insert(seq, (m, backout_count));
+                }
+            }
+            Record::Put {
+                auto: true,
+                queue,
+                seq,
+                msg,
+                ..
+            } => self.apply_put(queue, seq, msg),
+            Record::Get {
+                auto: true,
+                queue,
+                seq,
+                ..
+            } => self.apply_get(&queue, seq),
+            r @ (Record::Put { .. } | Record::Get { .. }) => {
+                if let Some(tx) = tx_of(&r) {
+                    self.pending.entry(tx).or_default().ops.push(r);
+                }
+            }
+            Record::Commit(tx) => {
+                if let Some(p) = self.pending.remove(&tx) {
+                    for op in p.ops {
+                        match op {
+                            Record::Put {
+                                queue, seq, msg, ..
+                            } => self.apply_put(queue, seq, msg),
+                            Record::Get { queue, seq, .. } => self.apply_get(&queue, seq),
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            Record::Backout(tx) => {
+                if let Some(p) = self.pending.remove(&tx) {
+                    self.backout_tx(p.ops);
+                }
+            }
+        }
+    }
+}
+
+impl QueueManager {
+    /// Creates a new queue manager in `cfg.dir` with its system objects.
+    pub fn create(cfg: QmConfig) -> MqResult<Arc<QueueManager>> {
+        crate::objects::validate_name(&cfg.name)?;
+        if cfg.dir.join("log").exists() {
+            return mqerr!(
+                ObjectAlreadyExists,
+                "a queue manager already exists in {}",
+                cfg.dir.display()
+            );
+        }
+        let (qm, _) = QueueManager::start(cfg.clone())?;
+        qm.log_durable(&Record::Qmgr(QmgrDef::new(&cfg.name)))?;
+        *write(&qm.qmgr) = QmgrDef::new(&cfg.name);
+        for def in system_queues() {
+            qm.define(def, false)?;
+        }
+        Ok(qm)
+    }
+
+    /// Starts an existing queue manager: loads the newest checkpoint, replays the log after
+    /// it, backs out units of work that never ended, and opens the log for new work.
+    pub fn start(cfg: QmConfig) -> MqResult<(Arc<QueueManager>, StartReport)> {
+        let mut report = StartReport::default();
+        let mut rb = Rebuild {
+            qmgr: None,
+            defs: HashMap::new(),
+            msgs: HashMap::new(),
+            pending: HashMap::new(),
+            active_at_cp: HashSet::new(),
+            cp_lsn: 0,
+            max_seq: 0,
+            max_tx: 0,
+        };
+        let mut replay_from = 0;
+        if let Some((lsn, mut reader)) = checkpoint::latest(&cfg.dir.join("checkpoint"))? {
+            rb.cp_lsn = lsn;
+            report.checkpoint_lsn = lsn;
+            while let Some(bytes) = reader.next_frame()? {
+                match Frame::decode(&bytes)? {
+                    Frame::Meta {
+                        next_seq,
+                        next_tx,
+                        replay_from: rf,
+                    } => {
+                        rb.max_seq = next_seq.saturating_sub(1);
+                        rb.max_tx = next_tx.saturating_sub(1);
+                        replay_from = rf;
+                    }
+                    Frame::Qmgr(q) => rb.qmgr = Some(q),
+                    Frame::Queue(d) => {
+                        if d.qtype == QType::Local {
+                            rb.msgs.entry(d.name.clone()).or_default();
+                        }
+                        rb.defs.insert(d.name.clone(), d);
+                    }
+                    Frame::Message {
+                        queue,
+                        seq,
+                        backout_count,
+                        msg,
+                    } => {
+                        rb.msgs
+                            .entry(queue)
+                            .or_default()
+                            .insert(seq, (msg, backout_count));
+                    }
+                    Frame::Active(tx) => {
+                        rb.active_at_cp.insert(tx);
+                    }
+                }
+            }
+        }
+        let mut log_cfg = LogConfig::new(cfg.dir.join("log"));
+        log_cfg.segment_bytes = cfg.segment_bytes;
+        log_cfg.archive_dir = cfg.archive_dir.clone();
+        log_cfg.sync = cfg.sync;
+        log_cfg.fail_writes = cfg.fail_writes.clone();
+        let (log, rec) = Log::open(log_cfg, replay_from, |r| {
+            let record = Record::decode(r.kind, r.payload)?;
+            rb.record(r.lsn, record);
+            Ok(())
+        })?;
+        report.records_replayed = rec.records;
+        report.log_truncated = rec.truncated.is_some();
+        // Units of work that never ended are backed out, as MQ does at restart.
+        let unfinished: Vec<TxId> = rb.pending.keys().copied().collect();
+        report.backed_out = unfinished.len();
+        for tx in unfinished {
+            if let Some(p) = rb.pending.remove(&tx) {
+                let gets: Vec<Record> = p
+                    .ops
+                    .iter()
+                    .filter(|o| matches!(o, Record::Get { .. }))
+                    .cloned()
+                    .collect();
+                rb.backout_tx(p.ops);
+                if !gets.is_empty() {
+                    let _ = log.append(Record::Backout(tx).kind(), &Record::Backout(tx).encode());
+                }
+            }
+        }
+        let name = rb
+            .qmgr
+            .as_ref()
+            .map(|q| q.name.clone())
+            .unwrap_or_else(|| cfg.name.clone());
+        let qm = Arc::new(QueueManager {
+            qmgr: RwLock::new(rb.qmgr.unwrap_or_else(|| QmgrDef::new(&name))),
+            defs: RwLock::new(HashMap::new()),
+            locals: RwLock::new(HashMap::new()),
+            apply: RwLock::new(()),
+            active: Mutex::new(HashMap::new()),
+            next_seq: AtomicU64::new(rb.max_seq + 1),
+            next_tx: AtomicU64::new(rb.max_tx + 1),
+            next_conn: AtomicU64::new(1),
+            msgid_counter: AtomicU64::new(0),
+            quiescing: AtomicBool::new(false),
+            checkpointing: AtomicBool::new(false),
+            bytes_at_checkpoint: AtomicU64::new(log.stats().bytes),
+            log,
+            cfg,
+        });
+        {
+            let mut defs = write(&qm.defs);
+            let mut locals = write(&qm.locals);
+            for (name, def) in rb.defs {
+                if def.qtype == QType::Local {
+                    let q = LocalQueue::new(def.clone());
+                    {
+                        let mut st = q.lock();
+                        let mut msgs: Vec<_> = rb
+                            .msgs
+                            .remove(&name)
+                            .unwrap_or_default()
+                            .into_iter()
+                            .collect();
+                        msgs.sort_by_key(|(seq, _)| *seq);
+                        for (seq, (msg, count)) in msgs {
+                            report.messages += 1;
+                            st.insert(seq, Arc::new(msg), EntryState::Visible, count);
+                        }
+                    }
+                    locals.insert(name.clone(), q);
+                }
+                defs.insert(name, def);
+            }
+        }
+        Ok((qm, report))
+    }
+
+    pub fn name(&self) -> String {
+        read(&self.qmgr).name.clone()
+    }
+
+    pub fn qmgr(&self) -> QmgrDef {
+        read(&self.qmgr).clone()
+    }
+
+    /// Appends a record and waits until it is durable.
+    pub(crate) fn log_durable(&self, r: &Record) -> MqResult<Lsn> {
+        Ok(self.log.append_durable(r.kind(), &r.encode())?)
+    }
+
+    pub(crate) fn new_tx(&self) -> TxId {
+        self.next_tx.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Registers `tx` as having log records (for checkpoints) before its first append.
+    pub(crate) fn register_tx(&self, tx: TxId) {
+        let mut a = self.active.lock().unwrap_or_else(|p| p.into_inner());
+        a.entry(tx).or_insert_with(|| self.log.last_lsn());
+    }
+
+    pub(crate) fn end_tx(&self, tx: TxId) {
+        self.active
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&tx);
+    }
+
+    /// The definition of a queue.
+    pub fn queue_def(&self, name: &str) -> MqResult<QueueDef> {
+        match read(&self.defs).get(name) {
+            Some(d) => Ok(d.clone()),
+            None => mqerr!(UnknownObjectName, "queue '{name}' is not defined"),
+        }
+    }
+
+    /// Every queue definition, sorted by name.
+    pub fn queue_defs(&self) -> Vec<QueueDef> {
+        let mut v: Vec<QueueDef> = read(&self.defs).values().cloned().collect();
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        v
+    }
+
+    pub(crate) fn local(&self, name: &str) -> Option<Arc<LocalQueue>> {
+        read(&self.locals).get(name).cloned()
+    }
+
+    /// Current depth of a local queue (committed messages plus uncommitted puts).
+    pub fn depth(&self, name: &str) -> MqResult<usize> {
+        match self.local(name) {
+            Some(q) => Ok(q.lock().depth()),
+            None => mqerr!(UnknownObjectName, "local queue '{name}' is not defined"),
+        }
+    }
+
+    /// Getters waiting on a local queue (statistics, and tests that must not sleep).
+    pub fn waiting(&self, name: &str) -> usize {
+        self.local(name)
+            .map(|q| q.lock().waiters.len())
+            .unwrap_or(0)
+    }
+
+    /// DEFINE: `replace` allows redefining an existing queue of the same type.
+    pub fn define(&self, def: QueueDef, replace: bool) -> MqResult<()> {
+        def.validate()?;
+        let mut defs = write(&self.defs);
+        if let Some(old) = defs.get(&def.name) {
+            if !replace {
+                return mqerr!(
+                    ObjectAlreadyExists,
+                    "queue '{}' already exists (use REPLACE)",
+                    def.name
+                );
+            }
+            if old.qtype != def.qtype {
+                return mqerr!(
+                    ObjectAlreadyExists,
+                    "'{}' exists as a {}",
+                    def.name,
+                    old.qtype.name()
+                );
+            }
+        }
+        self.log_durable(&Record::Define(def.clone()))?;
+        if def.qtype == QType::Local {
+            let mut locals = write(&self.locals);
+            match locals.get(&def.name) {
+                Some(q) => {
+                    let mut st = q.lock();
+                    let rekey = st.def.msg_dlv_seq != def.msg_dlv_seq;
+                    st.def = def.clone();
+                    if rekey {
+                        st.rekey();
+                    }
+                }
+                None => {
+                    locals.insert(def.name.clone(), LocalQueue::new(def.clone()));
+                }
+            }
+        }
+        defs.insert(def.name.clone(), def);
+        Ok(())
+    }
+
+    /// ALTER: changes a queue's attributes (the caller passes the whole new definition).
+    pub fn alter(&self, def: QueueDef) -> MqResult<()> {
+        self.queue_def(&def.name)?;
+        self.define(def, true)
+    }
+
+    /// DELETE: refused while the queue holds messages or is open.
+    pub fn delete(&self, name: &str) -> MqResult<()> {
+        let mut defs = write(&self.defs);
+        if !defs.contains_key(name) {
+            return mqerr!(UnknownObjectName, "queue '{name}' is not defined");
+        }
+        if let Some(q) = self.local(name) {
+            let st = q.lock();
+            if st.depth() > 0 {
+                return mqerr!(
+                    QNotEmpty,
+                    "queue '{name}' holds {} messages; clear it first",
+                    st.depth()
+                );
+            }
+            if st.open_input + st.open_output + st.open_browse > 0 {
+                return mqerr!(ObjectInUse, "queue '{name}' is open");
+            }
+        }
+        self.log_durable(&Record::Delete(name.to_string()))?;
+        write(&self.locals).remove(name);
+        defs.remove(name);
+        Ok(())
+    }
+
+    /// CLEAR QLOCAL: removes every committed message; refused during units of work on it.
+    pub fn clear(&self, name: &str) -> MqResult<usize> {
+        let Some(q) = self.local(name) else {
+            return mqerr!(UnknownObjectName, "local queue '{name}' is not defined");
+        };
+        let _apply = read(&self.apply);
+        let mut st = q.lock();
+        if st.entries.values().any(|e| e.state != EntryState::Visible) {
+            return mqerr!(ObjectInUse, "queue '{name}' has messages in units of work");
+        }
+        self.log_durable(&Record::Clear(name.to_string()))?;
+        let n = st.entries.len();
+        st.entries.clear();
+        st.keys.clear();
+        Ok(n)
+    }
+
+    /// ALTER QMGR.
+    pub fn alter_qmgr(&self, q: QmgrDef) -> MqResult<()> {
+        self.log_durable(&Record::Qmgr(q.clone()))?;
+        *write(&self.qmgr) = q;
+        Ok(())
+    }
+
+    /// Stops new work (2161 to applications).
+    pub fn quiesce(&self) {
+        self.quiescing.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_quiescing(&self) -> bool {
+        self.quiescing.load(Ordering::Relaxed)
+    }
+
+    /// Takes a checkpoint when enough log was written since the last one.
+    pub(crate) fn maybe_checkpoint(self: &Arc<Self>) {
+        let written = self.log.stats().bytes - self.bytes_at_checkpoint.load(Ordering::Relaxed);
+        if written >= self.cfg.checkpoint_bytes && !self.checkpointing.swap(true, Ordering::AcqRel)
+        {
+            let qm = self.clone();
+            std::thread::spawn(move || {
+                let _ = qm.checkpoint();
+                qm.checkpointing.store(false, Ordering::Release);
+            });
+        }
+    }
+
+    /// Writes a checkpoint of the committed state and releases log segments no longer needed.
+    pub fn checkpoint(&self) -> MqResult<Lsn> {
+        let bytes_now = self.log.stats().bytes;
+        let (lsn, replay_from, active, frames) = {
+            let _g = write(&self.apply);
+            let (lsn, active) = {
+                let a = self.active.lock().unwrap_or_else(|p| p.into_inner());
+                (self.log.last_lsn(), a.clone())
+            };
+            let replay_from = active.values().copied().min().unwrap_or(lsn).min(lsn);
+            let mut frames: Vec<Frame> = Vec::new();
+            frames.push(Frame::Qmgr(read(&self.qmgr).clone()));
+            for d in read(&self.defs).values() {
+                if d.def_type != crate::objects::DefType::TemporaryDynamic {
+                    frames.push(Frame::Queue(d.clone()));
+                }
+            }
+            let locals: Vec<Arc<LocalQueue>> = read(&self.locals).values().cloned().collect();
+            let mut msgs = Vec::new();
+            for q in locals {
+                let st = q.lock();
+                if st.def.def_type == crate::objects::DefType::TemporaryDynamic {
+                    continue;
+                }
+                for ((_, seq), e) in st.entries.iter() {
+                    if e.msg.is_persistent() && !matches!(e.state, EntryState::Putting(_)) {
+                        msgs.push((q.name.clone(), *seq, e.backout_count, e.msg.clone()));
+                    }
+                }
+            }
+            frames.extend(active.keys().map(|t| Frame::Active(*t)));
+            (lsn, replay_from, active, (frames, msgs))
+        };
+        let _ = active;
+        let (frames, msgs) = frames;
+        let mut w = CheckpointWriter::create(&self.cfg.dir.join("checkpoint"), lsn)?;
+        w.frame(
+            &Frame::Meta {
+                next_seq: self.next_seq.load(Ordering::Relaxed),
+                next_tx: self.next_tx.load(Ordering::Relaxed),
+                replay_from,
+            }
+            .encode(),
+        )?;
+        for f in frames {
+            w.frame(&f.encode())?;
+        }
+        for (queue, seq, backout_count, msg) in msgs {
+            let f = Frame::Message {
+                queue,
+                seq,
+                backout_count,
+                msg: (*msg).clone(),
+            };
+            w.frame(&f.encode())?;
+        }
+        w.finish()?;
+        self.bytes_at_checkpoint.store(bytes_now, Ordering::Relaxed);
+        self.log
+            .release_before(replay_from.max(1))
+            .map_err(|e: StorageError| e)?;
+        Ok(lsn)
+    }
+
+    /// Ends the queue manager cleanly: a checkpoint (so the next start is quick), then the log.
+    pub fn shutdown(&self) -> MqResult<()> {
+        self.quiesce();
+        let r = self.checkpoint().map(|_| ());
+        self.log.close();
+        r
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.cfg.dir
+    }
+
+    /// Log statistics (records, batches, bytes).
+    pub fn log_stats(&self) -> sealmq_storage::log::LogStats {
+        self.log.stats()
+    }
+}

@@ -1,0 +1,562 @@
+//! Every rule of SPEC §3, asserting the reason code and the resulting queue state.
+
+use sealmq_engine::objects::{MsgDlvSq, Usage};
+use sealmq_engine::*;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn qm() -> (tempfile::TempDir, Arc<QueueManager>) {
+    let d = tempfile::tempdir().unwrap();
+    let qm = QueueManager::create(QmConfig::new("QM1", d.path().join("QM1"))).unwrap();
+    (d, qm)
+}
+
+fn local(qm: &QueueManager, name: &str) -> QueueDef {
+    let def = QueueDef::new(name, QType::Local);
+    qm.define(def.clone(), false).unwrap();
+    def
+}
+
+fn code<T: std::fmt::Debug>(r: MqResult<T>) -> u32 {
+    r.expect_err("expected a reason code").reason.code()
+}
+
+/// Polls `cond` until it holds, failing after a deadline.
+fn poll(mut cond: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !cond() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "condition not reached in time"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn md() -> Md {
+    Md::default()
+}
+
+fn put(c: &Connection, q: &str, body: &[u8]) {
+    c.put1(q, &mut md(), body, PutOptions::default()).unwrap();
+}
+
+fn get(c: &Connection, h: &Hobj) -> MqResult<Got> {
+    c.get(h, GetOptions::default())
+}
+
+#[test]
+fn open_resolution_and_unknown_names() {
+    let (_d, qm) = qm();
+    let c = qm.connect("app", "test").unwrap();
+    assert_eq!(code(c.open("NOPE", OpenOptions::output())), 2085);
+    local(&qm, "BASE");
+    let mut alias = QueueDef::new("ALIAS", QType::Alias);
+    alias.target = "BASE".into();
+    qm.define(alias, false).unwrap();
+    put(&c, "ALIAS", b"via alias");
+    let h = c.open("BASE", OpenOptions::input()).unwrap();
+    assert_eq!(get(&c, &h).unwrap().payload, b"via alias");
+    let mut dangling = QueueDef::new("DANGLING", QType::Alias);
+    dangling.target = "MISSING".into();
+    qm.define(dangling, false).unwrap();
+    assert_eq!(code(c.open("DANGLING", OpenOptions::output())), 2082);
+    // Remote queue → transmission queue.
+    let mut xq = QueueDef::new("QM2", QType::Local);
+    xq.usage = Usage::Xmitq;
+    qm.define(xq, false).unwrap();
+    let mut r = QueueDef::new("REMOTE.Q", QType::Remote);
+    r.remote_name = "TARGET".into();
+    r.remote_qmgr = "QM2".into();
+    qm.define(r, false).unwrap();
+    put(&c, "REMOTE.Q", b"far");
+    assert_eq!(qm.depth("QM2").unwrap(), 1);
+    assert_eq!(code(c.open("REMOTE.Q", OpenOptions::input())), 2045);
+    let mut bad = QueueDef::new("REMOTE.BAD", QType::Remote);
+    bad.remote_qmgr = "QM9".into();
+    qm.define(bad, false).unwrap();
+    assert_eq!(code(c.open("REMOTE.BAD", OpenOptions::output())), 2087);
+}
+
+#[test]
+fn put_limits_and_inhibits() {
+    let (_d, qm) = qm();
+    let c = qm.connect("app", "test").unwrap();
+    let mut q = local(&qm, "Q");
+    q.max_msg_len = 10;
+    q.max_depth = 2;
+    qm.alter(q.clone()).unwrap();
+    assert_eq!(
+        code(c.put1("Q", &mut md(), &[0; 11], PutOptions::default())),
+        2030
+    );
+    let mut qmgr = qm.qmgr();
+    qmgr.max_msg_len = 5;
+    qm.alter_qmgr(qmgr).unwrap();
+    assert_eq!(
+        code(c.put1("Q", &mut md(), &[0; 6], PutOptions::default())),
+        2031
+    );
+    put(&c, "Q", b"1");
+    put(&c, "Q", b"2");
+    assert_eq!(
+        code(c.put1("Q", &mut md(), b"3", PutOptions::default())),
+        2053
+    );
+    assert_eq!(qm.depth("Q").unwrap(), 2);
+    q.put_enabled = false;
+    qm.alter(q.clone()).unwrap();
+    assert_eq!(
+        code(c.put1("Q", &mut md(), b"x", PutOptions::default())),
+        2051
+    );
+    q.get_enabled = false;
+    qm.alter(q).unwrap();
+    let h = c.open("Q", OpenOptions::input()).unwrap();
+    assert_eq!(code(get(&c, &h)), 2016);
+    assert_eq!(qm.depth("Q").unwrap(), 2, "nothing was removed");
+    // Not opened for output / input.
+    assert_eq!(
+        code(c.put(&h, &mut md(), b"x", PutOptions::default())),
+        2039
+    );
+}
+
+#[test]
+fn priority_then_fifo_and_fifo_queues() {
+    let (_d, qm) = qm();
+    let c = qm.connect("app", "test").unwrap();
+    local(&qm, "P");
+    for (p, body) in [(1, "a"), (5, "b"), (1, "c"), (9, "d"), (5, "e")] {
+        let mut m = md();
+        m.priority = p;
+        c.put1("P", &mut m, body.as_bytes(), PutOptions::default())
+            .unwrap();
+    }
+    let h = c.open("P", OpenOptions::input()).unwrap();
+    let order: Vec<String> = (0..5)
+        .map(|_| String::from_utf8(get(&c, &h).unwrap().payload).unwrap())
+        .collect();
+    assert_eq!(order, ["d", "b", "e", "a", "c"]);
+    assert_eq!(code(get(&c, &h)), 2033);
+    let mut f = local(&qm, "F");
+    f.msg_dlv_seq = MsgDlvSq::Fifo;
+    qm.alter(f).unwrap();
+    for (p, body) in [(1, "a"), (9, "b"), (5, "c")] {
+        let mut m = md();
+        m.priority = p;
+        c.put1("F", &mut m, body.as_bytes(), PutOptions::default())
+            .unwrap();
+    }
+    let h = c.open("F", OpenOptions::input()).unwrap();
+    let order: Vec<String> = (0..3)
+        .map(|_| String::from_utf8(get(&c, &h).unwrap().payload).unwrap())
+        .collect();
+    assert_eq!(order, ["a", "b", "c"]);
+}
+
+#[test]
+fn match_on_msg_id_and_correl_id() {
+    let (_d, qm) = qm();
+    let c = qm.connect("app", "test").unwrap();
+    local(&qm, "Q");
+    let mut ids = Vec::new();
+    for i in 0..3u8 {
+        let mut m = md();
+        m.correl_id = [i; 24];
+        c.put1("Q", &mut m, &[i], PutOptions::default()).unwrap();
+        ids.push(m.msg_id);
+    }
+    let h = c.open("Q", OpenOptions::input()).unwrap();
+    let g = c
+        .get(
+            &h,
+            GetOptions {
+                matching: Match {
+                    correl_id: Some([2; 24]),
+                    msg_id: None,
+                },
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(g.payload, [2]);
+    let g = c
+        .get(
+            &h,
+            GetOptions {
+                matching: Match {
+                    msg_id: Some(ids[1]),
+                    correl_id: None,
+                },
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(g.payload, [1]);
+    assert_eq!(
+        code(c.get(
+            &h,
+            GetOptions {
+                matching: Match {
+                    msg_id: Some(ids[1]),
+                    correl_id: None
+                },
+                ..Default::default()
+            }
+        )),
+        2033
+    );
+    assert_eq!(qm.depth("Q").unwrap(), 1);
+}
+
+#[test]
+fn get_wait_wakes_one_waiter_and_the_matching_one_first() {
+    let (_d, qm) = qm();
+    local(&qm, "W");
+    let wait = |matching: Match, ms: u64| {
+        let qm = qm.clone();
+        std::thread::spawn(move || {
+            let c = qm.connect("app", "waiter").unwrap();
+            let h = c.open("W", OpenOptions::input()).unwrap();
+            c.get(
+                &h,
+                GetOptions {
+                    wait: Some(Duration::from_millis(ms)),
+                    matching,
+                    ..Default::default()
+                },
+            )
+            .map(|g| g.payload)
+            .map_err(|e| e.reason.code())
+        })
+    };
+    // A timeout says 2033.
+    let c = qm.connect("app", "putter").unwrap();
+    let h = c.open("W", OpenOptions::input()).unwrap();
+    assert_eq!(
+        code(c.get(
+            &h,
+            GetOptions {
+                wait: Some(Duration::from_millis(50)),
+                ..Default::default()
+            }
+        )),
+        2033
+    );
+    // Two generic waiters and one specific waiter; one message for the specific one, then one
+    // message for anybody: exactly one generic waiter gets it, the other times out.
+    let generic1 = wait(Match::default(), 3000);
+    let generic2 = wait(Match::default(), 1500);
+    let specific = wait(
+        Match {
+            correl_id: Some([7; 24]),
+            msg_id: None,
+        },
+        3000,
+    );
+    poll(|| qm.waiting("W") == 3);
+    let mut m = md();
+    m.correl_id = [7; 24];
+    c.put1("W", &mut m, b"for specific", PutOptions::default())
+        .unwrap();
+    assert_eq!(specific.join().unwrap(), Ok(b"for specific".to_vec()));
+    c.put1("W", &mut md(), b"for one", PutOptions::default())
+        .unwrap();
+    let results = [generic1.join().unwrap(), generic2.join().unwrap()];
+    assert_eq!(
+        results
+            .iter()
+            .filter(|r| r.as_ref().is_ok_and(|p| p == b"for one"))
+            .count(),
+        1,
+        "{results:?}"
+    );
+    assert_eq!(
+        results.iter().filter(|r| **r == Err(2033)).count(),
+        1,
+        "{results:?}"
+    );
+    assert_eq!(qm.depth("W").unwrap(), 0);
+}
+
+#[test]
+fn browse_first_next_and_under_cursor() {
+    let (_d, qm) = qm();
+    let c = qm.connect("app", "test").unwrap();
+    local(&qm, "B");
+    for b in ["1", "2", "3"] {
+        put(&c, "B", b.as_bytes());
+    }
+    let h = c
+        .open(
+            "B",
+            OpenOptions {
+                browse: true,
+                input_shared: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let first = c
+        .get(
+            &h,
+            GetOptions {
+                browse: Browse::First,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(first.payload, b"1");
+    let next = c
+        .get(
+            &h,
+            GetOptions {
+                browse: Browse::Next,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(next.payload, b"2");
+    assert_eq!(qm.depth("B").unwrap(), 3, "browsing removes nothing");
+    let taken = c
+        .get(
+            &h,
+            GetOptions {
+                browse: Browse::MsgUnderCursor,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(taken.payload, b"2");
+    assert_eq!(qm.depth("B").unwrap(), 2);
+    let next = c
+        .get(
+            &h,
+            GetOptions {
+                browse: Browse::Next,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(next.payload, b"3");
+    assert_eq!(
+        code(c.get(
+            &h,
+            GetOptions {
+                browse: Browse::Next,
+                ..Default::default()
+            }
+        )),
+        2033
+    );
+    let input_only = c.open("B", OpenOptions::input()).unwrap();
+    assert_eq!(
+        code(c.get(
+            &input_only,
+            GetOptions {
+                browse: Browse::First,
+                ..Default::default()
+            }
+        )),
+        2036
+    );
+}
+
+#[test]
+fn truncation_accepted_or_failed_with_the_message_kept() {
+    let (_d, qm) = qm();
+    let c = qm.connect("app", "test").unwrap();
+    local(&qm, "T");
+    put(&c, "T", b"0123456789");
+    let h = c.open("T", OpenOptions::input()).unwrap();
+    let e = c
+        .get(
+            &h,
+            GetOptions {
+                buffer: Some(4),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+    assert_eq!(e.reason.code(), 2080);
+    assert_eq!(qm.depth("T").unwrap(), 1, "2080 keeps the message");
+    let g = c
+        .get(
+            &h,
+            GetOptions {
+                buffer: Some(4),
+                accept_truncated: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(g.payload, b"0123");
+    assert_eq!(g.data_len, 10);
+    assert_eq!(g.warning.map(|w| w.code()), Some(2079));
+    assert_eq!(qm.depth("T").unwrap(), 0, "2079 removes the message");
+}
+
+#[test]
+fn expired_messages_are_never_returned_and_are_discarded() {
+    let (_d, qm) = qm();
+    let c = qm.connect("app", "test").unwrap();
+    local(&qm, "E");
+    let mut m = md();
+    m.expiry = 1; // 100 ms
+    c.put1("E", &mut m, b"short-lived", PutOptions::default())
+        .unwrap();
+    put(&c, "E", b"lasting");
+    let b = c.open("E", OpenOptions::browse()).unwrap();
+    poll(|| {
+        c.get(
+            &b,
+            GetOptions {
+                browse: Browse::First,
+                ..Default::default()
+            },
+        )
+        .is_ok_and(|g| g.payload == b"lasting")
+    });
+    let h = c.open("E", OpenOptions::input()).unwrap();
+    assert_eq!(get(&c, &h).unwrap().payload, b"lasting");
+    assert_eq!(code(get(&c, &h)), 2033);
+    assert_eq!(
+        qm.depth("E").unwrap(),
+        0,
+        "the expired message was discarded"
+    );
+}
+
+#[test]
+fn units_of_work_commit_backout_and_backout_count() {
+    let (_d, qm) = qm();
+    let c = qm.connect("app", "test").unwrap();
+    let other = qm.connect("app", "other").unwrap();
+    local(&qm, "U");
+    let sp = PutOptions { syncpoint: true };
+    c.put1("U", &mut md(), b"in uow", sp).unwrap();
+    let h = other.open("U", OpenOptions::input()).unwrap();
+    assert_eq!(code(get(&other, &h)), 2033, "uncommitted put is invisible");
+    c.commit().unwrap();
+    let gs = GetOptions {
+        syncpoint: true,
+        ..Default::default()
+    };
+    let g = other.get(&h, gs).unwrap();
+    assert_eq!(g.md.backout_count, 0);
+    assert_eq!(
+        code(get(&c, &c.open("U", OpenOptions::input()).unwrap())),
+        2033,
+        "got under syncpoint: hidden"
+    );
+    other.backout().unwrap();
+    let g = other.get(&h, gs).unwrap();
+    assert_eq!(g.md.backout_count, 1, "backout count +1");
+    other.commit().unwrap();
+    assert_eq!(qm.depth("U").unwrap(), 0);
+    // A put backed out never appears.
+    c.put1("U", &mut md(), b"gone", sp).unwrap();
+    c.backout().unwrap();
+    assert_eq!(qm.depth("U").unwrap(), 0);
+    // A connection that ends without commit backs out.
+    {
+        let c2 = qm.connect("app", "dies").unwrap();
+        c2.put1("U", &mut md(), b"never", sp).unwrap();
+    }
+    assert_eq!(qm.depth("U").unwrap(), 0);
+}
+
+#[test]
+fn backout_threshold_requeues_to_boqname() {
+    let (_d, qm) = qm();
+    let c = qm.connect("app", "test").unwrap();
+    local(&qm, "BOQ");
+    let mut q = local(&qm, "WORK");
+    q.backout_threshold = 2;
+    q.backout_requeue_q = "BOQ".into();
+    qm.alter(q).unwrap();
+    let mut m = md();
+    m.persistence = Persistence::Persistent;
+    c.put1("WORK", &mut m, b"poison", PutOptions::default())
+        .unwrap();
+    let h = c.open("WORK", OpenOptions::input()).unwrap();
+    let gs = GetOptions {
+        syncpoint: true,
+        ..Default::default()
+    };
+    c.get(&h, gs).unwrap();
+    c.backout().unwrap();
+    assert_eq!(qm.depth("WORK").unwrap(), 1);
+    c.get(&h, gs).unwrap();
+    c.backout().unwrap();
+    assert_eq!(qm.depth("WORK").unwrap(), 0, "moved at the threshold");
+    let b = c.open("BOQ", OpenOptions::input()).unwrap();
+    let g = get(&c, &b).unwrap();
+    assert_eq!(g.payload, b"poison");
+    assert_eq!(g.md.backout_count, 2);
+}
+
+#[test]
+fn dynamic_queues_from_a_model_vanish_at_close() {
+    let (_d, qm) = qm();
+    let c = qm.connect("app", "test").unwrap();
+    let h = c
+        .open_dynamic(
+            "SYSTEM.DEFAULT.MODEL.QUEUE",
+            OpenOptions {
+                input_shared: true,
+                output: true,
+                ..Default::default()
+            },
+            "REPLY.*",
+        )
+        .unwrap();
+    assert!(h.resolved.starts_with("REPLY."), "{}", h.resolved);
+    c.put(&h, &mut md(), b"reply", PutOptions::default())
+        .unwrap();
+    assert_eq!(qm.depth(&h.resolved).unwrap(), 1);
+    let mut pm = md();
+    pm.persistence = Persistence::Persistent;
+    assert_eq!(code(c.put(&h, &mut pm, b"x", PutOptions::default())), 2046);
+    let name = h.resolved.clone();
+    c.close(&h).unwrap();
+    assert_eq!(code(qm.depth(&name)), 2085);
+    assert_eq!(code(c.close(&h)), 2019);
+}
+
+#[test]
+fn administration_rules() {
+    let (_d, qm) = qm();
+    let c = qm.connect("app", "test").unwrap();
+    local(&qm, "A");
+    assert_eq!(
+        code(qm.define(QueueDef::new("A", QType::Local), false)),
+        2100
+    );
+    qm.define(QueueDef::new("A", QType::Local), true).unwrap();
+    assert_eq!(
+        code(qm.define(QueueDef::new("BAD NAME", QType::Local), false)),
+        2152
+    );
+    put(&c, "A", b"x");
+    assert_eq!(code(qm.delete("A")), 2055);
+    assert_eq!(qm.clear("A").unwrap(), 1);
+    qm.delete("A").unwrap();
+    assert_eq!(code(qm.delete("A")), 2085);
+    for sys in [
+        "SYSTEM.DEAD.LETTER.QUEUE",
+        "SYSTEM.PROTECTION.POLICY.QUEUE",
+        "SYSTEM.PROTECTION.ERROR.QUEUE",
+        "SYSTEM.DEFAULT.MODEL.QUEUE",
+        "SYSTEM.CHANNEL.SYNCQ",
+    ] {
+        qm.queue_def(sys).unwrap();
+    }
+    assert_eq!(qm.qmgr().dead_letter_q, "SYSTEM.DEAD.LETTER.QUEUE");
+    qm.quiesce();
+    assert_eq!(
+        code(c.open("SYSTEM.DEAD.LETTER.QUEUE", OpenOptions::output())),
+        2161
+    );
+}
