@@ -618,6 +618,13 @@ impl QueueManager {
         r
     }
 
+    /// Closes the log as a crash would leave it (no checkpoint); for tests that leak
+    /// connections on purpose.
+    #[doc(hidden)]
+    pub fn close_log_for_tests(&self) {
+        self.log.close();
+    }
+
     pub fn data_dir(&self) -> &Path {
         &self.cfg.dir
     }
