@@ -8,6 +8,7 @@
 //!   returned may be there or not (the commit may have reached the log), and the same holds
 //!   for a get in flight (`g` without `G`);
 //! - no message appears twice.
+//!
 //! The queue is carried from round to round, so recovery of recovered state is exercised too.
 
 use sealmq_engine::*;
