@@ -519,19 +519,13 @@ impl Connection {
         }
         if persistent {
             self.qm.register_tx(tx);
-            let rec = Record::Put {
-                tx,
-                auto: !pmo.syncpoint,
-                queue: q.name.clone(),
-                seq,
-                msg: (*msg).clone(),
-            };
+            let bytes = Record::encode_put(tx, !pmo.syncpoint, &q.name, seq, &msg);
             let res = if pmo.syncpoint {
-                self.qm.log.append(rec.kind(), &rec.encode()).map(|_| ())
+                self.qm.log.append(Record::PUT_KIND, &bytes).map(|_| ())
             } else {
                 self.qm
                     .log
-                    .append_durable(rec.kind(), &rec.encode())
+                    .append_durable(Record::PUT_KIND, &bytes)
                     .map(|_| ())
             };
             if let Err(e) = res {

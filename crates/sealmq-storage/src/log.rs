@@ -85,6 +85,8 @@ pub struct LogStats {
 #[derive(Default)]
 struct Batch {
     result: OnceLock<std::result::Result<(), String>>,
+    /// Committers waiting on this batch (group-commit coalescing uses it).
+    waiters: AtomicU64,
 }
 
 /// Proof of an appended record; wait on it for durability.
@@ -103,7 +105,12 @@ struct State {
     durable: Lsn,
     broken: Option<String>,
     closed: bool,
+    /// Someone waits for durability: the flusher should write what is pending now.
+    flush_wanted: bool,
 }
+
+/// Pending bytes past which the flusher writes even if nobody waits yet.
+const EAGER_FLUSH: usize = 1 << 20;
 
 #[derive(Clone, Debug)]
 struct SegInfo {
@@ -344,6 +351,7 @@ impl Log {
                 durable: last_lsn,
                 broken: None,
                 closed: false,
+                flush_wanted: false,
             }),
             work: Condvar::new(),
             done: Condvar::new(),
@@ -399,14 +407,24 @@ impl Log {
         st.pending_last = lsn;
         frame(&mut st.pending, lsn, 0, kind, payload);
         let batch = st.batch.clone();
+        // Records nobody waits for yet (a put inside a unit of work) ride along with the next
+        // sync someone asks for, so a unit of work costs one sync, not one per record.
+        let eager = st.pending.len() >= EAGER_FLUSH;
         drop(st);
-        self.shared.work.notify_one();
+        if eager {
+            self.shared.work.notify_one();
+        }
         Ok(Ticket { lsn, batch })
     }
 
     /// Waits until the record of `t` is durable, or its batch failed.
     pub fn wait(&self, t: &Ticket) -> Result<()> {
         let mut st = lock(&self.shared.state);
+        if t.batch.result.get().is_none() {
+            t.batch.waiters.fetch_add(1, Ordering::Relaxed);
+            st.flush_wanted = true;
+            self.shared.work.notify_one();
+        }
         loop {
             if let Some(r) = t.batch.result.get() {
                 return r.clone().map_err(|e| StorageError::Write {
@@ -528,20 +546,51 @@ struct Writer {
 impl Writer {
     fn run(mut self) {
         let mut spare = Vec::with_capacity(1 << 16);
+        // Group-commit coalescing: when the last batch released several committers, give the
+        // next batch a moment (a fraction of a sync) to gather as many before writing it.
+        let mut last_waiters = 0u64;
+        let mut last_sync = std::time::Duration::ZERO;
         loop {
             let (buf, first, last, batch) = {
                 let mut st = lock(&self.shared.state);
-                while st.pending.is_empty() && !st.closed {
+                while !st.closed
+                    && (st.pending.is_empty()
+                        || (!st.flush_wanted && st.pending.len() < EAGER_FLUSH))
+                {
                     st = self.shared.work.wait(st).unwrap_or_else(|p| p.into_inner());
+                }
+                if last_waiters > 1 && !st.closed {
+                    let until = std::time::Instant::now()
+                        + (last_sync / 2).clamp(
+                            std::time::Duration::from_micros(20),
+                            std::time::Duration::from_millis(2),
+                        );
+                    while st.batch.waiters.load(Ordering::Relaxed) < last_waiters
+                        && st.pending.len() < EAGER_FLUSH
+                    {
+                        let now = std::time::Instant::now();
+                        if now >= until {
+                            break;
+                        }
+                        st = self
+                            .shared
+                            .work
+                            .wait_timeout(st, until - now)
+                            .unwrap_or_else(|p| p.into_inner())
+                            .0;
+                    }
                 }
                 if st.pending.is_empty() {
                     return;
                 }
+                st.flush_wanted = false;
                 let buf = std::mem::replace(&mut st.pending, std::mem::take(&mut spare));
                 let batch = std::mem::replace(&mut st.batch, Arc::new(Batch::default()));
                 (buf, st.pending_first, st.pending_last, batch)
             };
+            let t0 = std::time::Instant::now();
             let result = self.write_batch(&buf, first);
+            last_sync = t0.elapsed();
             let n = last - first + 1;
             let mut st = lock(&self.shared.state);
             match &result {
@@ -557,6 +606,7 @@ impl Writer {
                 Err(_) => {}
             }
             let _ = batch.result.set(result.map_err(|e| e.to_string()));
+            last_waiters = batch.waiters.load(Ordering::Relaxed);
             drop(st);
             self.shared.done.notify_all();
             spare = buf;
