@@ -72,6 +72,8 @@ pub struct QueueManager {
     pub(crate) msgid_counter: AtomicU64,
     pub(crate) quiescing: AtomicBool,
     checkpointing: AtomicBool,
+    /// One checkpoint at a time (background and shutdown ones could otherwise race).
+    checkpoint_lock: Mutex<()>,
     bytes_at_checkpoint: AtomicU64,
 }
 
@@ -331,6 +333,7 @@ impl QueueManager {
             msgid_counter: AtomicU64::new(0),
             quiescing: AtomicBool::new(false),
             checkpointing: AtomicBool::new(false),
+            checkpoint_lock: Mutex::new(()),
             bytes_at_checkpoint: AtomicU64::new(log.stats().bytes),
             log,
             cfg,
@@ -548,6 +551,10 @@ impl QueueManager {
 
     /// Writes a checkpoint of the committed state and releases log segments no longer needed.
     pub fn checkpoint(&self) -> MqResult<Lsn> {
+        let _one = self
+            .checkpoint_lock
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         let bytes_now = self.log.stats().bytes;
         let (lsn, replay_from, active, frames) = {
             let _g = write(&self.apply);

@@ -203,3 +203,27 @@ fn a_failed_log_write_fails_the_call_and_changes_nothing() {
         vec![b"before".to_vec(), b"after".to_vec()]
     );
 }
+
+#[test]
+fn concurrent_checkpoints_do_not_collide() {
+    let d = tempfile::tempdir().unwrap();
+    let c = cfg(&d);
+    let qm = QueueManager::create(c.clone()).unwrap();
+    qm.define(QueueDef::new("Q", QType::Local), false).unwrap();
+    qm.connect("t", "t")
+        .unwrap()
+        .put1("Q", &mut persistent(), b"x", PutOptions::default())
+        .unwrap();
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let qm = qm.clone();
+            std::thread::spawn(move || qm.checkpoint().map(|_| ()))
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap().unwrap();
+    }
+    let (qm, report) = restart(qm, c);
+    assert!(report.checkpoint_lsn > 0);
+    assert_eq!(bodies(&qm, "Q"), vec![b"x".to_vec()]);
+}

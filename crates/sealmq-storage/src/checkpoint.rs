@@ -22,7 +22,7 @@ fn name(lsn: Lsn) -> String {
     format!("CP{lsn:020}.ckp")
 }
 
-/// Writes one checkpoint.
+/// Writes one checkpoint. Callers take one checkpoint at a time.
 pub struct CheckpointWriter {
     dir: PathBuf,
     tmp: PathBuf,
@@ -95,7 +95,7 @@ impl CheckpointWriter {
         File::open(&self.dir)
             .and_then(|d| d.sync_all())
             .map_err(|e| StorageError::io("cannot sync", &self.dir, e))?;
-        for (lsn, path) in list(&self.dir)? {
+        for (lsn, path) in list(&self.dir, false)? {
             if lsn < self.lsn {
                 let _ = fs::remove_file(path);
             }
@@ -104,7 +104,7 @@ impl CheckpointWriter {
     }
 }
 
-fn list(dir: &Path) -> Result<Vec<(Lsn, PathBuf)>> {
+fn list(dir: &Path, clean_tmp: bool) -> Result<Vec<(Lsn, PathBuf)>> {
     let mut out = Vec::new();
     let rd = match fs::read_dir(dir) {
         Ok(rd) => rd,
@@ -114,7 +114,9 @@ fn list(dir: &Path) -> Result<Vec<(Lsn, PathBuf)>> {
     for entry in rd.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         if name.ends_with(".ckp.tmp") {
-            let _ = fs::remove_file(entry.path()); // never completed
+            if clean_tmp {
+                let _ = fs::remove_file(entry.path()); // never completed (at start only)
+            }
             continue;
         }
         if let Some(n) = name.strip_prefix("CP").and_then(|r| r.strip_suffix(".ckp"))
@@ -138,7 +140,7 @@ pub struct CheckpointReader {
 
 /// The newest complete checkpoint in `dir`, if any: its LSN and a reader.
 pub fn latest(dir: &Path) -> Result<Option<(Lsn, CheckpointReader)>> {
-    let Some((lsn, path)) = list(dir)?.pop() else {
+    let Some((lsn, path)) = list(dir, true)?.pop() else {
         return Ok(None);
     };
     let f = File::open(&path).map_err(|e| StorageError::io("cannot open checkpoint", &path, e))?;
@@ -243,7 +245,7 @@ mod tests {
         w.frame(b"x").unwrap();
         w.finish().unwrap();
         assert_eq!(
-            list(d.path()).unwrap().len(),
+            list(d.path(), false).unwrap().len(),
             1,
             "older checkpoints removed"
         );
