@@ -560,3 +560,50 @@ fn administration_rules() {
         2161
     );
 }
+
+#[test]
+fn exclusive_input_and_context_fields() {
+    let (_d, qm) = qm();
+    local(&qm, "X");
+    let a = qm.connect("alice", "app-a").unwrap();
+    let b = qm.connect("bob", "app-b").unwrap();
+    let excl = a
+        .open(
+            "X",
+            OpenOptions {
+                input_exclusive: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(code(b.open("X", OpenOptions::input())), 2042);
+    a.close(&excl).unwrap();
+    let shared = b.open("X", OpenOptions::input()).unwrap();
+    assert_eq!(
+        code(a.open(
+            "X",
+            OpenOptions {
+                input_exclusive: true,
+                ..Default::default()
+            }
+        )),
+        2042
+    );
+    // The queue manager fills the context: user, application, put time; a new msg id unless
+    // one is given.
+    let before = sealmq_engine::md::now_ms();
+    a.put1("X", &mut md(), b"ctx", PutOptions::default())
+        .unwrap();
+    let mut given = md();
+    given.msg_id = [9; 24];
+    a.put1("X", &mut given, b"given", PutOptions::default())
+        .unwrap();
+    let g = b.get(&shared, GetOptions::default()).unwrap();
+    assert_eq!(g.md.user_id, "alice");
+    assert_eq!(g.md.put_appl_name, "app-a");
+    assert!(g.md.put_time_ms >= before);
+    assert_ne!(g.md.msg_id, [0; 24]);
+    let g2 = b.get(&shared, GetOptions::default()).unwrap();
+    assert_eq!(g2.md.msg_id, [9; 24]);
+    assert_ne!(g.md.msg_id, g2.md.msg_id);
+}
