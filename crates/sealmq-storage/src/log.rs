@@ -87,6 +87,9 @@ struct Batch {
     result: OnceLock<std::result::Result<(), String>>,
     /// Committers waiting on this batch (group-commit coalescing uses it).
     waiters: AtomicU64,
+    /// Waiters of this batch sleep here (with `Shared::state`), so finishing a batch wakes
+    /// only its own committers, not those of the next one.
+    cv: Condvar,
 }
 
 /// Proof of an appended record; wait on it for durability.
@@ -123,7 +126,6 @@ struct Shared {
     cfg: LogConfig,
     state: Mutex<State>,
     work: Condvar,
-    done: Condvar,
     segments: Mutex<Vec<SegInfo>>,
     records: AtomicU64,
     batches: AtomicU64,
@@ -354,7 +356,6 @@ impl Log {
                 flush_wanted: false,
             }),
             work: Condvar::new(),
-            done: Condvar::new(),
             segments: Mutex::new(infos),
             records: AtomicU64::new(0),
             batches: AtomicU64::new(0),
@@ -432,14 +433,7 @@ impl Log {
                     source: std::io::Error::other(e),
                 });
             }
-            if st.closed
-                && st.pending.is_empty()
-                && t.batch.result.get().is_none()
-                && st.durable < t.lsn
-            {
-                return Err(StorageError::Closed);
-            }
-            st = self.shared.done.wait(st).unwrap_or_else(|p| p.into_inner());
+            st = t.batch.cv.wait(st).unwrap_or_else(|p| p.into_inner());
         }
     }
 
@@ -510,7 +504,11 @@ impl Log {
         if let Some(h) = lock(&self.flusher).take() {
             let _ = h.join();
         }
-        self.shared.done.notify_all();
+        let batch = lock(&self.shared.state).batch.clone();
+        let _ = batch.result.set(Err(
+            "the log was closed before this record was written".into()
+        ));
+        batch.cv.notify_all();
     }
 }
 
@@ -608,7 +606,7 @@ impl Writer {
             let _ = batch.result.set(result.map_err(|e| e.to_string()));
             last_waiters = batch.waiters.load(Ordering::Relaxed);
             drop(st);
-            self.shared.done.notify_all();
+            batch.cv.notify_all();
             spare = buf;
             spare.clear();
         }
