@@ -48,6 +48,18 @@ impl QmConfig {
     }
 }
 
+/// A local queue's status (DISPLAY QSTATUS).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueStatus {
+    pub depth: usize,
+    pub input_opens: u32,
+    pub output_opens: u32,
+    /// Messages in units of work (put or got, not yet committed).
+    pub uncommitted: usize,
+    pub waiting: usize,
+    pub high_water: usize,
+}
+
 /// What a start found.
 #[derive(Debug, Clone, Default)]
 pub struct StartReport {
@@ -421,6 +433,26 @@ impl QueueManager {
             Some(q) => Ok(q.lock().depth()),
             None => mqerr!(UnknownObjectName, "local queue '{name}' is not defined"),
         }
+    }
+
+    /// DISPLAY QSTATUS: depth, opens, uncommitted messages, waiting getters.
+    pub fn queue_status(&self, name: &str) -> MqResult<QueueStatus> {
+        let Some(q) = self.local(name) else {
+            return mqerr!(UnknownObjectName, "local queue '{name}' is not defined");
+        };
+        let st = q.lock();
+        Ok(QueueStatus {
+            depth: st.depth(),
+            input_opens: st.open_input,
+            output_opens: st.open_output,
+            uncommitted: st
+                .entries
+                .values()
+                .filter(|e| e.state != EntryState::Visible)
+                .count(),
+            waiting: st.waiters.len(),
+            high_water: st.high_water,
+        })
     }
 
     /// Getters waiting on a local queue (statistics, and tests that must not sleep).

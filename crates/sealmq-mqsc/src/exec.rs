@@ -1,0 +1,548 @@
+//! Running MQSC commands against a queue manager, and their responses.
+
+use crate::parse::{Attr, Command, Obj, Verb, parse};
+use sealmq_engine::objects::{DefType, MsgDlvSq, QType, QmgrDef, QueueDef, Usage};
+use sealmq_engine::{MqError, QueueManager};
+use sealmq_types::ReasonCode;
+use std::sync::Arc;
+
+/// One object in a DISPLAY response: `KEYWORD(value)` pairs in order.
+pub type Block = Vec<(String, String)>;
+
+/// The response to one command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Response {
+    /// The command as read (continuations joined).
+    pub command: String,
+    /// Line of the input where the command began.
+    pub line: usize,
+    pub ok: bool,
+    /// A one-line message: `SMQnnnnI ...` or `SMQnnnnE ...`.
+    pub message: String,
+    /// The MQ reason code when the command failed on one.
+    pub reason: Option<u32>,
+    pub objects: Vec<Block>,
+}
+
+struct Fail {
+    at: Option<usize>,
+    reason: Option<ReasonCode>,
+    message: String,
+}
+
+impl From<MqError> for Fail {
+    fn from(e: MqError) -> Self {
+        Fail {
+            at: None,
+            reason: Some(e.reason),
+            message: e.detail,
+        }
+    }
+}
+
+fn bad(a: &Attr, msg: impl Into<String>) -> Fail {
+    Fail {
+        at: Some(a.at),
+        reason: None,
+        message: format!("{}: {}", a.key, msg.into()),
+    }
+}
+
+fn one(a: &Attr) -> Result<&str, Fail> {
+    match a.values.as_slice() {
+        [v] => Ok(v),
+        _ => Err(bad(a, "expects one value in parentheses")),
+    }
+}
+
+fn num(a: &Attr, min: u64, max: u64) -> Result<u32, Fail> {
+    let v = one(a)?;
+    match v.parse::<u64>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n as u32),
+        _ => Err(bad(a, format!("'{v}' is not a number in {min}..{max}"))),
+    }
+}
+
+fn choice<'a>(a: &Attr, options: &[&'a str]) -> Result<&'a str, Fail> {
+    let v = one(a)?;
+    options
+        .iter()
+        .find(|o| o.eq_ignore_ascii_case(v))
+        .copied()
+        .ok_or_else(|| bad(a, format!("'{v}' is not one of {}", options.join(", "))))
+}
+
+fn obj_qtype(o: Obj) -> Option<QType> {
+    match o {
+        Obj::QLocal => Some(QType::Local),
+        Obj::QAlias => Some(QType::Alias),
+        Obj::QRemote => Some(QType::Remote),
+        Obj::QModel => Some(QType::Model),
+        _ => None,
+    }
+}
+
+/// Applies queue attributes; keywords that are not queue attributes, or not of this type, fail.
+fn apply_queue(def: &mut QueueDef, attrs: &[Attr]) -> Result<(), Fail> {
+    let t = def.qtype;
+    for a in attrs {
+        let only = |types: &[QType]| -> Result<(), Fail> {
+            if types.contains(&t) {
+                Ok(())
+            } else {
+                Err(bad(a, format!("is not an attribute of {}", t.name())))
+            }
+        };
+        match a.key.as_str() {
+            "REPLACE" | "NOREPLACE" | "LIKE" | "PURGE" | "NOPURGE" => {}
+            "DESCR" => def.descr = one(a)?.to_string(),
+            "PUT" => def.put_enabled = choice(a, &["ENABLED", "DISABLED"])? == "ENABLED",
+            "GET" => {
+                only(&[QType::Local, QType::Alias, QType::Model])?;
+                def.get_enabled = choice(a, &["ENABLED", "DISABLED"])? == "ENABLED"
+            }
+            "MAXDEPTH" => {
+                only(&[QType::Local, QType::Model])?;
+                def.max_depth = num(a, 0, 999_999_999)?
+            }
+            "MAXMSGL" => {
+                only(&[QType::Local, QType::Model])?;
+                def.max_msg_len = num(a, 0, 104_857_600)?
+            }
+            "DEFPSIST" => def.def_persistent = choice(a, &["YES", "NO"])? == "YES",
+            "DEFPRTY" => def.def_priority = num(a, 0, 9)? as u8,
+            "MSGDLVSQ" => {
+                only(&[QType::Local, QType::Model])?;
+                def.msg_dlv_seq = if choice(a, &["PRIORITY", "FIFO"])? == "FIFO" {
+                    MsgDlvSq::Fifo
+                } else {
+                    MsgDlvSq::Priority
+                }
+            }
+            "USAGE" => {
+                only(&[QType::Local, QType::Model])?;
+                def.usage = if choice(a, &["NORMAL", "XMITQ"])? == "XMITQ" {
+                    Usage::Xmitq
+                } else {
+                    Usage::Normal
+                }
+            }
+            "BOTHRESH" => {
+                only(&[QType::Local, QType::Model])?;
+                def.backout_threshold = num(a, 0, 999_999_999)?
+            }
+            "BOQNAME" => {
+                only(&[QType::Local, QType::Model])?;
+                def.backout_requeue_q = one(a)?.to_string()
+            }
+            "TARGET" => {
+                only(&[QType::Alias])?;
+                def.target = one(a)?.to_string()
+            }
+            "RNAME" => {
+                only(&[QType::Remote])?;
+                def.remote_name = one(a)?.to_string()
+            }
+            "RQMNAME" => {
+                only(&[QType::Remote])?;
+                def.remote_qmgr = one(a)?.to_string()
+            }
+            "XMITQ" => {
+                only(&[QType::Remote])?;
+                def.xmitq = one(a)?.to_string()
+            }
+            "DEFTYPE" => {
+                only(&[QType::Model])?;
+                def.def_type = if choice(a, &["TEMPDYN", "PERMDYN"])? == "PERMDYN" {
+                    DefType::PermanentDynamic
+                } else {
+                    DefType::TemporaryDynamic
+                }
+            }
+            _ => return Err(bad(a, format!("is not a keyword of {}", t.name()))),
+        }
+    }
+    Ok(())
+}
+
+fn onoff(b: bool) -> String {
+    if b { "ENABLED" } else { "DISABLED" }.to_string()
+}
+
+/// Every attribute of a queue, in display order.
+pub fn queue_block(qm: &QueueManager, d: &QueueDef) -> Block {
+    let mut b: Block = vec![
+        ("QUEUE".into(), d.name.clone()),
+        ("TYPE".into(), d.qtype.name().into()),
+        ("DESCR".into(), d.descr.clone()),
+    ];
+    b.push(("PUT".into(), onoff(d.put_enabled)));
+    if d.qtype != QType::Remote {
+        b.push(("GET".into(), onoff(d.get_enabled)));
+    }
+    b.push((
+        "DEFPSIST".into(),
+        if d.def_persistent { "YES" } else { "NO" }.into(),
+    ));
+    b.push(("DEFPRTY".into(), d.def_priority.to_string()));
+    match d.qtype {
+        QType::Local | QType::Model => {
+            b.push(("MAXDEPTH".into(), d.max_depth.to_string()));
+            b.push(("MAXMSGL".into(), d.max_msg_len.to_string()));
+            b.push((
+                "MSGDLVSQ".into(),
+                if d.msg_dlv_seq == MsgDlvSq::Fifo {
+                    "FIFO"
+                } else {
+                    "PRIORITY"
+                }
+                .into(),
+            ));
+            b.push((
+                "USAGE".into(),
+                if d.usage == Usage::Xmitq {
+                    "XMITQ"
+                } else {
+                    "NORMAL"
+                }
+                .into(),
+            ));
+            b.push(("BOTHRESH".into(), d.backout_threshold.to_string()));
+            b.push(("BOQNAME".into(), d.backout_requeue_q.clone()));
+            if d.qtype == QType::Model {
+                b.push((
+                    "DEFTYPE".into(),
+                    if d.def_type == DefType::PermanentDynamic {
+                        "PERMDYN"
+                    } else {
+                        "TEMPDYN"
+                    }
+                    .into(),
+                ));
+            } else if let Ok(s) = qm.queue_status(&d.name) {
+                b.push(("CURDEPTH".into(), s.depth.to_string()));
+            }
+        }
+        QType::Alias => b.push(("TARGET".into(), d.target.clone())),
+        QType::Remote => {
+            b.push(("RNAME".into(), d.remote_name.clone()));
+            b.push(("RQMNAME".into(), d.remote_qmgr.clone()));
+            b.push(("XMITQ".into(), d.xmitq.clone()));
+        }
+    }
+    b
+}
+
+fn qmgr_block(q: &QmgrDef) -> Block {
+    vec![
+        ("QMNAME".into(), q.name.clone()),
+        ("DESCR".into(), q.descr.clone()),
+        ("DEADQ".into(), q.dead_letter_q.clone()),
+        ("MAXMSGL".into(), q.max_msg_len.to_string()),
+        ("CHIADAPS".into(), q.chiadaps.to_string()),
+        ("CHIDISPS".into(), q.chidisps.to_string()),
+        ("STATINT".into(), q.stat_int.to_string()),
+    ]
+}
+
+/// `APP.*` matches names starting with `APP.`; `*` matches all.
+fn generic_match(pattern: &str, name: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => pattern == name,
+    }
+}
+
+/// Keeps only the requested attributes (always the identifying ones); `ALL` keeps every one.
+fn select(block: Block, attrs: &[Attr], ids: &[&str]) -> Block {
+    if attrs.iter().any(|a| a.key == "ALL") {
+        return block;
+    }
+    let wanted: Vec<&str> = attrs
+        .iter()
+        .filter(|a| a.key != "TYPE" && a.key != "WHERE")
+        .map(|a| a.key.as_str())
+        .collect();
+    block
+        .into_iter()
+        .filter(|(k, _)| ids.contains(&k.as_str()) || wanted.contains(&k.as_str()))
+        .collect()
+}
+
+fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
+    let name = c.name.clone().unwrap_or_default();
+    let has = |k: &str| c.attrs.iter().any(|a| a.key == k);
+    match (c.verb, c.obj) {
+        (Verb::Define, o) if obj_qtype(o).is_some() => {
+            let Some(qt) = obj_qtype(o) else {
+                unreachable!()
+            };
+            let mut def = match c.attrs.iter().find(|a| a.key == "LIKE") {
+                Some(a) => {
+                    let like = qm.queue_def(one(a)?)?;
+                    if like.qtype != qt {
+                        return Err(bad(
+                            a,
+                            format!(
+                                "'{}' is a {}, not a {}",
+                                like.name,
+                                like.qtype.name(),
+                                qt.name()
+                            ),
+                        ));
+                    }
+                    let mut d = like;
+                    d.name = name.clone();
+                    d
+                }
+                None => QueueDef::new(&name, qt),
+            };
+            apply_queue(&mut def, &c.attrs)?;
+            qm.define(def, has("REPLACE"))?;
+            Ok((format!("SMQ0101I {} {name} defined.", qt.name()), vec![]))
+        }
+        (Verb::Alter, o) if obj_qtype(o).is_some() => {
+            let mut def = qm.queue_def(&name)?;
+            if Some(def.qtype) != obj_qtype(o) {
+                return Err(Fail {
+                    at: None,
+                    reason: Some(ReasonCode::UnknownObjectName),
+                    message: format!("'{name}' is a {}", def.qtype.name()),
+                });
+            }
+            apply_queue(&mut def, &c.attrs)?;
+            qm.alter(def)?;
+            Ok((format!("SMQ0102I {name} altered."), vec![]))
+        }
+        (Verb::Delete, o) if obj_qtype(o).is_some() => {
+            let def = qm.queue_def(&name)?;
+            if Some(def.qtype) != obj_qtype(o) {
+                return Err(Fail {
+                    at: None,
+                    reason: Some(ReasonCode::UnknownObjectName),
+                    message: format!("'{name}' is a {}", def.qtype.name()),
+                });
+            }
+            if has("PURGE") && def.qtype == QType::Local {
+                qm.clear(&name)?;
+            }
+            qm.delete(&name)?;
+            Ok((format!("SMQ0103I {name} deleted."), vec![]))
+        }
+        (Verb::Clear, Obj::QLocal) => {
+            let n = qm.clear(&name)?;
+            Ok((format!("SMQ0104I {name} cleared ({n} messages)."), vec![]))
+        }
+        (Verb::Display, o) if obj_qtype(o).is_some() || o == Obj::Queue => {
+            let type_filter = match c.attrs.iter().find(|a| a.key == "TYPE") {
+                Some(a) => match one(a)? {
+                    "QLOCAL" => Some(QType::Local),
+                    "QALIAS" => Some(QType::Alias),
+                    "QREMOTE" => Some(QType::Remote),
+                    "QMODEL" => Some(QType::Model),
+                    "ALL" => None,
+                    v => return Err(bad(a, format!("'{v}' is not a queue type"))),
+                },
+                None => obj_qtype(o),
+            };
+            let blocks: Vec<Block> = qm
+                .queue_defs()
+                .iter()
+                .filter(|d| {
+                    generic_match(&name, &d.name) && type_filter.is_none_or(|t| t == d.qtype)
+                })
+                .map(|d| select(queue_block(qm, d), &c.attrs, &["QUEUE", "TYPE"]))
+                .collect();
+            if blocks.is_empty() && !name.contains('*') {
+                return Err(Fail {
+                    at: None,
+                    reason: Some(ReasonCode::UnknownObjectName),
+                    message: format!("no queue matches '{name}'"),
+                });
+            }
+            Ok((
+                format!("SMQ0105I Display of {} queue(s).", blocks.len()),
+                blocks,
+            ))
+        }
+        (Verb::Display, Obj::QStatus) => {
+            let mut blocks = Vec::new();
+            for d in qm
+                .queue_defs()
+                .iter()
+                .filter(|d| d.qtype == QType::Local && generic_match(&name, &d.name))
+            {
+                let s = qm.queue_status(&d.name)?;
+                blocks.push(vec![
+                    ("QUEUE".into(), d.name.clone()),
+                    ("TYPE".into(), "QUEUE".into()),
+                    ("CURDEPTH".into(), s.depth.to_string()),
+                    ("IPPROCS".into(), s.input_opens.to_string()),
+                    ("OPPROCS".into(), s.output_opens.to_string()),
+                    ("UNCOM".into(), s.uncommitted.to_string()),
+                    ("WAITING".into(), s.waiting.to_string()),
+                ]);
+            }
+            if blocks.is_empty() && !name.contains('*') {
+                return Err(Fail {
+                    at: None,
+                    reason: Some(ReasonCode::UnknownObjectName),
+                    message: format!("no local queue matches '{name}'"),
+                });
+            }
+            Ok((
+                format!("SMQ0106I Status of {} queue(s).", blocks.len()),
+                blocks,
+            ))
+        }
+        (Verb::Display, Obj::Qmgr) => {
+            let b = select(qmgr_block(&qm.qmgr()), &c.attrs, &["QMNAME"]);
+            let b = if c.attrs.is_empty() {
+                qmgr_block(&qm.qmgr())
+            } else {
+                b
+            };
+            Ok(("SMQ0107I Display queue manager details.".into(), vec![b]))
+        }
+        (Verb::Alter, Obj::Qmgr) => {
+            let mut q = qm.qmgr();
+            for a in &c.attrs {
+                match a.key.as_str() {
+                    "DESCR" => q.descr = one(a)?.to_string(),
+                    "DEADQ" => q.dead_letter_q = one(a)?.to_string(),
+                    "MAXMSGL" => q.max_msg_len = num(a, 32768, 104_857_600)?,
+                    "CHIADAPS" => q.chiadaps = num(a, 1, 9999)?,
+                    "CHIDISPS" => q.chidisps = num(a, 1, 9999)?,
+                    "STATINT" => q.stat_int = num(a, 1, 604_800)?,
+                    _ => return Err(bad(a, "is not a queue manager attribute")),
+                }
+            }
+            qm.alter_qmgr(q)?;
+            Ok(("SMQ0108I Queue manager altered.".into(), vec![]))
+        }
+        (_, Obj::Channel | Obj::ChStatus | Obj::Policy | Obj::AuthRec)
+        | (Verb::Start | Verb::Stop | Verb::Resolve | Verb::Reset | Verb::Set, _) => Err(Fail {
+            at: None,
+            reason: None,
+            message: "this command is understood but not available in this release".into(),
+        }),
+        _ => Err(Fail {
+            at: None,
+            reason: None,
+            message: "this verb does not apply to this object type".into(),
+        }),
+    }
+}
+
+/// Runs every command of an MQSC script; one response each.
+pub fn run(qm: &Arc<QueueManager>, script: &str) -> Vec<Response> {
+    crate::lexer::commands(script)
+        .into_iter()
+        .map(|ct| {
+            let outcome = parse(&ct.text)
+                .map_err(|e| Fail {
+                    at: Some(e.at),
+                    reason: None,
+                    message: e.message,
+                })
+                .and_then(|c| run_one(qm, &c));
+            match outcome {
+                Ok((message, objects)) => Response {
+                    command: ct.text,
+                    line: ct.line,
+                    ok: true,
+                    message,
+                    reason: None,
+                    objects,
+                },
+                Err(f) => {
+                    let pointer = f.at.map(|at| {
+                        let tok: String = ct
+                            .text
+                            .chars()
+                            .skip(at)
+                            .take_while(|c| !c.is_whitespace())
+                            .collect();
+                        format!(" at column {} ('{tok}')", at + 1)
+                    });
+                    let reason = f
+                        .reason
+                        .map(|r| format!(" [{} {}]", r.code(), r.name()))
+                        .unwrap_or_default();
+                    Response {
+                        command: ct.text,
+                        line: ct.line,
+                        ok: false,
+                        message: format!(
+                            "SMQ0900E line {}{}: {}{}",
+                            ct.line,
+                            pointer.unwrap_or_default(),
+                            f.message,
+                            reason
+                        ),
+                        reason: f.reason.map(|r| r.code()),
+                        objects: vec![],
+                    }
+                }
+            }
+        })
+        .collect()
+}
+
+/// Text output: the command, its message, then one block per object.
+pub fn render_text(responses: &[Response]) -> String {
+    let mut out = String::new();
+    for r in responses {
+        out.push_str(&format!("     {}\n{}\n", r.command, r.message));
+        for b in &r.objects {
+            let pairs: Vec<String> = b.iter().map(|(k, v)| format!("{k}({v})")).collect();
+            for chunk in pairs.chunks(2) {
+                out.push_str(&format!(
+                    "   {}\n",
+                    chunk
+                        .iter()
+                        .map(|p| format!("{p:<38}"))
+                        .collect::<String>()
+                        .trim_end()
+                ));
+            }
+        }
+        out.push('\n');
+    }
+    let failed = responses.iter().filter(|r| !r.ok).count();
+    out.push_str(&format!(
+        "{} command(s) read, {} failed.\n",
+        responses.len(),
+        failed
+    ));
+    out
+}
+
+/// JSON output: the same as the text, as an array of responses.
+pub fn render_json(responses: &[Response]) -> String {
+    let v: Vec<serde_json::Value> = responses
+        .iter()
+        .map(|r| {
+            let objs: Vec<serde_json::Value> = r
+                .objects
+                .iter()
+                .map(|b| {
+                    serde_json::Value::Object(
+                        b.iter()
+                            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+                            .collect(),
+                    )
+                })
+                .collect();
+            serde_json::json!({
+                "command": r.command,
+                "line": r.line,
+                "ok": r.ok,
+                "message": r.message,
+                "reason": r.reason,
+                "objects": objs,
+            })
+        })
+        .collect();
+    serde_json::to_string_pretty(&v).unwrap_or_else(|_| "[]".into())
+}

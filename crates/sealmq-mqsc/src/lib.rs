@@ -1,0 +1,14 @@
+//! # sealmq-mqsc: administration commands
+//!
+//! MQSC with MQ's syntax (SPEC §2.2): `VERB OBJTYPE(name) KEYWORD(value) ...`, quoted strings,
+//! `+`/`-` continuation, `*` comments, case-insensitive keywords, `LIKE`, `REPLACE|NOREPLACE`,
+//! generic names in DISPLAY. [`lexer`] splits and tokenises, [`parse`] builds a [`Command`],
+//! [`exec`] runs it against a [`sealmq_engine::QueueManager`] and renders text or JSON. Errors
+//! point at the token that is wrong. Our own message ids (`SMQnnnnI/E`).
+
+pub mod exec;
+pub mod lexer;
+pub mod parse;
+
+pub use exec::{Response, render_json, render_text, run};
+pub use parse::{Command, parse};

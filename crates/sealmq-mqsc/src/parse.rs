@@ -1,0 +1,228 @@
+//! MQSC command structure: `VERB OBJTYPE(name) KEYWORD(value) ...`.
+
+use crate::lexer::{Tok, Token, tokens};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    Define,
+    Alter,
+    Display,
+    Delete,
+    Clear,
+    Start,
+    Stop,
+    Resolve,
+    Reset,
+    Set,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Obj {
+    QLocal,
+    QAlias,
+    QRemote,
+    QModel,
+    /// Any queue type (DISPLAY QUEUE).
+    Queue,
+    QStatus,
+    Qmgr,
+    Channel,
+    ChStatus,
+    Policy,
+    AuthRec,
+}
+
+/// A `KEYWORD` or `KEYWORD(value ...)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attr {
+    pub key: String,
+    pub values: Vec<String>,
+    pub has_parens: bool,
+    pub at: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    pub verb: Verb,
+    pub obj: Obj,
+    pub name: Option<String>,
+    pub attrs: Vec<Attr>,
+}
+
+/// A parse error: the offset of the token that is wrong and what was expected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    pub at: usize,
+    pub message: String,
+}
+
+fn verb(w: &str) -> Option<Verb> {
+    Some(match w {
+        "DEFINE" | "DEF" => Verb::Define,
+        "ALTER" | "ALT" => Verb::Alter,
+        "DISPLAY" | "DIS" => Verb::Display,
+        "DELETE" | "DEL" => Verb::Delete,
+        "CLEAR" => Verb::Clear,
+        "START" | "STA" => Verb::Start,
+        "STOP" => Verb::Stop,
+        "RESOLVE" => Verb::Resolve,
+        "RESET" => Verb::Reset,
+        "SET" => Verb::Set,
+        _ => return None,
+    })
+}
+
+fn obj(w: &str) -> Option<Obj> {
+    Some(match w {
+        "QLOCAL" | "QL" => Obj::QLocal,
+        "QALIAS" | "QA" => Obj::QAlias,
+        "QREMOTE" | "QR" => Obj::QRemote,
+        "QMODEL" | "QM" => Obj::QModel,
+        "QUEUE" | "Q" => Obj::Queue,
+        "QSTATUS" | "QS" => Obj::QStatus,
+        "QMGR" => Obj::Qmgr,
+        "CHANNEL" | "CHL" => Obj::Channel,
+        "CHSTATUS" | "CHS" => Obj::ChStatus,
+        "POLICY" => Obj::Policy,
+        "AUTHREC" => Obj::AuthRec,
+        _ => return None,
+    })
+}
+
+fn word(t: &Token) -> Option<&str> {
+    match &t.tok {
+        Tok::Word(w) => Some(w),
+        _ => None,
+    }
+}
+
+/// Reads `( value ... )` starting at `i` (which is the opening parenthesis).
+fn values(ts: &[Token], mut i: usize) -> Result<(Vec<String>, usize), ParseError> {
+    let open_at = ts[i].at;
+    i += 1;
+    let mut v = Vec::new();
+    loop {
+        match ts.get(i) {
+            None => {
+                return Err(ParseError {
+                    at: open_at,
+                    message: "'(' is not closed".into(),
+                });
+            }
+            Some(t) => match &t.tok {
+                Tok::Close => return Ok((v, i + 1)),
+                Tok::Word(w) => v.push(w.clone()),
+                Tok::Quoted(q) => v.push(q.clone()),
+                Tok::Open => {
+                    return Err(ParseError {
+                        at: t.at,
+                        message: "unexpected '('".into(),
+                    });
+                }
+            },
+        }
+        i += 1;
+    }
+}
+
+/// Parses one command.
+pub fn parse(text: &str) -> Result<Command, ParseError> {
+    let ts = tokens(text).map_err(|(at, message)| ParseError { at, message })?;
+    let Some(first) = ts.first() else {
+        return Err(ParseError {
+            at: 0,
+            message: "empty command".into(),
+        });
+    };
+    let v = word(first).and_then(verb).ok_or_else(|| ParseError {
+        at: first.at,
+        message: "expected a verb: DEFINE, ALTER, DISPLAY, DELETE, CLEAR, START, STOP, RESOLVE, RESET or SET".into(),
+    })?;
+    let second = ts.get(1).ok_or_else(|| ParseError {
+        at: text.len(),
+        message: "expected an object type after the verb".into(),
+    })?;
+    let o = word(second).and_then(obj).ok_or_else(|| ParseError {
+        at: second.at,
+        message: "expected an object type: QLOCAL, QALIAS, QREMOTE, QMODEL, QUEUE, QSTATUS, QMGR, CHANNEL, CHSTATUS, POLICY or AUTHREC".into(),
+    })?;
+    let mut i = 2;
+    let mut name = None;
+    if o != Obj::Qmgr {
+        match ts.get(i).map(|t| &t.tok) {
+            Some(Tok::Open) => {
+                let (vals, next) = values(&ts, i)?;
+                if vals.len() != 1 {
+                    return Err(ParseError {
+                        at: ts[i].at,
+                        message: "expected exactly one object name in parentheses".into(),
+                    });
+                }
+                name = vals.into_iter().next();
+                i = next;
+            }
+            _ => {
+                return Err(ParseError {
+                    at: ts.get(i).map(|t| t.at).unwrap_or(text.len()),
+                    message: "expected the object name in parentheses, e.g. QLOCAL(APP.Q)".into(),
+                });
+            }
+        }
+    }
+    let mut attrs = Vec::new();
+    while i < ts.len() {
+        let t = &ts[i];
+        let Some(k) = word(t) else {
+            return Err(ParseError {
+                at: t.at,
+                message: "expected a keyword".into(),
+            });
+        };
+        let key = k.to_string();
+        if matches!(ts.get(i + 1).map(|t| &t.tok), Some(Tok::Open)) {
+            let (vals, next) = values(&ts, i + 1)?;
+            attrs.push(Attr {
+                key,
+                values: vals,
+                has_parens: true,
+                at: t.at,
+            });
+            i = next;
+        } else {
+            attrs.push(Attr {
+                key,
+                values: Vec::new(),
+                has_parens: false,
+                at: t.at,
+            });
+            i += 1;
+        }
+    }
+    Ok(Command {
+        verb: v,
+        obj: o,
+        name,
+        attrs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes() {
+        let c = parse("define qlocal(app.q) descr('Orders') maxdepth(100) replace").unwrap();
+        assert_eq!(c.verb, Verb::Define);
+        assert_eq!(c.obj, Obj::QLocal);
+        assert_eq!(c.name.as_deref(), Some("APP.Q"));
+        assert_eq!(c.attrs[0].values, vec!["Orders"]);
+        assert!(!c.attrs[2].has_parens);
+        let c = parse("DIS QMGR ALL").unwrap();
+        assert_eq!(c.obj, Obj::Qmgr);
+        let e = parse("DEFINE QLOCAL APP.Q").unwrap_err();
+        assert_eq!(e.at, 14);
+        assert_eq!(parse("FROB QLOCAL(A)").unwrap_err().at, 0);
+        assert_eq!(parse("DEFINE QLOCAL(A) MAXDEPTH(1").unwrap_err().at, 25);
+    }
+}

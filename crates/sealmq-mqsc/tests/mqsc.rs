@@ -1,0 +1,168 @@
+//! MQSC against a real queue manager: define/display/alter/delete round trips, JSON, errors
+//! that point at the wrong token.
+
+use proptest::prelude::*;
+use sealmq_engine::{QmConfig, QueueManager};
+use sealmq_mqsc::{render_json, render_text, run};
+use std::sync::Arc;
+
+fn qm() -> (tempfile::TempDir, Arc<QueueManager>) {
+    let d = tempfile::tempdir().unwrap();
+    let qm = QueueManager::create(QmConfig::new("QM1", d.path().join("QM1"))).unwrap();
+    (d, qm)
+}
+
+fn attr<'a>(b: &'a [(String, String)], k: &str) -> &'a str {
+    b.iter()
+        .find(|(key, _)| key == k)
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_else(|| panic!("no {k} in {b:?}"))
+}
+
+#[test]
+fn define_display_alter_delete_round_trip() {
+    let (_d, qm) = qm();
+    let script = "\
+* orders
+DEFINE QLOCAL(app.orders) DESCR('Order intake') +
+       MAXDEPTH(100) DEFPSIST(YES) BOTHRESH(3) BOQNAME(APP.BACKOUT)
+DEFINE QLOCAL(APP.ORDERS) NOREPLACE
+DEFINE QLOCAL(APP.COPY) LIKE(APP.ORDERS)
+DEFINE QALIAS(APP.ALIAS) TARGET(APP.ORDERS)
+ALTER QLOCAL(APP.ORDERS) MAXDEPTH(200)
+DISPLAY QLOCAL(APP.*) ALL
+";
+    let r = run(&qm, script);
+    assert!(r[0].ok, "{}", r[0].message);
+    assert!(!r[1].ok && r[1].reason == Some(2100), "{}", r[1].message);
+    assert!(r[2].ok && r[3].ok && r[4].ok);
+    let blocks = &r[5].objects;
+    assert_eq!(blocks.len(), 2, "{blocks:?}");
+    let orders = blocks
+        .iter()
+        .find(|b| attr(b, "QUEUE") == "APP.ORDERS")
+        .unwrap();
+    assert_eq!(attr(orders, "MAXDEPTH"), "200", "ALTER changed MAXDEPTH");
+    assert_eq!(
+        attr(orders, "DESCR"),
+        "Order intake",
+        "ALTER kept what it did not name"
+    );
+    assert_eq!(attr(orders, "DEFPSIST"), "YES");
+    assert_eq!(attr(orders, "BOQNAME"), "APP.BACKOUT");
+    assert_eq!(attr(orders, "CURDEPTH"), "0");
+    let copy = blocks
+        .iter()
+        .find(|b| attr(b, "QUEUE") == "APP.COPY")
+        .unwrap();
+    assert_eq!(
+        attr(copy, "MAXDEPTH"),
+        "100",
+        "LIKE copied the attributes at the time"
+    );
+    // Without ALL: the identifying attributes and those asked for.
+    let r = run(&qm, "DIS QUEUE(APP.ALIAS) TARGET");
+    assert_eq!(
+        r[0].objects[0],
+        vec![
+            ("QUEUE".into(), "APP.ALIAS".into()),
+            ("TYPE".into(), "QALIAS".into()),
+            ("TARGET".into(), "APP.ORDERS".into())
+        ]
+    );
+    let r = run(
+        &qm,
+        "DELETE QALIAS(APP.ALIAS)\nDELETE QLOCAL(APP.COPY)\nDISPLAY QLOCAL(APP.COPY)",
+    );
+    assert!(r[0].ok && r[1].ok);
+    assert_eq!(r[2].reason, Some(2085));
+}
+
+#[test]
+fn errors_point_at_the_wrong_token() {
+    let (_d, qm) = qm();
+    let r = run(
+        &qm,
+        "DEFINE QLOCAL(Q1) MAXDEPTH(lots)\nDEFINE QLOCAL(Q2) COLOUR(BLUE)\nDEFINE QLOCAL Q3\nFROB QLOCAL(Q4)\nDEFINE QALIAS(A1) MAXDEPTH(5) TARGET(Q1)",
+    );
+    assert!(
+        r[0].message.contains("column 19 ('MAXDEPTH(lots)')")
+            && r[0].message.contains("not a number"),
+        "{}",
+        r[0].message
+    );
+    assert!(
+        r[1].message.contains("COLOUR") && r[1].message.contains("not a keyword"),
+        "{}",
+        r[1].message
+    );
+    assert!(r[2].message.contains("column 15"), "{}", r[2].message);
+    assert!(
+        r[3].message.contains("column 1") && r[3].message.contains("expected a verb"),
+        "{}",
+        r[3].message
+    );
+    assert!(
+        r[4].message.contains("not an attribute of QALIAS"),
+        "{}",
+        r[4].message
+    );
+    assert!(r.iter().all(|x| !x.ok));
+    assert!(render_text(&r).ends_with("5 command(s) read, 5 failed.\n"));
+    assert_eq!(
+        qm.queue_defs()
+            .iter()
+            .filter(|d| !d.name.starts_with("SYSTEM."))
+            .count(),
+        0,
+        "nothing was defined"
+    );
+}
+
+#[test]
+fn status_qmgr_json_and_later_verbs() {
+    let (_d, qm) = qm();
+    let r = run(
+        &qm,
+        "DEFINE QL(S1)\nDIS QSTATUS(S1)\nALTER QMGR DESCR('test qm') MAXMSGL(1048576)\nDIS QMGR\nDEFINE CHANNEL(TO.QM2) CHLTYPE(SDR) CONNAME('127.0.0.1(1414)')\nCLEAR QLOCAL(S1)",
+    );
+    assert_eq!(attr(&r[1].objects[0], "CURDEPTH"), "0");
+    assert_eq!(attr(&r[1].objects[0], "IPPROCS"), "0");
+    assert!(r[2].ok);
+    assert_eq!(attr(&r[3].objects[0], "DESCR"), "test qm");
+    assert_eq!(attr(&r[3].objects[0], "MAXMSGL"), "1048576");
+    assert!(
+        !r[4].ok && r[4].message.contains("not available in this release"),
+        "{}",
+        r[4].message
+    );
+    assert!(r[5].ok);
+    let json: serde_json::Value = serde_json::from_str(&render_json(&r)).unwrap();
+    assert_eq!(json[3]["objects"][0]["QMNAME"], "QM1");
+    assert_eq!(json[4]["ok"], false);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+    #[test]
+    fn any_script_gets_responses_not_panics(script in "(\\PC{0,40}\n){0,5}") {
+        thread_local! {
+            static QM: (tempfile::TempDir, Arc<QueueManager>) = qm();
+        }
+        QM.with(|(_, qm)| {
+            let r = run(qm, &script);
+            let _ = render_text(&r);
+            let _ = render_json(&r);
+        });
+    }
+
+    #[test]
+    fn structured_garbage(words in proptest::collection::vec("(DEFINE|DISPLAY|ALTER|QLOCAL|QMGR|\\(|\\)|'|MAXDEPTH|[A-Z]{1,5}|[0-9]{1,3})", 0..12)) {
+        thread_local! {
+            static QM: (tempfile::TempDir, Arc<QueueManager>) = qm();
+        }
+        QM.with(|(_, qm)| {
+            let _ = run(qm, &words.join(" "));
+        });
+    }
+}
