@@ -1,11 +1,14 @@
-//! `sealmq`: the command line. This subcommands: `keystore` (identities and trust),
-//! `message` (offline protect / unprotect / inspect) and `demo` (a self-contained walk
-//! through every quality of protection).
+//! `sealmq`: the command line: queue manager lifecycle (`create`, `start`, `stop`, `status`,
+//! `delete`), administration (`mqsc`), the sample applications (`put`, `get`, `browse`),
+//! `keystore` (identities and trust), `message` (offline protect / unprotect / inspect) and
+//! `demo`.
 
+mod app_cmd;
 mod demo;
 mod io;
 mod keystore_cmd;
 mod message_cmd;
+mod qm_cmd;
 
 use clap::{Parser, Subcommand};
 use sealmq_protect::ProtectError;
@@ -24,6 +27,24 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Create a queue manager (its data directory, system objects and keystore).
+    Create(qm_cmd::NameArg),
+    /// Delete a queue manager that is not running.
+    Delete(qm_cmd::NameArg),
+    /// Run a queue manager (in the foreground, or --background).
+    Start(qm_cmd::StartArgs),
+    /// End a running queue manager.
+    Stop(qm_cmd::StopArgs),
+    /// Queue managers under SEALMQ_HOME, running or not, and their listeners.
+    Status(qm_cmd::StatusArgs),
+    /// Run MQSC commands from standard input or a file.
+    Mqsc(qm_cmd::MqscArgs),
+    /// Put messages (sample application).
+    Put(app_cmd::PutArgs),
+    /// Get messages (sample application).
+    Get(app_cmd::GetArgs),
+    /// Browse messages without removing them.
+    Browse(app_cmd::BrowseArgs),
     /// Identities and trust for applications and queue managers.
     #[command(subcommand)]
     Keystore(keystore_cmd::KeystoreCmd),
@@ -57,6 +78,15 @@ pub type CliResult<T = ()> = Result<T, CliError>;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Create(a) => qm_cmd::create(a),
+        Command::Delete(a) => qm_cmd::delete(a),
+        Command::Start(a) => qm_cmd::start(a),
+        Command::Stop(a) => qm_cmd::stop(a),
+        Command::Status(a) => qm_cmd::status(a),
+        Command::Mqsc(a) => qm_cmd::mqsc(a),
+        Command::Put(a) => app_cmd::put(a),
+        Command::Get(a) => app_cmd::get(a),
+        Command::Browse(a) => app_cmd::browse(a),
         Command::Keystore(c) => keystore_cmd::run(c),
         Command::Message(c) => message_cmd::run(c),
         Command::Demo(a) => demo::run(a),

@@ -99,31 +99,28 @@ fn type_byte(t: MsgType) -> u8 {
     }
 }
 
-impl Message {
+impl Md {
     pub fn encode(&self, e: &mut Enc) {
-        let md = &self.md;
-        e.fixed(&md.msg_id)
-            .fixed(&md.correl_id)
-            .u8(pers_byte(md.persistence))
-            .u32(md.priority as u32)
-            .u32(md.expiry as u32)
-            .str(&md.format)
-            .u32(md.ccsid)
-            .u32(md.encoding)
-            .u8(type_byte(md.msg_type))
-            .str(&md.reply_to_q)
-            .str(&md.reply_to_qmgr)
-            .str(&md.user_id)
-            .str(&md.put_appl_name)
-            .i64(md.put_time_ms)
-            .u32(md.backout_count)
-            .fixed(&md.group_id)
-            .u32(md.msg_seq_number)
-            .i64(self.expires_at_ms.unwrap_or(i64::MIN))
-            .bytes(&self.payload);
+        e.fixed(&self.msg_id)
+            .fixed(&self.correl_id)
+            .u8(pers_byte(self.persistence))
+            .u32(self.priority as u32)
+            .u32(self.expiry as u32)
+            .str(&self.format)
+            .u32(self.ccsid)
+            .u32(self.encoding)
+            .u8(type_byte(self.msg_type))
+            .str(&self.reply_to_q)
+            .str(&self.reply_to_qmgr)
+            .str(&self.user_id)
+            .str(&self.put_appl_name)
+            .i64(self.put_time_ms)
+            .u32(self.backout_count)
+            .fixed(&self.group_id)
+            .u32(self.msg_seq_number);
     }
 
-    pub fn decode(d: &mut Dec<'_>) -> Result<Message> {
+    pub fn decode(d: &mut Dec<'_>) -> Result<Md> {
         let msg_id = d.fixed()?;
         let correl_id = d.fixed()?;
         let persistence = match d.u8()? {
@@ -142,7 +139,7 @@ impl Message {
             4 => MsgType::Report,
             _ => MsgType::Datagram,
         };
-        let md = Md {
+        Ok(Md {
             msg_id,
             correl_id,
             persistence,
@@ -160,7 +157,19 @@ impl Message {
             backout_count: d.u32()?,
             group_id: d.fixed()?,
             msg_seq_number: d.u32()?,
-        };
+        })
+    }
+}
+
+impl Message {
+    pub fn encode(&self, e: &mut Enc) {
+        self.md.encode(e);
+        e.i64(self.expires_at_ms.unwrap_or(i64::MIN))
+            .bytes(&self.payload);
+    }
+
+    pub fn decode(d: &mut Dec<'_>) -> Result<Message> {
+        let md = Md::decode(d)?;
         let exp = d.i64()?;
         let payload = d.bytes()?.to_vec();
         Ok(Message {

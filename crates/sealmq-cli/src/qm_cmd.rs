@@ -1,0 +1,284 @@
+//! `sealmq create|delete|start|stop|status|mqsc`: queue manager lifecycle and administration.
+
+use crate::CliResult;
+use clap::Args;
+use sealmq_client::Client;
+use sealmq_engine::{QmConfig, QueueManager};
+use sealmq_protect::identity::IdentitySpec;
+use sealmq_protect::{Dn, KeyKind, Keystore};
+use sealmq_server::{Server, ServerConfig};
+use std::io::Read;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// `$SEALMQ_HOME` (default `~/.sealmq`).
+pub fn home() -> PathBuf {
+    std::env::var_os("SEALMQ_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| ".".into())).join(".sealmq")
+        })
+}
+
+pub fn qm_dir(name: &str) -> PathBuf {
+    home().join("qmgrs").join(name)
+}
+
+fn exists(name: &str) -> CliResult<PathBuf> {
+    let d = qm_dir(name);
+    if !d.join("log").exists() {
+        return Err(format!("2058 Q_MGR_NAME_ERROR: no queue manager '{name}' under {} (create it with 'sealmq create {name}')", home().display()).into());
+    }
+    Ok(d)
+}
+
+/// Whether a server holds the queue manager's lock.
+pub fn running(dir: &std::path::Path) -> bool {
+    match std::fs::File::options()
+        .write(true)
+        .open(dir.join("qm.lock"))
+    {
+        Ok(f) => f.try_lock().is_err(),
+        Err(_) => false,
+    }
+}
+
+#[derive(Args)]
+pub struct NameArg {
+    /// Queue manager name.
+    pub qm: String,
+}
+
+#[derive(Args)]
+pub struct StartArgs {
+    pub qm: String,
+    /// Return once the queue manager accepts work, leaving it running.
+    #[arg(long)]
+    pub background: bool,
+    /// Also listen for client applications on TCP, e.g. 127.0.0.1:1414 (port 0: any).
+    #[arg(long)]
+    pub listen: Option<String>,
+}
+
+#[derive(Args)]
+pub struct StopArgs {
+    pub qm: String,
+    /// Do not wait for applications to finish their units of work.
+    #[arg(long)]
+    pub immediate: bool,
+}
+
+#[derive(Args)]
+pub struct StatusArgs {
+    pub qm: Option<String>,
+}
+
+#[derive(Args)]
+pub struct MqscArgs {
+    pub qm: String,
+    /// Read commands from this file instead of standard input.
+    #[arg(short = 'f', long = "file")]
+    pub file: Option<PathBuf>,
+    /// Print the responses as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn create(a: NameArg) -> CliResult {
+    sealmq_engine::objects::validate_name(&a.qm).map_err(|e| e.to_string())?;
+    let dir = qm_dir(&a.qm);
+    if dir.join("log").exists() {
+        return Err(format!(
+            "2100 OBJECT_ALREADY_EXISTS: queue manager '{}' already exists in {}",
+            a.qm,
+            dir.display()
+        )
+        .into());
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let qm = QueueManager::create(QmConfig::new(&a.qm, &dir)).map_err(|e| e.to_string())?;
+    qm.shutdown().map_err(|e| e.to_string())?;
+    let spec = IdentitySpec::new(Dn::parse(&format!("CN={}", a.qm))?, KeyKind::P256, 3650);
+    Keystore::init(&dir.join("keystore"), &spec, None)?;
+    println!("Queue manager {} created in {}.", a.qm, dir.display());
+    Ok(())
+}
+
+pub fn delete(a: NameArg) -> CliResult {
+    let dir = exists(&a.qm)?;
+    if running(&dir) {
+        return Err(format!(
+            "2042 OBJECT_IN_USE: queue manager '{}' is running; stop it first",
+            a.qm
+        )
+        .into());
+    }
+    std::fs::remove_dir_all(&dir).map_err(|e| format!("cannot remove {}: {e}", dir.display()))?;
+    println!("Queue manager {} deleted.", a.qm);
+    Ok(())
+}
+
+pub fn start(a: StartArgs) -> CliResult {
+    let dir = exists(&a.qm)?;
+    if running(&dir) {
+        return Err(format!("queue manager '{}' is already running", a.qm).into());
+    }
+    if a.background {
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let log = std::fs::File::options()
+            .create(true)
+            .append(true)
+            .open(dir.join("qm.log"))
+            .map_err(|e| format!("cannot open {}: {e}", dir.join("qm.log").display()))?;
+        let mut cmd = std::process::Command::new(exe);
+        cmd.arg("start").arg(&a.qm);
+        if let Some(l) = &a.listen {
+            cmd.arg("--listen").arg(l);
+        }
+        use std::os::unix::process::CommandExt;
+        let mut child = cmd
+            .stdin(std::process::Stdio::null())
+            .stdout(log.try_clone().map_err(|e| e.to_string())?)
+            .stderr(log)
+            .process_group(0)
+            .spawn()
+            .map_err(|e| format!("cannot start the queue manager process: {e}"))?;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Err(format!(
+                    "queue manager '{}' ended during start ({status}); see {}",
+                    a.qm,
+                    dir.join("qm.log").display()
+                )
+                .into());
+            }
+            if Client::connect_local(&dir, "sealmq-start").is_ok() {
+                break;
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "queue manager '{}' did not accept work within 60 s; see {}",
+                    a.qm,
+                    dir.join("qm.log").display()
+                )
+                .into());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let listeners = std::fs::read_to_string(dir.join("listeners")).unwrap_or_default();
+        println!(
+            "Queue manager {} started (pid {}).{}",
+            a.qm,
+            child.id(),
+            listeners
+                .lines()
+                .map(|l| format!(" Listening on {l}."))
+                .collect::<String>()
+        );
+        return Ok(());
+    }
+    let listen = match &a.listen {
+        Some(l) => Some(l.parse().map_err(|e| format!("--listen '{l}': {e}"))?),
+        None => None,
+    };
+    let server = Server::start(&ServerConfig {
+        name: a.qm.clone(),
+        dir: dir.clone(),
+        listen,
+    })?;
+    let mut listeners = format!("unix:{}\n", sealmq_server::socket_path(&dir).display());
+    if let Some(t) = server.tcp_addr() {
+        listeners.push_str(&format!("tcp:{t}\n"));
+    }
+    let _ = std::fs::write(dir.join("listeners"), &listeners);
+    let _ = std::fs::write(dir.join("qm.pid"), std::process::id().to_string());
+    eprintln!(
+        "sealmq: queue manager {} accepting work ({})",
+        a.qm,
+        listeners.trim().replace('\n', ", ")
+    );
+    let r = server.wait();
+    let _ = std::fs::remove_file(dir.join("qm.pid"));
+    let _ = std::fs::remove_file(dir.join("listeners"));
+    eprintln!("sealmq: queue manager {} ended", a.qm);
+    r.map_err(Into::into)
+}
+
+pub fn stop(a: StopArgs) -> CliResult {
+    let dir = exists(&a.qm)?;
+    if !running(&dir) {
+        return Err(format!("queue manager '{}' is not running", a.qm).into());
+    }
+    let mut c = Client::connect_local(&dir, "sealmq-stop").map_err(|e| e.to_string())?;
+    c.stop(a.immediate).map_err(|e| e.to_string())?;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while running(&dir) {
+        if Instant::now() > deadline {
+            return Err(format!("queue manager '{}' did not end within 60 s", a.qm).into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    println!("Queue manager {} ended.", a.qm);
+    Ok(())
+}
+
+pub fn status(a: StatusArgs) -> CliResult {
+    let root = home().join("qmgrs");
+    let mut names: Vec<String> = match &a.qm {
+        Some(q) => {
+            exists(q)?;
+            vec![q.clone()]
+        }
+        None => std::fs::read_dir(&root)
+            .map(|rd| {
+                rd.flatten()
+                    .filter(|e| e.path().join("log").exists())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
+    names.sort();
+    for n in names {
+        let dir = qm_dir(&n);
+        if running(&dir) {
+            let listeners = std::fs::read_to_string(dir.join("listeners")).unwrap_or_default();
+            let pid = std::fs::read_to_string(dir.join("qm.pid")).unwrap_or_default();
+            println!(
+                "QMNAME({n}) STATUS(RUNNING) PID({}) LISTENERS({})",
+                pid.trim(),
+                listeners.trim().replace('\n', " ")
+            );
+        } else {
+            println!("QMNAME({n}) STATUS(ENDED)");
+        }
+    }
+    Ok(())
+}
+
+pub fn mqsc(a: MqscArgs) -> CliResult {
+    let dir = exists(&a.qm)?;
+    let script = match &a.file {
+        Some(f) => {
+            std::fs::read_to_string(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?
+        }
+        None => {
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .map_err(|e| format!("cannot read standard input: {e}"))?;
+            s
+        }
+    };
+    let mut c = Client::connect_local(&dir, "sealmq-mqsc").map_err(|e| e.to_string())?;
+    let (text, failed) = c.mqsc(&script, a.json).map_err(|e| e.to_string())?;
+    print!("{text}");
+    if !text.ends_with('\n') {
+        println!();
+    }
+    if failed > 0 {
+        return Err(format!("{failed} MQSC command(s) failed").into());
+    }
+    Ok(())
+}

@@ -1,0 +1,279 @@
+//! # sealmq-client: the MQI for applications
+//!
+//! A blocking client over the queue manager's Unix socket (local, "bindings" mode) or TCP.
+//! Calls mirror the MQI; failures carry MQ reason codes: 2059 when the queue manager cannot be
+//! reached, 2009 when the connection breaks (the queue manager then backs out the unit of
+//! work).
+
+use sealmq_engine::mqi::{Browse, GetOptions, OpenOptions};
+use sealmq_engine::{Got, Md};
+use sealmq_types::ReasonCode;
+use sealmq_wire::{GetReq, Request, Response, WireError, open};
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+
+/// A failed call: the MQ reason code and what happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientError {
+    pub reason: u32,
+    pub detail: String,
+}
+
+impl std::fmt::Display for ClientError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = ReasonCode::from_code(self.reason)
+            .map(|r| r.name())
+            .unwrap_or("UNKNOWN");
+        write!(f, "{} {}: {}", self.reason, name, self.detail)
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+pub type Result<T> = std::result::Result<T, ClientError>;
+
+fn broken(e: WireError) -> ClientError {
+    ClientError {
+        reason: ReasonCode::ConnectionBroken.code(),
+        detail: e.to_string(),
+    }
+}
+
+/// A connection to a queue manager.
+pub struct Client {
+    r: BufReader<Box<dyn Read + Send>>,
+    w: BufWriter<Box<dyn Write + Send>>,
+    next_id: u32,
+    max_frame: usize,
+    pub qmgr: String,
+    /// The principal the queue manager authenticated.
+    pub user: String,
+}
+
+impl Client {
+    /// Connects to the queue manager whose directory is `qm_dir` through its Unix socket.
+    pub fn connect_local(qm_dir: &Path, appl: &str) -> Result<Client> {
+        let path = qm_dir.join("qm.sock");
+        let s = UnixStream::connect(&path).map_err(|e| ClientError {
+            reason: ReasonCode::QMgrNotAvailable.code(),
+            detail: format!(
+                "cannot reach the queue manager at {} ({e}); is it started?",
+                path.display()
+            ),
+        })?;
+        let w = s.try_clone().map_err(|e| ClientError {
+            reason: 2059,
+            detail: e.to_string(),
+        })?;
+        Client::hello(Box::new(s), Box::new(w), appl)
+    }
+
+    /// Connects over TCP.
+    pub fn connect_tcp(addr: &str, appl: &str) -> Result<Client> {
+        let s = TcpStream::connect(addr).map_err(|e| ClientError {
+            reason: ReasonCode::QMgrNotAvailable.code(),
+            detail: format!("cannot reach a queue manager at {addr} ({e})"),
+        })?;
+        let _ = s.set_nodelay(true);
+        let w = s.try_clone().map_err(|e| ClientError {
+            reason: 2059,
+            detail: e.to_string(),
+        })?;
+        Client::hello(Box::new(s), Box::new(w), appl)
+    }
+
+    fn hello(r: Box<dyn Read + Send>, w: Box<dyn Write + Send>, appl: &str) -> Result<Client> {
+        let mut c = Client {
+            r: BufReader::new(r),
+            w: BufWriter::new(w),
+            next_id: 1,
+            max_frame: sealmq_wire::HELLO_MAX,
+            qmgr: String::new(),
+            user: String::new(),
+        };
+        match c.call(Request::Hello {
+            versions: sealmq_wire::VERSIONS.to_vec(),
+            max_msg: 100 << 20,
+            appl: appl.to_string(),
+        })? {
+            Response::HelloOk {
+                max_msg,
+                qmgr,
+                user,
+                ..
+            } => {
+                c.max_frame = max_msg as usize + sealmq_wire::FRAME_OVERHEAD;
+                c.qmgr = qmgr;
+                c.user = user;
+                Ok(c)
+            }
+            other => Err(ClientError {
+                reason: 2195,
+                detail: format!("unexpected answer to Hello: {other:?}"),
+            }),
+        }
+    }
+
+    fn call(&mut self, req: Request) -> Result<Response> {
+        let id = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1);
+        sealmq_wire::write_request(&mut self.w, id, &req).map_err(|e| broken(WireError::Io(e)))?;
+        match sealmq_wire::read_response(&mut self.r, self.max_frame).map_err(broken)? {
+            None => Err(ClientError {
+                reason: ReasonCode::ConnectionBroken.code(),
+                detail: "the queue manager closed the connection".into(),
+            }),
+            Some((_, Response::Err { reason, detail })) => Err(ClientError { reason, detail }),
+            Some((rid, resp)) if rid == id => Ok(resp),
+            Some((rid, _)) => Err(ClientError {
+                reason: 2195,
+                detail: format!("answer to request {rid} while waiting for {id}"),
+            }),
+        }
+    }
+
+    fn unexpected<T>(r: Response) -> Result<T> {
+        Err(ClientError {
+            reason: 2195,
+            detail: format!("unexpected answer {r:?}"),
+        })
+    }
+
+    /// MQOPEN; returns the handle and the name it resolved to.
+    pub fn open(&mut self, name: &str, opts: OpenOptions) -> Result<(u32, String)> {
+        self.open_dynamic(name, opts, "")
+    }
+
+    pub fn open_dynamic(
+        &mut self,
+        name: &str,
+        opts: OpenOptions,
+        dyn_name: &str,
+    ) -> Result<(u32, String)> {
+        let mut bits = 0u8;
+        for (on, b) in [
+            (opts.input_shared, open::INPUT_SHARED),
+            (opts.input_exclusive, open::INPUT_EXCLUSIVE),
+            (opts.browse, open::BROWSE),
+            (opts.output, open::OUTPUT),
+            (opts.inquire, open::INQUIRE),
+            (opts.set, open::SET),
+        ] {
+            if on {
+                bits |= b;
+            }
+        }
+        match self.call(Request::Open {
+            name: name.to_string(),
+            options: bits,
+            dyn_name: dyn_name.to_string(),
+        })? {
+            Response::Opened { hobj, resolved } => Ok((hobj, resolved)),
+            r => Self::unexpected(r),
+        }
+    }
+
+    pub fn close(&mut self, hobj: u32) -> Result<()> {
+        self.call(Request::Close { hobj }).map(|_| ())
+    }
+
+    /// MQPUT; `md` comes back filled (message id, put time, user).
+    pub fn put(&mut self, hobj: u32, md: &mut Md, payload: &[u8], syncpoint: bool) -> Result<()> {
+        match self.call(Request::Put {
+            hobj,
+            md: md.clone(),
+            payload: payload.to_vec(),
+            syncpoint,
+        })? {
+            Response::Put { md: filled } => {
+                *md = filled;
+                Ok(())
+            }
+            r => Self::unexpected(r),
+        }
+    }
+
+    pub fn put1(&mut self, name: &str, md: &mut Md, payload: &[u8], syncpoint: bool) -> Result<()> {
+        match self.call(Request::Put1 {
+            name: name.to_string(),
+            md: md.clone(),
+            payload: payload.to_vec(),
+            syncpoint,
+        })? {
+            Response::Put { md: filled } => {
+                *md = filled;
+                Ok(())
+            }
+            r => Self::unexpected(r),
+        }
+    }
+
+    /// MQGET.
+    pub fn get(&mut self, hobj: u32, gmo: &GetOptions) -> Result<Got> {
+        let req = GetReq {
+            hobj,
+            syncpoint: gmo.syncpoint,
+            wait_ms: gmo.wait.map(|d| d.as_millis() as i64).unwrap_or(-1),
+            browse: match gmo.browse {
+                Browse::None => 0,
+                Browse::First => 1,
+                Browse::Next => 2,
+                Browse::MsgUnderCursor => 3,
+            },
+            match_msg_id: gmo.matching.msg_id,
+            match_correl_id: gmo.matching.correl_id,
+            accept_truncated: gmo.accept_truncated,
+            buffer: gmo.buffer.map(|b| b as i64).unwrap_or(-1),
+        };
+        match self.call(Request::Get(req))? {
+            Response::Got {
+                md,
+                payload,
+                data_len,
+                warning,
+            } => Ok(Got {
+                md,
+                payload,
+                data_len: data_len as usize,
+                warning: (warning != 0)
+                    .then(|| ReasonCode::from_code(warning))
+                    .flatten(),
+            }),
+            r => Self::unexpected(r),
+        }
+    }
+
+    pub fn commit(&mut self) -> Result<()> {
+        self.call(Request::Commit).map(|_| ())
+    }
+
+    pub fn backout(&mut self) -> Result<()> {
+        self.call(Request::Backout).map(|_| ())
+    }
+
+    /// Runs MQSC; returns the rendered output and how many commands failed.
+    pub fn mqsc(&mut self, script: &str, json: bool) -> Result<(String, u32)> {
+        match self.call(Request::Mqsc {
+            script: script.to_string(),
+            json,
+        })? {
+            Response::Mqsc { text, failed } => Ok((text, failed)),
+            r => Self::unexpected(r),
+        }
+    }
+
+    /// Asks the queue manager to end.
+    pub fn stop(&mut self, immediate: bool) -> Result<()> {
+        self.call(Request::Stop { immediate }).map(|_| ())
+    }
+
+    pub fn heartbeat(&mut self) -> Result<()> {
+        self.call(Request::Heartbeat).map(|_| ())
+    }
+
+    pub fn disconnect(mut self) -> Result<()> {
+        self.call(Request::Disconnect).map(|_| ())
+    }
+}

@@ -1,0 +1,488 @@
+//! # sealmq-server: a queue manager process serving applications
+//!
+//! Listeners: a Unix domain socket in the QM directory (`qm.sock`; the principal is the peer's
+//! OS user) and optionally TCP (`--listen HOST:PORT`; principal `tcp` until TLS and MCAUSER
+//! arrive). Each connection is served by its own thread, which owns one engine
+//! [`Connection`](sealmq_engine::Connection): a connection that breaks backs out its unit of
+//! work. A lock file keeps a second process off the same queue manager.
+
+use sealmq_engine::mqi::{Browse, GetOptions, OpenOptions, PutOptions};
+use sealmq_engine::{Connection, Hobj, Match, MqError, QmConfig, QueueManager};
+use sealmq_wire::{GetReq, Request, Response, WireError, open};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Where a queue manager lives and listens.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub name: String,
+    pub dir: PathBuf,
+    pub listen: Option<SocketAddr>,
+}
+
+pub fn socket_path(dir: &Path) -> PathBuf {
+    dir.join("qm.sock")
+}
+
+/// A running server.
+pub struct Server {
+    qm: Arc<QueueManager>,
+    stop: Arc<AtomicBool>,
+    stopped: Arc<(Mutex<bool>, std::sync::Condvar)>,
+    socket: PathBuf,
+    tcp: Option<SocketAddr>,
+    _lock: File,
+}
+
+/// The OS user name of a uid, from /etc/passwd (the uid itself when unknown).
+fn user_name(uid: u32) -> String {
+    std::fs::read_to_string("/etc/passwd")
+        .ok()
+        .and_then(|p| {
+            p.lines().find_map(|l| {
+                let f: Vec<&str> = l.split(':').collect();
+                (f.len() > 2 && f[2] == uid.to_string()).then(|| f[0].to_string())
+            })
+        })
+        .unwrap_or_else(|| uid.to_string())
+}
+
+fn peer_uid(s: &UnixStream) -> Option<u32> {
+    use std::os::fd::AsRawFd;
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `cred`, a valid ucred.
+    let rc = unsafe {
+        libc::getsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    (rc == 0).then_some(cred.uid)
+}
+
+impl Server {
+    /// Starts (recovering) the queue manager and its listeners.
+    pub fn start(cfg: &ServerConfig) -> Result<Server, String> {
+        let lock_path = cfg.dir.join("qm.lock");
+        let lock = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
+        if lock.try_lock().is_err() {
+            return Err(format!("queue manager {} is already running", cfg.name));
+        }
+        let (qm, report) =
+            QueueManager::start(QmConfig::new(&cfg.name, &cfg.dir)).map_err(|e| e.to_string())?;
+        eprintln!(
+            "sealmq: queue manager {} started: {} messages recovered, {} log records replayed{}",
+            cfg.name,
+            report.messages,
+            report.records_replayed,
+            if report.backed_out > 0 {
+                format!(", {} units of work backed out", report.backed_out)
+            } else {
+                String::new()
+            }
+        );
+        let socket = socket_path(&cfg.dir);
+        let _ = std::fs::remove_file(&socket); // stale: we hold the lock, so no one serves it
+        let ul = UnixListener::bind(&socket)
+            .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+        let me_uid = unsafe { libc::geteuid() };
+        {
+            let (qm, stop, stopped) = (qm.clone(), stop.clone(), stopped.clone());
+            std::thread::spawn(move || {
+                for s in ul.incoming() {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let Ok(s) = s else { continue };
+                    let uid = peer_uid(&s).unwrap_or(u32::MAX);
+                    let user = user_name(uid);
+                    let admin = uid == me_uid;
+                    let (qm, stop, stopped) = (qm.clone(), stop.clone(), stopped.clone());
+                    std::thread::spawn(move || {
+                        let r = s.try_clone().map(|w| {
+                            serve(
+                                &qm,
+                                BufReader::new(s),
+                                BufWriter::new(w),
+                                &user,
+                                admin,
+                                &stop,
+                                &stopped,
+                            )
+                        });
+                        let _ = r;
+                    });
+                }
+            });
+        }
+        let mut tcp = None;
+        if let Some(addr) = cfg.listen {
+            let tl =
+                TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+            tcp = tl.local_addr().ok();
+            let (qm, stop, stopped) = (qm.clone(), stop.clone(), stopped.clone());
+            std::thread::spawn(move || {
+                for s in tl.incoming() {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let Ok(s) = s else { continue };
+                    let _ = s.set_nodelay(true);
+                    let (qm, stop, stopped) = (qm.clone(), stop.clone(), stopped.clone());
+                    std::thread::spawn(move || {
+                        if let Ok(w) = s.try_clone() {
+                            serve(
+                                &qm,
+                                BufReader::new(s),
+                                BufWriter::new(w),
+                                "tcp",
+                                false,
+                                &stop,
+                                &stopped,
+                            );
+                        }
+                    });
+                }
+            });
+        }
+        Ok(Server {
+            qm,
+            stop,
+            stopped,
+            socket,
+            tcp,
+            _lock: lock,
+        })
+    }
+
+    pub fn tcp_addr(&self) -> Option<SocketAddr> {
+        self.tcp
+    }
+
+    pub fn queue_manager(&self) -> &Arc<QueueManager> {
+        &self.qm
+    }
+
+    /// Blocks until a Stop request (or [`Server::request_stop`]), then ends cleanly.
+    pub fn wait(self) -> Result<(), String> {
+        {
+            let (m, cv) = &*self.stopped;
+            let mut s = m.lock().unwrap_or_else(|p| p.into_inner());
+            while !*s {
+                s = cv.wait(s).unwrap_or_else(|p| p.into_inner());
+            }
+        }
+        self.shutdown()
+    }
+
+    pub fn request_stop(&self) {
+        signal_stop(&self.stop, &self.stopped, &self.qm);
+    }
+
+    fn shutdown(self) -> Result<(), String> {
+        self.stop.store(true, Ordering::Relaxed);
+        // Unblock the accept loops.
+        let _ = UnixStream::connect(&self.socket);
+        if let Some(a) = self.tcp {
+            let _ = TcpStream::connect_timeout(&a, Duration::from_millis(200));
+        }
+        let _ = std::fs::remove_file(&self.socket);
+        self.qm.shutdown().map_err(|e| e.to_string())
+    }
+}
+
+fn signal_stop(stop: &AtomicBool, stopped: &(Mutex<bool>, std::sync::Condvar), qm: &QueueManager) {
+    qm.quiesce();
+    stop.store(true, Ordering::Relaxed);
+    let (m, cv) = stopped;
+    *m.lock().unwrap_or_else(|p| p.into_inner()) = true;
+    cv.notify_all();
+}
+
+fn err(e: MqError) -> Response {
+    Response::Err {
+        reason: e.reason.code(),
+        detail: e.detail,
+    }
+}
+
+fn open_options(bits: u8) -> OpenOptions {
+    OpenOptions {
+        input_shared: bits & open::INPUT_SHARED != 0,
+        input_exclusive: bits & open::INPUT_EXCLUSIVE != 0,
+        browse: bits & open::BROWSE != 0,
+        output: bits & open::OUTPUT != 0,
+        inquire: bits & open::INQUIRE != 0,
+        set: bits & open::SET != 0,
+    }
+}
+
+fn get_options(g: &GetReq) -> GetOptions {
+    GetOptions {
+        syncpoint: g.syncpoint,
+        wait: (g.wait_ms >= 0).then(|| Duration::from_millis(g.wait_ms as u64)),
+        browse: match g.browse {
+            1 => Browse::First,
+            2 => Browse::Next,
+            3 => Browse::MsgUnderCursor,
+            _ => Browse::None,
+        },
+        matching: Match {
+            msg_id: g.match_msg_id,
+            correl_id: g.match_correl_id,
+        },
+        accept_truncated: g.accept_truncated,
+        buffer: (g.buffer >= 0).then_some(g.buffer as usize),
+    }
+}
+
+/// Serves one connection until it ends. Dropping the engine connection backs out.
+fn serve(
+    qm: &Arc<QueueManager>,
+    mut r: impl Read,
+    mut w: impl Write,
+    user: &str,
+    admin: bool,
+    stop: &AtomicBool,
+    stopped: &(Mutex<bool>, std::sync::Condvar),
+) {
+    // Hello first.
+    let (id, appl, client_max) = match sealmq_wire::read_request(&mut r, sealmq_wire::HELLO_MAX) {
+        Ok(Some((
+            id,
+            Request::Hello {
+                versions,
+                max_msg,
+                appl,
+            },
+        ))) => {
+            if !versions.contains(&1) {
+                let _ = sealmq_wire::write_response(
+                    &mut w,
+                    id,
+                    &Response::Err {
+                        reason: 2195,
+                        detail: format!(
+                            "no common protocol version (server speaks {:?}, client {:?})",
+                            sealmq_wire::VERSIONS,
+                            versions
+                        ),
+                    },
+                );
+                return;
+            }
+            (id, appl, max_msg)
+        }
+        Ok(Some((id, _))) => {
+            let _ = sealmq_wire::write_response(
+                &mut w,
+                id,
+                &Response::Err {
+                    reason: 2195,
+                    detail: "the first request must be Hello".into(),
+                },
+            );
+            return;
+        }
+        _ => return,
+    };
+    let conn = match qm.connect(user, &appl) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = sealmq_wire::write_response(&mut w, id, &err(e));
+            return;
+        }
+    };
+    let max_msg = client_max.min(qm.qmgr().max_msg_len).max(1024);
+    let max_frame = max_msg as usize + sealmq_wire::FRAME_OVERHEAD;
+    if sealmq_wire::write_response(
+        &mut w,
+        id,
+        &Response::HelloOk {
+            version: 1,
+            max_msg,
+            qmgr: qm.name(),
+            user: user.to_string(),
+        },
+    )
+    .is_err()
+    {
+        return;
+    }
+    let mut handles: HashMap<u32, Hobj> = HashMap::new();
+    let mut next_h = 1u32;
+    loop {
+        let (id, req) = match sealmq_wire::read_request(&mut r, max_frame) {
+            Ok(Some(x)) => x,
+            Ok(None) | Err(WireError::Io(_)) => break,
+            Err(WireError::Protocol(m)) => {
+                let _ = sealmq_wire::write_response(
+                    &mut w,
+                    0,
+                    &Response::Err {
+                        reason: 2195,
+                        detail: format!("protocol error: {m}; closing the connection"),
+                    },
+                );
+                break;
+            }
+        };
+        let resp = handle(
+            qm,
+            &conn,
+            &mut handles,
+            &mut next_h,
+            req,
+            admin,
+            stop,
+            stopped,
+        );
+        let done = resp.is_none();
+        if let Some(resp) = resp
+            && sealmq_wire::write_response(&mut w, id, &resp).is_err()
+        {
+            break;
+        }
+        if done {
+            let _ = sealmq_wire::write_response(&mut w, id, &Response::Ok);
+            break;
+        }
+    }
+    for (_, h) in handles.drain() {
+        let _ = conn.close(&h);
+    }
+    drop(conn);
+}
+
+#[allow(clippy::too_many_arguments)]
+fn handle(
+    qm: &Arc<QueueManager>,
+    conn: &Connection,
+    handles: &mut HashMap<u32, Hobj>,
+    next_h: &mut u32,
+    req: Request,
+    admin: bool,
+    stop: &AtomicBool,
+    stopped: &(Mutex<bool>, std::sync::Condvar),
+) -> Option<Response> {
+    let no_handle = |h: u32| Response::Err {
+        reason: 2019,
+        detail: format!("object handle {h} is not open"),
+    };
+    Some(match req {
+        Request::Hello { .. } => Response::Err {
+            reason: 2195,
+            detail: "already connected".into(),
+        },
+        Request::Open {
+            name,
+            options,
+            dyn_name,
+        } => {
+            let dn = if dyn_name.is_empty() {
+                "AMQ.*".to_string()
+            } else {
+                dyn_name
+            };
+            match conn.open_dynamic(&name, open_options(options), &dn) {
+                Ok(h) => {
+                    let id = *next_h;
+                    *next_h += 1;
+                    let resolved = h.resolved.clone();
+                    handles.insert(id, h);
+                    Response::Opened { hobj: id, resolved }
+                }
+                Err(e) => err(e),
+            }
+        }
+        Request::Close { hobj } => match handles.remove(&hobj) {
+            Some(h) => conn.close(&h).map(|_| Response::Ok).unwrap_or_else(err),
+            None => no_handle(hobj),
+        },
+        Request::Put {
+            hobj,
+            mut md,
+            payload,
+            syncpoint,
+        } => match handles.get(&hobj) {
+            Some(h) => conn
+                .put(h, &mut md, &payload, PutOptions { syncpoint })
+                .map(|_| Response::Put { md })
+                .unwrap_or_else(err),
+            None => no_handle(hobj),
+        },
+        Request::Put1 {
+            name,
+            mut md,
+            payload,
+            syncpoint,
+        } => conn
+            .put1(&name, &mut md, &payload, PutOptions { syncpoint })
+            .map(|_| Response::Put { md })
+            .unwrap_or_else(err),
+        Request::Get(g) => match handles.get(&g.hobj) {
+            Some(h) => match conn.get(h, get_options(&g)) {
+                Ok(got) => Response::Got {
+                    md: got.md,
+                    payload: got.payload,
+                    data_len: got.data_len as u64,
+                    warning: got.warning.map(|w| w.code()).unwrap_or(0),
+                },
+                Err(e) => err(e),
+            },
+            None => no_handle(g.hobj),
+        },
+        Request::Commit => conn.commit().map(|_| Response::Ok).unwrap_or_else(err),
+        Request::Backout => conn.backout().map(|_| Response::Ok).unwrap_or_else(err),
+        Request::Mqsc { script, json } => {
+            if !admin {
+                return Some(Response::Err {
+                    reason: 2035,
+                    detail: "MQSC needs the queue manager's own user".into(),
+                });
+            }
+            let r = sealmq_mqsc::run(qm, &script);
+            let failed = r.iter().filter(|x| !x.ok).count() as u32;
+            let text = if json {
+                sealmq_mqsc::render_json(&r)
+            } else {
+                sealmq_mqsc::render_text(&r)
+            };
+            Response::Mqsc { text, failed }
+        }
+        Request::Stop { immediate: _ } => {
+            if !admin {
+                return Some(Response::Err {
+                    reason: 2035,
+                    detail: "stopping the queue manager needs its own user".into(),
+                });
+            }
+            signal_stop(stop, stopped, qm);
+            Response::Ok
+        }
+        Request::Heartbeat => Response::Ok,
+        Request::Disconnect => return None,
+    })
+}

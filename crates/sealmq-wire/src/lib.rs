@@ -1,0 +1,562 @@
+//! # sealmq-wire: the protocol between applications and a queue manager (version 1)
+//!
+//! Documented in `docs/wire.md`. A frame is `length u32` (of what follows), `kind u8`,
+//! `request id u32`, then the body; all integers little-endian. The client opens with
+//! [`Request::Hello`]; the server answers [`Response::HelloOk`] with the version and the largest
+//! frame both accept. Every request gets exactly one response with the same id. Malformed
+//! frames are answered with an error and the connection is closed.
+
+use sealmq_engine::Md;
+use sealmq_storage::codec::{Dec, Enc};
+use std::io::{self, Read, Write};
+
+/// Protocol versions this build speaks.
+pub const VERSIONS: &[u16] = &[1];
+/// Largest frame accepted before Hello negotiates a larger one.
+pub const HELLO_MAX: usize = 64 * 1024;
+/// Overhead allowed above the message size in a frame.
+pub const FRAME_OVERHEAD: usize = 64 * 1024;
+
+/// Open options on the wire.
+pub mod open {
+    pub const INPUT_SHARED: u8 = 1;
+    pub const INPUT_EXCLUSIVE: u8 = 2;
+    pub const BROWSE: u8 = 4;
+    pub const OUTPUT: u8 = 8;
+    pub const INQUIRE: u8 = 16;
+    pub const SET: u8 = 32;
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GetReq {
+    pub hobj: u32,
+    pub syncpoint: bool,
+    /// Milliseconds to wait; negative: do not wait.
+    pub wait_ms: i64,
+    /// 0 none, 1 first, 2 next, 3 message under cursor.
+    pub browse: u8,
+    pub match_msg_id: Option<[u8; 24]>,
+    pub match_correl_id: Option<[u8; 24]>,
+    pub accept_truncated: bool,
+    /// Largest payload taken; negative: unlimited.
+    pub buffer: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request {
+    Hello {
+        versions: Vec<u16>,
+        max_msg: u32,
+        appl: String,
+    },
+    Open {
+        name: String,
+        options: u8,
+        dyn_name: String,
+    },
+    Close {
+        hobj: u32,
+    },
+    Put {
+        hobj: u32,
+        md: Md,
+        payload: Vec<u8>,
+        syncpoint: bool,
+    },
+    Put1 {
+        name: String,
+        md: Md,
+        payload: Vec<u8>,
+        syncpoint: bool,
+    },
+    Get(GetReq),
+    Commit,
+    Backout,
+    Mqsc {
+        script: String,
+        json: bool,
+    },
+    Stop {
+        immediate: bool,
+    },
+    Heartbeat,
+    Disconnect,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Response {
+    HelloOk {
+        version: u16,
+        max_msg: u32,
+        qmgr: String,
+        user: String,
+    },
+    Ok,
+    Opened {
+        hobj: u32,
+        resolved: String,
+    },
+    Put {
+        md: Md,
+    },
+    Got {
+        md: Md,
+        payload: Vec<u8>,
+        data_len: u64,
+        warning: u32,
+    },
+    Mqsc {
+        text: String,
+        failed: u32,
+    },
+    Err {
+        reason: u32,
+        detail: String,
+    },
+}
+
+/// A wire error: I/O, or a frame that breaks the protocol.
+#[derive(Debug)]
+pub enum WireError {
+    Io(io::Error),
+    /// The peer sent something that is not protocol: say what, then close.
+    Protocol(String),
+}
+
+impl std::fmt::Display for WireError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WireError::Io(e) => write!(f, "connection error: {e}"),
+            WireError::Protocol(m) => write!(f, "protocol error: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for WireError {}
+
+impl From<io::Error> for WireError {
+    fn from(e: io::Error) -> Self {
+        WireError::Io(e)
+    }
+}
+
+fn perr(e: sealmq_storage::StorageError) -> WireError {
+    WireError::Protocol(e.to_string())
+}
+
+fn opt_id(e: &mut Enc, v: &Option<[u8; 24]>) {
+    match v {
+        Some(id) => {
+            e.u8(1).fixed(id);
+        }
+        None => {
+            e.u8(0);
+        }
+    }
+}
+
+fn dec_opt_id(d: &mut Dec<'_>) -> sealmq_storage::Result<Option<[u8; 24]>> {
+    Ok(match d.u8()? {
+        0 => None,
+        _ => Some(d.fixed()?),
+    })
+}
+
+impl Request {
+    fn kind(&self) -> u8 {
+        match self {
+            Request::Hello { .. } => 1,
+            Request::Open { .. } => 2,
+            Request::Close { .. } => 3,
+            Request::Put { .. } => 4,
+            Request::Put1 { .. } => 5,
+            Request::Get(_) => 6,
+            Request::Commit => 7,
+            Request::Backout => 8,
+            Request::Mqsc { .. } => 9,
+            Request::Stop { .. } => 10,
+            Request::Heartbeat => 11,
+            Request::Disconnect => 12,
+        }
+    }
+
+    fn body(&self, e: &mut Enc) {
+        match self {
+            Request::Hello {
+                versions,
+                max_msg,
+                appl,
+            } => {
+                e.u16(versions.len() as u16);
+                for v in versions {
+                    e.u16(*v);
+                }
+                e.u32(*max_msg).str(appl);
+            }
+            Request::Open {
+                name,
+                options,
+                dyn_name,
+            } => {
+                e.str(name).u8(*options).str(dyn_name);
+            }
+            Request::Close { hobj } => {
+                e.u32(*hobj);
+            }
+            Request::Put {
+                hobj,
+                md,
+                payload,
+                syncpoint,
+            } => {
+                e.u32(*hobj);
+                md.encode(e);
+                e.bytes(payload).bool(*syncpoint);
+            }
+            Request::Put1 {
+                name,
+                md,
+                payload,
+                syncpoint,
+            } => {
+                e.str(name);
+                md.encode(e);
+                e.bytes(payload).bool(*syncpoint);
+            }
+            Request::Get(g) => {
+                e.u32(g.hobj).bool(g.syncpoint).i64(g.wait_ms).u8(g.browse);
+                opt_id(e, &g.match_msg_id);
+                opt_id(e, &g.match_correl_id);
+                e.bool(g.accept_truncated).i64(g.buffer);
+            }
+            Request::Mqsc { script, json } => {
+                e.str(script).bool(*json);
+            }
+            Request::Stop { immediate } => {
+                e.bool(*immediate);
+            }
+            Request::Commit | Request::Backout | Request::Heartbeat | Request::Disconnect => {}
+        }
+    }
+
+    fn decode(kind: u8, body: &[u8]) -> Result<Request, WireError> {
+        let mut d = Dec::new(body, "request");
+        let r = (|| -> sealmq_storage::Result<Request> {
+            Ok(match kind {
+                1 => {
+                    let n = d.u16()? as usize;
+                    let mut versions = Vec::with_capacity(n.min(16));
+                    for _ in 0..n {
+                        versions.push(d.u16()?);
+                    }
+                    Request::Hello {
+                        versions,
+                        max_msg: d.u32()?,
+                        appl: d.str()?,
+                    }
+                }
+                2 => Request::Open {
+                    name: d.str()?,
+                    options: d.u8()?,
+                    dyn_name: d.str()?,
+                },
+                3 => Request::Close { hobj: d.u32()? },
+                4 => Request::Put {
+                    hobj: d.u32()?,
+                    md: Md::decode(&mut d)?,
+                    payload: d.bytes()?.to_vec(),
+                    syncpoint: d.bool()?,
+                },
+                5 => Request::Put1 {
+                    name: d.str()?,
+                    md: Md::decode(&mut d)?,
+                    payload: d.bytes()?.to_vec(),
+                    syncpoint: d.bool()?,
+                },
+                6 => Request::Get(GetReq {
+                    hobj: d.u32()?,
+                    syncpoint: d.bool()?,
+                    wait_ms: d.i64()?,
+                    browse: d.u8()?,
+                    match_msg_id: dec_opt_id(&mut d)?,
+                    match_correl_id: dec_opt_id(&mut d)?,
+                    accept_truncated: d.bool()?,
+                    buffer: d.i64()?,
+                }),
+                7 => Request::Commit,
+                8 => Request::Backout,
+                9 => Request::Mqsc {
+                    script: d.str()?,
+                    json: d.bool()?,
+                },
+                10 => Request::Stop {
+                    immediate: d.bool()?,
+                },
+                11 => Request::Heartbeat,
+                12 => Request::Disconnect,
+                k => {
+                    return Err(sealmq_storage::StorageError::Decode(format!(
+                        "unknown request kind {k}"
+                    )));
+                }
+            })
+        })()
+        .map_err(perr)?;
+        d.finish().map_err(perr)?;
+        Ok(r)
+    }
+}
+
+impl Response {
+    fn kind(&self) -> u8 {
+        match self {
+            Response::HelloOk { .. } => 130,
+            Response::Ok => 128,
+            Response::Opened { .. } => 131,
+            Response::Put { .. } => 132,
+            Response::Got { .. } => 133,
+            Response::Mqsc { .. } => 134,
+            Response::Err { .. } => 129,
+        }
+    }
+
+    fn body(&self, e: &mut Enc) {
+        match self {
+            Response::HelloOk {
+                version,
+                max_msg,
+                qmgr,
+                user,
+            } => {
+                e.u16(*version).u32(*max_msg).str(qmgr).str(user);
+            }
+            Response::Ok => {}
+            Response::Opened { hobj, resolved } => {
+                e.u32(*hobj).str(resolved);
+            }
+            Response::Put { md } => md.encode(e),
+            Response::Got {
+                md,
+                payload,
+                data_len,
+                warning,
+            } => {
+                md.encode(e);
+                e.bytes(payload).u64(*data_len).u32(*warning);
+            }
+            Response::Mqsc { text, failed } => {
+                e.str(text).u32(*failed);
+            }
+            Response::Err { reason, detail } => {
+                e.u32(*reason).str(detail);
+            }
+        }
+    }
+
+    fn decode(kind: u8, body: &[u8]) -> Result<Response, WireError> {
+        let mut d = Dec::new(body, "response");
+        let r = (|| -> sealmq_storage::Result<Response> {
+            Ok(match kind {
+                130 => Response::HelloOk {
+                    version: d.u16()?,
+                    max_msg: d.u32()?,
+                    qmgr: d.str()?,
+                    user: d.str()?,
+                },
+                128 => Response::Ok,
+                131 => Response::Opened {
+                    hobj: d.u32()?,
+                    resolved: d.str()?,
+                },
+                132 => Response::Put {
+                    md: Md::decode(&mut d)?,
+                },
+                133 => Response::Got {
+                    md: Md::decode(&mut d)?,
+                    payload: d.bytes()?.to_vec(),
+                    data_len: d.u64()?,
+                    warning: d.u32()?,
+                },
+                134 => Response::Mqsc {
+                    text: d.str()?,
+                    failed: d.u32()?,
+                },
+                129 => Response::Err {
+                    reason: d.u32()?,
+                    detail: d.str()?,
+                },
+                k => {
+                    return Err(sealmq_storage::StorageError::Decode(format!(
+                        "unknown response kind {k}"
+                    )));
+                }
+            })
+        })()
+        .map_err(perr)?;
+        d.finish().map_err(perr)?;
+        Ok(r)
+    }
+}
+
+fn write_frame(w: &mut impl Write, kind: u8, id: u32, body: &[u8]) -> io::Result<()> {
+    let mut buf = Vec::with_capacity(body.len() + 9);
+    buf.extend_from_slice(&((body.len() + 5) as u32).to_le_bytes());
+    buf.push(kind);
+    buf.extend_from_slice(&id.to_le_bytes());
+    buf.extend_from_slice(body);
+    w.write_all(&buf)?;
+    w.flush()
+}
+
+/// Reads one frame: (kind, id, body). `Ok(None)` at a clean end of stream.
+fn read_frame(r: &mut impl Read, max: usize) -> Result<Option<(u8, u32, Vec<u8>)>, WireError> {
+    let mut len = [0u8; 4];
+    match r.read_exact(&mut len) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e.into()),
+    }
+    let len = u32::from_le_bytes(len) as usize;
+    if len < 5 {
+        return Err(WireError::Protocol(format!(
+            "frame length {len} is shorter than a frame header"
+        )));
+    }
+    if len > max {
+        return Err(WireError::Protocol(format!(
+            "frame of {len} bytes exceeds the negotiated {max}"
+        )));
+    }
+    let mut buf = vec![0u8; len];
+    r.read_exact(&mut buf)?;
+    let kind = buf[0];
+    let id = u32::from_le_bytes([buf[1], buf[2], buf[3], buf[4]]);
+    buf.drain(..5);
+    Ok(Some((kind, id, buf)))
+}
+
+pub fn write_request(w: &mut impl Write, id: u32, r: &Request) -> io::Result<()> {
+    let mut e = Enc::new();
+    r.body(&mut e);
+    write_frame(w, r.kind(), id, &e.buf)
+}
+
+pub fn write_response(w: &mut impl Write, id: u32, r: &Response) -> io::Result<()> {
+    let mut e = Enc::new();
+    r.body(&mut e);
+    write_frame(w, r.kind(), id, &e.buf)
+}
+
+pub fn read_request(r: &mut impl Read, max: usize) -> Result<Option<(u32, Request)>, WireError> {
+    match read_frame(r, max)? {
+        None => Ok(None),
+        Some((kind, id, body)) => Ok(Some((id, Request::decode(kind, &body)?))),
+    }
+}
+
+pub fn read_response(r: &mut impl Read, max: usize) -> Result<Option<(u32, Response)>, WireError> {
+    match read_frame(r, max)? {
+        None => Ok(None),
+        Some((kind, id, body)) => Ok(Some((id, Response::decode(kind, &body)?))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn requests_and_responses_round_trip() {
+        let reqs = vec![
+            Request::Hello {
+                versions: vec![1],
+                max_msg: 4 << 20,
+                appl: "t".into(),
+            },
+            Request::Open {
+                name: "Q".into(),
+                options: open::OUTPUT,
+                dyn_name: "AMQ.*".into(),
+            },
+            Request::Put1 {
+                name: "Q".into(),
+                md: Md::default(),
+                payload: b"x".to_vec(),
+                syncpoint: true,
+            },
+            Request::Get(GetReq {
+                hobj: 1,
+                syncpoint: false,
+                wait_ms: 10,
+                browse: 0,
+                match_msg_id: Some([3; 24]),
+                match_correl_id: None,
+                accept_truncated: true,
+                buffer: -1,
+            }),
+            Request::Mqsc {
+                script: "DIS QMGR".into(),
+                json: true,
+            },
+            Request::Commit,
+        ];
+        for (i, r) in reqs.iter().enumerate() {
+            let mut buf = Vec::new();
+            write_request(&mut buf, i as u32, r).unwrap();
+            let (id, back) = read_request(&mut buf.as_slice(), HELLO_MAX)
+                .unwrap()
+                .unwrap();
+            assert_eq!((id, &back), (i as u32, r));
+        }
+        let resp = Response::Got {
+            md: Md::default(),
+            payload: vec![1; 10],
+            data_len: 10,
+            warning: 0,
+        };
+        let mut buf = Vec::new();
+        write_response(&mut buf, 9, &resp).unwrap();
+        assert_eq!(
+            read_response(&mut buf.as_slice(), HELLO_MAX)
+                .unwrap()
+                .unwrap(),
+            (9, resp)
+        );
+    }
+
+    #[test]
+    fn oversized_and_short_frames_are_protocol_errors() {
+        let mut big = Vec::new();
+        big.extend_from_slice(&(10_000_000u32).to_le_bytes());
+        assert!(matches!(
+            read_request(&mut big.as_slice(), HELLO_MAX),
+            Err(WireError::Protocol(_))
+        ));
+        let short = 3u32.to_le_bytes();
+        assert!(matches!(
+            read_request(&mut short.as_slice(), HELLO_MAX),
+            Err(WireError::Protocol(_))
+        ));
+        assert!(
+            read_request(&mut [].as_slice(), HELLO_MAX)
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_frames_never_panic(kind in any::<u8>(), body in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let mut buf = Vec::new();
+            write_frame(&mut buf, kind, 1, &body).unwrap();
+            let _ = read_request(&mut buf.as_slice(), HELLO_MAX);
+            let _ = read_response(&mut buf.as_slice(), HELLO_MAX);
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let _ = read_request(&mut bytes.as_slice(), HELLO_MAX);
+        }
+    }
+}
