@@ -468,7 +468,7 @@ mod tests {
 
     #[test]
     fn requests_and_responses_round_trip() {
-        let reqs = vec![
+        let reqs = [
             Request::Hello {
                 versions: vec![1],
                 max_msg: 4 << 20,
