@@ -268,7 +268,7 @@ pub fn get(a: GetArgs) -> CliResult {
     } else if a.quiet {
         let _ = writeln!(out, "got {got} message(s) from {}", a.c.queue);
     }
-    if !a.all && a.count.is_some_and(|n| got < n) {
+    if !a.all && got < limit {
         return Err(format!("2033 NO_MSG_AVAILABLE: got {got} of {} message(s)", limit).into());
     }
     Ok(())

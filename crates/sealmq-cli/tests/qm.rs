@@ -1,0 +1,257 @@
+//! The queue manager as a user runs it: `sealmq create/start/stop/status/delete`, `mqsc`,
+//! `put/get/browse`, reason codes end to end, and `kill -9` of the queue manager mid-run.
+//!
+//! Durability contract checked by the crash test: with `put --persistent --syncpoint 10
+//! --log-commits`, every message up to the last `committed N` line survives a SIGKILL of the
+//! queue manager, at most the 10 of the unit of work in flight may also be there, and no
+//! message is corrupt or duplicated.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+struct Home {
+    dir: tempfile::TempDir,
+}
+
+impl Home {
+    fn new() -> Home {
+        Home {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_sealmq"));
+        c.args(args)
+            .env("SEALMQ_HOME", self.dir.path())
+            .env_remove("SEALMQ_KEYSTORE");
+        c
+    }
+
+    fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        use std::io::Write;
+        let mut c = self.cmd(args);
+        c.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        if let Some(s) = stdin {
+            let _ = child.stdin.take().unwrap().write_all(s.as_bytes());
+        }
+        drop(child.stdin.take());
+        child.wait_with_output().unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        self.ok_in(args, None)
+    }
+
+    fn ok_in(&self, args: &[&str], stdin: Option<&str>) -> String {
+        let o = self.run(args, stdin);
+        assert!(
+            o.status.success(),
+            "sealmq {} failed: {}{}",
+            args.join(" "),
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    fn fails(&self, args: &[&str]) -> String {
+        let o = self.run(args, None);
+        assert!(!o.status.success(), "sealmq {} should fail", args.join(" "));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    }
+
+    fn qm_dir(&self, qm: &str) -> PathBuf {
+        self.dir.path().join("qmgrs").join(qm)
+    }
+}
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        // Stop anything a failed test left running.
+        for entry in std::fs::read_dir(self.dir.path().join("qmgrs"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if let Ok(pid) = std::fs::read_to_string(entry.path().join("qm.pid")) {
+                let _ = Command::new("kill").arg("-9").arg(pid.trim()).status();
+            }
+        }
+    }
+}
+
+fn pid(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("qm.pid"))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn lifecycle_mqsc_and_sample_applications() {
+    let h = Home::new();
+    assert!(h.ok(&["create", "QM1"]).contains("created"));
+    assert!(h.fails(&["create", "QM1"]).contains("2100"));
+    assert!(h.ok(&["status"]).contains("QMNAME(QM1) STATUS(ENDED)"));
+    let out = h.ok(&["start", "QM1", "--background"]);
+    assert!(out.contains("started"), "{out}");
+    assert!(h.ok(&["status", "QM1"]).contains("STATUS(RUNNING)"));
+    assert!(h.fails(&["delete", "QM1"]).contains("2042"));
+    // MQSC, text and JSON; a failing command makes the exit non-zero.
+    let out = h.ok_in(
+        &["mqsc", "QM1"],
+        Some("DEFINE QLOCAL(APP.Q) MAXDEPTH(3) MAXMSGL(100)\nDISPLAY QLOCAL(APP.Q) MAXDEPTH\n"),
+    );
+    assert!(out.contains("MAXDEPTH(3)"), "{out}");
+    let o = h.run(
+        &["mqsc", "QM1", "--json"],
+        Some("DISPLAY QLOCAL(APP.Q) ALL\nDEFINE QLOCAL(APP.Q)\n"),
+    );
+    assert!(!o.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(json[0]["objects"][0]["MAXMSGL"], "100");
+    assert_eq!(json[1]["reason"], 2100);
+    // Sample applications and reason codes end to end.
+    assert!(
+        h.ok(&["put", "QM1", "APP.Q", "--message", "hello"])
+            .contains("put 1")
+    );
+    assert!(
+        h.fails(&["put", "QM1", "NO.SUCH.Q", "--message", "x"])
+            .contains("2085")
+    );
+    assert!(
+        h.fails(&["put", "QM1", "APP.Q", "--size", "101"])
+            .contains("2030")
+    );
+    h.ok(&["put", "QM1", "APP.Q", "--message", "two", "--count", "2"]);
+    assert!(
+        h.fails(&["put", "QM1", "APP.Q", "--message", "full"])
+            .contains("2053")
+    );
+    let out = h.ok(&["browse", "QM1", "APP.Q"]);
+    assert!(
+        out.contains("1: hello") && out.contains("3 message(s)"),
+        "{out}"
+    );
+    assert_eq!(h.ok(&["get", "QM1", "APP.Q"]), "hello\n");
+    assert!(
+        h.ok(&["get", "QM1", "APP.Q", "--all", "--quiet"])
+            .contains("got 2")
+    );
+    assert!(h.fails(&["get", "QM1", "APP.Q"]).contains("2033"));
+    // Over TCP too.
+    h.ok(&["stop", "QM1"]);
+    assert!(h.ok(&["status", "QM1"]).contains("ENDED"));
+    let out = h.ok(&["start", "QM1", "--background", "--listen", "127.0.0.1:0"]);
+    let addr = out
+        .split("tcp:")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(|c: char| c == '.' || c.is_whitespace())
+        .to_string();
+    h.ok(&[
+        "put",
+        "QM1",
+        "APP.Q",
+        "--message",
+        "via tcp",
+        "--conn",
+        &addr,
+    ]);
+    assert_eq!(h.ok(&["get", "QM1", "APP.Q", "--conn", &addr]), "via tcp\n");
+    h.ok(&["stop", "QM1"]);
+    assert!(
+        h.fails(&["put", "QM1", "APP.Q", "--message", "x"])
+            .contains("2059")
+    );
+    h.ok(&["delete", "QM1"]);
+    assert!(!h.qm_dir("QM1").exists());
+}
+
+#[test]
+fn persistent_messages_survive_kill_dash_nine_of_the_queue_manager() {
+    let h = Home::new();
+    h.ok(&["create", "QMK"]);
+    h.ok(&["start", "QMK", "--background"]);
+    h.ok_in(
+        &["mqsc", "QMK"],
+        Some("DEFINE QLOCAL(DUR.Q) MAXDEPTH(1000000)\n"),
+    );
+    let dir = h.qm_dir("QMK");
+    let mut expected_min = 0u64;
+    let mut expected_max = 0u64;
+    for round in 0..4u64 {
+        let mut putter = h
+            .cmd(&[
+                "put",
+                "QMK",
+                "DUR.Q",
+                "--size",
+                "256",
+                "--count",
+                "100000",
+                "--persistent",
+                "--syncpoint",
+                "10",
+                "--log-commits",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = putter.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for l in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        // Kill the queue manager after a number of commits that differs per round.
+        let want = 5 + round * 17;
+        let mut last = 0u64;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while last < want * 10 {
+            let l = rx
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .expect("the putter stopped committing");
+            if let Some(n) = l.strip_prefix("committed ") {
+                last = n.parse().unwrap();
+            }
+        }
+        let status = Command::new("kill")
+            .arg("-9")
+            .arg(pid(&dir))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let _ = putter.wait();
+        for l in rx.try_iter() {
+            if let Some(n) = l.strip_prefix("committed ") {
+                last = n.parse().unwrap();
+            }
+        }
+        expected_min += last;
+        expected_max += last + 10;
+        h.ok(&["start", "QMK", "--background"]);
+    }
+    let out = h.ok(&["get", "QMK", "DUR.Q", "--all", "--verify"]);
+    let got: u64 = out.split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert!(out.contains("corrupt 0 duplicate 0"), "{out}");
+    assert!(
+        got >= expected_min && got <= expected_max,
+        "got {got}, committed at least {expected_min}, at most {expected_max}"
+    );
+    h.ok(&["stop", "QMK"]);
+}
