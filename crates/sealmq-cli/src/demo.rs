@@ -19,6 +19,7 @@ pub struct DemoArgs {
 }
 
 pub fn run(a: DemoArgs) -> CliResult {
+    let temporary = a.dir.is_none();
     let dir = match a.dir {
         Some(d) => d,
         None => std::env::temp_dir().join(format!("sealmq-demo-{}", std::process::id())),
@@ -95,5 +96,78 @@ pub fn run(a: DemoArgs) -> CliResult {
     println!(
         "1 KiB payloads, all unprotected by bob and checked; try: sealmq message inspect --in FILE"
     );
+    let r = queue_manager_demo(&dir, a.count);
+    if temporary {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    r
+}
+
+/// An embedded queue manager: started in this process, a queue defined with MQSC, persistent
+/// messages moved through it by a client over the local socket, then a restart.
+fn queue_manager_demo(dir: &std::path::Path, count: u32) -> CliResult {
+    use sealmq_client::Client;
+    use sealmq_engine::mqi::{GetOptions, OpenOptions};
+    use sealmq_engine::{Md, Persistence, QmConfig, QueueManager};
+    use sealmq_server::{Server, ServerConfig};
+    let qm_dir = dir.join("DEMO.QM");
+    if !qm_dir.join("log").exists() {
+        QueueManager::create(QmConfig::new("DEMO.QM", &qm_dir))
+            .map_err(|e| e.to_string())?
+            .shutdown()
+            .map_err(|e| e.to_string())?;
+    }
+    let cfg = ServerConfig {
+        name: "DEMO.QM".into(),
+        dir: qm_dir.clone(),
+        listen: None,
+    };
+    let server = Server::start(&cfg)?;
+    println!("\nqueue manager DEMO.QM running in {}", qm_dir.display());
+    let mut c = Client::connect_local(&qm_dir, "sealmq-demo").map_err(|e| e.to_string())?;
+    let script =
+        "DEFINE QLOCAL(DEMO.Q) REPLACE DESCR('demo queue')\nDISPLAY QLOCAL(DEMO.Q) DESCR CURDEPTH";
+    let (out, _) = c.mqsc(script, false).map_err(|e| e.to_string())?;
+    print!("{out}");
+    let (h, _) = c
+        .open("DEMO.Q", OpenOptions::output())
+        .map_err(|e| e.to_string())?;
+    let start = std::time::Instant::now();
+    for i in 0..count {
+        let mut md = Md {
+            persistence: Persistence::Persistent,
+            ..Md::default()
+        };
+        c.put(h, &mut md, format!("order {i}").as_bytes(), true)
+            .map_err(|e| e.to_string())?;
+        if i % 10 == 9 {
+            c.commit().map_err(|e| e.to_string())?;
+        }
+    }
+    c.commit().map_err(|e| e.to_string())?;
+    println!(
+        "put {count} persistent messages in units of 10 in {:?}",
+        start.elapsed()
+    );
+    drop(c);
+    server.request_stop();
+    server.wait()?;
+    println!("stopped; restarting to show they survived");
+    let server = Server::start(&cfg)?;
+    let mut c = Client::connect_local(&qm_dir, "sealmq-demo").map_err(|e| e.to_string())?;
+    let (h, _) = c
+        .open("DEMO.Q", OpenOptions::input())
+        .map_err(|e| e.to_string())?;
+    let mut got = 0;
+    while c.get(h, &GetOptions::default()).is_ok() {
+        got += 1;
+    }
+    println!("got {got} messages back after the restart");
+    drop(c);
+    server.request_stop();
+    server.wait()?;
+    if got != count {
+        return Err(format!("demo: expected {count} messages, got {got}").into());
+    }
     Ok(())
 }
