@@ -212,6 +212,7 @@ pub fn stop(a: StopArgs) -> CliResult {
     }
     let mut c = Client::connect_local(&dir, "sealmq-stop").map_err(|e| e.to_string())?;
     c.stop(a.immediate).map_err(|e| e.to_string())?;
+    drop(c); // our own connection must not hold up a controlled stop
     let deadline = Instant::now() + Duration::from_secs(60);
     while running(&dir) {
         if Instant::now() > deadline {

@@ -562,6 +562,10 @@ impl QueueManager {
     /// Stops new work (2161 to applications).
     pub fn quiesce(&self) {
         self.quiescing.store(true, Ordering::Relaxed);
+        let queues: Vec<Arc<LocalQueue>> = read(&self.locals).values().cloned().collect();
+        for q in queues {
+            q.lock().wake_all();
+        }
     }
 
     pub fn is_quiescing(&self) -> bool {

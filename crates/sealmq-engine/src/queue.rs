@@ -66,7 +66,7 @@ impl Waiter {
         })
     }
 
-    fn wake(&self) {
+    pub(crate) fn wake(&self) {
         *self.woken.lock().unwrap_or_else(|p| p.into_inner()) = true;
         self.cv.notify_one();
     }
@@ -264,6 +264,13 @@ impl QueueState {
         {
             let msg = e.msg.clone();
             self.notify(&msg);
+        }
+    }
+
+    /// Wakes every waiter (the queue manager is ending: they answer 2161).
+    pub fn wake_all(&mut self) {
+        for w in self.waiters.drain(..) {
+            w.wake();
         }
     }
 

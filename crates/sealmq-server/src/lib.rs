@@ -34,6 +34,10 @@ pub fn socket_path(dir: &Path) -> PathBuf {
 /// A running server.
 pub struct Server {
     qm: Arc<QueueManager>,
+    socks: Arc<Mutex<HashMap<u64, Sock>>>,
+    /// Connections being served (a controlled stop waits for them to end).
+    active: Arc<std::sync::atomic::AtomicUsize>,
+    immediate: Arc<AtomicBool>,
     stop: Arc<AtomicBool>,
     stopped: Arc<(Mutex<bool>, std::sync::Condvar)>,
     socket: PathBuf,
@@ -107,32 +111,43 @@ impl Server {
             .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+        let active = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let immediate = Arc::new(AtomicBool::new(false));
         let me_uid = unsafe { libc::geteuid() };
+        let socks: Arc<Mutex<HashMap<u64, Sock>>> = Arc::new(Mutex::new(HashMap::new()));
+        let ctx = Ctx {
+            socks: socks.clone(),
+            next_sock: Arc::new(std::sync::atomic::AtomicU64::new(1)),
+            stop: stop.clone(),
+            stopped: stopped.clone(),
+            active: active.clone(),
+            immediate: immediate.clone(),
+        };
         {
-            let (qm, stop, stopped) = (qm.clone(), stop.clone(), stopped.clone());
+            let (qm, ctx) = (qm.clone(), ctx.clone());
             std::thread::spawn(move || {
                 for s in ul.incoming() {
-                    if stop.load(Ordering::Relaxed) {
+                    if ctx.stop.load(Ordering::Relaxed) {
                         break;
                     }
                     let Ok(s) = s else { continue };
                     let uid = peer_uid(&s).unwrap_or(u32::MAX);
                     let user = user_name(uid);
                     let admin = uid == me_uid;
-                    let (qm, stop, stopped) = (qm.clone(), stop.clone(), stopped.clone());
+                    let (qm, ctx) = (qm.clone(), ctx.clone());
                     std::thread::spawn(move || {
-                        let r = s.try_clone().map(|w| {
+                        if let (Ok(w), Ok(k)) = (s.try_clone(), s.try_clone()) {
+                            let id = ctx.register(Sock::Unix(k));
                             serve(
                                 &qm,
                                 BufReader::new(s),
                                 BufWriter::new(w),
                                 &user,
                                 admin,
-                                &stop,
-                                &stopped,
-                            )
-                        });
-                        let _ = r;
+                                &ctx,
+                            );
+                            ctx.unregister(id);
+                        }
                     });
                 }
             });
@@ -142,26 +157,27 @@ impl Server {
             let tl =
                 TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
             tcp = tl.local_addr().ok();
-            let (qm, stop, stopped) = (qm.clone(), stop.clone(), stopped.clone());
+            let (qm, ctx) = (qm.clone(), ctx.clone());
             std::thread::spawn(move || {
                 for s in tl.incoming() {
-                    if stop.load(Ordering::Relaxed) {
+                    if ctx.stop.load(Ordering::Relaxed) {
                         break;
                     }
                     let Ok(s) = s else { continue };
                     let _ = s.set_nodelay(true);
-                    let (qm, stop, stopped) = (qm.clone(), stop.clone(), stopped.clone());
+                    let (qm, ctx) = (qm.clone(), ctx.clone());
                     std::thread::spawn(move || {
-                        if let Ok(w) = s.try_clone() {
+                        if let (Ok(w), Ok(k)) = (s.try_clone(), s.try_clone()) {
+                            let id = ctx.register(Sock::Tcp(k));
                             serve(
                                 &qm,
                                 BufReader::new(s),
                                 BufWriter::new(w),
                                 "tcp",
                                 false,
-                                &stop,
-                                &stopped,
+                                &ctx,
                             );
+                            ctx.unregister(id);
                         }
                     });
                 }
@@ -169,6 +185,9 @@ impl Server {
         }
         Ok(Server {
             qm,
+            socks,
+            active,
+            immediate,
             stop,
             stopped,
             socket,
@@ -201,14 +220,31 @@ impl Server {
         signal_stop(&self.stop, &self.stopped, &self.qm);
     }
 
+    /// Connections currently served.
+    pub fn connections(&self) -> usize {
+        self.active.load(Ordering::Relaxed)
+    }
+
     fn shutdown(self) -> Result<(), String> {
         self.stop.store(true, Ordering::Relaxed);
+        // A controlled stop lets applications see 2161 and disconnect (30 s at most); an
+        // immediate one does not wait. Units of work still open are backed out either way.
+        if !self.immediate.load(Ordering::Relaxed) {
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            while self.active.load(Ordering::Relaxed) > 0 && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
         // Unblock the accept loops.
         let _ = UnixStream::connect(&self.socket);
         if let Some(a) = self.tcp {
             let _ = TcpStream::connect_timeout(&a, Duration::from_millis(200));
         }
         let _ = std::fs::remove_file(&self.socket);
+        // Close what is still connected: those applications see 2009 on their next call.
+        for (_, s) in self.socks.lock().unwrap_or_else(|p| p.into_inner()).drain() {
+            s.shutdown();
+        }
         self.qm.shutdown().map_err(|e| e.to_string())
     }
 }
@@ -219,6 +255,59 @@ fn signal_stop(stop: &AtomicBool, stopped: &(Mutex<bool>, std::sync::Condvar), q
     let (m, cv) = stopped;
     *m.lock().unwrap_or_else(|p| p.into_inner()) = true;
     cv.notify_all();
+}
+
+/// A served socket, kept so that shutdown can close it.
+enum Sock {
+    Unix(UnixStream),
+    Tcp(TcpStream),
+}
+
+impl Sock {
+    fn shutdown(&self) {
+        let _ = match self {
+            Sock::Unix(s) => s.shutdown(std::net::Shutdown::Both),
+            Sock::Tcp(s) => s.shutdown(std::net::Shutdown::Both),
+        };
+    }
+}
+
+/// What every connection thread shares.
+#[derive(Clone)]
+struct Ctx {
+    socks: Arc<Mutex<HashMap<u64, Sock>>>,
+    next_sock: Arc<std::sync::atomic::AtomicU64>,
+    stop: Arc<AtomicBool>,
+    stopped: Arc<(Mutex<bool>, std::sync::Condvar)>,
+    active: Arc<std::sync::atomic::AtomicUsize>,
+    immediate: Arc<AtomicBool>,
+}
+
+impl Ctx {
+    fn register(&self, s: Sock) -> u64 {
+        let id = self.next_sock.fetch_add(1, Ordering::Relaxed);
+        self.socks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, s);
+        id
+    }
+
+    fn unregister(&self, id: u64) {
+        self.socks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id);
+    }
+}
+
+/// Counts a connection while it is served.
+struct Active<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl Drop for Active<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 fn err(e: MqError) -> Response {
@@ -265,9 +354,10 @@ fn serve(
     mut w: impl Write,
     user: &str,
     admin: bool,
-    stop: &AtomicBool,
-    stopped: &(Mutex<bool>, std::sync::Condvar),
+    ctx: &Ctx,
 ) {
+    ctx.active.fetch_add(1, Ordering::Relaxed);
+    let _active = Active(&ctx.active);
     // Hello first.
     let (id, appl, client_max) = match sealmq_wire::read_request(&mut r, sealmq_wire::HELLO_MAX) {
         Ok(Some((
@@ -349,16 +439,7 @@ fn serve(
                 break;
             }
         };
-        let resp = handle(
-            qm,
-            &conn,
-            &mut handles,
-            &mut next_h,
-            req,
-            admin,
-            stop,
-            stopped,
-        );
+        let resp = handle(qm, &conn, &mut handles, &mut next_h, req, admin, ctx);
         let done = resp.is_none();
         if let Some(resp) = resp
             && sealmq_wire::write_response(&mut w, id, &resp).is_err()
@@ -384,9 +465,19 @@ fn handle(
     next_h: &mut u32,
     req: Request,
     admin: bool,
-    stop: &AtomicBool,
-    stopped: &(Mutex<bool>, std::sync::Condvar),
+    ctx: &Ctx,
 ) -> Option<Response> {
+    if qm.is_quiescing()
+        && !matches!(
+            req,
+            Request::Commit | Request::Backout | Request::Close { .. } | Request::Disconnect
+        )
+    {
+        return Some(Response::Err {
+            reason: 2161,
+            detail: format!("queue manager {} is ending", qm.name()),
+        });
+    }
     let no_handle = |h: u32| Response::Err {
         reason: 2019,
         detail: format!("object handle {h} is not open"),
@@ -472,14 +563,15 @@ fn handle(
             };
             Response::Mqsc { text, failed }
         }
-        Request::Stop { immediate: _ } => {
+        Request::Stop { immediate } => {
             if !admin {
                 return Some(Response::Err {
                     reason: 2035,
                     detail: "stopping the queue manager needs its own user".into(),
                 });
             }
-            signal_stop(stop, stopped, qm);
+            ctx.immediate.store(immediate, Ordering::Relaxed);
+            signal_stop(&ctx.stop, &ctx.stopped, qm);
             Response::Ok
         }
         Request::Heartbeat => Response::Ok,

@@ -1,0 +1,184 @@
+//! The server as applications meet it: many connections, a controlled stop (2161, units of work
+//! backed out), a broken connection mid-unit-of-work, and malformed frames.
+
+use proptest::prelude::*;
+use sealmq_client::Client;
+use sealmq_engine::mqi::{GetOptions, OpenOptions};
+use sealmq_engine::{Md, Persistence, QmConfig, QueueManager};
+use sealmq_server::{Server, ServerConfig};
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
+
+fn setup(name: &str) -> (tempfile::TempDir, ServerConfig) {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join(name);
+    let qm = QueueManager::create(QmConfig::new(name, &dir)).unwrap();
+    qm.define(
+        sealmq_engine::QueueDef::new("Q", sealmq_engine::QType::Local),
+        false,
+    )
+    .unwrap();
+    qm.shutdown().unwrap();
+    (
+        d,
+        ServerConfig {
+            name: name.into(),
+            dir,
+            listen: None,
+        },
+    )
+}
+
+fn persistent() -> Md {
+    Md {
+        persistence: Persistence::Persistent,
+        ..Md::default()
+    }
+}
+
+fn poll(mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !cond() {
+        assert!(Instant::now() < deadline, "condition not reached in time");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn five_hundred_concurrent_connections() {
+    let (_d, cfg) = setup("QMC");
+    let server = Server::start(&cfg).unwrap();
+    let mut clients: Vec<Client> = (0..500)
+        .map(|i| Client::connect_local(&cfg.dir, &format!("app{i}")).unwrap())
+        .collect();
+    poll(|| server.connections() == 500);
+    for (i, c) in clients.iter_mut().enumerate() {
+        c.put1("Q", &mut Md::default(), format!("{i}").as_bytes(), false)
+            .unwrap();
+    }
+    assert_eq!(server.queue_manager().depth("Q").unwrap(), 500);
+    let mut seen = std::collections::HashSet::new();
+    for c in clients.iter_mut() {
+        let (h, _) = c.open("Q", OpenOptions::input()).unwrap();
+        seen.insert(c.get(h, &GetOptions::default()).unwrap().payload);
+    }
+    assert_eq!(seen.len(), 500);
+    drop(clients);
+    poll(|| server.connections() == 0);
+    server.request_stop();
+    server.wait().unwrap();
+}
+
+#[test]
+fn a_broken_connection_backs_out_and_the_client_sees_2009() {
+    let (_d, cfg) = setup("QMB");
+    let server = Server::start(&cfg).unwrap();
+    {
+        let mut a = Client::connect_local(&cfg.dir, "a").unwrap();
+        a.put1("Q", &mut persistent(), b"in flight", true).unwrap();
+        assert_eq!(
+            server
+                .queue_manager()
+                .queue_status("Q")
+                .unwrap()
+                .uncommitted,
+            1
+        );
+    } // the socket closes without commit
+    poll(|| {
+        server
+            .queue_manager()
+            .queue_status("Q")
+            .unwrap()
+            .uncommitted
+            == 0
+    });
+    assert_eq!(server.queue_manager().depth("Q").unwrap(), 0, "backed out");
+    server.request_stop();
+    server.wait().unwrap();
+    // During a stop a client is told 2161; once the queue manager is gone, 2009.
+    let server = Server::start(&cfg).unwrap();
+    let mut c = Client::connect_local(&cfg.dir, "c").unwrap();
+    let mut admin = Client::connect_local(&cfg.dir, "admin").unwrap();
+    admin.stop(true).unwrap();
+    assert_eq!(c.heartbeat().unwrap_err().reason, 2161);
+    drop(admin);
+    server.wait().unwrap();
+    assert_eq!(c.heartbeat().unwrap_err().reason, 2009);
+}
+
+#[test]
+fn a_controlled_stop_answers_2161_and_backs_out() {
+    let (_d, cfg) = setup("QMS");
+    let server = Server::start(&cfg).unwrap();
+    let mut a = Client::connect_local(&cfg.dir, "a").unwrap();
+    a.put1("Q", &mut persistent(), b"uncommitted", true)
+        .unwrap();
+    let dir = cfg.dir.clone();
+    let getter = std::thread::spawn(move || {
+        let mut b = Client::connect_local(&dir, "b").unwrap();
+        let (h, _) = b.open("Q", OpenOptions::input()).unwrap();
+        let start = Instant::now();
+        let r = b.get(
+            h,
+            &GetOptions {
+                wait: Some(Duration::from_secs(60)),
+                ..Default::default()
+            },
+        );
+        (r.map(|g| g.payload).map_err(|e| e.reason), start.elapsed())
+    });
+    poll(|| server.queue_manager().waiting("Q") == 1);
+    let mut admin = Client::connect_local(&cfg.dir, "admin").unwrap();
+    admin.stop(false).unwrap();
+    drop(admin);
+    let (r, waited) = getter.join().unwrap();
+    assert_eq!(r, Err(2161));
+    assert!(
+        waited < Duration::from_secs(30),
+        "the waiting get was released at once ({waited:?})"
+    );
+    assert_eq!(
+        a.put1("Q", &mut persistent(), b"late", false)
+            .unwrap_err()
+            .reason,
+        2161
+    );
+    drop(a);
+    server.wait().unwrap();
+    let (qm, _) = QueueManager::start(QmConfig::new("QMS", &cfg.dir)).unwrap();
+    assert_eq!(
+        qm.depth("Q").unwrap(),
+        0,
+        "the unit of work open at stop was backed out"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    #[test]
+    fn malformed_frames_get_an_error_and_a_closed_connection(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+        thread_local! {
+            static S: (tempfile::TempDir, ServerConfig, Server) = {
+                let (d, cfg) = setup("QMF");
+                let s = Server::start(&cfg).unwrap();
+                (d, cfg, s)
+            };
+        }
+        S.with(|(_, cfg, _)| {
+            let mut s = UnixStream::connect(cfg.dir.join("qm.sock")).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let _ = s.write_all(&bytes);
+            let _ = s.shutdown(std::net::Shutdown::Write);
+            // The server answers or closes; it never hangs (the read would time out).
+            let mut sink = Vec::new();
+            let r = s.read_to_end(&mut sink);
+            prop_assert!(r.is_ok(), "server did not close the connection: {r:?}");
+            // And it still serves everybody else.
+            let mut c = Client::connect_local(&cfg.dir, "after").unwrap();
+            c.heartbeat().unwrap();
+            Ok(())
+        })?;
+    }
+}
