@@ -10,6 +10,7 @@
 //! The concurrency design (locks, their order, why a busy queue does not hold up others) is in
 //! ARCHITECTURE.md and at the top of `qm.rs`.
 
+pub mod authority;
 pub mod error;
 pub mod md;
 pub mod mqi;

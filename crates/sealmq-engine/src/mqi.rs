@@ -1,6 +1,7 @@
 //! The MQI (SPEC §3): connect, open, put, put1, get (wait, browse, match), commit, backout,
 //! close. A [`Connection`] owns at most one unit of work; dropping it backs the unit out.
 
+use crate::authority::{AuthObj, auth};
 use crate::error::{MqError, MqResult, mqerr};
 use crate::md::{Md, Message, MsgId, NONE_ID, Persistence, now_ms};
 use crate::objects::{DefType, QType, QueueDef, Usage};
@@ -176,6 +177,7 @@ impl QueueManager {
         if self.is_quiescing() {
             return mqerr!(QMgrQuiescing, "queue manager {} is ending", self.name());
         }
+        self.check_authority(user, AuthObj::Qmgr, &self.name(), auth::CONNECT)?;
         Ok(Connection {
             qm: self.clone(),
             id: self.next_conn.fetch_add(1, Ordering::Relaxed),
@@ -225,6 +227,20 @@ impl Connection {
             );
         }
         let def = self.qm.queue_def(name)?;
+        let mut needed = 0;
+        for (on, a) in [
+            (opts.output, auth::PUT),
+            (opts.input_any(), auth::GET),
+            (opts.browse, auth::BROWSE),
+            (opts.inquire, auth::INQ),
+            (opts.set, auth::SET),
+        ] {
+            if on {
+                needed |= a;
+            }
+        }
+        self.qm
+            .check_authority(&self.user, AuthObj::Queue, name, needed)?;
         let (mut put_allowed, mut get_allowed) = (def.put_enabled, def.get_enabled);
         let mut temporary = false;
         let target_def = match def.qtype {

@@ -5,6 +5,7 @@
 //! durable, and exclusively by a checkpoint while it copies the committed state; `active` (the
 //! units of work with log records) is taken alone.
 
+use crate::authority::{AuthObj, AuthRec, authorities};
 use crate::error::{MqResult, mqerr};
 use crate::md::Message;
 use crate::objects::{QType, QmgrDef, QueueDef, system_queues};
@@ -30,6 +31,9 @@ pub struct QmConfig {
     pub checkpoint_bytes: u64,
     /// Sync the log on commit (tests of non-durable paths only turn it off).
     pub sync: bool,
+    /// The administrator principal (the queue manager's own user). `None` turns authority
+    /// checks off, for an engine embedded in a trusted process.
+    pub admin: Option<String>,
     #[doc(hidden)]
     pub fail_writes: Option<Arc<AtomicBool>>,
 }
@@ -43,6 +47,7 @@ impl QmConfig {
             archive_dir: None,
             checkpoint_bytes: 256 << 20,
             sync: true,
+            admin: None,
             fail_writes: None,
         }
     }
@@ -76,6 +81,7 @@ pub struct QueueManager {
     pub(crate) qmgr: RwLock<QmgrDef>,
     pub(crate) defs: RwLock<HashMap<String, QueueDef>>,
     pub(crate) locals: RwLock<HashMap<String, Arc<LocalQueue>>>,
+    pub(crate) authrecs: RwLock<Vec<AuthRec>>,
     pub(crate) apply: RwLock<()>,
     pub(crate) active: Mutex<HashMap<TxId, Lsn>>,
     pub(crate) next_seq: AtomicU64,
@@ -97,6 +103,10 @@ pub(crate) fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
     l.write().unwrap_or_else(|p| p.into_inner())
 }
 
+fn same_key(a: &AuthRec, b: &AuthRec) -> bool {
+    a.profile == b.profile && a.objtype == b.objtype && a.principal == b.principal
+}
+
 /// A unit of work's operations seen during replay.
 #[derive(Default)]
 struct PendingTx {
@@ -105,6 +115,7 @@ struct PendingTx {
 
 /// State rebuilt during recovery, before the queue manager exists.
 struct Rebuild {
+    auth: Vec<AuthRec>,
     qmgr: Option<QmgrDef>,
     defs: HashMap<String, QueueDef>,
     msgs: HashMap<String, HashMap<u64, (Message, u32)>>,
@@ -158,6 +169,11 @@ impl Rebuild {
         }
         match r {
             Record::Qmgr(q) => self.qmgr = Some(q),
+            Record::SetAuth(a) => {
+                self.auth.retain(|r| !same_key(r, &a));
+                self.auth.push(a);
+            }
+            Record::DeleteAuth(a) => self.auth.retain(|r| !same_key(r, &a)),
             Record::Define(d) => {
                 if matches!(d.qtype, QType::Local) {
                     self.msgs.entry(d.name.clone()).or_default();
@@ -251,6 +267,7 @@ impl QueueManager {
     pub fn start(cfg: QmConfig) -> MqResult<(Arc<QueueManager>, StartReport)> {
         let mut report = StartReport::default();
         let mut rb = Rebuild {
+            auth: Vec::new(),
             qmgr: None,
             defs: HashMap::new(),
             msgs: HashMap::new(),
@@ -296,6 +313,7 @@ impl QueueManager {
                     Frame::Active(tx) => {
                         rb.active_at_cp.insert(tx);
                     }
+                    Frame::Auth(a) => rb.auth.push(a),
                 }
             }
         }
@@ -337,6 +355,7 @@ impl QueueManager {
             qmgr: RwLock::new(rb.qmgr.unwrap_or_else(|| QmgrDef::new(&name))),
             defs: RwLock::new(HashMap::new()),
             locals: RwLock::new(HashMap::new()),
+            authrecs: RwLock::new(std::mem::take(&mut rb.auth)),
             apply: RwLock::new(()),
             active: Mutex::new(HashMap::new()),
             next_seq: AtomicU64::new(rb.max_seq + 1),
@@ -552,6 +571,66 @@ impl QueueManager {
         Ok(n)
     }
 
+    /// SET AUTHREC: grants `auths` (replacing the record with the same key).
+    pub fn set_authrec(&self, rec: AuthRec) -> MqResult<()> {
+        self.log_durable(&Record::SetAuth(rec.clone()))?;
+        let mut recs = write(&self.authrecs);
+        recs.retain(|r| !same_key(r, &rec));
+        recs.push(rec);
+        Ok(())
+    }
+
+    /// DELETE AUTHREC.
+    pub fn delete_authrec(&self, profile: &str, objtype: AuthObj, principal: &str) -> MqResult<()> {
+        let key = AuthRec {
+            profile: profile.into(),
+            objtype,
+            principal: principal.into(),
+            auths: 0,
+        };
+        if !read(&self.authrecs).iter().any(|r| same_key(r, &key)) {
+            return mqerr!(
+                UnknownObjectName,
+                "no authority record for '{principal}' on {} profile '{profile}'",
+                objtype.name()
+            );
+        }
+        self.log_durable(&Record::DeleteAuth(key.clone()))?;
+        write(&self.authrecs).retain(|r| !same_key(r, &key));
+        Ok(())
+    }
+
+    /// Every authority record.
+    pub fn authrecs(&self) -> Vec<AuthRec> {
+        read(&self.authrecs).clone()
+    }
+
+    /// Fails with 2035 unless `principal` holds `needed` on the object (or is the administrator,
+    /// or checks are off).
+    pub fn check_authority(
+        &self,
+        principal: &str,
+        objtype: AuthObj,
+        name: &str,
+        needed: u32,
+    ) -> MqResult<()> {
+        match &self.cfg.admin {
+            None => return Ok(()),
+            Some(a) if a == principal => return Ok(()),
+            Some(_) => {}
+        }
+        let has = authorities(&read(&self.authrecs), objtype, name, principal);
+        if has & needed == needed {
+            return Ok(());
+        }
+        let missing = crate::authority::auth::names(needed & !has).join(",");
+        mqerr!(
+            NotAuthorized,
+            "'{principal}' is not authorized to {missing} on {} '{name}'",
+            objtype.name()
+        )
+    }
+
     /// ALTER QMGR.
     pub fn alter_qmgr(&self, q: QmgrDef) -> MqResult<()> {
         self.log_durable(&Record::Qmgr(q.clone()))?;
@@ -620,6 +699,7 @@ impl QueueManager {
                 }
             }
             frames.extend(active.keys().map(|t| Frame::Active(*t)));
+            frames.extend(read(&self.authrecs).iter().cloned().map(Frame::Auth));
             (lsn, replay_from, active, (frames, msgs))
         };
         let _ = active;

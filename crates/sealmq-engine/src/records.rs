@@ -1,5 +1,6 @@
 //! Log records and checkpoint frames of the queue manager (format in docs/storage.md).
 
+use crate::authority::AuthRec;
 use crate::md::Message;
 use crate::objects::{QmgrDef, QueueDef};
 use crate::queue::TxId;
@@ -38,6 +39,10 @@ pub enum Record {
     },
     /// Every message of a queue removed (CLEAR QLOCAL).
     Clear(String),
+    /// An authority record set (replacing one with the same profile, type and principal).
+    SetAuth(AuthRec),
+    /// An authority record removed.
+    DeleteAuth(AuthRec),
 }
 
 impl Record {
@@ -52,6 +57,8 @@ impl Record {
             Record::Backout(_) => 7,
             Record::Move { .. } => 8,
             Record::Clear(_) => 9,
+            Record::SetAuth(_) => 10,
+            Record::DeleteAuth(_) => 11,
         }
     }
 
@@ -70,6 +77,7 @@ impl Record {
         match self {
             Record::Qmgr(q) => q.encode(&mut e),
             Record::Define(d) => d.encode(&mut e),
+            Record::SetAuth(a) | Record::DeleteAuth(a) => a.encode(&mut e),
             Record::Delete(n) | Record::Clear(n) => {
                 e.str(n);
             }
@@ -134,6 +142,8 @@ impl Record {
                 backout_count: d.u32()?,
             },
             9 => Record::Clear(d.str()?),
+            10 => Record::SetAuth(AuthRec::decode(&mut d)?),
+            11 => Record::DeleteAuth(AuthRec::decode(&mut d)?),
             k => return Err(StorageError::Decode(format!("unknown log record kind {k}"))),
         };
         d.finish()?;
@@ -159,6 +169,7 @@ pub enum Frame {
     },
     /// A unit of work active at the checkpoint: its records are replayed from the log.
     Active(TxId),
+    Auth(AuthRec),
 }
 
 impl Frame {
@@ -202,6 +213,10 @@ impl Frame {
             Frame::Active(tx) => {
                 e.u8(5).u64(*tx);
             }
+            Frame::Auth(a) => {
+                e.u8(6);
+                a.encode(&mut e);
+            }
         }
         e.buf
     }
@@ -223,6 +238,7 @@ impl Frame {
                 msg: Message::decode(&mut d)?,
             },
             5 => Frame::Active(d.u64()?),
+            6 => Frame::Auth(AuthRec::decode(&mut d)?),
             k => {
                 return Err(StorageError::Decode(format!(
                     "unknown checkpoint frame {k}"

@@ -148,7 +148,7 @@ pub fn parse(text: &str) -> Result<Command, ParseError> {
     })?;
     let mut i = 2;
     let mut name = None;
-    if o != Obj::Qmgr {
+    if o != Obj::Qmgr && o != Obj::AuthRec {
         match ts.get(i).map(|t| &t.tok) {
             Some(Tok::Open) => {
                 let (vals, next) = values(&ts, i)?;

@@ -92,8 +92,11 @@ impl Server {
         if lock.try_lock().is_err() {
             return Err(format!("queue manager {} is already running", cfg.name));
         }
-        let (qm, report) =
-            QueueManager::start(QmConfig::new(&cfg.name, &cfg.dir)).map_err(|e| e.to_string())?;
+        let me_uid = unsafe { libc::geteuid() };
+        let mut qcfg = QmConfig::new(&cfg.name, &cfg.dir);
+        // The queue manager's own user is the administrator; everyone else needs AUTHRECs.
+        qcfg.admin = Some(user_name(me_uid));
+        let (qm, report) = QueueManager::start(qcfg).map_err(|e| e.to_string())?;
         eprintln!(
             "sealmq: queue manager {} started: {} messages recovered, {} log records replayed{}",
             cfg.name,
@@ -113,7 +116,6 @@ impl Server {
         let stopped = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
         let active = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let immediate = Arc::new(AtomicBool::new(false));
-        let me_uid = unsafe { libc::geteuid() };
         let socks: Arc<Mutex<HashMap<u64, Sock>>> = Arc::new(Mutex::new(HashMap::new()));
         let ctx = Ctx {
             socks: socks.clone(),

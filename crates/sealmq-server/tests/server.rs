@@ -182,3 +182,68 @@ proptest! {
         })?;
     }
 }
+
+#[test]
+fn authority_records_govern_every_call_and_persist() {
+    let (_d, mut cfg) = setup("QMA");
+    cfg.listen = Some("127.0.0.1:0".parse().unwrap());
+    let server = Server::start(&cfg).unwrap();
+    let addr = server.tcp_addr().unwrap().to_string();
+    // TCP clients are principal 'tcp' (until TLS client certificates map DNs): no authority yet.
+    assert_eq!(
+        Client::connect_tcp(&addr, "app").err().unwrap().reason,
+        2035
+    );
+    let mut admin = Client::connect_local(&cfg.dir, "admin").unwrap();
+    let (out, failed) = admin
+        .mqsc(
+            "DEFINE QLOCAL(APP.Q)\nSET AUTHREC PROFILE('QMA') OBJTYPE(QMGR) PRINCIPAL('tcp') AUTHADD(CONNECT)\nSET AUTHREC PROFILE('APP.*') OBJTYPE(QUEUE) PRINCIPAL('tcp') AUTHADD(PUT,BROWSE)\nDISPLAY AUTHREC PRINCIPAL('tcp')",
+            false,
+        )
+        .unwrap();
+    assert_eq!(failed, 0, "{out}");
+    assert!(out.contains("AUTHLIST(PUT,BROWSE)"), "{out}");
+    let mut app = Client::connect_tcp(&addr, "app").unwrap();
+    assert_eq!(app.user, "tcp");
+    app.put1("APP.Q", &mut Md::default(), b"allowed", false)
+        .unwrap();
+    let e = app.open("APP.Q", OpenOptions::input()).unwrap_err();
+    assert_eq!(e.reason, 2035);
+    assert!(e.detail.contains("GET"), "{e}");
+    app.open("APP.Q", OpenOptions::browse()).unwrap();
+    assert_eq!(
+        app.put1("SYSTEM.DEAD.LETTER.QUEUE", &mut Md::default(), b"x", false)
+            .unwrap_err()
+            .reason,
+        2035
+    );
+    assert_eq!(app.mqsc("DISPLAY QMGR", false).unwrap_err().reason, 2035);
+    drop(app);
+    admin.stop(true).unwrap();
+    drop(admin);
+    server.wait().unwrap();
+    // Records survive a restart; removing one takes the authority away.
+    let server = Server::start(&cfg).unwrap();
+    let addr = server.tcp_addr().unwrap().to_string();
+    let mut app = Client::connect_tcp(&addr, "app").unwrap();
+    app.put1("APP.Q", &mut Md::default(), b"again", false)
+        .unwrap();
+    let mut admin = Client::connect_local(&cfg.dir, "admin").unwrap();
+    let (_, failed) = admin
+        .mqsc(
+            "DELETE AUTHREC PROFILE('APP.*') OBJTYPE(QUEUE) PRINCIPAL('tcp')",
+            false,
+        )
+        .unwrap();
+    assert_eq!(failed, 0);
+    assert_eq!(
+        app.put1("APP.Q", &mut Md::default(), b"no", false)
+            .unwrap_err()
+            .reason,
+        2035
+    );
+    drop(app);
+    admin.stop(true).unwrap();
+    drop(admin);
+    server.wait().unwrap();
+}
