@@ -155,6 +155,15 @@ fn lifecycle_mqsc_and_sample_applications() {
         .unwrap()
         .trim_end_matches(|c: char| c == '.' || c.is_whitespace())
         .to_string();
+    // TCP applications are principal 'tcp' and need authority records.
+    assert!(
+        h.fails(&["put", "QM1", "APP.Q", "--message", "x", "--conn", &addr])
+            .contains("2035")
+    );
+    h.ok_in(
+        &["mqsc", "QM1"],
+        Some("SET AUTHREC PROFILE('QM1') OBJTYPE(QMGR) PRINCIPAL('tcp') AUTHADD(CONNECT)\nSET AUTHREC PROFILE('APP.*') OBJTYPE(QUEUE) PRINCIPAL('tcp') AUTHADD(PUT,GET)\n"),
+    );
     h.ok(&[
         "put",
         "QM1",
