@@ -253,6 +253,15 @@ fn persistent_messages_survive_kill_dash_nine_of_the_queue_manager() {
         }
         expected_min += last;
         expected_max += last + 10;
+        // SIGKILL is asynchronous: wait until the dead process's lock is released.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while h.ok(&["status", "QMK"]).contains("RUNNING") {
+            assert!(
+                Instant::now() < deadline,
+                "the killed queue manager still holds its lock"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
         h.ok(&["start", "QMK", "--background"]);
     }
     let out = h.ok(&["get", "QMK", "DUR.Q", "--all", "--verify"]);
