@@ -4,6 +4,7 @@
 //! `demo`.
 
 mod app_cmd;
+mod bench_cmd;
 mod demo;
 mod io;
 mod keystore_cmd;
@@ -45,6 +46,8 @@ enum Command {
     Get(app_cmd::GetArgs),
     /// Browse messages without removing them.
     Browse(app_cmd::BrowseArgs),
+    /// Run a benchmark scenario of the reports (local-rr, put1).
+    Bench(bench_cmd::BenchArgs),
     /// Identities and trust for applications and queue managers.
     #[command(subcommand)]
     Keystore(keystore_cmd::KeystoreCmd),
@@ -87,6 +90,7 @@ fn main() -> ExitCode {
         Command::Put(a) => app_cmd::put(a),
         Command::Get(a) => app_cmd::get(a),
         Command::Browse(a) => app_cmd::browse(a),
+        Command::Bench(a) => bench_cmd::run(a),
         Command::Keystore(c) => keystore_cmd::run(c),
         Command::Message(c) => message_cmd::run(c),
         Command::Demo(a) => demo::run(a),

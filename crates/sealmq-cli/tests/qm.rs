@@ -273,3 +273,26 @@ fn persistent_messages_survive_kill_dash_nine_of_the_queue_manager() {
     );
     h.ok(&["stop", "QMK"]);
 }
+
+#[test]
+fn bench_scenarios_report_rate_and_cpu_split_as_json() {
+    let h = Home::new();
+    for scenario in ["local-rr", "put1"] {
+        let out = h.ok(&["bench", scenario, "--seconds", "1", "--json"]);
+        let v: serde_json::Value =
+            serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+        assert_eq!(v["scenario"], scenario);
+        assert!(v["rate_per_s"].as_f64().unwrap() > 0.0, "{out}");
+        assert!(v["transactions"].as_u64().unwrap() > 0, "{out}");
+        for k in [
+            "qm_cpu_us_per_txn",
+            "app_cpu_us_per_txn",
+            "pairs",
+            "message_bytes",
+            "persistent",
+            "seconds",
+        ] {
+            assert!(!v[k].is_null(), "{k} missing: {out}");
+        }
+    }
+}
