@@ -144,16 +144,21 @@ pub fn run(a: BenchArgs) -> CliResult {
     r
 }
 
-fn report(
-    a: &BenchArgs,
-    scenario: &str,
+/// What one run measured.
+struct Measured {
     txns: u64,
     elapsed: f64,
     qm_cpu: f64,
     app_cpu: f64,
-    size: usize,
-    persistent: bool,
-) {
+}
+
+fn report(a: &BenchArgs, scenario: &str, m: Measured, size: usize, persistent: bool) {
+    let Measured {
+        txns,
+        elapsed,
+        qm_cpu,
+        app_cpu,
+    } = m;
     let rate = txns as f64 / elapsed;
     let per = |cpu: f64| {
         if txns > 0 {
@@ -288,7 +293,13 @@ fn local_rr(a: &BenchArgs, qm: &Qm) -> CliResult {
         t.join()
             .map_err(|_| "a bench thread panicked".to_string())??;
     }
-    report(a, "local-rr", c1 - c0, el, q1 - q0, a1 - a0, size, false);
+    let m = Measured {
+        txns: c1 - c0,
+        elapsed: el,
+        qm_cpu: q1 - q0,
+        app_cpu: a1 - a0,
+    };
+    report(a, "local-rr", m, size, false);
     Ok(())
 }
 
@@ -343,6 +354,12 @@ fn put1(a: &BenchArgs, qm: &Qm) -> CliResult {
         t.join()
             .map_err(|_| "a bench thread panicked".to_string())??;
     }
-    report(a, "put1", c1 - c0, el, q1 - q0, a1 - a0, size, persistent);
+    let m = Measured {
+        txns: c1 - c0,
+        elapsed: el,
+        qm_cpu: q1 - q0,
+        app_cpu: a1 - a0,
+    };
+    report(a, "put1", m, size, persistent);
     Ok(())
 }
