@@ -25,6 +25,12 @@ pub struct ConnArgs {
     /// Reach the queue manager over TCP (HOST:PORT) instead of its local socket.
     #[arg(long)]
     pub conn: Option<String>,
+    /// Use TLS on --conn, with the identity and trust of --keystore (or SEALMQ_KEYSTORE).
+    #[arg(long, requires = "conn")]
+    pub tls: bool,
+    /// The application's keystore (for --tls).
+    #[arg(long, env = "SEALMQ_KEYSTORE")]
+    pub keystore: Option<std::path::PathBuf>,
 }
 
 #[derive(Args)]
@@ -93,9 +99,16 @@ pub struct BrowseArgs {
 }
 
 fn connect(c: &ConnArgs, appl: &str) -> CliResult<Client> {
-    let r = match &c.conn {
-        Some(addr) => Client::connect_tcp(addr, appl),
-        None => Client::connect_local(&qm_dir(&c.qm), appl),
+    let r = match (&c.conn, c.tls) {
+        (Some(addr), true) => {
+            let ks = c
+                .keystore
+                .as_ref()
+                .ok_or_else(|| "--tls needs --keystore DIR (or SEALMQ_KEYSTORE)".to_string())?;
+            Client::connect_tls(addr, ks, Some(&c.qm), appl)
+        }
+        (Some(addr), false) => Client::connect_tcp(addr, appl),
+        (None, _) => Client::connect_local(&qm_dir(&c.qm), appl),
     };
     r.map_err(|e| e.to_string().into())
 }

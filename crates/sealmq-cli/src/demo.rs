@@ -121,6 +121,7 @@ fn queue_manager_demo(dir: &std::path::Path, count: u32) -> CliResult {
         name: "DEMO.QM".into(),
         dir: qm_dir.clone(),
         listen: None,
+        tls: false,
     };
     let server = Server::start(&cfg)?;
     println!("\nqueue manager DEMO.QM running in {}", qm_dir.display());

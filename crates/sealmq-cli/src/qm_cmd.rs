@@ -58,6 +58,10 @@ pub struct StartArgs {
     /// Also listen for client applications on TCP, e.g. 127.0.0.1:1414 (port 0: any).
     #[arg(long)]
     pub listen: Option<String>,
+    /// Require TLS with client certificates on the TCP listener (the QM keystore's identity
+    /// and trust); applications are known by their certificate's subject DN.
+    #[arg(long, requires = "listen")]
+    pub tls: bool,
 }
 
 #[derive(Args)]
@@ -135,6 +139,9 @@ pub fn start(a: StartArgs) -> CliResult {
         if let Some(l) = &a.listen {
             cmd.arg("--listen").arg(l);
         }
+        if a.tls {
+            cmd.arg("--tls");
+        }
         use std::os::unix::process::CommandExt;
         let mut child = cmd
             .stdin(std::process::Stdio::null())
@@ -186,21 +193,15 @@ pub fn start(a: StartArgs) -> CliResult {
         name: a.qm.clone(),
         dir: dir.clone(),
         listen,
+        tls: a.tls,
     })?;
-    let mut listeners = format!("unix:{}\n", sealmq_server::socket_path(&dir).display());
-    if let Some(t) = server.tcp_addr() {
-        listeners.push_str(&format!("tcp:{t}\n"));
-    }
-    let _ = std::fs::write(dir.join("listeners"), &listeners);
-    let _ = std::fs::write(dir.join("qm.pid"), std::process::id().to_string());
+    let listeners = std::fs::read_to_string(dir.join("listeners")).unwrap_or_default();
     eprintln!(
         "sealmq: queue manager {} accepting work ({})",
         a.qm,
         listeners.trim().replace('\n', ", ")
     );
     let r = server.wait();
-    let _ = std::fs::remove_file(dir.join("qm.pid"));
-    let _ = std::fs::remove_file(dir.join("listeners"));
     eprintln!("sealmq: queue manager {} ended", a.qm);
     r.map_err(Into::into)
 }

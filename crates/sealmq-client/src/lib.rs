@@ -35,6 +35,16 @@ impl std::error::Error for ClientError {}
 pub type Result<T> = std::result::Result<T, ClientError>;
 
 fn broken(e: WireError) -> ClientError {
+    // A TLS alert after the handshake (TLS 1.3 rejects a client certificate only then) is a
+    // TLS failure, not a broken connection.
+    if let WireError::Io(io) = &e
+        && let Some(tls) = io.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>())
+    {
+        return ClientError {
+            reason: ReasonCode::SslInitializationError.code(),
+            detail: format!("TLS: {tls}"),
+        };
+    }
     ClientError {
         reason: ReasonCode::ConnectionBroken.code(),
         detail: e.to_string(),
@@ -82,6 +92,38 @@ impl Client {
             detail: e.to_string(),
         })?;
         Client::hello(Box::new(s), Box::new(w), appl)
+    }
+
+    /// Connects over TCP with TLS: `keystore_dir` holds the application's identity and the
+    /// certificates it trusts; `expect_qm` (when given) must be the server certificate's CN.
+    pub fn connect_tls(
+        addr: &str,
+        keystore_dir: &Path,
+        expect_qm: Option<&str>,
+        appl: &str,
+    ) -> Result<Client> {
+        let ssl = |detail: String| ClientError {
+            reason: ReasonCode::SslInitializationError.code(),
+            detail,
+        };
+        let cfg = sealmq_wire::tls::client_config(keystore_dir, expect_qm).map_err(ssl)?;
+        let s = TcpStream::connect(addr).map_err(|e| ClientError {
+            reason: ReasonCode::QMgrNotAvailable.code(),
+            detail: format!("cannot reach a queue manager at {addr} ({e})"),
+        })?;
+        let _ = s.set_nodelay(true);
+        let name = rustls::pki_types::ServerName::try_from("sealmq.invalid")
+            .map_err(|e| ssl(e.to_string()))?;
+        let conn = rustls::ClientConnection::new(cfg, name).map_err(|e| ssl(e.to_string()))?;
+        let mut stream = rustls::StreamOwned::new(conn, s);
+        while stream.conn.is_handshaking() {
+            stream
+                .conn
+                .complete_io(&mut stream.sock)
+                .map_err(|e| ssl(format!("TLS handshake with {addr} failed: {e}")))?;
+        }
+        let shared = sealmq_wire::tls::Shared(std::sync::Arc::new(std::sync::Mutex::new(stream)));
+        Client::hello(Box::new(shared.clone()), Box::new(shared), appl)
     }
 
     fn hello(r: Box<dyn Read + Send>, w: Box<dyn Write + Send>, appl: &str) -> Result<Client> {

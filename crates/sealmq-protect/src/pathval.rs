@@ -18,6 +18,8 @@ pub enum Usage {
     Signer,
     /// Encrypting a content-encryption key to it.
     Recipient,
+    /// Authenticating a TLS peer (a queue manager, or a client application).
+    Tls,
 }
 
 /// EKU is checked by [`Cert::eku_fits`], which knows message protection; webpki is told
@@ -66,9 +68,10 @@ pub fn validate(
     let who = match usage {
         Usage::Signer => "signer",
         Usage::Recipient => "recipient",
+        Usage::Tls => "TLS peer",
     };
     let check = match usage {
-        Usage::Signer => Check::SignerTrust,
+        Usage::Signer | Usage::Tls => Check::SignerTrust,
         Usage::Recipient => Check::Recipient,
     };
     let subject = cert.subject().to_string();
@@ -158,9 +161,19 @@ pub fn validate(
 /// keyUsage and extended key usage fit the use.
 fn check_use(cert: &Cert, usage: Usage, check: Check, who: &str, subject: &str) -> Result<()> {
     let fits = match usage {
-        Usage::Signer => cert.may_sign(),
+        Usage::Signer | Usage::Tls => cert.may_sign(),
         Usage::Recipient => cert.may_encrypt_to(),
     };
+    if usage == Usage::Tls {
+        return if fits {
+            Ok(())
+        } else {
+            Err(fail!(
+                check,
+                "{who} certificate '{subject}' has a keyUsage without digitalSignature"
+            ))
+        };
+    }
     if !fits {
         return Err(fail!(
             check,

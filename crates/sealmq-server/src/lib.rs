@@ -25,6 +25,9 @@ pub struct ServerConfig {
     pub name: String,
     pub dir: PathBuf,
     pub listen: Option<SocketAddr>,
+    /// Require TLS with client certificates on the TCP listener (identity and trust from
+    /// `<QM dir>/keystore`); the principal is the client certificate's subject DN.
+    pub tls: bool,
 }
 
 pub fn socket_path(dir: &Path) -> PathBuf {
@@ -33,6 +36,7 @@ pub fn socket_path(dir: &Path) -> PathBuf {
 
 /// A running server.
 pub struct Server {
+    dir: PathBuf,
     qm: Arc<QueueManager>,
     socks: Arc<Mutex<HashMap<u64, Sock>>>,
     /// Connections being served (a controlled stop waits for them to end).
@@ -110,8 +114,12 @@ impl Server {
         );
         let socket = socket_path(&cfg.dir);
         let _ = std::fs::remove_file(&socket); // stale: we hold the lock, so no one serves it
-        let ul = UnixListener::bind(&socket)
-            .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
+        // Bound under a temporary name and renamed into place last, so that a connection to
+        // qm.sock succeeding means everything (TCP, the listeners file) is ready.
+        let starting = cfg.dir.join("qm.sock.starting");
+        let _ = std::fs::remove_file(&starting);
+        let ul = UnixListener::bind(&starting)
+            .map_err(|e| format!("cannot listen on {}: {e}", starting.display()))?;
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
         let active = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -159,6 +167,11 @@ impl Server {
             let tl =
                 TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
             tcp = tl.local_addr().ok();
+            let tls = if cfg.tls {
+                Some(sealmq_wire::tls::server_config(&cfg.dir.join("keystore"))?)
+            } else {
+                None
+            };
             let (qm, ctx) = (qm.clone(), ctx.clone());
             std::thread::spawn(move || {
                 for s in tl.incoming() {
@@ -167,27 +180,42 @@ impl Server {
                     }
                     let Ok(s) = s else { continue };
                     let _ = s.set_nodelay(true);
-                    let (qm, ctx) = (qm.clone(), ctx.clone());
+                    let (qm, ctx, tls) = (qm.clone(), ctx.clone(), tls.clone());
                     std::thread::spawn(move || {
-                        if let (Ok(w), Ok(k)) = (s.try_clone(), s.try_clone()) {
-                            let id = ctx.register(Sock::Tcp(k));
-                            serve(
-                                &qm,
-                                BufReader::new(s),
-                                BufWriter::new(w),
-                                "tcp",
-                                false,
-                                &ctx,
-                            );
-                            ctx.unregister(id);
+                        let Ok(k) = s.try_clone() else { return };
+                        let id = ctx.register(Sock::Tcp(k));
+                        match tls {
+                            None => {
+                                if let Ok(w) = s.try_clone() {
+                                    serve(
+                                        &qm,
+                                        BufReader::new(s),
+                                        BufWriter::new(w),
+                                        "tcp",
+                                        false,
+                                        &ctx,
+                                    );
+                                }
+                            }
+                            Some(cfg) => serve_tls(&qm, s, cfg, &ctx),
                         }
+                        ctx.unregister(id);
                     });
                 }
             });
         }
+        let mut listeners = format!("unix:{}\n", socket.display());
+        if let Some(t) = tcp {
+            listeners.push_str(&format!("{}:{t}\n", if cfg.tls { "tls" } else { "tcp" }));
+        }
+        let _ = std::fs::write(cfg.dir.join("listeners"), &listeners);
+        let _ = std::fs::write(cfg.dir.join("qm.pid"), std::process::id().to_string());
+        std::fs::rename(&starting, &socket)
+            .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
         Ok(Server {
             qm,
             socks,
+            dir: cfg.dir.clone(),
             active,
             immediate,
             stop,
@@ -243,6 +271,8 @@ impl Server {
             let _ = TcpStream::connect_timeout(&a, Duration::from_millis(200));
         }
         let _ = std::fs::remove_file(&self.socket);
+        let _ = std::fs::remove_file(self.dir.join("listeners"));
+        let _ = std::fs::remove_file(self.dir.join("qm.pid"));
         // Close what is still connected: those applications see 2009 on their next call.
         for (_, s) in self.socks.lock().unwrap_or_else(|p| p.into_inner()).drain() {
             s.shutdown();
@@ -301,6 +331,40 @@ impl Ctx {
             .unwrap_or_else(|p| p.into_inner())
             .remove(&id);
     }
+}
+
+/// Completes the TLS handshake, takes the principal from the client certificate, and serves.
+fn serve_tls(qm: &Arc<QueueManager>, sock: TcpStream, cfg: Arc<rustls::ServerConfig>, ctx: &Ctx) {
+    let Ok(conn) = rustls::ServerConnection::new(cfg) else {
+        return;
+    };
+    let mut stream = rustls::StreamOwned::new(conn, sock);
+    let _ = stream.sock.set_read_timeout(Some(Duration::from_secs(30)));
+    while stream.conn.is_handshaking() {
+        if stream.conn.complete_io(&mut stream.sock).is_err() {
+            // Untrusted or broken peer: send the alert rustls prepared, so the client learns
+            // it was a TLS failure, then close.
+            while stream.conn.wants_write() {
+                if stream.conn.write_tls(&mut stream.sock).is_err() {
+                    break;
+                }
+            }
+            return;
+        }
+    }
+    let _ = stream.sock.set_read_timeout(None);
+    let Some(user) = sealmq_wire::tls::principal(stream.conn.peer_certificates()) else {
+        return;
+    };
+    let shared = sealmq_wire::tls::Shared(Arc::new(Mutex::new(stream)));
+    serve(
+        qm,
+        BufReader::new(shared.clone()),
+        BufWriter::new(shared),
+        &user,
+        false,
+        ctx,
+    );
 }
 
 /// Counts a connection while it is served.

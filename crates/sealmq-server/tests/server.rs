@@ -26,6 +26,7 @@ fn setup(name: &str) -> (tempfile::TempDir, ServerConfig) {
             name: name.into(),
             dir,
             listen: None,
+            tls: false,
         },
     )
 }
@@ -243,6 +244,88 @@ fn authority_records_govern_every_call_and_persist() {
         2035
     );
     drop(app);
+    admin.stop(true).unwrap();
+    drop(admin);
+    server.wait().unwrap();
+}
+
+#[test]
+fn tls_with_client_certificates_maps_the_subject_dn_to_the_principal() {
+    use sealmq_protect::identity::IdentitySpec;
+    use sealmq_protect::{Dn, KeyKind, Keystore};
+    let (d, mut cfg) = setup("QMT");
+    let qm_ks = cfg.dir.join("keystore");
+    Keystore::init(
+        &qm_ks,
+        &IdentitySpec::new(Dn::parse("CN=QMT").unwrap(), KeyKind::P256, 30),
+        None,
+    )
+    .unwrap();
+    let alice = d.path().join("alice");
+    Keystore::init(
+        &alice,
+        &IdentitySpec::new(Dn::parse("CN=alice,O=Example").unwrap(), KeyKind::P256, 30),
+        None,
+    )
+    .unwrap();
+    let mallory = d.path().join("mallory");
+    Keystore::init(
+        &mallory,
+        &IdentitySpec::new(Dn::parse("CN=mallory").unwrap(), KeyKind::P256, 30),
+        None,
+    )
+    .unwrap();
+    Keystore::load(&alice)
+        .unwrap()
+        .trust(&std::fs::read(qm_ks.join("identity.pem")).unwrap())
+        .unwrap();
+    Keystore::load(&mallory)
+        .unwrap()
+        .trust(&std::fs::read(qm_ks.join("identity.pem")).unwrap())
+        .unwrap();
+    Keystore::load(&qm_ks)
+        .unwrap()
+        .trust(&std::fs::read(alice.join("identity.pem")).unwrap())
+        .unwrap();
+    cfg.listen = Some("127.0.0.1:0".parse().unwrap());
+    cfg.tls = true;
+    let server = Server::start(&cfg).unwrap();
+    let addr = server.tcp_addr().unwrap().to_string();
+    // Trusted, but no authority yet.
+    assert_eq!(
+        Client::connect_tls(&addr, &alice, Some("QMT"), "app")
+            .err()
+            .unwrap()
+            .reason,
+        2035
+    );
+    let mut admin = Client::connect_local(&cfg.dir, "admin").unwrap();
+    let (out, failed) = admin
+        .mqsc("SET AUTHREC PROFILE('QMT') OBJTYPE(QMGR) PRINCIPAL('CN=alice,O=Example') AUTHADD(CONNECT)\nSET AUTHREC PROFILE('Q') OBJTYPE(QUEUE) PRINCIPAL('CN=alice,O=Example') AUTHADD(PUT)", false)
+        .unwrap();
+    assert_eq!(failed, 0, "{out}");
+    let mut c = Client::connect_tls(&addr, &alice, Some("QMT"), "app").unwrap();
+    assert_eq!(c.user, "CN=alice,O=Example");
+    c.put1("Q", &mut Md::default(), b"over tls", false).unwrap();
+    // A client the queue manager does not trust, a server that is not the expected queue
+    // manager, and a plain client on the TLS port all fail.
+    let e = Client::connect_tls(&addr, &mallory, Some("QMT"), "x")
+        .err()
+        .unwrap();
+    assert_eq!(e.reason, 2393, "{e}");
+    assert_eq!(
+        Client::connect_tls(&addr, &alice, Some("OTHER"), "x")
+            .err()
+            .unwrap()
+            .reason,
+        2393
+    );
+    assert_eq!(
+        Client::connect_tcp(&addr, "plain").err().unwrap().reason,
+        2009
+    );
+    assert_eq!(server.queue_manager().depth("Q").unwrap(), 1);
+    drop(c);
     admin.stop(true).unwrap();
     drop(admin);
     server.wait().unwrap();

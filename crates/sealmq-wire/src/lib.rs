@@ -6,6 +6,8 @@
 //! frame both accept. Every request gets exactly one response with the same id. Malformed
 //! frames are answered with an error and the connection is closed.
 
+pub mod tls;
+
 use sealmq_engine::Md;
 use sealmq_storage::codec::{Dec, Enc};
 use std::io::{self, Read, Write};

@@ -1,0 +1,201 @@
+//! TLS for the TCP transport (rustls on aws-lc-rs), with identities and trust from sealmq
+//! keystores (docs/keystore.md).
+//!
+//! The server presents the queue manager's keystore identity and requires a client certificate
+//! that chains to a CA its keystore trusts (or is trusted as itself); the client's principal is
+//! its certificate's subject DN. The client presents its own identity and accepts a server
+//! certificate that its keystore trusts; when it expects a queue manager name, the certificate's
+//! subject must carry it as CN (queue managers have no DNS names to match).
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::server::WebPkiClientVerifier;
+use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls_pki_types::pem::PemObject;
+use sealmq_protect::Keystore;
+use sealmq_protect::cert::Cert;
+use sealmq_protect::pathval::{self, Usage};
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::aws_lc_rs::default_provider())
+}
+
+fn identity(
+    dir: &Path,
+    ks: &Keystore,
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), String> {
+    let id = ks.require_identity().map_err(|e| e.to_string())?;
+    let mut chain = vec![CertificateDer::from(id.cert.der().to_vec())];
+    chain.extend(
+        id.chain
+            .iter()
+            .map(|c| CertificateDer::from(c.der().to_vec())),
+    );
+    let key_path = dir.join("identity.key");
+    let bytes =
+        sealmq_protect::keystore::read_private_key_file(&key_path).map_err(|e| e.to_string())?;
+    let key = PrivateKeyDer::from_pem_slice(&bytes)
+        .map_err(|e| format!("{}: {e}", key_path.display()))?;
+    Ok((chain, key))
+}
+
+/// The server side: the queue manager's identity, client certificates required.
+pub fn server_config(keystore_dir: &Path) -> Result<Arc<rustls::ServerConfig>, String> {
+    let ks = Keystore::load(keystore_dir).map_err(|e| e.to_string())?;
+    let (chain, key) = identity(keystore_dir, &ks)?;
+    let mut roots = RootCertStore::empty();
+    for c in ks.trusted() {
+        roots
+            .add(CertificateDer::from(c.der().to_vec()))
+            .map_err(|e| format!("trusted certificate '{}': {e}", c.subject()))?;
+    }
+    let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
+        .build()
+        .map_err(|e| format!("client certificate verifier: {e}"))?;
+    let cfg = rustls::ServerConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(chain, key)
+        .map_err(|e| format!("queue manager identity: {e}"))?;
+    Ok(Arc::new(cfg))
+}
+
+/// Checks the server's certificate against the client's keystore (and the expected QM name).
+#[derive(Debug)]
+struct QmVerifier {
+    trusted: Vec<Cert>,
+    expect_qm: Option<String>,
+    provider: Arc<CryptoProvider>,
+}
+
+impl ServerCertVerifier for QmVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let bad = |m: String| rustls::Error::General(m);
+        let cert = Cert::from_der(end_entity).map_err(|e| bad(e.to_string()))?;
+        let inter: Vec<Cert> = intermediates
+            .iter()
+            .filter_map(|c| Cert::from_der(c).ok())
+            .collect();
+        pathval::validate(
+            &cert,
+            &inter,
+            &self.trusted,
+            &pathval::Crls::none(),
+            std::time::SystemTime::now(),
+            Usage::Tls,
+        )
+        .map_err(|e| bad(e.to_string()))?;
+        if let Some(qm) = &self.expect_qm {
+            let cn_ok = cert
+                .subject()
+                .attributes()
+                .any(|(oid, v)| oid == "2.5.4.3" && v == qm);
+            if !cn_ok {
+                return Err(bad(format!(
+                    "the server certificate '{}' is not queue manager '{qm}'",
+                    cert.subject()
+                )));
+            }
+        }
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
+}
+
+/// The client side: the application's identity; the server must be trusted by its keystore.
+pub fn client_config(
+    keystore_dir: &Path,
+    expect_qm: Option<&str>,
+) -> Result<Arc<rustls::ClientConfig>, String> {
+    let ks = Keystore::load(keystore_dir).map_err(|e| e.to_string())?;
+    let (chain, key) = identity(keystore_dir, &ks)?;
+    let verifier = QmVerifier {
+        trusted: ks.trusted().to_vec(),
+        expect_qm: expect_qm.map(String::from),
+        provider: provider(),
+    };
+    let cfg = rustls::ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_client_auth_cert(chain, key)
+        .map_err(|e| format!("application identity: {e}"))?;
+    Ok(Arc::new(cfg))
+}
+
+/// The principal of a verified client: its certificate's subject DN.
+pub fn principal(certs: Option<&[CertificateDer<'_>]>) -> Option<String> {
+    let first = certs?.first()?;
+    Cert::from_der(first).ok().map(|c| c.subject().to_string())
+}
+
+/// One TLS stream shared by a reader and a writer that take turns (requests and responses
+/// alternate, so they never wait on each other).
+pub struct Shared<S>(pub Arc<Mutex<S>>);
+
+impl<S> Clone for Shared<S> {
+    fn clone(&self) -> Self {
+        Shared(self.0.clone())
+    }
+}
+
+impl<S: Read> Read for Shared<S> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).read(buf)
+    }
+}
+
+impl<S: Write> Write for Shared<S> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).flush()
+    }
+}
