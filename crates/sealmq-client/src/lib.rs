@@ -5,6 +5,8 @@
 //! reached, 2009 when the connection breaks (the queue manager then backs out the unit of
 //! work).
 
+pub mod nonblocking;
+
 use sealmq_engine::mqi::{Browse, GetOptions, OpenOptions};
 use sealmq_engine::{Got, Md};
 use sealmq_types::ReasonCode;

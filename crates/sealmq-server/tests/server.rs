@@ -330,3 +330,59 @@ fn tls_with_client_certificates_maps_the_subject_dn_to_the_principal() {
     drop(admin);
     server.wait().unwrap();
 }
+
+#[test]
+fn the_async_client_does_request_reply() {
+    use sealmq_client::nonblocking::AsyncClient;
+    let (_d, cfg) = setup("QMX");
+    let server = Server::start(&cfg).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let dir = cfg.dir.clone();
+    let reply = rt.block_on(async move {
+        let a = AsyncClient::connect_local(dir.clone(), "requester".into())
+            .await
+            .unwrap();
+        let b = AsyncClient::connect_local(dir, "responder".into())
+            .await
+            .unwrap();
+        let (bin, _) = b.open("Q", OpenOptions::input()).await.unwrap();
+        // The responder waits (on the blocking pool) while the requester puts.
+        let responder = tokio::spawn(async move {
+            let m = b
+                .get(
+                    bin,
+                    GetOptions {
+                        wait: Some(Duration::from_secs(10)),
+                        ..Default::default()
+                    },
+                )
+                .await
+                .unwrap();
+            let md = Md {
+                correl_id: m.md.msg_id,
+                ..Md::default()
+            };
+            b.put1("Q", md, m.payload.to_ascii_uppercase(), false)
+                .await
+                .unwrap();
+        });
+        let sent = a
+            .put1("Q", Md::default(), b"ping".to_vec(), false)
+            .await
+            .unwrap();
+        responder.await.unwrap();
+        let (ain, _) = a.open("Q", OpenOptions::input()).await.unwrap();
+        let gmo = GetOptions {
+            wait: Some(Duration::from_secs(10)),
+            matching: sealmq_engine::Match {
+                correl_id: Some(sent.msg_id),
+                msg_id: None,
+            },
+            ..Default::default()
+        };
+        a.get(ain, gmo).await.unwrap().payload
+    });
+    assert_eq!(reply, b"PING");
+    server.request_stop();
+    server.wait().unwrap();
+}

@@ -1,0 +1,91 @@
+//! Async use of the client: the same calls, run on tokio's blocking pool so an async
+//! application never blocks its executor (a get with a long wait included).
+
+use crate::{Client, ClientError, Result};
+use sealmq_engine::mqi::{GetOptions, OpenOptions};
+use sealmq_engine::{Got, Md};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// An async handle on a [`Client`]; clones share the one connection (calls take turns).
+#[derive(Clone)]
+pub struct AsyncClient {
+    inner: Arc<Mutex<Client>>,
+}
+
+fn joined(e: tokio::task::JoinError) -> ClientError {
+    ClientError {
+        reason: 2195,
+        detail: format!("client task failed: {e}"),
+    }
+}
+
+impl AsyncClient {
+    async fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Client) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || f(&mut inner.lock().unwrap_or_else(|p| p.into_inner())))
+            .await
+            .map_err(joined)?
+    }
+
+    /// Connects through the queue manager's local socket.
+    pub async fn connect_local(qm_dir: PathBuf, appl: String) -> Result<AsyncClient> {
+        let c = tokio::task::spawn_blocking(move || Client::connect_local(&qm_dir, &appl))
+            .await
+            .map_err(joined)??;
+        Ok(AsyncClient {
+            inner: Arc::new(Mutex::new(c)),
+        })
+    }
+
+    /// Connects over TCP.
+    pub async fn connect_tcp(addr: String, appl: String) -> Result<AsyncClient> {
+        let c = tokio::task::spawn_blocking(move || Client::connect_tcp(&addr, &appl))
+            .await
+            .map_err(joined)??;
+        Ok(AsyncClient {
+            inner: Arc::new(Mutex::new(c)),
+        })
+    }
+
+    pub async fn open(&self, name: &str, opts: OpenOptions) -> Result<(u32, String)> {
+        let name = name.to_string();
+        self.run(move |c| c.open(&name, opts)).await
+    }
+
+    pub async fn put(&self, hobj: u32, md: Md, payload: Vec<u8>, syncpoint: bool) -> Result<Md> {
+        self.run(move |c| {
+            let mut md = md;
+            c.put(hobj, &mut md, &payload, syncpoint).map(|_| md)
+        })
+        .await
+    }
+
+    pub async fn put1(&self, name: &str, md: Md, payload: Vec<u8>, syncpoint: bool) -> Result<Md> {
+        let name = name.to_string();
+        self.run(move |c| {
+            let mut md = md;
+            c.put1(&name, &mut md, &payload, syncpoint).map(|_| md)
+        })
+        .await
+    }
+
+    pub async fn get(&self, hobj: u32, gmo: GetOptions) -> Result<Got> {
+        self.run(move |c| c.get(hobj, &gmo)).await
+    }
+
+    pub async fn commit(&self) -> Result<()> {
+        self.run(|c| c.commit()).await
+    }
+
+    pub async fn backout(&self) -> Result<()> {
+        self.run(|c| c.backout()).await
+    }
+
+    pub async fn close(&self, hobj: u32) -> Result<()> {
+        self.run(move |c| c.close(hobj)).await
+    }
+}
