@@ -386,3 +386,50 @@ fn the_async_client_does_request_reply() {
     server.request_stop();
     server.wait().unwrap();
 }
+
+#[test]
+fn idle_and_slow_clients_do_not_block_others_and_truncation_crosses_the_wire() {
+    let (_d, cfg) = setup("QMI");
+    let server = Server::start(&cfg).unwrap();
+    // An idle client (connected, silent) and a slow one (half a frame, then nothing).
+    let idle = UnixStream::connect(cfg.dir.join("qm.sock")).unwrap();
+    let mut slow = UnixStream::connect(cfg.dir.join("qm.sock")).unwrap();
+    slow.write_all(&[200, 0, 0, 0, 1]).unwrap();
+    let mut c = Client::connect_local(&cfg.dir, "busy").unwrap();
+    let start = Instant::now();
+    for i in 0..100u32 {
+        c.put1("Q", &mut Md::default(), &i.to_le_bytes(), false)
+            .unwrap();
+    }
+    let (h, _) = c.open("Q", OpenOptions::input()).unwrap();
+    let e = c
+        .get(
+            h,
+            &GetOptions {
+                buffer: Some(2),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+    assert_eq!(e.reason, 2080);
+    let g = c
+        .get(
+            h,
+            &GetOptions {
+                buffer: Some(2),
+                accept_truncated: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(
+        (g.payload.len(), g.data_len, g.warning.map(|w| w.code())),
+        (2, 4, Some(2079))
+    );
+    assert!(start.elapsed() < Duration::from_secs(10));
+    server.request_stop();
+    drop(c);
+    drop(slow);
+    drop(idle);
+    server.wait().unwrap();
+}
