@@ -31,6 +31,9 @@ pub struct ConnArgs {
     /// The application's keystore (for --tls).
     #[arg(long, env = "SEALMQ_KEYSTORE")]
     pub keystore: Option<std::path::PathBuf>,
+    /// The SVRCONN channel to connect through with --conn (default SYSTEM.DEF.SVRCONN).
+    #[arg(long, default_value = "", requires = "conn")]
+    pub channel: String,
 }
 
 #[derive(Args)]
@@ -105,9 +108,9 @@ fn connect(c: &ConnArgs, appl: &str) -> CliResult<Client> {
                 .keystore
                 .as_ref()
                 .ok_or_else(|| "--tls needs --keystore DIR (or SEALMQ_KEYSTORE)".to_string())?;
-            Client::connect_tls(addr, ks, Some(&c.qm), appl)
+            Client::connect_tls_channel(addr, ks, Some(&c.qm), &c.channel, appl)
         }
-        (Some(addr), false) => Client::connect_tcp(addr, appl),
+        (Some(addr), false) => Client::connect_tcp_channel(addr, &c.channel, appl),
         (None, _) => Client::connect_local(&qm_dir(&c.qm), appl),
     };
     r.map_err(|e| e.to_string().into())

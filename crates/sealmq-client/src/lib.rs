@@ -79,11 +79,16 @@ impl Client {
             reason: 2059,
             detail: e.to_string(),
         })?;
-        Client::hello(Box::new(s), Box::new(w), appl)
+        Client::hello(Box::new(s), Box::new(w), appl, "")
     }
 
-    /// Connects over TCP.
+    /// Connects over TCP through the default channel (SYSTEM.DEF.SVRCONN).
     pub fn connect_tcp(addr: &str, appl: &str) -> Result<Client> {
+        Client::connect_tcp_channel(addr, "", appl)
+    }
+
+    /// Connects over TCP through the SVRCONN channel `channel`.
+    pub fn connect_tcp_channel(addr: &str, channel: &str, appl: &str) -> Result<Client> {
         let s = TcpStream::connect(addr).map_err(|e| ClientError {
             reason: ReasonCode::QMgrNotAvailable.code(),
             detail: format!("cannot reach a queue manager at {addr} ({e})"),
@@ -93,7 +98,7 @@ impl Client {
             reason: 2059,
             detail: e.to_string(),
         })?;
-        Client::hello(Box::new(s), Box::new(w), appl)
+        Client::hello(Box::new(s), Box::new(w), appl, channel)
     }
 
     /// Connects over TCP with TLS: `keystore_dir` holds the application's identity and the
@@ -102,6 +107,17 @@ impl Client {
         addr: &str,
         keystore_dir: &Path,
         expect_qm: Option<&str>,
+        appl: &str,
+    ) -> Result<Client> {
+        Client::connect_tls_channel(addr, keystore_dir, expect_qm, "", appl)
+    }
+
+    /// [`Client::connect_tls`] through the SVRCONN channel `channel`.
+    pub fn connect_tls_channel(
+        addr: &str,
+        keystore_dir: &Path,
+        expect_qm: Option<&str>,
+        channel: &str,
         appl: &str,
     ) -> Result<Client> {
         let ssl = |detail: String| ClientError {
@@ -125,10 +141,15 @@ impl Client {
                 .map_err(|e| ssl(format!("TLS handshake with {addr} failed: {e}")))?;
         }
         let shared = sealmq_wire::tls::Shared(std::sync::Arc::new(std::sync::Mutex::new(stream)));
-        Client::hello(Box::new(shared.clone()), Box::new(shared), appl)
+        Client::hello(Box::new(shared.clone()), Box::new(shared), appl, channel)
     }
 
-    fn hello(r: Box<dyn Read + Send>, w: Box<dyn Write + Send>, appl: &str) -> Result<Client> {
+    fn hello(
+        r: Box<dyn Read + Send>,
+        w: Box<dyn Write + Send>,
+        appl: &str,
+        channel: &str,
+    ) -> Result<Client> {
         let mut c = Client {
             r: BufReader::new(r),
             w: BufWriter::new(w),
@@ -141,6 +162,7 @@ impl Client {
             versions: sealmq_wire::VERSIONS.to_vec(),
             max_msg: 100 << 20,
             appl: appl.to_string(),
+            channel: channel.to_string(),
         })? {
             Response::HelloOk {
                 max_msg,

@@ -11,6 +11,7 @@
 //! ARCHITECTURE.md and at the top of `qm.rs`.
 
 pub mod authority;
+pub mod channels;
 pub mod error;
 pub mod md;
 pub mod mqi;

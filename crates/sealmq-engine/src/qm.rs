@@ -6,6 +6,7 @@
 //! units of work with log records) is taken alone.
 
 use crate::authority::{AuthObj, AuthRec, authorities};
+use crate::channels::{ChannelDef, ChlType};
 use crate::error::{MqResult, mqerr};
 use crate::md::Message;
 use crate::objects::{QType, QmgrDef, QueueDef, system_queues};
@@ -82,6 +83,7 @@ pub struct QueueManager {
     pub(crate) defs: RwLock<HashMap<String, QueueDef>>,
     pub(crate) locals: RwLock<HashMap<String, Arc<LocalQueue>>>,
     pub(crate) authrecs: RwLock<Vec<AuthRec>>,
+    pub(crate) channels: RwLock<HashMap<String, ChannelDef>>,
     pub(crate) apply: RwLock<()>,
     pub(crate) active: Mutex<HashMap<TxId, Lsn>>,
     pub(crate) next_seq: AtomicU64,
@@ -116,6 +118,7 @@ struct PendingTx {
 /// State rebuilt during recovery, before the queue manager exists.
 struct Rebuild {
     auth: Vec<AuthRec>,
+    channels: HashMap<String, ChannelDef>,
     qmgr: Option<QmgrDef>,
     defs: HashMap<String, QueueDef>,
     msgs: HashMap<String, HashMap<u64, (Message, u32)>>,
@@ -174,6 +177,12 @@ impl Rebuild {
                 self.auth.push(a);
             }
             Record::DeleteAuth(a) => self.auth.retain(|r| !same_key(r, &a)),
+            Record::DefineChannel(c) => {
+                self.channels.insert(c.name.clone(), c);
+            }
+            Record::DeleteChannel(n) => {
+                self.channels.remove(&n);
+            }
             Record::Define(d) => {
                 if matches!(d.qtype, QType::Local) {
                     self.msgs.entry(d.name.clone()).or_default();
@@ -259,6 +268,10 @@ impl QueueManager {
         for def in system_queues() {
             qm.define(def, false)?;
         }
+        qm.define_channel(
+            ChannelDef::new(crate::channels::DEFAULT_SVRCONN, ChlType::Svrconn),
+            false,
+        )?;
         Ok(qm)
     }
 
@@ -268,6 +281,7 @@ impl QueueManager {
         let mut report = StartReport::default();
         let mut rb = Rebuild {
             auth: Vec::new(),
+            channels: HashMap::new(),
             qmgr: None,
             defs: HashMap::new(),
             msgs: HashMap::new(),
@@ -314,6 +328,9 @@ impl QueueManager {
                         rb.active_at_cp.insert(tx);
                     }
                     Frame::Auth(a) => rb.auth.push(a),
+                    Frame::Channel(c) => {
+                        rb.channels.insert(c.name.clone(), c);
+                    }
                 }
             }
         }
@@ -356,6 +373,7 @@ impl QueueManager {
             defs: RwLock::new(HashMap::new()),
             locals: RwLock::new(HashMap::new()),
             authrecs: RwLock::new(std::mem::take(&mut rb.auth)),
+            channels: RwLock::new(std::mem::take(&mut rb.channels)),
             apply: RwLock::new(()),
             active: Mutex::new(HashMap::new()),
             next_seq: AtomicU64::new(rb.max_seq + 1),
@@ -571,6 +589,54 @@ impl QueueManager {
         Ok(n)
     }
 
+    /// DEFINE CHANNEL (`replace` allows redefining).
+    pub fn define_channel(&self, def: ChannelDef, replace: bool) -> MqResult<()> {
+        def.validate()?;
+        let mut chans = write(&self.channels);
+        if let Some(old) = chans.get(&def.name) {
+            if !replace {
+                return mqerr!(
+                    ObjectAlreadyExists,
+                    "channel '{}' already exists (use REPLACE)",
+                    def.name
+                );
+            }
+            if old.chltype != def.chltype {
+                return mqerr!(
+                    ObjectAlreadyExists,
+                    "channel '{}' exists as {}",
+                    def.name,
+                    old.chltype.name()
+                );
+            }
+        }
+        self.log_durable(&Record::DefineChannel(def.clone()))?;
+        chans.insert(def.name.clone(), def);
+        Ok(())
+    }
+
+    /// DELETE CHANNEL.
+    pub fn delete_channel(&self, name: &str) -> MqResult<()> {
+        let mut chans = write(&self.channels);
+        if !chans.contains_key(name) {
+            return mqerr!(UnknownObjectName, "channel '{name}' is not defined");
+        }
+        self.log_durable(&Record::DeleteChannel(name.to_string()))?;
+        chans.remove(name);
+        Ok(())
+    }
+
+    pub fn channel(&self, name: &str) -> Option<ChannelDef> {
+        read(&self.channels).get(name).cloned()
+    }
+
+    /// Every channel definition, sorted by name.
+    pub fn channels(&self) -> Vec<ChannelDef> {
+        let mut v: Vec<ChannelDef> = read(&self.channels).values().cloned().collect();
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        v
+    }
+
     /// SET AUTHREC: grants `auths` (replacing the record with the same key).
     pub fn set_authrec(&self, rec: AuthRec) -> MqResult<()> {
         self.log_durable(&Record::SetAuth(rec.clone()))?;
@@ -700,6 +766,7 @@ impl QueueManager {
             }
             frames.extend(active.keys().map(|t| Frame::Active(*t)));
             frames.extend(read(&self.authrecs).iter().cloned().map(Frame::Auth));
+            frames.extend(read(&self.channels).values().cloned().map(Frame::Channel));
             (lsn, replay_from, active, (frames, msgs))
         };
         let _ = active;

@@ -1,6 +1,7 @@
 //! Log records and checkpoint frames of the queue manager (format in docs/storage.md).
 
 use crate::authority::AuthRec;
+use crate::channels::ChannelDef;
 use crate::md::Message;
 use crate::objects::{QmgrDef, QueueDef};
 use crate::queue::TxId;
@@ -43,6 +44,10 @@ pub enum Record {
     SetAuth(AuthRec),
     /// An authority record removed.
     DeleteAuth(AuthRec),
+    /// A channel defined or altered.
+    DefineChannel(ChannelDef),
+    /// A channel deleted.
+    DeleteChannel(String),
 }
 
 impl Record {
@@ -59,6 +64,8 @@ impl Record {
             Record::Clear(_) => 9,
             Record::SetAuth(_) => 10,
             Record::DeleteAuth(_) => 11,
+            Record::DefineChannel(_) => 12,
+            Record::DeleteChannel(_) => 13,
         }
     }
 
@@ -78,6 +85,10 @@ impl Record {
             Record::Qmgr(q) => q.encode(&mut e),
             Record::Define(d) => d.encode(&mut e),
             Record::SetAuth(a) | Record::DeleteAuth(a) => a.encode(&mut e),
+            Record::DefineChannel(c) => c.encode(&mut e),
+            Record::DeleteChannel(n) => {
+                e.str(n);
+            }
             Record::Delete(n) | Record::Clear(n) => {
                 e.str(n);
             }
@@ -144,6 +155,8 @@ impl Record {
             9 => Record::Clear(d.str()?),
             10 => Record::SetAuth(AuthRec::decode(&mut d)?),
             11 => Record::DeleteAuth(AuthRec::decode(&mut d)?),
+            12 => Record::DefineChannel(ChannelDef::decode(&mut d)?),
+            13 => Record::DeleteChannel(d.str()?),
             k => return Err(StorageError::Decode(format!("unknown log record kind {k}"))),
         };
         d.finish()?;
@@ -170,6 +183,7 @@ pub enum Frame {
     /// A unit of work active at the checkpoint: its records are replayed from the log.
     Active(TxId),
     Auth(AuthRec),
+    Channel(ChannelDef),
 }
 
 impl Frame {
@@ -217,6 +231,10 @@ impl Frame {
                 e.u8(6);
                 a.encode(&mut e);
             }
+            Frame::Channel(c) => {
+                e.u8(7);
+                c.encode(&mut e);
+            }
         }
         e.buf
     }
@@ -239,6 +257,7 @@ impl Frame {
             },
             5 => Frame::Active(d.u64()?),
             6 => Frame::Auth(AuthRec::decode(&mut d)?),
+            7 => Frame::Channel(ChannelDef::decode(&mut d)?),
             k => {
                 return Err(StorageError::Decode(format!(
                     "unknown checkpoint frame {k}"

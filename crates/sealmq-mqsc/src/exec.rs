@@ -421,6 +421,7 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
             Ok(("SMQ0108I Queue manager altered.".into(), vec![]))
         }
         (Verb::Set | Verb::Display | Verb::Delete, Obj::AuthRec) => authrec(qm, c),
+        (Verb::Define | Verb::Alter | Verb::Display | Verb::Delete, Obj::Channel) => channel(qm, c),
         (_, Obj::Channel | Obj::ChStatus | Obj::Policy | Obj::AuthRec)
         | (Verb::Start | Verb::Stop | Verb::Resolve | Verb::Reset | Verb::Set, _) => Err(Fail {
             at: None,
@@ -432,6 +433,104 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
             reason: None,
             message: "this verb does not apply to this object type".into(),
         }),
+    }
+}
+
+fn channel_block(d: &sealmq_engine::channels::ChannelDef) -> Block {
+    vec![
+        ("CHANNEL".into(), d.name.clone()),
+        ("CHLTYPE".into(), d.chltype.name().into()),
+        ("DESCR".into(), d.descr.clone()),
+        ("CONNAME".into(), d.conname.clone()),
+        ("XMITQ".into(), d.xmitq.clone()),
+        ("BATCHSZ".into(), d.batchsz.to_string()),
+        ("HBINT".into(), d.hbint.to_string()),
+        ("MAXMSGL".into(), d.max_msg_len.to_string()),
+        ("SSLCIPH".into(), d.sslciph.clone()),
+        ("SSLPEER".into(), d.sslpeer.clone()),
+        ("MCAUSER".into(), d.mcauser.clone()),
+    ]
+}
+
+fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
+    use sealmq_engine::channels::{ChannelDef, ChlType};
+    let name = c.name.clone().unwrap_or_default();
+    let apply = |d: &mut ChannelDef| -> Result<(), Fail> {
+        for a in &c.attrs {
+            match a.key.as_str() {
+                "CHLTYPE" | "REPLACE" | "NOREPLACE" | "ALL" => {}
+                "DESCR" => d.descr = one(a)?.to_string(),
+                "CONNAME" => d.conname = one(a)?.to_string(),
+                "XMITQ" => d.xmitq = one(a)?.to_string(),
+                "BATCHSZ" => d.batchsz = num(a, 1, 9999)?,
+                "HBINT" => d.hbint = num(a, 0, 999_999)?,
+                "MAXMSGL" => d.max_msg_len = num(a, 0, 104_857_600)?,
+                "SSLCIPH" => d.sslciph = a.values.first().cloned().unwrap_or_default(),
+                "SSLPEER" => d.sslpeer = a.values.first().cloned().unwrap_or_default(),
+                "MCAUSER" => d.mcauser = a.values.first().cloned().unwrap_or_default(),
+                "BATCHINT" | "DISCINT" | "NPMSPEED" | "SEQWRAP" | "SSLRKEYC" | "SPLPROT"
+                | "SHORTRTY" | "SHORTTMR" | "LONGRTY" | "LONGTMR" | "MRRTY" | "MRTMR" => {
+                    return Err(bad(
+                        a,
+                        "is not available in this release (it arrives with the channel initiator)",
+                    ));
+                }
+                _ => return Err(bad(a, "is not a channel attribute")),
+            }
+        }
+        Ok(())
+    };
+    match c.verb {
+        Verb::Define => {
+            let t = c
+                .attrs
+                .iter()
+                .find(|a| a.key == "CHLTYPE")
+                .ok_or_else(|| Fail {
+                    at: None,
+                    reason: None,
+                    message: "CHLTYPE(SDR|SVR|RCVR|RQSTR|SVRCONN) is required".into(),
+                })?;
+            let chltype = ChlType::parse(one(t)?)
+                .ok_or_else(|| bad(t, "expected SDR, SVR, RCVR, RQSTR or SVRCONN"))?;
+            let mut d = ChannelDef::new(&name, chltype);
+            apply(&mut d)?;
+            qm.define_channel(d, c.attrs.iter().any(|a| a.key == "REPLACE"))?;
+            Ok((format!("SMQ0120I Channel {name} defined."), vec![]))
+        }
+        Verb::Alter => {
+            let mut d = qm.channel(&name).ok_or_else(|| Fail {
+                at: None,
+                reason: Some(ReasonCode::UnknownObjectName),
+                message: format!("channel '{name}' is not defined"),
+            })?;
+            apply(&mut d)?;
+            qm.define_channel(d, true)?;
+            Ok((format!("SMQ0121I Channel {name} altered."), vec![]))
+        }
+        Verb::Delete => {
+            qm.delete_channel(&name)?;
+            Ok((format!("SMQ0122I Channel {name} deleted."), vec![]))
+        }
+        _ => {
+            let blocks: Vec<Block> = qm
+                .channels()
+                .iter()
+                .filter(|d| generic_match(&name, &d.name))
+                .map(|d| select(channel_block(d), &c.attrs, &["CHANNEL", "CHLTYPE"]))
+                .collect();
+            if blocks.is_empty() && !name.contains('*') {
+                return Err(Fail {
+                    at: None,
+                    reason: Some(ReasonCode::UnknownObjectName),
+                    message: format!("no channel matches '{name}'"),
+                });
+            }
+            Ok((
+                format!("SMQ0123I Display of {} channel(s).", blocks.len()),
+                blocks,
+            ))
+        }
     }
 }
 

@@ -124,7 +124,7 @@ fn status_qmgr_json_and_later_verbs() {
     let (_d, qm) = qm();
     let r = run(
         &qm,
-        "DEFINE QL(S1)\nDIS QSTATUS(S1)\nALTER QMGR DESCR('test qm') MAXMSGL(1048576)\nDIS QMGR\nDEFINE CHANNEL(TO.QM2) CHLTYPE(SDR) CONNAME('127.0.0.1(1414)')\nCLEAR QLOCAL(S1)",
+        "DEFINE QL(S1)\nDIS QSTATUS(S1)\nALTER QMGR DESCR('test qm') MAXMSGL(1048576)\nDIS QMGR\nDEFINE CHANNEL(TO.QM2) CHLTYPE(SDR) CONNAME('127.0.0.1(1414)') XMITQ(QM2) SPLPROT(REMOVE)\nCLEAR QLOCAL(S1)",
     );
     assert_eq!(attr(&r[1].objects[0], "CURDEPTH"), "0");
     assert_eq!(attr(&r[1].objects[0], "IPPROCS"), "0");
@@ -137,6 +137,19 @@ fn status_qmgr_json_and_later_verbs() {
         r[4].message
     );
     assert!(r[5].ok);
+    let c = run(
+        &qm,
+        "DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app') SSLCIPH(ANY)\nDISPLAY CHANNEL(*) ALL\nDEFINE CHANNEL(BAD) CHLTYPE(SDR)",
+    );
+    assert!(c[0].ok, "{}", c[0].message);
+    let names: Vec<&str> = c[1].objects.iter().map(|b| attr(b, "CHANNEL")).collect();
+    assert_eq!(names, vec!["APP.SVRCONN", "SYSTEM.DEF.SVRCONN"]);
+    assert_eq!(attr(&c[1].objects[0], "MCAUSER"), "app");
+    assert!(
+        !c[2].ok && c[2].message.contains("needs CONNAME"),
+        "{}",
+        c[2].message
+    );
     let json: serde_json::Value = serde_json::from_str(&render_json(&r)).unwrap();
     assert_eq!(json[3]["objects"][0]["QMNAME"], "QM1");
     assert_eq!(json[4]["ok"], false);

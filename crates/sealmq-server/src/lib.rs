@@ -148,14 +148,11 @@ impl Server {
                     std::thread::spawn(move || {
                         if let (Ok(w), Ok(k)) = (s.try_clone(), s.try_clone()) {
                             let id = ctx.register(Sock::Unix(k));
-                            serve(
-                                &qm,
-                                BufReader::new(s),
-                                BufWriter::new(w),
-                                &user,
+                            let peer = Peer::Local {
+                                user: user.clone(),
                                 admin,
-                                &ctx,
-                            );
+                            };
+                            serve(&qm, BufReader::new(s), BufWriter::new(w), &peer, &ctx);
                             ctx.unregister(id);
                         }
                     });
@@ -187,14 +184,8 @@ impl Server {
                         match tls {
                             None => {
                                 if let Ok(w) = s.try_clone() {
-                                    serve(
-                                        &qm,
-                                        BufReader::new(s),
-                                        BufWriter::new(w),
-                                        "tcp",
-                                        false,
-                                        &ctx,
-                                    );
+                                    let peer = Peer::Tcp { tls: None };
+                                    serve(&qm, BufReader::new(s), BufWriter::new(w), &peer, &ctx);
                                 }
                             }
                             Some(cfg) => serve_tls(&qm, s, cfg, &ctx),
@@ -353,18 +344,110 @@ fn serve_tls(qm: &Arc<QueueManager>, sock: TcpStream, cfg: Arc<rustls::ServerCon
         }
     }
     let _ = stream.sock.set_read_timeout(None);
-    let Some(user) = sealmq_wire::tls::principal(stream.conn.peer_certificates()) else {
+    let Some(dn) = sealmq_wire::tls::principal(stream.conn.peer_certificates()) else {
         return;
     };
+    let suite = stream
+        .conn
+        .negotiated_cipher_suite()
+        .map(|c| format!("{:?}", c.suite()))
+        .unwrap_or_default();
     let shared = sealmq_wire::tls::Shared(Arc::new(Mutex::new(stream)));
+    let peer = Peer::Tcp {
+        tls: Some(TlsPeer { dn, suite }),
+    };
     serve(
         qm,
         BufReader::new(shared.clone()),
         BufWriter::new(shared),
-        &user,
-        false,
+        &peer,
         ctx,
     );
+}
+
+/// Who is on the other end of a connection.
+enum Peer {
+    /// The Unix socket: the OS user, and whether it is the queue manager's own.
+    Local { user: String, admin: bool },
+    /// TCP, with what TLS established (if any).
+    Tcp { tls: Option<TlsPeer> },
+}
+
+struct TlsPeer {
+    /// The client certificate's subject DN.
+    dn: String,
+    /// The negotiated cipher suite, e.g. TLS13_AES_256_GCM_SHA384.
+    suite: String,
+}
+
+fn suite_name(s: &str) -> String {
+    let u = s.to_ascii_uppercase();
+    u.trim_start_matches("TLS13_")
+        .trim_start_matches("TLS_")
+        .to_string()
+}
+
+/// The principal of a TCP application through SVRCONN channel `name`: its channel must exist;
+/// SSLCIPH requires TLS (and that suite), SSLPEER filters the certificate DN, MCAUSER replaces
+/// the principal.
+fn channel_principal(
+    qm: &QueueManager,
+    name: &str,
+    tls: Option<&TlsPeer>,
+) -> Result<String, Response> {
+    use sealmq_engine::channels::{ChlType, DEFAULT_SVRCONN, sslpeer_matches};
+    let name = if name.is_empty() {
+        DEFAULT_SVRCONN
+    } else {
+        name
+    };
+    let fail = |reason: u32, detail: String| Response::Err { reason, detail };
+    let def = match qm.channel(name) {
+        Some(d) if d.chltype == ChlType::Svrconn => d,
+        _ => {
+            return Err(fail(
+                2540,
+                format!("no SVRCONN channel '{name}' is defined"),
+            ));
+        }
+    };
+    if !def.sslciph.is_empty() {
+        let Some(t) = tls else {
+            return Err(fail(
+                2393,
+                format!("channel '{name}' requires TLS (SSLCIPH({}))", def.sslciph),
+            ));
+        };
+        if !def.sslciph.eq_ignore_ascii_case("ANY")
+            && suite_name(&def.sslciph) != suite_name(&t.suite)
+        {
+            return Err(fail(
+                2393,
+                format!(
+                    "channel '{name}' requires cipher suite {}, the connection uses {}",
+                    def.sslciph, t.suite
+                ),
+            ));
+        }
+    }
+    if !def.sslpeer.is_empty() {
+        let ok = tls.is_some_and(|t| sslpeer_matches(&def.sslpeer, &t.dn));
+        if !ok {
+            return Err(fail(
+                2393,
+                format!(
+                    "the peer's certificate does not match SSLPEER('{}') of channel '{name}'",
+                    def.sslpeer
+                ),
+            ));
+        }
+    }
+    Ok(if !def.mcauser.is_empty() {
+        def.mcauser
+    } else {
+        tls.map(|t| t.dn.clone())
+            .unwrap_or_else(|| "tcp".to_string())
+    })
 }
 
 /// Counts a connection while it is served.
@@ -414,56 +497,62 @@ fn get_options(g: &GetReq) -> GetOptions {
 }
 
 /// Serves one connection until it ends. Dropping the engine connection backs out.
-fn serve(
-    qm: &Arc<QueueManager>,
-    mut r: impl Read,
-    mut w: impl Write,
-    user: &str,
-    admin: bool,
-    ctx: &Ctx,
-) {
+fn serve(qm: &Arc<QueueManager>, mut r: impl Read, mut w: impl Write, peer: &Peer, ctx: &Ctx) {
     ctx.active.fetch_add(1, Ordering::Relaxed);
     let _active = Active(&ctx.active);
     // Hello first.
-    let (id, appl, client_max) = match sealmq_wire::read_request(&mut r, sealmq_wire::HELLO_MAX) {
-        Ok(Some((
-            id,
-            Request::Hello {
-                versions,
-                max_msg,
-                appl,
-            },
-        ))) => {
-            if !versions.contains(&1) {
+    let (id, appl, client_max, channel) =
+        match sealmq_wire::read_request(&mut r, sealmq_wire::HELLO_MAX) {
+            Ok(Some((
+                id,
+                Request::Hello {
+                    versions,
+                    max_msg,
+                    appl,
+                    channel,
+                },
+            ))) => {
+                if !versions.contains(&1) {
+                    let _ = sealmq_wire::write_response(
+                        &mut w,
+                        id,
+                        &Response::Err {
+                            reason: 2195,
+                            detail: format!(
+                                "no common protocol version (server speaks {:?}, client {:?})",
+                                sealmq_wire::VERSIONS,
+                                versions
+                            ),
+                        },
+                    );
+                    return;
+                }
+                (id, appl, max_msg, channel)
+            }
+            Ok(Some((id, _))) => {
                 let _ = sealmq_wire::write_response(
                     &mut w,
                     id,
                     &Response::Err {
                         reason: 2195,
-                        detail: format!(
-                            "no common protocol version (server speaks {:?}, client {:?})",
-                            sealmq_wire::VERSIONS,
-                            versions
-                        ),
+                        detail: "the first request must be Hello".into(),
                     },
                 );
                 return;
             }
-            (id, appl, max_msg)
-        }
-        Ok(Some((id, _))) => {
-            let _ = sealmq_wire::write_response(
-                &mut w,
-                id,
-                &Response::Err {
-                    reason: 2195,
-                    detail: "the first request must be Hello".into(),
-                },
-            );
-            return;
-        }
-        _ => return,
+            _ => return,
+        };
+    let (user, admin) = match peer {
+        Peer::Local { user, admin } => (user.clone(), *admin),
+        Peer::Tcp { tls } => match channel_principal(qm, &channel, tls.as_ref()) {
+            Ok(u) => (u, false),
+            Err(resp) => {
+                let _ = sealmq_wire::write_response(&mut w, id, &resp);
+                return;
+            }
+        },
     };
+    let user = user.as_str();
     let conn = match qm.connect(user, &appl) {
         Ok(c) => c,
         Err(e) => {

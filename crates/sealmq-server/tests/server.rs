@@ -433,3 +433,88 @@ fn idle_and_slow_clients_do_not_block_others_and_truncation_crosses_the_wire() {
     drop(idle);
     server.wait().unwrap();
 }
+
+#[test]
+fn svrconn_channels_set_mcauser_sslciph_and_sslpeer() {
+    use sealmq_protect::identity::IdentitySpec;
+    use sealmq_protect::{Dn, KeyKind, Keystore};
+    let (d, mut cfg) = setup("QMH");
+    cfg.listen = Some("127.0.0.1:0".parse().unwrap());
+    let server = Server::start(&cfg).unwrap();
+    let addr = server.tcp_addr().unwrap().to_string();
+    let mut admin = Client::connect_local(&cfg.dir, "admin").unwrap();
+    let (out, failed) = admin
+        .mqsc(
+            "DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('appuser')\nDEFINE CHANNEL(TLS.ONLY) CHLTYPE(SVRCONN) SSLCIPH(ANY)\nSET AUTHREC PROFILE('QMH') OBJTYPE(QMGR) PRINCIPAL('appuser') AUTHADD(CONNECT)\nSET AUTHREC PROFILE('Q') OBJTYPE(QUEUE) PRINCIPAL('appuser') AUTHADD(PUT)",
+            false,
+        )
+        .unwrap();
+    assert_eq!(failed, 0, "{out}");
+    let mut c = Client::connect_tcp_channel(&addr, "APP.SVRCONN", "app").unwrap();
+    assert_eq!(c.user, "appuser", "MCAUSER is the principal");
+    c.put1("Q", &mut Md::default(), b"via channel", false)
+        .unwrap();
+    assert_eq!(
+        Client::connect_tcp_channel(&addr, "NO.SUCH", "app")
+            .err()
+            .unwrap()
+            .reason,
+        2540
+    );
+    assert_eq!(
+        Client::connect_tcp_channel(&addr, "TLS.ONLY", "app")
+            .err()
+            .unwrap()
+            .reason,
+        2393
+    );
+    drop(c);
+    admin.stop(true).unwrap();
+    drop(admin);
+    server.wait().unwrap();
+
+    // SSLPEER on a TLS listener.
+    let qm_ks = cfg.dir.join("keystore");
+    Keystore::init(
+        &qm_ks,
+        &IdentitySpec::new(Dn::parse("CN=QMH").unwrap(), KeyKind::P256, 30),
+        None,
+    )
+    .unwrap();
+    let alice = d.path().join("alice");
+    Keystore::init(
+        &alice,
+        &IdentitySpec::new(Dn::parse("CN=alice,O=Example").unwrap(), KeyKind::P256, 30),
+        None,
+    )
+    .unwrap();
+    Keystore::load(&alice)
+        .unwrap()
+        .trust(&std::fs::read(qm_ks.join("identity.pem")).unwrap())
+        .unwrap();
+    Keystore::load(&qm_ks)
+        .unwrap()
+        .trust(&std::fs::read(alice.join("identity.pem")).unwrap())
+        .unwrap();
+    cfg.tls = true;
+    let server = Server::start(&cfg).unwrap();
+    let addr = server.tcp_addr().unwrap().to_string();
+    let mut admin = Client::connect_local(&cfg.dir, "admin").unwrap();
+    let (out, failed) = admin
+        .mqsc("DEFINE CHANNEL(PEER.CHK) CHLTYPE(SVRCONN) SSLCIPH(ANY) SSLPEER('CN=alice*') MCAUSER('appuser')\nDEFINE CHANNEL(PEER.BOB) CHLTYPE(SVRCONN) SSLPEER('CN=bob*')", false)
+        .unwrap();
+    assert_eq!(failed, 0, "{out}");
+    let c = Client::connect_tls_channel(&addr, &alice, Some("QMH"), "PEER.CHK", "app").unwrap();
+    assert_eq!(c.user, "appuser");
+    assert_eq!(
+        Client::connect_tls_channel(&addr, &alice, Some("QMH"), "PEER.BOB", "app")
+            .err()
+            .unwrap()
+            .reason,
+        2393
+    );
+    drop(c);
+    admin.stop(true).unwrap();
+    drop(admin);
+    server.wait().unwrap();
+}

@@ -45,11 +45,12 @@ pub enum ReasonCode {
     UnexpectedError = 2195,
     MsgTooBigForChannel = 2218,
     SslInitializationError = 2393,
+    UnknownChannelName = 2540,
 }
 
 impl ReasonCode {
     /// Every code, in numeric order.
-    pub const ALL: [ReasonCode; 35] = [
+    pub const ALL: [ReasonCode; 36] = [
         Self::BackedOut,
         Self::ConnectionBroken,
         Self::GetInhibited,
@@ -85,6 +86,7 @@ impl ReasonCode {
         Self::UnexpectedError,
         Self::MsgTooBigForChannel,
         Self::SslInitializationError,
+        Self::UnknownChannelName,
     ];
 
     /// The numeric code, as MQ numbers it.
@@ -130,6 +132,7 @@ impl ReasonCode {
             Self::UnexpectedError => "UNEXPECTED_ERROR",
             Self::MsgTooBigForChannel => "MSG_TOO_BIG_FOR_CHANNEL",
             Self::SslInitializationError => "SSL_INITIALIZATION_ERROR",
+            Self::UnknownChannelName => "UNKNOWN_CHANNEL_NAME",
         }
     }
 

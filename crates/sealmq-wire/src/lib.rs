@@ -46,10 +46,12 @@ pub struct GetReq {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
+    /// `channel`: the SVRCONN channel to use on TCP (empty: SYSTEM.DEF.SVRCONN).
     Hello {
         versions: Vec<u16>,
         max_msg: u32,
         appl: String,
+        channel: String,
     },
     Open {
         name: String,
@@ -188,12 +190,13 @@ impl Request {
                 versions,
                 max_msg,
                 appl,
+                channel,
             } => {
                 e.u16(versions.len() as u16);
                 for v in versions {
                     e.u16(*v);
                 }
-                e.u32(*max_msg).str(appl);
+                e.u32(*max_msg).str(appl).str(channel);
             }
             Request::Open {
                 name,
@@ -255,6 +258,7 @@ impl Request {
                         versions,
                         max_msg: d.u32()?,
                         appl: d.str()?,
+                        channel: d.str()?,
                     }
                 }
                 2 => Request::Open {
@@ -475,6 +479,7 @@ mod tests {
                 versions: vec![1],
                 max_msg: 4 << 20,
                 appl: "t".into(),
+                channel: "APP.SVRCONN".into(),
             },
             Request::Open {
                 name: "Q".into(),
