@@ -394,14 +394,14 @@ fn channel_principal(
     qm: &QueueManager,
     name: &str,
     tls: Option<&TlsPeer>,
-) -> Result<String, Response> {
+) -> Result<String, (u32, String)> {
     use sealmq_engine::channels::{ChlType, DEFAULT_SVRCONN, sslpeer_matches};
     let name = if name.is_empty() {
         DEFAULT_SVRCONN
     } else {
         name
     };
-    let fail = |reason: u32, detail: String| Response::Err { reason, detail };
+    let fail = |reason: u32, detail: String| (reason, detail);
     let def = match qm.channel(name) {
         Some(d) if d.chltype == ChlType::Svrconn => d,
         _ => {
@@ -546,8 +546,8 @@ fn serve(qm: &Arc<QueueManager>, mut r: impl Read, mut w: impl Write, peer: &Pee
         Peer::Local { user, admin } => (user.clone(), *admin),
         Peer::Tcp { tls } => match channel_principal(qm, &channel, tls.as_ref()) {
             Ok(u) => (u, false),
-            Err(resp) => {
-                let _ = sealmq_wire::write_response(&mut w, id, &resp);
+            Err((reason, detail)) => {
+                let _ = sealmq_wire::write_response(&mut w, id, &Response::Err { reason, detail });
                 return;
             }
         },
