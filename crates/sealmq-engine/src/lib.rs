@@ -12,10 +12,12 @@
 
 pub mod authority;
 pub mod channels;
+pub mod dlh;
 pub mod error;
 pub mod md;
 pub mod mqi;
 pub mod objects;
+pub mod policies;
 pub mod qm;
 pub mod queue;
 pub mod records;

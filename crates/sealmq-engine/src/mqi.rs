@@ -162,6 +162,8 @@ struct Uow {
 /// A connection to the queue manager.
 pub struct Connection {
     qm: Arc<QueueManager>,
+    /// The queue manager's own work (policies, the error queue): no authority checks.
+    internal: bool,
     pub id: u64,
     pub user: String,
     pub appl: String,
@@ -179,10 +181,24 @@ impl QueueManager {
         }
         self.check_authority(user, AuthObj::Qmgr, &self.name(), auth::CONNECT)?;
         Ok(Connection {
+            internal: false,
             qm: self.clone(),
             id: self.next_conn.fetch_add(1, Ordering::Relaxed),
             user: user.to_string(),
             appl: appl.to_string(),
+            uow: Mutex::new(None),
+        })
+    }
+
+    /// A connection for the queue manager's own work: no authority checks, works while
+    /// quiescing is not yet set.
+    pub fn connect_internal(self: &Arc<Self>) -> MqResult<Connection> {
+        Ok(Connection {
+            internal: true,
+            qm: self.clone(),
+            id: self.next_conn.fetch_add(1, Ordering::Relaxed),
+            user: "SYSTEM".into(),
+            appl: "sealmq".into(),
             uow: Mutex::new(None),
         })
     }
@@ -239,8 +255,10 @@ impl Connection {
                 needed |= a;
             }
         }
-        self.qm
-            .check_authority(&self.user, AuthObj::Queue, name, needed)?;
+        if !self.internal {
+            self.qm
+                .check_authority(&self.user, AuthObj::Queue, name, needed)?;
+        }
         let (mut put_allowed, mut get_allowed) = (def.put_enabled, def.get_enabled);
         let mut temporary = false;
         let target_def = match def.qtype {
@@ -949,6 +967,36 @@ impl Connection {
         if u.logged {
             self.qm.end_tx(u.tx);
         }
+    }
+
+    /// Moves a message that failed a protection check to SYSTEM.PROTECTION.ERROR.QUEUE with a
+    /// dead-letter header, in this connection's unit of work when `syncpoint` (SPEC §5.4). The
+    /// queue manager does this on the application's behalf: no authority on the error queue is
+    /// needed.
+    pub fn put_protection_error(
+        &self,
+        header: &crate::dlh::DeadLetterHeader,
+        original: &Md,
+        payload: &[u8],
+        syncpoint: bool,
+    ) -> MqResult<()> {
+        let internal = Connection {
+            internal: true,
+            qm: self.qm.clone(),
+            id: self.id,
+            user: self.user.clone(),
+            appl: self.appl.clone(),
+            uow: Mutex::new(None),
+        };
+        let h = internal.open(crate::objects::PROTECTION_ERROR_Q, OpenOptions::output())?;
+        let mut md = original.clone();
+        md.format = crate::dlh::FORMAT.into();
+        md.msg_id = NONE_ID;
+        md.persistence = Persistence::Persistent;
+        // Put through this connection so that the move joins its unit of work.
+        let r = self.put(&h, &mut md, &header.wrap(payload), PutOptions { syncpoint });
+        let _ = internal.close(&h);
+        r
     }
 
     /// Whether a unit of work is in progress.

@@ -84,6 +84,7 @@ pub struct QueueManager {
     pub(crate) locals: RwLock<HashMap<String, Arc<LocalQueue>>>,
     pub(crate) authrecs: RwLock<Vec<AuthRec>>,
     pub(crate) channels: RwLock<HashMap<String, ChannelDef>>,
+    pub(crate) policies: RwLock<HashMap<String, sealmq_protect::Policy>>,
     pub(crate) apply: RwLock<()>,
     pub(crate) active: Mutex<HashMap<TxId, Lsn>>,
     pub(crate) next_seq: AtomicU64,
@@ -374,6 +375,7 @@ impl QueueManager {
             locals: RwLock::new(HashMap::new()),
             authrecs: RwLock::new(std::mem::take(&mut rb.auth)),
             channels: RwLock::new(std::mem::take(&mut rb.channels)),
+            policies: RwLock::new(HashMap::new()),
             apply: RwLock::new(()),
             active: Mutex::new(HashMap::new()),
             next_seq: AtomicU64::new(rb.max_seq + 1),
@@ -412,6 +414,7 @@ impl QueueManager {
                 defs.insert(name, def);
             }
         }
+        qm.load_policies();
         Ok((qm, report))
     }
 

@@ -179,3 +179,73 @@ proptest! {
         });
     }
 }
+
+#[test]
+fn policies_set_add_remove_display_and_export_round_trip() {
+    let (_d, qm) = qm();
+    let r = run(
+        &qm,
+        "SET POLICY(APP.Q) SIGNALG(SHA256) ENCALG(AES256) RECIP('CN=bob,O=Example') SIGNER('CN=alice,O=Example')\n\
+         SET POLICY(APP.Q) RECIP('CN=carol,O=Example') ACTION(ADD)\n\
+         SET POLICY(APP.Q) SIGNER('CN=alice,O=Example') ACTION(REMOVE)\n\
+         SET POLICY(CONF.Q) ENCALG(AES128) RECIP('CN=bob,O=Example') KEYREUSE(32) TOLERATE\n\
+         SET POLICY(BAD.Q) SIGNALG(MD5)\n\
+         SET POLICY(BAD.Q) ENCALG(AES256)\n\
+         DISPLAY POLICY(APP.Q)\n\
+         DISPLAY POLICY(NONE.Q)",
+    );
+    assert!(
+        r[0].ok && r[1].ok && r[2].ok && r[3].ok,
+        "{:?}",
+        r.iter().map(|x| &x.message).collect::<Vec<_>>()
+    );
+    assert!(r[4].message.contains("insecure"), "{}", r[4].message);
+    assert!(
+        r[5].message.contains("needs at least one RECIP"),
+        "{}",
+        r[5].message
+    );
+    let b = &r[6].objects[0];
+    let recips: Vec<&str> = b
+        .iter()
+        .filter(|(k, _)| k == "RECIP")
+        .map(|(_, v)| v.as_str())
+        .collect();
+    assert_eq!(recips, vec!["CN=bob,O=Example", "CN=carol,O=Example"]);
+    assert!(!b.iter().any(|(k, _)| k == "SIGNER"), "{b:?}");
+    assert_eq!(attr(b, "QOP"), "PRIVACY");
+    assert!(
+        r[7].ok && r[7].message.contains("has no security policy"),
+        "{}",
+        r[7].message
+    );
+    // Export, delete all, replay: identical export.
+    let export = |qm: &Arc<QueueManager>| {
+        qm.policies()
+            .iter()
+            .map(sealmq_mqsc::exec::policy_command)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let before = export(&qm);
+    assert!(
+        before.contains("KEYREUSE(32)") && before.contains("TOLERATE"),
+        "{before}"
+    );
+    for p in qm.policies() {
+        qm.delete_policy(&p.name).unwrap();
+    }
+    assert!(qm.policies().is_empty());
+    let r = run(&qm, &before);
+    assert!(
+        r.iter().all(|x| x.ok),
+        "{:?}",
+        r.iter().map(|x| &x.message).collect::<Vec<_>>()
+    );
+    assert_eq!(export(&qm), before);
+    // Policies live on the policy queue and survive a restart.
+    assert_eq!(qm.depth("SYSTEM.PROTECTION.POLICY.QUEUE").unwrap(), 2);
+    let json: serde_json::Value =
+        serde_json::from_str(&render_json(&run(&qm, "DISPLAY POLICY(APP.Q)"))).unwrap();
+    assert_eq!(json[0]["objects"][0]["RECIP"].as_array().unwrap().len(), 2);
+}

@@ -41,3 +41,11 @@ pub use header::Original;
 pub use keys::KeyKind;
 pub use keystore::Keystore;
 pub use policy::{EncAlg, KeyReuse, Policy, Qop, SignAlg};
+
+/// SHA-256 of `bytes` (a convenience for other layers that need a stable digest).
+pub fn digest_sha256(bytes: &[u8]) -> [u8; 32] {
+    let d = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, bytes);
+    let mut out = [0u8; 32];
+    out.copy_from_slice(d.as_ref());
+    out
+}
