@@ -113,7 +113,11 @@ fn connect(c: &ConnArgs, appl: &str) -> CliResult<Client> {
         (Some(addr), false) => Client::connect_tcp_channel(addr, &c.channel, appl),
         (None, _) => Client::connect_local(&qm_dir(&c.qm), appl),
     };
-    r.map_err(|e| e.to_string().into())
+    let mut client = r.map_err(|e| -> crate::CliError { e.to_string().into() })?;
+    if let Some(ks) = &c.keystore {
+        client.set_keystore(ks).map_err(|e| e.to_string())?;
+    }
+    Ok(client)
 }
 
 fn generated(run: u64, seq: u64, size: usize) -> Vec<u8> {
@@ -292,6 +296,7 @@ pub fn get(a: GetArgs) -> CliResult {
 
 pub fn browse(a: BrowseArgs) -> CliResult {
     let mut c = connect(&a.c, "sealmq-browse")?;
+    c.set_raw(a.raw);
     let (h, _) = c
         .open(&a.c.queue, OpenOptions::browse())
         .map_err(|e| e.to_string())?;
@@ -318,6 +323,27 @@ pub fn browse(a: BrowseArgs) -> CliResult {
                         m.payload.len(),
                         if m.payload.len() > 64 { "..." } else { "" }
                     );
+                } else if m.md.format == sealmq_engine::dlh::FORMAT {
+                    match sealmq_engine::dlh::DeadLetterHeader::unwrap(&m.payload) {
+                        Ok((h, inner)) => {
+                            let _ = writeln!(
+                                out,
+                                "{n}: dead letter: reason {} check '{}' queue {} qmgr {} getter '{}' signer '{}' time {} ({} bytes kept as stored): {}",
+                                h.reason,
+                                h.check,
+                                h.dest_q,
+                                h.dest_qm,
+                                h.getter,
+                                h.signer,
+                                h.time_ms,
+                                inner.len(),
+                                h.detail
+                            );
+                        }
+                        Err(e) => {
+                            let _ = writeln!(out, "{n}: unreadable dead-letter header: {e}");
+                        }
+                    }
                 } else {
                     let _ = writeln!(out, "{n}: {}", String::from_utf8_lossy(&m.payload));
                 }

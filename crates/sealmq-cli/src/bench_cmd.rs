@@ -206,11 +206,14 @@ fn local_rr(a: &BenchArgs, qm: &Qm) -> CliResult {
     }
     mqsc(&qm.dir, &script)?;
     let stop = Arc::new(AtomicBool::new(false));
+    // Responders stop only after every requester has: a request in flight always gets its reply.
+    let stop_responders = Arc::new(AtomicBool::new(false));
     let count = Arc::new(AtomicU64::new(0));
     let mut threads = Vec::new();
+    let mut responders = Vec::new();
     for i in 0..a.pairs {
-        let (dir, halt) = (qm.dir.clone(), stop.clone());
-        threads.push(std::thread::spawn(move || -> Result<(), String> {
+        let (dir, halt) = (qm.dir.clone(), stop_responders.clone());
+        responders.push(std::thread::spawn(move || -> Result<(), String> {
             let stop = halt;
             let mut c = Client::connect_local(&dir, "bench-server").map_err(|e| e.to_string())?;
             let (req, _) = c
@@ -290,6 +293,11 @@ fn local_rr(a: &BenchArgs, qm: &Qm) -> CliResult {
     );
     stop.store(true, Ordering::Relaxed);
     for t in threads {
+        t.join()
+            .map_err(|_| "a bench thread panicked".to_string())??;
+    }
+    stop_responders.store(true, Ordering::Relaxed);
+    for t in responders {
         t.join()
             .map_err(|_| "a bench thread panicked".to_string())??;
     }

@@ -9,6 +9,7 @@ mod demo;
 mod io;
 mod keystore_cmd;
 mod message_cmd;
+mod policy_cmd;
 mod qm_cmd;
 
 use clap::{Parser, Subcommand};
@@ -40,6 +41,9 @@ enum Command {
     Status(qm_cmd::StatusArgs),
     /// Run MQSC commands from standard input or a file.
     Mqsc(qm_cmd::MqscArgs),
+    /// Security policies of queues (set, show, remove, export).
+    #[command(subcommand)]
+    Policy(policy_cmd::PolicyCmd),
     /// Put messages (sample application).
     Put(app_cmd::PutArgs),
     /// Get messages (sample application).
@@ -87,6 +91,7 @@ fn main() -> ExitCode {
         Command::Stop(a) => qm_cmd::stop(a),
         Command::Status(a) => qm_cmd::status(a),
         Command::Mqsc(a) => qm_cmd::mqsc(a),
+        Command::Policy(c) => policy_cmd::run_cmd(c),
         Command::Put(a) => app_cmd::put(a),
         Command::Get(a) => app_cmd::get(a),
         Command::Browse(a) => app_cmd::browse(a),

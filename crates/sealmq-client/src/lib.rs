@@ -5,6 +5,7 @@
 //! reached, 2009 when the connection breaks (the queue manager then backs out the unit of
 //! work).
 
+mod intercept;
 pub mod nonblocking;
 
 use sealmq_engine::mqi::{Browse, GetOptions, OpenOptions};
@@ -62,6 +63,8 @@ pub struct Client {
     pub qmgr: String,
     /// The principal the queue manager authenticated.
     pub user: String,
+    /// Client-side protection (SPEC §5.5.1): see `intercept.rs`.
+    pub(crate) icpt: intercept::State,
 }
 
 impl Client {
@@ -157,6 +160,7 @@ impl Client {
             max_frame: sealmq_wire::HELLO_MAX,
             qmgr: String::new(),
             user: String::new(),
+            icpt: intercept::State::default(),
         };
         match c.call(Request::Hello {
             versions: sealmq_wire::VERSIONS.to_vec(),
@@ -236,7 +240,15 @@ impl Client {
             options: bits,
             dyn_name: dyn_name.to_string(),
         })? {
-            Response::Opened { hobj, resolved } => Ok((hobj, resolved)),
+            Response::Opened {
+                hobj,
+                resolved,
+                policy,
+                intercepted,
+            } => {
+                self.icpt.opened(hobj, &policy, intercepted)?;
+                Ok((hobj, resolved))
+            }
             r => Self::unexpected(r),
         }
     }
@@ -245,8 +257,14 @@ impl Client {
         self.call(Request::Close { hobj }).map(|_| ())
     }
 
-    /// MQPUT; `md` comes back filled (message id, put time, user).
-    pub fn put(&mut self, hobj: u32, md: &mut Md, payload: &[u8], syncpoint: bool) -> Result<()> {
+    /// MQPUT without client-side protection; `md` comes back filled.
+    pub(crate) fn put_raw(
+        &mut self,
+        hobj: u32,
+        md: &mut Md,
+        payload: &[u8],
+        syncpoint: bool,
+    ) -> Result<()> {
         match self.call(Request::Put {
             hobj,
             md: md.clone(),
@@ -261,7 +279,13 @@ impl Client {
         }
     }
 
-    pub fn put1(&mut self, name: &str, md: &mut Md, payload: &[u8], syncpoint: bool) -> Result<()> {
+    pub(crate) fn put1_raw(
+        &mut self,
+        name: &str,
+        md: &mut Md,
+        payload: &[u8],
+        syncpoint: bool,
+    ) -> Result<()> {
         match self.call(Request::Put1 {
             name: name.to_string(),
             md: md.clone(),
@@ -276,8 +300,8 @@ impl Client {
         }
     }
 
-    /// MQGET.
-    pub fn get(&mut self, hobj: u32, gmo: &GetOptions) -> Result<Got> {
+    /// MQGET without client-side protection.
+    pub(crate) fn get_raw(&mut self, hobj: u32, gmo: &GetOptions) -> Result<Got> {
         let req = GetReq {
             hobj,
             syncpoint: gmo.syncpoint,
@@ -312,11 +336,15 @@ impl Client {
     }
 
     pub fn commit(&mut self) -> Result<()> {
-        self.call(Request::Commit).map(|_| ())
+        let r = self.call(Request::Commit).map(|_| ());
+        self.icpt.in_uow = false;
+        r
     }
 
     pub fn backout(&mut self) -> Result<()> {
-        self.call(Request::Backout).map(|_| ())
+        let r = self.call(Request::Backout).map(|_| ());
+        self.icpt.in_uow = false;
+        r
     }
 
     /// Runs MQSC; returns the rendered output and how many commands failed.

@@ -657,8 +657,18 @@ fn handle(
                     let id = *next_h;
                     *next_h += 1;
                     let resolved = h.resolved.clone();
+                    // The policy binds to the name opened (an alias without one sees envelopes).
+                    let policy = qm
+                        .policy(&name)
+                        .map(|p| sealmq_engine::policies::encode(&p))
+                        .unwrap_or_default();
                     handles.insert(id, h);
-                    Response::Opened { hobj: id, resolved }
+                    Response::Opened {
+                        hobj: id,
+                        resolved,
+                        policy,
+                        intercepted: false,
+                    }
                 }
                 Err(e) => err(e),
             }
@@ -730,6 +740,41 @@ fn handle(
             Response::Ok
         }
         Request::Heartbeat => Response::Ok,
+        Request::Policy { name } => Response::Policy {
+            policy: qm
+                .policy(&name)
+                .map(|p| sealmq_engine::policies::encode(&p))
+                .unwrap_or_default(),
+        },
+        Request::ProtectionError {
+            hobj,
+            md,
+            payload,
+            check,
+            detail,
+            signer,
+            syncpoint,
+        } => match handles.get(&hobj) {
+            Some(h) => {
+                let header = sealmq_engine::dlh::DeadLetterHeader {
+                    reason: 2063,
+                    check,
+                    detail,
+                    dest_q: h.name.clone(),
+                    dest_qm: qm.name(),
+                    orig_format: md.format.clone(),
+                    put_appl: md.put_appl_name.clone(),
+                    put_time_ms: md.put_time_ms,
+                    getter: conn.user.clone(),
+                    signer,
+                    time_ms: sealmq_engine::md::now_ms(),
+                };
+                conn.put_protection_error(&header, &md, &payload, syncpoint)
+                    .map(|_| Response::Ok)
+                    .unwrap_or_else(err)
+            }
+            None => no_handle(hobj),
+        },
         Request::Disconnect => return None,
     })
 }

@@ -85,6 +85,21 @@ pub enum Request {
     },
     Heartbeat,
     Disconnect,
+    /// The security policy of a queue name (for put1 with client-side protection).
+    Policy {
+        name: String,
+    },
+    /// A message got through `hobj` failed a protection check in the application: the queue
+    /// manager moves it to the protection error queue with a dead-letter header.
+    ProtectionError {
+        hobj: u32,
+        md: Md,
+        payload: Vec<u8>,
+        check: String,
+        detail: String,
+        signer: String,
+        syncpoint: bool,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,9 +111,17 @@ pub enum Response {
         user: String,
     },
     Ok,
+    /// `policy`: the encoded security policy of the name opened (empty: none); `intercepted`:
+    /// the queue manager protects and unprotects for this connection (QM-side interception).
     Opened {
         hobj: u32,
         resolved: String,
+        policy: Vec<u8>,
+        intercepted: bool,
+    },
+    /// Answer to [`Request::Policy`] (empty: none).
+    Policy {
+        policy: Vec<u8>,
     },
     Put {
         md: Md,
@@ -181,6 +204,8 @@ impl Request {
             Request::Stop { .. } => 10,
             Request::Heartbeat => 11,
             Request::Disconnect => 12,
+            Request::Policy { .. } => 13,
+            Request::ProtectionError { .. } => 14,
         }
     }
 
@@ -241,6 +266,26 @@ impl Request {
                 e.bool(*immediate);
             }
             Request::Commit | Request::Backout | Request::Heartbeat | Request::Disconnect => {}
+            Request::Policy { name } => {
+                e.str(name);
+            }
+            Request::ProtectionError {
+                hobj,
+                md,
+                payload,
+                check,
+                detail,
+                signer,
+                syncpoint,
+            } => {
+                e.u32(*hobj);
+                md.encode(e);
+                e.bytes(payload)
+                    .str(check)
+                    .str(detail)
+                    .str(signer)
+                    .bool(*syncpoint);
+            }
         }
     }
 
@@ -300,6 +345,16 @@ impl Request {
                 },
                 11 => Request::Heartbeat,
                 12 => Request::Disconnect,
+                13 => Request::Policy { name: d.str()? },
+                14 => Request::ProtectionError {
+                    hobj: d.u32()?,
+                    md: Md::decode(&mut d)?,
+                    payload: d.bytes()?.to_vec(),
+                    check: d.str()?,
+                    detail: d.str()?,
+                    signer: d.str()?,
+                    syncpoint: d.bool()?,
+                },
                 k => {
                     return Err(sealmq_storage::StorageError::Decode(format!(
                         "unknown request kind {k}"
@@ -319,6 +374,7 @@ impl Response {
             Response::HelloOk { .. } => 130,
             Response::Ok => 128,
             Response::Opened { .. } => 131,
+            Response::Policy { .. } => 135,
             Response::Put { .. } => 132,
             Response::Got { .. } => 133,
             Response::Mqsc { .. } => 134,
@@ -337,8 +393,16 @@ impl Response {
                 e.u16(*version).u32(*max_msg).str(qmgr).str(user);
             }
             Response::Ok => {}
-            Response::Opened { hobj, resolved } => {
-                e.u32(*hobj).str(resolved);
+            Response::Opened {
+                hobj,
+                resolved,
+                policy,
+                intercepted,
+            } => {
+                e.u32(*hobj).str(resolved).bytes(policy).bool(*intercepted);
+            }
+            Response::Policy { policy } => {
+                e.bytes(policy);
             }
             Response::Put { md } => md.encode(e),
             Response::Got {
@@ -373,6 +437,11 @@ impl Response {
                 131 => Response::Opened {
                     hobj: d.u32()?,
                     resolved: d.str()?,
+                    policy: d.bytes()?.to_vec(),
+                    intercepted: d.bool()?,
+                },
+                135 => Response::Policy {
+                    policy: d.bytes()?.to_vec(),
                 },
                 132 => Response::Put {
                     md: Md::decode(&mut d)?,

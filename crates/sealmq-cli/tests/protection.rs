@@ -1,0 +1,359 @@
+//! Protection in the queue manager (issue 5), with real processes: alice puts under Privacy to
+//! bob; bob reads; carol (not a recipient) gets 2063 and the message is on the error queue with
+//! the failing check; tampering through an unprotected alias is caught; an unlisted signer is
+//! refused; ENFORCE vs TOLERATE; a policy change applies at the next open; export round-trips.
+
+use sealmq_client::Client;
+use sealmq_engine::Md;
+use sealmq_engine::mqi::{GetOptions, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+struct World {
+    home: tempfile::TempDir,
+}
+
+impl World {
+    fn cmd(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        use std::io::Write;
+        let mut c = Command::new(env!("CARGO_BIN_EXE_sealmq"));
+        c.args(args)
+            .env("SEALMQ_HOME", self.home.path())
+            .env_remove("SEALMQ_KEYSTORE");
+        c.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        if let Some(s) = stdin {
+            let _ = child.stdin.take().unwrap().write_all(s.as_bytes());
+        }
+        drop(child.stdin.take());
+        child.wait_with_output().unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let o = self.cmd(args, None);
+        assert!(
+            o.status.success(),
+            "sealmq {}: {}{}",
+            args.join(" "),
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    fn fails(&self, args: &[&str]) -> String {
+        let o = self.cmd(args, None);
+        assert!(
+            !o.status.success(),
+            "sealmq {} should fail: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&o.stdout)
+        );
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    }
+
+    fn mqsc(&self, script: &str) -> String {
+        let o = self.cmd(&["mqsc", "QMP"], Some(script));
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    fn ks(&self, name: &str) -> PathBuf {
+        self.home.path().join("ks").join(name)
+    }
+
+    fn qm_dir(&self) -> PathBuf {
+        self.home.path().join("qmgrs/QMP")
+    }
+
+    fn identity(&self, name: &str) {
+        let dir = self.ks(name);
+        let ca = self.ks("ca");
+        self.ok(&[
+            "keystore",
+            "init",
+            dir.to_str().unwrap(),
+            "--dn",
+            &format!("CN={name},O=Example"),
+            "--ca",
+            ca.to_str().unwrap(),
+        ]);
+    }
+
+    fn trust(&self, who: &str, cert_of: &str) {
+        let cert = self.ks(cert_of).join("identity.pem");
+        self.ok(&[
+            "keystore",
+            "trust",
+            self.ks(who).to_str().unwrap(),
+            cert.to_str().unwrap(),
+        ]);
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        if let Ok(pid) = std::fs::read_to_string(self.qm_dir().join("qm.pid")) {
+            let _ = Command::new("kill").arg("-9").arg(pid.trim()).status();
+        }
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn end_to_end_protection_scenarios() {
+    let w = World {
+        home: tempfile::tempdir().unwrap(),
+    };
+    w.ok(&[
+        "keystore",
+        "init",
+        s(&w.ks("ca")),
+        "--dn",
+        "CN=Example CA,O=Example",
+        "--authority",
+    ]);
+    for n in ["alice", "bob", "carol", "dave"] {
+        w.identity(n);
+    }
+    w.trust("alice", "bob");
+    w.trust("dave", "bob");
+    w.ok(&["create", "QMP"]);
+    w.ok(&["start", "QMP", "--background"]);
+    w.mqsc("DEFINE QLOCAL(APP.Q)\nDEFINE QALIAS(APP.RAW) TARGET(APP.Q)\n");
+    w.ok(&[
+        "policy",
+        "set",
+        "-m",
+        "QMP",
+        "-p",
+        "APP.Q",
+        "-s",
+        "SHA256",
+        "-e",
+        "AES256",
+        "-r",
+        "CN=bob,O=Example",
+        "-a",
+        "CN=alice,O=Example",
+    ]);
+    let shown = w.ok(&["policy", "show", "-m", "QMP", "-p", "APP.Q"]);
+    assert!(
+        shown.contains("QOP(PRIVACY)") && shown.contains("RECIP(CN=bob,O=Example)"),
+        "{shown}"
+    );
+
+    // alice → bob under Privacy; the stored message is an envelope, not the plaintext.
+    w.ok(&[
+        "put",
+        "QMP",
+        "APP.Q",
+        "--message",
+        "top secret",
+        "--keystore",
+        s(&w.ks("alice")),
+    ]);
+    let raw = w.ok(&["browse", "QMP", "APP.RAW", "--raw"]);
+    assert!(
+        raw.contains("534d5145"),
+        "the stored bytes start with the sealmq header: {raw}"
+    );
+    assert!(
+        !raw.contains(
+            &"top secret"
+                .bytes()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        )
+    );
+    assert!(
+        w.fails(&["get", "QMP", "APP.Q"])
+            .contains("needs a keystore")
+    );
+    assert_eq!(
+        w.ok(&["get", "QMP", "APP.Q", "--keystore", s(&w.ks("bob"))]),
+        "top secret\n"
+    );
+
+    // carol is not a recipient: 2063, and the message moves to the error queue with the check.
+    w.ok(&[
+        "put",
+        "QMP",
+        "APP.Q",
+        "--message",
+        "for bob only",
+        "--keystore",
+        s(&w.ks("alice")),
+    ]);
+    let err = w.fails(&["get", "QMP", "APP.Q", "--keystore", s(&w.ks("carol"))]);
+    assert!(err.contains("2063") && err.contains("recipient"), "{err}");
+    let dl = w.ok(&["browse", "QMP", "SYSTEM.PROTECTION.ERROR.QUEUE"]);
+    assert!(
+        dl.contains("reason 2063 check 'recipient' queue APP.Q qmgr QMP"),
+        "{dl}"
+    );
+    assert!(dl.contains("signer ''") || dl.contains("signer"), "{dl}");
+    assert!(
+        w.fails(&["get", "QMP", "APP.Q", "--keystore", s(&w.ks("bob"))])
+            .contains("2033"),
+        "moved, not left on the queue"
+    );
+
+    // Tampering through the unprotected alias is caught.
+    {
+        w.ok(&[
+            "put",
+            "QMP",
+            "APP.Q",
+            "--message",
+            "pay 10",
+            "--keystore",
+            s(&w.ks("alice")),
+        ]);
+        let mut c = Client::connect_local(&w.qm_dir(), "tamper").unwrap();
+        c.set_raw(true);
+        let (h, _) = c
+            .open(
+                "APP.RAW",
+                OpenOptions {
+                    input_shared: true,
+                    output: true,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        let mut got = c.get(h, &GetOptions::default()).unwrap();
+        let n = got.payload.len();
+        got.payload[n - 40] ^= 0x01;
+        c.put(h, &mut Md::default(), &got.payload, false).unwrap();
+    }
+    let err = w.fails(&["get", "QMP", "APP.Q", "--keystore", s(&w.ks("bob"))]);
+    assert!(err.contains("2063"), "{err}");
+
+    // A signer outside SIGNER: dave signs and encrypts for bob, but only alice is listed.
+    w.ok(&[
+        "put",
+        "QMP",
+        "APP.Q",
+        "--message",
+        "from dave",
+        "--keystore",
+        s(&w.ks("dave")),
+    ]);
+    let err = w.fails(&["get", "QMP", "APP.Q", "--keystore", s(&w.ks("bob"))]);
+    assert!(
+        err.contains("signer-list") && err.contains("CN=dave"),
+        "{err}"
+    );
+
+    // ENFORCE refuses an unprotected message; TOLERATE returns it.
+    {
+        let mut c = Client::connect_local(&w.qm_dir(), "plain").unwrap();
+        c.set_raw(true);
+        c.put1("APP.RAW", &mut Md::default(), b"plain one", false)
+            .unwrap();
+        c.put1("APP.RAW", &mut Md::default(), b"plain two", false)
+            .unwrap();
+    }
+    assert!(
+        w.fails(&["get", "QMP", "APP.Q", "--keystore", s(&w.ks("bob"))])
+            .contains("'qop'")
+    );
+    w.ok(&[
+        "policy",
+        "set",
+        "-m",
+        "QMP",
+        "-p",
+        "APP.Q",
+        "-s",
+        "SHA256",
+        "-e",
+        "AES256",
+        "-r",
+        "CN=bob,O=Example",
+        "-a",
+        "CN=alice,O=Example",
+        "-t",
+        "1",
+    ]);
+    assert_eq!(
+        w.ok(&["get", "QMP", "APP.Q", "--keystore", s(&w.ks("bob"))]),
+        "plain two\n"
+    );
+    let errors = w.ok(&["browse", "QMP", "SYSTEM.PROTECTION.ERROR.QUEUE"]);
+    assert!(errors.contains("4 message(s)"), "{errors}");
+
+    // A policy change applies at the next open, not to handles already open.
+    {
+        let mut c = Client::connect_local(&w.qm_dir(), "opener").unwrap();
+        c.set_keystore(&w.ks("alice")).unwrap();
+        let (before, _) = c.open("APP.Q", OpenOptions::output()).unwrap();
+        w.ok(&["policy", "remove", "-m", "QMP", "-p", "APP.Q"]);
+        c.put(before, &mut Md::default(), b"old policy", false)
+            .unwrap();
+        let (after, _) = c.open("APP.Q", OpenOptions::output()).unwrap();
+        c.put(after, &mut Md::default(), b"no policy", false)
+            .unwrap();
+    }
+    let raw = w.ok(&["browse", "QMP", "APP.Q", "--raw"]);
+    let lines: Vec<&str> = raw.lines().collect();
+    assert!(
+        lines[0].contains("534d5145"),
+        "put through the earlier handle was protected: {raw}"
+    );
+    assert!(
+        lines[1].contains(
+            &"no policy"
+                .bytes()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        ),
+        "{raw}"
+    );
+
+    // policy export → remove all → replay → identical export.
+    w.ok(&[
+        "policy",
+        "set",
+        "-m",
+        "QMP",
+        "-p",
+        "A.Q",
+        "-e",
+        "AES128",
+        "-r",
+        "CN=bob,O=Example",
+        "-r",
+        "CN=carol,O=Example",
+        "-c",
+        "32",
+        "-t",
+        "1",
+    ]);
+    w.ok(&[
+        "policy",
+        "set",
+        "-m",
+        "QMP",
+        "-p",
+        "B.Q",
+        "-s",
+        "SHA512",
+        "-a",
+        "CN=alice,O=Example",
+    ]);
+    let export = w.ok(&["policy", "export", "-m", "QMP"]);
+    assert_eq!(export.lines().count(), 2, "{export}");
+    w.ok(&["policy", "remove", "-m", "QMP", "-p", "A.Q"]);
+    w.ok(&["policy", "remove", "-m", "QMP", "-p", "B.Q"]);
+    assert_eq!(w.ok(&["policy", "export", "-m", "QMP"]), "");
+    w.mqsc(&export);
+    assert_eq!(w.ok(&["policy", "export", "-m", "QMP"]), export);
+    w.ok(&["stop", "QMP"]);
+}

@@ -1,0 +1,240 @@
+//! Client-side protection (SPEC §5.5.1): with a keystore, the client reads the policy of the
+//! name it opens and protects on put and put1, unprotects on get and browse; the queue manager
+//! never sees plaintext. One [`Protector`] per keystore per process, so key reuse spans every
+//! connection and every put1 of the application.
+//!
+//! A message that fails a check on a destructive get is handed back to the queue manager, in
+//! the same unit of work, for the protection error queue; the application gets 2063.
+
+use crate::{Client, ClientError, Result};
+use sealmq_engine::mqi::{Browse, GetOptions};
+use sealmq_engine::{Got, Md};
+use sealmq_protect::{Keystore, Original, Policy, Protector, Qop};
+use sealmq_wire::{Request, Response};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+#[derive(Default)]
+pub(crate) struct State {
+    protector: Option<Arc<Protector>>,
+    /// Policies (and QM-side interception) of open handles.
+    handles: HashMap<u32, (Option<Policy>, bool)>,
+    /// A unit of work is open on this connection.
+    pub(crate) in_uow: bool,
+    /// Raw mode: never protect or unprotect (`browse --raw`).
+    raw: bool,
+}
+
+fn security(detail: String) -> ClientError {
+    ClientError {
+        reason: 2063,
+        detail,
+    }
+}
+
+/// The process-wide protector for a keystore directory.
+fn shared_protector(dir: &Path) -> Result<Arc<Protector>> {
+    static ALL: OnceLock<Mutex<HashMap<PathBuf, Arc<Protector>>>> = OnceLock::new();
+    let key = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let mut map = ALL
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some(p) = map.get(&key) {
+        return Ok(p.clone());
+    }
+    let ks = Keystore::load(dir).map_err(|e| security(format!("cannot load keystore: {e}")))?;
+    let p = Arc::new(Protector::new(ks));
+    map.insert(key, p.clone());
+    Ok(p)
+}
+
+impl State {
+    pub(crate) fn opened(&mut self, hobj: u32, policy: &[u8], intercepted: bool) -> Result<()> {
+        let policy =
+            if policy.is_empty() {
+                None
+            } else {
+                Some(sealmq_engine::policies::decode(policy).map_err(|e| {
+                    security(format!("unreadable policy from the queue manager: {e}"))
+                })?)
+            };
+        self.handles.insert(hobj, (policy, intercepted));
+        Ok(())
+    }
+
+    /// The policy this client must apply for a handle, if any.
+    fn policy(&self, hobj: u32) -> Option<&Policy> {
+        if self.raw {
+            return None;
+        }
+        match self.handles.get(&hobj) {
+            Some((Some(p), false)) => Some(p),
+            _ => None,
+        }
+    }
+}
+
+impl Client {
+    /// Protects and unprotects with the identity and trust of the keystore in `dir`.
+    pub fn set_keystore(&mut self, dir: &Path) -> Result<()> {
+        self.icpt.protector = Some(shared_protector(dir)?);
+        Ok(())
+    }
+
+    /// Raw mode: messages are put and got exactly as stored (no protection applied or removed).
+    pub fn set_raw(&mut self, raw: bool) {
+        self.icpt.raw = raw;
+    }
+
+    /// Counters of the protector in use (operations per message in benchmarks).
+    pub fn protection_counters(&self) -> Option<sealmq_protect::counters::Snapshot> {
+        self.icpt.protector.as_ref().map(|p| p.counters())
+    }
+
+    fn protect_for(&self, policy: &Policy, md: &Md, payload: &[u8]) -> Result<Vec<u8>> {
+        if policy.qop() == Qop::None {
+            return Ok(payload.to_vec());
+        }
+        let Some(p) = &self.icpt.protector else {
+            return Err(security(format!(
+                "queue '{}' has a security policy ({}); the application needs a keystore (--keystore or SEALMQ_KEYSTORE)",
+                policy.name,
+                policy.qop()
+            )));
+        };
+        let mut original = Original::with_format(&md.format);
+        original.ccsid = md.ccsid;
+        original.encoding = md.encoding;
+        p.protect(policy, payload, original)
+            .map_err(|e| security(e.to_string()))
+    }
+
+    /// MQPUT; protected first when the queue has a policy. `md` comes back filled.
+    pub fn put(&mut self, hobj: u32, md: &mut Md, payload: &[u8], syncpoint: bool) -> Result<()> {
+        let stored = match self.icpt.policy(hobj).cloned() {
+            Some(policy) => self.protect_for(&policy, md, payload)?,
+            None => payload.to_vec(),
+        };
+        self.put_raw(hobj, md, &stored, syncpoint)?;
+        self.icpt.in_uow |= syncpoint;
+        Ok(())
+    }
+
+    /// MQPUT1; the policy is read for the name (this is an open) and applied.
+    pub fn put1(&mut self, name: &str, md: &mut Md, payload: &[u8], syncpoint: bool) -> Result<()> {
+        let stored = if self.icpt.raw || self.icpt.protector.is_none() {
+            payload.to_vec()
+        } else {
+            match self.call(Request::Policy {
+                name: name.to_string(),
+            })? {
+                Response::Policy { policy } if !policy.is_empty() => {
+                    let p = sealmq_engine::policies::decode(&policy)
+                        .map_err(|e| security(e.to_string()))?;
+                    self.protect_for(&p, md, payload)?
+                }
+                _ => payload.to_vec(),
+            }
+        };
+        self.put1_raw(name, md, &stored, syncpoint)?;
+        self.icpt.in_uow |= syncpoint;
+        Ok(())
+    }
+
+    /// MQGET; unprotected (and checked) when the queue has a policy. A message that fails a
+    /// check gives 2063 and, on a destructive get, goes to the protection error queue in the
+    /// same unit of work.
+    pub fn get(&mut self, hobj: u32, gmo: &GetOptions) -> Result<Got> {
+        let Some(policy) = self.icpt.policy(hobj).cloned() else {
+            let g = self.get_raw(hobj, gmo)?;
+            self.icpt.in_uow |= gmo.syncpoint;
+            return Ok(g);
+        };
+        let Some(p) = self.icpt.protector.clone() else {
+            return Err(security(format!(
+                "queue '{}' has a security policy ({}); the application needs a keystore (--keystore or SEALMQ_KEYSTORE)",
+                policy.name,
+                policy.qop()
+            )));
+        };
+        let browsing = matches!(gmo.browse, Browse::First | Browse::Next);
+        // A destructive get outside any unit of work runs in one of its own, so that a message
+        // failing its checks moves to the error queue atomically.
+        let own_uow = !browsing && !gmo.syncpoint && !self.icpt.in_uow;
+        let mut opts = *gmo;
+        opts.syncpoint = gmo.syncpoint || own_uow;
+        // The envelope is larger than the payload: take it whole, truncate after.
+        opts.buffer = None;
+        let got = self.get_raw(hobj, &opts)?;
+        match p.unprotect(&policy, &got.payload) {
+            Ok(u) => {
+                if own_uow {
+                    self.commit()?;
+                } else {
+                    self.icpt.in_uow |= opts.syncpoint;
+                }
+                let mut md = got.md;
+                if let Some(o) = u.original {
+                    md.format = o.format_str();
+                    md.ccsid = o.ccsid;
+                    md.encoding = o.encoding;
+                }
+                let data_len = u.payload.len();
+                let mut payload = u.payload;
+                let mut warning = None;
+                if let Some(b) = gmo.buffer
+                    && b < data_len
+                {
+                    if !gmo.accept_truncated && !browsing {
+                        // The message is already taken: put it back by backing out our own
+                        // unit of work; inside the application's, it stays with the unit.
+                        if own_uow {
+                            let _ = self.backout();
+                        }
+                        return Err(ClientError {
+                            reason: 2080,
+                            detail: format!(
+                                "message of {data_len} bytes does not fit the {b}-byte buffer"
+                            ),
+                        });
+                    }
+                    payload.truncate(b);
+                    warning = Some(sealmq_types::ReasonCode::TruncatedMsgAccepted);
+                }
+                Ok(Got {
+                    md,
+                    payload,
+                    data_len,
+                    warning,
+                })
+            }
+            Err(e) => {
+                if !browsing {
+                    let check = e.check().map(|c| c.name().to_string()).unwrap_or_default();
+                    let signer = sealmq_protect::inspect(&got.payload, false)
+                        .ok()
+                        .and_then(|i| i.signer)
+                        .unwrap_or_default();
+                    let report = Request::ProtectionError {
+                        hobj,
+                        md: got.md.clone(),
+                        payload: got.payload.clone(),
+                        check,
+                        detail: e.to_string(),
+                        signer,
+                        syncpoint: opts.syncpoint,
+                    };
+                    self.call(report)?;
+                    if own_uow {
+                        self.commit()?;
+                    } else {
+                        self.icpt.in_uow = true;
+                    }
+                }
+                Err(security(e.to_string()))
+            }
+        }
+    }
+}
