@@ -65,6 +65,9 @@ pub struct ChannelDef {
     pub sslpeer: String,
     /// The principal applications on this channel run as (empty: their own).
     pub mcauser: String,
+    /// SVRCONN: the queue manager protects and unprotects for the applications on this
+    /// channel with its own identity (QM-side interception, SPEC §5.5.2).
+    pub intercept: bool,
 }
 
 impl ChannelDef {
@@ -81,6 +84,7 @@ impl ChannelDef {
             sslciph: String::new(),
             sslpeer: String::new(),
             mcauser: String::new(),
+            intercept: false,
         }
     }
 
@@ -102,6 +106,14 @@ impl ChannelDef {
             return mqerr!(
                 OptionsError,
                 "{} channel {} needs CONNAME",
+                self.chltype.name(),
+                self.name
+            );
+        }
+        if self.intercept && self.chltype != ChlType::Svrconn {
+            return mqerr!(
+                OptionsError,
+                "INTERCEPT applies only to SVRCONN channels; use SPLPROT on {} channel {}",
                 self.chltype.name(),
                 self.name
             );
@@ -128,7 +140,8 @@ impl ChannelDef {
             .u32(self.max_msg_len)
             .str(&self.sslciph)
             .str(&self.sslpeer)
-            .str(&self.mcauser);
+            .str(&self.mcauser)
+            .bool(self.intercept);
     }
 
     pub fn decode(d: &mut Dec<'_>) -> Result<ChannelDef> {
@@ -150,6 +163,7 @@ impl ChannelDef {
         c.sslciph = d.str()?;
         c.sslpeer = d.str()?;
         c.mcauser = d.str()?;
+        c.intercept = d.bool()?;
         Ok(c)
     }
 }

@@ -598,6 +598,10 @@ fn channel_block(d: &sealmq_engine::channels::ChannelDef) -> Block {
         ("SSLCIPH".into(), d.sslciph.clone()),
         ("SSLPEER".into(), d.sslpeer.clone()),
         ("MCAUSER".into(), d.mcauser.clone()),
+        (
+            "INTERCEPT".into(),
+            if d.intercept { "YES" } else { "NO" }.into(),
+        ),
     ]
 }
 
@@ -617,6 +621,7 @@ fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
                 "SSLCIPH" => d.sslciph = a.values.first().cloned().unwrap_or_default(),
                 "SSLPEER" => d.sslpeer = a.values.first().cloned().unwrap_or_default(),
                 "MCAUSER" => d.mcauser = a.values.first().cloned().unwrap_or_default(),
+                "INTERCEPT" => d.intercept = choice(a, &["YES", "NO"])? == "YES",
                 "BATCHINT" | "DISCINT" | "NPMSPEED" | "SEQWRAP" | "SSLRKEYC" | "SPLPROT"
                 | "SHORTRTY" | "SHORTTMR" | "LONGRTY" | "LONGTMR" | "MRRTY" | "MRTMR" => {
                     return Err(bad(

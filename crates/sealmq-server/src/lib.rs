@@ -132,6 +132,9 @@ impl Server {
             stopped: stopped.clone(),
             active: active.clone(),
             immediate: immediate.clone(),
+            protector: sealmq_protect::Keystore::load(&cfg.dir.join("keystore"))
+                .ok()
+                .map(|ks| Arc::new(sealmq_protect::Protector::new(ks))),
         };
         {
             let (qm, ctx) = (qm.clone(), ctx.clone());
@@ -304,6 +307,8 @@ struct Ctx {
     stopped: Arc<(Mutex<bool>, std::sync::Condvar)>,
     active: Arc<std::sync::atomic::AtomicUsize>,
     immediate: Arc<AtomicBool>,
+    /// The queue manager's own protector (its keystore), for QM-side interception.
+    protector: Option<Arc<sealmq_protect::Protector>>,
 }
 
 impl Ctx {
@@ -365,6 +370,145 @@ fn serve_tls(qm: &Arc<QueueManager>, sock: TcpStream, cfg: Arc<rustls::ServerCon
     );
 }
 
+/// QM-side interception for one connection (SPEC §5.5.2): on a SVRCONN channel with
+/// INTERCEPT(YES) the queue manager protects puts and unprotects gets with its own identity.
+struct Icpt<'a> {
+    on: bool,
+    protector: Option<&'a sealmq_protect::Protector>,
+}
+
+fn security(detail: String) -> Response {
+    Response::Err {
+        reason: 2063,
+        detail,
+    }
+}
+
+impl Icpt<'_> {
+    /// Errors are 2063 details.
+    fn protector(&self) -> Result<&sealmq_protect::Protector, String> {
+        self.protector.ok_or_else(|| {
+            "the queue manager has no keystore to protect with (<QM dir>/keystore)".to_string()
+        })
+    }
+
+    /// The bytes to store for a put to `name`: protected under its policy, unless they are
+    /// already a protected message (never protected twice).
+    fn protect(
+        &self,
+        qm: &QueueManager,
+        name: &str,
+        md: &sealmq_engine::Md,
+        payload: Vec<u8>,
+    ) -> Result<Vec<u8>, String> {
+        if !self.on || sealmq_protect::header::has_magic(&payload) {
+            return Ok(payload);
+        }
+        let Some(policy) = qm
+            .policy(name)
+            .filter(|p| p.qop() != sealmq_protect::Qop::None)
+        else {
+            return Ok(payload);
+        };
+        let mut original = sealmq_protect::Original::with_format(&md.format);
+        original.ccsid = md.ccsid;
+        original.encoding = md.encoding;
+        self.protector()?
+            .protect(&policy, &payload, original)
+            .map_err(|e| e.to_string())
+    }
+
+    /// A get under a policy: unprotected for the application; a message failing a check
+    /// moves to the error queue in the same unit of work and the application gets 2063.
+    fn get(&self, qm: &QueueManager, conn: &Connection, h: &Hobj, g: &GetReq) -> Response {
+        let Some(policy) = qm.policy(&h.name) else {
+            return Response::Err {
+                reason: 2195,
+                detail: "policy vanished".into(),
+            };
+        };
+        let p = match self.protector() {
+            Ok(p) => p,
+            Err(e) => return security(e),
+        };
+        let gmo = get_options(g);
+        let browsing = matches!(gmo.browse, Browse::First | Browse::Next);
+        let own_uow = !browsing && !gmo.syncpoint && !conn.in_uow();
+        let mut opts = gmo;
+        opts.syncpoint = gmo.syncpoint || own_uow;
+        opts.buffer = None;
+        let got = match conn.get(h, opts) {
+            Ok(g) => g,
+            Err(e) => return err(e),
+        };
+        match p.unprotect(&policy, &got.payload) {
+            Ok(u) => {
+                let mut md = got.md;
+                if let Some(o) = u.original {
+                    md.format = o.format_str();
+                    md.ccsid = o.ccsid;
+                    md.encoding = o.encoding;
+                }
+                let data_len = u.payload.len();
+                let mut payload = u.payload;
+                let mut warning = 0;
+                if let Some(b) = gmo.buffer
+                    && b < data_len
+                {
+                    if !gmo.accept_truncated && !browsing {
+                        if own_uow {
+                            let _ = conn.backout();
+                        }
+                        return Response::Err {
+                            reason: 2080,
+                            detail: format!(
+                                "message of {data_len} bytes does not fit the {b}-byte buffer"
+                            ),
+                        };
+                    }
+                    payload.truncate(b);
+                    warning = 2079;
+                }
+                if own_uow && let Err(e) = conn.commit() {
+                    return err(e);
+                }
+                Response::Got {
+                    md,
+                    payload,
+                    data_len: data_len as u64,
+                    warning,
+                }
+            }
+            Err(e) => {
+                if !browsing {
+                    let header = sealmq_engine::dlh::DeadLetterHeader {
+                        reason: 2063,
+                        check: e.check().map(|c| c.name().to_string()).unwrap_or_default(),
+                        detail: e.to_string(),
+                        dest_q: h.name.clone(),
+                        dest_qm: qm.name(),
+                        orig_format: got.md.format.clone(),
+                        put_appl: got.md.put_appl_name.clone(),
+                        put_time_ms: got.md.put_time_ms,
+                        getter: conn.user.clone(),
+                        signer: sealmq_protect::inspect(&got.payload, false)
+                            .ok()
+                            .and_then(|i| i.signer)
+                            .unwrap_or_default(),
+                        time_ms: sealmq_engine::md::now_ms(),
+                    };
+                    let _ =
+                        conn.put_protection_error(&header, &got.md, &got.payload, opts.syncpoint);
+                    if own_uow {
+                        let _ = conn.commit();
+                    }
+                }
+                security(e.to_string())
+            }
+        }
+    }
+}
+
 /// Who is on the other end of a connection.
 enum Peer {
     /// The Unix socket: the OS user, and whether it is the queue manager's own.
@@ -394,7 +538,7 @@ fn channel_principal(
     qm: &QueueManager,
     name: &str,
     tls: Option<&TlsPeer>,
-) -> Result<String, (u32, String)> {
+) -> Result<(String, bool), (u32, String)> {
     use sealmq_engine::channels::{ChlType, DEFAULT_SVRCONN, sslpeer_matches};
     let name = if name.is_empty() {
         DEFAULT_SVRCONN
@@ -442,12 +586,14 @@ fn channel_principal(
             ));
         }
     }
-    Ok(if !def.mcauser.is_empty() {
+    let intercept = def.intercept;
+    let principal = if !def.mcauser.is_empty() {
         def.mcauser
     } else {
         tls.map(|t| t.dn.clone())
             .unwrap_or_else(|| "tcp".to_string())
-    })
+    };
+    Ok((principal, intercept))
 }
 
 /// Counts a connection while it is served.
@@ -542,10 +688,10 @@ fn serve(qm: &Arc<QueueManager>, mut r: impl Read, mut w: impl Write, peer: &Pee
             }
             _ => return,
         };
-    let (user, admin) = match peer {
-        Peer::Local { user, admin } => (user.clone(), *admin),
+    let (user, admin, intercept) = match peer {
+        Peer::Local { user, admin } => (user.clone(), *admin, false),
         Peer::Tcp { tls } => match channel_principal(qm, &channel, tls.as_ref()) {
-            Ok(u) => (u, false),
+            Ok((u, intercept)) => (u, false, intercept),
             Err((reason, detail)) => {
                 let _ = sealmq_wire::write_response(&mut w, id, &Response::Err { reason, detail });
                 return;
@@ -594,7 +740,11 @@ fn serve(qm: &Arc<QueueManager>, mut r: impl Read, mut w: impl Write, peer: &Pee
                 break;
             }
         };
-        let resp = handle(qm, &conn, &mut handles, &mut next_h, req, admin, ctx);
+        let icpt = Icpt {
+            on: intercept,
+            protector: ctx.protector.as_deref(),
+        };
+        let resp = handle(qm, &conn, &mut handles, &mut next_h, req, admin, &icpt, ctx);
         let done = resp.is_none();
         if let Some(resp) = resp
             && sealmq_wire::write_response(&mut w, id, &resp).is_err()
@@ -620,6 +770,7 @@ fn handle(
     next_h: &mut u32,
     req: Request,
     admin: bool,
+    icpt: &Icpt<'_>,
     ctx: &Ctx,
 ) -> Option<Response> {
     if qm.is_quiescing()
@@ -667,7 +818,7 @@ fn handle(
                         hobj: id,
                         resolved,
                         policy,
-                        intercepted: false,
+                        intercepted: icpt.on,
                     }
                 }
                 Err(e) => err(e),
@@ -683,10 +834,13 @@ fn handle(
             payload,
             syncpoint,
         } => match handles.get(&hobj) {
-            Some(h) => conn
-                .put(h, &mut md, &payload, PutOptions { syncpoint })
-                .map(|_| Response::Put { md })
-                .unwrap_or_else(err),
+            Some(h) => match icpt.protect(qm, &h.name, &md, payload) {
+                Ok(stored) => conn
+                    .put(h, &mut md, &stored, PutOptions { syncpoint })
+                    .map(|_| Response::Put { md })
+                    .unwrap_or_else(err),
+                Err(e) => security(e),
+            },
             None => no_handle(hobj),
         },
         Request::Put1 {
@@ -694,10 +848,24 @@ fn handle(
             mut md,
             payload,
             syncpoint,
-        } => conn
-            .put1(&name, &mut md, &payload, PutOptions { syncpoint })
-            .map(|_| Response::Put { md })
-            .unwrap_or_else(err),
+        } => match icpt.protect(qm, &name, &md, payload) {
+            Ok(stored) => conn
+                .put1(&name, &mut md, &stored, PutOptions { syncpoint })
+                .map(|_| Response::Put { md })
+                .unwrap_or_else(err),
+            Err(e) => security(e),
+        },
+        Request::Get(g)
+            if icpt.on
+                && qm
+                    .policy(handles.get(&g.hobj).map(|h| h.name.as_str()).unwrap_or(""))
+                    .is_some() =>
+        {
+            match handles.get(&g.hobj) {
+                Some(h) => icpt.get(qm, conn, h, &g),
+                None => no_handle(g.hobj),
+            }
+        }
         Request::Get(g) => match handles.get(&g.hobj) {
             Some(h) => match conn.get(h, get_options(&g)) {
                 Ok(got) => Response::Got {

@@ -518,3 +518,101 @@ fn svrconn_channels_set_mcauser_sslciph_and_sslpeer() {
     drop(admin);
     server.wait().unwrap();
 }
+
+#[test]
+fn qm_side_interception_protects_for_clients_without_a_keystore() {
+    use sealmq_protect::identity::IdentitySpec;
+    use sealmq_protect::{Dn, KeyKind, Keystore, Original, Protector};
+    let (_d, mut cfg) = setup("QMI");
+    let qm_ks = cfg.dir.join("keystore");
+    Keystore::init(
+        &qm_ks,
+        &IdentitySpec::new(Dn::parse("CN=QMI").unwrap(), KeyKind::P256, 30),
+        None,
+    )
+    .unwrap();
+    cfg.listen = Some("127.0.0.1:0".parse().unwrap());
+    let server = Server::start(&cfg).unwrap();
+    let addr = server.tcp_addr().unwrap().to_string();
+    let mut admin = Client::connect_local(&cfg.dir, "admin").unwrap();
+    let (out, failed) = admin
+        .mqsc(
+            "DEFINE QALIAS(Q.RAW) TARGET(Q)\nDEFINE CHANNEL(APP.ICPT) CHLTYPE(SVRCONN) MCAUSER('app') INTERCEPT(YES)\nSET POLICY(Q) SIGNALG(SHA256) ENCALG(AES256) RECIP('CN=QMI')\nSET AUTHREC PROFILE('QMI') OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\nSET AUTHREC PROFILE('Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET)",
+            false,
+        )
+        .unwrap();
+    assert_eq!(failed, 0, "{out}");
+    let mut app = Client::connect_tcp_channel(&addr, "APP.ICPT", "no-keystore-app").unwrap();
+    app.put1("Q", &mut Md::default(), b"protected by the QM", false)
+        .unwrap();
+    // Stored as an envelope.
+    let mut raw = Client::connect_local(&cfg.dir, "raw").unwrap();
+    raw.set_raw(true);
+    let (rh, _) = raw
+        .open(
+            "Q.RAW",
+            OpenOptions {
+                browse: true,
+                input_shared: true,
+                output: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let stored = raw
+        .get(
+            rh,
+            &GetOptions {
+                browse: sealmq_engine::mqi::Browse::First,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert!(sealmq_protect::header::has_magic(&stored.payload));
+    let (ah, _) = app.open("Q", OpenOptions::input()).unwrap();
+    assert_eq!(
+        app.get(ah, &GetOptions::default()).unwrap().payload,
+        b"protected by the QM"
+    );
+    // Already protected: stored as sent, not protected twice, and unprotected once.
+    let qm_protector = Protector::new(Keystore::load(&qm_ks).unwrap());
+    let policy = server.queue_manager().policy("Q").unwrap();
+    let envelope = qm_protector
+        .protect(&policy, b"pre-protected", Original::default())
+        .unwrap();
+    app.set_raw(true);
+    app.put1("Q", &mut Md::default(), &envelope, false).unwrap();
+    let stored = raw
+        .get(
+            rh,
+            &GetOptions {
+                browse: sealmq_engine::mqi::Browse::First,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(stored.payload, envelope, "not protected twice");
+    assert_eq!(
+        app.get(ah, &GetOptions::default()).unwrap().payload,
+        b"pre-protected"
+    );
+    // A plain message under ENFORCE: 2063 for the application, the message on the error queue.
+    raw.put(rh, &mut Md::default(), b"plain", false).unwrap();
+    assert_eq!(
+        app.get(ah, &GetOptions::default()).unwrap_err().reason,
+        2063
+    );
+    assert_eq!(
+        server
+            .queue_manager()
+            .depth("SYSTEM.PROTECTION.ERROR.QUEUE")
+            .unwrap(),
+        1
+    );
+    assert_eq!(server.queue_manager().depth("Q").unwrap(), 0);
+    drop(app);
+    drop(raw);
+    admin.stop(true).unwrap();
+    drop(admin);
+    server.wait().unwrap();
+}
