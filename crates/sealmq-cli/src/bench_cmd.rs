@@ -1,12 +1,14 @@
 //! `sealmq bench SCENARIO`: the workloads of the reports against a real queue manager process,
 //! with the rate and the CPU per transaction of the queue manager and of the applications
-//! measured separately (SPEC §9).
+//! measured separately (SPEC §9), under each quality of protection asked for.
 //!
 //! - `local-rr`: request/reply, 2 KB non-persistent, N requester/server pairs, each pair its
-//!   own request and reply queues; a transaction is one round trip.
+//!   own request and reply queues; a transaction is one round trip (two messages).
 //! - `put1`: 1 KB put1 + commit loop (persistent unless `--nonpersistent`); a transaction is
 //!   one put1 and its commit.
 //!
+//! `--qop` and `--key` take comma-separated lists; every combination runs in the same
+//! invocation, side by side, and the table shows each rate against the first row's.
 //! Without `--qm`, a throw-away queue manager is created and started in a temporary home.
 
 use crate::CliResult;
@@ -14,6 +16,10 @@ use clap::Args;
 use sealmq_client::Client;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
 use sealmq_engine::{Match, Md, MsgType, Persistence};
+use sealmq_protect::identity::IdentitySpec;
+use sealmq_protect::{
+    Dn, EncAlg, KeyKind, KeyReuse, Keystore, Options, Original, Policy, Protector, SignAlg,
+};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -37,6 +43,15 @@ pub struct BenchArgs {
     /// put1: non-persistent messages.
     #[arg(long)]
     pub nonpersistent: bool,
+    /// Qualities of protection: none, integrity, privacy, confidentiality (comma-separated).
+    #[arg(long, default_value = "none")]
+    pub qop: String,
+    /// Key reuse for confidentiality: a count, disabled or unlimited.
+    #[arg(long, default_value = "32")]
+    pub key_reuse: String,
+    /// Key types: rsa1024, rsa2048, rsa4096, p256, p384 (comma-separated).
+    #[arg(long, default_value = "rsa2048")]
+    pub key: String,
     /// Print one JSON object per run.
     #[arg(long)]
     pub json: bool,
@@ -55,19 +70,25 @@ fn cpu_seconds(pid: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// The queue manager a run uses; a throw-away one is stopped and removed on drop.
 struct Qm {
     dir: PathBuf,
     pid: String,
-    _home: Option<tempfile_dir::TempHome>,
+    temp_home: Option<PathBuf>,
 }
 
-mod tempfile_dir {
-    /// A temporary SEALMQ_HOME removed (after stopping its queue manager) on drop.
-    pub struct TempHome(pub std::path::PathBuf);
-    impl Drop for TempHome {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
+impl Drop for Qm {
+    fn drop(&mut self) {
+        let Some(home) = &self.temp_home else { return };
+        if let Ok(mut c) = Client::connect_local(&self.dir, "bench-stop") {
+            let _ = c.stop(true);
+            drop(c);
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while crate::qm_cmd::running(&self.dir) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
         }
+        let _ = std::fs::remove_dir_all(home);
     }
 }
 
@@ -79,11 +100,17 @@ fn prepare(a: &BenchArgs) -> CliResult<Qm> {
         return Ok(Qm {
             dir,
             pid: pid.trim().to_string(),
-            _home: None,
+            temp_home: None,
         });
     }
     let home = std::env::temp_dir().join(format!("sealmq-bench-{}", std::process::id()));
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let dir = home.join("qmgrs").join("BENCH.QM");
+    let mut qm = Qm {
+        dir: dir.clone(),
+        pid: String::new(),
+        temp_home: Some(home.clone()),
+    };
     for args in [
         vec!["create", "BENCH.QM"],
         vec!["start", "BENCH.QM", "--background"],
@@ -102,26 +129,11 @@ fn prepare(a: &BenchArgs) -> CliResult<Qm> {
             .into());
         }
     }
-    let dir = home.join("qmgrs").join("BENCH.QM");
-    let pid = std::fs::read_to_string(dir.join("qm.pid")).map_err(|e| e.to_string())?;
-    Ok(Qm {
-        dir,
-        pid: pid.trim().to_string(),
-        _home: Some(tempfile_dir::TempHome(home)),
-    })
-}
-
-fn stop_temp(qm: &Qm) {
-    if qm._home.is_some()
-        && let Ok(mut c) = Client::connect_local(&qm.dir, "bench-stop")
-    {
-        let _ = c.stop(true);
-        drop(c);
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while crate::qm_cmd::running(&qm.dir) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
+    qm.pid = std::fs::read_to_string(dir.join("qm.pid"))
+        .map_err(|e| e.to_string())?
+        .trim()
+        .to_string();
+    Ok(qm)
 }
 
 fn mqsc(dir: &Path, script: &str) -> CliResult {
@@ -133,89 +145,320 @@ fn mqsc(dir: &Path, script: &str) -> CliResult {
     Ok(())
 }
 
-pub fn run(a: BenchArgs) -> CliResult {
-    let qm = prepare(&a)?;
-    let r = match a.scenario.as_str() {
-        "local-rr" => local_rr(&a, &qm),
-        "put1" => put1(&a, &qm),
-        other => Err(format!("unknown scenario '{other}': use local-rr or put1").into()),
-    };
-    stop_temp(&qm);
-    r
+/// One quality of protection with one key type: the keystore the applications use and the
+/// policy their queues get.
+struct Protection {
+    qop: String,
+    key: String,
+    reuse: KeyReuse,
+    keystore: Option<PathBuf>,
+    opts: Options,
+    policy: Option<Policy>,
+}
+
+impl Protection {
+    fn new(qop: &str, key: &str, reuse: KeyReuse, work: &Path) -> CliResult<Protection> {
+        let kind = KeyKind::parse(key)?;
+        let opts = Options {
+            insecure_rsa1024: kind == KeyKind::Rsa(1024),
+            ..Options::default()
+        };
+        let (sign, enc) = match qop {
+            "none" => (SignAlg::None, EncAlg::None),
+            "integrity" => (SignAlg::Sha256, EncAlg::None),
+            "privacy" => (SignAlg::Sha256, EncAlg::Aes256),
+            "confidentiality" => (SignAlg::None, EncAlg::Aes256),
+            other => {
+                return Err(format!(
+                    "unknown --qop '{other}': none, integrity, privacy or confidentiality"
+                )
+                .into());
+            }
+        };
+        if qop == "none" {
+            return Ok(Protection {
+                qop: qop.into(),
+                key: key.into(),
+                reuse: KeyReuse::Disabled,
+                keystore: None,
+                opts,
+                policy: None,
+            });
+        }
+        let dn = Dn::parse(&format!("CN=bench-{key},O=sealmq"))?;
+        let dir = work.join(format!("ks-{key}"));
+        if !dir.join("keystore.toml").exists() {
+            let mut spec = IdentitySpec::new(dn.clone(), kind, 30);
+            spec.insecure_rsa1024 = opts.insecure_rsa1024;
+            Keystore::init(&dir, &spec, None)?;
+        }
+        let mut p = Policy::none("BENCH");
+        p.sign_alg = if sign != SignAlg::None && kind == KeyKind::P384 {
+            SignAlg::Sha384
+        } else {
+            sign
+        };
+        p.enc_alg = enc;
+        if enc != EncAlg::None {
+            p.recipients = vec![dn];
+        }
+        let reuse = if qop == "confidentiality" {
+            reuse
+        } else {
+            KeyReuse::Disabled
+        };
+        p.key_reuse = reuse;
+        Ok(Protection {
+            qop: qop.into(),
+            key: key.into(),
+            reuse,
+            keystore: Some(dir),
+            opts,
+            policy: Some(p),
+        })
+    }
+
+    /// MQSC that sets (or removes) the policy of each queue.
+    fn script(&self, queues: &[String]) -> String {
+        let mut s = String::new();
+        for q in queues {
+            match &self.policy {
+                Some(p) => {
+                    let mut p = p.clone();
+                    p.name = q.clone();
+                    s.push_str(&sealmq_mqsc::exec::policy_command(&p));
+                }
+                None => s.push_str(&format!("SET POLICY({q}) SIGNALG(NONE) ENCALG(NONE)")),
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    fn client(&self, dir: &Path, appl: &str) -> Result<Client, String> {
+        let mut c = Client::connect_local(dir, appl).map_err(|e| e.to_string())?;
+        if let Some(ks) = &self.keystore {
+            c.set_keystore_with(ks, self.opts.clone())
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(c)
+    }
+
+    /// Private- plus public-key operations so far in this process for this keystore.
+    fn asym_ops(&self, dir: &Path) -> u64 {
+        let Some(_) = &self.keystore else { return 0 };
+        self.client(dir, "bench-counters")
+            .ok()
+            .and_then(|c| c.protection_counters())
+            .map(|s| s.private_key_ops() + s.public_key_ops())
+            .unwrap_or(0)
+    }
+
+    /// Size of a message of `size` bytes as stored under this protection.
+    fn stored_bytes(&self, size: usize) -> CliResult<usize> {
+        match (&self.keystore, &self.policy) {
+            (Some(ks), Some(p)) => {
+                let prot = Protector::with_options(Keystore::load(ks)?, self.opts.clone());
+                Ok(prot
+                    .protect(p, &vec![0x42u8; size], Original::default())?
+                    .len())
+            }
+            _ => Ok(size),
+        }
+    }
 }
 
 /// What one run measured.
 struct Measured {
     txns: u64,
+    msgs: u64,
     elapsed: f64,
     qm_cpu: f64,
     app_cpu: f64,
+    asym: u64,
 }
 
-fn report(a: &BenchArgs, scenario: &str, m: Measured, size: usize, persistent: bool) {
-    let Measured {
-        txns,
-        elapsed,
-        qm_cpu,
-        app_cpu,
-    } = m;
-    let rate = txns as f64 / elapsed;
+fn measure(
+    qm: &Qm,
+    prot: &Protection,
+    secs: u64,
+    count: &AtomicU64,
+    per_txn_msgs: u64,
+) -> Measured {
+    let (q0, a0, t0, c0, o0) = (
+        cpu_seconds(&qm.pid),
+        cpu_seconds("self"),
+        Instant::now(),
+        count.load(Ordering::Relaxed),
+        prot.asym_ops(&qm.dir),
+    );
+    std::thread::sleep(Duration::from_secs(secs));
+    let (q1, a1, el, c1, o1) = (
+        cpu_seconds(&qm.pid),
+        cpu_seconds("self"),
+        t0.elapsed().as_secs_f64(),
+        count.load(Ordering::Relaxed),
+        prot.asym_ops(&qm.dir),
+    );
+    Measured {
+        txns: c1 - c0,
+        msgs: (c1 - c0) * per_txn_msgs,
+        elapsed: el,
+        qm_cpu: q1 - q0,
+        app_cpu: a1 - a0,
+        asym: o1 - o0,
+    }
+}
+
+pub fn run(a: BenchArgs) -> CliResult {
+    let qm = prepare(&a)?;
+    let work = std::env::temp_dir().join(format!("sealmq-bench-ks-{}", std::process::id()));
+    std::fs::create_dir_all(&work).map_err(|e| e.to_string())?;
+    let reuse = KeyReuse::parse(&a.key_reuse)?;
+    let mut baseline = None;
+    let mut first = true;
+    let r = (|| -> CliResult {
+        for qop in a.qop.split(',').map(str::trim) {
+            let keys: Vec<&str> = if qop == "none" {
+                vec!["-"]
+            } else {
+                a.key.split(',').map(str::trim).collect()
+            };
+            for key in keys {
+                let prot =
+                    Protection::new(qop, if key == "-" { "rsa2048" } else { key }, reuse, &work)?;
+                let (m, size, persistent) = match a.scenario.as_str() {
+                    "local-rr" => (local_rr(&a, &qm, &prot)?, a.size.unwrap_or(2048), false),
+                    "put1" => (
+                        put1(&a, &qm, &prot)?,
+                        a.size.unwrap_or(1024),
+                        !a.nonpersistent,
+                    ),
+                    other => {
+                        return Err(
+                            format!("unknown scenario '{other}': use local-rr or put1").into()
+                        );
+                    }
+                };
+                let stored = prot.stored_bytes(size)?;
+                let rate = m.txns as f64 / m.elapsed;
+                let base = *baseline.get_or_insert(rate);
+                report(&a, &prot, &m, size, persistent, stored, rate / base, first);
+                first = false;
+            }
+        }
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&work);
+    drop(qm);
+    r
+}
+
+#[allow(clippy::too_many_arguments)]
+fn report(
+    a: &BenchArgs,
+    p: &Protection,
+    m: &Measured,
+    size: usize,
+    persistent: bool,
+    stored: usize,
+    vs_first: f64,
+    header: bool,
+) {
+    let rate = m.txns as f64 / m.elapsed;
     let per = |cpu: f64| {
-        if txns > 0 {
-            cpu * 1e6 / txns as f64
+        if m.txns > 0 {
+            cpu * 1e6 / m.txns as f64
         } else {
             0.0
         }
+    };
+    let asym = if m.msgs > 0 {
+        m.asym as f64 / m.msgs as f64
+    } else {
+        0.0
+    };
+    let key = if p.qop == "none" {
+        "-".to_string()
+    } else {
+        p.key.clone()
     };
     if a.json {
         println!(
             "{}",
             serde_json::json!({
-                "scenario": scenario,
+                "scenario": a.scenario,
+                "qop": p.qop,
+                "key": key,
+                "key_reuse": p.reuse.to_string(),
                 "rate_per_s": rate,
-                "qm_cpu_us_per_txn": per(qm_cpu),
-                "app_cpu_us_per_txn": per(app_cpu),
-                "transactions": txns,
-                "seconds": elapsed,
+                "qm_cpu_us_per_txn": per(m.qm_cpu),
+                "app_cpu_us_per_txn": per(m.app_cpu),
+                "asym_ops_per_msg": asym,
+                "stored_bytes": stored,
+                "transactions": m.txns,
+                "seconds": m.elapsed,
                 "pairs": a.pairs,
                 "message_bytes": size,
                 "persistent": persistent,
+                "rate_vs_first_run": vs_first,
             })
         );
-    } else {
+        return;
+    }
+    if header {
         println!(
-            "scenario   pairs  msg bytes  persistent  rate/s      QM CPU us/txn  app CPU us/txn"
+            "{} {} B, {} pair(s), {}",
+            a.scenario,
+            size,
+            a.pairs,
+            if persistent {
+                "persistent"
+            } else {
+                "non-persistent"
+            }
         );
         println!(
-            "{scenario:<10} {:>5}  {size:>9}  {:>10}  {rate:>10.0}  {:>13.1}  {:>14.1}",
-            a.pairs,
-            if persistent { "yes" } else { "no" },
-            per(qm_cpu),
-            per(app_cpu)
+            "qop              key      reuse      rate/s  vs first  QM us/txn  app us/txn  asym ops/msg  stored B"
         );
     }
+    println!(
+        "{:<16} {:<8} {:<9} {:>8.0}  {:>7.2}x  {:>9.1}  {:>10.1}  {:>12.3}  {:>8}",
+        p.qop,
+        key,
+        p.reuse.to_string(),
+        rate,
+        vs_first,
+        per(m.qm_cpu),
+        per(m.app_cpu),
+        asym,
+        stored
+    );
 }
 
-fn local_rr(a: &BenchArgs, qm: &Qm) -> CliResult {
+fn local_rr(a: &BenchArgs, qm: &Qm, prot: &Protection) -> CliResult<Measured> {
     let size = a.size.unwrap_or(2048);
     let mut script = String::new();
+    let mut queues = Vec::new();
     for i in 0..a.pairs {
         script.push_str(&format!(
             "DEFINE QLOCAL(BENCH.REQ.{i}) REPLACE\nDEFINE QLOCAL(BENCH.REP.{i}) REPLACE\n"
         ));
+        queues.push(format!("BENCH.REQ.{i}"));
+        queues.push(format!("BENCH.REP.{i}"));
     }
+    script.push_str(&prot.script(&queues));
     mqsc(&qm.dir, &script)?;
     let stop = Arc::new(AtomicBool::new(false));
     // Responders stop only after every requester has: a request in flight always gets its reply.
     let stop_responders = Arc::new(AtomicBool::new(false));
     let count = Arc::new(AtomicU64::new(0));
-    let mut threads = Vec::new();
+    let mut requesters = Vec::new();
     let mut responders = Vec::new();
     for i in 0..a.pairs {
         let (dir, halt) = (qm.dir.clone(), stop_responders.clone());
+        let mut c = prot.client(&dir, "bench-server")?;
         responders.push(std::thread::spawn(move || -> Result<(), String> {
-            let stop = halt;
-            let mut c = Client::connect_local(&dir, "bench-server").map_err(|e| e.to_string())?;
             let (req, _) = c
                 .open(&format!("BENCH.REQ.{i}"), OpenOptions::input())
                 .map_err(|e| e.to_string())?;
@@ -226,7 +469,7 @@ fn local_rr(a: &BenchArgs, qm: &Qm) -> CliResult {
                 wait: Some(Duration::from_millis(200)),
                 ..Default::default()
             };
-            while !stop.load(Ordering::Relaxed) {
+            while !halt.load(Ordering::Relaxed) {
                 match c.get(req, &gmo) {
                     Ok(m) => {
                         let mut md = Md {
@@ -244,11 +487,9 @@ fn local_rr(a: &BenchArgs, qm: &Qm) -> CliResult {
             }
             Ok(())
         }));
-        let (dir, halt, done) = (qm.dir.clone(), stop.clone(), count.clone());
-        threads.push(std::thread::spawn(move || -> Result<(), String> {
-            let (stop, count) = (halt, done);
-            let mut c =
-                Client::connect_local(&dir, "bench-requester").map_err(|e| e.to_string())?;
+        let (halt, done) = (stop.clone(), count.clone());
+        let mut c = prot.client(&qm.dir, "bench-requester")?;
+        requesters.push(std::thread::spawn(move || -> Result<(), String> {
             let (req, _) = c
                 .open(&format!("BENCH.REQ.{i}"), OpenOptions::output())
                 .map_err(|e| e.to_string())?;
@@ -256,7 +497,7 @@ fn local_rr(a: &BenchArgs, qm: &Qm) -> CliResult {
                 .open(&format!("BENCH.REP.{i}"), OpenOptions::input())
                 .map_err(|e| e.to_string())?;
             let payload = vec![0x42u8; size];
-            while !stop.load(Ordering::Relaxed) {
+            while !halt.load(Ordering::Relaxed) {
                 let mut md = Md {
                     msg_type: MsgType::Request,
                     persistence: Persistence::NotPersistent,
@@ -273,26 +514,14 @@ fn local_rr(a: &BenchArgs, qm: &Qm) -> CliResult {
                     ..Default::default()
                 };
                 c.get(rep, &gmo).map_err(|e| e.to_string())?;
-                count.fetch_add(1, Ordering::Relaxed);
+                done.fetch_add(1, Ordering::Relaxed);
             }
             Ok(())
         }));
     }
-    let (q0, a0, t0, c0) = (
-        cpu_seconds(&qm.pid),
-        cpu_seconds("self"),
-        Instant::now(),
-        count.load(Ordering::Relaxed),
-    );
-    std::thread::sleep(Duration::from_secs(a.seconds));
-    let (q1, a1, el, c1) = (
-        cpu_seconds(&qm.pid),
-        cpu_seconds("self"),
-        t0.elapsed().as_secs_f64(),
-        count.load(Ordering::Relaxed),
-    );
+    let m = measure(qm, prot, a.seconds, &count, 2);
     stop.store(true, Ordering::Relaxed);
-    for t in threads {
+    for t in requesters {
         t.join()
             .map_err(|_| "a bench thread panicked".to_string())??;
     }
@@ -301,73 +530,49 @@ fn local_rr(a: &BenchArgs, qm: &Qm) -> CliResult {
         t.join()
             .map_err(|_| "a bench thread panicked".to_string())??;
     }
-    let m = Measured {
-        txns: c1 - c0,
-        elapsed: el,
-        qm_cpu: q1 - q0,
-        app_cpu: a1 - a0,
-    };
-    report(a, "local-rr", m, size, false);
-    Ok(())
+    Ok(m)
 }
 
-fn put1(a: &BenchArgs, qm: &Qm) -> CliResult {
+fn put1(a: &BenchArgs, qm: &Qm, prot: &Protection) -> CliResult<Measured> {
     let size = a.size.unwrap_or(1024);
-    mqsc(
-        &qm.dir,
-        "DEFINE QLOCAL(BENCH.PUT1) REPLACE MAXDEPTH(999999999)\nCLEAR QLOCAL(BENCH.PUT1)",
-    )?;
+    let script = format!(
+        "DEFINE QLOCAL(BENCH.PUT1) REPLACE MAXDEPTH(999999999)\nCLEAR QLOCAL(BENCH.PUT1)\n{}",
+        prot.script(&["BENCH.PUT1".to_string()])
+    );
+    mqsc(&qm.dir, &script)?;
     let persistent = !a.nonpersistent;
     let stop = Arc::new(AtomicBool::new(false));
     let count = Arc::new(AtomicU64::new(0));
-    let threads: Vec<_> = (0..a.pairs.max(1))
-        .map(|_| {
-            let (dir, stop, count) = (qm.dir.clone(), stop.clone(), count.clone());
-            std::thread::spawn(move || -> Result<(), String> {
-                let mut c = Client::connect_local(&dir, "bench-put1").map_err(|e| e.to_string())?;
-                let payload = vec![0x42u8; size];
-                while !stop.load(Ordering::Relaxed) {
-                    let mut md = Md {
-                        persistence: if persistent {
-                            Persistence::Persistent
-                        } else {
-                            Persistence::NotPersistent
-                        },
-                        ..Md::default()
-                    };
-                    c.put1("BENCH.PUT1", &mut md, &payload, true)
-                        .map_err(|e| e.to_string())?;
-                    c.commit().map_err(|e| e.to_string())?;
-                    count.fetch_add(1, Ordering::Relaxed);
-                }
-                Ok(())
-            })
-        })
-        .collect();
-    let (q0, a0, t0, c0) = (
-        cpu_seconds(&qm.pid),
-        cpu_seconds("self"),
-        Instant::now(),
-        count.load(Ordering::Relaxed),
-    );
-    std::thread::sleep(Duration::from_secs(a.seconds));
-    let (q1, a1, el, c1) = (
-        cpu_seconds(&qm.pid),
-        cpu_seconds("self"),
-        t0.elapsed().as_secs_f64(),
-        count.load(Ordering::Relaxed),
-    );
+    let mut threads = Vec::new();
+    for _ in 0..a.pairs.max(1) {
+        let (halt, done) = (stop.clone(), count.clone());
+        let mut c = prot.client(&qm.dir, "bench-put1")?;
+        threads.push(std::thread::spawn(move || -> Result<(), String> {
+            let payload = vec![0x42u8; size];
+            while !halt.load(Ordering::Relaxed) {
+                let mut md = Md {
+                    persistence: if persistent {
+                        Persistence::Persistent
+                    } else {
+                        Persistence::NotPersistent
+                    },
+                    ..Md::default()
+                };
+                c.put1("BENCH.PUT1", &mut md, &payload, true)
+                    .map_err(|e| e.to_string())?;
+                c.commit().map_err(|e| e.to_string())?;
+                done.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(())
+        }));
+    }
+    let m = measure(qm, prot, a.seconds, &count, 1);
     stop.store(true, Ordering::Relaxed);
     for t in threads {
         t.join()
             .map_err(|_| "a bench thread panicked".to_string())??;
     }
-    let m = Measured {
-        txns: c1 - c0,
-        elapsed: el,
-        qm_cpu: q1 - q0,
-        app_cpu: a1 - a0,
-    };
-    report(a, "put1", m, size, persistent);
-    Ok(())
+    // Leave the queue empty for the next run.
+    mqsc(&qm.dir, "CLEAR QLOCAL(BENCH.PUT1)")?;
+    Ok(m)
 }

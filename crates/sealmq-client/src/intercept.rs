@@ -3,8 +3,9 @@
 //! never sees plaintext. One [`Protector`] per keystore per process, so key reuse spans every
 //! connection and every put1 of the application.
 //!
-//! A message that fails a check on a destructive get is handed back to the queue manager, in
-//! the same unit of work, for the protection error queue; the application gets 2063.
+//! A message that fails a check on a destructive get is handed back to the queue manager for
+//! the protection error queue (in the application's unit of work when it has one); the
+//! application gets 2063.
 
 use crate::{Client, ClientError, Result};
 use sealmq_engine::mqi::{Browse, GetOptions};
@@ -34,7 +35,7 @@ fn security(detail: String) -> ClientError {
 }
 
 /// The process-wide protector for a keystore directory.
-fn shared_protector(dir: &Path) -> Result<Arc<Protector>> {
+fn shared_protector(dir: &Path, opts: Option<sealmq_protect::Options>) -> Result<Arc<Protector>> {
     static ALL: OnceLock<Mutex<HashMap<PathBuf, Arc<Protector>>>> = OnceLock::new();
     let key = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     let mut map = ALL
@@ -45,7 +46,10 @@ fn shared_protector(dir: &Path) -> Result<Arc<Protector>> {
         return Ok(p.clone());
     }
     let ks = Keystore::load(dir).map_err(|e| security(format!("cannot load keystore: {e}")))?;
-    let p = Arc::new(Protector::new(ks));
+    let p = Arc::new(match opts {
+        Some(o) => Protector::with_options(ks, o),
+        None => Protector::new(ks),
+    });
     map.insert(key, p.clone());
     Ok(p)
 }
@@ -70,7 +74,8 @@ impl State {
             return None;
         }
         match self.handles.get(&hobj) {
-            Some((Some(p), false)) => Some(p),
+            // A policy with no algorithms protects nothing.
+            Some((Some(p), false)) if p.qop() != Qop::None => Some(p),
             _ => None,
         }
     }
@@ -79,7 +84,14 @@ impl State {
 impl Client {
     /// Protects and unprotects with the identity and trust of the keystore in `dir`.
     pub fn set_keystore(&mut self, dir: &Path) -> Result<()> {
-        self.icpt.protector = Some(shared_protector(dir)?);
+        self.icpt.protector = Some(shared_protector(dir, None)?);
+        Ok(())
+    }
+
+    /// [`Client::set_keystore`] with protection options (the first use of a keystore in the
+    /// process decides them), e.g. the insecure RSA-1024 switch.
+    pub fn set_keystore_with(&mut self, dir: &Path, opts: sealmq_protect::Options) -> Result<()> {
+        self.icpt.protector = Some(shared_protector(dir, Some(opts))?);
         Ok(())
     }
 
@@ -160,11 +172,11 @@ impl Client {
             )));
         };
         let browsing = matches!(gmo.browse, Browse::First | Browse::Next);
-        // A destructive get outside any unit of work runs in one of its own, so that a message
-        // failing its checks moves to the error queue atomically.
-        let own_uow = !browsing && !gmo.syncpoint && !self.icpt.in_uow;
+        // Outside a unit of work the get is not made transactional (that would cost a second
+        // round trip per message): a message failing its checks is moved to the error queue
+        // at once, by the queue manager, right after it was got. Inside one, the move joins it.
+        let own_uow = false;
         let mut opts = *gmo;
-        opts.syncpoint = gmo.syncpoint || own_uow;
         // The envelope is larger than the payload: take it whole, truncate after.
         opts.buffer = None;
         let got = self.get_raw(hobj, &opts)?;

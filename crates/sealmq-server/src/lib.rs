@@ -859,7 +859,7 @@ fn handle(
             if icpt.on
                 && qm
                     .policy(handles.get(&g.hobj).map(|h| h.name.as_str()).unwrap_or(""))
-                    .is_some() =>
+                    .is_some_and(|p| p.qop() != sealmq_protect::Qop::None) =>
         {
             match handles.get(&g.hobj) {
                 Some(h) => icpt.get(qm, conn, h, &g),
