@@ -175,17 +175,29 @@ impl Client {
         // Outside a unit of work the get is not made transactional (that would cost a second
         // round trip per message): a message failing its checks is moved to the error queue
         // at once, by the queue manager, right after it was got. Inside one, the move joins it.
-        let own_uow = false;
+        // A get with a buffer that must not truncate may have to leave the message on the
+        // queue (2080), which only a unit of work can do once the envelope is taken: such a
+        // get outside any unit of work runs in one of its own (one more round trip).
+        let own_uow = !browsing
+            && !gmo.syncpoint
+            && !gmo.accept_truncated
+            && gmo.buffer.is_some()
+            && !self.icpt.in_uow;
         let mut opts = *gmo;
+        opts.syncpoint |= own_uow;
         // The envelope is larger than the payload: take it whole, truncate after.
         opts.buffer = None;
         let got = self.get_raw(hobj, &opts)?;
         match p.unprotect(&policy, &got.payload) {
             Ok(u) => {
+                self.icpt.in_uow |= opts.syncpoint;
+                let fits = gmo.buffer.is_none_or(|b| b >= u.payload.len());
                 if own_uow {
-                    self.commit()?;
-                } else {
-                    self.icpt.in_uow |= opts.syncpoint;
+                    if fits {
+                        self.commit()?;
+                    } else {
+                        self.backout()?;
+                    }
                 }
                 let mut md = got.md;
                 if let Some(o) = u.original {
@@ -200,11 +212,8 @@ impl Client {
                     && b < data_len
                 {
                     if !gmo.accept_truncated && !browsing {
-                        // The message is already taken: put it back by backing out our own
-                        // unit of work; inside the application's, it stays with the unit.
-                        if own_uow {
-                            let _ = self.backout();
-                        }
+                        // Backed out above when the get ran in its own unit of work; inside
+                        // the application's, the message stays with that unit.
                         return Err(ClientError {
                             reason: 2080,
                             detail: format!(
@@ -239,10 +248,9 @@ impl Client {
                         syncpoint: opts.syncpoint,
                     };
                     self.call(report)?;
+                    self.icpt.in_uow |= opts.syncpoint;
                     if own_uow {
                         self.commit()?;
-                    } else {
-                        self.icpt.in_uow = true;
                     }
                 }
                 Err(security(e.to_string()))

@@ -616,3 +616,60 @@ fn qm_side_interception_protects_for_clients_without_a_keystore() {
     drop(admin);
     server.wait().unwrap();
 }
+
+#[test]
+fn a_protected_message_too_big_for_the_buffer_stays_on_the_queue() {
+    use sealmq_protect::identity::IdentitySpec;
+    use sealmq_protect::{Dn, KeyKind, Keystore};
+    let (d, cfg) = setup("QMB");
+    let app_ks = d.path().join("app-ks");
+    Keystore::init(
+        &app_ks,
+        &IdentitySpec::new(Dn::parse("CN=app").unwrap(), KeyKind::P256, 30),
+        None,
+    )
+    .unwrap();
+    let server = Server::start(&cfg).unwrap();
+    let mut admin = Client::connect_local(&cfg.dir, "admin").unwrap();
+    let (out, failed) = admin
+        .mqsc(
+            "SET POLICY(Q) ENCALG(AES256) RECIP('CN=app')\nSET AUTHREC PROFILE('QMB') OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\nSET AUTHREC PROFILE('Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET)",
+            false,
+        )
+        .unwrap();
+    assert_eq!(failed, 0, "{out}");
+    let mut app = Client::connect_local(&cfg.dir, "app").unwrap();
+    app.set_keystore(&app_ks).unwrap();
+    let body = vec![0x42u8; 300];
+    app.put1("Q", &mut Md::default(), &body, false).unwrap();
+    let (h, _) = app.open("Q", OpenOptions::input()).unwrap();
+    // Outside a unit of work, a buffer too small: 2080, and the message is not lost.
+    let small = GetOptions {
+        buffer: Some(100),
+        ..Default::default()
+    };
+    assert_eq!(app.get(h, &small).unwrap_err().reason, 2080);
+    assert_eq!(server.queue_manager().depth("Q").unwrap(), 1);
+    // Truncation accepted: the first 100 bytes and a warning; the message is taken.
+    let trunc = GetOptions {
+        buffer: Some(100),
+        accept_truncated: true,
+        ..Default::default()
+    };
+    app.put1("Q", &mut Md::default(), &body, false).unwrap();
+    let got = app.get(h, &trunc).unwrap();
+    assert_eq!(got.payload, &body[..100]);
+    assert_eq!(got.data_len, 300);
+    assert!(got.warning.is_some());
+    // A big enough buffer gets the whole message.
+    let big = GetOptions {
+        buffer: Some(1000),
+        ..Default::default()
+    };
+    assert_eq!(app.get(h, &big).unwrap().payload, body);
+    assert_eq!(server.queue_manager().depth("Q").unwrap(), 0);
+    drop(app);
+    admin.stop(true).unwrap();
+    drop(admin);
+    server.wait().unwrap();
+}
