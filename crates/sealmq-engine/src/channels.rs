@@ -151,7 +151,12 @@ impl ChannelDef {
             2 => ChlType::Svr,
             3 => ChlType::Rcvr,
             4 => ChlType::Rqstr,
-            _ => ChlType::Svrconn,
+            5 => ChlType::Svrconn,
+            other => {
+                return Err(sealmq_storage::StorageError::Decode(format!(
+                    "channel {name}: unknown channel type {other}"
+                )));
+            }
         };
         let mut c = ChannelDef::new(&name, chltype);
         c.descr = d.str()?;
@@ -178,4 +183,32 @@ pub fn sslpeer_matches(filter: &str, dn: &str) -> bool {
         return true;
     }
     crate::authority::profile_matches(&filter.to_ascii_uppercase(), &dn.to_ascii_uppercase())
+}
+
+#[cfg(test)]
+mod decode_tests {
+    use super::*;
+    use proptest::prelude::*;
+    use sealmq_storage::codec::{Dec, Enc};
+
+    #[test]
+    fn an_unknown_channel_type_is_refused() {
+        let mut c = ChannelDef::new("X", ChlType::Svrconn);
+        c.mcauser = "app".into();
+        let mut e = Enc::new();
+        c.encode(&mut e);
+        let mut bytes = e.buf;
+        let back = ChannelDef::decode(&mut Dec::new(&bytes, "channel")).unwrap();
+        assert_eq!(back.mcauser, "app");
+        // The type byte follows the name (a u32 length and one byte).
+        bytes[4 + 1] = 9;
+        assert!(ChannelDef::decode(&mut Dec::new(&bytes, "channel")).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn garbage_never_panics(b in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let _ = ChannelDef::decode(&mut Dec::new(&b, "channel"));
+        }
+    }
 }

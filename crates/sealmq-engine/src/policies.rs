@@ -218,6 +218,38 @@ impl QueueManager {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn garbage_never_panics(b in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let _ = decode(&b);
+        }
+
+        #[test]
+        fn every_policy_round_trips(
+            sign in 0u8..4,
+            enc in 0u8..3,
+            reuse in prop_oneof![Just(KeyReuse::Disabled), Just(KeyReuse::Unlimited), (1u32..9999).prop_map(KeyReuse::Count)],
+            tolerate in any::<bool>(),
+            recips in proptest::collection::vec("[a-z]{1,8}", 0..4),
+            signers in proptest::collection::vec("[a-z]{1,8}", 0..4),
+            cut in any::<prop::sample::Index>(),
+        ) {
+            let mut p = Policy::none("APP.Q");
+            p.sign_alg = [SignAlg::None, SignAlg::Sha256, SignAlg::Sha384, SignAlg::Sha512][sign as usize];
+            p.enc_alg = [EncAlg::None, EncAlg::Aes128, EncAlg::Aes256][enc as usize];
+            p.key_reuse = reuse;
+            p.tolerate = tolerate;
+            p.recipients = recips.iter().map(|n| Dn::parse(&format!("CN={n},O=Example")).unwrap()).collect();
+            p.signers = signers.iter().map(|n| Dn::parse(&format!("CN={n}")).unwrap()).collect();
+            let bytes = encode(&p);
+            prop_assert_eq!(decode(&bytes).unwrap(), p);
+            // Every truncation is an error, never a panic or a different policy.
+            let n = cut.index(bytes.len());
+            prop_assert!(decode(&bytes[..n]).is_err());
+        }
+    }
 
     #[test]
     fn policies_round_trip() {
