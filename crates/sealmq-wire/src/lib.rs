@@ -576,6 +576,18 @@ mod tests {
                 json: true,
             },
             Request::Commit,
+            Request::Policy {
+                name: "APP.Q".into(),
+            },
+            Request::ProtectionError {
+                hobj: 7,
+                md: Md::default(),
+                payload: vec![0x30, 0x80, 1, 2],
+                check: "signer-list".into(),
+                detail: "signer 'CN=x' is not authorized".into(),
+                signer: "CN=x".into(),
+                syncpoint: true,
+            },
         ];
         for (i, r) in reqs.iter().enumerate() {
             let mut buf = Vec::new();
@@ -585,20 +597,34 @@ mod tests {
                 .unwrap();
             assert_eq!((id, &back), (i as u32, r));
         }
-        let resp = Response::Got {
-            md: Md::default(),
-            payload: vec![1; 10],
-            data_len: 10,
-            warning: 0,
-        };
-        let mut buf = Vec::new();
-        write_response(&mut buf, 9, &resp).unwrap();
-        assert_eq!(
-            read_response(&mut buf.as_slice(), HELLO_MAX)
-                .unwrap()
-                .unwrap(),
-            (9, resp)
-        );
+        let resps = [
+            Response::Got {
+                md: Md::default(),
+                payload: vec![1; 10],
+                data_len: 10,
+                warning: 0,
+            },
+            Response::Opened {
+                hobj: 3,
+                resolved: "APP.Q".into(),
+                policy: vec![9; 20],
+                intercepted: true,
+            },
+            Response::Policy {
+                policy: vec![1, 2, 3],
+            },
+            Response::Policy { policy: vec![] },
+        ];
+        for resp in resps {
+            let mut buf = Vec::new();
+            write_response(&mut buf, 9, &resp).unwrap();
+            assert_eq!(
+                read_response(&mut buf.as_slice(), HELLO_MAX)
+                    .unwrap()
+                    .unwrap(),
+                (9, resp)
+            );
+        }
     }
 
     #[test]
