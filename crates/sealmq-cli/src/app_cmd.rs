@@ -344,6 +344,23 @@ pub fn browse(a: BrowseArgs) -> CliResult {
                             let _ = writeln!(out, "{n}: unreadable dead-letter header: {e}");
                         }
                     }
+                } else if m.md.format == sealmq_engine::xqh::FORMAT {
+                    match sealmq_engine::xqh::TransmissionHeader::unwrap(&m.payload) {
+                        Ok((h, inner)) => {
+                            let _ = writeln!(
+                                out,
+                                "{n}: for queue {} on {} (format '{}', {} bytes): {}",
+                                h.remote_q,
+                                h.remote_qm,
+                                h.md.format,
+                                inner.len(),
+                                String::from_utf8_lossy(&inner)
+                            );
+                        }
+                        Err(e) => {
+                            let _ = writeln!(out, "{n}: unreadable transmission header: {e}");
+                        }
+                    }
                 } else {
                     let _ = writeln!(out, "{n}: {}", String::from_utf8_lossy(&m.payload));
                 }

@@ -145,6 +145,20 @@ fn lifecycle_mqsc_and_sample_applications() {
             .contains("got 2")
     );
     assert!(h.fails(&["get", "QM1", "APP.Q"]).contains("2033"));
+    // A remote queue: the message waits on the transmission queue behind a transmission
+    // header, which browse shows.
+    h.ok_in(
+        &["mqsc", "QM1"],
+        Some(
+            "DEFINE QLOCAL(QM2) USAGE(XMITQ)\nDEFINE QREMOTE(TO.QM2) RNAME(ORDERS) RQMNAME(QM2)\n",
+        ),
+    );
+    h.ok(&["put", "QM1", "TO.QM2", "--message", "far away"]);
+    let out = h.ok(&["browse", "QM1", "QM2"]);
+    assert!(
+        out.contains("for queue ORDERS on QM2") && out.contains("far away"),
+        "{out}"
+    );
     // Over TCP too.
     h.ok(&["stop", "QM1"]);
     assert!(h.ok(&["status", "QM1"]).contains("ENDED"));

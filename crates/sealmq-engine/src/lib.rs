@@ -21,6 +21,7 @@ pub mod policies;
 pub mod qm;
 pub mod queue;
 pub mod records;
+pub mod xqh;
 
 pub use error::{MqError, MqResult};
 pub use md::{Md, Message, MsgType, Persistence};

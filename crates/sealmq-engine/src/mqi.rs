@@ -519,15 +519,24 @@ impl Connection {
         md.put_appl_name = self.appl.clone();
         md.backout_count = 0;
         let mut stored_md = md.clone();
-        if let Some((rname, rqm)) = xmit_header {
-            // Transmission header: destination in the reply-to fields of an XMITQ message is
-            // not MQ's layout; the channel issue defines the real header. Keep the address.
-            stored_md.format = format!("XQH:{rqm}:{rname}:{}", md.format);
-        }
+        let stored = match xmit_header {
+            // On a transmission queue the message travels behind a transmission header that
+            // names its destination and keeps its own descriptor (docs/storage.md).
+            Some((rname, rqm)) => {
+                stored_md.format = crate::xqh::FORMAT.into();
+                crate::xqh::TransmissionHeader {
+                    remote_q: rname,
+                    remote_qm: rqm,
+                    md: md.clone(),
+                }
+                .wrap(payload)
+            }
+            None => payload.to_vec(),
+        };
         let msg = Arc::new(Message {
             expires_at_ms: (md.expiry > 0).then(|| md.put_time_ms + md.expiry as i64 * 100),
             md: stored_md,
-            payload: payload.to_vec(),
+            payload: stored,
         });
         let persistent = msg.is_persistent();
         let seq = self.qm.next_seq.fetch_add(1, Ordering::Relaxed);

@@ -71,6 +71,19 @@ fn open_resolution_and_unknown_names() {
     qm.define(r, false).unwrap();
     put(&c, "REMOTE.Q", b"far");
     assert_eq!(qm.depth("QM2").unwrap(), 1);
+    // On the transmission queue: a transmission header with the destination and the
+    // original descriptor, then the payload.
+    let xh = c.open("QM2", OpenOptions::input()).unwrap();
+    let m = get(&c, &xh).unwrap();
+    assert_eq!(m.md.format, sealmq_engine::xqh::FORMAT);
+    let (h, payload) = sealmq_engine::xqh::TransmissionHeader::unwrap(&m.payload).unwrap();
+    assert_eq!(
+        (h.remote_q.as_str(), h.remote_qm.as_str()),
+        ("TARGET", "QM2")
+    );
+    assert_eq!(h.md.msg_id, m.md.msg_id);
+    assert_ne!(h.md.format, sealmq_engine::xqh::FORMAT);
+    assert_eq!(payload, b"far");
     assert_eq!(code(c.open("REMOTE.Q", OpenOptions::input())), 2045);
     let mut bad = QueueDef::new("REMOTE.BAD", QType::Remote);
     bad.remote_qmgr = "QM9".into();
