@@ -10,7 +10,7 @@
 use crate::{Client, ClientError, Result};
 use sealmq_engine::mqi::{Browse, GetOptions};
 use sealmq_engine::{Got, Md};
-use sealmq_protect::{Keystore, Original, Policy, Protector, Qop};
+use sealmq_protect::{Keystore, Policy, Protector, Qop};
 use sealmq_wire::{Request, Response};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -116,9 +116,7 @@ impl Client {
                 policy.qop()
             )));
         };
-        let mut original = Original::with_format(&md.format);
-        original.ccsid = md.ccsid;
-        original.encoding = md.encoding;
+        let original = md.protection_original();
         p.protect(policy, payload, original)
             .map_err(|e| security(e.to_string()))
     }
@@ -200,10 +198,8 @@ impl Client {
                     }
                 }
                 let mut md = got.md;
-                if let Some(o) = u.original {
-                    md.format = o.format_str();
-                    md.ccsid = o.ccsid;
-                    md.encoding = o.encoding;
+                if let Some(o) = &u.original {
+                    md.restore_original(o);
                 }
                 let data_len = u.payload.len();
                 let mut payload = u.payload;

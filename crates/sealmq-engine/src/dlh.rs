@@ -31,6 +31,16 @@ pub struct DeadLetterHeader {
     pub time_ms: i64,
 }
 
+/// What the application (or the QM-side interceptor) found wrong with a protected message.
+#[derive(Debug, Clone, Default)]
+pub struct ProtectionFailure {
+    /// The SPEC §5.4 check that failed, and what it said.
+    pub check: String,
+    pub detail: String,
+    /// The signer's DN when the envelope names one.
+    pub signer: String,
+}
+
 impl DeadLetterHeader {
     /// The header followed by the original payload.
     pub fn wrap(&self, payload: &[u8]) -> Vec<u8> {

@@ -100,6 +100,21 @@ fn type_byte(t: MsgType) -> u8 {
 }
 
 impl Md {
+    /// The descriptor fields a protected message keeps inside its envelope (SPEC §5.3).
+    pub fn protection_original(&self) -> sealmq_protect::Original {
+        let mut o = sealmq_protect::Original::with_format(&self.format);
+        o.ccsid = self.ccsid;
+        o.encoding = self.encoding;
+        o
+    }
+
+    /// Puts back the fields an envelope kept (after unprotecting).
+    pub fn restore_original(&mut self, o: &sealmq_protect::Original) {
+        self.format = o.format_str();
+        self.ccsid = o.ccsid;
+        self.encoding = o.encoding;
+    }
+
     pub fn encode(&self, e: &mut Enc) {
         e.fixed(&self.msg_id)
             .fixed(&self.correl_id)

@@ -981,14 +981,28 @@ impl Connection {
     /// Moves a message that failed a protection check to SYSTEM.PROTECTION.ERROR.QUEUE with a
     /// dead-letter header, in this connection's unit of work when `syncpoint` (SPEC §5.4). The
     /// queue manager does this on the application's behalf: no authority on the error queue is
-    /// needed.
+    /// needed. `queue` is the queue the message was got from.
     pub fn put_protection_error(
         &self,
-        header: &crate::dlh::DeadLetterHeader,
+        queue: &str,
+        failure: crate::dlh::ProtectionFailure,
         original: &Md,
         payload: &[u8],
         syncpoint: bool,
     ) -> MqResult<()> {
+        let header = crate::dlh::DeadLetterHeader {
+            reason: ReasonCode::SecurityError as u32,
+            check: failure.check,
+            detail: failure.detail,
+            dest_q: queue.to_string(),
+            dest_qm: self.qm.name(),
+            orig_format: original.format.clone(),
+            put_appl: original.put_appl_name.clone(),
+            put_time_ms: original.put_time_ms,
+            getter: self.user.clone(),
+            signer: failure.signer,
+            time_ms: now_ms(),
+        };
         let internal = Connection {
             internal: true,
             qm: self.qm.clone(),

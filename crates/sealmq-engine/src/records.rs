@@ -187,16 +187,6 @@ pub enum Frame {
 }
 
 impl Frame {
-    /// The payload of a `Put` record, encoded from a borrowed message (no copy of it first).
-    pub fn encode_put(tx: TxId, auto: bool, queue: &str, seq: u64, msg: &Message) -> Vec<u8> {
-        let mut e = Enc::with_capacity(msg.payload.len() + 256);
-        e.u64(tx).bool(auto).str(queue).u64(seq);
-        msg.encode(&mut e);
-        e.buf
-    }
-
-    pub const PUT_KIND: u8 = 4;
-
     pub fn encode(&self) -> Vec<u8> {
         let mut e = Enc::with_capacity(64);
         match self {

@@ -410,9 +410,7 @@ impl Icpt<'_> {
         else {
             return Ok(payload);
         };
-        let mut original = sealmq_protect::Original::with_format(&md.format);
-        original.ccsid = md.ccsid;
-        original.encoding = md.encoding;
+        let original = md.protection_original();
         self.protector()?
             .protect(&policy, &payload, original)
             .map_err(|e| e.to_string())
@@ -444,10 +442,8 @@ impl Icpt<'_> {
         match p.unprotect(&policy, &got.payload) {
             Ok(u) => {
                 let mut md = got.md;
-                if let Some(o) = u.original {
-                    md.format = o.format_str();
-                    md.ccsid = o.ccsid;
-                    md.encoding = o.encoding;
+                if let Some(o) = &u.original {
+                    md.restore_original(o);
                 }
                 let data_len = u.payload.len();
                 let mut payload = u.payload;
@@ -481,24 +477,21 @@ impl Icpt<'_> {
             }
             Err(e) => {
                 if !browsing {
-                    let header = sealmq_engine::dlh::DeadLetterHeader {
-                        reason: 2063,
+                    let failure = sealmq_engine::dlh::ProtectionFailure {
                         check: e.check().map(|c| c.name().to_string()).unwrap_or_default(),
                         detail: e.to_string(),
-                        dest_q: h.name.clone(),
-                        dest_qm: qm.name(),
-                        orig_format: got.md.format.clone(),
-                        put_appl: got.md.put_appl_name.clone(),
-                        put_time_ms: got.md.put_time_ms,
-                        getter: conn.user.clone(),
                         signer: sealmq_protect::inspect(&got.payload, false)
                             .ok()
                             .and_then(|i| i.signer)
                             .unwrap_or_default(),
-                        time_ms: sealmq_engine::md::now_ms(),
                     };
-                    let _ =
-                        conn.put_protection_error(&header, &got.md, &got.payload, opts.syncpoint);
+                    let _ = conn.put_protection_error(
+                        &h.name,
+                        failure,
+                        &got.md,
+                        &got.payload,
+                        opts.syncpoint,
+                    );
                     if own_uow {
                         let _ = conn.commit();
                     }
@@ -924,20 +917,12 @@ fn handle(
             syncpoint,
         } => match handles.get(&hobj) {
             Some(h) => {
-                let header = sealmq_engine::dlh::DeadLetterHeader {
-                    reason: 2063,
+                let failure = sealmq_engine::dlh::ProtectionFailure {
                     check,
                     detail,
-                    dest_q: h.name.clone(),
-                    dest_qm: qm.name(),
-                    orig_format: md.format.clone(),
-                    put_appl: md.put_appl_name.clone(),
-                    put_time_ms: md.put_time_ms,
-                    getter: conn.user.clone(),
                     signer,
-                    time_ms: sealmq_engine::md::now_ms(),
                 };
-                conn.put_protection_error(&header, &md, &payload, syncpoint)
+                conn.put_protection_error(&h.name, failure, &md, &payload, syncpoint)
                     .map(|_| Response::Ok)
                     .unwrap_or_else(err)
             }
