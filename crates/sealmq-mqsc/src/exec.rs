@@ -353,13 +353,7 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
                 })
                 .map(|d| select(queue_block(qm, d), &c.attrs, &["QUEUE", "TYPE"]))
                 .collect();
-            if blocks.is_empty() && !name.contains('*') {
-                return Err(Fail {
-                    at: None,
-                    reason: Some(ReasonCode::UnknownObjectName),
-                    message: format!("no queue matches '{name}'"),
-                });
-            }
+            none_matched(&blocks, "queue", &name)?;
             Ok((
                 format!("SMQ0105I Display of {} queue(s).", blocks.len()),
                 blocks,
@@ -383,13 +377,7 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
                     ("WAITING".into(), s.waiting.to_string()),
                 ]);
             }
-            if blocks.is_empty() && !name.contains('*') {
-                return Err(Fail {
-                    at: None,
-                    reason: Some(ReasonCode::UnknownObjectName),
-                    message: format!("no local queue matches '{name}'"),
-                });
-            }
+            none_matched(&blocks, "local queue", &name)?;
             Ok((
                 format!("SMQ0106I Status of {} queue(s).", blocks.len()),
                 blocks,
@@ -673,13 +661,7 @@ fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
                 .filter(|d| generic_match(&name, &d.name))
                 .map(|d| select(channel_block(d), &c.attrs, &["CHANNEL", "CHLTYPE"]))
                 .collect();
-            if blocks.is_empty() && !name.contains('*') {
-                return Err(Fail {
-                    at: None,
-                    reason: Some(ReasonCode::UnknownObjectName),
-                    message: format!("no channel matches '{name}'"),
-                });
-            }
+            none_matched(&blocks, "channel", &name)?;
             Ok((
                 format!("SMQ0123I Display of {} channel(s).", blocks.len()),
                 blocks,
@@ -915,4 +897,16 @@ pub fn render_json(responses: &[Response]) -> String {
         })
         .collect();
     serde_json::to_string_pretty(&v).unwrap_or_else(|_| "[]".into())
+}
+
+/// A DISPLAY of a specific (non-generic) name that found nothing is an error (2085).
+fn none_matched<T>(blocks: &[T], what: &str, name: &str) -> Result<(), Fail> {
+    if blocks.is_empty() && !name.contains('*') {
+        return Err(Fail {
+            at: None,
+            reason: Some(ReasonCode::UnknownObjectName),
+            message: format!("no {what} matches '{name}'"),
+        });
+    }
+    Ok(())
 }
