@@ -225,6 +225,7 @@ impl Client {
                     payload,
                     data_len,
                     warning,
+                    seq: 0,
                 })
             }
             Err(e) => {

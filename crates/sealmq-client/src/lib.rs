@@ -216,25 +216,35 @@ impl Client {
         self.open_dynamic(name, opts, "")
     }
 
+    /// MQOPEN of `name` on queue manager `qmgr` (for output; empty `qmgr`: this one). The
+    /// queue manager resolves the transmission queue (SPEC §6); the policy applied is the
+    /// policy of the name on this queue manager, if any.
+    pub fn open_at(&mut self, name: &str, qmgr: &str, opts: OpenOptions) -> Result<(u32, String)> {
+        match self.call(Request::OpenAt {
+            name: name.to_string(),
+            qmgr: qmgr.to_string(),
+            options: open_bits(&opts),
+        })? {
+            Response::Opened {
+                hobj,
+                resolved,
+                policy,
+                intercepted,
+            } => {
+                self.icpt.opened(hobj, &policy, intercepted)?;
+                Ok((hobj, resolved))
+            }
+            r => Self::unexpected(r),
+        }
+    }
+
     pub fn open_dynamic(
         &mut self,
         name: &str,
         opts: OpenOptions,
         dyn_name: &str,
     ) -> Result<(u32, String)> {
-        let mut bits = 0u8;
-        for (on, b) in [
-            (opts.input_shared, open::INPUT_SHARED),
-            (opts.input_exclusive, open::INPUT_EXCLUSIVE),
-            (opts.browse, open::BROWSE),
-            (opts.output, open::OUTPUT),
-            (opts.inquire, open::INQUIRE),
-            (opts.set, open::SET),
-        ] {
-            if on {
-                bits |= b;
-            }
-        }
+        let bits = open_bits(&opts);
         match self.call(Request::Open {
             name: name.to_string(),
             options: bits,
@@ -330,6 +340,8 @@ impl Client {
                 warning: (warning != 0)
                     .then(|| ReasonCode::from_code(warning))
                     .flatten(),
+                // Queue positions stay inside the queue manager.
+                seq: 0,
             }),
             r => Self::unexpected(r),
         }
@@ -370,4 +382,21 @@ impl Client {
     pub fn disconnect(mut self) -> Result<()> {
         self.call(Request::Disconnect).map(|_| ())
     }
+}
+
+fn open_bits(opts: &OpenOptions) -> u8 {
+    let mut bits = 0u8;
+    for (on, b) in [
+        (opts.input_shared, open::INPUT_SHARED),
+        (opts.input_exclusive, open::INPUT_EXCLUSIVE),
+        (opts.browse, open::BROWSE),
+        (opts.output, open::OUTPUT),
+        (opts.inquire, open::INQUIRE),
+        (opts.set, open::SET),
+    ] {
+        if on {
+            bits |= b;
+        }
+    }
+    bits
 }

@@ -65,8 +65,16 @@ fn putters(dir: &std::path::Path, n: usize, secs: u64) -> (f64, f64) {
                         persistence: Persistence::Persistent,
                         ..Md::default()
                     };
-                    c.put(&h, &mut md, &payload, PutOptions { syncpoint: true })
-                        .expect("put");
+                    c.put(
+                        &h,
+                        &mut md,
+                        &payload,
+                        PutOptions {
+                            syncpoint: true,
+                            ..Default::default()
+                        },
+                    )
+                    .expect("put");
                     c.commit().expect("commit");
                     count.fetch_add(1, Ordering::Relaxed);
                 }
@@ -127,8 +135,16 @@ fn restart(dir: &std::path::Path, messages: u64) -> (f64, f64, f64, u64) {
                 persistence: Persistence::Persistent,
                 ..Md::default()
             };
-            c.put(&h, &mut md, &payload, PutOptions { syncpoint: true })
-                .expect("put");
+            c.put(
+                &h,
+                &mut md,
+                &payload,
+                PutOptions {
+                    syncpoint: true,
+                    ..Default::default()
+                },
+            )
+            .expect("put");
             if i % 1000 == 999 {
                 c.commit().expect("commit");
             }
@@ -151,8 +167,16 @@ fn restart(dir: &std::path::Path, messages: u64) -> (f64, f64, f64, u64) {
                 persistence: Persistence::Persistent,
                 ..Md::default()
             };
-            c.put(&h, &mut md, &payload, PutOptions { syncpoint: true })
-                .expect("put");
+            c.put(
+                &h,
+                &mut md,
+                &payload,
+                PutOptions {
+                    syncpoint: true,
+                    ..Default::default()
+                },
+            )
+            .expect("put");
             if i % 1000 == 999 {
                 c.commit().expect("commit");
             }

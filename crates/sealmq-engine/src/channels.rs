@@ -68,6 +68,49 @@ pub struct ChannelDef {
     /// SVRCONN: the queue manager protects and unprotects for the applications on this
     /// channel with its own identity (QM-side interception, SPEC §5.5.2).
     pub intercept: bool,
+    /// Milliseconds a sender keeps a batch open waiting for more messages (BATCHINT).
+    pub batchint: u32,
+    /// Non-persistent messages move outside the batch's unit of work (NPMSPEED(FAST)).
+    pub npm_fast: bool,
+    /// Connection retries: SHORTRTY times every SHORTTMR seconds, then LONGRTY every LONGTMR.
+    pub shortrty: u32,
+    pub shorttmr: u32,
+    pub longrty: u32,
+    pub longtmr: u32,
+    /// Receiver put retries (MRRTY times, MRTMR milliseconds apart) before the DLQ.
+    pub mrrty: u32,
+    pub mrtmr: u32,
+    /// AMS interception at this channel (SPEC §5.5.3).
+    pub splprot: SplProt,
+    /// TLS: refresh the traffic keys after this many bytes (0: never).
+    pub sslrkeyc: u64,
+}
+
+/// SPLPROT: what a server-to-server channel does with protection (SPEC §5.5.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SplProt {
+    Passthru,
+    Remove,
+    AsPolicy,
+}
+
+impl SplProt {
+    pub fn parse(s: &str) -> Option<SplProt> {
+        Some(match s.to_ascii_uppercase().as_str() {
+            "PASSTHRU" => SplProt::Passthru,
+            "REMOVE" => SplProt::Remove,
+            "ASPOLICY" => SplProt::AsPolicy,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SplProt::Passthru => "PASSTHRU",
+            SplProt::Remove => "REMOVE",
+            SplProt::AsPolicy => "ASPOLICY",
+        }
+    }
 }
 
 impl ChannelDef {
@@ -85,7 +128,22 @@ impl ChannelDef {
             sslpeer: String::new(),
             mcauser: String::new(),
             intercept: false,
+            batchint: 0,
+            npm_fast: true,
+            shortrty: 10,
+            shorttmr: 60,
+            longrty: 999_999_999,
+            longtmr: 1200,
+            mrrty: 10,
+            mrtmr: 1000,
+            splprot: SplProt::Passthru,
+            sslrkeyc: 0,
         }
+    }
+
+    /// Whether this channel sends (SDR, SVR) rather than receives (RCVR, RQSTR).
+    pub fn sends(&self) -> bool {
+        matches!(self.chltype, ChlType::Sdr | ChlType::Svr)
     }
 
     pub fn validate(&self) -> MqResult<()> {
@@ -118,6 +176,27 @@ impl ChannelDef {
                 self.name
             );
         }
+        match (self.splprot, self.chltype) {
+            (SplProt::Passthru, _) => {}
+            (SplProt::Remove, ChlType::Sdr | ChlType::Svr) => {}
+            (SplProt::AsPolicy, ChlType::Rcvr | ChlType::Rqstr) => {}
+            (SplProt::Remove, t) => {
+                return mqerr!(
+                    OptionsError,
+                    "SPLPROT(REMOVE) applies only to SDR and SVR channels, not {} channel {}",
+                    t.name(),
+                    self.name
+                );
+            }
+            (SplProt::AsPolicy, t) => {
+                return mqerr!(
+                    OptionsError,
+                    "SPLPROT(ASPOLICY) applies only to RCVR and RQSTR channels, not {} channel {}",
+                    t.name(),
+                    self.name
+                );
+            }
+        }
         if matches!(self.chltype, ChlType::Sdr | ChlType::Svr) && self.xmitq.is_empty() {
             return mqerr!(
                 OptionsError,
@@ -141,7 +220,24 @@ impl ChannelDef {
             .str(&self.sslciph)
             .str(&self.sslpeer)
             .str(&self.mcauser)
-            .bool(self.intercept);
+            .bool(self.intercept)
+            // Extension block, version 2 (docs/storage.md): the message-channel attributes.
+            // Records written before it decode with the defaults.
+            .u8(2)
+            .u32(self.batchint)
+            .bool(self.npm_fast)
+            .u32(self.shortrty)
+            .u32(self.shorttmr)
+            .u32(self.longrty)
+            .u32(self.longtmr)
+            .u32(self.mrrty)
+            .u32(self.mrtmr)
+            .u8(match self.splprot {
+                SplProt::Passthru => 0,
+                SplProt::Remove => 1,
+                SplProt::AsPolicy => 2,
+            })
+            .u64(self.sslrkeyc);
     }
 
     pub fn decode(d: &mut Dec<'_>) -> Result<ChannelDef> {
@@ -169,8 +265,54 @@ impl ChannelDef {
         c.sslpeer = d.str()?;
         c.mcauser = d.str()?;
         c.intercept = d.bool()?;
+        if !d.is_empty() {
+            let v = d.u8()?;
+            if v != 2 {
+                return Err(sealmq_storage::StorageError::Decode(format!(
+                    "channel {name}: extension version {v} is newer than this build reads (2)"
+                )));
+            }
+            c.batchint = d.u32()?;
+            c.npm_fast = d.bool()?;
+            c.shortrty = d.u32()?;
+            c.shorttmr = d.u32()?;
+            c.longrty = d.u32()?;
+            c.longtmr = d.u32()?;
+            c.mrrty = d.u32()?;
+            c.mrtmr = d.u32()?;
+            c.splprot = match d.u8()? {
+                0 => SplProt::Passthru,
+                1 => SplProt::Remove,
+                2 => SplProt::AsPolicy,
+                o => {
+                    return Err(sealmq_storage::StorageError::Decode(format!(
+                        "channel {name}: unknown SPLPROT {o}"
+                    )));
+                }
+            };
+            c.sslrkeyc = d.u64()?;
+        }
         Ok(c)
     }
+}
+
+/// One object's attributes as MQSC shows them: (keyword, value) pairs.
+pub type Attrs = Vec<(String, String)>;
+
+/// What MQSC's channel commands ask of the channel initiator (which lives in the server).
+pub trait ChannelControl: Send + Sync {
+    /// START CHANNEL: a message that says what happened.
+    fn start(&self, name: &str) -> MqResult<String>;
+    /// STOP CHANNEL.
+    fn stop(&self, name: &str) -> MqResult<String>;
+    /// DISPLAY CHSTATUS for channels matching a generic name.
+    fn status(&self, pattern: &str) -> Vec<Attrs>;
+    /// RESOLVE CHANNEL ACTION(COMMIT|BACKOUT).
+    fn resolve(&self, name: &str, commit: bool) -> MqResult<String>;
+    /// RESET CHANNEL SEQNUM(n).
+    fn reset(&self, name: &str, seq: u64) -> MqResult<String>;
+    /// DISPLAY CHINIT: the dispatcher and adapter tasks and their statistics.
+    fn tasks(&self) -> Vec<Attrs>;
 }
 
 /// The default SVRCONN channel every queue manager has.
@@ -203,6 +345,46 @@ mod decode_tests {
         // The type byte follows the name (a u32 length and one byte).
         bytes[4 + 1] = 9;
         assert!(ChannelDef::decode(&mut Dec::new(&bytes, "channel")).is_err());
+    }
+
+    #[test]
+    fn a_version_1_definition_reads_with_the_new_defaults() {
+        let mut c = ChannelDef::new("TO.B", ChlType::Sdr);
+        c.splprot = SplProt::Remove;
+        c.batchint = 7;
+        let mut e = Enc::new();
+        c.encode(&mut e);
+        let full = e.buf;
+        assert_eq!(ChannelDef::decode(&mut Dec::new(&full, "c")).unwrap(), c);
+        // A version 1 record ends after INTERCEPT: cut the extension block off.
+        let ext = 1 + 4 + 1 + 4 * 6 + 1 + 8;
+        let v1 = &full[..full.len() - ext];
+        let old = ChannelDef::decode(&mut Dec::new(v1, "c")).unwrap();
+        assert_eq!(old.splprot, SplProt::Passthru);
+        assert_eq!(old.batchint, 0);
+        assert_eq!(old.xmitq, c.xmitq);
+    }
+
+    #[test]
+    fn splprot_combinations() {
+        let mut c = ChannelDef::new("X", ChlType::Rcvr);
+        c.splprot = SplProt::Remove;
+        assert!(c.validate().is_err());
+        c.splprot = SplProt::AsPolicy;
+        assert!(c.validate().is_ok());
+        let mut s = ChannelDef::new("Y", ChlType::Sdr);
+        s.conname = "127.0.0.1(1414)".into();
+        s.xmitq = "XQ".into();
+        s.splprot = SplProt::AsPolicy;
+        let e = s.validate().unwrap_err();
+        assert!(
+            e.detail
+                .contains("SPLPROT(ASPOLICY) applies only to RCVR and RQSTR"),
+            "{}",
+            e.detail
+        );
+        s.splprot = SplProt::Remove;
+        assert!(s.validate().is_ok());
     }
 
     proptest! {

@@ -12,6 +12,7 @@
 
 pub mod authority;
 pub mod channels;
+pub mod deadletter;
 pub mod dlh;
 pub mod error;
 pub mod md;
@@ -21,6 +22,7 @@ pub mod policies;
 pub mod qm;
 pub mod queue;
 pub mod records;
+pub mod routing;
 pub mod xqh;
 
 pub use error::{MqError, MqResult};

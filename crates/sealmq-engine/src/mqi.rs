@@ -4,7 +4,7 @@
 use crate::authority::{AuthObj, auth};
 use crate::error::{MqError, MqResult, mqerr};
 use crate::md::{Md, Message, MsgId, NONE_ID, Persistence, now_ms};
-use crate::objects::{DefType, QType, QueueDef, Usage};
+use crate::objects::{DefType, QType, QueueDef};
 use crate::qm::{QueueManager, read, write};
 use crate::queue::{EntryState, Key, LocalQueue, Match, TxId, Waiter};
 use crate::records::Record;
@@ -52,6 +52,9 @@ impl OpenOptions {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PutOptions {
     pub syncpoint: bool,
+    /// Keep the descriptor's identity and origin context (message id, user, application,
+    /// put time) as given: a channel delivering a message from another queue manager.
+    pub pass_context: bool,
 }
 
 /// Browse position of a get.
@@ -88,9 +91,12 @@ pub struct Got {
     pub data_len: usize,
     /// 2079 when the payload was truncated and accepted.
     pub warning: Option<ReasonCode>,
+    /// The message's position on its queue (stable across restarts): a channel names the
+    /// messages of an in-doubt batch by it.
+    pub seq: u64,
 }
 
-enum Target {
+pub(crate) enum Target {
     Local(Arc<LocalQueue>),
     /// A remote queue: messages go to the transmission queue, addressed to `rqm`/`rname`.
     Remote {
@@ -105,7 +111,7 @@ pub struct Hobj {
     pub name: String,
     /// The local queue it resolved to (for a remote queue: the transmission queue).
     pub resolved: String,
-    target: Target,
+    pub(crate) target: Target,
     opts: OpenOptions,
     /// Alias and base PUT/GET settings at open.
     put_allowed: bool,
@@ -113,6 +119,28 @@ pub struct Hobj {
     cursor: Mutex<Option<Key>>,
     temporary: bool,
     closed: std::sync::atomic::AtomicBool,
+}
+
+impl Hobj {
+    pub(crate) fn new(
+        name: String,
+        resolved: String,
+        target: Target,
+        opts: OpenOptions,
+        put_allowed: bool,
+    ) -> Hobj {
+        Hobj {
+            name,
+            resolved,
+            target,
+            opts,
+            put_allowed,
+            get_allowed: false,
+            cursor: Mutex::new(None),
+            temporary: false,
+            closed: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
 }
 
 impl std::fmt::Debug for Hobj {
@@ -161,9 +189,9 @@ struct Uow {
 
 /// A connection to the queue manager.
 pub struct Connection {
-    qm: Arc<QueueManager>,
+    pub(crate) qm: Arc<QueueManager>,
     /// The queue manager's own work (policies, the error queue): no authority checks.
-    internal: bool,
+    pub(crate) internal: bool,
     pub id: u64,
     pub user: String,
     pub appl: String,
@@ -204,16 +232,7 @@ impl QueueManager {
     }
 
     fn new_msg_id(&self) -> MsgId {
-        let mut id = [0u8; 24];
-        id[0..4].copy_from_slice(b"SMQ ");
-        let name = self.name();
-        for (i, b) in name.bytes().take(8).enumerate() {
-            id[4 + i] = b;
-        }
-        id[12..20].copy_from_slice(&(now_ms() as u64).to_be_bytes());
-        let n = self.msgid_counter.fetch_add(1, Ordering::Relaxed) as u32;
-        id[20..24].copy_from_slice(&n.to_be_bytes());
-        id
+        self.unique_id()
     }
 }
 
@@ -308,25 +327,25 @@ impl Connection {
                         "remote queue '{name}' can only be opened for output"
                     );
                 }
-                let xq_name = if !target_def.xmitq.is_empty() {
-                    target_def.xmitq.clone()
+                let xq = if !target_def.xmitq.is_empty() {
+                    self.qm
+                        .xmitq_named(&target_def.xmitq, &target_def.remote_qmgr)?
+                } else if target_def.remote_qmgr == self.qm.name() && target_def.remote_name != name
+                {
+                    // A remote definition naming this queue manager: the local queue.
+                    return self.open_dynamic(&target_def.remote_name, opts, dyn_name);
                 } else {
-                    target_def.remote_qmgr.clone()
-                };
-                let xq = match self.qm.local(&xq_name) {
-                    Some(q) if q.lock().def.usage == Usage::Xmitq => q,
-                    Some(_) => {
-                        return mqerr!(
-                            UnknownRemoteQMgr,
-                            "'{xq_name}' is not a transmission queue (USAGE(XMITQ))"
-                        );
-                    }
-                    None => {
-                        return mqerr!(
-                            UnknownRemoteQMgr,
-                            "no transmission queue '{xq_name}' for queue manager '{}'",
-                            target_def.remote_qmgr
-                        );
+                    match self.qm.route(&target_def.remote_qmgr)? {
+                        Some((xq, _)) => xq,
+                        None if target_def.remote_name != name => {
+                            return self.open_dynamic(&target_def.remote_name, opts, dyn_name);
+                        }
+                        None => {
+                            return mqerr!(
+                                UnknownObjectName,
+                                "remote queue '{name}' names itself on this queue manager"
+                            );
+                        }
                     }
                 };
                 put_allowed &= xq.lock().def.put_enabled;
@@ -514,10 +533,15 @@ impl Connection {
         if md.msg_id == NONE_ID {
             md.msg_id = self.qm.new_msg_id();
         }
-        md.put_time_ms = now_ms();
-        md.user_id = self.user.clone();
-        md.put_appl_name = self.appl.clone();
+        if !pmo.pass_context {
+            md.put_time_ms = now_ms();
+            md.user_id = self.user.clone();
+            md.put_appl_name = self.appl.clone();
+        }
         md.backout_count = 0;
+        if !md.reply_to_q.is_empty() && md.reply_to_qmgr.is_empty() {
+            md.reply_to_qmgr = self.qm.name();
+        }
         let mut stored_md = md.clone();
         let stored = match xmit_header {
             // On a transmission queue the message travels behind a transmission header that
@@ -767,6 +791,7 @@ impl Connection {
             payload,
             data_len,
             warning,
+            seq: key.1,
         };
         if browsing {
             *h.cursor.lock().unwrap_or_else(|p| p.into_inner()) = Some(key);
@@ -978,48 +1003,17 @@ impl Connection {
         }
     }
 
-    /// Moves a message that failed a protection check to SYSTEM.PROTECTION.ERROR.QUEUE with a
-    /// dead-letter header, in this connection's unit of work when `syncpoint` (SPEC §5.4). The
-    /// queue manager does this on the application's behalf: no authority on the error queue is
-    /// needed. `queue` is the queue the message was got from.
-    pub fn put_protection_error(
-        &self,
-        queue: &str,
-        failure: crate::dlh::ProtectionFailure,
-        original: &Md,
-        payload: &[u8],
-        syncpoint: bool,
-    ) -> MqResult<()> {
-        let header = crate::dlh::DeadLetterHeader {
-            reason: ReasonCode::SecurityError as u32,
-            check: failure.check,
-            detail: failure.detail,
-            dest_q: queue.to_string(),
-            dest_qm: self.qm.name(),
-            orig_format: original.format.clone(),
-            put_appl: original.put_appl_name.clone(),
-            put_time_ms: original.put_time_ms,
-            getter: self.user.clone(),
-            signer: failure.signer,
-            time_ms: now_ms(),
-        };
-        let internal = Connection {
+    /// A connection with this one's identity for the queue manager's own work (no authority
+    /// checks) and no unit of work of its own.
+    pub(crate) fn internal_twin(&self) -> Connection {
+        Connection {
             internal: true,
             qm: self.qm.clone(),
             id: self.id,
             user: self.user.clone(),
             appl: self.appl.clone(),
             uow: Mutex::new(None),
-        };
-        let h = internal.open(crate::objects::PROTECTION_ERROR_Q, OpenOptions::output())?;
-        let mut md = original.clone();
-        md.format = crate::dlh::FORMAT.into();
-        md.msg_id = NONE_ID;
-        md.persistence = Persistence::Persistent;
-        // Put through this connection so that the move joins its unit of work.
-        let r = self.put(&h, &mut md, &header.wrap(payload), PutOptions { syncpoint });
-        let _ = internal.close(&h);
-        r
+        }
     }
 
     /// Whether a unit of work is in progress.

@@ -208,6 +208,8 @@ pub struct QmgrDef {
     pub chiadaps: u32,
     pub chidisps: u32,
     pub stat_int: u32,
+    /// The transmission queue for queue managers no other definition names (DEFXMITQ).
+    pub def_xmitq: String,
 }
 
 impl QmgrDef {
@@ -220,6 +222,7 @@ impl QmgrDef {
             chiadaps: 8,
             chidisps: 5,
             stat_int: 1800,
+            def_xmitq: String::new(),
         }
     }
 
@@ -230,11 +233,15 @@ impl QmgrDef {
             .u32(self.max_msg_len)
             .u32(self.chiadaps)
             .u32(self.chidisps)
-            .u32(self.stat_int);
+            .u32(self.stat_int)
+            // Extension block, version 2 (docs/storage.md): absent in records written by
+            // version 1, which decode with the defaults.
+            .u8(2)
+            .str(&self.def_xmitq);
     }
 
     pub fn decode(d: &mut Dec<'_>) -> Result<QmgrDef> {
-        Ok(QmgrDef {
+        let mut q = QmgrDef {
             name: d.str()?,
             descr: d.str()?,
             dead_letter_q: d.str()?,
@@ -242,7 +249,19 @@ impl QmgrDef {
             chiadaps: d.u32()?,
             chidisps: d.u32()?,
             stat_int: d.u32()?,
-        })
+            def_xmitq: String::new(),
+        };
+        if !d.is_empty() {
+            match d.u8()? {
+                2 => q.def_xmitq = d.str()?,
+                v => {
+                    return Err(sealmq_storage::StorageError::Decode(format!(
+                        "queue manager attributes: extension version {v} is newer than this build reads (2)"
+                    )));
+                }
+            }
+        }
+        Ok(q)
     }
 }
 

@@ -181,7 +181,15 @@ impl QueueManager {
             format: FORMAT.into(),
             ..Md::default()
         };
-        c.put(&h, &mut md, &encode(&p), PutOptions { syncpoint: true })?;
+        c.put(
+            &h,
+            &mut md,
+            &encode(&p),
+            PutOptions {
+                syncpoint: true,
+                ..Default::default()
+            },
+        )?;
         c.commit()?;
         write(&self.policies).insert(p.name.clone(), p);
         Ok(())

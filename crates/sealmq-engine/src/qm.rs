@@ -96,6 +96,8 @@ pub struct QueueManager {
     /// One checkpoint at a time (background and shutdown ones could otherwise race).
     checkpoint_lock: Mutex<()>,
     bytes_at_checkpoint: AtomicU64,
+    /// The channel initiator serving this queue manager, when a server runs it.
+    chinit: RwLock<Option<Arc<dyn crate::channels::ChannelControl>>>,
 }
 
 pub(crate) fn read<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
@@ -386,6 +388,7 @@ impl QueueManager {
             checkpointing: AtomicBool::new(false),
             checkpoint_lock: Mutex::new(()),
             bytes_at_checkpoint: AtomicU64::new(log.stats().bytes),
+            chinit: RwLock::new(None),
             log,
             cfg,
         });
@@ -416,6 +419,29 @@ impl QueueManager {
         }
         qm.load_policies();
         Ok((qm, report))
+    }
+
+    /// Registers the channel initiator MQSC's channel commands go to.
+    pub fn set_chinit(&self, c: Arc<dyn crate::channels::ChannelControl>) {
+        *write(&self.chinit) = Some(c);
+    }
+
+    pub fn chinit(&self) -> Option<Arc<dyn crate::channels::ChannelControl>> {
+        read(&self.chinit).clone()
+    }
+
+    /// A fresh identifier, unique in this queue manager (message ids, batch ids).
+    pub fn unique_id(&self) -> crate::md::MsgId {
+        let mut id = [0u8; 24];
+        id[0..4].copy_from_slice(b"SMQ ");
+        let name = self.name();
+        for (i, b) in name.bytes().take(8).enumerate() {
+            id[4 + i] = b;
+        }
+        id[12..20].copy_from_slice(&(crate::md::now_ms() as u64).to_be_bytes());
+        let n = self.msgid_counter.fetch_add(1, Ordering::Relaxed) as u32;
+        id[20..24].copy_from_slice(&n.to_be_bytes());
+        id
     }
 
     pub fn name(&self) -> String {

@@ -447,7 +447,10 @@ fn units_of_work_commit_backout_and_backout_count() {
     let c = qm.connect("app", "test").unwrap();
     let other = qm.connect("app", "other").unwrap();
     local(&qm, "U");
-    let sp = PutOptions { syncpoint: true };
+    let sp = PutOptions {
+        syncpoint: true,
+        ..Default::default()
+    };
     c.put1("U", &mut md(), b"in uow", sp).unwrap();
     let h = other.open("U", OpenOptions::input()).unwrap();
     assert_eq!(code(get(&other, &h)), 2033, "uncommitted put is invisible");

@@ -58,7 +58,10 @@ fn committed_persistent_messages_and_definitions_survive_nothing_else_does() {
             "Q",
             &mut persistent(),
             b"p2",
-            PutOptions { syncpoint: true },
+            PutOptions {
+                syncpoint: true,
+                ..Default::default()
+            },
         )
         .unwrap();
         c.commit().unwrap();
@@ -66,7 +69,10 @@ fn committed_persistent_messages_and_definitions_survive_nothing_else_does() {
             "Q",
             &mut persistent(),
             b"uncommitted",
-            PutOptions { syncpoint: true },
+            PutOptions {
+                syncpoint: true,
+                ..Default::default()
+            },
         )
         .unwrap();
         let h = c.open("Q", OpenOptions::input()).unwrap();
@@ -124,7 +130,10 @@ fn checkpoints_bound_the_replay_and_release_segments() {
                 "Q",
                 &mut persistent(),
                 &i.to_le_bytes(),
-                PutOptions { syncpoint: true },
+                PutOptions {
+                    syncpoint: true,
+                    ..Default::default()
+                },
             )
             .unwrap();
             if i % 50 == 49 {
@@ -136,7 +145,10 @@ fn checkpoints_bound_the_replay_and_release_segments() {
             "Q",
             &mut persistent(),
             b"across",
-            PutOptions { syncpoint: true },
+            PutOptions {
+                syncpoint: true,
+                ..Default::default()
+            },
         )
         .unwrap();
         qm.checkpoint().unwrap();
@@ -184,7 +196,10 @@ fn a_failed_log_write_fails_the_call_and_changes_nothing() {
             "Q",
             &mut persistent(),
             b"lost too",
-            PutOptions { syncpoint: true },
+            PutOptions {
+                syncpoint: true,
+                ..Default::default()
+            },
         )
         .unwrap();
         let e = conn.commit().unwrap_err();

@@ -24,10 +24,10 @@ pub struct Response {
     pub objects: Vec<Block>,
 }
 
-struct Fail {
-    at: Option<usize>,
-    reason: Option<ReasonCode>,
-    message: String,
+pub(crate) struct Fail {
+    pub(crate) at: Option<usize>,
+    pub(crate) reason: Option<ReasonCode>,
+    pub(crate) message: String,
 }
 
 impl From<MqError> for Fail {
@@ -40,7 +40,7 @@ impl From<MqError> for Fail {
     }
 }
 
-fn bad(a: &Attr, msg: impl Into<String>) -> Fail {
+pub(crate) fn bad(a: &Attr, msg: impl Into<String>) -> Fail {
     Fail {
         at: Some(a.at),
         reason: None,
@@ -55,7 +55,7 @@ fn one(a: &Attr) -> Result<&str, Fail> {
     }
 }
 
-fn num(a: &Attr, min: u64, max: u64) -> Result<u32, Fail> {
+pub(crate) fn num(a: &Attr, min: u64, max: u64) -> Result<u32, Fail> {
     let v = one(a)?;
     match v.parse::<u64>() {
         Ok(n) if (min..=max).contains(&n) => Ok(n as u32),
@@ -63,7 +63,7 @@ fn num(a: &Attr, min: u64, max: u64) -> Result<u32, Fail> {
     }
 }
 
-fn choice<'a>(a: &Attr, options: &[&'a str]) -> Result<&'a str, Fail> {
+pub(crate) fn choice<'a>(a: &Attr, options: &[&'a str]) -> Result<&'a str, Fail> {
     let v = one(a)?;
     options
         .iter()
@@ -242,11 +242,12 @@ fn qmgr_block(q: &QmgrDef) -> Block {
         ("CHIADAPS".into(), q.chiadaps.to_string()),
         ("CHIDISPS".into(), q.chidisps.to_string()),
         ("STATINT".into(), q.stat_int.to_string()),
+        ("DEFXMITQ".into(), q.def_xmitq.clone()),
     ]
 }
 
 /// `APP.*` matches names starting with `APP.`; `*` matches all.
-fn generic_match(pattern: &str, name: &str) -> bool {
+pub(crate) fn generic_match(pattern: &str, name: &str) -> bool {
     match pattern.strip_suffix('*') {
         Some(prefix) => name.starts_with(prefix),
         None => pattern == name,
@@ -254,7 +255,7 @@ fn generic_match(pattern: &str, name: &str) -> bool {
 }
 
 /// Keeps only the requested attributes (always the identifying ones); `ALL` keeps every one.
-fn select(block: Block, attrs: &[Attr], ids: &[&str]) -> Block {
+pub(crate) fn select(block: Block, attrs: &[Attr], ids: &[&str]) -> Block {
     if attrs.iter().any(|a| a.key == "ALL") {
         return block;
     }
@@ -402,6 +403,7 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
                     "CHIADAPS" => q.chiadaps = num(a, 1, 9999)?,
                     "CHIDISPS" => q.chidisps = num(a, 1, 9999)?,
                     "STATINT" => q.stat_int = num(a, 1, 604_800)?,
+                    "DEFXMITQ" => q.def_xmitq = a.values.first().cloned().unwrap_or_default(),
                     _ => return Err(bad(a, "is not a queue manager attribute")),
                 }
             }
@@ -411,7 +413,9 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
         (Verb::Set | Verb::Display | Verb::Delete, Obj::AuthRec) => authrec(qm, c),
         (Verb::Set | Verb::Display | Verb::Delete, Obj::Policy) => policy(qm, c),
         (Verb::Define | Verb::Alter | Verb::Display | Verb::Delete, Obj::Channel) => channel(qm, c),
-        (_, Obj::Channel | Obj::ChStatus | Obj::Policy | Obj::AuthRec)
+        (Verb::Start | Verb::Stop | Verb::Resolve | Verb::Reset, Obj::Channel)
+        | (Verb::Display, Obj::ChStatus | Obj::Chinit) => crate::chl::run(qm, c),
+        (_, Obj::Channel | Obj::ChStatus | Obj::Policy | Obj::AuthRec | Obj::Chinit)
         | (Verb::Start | Verb::Stop | Verb::Resolve | Verb::Reset | Verb::Set, _) => Err(Fail {
             at: None,
             reason: None,
@@ -590,6 +594,19 @@ fn channel_block(d: &sealmq_engine::channels::ChannelDef) -> Block {
             "INTERCEPT".into(),
             if d.intercept { "YES" } else { "NO" }.into(),
         ),
+        ("BATCHINT".into(), d.batchint.to_string()),
+        (
+            "NPMSPEED".into(),
+            if d.npm_fast { "FAST" } else { "NORMAL" }.into(),
+        ),
+        ("SHORTRTY".into(), d.shortrty.to_string()),
+        ("SHORTTMR".into(), d.shorttmr.to_string()),
+        ("LONGRTY".into(), d.longrty.to_string()),
+        ("LONGTMR".into(), d.longtmr.to_string()),
+        ("MRRTY".into(), d.mrrty.to_string()),
+        ("MRTMR".into(), d.mrtmr.to_string()),
+        ("SPLPROT".into(), d.splprot.name().into()),
+        ("SSLRKEYC".into(), d.sslrkeyc.to_string()),
     ]
 }
 
@@ -610,12 +627,22 @@ fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
                 "SSLPEER" => d.sslpeer = a.values.first().cloned().unwrap_or_default(),
                 "MCAUSER" => d.mcauser = a.values.first().cloned().unwrap_or_default(),
                 "INTERCEPT" => d.intercept = choice(a, &["YES", "NO"])? == "YES",
-                "BATCHINT" | "DISCINT" | "NPMSPEED" | "SEQWRAP" | "SSLRKEYC" | "SPLPROT"
-                | "SHORTRTY" | "SHORTTMR" | "LONGRTY" | "LONGTMR" | "MRRTY" | "MRTMR" => {
-                    return Err(bad(
-                        a,
-                        "is not available in this release (it arrives with the channel initiator)",
-                    ));
+                "BATCHINT" => d.batchint = num(a, 0, 999_999_999)?,
+                "NPMSPEED" => d.npm_fast = choice(a, &["FAST", "NORMAL"])? == "FAST",
+                "SHORTRTY" => d.shortrty = num(a, 0, 999_999_999)?,
+                "SHORTTMR" => d.shorttmr = num(a, 0, 999_999_999)?,
+                "LONGRTY" => d.longrty = num(a, 0, 999_999_999)?,
+                "LONGTMR" => d.longtmr = num(a, 0, 999_999_999)?,
+                "MRRTY" => d.mrrty = num(a, 0, 999_999_999)?,
+                "MRTMR" => d.mrtmr = num(a, 0, 999_999_999)?,
+                "SPLPROT" => {
+                    let v = choice(a, &["PASSTHRU", "REMOVE", "ASPOLICY"])?;
+                    d.splprot = sealmq_engine::channels::SplProt::parse(v)
+                        .ok_or_else(|| bad(a, "expected PASSTHRU, REMOVE or ASPOLICY"))?;
+                }
+                "SSLRKEYC" => d.sslrkeyc = num(a, 0, 999_999_999)? as u64,
+                "DISCINT" | "SEQWRAP" => {
+                    return Err(bad(a, "is not available in this release"));
                 }
                 _ => return Err(bad(a, "is not a channel attribute")),
             }
@@ -900,7 +927,7 @@ pub fn render_json(responses: &[Response]) -> String {
 }
 
 /// A DISPLAY of a specific (non-generic) name that found nothing is an error (2085).
-fn none_matched<T>(blocks: &[T], what: &str, name: &str) -> Result<(), Fail> {
+pub(crate) fn none_matched<T>(blocks: &[T], what: &str, name: &str) -> Result<(), Fail> {
     if blocks.is_empty() && !name.contains('*') {
         return Err(Fail {
             at: None,

@@ -6,6 +6,7 @@
 //! [`exec`] runs it against a [`sealmq_engine::QueueManager`] and renders text or JSON. Errors
 //! point at the token that is wrong. Our own message ids (`SMQnnnnI/E`).
 
+pub(crate) mod chl;
 pub mod exec;
 pub mod lexer;
 pub mod parse;

@@ -30,6 +30,8 @@ pub enum Obj {
     ChStatus,
     Policy,
     AuthRec,
+    /// The channel initiator (DISPLAY CHINIT).
+    Chinit,
 }
 
 /// A `KEYWORD` or `KEYWORD(value ...)`.
@@ -85,6 +87,7 @@ fn obj(w: &str) -> Option<Obj> {
         "CHSTATUS" | "CHS" => Obj::ChStatus,
         "POLICY" => Obj::Policy,
         "AUTHREC" => Obj::AuthRec,
+        "CHINIT" => Obj::Chinit,
         _ => return None,
     })
 }
@@ -148,7 +151,7 @@ pub fn parse(text: &str) -> Result<Command, ParseError> {
     })?;
     let mut i = 2;
     let mut name = None;
-    if o != Obj::Qmgr && o != Obj::AuthRec {
+    if o != Obj::Qmgr && o != Obj::AuthRec && o != Obj::Chinit {
         match ts.get(i).map(|t| &t.tok) {
             Some(Tok::Open) => {
                 let (vals, next) = values(&ts, i)?;

@@ -6,6 +6,8 @@
 //! [`Connection`](sealmq_engine::Connection): a connection that breaks backs out its unit of
 //! work. A lock file keeps a second process off the same queue manager.
 
+pub mod chinit;
+
 use sealmq_engine::mqi::{Browse, GetOptions, OpenOptions, PutOptions};
 use sealmq_engine::{Connection, Hobj, Match, MqError, QmConfig, QueueManager};
 use sealmq_wire::{GetReq, Request, Response, WireError, open};
@@ -46,6 +48,7 @@ pub struct Server {
     stopped: Arc<(Mutex<bool>, std::sync::Condvar)>,
     socket: PathBuf,
     tcp: Option<SocketAddr>,
+    chinit: Arc<chinit::Initiator>,
     _lock: File,
 }
 
@@ -125,6 +128,11 @@ impl Server {
         let active = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let immediate = Arc::new(AtomicBool::new(false));
         let socks: Arc<Mutex<HashMap<u64, Sock>>> = Arc::new(Mutex::new(HashMap::new()));
+        let protector = sealmq_protect::Keystore::load(&cfg.dir.join("keystore"))
+            .ok()
+            .map(|ks| Arc::new(sealmq_protect::Protector::new(ks)));
+        let ci = chinit::Initiator::new(qm.clone(), cfg.dir.join("keystore"), protector.clone());
+        qm.set_chinit(Arc::new(chinit::Control(ci.clone())));
         let ctx = Ctx {
             socks: socks.clone(),
             next_sock: Arc::new(std::sync::atomic::AtomicU64::new(1)),
@@ -132,9 +140,8 @@ impl Server {
             stopped: stopped.clone(),
             active: active.clone(),
             immediate: immediate.clone(),
-            protector: sealmq_protect::Keystore::load(&cfg.dir.join("keystore"))
-                .ok()
-                .map(|ks| Arc::new(sealmq_protect::Protector::new(ks))),
+            protector,
+            chinit: ci.clone(),
         };
         {
             let (qm, ctx) = (qm.clone(), ctx.clone());
@@ -180,6 +187,7 @@ impl Server {
                     }
                     let Ok(s) = s else { continue };
                     let _ = s.set_nodelay(true);
+                    let addr = s.peer_addr().map(|a| a.to_string()).unwrap_or_default();
                     let (qm, ctx, tls) = (qm.clone(), ctx.clone(), tls.clone());
                     std::thread::spawn(move || {
                         let Ok(k) = s.try_clone() else { return };
@@ -187,11 +195,15 @@ impl Server {
                         match tls {
                             None => {
                                 if let Ok(w) = s.try_clone() {
-                                    let peer = Peer::Tcp { tls: None };
+                                    let peer = Peer::Tcp {
+                                        tls: None,
+                                        addr,
+                                        sock: s.try_clone().ok(),
+                                    };
                                     serve(&qm, BufReader::new(s), BufWriter::new(w), &peer, &ctx);
                                 }
                             }
-                            Some(cfg) => serve_tls(&qm, s, cfg, &ctx),
+                            Some(cfg) => serve_tls(&qm, s, cfg, &ctx, addr),
                         }
                         ctx.unregister(id);
                     });
@@ -206,6 +218,8 @@ impl Server {
         let _ = std::fs::write(cfg.dir.join("qm.pid"), std::process::id().to_string());
         std::fs::rename(&starting, &socket)
             .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
+        // Sending channels that were running when the queue manager ended start again.
+        ci.start_all();
         Ok(Server {
             qm,
             socks,
@@ -216,6 +230,7 @@ impl Server {
             stopped,
             socket,
             tcp,
+            chinit: ci,
             _lock: lock,
         })
     }
@@ -251,6 +266,9 @@ impl Server {
 
     fn shutdown(self) -> Result<(), String> {
         self.stop.store(true, Ordering::Relaxed);
+        // Channels end first (a batch in flight completes or backs out), so that a controlled
+        // stop does not wait on their connections.
+        self.chinit.stop_all();
         // A controlled stop lets applications see 2161 and disconnect (30 s at most); an
         // immediate one does not wait. Units of work still open are backed out either way.
         if !self.immediate.load(Ordering::Relaxed) {
@@ -309,6 +327,8 @@ struct Ctx {
     immediate: Arc<AtomicBool>,
     /// The queue manager's own protector (its keystore), for QM-side interception.
     protector: Option<Arc<sealmq_protect::Protector>>,
+    /// The channel initiator: receiving channels arrive on the listeners.
+    chinit: Arc<chinit::Initiator>,
 }
 
 impl Ctx {
@@ -330,7 +350,14 @@ impl Ctx {
 }
 
 /// Completes the TLS handshake, takes the principal from the client certificate, and serves.
-fn serve_tls(qm: &Arc<QueueManager>, sock: TcpStream, cfg: Arc<rustls::ServerConfig>, ctx: &Ctx) {
+fn serve_tls(
+    qm: &Arc<QueueManager>,
+    sock: TcpStream,
+    cfg: Arc<rustls::ServerConfig>,
+    ctx: &Ctx,
+    addr: String,
+) {
+    let raw = sock.try_clone().ok();
     let Ok(conn) = rustls::ServerConnection::new(cfg) else {
         return;
     };
@@ -360,6 +387,8 @@ fn serve_tls(qm: &Arc<QueueManager>, sock: TcpStream, cfg: Arc<rustls::ServerCon
     let shared = sealmq_wire::tls::Shared(Arc::new(Mutex::new(stream)));
     let peer = Peer::Tcp {
         tls: Some(TlsPeer { dn, suite }),
+        addr,
+        sock: raw,
     };
     serve(
         qm,
@@ -506,8 +535,12 @@ impl Icpt<'_> {
 enum Peer {
     /// The Unix socket: the OS user, and whether it is the queue manager's own.
     Local { user: String, admin: bool },
-    /// TCP, with what TLS established (if any).
-    Tcp { tls: Option<TlsPeer> },
+    /// TCP, with what TLS established (if any), the peer's address and the socket.
+    Tcp {
+        tls: Option<TlsPeer>,
+        addr: String,
+        sock: Option<TcpStream>,
+    },
 }
 
 struct TlsPeer {
@@ -517,7 +550,15 @@ struct TlsPeer {
     suite: String,
 }
 
-fn suite_name(s: &str) -> String {
+/// `APP.*` matches names starting with `APP.`; `*` and the empty pattern match all.
+pub(crate) fn generic_match(pattern: &str, name: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => pattern.is_empty() || pattern == name,
+    }
+}
+
+pub(crate) fn suite_name(s: &str) -> String {
     let u = s.to_ascii_uppercase();
     u.trim_start_matches("TLS13_")
         .trim_start_matches("TLS_")
@@ -639,10 +680,22 @@ fn get_options(g: &GetReq) -> GetOptions {
 fn serve(qm: &Arc<QueueManager>, mut r: impl Read, mut w: impl Write, peer: &Peer, ctx: &Ctx) {
     ctx.active.fetch_add(1, Ordering::Relaxed);
     let _active = Active(&ctx.active);
-    // Hello first.
+    // Hello first (or a channel's Start).
     let (id, appl, client_max, channel) =
-        match sealmq_wire::read_request(&mut r, sealmq_wire::HELLO_MAX) {
-            Ok(Some((
+        match sealmq_wire::read_first(&mut r, sealmq_wire::HELLO_MAX) {
+            Ok(Some(sealmq_wire::First::Channel(start))) => {
+                let Peer::Tcp { tls, addr, sock } = peer else {
+                    return;
+                };
+                let info = chinit::receiver::PeerInfo {
+                    tls: tls.as_ref().map(|t| (t.dn.clone(), t.suite.clone())),
+                    addr: addr.clone(),
+                    sock: sock.as_ref().and_then(|s| s.try_clone().ok()),
+                };
+                chinit::receiver::serve(&ctx.chinit, start, r, w, info);
+                return;
+            }
+            Ok(Some(sealmq_wire::First::Request(
                 id,
                 Request::Hello {
                     versions,
@@ -668,7 +721,7 @@ fn serve(qm: &Arc<QueueManager>, mut r: impl Read, mut w: impl Write, peer: &Pee
                 }
                 (id, appl, max_msg, channel)
             }
-            Ok(Some((id, _))) => {
+            Ok(Some(sealmq_wire::First::Request(id, _))) => {
                 let _ = sealmq_wire::write_response(
                     &mut w,
                     id,
@@ -683,7 +736,7 @@ fn serve(qm: &Arc<QueueManager>, mut r: impl Read, mut w: impl Write, peer: &Pee
         };
     let (user, admin, intercept) = match peer {
         Peer::Local { user, admin } => (user.clone(), *admin, false),
-        Peer::Tcp { tls } => match channel_principal(qm, &channel, tls.as_ref()) {
+        Peer::Tcp { tls, .. } => match channel_principal(qm, &channel, tls.as_ref()) {
             Ok((u, intercept)) => (u, false, intercept),
             Err((reason, detail)) => {
                 let _ = sealmq_wire::write_response(&mut w, id, &Response::Err { reason, detail });
@@ -796,27 +849,27 @@ fn handle(
             } else {
                 dyn_name
             };
-            match conn.open_dynamic(&name, open_options(options), &dn) {
-                Ok(h) => {
-                    let id = *next_h;
-                    *next_h += 1;
-                    let resolved = h.resolved.clone();
-                    // The policy binds to the name opened (an alias without one sees envelopes).
-                    let policy = qm
-                        .policy(&name)
-                        .map(|p| sealmq_engine::policies::encode(&p))
-                        .unwrap_or_default();
-                    handles.insert(id, h);
-                    Response::Opened {
-                        hobj: id,
-                        resolved,
-                        policy,
-                        intercepted: icpt.on,
-                    }
-                }
-                Err(e) => err(e),
-            }
+            opened(
+                qm,
+                conn.open_dynamic(&name, open_options(options), &dn),
+                &name,
+                handles,
+                next_h,
+                icpt,
+            )
         }
+        Request::OpenAt {
+            name,
+            qmgr,
+            options,
+        } => opened(
+            qm,
+            conn.open_at(&name, &qmgr, open_options(options)),
+            &name,
+            handles,
+            next_h,
+            icpt,
+        ),
         Request::Close { hobj } => match handles.remove(&hobj) {
             Some(h) => conn.close(&h).map(|_| Response::Ok).unwrap_or_else(err),
             None => no_handle(hobj),
@@ -829,7 +882,15 @@ fn handle(
         } => match handles.get(&hobj) {
             Some(h) => match icpt.protect(qm, &h.name, &md, payload) {
                 Ok(stored) => conn
-                    .put(h, &mut md, &stored, PutOptions { syncpoint })
+                    .put(
+                        h,
+                        &mut md,
+                        &stored,
+                        PutOptions {
+                            syncpoint,
+                            ..Default::default()
+                        },
+                    )
                     .map(|_| Response::Put { md })
                     .unwrap_or_else(err),
                 Err(e) => security(e),
@@ -843,7 +904,15 @@ fn handle(
             syncpoint,
         } => match icpt.protect(qm, &name, &md, payload) {
             Ok(stored) => conn
-                .put1(&name, &mut md, &stored, PutOptions { syncpoint })
+                .put1(
+                    &name,
+                    &mut md,
+                    &stored,
+                    PutOptions {
+                        syncpoint,
+                        ..Default::default()
+                    },
+                )
                 .map(|_| Response::Put { md })
                 .unwrap_or_else(err),
             Err(e) => security(e),
@@ -930,4 +999,35 @@ fn handle(
         },
         Request::Disconnect => return None,
     })
+}
+
+/// The reply to an open: the handle registered, and the policy of the name opened.
+fn opened(
+    qm: &QueueManager,
+    r: sealmq_engine::MqResult<Hobj>,
+    name: &str,
+    handles: &mut HashMap<u32, Hobj>,
+    next_h: &mut u32,
+    icpt: &Icpt<'_>,
+) -> Response {
+    match r {
+        Ok(h) => {
+            let id = *next_h;
+            *next_h += 1;
+            let resolved = h.resolved.clone();
+            // The policy binds to the name opened (an alias without one sees envelopes).
+            let policy = qm
+                .policy(name)
+                .map(|p| sealmq_engine::policies::encode(&p))
+                .unwrap_or_default();
+            handles.insert(id, h);
+            Response::Opened {
+                hobj: id,
+                resolved,
+                policy,
+                intercepted: icpt.on,
+            }
+        }
+        Err(e) => err(e),
+    }
 }

@@ -6,6 +6,7 @@
 //! frame both accept. Every request gets exactly one response with the same id. Malformed
 //! frames are answered with an error and the connection is closed.
 
+pub mod chl;
 pub mod tls;
 
 use sealmq_engine::Md;
@@ -85,6 +86,13 @@ pub enum Request {
     },
     Heartbeat,
     Disconnect,
+    /// MQOPEN of a queue on another queue manager (output): the queue manager resolves the
+    /// transmission queue (kind 15).
+    OpenAt {
+        name: String,
+        qmgr: String,
+        options: u8,
+    },
     /// The security policy of a queue name (for put1 with client-side protection).
     Policy {
         name: String,
@@ -206,6 +214,7 @@ impl Request {
             Request::Disconnect => 12,
             Request::Policy { .. } => 13,
             Request::ProtectionError { .. } => 14,
+            Request::OpenAt { .. } => 15,
         }
     }
 
@@ -268,6 +277,13 @@ impl Request {
             Request::Commit | Request::Backout | Request::Heartbeat | Request::Disconnect => {}
             Request::Policy { name } => {
                 e.str(name);
+            }
+            Request::OpenAt {
+                name,
+                qmgr,
+                options,
+            } => {
+                e.str(name).str(qmgr).u8(*options);
             }
             Request::ProtectionError {
                 hobj,
@@ -346,6 +362,11 @@ impl Request {
                 11 => Request::Heartbeat,
                 12 => Request::Disconnect,
                 13 => Request::Policy { name: d.str()? },
+                15 => Request::OpenAt {
+                    name: d.str()?,
+                    qmgr: d.str()?,
+                    options: d.u8()?,
+                },
                 14 => Request::ProtectionError {
                     hobj: d.u32()?,
                     md: Md::decode(&mut d)?,
@@ -526,6 +547,24 @@ pub fn read_request(r: &mut impl Read, max: usize) -> Result<Option<(u32, Reques
     match read_frame(r, max)? {
         None => Ok(None),
         Some((kind, id, body)) => Ok(Some((id, Request::decode(kind, &body)?))),
+    }
+}
+
+/// The first frame on a connection: an application's Hello or a channel's Start.
+#[allow(clippy::large_enum_variant)] // one per connection
+pub enum First {
+    Request(u32, Request),
+    Channel(chl::ChlFrame),
+}
+
+/// Reads the first frame of a connection, which decides the protocol.
+pub fn read_first(r: &mut impl Read, max: usize) -> Result<Option<First>, WireError> {
+    match read_frame(r, max)? {
+        None => Ok(None),
+        Some((kind, _, body)) if chl::ChlFrame::is_channel_kind(kind) => {
+            Ok(Some(First::Channel(chl::ChlFrame::decode(kind, &body)?)))
+        }
+        Some((kind, id, body)) => Ok(Some(First::Request(id, Request::decode(kind, &body)?))),
     }
 }
 

@@ -74,8 +74,16 @@ fn main() {
                         persistence: Persistence::Persistent,
                         ..Md::default()
                     };
-                    if c.put(&h, &mut md, id.as_bytes(), PutOptions { syncpoint: true })
-                        .is_err()
+                    if c.put(
+                        &h,
+                        &mut md,
+                        id.as_bytes(),
+                        PutOptions {
+                            syncpoint: true,
+                            ..Default::default()
+                        },
+                    )
+                    .is_err()
                     {
                         continue;
                     }

@@ -1,0 +1,85 @@
+//! MQSC commands that act on running channels: START/STOP/RESOLVE/RESET CHANNEL,
+//! DISPLAY CHSTATUS and DISPLAY CHINIT. They go to the channel initiator the server registers
+//! with the queue manager; without one (an embedded queue manager) they say so.
+
+use crate::exec::{Block, Fail, bad, choice, none_matched, num, select};
+use crate::parse::{Command, Obj, Verb};
+use sealmq_engine::QueueManager;
+use std::sync::Arc;
+
+pub(crate) fn run(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
+    let Some(ci) = qm.chinit() else {
+        return Err(Fail {
+            at: None,
+            reason: None,
+            message: "no channel initiator runs here: start the queue manager with `sealmq start`"
+                .into(),
+        });
+    };
+    let name = c.name.clone().unwrap_or_default();
+    let get = |k: &str| c.attrs.iter().find(|a| a.key == k);
+    match (c.verb, c.obj) {
+        (Verb::Start, _) => Ok((ci.start(&name)?, vec![])),
+        (Verb::Stop, _) => Ok((ci.stop(&name)?, vec![])),
+        (Verb::Resolve, _) => {
+            let a = get("ACTION").ok_or_else(|| Fail {
+                at: None,
+                reason: None,
+                message: "RESOLVE CHANNEL needs ACTION(COMMIT|BACKOUT)".into(),
+            })?;
+            let commit = choice(a, &["COMMIT", "BACKOUT"])? == "COMMIT";
+            Ok((ci.resolve(&name, commit)?, vec![]))
+        }
+        (Verb::Reset, _) => {
+            let seq = match get("SEQNUM") {
+                Some(a) => num(a, 0, 999_999_999)? as u64,
+                None => 0,
+            };
+            Ok((ci.reset(&name, seq)?, vec![]))
+        }
+        (Verb::Display, Obj::ChStatus) => {
+            for a in &c.attrs {
+                if !matches!(
+                    a.key.as_str(),
+                    "ALL"
+                        | "STATUS"
+                        | "MSGS"
+                        | "BYTSSENT"
+                        | "BYTSRCVD"
+                        | "BATCHES"
+                        | "CURSEQNO"
+                        | "LSTSEQNO"
+                        | "INDOUBT"
+                        | "CONNAME"
+                        | "XMITQ"
+                        | "RQMNAME"
+                        | "CHLTYPE"
+                        | "SUBSTATE"
+                        | "LSTMSGTI"
+                        | "STOPREQ"
+                        | "SSLRKEYS"
+                        | "CURMSGS"
+                        | "ERROR"
+                ) {
+                    return Err(bad(a, "is not a channel status attribute"));
+                }
+            }
+            let blocks: Vec<Block> = ci
+                .status(&name)
+                .into_iter()
+                .map(|b| select(b, &c.attrs, &["CHANNEL", "CHLTYPE", "STATUS"]))
+                .collect();
+            none_matched(&blocks, "channel status (a channel that has run)", &name)?;
+            Ok((
+                format!("SMQ0130I Status of {} channel(s).", blocks.len()),
+                blocks,
+            ))
+        }
+        (Verb::Display, _) => Ok(("SMQ0131I Channel initiator tasks.".into(), ci.tasks())),
+        _ => Err(Fail {
+            at: None,
+            reason: None,
+            message: "this verb does not apply to this object type".into(),
+        }),
+    }
+}

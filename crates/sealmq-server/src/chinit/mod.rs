@@ -1,0 +1,456 @@
+//! The channel initiator (SPEC §6): runs the message channels of one queue manager.
+//!
+//! - A sending channel (SDR) is a thread of its own (its dispatcher: the socket is its only
+//!   I/O) started by START CHANNEL, and again when the queue manager starts unless it was
+//!   stopped by STOP CHANNEL; it retries its connection SHORTRTY times every SHORTTMR seconds,
+//!   then LONGRTY times every LONGTMR.
+//! - A receiving channel (RCVR) runs on the listener thread of the connection its sender made
+//!   (the first frame of a connection says whether it is an application or a channel).
+//! - Queue and protection work of both ends goes through the adapter pool ([`adapters`]).
+//! - [`sync`]: what each end records on SYSTEM.CHANNEL.SYNCQ, in the same unit of work as each
+//!   batch, so that a restart neither loses nor duplicates persistent messages.
+
+pub mod adapters;
+pub mod net;
+pub mod receiver;
+pub mod sender;
+pub mod splprot;
+pub mod sync;
+
+use sealmq_engine::channels::{Attrs, ChannelControl, ChannelDef, ChlType};
+use sealmq_engine::{MqError, MqResult, QueueManager};
+use sealmq_types::ReasonCode;
+use std::collections::HashMap;
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+use sync::{Role, SyncQ};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum State {
+    #[default]
+    Starting,
+    Binding,
+    Running,
+    Retrying,
+    Stopping,
+    Stopped,
+}
+
+impl State {
+    pub fn name(self) -> &'static str {
+        match self {
+            State::Starting => "STARTING",
+            State::Binding => "BINDING",
+            State::Running => "RUNNING",
+            State::Retrying => "RETRYING",
+            State::Stopping => "STOPPING",
+            State::Stopped => "STOPPED",
+        }
+    }
+}
+
+/// What DISPLAY CHSTATUS shows of one channel instance.
+#[derive(Debug, Clone, Default)]
+pub struct Status {
+    pub state: State,
+    pub conname: String,
+    pub rqmname: String,
+    pub xmitq: String,
+    pub msgs: u64,
+    pub bytes_sent: u64,
+    pub bytes_rcvd: u64,
+    pub batches: u64,
+    /// The sequence number of the last message sent or received.
+    pub cur_seq: u64,
+    /// The sequence number of the last batch committed.
+    pub lst_seq: u64,
+    pub indoubt: bool,
+    /// Why the channel last stopped or is retrying.
+    pub error: String,
+    /// TLS traffic-key refreshes done (SSLRKEYC).
+    pub key_resets: u64,
+}
+
+/// One channel instance: its status and how to stop it.
+pub struct Run {
+    pub name: String,
+    pub chltype: ChlType,
+    pub status: Mutex<Status>,
+    stop: AtomicBool,
+    wake: (Mutex<()>, Condvar),
+    sock: Mutex<Option<TcpStream>>,
+    done: (Mutex<bool>, Condvar),
+}
+
+impl Run {
+    fn new(name: &str, chltype: ChlType) -> Arc<Run> {
+        Arc::new(Run {
+            name: name.to_string(),
+            chltype,
+            status: Mutex::new(Status::default()),
+            stop: AtomicBool::new(false),
+            wake: (Mutex::new(()), Condvar::new()),
+            sock: Mutex::new(None),
+            done: (Mutex::new(false), Condvar::new()),
+        })
+    }
+
+    pub fn stop_requested(&self) -> bool {
+        self.stop.load(Ordering::Acquire)
+    }
+
+    pub fn status(&self) -> std::sync::MutexGuard<'_, Status> {
+        self.status.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn set_state(&self, s: State) {
+        self.status().state = s;
+    }
+
+    /// Sleeps up to `d`, waking early on STOP CHANNEL.
+    pub fn sleep(&self, d: Duration) {
+        let g = self.wake.0.lock().unwrap_or_else(|p| p.into_inner());
+        if self.stop_requested() {
+            return;
+        }
+        let _ = self.wake.1.wait_timeout(g, d);
+    }
+
+    /// The socket this instance uses, so that STOP can close it.
+    pub fn set_sock(&self, s: Option<TcpStream>) {
+        *self.sock.lock().unwrap_or_else(|p| p.into_inner()) = s;
+    }
+
+    fn request_stop(&self) {
+        self.stop.store(true, Ordering::Release);
+        {
+            let _g = self.wake.0.lock().unwrap_or_else(|p| p.into_inner());
+            self.wake.1.notify_all();
+        }
+        if let Some(s) = self.sock.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    pub fn finish(&self) {
+        {
+            let mut s = self.status();
+            if s.state != State::Stopped {
+                s.state = State::Stopped;
+            }
+        }
+        self.set_sock(None);
+        let (m, cv) = &self.done;
+        *m.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        cv.notify_all();
+    }
+
+    /// Waits until the instance has ended (its unit of work settled); false on timeout.
+    pub fn wait_done(&self, d: Duration) -> bool {
+        let (m, cv) = &self.done;
+        let deadline = Instant::now() + d;
+        let mut g = m.lock().unwrap_or_else(|p| p.into_inner());
+        while !*g {
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            g = cv
+                .wait_timeout(g, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        true
+    }
+
+    fn is_done(&self) -> bool {
+        *self.done.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The channel initiator of one queue manager.
+pub struct Initiator {
+    pub qm: Arc<QueueManager>,
+    /// The queue manager's keystore directory (channel TLS) and protector (SPLPROT).
+    pub keystore_dir: std::path::PathBuf,
+    pub protector: Option<Arc<sealmq_protect::Protector>>,
+    pub adapters: adapters::Pool,
+    runs: Mutex<HashMap<String, Arc<Run>>>,
+}
+
+fn fail(reason: ReasonCode, detail: String) -> MqError {
+    MqError::new(reason, detail)
+}
+
+impl Initiator {
+    pub fn new(
+        qm: Arc<QueueManager>,
+        keystore_dir: std::path::PathBuf,
+        protector: Option<Arc<sealmq_protect::Protector>>,
+    ) -> Arc<Initiator> {
+        let q = qm.qmgr();
+        Arc::new(Initiator {
+            adapters: adapters::Pool::new(q.chiadaps as usize, q.chidisps as usize),
+            qm,
+            keystore_dir,
+            protector,
+            runs: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn runs(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Run>>> {
+        self.runs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn def(&self, name: &str) -> MqResult<ChannelDef> {
+        self.qm.channel(name).ok_or_else(|| {
+            fail(
+                ReasonCode::UnknownChannelName,
+                format!("channel '{name}' is not defined"),
+            )
+        })
+    }
+
+    /// Starts the sending channels that were running when the queue manager last ended.
+    pub fn start_all(self: &Arc<Self>) {
+        for d in self.qm.channels() {
+            if d.chltype != ChlType::Sdr {
+                continue;
+            }
+            let Ok(conn) = self.qm.connect_internal() else {
+                return;
+            };
+            let Ok(sq) = SyncQ::open(&conn, Role::Sender, &d.name) else {
+                continue;
+            };
+            let rec = sq.load_opt(&conn);
+            sq.close(&conn);
+            if let Ok(Some(r)) = rec
+                && !r.stopped
+            {
+                self.spawn_sender(&d.name);
+            }
+        }
+    }
+
+    fn spawn_sender(self: &Arc<Self>, name: &str) {
+        let run = Run::new(name, ChlType::Sdr);
+        self.runs().insert(name.to_string(), run.clone());
+        let ci = self.clone();
+        std::thread::spawn(move || sender::main(ci, run));
+    }
+
+    /// Registers a receiving instance, after the previous one for the channel has ended.
+    pub fn receiver_run(&self, name: &str, chltype: ChlType) -> Arc<Run> {
+        let old = self.runs().get(name).cloned();
+        if let Some(o) = old
+            && !o.is_done()
+        {
+            // The sender reconnected: the old connection is dead or dying. Its unit of
+            // work must be backed out before the new one reads the sync record.
+            o.request_stop();
+            o.wait_done(Duration::from_secs(30));
+        }
+        let run = Run::new(name, chltype);
+        self.runs().insert(name.to_string(), run.clone());
+        run
+    }
+
+    /// Stops every channel (queue manager ending).
+    pub fn stop_all(&self) {
+        let runs: Vec<Arc<Run>> = self.runs().values().cloned().collect();
+        for r in &runs {
+            r.request_stop();
+        }
+        for r in &runs {
+            r.wait_done(Duration::from_secs(10));
+        }
+    }
+
+    fn store_stopped(&self, name: &str, role: Role, stopped: bool) -> MqResult<()> {
+        let conn = self.qm.connect_internal()?;
+        let sq = SyncQ::open(&conn, role, name)?;
+        let mut rec = sq.load(&conn)?;
+        let r = if rec.stopped != stopped {
+            rec.stopped = stopped;
+            sq.store(&conn, &rec)
+        } else {
+            Ok(())
+        };
+        sq.close(&conn);
+        r
+    }
+
+    fn running(&self, name: &str) -> Option<Arc<Run>> {
+        self.runs().get(name).filter(|r| !r.is_done()).cloned()
+    }
+}
+
+fn role_of(d: &ChannelDef) -> Role {
+    if d.sends() {
+        Role::Sender
+    } else {
+        Role::Receiver
+    }
+}
+
+/// The initiator as MQSC reaches it through the queue manager.
+pub struct Control(pub Arc<Initiator>);
+
+impl std::ops::Deref for Control {
+    type Target = Arc<Initiator>;
+    fn deref(&self) -> &Arc<Initiator> {
+        &self.0
+    }
+}
+
+impl ChannelControl for Control {
+    fn start(&self, name: &str) -> MqResult<String> {
+        let d = self.def(name)?;
+        match d.chltype {
+            ChlType::Svrconn => Err(fail(
+                ReasonCode::OptionNotValidForType,
+                format!("'{name}' is a SVRCONN channel: applications start it by connecting"),
+            )),
+            ChlType::Sdr => {
+                self.store_stopped(name, Role::Sender, false)?;
+                if self.running(name).is_some() {
+                    return Ok(format!("SMQ0140I Channel {name} is already running."));
+                }
+                self.spawn_sender(name);
+                Ok(format!("SMQ0140I Channel {name} started."))
+            }
+            ChlType::Rcvr | ChlType::Rqstr | ChlType::Svr => {
+                self.store_stopped(name, role_of(&d), false)?;
+                Ok(format!(
+                    "SMQ0140I Channel {name} enabled: it runs when its partner connects."
+                ))
+            }
+        }
+    }
+
+    fn stop(&self, name: &str) -> MqResult<String> {
+        let d = self.def(name)?;
+        if d.chltype == ChlType::Svrconn {
+            return Err(fail(
+                ReasonCode::OptionNotValidForType,
+                format!("'{name}' is a SVRCONN channel"),
+            ));
+        }
+        self.store_stopped(name, role_of(&d), true)?;
+        if let Some(r) = self.running(name) {
+            r.set_state(State::Stopping);
+            r.request_stop();
+            if !r.wait_done(Duration::from_secs(30)) {
+                return Ok(format!(
+                    "SMQ0141I Channel {name} is stopping (its batch has not finished yet)."
+                ));
+            }
+        }
+        Ok(format!("SMQ0141I Channel {name} stopped."))
+    }
+
+    fn status(&self, pattern: &str) -> Vec<Attrs> {
+        let mut runs: Vec<Arc<Run>> = self
+            .runs()
+            .values()
+            .filter(|r| crate::generic_match(pattern, &r.name))
+            .cloned()
+            .collect();
+        runs.sort_by(|a, b| a.name.cmp(&b.name));
+        runs.iter()
+            .map(|r| {
+                let s = r.status().clone();
+                let sends = matches!(r.chltype, ChlType::Sdr | ChlType::Svr);
+                vec![
+                    ("CHANNEL".into(), r.name.clone()),
+                    ("CHLTYPE".into(), r.chltype.name().into()),
+                    ("STATUS".into(), s.state.name().into()),
+                    ("CONNAME".into(), s.conname),
+                    ("RQMNAME".into(), s.rqmname),
+                    ("XMITQ".into(), if sends { s.xmitq } else { String::new() }),
+                    ("MSGS".into(), s.msgs.to_string()),
+                    ("BYTSSENT".into(), s.bytes_sent.to_string()),
+                    ("BYTSRCVD".into(), s.bytes_rcvd.to_string()),
+                    ("BATCHES".into(), s.batches.to_string()),
+                    ("CURSEQNO".into(), s.cur_seq.to_string()),
+                    ("LSTSEQNO".into(), s.lst_seq.to_string()),
+                    (
+                        "INDOUBT".into(),
+                        if s.indoubt { "YES" } else { "NO" }.into(),
+                    ),
+                    ("SSLRKEYS".into(), s.key_resets.to_string()),
+                    ("ERROR".into(), s.error),
+                ]
+            })
+            .collect()
+    }
+
+    fn resolve(&self, name: &str, commit: bool) -> MqResult<String> {
+        let d = self.def(name)?;
+        if !d.sends() {
+            return Err(fail(
+                ReasonCode::OptionNotValidForType,
+                format!(
+                    "RESOLVE applies to the sending end; '{name}' is a {} channel",
+                    d.chltype.name()
+                ),
+            ));
+        }
+        if self.running(name).is_some() {
+            return Err(fail(
+                ReasonCode::ObjectInUse,
+                format!("channel {name} is running: STOP CHANNEL({name}) first"),
+            ));
+        }
+        let n = sender::resolve(&self.qm, &d, commit)?;
+        if let Some(r) = self.runs().get(name) {
+            r.status().indoubt = false;
+        }
+        Ok(match n {
+            None => format!("SMQ0142I Channel {name} is not in doubt; nothing to resolve."),
+            Some(n) if commit => {
+                format!("SMQ0142I Channel {name}: in-doubt batch of {n} message(s) committed.")
+            }
+            Some(n) => format!(
+                "SMQ0142I Channel {name}: in-doubt batch of {n} message(s) backed out (they will be sent again)."
+            ),
+        })
+    }
+
+    fn reset(&self, name: &str, seq: u64) -> MqResult<String> {
+        let d = self.def(name)?;
+        if self.running(name).is_some() && d.sends() {
+            return Err(fail(
+                ReasonCode::ObjectInUse,
+                format!("channel {name} is running: STOP CHANNEL({name}) first"),
+            ));
+        }
+        let conn = self.qm.connect_internal()?;
+        let sq = SyncQ::open(&conn, role_of(&d), name)?;
+        let mut rec = sq.load(&conn)?;
+        if rec.indoubt.is_some() {
+            sq.close(&conn);
+            return Err(fail(
+                ReasonCode::ObjectInUse,
+                format!("channel {name} is in doubt: RESOLVE CHANNEL({name}) first"),
+            ));
+        }
+        rec.seq = seq;
+        if d.sends() {
+            rec.reset = Some(seq);
+        }
+        let r = sq.store(&conn, &rec);
+        sq.close(&conn);
+        r?;
+        Ok(format!(
+            "SMQ0143I Channel {name} reset to sequence number {seq}."
+        ))
+    }
+
+    fn tasks(&self) -> Vec<Attrs> {
+        self.adapters.stats()
+    }
+}

@@ -1,0 +1,139 @@
+//! The sending end's connection: TCP to CONNAME, TLS when the channel has SSLCIPH (the queue
+//! manager's keystore identity; the partner must be trusted by it), and SSLRKEYC: a TLS 1.3
+//! KeyUpdate every that many bytes sent.
+
+use sealmq_engine::channels::ChannelDef;
+use sealmq_wire::tls::Shared;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::path::Path;
+use std::time::Duration;
+
+type Tls = rustls::StreamOwned<rustls::ClientConnection, TcpStream>;
+
+/// `host(port)` as MQ writes it, or `host:port`.
+pub fn parse_conname(c: &str) -> Result<String, String> {
+    let c = c.trim();
+    if let Some((host, rest)) = c.split_once('(') {
+        let port = rest.trim_end_matches(')').trim();
+        if port.parse::<u16>().is_err() {
+            return Err(format!("CONNAME '{c}': '{port}' is not a port"));
+        }
+        return Ok(format!("{}:{port}", host.trim()));
+    }
+    if c.rsplit_once(':')
+        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+    {
+        return Ok(c.to_string());
+    }
+    Err(format!(
+        "CONNAME '{c}' must be host(port) or host:port (the listener of the partner queue manager)"
+    ))
+}
+
+pub struct Link {
+    pub r: BufReader<Box<dyn Read + Send>>,
+    pub w: BufWriter<Box<dyn Write + Send>>,
+    pub tcp: TcpStream,
+    tls: Option<Shared<Tls>>,
+    rkeyc: u64,
+    since_rekey: u64,
+    pub rekeys: u64,
+    pub suite: String,
+}
+
+impl Link {
+    pub fn connect(def: &ChannelDef, keystore_dir: &Path) -> Result<Link, String> {
+        let addr = parse_conname(&def.conname)?;
+        let sa = addr
+            .to_socket_addrs()
+            .map_err(|e| format!("CONNAME '{}': {e}", def.conname))?
+            .next()
+            .ok_or_else(|| format!("CONNAME '{}' resolves to no address", def.conname))?;
+        let tcp = TcpStream::connect_timeout(&sa, Duration::from_secs(10))
+            .map_err(|e| format!("cannot connect to {addr}: {e}"))?;
+        let _ = tcp.set_nodelay(true);
+        let k = tcp
+            .try_clone()
+            .map_err(|e| format!("connection to {addr}: {e}"))?;
+        if def.sslciph.is_empty() {
+            let w = tcp
+                .try_clone()
+                .map_err(|e| format!("connection to {addr}: {e}"))?;
+            return Ok(Link {
+                r: BufReader::with_capacity(256 * 1024, Box::new(tcp)),
+                w: BufWriter::with_capacity(256 * 1024, Box::new(w)),
+                tcp: k,
+                tls: None,
+                rkeyc: 0,
+                since_rekey: 0,
+                rekeys: 0,
+                suite: String::new(),
+            });
+        }
+        let cfg = sealmq_wire::tls::client_config(keystore_dir, None)
+            .map_err(|e| format!("channel {} TLS: {e}", def.name))?;
+        let name =
+            rustls::pki_types::ServerName::try_from("sealmq.invalid").map_err(|e| e.to_string())?;
+        let conn = rustls::ClientConnection::new(cfg, name).map_err(|e| e.to_string())?;
+        let mut s = rustls::StreamOwned::new(conn, tcp);
+        let _ = s.sock.set_read_timeout(Some(Duration::from_secs(30)));
+        while s.conn.is_handshaking() {
+            s.conn
+                .complete_io(&mut s.sock)
+                .map_err(|e| format!("TLS handshake with {addr}: {e}"))?;
+        }
+        let _ = s.sock.set_read_timeout(None);
+        let suite = s
+            .conn
+            .negotiated_cipher_suite()
+            .map(|c| format!("{:?}", c.suite()))
+            .unwrap_or_default();
+        if !def.sslciph.eq_ignore_ascii_case("ANY")
+            && crate::suite_name(&def.sslciph) != crate::suite_name(&suite)
+        {
+            return Err(format!(
+                "channel {} requires cipher suite {}, the partner negotiated {suite}",
+                def.name, def.sslciph
+            ));
+        }
+        if !def.sslpeer.is_empty() {
+            let dn = sealmq_wire::tls::principal(s.conn.peer_certificates()).unwrap_or_default();
+            if !sealmq_engine::channels::sslpeer_matches(&def.sslpeer, &dn) {
+                return Err(format!(
+                    "the partner's certificate '{dn}' does not match SSLPEER('{}')",
+                    def.sslpeer
+                ));
+            }
+        }
+        let shared = Shared(std::sync::Arc::new(std::sync::Mutex::new(s)));
+        Ok(Link {
+            r: BufReader::with_capacity(256 * 1024, Box::new(shared.clone())),
+            w: BufWriter::with_capacity(256 * 1024, Box::new(shared.clone())),
+            tcp: k,
+            tls: Some(shared),
+            rkeyc: def.sslrkeyc,
+            since_rekey: 0,
+            rekeys: 0,
+            suite,
+        })
+    }
+
+    /// Counts bytes sent; past SSLRKEYC, refreshes the TLS traffic keys (TLS 1.3 KeyUpdate).
+    pub fn sent(&mut self, n: u64) -> io::Result<()> {
+        self.since_rekey += n;
+        if self.rkeyc > 0 && self.since_rekey >= self.rkeyc {
+            self.since_rekey = 0;
+            if let Some(t) = &self.tls {
+                self.w.flush()?;
+                let mut g = t.0.lock().unwrap_or_else(|p| p.into_inner());
+                g.conn
+                    .refresh_traffic_keys()
+                    .map_err(|e| io::Error::other(format!("TLS key update: {e}")))?;
+                g.flush()?;
+                self.rekeys += 1;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,496 @@
+//! The receiving end of a message channel (RCVR), on the listener thread of the connection its
+//! sender made (SPEC §6). It reads a batch, then an adapter delivers it: each message to its
+//! destination (a local queue, or the transmission queue to the next queue manager), with
+//! SPLPROT(ASPOLICY) applied, put retries (MRRTY/MRTMR) when the queue is full or put-inhibited,
+//! then the dead-letter queue; the channel's sync record is replaced and everything commits in
+//! one unit of work before BatchOk. A message that cannot be delivered anywhere (no DLQ) backs
+//! the batch out and stops the channel: the messages stay on the sender's transmission queue.
+
+use super::sync::{Role, SyncQ, SyncRec};
+use super::{Initiator, Run, State};
+use sealmq_engine::channels::{ChannelDef, ChlType};
+use sealmq_engine::xqh::TransmissionHeader;
+use sealmq_engine::{Connection, Hobj, MqError, MqResult, OpenOptions, PutOptions};
+use sealmq_types::ReasonCode;
+use sealmq_wire::chl::{CHL_VERSIONS, ChlFrame, read_chl, write_chl};
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Who connected, as the listener saw it.
+pub struct PeerInfo {
+    /// TLS: the partner certificate's subject DN and the suite negotiated.
+    pub tls: Option<(String, String)>,
+    pub addr: String,
+    pub sock: Option<TcpStream>,
+}
+
+struct Work {
+    conn: Connection,
+    sq: SyncQ,
+    def: ChannelDef,
+    handles: Mutex<HashMap<(String, String), Hobj>>,
+}
+
+impl Drop for Work {
+    fn drop(&mut self) {
+        let _ = self.conn.backout();
+        for (_, h) in self
+            .handles
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain()
+        {
+            let _ = self.conn.close(&h);
+        }
+        self.sq.close(&self.conn);
+    }
+}
+
+fn refuse(w: &mut impl Write, reason: ReasonCode, detail: String) {
+    eprintln!("sealmq: channel refused: {detail}");
+    let _ = write_chl(
+        w,
+        &ChlFrame::Refused {
+            reason: reason as u32,
+            detail,
+        },
+    )
+    .and_then(|_| w.flush());
+}
+
+/// Checks the channel definition against what connected: type, SSLCIPH, SSLPEER.
+fn admit(
+    ci: &Initiator,
+    channel: &str,
+    peer: &PeerInfo,
+) -> Result<ChannelDef, (ReasonCode, String)> {
+    let def = match ci.qm.channel(channel) {
+        Some(d) if d.chltype == ChlType::Rcvr => d,
+        Some(d) => {
+            return Err((
+                ReasonCode::UnknownChannelName,
+                format!(
+                    "channel '{channel}' on {} is a {} channel, not RCVR",
+                    ci.qm.name(),
+                    d.chltype.name()
+                ),
+            ));
+        }
+        None => {
+            return Err((
+                ReasonCode::UnknownChannelName,
+                format!(
+                    "no RCVR channel '{channel}' is defined on {}: DEFINE CHANNEL({channel}) CHLTYPE(RCVR)",
+                    ci.qm.name()
+                ),
+            ));
+        }
+    };
+    if !def.sslciph.is_empty() {
+        let Some((_, suite)) = &peer.tls else {
+            return Err((
+                ReasonCode::SslInitializationError,
+                format!(
+                    "channel '{channel}' requires TLS (SSLCIPH({}))",
+                    def.sslciph
+                ),
+            ));
+        };
+        if !def.sslciph.eq_ignore_ascii_case("ANY")
+            && crate::suite_name(&def.sslciph) != crate::suite_name(suite)
+        {
+            return Err((
+                ReasonCode::SslInitializationError,
+                format!(
+                    "channel '{channel}' requires cipher suite {}, the partner uses {suite}",
+                    def.sslciph
+                ),
+            ));
+        }
+    }
+    if !def.sslpeer.is_empty() {
+        let dn = peer.tls.as_ref().map(|t| t.0.as_str()).unwrap_or("");
+        if !sealmq_engine::channels::sslpeer_matches(&def.sslpeer, dn) {
+            return Err((
+                ReasonCode::SslInitializationError,
+                format!(
+                    "the partner's certificate '{dn}' does not match SSLPEER('{}') of channel '{channel}'",
+                    def.sslpeer
+                ),
+            ));
+        }
+    }
+    Ok(def)
+}
+
+/// Serves a channel whose sender opened with `start`.
+pub fn serve(
+    ci: &Arc<Initiator>,
+    start: ChlFrame,
+    mut r: impl Read,
+    mut w: impl Write,
+    peer: PeerInfo,
+) {
+    let ChlFrame::Start {
+        versions,
+        channel,
+        qmgr: sender_qm,
+        batchsz,
+        max_msg,
+        hbint,
+        reset_seq,
+        ..
+    } = start
+    else {
+        return;
+    };
+    if !versions.contains(&1) {
+        refuse(
+            &mut w,
+            ReasonCode::UnexpectedError,
+            format!(
+                "no common channel protocol version (this end speaks {CHL_VERSIONS:?}, the partner {versions:?})"
+            ),
+        );
+        return;
+    }
+    let def = match admit(ci, &channel, &peer) {
+        Ok(d) => d,
+        Err((reason, detail)) => return refuse(&mut w, reason, detail),
+    };
+    let qm = &ci.qm;
+    let run = ci.receiver_run(&channel, def.chltype);
+    run.set_sock(peer.sock);
+    {
+        let mut s = run.status();
+        s.conname = peer.addr.clone();
+        s.rqmname = sender_qm.clone();
+    }
+    let work = match open_work(qm, &def) {
+        Ok(w) => Arc::new(w),
+        Err(e) => {
+            refuse(&mut w, e.reason, e.to_string());
+            run.status().error = e.to_string();
+            run.finish();
+            return;
+        }
+    };
+    let mut rec = match work.sq.load(&work.conn) {
+        Ok(r) => r,
+        Err(e) => {
+            refuse(&mut w, e.reason, e.to_string());
+            run.finish();
+            return;
+        }
+    };
+    if rec.stopped {
+        refuse(
+            &mut w,
+            ReasonCode::UnknownChannelName,
+            format!(
+                "channel '{channel}' is stopped on {}: START CHANNEL({channel})",
+                qm.name()
+            ),
+        );
+        run.status().error = "stopped by STOP CHANNEL".into();
+        run.finish();
+        return;
+    }
+    if let Some(s) = reset_seq {
+        rec.seq = s;
+        if let Err(e) = work.sq.store(&work.conn, &rec) {
+            refuse(&mut w, e.reason, e.to_string());
+            run.finish();
+            return;
+        }
+    }
+    let max_msg = max_msg.min(def.max_msg_len).min(qm.qmgr().max_msg_len);
+    let ok = ChlFrame::StartOk {
+        version: 1,
+        qmgr: qm.name(),
+        batchsz: batchsz.min(def.batchsz).max(1),
+        max_msg,
+        hbint: hbint.min(def.hbint),
+        last_seq: rec.seq,
+        last_batch: rec.batch,
+    };
+    if write_chl(&mut w, &ok).and_then(|_| w.flush()).is_err() {
+        run.finish();
+        return;
+    }
+    {
+        let mut s = run.status();
+        s.state = State::Running;
+        s.cur_seq = rec.seq;
+        s.lst_seq = rec.seq;
+    }
+    let end = receive(
+        ci,
+        &run,
+        &work,
+        &mut rec,
+        &mut r,
+        &mut w,
+        max_msg,
+        hbint.min(def.hbint),
+    );
+    if let Err(m) = end {
+        eprintln!("sealmq: channel {channel} ended: {m}");
+        run.status().error = m;
+    }
+    drop(work);
+    run.finish();
+}
+
+fn open_work(qm: &Arc<sealmq_engine::QueueManager>, def: &ChannelDef) -> MqResult<Work> {
+    let conn = qm.connect_internal()?;
+    let sq = SyncQ::open(&conn, Role::Receiver, &def.name)?;
+    Ok(Work {
+        conn,
+        sq,
+        def: def.clone(),
+        handles: Mutex::new(HashMap::new()),
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn receive(
+    ci: &Arc<Initiator>,
+    run: &Arc<Run>,
+    work: &Arc<Work>,
+    rec: &mut SyncRec,
+    r: &mut impl Read,
+    w: &mut impl Write,
+    max_msg: u32,
+    _hbint: u32,
+) -> Result<(), String> {
+    let max_frame = max_msg as usize + sealmq_wire::FRAME_OVERHEAD;
+    let mut expect = rec.seq;
+    let mut batch: Vec<(bool, Vec<u8>)> = Vec::new();
+    let mut bytes = 0u64;
+    let slot = ci.adapters.dispatcher(rec.seq as usize + 1);
+    loop {
+        let f = match read_chl(r, max_frame) {
+            Ok(Some(f)) => f,
+            Ok(None) => return Err("the sender closed the connection".into()),
+            Err(e) => return Err(e.to_string()),
+        };
+        match f {
+            ChlFrame::Msg {
+                seq,
+                persistent,
+                data,
+            } => {
+                if seq != expect + 1 {
+                    let m = format!(
+                        "message sequence number {seq} arrived, {} expected: RESET CHANNEL on the sender",
+                        expect + 1
+                    );
+                    refuse(w, ReasonCode::UnexpectedError, m.clone());
+                    return Err(m);
+                }
+                expect = seq;
+                bytes += data.len() as u64;
+                batch.push((persistent, data));
+            }
+            ChlFrame::EndBatch {
+                batch: id,
+                last_seq,
+                persistent,
+            } => {
+                let t0 = (super::adapters::thread_cpu_ns(), Instant::now());
+                let msgs = std::mem::take(&mut batch);
+                let n = msgs.len() as u64;
+                let mut next = rec.clone();
+                next.seq = last_seq;
+                next.batch = id;
+                let job_work = work.clone();
+                let protector = ci.protector.clone();
+                let qm = ci.qm.clone();
+                let next2 = next.clone();
+                let outcome = ci
+                    .adapters
+                    .run(move || {
+                        deliver(
+                            &qm,
+                            &job_work,
+                            msgs,
+                            persistent,
+                            &next2,
+                            protector.as_deref(),
+                        )
+                    })
+                    .unwrap_or_else(|| {
+                        Err(MqError::new(
+                            ReasonCode::UnexpectedError,
+                            "an adapter failed delivering the batch".to_string(),
+                        ))
+                    });
+                if let Err(e) = outcome {
+                    let _ = work.conn.backout();
+                    let m = format!("batch ending {last_seq} backed out: {e}");
+                    refuse(w, e.reason, m.clone());
+                    return Err(m);
+                }
+                *rec = next;
+                write_chl(w, &ChlFrame::BatchOk { last_seq })
+                    .and_then(|_| w.flush())
+                    .map_err(|e| e.to_string())?;
+                slot.record(
+                    super::adapters::thread_cpu_ns().saturating_sub(t0.0),
+                    t0.1.elapsed().as_nanos() as u64,
+                );
+                let mut s = run.status();
+                s.msgs += n;
+                s.bytes_rcvd += bytes;
+                s.batches += 1;
+                s.cur_seq = last_seq;
+                s.lst_seq = last_seq;
+                bytes = 0;
+            }
+            ChlFrame::Heartbeat => {
+                write_chl(w, &ChlFrame::HeartbeatOk)
+                    .and_then(|_| w.flush())
+                    .map_err(|e| e.to_string())?;
+            }
+            ChlFrame::Close => {
+                run.set_state(State::Stopped);
+                return Ok(());
+            }
+            other => {
+                let m = format!("unexpected {other:?} on a receiving channel");
+                refuse(w, ReasonCode::UnexpectedError, m.clone());
+                return Err(m);
+            }
+        }
+    }
+}
+
+/// Puts a batch (on an adapter) and commits it with the sync record.
+fn deliver(
+    qm: &sealmq_engine::QueueManager,
+    w: &Work,
+    msgs: Vec<(bool, Vec<u8>)>,
+    persistent: bool,
+    next: &SyncRec,
+    protector: Option<&sealmq_protect::Protector>,
+) -> MqResult<()> {
+    for (p, data) in msgs {
+        let syncpoint = p || !w.def.npm_fast;
+        put_one(qm, w, &data, syncpoint, protector)?;
+    }
+    if persistent {
+        w.sq.replace(&w.conn, next)?;
+    }
+    w.conn.commit()
+}
+
+fn put_one(
+    qm: &sealmq_engine::QueueManager,
+    w: &Work,
+    data: &[u8],
+    syncpoint: bool,
+    protector: Option<&sealmq_protect::Protector>,
+) -> MqResult<()> {
+    let (h, payload) = match TransmissionHeader::unwrap(data) {
+        Ok(x) => x,
+        Err(e) => {
+            // Not a transmission message: keep it, with the reason, on the DLQ.
+            let md = sealmq_engine::Md::default();
+            let why = MqError::new(
+                ReasonCode::UnexpectedError,
+                format!("channel {}: {e}", w.def.name),
+            );
+            return w.conn.put_dead_letter(&why, "", "", &md, data, syncpoint);
+        }
+    };
+    let local = h.remote_qm.is_empty() || h.remote_qm == qm.name();
+    let payload = if local {
+        super::splprot::apply(qm, &w.def, &h.remote_q, &h.md, payload, protector)?
+    } else {
+        payload
+    };
+    let mut attempt = 0u32;
+    loop {
+        let mut md = h.md.clone();
+        let r = put_to(w, &h.remote_q, &h.remote_qm, &mut md, &payload, syncpoint);
+        let e = match r {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        if matches!(e.reason, ReasonCode::QFull | ReasonCode::PutInhibited) && attempt < w.def.mrrty
+        {
+            attempt += 1;
+            std::thread::sleep(Duration::from_millis(w.def.mrtmr.max(1) as u64));
+            continue;
+        }
+        if matches!(
+            e.reason,
+            ReasonCode::QMgrQuiescing
+                | ReasonCode::ResourceProblem
+                | ReasonCode::SyncpointLimitReached
+        ) {
+            return Err(e);
+        }
+        return w
+            .conn
+            .put_dead_letter(
+                &e,
+                &h.remote_q,
+                &h.remote_qm,
+                &h.md,
+                &payload,
+                syncpoint,
+            )
+            .map_err(|d| {
+                MqError::new(
+                    e.reason,
+                    format!(
+                        "'{}' at '{}' cannot take the message ({}), and the dead-letter queue cannot either ({})",
+                        h.remote_q, h.remote_qm, e.detail, d.detail
+                    ),
+                )
+            });
+    }
+}
+
+fn put_to(
+    w: &Work,
+    q: &str,
+    qmgr: &str,
+    md: &mut sealmq_engine::Md,
+    payload: &[u8],
+    syncpoint: bool,
+) -> MqResult<()> {
+    let key = (q.to_string(), qmgr.to_string());
+    let mut hs = w.handles.lock().unwrap_or_else(|p| p.into_inner());
+    if !hs.contains_key(&key) {
+        let h = w.conn.open_at(q, qmgr, OpenOptions::output())?;
+        hs.insert(key.clone(), h);
+    }
+    let Some(h) = hs.get(&key) else {
+        return Err(MqError::new(
+            ReasonCode::UnexpectedError,
+            "handle vanished".to_string(),
+        ));
+    };
+    let r = w.conn.put(
+        h,
+        md,
+        payload,
+        PutOptions {
+            syncpoint,
+            pass_context: true,
+        },
+    );
+    if r.is_err()
+        && let Some(h) = hs.remove(&key)
+    {
+        // The definition may have changed (deleted, altered): open afresh next time.
+        let _ = w.conn.close(&h);
+    }
+    r
+}

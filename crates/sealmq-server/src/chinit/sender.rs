@@ -1,0 +1,549 @@
+//! The sending end of a message channel (SDR): takes messages from the transmission queue in
+//! batches and sends them with assured delivery (SPEC §6).
+//!
+//! One batch, with persistent messages:
+//! 1. get up to BATCHSZ messages under syncpoint (waiting up to BATCHINT for more);
+//! 2. send them, each with the next sequence number;
+//! 3. record the batch as in doubt (its id and the messages' queue positions) and commit that
+//!    record alone: from here a crash must not forget the batch;
+//! 4. send EndBatch; the receiver puts the messages and records the batch id in one unit of
+//!    work, commits, and answers BatchOk;
+//! 5. commit the gets with the record cleared.
+//!
+//! At the next start the receiver tells the last batch it committed: if it is the in-doubt
+//! batch, its messages (back on the transmission queue after a crash or backout) are removed;
+//! if not, they are still there and are sent again. Batches of only non-persistent messages
+//! skip the records (no log writes).
+
+use super::net::Link;
+use super::sync::{InDoubt, Role, SyncQ, SyncRec};
+use super::{Initiator, Run, State};
+use sealmq_engine::channels::ChannelDef;
+use sealmq_engine::{
+    Browse, Connection, GetOptions, Got, Hobj, MqError, MqResult, OpenOptions, Persistence,
+    QueueManager,
+};
+use sealmq_types::ReasonCode;
+use sealmq_wire::chl::{CHL_VERSIONS, ChlFrame, read_chl, write_chl};
+use std::io::Write;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How a session ended.
+enum End {
+    /// STOP CHANNEL or the queue manager ending.
+    Stopped,
+    /// An error retrying cannot fix (the channel stops with it).
+    Fatal(String),
+    /// A connection failure: retry.
+    Retry(String),
+}
+
+/// The engine side of a running sender, shared with adapter jobs.
+struct Work {
+    conn: Connection,
+    xq: Hobj,
+    sq: SyncQ,
+    /// A second connection for the in-doubt record, committed while the batch is open.
+    ctl: Connection,
+    ctl_sq: SyncQ,
+    def: ChannelDef,
+}
+
+impl Drop for Work {
+    fn drop(&mut self) {
+        let _ = self.conn.backout();
+        let _ = self.conn.close(&self.xq);
+        self.sq.close(&self.conn);
+        self.ctl_sq.close(&self.ctl);
+    }
+}
+
+fn mq(e: MqError) -> End {
+    End::Fatal(e.to_string())
+}
+
+pub(crate) fn main(ci: Arc<Initiator>, run: Arc<Run>) {
+    let mut attempt = 0u32;
+    loop {
+        if run.stop_requested() {
+            break;
+        }
+        let Some(def) = ci.qm.channel(&run.name) else {
+            run.status().error = format!("channel {} was deleted", run.name);
+            break;
+        };
+        {
+            let mut s = run.status();
+            s.state = State::Binding;
+            s.conname = def.conname.clone();
+            s.xmitq = def.xmitq.clone();
+        }
+        let started = Instant::now();
+        match session(&ci, &run, &def) {
+            End::Stopped => break,
+            End::Fatal(m) => {
+                tracing_stop(&run, &m);
+                break;
+            }
+            End::Retry(m) => {
+                // A session that ran a while resets the retry count.
+                if started.elapsed() > Duration::from_secs(60) {
+                    attempt = 0;
+                }
+                attempt += 1;
+                let delay = if attempt <= def.shortrty {
+                    def.shorttmr
+                } else if attempt <= def.shortrty.saturating_add(def.longrty) {
+                    def.longtmr
+                } else {
+                    tracing_stop(&run, &format!("{m}; retries exhausted (SHORTRTY/LONGRTY)"));
+                    break;
+                };
+                {
+                    let mut s = run.status();
+                    s.state = State::Retrying;
+                    s.error = m;
+                }
+                let d = if delay == 0 {
+                    Duration::from_millis(200)
+                } else {
+                    Duration::from_secs(delay as u64)
+                };
+                run.sleep(d);
+            }
+        }
+    }
+    run.finish();
+}
+
+fn tracing_stop(run: &Run, m: &str) {
+    eprintln!("sealmq: channel {} stopped: {m}", run.name);
+    run.status().error = m.to_string();
+}
+
+fn session(ci: &Arc<Initiator>, run: &Arc<Run>, def: &ChannelDef) -> End {
+    let qm = &ci.qm;
+    let mut link = match Link::connect(def, &ci.keystore_dir) {
+        Ok(l) => l,
+        Err(e) => return End::Retry(e),
+    };
+    run.set_sock(link.tcp.try_clone().ok());
+    if run.stop_requested() {
+        return End::Stopped;
+    }
+    let work = match open_work(qm, def) {
+        Ok(w) => Arc::new(w),
+        Err(e) => return mq(e),
+    };
+    let mut rec = match work.sq.load(&work.conn) {
+        Ok(r) => r,
+        Err(e) => return mq(e),
+    };
+    run.status().indoubt = rec.indoubt.is_some();
+    let start = ChlFrame::Start {
+        versions: CHL_VERSIONS.to_vec(),
+        channel: def.name.clone(),
+        qmgr: qm.name(),
+        batchsz: def.batchsz,
+        max_msg: def.max_msg_len.min(qm.qmgr().max_msg_len),
+        hbint: def.hbint,
+        committed_seq: rec.seq,
+        indoubt: rec.indoubt.as_ref().map(|d| d.batch),
+        reset_seq: rec.reset,
+    };
+    if let Err(e) = write_chl(&mut link.w, &start).and_then(|_| link.w.flush()) {
+        return End::Retry(format!("sending to {}: {e}", def.conname));
+    }
+    let ok = match read_chl(&mut link.r, sealmq_wire::HELLO_MAX) {
+        Ok(Some(f)) => f,
+        Ok(None) => return End::Retry(format!("{} closed the connection", def.conname)),
+        Err(e) => return End::Retry(format!("{}: {e}", def.conname)),
+    };
+    let (batchsz, max_msg, hbint, last_seq, last_batch, rqm) = match ok {
+        ChlFrame::StartOk {
+            qmgr,
+            batchsz,
+            max_msg,
+            hbint,
+            last_seq,
+            last_batch,
+            ..
+        } => (batchsz, max_msg, hbint, last_seq, last_batch, qmgr),
+        ChlFrame::Refused { reason, detail } => {
+            return End::Retry(format!(
+                "the partner refused the channel [{reason}]: {detail}"
+            ));
+        }
+        f => return End::Retry(format!("unexpected {f:?} from the partner")),
+    };
+    // Settle the batch in doubt.
+    // The partner committed it: its messages go. Otherwise they are still on the transmission
+    // queue and go again.
+    if let Some(d) = rec.indoubt.take()
+        && d.batch == last_batch
+    {
+        if let Err(e) = remove_seqs(&work.conn, &work.xq, &d.xmitq_seqs) {
+            let _ = work.conn.backout();
+            return mq(e);
+        }
+        rec.seq = d.last_seq;
+        rec.batch = d.batch;
+    }
+    rec.reset = None;
+    if let Err(e) = work
+        .sq
+        .replace(&work.conn, &rec)
+        .and_then(|_| work.conn.commit())
+    {
+        let _ = work.conn.backout();
+        return mq(e);
+    }
+    if rec.seq > last_seq {
+        return End::Fatal(format!(
+            "sequence numbers differ: this end committed {} but {rqm} has only {last_seq}; \
+             check for lost messages, then RESET CHANNEL({}) SEQNUM({last_seq})",
+            rec.seq, def.name
+        ));
+    }
+    {
+        let mut s = run.status();
+        s.state = State::Running;
+        s.rqmname = rqm;
+        s.indoubt = false;
+        s.error.clear();
+        s.cur_seq = last_seq;
+        s.lst_seq = last_seq;
+    }
+    let frame_max = max_msg as usize + sealmq_wire::FRAME_OVERHEAD;
+    let mut seq = last_seq;
+    let batchsz = batchsz.clamp(1, def.batchsz.max(1)) as usize;
+    let mut last_io = Instant::now();
+    let slot = ci.adapters.dispatcher(seq as usize);
+    loop {
+        if run.stop_requested() || qm.is_quiescing() {
+            let _ = write_chl(&mut link.w, &ChlFrame::Close).and_then(|_| link.w.flush());
+            return End::Stopped;
+        }
+        let first = match work.conn.get(
+            &work.xq,
+            GetOptions {
+                syncpoint: true,
+                wait: Some(Duration::from_millis(500)),
+                ..Default::default()
+            },
+        ) {
+            Ok(g) => g,
+            Err(e) if e.reason == ReasonCode::NoMsgAvailable => {
+                if hbint > 0 && last_io.elapsed() >= Duration::from_secs(hbint as u64) {
+                    match heartbeat(&mut link) {
+                        Ok(()) => last_io = Instant::now(),
+                        Err(m) => return End::Retry(m),
+                    }
+                }
+                continue;
+            }
+            Err(e) if e.reason == ReasonCode::QMgrQuiescing => return End::Stopped,
+            Err(e) => return mq(e),
+        };
+        // The rest of the batch, and protection removal, on an adapter.
+        let w = work.clone();
+        let protector = ci.protector.clone();
+        let qm2 = qm.clone();
+        let batch = match ci.adapters.run(move || {
+            assemble(
+                &qm2,
+                &w,
+                first,
+                batchsz,
+                max_msg as usize,
+                protector.as_deref(),
+            )
+        }) {
+            Some(Ok(b)) => b,
+            Some(Err(e)) => {
+                let _ = work.conn.backout();
+                return mq(e);
+            }
+            None => {
+                let _ = work.conn.backout();
+                return End::Fatal("an adapter failed assembling a batch".into());
+            }
+        };
+        let t0 = (super::adapters::thread_cpu_ns(), Instant::now());
+        if batch.frames.is_empty() {
+            // Every message went to the error queue (SPLPROT REMOVE failures).
+            if let Err(e) = work.conn.commit() {
+                return mq(e);
+            }
+            continue;
+        }
+        let first_seq = seq;
+        let mut bytes = 0u64;
+        let mut persistent = false;
+        let mut io = Ok(());
+        for (p, data) in &batch.frames {
+            seq += 1;
+            persistent |= *p;
+            bytes += data.len() as u64;
+            let f = ChlFrame::Msg {
+                seq,
+                persistent: *p,
+                data: data.clone(),
+            };
+            io = write_chl(&mut link.w, &f).and_then(|_| link.sent(data.len() as u64 + 18));
+            if io.is_err() {
+                break;
+            }
+        }
+        if let Err(e) = io {
+            let _ = work.conn.backout();
+            return End::Retry(format!("sending to {}: {e}", def.conname));
+        }
+        let _ = frame_max;
+        let batch_id = qm.unique_id();
+        if persistent {
+            let mut r = rec.clone();
+            r.indoubt = Some(InDoubt {
+                batch: batch_id,
+                last_seq: seq,
+                xmitq_seqs: batch.xmitq_seqs.clone(),
+            });
+            if let Err(e) = work.ctl_sq.store(&work.ctl, &r) {
+                let _ = work.conn.backout();
+                return mq(e);
+            }
+            run.status().indoubt = true;
+        }
+        let end = ChlFrame::EndBatch {
+            batch: batch_id,
+            last_seq: seq,
+            persistent,
+        };
+        if let Err(e) = write_chl(&mut link.w, &end).and_then(|_| link.w.flush()) {
+            let _ = work.conn.backout();
+            return End::Retry(format!("sending to {}: {e}", def.conname));
+        }
+        {
+            let mut s = run.status();
+            s.cur_seq = seq;
+        }
+        let reply = read_chl(&mut link.r, sealmq_wire::HELLO_MAX);
+        last_io = Instant::now();
+        match reply {
+            Ok(Some(ChlFrame::BatchOk { .. })) => {}
+            Ok(Some(ChlFrame::Refused { reason, detail })) => {
+                // The receiver backed the batch out: the messages stay here.
+                let _ = work.conn.backout();
+                if persistent {
+                    let _ = work.ctl_sq.store(&work.ctl, &rec);
+                }
+                run.status().indoubt = false;
+                return End::Fatal(format!(
+                    "{} could not take batch {}..{seq} [{reason}]: {detail}",
+                    def.conname,
+                    first_seq + 1
+                ));
+            }
+            Ok(Some(f)) => {
+                let _ = work.conn.backout();
+                return End::Retry(format!("unexpected {f:?} from the partner"));
+            }
+            Ok(None) => {
+                let _ = work.conn.backout();
+                return End::Retry(format!(
+                    "{} closed the connection with batch {seq} in doubt",
+                    def.conname
+                ));
+            }
+            Err(e) => {
+                let _ = work.conn.backout();
+                return End::Retry(format!("{}: {e} (batch {seq} in doubt)", def.conname));
+            }
+        }
+        if persistent {
+            rec.seq = seq;
+            rec.batch = batch_id;
+            rec.indoubt = None;
+            if let Err(e) = work.sq.replace(&work.conn, &rec) {
+                let _ = work.conn.backout();
+                return mq(e);
+            }
+        }
+        if let Err(e) = work.conn.commit() {
+            return mq(e);
+        }
+        slot.record(
+            super::adapters::thread_cpu_ns().saturating_sub(t0.0),
+            t0.1.elapsed().as_nanos() as u64,
+        );
+        let mut s = run.status();
+        s.indoubt = false;
+        s.msgs += batch.frames.len() as u64;
+        s.bytes_sent += bytes;
+        s.batches += 1;
+        s.lst_seq = seq;
+        s.key_resets = link.rekeys;
+    }
+}
+
+fn heartbeat(link: &mut Link) -> Result<(), String> {
+    write_chl(&mut link.w, &ChlFrame::Heartbeat)
+        .and_then(|_| link.w.flush())
+        .map_err(|e| format!("heartbeat: {e}"))?;
+    match read_chl(&mut link.r, sealmq_wire::HELLO_MAX) {
+        Ok(Some(ChlFrame::HeartbeatOk)) => Ok(()),
+        Ok(other) => Err(format!("heartbeat answered with {other:?}")),
+        Err(e) => Err(format!("heartbeat: {e}")),
+    }
+}
+
+fn open_work(qm: &Arc<QueueManager>, def: &ChannelDef) -> MqResult<Work> {
+    let conn = qm.connect_internal()?;
+    let xq = conn.open(
+        &def.xmitq,
+        OpenOptions {
+            input_exclusive: true,
+            browse: true,
+            ..Default::default()
+        },
+    )?;
+    let sq = SyncQ::open(&conn, Role::Sender, &def.name)?;
+    let ctl = qm.connect_internal()?;
+    let ctl_sq = SyncQ::open(&ctl, Role::Sender, &def.name)?;
+    Ok(Work {
+        conn,
+        xq,
+        sq,
+        ctl,
+        ctl_sq,
+        def: def.clone(),
+    })
+}
+
+struct Batch {
+    /// (persistent, transmission-queue message) in order.
+    frames: Vec<(bool, Vec<u8>)>,
+    xmitq_seqs: Vec<u64>,
+}
+
+/// Gets the rest of a batch (after `first`), applying SPLPROT(REMOVE).
+fn assemble(
+    qm: &QueueManager,
+    w: &Work,
+    first: Got,
+    batchsz: usize,
+    max_msg: usize,
+    protector: Option<&sealmq_protect::Protector>,
+) -> MqResult<Batch> {
+    let mut got = vec![first];
+    let deadline = Instant::now() + Duration::from_millis(w.def.batchint as u64);
+    let mut bytes = got[0].payload.len();
+    while got.len() < batchsz && bytes < 8 * 1024 * 1024 {
+        let now = Instant::now();
+        let wait = (w.def.batchint > 0 && now < deadline).then(|| deadline - now);
+        match w.conn.get(
+            &w.xq,
+            GetOptions {
+                syncpoint: true,
+                wait,
+                ..Default::default()
+            },
+        ) {
+            Ok(g) => {
+                bytes += g.payload.len();
+                got.push(g);
+            }
+            Err(e) if e.reason == ReasonCode::NoMsgAvailable => break,
+            Err(e) => return Err(e),
+        }
+    }
+    let mut b = Batch {
+        frames: Vec::with_capacity(got.len()),
+        xmitq_seqs: Vec::with_capacity(got.len()),
+    };
+    for g in got {
+        b.xmitq_seqs.push(g.seq);
+        let persistent = g.md.persistence == Persistence::Persistent;
+        let data = match super::splprot::remove(qm, &w.conn, &w.def, &g, protector)? {
+            Some(d) => d,
+            None => continue,
+        };
+        if data.len() > max_msg + 64 * 1024 {
+            // Too big for the partner: to this queue manager's dead-letter queue.
+            let why = MqError::new(
+                ReasonCode::MsgTooBigForChannel,
+                format!(
+                    "message of {} bytes exceeds the channel's MAXMSGL {max_msg}",
+                    data.len()
+                ),
+            );
+            w.conn
+                .put_dead_letter(&why, &w.def.xmitq, &qm.name(), &g.md, &g.payload, true)?;
+            continue;
+        }
+        b.frames.push((persistent, data));
+    }
+    Ok(b)
+}
+
+/// Removes the messages at `seqs` from the transmission queue, in the connection's unit of
+/// work (the caller commits).
+fn remove_seqs(conn: &Connection, xq: &Hobj, seqs: &[u64]) -> MqResult<usize> {
+    let want: std::collections::HashSet<u64> = seqs.iter().copied().collect();
+    let mut removed = 0;
+    let mut browse = Browse::First;
+    loop {
+        let g = match conn.get(
+            xq,
+            GetOptions {
+                browse,
+                ..Default::default()
+            },
+        ) {
+            Ok(g) => g,
+            Err(e) if e.reason == ReasonCode::NoMsgAvailable => break,
+            Err(e) => return Err(e),
+        };
+        browse = Browse::Next;
+        if want.contains(&g.seq) {
+            conn.get(
+                xq,
+                GetOptions {
+                    browse: Browse::MsgUnderCursor,
+                    syncpoint: true,
+                    ..Default::default()
+                },
+            )?;
+            removed += 1;
+            if removed == want.len() {
+                break;
+            }
+        }
+    }
+    Ok(removed)
+}
+
+/// RESOLVE CHANNEL for a stopped sender: commit removes the in-doubt batch's messages from the
+/// transmission queue (the partner has them), backout leaves them to be sent again. The number
+/// of messages in the batch, `None` when nothing was in doubt.
+pub(crate) fn resolve(
+    qm: &Arc<QueueManager>,
+    def: &ChannelDef,
+    commit: bool,
+) -> MqResult<Option<usize>> {
+    let w = open_work(qm, def)?;
+    let mut rec: SyncRec = w.sq.load(&w.conn)?;
+    let Some(d) = rec.indoubt.take() else {
+        return Ok(None);
+    };
+    let n = d.xmitq_seqs.len();
+    if commit {
+        remove_seqs(&w.conn, &w.xq, &d.xmitq_seqs)?;
+        rec.seq = d.last_seq;
+        rec.batch = d.batch;
+    }
+    w.sq.replace(&w.conn, &rec)?;
+    w.conn.commit()?;
+    Ok(Some(n))
+}
