@@ -59,8 +59,11 @@ pub struct PutArgs {
     #[arg(long)]
     pub correl: Option<String>,
     /// Use put1 (open, put, close) for every message.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "qmgr")]
     pub put1: bool,
+    /// The queue manager the queue is on (another one: reached through a channel).
+    #[arg(long, default_value = "")]
+    pub qmgr: String,
     /// Print `committed <total>` after each successful commit.
     #[arg(long)]
     pub log_commits: bool,
@@ -165,7 +168,7 @@ pub fn put(a: PutArgs) -> CliResult {
         None
     } else {
         Some(
-            c.open(&a.c.queue, OpenOptions::output())
+            c.open_at(&a.c.queue, &a.qmgr, OpenOptions::output())
                 .map_err(|e| e.to_string())?
                 .0,
         )

@@ -6,84 +6,12 @@
 //! queue manager, at most the 10 of the unit of work in flight may also be there, and no
 //! message is corrupt or duplicated.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-struct Home {
-    dir: tempfile::TempDir,
-}
-
-impl Home {
-    fn new() -> Home {
-        Home {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_sealmq"));
-        c.args(args)
-            .env("SEALMQ_HOME", self.dir.path())
-            .env_remove("SEALMQ_KEYSTORE");
-        c
-    }
-
-    fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
-        use std::io::Write;
-        let mut c = self.cmd(args);
-        c.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = c.spawn().unwrap();
-        if let Some(s) = stdin {
-            let _ = child.stdin.take().unwrap().write_all(s.as_bytes());
-        }
-        drop(child.stdin.take());
-        child.wait_with_output().unwrap()
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        self.ok_in(args, None)
-    }
-
-    fn ok_in(&self, args: &[&str], stdin: Option<&str>) -> String {
-        let o = self.run(args, stdin);
-        assert!(
-            o.status.success(),
-            "sealmq {} failed: {}{}",
-            args.join(" "),
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        );
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    }
-
-    fn fails(&self, args: &[&str]) -> String {
-        let o = self.run(args, None);
-        assert!(!o.status.success(), "sealmq {} should fail", args.join(" "));
-        String::from_utf8_lossy(&o.stderr).into_owned()
-    }
-
-    fn qm_dir(&self, qm: &str) -> PathBuf {
-        self.dir.path().join("qmgrs").join(qm)
-    }
-}
-
-impl Drop for Home {
-    fn drop(&mut self) {
-        // Stop anything a failed test left running.
-        for entry in std::fs::read_dir(self.dir.path().join("qmgrs"))
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            if let Ok(pid) = std::fs::read_to_string(entry.path().join("qm.pid")) {
-                let _ = Command::new("kill").arg("-9").arg(pid.trim()).status();
-            }
-        }
-    }
-}
+mod common;
+use common::Home;
 
 fn pid(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("qm.pid"))

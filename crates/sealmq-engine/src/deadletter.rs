@@ -61,7 +61,7 @@ impl Connection {
         payload: &[u8],
         syncpoint: bool,
     ) -> MqResult<()> {
-        let dlq = read(&self.qm.qmgr).dead_letter_q.clone();
+        let dlq = read(&self.qm.qmgr).dead_letter_q.trim().to_string();
         if dlq.is_empty() {
             return mqerr!(
                 UnknownObjectName,

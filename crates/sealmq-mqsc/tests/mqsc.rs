@@ -140,12 +140,18 @@ fn status_qmgr_json_and_later_verbs() {
     assert_eq!(attr(&c[0].objects[0], "SPLPROT"), "REMOVE");
     assert_eq!(attr(&c[0].objects[0], "NPMSPEED"), "FAST");
     assert!(
-        !c[1].ok && c[1].message.contains("SPLPROT(ASPOLICY) applies only to RCVR and RQSTR"),
+        !c[1].ok
+            && c[1]
+                .message
+                .contains("SPLPROT(ASPOLICY) applies only to RCVR and RQSTR"),
         "{}",
         c[1].message
     );
     assert!(
-        !c[2].ok && c[2].message.contains("SPLPROT(REMOVE) applies only to SDR and SVR"),
+        !c[2].ok
+            && c[2]
+                .message
+                .contains("SPLPROT(REMOVE) applies only to SDR and SVR"),
         "{}",
         c[2].message
     );

@@ -1,0 +1,438 @@
+//! Networks of queue managers (issue 6), with real processes on loopback: request/reply over a
+//! channel pair, a gateway hop, `kill -9` of either end mid-stream, a socket cut mid-batch
+//! (settled automatically and by RESOLVE CHANNEL), and a full target queue with and without a
+//! dead-letter queue. Every stream is checked with self-checking payloads: each message
+//! delivered exactly once, none corrupt.
+
+mod common;
+
+use common::{Home, field, free_port, wait_for};
+use sealmq_client::Client;
+use sealmq_engine::Md;
+use sealmq_engine::mqi::{GetOptions, OpenOptions};
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+const LONG: Duration = Duration::from_secs(60);
+
+/// Creates and starts queue managers on free ports; returns their ports.
+fn qms(h: &Home, names: &[&str]) -> Vec<u16> {
+    names
+        .iter()
+        .map(|n| {
+            let port = free_port();
+            h.ok(&["create", n]);
+            h.start_tcp(n, port);
+            port
+        })
+        .collect()
+}
+
+/// A sender from `from` to `to` (transmission queue named like `to`) and its receiver.
+fn link(h: &Home, from: &str, to: &str, port: u16, extra: &str) {
+    h.mqsc(
+        from,
+        &format!(
+            "DEFINE QLOCAL({to}) USAGE(XMITQ) MAXDEPTH(100000)\n\
+             DEFINE CHANNEL({from}.{to}) CHLTYPE(SDR) CONNAME('127.0.0.1({port})') XMITQ({to}) \
+             SHORTTMR(0) BATCHSZ(20) {extra}\n"
+        ),
+    );
+    h.mqsc(to, &format!("DEFINE CHANNEL({from}.{to}) CHLTYPE(RCVR)\n"));
+}
+
+fn chstatus(h: &Home, qm: &str, ch: &str) -> String {
+    h.mqsc(qm, &format!("DISPLAY CHSTATUS({ch}) ALL\n"))
+}
+
+fn verify_all(h: &Home, qm: &str, q: &str, n: u64) {
+    let out = h.ok(&["get", qm, q, "--all", "--verify"]);
+    assert!(
+        out.contains(&format!("got {n} ok {n} corrupt 0 duplicate 0")),
+        "expected exactly {n} intact messages on {qm}/{q}: {out}"
+    );
+}
+
+#[test]
+fn request_reply_over_a_channel_pair_and_a_gateway_hop() {
+    let h = Home::new();
+    let ports = qms(&h, &["QMA", "QMB", "QMC"]);
+    link(&h, "QMA", "QMB", ports[1], "");
+    link(&h, "QMB", "QMA", ports[0], "");
+    link(&h, "QMB", "QMC", ports[2], "");
+    h.mqsc(
+        "QMA",
+        "DEFINE QREMOTE(SVC.REQ) RNAME(SVC.REQ) RQMNAME(QMB) XMITQ(QMB)\n\
+         DEFINE QLOCAL(APP.REPLY)\n\
+         * QMC is reached through QMB: a queue-manager alias.\n\
+         DEFINE QREMOTE(QMC) RQMNAME(QMC) XMITQ(QMB)\n",
+    );
+    h.mqsc("QMB", "DEFINE QLOCAL(SVC.REQ)\n");
+    h.mqsc("QMC", "DEFINE QLOCAL(FAR.Q)\n");
+    for ch in ["QMA.QMB", "QMB.QMA", "QMB.QMC"] {
+        let from = &ch[..3];
+        assert!(
+            h.mqsc(from, &format!("START CHANNEL({ch})\n"))
+                .contains("started")
+        );
+    }
+
+    // The requester on QMA names its reply queue; the responder on QMB replies to it by
+    // (queue, queue manager), which routes through QMB's transmission queue QMA.
+    let mut req = Client::connect_local(&h.qm_dir("QMA"), "requester").unwrap();
+    let mut rsp = Client::connect_local(&h.qm_dir("QMB"), "responder").unwrap();
+    let (rq, _) = req.open("SVC.REQ", OpenOptions::output()).unwrap();
+    let (rp, _) = req.open("APP.REPLY", OpenOptions::input()).unwrap();
+    let (sq, _) = rsp.open("SVC.REQ", OpenOptions::input()).unwrap();
+    let wait = |s: u64| GetOptions {
+        wait: Some(Duration::from_secs(s)),
+        ..Default::default()
+    };
+    for i in 0..20 {
+        let mut md = Md {
+            reply_to_q: "APP.REPLY".into(),
+            ..Default::default()
+        };
+        req.put(rq, &mut md, format!("request {i}").as_bytes(), false)
+            .unwrap();
+        let got = rsp.get(sq, &wait(30)).unwrap();
+        assert_eq!(
+            got.md.reply_to_qmgr, "QMA",
+            "the queue manager fills ReplyToQMgr"
+        );
+        assert_eq!(
+            got.md.user_id, md.user_id,
+            "context travels with the message"
+        );
+        let (back, _) = rsp
+            .open_at(
+                &got.md.reply_to_q,
+                &got.md.reply_to_qmgr,
+                OpenOptions::output(),
+            )
+            .unwrap();
+        let mut rmd = Md {
+            correl_id: got.md.msg_id,
+            ..Default::default()
+        };
+        let answer = format!("reply to {}", String::from_utf8_lossy(&got.payload));
+        rsp.put(back, &mut rmd, answer.as_bytes(), false).unwrap();
+        rsp.close(back).unwrap();
+        let reply = req.get(rp, &wait(30)).unwrap();
+        assert_eq!(reply.payload, format!("reply to request {i}").as_bytes());
+        assert_eq!(reply.md.correl_id, md.msg_id);
+    }
+    // Unknown queue managers are refused at open with 2087.
+    let e = req
+        .open_at("X", "NOWHERE", OpenOptions::output())
+        .unwrap_err();
+    assert_eq!(e.reason, 2087, "{e}");
+    // Applications disconnect (a controlled stop would wait for them).
+    drop(req);
+    drop(rsp);
+
+    // A gateway hop: QMA → QMB → QMC, persistent, through the alias.
+    h.ok(&[
+        "put",
+        "QMA",
+        "FAR.Q",
+        "--qmgr",
+        "QMC",
+        "--size",
+        "300",
+        "--count",
+        "200",
+        "--persistent",
+    ]);
+    wait_for(LONG, "200 messages at QMC", || {
+        h.depth("QMC", "FAR.Q") == 200
+    });
+    verify_all(&h, "QMC", "FAR.Q", 200);
+    let st = chstatus(&h, "QMB", "QMB.QMC");
+    assert_eq!(field(&st, "STATUS"), "RUNNING");
+    assert_eq!(field(&st, "MSGS"), "200", "{st}");
+    for qm in ["QMA", "QMB", "QMC"] {
+        h.ok(&["stop", qm]);
+    }
+}
+
+#[test]
+fn kill_dash_nine_of_either_end_mid_stream_delivers_every_message_once() {
+    let h = Home::new();
+    let ports = qms(&h, &["QMS", "QMR"]);
+    link(&h, "QMS", "QMR", ports[1], "");
+    h.mqsc(
+        "QMS",
+        "DEFINE QREMOTE(DEST) RNAME(DEST) RQMNAME(QMR) XMITQ(QMR)\n",
+    );
+    h.mqsc("QMR", "DEFINE QLOCAL(DEST) MAXDEPTH(100000)\n");
+    let total = 20000u64;
+    h.ok(&[
+        "put",
+        "QMS",
+        "DEST",
+        "--size",
+        "512",
+        "--count",
+        "20000",
+        "--persistent",
+        "--syncpoint",
+        "100",
+    ]);
+    h.mqsc("QMS", "START CHANNEL(QMS.QMR)\n");
+    // Kill the receiving end mid-stream, then the sending end, restarting each.
+    wait_for(LONG, "the stream to begin", || {
+        h.depth("QMR", "DEST") >= 500
+    });
+    h.kill9("QMR");
+    h.start_tcp("QMR", ports[1]);
+    wait_for(LONG, "the stream to resume", || {
+        h.depth("QMR", "DEST") >= 2500
+    });
+    let left = h.depth("QMS", "QMR");
+    assert!(
+        left > 0,
+        "the stream ended before the sender could be killed mid-way"
+    );
+    h.kill9("QMS");
+    h.start_tcp("QMS", ports[0]);
+    // The channel was running, so it starts again with its queue manager.
+    wait_for(LONG, "every message to arrive", || {
+        h.depth("QMS", "QMR") == 0 && h.depth("QMR", "DEST") >= total
+    });
+    verify_all(&h, "QMR", "DEST", total);
+    h.ok(&["stop", "QMS"]);
+    h.ok(&["stop", "QMR"]);
+}
+
+/// A TCP relay that, on its first connection, lets the channel start and send one batch, then
+/// swallows the receiver's confirmation and cuts both sockets: the sender is left in doubt
+/// about a batch the receiver committed. Later connections pass through while `open`.
+struct Cutter {
+    port: u16,
+    open: Arc<AtomicBool>,
+    conns: Arc<AtomicUsize>,
+}
+
+impl Cutter {
+    fn new(target: u16) -> Cutter {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let open = Arc::new(AtomicBool::new(true));
+        let conns = Arc::new(AtomicUsize::new(0));
+        let (o, c) = (open.clone(), conns.clone());
+        std::thread::spawn(move || {
+            for s in l.incoming() {
+                let Ok(client) = s else { continue };
+                let n = c.fetch_add(1, Ordering::SeqCst);
+                if n > 0 && !o.load(Ordering::SeqCst) {
+                    let _ = client.shutdown(Shutdown::Both);
+                    continue;
+                }
+                let Ok(server) = TcpStream::connect(("127.0.0.1", target)) else {
+                    continue;
+                };
+                relay(client, server, n == 0);
+            }
+        });
+        Cutter { port, open, conns }
+    }
+}
+
+fn relay(client: TcpStream, server: TcpStream, cut: bool) {
+    let (mut c2, mut s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+    let (mut c3, mut s3) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; 65536];
+        while let Ok(n) = c2.read(&mut buf) {
+            if n == 0 || s2.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+        let _ = s2.shutdown(Shutdown::Both);
+    });
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; 65536];
+        let mut reads = 0;
+        while let Ok(n) = s3.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            reads += 1;
+            if cut && reads == 2 {
+                // The first batch's BatchOk: drop it and cut.
+                let _ = s3.shutdown(Shutdown::Both);
+                let _ = c3.shutdown(Shutdown::Both);
+                break;
+            }
+            if c3.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+        let _ = c3.shutdown(Shutdown::Both);
+    });
+}
+
+#[test]
+fn a_cut_connection_leaves_a_batch_in_doubt_settled_at_restart_or_by_resolve() {
+    let h = Home::new();
+    let ports = qms(&h, &["QMS", "QMR"]);
+    h.mqsc("QMR", "DEFINE QLOCAL(DEST) MAXDEPTH(100000)\n");
+    h.mqsc(
+        "QMS",
+        "DEFINE QREMOTE(DEST) RNAME(DEST) RQMNAME(QMR) XMITQ(QMR)\n",
+    );
+
+    // 1. Settled automatically: the sender reconnects and learns the batch was committed.
+    let cut = Cutter::new(ports[1]);
+    link(&h, "QMS", "QMR", cut.port, "BATCHSZ(50)");
+    h.ok(&[
+        "put",
+        "QMS",
+        "DEST",
+        "--size",
+        "100",
+        "--count",
+        "50",
+        "--persistent",
+        "--syncpoint",
+        "50",
+    ]);
+    h.mqsc("QMS", "START CHANNEL(QMS.QMR)\n");
+    wait_for(LONG, "a second connection", || {
+        cut.conns.load(Ordering::SeqCst) >= 2
+    });
+    wait_for(LONG, "the in-doubt batch to be settled", || {
+        h.depth("QMS", "QMR") == 0
+    });
+    assert_eq!(h.depth("QMR", "DEST"), 50);
+    verify_all(&h, "QMR", "DEST", 50);
+    h.mqsc("QMS", "STOP CHANNEL(QMS.QMR)\n");
+
+    // 2. Settled by hand: the partner stays unreachable after the cut.
+    let cut = Cutter::new(ports[1]);
+    cut.open.store(false, Ordering::SeqCst);
+    h.mqsc(
+        "QMS",
+        &format!(
+            "ALTER CHANNEL(QMS.QMR) CONNAME('127.0.0.1({})')\n",
+            cut.port
+        ),
+    );
+    h.ok(&[
+        "put",
+        "QMS",
+        "DEST",
+        "--size",
+        "100",
+        "--count",
+        "50",
+        "--persistent",
+        "--syncpoint",
+        "50",
+    ]);
+    h.mqsc("QMS", "START CHANNEL(QMS.QMR)\n");
+    wait_for(LONG, "the channel to retry", || {
+        field(&chstatus(&h, "QMS", "QMS.QMR"), "STATUS") == "RETRYING"
+            && cut.conns.load(Ordering::SeqCst) >= 2
+    });
+    h.mqsc("QMS", "STOP CHANNEL(QMS.QMR)\n");
+    let st = chstatus(&h, "QMS", "QMS.QMR");
+    assert_eq!(field(&st, "INDOUBT"), "YES", "{st}");
+    // The messages are back on the transmission queue, and the receiver has them too.
+    assert_eq!(h.depth("QMS", "QMR"), 50);
+    assert_eq!(h.depth("QMR", "DEST"), 50);
+    let out = h.mqsc("QMS", "RESOLVE CHANNEL(QMS.QMR) ACTION(COMMIT)\n");
+    assert!(
+        out.contains("in-doubt batch of 50 message(s) committed"),
+        "{out}"
+    );
+    assert_eq!(h.depth("QMS", "QMR"), 0);
+    let out = h.mqsc("QMS", "RESOLVE CHANNEL(QMS.QMR) ACTION(BACKOUT)\n");
+    assert!(out.contains("not in doubt"), "{out}");
+    // Back on the direct route: new messages flow, nothing is sent twice.
+    h.mqsc(
+        "QMS",
+        &format!(
+            "ALTER CHANNEL(QMS.QMR) CONNAME('127.0.0.1({})')\nSTART CHANNEL(QMS.QMR)\n",
+            ports[1]
+        ),
+    );
+    h.ok(&[
+        "put",
+        "QMS",
+        "DEST",
+        "--size",
+        "100",
+        "--count",
+        "10",
+        "--persistent",
+    ]);
+    wait_for(LONG, "the last messages", || h.depth("QMR", "DEST") == 60);
+    h.ok(&["stop", "QMS"]);
+    h.ok(&["stop", "QMR"]);
+}
+
+#[test]
+fn a_full_target_queue_goes_to_the_dlq_or_stops_the_channel_without_one() {
+    let h = Home::new();
+    let ports = qms(&h, &["QMS", "QMR"]);
+    link(&h, "QMS", "QMR", ports[1], "");
+    h.mqsc("QMR", "DEFINE QLOCAL(SMALL) MAXDEPTH(5)\nALTER CHANNEL(QMS.QMR) CHLTYPE(RCVR) MRRTY(2) MRTMR(10)\n");
+    h.mqsc(
+        "QMS",
+        "DEFINE QREMOTE(SMALL) RNAME(SMALL) RQMNAME(QMR) XMITQ(QMR)\nSTART CHANNEL(QMS.QMR)\n",
+    );
+    h.ok(&[
+        "put",
+        "QMS",
+        "SMALL",
+        "--size",
+        "64",
+        "--count",
+        "8",
+        "--persistent",
+    ]);
+    wait_for(LONG, "the overflow on the DLQ", || {
+        h.depth("QMR", "SYSTEM.DEAD.LETTER.QUEUE") == 3
+    });
+    assert_eq!(h.depth("QMR", "SMALL"), 5);
+    let dl = h.ok(&["browse", "QMR", "SYSTEM.DEAD.LETTER.QUEUE"]);
+    assert!(
+        dl.contains("reason 2053") && dl.contains("queue SMALL qmgr QMR"),
+        "{dl}"
+    );
+
+    // Without a dead-letter queue the channel stops and the messages stay with the sender.
+    h.mqsc("QMR", "ALTER QMGR DEADQ(' ')\n");
+    h.ok(&[
+        "put",
+        "QMS",
+        "SMALL",
+        "--size",
+        "64",
+        "--count",
+        "4",
+        "--persistent",
+    ]);
+    wait_for(LONG, "the channel to stop", || {
+        field(&chstatus(&h, "QMS", "QMS.QMR"), "STATUS") == "STOPPED"
+    });
+    let st = chstatus(&h, "QMS", "QMS.QMR");
+    assert!(
+        st.contains("[2053]") && st.contains("has no dead-letter queue"),
+        "{st}"
+    );
+    assert_eq!(h.depth("QMS", "QMR"), 4, "nothing is lost");
+    assert_eq!(h.depth("QMR", "SMALL"), 5);
+    // Room made, channel started: they arrive.
+    h.mqsc("QMR", "CLEAR QLOCAL(SMALL)\n");
+    h.mqsc("QMS", "START CHANNEL(QMS.QMR)\n");
+    wait_for(LONG, "the held messages", || h.depth("QMR", "SMALL") == 4);
+    assert_eq!(h.depth("QMS", "QMR"), 0);
+    h.ok(&["stop", "QMS"]);
+    h.ok(&["stop", "QMR"]);
+}

@@ -1,0 +1,167 @@
+//! What the black-box tests share: a SEALMQ_HOME of their own, the `sealmq` binary run as a
+//! user runs it, queue managers on ephemeral loopback ports, and `kill -9`.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Home {
+    pub dir: tempfile::TempDir,
+}
+
+impl Default for Home {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Home {
+    pub fn new() -> Home {
+        Home {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_sealmq"));
+        c.args(args)
+            .env("SEALMQ_HOME", self.dir.path())
+            .env_remove("SEALMQ_KEYSTORE");
+        c
+    }
+
+    pub fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        use std::io::Write;
+        let mut c = self.cmd(args);
+        c.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        if let Some(s) = stdin {
+            let _ = child.stdin.take().unwrap().write_all(s.as_bytes());
+        }
+        drop(child.stdin.take());
+        child.wait_with_output().unwrap()
+    }
+
+    pub fn ok(&self, args: &[&str]) -> String {
+        self.ok_in(args, None)
+    }
+
+    pub fn ok_in(&self, args: &[&str], stdin: Option<&str>) -> String {
+        let o = self.run(args, stdin);
+        assert!(
+            o.status.success(),
+            "sealmq {} failed: {}{}",
+            args.join(" "),
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    pub fn fails(&self, args: &[&str]) -> String {
+        let o = self.run(args, None);
+        assert!(!o.status.success(), "sealmq {} should fail", args.join(" "));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    }
+
+    /// Runs an MQSC script that must succeed entirely.
+    pub fn mqsc(&self, qm: &str, script: &str) -> String {
+        self.ok_in(&["mqsc", qm], Some(script))
+    }
+
+    pub fn qm_dir(&self, qm: &str) -> PathBuf {
+        self.dir.path().join("qmgrs").join(qm)
+    }
+
+    pub fn pid(&self, qm: &str) -> String {
+        std::fs::read_to_string(self.qm_dir(qm).join("qm.pid"))
+            .unwrap()
+            .trim()
+            .to_string()
+    }
+
+    /// Starts a queue manager listening on 127.0.0.1:`port`.
+    pub fn start_tcp(&self, qm: &str, port: u16) {
+        self.ok(&[
+            "start",
+            qm,
+            "--background",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ]);
+    }
+
+    /// SIGKILL, then wait until the dead process's lock is released.
+    pub fn kill9(&self, qm: &str) {
+        let status = Command::new("kill")
+            .arg("-9")
+            .arg(self.pid(qm))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        wait_for(
+            Duration::from_secs(20),
+            "the killed queue manager to release its lock",
+            || !self.ok(&["status", qm]).contains("RUNNING"),
+        );
+    }
+
+    /// CURDEPTH of a local queue.
+    pub fn depth(&self, qm: &str, q: &str) -> u64 {
+        let out = self.mqsc(qm, &format!("DISPLAY QSTATUS({q}) CURDEPTH\n"));
+        field(&out, "CURDEPTH").parse().unwrap()
+    }
+}
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        // Stop anything a failed test left running.
+        for entry in std::fs::read_dir(self.dir.path().join("qmgrs"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if let Ok(pid) = std::fs::read_to_string(entry.path().join("qm.pid")) {
+                let _ = Command::new("kill").arg("-9").arg(pid.trim()).status();
+            }
+        }
+    }
+}
+
+/// The value of the first `KEY(value)` in MQSC output (KEY as a whole word: `STATUS` does not
+/// match inside `CHSTATUS`).
+pub fn field(out: &str, key: &str) -> String {
+    let pat = format!("{key}(");
+    let mut from = 0;
+    while let Some(i) = out[from..].find(&pat).map(|i| i + from) {
+        let word_start = i == 0 || out[..i].ends_with(|c: char| c.is_whitespace());
+        if word_start {
+            let rest = &out[i + pat.len()..];
+            return rest[..rest.find(')').unwrap()].to_string();
+        }
+        from = i + 1;
+    }
+    panic!("no {key} in {out}")
+}
+
+/// A loopback port free right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Polls `f` until it holds, failing the test after `limit`.
+pub fn wait_for(limit: Duration, what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
