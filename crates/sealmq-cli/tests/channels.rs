@@ -436,3 +436,142 @@ fn a_full_target_queue_goes_to_the_dlq_or_stops_the_channel_without_one() {
     h.ok(&["stop", "QMS"]);
     h.ok(&["stop", "QMR"]);
 }
+
+#[test]
+fn tls_channels_check_the_partner_and_refresh_their_keys() {
+    let h = Home::new();
+    let (ps, pr) = (free_port(), free_port());
+    h.ok(&["create", "QMS"]);
+    h.ok(&["create", "QMR"]);
+    // The queue managers' own identities, trusted by each other.
+    for (who, whose) in [("QMS", "QMR"), ("QMR", "QMS")] {
+        let cert = h.qm_dir(whose).join("keystore/identity.pem");
+        h.ok(&[
+            "keystore",
+            "trust",
+            h.qm_dir(who).join("keystore").to_str().unwrap(),
+            cert.to_str().unwrap(),
+        ]);
+    }
+    h.start_tcp("QMS", ps);
+    h.ok(&[
+        "start",
+        "QMR",
+        "--background",
+        "--tls",
+        "--listen",
+        &format!("127.0.0.1:{pr}"),
+    ]);
+    h.mqsc("QMR", "DEFINE QLOCAL(DEST) MAXDEPTH(100000)\n");
+    h.mqsc(
+        "QMS",
+        "DEFINE QREMOTE(DEST) RNAME(DEST) RQMNAME(QMR) XMITQ(QMR)\n",
+    );
+    link(
+        &h,
+        "QMS",
+        "QMR",
+        pr,
+        "SSLCIPH(TLS_AES_256_GCM_SHA384) SSLPEER('CN=QMR') SSLRKEYC(65536)",
+    );
+    h.mqsc(
+        "QMR",
+        "ALTER CHANNEL(QMS.QMR) CHLTYPE(RCVR) SSLCIPH(ANY) SSLPEER('CN=QMX')\n",
+    );
+    // The receiver expects CN=QMX: refused, and the sender retries saying why.
+    h.mqsc("QMS", "START CHANNEL(QMS.QMR)\n");
+    wait_for(LONG, "the refusal", || {
+        h.mqsc("QMS", "DISPLAY CHSTATUS(QMS.QMR) ALL\n")
+            .contains("does not match SSLPEER('CN=QMX')")
+    });
+    h.mqsc(
+        "QMR",
+        "ALTER CHANNEL(QMS.QMR) CHLTYPE(RCVR) SSLPEER('CN=QMS')\n",
+    );
+    h.ok(&[
+        "put",
+        "QMS",
+        "DEST",
+        "--size",
+        "2000",
+        "--count",
+        "200",
+        "--persistent",
+    ]);
+    wait_for(LONG, "200 messages over TLS", || {
+        h.depth("QMR", "DEST") == 200
+    });
+    verify_all(&h, "QMR", "DEST", 200);
+    let st = chstatus(&h, "QMS", "QMS.QMR");
+    assert_eq!(field(&st, "STATUS"), "RUNNING");
+    // 200 × 2 KB past a 64 KB SSLRKEYC: several TLS 1.3 key updates.
+    let resets: u64 = field(&st, "SSLRKEYS").parse().unwrap();
+    assert!(resets >= 3, "{st}");
+    h.ok(&["stop", "QMS"]);
+    h.ok(&["stop", "QMR"]);
+}
+
+#[test]
+fn a_requester_pulls_from_a_server_channel() {
+    let h = Home::new();
+    let ports = qms(&h, &["QMS", "QMR"]);
+    h.mqsc(
+        "QMS",
+        "DEFINE QLOCAL(QMR) USAGE(XMITQ)\n\
+         DEFINE QREMOTE(DEST) RNAME(DEST) RQMNAME(QMR) XMITQ(QMR)\n\
+         DEFINE CHANNEL(QMS.QMR) CHLTYPE(SVR) XMITQ(QMR)\n",
+    );
+    h.mqsc(
+        "QMR",
+        &format!(
+            "DEFINE QLOCAL(DEST)\n\
+             DEFINE CHANNEL(QMS.QMR) CHLTYPE(RQSTR) CONNAME('127.0.0.1({})') SHORTTMR(0)\n",
+            ports[0]
+        ),
+    );
+    h.ok(&[
+        "put",
+        "QMS",
+        "DEST",
+        "--size",
+        "700",
+        "--count",
+        "300",
+        "--persistent",
+    ]);
+    // A requester cannot be defined with SPLPROT(REMOVE); a server can.
+    let bad = h.run(
+        &["mqsc", "QMR"],
+        Some("ALTER CHANNEL(QMS.QMR) CHLTYPE(RQSTR) SPLPROT(REMOVE)\n"),
+    );
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stdout).contains("applies only to SDR and SVR"),
+        "{}",
+        String::from_utf8_lossy(&bad.stdout)
+    );
+    h.mqsc("QMR", "START CHANNEL(QMS.QMR)\n");
+    wait_for(LONG, "300 messages pulled", || {
+        h.depth("QMR", "DEST") == 300
+    });
+    verify_all(&h, "QMR", "DEST", 300);
+    let st = chstatus(&h, "QMS", "QMS.QMR");
+    assert_eq!(field(&st, "CHLTYPE"), "SVR");
+    assert_eq!(field(&st, "MSGS"), "300", "{st}");
+    // The requester's queue manager restarts: the channel comes back by itself.
+    h.ok(&["stop", "QMR"]);
+    h.start_tcp("QMR", ports[1]);
+    h.ok(&[
+        "put",
+        "QMS",
+        "DEST",
+        "--size",
+        "700",
+        "--count",
+        "20",
+        "--persistent",
+    ]);
+    wait_for(LONG, "20 more", || h.depth("QMR", "DEST") == 20);
+    h.ok(&["stop", "QMS"]);
+    h.ok(&["stop", "QMR"]);
+}

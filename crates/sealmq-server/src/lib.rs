@@ -677,7 +677,13 @@ fn get_options(g: &GetReq) -> GetOptions {
 }
 
 /// Serves one connection until it ends. Dropping the engine connection backs out.
-fn serve(qm: &Arc<QueueManager>, mut r: impl Read, mut w: impl Write, peer: &Peer, ctx: &Ctx) {
+fn serve(
+    qm: &Arc<QueueManager>,
+    mut r: impl Read + Send + 'static,
+    mut w: impl Write + Send + 'static,
+    peer: &Peer,
+    ctx: &Ctx,
+) {
     ctx.active.fetch_add(1, Ordering::Relaxed);
     let _active = Active(&ctx.active);
     // Hello first (or a channel's Start).
@@ -692,7 +698,17 @@ fn serve(qm: &Arc<QueueManager>, mut r: impl Read, mut w: impl Write, peer: &Pee
                     addr: addr.clone(),
                     sock: sock.as_ref().and_then(|s| s.try_clone().ok()),
                 };
-                chinit::receiver::serve(&ctx.chinit, start, r, w, info);
+                if matches!(start, sealmq_wire::chl::ChlFrame::Request { .. }) {
+                    chinit::requester::serve_request(
+                        &ctx.chinit,
+                        start,
+                        Box::new(r),
+                        Box::new(w),
+                        info,
+                    );
+                } else {
+                    chinit::receiver::serve(&ctx.chinit, start, r, w, info);
+                }
                 return;
             }
             Ok(Some(sealmq_wire::First::Request(

@@ -72,6 +72,13 @@ pub enum ChlFrame {
     HeartbeatOk,
     /// Orderly end (STOP CHANNEL or queue manager ending).
     Close,
+    /// A requester (RQSTR) → its server (SVR): the first frame; the server then sends `Start`
+    /// on this connection and the two go on as sender and receiver.
+    Request {
+        versions: Vec<u16>,
+        channel: String,
+        qmgr: String,
+    },
 }
 
 impl ChlFrame {
@@ -86,12 +93,13 @@ impl ChlFrame {
             ChlFrame::Heartbeat => 70,
             ChlFrame::HeartbeatOk => 71,
             ChlFrame::Close => 72,
+            ChlFrame::Request { .. } => 73,
         }
     }
 
     /// Whether a frame kind belongs to this protocol.
     pub fn is_channel_kind(kind: u8) -> bool {
-        (64..=72).contains(&kind)
+        (64..=73).contains(&kind)
     }
 
     fn body(&self, e: &mut Enc) {
@@ -164,6 +172,17 @@ impl ChlFrame {
                 e.u64(*last_seq);
             }
             ChlFrame::Heartbeat | ChlFrame::HeartbeatOk | ChlFrame::Close => {}
+            ChlFrame::Request {
+                versions,
+                channel,
+                qmgr,
+            } => {
+                e.u16(versions.len() as u16);
+                for v in versions {
+                    e.u16(*v);
+                }
+                e.str(channel).str(qmgr);
+            }
         }
     }
 
@@ -222,6 +241,18 @@ impl ChlFrame {
                 70 => ChlFrame::Heartbeat,
                 71 => ChlFrame::HeartbeatOk,
                 72 => ChlFrame::Close,
+                73 => {
+                    let n = d.u16()? as usize;
+                    let mut versions = Vec::with_capacity(n.min(16));
+                    for _ in 0..n {
+                        versions.push(d.u16()?);
+                    }
+                    ChlFrame::Request {
+                        versions,
+                        channel: d.str()?,
+                        qmgr: d.str()?,
+                    }
+                }
                 k => {
                     return Err(sealmq_storage::StorageError::Decode(format!(
                         "unknown channel frame kind {k}"
@@ -299,6 +330,11 @@ mod tests {
             ChlFrame::Heartbeat,
             ChlFrame::HeartbeatOk,
             ChlFrame::Close,
+            ChlFrame::Request {
+                versions: vec![1],
+                channel: "B.TO.A".into(),
+                qmgr: "A".into(),
+            },
         ];
         let mut buf = Vec::new();
         for f in &frames {

@@ -13,6 +13,7 @@
 pub mod adapters;
 pub mod net;
 pub mod receiver;
+pub mod requester;
 pub mod sender;
 pub mod splprot;
 pub mod sync;
@@ -180,6 +181,23 @@ pub struct Initiator {
     runs: Mutex<HashMap<String, Arc<Run>>>,
 }
 
+/// How long to wait before connection attempt `attempt` (1-based): SHORTRTY times every
+/// SHORTTMR seconds, then LONGRTY times every LONGTMR; `None` when retries are exhausted.
+pub fn retry_delay(def: &ChannelDef, attempt: u32) -> Option<Duration> {
+    let secs = if attempt <= def.shortrty {
+        def.shorttmr
+    } else if attempt <= def.shortrty.saturating_add(def.longrty) {
+        def.longtmr
+    } else {
+        return None;
+    };
+    Some(if secs == 0 {
+        Duration::from_millis(200)
+    } else {
+        Duration::from_secs(secs as u64)
+    })
+}
+
 fn fail(reason: ReasonCode, detail: String) -> MqError {
     MqError::new(reason, detail)
 }
@@ -216,13 +234,13 @@ impl Initiator {
     /// Starts the sending channels that were running when the queue manager last ended.
     pub fn start_all(self: &Arc<Self>) {
         for d in self.qm.channels() {
-            if d.chltype != ChlType::Sdr {
+            if !matches!(d.chltype, ChlType::Sdr | ChlType::Rqstr) {
                 continue;
             }
             let Ok(conn) = self.qm.connect_internal() else {
                 return;
             };
-            let Ok(sq) = SyncQ::open(&conn, Role::Sender, &d.name) else {
+            let Ok(sq) = SyncQ::open(&conn, role_of(&d), &d.name) else {
                 continue;
             };
             let rec = sq.load_opt(&conn);
@@ -230,7 +248,11 @@ impl Initiator {
             if let Ok(Some(r)) = rec
                 && !r.stopped
             {
-                self.spawn_sender(&d.name);
+                if d.chltype == ChlType::Sdr {
+                    self.spawn_sender(&d.name);
+                } else {
+                    self.spawn_requester(&d.name);
+                }
             }
         }
     }
@@ -240,6 +262,13 @@ impl Initiator {
         self.runs().insert(name.to_string(), run.clone());
         let ci = self.clone();
         std::thread::spawn(move || sender::main(ci, run));
+    }
+
+    fn spawn_requester(self: &Arc<Self>, name: &str) {
+        let run = Run::new(name, ChlType::Rqstr);
+        self.runs().insert(name.to_string(), run.clone());
+        let ci = self.clone();
+        std::thread::spawn(move || requester::main(ci, run));
     }
 
     /// Registers a receiving instance, after the previous one for the channel has ended.
@@ -322,7 +351,15 @@ impl ChannelControl for Control {
                 self.spawn_sender(name);
                 Ok(format!("SMQ0140I Channel {name} started."))
             }
-            ChlType::Rcvr | ChlType::Rqstr | ChlType::Svr => {
+            ChlType::Rqstr => {
+                self.store_stopped(name, Role::Receiver, false)?;
+                if self.running(name).is_some() {
+                    return Ok(format!("SMQ0140I Channel {name} is already running."));
+                }
+                self.spawn_requester(name);
+                Ok(format!("SMQ0140I Channel {name} started."))
+            }
+            ChlType::Rcvr | ChlType::Svr => {
                 self.store_stopped(name, role_of(&d), false)?;
                 Ok(format!(
                     "SMQ0140I Channel {name} enabled: it runs when its partner connects."

@@ -119,6 +119,21 @@ impl Link {
         })
     }
 
+    /// A link over a connection the listener accepted (a requester connected to a server
+    /// channel); TLS, if any, was set up by the listener.
+    pub fn accepted(r: Box<dyn Read + Send>, w: Box<dyn Write + Send>, tcp: TcpStream) -> Link {
+        Link {
+            r: BufReader::with_capacity(256 * 1024, r),
+            w: BufWriter::with_capacity(256 * 1024, w),
+            tcp,
+            tls: None,
+            rkeyc: 0,
+            since_rekey: 0,
+            rekeys: 0,
+            suite: String::new(),
+        }
+    }
+
     /// Counts bytes sent; past SSLRKEYC, refreshes the TLS traffic keys (TLS 1.3 KeyUpdate).
     pub fn sent(&mut self, n: u64) -> io::Result<()> {
         self.since_rekey += n;

@@ -49,7 +49,7 @@ impl Drop for Work {
     }
 }
 
-fn refuse(w: &mut impl Write, reason: ReasonCode, detail: String) {
+pub(crate) fn refuse(w: &mut impl Write, reason: ReasonCode, detail: String) {
     eprintln!("sealmq: channel refused: {detail}");
     let _ = write_chl(
         w,
@@ -62,20 +62,22 @@ fn refuse(w: &mut impl Write, reason: ReasonCode, detail: String) {
 }
 
 /// Checks the channel definition against what connected: type, SSLCIPH, SSLPEER.
-fn admit(
+pub(crate) fn admit(
     ci: &Initiator,
     channel: &str,
     peer: &PeerInfo,
+    want: ChlType,
 ) -> Result<ChannelDef, (ReasonCode, String)> {
     let def = match ci.qm.channel(channel) {
-        Some(d) if d.chltype == ChlType::Rcvr => d,
+        Some(d) if d.chltype == want => d,
         Some(d) => {
             return Err((
                 ReasonCode::UnknownChannelName,
                 format!(
-                    "channel '{channel}' on {} is a {} channel, not RCVR",
+                    "channel '{channel}' on {} is a {} channel, not {}",
                     ci.qm.name(),
-                    d.chltype.name()
+                    d.chltype.name(),
+                    want.name()
                 ),
             ));
         }
@@ -83,8 +85,9 @@ fn admit(
             return Err((
                 ReasonCode::UnknownChannelName,
                 format!(
-                    "no RCVR channel '{channel}' is defined on {}: DEFINE CHANNEL({channel}) CHLTYPE(RCVR)",
-                    ci.qm.name()
+                    "no {w} channel '{channel}' is defined on {}: DEFINE CHANNEL({channel}) CHLTYPE({w})",
+                    ci.qm.name(),
+                    w = want.name()
                 ),
             ));
         }
@@ -126,13 +129,37 @@ fn admit(
     Ok(def)
 }
 
-/// Serves a channel whose sender opened with `start`.
+/// Serves a channel whose sender opened with `start` (a RCVR channel).
 pub fn serve(
     ci: &Arc<Initiator>,
     start: ChlFrame,
-    mut r: impl Read,
+    r: impl Read,
     mut w: impl Write,
     peer: PeerInfo,
+) {
+    let ChlFrame::Start { channel, .. } = &start else {
+        return;
+    };
+    let def = match admit(ci, channel, &peer, ChlType::Rcvr) {
+        Ok(d) => d,
+        Err((reason, detail)) => return refuse(&mut w, reason, detail),
+    };
+    let run = ci.receiver_run(&def.name, def.chltype);
+    run.set_sock(peer.sock);
+    run.status().conname = peer.addr.clone();
+    serve_as(ci, &run, &def, start, r, w);
+    run.finish();
+}
+
+/// The receiving end of channel `def` (a RCVR, or a RQSTR whose server answered) once the
+/// sender's `start` has arrived. The caller finishes `run`.
+pub(crate) fn serve_as(
+    ci: &Arc<Initiator>,
+    run: &Arc<Run>,
+    def: &ChannelDef,
+    start: ChlFrame,
+    mut r: impl Read,
+    mut w: impl Write,
 ) {
     let ChlFrame::Start {
         versions,
@@ -157,24 +184,13 @@ pub fn serve(
         );
         return;
     }
-    let def = match admit(ci, &channel, &peer) {
-        Ok(d) => d,
-        Err((reason, detail)) => return refuse(&mut w, reason, detail),
-    };
     let qm = &ci.qm;
-    let run = ci.receiver_run(&channel, def.chltype);
-    run.set_sock(peer.sock);
-    {
-        let mut s = run.status();
-        s.conname = peer.addr.clone();
-        s.rqmname = sender_qm.clone();
-    }
-    let work = match open_work(qm, &def) {
+    run.status().rqmname = sender_qm.clone();
+    let work = match open_work(qm, def) {
         Ok(w) => Arc::new(w),
         Err(e) => {
             refuse(&mut w, e.reason, e.to_string());
             run.status().error = e.to_string();
-            run.finish();
             return;
         }
     };
@@ -182,7 +198,6 @@ pub fn serve(
         Ok(r) => r,
         Err(e) => {
             refuse(&mut w, e.reason, e.to_string());
-            run.finish();
             return;
         }
     };
@@ -196,14 +211,12 @@ pub fn serve(
             ),
         );
         run.status().error = "stopped by STOP CHANNEL".into();
-        run.finish();
         return;
     }
     if let Some(s) = reset_seq {
         rec.seq = s;
         if let Err(e) = work.sq.store(&work.conn, &rec) {
             refuse(&mut w, e.reason, e.to_string());
-            run.finish();
             return;
         }
     }
@@ -218,7 +231,6 @@ pub fn serve(
         last_batch: rec.batch,
     };
     if write_chl(&mut w, &ok).and_then(|_| w.flush()).is_err() {
-        run.finish();
         return;
     }
     {
@@ -227,22 +239,11 @@ pub fn serve(
         s.cur_seq = rec.seq;
         s.lst_seq = rec.seq;
     }
-    let end = receive(
-        ci,
-        &run,
-        &work,
-        &mut rec,
-        &mut r,
-        &mut w,
-        max_msg,
-        hbint.min(def.hbint),
-    );
+    let end = receive(ci, run, &work, &mut rec, &mut r, &mut w, max_msg);
     if let Err(m) = end {
         eprintln!("sealmq: channel {channel} ended: {m}");
         run.status().error = m;
     }
-    drop(work);
-    run.finish();
 }
 
 fn open_work(qm: &Arc<sealmq_engine::QueueManager>, def: &ChannelDef) -> MqResult<Work> {
@@ -265,7 +266,6 @@ fn receive(
     r: &mut impl Read,
     w: &mut impl Write,
     max_msg: u32,
-    _hbint: u32,
 ) -> Result<(), String> {
     let max_frame = max_msg as usize + sealmq_wire::FRAME_OVERHEAD;
     let mut expect = rec.seq;

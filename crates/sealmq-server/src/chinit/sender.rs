@@ -92,11 +92,7 @@ pub(crate) fn main(ci: Arc<Initiator>, run: Arc<Run>) {
                     attempt = 0;
                 }
                 attempt += 1;
-                let delay = if attempt <= def.shortrty {
-                    def.shorttmr
-                } else if attempt <= def.shortrty.saturating_add(def.longrty) {
-                    def.longtmr
-                } else {
+                let Some(d) = super::retry_delay(&def, attempt) else {
                     tracing_stop(&run, &format!("{m}; retries exhausted (SHORTRTY/LONGRTY)"));
                     break;
                 };
@@ -105,11 +101,6 @@ pub(crate) fn main(ci: Arc<Initiator>, run: Arc<Run>) {
                     s.state = State::Retrying;
                     s.error = m;
                 }
-                let d = if delay == 0 {
-                    Duration::from_millis(200)
-                } else {
-                    Duration::from_secs(delay as u64)
-                };
                 run.sleep(d);
             }
         }
@@ -123,11 +114,31 @@ fn tracing_stop(run: &Run, m: &str) {
 }
 
 fn session(ci: &Arc<Initiator>, run: &Arc<Run>, def: &ChannelDef) -> End {
-    let qm = &ci.qm;
-    let mut link = match Link::connect(def, &ci.keystore_dir) {
+    let link = match Link::connect(def, &ci.keystore_dir) {
         Ok(l) => l,
         Err(e) => return End::Retry(e),
     };
+    session_on(ci, run, def, link)
+}
+
+/// A server channel (SVR) whose requester connected: it sends on that connection until the
+/// connection ends (the requester retries; this end does not).
+pub(crate) fn serve_svr(ci: &Arc<Initiator>, def: &ChannelDef, link: Link, peer: &str) {
+    let run = ci.receiver_run(&def.name, def.chltype);
+    {
+        let mut s = run.status();
+        s.conname = peer.to_string();
+        s.xmitq = def.xmitq.clone();
+    }
+    match session_on(ci, &run, def, link) {
+        End::Stopped => {}
+        End::Fatal(m) | End::Retry(m) => tracing_stop(&run, &m),
+    }
+    run.finish();
+}
+
+fn session_on(ci: &Arc<Initiator>, run: &Arc<Run>, def: &ChannelDef, mut link: Link) -> End {
+    let qm = &ci.qm;
     run.set_sock(link.tcp.try_clone().ok());
     if run.stop_requested() {
         return End::Stopped;

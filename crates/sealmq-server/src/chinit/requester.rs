@@ -1,0 +1,116 @@
+//! Requester and server channels (RQSTR ↔ SVR, SPEC §6). The requester connects to the server
+//! channel's queue manager and asks for its channel; the server then sends on that connection
+//! exactly as a sender does, and the requester receives exactly as a receiver does. The
+//! requester retries its connection (SHORTRTY/LONGRTY); the server end ends with its connection.
+
+use super::net::Link;
+use super::receiver::{PeerInfo, admit, refuse, serve_as};
+use super::{Initiator, Run, State};
+use sealmq_engine::channels::ChlType;
+use sealmq_types::ReasonCode;
+use sealmq_wire::chl::{CHL_VERSIONS, ChlFrame, read_chl, write_chl};
+use std::io::{Read, Write};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The requester's thread: connect, ask, receive; retry until stopped.
+pub(crate) fn main(ci: Arc<Initiator>, run: Arc<Run>) {
+    let mut attempt = 0u32;
+    while !run.stop_requested() {
+        let Some(def) = ci.qm.channel(&run.name) else {
+            run.status().error = format!("channel {} was deleted", run.name);
+            break;
+        };
+        {
+            let mut s = run.status();
+            s.state = State::Binding;
+            s.conname = def.conname.clone();
+        }
+        let started = Instant::now();
+        let err = match Link::connect(&def, &ci.keystore_dir) {
+            Err(e) => e,
+            Ok(mut link) => {
+                run.set_sock(link.tcp.try_clone().ok());
+                let ask = ChlFrame::Request {
+                    versions: CHL_VERSIONS.to_vec(),
+                    channel: def.name.clone(),
+                    qmgr: ci.qm.name(),
+                };
+                match write_chl(&mut link.w, &ask)
+                    .and_then(|_| link.w.flush())
+                    .map_err(|e| e.to_string())
+                    .and_then(|_| {
+                        read_chl(&mut link.r, sealmq_wire::HELLO_MAX).map_err(|e| e.to_string())
+                    }) {
+                    Ok(Some(start @ ChlFrame::Start { .. })) => {
+                        serve_as(&ci, &run, &def, start, link.r, link.w);
+                        run.status().error.clone()
+                    }
+                    Ok(Some(ChlFrame::Refused { reason, detail })) => {
+                        format!("the partner refused the channel [{reason}]: {detail}")
+                    }
+                    Ok(other) => format!("unexpected answer {other:?}"),
+                    Err(e) => e,
+                }
+            }
+        };
+        if run.stop_requested() {
+            break;
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            attempt = 0;
+        }
+        attempt += 1;
+        let Some(delay) = super::retry_delay(&def, attempt) else {
+            eprintln!(
+                "sealmq: channel {} stopped: {err}; retries exhausted",
+                run.name
+            );
+            run.status().error = format!("{err}; retries exhausted (SHORTRTY/LONGRTY)");
+            break;
+        };
+        {
+            let mut s = run.status();
+            s.state = State::Retrying;
+            s.error = err;
+        }
+        run.sleep(delay);
+    }
+    run.finish();
+}
+
+/// The server end: a requester connected and asked for channel `req`.
+pub(crate) fn serve_request(
+    ci: &Arc<Initiator>,
+    req: ChlFrame,
+    r: Box<dyn Read + Send>,
+    mut w: Box<dyn Write + Send>,
+    peer: PeerInfo,
+) {
+    let ChlFrame::Request {
+        versions, channel, ..
+    } = req
+    else {
+        return;
+    };
+    if !versions.contains(&1) {
+        return refuse(
+            &mut w,
+            ReasonCode::UnexpectedError,
+            format!("no common channel protocol version (this end speaks {CHL_VERSIONS:?})"),
+        );
+    }
+    let def = match admit(ci, &channel, &peer, ChlType::Svr) {
+        Ok(d) => d,
+        Err((reason, detail)) => return refuse(&mut w, reason, detail),
+    };
+    let Some(tcp) = peer.sock else {
+        return refuse(
+            &mut w,
+            ReasonCode::UnexpectedError,
+            "channels run over TCP".into(),
+        );
+    };
+    let link = Link::accepted(r, w, tcp);
+    super::sender::serve_svr(ci, &def, link, &peer.addr);
+}
