@@ -55,10 +55,35 @@ pub struct BenchArgs {
     /// Print one JSON object per run.
     #[arg(long)]
     pub json: bool,
+    /// mover-rr: configurations, comma-separated: unprotected (no policies), end-to-end (the
+    /// applications protect), interception (the requester's queue manager is a protected
+    /// island: SPLPROT REMOVE on its sender, ASPOLICY on its receiver; the server side is plain).
+    #[arg(long, default_value = "end-to-end")]
+    pub config: String,
+    /// mover-rr, stream: run the channels over TLS.
+    #[arg(long)]
+    pub tls: bool,
+    /// With --tls: SSLRKEYC values to compare, comma-separated bytes (0: never).
+    #[arg(long, default_value = "0")]
+    pub sslrkeyc: String,
+    /// Channel-initiator adapter counts to compare (CHIADAPS), comma-separated.
+    #[arg(long, default_value = "8")]
+    pub adapters: String,
+    /// Channel-initiator dispatcher counts to compare (CHIDISPS), comma-separated.
+    #[arg(long, default_value = "5")]
+    pub dispatchers: String,
+    /// partner: the partner's target put rate per second.
+    #[arg(long, default_value_t = 10_000)]
+    pub rate: u64,
+    /// mover-rr, stream, partner: repeat the whole set of runs this many times, interleaved,
+    /// and end with the median of each (shared machines are noisy; ratios of medians of
+    /// interleaved runs are what to compare).
+    #[arg(long, default_value_t = 1)]
+    pub rounds: usize,
 }
 
 /// CPU seconds (user + system) of a process, from /proc.
-fn cpu_seconds(pid: &str) -> f64 {
+pub(crate) fn cpu_seconds(pid: &str) -> f64 {
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
@@ -136,7 +161,7 @@ fn prepare(a: &BenchArgs) -> CliResult<Qm> {
     Ok(qm)
 }
 
-fn mqsc(dir: &Path, script: &str) -> CliResult {
+pub(crate) fn mqsc(dir: &Path, script: &str) -> CliResult {
     let mut c = Client::connect_local(dir, "bench-setup").map_err(|e| e.to_string())?;
     let (out, failed) = c.mqsc(script, false).map_err(|e| e.to_string())?;
     if failed > 0 {
@@ -147,17 +172,17 @@ fn mqsc(dir: &Path, script: &str) -> CliResult {
 
 /// One quality of protection with one key type: the keystore the applications use and the
 /// policy their queues get.
-struct Protection {
-    qop: String,
-    key: String,
-    reuse: KeyReuse,
-    keystore: Option<PathBuf>,
+pub(crate) struct Protection {
+    pub(crate) qop: String,
+    pub(crate) key: String,
+    pub(crate) reuse: KeyReuse,
+    pub(crate) keystore: Option<PathBuf>,
     opts: Options,
-    policy: Option<Policy>,
+    pub(crate) policy: Option<Policy>,
 }
 
 impl Protection {
-    fn new(qop: &str, key: &str, reuse: KeyReuse, work: &Path) -> CliResult<Protection> {
+    pub(crate) fn new(qop: &str, key: &str, reuse: KeyReuse, work: &Path) -> CliResult<Protection> {
         let kind = KeyKind::parse(key)?;
         let opts = Options {
             insecure_rsa1024: kind == KeyKind::Rsa(1024),
@@ -219,7 +244,7 @@ impl Protection {
     }
 
     /// MQSC that sets (or removes) the policy of each queue.
-    fn script(&self, queues: &[String]) -> String {
+    pub(crate) fn script(&self, queues: &[String]) -> String {
         let mut s = String::new();
         for q in queues {
             match &self.policy {
@@ -235,7 +260,7 @@ impl Protection {
         s
     }
 
-    fn client(&self, dir: &Path, appl: &str) -> Result<Client, String> {
+    pub(crate) fn client(&self, dir: &Path, appl: &str) -> Result<Client, String> {
         let mut c = Client::connect_local(dir, appl).map_err(|e| e.to_string())?;
         if let Some(ks) = &self.keystore {
             c.set_keystore_with(ks, self.opts.clone())
@@ -245,7 +270,7 @@ impl Protection {
     }
 
     /// Private- plus public-key operations so far in this process for this keystore.
-    fn asym_ops(&self, dir: &Path) -> u64 {
+    pub(crate) fn asym_ops(&self, dir: &Path) -> u64 {
         let Some(_) = &self.keystore else { return 0 };
         self.client(dir, "bench-counters")
             .ok()
@@ -255,7 +280,7 @@ impl Protection {
     }
 
     /// Size of a message of `size` bytes as stored under this protection.
-    fn stored_bytes(&self, size: usize) -> CliResult<usize> {
+    pub(crate) fn stored_bytes(&self, size: usize) -> CliResult<usize> {
         match (&self.keystore, &self.policy) {
             (Some(ks), Some(p)) => {
                 let prot = Protector::with_options(Keystore::load(ks)?, self.opts.clone());
@@ -311,6 +336,9 @@ fn measure(
 }
 
 pub fn run(a: BenchArgs) -> CliResult {
+    if matches!(a.scenario.as_str(), "mover-rr" | "stream" | "partner") {
+        return crate::bench_chl::run(&a);
+    }
     let qm = prepare(&a)?;
     let work = std::env::temp_dir().join(format!("sealmq-bench-ks-{}", std::process::id()));
     std::fs::create_dir_all(&work).map_err(|e| e.to_string())?;
@@ -336,7 +364,10 @@ pub fn run(a: BenchArgs) -> CliResult {
                     ),
                     other => {
                         return Err(
-                            format!("unknown scenario '{other}': use local-rr or put1").into()
+                            format!(
+                                "unknown scenario '{other}': use local-rr, put1, mover-rr, stream or partner"
+                            )
+                            .into()
                         );
                     }
                 };

@@ -4,6 +4,7 @@
 //! `demo`.
 
 mod app_cmd;
+mod bench_chl;
 mod bench_cmd;
 mod demo;
 mod io;
@@ -50,7 +51,7 @@ enum Command {
     Get(app_cmd::GetArgs),
     /// Browse messages without removing them.
     Browse(app_cmd::BrowseArgs),
-    /// Run a benchmark scenario of the reports (local-rr, put1).
+    /// Run a benchmark scenario of the reports (local-rr, put1, mover-rr, stream, partner).
     Bench(bench_cmd::BenchArgs),
     /// Identities and trust for applications and queue managers.
     #[command(subcommand)]

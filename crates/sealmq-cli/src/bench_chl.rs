@@ -1,0 +1,850 @@
+//! `sealmq bench mover-rr|stream|partner`: the channel workloads of the reports (seed 000),
+//! between throw-away queue managers on loopback, each run with fresh queue managers so that
+//! runs are independent and side by side in one invocation.
+//!
+//! - `mover-rr`: request/reply, 32 KB non-persistent, over a channel pair, per `--config`
+//!   (unprotected, end-to-end, interception), `--qop`, `--tls` with `--sslrkeyc` values.
+//! - `stream`: persistent messages one way (10 KB and 1 MB unless `--size`), rate delivered.
+//! - `partner`: an unprotected partner puts 2 KB non-persistent at `--rate` per second into a
+//!   protected island whose receiver applies the target queue's policy (SPLPROT(ASPOLICY));
+//!   the achieved rate and the partner's transmission-queue depth per QoP and key reuse.
+//!
+//! Every scenario takes `--adapters` and `--dispatchers` lists (the channel initiator's
+//! CHIADAPS and CHIDISPS): one row per value, to show that more adapters never cost throughput.
+
+use crate::CliResult;
+use crate::bench_cmd::{BenchArgs, Protection, cpu_seconds};
+use sealmq_client::Client;
+use sealmq_engine::mqi::{GetOptions, OpenOptions};
+use sealmq_engine::{Match, Md, MsgType, Persistence};
+use sealmq_protect::KeyReuse;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Throw-away queue managers in a home of their own, stopped and removed on drop.
+struct Net {
+    home: PathBuf,
+    exe: PathBuf,
+    qms: Vec<(String, String)>,
+}
+
+impl Net {
+    fn new(tag: &str) -> CliResult<Net> {
+        let home = std::env::temp_dir().join(format!(
+            "sealmq-bench-{tag}-{}-{}",
+            std::process::id(),
+            crate::bench_cmd::cpu_seconds("self").to_bits() % 100_000
+        ));
+        let _ = std::fs::remove_dir_all(&home);
+        Ok(Net {
+            home,
+            exe: std::env::current_exe().map_err(|e| e.to_string())?,
+            qms: Vec::new(),
+        })
+    }
+
+    fn sealmq(&self, args: &[&str]) -> CliResult {
+        let out = Command::new(&self.exe)
+            .args(args)
+            .env("SEALMQ_HOME", &self.home)
+            .env_remove("SEALMQ_KEYSTORE")
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!(
+                "bench: sealmq {} failed: {}{}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+            .into());
+        }
+        Ok(())
+    }
+
+    fn dir(&self, qm: &str) -> PathBuf {
+        self.home.join("qmgrs").join(qm)
+    }
+
+    /// Creates a queue manager; `identity`: a keystore to use as its own (copied).
+    fn create(&self, qm: &str, identity: Option<&Path>) -> CliResult {
+        self.sealmq(&["create", qm])?;
+        if let Some(ks) = identity {
+            let dst = self.dir(qm).join("keystore");
+            std::fs::remove_dir_all(&dst).map_err(|e| e.to_string())?;
+            copy_dir(ks, &dst)?;
+        }
+        Ok(())
+    }
+
+    /// Each queue manager trusts the other's certificate (TLS channels).
+    fn trust_each_other(&self, a: &str, b: &str) -> CliResult {
+        for (who, whose) in [(a, b), (b, a)] {
+            let cert = self.dir(whose).join("keystore/identity.pem");
+            let ks = self.dir(who).join("keystore");
+            self.sealmq(&[
+                "keystore",
+                "trust",
+                &ks.to_string_lossy(),
+                &cert.to_string_lossy(),
+            ])?;
+        }
+        Ok(())
+    }
+
+    fn start(&mut self, qm: &str, port: u16, tls: bool) -> CliResult {
+        let listen = format!("127.0.0.1:{port}");
+        let mut args = vec!["start", qm, "--background", "--listen", &listen];
+        if tls {
+            args.push("--tls");
+        }
+        self.sealmq(&args)?;
+        let pid = std::fs::read_to_string(self.dir(qm).join("qm.pid"))
+            .map_err(|e| e.to_string())?
+            .trim()
+            .to_string();
+        self.qms.retain(|(n, _)| n != qm);
+        self.qms.push((qm.to_string(), pid));
+        Ok(())
+    }
+
+    fn stop(&mut self, qm: &str) -> CliResult {
+        self.sealmq(&["stop", qm])?;
+        self.qms.retain(|(n, _)| n != qm);
+        Ok(())
+    }
+
+    fn mqsc(&self, qm: &str, script: &str) -> CliResult {
+        crate::bench_cmd::mqsc(&self.dir(qm), script)
+    }
+
+    /// CPU seconds of all the queue managers.
+    fn qm_cpu(&self) -> f64 {
+        self.qms.iter().map(|(_, pid)| cpu_seconds(pid)).sum()
+    }
+
+    /// Waits until the channel runs on `qm` (10 s at most).
+    fn wait_running(&self, qm: &str, ch: &str) -> CliResult {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut c =
+            Client::connect_local(&self.dir(qm), "bench-setup").map_err(|e| e.to_string())?;
+        loop {
+            let (out, _) = c
+                .mqsc(&format!("DISPLAY CHSTATUS({ch}) STATUS"), false)
+                .map_err(|e| e.to_string())?;
+            if out.contains("STATUS(RUNNING)") {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(format!("bench: channel {ch} did not start:\n{out}").into());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn depth(&self, qm: &str, q: &str) -> u64 {
+        let Ok(mut c) = Client::connect_local(&self.dir(qm), "bench-depth") else {
+            return 0;
+        };
+        c.mqsc(&format!("DISPLAY QSTATUS({q}) CURDEPTH"), false)
+            .ok()
+            .and_then(|(out, _)| {
+                let i = out.find(" CURDEPTH(")? + 10;
+                out[i..].split(')').next()?.parse().ok()
+            })
+            .unwrap_or(0)
+    }
+
+    /// A sender from `from` to `to` (transmission queue named like `to`) and its receiver.
+    fn channel(&self, from: &str, to: &str, port: u16, sdr: &str, rcvr: &str) -> CliResult {
+        self.mqsc(
+            from,
+            &format!(
+                "DEFINE QLOCAL({to}) USAGE(XMITQ) MAXDEPTH(999999999) REPLACE\n\
+                 DEFINE CHANNEL({from}.{to}) CHLTYPE(SDR) CONNAME('127.0.0.1({port})') XMITQ({to}) \
+                 SHORTTMR(0) BATCHSZ(50) {sdr} REPLACE\n"
+            ),
+        )?;
+        self.mqsc(
+            to,
+            &format!("DEFINE CHANNEL({from}.{to}) CHLTYPE(RCVR) {rcvr} REPLACE\n"),
+        )?;
+        self.mqsc(from, &format!("START CHANNEL({from}.{to})"))?;
+        self.wait_running(from, &format!("{from}.{to}"))
+    }
+}
+
+impl Drop for Net {
+    fn drop(&mut self) {
+        for (qm, _) in std::mem::take(&mut self.qms) {
+            if let Ok(mut c) = Client::connect_local(&self.dir(&qm), "bench-stop") {
+                let _ = c.stop(true);
+            }
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while crate::qm_cmd::running(&self.dir(&qm)) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.home);
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) -> CliResult {
+    std::fs::create_dir_all(to).map_err(|e| e.to_string())?;
+    for e in std::fs::read_dir(from).map_err(|e| e.to_string())? {
+        let e = e.map_err(|e| e.to_string())?;
+        let dst = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &dst)?;
+        } else {
+            std::fs::copy(e.path(), &dst).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+fn free_port() -> CliResult<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| e.to_string())?
+        .port())
+}
+
+fn list<T: std::str::FromStr>(s: &str, what: &str) -> CliResult<Vec<T>> {
+    s.split(',')
+        .map(|v| {
+            v.trim()
+                .parse()
+                .map_err(|_| format!("--{what}: '{v}' is not a number").into())
+        })
+        .collect()
+}
+
+/// One row of a channel benchmark.
+struct Row {
+    label: String,
+    rate: f64,
+    unit: &'static str,
+    qm_us: f64,
+    app_us: f64,
+    extra: Vec<(&'static str, String)>,
+}
+
+pub fn run(a: &BenchArgs) -> CliResult {
+    let work = std::env::temp_dir().join(format!("sealmq-bench-ks-{}", std::process::id()));
+    std::fs::create_dir_all(&work).map_err(|e| e.to_string())?;
+    let r = run_all(a, &work);
+    let _ = std::fs::remove_dir_all(&work);
+    r
+}
+
+fn run_all(a: &BenchArgs, work: &Path) -> CliResult {
+    let mut all: Vec<(String, f64)> = Vec::new();
+    for round in 0..a.rounds.max(1) {
+        if a.rounds > 1 && !a.json {
+            println!("round {}/{}", round + 1, a.rounds);
+        }
+        run_round(a, work, &mut all)?;
+    }
+    if a.rounds > 1 {
+        // Medians per run, in first-seen order, against the first run's median.
+        let mut keys: Vec<&String> = Vec::new();
+        for (k, _) in &all {
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+        let median = |k: &String| {
+            let mut v: Vec<f64> = all
+                .iter()
+                .filter(|(x, _)| x == k)
+                .map(|(_, r)| *r)
+                .collect();
+            v.sort_by(|a, b| a.total_cmp(b));
+            v[v.len() / 2]
+        };
+        let base = keys.first().map(|k| median(k)).unwrap_or(1.0);
+        if a.json {
+            for k in &keys {
+                let m = median(k);
+                println!(
+                    "{}",
+                    serde_json::json!({"median_of": k.as_str(), "rounds": a.rounds, "rate_per_s": m, "vs_first": m / base})
+                );
+            }
+        } else {
+            println!("median of {} rounds:", a.rounds);
+            for k in &keys {
+                let m = median(k);
+                println!("  {k:<80} {m:>10.0}/s  {:.3}x", m / base);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn run_round(a: &BenchArgs, work: &Path, all: &mut Vec<(String, f64)>) -> CliResult {
+    let adapters: Vec<u32> = list(&a.adapters, "adapters")?;
+    let dispatchers: Vec<u32> = list(&a.dispatchers, "dispatchers")?;
+    let rkeyc: Vec<u64> = list(&a.sslrkeyc, "sslrkeyc")?;
+    let reuses: Vec<KeyReuse> = a
+        .key_reuse
+        .split(',')
+        .map(|r| KeyReuse::parse(r.trim()).map_err(|e| e.to_string().into()))
+        .collect::<CliResult<_>>()?;
+    let mut first: Option<f64> = None;
+    let mut header = true;
+    for qop in a.qop.split(',').map(str::trim) {
+        for key in a.key.split(',').map(str::trim) {
+            for &reuse in &reuses {
+                if (qop != "confidentiality" && reuse != reuses[0])
+                    || (qop == "none" && key != a.key.split(',').next().unwrap_or("").trim())
+                {
+                    continue;
+                }
+                let prot = Protection::new(qop, key, reuse, work)?;
+                for config in a.config.split(',').map(str::trim) {
+                    if a.scenario != "mover-rr"
+                        && config != a.config.split(',').next().unwrap_or("").trim()
+                    {
+                        continue;
+                    }
+                    for &rk in &rkeyc {
+                        for &ad in &adapters {
+                            for &di in &dispatchers {
+                                let t = Tuning {
+                                    adapters: ad,
+                                    dispatchers: di,
+                                    tls: a.tls,
+                                    rkeyc: rk,
+                                };
+                                let rows = match a.scenario.as_str() {
+                                    "mover-rr" => vec![mover_rr(a, &prot, config, &t)?],
+                                    "stream" => stream(a, &t)?,
+                                    _ => vec![partner(a, &prot, &t)?],
+                                };
+                                for mut r in rows {
+                                    all.push((
+                                        format!(
+                                            "{} {} {} {} adapters={} dispatchers={}",
+                                            r.label,
+                                            prot.qop,
+                                            if prot.qop == "none" { "-" } else { &prot.key },
+                                            prot.reuse,
+                                            ad,
+                                            di
+                                        ),
+                                        r.rate,
+                                    ));
+                                    let base = *first.get_or_insert(r.rate);
+                                    r.extra.push(("vs first", format!("{:.2}x", r.rate / base)));
+                                    print_row(a, &prot, &t, &r, header);
+                                    header = false;
+                                }
+                            }
+                        }
+                    }
+                }
+                if a.scenario == "stream" {
+                    return Ok(());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+struct Tuning {
+    adapters: u32,
+    dispatchers: u32,
+    tls: bool,
+    rkeyc: u64,
+}
+
+impl Tuning {
+    fn qmgr(&self) -> String {
+        format!(
+            "ALTER QMGR CHIADAPS({}) CHIDISPS({})\n",
+            self.adapters, self.dispatchers
+        )
+    }
+
+    fn sdr(&self) -> String {
+        if self.tls {
+            format!("SSLCIPH(ANY) SSLRKEYC({})", self.rkeyc)
+        } else {
+            String::new()
+        }
+    }
+
+    fn rcvr(&self) -> &'static str {
+        if self.tls { "SSLCIPH(ANY)" } else { "" }
+    }
+}
+
+fn print_row(a: &BenchArgs, p: &Protection, t: &Tuning, r: &Row, header: bool) {
+    let key = if p.qop == "none" { "-" } else { &p.key };
+    if a.json {
+        let mut o = serde_json::json!({
+            "scenario": a.scenario,
+            "run": r.label,
+            "qop": p.qop,
+            "key": key,
+            "key_reuse": p.reuse.to_string(),
+            "rate_per_s": r.rate,
+            "unit": r.unit,
+            "qm_cpu_us_per_txn": r.qm_us,
+            "app_cpu_us_per_txn": r.app_us,
+            "adapters": t.adapters,
+            "dispatchers": t.dispatchers,
+            "tls": t.tls,
+            "sslrkeyc": t.rkeyc,
+        });
+        for (k, v) in &r.extra {
+            o[k.replace(' ', "_")] = serde_json::Value::String(v.clone());
+        }
+        println!("{o}");
+        return;
+    }
+    if header {
+        println!(
+            "{:<28} {:<16} {:<6} {:<9} {:>4} {:>4} {:>10} {:>9} {:>9}  more",
+            a.scenario, "qop", "key", "reuse", "adap", "disp", "rate/s", "QM us", "app us"
+        );
+    }
+    let more: Vec<String> = r.extra.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    println!(
+        "{:<28} {:<16} {:<6} {:<9} {:>4} {:>4} {:>10.0} {:>9.1} {:>9.1}  {}",
+        r.label,
+        p.qop,
+        key,
+        p.reuse.to_string(),
+        t.adapters,
+        t.dispatchers,
+        r.rate,
+        r.qm_us,
+        r.app_us,
+        more.join(", ")
+    );
+    let _ = r.unit;
+}
+
+/// Starts two queue managers BENCH.A and BENCH.B with channels both ways.
+fn pair(t: &Tuning, a_identity: Option<&Path>, a_rcvr: &str, a_sdr: &str) -> CliResult<Net> {
+    let mut net = Net::new("net")?;
+    net.create("BENCH.A", a_identity)?;
+    net.create("BENCH.B", None)?;
+    if t.tls {
+        net.trust_each_other("BENCH.A", "BENCH.B")?;
+    }
+    let (pa, pb) = (free_port()?, free_port()?);
+    for (qm, port) in [("BENCH.A", pa), ("BENCH.B", pb)] {
+        net.start(qm, port, t.tls)?;
+        net.mqsc(qm, &t.qmgr())?;
+        // The channel initiator sizes its tasks at start.
+        net.stop(qm)?;
+        net.start(qm, port, t.tls)?;
+    }
+    net.channel(
+        "BENCH.A",
+        "BENCH.B",
+        pb,
+        &format!("{} {a_sdr}", t.sdr()),
+        t.rcvr(),
+    )?;
+    net.channel(
+        "BENCH.B",
+        "BENCH.A",
+        pa,
+        &t.sdr(),
+        &format!("{} {a_rcvr}", t.rcvr()),
+    )?;
+    Ok(net)
+}
+
+fn mover_rr(a: &BenchArgs, prot: &Protection, config: &str, t: &Tuning) -> CliResult<Row> {
+    let size = a.size.unwrap_or(32 * 1024);
+    let protected = prot.policy.is_some();
+    let (net, req_prot, rsp_prot) = match config {
+        "unprotected" => (pair(t, None, "", "")?, false, false),
+        "end-to-end" => (pair(t, None, "", "")?, protected, protected),
+        "interception" => {
+            let id = prot.keystore.as_deref();
+            (
+                pair(t, id, "SPLPROT(ASPOLICY)", "SPLPROT(REMOVE)")?,
+                protected,
+                false,
+            )
+        }
+        other => {
+            return Err(format!(
+                "unknown --config '{other}': unprotected, end-to-end or interception"
+            )
+            .into());
+        }
+    };
+    let mut sa = String::new();
+    let mut sb = String::new();
+    let mut pa = Vec::new();
+    let mut pb = Vec::new();
+    for i in 0..a.pairs {
+        sa.push_str(&format!(
+            "DEFINE QREMOTE(BENCH.REQ.{i}) RNAME(BENCH.REQ.{i}) RQMNAME(BENCH.B) XMITQ(BENCH.B)\n\
+             DEFINE QLOCAL(BENCH.REP.{i})\n"
+        ));
+        sb.push_str(&format!("DEFINE QLOCAL(BENCH.REQ.{i})\n"));
+        pa.push(format!("BENCH.REQ.{i}"));
+        pa.push(format!("BENCH.REP.{i}"));
+        pb.push(format!("BENCH.REQ.{i}"));
+        pb.push(format!("BENCH.REP.{i}"));
+    }
+    if req_prot {
+        if config == "interception" {
+            pa.push("BENCH.B".into());
+        }
+        sa.push_str(&prot.script(&pa));
+    }
+    if rsp_prot {
+        sb.push_str(&prot.script(&pb));
+    }
+    net.mqsc("BENCH.A", &sa)?;
+    net.mqsc("BENCH.B", &sb)?;
+    let none = Protection::new("none", "rsa2048", KeyReuse::Disabled, Path::new("."))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let halt_rsp = Arc::new(AtomicBool::new(false));
+    let count = Arc::new(AtomicU64::new(0));
+    let mut threads = Vec::new();
+    let mut responders = Vec::new();
+    for i in 0..a.pairs {
+        let mut rsp =
+            if rsp_prot { prot } else { &none }.client(&net.dir("BENCH.B"), "bench-rsp")?;
+        let halt = halt_rsp.clone();
+        responders.push(std::thread::spawn(move || -> Result<(), String> {
+            let (q, _) = rsp
+                .open(&format!("BENCH.REQ.{i}"), OpenOptions::input())
+                .map_err(|e| e.to_string())?;
+            let mut back: Option<u32> = None;
+            let gmo = GetOptions {
+                wait: Some(Duration::from_millis(200)),
+                ..Default::default()
+            };
+            while !halt.load(Ordering::Relaxed) {
+                let m = match rsp.get(q, &gmo) {
+                    Ok(m) => m,
+                    Err(e) if e.reason == 2033 => continue,
+                    Err(e) => return Err(e.to_string()),
+                };
+                let h = match back {
+                    Some(h) => h,
+                    None => {
+                        let (h, _) = rsp
+                            .open_at(&m.md.reply_to_q, &m.md.reply_to_qmgr, OpenOptions::output())
+                            .map_err(|e| e.to_string())?;
+                        back = Some(h);
+                        h
+                    }
+                };
+                let mut md = Md {
+                    correl_id: m.md.msg_id,
+                    msg_type: MsgType::Reply,
+                    persistence: Persistence::NotPersistent,
+                    ..Md::default()
+                };
+                rsp.put(h, &mut md, &m.payload, false)
+                    .map_err(|e| e.to_string())?;
+            }
+            Ok(())
+        }));
+        let mut req =
+            if req_prot { prot } else { &none }.client(&net.dir("BENCH.A"), "bench-req")?;
+        let (halt, done) = (stop.clone(), count.clone());
+        threads.push(std::thread::spawn(move || -> Result<(), String> {
+            let (q, _) = req
+                .open(&format!("BENCH.REQ.{i}"), OpenOptions::output())
+                .map_err(|e| e.to_string())?;
+            let (r, _) = req
+                .open(&format!("BENCH.REP.{i}"), OpenOptions::input())
+                .map_err(|e| e.to_string())?;
+            let payload = vec![0x5au8; size];
+            while !halt.load(Ordering::Relaxed) {
+                let mut md = Md {
+                    msg_type: MsgType::Request,
+                    persistence: Persistence::NotPersistent,
+                    reply_to_q: format!("BENCH.REP.{i}"),
+                    ..Md::default()
+                };
+                req.put(q, &mut md, &payload, false)
+                    .map_err(|e| e.to_string())?;
+                let gmo = GetOptions {
+                    wait: Some(Duration::from_secs(30)),
+                    matching: Match {
+                        correl_id: Some(md.msg_id),
+                        msg_id: None,
+                    },
+                    ..Default::default()
+                };
+                req.get(r, &gmo).map_err(|e| e.to_string())?;
+                done.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(())
+        }));
+    }
+    // A second of warm-up (key reuse caches, connections), then the measurement.
+    std::thread::sleep(Duration::from_secs(1));
+    let (m, qm_cpu, app_cpu) = window(&net, a.seconds, &count);
+    stop.store(true, Ordering::Relaxed);
+    for t in threads {
+        t.join()
+            .map_err(|_| "a bench thread panicked".to_string())??;
+    }
+    halt_rsp.store(true, Ordering::Relaxed);
+    for t in responders {
+        t.join()
+            .map_err(|_| "a bench thread panicked".to_string())??;
+    }
+    let label = if t.tls {
+        format!("{config} tls rkeyc={}", t.rkeyc)
+    } else {
+        config.to_string()
+    };
+    Ok(Row {
+        label,
+        rate: m.0 as f64 / m.1,
+        unit: "round trips",
+        qm_us: per(qm_cpu, m.0),
+        app_us: per(app_cpu, m.0),
+        extra: vec![("msg B", size.to_string())],
+    })
+}
+
+fn per(cpu: f64, n: u64) -> f64 {
+    if n == 0 { 0.0 } else { cpu * 1e6 / n as f64 }
+}
+
+/// Measures `secs`: (count, elapsed), QM CPU, this process's CPU.
+fn window(net: &Net, secs: u64, count: &AtomicU64) -> ((u64, f64), f64, f64) {
+    let (q0, a0, t0, c0) = (
+        net.qm_cpu(),
+        cpu_seconds("self"),
+        Instant::now(),
+        count.load(Ordering::Relaxed),
+    );
+    std::thread::sleep(Duration::from_secs(secs));
+    let (q1, a1, el, c1) = (
+        net.qm_cpu(),
+        cpu_seconds("self"),
+        t0.elapsed().as_secs_f64(),
+        count.load(Ordering::Relaxed),
+    );
+    ((c1 - c0, el), q1 - q0, a1 - a0)
+}
+
+fn stream(a: &BenchArgs, t: &Tuning) -> CliResult<Vec<Row>> {
+    let sizes = match a.size {
+        Some(s) => vec![s],
+        None => vec![10 * 1024, 1024 * 1024],
+    };
+    let mut rows = Vec::new();
+    for size in sizes {
+        let net = pair(t, None, "", "")?;
+        net.mqsc(
+            "BENCH.A",
+            "DEFINE QREMOTE(BENCH.STREAM) RNAME(BENCH.STREAM) RQMNAME(BENCH.B) XMITQ(BENCH.B)\n",
+        )?;
+        net.mqsc(
+            "BENCH.B",
+            "DEFINE QLOCAL(BENCH.STREAM) MAXDEPTH(999999999)\n",
+        )?;
+        // Commit every 10 messages of 10 KB, every message of 1 MB.
+        let per_commit = if size >= 256 * 1024 { 1 } else { 10 };
+        let stop = Arc::new(AtomicBool::new(false));
+        let count = Arc::new(AtomicU64::new(0));
+        let mut threads = Vec::new();
+        for _ in 0..a.pairs {
+            let halt = stop.clone();
+            let mut c = Client::connect_local(&net.dir("BENCH.A"), "bench-stream-put")
+                .map_err(|e| e.to_string())?;
+            threads.push(std::thread::spawn(move || -> Result<(), String> {
+                let (h, _) = c
+                    .open("BENCH.STREAM", OpenOptions::output())
+                    .map_err(|e| e.to_string())?;
+                let payload = vec![0x33u8; size];
+                let mut n = 0u64;
+                while !halt.load(Ordering::Relaxed) {
+                    let mut md = Md {
+                        persistence: Persistence::Persistent,
+                        ..Md::default()
+                    };
+                    c.put(h, &mut md, &payload, true)
+                        .map_err(|e| e.to_string())?;
+                    n += 1;
+                    if n.is_multiple_of(per_commit) {
+                        c.commit().map_err(|e| e.to_string())?;
+                    }
+                }
+                c.commit().map_err(|e| e.to_string())
+            }));
+            let (halt, done) = (stop.clone(), count.clone());
+            let mut g = Client::connect_local(&net.dir("BENCH.B"), "bench-stream-get")
+                .map_err(|e| e.to_string())?;
+            threads.push(std::thread::spawn(move || -> Result<(), String> {
+                let (h, _) = g
+                    .open("BENCH.STREAM", OpenOptions::input())
+                    .map_err(|e| e.to_string())?;
+                let gmo = GetOptions {
+                    syncpoint: true,
+                    wait: Some(Duration::from_millis(200)),
+                    ..Default::default()
+                };
+                let mut n = 0u64;
+                while !halt.load(Ordering::Relaxed) {
+                    match g.get(h, &gmo) {
+                        Ok(_) => {
+                            n += 1;
+                            if n.is_multiple_of(per_commit) {
+                                g.commit().map_err(|e| e.to_string())?;
+                                done.fetch_add(per_commit, Ordering::Relaxed);
+                            }
+                        }
+                        Err(e) if e.reason == 2033 => {}
+                        Err(e) => return Err(e.to_string()),
+                    }
+                }
+                g.commit().map_err(|e| e.to_string())
+            }));
+        }
+        std::thread::sleep(Duration::from_secs(1));
+        let (m, qm_cpu, app_cpu) = window(&net, a.seconds, &count);
+        stop.store(true, Ordering::Relaxed);
+        for th in threads {
+            th.join()
+                .map_err(|_| "a bench thread panicked".to_string())??;
+        }
+        let rate = m.0 as f64 / m.1;
+        rows.push(Row {
+            label: format!("persistent {size} B"),
+            rate,
+            unit: "messages",
+            qm_us: per(qm_cpu, m.0),
+            app_us: per(app_cpu, m.0),
+            extra: vec![("MB/s", format!("{:.1}", rate * size as f64 / 1e6))],
+        });
+    }
+    Ok(rows)
+}
+
+fn partner(a: &BenchArgs, prot: &Protection, t: &Tuning) -> CliResult<Row> {
+    let size = a.size.unwrap_or(2048);
+    // The partner (BENCH.A) is plain; the island (BENCH.B) protects on arrival with its own
+    // identity (the bench keystore), which is also the policy's signer and recipient.
+    let mut net = Net::new("partner")?;
+    net.create("BENCH.A", None)?;
+    net.create("BENCH.B", prot.keystore.as_deref())?;
+    let (pa, pb) = (free_port()?, free_port()?);
+    for (qm, port) in [("BENCH.A", pa), ("BENCH.B", pb)] {
+        net.start(qm, port, false)?;
+        net.mqsc(qm, &t.qmgr())?;
+        net.stop(qm)?;
+        net.start(qm, port, false)?;
+    }
+    net.mqsc(
+        "BENCH.A",
+        "DEFINE QREMOTE(BENCH.IN) RNAME(BENCH.IN) RQMNAME(BENCH.B) XMITQ(BENCH.B)\n",
+    )?;
+    net.mqsc(
+        "BENCH.B",
+        &format!(
+            "DEFINE QLOCAL(BENCH.IN) MAXDEPTH(999999999)\n{}",
+            prot.script(&["BENCH.IN".to_string()])
+        ),
+    )?;
+    net.channel("BENCH.A", "BENCH.B", pb, "", "SPLPROT(ASPOLICY)")?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let count = Arc::new(AtomicU64::new(0));
+    let put_count = Arc::new(AtomicU64::new(0));
+    let target = a.rate.max(1);
+    let (halt, puts) = (stop.clone(), put_count.clone());
+    let mut p =
+        Client::connect_local(&net.dir("BENCH.A"), "bench-partner").map_err(|e| e.to_string())?;
+    let putter = std::thread::spawn(move || -> Result<(), String> {
+        let (h, _) = p
+            .open("BENCH.IN", OpenOptions::output())
+            .map_err(|e| e.to_string())?;
+        let payload = vec![0x11u8; size];
+        let t0 = Instant::now();
+        let mut n = 0u64;
+        while !halt.load(Ordering::Relaxed) {
+            // Paced: never ahead of the target rate.
+            let due = t0 + Duration::from_secs_f64(n as f64 / target as f64);
+            let now = Instant::now();
+            if due > now {
+                std::thread::sleep(due - now);
+            }
+            let mut md = Md {
+                persistence: Persistence::NotPersistent,
+                ..Md::default()
+            };
+            p.put(h, &mut md, &payload, false)
+                .map_err(|e| e.to_string())?;
+            n += 1;
+            puts.store(n, Ordering::Relaxed);
+        }
+        Ok(())
+    });
+    let (halt, done) = (stop.clone(), count.clone());
+    let mut g = prot.client(&net.dir("BENCH.B"), "bench-island")?;
+    let getter = std::thread::spawn(move || -> Result<(), String> {
+        let (h, _) = g
+            .open("BENCH.IN", OpenOptions::input())
+            .map_err(|e| e.to_string())?;
+        let gmo = GetOptions {
+            wait: Some(Duration::from_millis(200)),
+            ..Default::default()
+        };
+        while !halt.load(Ordering::Relaxed) {
+            match g.get(h, &gmo) {
+                Ok(_) => {
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(e) if e.reason == 2033 => {}
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        Ok(())
+    });
+    std::thread::sleep(Duration::from_secs(1));
+    let (m, qm_cpu, app_cpu) = window(&net, a.seconds, &count);
+    let xmitq_depth = net.depth("BENCH.A", "BENCH.B");
+    let put = put_count.load(Ordering::Relaxed);
+    stop.store(true, Ordering::Relaxed);
+    putter
+        .join()
+        .map_err(|_| "a bench thread panicked".to_string())??;
+    getter
+        .join()
+        .map_err(|_| "a bench thread panicked".to_string())??;
+    let rate = m.0 as f64 / m.1;
+    Ok(Row {
+        label: format!("target {target}/s {size} B"),
+        rate,
+        unit: "messages",
+        qm_us: per(qm_cpu, m.0),
+        app_us: per(app_cpu, m.0),
+        extra: vec![
+            ("xmitq depth", xmitq_depth.to_string()),
+            ("put", put.to_string()),
+            (
+                "sustained",
+                if rate >= 0.97 * target as f64 && xmitq_depth < target {
+                    "yes"
+                } else {
+                    "no"
+                }
+                .to_string(),
+            ),
+        ],
+    })
+}
