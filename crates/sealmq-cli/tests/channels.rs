@@ -208,9 +208,18 @@ fn kill_dash_nine_of_either_end_mid_stream_delivers_every_message_once() {
     h.ok(&["stop", "QMR"]);
 }
 
-/// A TCP relay that, on its first connection, lets the channel start and send one batch, then
-/// swallows the receiver's confirmation and cuts both sockets: the sender is left in doubt
-/// about a batch the receiver committed. Later connections pass through while `open`.
+/// Where a [`Cutter`] cuts its first connection.
+#[derive(Clone, Copy)]
+enum Cut {
+    /// After the first batch: the receiver's confirmation is swallowed (the sender is left in
+    /// doubt about a batch the receiver committed).
+    AfterCommit,
+    /// After this many bytes from the sender: in the middle of a batch.
+    MidBatch(usize),
+}
+
+/// A TCP relay that cuts its first connection (see [`Cut`]) and passes later ones through
+/// while `open`.
 struct Cutter {
     port: u16,
     open: Arc<AtomicBool>,
@@ -219,6 +228,10 @@ struct Cutter {
 
 impl Cutter {
     fn new(target: u16) -> Cutter {
+        Cutter::cutting(target, Cut::AfterCommit)
+    }
+
+    fn cutting(target: u16, cut: Cut) -> Cutter {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
         let open = Arc::new(AtomicBool::new(true));
@@ -235,20 +248,33 @@ impl Cutter {
                 let Ok(server) = TcpStream::connect(("127.0.0.1", target)) else {
                     continue;
                 };
-                relay(client, server, n == 0);
+                relay(client, server, (n == 0).then_some(cut));
             }
         });
         Cutter { port, open, conns }
     }
 }
 
-fn relay(client: TcpStream, server: TcpStream, cut: bool) {
+fn relay(client: TcpStream, server: TcpStream, cut: Option<Cut>) {
     let (mut c2, mut s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
     let (mut c3, mut s3) = (client.try_clone().unwrap(), server.try_clone().unwrap());
     std::thread::spawn(move || {
         let mut buf = vec![0u8; 65536];
+        let mut sent = 0usize;
         while let Ok(n) = c2.read(&mut buf) {
-            if n == 0 || s2.write_all(&buf[..n]).is_err() {
+            if n == 0 {
+                break;
+            }
+            if let Some(Cut::MidBatch(limit)) = cut
+                && sent + n > limit
+            {
+                // Forward part of this read, then cut both ways mid-batch.
+                let _ = s2.write_all(&buf[..limit - sent]);
+                let _ = c2.shutdown(Shutdown::Both);
+                break;
+            }
+            sent += n;
+            if s2.write_all(&buf[..n]).is_err() {
                 break;
             }
         }
@@ -262,7 +288,7 @@ fn relay(client: TcpStream, server: TcpStream, cut: bool) {
                 break;
             }
             reads += 1;
-            if cut && reads == 2 {
+            if matches!(cut, Some(Cut::AfterCommit)) && reads == 2 {
                 // The first batch's BatchOk: drop it and cut.
                 let _ = s3.shutdown(Shutdown::Both);
                 let _ = c3.shutdown(Shutdown::Both);
@@ -372,6 +398,82 @@ fn a_cut_connection_leaves_a_batch_in_doubt_settled_at_restart_or_by_resolve() {
         "--persistent",
     ]);
     wait_for(LONG, "the last messages", || h.depth("QMR", "DEST") == 60);
+    h.ok(&["stop", "QMS"]);
+    h.ok(&["stop", "QMR"]);
+}
+
+#[test]
+fn a_socket_cut_mid_batch_loses_and_duplicates_nothing_and_reset_renumbers() {
+    let h = Home::new();
+    let ports = qms(&h, &["QMS", "QMR"]);
+    h.mqsc("QMR", "DEFINE QLOCAL(DEST) MAXDEPTH(100000)\n");
+    h.mqsc(
+        "QMS",
+        "DEFINE QREMOTE(DEST) RNAME(DEST) RQMNAME(QMR) XMITQ(QMR)\n",
+    );
+    // 1 KB messages in batches of 50: the cut at 20,000 bytes falls inside the first batch.
+    let cut = Cutter::cutting(ports[1], Cut::MidBatch(20_000));
+    link(&h, "QMS", "QMR", cut.port, "BATCHSZ(50)");
+    h.ok(&[
+        "put",
+        "QMS",
+        "DEST",
+        "--size",
+        "1000",
+        "--count",
+        "500",
+        "--persistent",
+        "--syncpoint",
+        "500",
+    ]);
+    h.mqsc("QMS", "START CHANNEL(QMS.QMR)\n");
+    wait_for(LONG, "all 500 after the cut", || {
+        h.depth("QMR", "DEST") == 500
+    });
+    assert!(
+        cut.conns.load(Ordering::SeqCst) >= 2,
+        "the connection was cut"
+    );
+    assert_eq!(h.depth("QMS", "QMR"), 0);
+    verify_all(&h, "QMR", "DEST", 500);
+    let st = chstatus(&h, "QMR", "QMS.QMR");
+    assert_eq!(field(&st, "LSTSEQNO"), "500", "{st}");
+    // The channel initiator's tasks did the work and say so.
+    let ci = h.mqsc("QMR", "DISPLAY CHINIT\n");
+    assert!(
+        ci.contains("TASK(ADAPTER.1)") && ci.contains("TASK(DISPATCHER.1)"),
+        "{ci}"
+    );
+    let served: u64 = ci
+        .split("REQUESTS(")
+        .skip(1)
+        .map(|r| r[..r.find(')').unwrap()].parse::<u64>().unwrap())
+        .sum();
+    assert!(served > 0, "{ci}");
+
+    // RESET CHANNEL: the sender renumbers from 1000, and the receiver follows at the next start.
+    assert!(
+        h.mqsc(
+            "QMS",
+            "STOP CHANNEL(QMS.QMR)\nRESET CHANNEL(QMS.QMR) SEQNUM(1000)\n"
+        )
+        .contains("reset to sequence number 1000")
+    );
+    h.mqsc("QMS", "START CHANNEL(QMS.QMR)\n");
+    h.ok(&[
+        "put",
+        "QMS",
+        "DEST",
+        "--size",
+        "100",
+        "--count",
+        "5",
+        "--persistent",
+    ]);
+    wait_for(LONG, "5 more", || h.depth("QMR", "DEST") == 5);
+    wait_for(LONG, "the receiver at 1005", || {
+        field(&chstatus(&h, "QMR", "QMS.QMR"), "LSTSEQNO") == "1005"
+    });
     h.ok(&["stop", "QMS"]);
     h.ok(&["stop", "QMR"]);
 }

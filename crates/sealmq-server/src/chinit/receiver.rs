@@ -145,10 +145,22 @@ pub fn serve(
         Err((reason, detail)) => return refuse(&mut w, reason, detail),
     };
     let run = ci.receiver_run(&def.name, def.chltype);
+    if let (Some(s), ChlFrame::Start { hbint, .. }) = (&peer.sock, &start) {
+        set_silence_limit(s, (*hbint).min(def.hbint));
+    }
     run.set_sock(peer.sock);
     run.status().conname = peer.addr.clone();
     serve_as(ci, &run, &def, start, r, w);
     run.finish();
+}
+
+/// A sender heartbeats every HBINT seconds when it has nothing to send: a receiver that hears
+/// nothing for twice that (and a minute's grace) takes the partner for dead and ends, backing
+/// out the batch it was receiving.
+pub(crate) fn set_silence_limit(s: &std::net::TcpStream, hbint: u32) {
+    if hbint > 0 {
+        let _ = s.set_read_timeout(Some(Duration::from_secs(2 * hbint as u64 + 60)));
+    }
 }
 
 /// The receiving end of channel `def` (a RCVR, or a RQSTR whose server answered) once the

@@ -43,6 +43,9 @@ pub(crate) fn main(ci: Arc<Initiator>, run: Arc<Run>) {
                         read_chl(&mut link.r, sealmq_wire::HELLO_MAX).map_err(|e| e.to_string())
                     }) {
                     Ok(Some(start @ ChlFrame::Start { .. })) => {
+                        if let ChlFrame::Start { hbint, .. } = &start {
+                            super::receiver::set_silence_limit(&link.tcp, (*hbint).min(def.hbint));
+                        }
                         serve_as(&ci, &run, &def, start, link.r, link.w);
                         run.status().error.clone()
                     }
