@@ -678,6 +678,21 @@ fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
             Ok((format!("SMQ0121I Channel {name} altered."), vec![]))
         }
         Verb::Delete => {
+            let running = qm.chinit().is_some_and(|ci| {
+                ci.status(&name).iter().any(|b| {
+                    b.iter().any(|(k, v)| {
+                        k == "STATUS"
+                            && matches!(v.as_str(), "RUNNING" | "BINDING" | "RETRYING" | "STARTING")
+                    })
+                })
+            });
+            if running {
+                return Err(Fail {
+                    at: None,
+                    reason: Some(ReasonCode::ObjectInUse),
+                    message: format!("channel {name} is running: STOP CHANNEL({name}) first"),
+                });
+            }
             qm.delete_channel(&name)?;
             Ok((format!("SMQ0122I Channel {name} deleted."), vec![]))
         }
