@@ -677,3 +677,26 @@ fn a_requester_pulls_from_a_server_channel() {
     h.ok(&["stop", "QMS"]);
     h.ok(&["stop", "QMR"]);
 }
+
+#[test]
+fn batchint_holds_a_batch_open_for_stragglers() {
+    let h = Home::new();
+    let ports = qms(&h, &["QMS", "QMR"]);
+    link(&h, "QMS", "QMR", ports[1], "BATCHSZ(50) BATCHINT(3000) NPMSPEED(NORMAL)");
+    h.mqsc("QMS", "DEFINE QREMOTE(DEST) RNAME(DEST) RQMNAME(QMR) XMITQ(QMR)\nSTART CHANNEL(QMS.QMR)\n");
+    h.mqsc("QMR", "DEFINE QLOCAL(DEST)\n");
+    wait_for(LONG, "the channel", || {
+        field(&chstatus(&h, "QMS", "QMS.QMR"), "STATUS") == "RUNNING"
+    });
+    // Eight separate applications, one message each, well apart: with BATCHINT(3000) the
+    // sender keeps its batch open for them, so they travel as one batch.
+    for i in 0..8 {
+        h.ok(&["put", "QMS", "DEST", "--message", &format!("m{i}")]);
+    }
+    wait_for(LONG, "eight messages", || h.depth("QMR", "DEST") == 8);
+    let st = chstatus(&h, "QMS", "QMS.QMR");
+    assert_eq!(field(&st, "MSGS"), "8", "{st}");
+    assert_eq!(field(&st, "BATCHES"), "1", "{st}");
+    h.ok(&["stop", "QMS"]);
+    h.ok(&["stop", "QMR"]);
+}
