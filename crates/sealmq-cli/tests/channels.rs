@@ -682,8 +682,17 @@ fn a_requester_pulls_from_a_server_channel() {
 fn batchint_holds_a_batch_open_for_stragglers() {
     let h = Home::new();
     let ports = qms(&h, &["QMS", "QMR"]);
-    link(&h, "QMS", "QMR", ports[1], "BATCHSZ(50) BATCHINT(3000) NPMSPEED(NORMAL)");
-    h.mqsc("QMS", "DEFINE QREMOTE(DEST) RNAME(DEST) RQMNAME(QMR) XMITQ(QMR)\nSTART CHANNEL(QMS.QMR)\n");
+    link(
+        &h,
+        "QMS",
+        "QMR",
+        ports[1],
+        "BATCHSZ(50) BATCHINT(3000) NPMSPEED(NORMAL)",
+    );
+    h.mqsc(
+        "QMS",
+        "DEFINE QREMOTE(DEST) RNAME(DEST) RQMNAME(QMR) XMITQ(QMR)\nSTART CHANNEL(QMS.QMR)\n",
+    );
     h.mqsc("QMR", "DEFINE QLOCAL(DEST)\n");
     wait_for(LONG, "the channel", || {
         field(&chstatus(&h, "QMS", "QMS.QMR"), "STATUS") == "RUNNING"

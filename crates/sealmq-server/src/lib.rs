@@ -13,7 +13,7 @@ use sealmq_engine::{Connection, Hobj, Match, MqError, QmConfig, QueueManager};
 use sealmq_wire::{GetReq, Request, Response, WireError, open};
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -679,7 +679,7 @@ fn get_options(g: &GetReq) -> GetOptions {
 /// Serves one connection until it ends. Dropping the engine connection backs out.
 fn serve(
     qm: &Arc<QueueManager>,
-    mut r: impl Read + Send + 'static,
+    mut r: impl BufRead + Send + 'static,
     mut w: impl Write + Send + 'static,
     peer: &Peer,
     ctx: &Ctx,

@@ -1,6 +1,7 @@
-//! The channel initiator's adapter tasks (SPEC §6, CHIADAPS): the queue and protection work of
-//! every channel (assembling a sender's batch, SPLPROT REMOVE; delivering a receiver's batch,
-//! SPLPROT ASPOLICY, the commit) runs in one of CHIADAPS adapter slots.
+//! The channel initiator's tasks (SPEC §6): the queue and protection work of every channel
+//! (assembling a sender's batch, SPLPROT REMOVE; delivering a receiver's batch, SPLPROT
+//! ASPOLICY, the commit) runs in one of CHIADAPS adapter slots, and its network work (framing,
+//! TLS, reading and writing a batch once data is there) in one of CHIDISPS dispatcher slots.
 //!
 //! A channel's own thread runs the job in a free slot, waiting when all are taken: the slots
 //! bound how much of that work runs at once, and the work is never handed from one thread to
@@ -83,13 +84,48 @@ pub fn timed<T>(stats: &TaskStats, f: impl FnOnce() -> T) -> T {
     r
 }
 
-struct Inner {
-    /// Free adapter slots, most recently freed last.
+/// A set of task slots: free ones on a stack (most recently freed last), each with statistics.
+struct Slots {
     free: Mutex<Vec<usize>>,
     cv: Condvar,
-    adapters: Vec<TaskStats>,
-    /// The channels' own (network) tasks, by dispatcher slot.
-    dispatchers: Vec<TaskStats>,
+    stats: Vec<TaskStats>,
+}
+
+impl Slots {
+    fn new(n: usize) -> Slots {
+        let n = n.max(1);
+        Slots {
+            free: Mutex::new((0..n).rev().collect()),
+            cv: Condvar::new(),
+            stats: (0..n).map(|_| TaskStats::default()).collect(),
+        }
+    }
+
+    fn run<T>(&self, f: impl FnOnce() -> T) -> Option<T> {
+        let slot = {
+            let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+            loop {
+                if let Some(s) = free.pop() {
+                    break s;
+                }
+                free = self.cv.wait(free).unwrap_or_else(|p| p.into_inner());
+            }
+        };
+        let r = timed(&self.stats[slot], || {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok()
+        });
+        self.free
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(slot);
+        self.cv.notify_one();
+        r
+    }
+}
+
+struct Inner {
+    adapters: Slots,
+    dispatchers: Slots,
     since: Instant,
 }
 
@@ -99,58 +135,42 @@ pub struct Pool {
 }
 
 impl Pool {
-    /// `adapters` adapter slots; `dispatchers` slots account the channels' network work.
+    /// CHIADAPS adapter slots and CHIDISPS dispatcher slots.
     pub fn new(adapters: usize, dispatchers: usize) -> Pool {
-        let n = adapters.max(1);
         Pool {
             inner: Arc::new(Inner {
-                free: Mutex::new((0..n).rev().collect()),
-                cv: Condvar::new(),
-                adapters: (0..n).map(|_| TaskStats::default()).collect(),
-                dispatchers: (0..dispatchers.max(1))
-                    .map(|_| TaskStats::default())
-                    .collect(),
+                adapters: Slots::new(adapters),
+                dispatchers: Slots::new(dispatchers),
                 since: Instant::now(),
             }),
         }
     }
 
-    /// Runs `f` in an adapter slot (waiting for one) and returns its result (`None` if it
-    /// panicked: the slot is freed and the caller reports the failure).
+    /// Runs queue or protection work `f` in an adapter slot (waiting for one) and returns its
+    /// result (`None` if it panicked: the slot is freed and the caller reports the failure).
     pub fn run<T>(&self, f: impl FnOnce() -> T) -> Option<T> {
-        let i = &self.inner;
-        let slot = {
-            let mut free = i.free.lock().unwrap_or_else(|p| p.into_inner());
-            loop {
-                if let Some(s) = free.pop() {
-                    break s;
-                }
-                free = i.cv.wait(free).unwrap_or_else(|p| p.into_inner());
-            }
-        };
-        let r = timed(&i.adapters[slot], || {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok()
-        });
-        i.free.lock().unwrap_or_else(|p| p.into_inner()).push(slot);
-        i.cv.notify_one();
-        r
+        self.inner.adapters.run(f)
     }
 
-    /// The statistics slot of dispatcher `i` (channels are spread over the slots).
-    pub fn dispatcher(&self, i: usize) -> &TaskStats {
-        &self.inner.dispatchers[i % self.inner.dispatchers.len()]
+    /// Runs network work `f` (framing, TLS, socket reads and writes of data that has arrived or
+    /// is ready to go) in a dispatcher slot. A channel waits for its socket to become readable
+    /// outside any slot, so an idle channel holds none.
+    pub fn net<T>(&self, f: impl FnOnce() -> T) -> Option<T> {
+        self.inner.dispatchers.run(f)
     }
 
     pub fn stats(&self) -> Vec<Attrs> {
         let i = &self.inner;
         let mut rows: Vec<Attrs> = i
             .dispatchers
+            .stats
             .iter()
             .enumerate()
             .map(|(n, s)| s.row(format!("DISPATCHER.{}", n + 1), i.since))
             .collect();
         rows.extend(
             i.adapters
+                .stats
                 .iter()
                 .enumerate()
                 .map(|(n, s)| s.row(format!("ADAPTER.{}", n + 1), i.since)),

@@ -14,10 +14,10 @@ use sealmq_engine::{Connection, Hobj, MqError, MqResult, OpenOptions, PutOptions
 use sealmq_types::ReasonCode;
 use sealmq_wire::chl::{CHL_VERSIONS, ChlFrame, read_chl, write_chl};
 use std::collections::HashMap;
-use std::io::{Read, Write};
+use std::io::{BufRead, Write};
 use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Who connected, as the listener saw it.
 pub struct PeerInfo {
@@ -133,7 +133,7 @@ pub(crate) fn admit(
 pub fn serve(
     ci: &Arc<Initiator>,
     start: ChlFrame,
-    r: impl Read,
+    r: impl BufRead,
     mut w: impl Write,
     peer: PeerInfo,
 ) {
@@ -170,7 +170,7 @@ pub(crate) fn serve_as(
     run: &Arc<Run>,
     def: &ChannelDef,
     start: ChlFrame,
-    mut r: impl Read,
+    mut r: impl BufRead,
     mut w: impl Write,
 ) {
     let ChlFrame::Start {
@@ -275,7 +275,7 @@ fn receive(
     run: &Arc<Run>,
     work: &Arc<Work>,
     rec: &mut SyncRec,
-    r: &mut impl Read,
+    r: &mut impl BufRead,
     w: &mut impl Write,
     max_msg: u32,
 ) -> Result<(), String> {
@@ -283,12 +283,18 @@ fn receive(
     let mut expect = rec.seq;
     let mut batch: Vec<(bool, Vec<u8>)> = Vec::new();
     let mut bytes = 0u64;
-    let slot = ci.adapters.dispatcher(rec.seq as usize + 1);
     loop {
-        let f = match read_chl(r, max_frame) {
-            Ok(Some(f)) => f,
-            Ok(None) => return Err("the sender closed the connection".into()),
+        // Wait for data outside any slot; read the frame in a dispatcher slot.
+        match r.fill_buf() {
+            Ok([]) => return Err("the sender closed the connection".into()),
+            Ok(_) => {}
             Err(e) => return Err(e.to_string()),
+        }
+        let f = match ci.adapters.net(|| read_chl(r, max_frame)) {
+            Some(Ok(Some(f))) => f,
+            Some(Ok(None)) => return Err("the sender closed the connection".into()),
+            Some(Err(e)) => return Err(e.to_string()),
+            None => return Err("a dispatcher failed reading a frame".into()),
         };
         match f {
             ChlFrame::Msg {
@@ -313,26 +319,21 @@ fn receive(
                 last_seq,
                 persistent,
             } => {
-                let t0 = (super::adapters::thread_cpu_ns(), Instant::now());
                 let msgs = std::mem::take(&mut batch);
                 let n = msgs.len() as u64;
                 let mut next = rec.clone();
                 next.seq = last_seq;
                 next.batch = id;
-                let job_work = work.clone();
-                let protector = ci.protector.clone();
-                let qm = ci.qm.clone();
-                let next2 = next.clone();
                 let outcome = ci
                     .adapters
-                    .run(move || {
+                    .run(|| {
                         deliver(
-                            &qm,
-                            &job_work,
+                            &ci.qm,
+                            work,
                             msgs,
                             persistent,
-                            &next2,
-                            protector.as_deref(),
+                            &next,
+                            ci.protector.as_deref(),
                         )
                     })
                     .unwrap_or_else(|| {
@@ -348,13 +349,10 @@ fn receive(
                     return Err(m);
                 }
                 *rec = next;
-                write_chl(w, &ChlFrame::BatchOk { last_seq })
-                    .and_then(|_| w.flush())
+                ci.adapters
+                    .net(|| write_chl(w, &ChlFrame::BatchOk { last_seq }).and_then(|_| w.flush()))
+                    .unwrap_or_else(|| Err(std::io::Error::other("a dispatcher failed")))
                     .map_err(|e| e.to_string())?;
-                slot.record(
-                    super::adapters::thread_cpu_ns().saturating_sub(t0.0),
-                    t0.1.elapsed().as_nanos() as u64,
-                );
                 let mut s = run.status();
                 s.msgs += n;
                 s.bytes_rcvd += bytes;

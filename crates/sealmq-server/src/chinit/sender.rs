@@ -59,6 +59,13 @@ impl Drop for Work {
     }
 }
 
+fn adapter_failed(what: &str) -> MqError {
+    MqError::new(
+        ReasonCode::UnexpectedError,
+        format!("a channel adapter failed {what}"),
+    )
+}
+
 fn mq(e: MqError) -> End {
     End::Fatal(e.to_string())
 }
@@ -226,11 +233,9 @@ fn session_on(ci: &Arc<Initiator>, run: &Arc<Run>, def: &ChannelDef, mut link: L
         s.cur_seq = last_seq;
         s.lst_seq = last_seq;
     }
-    let frame_max = max_msg as usize + sealmq_wire::FRAME_OVERHEAD;
     let mut seq = last_seq;
     let batchsz = batchsz.clamp(1, def.batchsz.max(1)) as usize;
     let mut last_io = Instant::now();
-    let slot = ci.adapters.dispatcher(seq as usize);
     loop {
         if run.stop_requested() || qm.is_quiescing() {
             let _ = write_chl(&mut link.w, &ChlFrame::Close).and_then(|_| link.w.flush());
@@ -257,20 +262,12 @@ fn session_on(ci: &Arc<Initiator>, run: &Arc<Run>, def: &ChannelDef, mut link: L
             Err(e) if e.reason == ReasonCode::QMgrQuiescing => return End::Stopped,
             Err(e) => return mq(e),
         };
-        // The rest of the batch, and protection removal, on an adapter.
-        let w = work.clone();
-        let protector = ci.protector.clone();
-        let qm2 = qm.clone();
-        let batch = match ci.adapters.run(move || {
-            assemble(
-                &qm2,
-                &w,
-                first,
-                batchsz,
-                max_msg as usize,
-                protector.as_deref(),
-            )
-        }) {
+        // The rest of the batch, and protection removal, in an adapter slot.
+        let protector = ci.protector.as_deref();
+        let batch = match ci
+            .adapters
+            .run(|| assemble(qm, &work, first, batchsz, max_msg as usize, protector))
+        {
             Some(Ok(b)) => b,
             Some(Err(e)) => {
                 let _ = work.conn.backout();
@@ -281,7 +278,6 @@ fn session_on(ci: &Arc<Initiator>, run: &Arc<Run>, def: &ChannelDef, mut link: L
                 return End::Fatal("an adapter failed assembling a batch".into());
             }
         };
-        let t0 = (super::adapters::thread_cpu_ns(), Instant::now());
         if batch.frames.is_empty() {
             // Every message went to the error queue (SPLPROT REMOVE failures).
             if let Err(e) = work.conn.commit() {
@@ -290,56 +286,65 @@ fn session_on(ci: &Arc<Initiator>, run: &Arc<Run>, def: &ChannelDef, mut link: L
             continue;
         }
         let first_seq = seq;
-        let mut bytes = 0u64;
-        let mut persistent = false;
-        let mut io = Ok(());
-        for (p, data) in &batch.frames {
-            seq += 1;
-            persistent |= *p;
-            bytes += data.len() as u64;
-            let f = ChlFrame::Msg {
-                seq,
-                persistent: *p,
-                data: data.clone(),
-            };
-            io = write_chl(&mut link.w, &f).and_then(|_| link.sent(data.len() as u64 + 18));
-            if io.is_err() {
-                break;
-            }
-        }
-        if let Err(e) = io {
-            let _ = work.conn.backout();
-            return End::Retry(format!("sending to {}: {e}", def.conname));
-        }
-        let _ = frame_max;
+        let last = seq + batch.frames.len() as u64;
+        let persistent = batch.frames.iter().any(|(p, _)| *p);
+        let bytes: u64 = batch.frames.iter().map(|(_, d)| d.len() as u64).sum();
         let batch_id = qm.unique_id();
+        // From here a crash must not forget the batch: it is recorded in doubt before any of
+        // it leaves (a batch recorded but never sent is simply sent again).
         if persistent {
             let mut r = rec.clone();
             r.indoubt = Some(InDoubt {
                 batch: batch_id,
-                last_seq: seq,
+                last_seq: last,
                 xmitq_seqs: batch.xmitq_seqs.clone(),
             });
-            if let Err(e) = work.ctl_sq.store(&work.ctl, &r) {
+            let stored = ci
+                .adapters
+                .run(|| work.ctl_sq.store(&work.ctl, &r))
+                .unwrap_or_else(|| Err(adapter_failed("recording a batch in doubt")));
+            if let Err(e) = stored {
                 let _ = work.conn.backout();
                 return mq(e);
             }
             run.status().indoubt = true;
         }
-        let end = ChlFrame::EndBatch {
-            batch: batch_id,
-            last_seq: seq,
-            persistent,
-        };
-        if let Err(e) = write_chl(&mut link.w, &end).and_then(|_| link.w.flush()) {
+        // The frames, in a dispatcher slot.
+        let sent = ci.adapters.net(|| -> std::io::Result<()> {
+            for (i, (p, data)) in batch.frames.iter().enumerate() {
+                let f = ChlFrame::Msg {
+                    seq: first_seq + 1 + i as u64,
+                    persistent: *p,
+                    data: data.clone(),
+                };
+                write_chl(&mut link.w, &f)?;
+                link.sent(data.len() as u64 + 18)?;
+            }
+            let end = ChlFrame::EndBatch {
+                batch: batch_id,
+                last_seq: last,
+                persistent,
+            };
+            write_chl(&mut link.w, &end)?;
+            link.w.flush()
+        });
+        let sent = sent.unwrap_or_else(|| Err(std::io::Error::other("a dispatcher failed")));
+        if let Err(e) = sent {
             let _ = work.conn.backout();
             return End::Retry(format!("sending to {}: {e}", def.conname));
         }
-        {
-            let mut s = run.status();
-            s.cur_seq = seq;
-        }
-        let reply = read_chl(&mut link.r, sealmq_wire::HELLO_MAX);
+        seq = last;
+        run.status().cur_seq = seq;
+        // Wait for the answer outside any slot, then read it in a dispatcher slot.
+        let arrived = std::io::BufRead::fill_buf(&mut link.r).map(|b| b.len());
+        let reply = match arrived {
+            Ok(0) => Ok(None),
+            Ok(_) => ci
+                .adapters
+                .net(|| read_chl(&mut link.r, sealmq_wire::HELLO_MAX))
+                .unwrap_or(Ok(None)),
+            Err(e) => Err(sealmq_wire::WireError::Io(e)),
+        };
         last_io = Instant::now();
         match reply {
             Ok(Some(ChlFrame::BatchOk { .. })) => {}
@@ -376,18 +381,20 @@ fn session_on(ci: &Arc<Initiator>, run: &Arc<Run>, def: &ChannelDef, mut link: L
             rec.seq = seq;
             rec.batch = batch_id;
             rec.indoubt = None;
-            if let Err(e) = work.sq.replace(&work.conn, &rec) {
-                let _ = work.conn.backout();
-                return mq(e);
-            }
         }
-        if let Err(e) = work.conn.commit() {
+        let committed = ci
+            .adapters
+            .run(|| -> sealmq_engine::MqResult<()> {
+                if persistent {
+                    work.sq.replace(&work.conn, &rec)?;
+                }
+                work.conn.commit()
+            })
+            .unwrap_or_else(|| Err(adapter_failed("committing a batch")));
+        if let Err(e) = committed {
+            let _ = work.conn.backout();
             return mq(e);
         }
-        slot.record(
-            super::adapters::thread_cpu_ns().saturating_sub(t0.0),
-            t0.1.elapsed().as_nanos() as u64,
-        );
         let mut s = run.status();
         s.indoubt = false;
         s.msgs += batch.frames.len() as u64;
