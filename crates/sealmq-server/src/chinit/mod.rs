@@ -6,7 +6,8 @@
 //!   then LONGRTY times every LONGTMR.
 //! - A receiving channel (RCVR) runs on the listener thread of the connection its sender made
 //!   (the first frame of a connection says whether it is an application or a channel).
-//! - Queue and protection work of both ends goes through the adapter pool ([`adapters`]).
+//! - Queue and protection work of both ends runs in CHIADAPS adapter slots, network work in
+//!   CHIDISPS dispatcher slots ([`adapters`]).
 //! - [`sync`]: what each end records on SYSTEM.CHANNEL.SYNCQ, in the same unit of work as each
 //!   batch, so that a restart neither loses nor duplicates persistent messages.
 
