@@ -220,11 +220,17 @@ impl Client {
     /// queue manager resolves the transmission queue (SPEC §6); the policy applied is the
     /// policy of the name on this queue manager, if any.
     pub fn open_at(&mut self, name: &str, qmgr: &str, opts: OpenOptions) -> Result<(u32, String)> {
-        match self.call(Request::OpenAt {
+        let r = self.call(Request::OpenAt {
             name: name.to_string(),
             qmgr: qmgr.to_string(),
             options: open_bits(&opts),
-        })? {
+        })?;
+        self.opened(r)
+    }
+
+    /// The handle of an Opened answer, with its policy registered for interception.
+    fn opened(&mut self, r: Response) -> Result<(u32, String)> {
+        match r {
             Response::Opened {
                 hobj,
                 resolved,
@@ -245,22 +251,12 @@ impl Client {
         dyn_name: &str,
     ) -> Result<(u32, String)> {
         let bits = open_bits(&opts);
-        match self.call(Request::Open {
+        let r = self.call(Request::Open {
             name: name.to_string(),
             options: bits,
             dyn_name: dyn_name.to_string(),
-        })? {
-            Response::Opened {
-                hobj,
-                resolved,
-                policy,
-                intercepted,
-            } => {
-                self.icpt.opened(hobj, &policy, intercepted)?;
-                Ok((hobj, resolved))
-            }
-            r => Self::unexpected(r),
-        }
+        })?;
+        self.opened(r)
     }
 
     pub fn close(&mut self, hobj: u32) -> Result<()> {

@@ -167,6 +167,37 @@ impl Run {
         true
     }
 
+    /// After a failed session: counts the attempt (a session that ran a minute starts the count
+    /// again), shows RETRYING with the error and sleeps the retry interval. False when the
+    /// retries are exhausted: the error is recorded and the channel stops.
+    pub fn retry_after(
+        &self,
+        def: &ChannelDef,
+        attempt: &mut u32,
+        started: Instant,
+        err: String,
+    ) -> bool {
+        if started.elapsed() > Duration::from_secs(60) {
+            *attempt = 0;
+        }
+        *attempt += 1;
+        let Some(delay) = retry_delay(def, *attempt) else {
+            eprintln!(
+                "sealmq: channel {} stopped: {err}; retries exhausted",
+                self.name
+            );
+            self.status().error = format!("{err}; retries exhausted (SHORTRTY/LONGRTY)");
+            return false;
+        };
+        {
+            let mut s = self.status();
+            s.state = State::Retrying;
+            s.error = err;
+        }
+        self.sleep(delay);
+        true
+    }
+
     fn is_done(&self) -> bool {
         *self.done.0.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -11,7 +11,7 @@ use sealmq_types::ReasonCode;
 use sealmq_wire::chl::{CHL_VERSIONS, ChlFrame, read_chl, write_chl};
 use std::io::{Read, Write};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The requester's thread: connect, ask, receive; retry until stopped.
 pub(crate) fn main(ci: Arc<Initiator>, run: Arc<Run>) {
@@ -60,24 +60,9 @@ pub(crate) fn main(ci: Arc<Initiator>, run: Arc<Run>) {
         if run.stop_requested() {
             break;
         }
-        if started.elapsed() > Duration::from_secs(60) {
-            attempt = 0;
-        }
-        attempt += 1;
-        let Some(delay) = super::retry_delay(&def, attempt) else {
-            eprintln!(
-                "sealmq: channel {} stopped: {err}; retries exhausted",
-                run.name
-            );
-            run.status().error = format!("{err}; retries exhausted (SHORTRTY/LONGRTY)");
+        if !run.retry_after(&def, &mut attempt, started, err) {
             break;
-        };
-        {
-            let mut s = run.status();
-            s.state = State::Retrying;
-            s.error = err;
         }
-        run.sleep(delay);
     }
     run.finish();
 }

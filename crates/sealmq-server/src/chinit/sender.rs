@@ -94,21 +94,9 @@ pub(crate) fn main(ci: Arc<Initiator>, run: Arc<Run>) {
                 break;
             }
             End::Retry(m) => {
-                // A session that ran a while resets the retry count.
-                if started.elapsed() > Duration::from_secs(60) {
-                    attempt = 0;
-                }
-                attempt += 1;
-                let Some(d) = super::retry_delay(&def, attempt) else {
-                    tracing_stop(&run, &format!("{m}; retries exhausted (SHORTRTY/LONGRTY)"));
+                if !run.retry_after(&def, &mut attempt, started, m) {
                     break;
-                };
-                {
-                    let mut s = run.status();
-                    s.state = State::Retrying;
-                    s.error = m;
                 }
-                run.sleep(d);
             }
         }
     }
