@@ -709,3 +709,49 @@ fn batchint_holds_a_batch_open_for_stragglers() {
     h.ok(&["stop", "QMS"]);
     h.ok(&["stop", "QMR"]);
 }
+
+#[test]
+fn a_receiver_with_mcauser_puts_only_where_that_user_may() {
+    let h = Home::new();
+    let ports = qms(&h, &["QMS", "QMR"]);
+    link(&h, "QMS", "QMR", ports[1], "");
+    h.mqsc(
+        "QMR",
+        "DEFINE QLOCAL(APP.IN)\nDEFINE QLOCAL(SECRET.Q)\n\
+         ALTER CHANNEL(QMS.QMR) CHLTYPE(RCVR) MCAUSER('partner')\n\
+         SET AUTHREC PROFILE('APP.*') OBJTYPE(QUEUE) PRINCIPAL('partner') AUTHADD(PUT)\n",
+    );
+    h.mqsc(
+        "QMS",
+        "DEFINE QREMOTE(APP.IN) RNAME(APP.IN) RQMNAME(QMR) XMITQ(QMR)\n\
+         DEFINE QREMOTE(SECRET.Q) RNAME(SECRET.Q) RQMNAME(QMR) XMITQ(QMR)\n\
+         START CHANNEL(QMS.QMR)\n",
+    );
+    h.ok(&[
+        "put",
+        "QMS",
+        "APP.IN",
+        "--message",
+        "allowed",
+        "--persistent",
+    ]);
+    h.ok(&[
+        "put",
+        "QMS",
+        "SECRET.Q",
+        "--message",
+        "not for you",
+        "--persistent",
+    ]);
+    wait_for(LONG, "both delivered or dead-lettered", || {
+        h.depth("QMR", "APP.IN") == 1 && h.depth("QMR", "SYSTEM.DEAD.LETTER.QUEUE") == 1
+    });
+    assert_eq!(h.depth("QMR", "SECRET.Q"), 0);
+    let dl = h.ok(&["browse", "QMR", "SYSTEM.DEAD.LETTER.QUEUE"]);
+    assert!(
+        dl.contains("reason 2035") && dl.contains("queue SECRET.Q"),
+        "{dl}"
+    );
+    h.ok(&["stop", "QMS"]);
+    h.ok(&["stop", "QMR"]);
+}

@@ -479,6 +479,25 @@ fn put_to(
     let mut hs = w.handles.lock().unwrap_or_else(|p| p.into_inner());
     if !hs.contains_key(&key) {
         let h = w.conn.open_at(q, qmgr, OpenOptions::output())?;
+        // MCAUSER: the channel puts with that principal's authority (on the queue named, or on
+        // the transmission queue for a message going on to another queue manager); a message
+        // it may not put goes to the dead-letter queue with 2035. Blank: the queue manager's own.
+        if !w.def.mcauser.is_empty() {
+            let target = if h.resolved != q && !qmgr.is_empty() && qmgr != w.conn.qm().name() {
+                h.resolved.as_str()
+            } else {
+                q
+            };
+            if let Err(e) = w.conn.qm().check_authority(
+                &w.def.mcauser,
+                sealmq_engine::authority::AuthObj::Queue,
+                target,
+                sealmq_engine::authority::auth::PUT,
+            ) {
+                let _ = w.conn.close(&h);
+                return Err(e);
+            }
+        }
         hs.insert(key.clone(), h);
     }
     let Some(h) = hs.get(&key) else {
