@@ -1,0 +1,205 @@
+//! Throw-away queue managers for the channel benchmarks (`bench_chl.rs`): created in a home of
+//! their own, started on free loopback ports, joined by channels, stopped and removed on drop.
+
+use crate::CliResult;
+use crate::bench_cmd::cpu_seconds;
+use sealmq_client::Client;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Throw-away queue managers in a home of their own, stopped and removed on drop.
+pub(crate) struct Net {
+    home: PathBuf,
+    exe: PathBuf,
+    qms: Vec<(String, String)>,
+}
+
+impl Net {
+    pub(crate) fn new(tag: &str) -> CliResult<Net> {
+        let home = std::env::temp_dir().join(format!(
+            "sealmq-bench-{tag}-{}-{}",
+            std::process::id(),
+            crate::bench_cmd::cpu_seconds("self").to_bits() % 100_000
+        ));
+        let _ = std::fs::remove_dir_all(&home);
+        Ok(Net {
+            home,
+            exe: std::env::current_exe().map_err(|e| e.to_string())?,
+            qms: Vec::new(),
+        })
+    }
+
+    pub(crate) fn sealmq(&self, args: &[&str]) -> CliResult {
+        let out = Command::new(&self.exe)
+            .args(args)
+            .env("SEALMQ_HOME", &self.home)
+            .env_remove("SEALMQ_KEYSTORE")
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!(
+                "bench: sealmq {} failed: {}{}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+            .into());
+        }
+        Ok(())
+    }
+
+    pub(crate) fn dir(&self, qm: &str) -> PathBuf {
+        self.home.join("qmgrs").join(qm)
+    }
+
+    /// Creates a queue manager; `identity`: a keystore to use as its own (copied).
+    pub(crate) fn create(&self, qm: &str, identity: Option<&Path>) -> CliResult {
+        self.sealmq(&["create", qm])?;
+        if let Some(ks) = identity {
+            let dst = self.dir(qm).join("keystore");
+            std::fs::remove_dir_all(&dst).map_err(|e| e.to_string())?;
+            copy_dir(ks, &dst)?;
+        }
+        Ok(())
+    }
+
+    /// Each queue manager trusts the other's certificate (TLS channels).
+    pub(crate) fn trust_each_other(&self, a: &str, b: &str) -> CliResult {
+        for (who, whose) in [(a, b), (b, a)] {
+            let cert = self.dir(whose).join("keystore/identity.pem");
+            let ks = self.dir(who).join("keystore");
+            self.sealmq(&[
+                "keystore",
+                "trust",
+                &ks.to_string_lossy(),
+                &cert.to_string_lossy(),
+            ])?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn start(&mut self, qm: &str, port: u16, tls: bool) -> CliResult {
+        let listen = format!("127.0.0.1:{port}");
+        let mut args = vec!["start", qm, "--background", "--listen", &listen];
+        if tls {
+            args.push("--tls");
+        }
+        self.sealmq(&args)?;
+        let pid = std::fs::read_to_string(self.dir(qm).join("qm.pid"))
+            .map_err(|e| e.to_string())?
+            .trim()
+            .to_string();
+        self.qms.retain(|(n, _)| n != qm);
+        self.qms.push((qm.to_string(), pid));
+        Ok(())
+    }
+
+    pub(crate) fn stop(&mut self, qm: &str) -> CliResult {
+        self.sealmq(&["stop", qm])?;
+        self.qms.retain(|(n, _)| n != qm);
+        Ok(())
+    }
+
+    pub(crate) fn mqsc(&self, qm: &str, script: &str) -> CliResult {
+        crate::bench_cmd::mqsc(&self.dir(qm), script)
+    }
+
+    /// CPU seconds of all the queue managers.
+    pub(crate) fn qm_cpu(&self) -> f64 {
+        self.qms.iter().map(|(_, pid)| cpu_seconds(pid)).sum()
+    }
+
+    /// Waits until the channel runs on `qm` (10 s at most).
+    pub(crate) fn wait_running(&self, qm: &str, ch: &str) -> CliResult {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut c =
+            Client::connect_local(&self.dir(qm), "bench-setup").map_err(|e| e.to_string())?;
+        loop {
+            let (out, _) = c
+                .mqsc(&format!("DISPLAY CHSTATUS({ch}) STATUS"), false)
+                .map_err(|e| e.to_string())?;
+            if out.contains("STATUS(RUNNING)") {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(format!("bench: channel {ch} did not start:\n{out}").into());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub(crate) fn depth(&self, qm: &str, q: &str) -> u64 {
+        let Ok(mut c) = Client::connect_local(&self.dir(qm), "bench-depth") else {
+            return 0;
+        };
+        c.mqsc(&format!("DISPLAY QSTATUS({q}) CURDEPTH"), false)
+            .ok()
+            .and_then(|(out, _)| {
+                let i = out.find(" CURDEPTH(")? + 10;
+                out[i..].split(')').next()?.parse().ok()
+            })
+            .unwrap_or(0)
+    }
+
+    /// A sender from `from` to `to` (transmission queue named like `to`) and its receiver.
+    pub(crate) fn channel(
+        &self,
+        from: &str,
+        to: &str,
+        port: u16,
+        sdr: &str,
+        rcvr: &str,
+    ) -> CliResult {
+        self.mqsc(
+            from,
+            &format!(
+                "DEFINE QLOCAL({to}) USAGE(XMITQ) MAXDEPTH(999999999) REPLACE\n\
+                 DEFINE CHANNEL({from}.{to}) CHLTYPE(SDR) CONNAME('127.0.0.1({port})') XMITQ({to}) \
+                 SHORTTMR(0) BATCHSZ(50) {sdr} REPLACE\n"
+            ),
+        )?;
+        self.mqsc(
+            to,
+            &format!("DEFINE CHANNEL({from}.{to}) CHLTYPE(RCVR) {rcvr} REPLACE\n"),
+        )?;
+        self.mqsc(from, &format!("START CHANNEL({from}.{to})"))?;
+        self.wait_running(from, &format!("{from}.{to}"))
+    }
+}
+
+impl Drop for Net {
+    fn drop(&mut self) {
+        for (qm, _) in std::mem::take(&mut self.qms) {
+            if let Ok(mut c) = Client::connect_local(&self.dir(&qm), "bench-stop") {
+                let _ = c.stop(true);
+            }
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while crate::qm_cmd::running(&self.dir(&qm)) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.home);
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) -> CliResult {
+    std::fs::create_dir_all(to).map_err(|e| e.to_string())?;
+    for e in std::fs::read_dir(from).map_err(|e| e.to_string())? {
+        let e = e.map_err(|e| e.to_string())?;
+        let dst = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &dst)?;
+        } else {
+            std::fs::copy(e.path(), &dst).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn free_port() -> CliResult<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| e.to_string())?
+        .port())
+}
