@@ -755,3 +755,29 @@ fn a_receiver_with_mcauser_puts_only_where_that_user_may() {
     h.ok(&["stop", "QMS"]);
     h.ok(&["stop", "QMR"]);
 }
+
+#[test]
+fn a_sender_retries_then_stops_when_its_retries_are_exhausted() {
+    let h = Home::new();
+    qms(&h, &["QMS"]);
+    // Nothing listens on this port.
+    let dead = free_port();
+    h.mqsc(
+        "QMS",
+        &format!(
+            "DEFINE QLOCAL(QMX) USAGE(XMITQ)\n\
+             DEFINE CHANNEL(QMS.QMX) CHLTYPE(SDR) CONNAME('127.0.0.1({dead})') XMITQ(QMX) \
+             SHORTRTY(3) SHORTTMR(0) LONGRTY(0)\n\
+             START CHANNEL(QMS.QMX)\n"
+        ),
+    );
+    wait_for(LONG, "the retries to run out", || {
+        field(&chstatus(&h, "QMS", "QMS.QMX"), "STATUS") == "STOPPED"
+    });
+    let st = chstatus(&h, "QMS", "QMS.QMX");
+    assert!(
+        st.contains("cannot connect to 127.0.0.1") && st.contains("retries exhausted"),
+        "{st}"
+    );
+    h.ok(&["stop", "QMS"]);
+}
