@@ -330,13 +330,10 @@ impl Connection {
                 let xq = if !target_def.xmitq.is_empty() {
                     self.qm
                         .xmitq_named(&target_def.xmitq, &target_def.remote_qmgr)?
-                } else if target_def.remote_qmgr == self.qm.name() && target_def.remote_name != name
-                {
-                    // A remote definition naming this queue manager: the local queue.
-                    return self.open_dynamic(&target_def.remote_name, opts, dyn_name);
                 } else {
                     match self.qm.route(&target_def.remote_qmgr)? {
                         Some((xq, _)) => xq,
+                        // A remote definition naming this queue manager: the local queue.
                         None if target_def.remote_name != name => {
                             return self.open_dynamic(&target_def.remote_name, opts, dyn_name);
                         }

@@ -11,8 +11,8 @@ mod icpt;
 mod peer;
 
 use icpt::{Icpt, security};
+pub(crate) use peer::generic_match;
 use peer::{Peer, TlsPeer, channel_principal};
-pub(crate) use peer::{generic_match, suite_name};
 
 use sealmq_engine::mqi::{Browse, GetOptions, OpenOptions, PutOptions};
 use sealmq_engine::{Connection, Hobj, Match, MqError, QmConfig, QueueManager};

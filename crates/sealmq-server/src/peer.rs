@@ -31,7 +31,7 @@ pub(crate) fn generic_match(pattern: &str, name: &str) -> bool {
     }
 }
 
-pub(crate) fn suite_name(s: &str) -> String {
+fn suite_name(s: &str) -> String {
     let u = s.to_ascii_uppercase();
     u.trim_start_matches("TLS13_")
         .trim_start_matches("TLS_")
@@ -46,7 +46,7 @@ pub(crate) fn channel_principal(
     name: &str,
     tls: Option<&TlsPeer>,
 ) -> Result<(String, bool), (u32, String)> {
-    use sealmq_engine::channels::{ChlType, DEFAULT_SVRCONN, sslpeer_matches};
+    use sealmq_engine::channels::{ChlType, DEFAULT_SVRCONN};
     let name = if name.is_empty() {
         DEFAULT_SVRCONN
     } else {
@@ -62,37 +62,12 @@ pub(crate) fn channel_principal(
             ));
         }
     };
-    if !def.sslciph.is_empty() {
-        let Some(t) = tls else {
-            return Err(fail(
-                2393,
-                format!("channel '{name}' requires TLS (SSLCIPH({}))", def.sslciph),
-            ));
-        };
-        if !def.sslciph.eq_ignore_ascii_case("ANY")
-            && suite_name(&def.sslciph) != suite_name(&t.suite)
-        {
-            return Err(fail(
-                2393,
-                format!(
-                    "channel '{name}' requires cipher suite {}, the connection uses {}",
-                    def.sslciph, t.suite
-                ),
-            ));
-        }
-    }
-    if !def.sslpeer.is_empty() {
-        let ok = tls.is_some_and(|t| sslpeer_matches(&def.sslpeer, &t.dn));
-        if !ok {
-            return Err(fail(
-                2393,
-                format!(
-                    "the peer's certificate does not match SSLPEER('{}') of channel '{name}'",
-                    def.sslpeer
-                ),
-            ));
-        }
-    }
+    tls_requirements(
+        &def,
+        tls.map(|t| (t.dn.as_str(), t.suite.as_str())),
+        "the connection",
+    )
+    .map_err(|d| fail(2393, d))?;
     let intercept = def.intercept;
     let principal = if !def.mcauser.is_empty() {
         def.mcauser
@@ -101,4 +76,41 @@ pub(crate) fn channel_principal(
             .unwrap_or_else(|| "tcp".to_string())
     };
     Ok((principal, intercept))
+}
+
+/// What a channel definition asks of a connection's TLS (SVRCONN, and both ends of message
+/// channels): SSLCIPH requires TLS and, unless ANY, that suite; SSLPEER filters the partner's
+/// certificate DN. `tls`: the partner's DN and the negotiated suite; `who` names the other end
+/// in the message.
+pub(crate) fn tls_requirements(
+    def: &sealmq_engine::channels::ChannelDef,
+    tls: Option<(&str, &str)>,
+    who: &str,
+) -> Result<(), String> {
+    let name = &def.name;
+    if !def.sslciph.is_empty() {
+        let Some((_, suite)) = tls else {
+            return Err(format!(
+                "channel '{name}' requires TLS (SSLCIPH({}))",
+                def.sslciph
+            ));
+        };
+        if !def.sslciph.eq_ignore_ascii_case("ANY") && suite_name(&def.sslciph) != suite_name(suite)
+        {
+            return Err(format!(
+                "channel '{name}' requires cipher suite {}, {who} uses {suite}",
+                def.sslciph
+            ));
+        }
+    }
+    if !def.sslpeer.is_empty() {
+        let dn = tls.map(|t| t.0).unwrap_or("");
+        if !sealmq_engine::channels::sslpeer_matches(&def.sslpeer, dn) {
+            return Err(format!(
+                "the certificate '{dn}' of {who} does not match SSLPEER('{}') of channel '{name}'",
+                def.sslpeer
+            ));
+        }
+    }
+    Ok(())
 }

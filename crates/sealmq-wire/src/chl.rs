@@ -8,7 +8,7 @@
 //! frames, each batch closed by `EndBatch`, confirmed by `BatchOk` once the receiver's unit
 //! of work is committed.
 
-use crate::{WireError, perr, read_frame, write_frame};
+use crate::{WireError, perr, read_frame};
 use sealmq_storage::codec::{Dec, Enc};
 use std::io::{self, Read, Write};
 
@@ -266,14 +266,38 @@ impl ChlFrame {
     }
 }
 
-/// Writes one channel frame (not flushed: batch frames go out together).
+/// Writes one channel frame, not flushed: a batch's frames go out together when the caller
+/// flushes after EndBatch (every exchange that waits for an answer flushes first).
 pub fn write_chl(w: &mut impl Write, f: &ChlFrame) -> io::Result<()> {
-    let mut e = Enc::with_capacity(match f {
-        ChlFrame::Msg { data, .. } => data.len() + 32,
-        _ => 64,
-    });
+    if let ChlFrame::Msg {
+        seq,
+        persistent,
+        data,
+    } = f
+    {
+        return write_msg(w, *seq, *persistent, data);
+    }
+    let mut e = Enc::with_capacity(64);
     f.body(&mut e);
-    write_frame(w, f.kind(), 0, &e.buf)
+    write_head(w, f.kind(), e.buf.len())?;
+    w.write_all(&e.buf)
+}
+
+/// Writes a Msg frame from borrowed data (no copy of the message into a frame first).
+pub fn write_msg(w: &mut impl Write, seq: u64, persistent: bool, data: &[u8]) -> io::Result<()> {
+    let mut head = Enc::with_capacity(13);
+    head.u64(seq).bool(persistent).u32(data.len() as u32);
+    write_head(w, 67, head.buf.len() + data.len())?;
+    w.write_all(&head.buf)?;
+    w.write_all(data)
+}
+
+/// The frame header of the application protocol (`length`, `kind`, id 0) for a body of `len`.
+fn write_head(w: &mut impl Write, kind: u8, len: usize) -> io::Result<()> {
+    let mut h = [0u8; 9];
+    h[..4].copy_from_slice(&((len + 5) as u32).to_le_bytes());
+    h[4] = kind;
+    w.write_all(&h)
 }
 
 /// Reads one channel frame; `Ok(None)` at a clean end of stream.
@@ -346,6 +370,19 @@ mod tests {
             assert_eq!(&read_chl(&mut r, 1 << 20).unwrap().unwrap(), f);
         }
         assert!(read_chl(&mut r, 1 << 20).unwrap().is_none());
+        // A Msg from borrowed data is the same frame.
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        write_msg(&mut a, 5, true, b"xyz").unwrap();
+        write_chl(
+            &mut b,
+            &ChlFrame::Msg {
+                seq: 5,
+                persistent: true,
+                data: b"xyz".to_vec(),
+            },
+        )
+        .unwrap();
+        assert_eq!(a, b);
     }
 
     proptest! {

@@ -137,12 +137,7 @@ impl Run {
     }
 
     pub fn finish(&self) {
-        {
-            let mut s = self.status();
-            if s.state != State::Stopped {
-                s.state = State::Stopped;
-            }
-        }
+        self.set_state(State::Stopped);
         self.set_sock(None);
         let (m, cv) = &self.done;
         *m.lock().unwrap_or_else(|p| p.into_inner()) = true;
@@ -330,18 +325,32 @@ impl Initiator {
         }
     }
 
-    fn store_stopped(&self, name: &str, role: Role, stopped: bool) -> MqResult<()> {
+    /// Reads a channel end's sync record, lets `change` edit it (true: store it), and stores it
+    /// in a unit of work of its own.
+    fn update_sync(
+        &self,
+        name: &str,
+        role: Role,
+        change: impl FnOnce(&mut sync::SyncRec) -> MqResult<bool>,
+    ) -> MqResult<()> {
         let conn = self.qm.connect_internal()?;
         let sq = SyncQ::open(&conn, role, name)?;
-        let mut rec = sq.load(&conn)?;
-        let r = if rec.stopped != stopped {
-            rec.stopped = stopped;
-            sq.store(&conn, &rec)
-        } else {
+        let r = sq.load(&conn).and_then(|mut rec| {
+            if change(&mut rec)? {
+                sq.store(&conn, &rec)?;
+            }
             Ok(())
-        };
+        });
         sq.close(&conn);
         r
+    }
+
+    fn store_stopped(&self, name: &str, role: Role, stopped: bool) -> MqResult<()> {
+        self.update_sync(name, role, |rec| {
+            let changed = rec.stopped != stopped;
+            rec.stopped = stopped;
+            Ok(changed)
+        })
     }
 
     fn running(&self, name: &str) -> Option<Arc<Run>> {
@@ -497,23 +506,19 @@ impl ChannelControl for Control {
                 format!("channel {name} is running: STOP CHANNEL({name}) first"),
             ));
         }
-        let conn = self.qm.connect_internal()?;
-        let sq = SyncQ::open(&conn, role_of(&d), name)?;
-        let mut rec = sq.load(&conn)?;
-        if rec.indoubt.is_some() {
-            sq.close(&conn);
-            return Err(fail(
-                ReasonCode::ObjectInUse,
-                format!("channel {name} is in doubt: RESOLVE CHANNEL({name}) first"),
-            ));
-        }
-        rec.seq = seq;
-        if d.sends() {
-            rec.reset = Some(seq);
-        }
-        let r = sq.store(&conn, &rec);
-        sq.close(&conn);
-        r?;
+        self.update_sync(name, role_of(&d), |rec| {
+            if rec.indoubt.is_some() {
+                return Err(fail(
+                    ReasonCode::ObjectInUse,
+                    format!("channel {name} is in doubt: RESOLVE CHANNEL({name}) first"),
+                ));
+            }
+            rec.seq = seq;
+            if d.sends() {
+                rec.reset = Some(seq);
+            }
+            Ok(true)
+        })?;
         Ok(format!(
             "SMQ0143I Channel {name} reset to sequence number {seq}."
         ))

@@ -89,23 +89,8 @@ impl Link {
             .negotiated_cipher_suite()
             .map(|c| format!("{:?}", c.suite()))
             .unwrap_or_default();
-        if !def.sslciph.eq_ignore_ascii_case("ANY")
-            && crate::suite_name(&def.sslciph) != crate::suite_name(&suite)
-        {
-            return Err(format!(
-                "channel {} requires cipher suite {}, the partner negotiated {suite}",
-                def.name, def.sslciph
-            ));
-        }
-        if !def.sslpeer.is_empty() {
-            let dn = sealmq_wire::tls::principal(s.conn.peer_certificates()).unwrap_or_default();
-            if !sealmq_engine::channels::sslpeer_matches(&def.sslpeer, &dn) {
-                return Err(format!(
-                    "the partner's certificate '{dn}' does not match SSLPEER('{}')",
-                    def.sslpeer
-                ));
-            }
-        }
+        let dn = sealmq_wire::tls::principal(s.conn.peer_certificates()).unwrap_or_default();
+        crate::peer::tls_requirements(def, Some((&dn, &suite)), "the partner")?;
         let shared = Shared(std::sync::Arc::new(std::sync::Mutex::new(s)));
         Ok(Link {
             r: BufReader::with_capacity(256 * 1024, Box::new(shared.clone())),

@@ -92,40 +92,14 @@ pub(crate) fn admit(
             ));
         }
     };
-    if !def.sslciph.is_empty() {
-        let Some((_, suite)) = &peer.tls else {
-            return Err((
-                ReasonCode::SslInitializationError,
-                format!(
-                    "channel '{channel}' requires TLS (SSLCIPH({}))",
-                    def.sslciph
-                ),
-            ));
-        };
-        if !def.sslciph.eq_ignore_ascii_case("ANY")
-            && crate::suite_name(&def.sslciph) != crate::suite_name(suite)
-        {
-            return Err((
-                ReasonCode::SslInitializationError,
-                format!(
-                    "channel '{channel}' requires cipher suite {}, the partner uses {suite}",
-                    def.sslciph
-                ),
-            ));
-        }
-    }
-    if !def.sslpeer.is_empty() {
-        let dn = peer.tls.as_ref().map(|t| t.0.as_str()).unwrap_or("");
-        if !sealmq_engine::channels::sslpeer_matches(&def.sslpeer, dn) {
-            return Err((
-                ReasonCode::SslInitializationError,
-                format!(
-                    "the partner's certificate '{dn}' does not match SSLPEER('{}') of channel '{channel}'",
-                    def.sslpeer
-                ),
-            ));
-        }
-    }
+    crate::peer::tls_requirements(
+        &def,
+        peer.tls
+            .as_ref()
+            .map(|(dn, suite)| (dn.as_str(), suite.as_str())),
+        "the partner",
+    )
+    .map_err(|d| (ReasonCode::SslInitializationError, d))?;
     Ok(def)
 }
 

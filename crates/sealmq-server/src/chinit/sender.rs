@@ -24,7 +24,7 @@ use sealmq_engine::{
     QueueManager,
 };
 use sealmq_types::ReasonCode;
-use sealmq_wire::chl::{CHL_VERSIONS, ChlFrame, read_chl, write_chl};
+use sealmq_wire::chl::{CHL_VERSIONS, ChlFrame, read_chl, write_chl, write_msg};
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -90,7 +90,7 @@ pub(crate) fn main(ci: Arc<Initiator>, run: Arc<Run>) {
         match session(&ci, &run, &def) {
             End::Stopped => break,
             End::Fatal(m) => {
-                tracing_stop(&run, &m);
+                record_stop(&run, &m);
                 break;
             }
             End::Retry(m) => {
@@ -103,7 +103,7 @@ pub(crate) fn main(ci: Arc<Initiator>, run: Arc<Run>) {
     run.finish();
 }
 
-fn tracing_stop(run: &Run, m: &str) {
+fn record_stop(run: &Run, m: &str) {
     eprintln!("sealmq: channel {} stopped: {m}", run.name);
     run.status().error = m.to_string();
 }
@@ -127,7 +127,7 @@ pub(crate) fn serve_svr(ci: &Arc<Initiator>, def: &ChannelDef, link: Link, peer:
     }
     match session_on(ci, &run, def, link) {
         End::Stopped => {}
-        End::Fatal(m) | End::Retry(m) => tracing_stop(&run, &m),
+        End::Fatal(m) | End::Retry(m) => record_stop(&run, &m),
     }
     run.finish();
 }
@@ -300,12 +300,7 @@ fn session_on(ci: &Arc<Initiator>, run: &Arc<Run>, def: &ChannelDef, mut link: L
         // The frames, in a dispatcher slot.
         let sent = ci.adapters.net(|| -> std::io::Result<()> {
             for (i, (p, data)) in batch.frames.iter().enumerate() {
-                let f = ChlFrame::Msg {
-                    seq: first_seq + 1 + i as u64,
-                    persistent: *p,
-                    data: data.clone(),
-                };
-                write_chl(&mut link.w, &f)?;
+                write_msg(&mut link.w, first_seq + 1 + i as u64, *p, data)?;
                 link.sent(data.len() as u64 + 18)?;
             }
             let end = ChlFrame::EndBatch {
@@ -471,23 +466,23 @@ fn assemble(
     for g in got {
         b.xmitq_seqs.push(g.seq);
         let persistent = g.md.persistence == Persistence::Persistent;
-        let data = match super::splprot::remove(qm, &w.conn, &w.def, &g, protector)? {
-            Some(d) => d,
-            None => continue,
-        };
-        if data.len() > max_msg + 64 * 1024 {
-            // Too big for the partner: to this queue manager's dead-letter queue.
+        if g.payload.len() > max_msg + 64 * 1024 {
+            // Too big for the partner: to this queue manager's dead-letter queue, as stored.
             let why = MqError::new(
                 ReasonCode::MsgTooBigForChannel,
                 format!(
                     "message of {} bytes exceeds the channel's MAXMSGL {max_msg}",
-                    data.len()
+                    g.payload.len()
                 ),
             );
             w.conn
                 .put_dead_letter(&why, &w.def.xmitq, &qm.name(), &g.md, &g.payload, true)?;
             continue;
         }
+        let data = match super::splprot::remove(qm, &w.conn, &w.def, g.payload, protector)? {
+            Some(d) => d,
+            None => continue,
+        };
         b.frames.push((persistent, data));
     }
     Ok(b)

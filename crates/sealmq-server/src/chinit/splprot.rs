@@ -9,7 +9,7 @@
 
 use sealmq_engine::channels::{ChannelDef, SplProt};
 use sealmq_engine::xqh::TransmissionHeader;
-use sealmq_engine::{Connection, Got, Md, MqError, MqResult, QueueManager};
+use sealmq_engine::{Connection, Md, MqError, MqResult, QueueManager};
 use sealmq_protect::{Protector, Qop};
 use sealmq_types::ReasonCode;
 
@@ -24,23 +24,23 @@ fn no_keystore(def: &ChannelDef) -> MqError {
     )
 }
 
-/// The bytes to send for transmission-queue message `g`; `None` when it failed to unprotect and
-/// was moved to the protection error queue.
+/// The bytes to send for a transmission-queue message (`stored`: header and payload as got);
+/// `None` when it failed to unprotect and was moved to the protection error queue.
 pub fn remove(
     qm: &QueueManager,
     conn: &Connection,
     def: &ChannelDef,
-    g: &Got,
+    stored: Vec<u8>,
     protector: Option<&Protector>,
 ) -> MqResult<Option<Vec<u8>>> {
     if def.splprot != SplProt::Remove {
-        return Ok(Some(g.payload.clone()));
+        return Ok(Some(stored));
     }
     let Some(policy) = qm.policy(&def.xmitq).filter(|p| p.qop() != Qop::None) else {
-        return Ok(Some(g.payload.clone()));
+        return Ok(Some(stored));
     };
     let p = protector.ok_or_else(|| no_keystore(def))?;
-    let (mut h, payload) = TransmissionHeader::unwrap(&g.payload).map_err(|e| {
+    let (mut h, payload) = TransmissionHeader::unwrap(&stored).map_err(|e| {
         MqError::new(
             ReasonCode::UnexpectedError,
             format!("transmission queue {}: {e}", def.xmitq),
