@@ -267,7 +267,18 @@ fn receive(
         let f = match ci.adapters.net(|| read_chl(r, max_frame)) {
             Some(Ok(Some(f))) => f,
             Some(Ok(None)) => return Err("the sender closed the connection".into()),
-            Some(Err(e)) => return Err(e.to_string()),
+            Some(Err(e)) => {
+                // Not the protocol: say so before closing; the batch being received backs out
+                // (the sender still has its messages).
+                if let sealmq_wire::WireError::Protocol(m) = &e {
+                    refuse(
+                        w,
+                        ReasonCode::UnexpectedError,
+                        format!("protocol error: {m}; closing the channel"),
+                    );
+                }
+                return Err(e.to_string());
+            }
             None => return Err("a dispatcher failed reading a frame".into()),
         };
         match f {
