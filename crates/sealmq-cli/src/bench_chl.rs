@@ -54,12 +54,13 @@ pub fn run(a: &BenchArgs) -> CliResult {
 }
 
 fn run_all(a: &BenchArgs, work: &Path) -> CliResult {
+    let runs = plan(a)?;
     let mut all: Vec<(String, f64)> = Vec::new();
     for round in 0..a.rounds.max(1) {
         if a.rounds > 1 && !a.json {
             println!("round {}/{}", round + 1, a.rounds);
         }
-        run_round(a, work, &mut all)?;
+        run_round(a, work, &runs, &mut all)?;
     }
     if a.rounds > 1 {
         // Medians per run, in first-seen order, against the first run's median.
@@ -98,7 +99,19 @@ fn run_all(a: &BenchArgs, work: &Path) -> CliResult {
     Ok(())
 }
 
-fn run_round(a: &BenchArgs, work: &Path, all: &mut Vec<(String, f64)>) -> CliResult {
+/// One run of the matrix the options ask for.
+struct Planned<'a> {
+    qop: &'a str,
+    key: &'a str,
+    reuse: KeyReuse,
+    config: &'a str,
+    t: Tuning,
+}
+
+/// Every combination of the lists given, less the ones that would repeat a run: key types and
+/// key reuse only matter under protection (key reuse only under Confidentiality), configurations
+/// only to mover-rr, and stream runs without protection.
+fn plan<'a>(a: &'a BenchArgs) -> CliResult<Vec<Planned<'a>>> {
     let adapters: Vec<u32> = list(&a.adapters, "adapters")?;
     let dispatchers: Vec<u32> = list(&a.dispatchers, "dispatchers")?;
     let rkeyc: Vec<u64> = list(&a.sslrkeyc, "sslrkeyc")?;
@@ -107,68 +120,91 @@ fn run_round(a: &BenchArgs, work: &Path, all: &mut Vec<(String, f64)>) -> CliRes
         .split(',')
         .map(|r| KeyReuse::parse(r.trim()).map_err(|e| e.to_string().into()))
         .collect::<CliResult<_>>()?;
-    let mut first: Option<f64> = None;
-    let mut header = true;
-    for qop in a.qop.split(',').map(str::trim) {
-        for key in a.key.split(',').map(str::trim) {
-            for &reuse in &reuses {
-                if (qop != "confidentiality" && reuse != reuses[0])
-                    || (qop == "none" && key != a.key.split(',').next().unwrap_or("").trim())
-                {
-                    continue;
-                }
-                let prot = Protection::new(qop, key, reuse, work)?;
-                for config in a.config.split(',').map(str::trim) {
-                    if a.scenario != "mover-rr"
-                        && config != a.config.split(',').next().unwrap_or("").trim()
-                    {
-                        continue;
-                    }
-                    for &rk in &rkeyc {
-                        for &ad in &adapters {
-                            for &di in &dispatchers {
-                                let t = Tuning {
-                                    adapters: ad,
-                                    dispatchers: di,
-                                    tls: a.tls,
-                                    rkeyc: rk,
-                                };
-                                let rows = match a.scenario.as_str() {
-                                    "mover-rr" => vec![mover_rr(a, &prot, config, &t)?],
-                                    "stream" => stream(a, &t)?,
-                                    _ => vec![partner(a, &prot, &t)?],
-                                };
-                                for mut r in rows {
-                                    all.push((
-                                        format!(
-                                            "{} {} {} {} adapters={} dispatchers={}",
-                                            r.label,
-                                            prot.qop,
-                                            if prot.qop == "none" { "-" } else { &prot.key },
-                                            prot.reuse,
-                                            ad,
-                                            di
-                                        ),
-                                        r.rate,
-                                    ));
-                                    let base = *first.get_or_insert(r.rate);
-                                    r.extra.push(("vs first", format!("{:.2}x", r.rate / base)));
-                                    print_row(a, &prot, &t, &r, header);
-                                    header = false;
-                                }
+    let split = |s: &'a str| -> Vec<&'a str> { s.split(',').map(str::trim).collect() };
+    let (mut qops, keys, configs) = (split(&a.qop), split(&a.key), split(&a.config));
+    let stream = a.scenario == "stream";
+    if stream {
+        qops.truncate(1);
+    }
+    let mut runs = Vec::new();
+    for &qop in &qops {
+        let keys = if qop == "none" || stream {
+            &keys[..1]
+        } else {
+            &keys[..]
+        };
+        let reuses = if qop == "confidentiality" && !stream {
+            &reuses[..]
+        } else {
+            &reuses[..1]
+        };
+        let configs = if a.scenario == "mover-rr" {
+            &configs[..]
+        } else {
+            &configs[..1]
+        };
+        for &key in keys {
+            for &reuse in reuses {
+                for &config in configs {
+                    for &rkeyc in &rkeyc {
+                        for &adapters in &adapters {
+                            for &dispatchers in &dispatchers {
+                                runs.push(Planned {
+                                    qop,
+                                    key,
+                                    reuse,
+                                    config,
+                                    t: Tuning {
+                                        adapters,
+                                        dispatchers,
+                                        tls: a.tls,
+                                        rkeyc,
+                                    },
+                                });
                             }
                         }
                     }
                 }
-                if a.scenario == "stream" {
-                    return Ok(());
-                }
             }
+        }
+    }
+    Ok(runs)
+}
+
+fn run_round(
+    a: &BenchArgs,
+    work: &Path,
+    runs: &[Planned<'_>],
+    all: &mut Vec<(String, f64)>,
+) -> CliResult {
+    let mut first: Option<f64> = None;
+    let mut header = true;
+    for p in runs {
+        let prot = Protection::new(p.qop, p.key, p.reuse, work)?;
+        let rows = match a.scenario.as_str() {
+            "mover-rr" => vec![mover_rr(a, &prot, p.config, &p.t)?],
+            "stream" => stream(a, &p.t)?,
+            _ => vec![partner(a, &prot, &p.t)?],
+        };
+        for mut r in rows {
+            let key = if prot.qop == "none" { "-" } else { &prot.key };
+            all.push((
+                format!(
+                    "{} {} {key} {} adapters={} dispatchers={}",
+                    r.label, prot.qop, prot.reuse, p.t.adapters, p.t.dispatchers
+                ),
+                r.rate,
+            ));
+            let base = *first.get_or_insert(r.rate);
+            r.extra.push(("vs first", format!("{:.2}x", r.rate / base)));
+            print_row(a, &prot, &p.t, &r, header);
+            header = false;
         }
     }
     Ok(())
 }
 
+#[derive(Clone, Copy)]
 struct Tuning {
     adapters: u32,
     dispatchers: u32,
