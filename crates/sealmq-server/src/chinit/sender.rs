@@ -3,12 +3,12 @@
 //!
 //! One batch, with persistent messages:
 //! 1. get up to BATCHSZ messages under syncpoint (waiting up to BATCHINT for more);
-//! 2. send them, each with the next sequence number;
-//! 3. record the batch as in doubt (its id and the messages' queue positions) and commit that
-//!    record alone: from here a crash must not forget the batch;
-//! 4. send EndBatch; the receiver puts the messages and records the batch id in one unit of
-//!    work, commits, and answers BatchOk;
-//! 5. commit the gets with the record cleared.
+//! 2. record the batch as in doubt (its id and the messages' queue positions) and commit that
+//!    record alone: from here a crash must not forget the batch (one recorded but never sent
+//!    is simply sent again);
+//! 3. send the messages, each with the next sequence number, then EndBatch; the receiver puts
+//!    the messages and records the batch id in one unit of work, commits, and answers BatchOk;
+//! 4. commit the gets with the record cleared.
 //!
 //! At the next start the receiver tells the last batch it committed: if it is the in-doubt
 //! batch, its messages (back on the transmission queue after a crash or backout) are removed;
