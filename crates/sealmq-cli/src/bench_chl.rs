@@ -62,40 +62,7 @@ fn run_all(a: &BenchArgs, work: &Path) -> CliResult {
         }
         run_round(a, work, &runs, &mut all)?;
     }
-    if a.rounds > 1 {
-        // Medians per run, in first-seen order, against the first run's median.
-        let mut keys: Vec<&String> = Vec::new();
-        for (k, _) in &all {
-            if !keys.contains(&k) {
-                keys.push(k);
-            }
-        }
-        let median = |k: &String| {
-            let mut v: Vec<f64> = all
-                .iter()
-                .filter(|(x, _)| x == k)
-                .map(|(_, r)| *r)
-                .collect();
-            v.sort_by(|a, b| a.total_cmp(b));
-            v[v.len() / 2]
-        };
-        let base = keys.first().map(|k| median(k)).unwrap_or(1.0);
-        if a.json {
-            for k in &keys {
-                let m = median(k);
-                println!(
-                    "{}",
-                    serde_json::json!({"median_of": k.as_str(), "rounds": a.rounds, "rate_per_s": m, "vs_first": m / base})
-                );
-            }
-        } else {
-            println!("median of {} rounds:", a.rounds);
-            for k in &keys {
-                let m = median(k);
-                println!("  {k:<80} {m:>10.0}/s  {:.3}x", m / base);
-            }
-        }
-    }
+    crate::bench_cmd::print_medians(a, &all);
     Ok(())
 }
 

@@ -75,7 +75,7 @@ pub struct BenchArgs {
     /// partner: the partner's target put rate per second.
     #[arg(long, default_value_t = 10_000)]
     pub rate: u64,
-    /// mover-rr, stream, partner: repeat the whole set of runs this many times, interleaved,
+    /// Repeat the whole set of runs this many times, interleaved,
     /// and end with the median of each (shared machines are noisy; ratios of medians of
     /// interleaved runs are what to compare).
     #[arg(long, default_value_t = 1)]
@@ -343,9 +343,72 @@ pub fn run(a: BenchArgs) -> CliResult {
     let work = std::env::temp_dir().join(format!("sealmq-bench-ks-{}", std::process::id()));
     std::fs::create_dir_all(&work).map_err(|e| e.to_string())?;
     let reuse = KeyReuse::parse(&a.key_reuse)?;
+    let mut all: Vec<(String, f64)> = Vec::new();
+    let r = (|| -> CliResult {
+        for round in 0..a.rounds.max(1) {
+            if a.rounds > 1 && !a.json {
+                println!("round {}/{}", round + 1, a.rounds);
+            }
+            run_round(&a, &qm, &work, reuse, &mut all)?;
+        }
+        print_medians(&a, &all);
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&work);
+    drop(qm);
+    r
+}
+
+/// With `--rounds` above 1: the median rate of each run over the rounds, against the first
+/// run's median (shared machines are noisy; these are the figures to compare).
+pub(crate) fn print_medians(a: &BenchArgs, all: &[(String, f64)]) {
+    if a.rounds <= 1 {
+        return;
+    }
+    let mut keys: Vec<&String> = Vec::new();
+    for (k, _) in all {
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let median = |k: &String| {
+        let mut v: Vec<f64> = all
+            .iter()
+            .filter(|(x, _)| x == k)
+            .map(|(_, r)| *r)
+            .collect();
+        v.sort_by(|a, b| a.total_cmp(b));
+        v.get(v.len() / 2).copied().unwrap_or(0.0)
+    };
+    let base = keys.first().map(|k| median(k)).unwrap_or(1.0);
+    if a.json {
+        for k in &keys {
+            let m = median(k);
+            println!(
+                "{}",
+                serde_json::json!({"median_of": k.as_str(), "rounds": a.rounds, "rate_per_s": m, "vs_first": m / base})
+            );
+        }
+    } else {
+        println!("median of {} rounds:", a.rounds);
+        for k in &keys {
+            let m = median(k);
+            println!("  {k:<80} {m:>10.0}/s  {:.3}x", m / base);
+        }
+    }
+}
+
+/// Every qop × key run once, each rate recorded under its label in `all`.
+fn run_round(
+    a: &BenchArgs,
+    qm: &Qm,
+    work: &Path,
+    reuse: KeyReuse,
+    all: &mut Vec<(String, f64)>,
+) -> CliResult {
     let mut baseline = None;
     let mut first = true;
-    let r = (|| -> CliResult {
+    {
         for qop in a.qop.split(',').map(str::trim) {
             let keys: Vec<&str> = if qop == "none" {
                 vec!["-"]
@@ -354,11 +417,11 @@ pub fn run(a: BenchArgs) -> CliResult {
             };
             for key in keys {
                 let prot =
-                    Protection::new(qop, if key == "-" { "rsa2048" } else { key }, reuse, &work)?;
+                    Protection::new(qop, if key == "-" { "rsa2048" } else { key }, reuse, work)?;
                 let (m, size, persistent) = match a.scenario.as_str() {
-                    "local-rr" => (local_rr(&a, &qm, &prot)?, a.size.unwrap_or(2048), false),
+                    "local-rr" => (local_rr(a, qm, &prot)?, a.size.unwrap_or(2048), false),
                     "put1" => (
-                        put1(&a, &qm, &prot)?,
+                        put1(a, qm, &prot)?,
                         a.size.unwrap_or(1024),
                         !a.nonpersistent,
                     ),
@@ -374,15 +437,18 @@ pub fn run(a: BenchArgs) -> CliResult {
                 let stored = prot.stored_bytes(size)?;
                 let rate = m.txns as f64 / m.elapsed;
                 let base = *baseline.get_or_insert(rate);
-                report(&a, &prot, &m, size, persistent, stored, rate / base, first);
+                report(a, &prot, &m, size, persistent, stored, rate / base, first);
                 first = false;
+                let reuse = if prot.qop == "none" {
+                    "-".to_string()
+                } else {
+                    prot.reuse.to_string()
+                };
+                all.push((format!("{} {} reuse {}", prot.qop, key, reuse), rate));
             }
         }
-        Ok(())
-    })();
-    let _ = std::fs::remove_dir_all(&work);
-    drop(qm);
-    r
+    }
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]

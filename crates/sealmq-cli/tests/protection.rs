@@ -357,3 +357,77 @@ fn end_to_end_protection_scenarios() {
     assert_eq!(w.ok(&["policy", "export", "-m", "QMP"]), export);
     w.ok(&["stop", "QMP"]);
 }
+
+/// Key reuse through the client library: one process's put and put1 share the reused key
+/// (put1 keeps key reuse), and the next key is made while the queue manager handles a put, so
+/// no put pays a wrap after the first. bob unwraps once per key.
+#[test]
+fn put_and_put1_share_reused_keys_made_ahead() {
+    let w = World {
+        home: tempfile::tempdir().unwrap(),
+    };
+    w.ok(&[
+        "keystore",
+        "init",
+        s(&w.ks("ca")),
+        "--dn",
+        "CN=Example CA,O=Example",
+        "--authority",
+    ]);
+    for n in ["alice", "bob"] {
+        w.identity(n);
+    }
+    w.trust("alice", "bob");
+    w.ok(&["create", "QMP"]);
+    w.ok(&["start", "QMP", "--background"]);
+    w.mqsc("DEFINE QLOCAL(CONF.Q)\n");
+    w.ok(&[
+        "policy",
+        "set",
+        "-m",
+        "QMP",
+        "-p",
+        "CONF.Q",
+        "-e",
+        "AES256",
+        "-r",
+        "CN=bob,O=Example",
+        "-c",
+        "4",
+    ]);
+    let mut c = Client::connect_local(&w.qm_dir(), "reuser").unwrap();
+    c.set_keystore(&w.ks("alice")).unwrap();
+    let (h, _) = c.open("CONF.Q", OpenOptions::output()).unwrap();
+    for i in 0..12u32 {
+        let before = c.protection_counters().unwrap().key_wrap;
+        let body = format!("message {i}");
+        if i % 2 == 0 {
+            c.put(h, &mut Md::default(), body.as_bytes(), false)
+                .unwrap();
+        } else {
+            c.put1("CONF.Q", &mut Md::default(), body.as_bytes(), false)
+                .unwrap();
+        }
+        let made = c.protection_counters().unwrap().key_wrap - before;
+        if i == 0 {
+            assert_eq!(made, 2, "the first key, and the next one made ahead");
+        } else {
+            // At most the next key is made, after the message went with a key made earlier.
+            assert!(made <= 1, "message {i} made {made} keys");
+        }
+    }
+    let p = c.protection_counters().unwrap();
+    assert_eq!(p.key_wrap, 4, "three keys used, one made ahead: {p:?}");
+    assert_eq!((p.put_reuse_misses, p.put_reuse_hits), (3, 9), "{p:?}");
+
+    let mut g = Client::connect_local(&w.qm_dir(), "bob").unwrap();
+    g.set_keystore(&w.ks("bob")).unwrap();
+    let (q, _) = g.open("CONF.Q", OpenOptions::input()).unwrap();
+    for i in 0..12u32 {
+        let m = g.get(q, &GetOptions::default()).unwrap();
+        assert_eq!(m.payload, format!("message {i}").as_bytes());
+    }
+    assert_eq!(g.protection_counters().unwrap().key_unwrap, 3);
+    drop((c, g));
+    w.ok(&["stop", "QMP"]);
+}

@@ -25,6 +25,9 @@ pub(crate) struct State {
     pub(crate) in_uow: bool,
     /// Raw mode: never protect or unprotect (`browse --raw`).
     raw: bool,
+    /// A policy whose next reused key may be made while the queue manager works on the
+    /// request just sent (see [`State::idle_work`]).
+    next_key: Option<Policy>,
 }
 
 fn security(detail: String) -> ClientError {
@@ -66,6 +69,25 @@ impl State {
             };
         self.handles.insert(hobj, (policy, intercepted));
         Ok(())
+    }
+
+    /// Work done between sending a request and reading its answer, time the client would
+    /// otherwise spend waiting: making the next reused key of a policy it just put under, so
+    /// that the put which uses up a key does not pay the wrap (SPEC §5.3). A failure here is
+    /// not reported: the put that needs the key makes it and reports it.
+    pub(crate) fn idle_work(&mut self) {
+        if let (Some(policy), Some(p)) = (self.next_key.take(), &self.protector) {
+            let _ = p.prepare_next_key(&policy);
+        }
+    }
+
+    /// Remembers `policy` for [`State::idle_work`] when it reuses keys under a count.
+    fn after_protect(&mut self, policy: Policy) {
+        if policy.qop() == Qop::Confidentiality
+            && matches!(policy.key_reuse, sealmq_protect::KeyReuse::Count(n) if n > 1)
+        {
+            self.next_key = Some(policy);
+        }
     }
 
     /// The policy this client must apply for a handle, if any.
@@ -124,7 +146,11 @@ impl Client {
     /// MQPUT; protected first when the queue has a policy. `md` comes back filled.
     pub fn put(&mut self, hobj: u32, md: &mut Md, payload: &[u8], syncpoint: bool) -> Result<()> {
         let stored = match self.icpt.policy(hobj).cloned() {
-            Some(policy) => self.protect_for(&policy, md, payload)?,
+            Some(policy) => {
+                let stored = self.protect_for(&policy, md, payload)?;
+                self.icpt.after_protect(policy);
+                stored
+            }
             None => payload.to_vec(),
         };
         self.put_raw(hobj, md, &stored, syncpoint)?;
@@ -143,7 +169,9 @@ impl Client {
                 Response::Policy { policy } if !policy.is_empty() => {
                     let p = sealmq_engine::policies::decode(&policy)
                         .map_err(|e| security(e.to_string()))?;
-                    self.protect_for(&p, md, payload)?
+                    let stored = self.protect_for(&p, md, payload)?;
+                    self.icpt.after_protect(p);
+                    stored
                 }
                 _ => payload.to_vec(),
             }

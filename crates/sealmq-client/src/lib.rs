@@ -190,6 +190,7 @@ impl Client {
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1);
         sealmq_wire::write_request(&mut self.w, id, &req).map_err(|e| broken(WireError::Io(e)))?;
+        self.icpt.idle_work();
         match sealmq_wire::read_response(&mut self.r, self.max_frame).map_err(broken)? {
             None => Err(ClientError {
                 reason: ReasonCode::ConnectionBroken.code(),

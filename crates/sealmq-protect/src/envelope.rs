@@ -189,11 +189,47 @@ impl Protector {
             sender: &self.sender,
         });
         if let Some(k) = &put_key
-            && let Some(hit) = self.put_cache.take(k, policy.key_reuse.limit())
+            && let Some(t) = self.put_cache.take(k, policy.key_reuse.limit())
         {
-            self.counters.put_reuse(true);
-            return Ok(hit);
+            // A promoted standby is a new key: its wrap was counted when it was made.
+            self.counters.put_reuse(!t.promoted);
+            return Ok((t.key, t.recipient_infos));
         }
+        let (ck, ri_der) = self.new_content_key(policy)?;
+        if let Some(k) = put_key {
+            self.counters.put_reuse(false);
+            self.put_cache.store(&k, ck.clone(), ri_der.clone());
+        }
+        Ok((ck, ri_der))
+    }
+
+    /// Makes the next reused key of `policy` ahead of need, when its current key is in use
+    /// under a KEYREUSE count and none is made yet; returns whether it made one. Meant for
+    /// time the caller would otherwise spend waiting (the client library calls it while the
+    /// queue manager handles a put), so the message that uses up a key does not pay the wrap.
+    pub fn prepare_next_key(&self, policy: &Policy) -> Result<bool> {
+        if policy.qop() != Qop::Confidentiality {
+            return Ok(false);
+        }
+        let KeyReuse::Count(n) = policy.key_reuse else {
+            return Ok(false);
+        };
+        let k = PutKey {
+            policy: &policy.name,
+            alg: policy.enc_alg,
+            recipients: &policy.recipients,
+            sender: &self.sender,
+        };
+        if !self.put_cache.wants_standby(&k, Some(n)) {
+            return Ok(false);
+        }
+        let (ck, ri_der) = self.new_content_key(policy)?;
+        self.put_cache.set_standby(&k, ck, ri_der);
+        Ok(true)
+    }
+
+    /// A fresh random content key wrapped for every recipient of `policy`.
+    fn new_content_key(&self, policy: &Policy) -> Result<(Arc<ContentKey>, Arc<Vec<u8>>)> {
         let certs = self.recipients(policy)?;
         if let Some(c) = certs.iter().find(|c| is_insecure(c.public_key().kind))
             && !self.opts.insecure_rsa1024
@@ -212,10 +248,6 @@ impl Protector {
             ContentKey::new(policy.enc_alg, &cek)
                 .ok_or_else(|| ProtectError::Protect("bad content key".into()))?,
         );
-        if let Some(k) = put_key {
-            self.counters.put_reuse(false);
-            self.put_cache.store(&k, ck.clone(), ri_der.clone());
-        }
         Ok((ck, ri_der))
     }
 

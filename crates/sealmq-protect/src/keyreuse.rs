@@ -4,6 +4,13 @@
 //! (policy, algorithm, recipient set, sender) and reused for up to KEYREUSE messages and no
 //! longer than a maximum age. Every message still gets a fresh random 96-bit GCM nonce.
 //!
+//! The next key of an entry can be made ahead ("standby"): the wrap (one public-key operation,
+//! or an ephemeral key pair and an ECDH for EC recipients) then happens while the caller has
+//! nothing better to do — the client library does it while the queue manager handles its put —
+//! instead of on the message that finds the current key used up. A standby key is a fresh
+//! random key like any other, used for no message before it is promoted, and its age counts
+//! from when it was made.
+//!
 //! Get side: a bounded cache maps a SHA-256 digest of the received RecipientInfos to the
 //! unwrapped key, so a getter pays one private-key operation per key, not per message.
 //!
@@ -53,6 +60,23 @@ pub struct PutEntry {
     pub recipient_infos: Arc<Vec<u8>>,
     uses: u64,
     created: Instant,
+    /// The key that follows this one, made ahead (see the module documentation).
+    standby: Option<Standby>,
+}
+
+/// A key made ahead, not used yet.
+struct Standby {
+    key: Arc<ContentKey>,
+    recipient_infos: Arc<Vec<u8>>,
+    created: Instant,
+}
+
+/// A key handed out by [`PutCache::take`].
+pub struct Taken {
+    pub key: Arc<ContentKey>,
+    pub recipient_infos: Arc<Vec<u8>>,
+    /// The key was made ahead and this is its first message.
+    pub promoted: bool,
 }
 
 /// Cache key of the put side, borrowed from the caller so a hit allocates nothing.
@@ -121,27 +145,74 @@ impl PutCache {
         }
     }
 
-    /// A key to use for one more message, if a cached one is within `limit` uses and age.
-    pub fn take(
-        &self,
-        key: &PutKey<'_>,
-        limit: Option<u32>,
-    ) -> Option<(Arc<ContentKey>, Arc<Vec<u8>>)> {
+    /// A key to use for one more message, if a cached one is within `limit` uses and age;
+    /// when the current key is used up, its standby (if made, and young enough) takes over.
+    pub fn take(&self, key: &PutKey<'_>, limit: Option<u32>) -> Option<Taken> {
         let limit = limit.map(u64::from).unwrap_or(HARD_LIMIT).min(HARD_LIMIT);
         let h = key.hash64();
         let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         let bucket = map.get_mut(&h)?;
         let pos = bucket.iter().position(|(k, _)| key.matches(k))?;
         let entry = &mut bucket[pos].1;
+        let mut promoted = false;
         if entry.uses >= limit || entry.created.elapsed() >= self.max_age {
-            bucket.swap_remove(pos);
-            if bucket.is_empty() {
-                map.remove(&h);
+            match entry.standby.take() {
+                Some(next) if next.created.elapsed() < self.max_age => {
+                    // The old key's AEAD context is dropped (and cleansed) here.
+                    entry.key = next.key;
+                    entry.recipient_infos = next.recipient_infos;
+                    entry.created = next.created;
+                    entry.uses = 0;
+                    promoted = true;
+                }
+                _ => {
+                    bucket.swap_remove(pos);
+                    if bucket.is_empty() {
+                        map.remove(&h);
+                    }
+                    return None;
+                }
             }
-            return None;
         }
         entry.uses += 1;
-        Some((entry.key.clone(), entry.recipient_infos.clone()))
+        Some(Taken {
+            key: entry.key.clone(),
+            recipient_infos: entry.recipient_infos.clone(),
+            promoted,
+        })
+    }
+
+    /// Whether the entry for `key` is in use under a count limit and has no standby yet
+    /// (UNLIMITED keys are replaced only at their age limit: nothing to make ahead).
+    pub fn wants_standby(&self, key: &PutKey<'_>, limit: Option<u32>) -> bool {
+        if limit.is_none_or(|n| n < 2) {
+            return false;
+        }
+        let map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(&key.hash64())
+            .and_then(|b| b.iter().find(|(k, _)| key.matches(k)))
+            .is_some_and(|(_, e)| e.standby.is_none())
+    }
+
+    /// Gives the entry for `key` its next key, if it still has none.
+    pub fn set_standby(
+        &self,
+        key: &PutKey<'_>,
+        content_key: Arc<ContentKey>,
+        recipient_infos: Arc<Vec<u8>>,
+    ) {
+        let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, e)) = map
+            .get_mut(&key.hash64())
+            .and_then(|b| b.iter_mut().find(|(k, _)| key.matches(k)))
+            && e.standby.is_none()
+        {
+            e.standby = Some(Standby {
+                key: content_key,
+                recipient_infos,
+                created: Instant::now(),
+            });
+        }
     }
 
     /// Stores a fresh key that has just been used once.
@@ -162,6 +233,7 @@ impl PutCache {
                 recipient_infos,
                 uses: 1,
                 created: Instant::now(),
+                standby: None,
             },
         ));
     }
@@ -257,6 +329,42 @@ mod tests {
         let k = Arc::new(ContentKey::new(EncAlg::Aes256, &[7u8; 32]).unwrap());
         aged.store(&pk(&r), k, Arc::new(vec![]));
         assert!(aged.take(&pk(&r), None).is_none());
+    }
+
+    #[test]
+    fn standby_takes_over_when_the_key_is_used_up() {
+        let r = [Dn::parse("CN=bob").unwrap()];
+        let c = PutCache::new(Duration::from_secs(60));
+        let first = Arc::new(ContentKey::new(EncAlg::Aes256, &[1u8; 32]).unwrap());
+        // No entry, or no count limit: nothing to make ahead.
+        assert!(!c.wants_standby(&pk(&r), Some(2)));
+        c.store(&pk(&r), first.clone(), Arc::new(vec![1]));
+        assert!(!c.wants_standby(&pk(&r), None));
+        assert!(!c.wants_standby(&pk(&r), Some(1)));
+        assert!(c.wants_standby(&pk(&r), Some(2)));
+        let next = Arc::new(ContentKey::new(EncAlg::Aes256, &[2u8; 32]).unwrap());
+        c.set_standby(&pk(&r), next.clone(), Arc::new(vec![2]));
+        assert!(!c.wants_standby(&pk(&r), Some(2)));
+        // A second standby does not replace the first.
+        let other = Arc::new(ContentKey::new(EncAlg::Aes256, &[3u8; 32]).unwrap());
+        c.set_standby(&pk(&r), other, Arc::new(vec![3]));
+
+        let t = c.take(&pk(&r), Some(2)).unwrap(); // 2nd use of the first key
+        assert!(Arc::ptr_eq(&t.key, &first) && !t.promoted);
+        let t = c.take(&pk(&r), Some(2)).unwrap(); // used up: the standby, first use
+        assert!(Arc::ptr_eq(&t.key, &next) && t.promoted);
+        assert_eq!(*t.recipient_infos, vec![2]);
+        let t = c.take(&pk(&r), Some(2)).unwrap(); // its 2nd use
+        assert!(Arc::ptr_eq(&t.key, &next) && !t.promoted);
+        assert!(c.wants_standby(&pk(&r), Some(2)));
+        assert!(c.take(&pk(&r), Some(2)).is_none()); // used up, no standby: evicted
+        assert!(c.is_empty());
+
+        // A standby older than the maximum age is not promoted.
+        let aged = PutCache::new(Duration::ZERO);
+        aged.store(&pk(&r), first, Arc::new(vec![1]));
+        aged.set_standby(&pk(&r), next, Arc::new(vec![2]));
+        assert!(aged.take(&pk(&r), Some(5)).is_none());
     }
 
     #[test]

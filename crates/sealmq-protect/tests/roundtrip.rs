@@ -128,6 +128,54 @@ fn key_reuse_32_costs_ten_wraps_and_ten_unwraps_for_320_messages() {
 }
 
 #[test]
+fn next_key_made_ahead_spares_the_message_that_uses_a_key_up() {
+    let w = World::new();
+    let a = w.identity("alice", KeyKind::P256);
+    let b = w.identity("bob", KeyKind::P256);
+    w.introduce(&a, &b);
+    let mut pol = policy("NONE", "AES256", &["bob"]);
+    pol.key_reuse = KeyReuse::Count(4);
+    let put = w.protector("alice");
+    let get = w.protector("bob");
+    // Nothing to make ahead before a key is in use, nor for policies without a count.
+    assert!(!put.prepare_next_key(&pol).unwrap());
+    let mut stored = Vec::new();
+    for i in 0..12u32 {
+        let wraps = put.counters().key_wrap;
+        stored.push(
+            put.protect(&pol, &i.to_be_bytes(), Original::default())
+                .unwrap(),
+        );
+        if i > 0 {
+            // Every key after the first was made ahead: no message pays a wrap.
+            assert_eq!(put.counters().key_wrap, wraps, "message {i} wrapped a key");
+        }
+        // What the client library does while the queue manager handles the put.
+        put.prepare_next_key(&pol).unwrap();
+    }
+    let p = put.counters();
+    // Keys for messages 0-3, 4-7, 8-11, and the standby made for the next ones.
+    assert_eq!(p.key_wrap, 4);
+    assert_eq!(p.put_reuse_misses, 3);
+    assert_eq!(p.put_reuse_hits, 9);
+    for (i, s) in stored.iter().enumerate() {
+        assert_eq!(
+            get.unprotect(&pol, s).unwrap().payload,
+            (i as u32).to_be_bytes()
+        );
+    }
+    assert_eq!(
+        get.counters().key_unwrap,
+        3,
+        "three keys, four messages each"
+    );
+    let mut unlimited = pol.clone();
+    unlimited.key_reuse = KeyReuse::Unlimited;
+    put.protect(&unlimited, b"x", Original::default()).unwrap();
+    assert!(!put.prepare_next_key(&unlimited).unwrap());
+}
+
+#[test]
 fn key_reuse_disabled_and_unlimited() {
     let w = World::new();
     let a = w.identity("alice", KeyKind::P256);
