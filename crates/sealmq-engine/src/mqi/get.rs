@@ -1,0 +1,265 @@
+//! MQGET: wait, browse, match, truncation, expiry, and taking a message under a unit of work.
+
+use super::*;
+
+impl Connection {
+    /// MQGET.
+    pub fn get(&self, h: &Hobj, gmo: GetOptions) -> MqResult<Got> {
+        self.check_running()?;
+        if h.closed.load(Ordering::Acquire) {
+            return mqerr!(HobjError, "'{}' is closed", h.name);
+        }
+        let Target::Local(q) = &h.target else {
+            return mqerr!(NotOpenForInput, "'{}' is a remote queue", h.name);
+        };
+        let browsing = matches!(gmo.browse, Browse::First | Browse::Next);
+        if browsing && !h.opts.browse {
+            return mqerr!(NotOpenForBrowse, "'{}' was not opened for browse", h.name);
+        }
+        if !browsing && !h.opts.input_any() {
+            return mqerr!(NotOpenForInput, "'{}' was not opened for input", h.name);
+        }
+        if !browsing && !h.get_allowed {
+            return mqerr!(
+                GetInhibited,
+                "gets from '{}' are inhibited (GET(DISABLED))",
+                h.name
+            );
+        }
+        let deadline = gmo.wait.map(|w| Instant::now() + w);
+        loop {
+            let waiter;
+            {
+                let mut st = q.lock();
+                if !browsing && !st.def.get_enabled {
+                    return mqerr!(
+                        GetInhibited,
+                        "gets from '{}' are inhibited (GET(DISABLED))",
+                        h.name
+                    );
+                }
+                let mut expired = Vec::new();
+                let found = match gmo.browse {
+                    Browse::First => st.find(&gmo.matching, None, &mut expired),
+                    Browse::Next => {
+                        let after = *h.cursor.lock().unwrap_or_else(|p| p.into_inner());
+                        st.find(&gmo.matching, after, &mut expired)
+                    }
+                    Browse::MsgUnderCursor => {
+                        let cur = *h.cursor.lock().unwrap_or_else(|p| p.into_inner());
+                        cur.filter(|k| {
+                            st.entries
+                                .get(k)
+                                .is_some_and(|e| e.state == EntryState::Visible)
+                        })
+                    }
+                    Browse::None => st.find(&gmo.matching, None, &mut expired),
+                };
+                self.discard_expired(&mut st, &q.name, expired);
+                if let Some(key) = found {
+                    let taken = self.take(h, q, &mut st, key, &gmo, browsing);
+                    drop(st);
+                    return self.finish_take(q, taken);
+                }
+                if gmo.browse == Browse::MsgUnderCursor {
+                    return mqerr!(
+                        NoMsgAvailable,
+                        "no message under the browse cursor of '{}'",
+                        h.name
+                    );
+                }
+                match deadline {
+                    Some(d) if Instant::now() < d => {
+                        waiter = Waiter::new(gmo.matching, browsing);
+                        st.waiters.push_back(waiter.clone());
+                    }
+                    _ => return mqerr!(NoMsgAvailable, "no message available on '{}'", h.name),
+                }
+            }
+            let woken = waiter.wait_until(deadline.unwrap_or_else(Instant::now));
+            let mut st = q.lock();
+            st.remove_waiter(&waiter);
+            if self.qm.is_quiescing() {
+                return mqerr!(QMgrQuiescing, "queue manager {} is ending", self.qm.name());
+            }
+            if !woken && deadline.is_some_and(|d| Instant::now() >= d) {
+                // One last look, then give up (passing on any wake-up this waiter received).
+                let mut expired = Vec::new();
+                let after = if gmo.browse == Browse::Next {
+                    *h.cursor.lock().unwrap_or_else(|p| p.into_inner())
+                } else {
+                    None
+                };
+                if let Some(key) = st.find(&gmo.matching, after, &mut expired) {
+                    let taken = self.take(h, q, &mut st, key, &gmo, browsing);
+                    drop(st);
+                    return self.finish_take(q, taken);
+                }
+                st.renotify();
+                return mqerr!(
+                    NoMsgAvailable,
+                    "no message arrived on '{}' within the wait interval",
+                    h.name
+                );
+            }
+        }
+    }
+
+    fn discard_expired(&self, st: &mut crate::queue::QueueState, queue: &str, expired: Vec<u64>) {
+        for seq in expired {
+            if let Some(e) = st.remove(seq)
+                && e.msg.is_persistent()
+            {
+                // Not waited for: if lost, the message is found expired again after a restart.
+                let tx = self.qm.new_tx();
+                let rec = Record::Get {
+                    tx,
+                    auto: true,
+                    queue: queue.to_string(),
+                    seq,
+                };
+                let _ = self.qm.log.append(rec.kind(), &rec.encode());
+            }
+        }
+    }
+
+    fn take(
+        &self,
+        h: &Hobj,
+        q: &Arc<LocalQueue>,
+        st: &mut crate::queue::QueueState,
+        key: Key,
+        gmo: &GetOptions,
+        browsing: bool,
+    ) -> MqResult<Taken> {
+        let Some(e) = st.entries.get(&key).cloned() else {
+            return mqerr!(NoMsgAvailable, "message vanished");
+        };
+        let data_len = e.msg.payload.len();
+        let fits = gmo.buffer.is_none_or(|b| b >= data_len);
+        let mut md = e.msg.md.clone();
+        md.backout_count = e.backout_count;
+        let (payload, warning) = if fits {
+            (e.msg.payload.clone(), None)
+        } else if gmo.accept_truncated || browsing {
+            let n = gmo.buffer.unwrap_or(0);
+            (
+                e.msg.payload[..n].to_vec(),
+                Some(ReasonCode::TruncatedMsgAccepted),
+            )
+        } else {
+            return Err(MqError::new(
+                ReasonCode::TruncatedMsgFailed,
+                format!(
+                    "message of {data_len} bytes does not fit the {}-byte buffer; it stays on '{}'",
+                    gmo.buffer.unwrap_or(0),
+                    h.name
+                ),
+            ));
+        };
+        let got = Got {
+            md,
+            payload,
+            data_len,
+            warning,
+            seq: key.1,
+        };
+        if browsing {
+            *h.cursor.lock().unwrap_or_else(|p| p.into_inner()) = Some(key);
+            return Ok(Taken::Done(got));
+        }
+        let seq = key.1;
+        let persistent = e.msg.is_persistent();
+        let mut uow = self.uow.lock().unwrap_or_else(|p| p.into_inner());
+        if gmo.syncpoint {
+            if uow.as_ref().is_some_and(|u| u.ops.len() >= MAX_UNCOMMITTED) {
+                return mqerr!(
+                    SyncpointLimitReached,
+                    "more than {MAX_UNCOMMITTED} uncommitted operations"
+                );
+            }
+            let tx = self.uow_tx(&mut uow);
+            if persistent {
+                self.qm.register_tx(tx);
+                let rec = Record::Get {
+                    tx,
+                    auto: false,
+                    queue: q.name.clone(),
+                    seq,
+                };
+                self.qm.log.append(rec.kind(), &rec.encode())?;
+            }
+            st.set_state(seq, EntryState::Getting(tx));
+            let u = uow.get_or_insert_with(Uow::default);
+            u.logged |= persistent;
+            u.ops.push(Op::Get {
+                q: q.clone(),
+                seq,
+                persistent,
+            });
+            return Ok(Taken::Done(got));
+        }
+        drop(uow);
+        if persistent {
+            // The message is hidden (no one else can take it) and its removal is made durable
+            // after the queue lock is released, so other getters are not held up by the sync.
+            let tx = self.qm.new_tx();
+            self.qm.register_tx(tx);
+            let rec = Record::Get {
+                tx,
+                auto: true,
+                queue: q.name.clone(),
+                seq,
+            };
+            let ticket = match self.qm.log.append(rec.kind(), &rec.encode()) {
+                Ok(t) => t,
+                Err(e) => {
+                    self.qm.end_tx(tx);
+                    return Err(e.into());
+                }
+            };
+            st.set_state(seq, EntryState::Getting(tx));
+            return Ok(Taken::Durable {
+                got,
+                ticket,
+                seq,
+                tx,
+            });
+        }
+        st.remove(seq);
+        Ok(Taken::Done(got))
+    }
+
+    /// Completes a get whose removal must become durable first.
+    fn finish_take(&self, q: &Arc<LocalQueue>, taken: MqResult<Taken>) -> MqResult<Got> {
+        match taken? {
+            Taken::Done(got) => Ok(got),
+            Taken::Durable {
+                got,
+                ticket,
+                seq,
+                tx,
+            } => {
+                let r = self.qm.log.wait(&ticket);
+                let mut st = q.lock();
+                match r {
+                    Ok(()) => {
+                        st.remove(seq);
+                        drop(st);
+                        self.qm.end_tx(tx);
+                        Ok(got)
+                    }
+                    Err(e) => {
+                        st.set_state(seq, EntryState::Visible);
+                        if let Some(m) = st.get_mut(seq).map(|e| e.msg.clone()) {
+                            st.notify(&m);
+                        }
+                        drop(st);
+                        self.qm.end_tx(tx);
+                        Err(e.into())
+                    }
+                }
+            }
+        }
+    }
+}

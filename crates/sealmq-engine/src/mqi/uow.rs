@@ -1,0 +1,117 @@
+//! Units of work: MQCMIT (durable first, then applied) and MQBACK (undone, backout
+//! counts raised, a message over its BOTHRESH moved to its BOQNAME).
+
+use super::*;
+
+impl Connection {
+    /// MQCMIT: makes the unit of work's persistent records durable, then applies it.
+    pub fn commit(&self) -> MqResult<()> {
+        let Some(u) = self.uow.lock().unwrap_or_else(|p| p.into_inner()).take() else {
+            return Ok(());
+        };
+        if u.logged {
+            let rec = Record::Commit(u.tx);
+            if let Err(e) = self.qm.log.append_durable(rec.kind(), &rec.encode()) {
+                // Not committed: undo it, as a backout would.
+                self.apply_backout(u, false);
+                return Err(MqError::new(
+                    ReasonCode::BackedOut,
+                    format!("commit failed and the unit of work was backed out: {e}"),
+                ));
+            }
+        }
+        {
+            let _a = read(&self.qm.apply);
+            for op in &u.ops {
+                match op {
+                    Op::Put { q, seq, .. } => {
+                        let mut st = q.lock();
+                        st.set_state(*seq, EntryState::Visible);
+                        if let Some(e) = st.get_mut(*seq).map(|e| e.msg.clone()) {
+                            st.notify(&e);
+                        }
+                    }
+                    Op::Get { q, seq, .. } => {
+                        q.lock().remove(*seq);
+                    }
+                }
+            }
+        }
+        if u.logged {
+            self.qm.end_tx(u.tx);
+            self.qm.maybe_checkpoint();
+        }
+        Ok(())
+    }
+
+    /// MQBACK.
+    pub fn backout(&self) -> MqResult<()> {
+        if let Some(u) = self.uow.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            self.apply_backout(u, true);
+        }
+        Ok(())
+    }
+
+    fn apply_backout(&self, u: Uow, log_it: bool) {
+        if u.logged && log_it {
+            let rec = Record::Backout(u.tx);
+            let _ = self.qm.log.append(rec.kind(), &rec.encode());
+        }
+        let _a = read(&self.qm.apply);
+        for op in u.ops.iter().rev() {
+            match op {
+                Op::Put { q, seq, .. } => {
+                    q.lock().remove(*seq);
+                }
+                Op::Get { q, seq, persistent } => {
+                    let (requeue, msg) = {
+                        let mut st = q.lock();
+                        let threshold = st.def.backout_threshold;
+                        let boq = st.def.backout_requeue_q.clone();
+                        let Some(e) = st.get_mut(*seq) else { continue };
+                        e.backout_count += 1;
+                        e.state = EntryState::Visible;
+                        let msg = e.msg.clone();
+                        let count = e.backout_count;
+                        if threshold > 0 && count >= threshold && !boq.is_empty() && boq != q.name {
+                            (Some((boq, count)), msg)
+                        } else {
+                            st.notify(&msg);
+                            (None, msg)
+                        }
+                    };
+                    if let Some((boq, count)) = requeue
+                        && let Some(target) = self.qm.local(&boq)
+                    {
+                        if *persistent {
+                            let rec = Record::Move {
+                                from: q.name.clone(),
+                                to: boq.clone(),
+                                seq: *seq,
+                                backout_count: count,
+                            };
+                            if self
+                                .qm
+                                .log
+                                .append_durable(rec.kind(), &rec.encode())
+                                .is_err()
+                            {
+                                q.lock().notify(&msg);
+                                continue;
+                            }
+                        }
+                        let e = q.lock().remove(*seq);
+                        if let Some(e) = e {
+                            let mut ts = target.lock();
+                            ts.insert(*seq, e.msg.clone(), EntryState::Visible, count);
+                            ts.notify(&e.msg);
+                        }
+                    }
+                }
+            }
+        }
+        if u.logged {
+            self.qm.end_tx(u.tx);
+        }
+    }
+}
