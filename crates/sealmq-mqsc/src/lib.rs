@@ -6,10 +6,13 @@
 //! [`exec`] runs it against a [`sealmq_engine::QueueManager`] and renders text or JSON. Errors
 //! point at the token that is wrong. Our own message ids (`SMQnnnnI/E`).
 
+mod authrec;
 pub(crate) mod chl;
+mod chldef;
 pub mod exec;
 pub mod lexer;
 pub mod parse;
+mod policy;
 
 pub use exec::{Response, render_json, render_text, run};
 pub use parse::{Command, parse};

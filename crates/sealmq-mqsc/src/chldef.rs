@@ -1,0 +1,142 @@
+//! DEFINE, ALTER, DELETE and DISPLAY CHANNEL.
+
+use crate::exec::{Block, Fail, bad, choice, generic_match, none_matched, num, one, select};
+use crate::parse::{Command, Verb};
+use sealmq_engine::QueueManager;
+use sealmq_types::ReasonCode;
+use std::sync::Arc;
+
+fn channel_block(d: &sealmq_engine::channels::ChannelDef) -> Block {
+    vec![
+        ("CHANNEL".into(), d.name.clone()),
+        ("CHLTYPE".into(), d.chltype.name().into()),
+        ("DESCR".into(), d.descr.clone()),
+        ("CONNAME".into(), d.conname.clone()),
+        ("XMITQ".into(), d.xmitq.clone()),
+        ("BATCHSZ".into(), d.batchsz.to_string()),
+        ("HBINT".into(), d.hbint.to_string()),
+        ("MAXMSGL".into(), d.max_msg_len.to_string()),
+        ("SSLCIPH".into(), d.sslciph.clone()),
+        ("SSLPEER".into(), d.sslpeer.clone()),
+        ("MCAUSER".into(), d.mcauser.clone()),
+        (
+            "INTERCEPT".into(),
+            if d.intercept { "YES" } else { "NO" }.into(),
+        ),
+        ("BATCHINT".into(), d.batchint.to_string()),
+        (
+            "NPMSPEED".into(),
+            if d.npm_fast { "FAST" } else { "NORMAL" }.into(),
+        ),
+        ("SHORTRTY".into(), d.shortrty.to_string()),
+        ("SHORTTMR".into(), d.shorttmr.to_string()),
+        ("LONGRTY".into(), d.longrty.to_string()),
+        ("LONGTMR".into(), d.longtmr.to_string()),
+        ("MRRTY".into(), d.mrrty.to_string()),
+        ("MRTMR".into(), d.mrtmr.to_string()),
+        ("SPLPROT".into(), d.splprot.name().into()),
+        ("SSLRKEYC".into(), d.sslrkeyc.to_string()),
+    ]
+}
+
+pub(crate) fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
+    use sealmq_engine::channels::{ChannelDef, ChlType};
+    let name = c.name.clone().unwrap_or_default();
+    let apply = |d: &mut ChannelDef| -> Result<(), Fail> {
+        for a in &c.attrs {
+            match a.key.as_str() {
+                "CHLTYPE" | "REPLACE" | "NOREPLACE" | "ALL" => {}
+                "DESCR" => d.descr = one(a)?.to_string(),
+                "CONNAME" => d.conname = one(a)?.to_string(),
+                "XMITQ" => d.xmitq = one(a)?.to_string(),
+                "BATCHSZ" => d.batchsz = num(a, 1, 9999)?,
+                "HBINT" => d.hbint = num(a, 0, 999_999)?,
+                "MAXMSGL" => d.max_msg_len = num(a, 0, 104_857_600)?,
+                "SSLCIPH" => d.sslciph = a.values.first().cloned().unwrap_or_default(),
+                "SSLPEER" => d.sslpeer = a.values.first().cloned().unwrap_or_default(),
+                "MCAUSER" => d.mcauser = a.values.first().cloned().unwrap_or_default(),
+                "INTERCEPT" => d.intercept = choice(a, &["YES", "NO"])? == "YES",
+                "BATCHINT" => d.batchint = num(a, 0, 999_999_999)?,
+                "NPMSPEED" => d.npm_fast = choice(a, &["FAST", "NORMAL"])? == "FAST",
+                "SHORTRTY" => d.shortrty = num(a, 0, 999_999_999)?,
+                "SHORTTMR" => d.shorttmr = num(a, 0, 999_999_999)?,
+                "LONGRTY" => d.longrty = num(a, 0, 999_999_999)?,
+                "LONGTMR" => d.longtmr = num(a, 0, 999_999_999)?,
+                "MRRTY" => d.mrrty = num(a, 0, 999_999_999)?,
+                "MRTMR" => d.mrtmr = num(a, 0, 999_999_999)?,
+                "SPLPROT" => {
+                    let v = choice(a, &["PASSTHRU", "REMOVE", "ASPOLICY"])?;
+                    d.splprot = sealmq_engine::channels::SplProt::parse(v)
+                        .ok_or_else(|| bad(a, "expected PASSTHRU, REMOVE or ASPOLICY"))?;
+                }
+                "SSLRKEYC" => d.sslrkeyc = num(a, 0, 999_999_999)? as u64,
+                "DISCINT" | "SEQWRAP" => {
+                    return Err(bad(a, "is not available in this release"));
+                }
+                _ => return Err(bad(a, "is not a channel attribute")),
+            }
+        }
+        Ok(())
+    };
+    match c.verb {
+        Verb::Define => {
+            let t = c
+                .attrs
+                .iter()
+                .find(|a| a.key == "CHLTYPE")
+                .ok_or_else(|| Fail {
+                    at: None,
+                    reason: None,
+                    message: "CHLTYPE(SDR|SVR|RCVR|RQSTR|SVRCONN) is required".into(),
+                })?;
+            let chltype = ChlType::parse(one(t)?)
+                .ok_or_else(|| bad(t, "expected SDR, SVR, RCVR, RQSTR or SVRCONN"))?;
+            let mut d = ChannelDef::new(&name, chltype);
+            apply(&mut d)?;
+            qm.define_channel(d, c.attrs.iter().any(|a| a.key == "REPLACE"))?;
+            Ok((format!("SMQ0120I Channel {name} defined."), vec![]))
+        }
+        Verb::Alter => {
+            let mut d = qm.channel(&name).ok_or_else(|| Fail {
+                at: None,
+                reason: Some(ReasonCode::UnknownObjectName),
+                message: format!("channel '{name}' is not defined"),
+            })?;
+            apply(&mut d)?;
+            qm.define_channel(d, true)?;
+            Ok((format!("SMQ0121I Channel {name} altered."), vec![]))
+        }
+        Verb::Delete => {
+            let running = qm.chinit().is_some_and(|ci| {
+                ci.status(&name).iter().any(|b| {
+                    b.iter().any(|(k, v)| {
+                        k == "STATUS"
+                            && matches!(v.as_str(), "RUNNING" | "BINDING" | "RETRYING" | "STARTING")
+                    })
+                })
+            });
+            if running {
+                return Err(Fail {
+                    at: None,
+                    reason: Some(ReasonCode::ObjectInUse),
+                    message: format!("channel {name} is running: STOP CHANNEL({name}) first"),
+                });
+            }
+            qm.delete_channel(&name)?;
+            Ok((format!("SMQ0122I Channel {name} deleted."), vec![]))
+        }
+        _ => {
+            let blocks: Vec<Block> = qm
+                .channels()
+                .iter()
+                .filter(|d| generic_match(&name, &d.name))
+                .map(|d| select(channel_block(d), &c.attrs, &["CHANNEL", "CHLTYPE"]))
+                .collect();
+            none_matched(&blocks, "channel", &name)?;
+            Ok((
+                format!("SMQ0123I Display of {} channel(s).", blocks.len()),
+                blocks,
+            ))
+        }
+    }
+}
