@@ -20,14 +20,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 pub(crate) struct State {
     protector: Option<Arc<Protector>>,
     /// Policies (and QM-side interception) of open handles.
-    handles: HashMap<u32, (Option<Policy>, bool)>,
+    handles: HashMap<u32, (Option<Arc<Policy>>, bool)>,
     /// A unit of work is open on this connection.
     pub(crate) in_uow: bool,
     /// Raw mode: never protect or unprotect (`browse --raw`).
     raw: bool,
     /// A policy whose next reused key may be made while the queue manager works on the
     /// request just sent (see [`State::idle_work`]).
-    next_key: Option<Policy>,
+    next_key: Option<Arc<Policy>>,
 }
 
 fn security(detail: String) -> ClientError {
@@ -59,14 +59,13 @@ fn shared_protector(dir: &Path, opts: Option<sealmq_protect::Options>) -> Result
 
 impl State {
     pub(crate) fn opened(&mut self, hobj: u32, policy: &[u8], intercepted: bool) -> Result<()> {
-        let policy =
-            if policy.is_empty() {
-                None
-            } else {
-                Some(sealmq_engine::policies::decode(policy).map_err(|e| {
-                    security(format!("unreadable policy from the queue manager: {e}"))
-                })?)
-            };
+        let policy = if policy.is_empty() {
+            None
+        } else {
+            Some(Arc::new(sealmq_engine::policies::decode(policy).map_err(
+                |e| security(format!("unreadable policy from the queue manager: {e}")),
+            )?))
+        };
         self.handles.insert(hobj, (policy, intercepted));
         Ok(())
     }
@@ -82,7 +81,7 @@ impl State {
     }
 
     /// Remembers `policy` for [`State::idle_work`] when it reuses keys under a count.
-    fn after_protect(&mut self, policy: Policy) {
+    fn after_protect(&mut self, policy: Arc<Policy>) {
         if policy.qop() == Qop::Confidentiality
             && matches!(policy.key_reuse, sealmq_protect::KeyReuse::Count(n) if n > 1)
         {
@@ -91,7 +90,7 @@ impl State {
     }
 
     /// The policy this client must apply for a handle, if any.
-    fn policy(&self, hobj: u32) -> Option<&Policy> {
+    fn policy(&self, hobj: u32) -> Option<&Arc<Policy>> {
         if self.raw {
             return None;
         }
@@ -153,7 +152,7 @@ impl Client {
             }
             None => payload.to_vec(),
         };
-        self.put_raw(hobj, md, &stored, syncpoint)?;
+        self.put_raw(hobj, md, stored, syncpoint)?;
         self.icpt.in_uow |= syncpoint;
         Ok(())
     }
@@ -167,8 +166,10 @@ impl Client {
                 name: name.to_string(),
             })? {
                 Response::Policy { policy } if !policy.is_empty() => {
-                    let p = sealmq_engine::policies::decode(&policy)
-                        .map_err(|e| security(e.to_string()))?;
+                    let p = Arc::new(
+                        sealmq_engine::policies::decode(&policy)
+                            .map_err(|e| security(e.to_string()))?,
+                    );
                     let stored = self.protect_for(&p, md, payload)?;
                     self.icpt.after_protect(p);
                     stored
@@ -176,7 +177,7 @@ impl Client {
                 _ => payload.to_vec(),
             }
         };
-        self.put1_raw(name, md, &stored, syncpoint)?;
+        self.put1_raw(name, md, stored, syncpoint)?;
         self.icpt.in_uow |= syncpoint;
         Ok(())
     }

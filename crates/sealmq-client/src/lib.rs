@@ -269,13 +269,13 @@ impl Client {
         &mut self,
         hobj: u32,
         md: &mut Md,
-        payload: &[u8],
+        payload: Vec<u8>,
         syncpoint: bool,
     ) -> Result<()> {
         match self.call(Request::Put {
             hobj,
             md: md.clone(),
-            payload: payload.to_vec(),
+            payload,
             syncpoint,
         })? {
             Response::Put { md: filled } => {
@@ -290,13 +290,13 @@ impl Client {
         &mut self,
         name: &str,
         md: &mut Md,
-        payload: &[u8],
+        payload: Vec<u8>,
         syncpoint: bool,
     ) -> Result<()> {
         match self.call(Request::Put1 {
             name: name.to_string(),
             md: md.clone(),
-            payload: payload.to_vec(),
+            payload,
             syncpoint,
         })? {
             Response::Put { md: filled } => {

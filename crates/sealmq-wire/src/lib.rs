@@ -494,13 +494,28 @@ impl Response {
     }
 }
 
+#[cfg(test)]
 fn write_frame(w: &mut impl Write, kind: u8, id: u32, body: &[u8]) -> io::Result<()> {
-    let mut buf = Vec::with_capacity(body.len() + 9);
-    buf.extend_from_slice(&((body.len() + 5) as u32).to_le_bytes());
-    buf.push(kind);
-    buf.extend_from_slice(&id.to_le_bytes());
-    buf.extend_from_slice(body);
-    w.write_all(&buf)?;
+    write_framed(w, kind, id, |e| e.buf.extend_from_slice(body))
+}
+
+/// Writes one frame whose body `body` encodes straight after the frame header, in one buffer
+/// (no second copy of a message payload), and flushes it.
+fn write_framed(
+    w: &mut impl Write,
+    kind: u8,
+    id: u32,
+    body: impl FnOnce(&mut Enc),
+) -> io::Result<()> {
+    let mut e = Enc::with_capacity(512);
+    e.buf.extend_from_slice(&[0u8; 4]);
+    e.buf.push(kind);
+    e.buf.extend_from_slice(&id.to_le_bytes());
+    body(&mut e);
+    let len = u32::try_from(e.buf.len() - 4)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "frame larger than 4 GiB"))?;
+    e.buf[..4].copy_from_slice(&len.to_le_bytes());
+    w.write_all(&e.buf)?;
     w.flush()
 }
 
@@ -523,24 +538,21 @@ fn read_frame(r: &mut impl Read, max: usize) -> Result<Option<(u8, u32, Vec<u8>)
             "frame of {len} bytes exceeds the negotiated {max}"
         )));
     }
-    let mut buf = vec![0u8; len];
+    let mut head = [0u8; 5];
+    r.read_exact(&mut head)?;
+    let kind = head[0];
+    let id = u32::from_le_bytes([head[1], head[2], head[3], head[4]]);
+    let mut buf = vec![0u8; len - 5];
     r.read_exact(&mut buf)?;
-    let kind = buf[0];
-    let id = u32::from_le_bytes([buf[1], buf[2], buf[3], buf[4]]);
-    buf.drain(..5);
     Ok(Some((kind, id, buf)))
 }
 
 pub fn write_request(w: &mut impl Write, id: u32, r: &Request) -> io::Result<()> {
-    let mut e = Enc::new();
-    r.body(&mut e);
-    write_frame(w, r.kind(), id, &e.buf)
+    write_framed(w, r.kind(), id, |e| r.body(e))
 }
 
 pub fn write_response(w: &mut impl Write, id: u32, r: &Response) -> io::Result<()> {
-    let mut e = Enc::new();
-    r.body(&mut e);
-    write_frame(w, r.kind(), id, &e.buf)
+    write_framed(w, r.kind(), id, |e| r.body(e))
 }
 
 pub fn read_request(r: &mut impl Read, max: usize) -> Result<Option<(u32, Request)>, WireError> {
