@@ -14,6 +14,29 @@ struct World {
 }
 
 impl World {
+    /// A home with a CA, an identity per name signed by it (alice trusting bob's
+    /// certificate, so she can encrypt to him), and queue manager QMP started.
+    fn started(names: &[&str]) -> World {
+        let w = World {
+            home: tempfile::tempdir().unwrap(),
+        };
+        w.ok(&[
+            "keystore",
+            "init",
+            s(&w.ks("ca")),
+            "--dn",
+            "CN=Example CA,O=Example",
+            "--authority",
+        ]);
+        for n in names {
+            w.identity(n);
+        }
+        w.trust("alice", "bob");
+        w.ok(&["create", "QMP"]);
+        w.ok(&["start", "QMP", "--background"]);
+        w
+    }
+
     fn cmd(&self, args: &[&str], stdin: Option<&str>) -> Output {
         use std::io::Write;
         let mut c = Command::new(env!("CARGO_BIN_EXE_sealmq"));
@@ -107,24 +130,8 @@ fn s(p: &Path) -> &str {
 
 #[test]
 fn end_to_end_protection_scenarios() {
-    let w = World {
-        home: tempfile::tempdir().unwrap(),
-    };
-    w.ok(&[
-        "keystore",
-        "init",
-        s(&w.ks("ca")),
-        "--dn",
-        "CN=Example CA,O=Example",
-        "--authority",
-    ]);
-    for n in ["alice", "bob", "carol", "dave"] {
-        w.identity(n);
-    }
-    w.trust("alice", "bob");
+    let w = World::started(&["alice", "bob", "carol", "dave"]);
     w.trust("dave", "bob");
-    w.ok(&["create", "QMP"]);
-    w.ok(&["start", "QMP", "--background"]);
     w.mqsc("DEFINE QLOCAL(APP.Q)\nDEFINE QALIAS(APP.RAW) TARGET(APP.Q)\n");
     w.ok(&[
         "policy",
@@ -363,23 +370,7 @@ fn end_to_end_protection_scenarios() {
 /// no put pays a wrap after the first. bob unwraps once per key.
 #[test]
 fn put_and_put1_share_reused_keys_made_ahead() {
-    let w = World {
-        home: tempfile::tempdir().unwrap(),
-    };
-    w.ok(&[
-        "keystore",
-        "init",
-        s(&w.ks("ca")),
-        "--dn",
-        "CN=Example CA,O=Example",
-        "--authority",
-    ]);
-    for n in ["alice", "bob"] {
-        w.identity(n);
-    }
-    w.trust("alice", "bob");
-    w.ok(&["create", "QMP"]);
-    w.ok(&["start", "QMP", "--background"]);
+    let w = World::started(&["alice", "bob"]);
     w.mqsc("DEFINE QLOCAL(CONF.Q)\n");
     w.ok(&[
         "policy",
