@@ -313,6 +313,9 @@ pub trait ChannelControl: Send + Sync {
     fn reset(&self, name: &str, seq: u64) -> MqResult<String>;
     /// DISPLAY CHINIT: the dispatcher and adapter tasks and their statistics.
     fn tasks(&self) -> Vec<Attrs>;
+    /// REFRESH SECURITY TYPE(SSL): read the queue manager's keystore again (TLS listener,
+    /// SPLPROT, QM-side interception); on failure the keystore in use stays.
+    fn refresh_ssl(&self) -> MqResult<String>;
 }
 
 /// The default SVRCONN channel every queue manager has.

@@ -83,3 +83,48 @@ pub(crate) fn run(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Bl
         }),
     }
 }
+
+/// REFRESH SECURITY [TYPE(SSL|AUTHSERV)]. TYPE(SSL) has the server read the queue manager's
+/// keystore again (TLS, SPLPROT, QM-side interception); TYPE(AUTHSERV), MQ's default, has
+/// nothing to do here: authority records are read at every check.
+pub(crate) fn refresh_security(
+    qm: &Arc<QueueManager>,
+    c: &Command,
+) -> Result<(String, Vec<Block>), Fail> {
+    if let Some(n) = c.name.as_deref()
+        && n != "*"
+    {
+        return Err(Fail {
+            at: None,
+            reason: None,
+            message: format!("REFRESH SECURITY takes no name or (*), not '{n}'"),
+        });
+    }
+    let mut kind = "AUTHSERV";
+    for a in &c.attrs {
+        match a.key.as_str() {
+            "TYPE" => kind = choice(a, &["SSL", "AUTHSERV"])?,
+            _ => {
+                return Err(bad(
+                    a,
+                    "is not a REFRESH SECURITY attribute: use TYPE(SSL|AUTHSERV)",
+                ));
+            }
+        }
+    }
+    if kind == "AUTHSERV" {
+        return Ok((
+            "SMQ0151I Authority records are read at every check: nothing to refresh.".into(),
+            vec![],
+        ));
+    }
+    let Some(ci) = qm.chinit() else {
+        return Err(Fail {
+            at: None,
+            reason: None,
+            message: "no server runs here to hold a keystore: start the queue manager with `sealmq start`"
+                .into(),
+        });
+    };
+    Ok((ci.refresh_ssl()?, vec![]))
+}

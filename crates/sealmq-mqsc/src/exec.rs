@@ -420,12 +420,18 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
         (Verb::Define | Verb::Alter | Verb::Display | Verb::Delete, Obj::Channel) => channel(qm, c),
         (Verb::Start | Verb::Stop | Verb::Resolve | Verb::Reset, Obj::Channel)
         | (Verb::Display, Obj::ChStatus | Obj::Chinit) => crate::chl::run(qm, c),
-        (_, Obj::Channel | Obj::ChStatus | Obj::Policy | Obj::AuthRec | Obj::Chinit)
-        | (Verb::Start | Verb::Stop | Verb::Resolve | Verb::Reset | Verb::Set, _) => Err(Fail {
-            at: None,
-            reason: None,
-            message: "this command is understood but not available in this release".into(),
-        }),
+        (Verb::Refresh, Obj::Security) => crate::chl::refresh_security(qm, c),
+        (
+            _,
+            Obj::Channel | Obj::ChStatus | Obj::Policy | Obj::AuthRec | Obj::Chinit | Obj::Security,
+        )
+        | (Verb::Start | Verb::Stop | Verb::Resolve | Verb::Reset | Verb::Set | Verb::Refresh, _) => {
+            Err(Fail {
+                at: None,
+                reason: None,
+                message: "this command is understood but not available in this release".into(),
+            })
+        }
         _ => Err(Fail {
             at: None,
             reason: None,

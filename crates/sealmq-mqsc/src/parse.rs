@@ -14,6 +14,7 @@ pub enum Verb {
     Resolve,
     Reset,
     Set,
+    Refresh,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +33,8 @@ pub enum Obj {
     AuthRec,
     /// The channel initiator (DISPLAY CHINIT).
     Chinit,
+    /// The queue manager's security data (REFRESH SECURITY).
+    Security,
 }
 
 /// A `KEYWORD` or `KEYWORD(value ...)`.
@@ -70,6 +73,7 @@ fn verb(w: &str) -> Option<Verb> {
         "RESOLVE" => Verb::Resolve,
         "RESET" => Verb::Reset,
         "SET" => Verb::Set,
+        "REFRESH" | "REF" => Verb::Refresh,
         _ => return None,
     })
 }
@@ -88,6 +92,7 @@ fn obj(w: &str) -> Option<Obj> {
         "POLICY" => Obj::Policy,
         "AUTHREC" => Obj::AuthRec,
         "CHINIT" => Obj::Chinit,
+        "SECURITY" | "SEC" => Obj::Security,
         _ => return None,
     })
 }
@@ -139,7 +144,7 @@ pub fn parse(text: &str) -> Result<Command, ParseError> {
     };
     let v = word(first).and_then(verb).ok_or_else(|| ParseError {
         at: first.at,
-        message: "expected a verb: DEFINE, ALTER, DISPLAY, DELETE, CLEAR, START, STOP, RESOLVE, RESET or SET".into(),
+        message: "expected a verb: DEFINE, ALTER, DISPLAY, DELETE, CLEAR, START, STOP, RESOLVE, RESET, SET or REFRESH".into(),
     })?;
     let second = ts.get(1).ok_or_else(|| ParseError {
         at: text.len(),
@@ -147,11 +152,13 @@ pub fn parse(text: &str) -> Result<Command, ParseError> {
     })?;
     let o = word(second).and_then(obj).ok_or_else(|| ParseError {
         at: second.at,
-        message: "expected an object type: QLOCAL, QALIAS, QREMOTE, QMODEL, QUEUE, QSTATUS, QMGR, CHANNEL, CHSTATUS, POLICY or AUTHREC".into(),
+        message: "expected an object type: QLOCAL, QALIAS, QREMOTE, QMODEL, QUEUE, QSTATUS, QMGR, CHANNEL, CHSTATUS, CHINIT, POLICY, AUTHREC or SECURITY".into(),
     })?;
     let mut i = 2;
     let mut name = None;
-    if o != Obj::Qmgr && o != Obj::AuthRec && o != Obj::Chinit {
+    // SECURITY takes an optional name, `REFRESH SECURITY(*)` as MQ writes it.
+    let optional_name = o == Obj::Security && !matches!(ts.get(i).map(|t| &t.tok), Some(Tok::Open));
+    if o != Obj::Qmgr && o != Obj::AuthRec && o != Obj::Chinit && !optional_name {
         match ts.get(i).map(|t| &t.tok) {
             Some(Tok::Open) => {
                 let (vals, next) = values(&ts, i)?;
@@ -227,5 +234,13 @@ mod tests {
         assert_eq!(e.at, 14);
         assert_eq!(parse("FROB QLOCAL(A)").unwrap_err().at, 0);
         assert_eq!(parse("DEFINE QLOCAL(A) MAXDEPTH(1").unwrap_err().at, 25);
+        let c = parse("REFRESH SECURITY TYPE(SSL)").unwrap();
+        assert_eq!(
+            (c.verb, c.obj, c.name.clone()),
+            (Verb::Refresh, Obj::Security, None)
+        );
+        assert_eq!(c.attrs[0].values, vec!["SSL"]);
+        let c = parse("ref sec(*) type(ssl)").unwrap();
+        assert_eq!(c.name.as_deref(), Some("*"));
     }
 }

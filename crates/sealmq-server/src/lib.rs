@@ -9,6 +9,7 @@
 pub mod chinit;
 mod icpt;
 mod peer;
+pub mod security;
 
 use icpt::{Icpt, security};
 pub(crate) use peer::generic_match;
@@ -134,10 +135,11 @@ impl Server {
         let active = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let immediate = Arc::new(AtomicBool::new(false));
         let socks: Arc<Mutex<HashMap<u64, Sock>>> = Arc::new(Mutex::new(HashMap::new()));
-        let protector = sealmq_protect::Keystore::load(&cfg.dir.join("keystore"))
-            .ok()
-            .map(|ks| Arc::new(sealmq_protect::Protector::new(ks)));
-        let ci = chinit::Initiator::new(qm.clone(), cfg.dir.join("keystore"), protector.clone());
+        let security = Arc::new(security::Security::load(
+            cfg.dir.join("keystore"),
+            cfg.tls && cfg.listen.is_some(),
+        )?);
+        let ci = chinit::Initiator::new(qm.clone(), cfg.dir.join("keystore"), security.clone());
         qm.set_chinit(Arc::new(chinit::Control(ci.clone())));
         let ctx = Ctx {
             socks: socks.clone(),
@@ -146,7 +148,7 @@ impl Server {
             stopped: stopped.clone(),
             active: active.clone(),
             immediate: immediate.clone(),
-            protector,
+            security,
             chinit: ci.clone(),
         };
         {
@@ -180,11 +182,6 @@ impl Server {
             let tl =
                 TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
             tcp = tl.local_addr().ok();
-            let tls = if cfg.tls {
-                Some(sealmq_wire::tls::server_config(&cfg.dir.join("keystore"))?)
-            } else {
-                None
-            };
             let (qm, ctx) = (qm.clone(), ctx.clone());
             std::thread::spawn(move || {
                 for s in tl.incoming() {
@@ -194,7 +191,9 @@ impl Server {
                     let Ok(s) = s else { continue };
                     let _ = s.set_nodelay(true);
                     let addr = s.peer_addr().map(|a| a.to_string()).unwrap_or_default();
-                    let (qm, ctx, tls) = (qm.clone(), ctx.clone(), tls.clone());
+                    // The configuration in use now: REFRESH SECURITY TYPE(SSL) may replace it.
+                    let tls = ctx.security.tls();
+                    let (qm, ctx) = (qm.clone(), ctx.clone());
                     std::thread::spawn(move || {
                         let Ok(k) = s.try_clone() else { return };
                         let id = ctx.register(Sock::Tcp(k));
@@ -331,8 +330,8 @@ struct Ctx {
     stopped: Arc<(Mutex<bool>, std::sync::Condvar)>,
     active: Arc<std::sync::atomic::AtomicUsize>,
     immediate: Arc<AtomicBool>,
-    /// The queue manager's own protector (its keystore), for QM-side interception.
-    protector: Option<Arc<sealmq_protect::Protector>>,
+    /// The queue manager's keystore: protector for QM-side interception, TLS configuration.
+    security: Arc<security::Security>,
     /// The channel initiator: receiving channels arrive on the listeners.
     chinit: Arc<chinit::Initiator>,
 }
@@ -561,6 +560,8 @@ fn serve(
     }
     let mut handles: HashMap<u32, Hobj> = HashMap::new();
     let mut next_h = 1u32;
+    // QM-side interception keeps the keystore in use when the connection began.
+    let protector = ctx.security.protector();
     loop {
         let (id, req) = match sealmq_wire::read_request(&mut r, max_frame) {
             Ok(Some(x)) => x,
@@ -579,7 +580,7 @@ fn serve(
         };
         let icpt = Icpt {
             on: intercept,
-            protector: ctx.protector.as_deref(),
+            protector: protector.as_deref(),
         };
         let resp = handle(qm, &conn, &mut handles, &mut next_h, req, admin, &icpt, ctx);
         let done = resp.is_none();

@@ -249,6 +249,85 @@ fn authority_records_govern_every_call_and_persist() {
     server.wait().unwrap();
 }
 
+/// REFRESH SECURITY TYPE(SSL): a partner trusted after the start is refused until the refresh
+/// and accepted after it; a keystore that no longer reads leaves the one in use in place.
+#[test]
+fn refresh_security_ssl_reads_the_keystore_again_without_a_restart() {
+    use sealmq_protect::identity::IdentitySpec;
+    use sealmq_protect::{Dn, KeyKind, Keystore};
+    let (d, mut cfg) = setup("QMR");
+    let qm_ks = cfg.dir.join("keystore");
+    let init = |dir: &std::path::Path, dn: &str| {
+        Keystore::init(
+            dir,
+            &IdentitySpec::new(Dn::parse(dn).unwrap(), KeyKind::P256, 30),
+            None,
+        )
+        .unwrap();
+    };
+    init(&qm_ks, "CN=QMR");
+    let (alice, bob) = (d.path().join("alice"), d.path().join("bob"));
+    init(&alice, "CN=alice");
+    init(&bob, "CN=bob");
+    let qm_cert = std::fs::read(qm_ks.join("identity.pem")).unwrap();
+    for app in [&alice, &bob] {
+        Keystore::load(app).unwrap().trust(&qm_cert).unwrap();
+    }
+    let trust_in_qm = |who: &std::path::Path| {
+        Keystore::load(&qm_ks)
+            .unwrap()
+            .trust(&std::fs::read(who.join("identity.pem")).unwrap())
+            .unwrap();
+    };
+    trust_in_qm(&alice);
+    cfg.listen = Some("127.0.0.1:0".parse().unwrap());
+    cfg.tls = true;
+    let server = Server::start(&cfg).unwrap();
+    let addr = server.tcp_addr().unwrap().to_string();
+    let mut admin = Client::connect_local(&cfg.dir, "admin").unwrap();
+    let mut mqsc = |script: &str| admin.mqsc(script, false).unwrap();
+    let (out, failed) = mqsc(
+        "SET AUTHREC PROFILE('QMR') OBJTYPE(QMGR) PRINCIPAL('CN=alice') AUTHADD(CONNECT)\nSET AUTHREC PROFILE('QMR') OBJTYPE(QMGR) PRINCIPAL('CN=bob') AUTHADD(CONNECT)",
+    );
+    assert_eq!(failed, 0, "{out}");
+    let reason = |who: &std::path::Path| {
+        Client::connect_tls(&addr, who, Some("QMR"), "app")
+            .err()
+            .map(|e| e.reason)
+    };
+    assert_eq!(reason(&alice), None);
+    assert_eq!(reason(&bob), Some(2393), "bob is not trusted yet");
+    trust_in_qm(&bob);
+    assert_eq!(
+        reason(&bob),
+        Some(2393),
+        "trusted on disk, but the keystore in use is the one read at start"
+    );
+    let (out, failed) = mqsc("REFRESH SECURITY TYPE(SSL)");
+    assert_eq!(failed, 0, "{out}");
+    assert!(out.contains("Keystore read again"), "{out}");
+    assert_eq!(reason(&bob), None, "bob is trusted after the refresh");
+    assert_eq!(reason(&alice), None);
+
+    // A keystore that no longer reads: the refresh fails with 2381 and changes nothing.
+    std::fs::write(qm_ks.join("keystore.toml"), "not = [valid").unwrap();
+    let (out, failed) = mqsc("REF SECURITY(*) TYPE(SSL)");
+    assert_eq!(failed, 1, "{out}");
+    assert!(out.contains("2381") && out.contains("unchanged"), "{out}");
+    assert_eq!(reason(&alice), None, "the keystore in use stayed");
+    assert_eq!(reason(&bob), None);
+
+    // MQ's default type has nothing to refresh here; other shapes are refused.
+    let (out, failed) = mqsc("REFRESH SECURITY");
+    assert_eq!(failed, 0, "{out}");
+    let (out, failed) =
+        mqsc("REFRESH SECURITY TYPE(SSL) FROB\nREFRESH SECURITY TYPE(X)\nREFRESH QLOCAL(Q)");
+    assert_eq!(failed, 3, "{out}");
+    admin.stop(true).unwrap();
+    drop(admin);
+    server.wait().unwrap();
+}
+
 #[test]
 fn tls_with_client_certificates_maps_the_subject_dn_to_the_principal() {
     use sealmq_protect::identity::IdentitySpec;

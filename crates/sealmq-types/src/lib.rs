@@ -44,13 +44,14 @@ pub enum ReasonCode {
     QMgrQuiescing = 2161,
     UnexpectedError = 2195,
     MsgTooBigForChannel = 2218,
+    KeyRepositoryError = 2381,
     SslInitializationError = 2393,
     UnknownChannelName = 2540,
 }
 
 impl ReasonCode {
     /// Every code, in numeric order.
-    pub const ALL: [ReasonCode; 36] = [
+    pub const ALL: [ReasonCode; 37] = [
         Self::BackedOut,
         Self::ConnectionBroken,
         Self::GetInhibited,
@@ -85,6 +86,7 @@ impl ReasonCode {
         Self::QMgrQuiescing,
         Self::UnexpectedError,
         Self::MsgTooBigForChannel,
+        Self::KeyRepositoryError,
         Self::SslInitializationError,
         Self::UnknownChannelName,
     ];
@@ -131,6 +133,7 @@ impl ReasonCode {
             Self::QMgrQuiescing => "Q_MGR_QUIESCING",
             Self::UnexpectedError => "UNEXPECTED_ERROR",
             Self::MsgTooBigForChannel => "MSG_TOO_BIG_FOR_CHANNEL",
+            Self::KeyRepositoryError => "KEY_REPOSITORY_ERROR",
             Self::SslInitializationError => "SSL_INITIALIZATION_ERROR",
             Self::UnknownChannelName => "UNKNOWN_CHANNEL_NAME",
         }

@@ -201,9 +201,10 @@ impl Run {
 /// The channel initiator of one queue manager.
 pub struct Initiator {
     pub qm: Arc<QueueManager>,
-    /// The queue manager's keystore directory (channel TLS) and protector (SPLPROT).
+    /// The queue manager's keystore directory (channel TLS, read at each connection) and the
+    /// keystore in use for SPLPROT (read again by REFRESH SECURITY TYPE(SSL)).
     pub keystore_dir: std::path::PathBuf,
-    pub protector: Option<Arc<sealmq_protect::Protector>>,
+    pub security: Arc<crate::security::Security>,
     pub adapters: adapters::Pool,
     runs: Mutex<HashMap<String, Arc<Run>>>,
 }
@@ -233,14 +234,14 @@ impl Initiator {
     pub fn new(
         qm: Arc<QueueManager>,
         keystore_dir: std::path::PathBuf,
-        protector: Option<Arc<sealmq_protect::Protector>>,
+        security: Arc<crate::security::Security>,
     ) -> Arc<Initiator> {
         let q = qm.qmgr();
         Arc::new(Initiator {
             adapters: adapters::Pool::new(q.chiadaps as usize, q.chidisps as usize),
             qm,
             keystore_dir,
-            protector,
+            security,
             runs: Mutex::new(HashMap::new()),
         })
     }
@@ -377,6 +378,12 @@ impl std::ops::Deref for Control {
 }
 
 impl ChannelControl for Control {
+    fn refresh_ssl(&self) -> MqResult<String> {
+        self.security
+            .refresh()
+            .map_err(|e| fail(ReasonCode::KeyRepositoryError, e))
+    }
+
     fn start(&self, name: &str) -> MqResult<String> {
         let d = self.def(name)?;
         match d.chltype {

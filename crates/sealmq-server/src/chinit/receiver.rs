@@ -309,18 +309,10 @@ fn receive(
                 let mut next = rec.clone();
                 next.seq = last_seq;
                 next.batch = id;
+                let protector = ci.security.protector();
                 let outcome = ci
                     .adapters
-                    .run(|| {
-                        deliver(
-                            &ci.qm,
-                            work,
-                            msgs,
-                            persistent,
-                            &next,
-                            ci.protector.as_deref(),
-                        )
-                    })
+                    .run(|| deliver(&ci.qm, work, msgs, persistent, &next, protector.as_deref()))
                     .unwrap_or_else(|| {
                         Err(MqError::new(
                             ReasonCode::UnexpectedError,

@@ -251,7 +251,8 @@ fn session_on(ci: &Arc<Initiator>, run: &Arc<Run>, def: &ChannelDef, mut link: L
             Err(e) => return mq(e),
         };
         // The rest of the batch, and protection removal, in an adapter slot.
-        let protector = ci.protector.as_deref();
+        let protector = ci.security.protector();
+        let protector = protector.as_deref();
         let batch = match ci
             .adapters
             .run(|| assemble(qm, &work, first, batchsz, max_msg as usize, protector))

@@ -1,0 +1,98 @@
+//! The queue manager's keystore (`<QM dir>/keystore`) as the server uses it: the protector for
+//! SPLPROT and QM-side interception, and the TLS configuration of the listener. Both are read at
+//! start and again by `REFRESH SECURITY TYPE(SSL)`, so that a new certificate, a new trusted
+//! partner or a CRL takes effect without a restart.
+//!
+//! What takes the new keystore, and when: a TLS handshake on the listener from the next one on;
+//! a client connection when it connects (QM-side interception keeps the keystore it started
+//! with); a channel at its next batch (SPLPROT) and at its next connection (sending channels
+//! read the keystore when they connect). A refresh that cannot read the keystore changes
+//! nothing and says why.
+
+use sealmq_protect::{Keystore, Protector};
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+/// What one reading of the keystore gave.
+#[derive(Clone, Default)]
+struct Loaded {
+    protector: Option<Arc<Protector>>,
+    tls: Option<Arc<rustls::ServerConfig>>,
+}
+
+pub struct Security {
+    dir: PathBuf,
+    /// The listener serves TLS: a keystore that cannot make a TLS configuration is an error.
+    tls: bool,
+    loaded: RwLock<Loaded>,
+}
+
+impl Security {
+    /// Reads the keystore in `dir`. At start a keystore that does not load leaves the queue
+    /// manager without one (SPLPROT and QM-side interception then say so when used), unless
+    /// the listener needs it for TLS.
+    pub fn load(dir: PathBuf, tls: bool) -> Result<Security, String> {
+        let protector = Keystore::load(&dir)
+            .ok()
+            .map(|ks| Arc::new(Protector::new(ks)));
+        let tls_cfg = if tls {
+            Some(sealmq_wire::tls::server_config(&dir)?)
+        } else {
+            None
+        };
+        Ok(Security {
+            dir,
+            tls,
+            loaded: RwLock::new(Loaded {
+                protector,
+                tls: tls_cfg,
+            }),
+        })
+    }
+
+    fn read(&self) -> Loaded {
+        self.loaded
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The protector of the keystore in use, if the queue manager has one.
+    pub fn protector(&self) -> Option<Arc<Protector>> {
+        self.read().protector
+    }
+
+    /// The listener's TLS configuration, when it serves TLS.
+    pub fn tls(&self) -> Option<Arc<rustls::ServerConfig>> {
+        self.read().tls
+    }
+
+    /// Reads the keystore again and puts it in use; on failure the one in use stays.
+    pub fn refresh(&self) -> Result<String, String> {
+        let fail = |e: String| {
+            format!(
+                "cannot read the keystore {} ({e}); the keystore in use is unchanged",
+                self.dir.display()
+            )
+        };
+        let protector = if self.dir.exists() {
+            Some(Arc::new(Protector::new(
+                Keystore::load(&self.dir).map_err(|e| fail(e.to_string()))?,
+            )))
+        } else {
+            None
+        };
+        let tls = if self.tls {
+            Some(sealmq_wire::tls::server_config(&self.dir).map_err(fail)?)
+        } else {
+            None
+        };
+        let what = match (&protector, self.tls) {
+            (None, _) => "no keystore: SPLPROT and QM-side interception are unavailable",
+            (Some(_), true) => "TLS listener, SPLPROT and QM-side interception use it",
+            (Some(_), false) => "SPLPROT and QM-side interception use it",
+        };
+        *self.loaded.write().unwrap_or_else(|p| p.into_inner()) = Loaded { protector, tls };
+        Ok(format!("SMQ0150I Keystore read again ({what})."))
+    }
+}
