@@ -371,6 +371,22 @@ fn a_cut_connection_leaves_a_batch_in_doubt_settled_at_restart_or_by_resolve() {
     // The messages are back on the transmission queue, and the receiver has them too.
     assert_eq!(h.depth("QMS", "QMR"), 50);
     assert_eq!(h.depth("QMR", "DEST"), 50);
+    // A restart forgets the instance, not what it committed: the saved status (from the
+    // channel's synchronisation record) still shows the batch in doubt.
+    h.ok(&["stop", "QMS"]);
+    h.start_tcp("QMS", ports[0]);
+    let saved = h.mqsc("QMS", "DISPLAY CHSTATUS(QMS.*) SAVED\n");
+    assert_eq!(field(&saved, "INDOUBT"), "YES", "{saved}");
+    assert_eq!(field(&saved, "CURMSGS"), "50", "{saved}");
+    let (cur, lst): (u64, u64) = (
+        field(&saved, "CURSEQNO").parse().unwrap(),
+        field(&saved, "LSTSEQNO").parse().unwrap(),
+    );
+    assert!(
+        cur > lst,
+        "the in-doubt batch is past the committed number: {saved}"
+    );
+    assert_ne!(field(&saved, "CURLUWID"), field(&saved, "LSTLUWID"));
     let out = h.mqsc("QMS", "RESOLVE CHANNEL(QMS.QMR) ACTION(COMMIT)\n");
     assert!(
         out.contains("in-doubt batch of 50 message(s) committed"),
@@ -379,6 +395,14 @@ fn a_cut_connection_leaves_a_batch_in_doubt_settled_at_restart_or_by_resolve() {
     assert_eq!(h.depth("QMS", "QMR"), 0);
     let out = h.mqsc("QMS", "RESOLVE CHANNEL(QMS.QMR) ACTION(BACKOUT)\n");
     assert!(out.contains("not in doubt"), "{out}");
+    let saved = h.mqsc("QMS", "DISPLAY CHSTATUS(QMS.QMR) SAVED ALL\n");
+    assert_eq!(field(&saved, "INDOUBT"), "NO", "{saved}");
+    assert_eq!(field(&saved, "CURSEQNO"), field(&saved, "LSTSEQNO"));
+    assert_eq!(
+        field(&saved, "STOPREQ"),
+        "YES",
+        "stopped by STOP CHANNEL: {saved}"
+    );
     // Back on the direct route: new messages flow, nothing is sent twice.
     h.mqsc(
         "QMS",

@@ -307,6 +307,9 @@ pub trait ChannelControl: Send + Sync {
     fn stop(&self, name: &str) -> MqResult<String>;
     /// DISPLAY CHSTATUS for channels matching a generic name.
     fn status(&self, pattern: &str) -> Vec<Attrs>;
+    /// DISPLAY CHSTATUS ... SAVED: what each matching channel end last committed, from its
+    /// synchronisation record (so it survives restarts and shows stopped channels in doubt).
+    fn saved_status(&self, pattern: &str) -> MqResult<Vec<Attrs>>;
     /// RESOLVE CHANNEL ACTION(COMMIT|BACKOUT).
     fn resolve(&self, name: &str, commit: bool) -> MqResult<String>;
     /// RESET CHANNEL SEQNUM(n).

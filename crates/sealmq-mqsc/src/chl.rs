@@ -7,6 +7,13 @@ use crate::parse::{Command, Obj, Verb};
 use sealmq_engine::QueueManager;
 use std::sync::Arc;
 
+/// What DISPLAY CHSTATUS shows without attributes asking for more.
+const CURRENT_IDS: &[&str] = &["CHANNEL", "CHLTYPE", "STATUS"];
+const SAVED_IDS: &[&str] = &[
+    "CHANNEL", "CHLTYPE", "XMITQ", "CURSEQNO", "LSTSEQNO", "CURLUWID", "LSTLUWID", "INDOUBT",
+    "CURMSGS",
+];
+
 pub(crate) fn run(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
     let Some(ci) = qm.chinit() else {
         return Err(Fail {
@@ -38,10 +45,15 @@ pub(crate) fn run(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Bl
             Ok((ci.reset(&name, seq)?, vec![]))
         }
         (Verb::Display, Obj::ChStatus) => {
+            let saved = c.attrs.iter().any(|a| a.key == "SAVED");
             for a in &c.attrs {
                 if !matches!(
                     a.key.as_str(),
                     "ALL"
+                        | "SAVED"
+                        | "CURRENT"
+                        | "CURLUWID"
+                        | "LSTLUWID"
                         | "STATUS"
                         | "MSGS"
                         | "BYTSSENT"
@@ -64,14 +76,31 @@ pub(crate) fn run(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Bl
                     return Err(bad(a, "is not a channel status attribute"));
                 }
             }
-            let blocks: Vec<Block> = ci
-                .status(&name)
+            if saved && c.attrs.iter().any(|a| a.key == "CURRENT") {
+                return Err(Fail {
+                    at: None,
+                    reason: None,
+                    message: "give SAVED or CURRENT, not both".into(),
+                });
+            }
+            // SAVED: the synchronisation records (what survives a restart); else the
+            // instances of this run of the queue manager.
+            let all = if saved {
+                ci.saved_status(&name)?
+            } else {
+                ci.status(&name)
+            };
+            let blocks: Vec<Block> = all
                 .into_iter()
-                .map(|b| select(b, &c.attrs, &["CHANNEL", "CHLTYPE", "STATUS"]))
+                .map(|b| select(b, &c.attrs, if saved { SAVED_IDS } else { CURRENT_IDS }))
                 .collect();
             none_matched(&blocks, "channel status (a channel that has run)", &name)?;
             Ok((
-                format!("SMQ0130I Status of {} channel(s).", blocks.len()),
+                format!(
+                    "SMQ0130I {}tatus of {} channel(s).",
+                    if saved { "Saved s" } else { "S" },
+                    blocks.len()
+                ),
                 blocks,
             ))
         }

@@ -496,21 +496,32 @@ pub fn run(qm: &Arc<QueueManager>, script: &str) -> Vec<Response> {
 }
 
 /// Text output: the command, its message, then one block per object.
+/// Width of a column of DISPLAY output.
+const COLUMN: usize = 38;
+
 pub fn render_text(responses: &[Response]) -> String {
     let mut out = String::new();
     for r in responses {
         out.push_str(&format!("     {}\n{}\n", r.command, r.message));
         for b in &r.objects {
-            let pairs: Vec<String> = b.iter().map(|(k, v)| format!("{k}({v})")).collect();
-            for chunk in pairs.chunks(2) {
-                out.push_str(&format!(
-                    "   {}\n",
-                    chunk
-                        .iter()
-                        .map(|p| format!("{p:<38}"))
-                        .collect::<String>()
-                        .trim_end()
-                ));
+            // Two attributes a line, as MQ prints them; one too long for its column gets a
+            // line of its own.
+            let mut left: Option<String> = None;
+            for (k, v) in b {
+                let p = format!("{k}({v})");
+                match left.take() {
+                    Some(l) if p.len() < COLUMN => {
+                        out.push_str(&format!("   {l:<COLUMN$}{p}\n"));
+                    }
+                    Some(l) => {
+                        out.push_str(&format!("   {l}\n   {p}\n"));
+                    }
+                    None if p.len() < COLUMN => left = Some(p),
+                    None => out.push_str(&format!("   {p}\n")),
+                }
+            }
+            if let Some(l) = left {
+                out.push_str(&format!("   {l}\n"));
             }
         }
         out.push('\n');

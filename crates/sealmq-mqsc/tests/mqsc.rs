@@ -274,3 +274,33 @@ fn policies_set_add_remove_display_and_export_round_trip() {
         serde_json::from_str(&render_json(&run(&qm, "DISPLAY POLICY(APP.Q)"))).unwrap();
     assert_eq!(json[0]["objects"][0]["RECIP"].as_array().unwrap().len(), 2);
 }
+
+/// DISPLAY output keeps every attribute readable as `KEY(value)` after whitespace, two to a
+/// line, and a value too long for its column on a line of its own.
+#[test]
+fn long_values_never_run_into_the_next_attribute() {
+    let (_d, qm) = qm();
+    let descr = "a description long enough to overflow its column";
+    let r = run(
+        &qm,
+        &format!(
+            "DEFINE QLOCAL(LONG.Q) DESCR('{descr}')\nDISPLAY QLOCAL(LONG.Q) DESCR MAXDEPTH CURDEPTH"
+        ),
+    );
+    assert!(r.iter().all(|x| x.ok), "{r:?}");
+    let text = render_text(&r);
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("DESCR("))
+        .expect("DESCR shown");
+    assert_eq!(lines[at].trim(), format!("DESCR({descr})"), "{text}");
+    for key in ["QUEUE(LONG.Q)", "MAXDEPTH(", "CURDEPTH("] {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.trim_start().starts_with(key) || l.contains(&format!(" {key}"))),
+            "{key} not at a word start in {text}"
+        );
+    }
+}

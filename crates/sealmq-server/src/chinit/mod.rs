@@ -473,6 +473,55 @@ impl ChannelControl for Control {
             .collect()
     }
 
+    fn saved_status(&self, pattern: &str) -> MqResult<Vec<Attrs>> {
+        let mut defs: Vec<ChannelDef> = self
+            .qm
+            .channels()
+            .into_iter()
+            .filter(|d| d.chltype != ChlType::Svrconn && crate::generic_match(pattern, &d.name))
+            .collect();
+        defs.sort_by(|a, b| a.name.cmp(&b.name));
+        let conn = self.qm.connect_internal()?;
+        let mut out = Vec::new();
+        for d in defs {
+            let sq = SyncQ::open(&conn, role_of(&d), &d.name)?;
+            let rec = sq.load_opt(&conn);
+            sq.close(&conn);
+            let Some(rec) = rec? else { continue };
+            let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02X}")).collect::<String>();
+            let (cur_seq, cur_luw, cur_msgs) = match &rec.indoubt {
+                Some(i) => (i.last_seq, hex(&i.batch), i.xmitq_seqs.len()),
+                None => (rec.seq, hex(&rec.batch), 0),
+            };
+            out.push(vec![
+                ("CHANNEL".into(), d.name.clone()),
+                ("CHLTYPE".into(), d.chltype.name().into()),
+                (
+                    "XMITQ".into(),
+                    if d.sends() {
+                        d.xmitq.clone()
+                    } else {
+                        String::new()
+                    },
+                ),
+                ("CURSEQNO".into(), cur_seq.to_string()),
+                ("LSTSEQNO".into(), rec.seq.to_string()),
+                ("CURLUWID".into(), cur_luw),
+                ("LSTLUWID".into(), hex(&rec.batch)),
+                (
+                    "INDOUBT".into(),
+                    if rec.indoubt.is_some() { "YES" } else { "NO" }.into(),
+                ),
+                ("CURMSGS".into(), cur_msgs.to_string()),
+                (
+                    "STOPREQ".into(),
+                    if rec.stopped { "YES" } else { "NO" }.into(),
+                ),
+            ]);
+        }
+        Ok(out)
+    }
+
     fn resolve(&self, name: &str, commit: bool) -> MqResult<String> {
         let d = self.def(name)?;
         if !d.sends() {
