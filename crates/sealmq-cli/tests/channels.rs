@@ -732,6 +732,27 @@ fn batchint_holds_a_batch_open_for_stragglers() {
     assert_eq!(field(&st, "BATCHES"), "1", "{st}");
     h.ok(&["stop", "QMS"]);
     h.ok(&["stop", "QMR"]);
+    // Both ends' statistics (the last interval is written at stop) count the channel.
+    for (qm, bytes) in [("QMS", "bytes_sent"), ("QMR", "bytes_received")] {
+        let (mut msgs, mut batches, mut moved) = (0, 0, 0);
+        for f in std::fs::read_dir(h.qm_dir(qm).join("stats"))
+            .unwrap()
+            .flatten()
+        {
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(f.path()).unwrap()).unwrap();
+            for c in v["channels"].as_array().unwrap() {
+                if c["name"] == "QMS.QMR" {
+                    msgs += c["msgs"].as_u64().unwrap();
+                    batches += c["batches"].as_u64().unwrap();
+                    moved += c[bytes].as_u64().unwrap();
+                    assert_eq!(c["avg_batch_size"], 8.0, "{c}");
+                }
+            }
+        }
+        assert_eq!((msgs, batches), (8, 1), "{qm}");
+        assert!(moved > 8 * 2, "{qm}: {bytes} {moved}");
+    }
 }
 
 #[test]

@@ -23,6 +23,7 @@ pub mod qm;
 pub mod queue;
 pub mod records;
 pub mod routing;
+pub mod stats;
 pub mod xqh;
 
 pub use error::{MqError, MqResult};

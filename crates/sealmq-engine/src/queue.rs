@@ -103,6 +103,8 @@ pub struct QueueState {
     pub open_browse: u32,
     /// Depth high-water mark since creation (statistics).
     pub high_water: usize,
+    /// Puts, gets, bytes and high-water marks for RESET QSTATS and interval statistics.
+    pub stats: crate::stats::QueueStats,
 }
 
 pub struct LocalQueue {
@@ -125,6 +127,7 @@ impl LocalQueue {
                 open_output: 0,
                 open_browse: 0,
                 high_water: 0,
+                stats: Default::default(),
             }),
         })
     }
@@ -168,6 +171,7 @@ impl QueueState {
         );
         self.keys.insert(seq, key);
         self.high_water = self.high_water.max(self.entries.len());
+        self.stats.on_depth(self.entries.len());
         key
     }
 

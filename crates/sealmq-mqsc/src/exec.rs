@@ -389,6 +389,28 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
                 blocks,
             ))
         }
+        (Verb::Reset, Obj::QStats) => {
+            if let Some(a) = c.attrs.first() {
+                return Err(bad(a, "RESET QSTATS takes no attributes"));
+            }
+            let blocks: Vec<Block> = qm
+                .reset_queue_stats(&name)?
+                .into_iter()
+                .map(|r| {
+                    vec![
+                        ("QUEUE".into(), r.queue),
+                        ("MSGSIN".into(), r.msgs_in.to_string()),
+                        ("MSGSOUT".into(), r.msgs_out.to_string()),
+                        ("HIQDEPTH".into(), r.hi_depth.to_string()),
+                        ("TIMESINCERESET".into(), r.secs_since_reset.to_string()),
+                    ]
+                })
+                .collect();
+            Ok((
+                format!("SMQ0109I Statistics of {} queue(s) reset.", blocks.len()),
+                blocks,
+            ))
+        }
         (Verb::Display, Obj::Qmgr) => {
             let b = select(qmgr_block(&qm.qmgr()), &c.attrs, &["QMNAME"]);
             let b = if c.attrs.is_empty() {

@@ -26,6 +26,8 @@ pub enum Obj {
     /// Any queue type (DISPLAY QUEUE).
     Queue,
     QStatus,
+    /// A queue's statistics (RESET QSTATS).
+    QStats,
     Qmgr,
     Channel,
     ChStatus,
@@ -86,6 +88,7 @@ fn obj(w: &str) -> Option<Obj> {
         "QMODEL" | "QM" => Obj::QModel,
         "QUEUE" | "Q" => Obj::Queue,
         "QSTATUS" | "QS" => Obj::QStatus,
+        "QSTATS" => Obj::QStats,
         "QMGR" => Obj::Qmgr,
         "CHANNEL" | "CHL" => Obj::Channel,
         "CHSTATUS" | "CHS" => Obj::ChStatus,
@@ -152,7 +155,7 @@ pub fn parse(text: &str) -> Result<Command, ParseError> {
     })?;
     let o = word(second).and_then(obj).ok_or_else(|| ParseError {
         at: second.at,
-        message: "expected an object type: QLOCAL, QALIAS, QREMOTE, QMODEL, QUEUE, QSTATUS, QMGR, CHANNEL, CHSTATUS, CHINIT, POLICY, AUTHREC or SECURITY".into(),
+        message: "expected an object type: QLOCAL, QALIAS, QREMOTE, QMODEL, QUEUE, QSTATUS, QSTATS, QMGR, CHANNEL, CHSTATUS, CHINIT, POLICY, AUTHREC or SECURITY".into(),
     })?;
     let mut i = 2;
     let mut name = None;

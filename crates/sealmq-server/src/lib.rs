@@ -10,6 +10,7 @@ pub mod chinit;
 mod icpt;
 mod peer;
 pub mod security;
+pub mod stats;
 
 use icpt::{Icpt, security};
 pub(crate) use peer::generic_match;
@@ -56,6 +57,8 @@ pub struct Server {
     socket: PathBuf,
     tcp: Option<SocketAddr>,
     chinit: Arc<chinit::Initiator>,
+    /// The interval statistics writer (it writes a last interval when the server stops).
+    stats: Option<std::thread::JoinHandle<()>>,
     _lock: File,
 }
 
@@ -225,6 +228,13 @@ impl Server {
             .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
         // Sending channels that were running when the queue manager ended start again.
         ci.start_all();
+        let stats = stats::Writer::new(
+            qm.clone(),
+            cfg.dir.clone(),
+            ctx.security.clone(),
+            ci.clone(),
+        )
+        .spawn(stop.clone());
         Ok(Server {
             qm,
             socks,
@@ -236,6 +246,7 @@ impl Server {
             socket,
             tcp,
             chinit: ci,
+            stats: Some(stats),
             _lock: lock,
         })
     }
@@ -269,7 +280,7 @@ impl Server {
         self.active.load(Ordering::Relaxed)
     }
 
-    fn shutdown(self) -> Result<(), String> {
+    fn shutdown(mut self) -> Result<(), String> {
         self.stop.store(true, Ordering::Relaxed);
         // Channels end first (a batch in flight completes or backs out), so that a controlled
         // stop does not wait on their connections.
@@ -293,6 +304,9 @@ impl Server {
         // Close what is still connected: those applications see 2009 on their next call.
         for (_, s) in self.socks.lock().unwrap_or_else(|p| p.into_inner()).drain() {
             s.shutdown();
+        }
+        if let Some(t) = self.stats.take() {
+            let _ = t.join();
         }
         self.qm.shutdown().map_err(|e| e.to_string())
     }

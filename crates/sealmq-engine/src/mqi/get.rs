@@ -166,6 +166,7 @@ impl Connection {
         };
         if browsing {
             *h.cursor.lock().unwrap_or_else(|p| p.into_inner()) = Some(key);
+            st.stats.browsed();
             return Ok(Taken::Done(got));
         }
         let seq = key.1;
@@ -190,6 +191,7 @@ impl Connection {
                 self.qm.log.append(rec.kind(), &rec.encode())?;
             }
             st.set_state(seq, EntryState::Getting(tx));
+            st.stats.got(data_len);
             let u = uow.get_or_insert_with(Uow::default);
             u.logged |= persistent;
             u.ops.push(Op::Get {
@@ -227,6 +229,7 @@ impl Connection {
             });
         }
         st.remove(seq);
+        st.stats.got(data_len);
         Ok(Taken::Done(got))
     }
 
@@ -245,6 +248,7 @@ impl Connection {
                 match r {
                     Ok(()) => {
                         st.remove(seq);
+                        st.stats.got(got.data_len);
                         drop(st);
                         self.qm.end_tx(tx);
                         Ok(got)

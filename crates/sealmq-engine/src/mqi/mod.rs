@@ -583,6 +583,7 @@ impl Connection {
                 return mqerr!(QFull, "queue '{}' is full (MAXDEPTH {max_depth})", q.name);
             }
             st.insert(seq, msg.clone(), EntryState::Putting(tx), 0);
+            st.stats.put(msg.payload.len());
         }
         if persistent {
             self.qm.register_tx(tx);
@@ -596,7 +597,10 @@ impl Connection {
                     .map(|_| ())
             };
             if let Err(e) = res {
-                q.lock().remove(seq);
+                let mut st = q.lock();
+                st.remove(seq);
+                st.stats.unput(msg.payload.len());
+                drop(st);
                 if !pmo.syncpoint {
                     self.qm.end_tx(tx);
                 }

@@ -1,0 +1,314 @@
+//! Interval statistics (SPEC §8, docs/statistics.md): every STATINT seconds — read again each
+//! interval, so `ALTER QMGR STATINT(n)` applies from the next one — and once more when the
+//! queue manager stops, one JSON file under `<QM dir>/stats/`: per queue (puts, gets, browses,
+//! bytes, depth and its high-water mark), per channel (messages, bytes, batches, average batch
+//! size), the channel initiator's adapter and dispatcher tasks, and the queue manager's own
+//! protection work (SPLPROT, QM-side interception) per primitive with key-reuse hits and misses.
+//! The newest [`KEEP`] files are kept.
+
+use crate::chinit::Initiator;
+use crate::security::Security;
+use sealmq_engine::QueueManager;
+use sealmq_engine::stats::QueueCounters;
+use sealmq_protect::counters::Snapshot;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Version of the statistics file format (docs/statistics.md).
+pub const FORMAT_VERSION: u32 = 1;
+/// Statistics files kept; older ones are removed.
+pub const KEEP: usize = 96;
+
+/// What the previous interval ended with, to report deltas.
+#[derive(Default)]
+struct Previous {
+    queues: HashMap<String, QueueCounters>,
+    /// Per channel: messages, bytes sent, bytes received, batches of its current instance.
+    channels: HashMap<String, [u64; 4]>,
+    /// The protector the crypto counters came from (a refresh replaces it) and its counters.
+    crypto: Option<(usize, Snapshot)>,
+}
+
+/// The statistics writer of one queue manager.
+pub struct Writer {
+    qm: Arc<QueueManager>,
+    dir: PathBuf,
+    security: Arc<Security>,
+    chinit: Arc<Initiator>,
+    prev: Previous,
+    started_ms: u128,
+}
+
+fn now_ms() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0)
+}
+
+fn delta(now: &Snapshot, before: &Snapshot) -> Snapshot {
+    let d = |a: u64, b: u64| a.saturating_sub(b);
+    Snapshot {
+        sign: d(now.sign, before.sign),
+        verify: d(now.verify, before.verify),
+        key_wrap: d(now.key_wrap, before.key_wrap),
+        key_unwrap: d(now.key_unwrap, before.key_unwrap),
+        encrypt: d(now.encrypt, before.encrypt),
+        decrypt: d(now.decrypt, before.decrypt),
+        sign_nanos: d(now.sign_nanos, before.sign_nanos),
+        verify_nanos: d(now.verify_nanos, before.verify_nanos),
+        key_wrap_nanos: d(now.key_wrap_nanos, before.key_wrap_nanos),
+        key_unwrap_nanos: d(now.key_unwrap_nanos, before.key_unwrap_nanos),
+        encrypt_nanos: d(now.encrypt_nanos, before.encrypt_nanos),
+        decrypt_nanos: d(now.decrypt_nanos, before.decrypt_nanos),
+        sym_bytes: d(now.sym_bytes, before.sym_bytes),
+        put_reuse_hits: d(now.put_reuse_hits, before.put_reuse_hits),
+        put_reuse_misses: d(now.put_reuse_misses, before.put_reuse_misses),
+        get_reuse_hits: d(now.get_reuse_hits, before.get_reuse_hits),
+        get_reuse_misses: d(now.get_reuse_misses, before.get_reuse_misses),
+    }
+}
+
+fn op(count: u64, nanos: u64) -> Value {
+    json!({"count": count, "us": nanos / 1000})
+}
+
+/// DISPLAY CHINIT rows as JSON objects: `task`, `requests`, `avg_cpu_us`, `avg_elapsed_us`,
+/// `busy_pct` (since the channel initiator started).
+fn tasks_json(rows: Vec<Vec<(String, String)>>) -> Value {
+    let name = |k: &str| match k {
+        "TASK" => "task",
+        "REQUESTS" => "requests",
+        "AVGCPU" => "avg_cpu_us",
+        "AVGELAPSED" => "avg_elapsed_us",
+        "BUSY" => "busy_pct",
+        _ => "",
+    };
+    Value::Array(
+        rows.into_iter()
+            .map(|r| {
+                Value::Object(
+                    r.into_iter()
+                        .filter(|(k, _)| !name(k).is_empty())
+                        .map(|(k, v)| {
+                            let v = if k == "TASK" {
+                                Value::String(v)
+                            } else if let Ok(n) = v.parse::<u64>() {
+                                json!(n)
+                            } else {
+                                v.parse::<f64>()
+                                    .map(|n| json!(n))
+                                    .unwrap_or(Value::String(v))
+                            };
+                            (name(&k).to_string(), v)
+                        })
+                        .collect(),
+                )
+            })
+            .collect(),
+    )
+}
+
+impl Writer {
+    pub fn new(
+        qm: Arc<QueueManager>,
+        dir: PathBuf,
+        security: Arc<Security>,
+        chinit: Arc<Initiator>,
+    ) -> Writer {
+        Writer {
+            qm,
+            dir,
+            security,
+            chinit,
+            prev: Previous::default(),
+            started_ms: now_ms(),
+        }
+    }
+
+    /// Runs until `stop`, writing an interval every STATINT seconds and a last one at the end.
+    pub fn spawn(mut self, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+        std::thread::spawn(move || {
+            let mut began = Instant::now();
+            loop {
+                let interval = Duration::from_secs(self.qm.qmgr().stat_int.max(1) as u64);
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                if began.elapsed() >= interval {
+                    began = Instant::now();
+                    self.write_interval();
+                }
+                std::thread::sleep(Duration::from_millis(100).min(interval));
+            }
+            self.write_interval();
+        })
+    }
+
+    /// Collects one interval and writes its file; failures are reported on stderr (statistics
+    /// never stop the queue manager).
+    pub fn write_interval(&mut self) {
+        let v = self.collect();
+        // collect() moved the interval start to this interval's end.
+        let end = self.started_ms;
+        if let Err(e) = write_file(&self.dir.join("stats"), end, &v) {
+            eprintln!(
+                "sealmq: cannot write statistics under {}: {e}",
+                self.dir.display()
+            );
+        }
+    }
+
+    fn collect(&mut self) -> Value {
+        let start = self.started_ms;
+        let end = now_ms();
+        self.started_ms = end;
+        let queues: Vec<Value> = self
+            .qm
+            .queue_intervals()
+            .into_iter()
+            .filter_map(|q| {
+                let before = self.prev.queues.insert(q.queue.clone(), q.total);
+                let b = before.unwrap_or_default();
+                let t = q.total;
+                let active = t != b || q.depth > 0;
+                active.then(|| {
+                    json!({
+                        "name": q.queue,
+                        "depth": q.depth,
+                        "hi_depth": q.hi_depth,
+                        "puts": t.puts - b.puts,
+                        "put_bytes": t.put_bytes - b.put_bytes,
+                        "gets": t.gets - b.gets,
+                        "get_bytes": t.get_bytes - b.get_bytes,
+                        "browses": t.browses - b.browses,
+                    })
+                })
+            })
+            .collect();
+        let channels = self.channels();
+        let crypto = self.crypto();
+        json!({
+            "version": FORMAT_VERSION,
+            "qmgr": self.qm.name(),
+            "interval_start_ms": start as u64,
+            "interval_end_ms": end as u64,
+            "queues": queues,
+            "channels": channels,
+            "chinit_tasks": tasks_json(sealmq_engine::channels::ChannelControl::tasks(
+                &crate::chinit::Control(self.chinit.clone()),
+            )),
+            "crypto": crypto,
+        })
+    }
+
+    fn channels(&mut self) -> Vec<Value> {
+        let rows = sealmq_engine::channels::ChannelControl::status(
+            &crate::chinit::Control(self.chinit.clone()),
+            "*",
+        );
+        let mut out = Vec::new();
+        for r in rows {
+            let get = |k: &str| {
+                r.iter()
+                    .find(|(key, _)| key == k)
+                    .and_then(|(_, v)| v.parse::<u64>().ok())
+                    .unwrap_or(0)
+            };
+            let name = r
+                .iter()
+                .find(|(k, _)| k == "CHANNEL")
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default();
+            let now = [
+                get("MSGS"),
+                get("BYTSSENT"),
+                get("BYTSRCVD"),
+                get("BATCHES"),
+            ];
+            let before = self
+                .prev
+                .channels
+                .insert(name.clone(), now)
+                .unwrap_or([0; 4]);
+            // A new instance starts its counts again: then all of it is this interval's.
+            let before = if now.iter().zip(&before).any(|(n, b)| n < b) {
+                [0; 4]
+            } else {
+                before
+            };
+            let d: Vec<u64> = now.iter().zip(&before).map(|(n, b)| n - b).collect();
+            if d.iter().all(|x| *x == 0) {
+                continue;
+            }
+            let status = r
+                .iter()
+                .find(|(k, _)| k == "STATUS")
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default();
+            out.push(json!({
+                "name": name,
+                "status": status,
+                "msgs": d[0],
+                "bytes_sent": d[1],
+                "bytes_received": d[2],
+                "batches": d[3],
+                "avg_batch_size": if d[3] > 0 { d[0] as f64 / d[3] as f64 } else { 0.0 },
+            }));
+        }
+        out
+    }
+
+    fn crypto(&mut self) -> Value {
+        let Some(p) = self.security.protector() else {
+            return Value::Null;
+        };
+        let id = Arc::as_ptr(&p) as usize;
+        let now = p.counters();
+        let before = match &self.prev.crypto {
+            Some((pid, s)) if *pid == id => *s,
+            _ => Snapshot::default(),
+        };
+        self.prev.crypto = Some((id, now));
+        let d = delta(&now, &before);
+        json!({
+            "sign": op(d.sign, d.sign_nanos),
+            "verify": op(d.verify, d.verify_nanos),
+            "key_wrap": op(d.key_wrap, d.key_wrap_nanos),
+            "key_unwrap": op(d.key_unwrap, d.key_unwrap_nanos),
+            "encrypt": op(d.encrypt, d.encrypt_nanos),
+            "decrypt": op(d.decrypt, d.decrypt_nanos),
+            "sym_bytes": d.sym_bytes,
+            "key_reuse": {
+                "put_hits": d.put_reuse_hits,
+                "put_misses": d.put_reuse_misses,
+                "get_hits": d.get_reuse_hits,
+                "get_misses": d.get_reuse_misses,
+            },
+        })
+    }
+}
+
+/// Writes `<dir>/<interval end, ms since the epoch>.json` (through a temporary name, so a
+/// reader never sees half a file) and removes all but the newest [`KEEP`].
+fn write_file(dir: &Path, end_ms: u128, v: &Value) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let name = format!("{end_ms:015}.json");
+    let tmp = dir.join(format!(".{name}.tmp"));
+    std::fs::write(&tmp, format!("{v:#}\n"))?;
+    std::fs::rename(&tmp, dir.join(&name))?;
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let extra = files.len().saturating_sub(KEEP);
+    for old in files.into_iter().take(extra) {
+        let _ = std::fs::remove_file(old);
+    }
+    Ok(())
+}
