@@ -313,3 +313,61 @@ fn statistics_intervals_and_reset_qstats() {
     let o = h.run(&["mqsc", "QMS"], Some("RESET QSTATS(NO.SUCH.*)\n"));
     assert!(!o.status.success());
 }
+
+/// Accounting (SPEC §8): with ACCTMQI(ON), each connection made afterwards writes a JSON line
+/// when it ends: its MQI calls with their CPU µs, and the bytes it put and got.
+#[test]
+fn accounting_records_each_connection_with_acctmqi_on() {
+    let h = Home::new();
+    h.ok(&["create", "QMA"]);
+    h.ok(&["start", "QMA", "--background"]);
+    h.mqsc("QMA", "DEFINE QLOCAL(ACCT.Q)\n");
+    h.ok(&["put", "QMA", "ACCT.Q", "--size", "100", "--count", "2"]);
+    let acct = h.qm_dir("QMA").join("accounting");
+    assert!(!acct.exists(), "ACCTMQI is OFF by default");
+    let out = h.mqsc(
+        "QMA",
+        "ALTER QMGR ACCTMQI(ON) ACCTINT(600)\nDISPLAY QMGR ACCTMQI ACCTINT\n",
+    );
+    assert_eq!(common::field(&out, "ACCTMQI"), "ON", "{out}");
+    assert_eq!(common::field(&out, "ACCTINT"), "600", "{out}");
+    h.ok(&["put", "QMA", "ACCT.Q", "--size", "200", "--count", "4"]);
+    h.ok(&["get", "QMA", "ACCT.Q", "--count", "3", "--quiet"]);
+    let records = || -> Vec<serde_json::Value> {
+        let mut v = Vec::new();
+        for f in std::fs::read_dir(&acct).into_iter().flatten().flatten() {
+            for line in std::fs::read_to_string(f.path()).unwrap().lines() {
+                v.push(serde_json::from_str(line).unwrap());
+            }
+        }
+        v
+    };
+    common::wait_for(
+        Duration::from_secs(10),
+        "the two connections' records",
+        || records().len() >= 2,
+    );
+    let all = records();
+    let putter = all
+        .iter()
+        .find(|r| r["calls"]["put"]["count"] == 4)
+        .unwrap_or_else(|| panic!("no record with 4 puts: {all:?}"));
+    assert_eq!(putter["version"], 1);
+    assert_eq!(putter["qmgr"], "QMA");
+    assert_eq!(putter["final"], true);
+    assert_eq!(putter["put_bytes"], 800, "{putter}");
+    assert_eq!(putter["max_msg_bytes"], 200, "{putter}");
+    assert!(putter["calls"]["put"]["cpu_us"].is_u64(), "{putter}");
+    assert!(
+        putter["calls"]["open"]["count"].as_u64().unwrap() >= 1,
+        "{putter}"
+    );
+    let getter = all
+        .iter()
+        .find(|r| r["calls"]["get"]["count"].as_u64() >= Some(3))
+        .unwrap_or_else(|| panic!("no record with 3 gets: {all:?}"));
+    // Two messages of 100 bytes from before, then one of 200: first in, first out.
+    assert_eq!(getter["get_bytes"], 400, "{getter}");
+    assert!(getter["user"].is_string() && getter["appl"].is_string());
+    h.ok(&["stop", "QMA"]);
+}

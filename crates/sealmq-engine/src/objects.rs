@@ -210,6 +210,10 @@ pub struct QmgrDef {
     pub stat_int: u32,
     /// The transmission queue for queue managers no other definition names (DEFXMITQ).
     pub def_xmitq: String,
+    /// ACCTMQI: accounting of each connection's MQI calls (taken up by new connections).
+    pub acct_mqi: bool,
+    /// ACCTINT: seconds between accounting records of a long-lived connection.
+    pub acct_int: u32,
 }
 
 impl QmgrDef {
@@ -223,6 +227,8 @@ impl QmgrDef {
             chidisps: 5,
             stat_int: 1800,
             def_xmitq: String::new(),
+            acct_mqi: false,
+            acct_int: 1800,
         }
     }
 
@@ -234,10 +240,13 @@ impl QmgrDef {
             .u32(self.chiadaps)
             .u32(self.chidisps)
             .u32(self.stat_int)
-            // Extension block, version 2 (docs/storage.md): absent in records written by
-            // version 1, which decode with the defaults.
-            .u8(2)
-            .str(&self.def_xmitq);
+            // Extension block (docs/storage.md), version 3: the version-2 fields, then the
+            // version-3 ones. Absent in records written by version 1, which decode with the
+            // defaults; a version-2 block decodes with the version-3 defaults.
+            .u8(3)
+            .str(&self.def_xmitq)
+            .u8(self.acct_mqi as u8)
+            .u32(self.acct_int);
     }
 
     pub fn decode(d: &mut Dec<'_>) -> Result<QmgrDef> {
@@ -250,15 +259,20 @@ impl QmgrDef {
             chidisps: d.u32()?,
             stat_int: d.u32()?,
             def_xmitq: String::new(),
+            acct_mqi: false,
+            acct_int: 1800,
         };
         if !d.is_empty() {
-            match d.u8()? {
-                2 => q.def_xmitq = d.str()?,
-                v => {
-                    return Err(sealmq_storage::StorageError::Decode(format!(
-                        "queue manager attributes: extension version {v} is newer than this build reads (2)"
-                    )));
-                }
+            let v = d.u8()?;
+            if !(2..=3).contains(&v) {
+                return Err(sealmq_storage::StorageError::Decode(format!(
+                    "queue manager attributes: extension version {v} is newer than this build reads (3)"
+                )));
+            }
+            q.def_xmitq = d.str()?;
+            if v >= 3 {
+                q.acct_mqi = d.u8()? != 0;
+                q.acct_int = d.u32()?;
             }
         }
         Ok(q)
@@ -308,6 +322,42 @@ pub fn validate_name(name: &str) -> MqResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn qmgr_records_of_every_extension_version_read() {
+        let mut q = QmgrDef::new("QM1");
+        q.def_xmitq = "GW".into();
+        q.acct_mqi = true;
+        q.acct_int = 60;
+        let mut e = Enc::new();
+        q.encode(&mut e);
+        let v3 = e.buf;
+        assert_eq!(QmgrDef::decode(&mut Dec::new(&v3, "qmgr")).unwrap(), q);
+        // Version 1 wrote no extension block: everything after STATINT takes its default.
+        let mut v1 = Enc::new();
+        v1.str("QM1")
+            .str("")
+            .str(DEAD_LETTER_Q)
+            .u32(4_194_304)
+            .u32(8)
+            .u32(5)
+            .u32(1800);
+        let old = QmgrDef::decode(&mut Dec::new(&v1.buf, "qmgr")).unwrap();
+        assert_eq!(old, QmgrDef::new("QM1"));
+        // Version 2: DEFXMITQ, and the accounting defaults.
+        let mut v2 = Enc::new();
+        v2.buf.extend_from_slice(&v1.buf);
+        v2.u8(2).str("GW");
+        let old = QmgrDef::decode(&mut Dec::new(&v2.buf, "qmgr")).unwrap();
+        assert_eq!(
+            (old.def_xmitq.as_str(), old.acct_mqi, old.acct_int),
+            ("GW", false, 1800)
+        );
+        // A version this build does not know is refused, not misread.
+        let mut v9 = v1.buf.clone();
+        v9.push(9);
+        assert!(QmgrDef::decode(&mut Dec::new(&v9, "qmgr")).is_err());
+    }
 
     #[test]
     fn defaults_are_mqs_and_round_trip() {

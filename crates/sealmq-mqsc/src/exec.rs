@@ -248,6 +248,11 @@ fn qmgr_block(q: &QmgrDef) -> Block {
         ("CHIDISPS".into(), q.chidisps.to_string()),
         ("STATINT".into(), q.stat_int.to_string()),
         ("DEFXMITQ".into(), q.def_xmitq.clone()),
+        (
+            "ACCTMQI".into(),
+            if q.acct_mqi { "ON" } else { "OFF" }.into(),
+        ),
+        ("ACCTINT".into(), q.acct_int.to_string()),
     ]
 }
 
@@ -431,6 +436,8 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
                     "CHIDISPS" => q.chidisps = num(a, 1, 9999)?,
                     "STATINT" => q.stat_int = num(a, 1, 604_800)?,
                     "DEFXMITQ" => q.def_xmitq = a.values.first().cloned().unwrap_or_default(),
+                    "ACCTMQI" => q.acct_mqi = choice(a, &["ON", "OFF"])? == "ON",
+                    "ACCTINT" => q.acct_int = num(a, 1, 604_800)?,
                     _ => return Err(bad(a, "is not a queue manager attribute")),
                 }
             }

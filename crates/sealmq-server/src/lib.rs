@@ -6,6 +6,7 @@
 //! [`Connection`](sealmq_engine::Connection): a connection that breaks backs out its unit of
 //! work. A lock file keeps a second process off the same queue manager.
 
+mod acct;
 pub mod chinit;
 mod icpt;
 mod peer;
@@ -152,6 +153,8 @@ impl Server {
             active: active.clone(),
             immediate: immediate.clone(),
             security,
+            dir: cfg.dir.clone(),
+            conns: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             chinit: ci.clone(),
         };
         {
@@ -346,6 +349,10 @@ struct Ctx {
     immediate: Arc<AtomicBool>,
     /// The queue manager's keystore: protector for QM-side interception, TLS configuration.
     security: Arc<security::Security>,
+    /// The queue manager's directory (accounting records go under it).
+    dir: PathBuf,
+    /// Connections served so far, to number them in accounting records.
+    conns: Arc<std::sync::atomic::AtomicU64>,
     /// The channel initiator: receiving channels arrive on the listeners.
     chinit: Arc<chinit::Initiator>,
 }
@@ -576,6 +583,8 @@ fn serve(
     let mut next_h = 1u32;
     // QM-side interception keeps the keystore in use when the connection began.
     let protector = ctx.security.protector();
+    let conn_no = ctx.conns.fetch_add(1, Ordering::Relaxed) + 1;
+    let mut acct = acct::Accounting::start(qm, &ctx.dir, conn_no, user, &appl);
     loop {
         let (id, req) = match sealmq_wire::read_request(&mut r, max_frame) {
             Ok(Some(x)) => x,
@@ -596,7 +605,11 @@ fn serve(
             on: intercept,
             protector: protector.as_deref(),
         };
+        let call = acct.as_ref().map(|_| acct::Accounting::begin(&req));
         let resp = handle(qm, &conn, &mut handles, &mut next_h, req, admin, &icpt, ctx);
+        if let (Some(a), Some(call)) = (acct.as_mut(), call) {
+            a.end(call, resp.as_ref());
+        }
         let done = resp.is_none();
         if let Some(resp) = resp
             && sealmq_wire::write_response(&mut w, id, &resp).is_err()
@@ -612,6 +625,9 @@ fn serve(
         let _ = conn.close(&h);
     }
     drop(conn);
+    if let Some(a) = acct {
+        a.finish();
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
