@@ -122,6 +122,7 @@ fn queue_manager_demo(dir: &std::path::Path, count: u32) -> CliResult {
         dir: qm_dir.clone(),
         listen: None,
         tls: false,
+        metrics: None,
     };
     let server = Server::start(&cfg)?;
     println!("\nqueue manager DEMO.QM running in {}", qm_dir.display());

@@ -62,6 +62,10 @@ pub struct StartArgs {
     /// and trust); applications are known by their certificate's subject DN.
     #[arg(long, requires = "listen")]
     pub tls: bool,
+    /// Serve Prometheus metrics on HTTP at this address, e.g. 127.0.0.1:9157 (port 0: any);
+    /// scrape `/metrics`.
+    #[arg(long)]
+    pub metrics: Option<String>,
 }
 
 #[derive(Args)]
@@ -139,6 +143,9 @@ pub fn start(a: StartArgs) -> CliResult {
         if let Some(l) = &a.listen {
             cmd.arg("--listen").arg(l);
         }
+        if let Some(m) = &a.metrics {
+            cmd.arg("--metrics").arg(m);
+        }
         if a.tls {
             cmd.arg("--tls");
         }
@@ -194,6 +201,10 @@ pub fn start(a: StartArgs) -> CliResult {
         dir: dir.clone(),
         listen,
         tls: a.tls,
+        metrics: match &a.metrics {
+            Some(m) => Some(m.parse().map_err(|e| format!("--metrics '{m}': {e}"))?),
+            None => None,
+        },
     })?;
     let listeners = std::fs::read_to_string(dir.join("listeners")).unwrap_or_default();
     eprintln!(

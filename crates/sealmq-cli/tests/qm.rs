@@ -246,7 +246,7 @@ fn bench_scenarios_report_rate_and_cpu_split_as_json() {
 fn statistics_intervals_and_reset_qstats() {
     let h = Home::new();
     h.ok(&["create", "QMS"]);
-    h.ok(&["start", "QMS", "--background"]);
+    h.ok(&["start", "QMS", "--background", "--metrics", "127.0.0.1:0"]);
     h.mqsc("QMS", "DEFINE QLOCAL(STATS.Q)\nALTER QMGR STATINT(1)\n");
     h.ok(&["put", "QMS", "STATS.Q", "--size", "100", "--count", "5"]);
     h.ok(&["browse", "QMS", "STATS.Q"]);
@@ -293,6 +293,38 @@ fn statistics_intervals_and_reset_qstats() {
         || totals() == (5, 500, 3, 300, 5, 5),
     );
 
+    // The Prometheus endpoint: running totals, read at each scrape.
+    let listeners = std::fs::read_to_string(h.qm_dir("QMS").join("listeners")).unwrap();
+    let addr = listeners
+        .lines()
+        .find_map(|l| l.strip_prefix("metrics:"))
+        .unwrap_or_else(|| panic!("no metrics listener in {listeners}"));
+    let scrape = |path: &str| -> String {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        write!(
+            s,
+            "GET {path} HTTP/1.0\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    };
+    let m = scrape("/metrics");
+    assert!(m.starts_with("HTTP/1.") && m.contains(" 200 "), "{m}");
+    for line in [
+        "# TYPE sealmq_queue_puts_total counter",
+        "sealmq_queue_puts_total{qmgr=\"QMS\",queue=\"STATS.Q\"} 5",
+        "sealmq_queue_gets_total{qmgr=\"QMS\",queue=\"STATS.Q\"} 3",
+        "sealmq_queue_put_bytes_total{qmgr=\"QMS\",queue=\"STATS.Q\"} 500",
+        "sealmq_queue_depth{qmgr=\"QMS\",queue=\"STATS.Q\"} 2",
+        "sealmq_chinit_task_requests_total{qmgr=\"QMS\",task=\"ADAPTER.1\"} 0",
+    ] {
+        assert!(m.lines().any(|l| l == line), "no '{line}' in\n{m}");
+    }
+    assert!(scrape("/other").contains(" 404 "));
+
     let out = h.mqsc("QMS", "RESET QSTATS(STATS.*)\n");
     for (k, v) in [("MSGSIN", "5"), ("MSGSOUT", "3"), ("HIQDEPTH", "5")] {
         assert_eq!(common::field(&out, k), v, "{out}");
@@ -302,7 +334,13 @@ fn statistics_intervals_and_reset_qstats() {
     for (k, v) in [("MSGSIN", "0"), ("MSGSOUT", "0"), ("HIQDEPTH", "2")] {
         assert_eq!(common::field(&out, k), v, "{out}");
     }
-    // RESET QSTATS has its own counts: the interval files did not lose anything to it.
+    // RESET QSTATS has its own counts: neither the endpoint's totals nor the interval files
+    // lose anything to it.
+    assert!(
+        scrape("/metrics")
+            .lines()
+            .any(|l| l == "sealmq_queue_puts_total{qmgr=\"QMS\",queue=\"STATS.Q\"} 5")
+    );
     h.ok(&["get", "QMS", "STATS.Q", "--all", "--quiet"]);
     h.ok(&["stop", "QMS"]);
     assert_eq!(

@@ -146,6 +146,22 @@ impl QueueManager {
         Ok(out)
     }
 
+    /// Every local queue's depth and running totals, resetting nothing (the metrics endpoint).
+    pub fn queue_totals(&self) -> Vec<(String, usize, QueueCounters)> {
+        let mut out = Vec::new();
+        for d in self.queue_defs() {
+            if d.qtype != QType::Local {
+                continue;
+            }
+            if let Some(q) = self.local(&d.name) {
+                let st = q.lock();
+                out.push((d.name.clone(), st.depth(), st.stats.total));
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
     /// The figures of every local queue for a statistics interval (see [`QueueInterval`]).
     pub fn queue_intervals(&self) -> Vec<QueueInterval> {
         let mut out = Vec::new();

@@ -9,6 +9,7 @@
 mod acct;
 pub mod chinit;
 mod icpt;
+pub mod metrics;
 mod peer;
 pub mod security;
 pub mod stats;
@@ -39,6 +40,8 @@ pub struct ServerConfig {
     /// Require TLS with client certificates on the TCP listener (identity and trust from
     /// `<QM dir>/keystore`); the principal is the client certificate's subject DN.
     pub tls: bool,
+    /// Serve Prometheus metrics over HTTP on this address (`GET /metrics`).
+    pub metrics: Option<SocketAddr>,
 }
 
 pub fn socket_path(dir: &Path) -> PathBuf {
@@ -60,6 +63,7 @@ pub struct Server {
     chinit: Arc<chinit::Initiator>,
     /// The interval statistics writer (it writes a last interval when the server stops).
     stats: Option<std::thread::JoinHandle<()>>,
+    metrics: Option<metrics::Endpoint>,
     _lock: File,
 }
 
@@ -221,9 +225,21 @@ impl Server {
                 }
             });
         }
+        let metrics = match cfg.metrics {
+            Some(a) => Some(metrics::start(
+                a,
+                qm.clone(),
+                ctx.security.clone(),
+                ci.clone(),
+            )?),
+            None => None,
+        };
         let mut listeners = format!("unix:{}\n", socket.display());
         if let Some(t) = tcp {
             listeners.push_str(&format!("{}:{t}\n", if cfg.tls { "tls" } else { "tcp" }));
+        }
+        if let Some(m) = &metrics {
+            listeners.push_str(&format!("metrics:{}\n", m.addr));
         }
         let _ = std::fs::write(cfg.dir.join("listeners"), &listeners);
         let _ = std::fs::write(cfg.dir.join("qm.pid"), std::process::id().to_string());
@@ -250,6 +266,7 @@ impl Server {
             tcp,
             chinit: ci,
             stats: Some(stats),
+            metrics,
             _lock: lock,
         })
     }
@@ -310,6 +327,9 @@ impl Server {
         }
         if let Some(t) = self.stats.take() {
             let _ = t.join();
+        }
+        if let Some(m) = self.metrics.take() {
+            m.stop();
         }
         self.qm.shutdown().map_err(|e| e.to_string())
     }

@@ -28,6 +28,7 @@ fn start(name: &str) -> (tempfile::TempDir, Server) {
         dir,
         listen: Some("127.0.0.1:0".parse().unwrap()),
         tls: false,
+        metrics: None,
     })
     .unwrap();
     (d, server)

@@ -27,6 +27,7 @@ fn setup(name: &str) -> (tempfile::TempDir, ServerConfig) {
             dir,
             listen: None,
             tls: false,
+            metrics: None,
         },
     )
 }

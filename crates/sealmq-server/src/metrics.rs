@@ -1,0 +1,255 @@
+//! The Prometheus text endpoint (SPEC §8): `sealmq start QM --metrics HOST:PORT` serves
+//! `GET /metrics` in Prometheus' text exposition format 0.0.4 — running totals since the queue
+//! manager started, read at each scrape (nothing is reset by a scrape, so it can sit beside
+//! the interval files and RESET QSTATS): per local queue depth, puts, gets, browses and bytes;
+//! per channel instance messages, bytes and batches; the channel initiator's tasks; the QM's
+//! own protection work per primitive and its key-reuse hits and misses.
+
+use crate::chinit::{Control, Initiator};
+use crate::security::Security;
+use sealmq_engine::QueueManager;
+use sealmq_engine::channels::ChannelControl;
+use std::fmt::Write;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// A running endpoint; dropping it does not stop it, [`Endpoint::stop`] does.
+pub struct Endpoint {
+    http: Arc<tiny_http::Server>,
+    thread: std::thread::JoinHandle<()>,
+    pub addr: SocketAddr,
+}
+
+impl Endpoint {
+    pub fn stop(self) {
+        self.http.unblock();
+        let _ = self.thread.join();
+    }
+}
+
+/// Listens on `addr` (port 0: any free port) and serves scrapes on a thread of its own.
+pub fn start(
+    addr: SocketAddr,
+    qm: Arc<QueueManager>,
+    security: Arc<Security>,
+    chinit: Arc<Initiator>,
+) -> Result<Endpoint, String> {
+    let http = Arc::new(
+        tiny_http::Server::http(addr)
+            .map_err(|e| format!("cannot serve metrics on {addr}: {e}"))?,
+    );
+    let addr = http
+        .server_addr()
+        .to_ip()
+        .ok_or_else(|| format!("metrics listener on {addr} has no IP address"))?;
+    let h = http.clone();
+    let thread = std::thread::spawn(move || {
+        for rq in h.incoming_requests() {
+            let resp = if rq.method() == &tiny_http::Method::Get
+                && rq.url().split('?').next() == Some("/metrics")
+            {
+                let ct = tiny_http::Header::from_bytes(
+                    &b"Content-Type"[..],
+                    &b"text/plain; version=0.0.4; charset=utf-8"[..],
+                )
+                .ok();
+                let r = tiny_http::Response::from_string(render(&qm, &security, &chinit));
+                match ct {
+                    Some(h) => r.with_header(h),
+                    None => r,
+                }
+            } else {
+                tiny_http::Response::from_string("not found: scrape /metrics\n")
+                    .with_status_code(404)
+            };
+            let _ = rq.respond(resp);
+        }
+    });
+    Ok(Endpoint { http, thread, addr })
+}
+
+/// A label value as the text format wants it: backslash, double quote and newline escaped.
+fn esc(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+struct Out {
+    text: String,
+    qmgr: String,
+}
+
+impl Out {
+    fn family(&mut self, name: &str, kind: &str, help: &str) {
+        let _ = writeln!(self.text, "# HELP {name} {help}\n# TYPE {name} {kind}");
+    }
+
+    fn sample(&mut self, name: &str, labels: &[(&str, &str)], v: f64) {
+        let mut l = format!("qmgr=\"{}\"", esc(&self.qmgr));
+        for (k, val) in labels {
+            let _ = write!(l, ",{k}=\"{}\"", esc(val));
+        }
+        let _ = writeln!(self.text, "{name}{{{l}}} {v}");
+    }
+}
+
+/// The whole exposition, read now.
+pub fn render(qm: &QueueManager, security: &Security, chinit: &Arc<Initiator>) -> String {
+    let mut o = Out {
+        text: String::new(),
+        qmgr: qm.name(),
+    };
+    let queues = qm.queue_totals();
+    type Field = fn(&sealmq_engine::stats::QueueCounters) -> u64;
+    o.family(
+        "sealmq_queue_depth",
+        "gauge",
+        "Messages on the local queue.",
+    );
+    for (q, depth, _) in &queues {
+        o.sample("sealmq_queue_depth", &[("queue", q)], *depth as f64);
+    }
+    let counters: [(&str, &str, Field); 5] = [
+        ("sealmq_queue_puts_total", "Successful puts.", |c| c.puts),
+        ("sealmq_queue_put_bytes_total", "Message bytes put.", |c| {
+            c.put_bytes
+        }),
+        (
+            "sealmq_queue_gets_total",
+            "Successful destructive gets.",
+            |c| c.gets,
+        ),
+        ("sealmq_queue_get_bytes_total", "Message bytes got.", |c| {
+            c.get_bytes
+        }),
+        ("sealmq_queue_browses_total", "Successful browses.", |c| {
+            c.browses
+        }),
+    ];
+    for (name, help, f) in counters {
+        o.family(name, "counter", help);
+        for (q, _, c) in &queues {
+            o.sample(name, &[("queue", q)], f(c) as f64);
+        }
+    }
+    let ctl = Control(chinit.clone());
+    let channels = ctl.status("*");
+    for (key, name, help) in [
+        (
+            "MSGS",
+            "sealmq_channel_messages",
+            "Messages moved by the channel's current instance.",
+        ),
+        (
+            "BYTSSENT",
+            "sealmq_channel_bytes_sent",
+            "Bytes sent by the channel's current instance.",
+        ),
+        (
+            "BYTSRCVD",
+            "sealmq_channel_bytes_received",
+            "Bytes received by the channel's current instance.",
+        ),
+        (
+            "BATCHES",
+            "sealmq_channel_batches",
+            "Batches of the channel's current instance.",
+        ),
+    ] {
+        o.family(name, "gauge", help);
+        for r in &channels {
+            let get = |k: &str| r.iter().find(|(x, _)| x == k).map(|(_, v)| v.as_str());
+            let v = get(key).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+            let labels = [
+                ("channel", get("CHANNEL").unwrap_or("")),
+                ("status", get("STATUS").unwrap_or("")),
+            ];
+            o.sample(name, &labels, v);
+        }
+    }
+    let tasks = ctl.tasks();
+    for (key, name, help) in [
+        (
+            "REQUESTS",
+            "sealmq_chinit_task_requests_total",
+            "Requests run in the task slot.",
+        ),
+        (
+            "BUSY",
+            "sealmq_chinit_task_busy_percent",
+            "Share of time the task slot was busy since start.",
+        ),
+    ] {
+        let kind = if key == "REQUESTS" {
+            "counter"
+        } else {
+            "gauge"
+        };
+        o.family(name, kind, help);
+        for r in &tasks {
+            let get = |k: &str| r.iter().find(|(x, _)| x == k).map(|(_, v)| v.as_str());
+            let v = get(key).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+            o.sample(name, &[("task", get("TASK").unwrap_or(""))], v);
+        }
+    }
+    if let Some(p) = security.protector() {
+        let s = p.counters();
+        o.family(
+            "sealmq_crypto_operations_total",
+            "counter",
+            "Protection operations of the queue manager (SPLPROT, QM-side interception).",
+        );
+        let ops = [
+            ("sign", s.sign, s.sign_nanos),
+            ("verify", s.verify, s.verify_nanos),
+            ("key_wrap", s.key_wrap, s.key_wrap_nanos),
+            ("key_unwrap", s.key_unwrap, s.key_unwrap_nanos),
+            ("encrypt", s.encrypt, s.encrypt_nanos),
+            ("decrypt", s.decrypt, s.decrypt_nanos),
+        ];
+        for (op, n, _) in ops {
+            o.sample("sealmq_crypto_operations_total", &[("op", op)], n as f64);
+        }
+        o.family(
+            "sealmq_crypto_seconds_total",
+            "counter",
+            "Time spent in protection operations.",
+        );
+        for (op, _, ns) in ops {
+            o.sample(
+                "sealmq_crypto_seconds_total",
+                &[("op", op)],
+                ns as f64 / 1e9,
+            );
+        }
+        o.family(
+            "sealmq_crypto_symmetric_bytes_total",
+            "counter",
+            "Bytes encrypted or decrypted.",
+        );
+        o.sample(
+            "sealmq_crypto_symmetric_bytes_total",
+            &[],
+            s.sym_bytes as f64,
+        );
+        o.family(
+            "sealmq_key_reuse_total",
+            "counter",
+            "Key-reuse cache hits and misses on put and get.",
+        );
+        for (side, result, n) in [
+            ("put", "hit", s.put_reuse_hits),
+            ("put", "miss", s.put_reuse_misses),
+            ("get", "hit", s.get_reuse_hits),
+            ("get", "miss", s.get_reuse_misses),
+        ] {
+            o.sample(
+                "sealmq_key_reuse_total",
+                &[("side", side), ("result", result)],
+                n as f64,
+            );
+        }
+    }
+    o.text
+}
