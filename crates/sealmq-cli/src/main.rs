@@ -8,6 +8,7 @@ mod bench_chl;
 mod bench_cmd;
 mod bench_net;
 mod demo;
+mod dse_cmd;
 mod io;
 mod keystore_cmd;
 mod message_cmd;
@@ -32,7 +33,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Create a queue manager (its data directory, system objects and keystore).
-    Create(qm_cmd::NameArg),
+    Create(qm_cmd::CreateArgs),
     /// Delete a queue manager that is not running.
     Delete(qm_cmd::NameArg),
     /// Run a queue manager (in the foreground, or --background).
@@ -57,6 +58,9 @@ enum Command {
     /// Identities and trust for applications and queue managers.
     #[command(subcommand)]
     Keystore(keystore_cmd::KeystoreCmd),
+    /// Encryption at rest: master key files, master-key rotation, status.
+    #[command(subcommand)]
+    Dse(dse_cmd::DseCmd),
     /// Protect a payload offline, unprotect it, or show what an envelope holds.
     #[command(subcommand)]
     Message(message_cmd::MessageCmd),
@@ -76,6 +80,13 @@ impl From<ProtectError> for CliError {
     }
 }
 
+impl From<sealmq_storage::StorageError> for CliError {
+    fn from(e: sealmq_storage::StorageError) -> Self {
+        let reason = e.reason();
+        CliError::Other(format!("{} {}: {e}", reason.code(), reason.name()))
+    }
+}
+
 impl From<String> for CliError {
     fn from(e: String) -> Self {
         CliError::Other(e)
@@ -88,6 +99,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Create(a) => qm_cmd::create(a),
+        Command::Dse(c) => dse_cmd::run(c),
         Command::Delete(a) => qm_cmd::delete(a),
         Command::Start(a) => qm_cmd::start(a),
         Command::Stop(a) => qm_cmd::stop(a),

@@ -24,7 +24,7 @@ pub fn qm_dir(name: &str) -> PathBuf {
     home().join("qmgrs").join(name)
 }
 
-fn exists(name: &str) -> CliResult<PathBuf> {
+pub(crate) fn exists(name: &str) -> CliResult<PathBuf> {
     let d = qm_dir(name);
     if !d.join("log").exists() {
         return Err(format!("2058 Q_MGR_NAME_ERROR: no queue manager '{name}' under {} (create it with 'sealmq create {name}')", home().display()).into());
@@ -47,6 +47,17 @@ pub fn running(dir: &std::path::Path) -> bool {
 pub struct NameArg {
     /// Queue manager name.
     pub qm: String,
+}
+
+#[derive(Args)]
+pub struct CreateArgs {
+    /// Queue manager name.
+    pub qm: String,
+    /// Encrypt the recovery log and checkpoints at rest, with the master key from
+    /// file:PATH (64 hex digits, mode 600; `sealmq dse keygen PATH` makes one), env:VAR or
+    /// passphrase-env:VAR. Every start needs the same source.
+    #[arg(long)]
+    pub dse: Option<String>,
 }
 
 #[derive(Args)]
@@ -92,7 +103,7 @@ pub struct MqscArgs {
     pub json: bool,
 }
 
-pub fn create(a: NameArg) -> CliResult {
+pub fn create(a: CreateArgs) -> CliResult {
     sealmq_engine::objects::validate_name(&a.qm).map_err(|e| e.to_string())?;
     let dir = qm_dir(&a.qm);
     if dir.join("log").exists() {
@@ -104,7 +115,16 @@ pub fn create(a: NameArg) -> CliResult {
         .into());
     }
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let qm = QueueManager::create(QmConfig::new(&a.qm, &dir)).map_err(|e| e.to_string())?;
+    let mut cfg = QmConfig::new(&a.qm, &dir);
+    if let Some(s) = &a.dse {
+        use sealmq_storage::dse::{Dse, MasterSource};
+        let src = MasterSource::parse(s)?;
+        Dse::create(&dir, &src)?;
+        Dse::set_source(&dir, &src)?;
+        // Even the system objects written at creation are sealed.
+        cfg.dse = Dse::load(&dir)?;
+    }
+    let qm = QueueManager::create(cfg).map_err(|e| e.to_string())?;
     qm.shutdown().map_err(|e| e.to_string())?;
     let spec = IdentitySpec::new(Dn::parse(&format!("CN={}", a.qm))?, KeyKind::P256, 3650);
     Keystore::init(&dir.join("keystore"), &spec, None)?;
@@ -160,8 +180,18 @@ pub fn start(a: StartArgs) -> CliResult {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if let Ok(Some(status)) = child.try_wait() {
+                // Its last words say why (a wrong master key, a damaged log, a busy port).
+                let why = std::fs::read_to_string(dir.join("qm.log"))
+                    .ok()
+                    .and_then(|l| {
+                        l.lines()
+                            .rev()
+                            .find(|x| !x.trim().is_empty())
+                            .map(String::from)
+                    })
+                    .unwrap_or_default();
                 return Err(format!(
-                    "queue manager '{}' ended during start ({status}); see {}",
+                    "queue manager '{}' ended during start ({status}): {why} (see {})",
                     a.qm,
                     dir.join("qm.log").display()
                 )

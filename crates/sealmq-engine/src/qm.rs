@@ -37,6 +37,8 @@ pub struct QmConfig {
     pub admin: Option<String>,
     #[doc(hidden)]
     pub fail_writes: Option<Arc<AtomicBool>>,
+    /// Encryption at rest (SPEC §7): the log and checkpoints are sealed with these keys.
+    pub dse: Option<Arc<sealmq_storage::dse::Dse>>,
 }
 
 impl QmConfig {
@@ -50,6 +52,7 @@ impl QmConfig {
             sync: true,
             admin: None,
             fail_writes: None,
+            dse: None,
         }
     }
 }
@@ -295,7 +298,9 @@ impl QueueManager {
             max_tx: 0,
         };
         let mut replay_from = 0;
-        if let Some((lsn, mut reader)) = checkpoint::latest(&cfg.dir.join("checkpoint"))? {
+        if let Some((lsn, mut reader)) =
+            checkpoint::latest_with(&cfg.dir.join("checkpoint"), cfg.dse.clone())?
+        {
             rb.cp_lsn = lsn;
             report.checkpoint_lsn = lsn;
             while let Some(bytes) = reader.next_frame()? {
@@ -338,6 +343,7 @@ impl QueueManager {
             }
         }
         let mut log_cfg = LogConfig::new(cfg.dir.join("log"));
+        log_cfg.dse = cfg.dse.clone();
         log_cfg.segment_bytes = cfg.segment_bytes;
         log_cfg.archive_dir = cfg.archive_dir.clone();
         log_cfg.sync = cfg.sync;
@@ -800,7 +806,11 @@ impl QueueManager {
         };
         let _ = active;
         let (frames, msgs) = frames;
-        let mut w = CheckpointWriter::create(&self.cfg.dir.join("checkpoint"), lsn)?;
+        let mut w = CheckpointWriter::create_with(
+            &self.cfg.dir.join("checkpoint"),
+            lsn,
+            self.cfg.dse.clone(),
+        )?;
         w.frame(
             &Frame::Meta {
                 next_seq: self.next_seq.load(Ordering::Relaxed),

@@ -118,6 +118,7 @@ impl Server {
         let mut qcfg = QmConfig::new(&cfg.name, &cfg.dir);
         // The queue manager's own user is the administrator; everyone else needs AUTHRECs.
         qcfg.admin = Some(user_name(me_uid));
+        qcfg.dse = sealmq_storage::dse::Dse::load(&cfg.dir).map_err(|e| e.to_string())?;
         let (qm, report) = QueueManager::start(qcfg).map_err(|e| e.to_string())?;
         eprintln!(
             "sealmq: queue manager {} started: {} messages recovered, {} log records replayed{}",

@@ -6,11 +6,13 @@
 //! count u64). A file without its trailer was never renamed into place and is ignored; a frame
 //! that fails its CRC is damage and an error.
 
+use crate::dse::Dse;
 use crate::error::{Result, StorageError};
 use crate::log::Lsn;
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 const MAGIC: [u8; 4] = *b"SMQC";
 const VERSION: u16 = 1;
@@ -29,10 +31,27 @@ pub struct CheckpointWriter {
     lsn: Lsn,
     out: BufWriter<File>,
     frames: u64,
+    /// Encryption at rest: every frame sealed with the current data key.
+    dse: Option<Arc<Dse>>,
+}
+
+/// Associated data of checkpoint frame `index` of the checkpoint at `lsn`: a frame moved to
+/// another place or another checkpoint does not open.
+fn frame_aad(lsn: Lsn, index: u64) -> [u8; 20] {
+    let mut a = [0u8; 20];
+    a[..4].copy_from_slice(b"CKP:");
+    a[4..12].copy_from_slice(&lsn.to_le_bytes());
+    a[12..].copy_from_slice(&index.to_le_bytes());
+    a
 }
 
 impl CheckpointWriter {
     pub fn create(dir: &Path, lsn: Lsn) -> Result<CheckpointWriter> {
+        Self::create_with(dir, lsn, None)
+    }
+
+    /// [`CheckpointWriter::create`], sealing every frame when `dse` is given.
+    pub fn create_with(dir: &Path, lsn: Lsn, dse: Option<Arc<Dse>>) -> Result<CheckpointWriter> {
         fs::create_dir_all(dir)
             .map_err(|e| StorageError::io("cannot create checkpoint directory", dir, e))?;
         let tmp = dir.join(format!("{}.tmp", name(lsn)));
@@ -48,6 +67,8 @@ impl CheckpointWriter {
         h[4..6].copy_from_slice(&VERSION.to_le_bytes());
         h[8..16].copy_from_slice(&lsn.to_le_bytes());
         // bytes 16..20: key id (0 = clear)
+        let key_id = dse.as_ref().map(|d| d.current()).unwrap_or(0);
+        h[16..20].copy_from_slice(&key_id.to_le_bytes());
         let crc = crc32c::crc32c(&h[0..24]);
         h[24..28].copy_from_slice(&crc.to_le_bytes());
         out.write_all(&h)
@@ -58,10 +79,19 @@ impl CheckpointWriter {
             lsn,
             out,
             frames: 0,
+            dse,
         })
     }
 
     pub fn frame(&mut self, bytes: &[u8]) -> Result<()> {
+        let sealed;
+        let bytes = match &self.dse {
+            Some(d) => {
+                sealed = d.seal(&frame_aad(self.lsn, self.frames), bytes)?;
+                &sealed[..]
+            }
+            None => bytes,
+        };
         if bytes.len() > MAX_FRAME {
             return Err(StorageError::Decode(format!(
                 "checkpoint frame of {} bytes is too large",
@@ -136,10 +166,18 @@ pub struct CheckpointReader {
     offset: u64,
     frames: u64,
     done: bool,
+    lsn: Lsn,
+    key_id: u32,
+    dse: Option<Arc<Dse>>,
 }
 
 /// The newest complete checkpoint in `dir`, if any: its LSN and a reader.
 pub fn latest(dir: &Path) -> Result<Option<(Lsn, CheckpointReader)>> {
+    latest_with(dir, None)
+}
+
+/// [`latest`], opening sealed frames with `dse`.
+pub fn latest_with(dir: &Path, dse: Option<Arc<Dse>>) -> Result<Option<(Lsn, CheckpointReader)>> {
     let Some((lsn, path)) = list(dir, true)?.pop() else {
         return Ok(None);
     };
@@ -160,6 +198,13 @@ pub fn latest(dir: &Path) -> Result<Option<(Lsn, CheckpointReader)>> {
             detail: "bad checkpoint header".into(),
         });
     }
+    let key_id = u32::from_le_bytes([h[16], h[17], h[18], h[19]]);
+    if key_id != 0 && dse.as_ref().is_none_or(|d| !d.has_key(key_id)) {
+        return Err(StorageError::Key(format!(
+            "checkpoint {} is encrypted with data key {key_id}, which this start does not have (start the queue manager with its master key)",
+            path.display()
+        )));
+    }
     Ok(Some((
         lsn,
         CheckpointReader {
@@ -168,6 +213,9 @@ pub fn latest(dir: &Path) -> Result<Option<(Lsn, CheckpointReader)>> {
             offset: HEADER as u64,
             frames: 0,
             done: false,
+            lsn,
+            key_id,
+            dse,
         },
     )))
 }
@@ -214,6 +262,12 @@ impl CheckpointReader {
         if crc32c::crc32c(&buf) != crc {
             return Err(self.corrupt("frame fails its checksum"));
         }
+        let buf = match (&self.dse, self.key_id) {
+            (Some(d), k) if k != 0 => d
+                .open_sealed(k, &frame_aad(self.lsn, self.frames), &buf)
+                .ok_or_else(|| self.corrupt("an encrypted frame fails authentication"))?,
+            _ => buf,
+        };
         self.offset += 8 + len as u64;
         self.frames += 1;
         Ok(Some(buf))

@@ -40,6 +40,9 @@ pub enum StorageError {
     /// The log is closed.
     #[error("the recovery log is closed")]
     Closed,
+    /// Encryption at rest: a master or data key is missing, wrong or unreadable.
+    #[error("encryption at rest: {0}")]
+    Key(String),
 }
 
 impl StorageError {
@@ -51,6 +54,7 @@ impl StorageError {
             }
             StorageError::Corrupt { .. } | StorageError::Decode(_) => ReasonCode::ObjectDamaged,
             StorageError::Closed => ReasonCode::QMgrQuiescing,
+            StorageError::Key(_) => ReasonCode::KeyRepositoryError,
         }
     }
 

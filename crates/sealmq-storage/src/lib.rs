@@ -12,6 +12,7 @@
 
 pub mod checkpoint;
 pub mod codec;
+pub mod dse;
 pub mod error;
 pub mod log;
 

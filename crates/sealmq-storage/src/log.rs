@@ -48,6 +48,9 @@ pub struct LogConfig {
     /// of the batch, so the cut-back path is exercised).
     #[doc(hidden)]
     pub fail_writes: Option<Arc<AtomicBool>>,
+    /// Encryption at rest: records are sealed with the current data key, and sealed records
+    /// are opened on recovery.
+    pub dse: Option<Arc<crate::dse::Dse>>,
 }
 
 impl LogConfig {
@@ -58,8 +61,19 @@ impl LogConfig {
             archive_dir: None,
             sync: true,
             fail_writes: None,
+            dse: None,
         }
     }
+}
+
+/// Associated data of a sealed record: its LSN (its place in the log), key id and kind.
+pub fn record_aad(lsn: Lsn, key_id: u32, kind: u8) -> [u8; 17] {
+    let mut a = [0u8; 17];
+    a[..4].copy_from_slice(b"LOG:");
+    a[4..12].copy_from_slice(&lsn.to_le_bytes());
+    a[12..16].copy_from_slice(&key_id.to_le_bytes());
+    a[16] = kind;
+    a
 }
 
 /// What recovery found.
@@ -209,6 +223,32 @@ fn parse_record(buf: &[u8], after: Lsn) -> Option<(RecordRef<'_>, usize)> {
     ))
 }
 
+/// Opens a sealed record found on recovery. Its CRC held, so a failure here is a wrong or
+/// missing key, or bytes altered together with their CRC: an error, never a torn tail.
+fn open_record(cfg: &LogConfig, r: &RecordRef<'_>, path: &Path, off: usize) -> Result<Vec<u8>> {
+    let Some(d) = &cfg.dse else {
+        return Err(StorageError::Key(format!(
+            "{} holds encrypted records (data key {}); start the queue manager with its master key",
+            path.display(),
+            r.key_id
+        )));
+    };
+    if !d.has_key(r.key_id) {
+        return Err(StorageError::Key(format!(
+            "{} at offset {off}: data key {} is not in the keyring",
+            path.display(),
+            r.key_id
+        )));
+    }
+    d.open_sealed(r.key_id, &record_aad(r.lsn, r.key_id, r.kind), r.payload)
+        .ok_or_else(|| StorageError::Corrupt {
+            path: path.to_path_buf(),
+            offset: off as u64,
+            detail: "an encrypted record fails authentication (altered, or moved from elsewhere)"
+                .into(),
+        })
+}
+
 fn list_segments(dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
     let mut out = Vec::new();
     let rd =
@@ -289,7 +329,15 @@ impl Log {
                     Some((r, n)) => {
                         last_lsn = r.lsn;
                         if r.lsn > from {
-                            visit(r)?;
+                            if r.key_id == 0 {
+                                visit(r)?;
+                            } else {
+                                let plain = open_record(&cfg, &r, path, off)?;
+                                visit(RecordRef {
+                                    payload: &plain,
+                                    ..r
+                                })?;
+                            }
                             rec.records += 1;
                         }
                         off += n;
@@ -386,7 +434,13 @@ impl Log {
 
     /// Appends a record to the pending batch. Not durable until [`Log::wait`] returns Ok.
     pub fn append(&self, kind: u8, payload: &[u8]) -> Result<Ticket> {
-        if payload.len() > MAX_RECORD {
+        // Sealing adds a nonce and a tag; the record must still fit MAX_RECORD on recovery.
+        let overhead = if self.shared.cfg.dse.is_some() {
+            crate::dse::OVERHEAD
+        } else {
+            0
+        };
+        if payload.len() + overhead > MAX_RECORD {
             return Err(StorageError::Decode(format!(
                 "record of {} bytes is larger than the {} MiB limit",
                 payload.len(),
@@ -406,7 +460,21 @@ impl Log {
             st.pending_first = lsn;
         }
         st.pending_last = lsn;
-        frame(&mut st.pending, lsn, 0, kind, payload);
+        match &self.shared.cfg.dse {
+            None => frame(&mut st.pending, lsn, 0, kind, payload),
+            Some(d) => {
+                let key = d.current();
+                let sealed = match d.seal(&record_aad(lsn, key, kind), payload) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        // The LSN was taken: nothing may reuse it, so the log stops here.
+                        st.broken = Some(e.to_string());
+                        return Err(e);
+                    }
+                };
+                frame(&mut st.pending, lsn, key, kind, &sealed);
+            }
+        }
         let batch = st.batch.clone();
         // Records nobody waits for yet (a put inside a unit of work) ride along with the next
         // sync someone asks for, so a unit of work costs one sync, not one per record.

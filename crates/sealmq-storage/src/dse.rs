@@ -1,0 +1,531 @@
+//! Encryption at rest (SPEC §7, docs/storage.md "Encryption at rest").
+//!
+//! A master key — 32 bytes from a key file (hex, owner-only permissions), from an environment
+//! variable (hex, for containers), or derived from a passphrase with PBKDF2-HMAC-SHA256 — wraps
+//! data keys kept in the keyring file `dse.keyring` of the queue manager's directory. Each
+//! start adds a fresh data key and seals everything it writes with it (AES-256-GCM, a random
+//! 96-bit nonce per record, the record's position as associated data); records sealed earlier
+//! keep the key named in their header until their segment or checkpoint is released, so data is
+//! re-keyed as the log rolls. Rotating the master key rewraps the data keys only (the keyring
+//! is replaced atomically), so it needs no downtime.
+//!
+//! Key material lives in aws-lc AEAD contexts, which aws-lc cleanses when they are dropped; raw
+//! key bytes are held only in `Zeroizing` buffers while keys are made, derived or unwrapped.
+
+use crate::error::{Result, StorageError};
+use aws_lc_rs::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
+use std::collections::BTreeMap;
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use zeroize::Zeroizing;
+
+/// Keyring file name in the queue manager's directory.
+pub const KEYRING: &str = "dse.keyring";
+/// Where the master key comes from (`file:PATH`, `env:VAR`, `passphrase-env:VAR`; never the
+/// key itself), in the queue manager's directory.
+pub const SOURCE_FILE: &str = "dse.source";
+const MAGIC: &[u8; 4] = b"SMQK";
+const VERSION: u16 = 1;
+/// PBKDF2 iterations for a passphrase.
+pub const PBKDF2_ITERATIONS: u32 = 310_000;
+const CHECK: &[u8] = b"sealmq encryption at rest: master key check";
+/// Sealed bytes = nonce + ciphertext + tag.
+pub const OVERHEAD: usize = NONCE_LEN + 16;
+
+fn key_err(m: impl Into<String>) -> StorageError {
+    StorageError::Key(m.into())
+}
+
+/// Where the master key comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MasterSource {
+    /// A file holding 64 hex digits, readable by its owner only.
+    File(PathBuf),
+    /// An environment variable holding 64 hex digits.
+    Env(String),
+    /// An environment variable holding a passphrase (PBKDF2 with the keyring's salt).
+    Passphrase(String),
+}
+
+impl MasterSource {
+    /// `file:PATH`, `env:VAR` or `passphrase-env:VAR`.
+    pub fn parse(s: &str) -> Result<MasterSource> {
+        match s.split_once(':') {
+            Some(("file", p)) if !p.is_empty() => Ok(MasterSource::File(p.into())),
+            Some(("env", v)) if !v.is_empty() => Ok(MasterSource::Env(v.into())),
+            Some(("passphrase-env", v)) if !v.is_empty() => Ok(MasterSource::Passphrase(v.into())),
+            _ => Err(key_err(format!(
+                "master key source '{s}': use file:PATH, env:VAR or passphrase-env:VAR"
+            ))),
+        }
+    }
+}
+
+impl std::fmt::Display for MasterSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MasterSource::File(p) => write!(f, "file:{}", p.display()),
+            MasterSource::Env(v) => write!(f, "env:{v}"),
+            MasterSource::Passphrase(v) => write!(f, "passphrase-env:{v}"),
+        }
+    }
+}
+
+fn hex32(text: &str, what: &str) -> Result<Zeroizing<[u8; 32]>> {
+    let t = text.trim();
+    let mut out = Zeroizing::new([0u8; 32]);
+    if t.len() != 64 {
+        return Err(key_err(format!(
+            "{what} must be 64 hex digits (32 bytes); it has {} characters",
+            t.len()
+        )));
+    }
+    for (i, b) in out.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&t[2 * i..2 * i + 2], 16)
+            .map_err(|_| key_err(format!("{what} is not hexadecimal")))?;
+    }
+    Ok(out)
+}
+
+/// A new random master key as 64 hex digits (for `--dse-new-key-file`).
+pub fn new_master_hex() -> Result<Zeroizing<String>> {
+    let mut k = Zeroizing::new([0u8; 32]);
+    aws_lc_rs::rand::fill(&mut k[..]).map_err(|_| key_err("no randomness for a key"))?;
+    Ok(Zeroizing::new(
+        k.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+    ))
+}
+
+fn aead(key: &[u8]) -> Result<LessSafeKey> {
+    Ok(LessSafeKey::new(
+        UnboundKey::new(&AES_256_GCM, key).map_err(|_| key_err("bad AES-256 key"))?,
+    ))
+}
+
+fn seal_with(key: &LessSafeKey, aad: &[u8], plain: &[u8]) -> Result<Vec<u8>> {
+    let mut nonce = [0u8; NONCE_LEN];
+    aws_lc_rs::rand::fill(&mut nonce).map_err(|_| key_err("no randomness for a nonce"))?;
+    let mut out = Vec::with_capacity(plain.len() + OVERHEAD);
+    out.extend_from_slice(&nonce);
+    out.extend_from_slice(plain);
+    let tag = key
+        .seal_in_place_separate_tag(
+            Nonce::assume_unique_for_key(nonce),
+            Aad::from(aad),
+            &mut out[NONCE_LEN..],
+        )
+        .map_err(|_| key_err("encryption failed"))?;
+    out.extend_from_slice(tag.as_ref());
+    Ok(out)
+}
+
+fn open_with(key: &LessSafeKey, aad: &[u8], sealed: &[u8]) -> Option<Vec<u8>> {
+    if sealed.len() < OVERHEAD {
+        return None;
+    }
+    let nonce = Nonce::try_assume_unique_for_key(&sealed[..NONCE_LEN]).ok()?;
+    let mut buf = sealed[NONCE_LEN..].to_vec();
+    let n = key
+        .open_in_place(nonce, Aad::from(aad), &mut buf)
+        .ok()?
+        .len();
+    buf.truncate(n);
+    Some(buf)
+}
+
+/// The master key in use.
+pub struct Master {
+    key: LessSafeKey,
+}
+
+impl Master {
+    /// Reads the master key from `src`; `salt` is the keyring's (for a passphrase).
+    pub fn load(src: &MasterSource, salt: &[u8]) -> Result<Master> {
+        let raw = match src {
+            MasterSource::File(p) => {
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::MetadataExt;
+                    let m = std::fs::metadata(p).map_err(|e| {
+                        key_err(format!("cannot read master key file {}: {e}", p.display()))
+                    })?;
+                    if m.mode() & 0o077 != 0 {
+                        return Err(key_err(format!(
+                            "master key file {} is readable by others (mode {:o}); chmod 600 it",
+                            p.display(),
+                            m.mode() & 0o777
+                        )));
+                    }
+                }
+                let text = Zeroizing::new(std::fs::read_to_string(p).map_err(|e| {
+                    key_err(format!("cannot read master key file {}: {e}", p.display()))
+                })?);
+                hex32(&text, &format!("master key file {}", p.display()))?
+            }
+            MasterSource::Env(v) => {
+                let text = Zeroizing::new(
+                    std::env::var(v)
+                        .map_err(|_| key_err(format!("the master key variable {v} is not set")))?,
+                );
+                hex32(&text, &format!("master key variable {v}"))?
+            }
+            MasterSource::Passphrase(v) => {
+                let pass = Zeroizing::new(
+                    std::env::var(v)
+                        .map_err(|_| key_err(format!("the passphrase variable {v} is not set")))?,
+                );
+                if pass.is_empty() {
+                    return Err(key_err(format!("the passphrase variable {v} is empty")));
+                }
+                let mut out = Zeroizing::new([0u8; 32]);
+                aws_lc_rs::pbkdf2::derive(
+                    aws_lc_rs::pbkdf2::PBKDF2_HMAC_SHA256,
+                    NonZeroU32::new(PBKDF2_ITERATIONS).unwrap_or(NonZeroU32::MIN),
+                    salt,
+                    pass.as_bytes(),
+                    &mut out[..],
+                );
+                out
+            }
+        };
+        Ok(Master {
+            key: aead(&raw[..])?,
+        })
+    }
+}
+
+/// The data keys of a queue manager, unwrapped, and the one new writes use.
+pub struct Dse {
+    keys: BTreeMap<u32, LessSafeKey>,
+    current: u32,
+}
+
+impl std::fmt::Debug for Dse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Dse {{ keys: {}, current: {} }}",
+            self.keys.len(),
+            self.current
+        )
+    }
+}
+
+/// The keyring file: magic, version, salt, a check value sealed under the master key, and the
+/// wrapped data keys.
+struct Keyring {
+    salt: [u8; 16],
+    check: Vec<u8>,
+    entries: Vec<(u32, Vec<u8>)>,
+}
+
+fn id_aad(id: u32) -> [u8; 8] {
+    let mut a = [0u8; 8];
+    a[..4].copy_from_slice(b"DEK:");
+    a[4..].copy_from_slice(&id.to_le_bytes());
+    a
+}
+
+impl Keyring {
+    fn read(path: &Path) -> Result<Keyring> {
+        let b =
+            std::fs::read(path).map_err(|e| StorageError::io("cannot read keyring", path, e))?;
+        let bad = |d: &str| StorageError::Corrupt {
+            path: path.to_path_buf(),
+            offset: 0,
+            detail: format!("keyring: {d}"),
+        };
+        if b.len() < 26 || &b[..4] != MAGIC {
+            return Err(bad("not a sealmq keyring"));
+        }
+        if u16::from_le_bytes([b[4], b[5]]) != VERSION {
+            return Err(bad("a keyring version this build does not read"));
+        }
+        let mut salt = [0u8; 16];
+        salt.copy_from_slice(&b[6..22]);
+        let mut d = crate::codec::Dec::new(&b[22..], "keyring");
+        let check = d.bytes()?.to_vec();
+        let n = d.u32()?;
+        let mut entries = Vec::new();
+        for _ in 0..n {
+            entries.push((d.u32()?, d.bytes()?.to_vec()));
+        }
+        Ok(Keyring {
+            salt,
+            check,
+            entries,
+        })
+    }
+
+    /// Written beside and renamed into place, then the directory synced: a reader sees the old
+    /// keyring or the new one, never a mix.
+    fn write(&self, path: &Path) -> Result<()> {
+        let mut e = crate::codec::Enc::new();
+        e.buf.extend_from_slice(MAGIC);
+        e.buf.extend_from_slice(&VERSION.to_le_bytes());
+        e.buf.extend_from_slice(&self.salt);
+        e.bytes(&self.check).u32(self.entries.len() as u32);
+        for (id, w) in &self.entries {
+            e.u32(*id).bytes(w);
+        }
+        let tmp = path.with_extension("keyring.tmp");
+        let write = || -> std::io::Result<()> {
+            use std::io::Write;
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(&e.buf)?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, path)?;
+            if let Some(dir) = path.parent() {
+                std::fs::File::open(dir)?.sync_all()?;
+            }
+            Ok(())
+        };
+        write().map_err(|e| StorageError::io("cannot write keyring", path, e))
+    }
+
+    fn verify(&self, m: &Master) -> Result<()> {
+        match open_with(&m.key, b"CHECK", &self.check) {
+            Some(c) if c == CHECK => Ok(()),
+            _ => Err(key_err(
+                "the master key does not open this queue manager's keyring (wrong key, or the keyring was replaced)",
+            )),
+        }
+    }
+}
+
+impl Dse {
+    /// Sets encryption at rest up in `qm_dir`: a keyring with a first data key.
+    pub fn create(qm_dir: &Path, src: &MasterSource) -> Result<()> {
+        let path = qm_dir.join(KEYRING);
+        if path.exists() {
+            return Err(key_err(format!("{} exists already", path.display())));
+        }
+        let mut salt = [0u8; 16];
+        aws_lc_rs::rand::fill(&mut salt).map_err(|_| key_err("no randomness for a salt"))?;
+        let m = Master::load(src, &salt)?;
+        let ring = Keyring {
+            salt,
+            check: seal_with(&m.key, b"CHECK", CHECK)?,
+            entries: Vec::new(),
+        };
+        ring.write(&path)
+    }
+
+    /// Whether `qm_dir` has encryption at rest.
+    pub fn configured(qm_dir: &Path) -> bool {
+        qm_dir.join(KEYRING).exists()
+    }
+
+    /// The master key source recorded for `qm_dir`.
+    pub fn source(qm_dir: &Path) -> Result<MasterSource> {
+        let p = qm_dir.join(SOURCE_FILE);
+        let s = std::fs::read_to_string(&p)
+            .map_err(|e| StorageError::io("cannot read the master key source", &p, e))?;
+        MasterSource::parse(s.trim())
+    }
+
+    /// Records the master key source for `qm_dir`.
+    pub fn set_source(qm_dir: &Path, src: &MasterSource) -> Result<()> {
+        let p = qm_dir.join(SOURCE_FILE);
+        std::fs::write(&p, format!("{src}\n"))
+            .map_err(|e| StorageError::io("cannot write the master key source", &p, e))
+    }
+
+    /// For a start: `None` without encryption at rest, else the keyring opened with the
+    /// recorded master key source (and a fresh data key for this run).
+    pub fn load(qm_dir: &Path) -> Result<Option<std::sync::Arc<Dse>>> {
+        if !Dse::configured(qm_dir) {
+            return Ok(None);
+        }
+        let src = Dse::source(qm_dir)?;
+        Dse::open(qm_dir, &src).map(|d| Some(std::sync::Arc::new(d)))
+    }
+
+    /// Opens the keyring with the master key from `src`, unwraps every data key, and adds a
+    /// fresh one that this run seals with.
+    pub fn open(qm_dir: &Path, src: &MasterSource) -> Result<Dse> {
+        let path = qm_dir.join(KEYRING);
+        let mut ring = Keyring::read(&path)?;
+        let m = Master::load(src, &ring.salt)?;
+        ring.verify(&m)?;
+        let mut keys = BTreeMap::new();
+        for (id, w) in &ring.entries {
+            let raw = Zeroizing::new(
+                open_with(&m.key, &id_aad(*id), w)
+                    .ok_or_else(|| key_err(format!("data key {id} does not unwrap")))?,
+            );
+            keys.insert(*id, aead(&raw)?);
+        }
+        let current = ring.entries.iter().map(|(id, _)| *id).max().unwrap_or(0) + 1;
+        let mut raw = Zeroizing::new([0u8; 32]);
+        aws_lc_rs::rand::fill(&mut raw[..]).map_err(|_| key_err("no randomness for a key"))?;
+        ring.entries
+            .push((current, seal_with(&m.key, &id_aad(current), &raw[..])?));
+        ring.write(&path)?;
+        keys.insert(current, aead(&raw[..])?);
+        Ok(Dse { keys, current })
+    }
+
+    /// Rewraps every data key under a new master key (the queue manager may be running: data
+    /// keys do not change, only how they are stored).
+    pub fn rotate(qm_dir: &Path, old: &MasterSource, new: &MasterSource) -> Result<usize> {
+        let path = qm_dir.join(KEYRING);
+        let ring = Keyring::read(&path)?;
+        let m = Master::load(old, &ring.salt)?;
+        ring.verify(&m)?;
+        let mut salt = [0u8; 16];
+        aws_lc_rs::rand::fill(&mut salt).map_err(|_| key_err("no randomness for a salt"))?;
+        let n = Master::load(new, &salt)?;
+        let mut entries = Vec::new();
+        for (id, w) in &ring.entries {
+            let raw = Zeroizing::new(
+                open_with(&m.key, &id_aad(*id), w)
+                    .ok_or_else(|| key_err(format!("data key {id} does not unwrap")))?,
+            );
+            entries.push((*id, seal_with(&n.key, &id_aad(*id), &raw)?));
+        }
+        let count = entries.len();
+        Keyring {
+            salt,
+            check: seal_with(&n.key, b"CHECK", CHECK)?,
+            entries,
+        }
+        .write(&path)?;
+        Ok(count)
+    }
+
+    /// The key id new records are sealed with.
+    pub fn current(&self) -> u32 {
+        self.current
+    }
+
+    /// Seals `plain` under the current key, binding `aad` (the record's position).
+    pub fn seal(&self, aad: &[u8], plain: &[u8]) -> Result<Vec<u8>> {
+        let key = self
+            .keys
+            .get(&self.current)
+            .ok_or_else(|| key_err("no current data key"))?;
+        seal_with(key, aad, plain)
+    }
+
+    /// Opens what `key_id` sealed with `aad`; `None` when the key is unknown or the bytes,
+    /// or their position, were altered.
+    pub fn open_sealed(&self, key_id: u32, aad: &[u8], sealed: &[u8]) -> Option<Vec<u8>> {
+        open_with(self.keys.get(&key_id)?, aad, sealed)
+    }
+
+    pub fn has_key(&self, key_id: u32) -> bool {
+        self.keys.contains_key(&key_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_key(var: &str) -> MasterSource {
+        let hex = new_master_hex().unwrap();
+        // SAFETY (edition 2024): tests set distinct variables, read by this process only.
+        unsafe { std::env::set_var(var, hex.as_str()) };
+        MasterSource::Env(var.into())
+    }
+
+    #[test]
+    fn keyring_create_open_rotate_and_wrong_keys() {
+        let d = tempfile::tempdir().unwrap();
+        let src = env_key("SEALMQ_TEST_DSE_A");
+        Dse::create(d.path(), &src).unwrap();
+        assert!(
+            Dse::create(d.path(), &src).is_err(),
+            "never replaces a keyring"
+        );
+        let a = Dse::open(d.path(), &src).unwrap();
+        let sealed = a.seal(b"pos1", b"payload").unwrap();
+        assert_eq!(sealed.len(), 7 + OVERHEAD);
+        assert!(!sealed.windows(7).any(|w| w == b"payload"));
+        assert_eq!(
+            a.open_sealed(a.current(), b"pos1", &sealed).unwrap(),
+            b"payload"
+        );
+        assert!(
+            a.open_sealed(a.current(), b"pos2", &sealed).is_none(),
+            "position bound"
+        );
+        let mut tampered = sealed.clone();
+        tampered[NONCE_LEN] ^= 1;
+        assert!(a.open_sealed(a.current(), b"pos1", &tampered).is_none());
+
+        // A second start: a new current key, the first still readable.
+        let b = Dse::open(d.path(), &src).unwrap();
+        assert_eq!(b.current(), a.current() + 1);
+        assert_eq!(
+            b.open_sealed(a.current(), b"pos1", &sealed).unwrap(),
+            b"payload"
+        );
+
+        // Another master key does not open the keyring.
+        let other = env_key("SEALMQ_TEST_DSE_B");
+        let e = Dse::open(d.path(), &other).unwrap_err().to_string();
+        assert!(e.contains("does not open"), "{e}");
+        // Rotation: the new key opens it, the old one no longer does, data keys unchanged.
+        assert_eq!(Dse::rotate(d.path(), &src, &other).unwrap(), 2);
+        assert!(Dse::open(d.path(), &src).is_err());
+        let c = Dse::open(d.path(), &other).unwrap();
+        assert_eq!(
+            c.open_sealed(a.current(), b"pos1", &sealed).unwrap(),
+            b"payload"
+        );
+    }
+
+    proptest::proptest! {
+        /// A damaged or foreign keyring is an error, never a panic; so is a damaged copy of a
+        /// good one.
+        #[test]
+        fn damaged_keyrings_are_refused(
+            junk in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200),
+            flip in 0usize..400,
+        ) {
+            let d = tempfile::tempdir().unwrap();
+            let src = env_key("SEALMQ_TEST_DSE_FUZZ");
+            std::fs::write(d.path().join(KEYRING), &junk).unwrap();
+            proptest::prop_assert!(Dse::open(d.path(), &src).is_err());
+            std::fs::remove_file(d.path().join(KEYRING)).unwrap();
+            Dse::create(d.path(), &src).unwrap();
+            Dse::open(d.path(), &src).unwrap();
+            let mut good = std::fs::read(d.path().join(KEYRING)).unwrap();
+            let i = flip % good.len();
+            good[i] ^= 0x55;
+            std::fs::write(d.path().join(KEYRING), &good).unwrap();
+            // Flipping a byte of the salt changes nothing for an env key: it may still open.
+            let _ = Dse::open(d.path(), &src);
+        }
+    }
+
+    #[test]
+    fn master_sources_are_checked() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("master.key");
+        std::fs::write(&f, new_master_hex().unwrap().as_str()).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let e = Master::load(&MasterSource::File(f.clone()), &[])
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("chmod 600"), "{e}");
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(Master::load(&MasterSource::File(f.clone()), &[]).is_ok());
+        std::fs::write(&f, "not hex").unwrap();
+        assert!(Master::load(&MasterSource::File(f), &[]).is_err());
+        assert!(Master::load(&MasterSource::Env("SEALMQ_TEST_DSE_UNSET".into()), &[]).is_err());
+        unsafe { std::env::set_var("SEALMQ_TEST_DSE_PASS", "correct horse") };
+        let p = MasterSource::Passphrase("SEALMQ_TEST_DSE_PASS".into());
+        Dse::create(d.path(), &p).unwrap();
+        assert!(Dse::open(d.path(), &p).is_ok());
+        assert_eq!(
+            MasterSource::parse("file:/x").unwrap(),
+            MasterSource::File("/x".into())
+        );
+        assert!(MasterSource::parse("vault:x").is_err());
+        assert_eq!(p.to_string(), "passphrase-env:SEALMQ_TEST_DSE_PASS");
+    }
+}
