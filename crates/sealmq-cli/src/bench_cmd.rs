@@ -80,6 +80,10 @@ pub struct BenchArgs {
     /// interleaved runs are what to compare).
     #[arg(long, default_value_t = 1)]
     pub rounds: usize,
+    /// local-rr, put1: the throw-away queue manager encrypts its log at rest (a fresh master
+    /// key in the environment of this run).
+    #[arg(long)]
+    pub dse: bool,
 }
 
 /// CPU seconds (user + system) of a process, from /proc.
@@ -136,13 +140,16 @@ fn prepare(a: &BenchArgs) -> CliResult<Qm> {
         pid: String::new(),
         temp_home: Some(home.clone()),
     };
-    for args in [
-        vec!["create", "BENCH.QM"],
-        vec!["start", "BENCH.QM", "--background"],
-    ] {
+    let key = sealmq_storage::dse::new_master_hex()?;
+    let mut create = vec!["create", "BENCH.QM"];
+    if a.dse {
+        create.extend(["--dse", "env:SEALMQ_BENCH_DSE_KEY"]);
+    }
+    for args in [create, vec!["start", "BENCH.QM", "--background"]] {
         let out = std::process::Command::new(&exe)
             .args(&args)
             .env("SEALMQ_HOME", &home)
+            .env("SEALMQ_BENCH_DSE_KEY", key.as_str())
             .output()
             .map_err(|e| e.to_string())?;
         if !out.status.success() {
@@ -498,6 +505,7 @@ fn report(
                 "pairs": a.pairs,
                 "message_bytes": size,
                 "persistent": persistent,
+                "dse": a.dse,
                 "rate_vs_first_run": vs_first,
             })
         );
@@ -505,7 +513,7 @@ fn report(
     }
     if header {
         println!(
-            "{} {} B, {} pair(s), {}",
+            "{} {} B, {} pair(s), {}{}",
             a.scenario,
             size,
             a.pairs,
@@ -513,6 +521,11 @@ fn report(
                 "persistent"
             } else {
                 "non-persistent"
+            },
+            if a.dse {
+                ", log encrypted at rest"
+            } else {
+                ""
             }
         );
         println!(
