@@ -522,11 +522,7 @@ fn report(
             } else {
                 "non-persistent"
             },
-            if a.dse {
-                ", log encrypted at rest"
-            } else {
-                ""
-            }
+            if a.dse { ", log encrypted at rest" } else { "" }
         );
         println!(
             "qop              key      reuse      rate/s  vs first  QM us/txn  app us/txn  asym ops/msg  stored B"

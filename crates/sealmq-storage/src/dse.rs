@@ -293,6 +293,23 @@ impl Keyring {
     }
 }
 
+/// Runs `f` holding an exclusive lock on the keyring (`dse.keyring.lock`), so that a start
+/// adding its data key and a rotation rewrapping the keys never overwrite each other's keyring.
+fn locked<T>(qm_dir: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    let p = qm_dir.join("dse.keyring.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&p)
+        .map_err(|e| StorageError::io("cannot open the keyring lock", &p, e))?;
+    file.lock()
+        .map_err(|e| StorageError::io("cannot lock the keyring", &p, e))?;
+    let r = f();
+    let _ = file.unlock();
+    r
+}
+
 impl Dse {
     /// Sets encryption at rest up in `qm_dir`: a keyring with a first data key.
     pub fn create(qm_dir: &Path, src: &MasterSource) -> Result<()> {
@@ -344,6 +361,10 @@ impl Dse {
     /// Opens the keyring with the master key from `src`, unwraps every data key, and adds a
     /// fresh one that this run seals with.
     pub fn open(qm_dir: &Path, src: &MasterSource) -> Result<Dse> {
+        locked(qm_dir, || Self::open_locked(qm_dir, src))
+    }
+
+    fn open_locked(qm_dir: &Path, src: &MasterSource) -> Result<Dse> {
         let path = qm_dir.join(KEYRING);
         let mut ring = Keyring::read(&path)?;
         let m = Master::load(src, &ring.salt)?;
@@ -369,6 +390,10 @@ impl Dse {
     /// Rewraps every data key under a new master key (the queue manager may be running: data
     /// keys do not change, only how they are stored).
     pub fn rotate(qm_dir: &Path, old: &MasterSource, new: &MasterSource) -> Result<usize> {
+        locked(qm_dir, || Self::rotate_locked(qm_dir, old, new))
+    }
+
+    fn rotate_locked(qm_dir: &Path, old: &MasterSource, new: &MasterSource) -> Result<usize> {
         let path = qm_dir.join(KEYRING);
         let ring = Keyring::read(&path)?;
         let m = Master::load(old, &ring.salt)?;

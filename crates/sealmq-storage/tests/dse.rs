@@ -124,3 +124,36 @@ fn checkpoints_are_sealed_and_need_their_key() {
         Err(StorageError::Key(_))
     ));
 }
+
+#[test]
+fn a_torn_sealed_tail_is_cut_like_a_clear_one() {
+    let d = tempfile::tempdir().unwrap();
+    let src = master("SEALMQ_TEST_TORN_DSE");
+    Dse::create(d.path(), &src).unwrap();
+    let dse = Arc::new(Dse::open(d.path(), &src).unwrap());
+    let logdir = d.path().join("log");
+    let mut cfg = LogConfig::new(&logdir);
+    cfg.dse = Some(dse.clone());
+    let (log, _) = Log::open(cfg, 0, |_| Ok(())).unwrap();
+    for i in 0..10u32 {
+        log.append_durable(1, &i.to_le_bytes()).unwrap();
+    }
+    log.close();
+    let seg = std::fs::read_dir(&logdir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .max()
+        .unwrap();
+    let len = std::fs::metadata(&seg).unwrap().len();
+    // The last record loses its last bytes, as in a crash mid-write.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&seg)
+        .unwrap()
+        .set_len(len - 5)
+        .unwrap();
+    let got = replay(&logdir, Some(dse)).unwrap();
+    assert_eq!(got.len(), 9);
+    assert_eq!(got[8], 8u32.to_le_bytes());
+}
