@@ -7,11 +7,12 @@
 //! With ACCTMQI(OFF), the default, a call costs one branch more.
 
 use crate::chinit::adapters::thread_cpu_ns;
+use crate::stats::now_ms;
 use sealmq_wire::{Request, Response};
 use serde_json::{Map, Value, json};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 /// Version of the accounting record format.
 pub const FORMAT_VERSION: u32 = 1;
@@ -55,13 +56,6 @@ pub struct Accounting {
     put_bytes: u64,
     get_bytes: u64,
     max_msg: u64,
-}
-
-fn now_ms() -> u128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0)
 }
 
 /// `YYYYMMDD` (UTC) of a time in milliseconds since the epoch (the civil-from-days algorithm).

@@ -43,7 +43,8 @@ pub struct Writer {
     started_ms: u128,
 }
 
-fn now_ms() -> u128 {
+/// Milliseconds since the Unix epoch (0 if the clock is before it).
+pub(crate) fn now_ms() -> u128 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis())
