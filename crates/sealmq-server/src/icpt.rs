@@ -1,7 +1,7 @@
 //! QM-side interception (SPEC §5.5.2): on a SVRCONN channel with INTERCEPT(YES) the queue
 //! manager protects puts and unprotects gets with its own identity for the applications on it.
 
-use crate::{err, get_options};
+use crate::dispatch::{err, get_options};
 use sealmq_engine::mqi::Browse;
 use sealmq_engine::{Connection, Hobj, QueueManager};
 use sealmq_wire::{GetReq, Response};

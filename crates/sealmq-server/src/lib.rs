@@ -8,19 +8,20 @@
 
 mod acct;
 pub mod chinit;
+mod dispatch;
 mod icpt;
 pub mod metrics;
 mod peer;
 pub mod security;
 pub mod stats;
 
-use icpt::{Icpt, security};
+use dispatch::{err, handle};
+use icpt::Icpt;
 pub(crate) use peer::generic_match;
 use peer::{Peer, TlsPeer, channel_principal};
 
-use sealmq_engine::mqi::{Browse, GetOptions, OpenOptions, PutOptions};
-use sealmq_engine::{Connection, Hobj, Match, MqError, QmConfig, QueueManager};
-use sealmq_wire::{GetReq, Request, Response, WireError, open};
+use sealmq_engine::{Hobj, QmConfig, QueueManager};
+use sealmq_wire::{Request, Response, WireError};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -455,43 +456,6 @@ impl Drop for Active<'_> {
     }
 }
 
-fn err(e: MqError) -> Response {
-    Response::Err {
-        reason: e.reason.code(),
-        detail: e.detail,
-    }
-}
-
-fn open_options(bits: u8) -> OpenOptions {
-    OpenOptions {
-        input_shared: bits & open::INPUT_SHARED != 0,
-        input_exclusive: bits & open::INPUT_EXCLUSIVE != 0,
-        browse: bits & open::BROWSE != 0,
-        output: bits & open::OUTPUT != 0,
-        inquire: bits & open::INQUIRE != 0,
-        set: bits & open::SET != 0,
-    }
-}
-
-fn get_options(g: &GetReq) -> GetOptions {
-    GetOptions {
-        syncpoint: g.syncpoint,
-        wait: (g.wait_ms >= 0).then(|| Duration::from_millis(g.wait_ms as u64)),
-        browse: match g.browse {
-            1 => Browse::First,
-            2 => Browse::Next,
-            3 => Browse::MsgUnderCursor,
-            _ => Browse::None,
-        },
-        matching: Match {
-            msg_id: g.match_msg_id,
-            correl_id: g.match_correl_id,
-        },
-        accept_truncated: g.accept_truncated,
-        buffer: (g.buffer >= 0).then_some(g.buffer as usize),
-    }
-}
-
 /// Serves one connection until it ends. Dropping the engine connection backs out.
 fn serve(
     qm: &Arc<QueueManager>,
@@ -648,229 +612,5 @@ fn serve(
     drop(conn);
     if let Some(a) = acct {
         a.finish();
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn handle(
-    qm: &Arc<QueueManager>,
-    conn: &Connection,
-    handles: &mut HashMap<u32, Hobj>,
-    next_h: &mut u32,
-    req: Request,
-    admin: bool,
-    icpt: &Icpt<'_>,
-    ctx: &Ctx,
-) -> Option<Response> {
-    if qm.is_quiescing()
-        && !matches!(
-            req,
-            Request::Commit | Request::Backout | Request::Close { .. } | Request::Disconnect
-        )
-    {
-        return Some(Response::Err {
-            reason: 2161,
-            detail: format!("queue manager {} is ending", qm.name()),
-        });
-    }
-    let no_handle = |h: u32| Response::Err {
-        reason: 2019,
-        detail: format!("object handle {h} is not open"),
-    };
-    Some(match req {
-        Request::Hello { .. } => Response::Err {
-            reason: 2195,
-            detail: "already connected".into(),
-        },
-        Request::Open {
-            name,
-            options,
-            dyn_name,
-        } => {
-            let dn = if dyn_name.is_empty() {
-                "AMQ.*".to_string()
-            } else {
-                dyn_name
-            };
-            opened(
-                qm,
-                conn.open_dynamic(&name, open_options(options), &dn),
-                &name,
-                handles,
-                next_h,
-                icpt,
-            )
-        }
-        Request::OpenAt {
-            name,
-            qmgr,
-            options,
-        } => opened(
-            qm,
-            conn.open_at(&name, &qmgr, open_options(options)),
-            &name,
-            handles,
-            next_h,
-            icpt,
-        ),
-        Request::Close { hobj } => match handles.remove(&hobj) {
-            Some(h) => conn.close(&h).map(|_| Response::Ok).unwrap_or_else(err),
-            None => no_handle(hobj),
-        },
-        Request::Put {
-            hobj,
-            mut md,
-            payload,
-            syncpoint,
-        } => match handles.get(&hobj) {
-            Some(h) => match icpt.protect(qm, &h.name, &md, payload) {
-                Ok(stored) => conn
-                    .put(
-                        h,
-                        &mut md,
-                        &stored,
-                        PutOptions {
-                            syncpoint,
-                            ..Default::default()
-                        },
-                    )
-                    .map(|_| Response::Put { md })
-                    .unwrap_or_else(err),
-                Err(e) => security(e),
-            },
-            None => no_handle(hobj),
-        },
-        Request::Put1 {
-            name,
-            mut md,
-            payload,
-            syncpoint,
-        } => match icpt.protect(qm, &name, &md, payload) {
-            Ok(stored) => conn
-                .put1(
-                    &name,
-                    &mut md,
-                    &stored,
-                    PutOptions {
-                        syncpoint,
-                        ..Default::default()
-                    },
-                )
-                .map(|_| Response::Put { md })
-                .unwrap_or_else(err),
-            Err(e) => security(e),
-        },
-        Request::Get(g)
-            if icpt.on
-                && qm
-                    .policy(handles.get(&g.hobj).map(|h| h.name.as_str()).unwrap_or(""))
-                    .is_some_and(|p| p.qop() != sealmq_protect::Qop::None) =>
-        {
-            match handles.get(&g.hobj) {
-                Some(h) => icpt.get(qm, conn, h, &g),
-                None => no_handle(g.hobj),
-            }
-        }
-        Request::Get(g) => match handles.get(&g.hobj) {
-            Some(h) => match conn.get(h, get_options(&g)) {
-                Ok(got) => Response::Got {
-                    md: got.md,
-                    payload: got.payload,
-                    data_len: got.data_len as u64,
-                    warning: got.warning.map(|w| w.code()).unwrap_or(0),
-                },
-                Err(e) => err(e),
-            },
-            None => no_handle(g.hobj),
-        },
-        Request::Commit => conn.commit().map(|_| Response::Ok).unwrap_or_else(err),
-        Request::Backout => conn.backout().map(|_| Response::Ok).unwrap_or_else(err),
-        Request::Mqsc { script, json } => {
-            if !admin {
-                return Some(Response::Err {
-                    reason: 2035,
-                    detail: "MQSC needs the queue manager's own user".into(),
-                });
-            }
-            let r = sealmq_mqsc::run(qm, &script);
-            let failed = r.iter().filter(|x| !x.ok).count() as u32;
-            let text = if json {
-                sealmq_mqsc::render_json(&r)
-            } else {
-                sealmq_mqsc::render_text(&r)
-            };
-            Response::Mqsc { text, failed }
-        }
-        Request::Stop { immediate } => {
-            if !admin {
-                return Some(Response::Err {
-                    reason: 2035,
-                    detail: "stopping the queue manager needs its own user".into(),
-                });
-            }
-            ctx.immediate.store(immediate, Ordering::Relaxed);
-            signal_stop(&ctx.stop, &ctx.stopped, qm);
-            Response::Ok
-        }
-        Request::Heartbeat => Response::Ok,
-        Request::Policy { name } => Response::Policy {
-            policy: qm
-                .policy(&name)
-                .map(|p| sealmq_engine::policies::encode(&p))
-                .unwrap_or_default(),
-        },
-        Request::ProtectionError {
-            hobj,
-            md,
-            payload,
-            check,
-            detail,
-            signer,
-            syncpoint,
-        } => match handles.get(&hobj) {
-            Some(h) => {
-                let failure = sealmq_engine::dlh::ProtectionFailure {
-                    check,
-                    detail,
-                    signer,
-                };
-                conn.put_protection_error(&h.name, failure, &md, &payload, syncpoint)
-                    .map(|_| Response::Ok)
-                    .unwrap_or_else(err)
-            }
-            None => no_handle(hobj),
-        },
-        Request::Disconnect => return None,
-    })
-}
-
-/// The reply to an open: the handle registered, and the policy of the name opened.
-fn opened(
-    qm: &QueueManager,
-    r: sealmq_engine::MqResult<Hobj>,
-    name: &str,
-    handles: &mut HashMap<u32, Hobj>,
-    next_h: &mut u32,
-    icpt: &Icpt<'_>,
-) -> Response {
-    match r {
-        Ok(h) => {
-            let id = *next_h;
-            *next_h += 1;
-            let resolved = h.resolved.clone();
-            // The policy binds to the name opened (an alias without one sees envelopes).
-            let policy = qm
-                .policy(name)
-                .map(|p| sealmq_engine::policies::encode(&p))
-                .unwrap_or_default();
-            handles.insert(id, h);
-            Response::Opened {
-                hobj: id,
-                resolved,
-                policy,
-                intercepted: icpt.on,
-            }
-        }
-        Err(e) => err(e),
     }
 }
