@@ -20,6 +20,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+mod rebuild;
+use rebuild::Rebuild;
+
 /// How a queue manager is set up.
 #[derive(Debug, Clone)]
 pub struct QmConfig {
@@ -111,150 +114,8 @@ pub(crate) fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
     l.write().unwrap_or_else(|p| p.into_inner())
 }
 
-fn same_key(a: &AuthRec, b: &AuthRec) -> bool {
+pub(crate) fn same_key(a: &AuthRec, b: &AuthRec) -> bool {
     a.profile == b.profile && a.objtype == b.objtype && a.principal == b.principal
-}
-
-/// A unit of work's operations seen during replay.
-#[derive(Default)]
-struct PendingTx {
-    ops: Vec<Record>,
-}
-
-/// State rebuilt during recovery, before the queue manager exists.
-struct Rebuild {
-    auth: Vec<AuthRec>,
-    channels: HashMap<String, ChannelDef>,
-    qmgr: Option<QmgrDef>,
-    defs: HashMap<String, QueueDef>,
-    msgs: HashMap<String, HashMap<u64, (Message, u32)>>,
-    pending: HashMap<TxId, PendingTx>,
-    active_at_cp: HashSet<TxId>,
-    cp_lsn: Lsn,
-    max_seq: u64,
-    max_tx: u64,
-}
-
-impl Rebuild {
-    fn apply_put(&mut self, queue: String, seq: u64, msg: Message) {
-        self.max_seq = self.max_seq.max(seq);
-        self.msgs.entry(queue).or_default().insert(seq, (msg, 0));
-    }
-
-    fn apply_get(&mut self, queue: &str, seq: u64) {
-        if let Some(q) = self.msgs.get_mut(queue) {
-            q.remove(&seq);
-        }
-    }
-
-    fn backout_tx(&mut self, ops: Vec<Record>) {
-        // Puts never happened; got messages stay, with their backout count raised.
-        for op in ops {
-            if let Record::Get { queue, seq, .. } = op
-                && let Some((_, count)) = self.msgs.get_mut(&queue).and_then(|q| q.get_mut(&seq))
-            {
-                *count += 1;
-            }
-        }
-    }
-
-    fn record(&mut self, lsn: Lsn, r: Record) {
-        let tx_of = |r: &Record| match r {
-            Record::Put { tx, .. }
-            | Record::Get { tx, .. }
-            | Record::Commit(tx)
-            | Record::Backout(tx) => Some(*tx),
-            _ => None,
-        };
-        if let Some(tx) = tx_of(&r) {
-            self.max_tx = self.max_tx.max(tx);
-        }
-        if lsn <= self.cp_lsn {
-            // Already in the checkpoint, unless it belongs to a unit of work active then.
-            match tx_of(&r) {
-                Some(tx) if self.active_at_cp.contains(&tx) => {}
-                _ => return,
-            }
-        }
-        match r {
-            Record::Qmgr(q) => self.qmgr = Some(q),
-            Record::SetAuth(a) => {
-                self.auth.retain(|r| !same_key(r, &a));
-                self.auth.push(a);
-            }
-            Record::DeleteAuth(a) => self.auth.retain(|r| !same_key(r, &a)),
-            Record::DefineChannel(c) => {
-                self.channels.insert(c.name.clone(), c);
-            }
-            Record::DeleteChannel(n) => {
-                self.channels.remove(&n);
-            }
-            Record::Define(d) => {
-                if matches!(d.qtype, QType::Local) {
-                    self.msgs.entry(d.name.clone()).or_default();
-                }
-                self.defs.insert(d.name.clone(), d);
-            }
-            Record::Delete(n) => {
-                self.defs.remove(&n);
-                self.msgs.remove(&n);
-            }
-            Record::Clear(n) => {
-                if let Some(q) = self.msgs.get_mut(&n) {
-                    q.clear();
-                }
-            }
-            Record::Move {
-                from,
-                to,
-                seq,
-                backout_count,
-            } => {
-                if let Some((m, _)) = self.msgs.get_mut(&from).and_then(|q| q.remove(&seq)) {
-                    self.msgs
-                        .entry(to)
-                        .or_default()
-                        .insert(seq, (m, backout_count));
-                }
-            }
-            Record::Put {
-                auto: true,
-                queue,
-                seq,
-                msg,
-                ..
-            } => self.apply_put(queue, seq, msg),
-            Record::Get {
-                auto: true,
-                queue,
-                seq,
-                ..
-            } => self.apply_get(&queue, seq),
-            r @ (Record::Put { .. } | Record::Get { .. }) => {
-                if let Some(tx) = tx_of(&r) {
-                    self.pending.entry(tx).or_default().ops.push(r);
-                }
-            }
-            Record::Commit(tx) => {
-                if let Some(p) = self.pending.remove(&tx) {
-                    for op in p.ops {
-                        match op {
-                            Record::Put {
-                                queue, seq, msg, ..
-                            } => self.apply_put(queue, seq, msg),
-                            Record::Get { queue, seq, .. } => self.apply_get(&queue, seq),
-                            _ => {}
-                        }
-                    }
-                }
-            }
-            Record::Backout(tx) => {
-                if let Some(p) = self.pending.remove(&tx) {
-                    self.backout_tx(p.ops);
-                }
-            }
-        }
-    }
 }
 
 impl QueueManager {
