@@ -31,8 +31,9 @@ pub struct CheckpointWriter {
     lsn: Lsn,
     out: BufWriter<File>,
     frames: u64,
-    /// Encryption at rest: every frame sealed with the current data key.
+    /// Encryption at rest: every frame sealed with the data key the header names.
     dse: Option<Arc<Dse>>,
+    key_id: u32,
 }
 
 /// Associated data of checkpoint frame `index` of the checkpoint at `lsn`: a frame moved to
@@ -80,6 +81,7 @@ impl CheckpointWriter {
             out,
             frames: 0,
             dse,
+            key_id,
         })
     }
 
@@ -87,7 +89,7 @@ impl CheckpointWriter {
         let sealed;
         let bytes = match &self.dse {
             Some(d) => {
-                sealed = d.seal(&frame_aad(self.lsn, self.frames), bytes)?;
+                sealed = d.seal(self.key_id, &frame_aad(self.lsn, self.frames), bytes)?;
                 &sealed[..]
             }
             None => bytes,

@@ -3,10 +3,10 @@
 //! A master key — 32 bytes from a key file (hex, owner-only permissions), from an environment
 //! variable (hex, for containers), or derived from a passphrase with PBKDF2-HMAC-SHA256 — wraps
 //! data keys kept in the keyring file `dse.keyring` of the queue manager's directory. Each
-//! start adds a fresh data key and seals everything it writes with it (AES-256-GCM, a random
-//! 96-bit nonce per record, the record's position as associated data); records sealed earlier
-//! keep the key named in their header until their segment or checkpoint is released, so data is
-//! re-keyed as the log rolls. Rotating the master key rewraps the data keys only (the keyring
+//! start, and each new log segment, adds a fresh data key that seals what is written next
+//! (AES-256-GCM, a random 96-bit nonce per record, the record's position as associated data);
+//! records sealed earlier keep the key named in their header until their segment or checkpoint
+//! is released, so data is re-keyed as the log rolls. Rotating the master key rewraps the data keys only (the keyring
 //! is replaced atomically), so it needs no downtime.
 //!
 //! Key material lives in aws-lc AEAD contexts, which aws-lc cleanses when they are dropped; raw
@@ -17,6 +17,8 @@ use aws_lc_rs::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKe
 use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 use zeroize::Zeroizing;
 
 /// Keyring file name in the queue manager's directory.
@@ -196,18 +198,16 @@ impl Master {
 
 /// The data keys of a queue manager, unwrapped, and the one new writes use.
 pub struct Dse {
-    keys: BTreeMap<u32, LessSafeKey>,
-    current: u32,
+    dir: PathBuf,
+    /// Kept to wrap the data keys made while the queue manager runs ([`Dse::roll`]).
+    master: Mutex<Master>,
+    keys: RwLock<BTreeMap<u32, Arc<LessSafeKey>>>,
+    current: AtomicU32,
 }
 
 impl std::fmt::Debug for Dse {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "Dse {{ keys: {}, current: {} }}",
-            self.keys.len(),
-            self.current
-        )
+        write!(f, "Dse {{ current: {} }}", self.current())
     }
 }
 
@@ -310,6 +310,16 @@ fn locked<T>(qm_dir: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
     r
 }
 
+/// Adds a fresh data key, wrapped under `m`, to `ring`: its id and its AEAD context.
+fn add_key(ring: &mut Keyring, m: &Master) -> Result<(u32, LessSafeKey)> {
+    let id = ring.entries.iter().map(|(id, _)| *id).max().unwrap_or(0) + 1;
+    let mut raw = Zeroizing::new([0u8; 32]);
+    aws_lc_rs::rand::fill(&mut raw[..]).map_err(|_| key_err("no randomness for a key"))?;
+    ring.entries
+        .push((id, seal_with(&m.key, &id_aad(id), &raw[..])?));
+    Ok((id, aead(&raw[..])?))
+}
+
 impl Dse {
     /// Sets encryption at rest up in `qm_dir`: a keyring with a first data key.
     pub fn create(qm_dir: &Path, src: &MasterSource) -> Result<()> {
@@ -377,14 +387,41 @@ impl Dse {
             );
             keys.insert(*id, aead(&raw)?);
         }
-        let current = ring.entries.iter().map(|(id, _)| *id).max().unwrap_or(0) + 1;
-        let mut raw = Zeroizing::new([0u8; 32]);
-        aws_lc_rs::rand::fill(&mut raw[..]).map_err(|_| key_err("no randomness for a key"))?;
-        ring.entries
-            .push((current, seal_with(&m.key, &id_aad(current), &raw[..])?));
+        let (current, key) = add_key(&mut ring, &m)?;
         ring.write(&path)?;
-        keys.insert(current, aead(&raw[..])?);
-        Ok(Dse { keys, current })
+        keys.insert(current, key);
+        Ok(Dse {
+            dir: qm_dir.to_path_buf(),
+            master: Mutex::new(m),
+            keys: RwLock::new(keys.into_iter().map(|(k, v)| (k, Arc::new(v))).collect()),
+            current: AtomicU32::new(current),
+        })
+    }
+
+    /// A fresh data key for what is written from now on (the log calls this as it starts a
+    /// segment, so data is re-keyed as segments roll and no key seals more than a segment's
+    /// worth of records). If the master key was rotated since the start, the new one is read
+    /// from the recorded source; when that fails, the current key stays and the error says why.
+    pub fn roll(&self) -> Result<u32> {
+        locked(&self.dir, || {
+            let path = self.dir.join(KEYRING);
+            let mut ring = Keyring::read(&path)?;
+            let mut m = self.master.lock().unwrap_or_else(|p| p.into_inner());
+            if ring.verify(&m).is_err() {
+                let src = Dse::source(&self.dir)?;
+                let fresh = Master::load(&src, &ring.salt)?;
+                ring.verify(&fresh)?;
+                *m = fresh;
+            }
+            let (id, key) = add_key(&mut ring, &m)?;
+            ring.write(&path)?;
+            self.keys
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(id, Arc::new(key));
+            self.current.store(id, Ordering::Release);
+            Ok(id)
+        })
     }
 
     /// Rewraps every data key under a new master key (the queue manager may be running: data
@@ -421,26 +458,35 @@ impl Dse {
 
     /// The key id new records are sealed with.
     pub fn current(&self) -> u32 {
-        self.current
+        self.current.load(Ordering::Acquire)
     }
 
-    /// Seals `plain` under the current key, binding `aad` (the record's position).
-    pub fn seal(&self, aad: &[u8], plain: &[u8]) -> Result<Vec<u8>> {
+    fn key(&self, key_id: u32) -> Option<Arc<LessSafeKey>> {
+        self.keys
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key_id)
+            .cloned()
+    }
+
+    /// Seals `plain` under data key `key_id` (the caller names it in the record's header and
+    /// in `aad`, the record's position: take it from [`Dse::current`] once).
+    pub fn seal(&self, key_id: u32, aad: &[u8], plain: &[u8]) -> Result<Vec<u8>> {
         let key = self
-            .keys
-            .get(&self.current)
-            .ok_or_else(|| key_err("no current data key"))?;
-        seal_with(key, aad, plain)
+            .key(key_id)
+            .ok_or_else(|| key_err(format!("no data key {key_id}")))?;
+        seal_with(&key, aad, plain)
     }
 
     /// Opens what `key_id` sealed with `aad`; `None` when the key is unknown or the bytes,
     /// or their position, were altered.
     pub fn open_sealed(&self, key_id: u32, aad: &[u8], sealed: &[u8]) -> Option<Vec<u8>> {
-        open_with(self.keys.get(&key_id)?, aad, sealed)
+        let key = self.key(key_id)?;
+        open_with(&key, aad, sealed)
     }
 
     pub fn has_key(&self, key_id: u32) -> bool {
-        self.keys.contains_key(&key_id)
+        self.key(key_id).is_some()
     }
 }
 
@@ -465,7 +511,7 @@ mod tests {
             "never replaces a keyring"
         );
         let a = Dse::open(d.path(), &src).unwrap();
-        let sealed = a.seal(b"pos1", b"payload").unwrap();
+        let sealed = a.seal(a.current(), b"pos1", b"payload").unwrap();
         assert_eq!(sealed.len(), 7 + OVERHEAD);
         assert!(!sealed.windows(7).any(|w| w == b"payload"));
         assert_eq!(

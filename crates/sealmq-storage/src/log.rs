@@ -464,7 +464,7 @@ impl Log {
             None => frame(&mut st.pending, lsn, 0, kind, payload),
             Some(d) => {
                 let key = d.current();
-                let sealed = match d.seal(&record_aad(lsn, key, kind), payload) {
+                let sealed = match d.seal(key, &record_aad(lsn, key, kind), payload) {
                     Ok(s) => s,
                     Err(e) => {
                         // The LSN was taken: nothing may reuse it, so the log stops here.
@@ -683,6 +683,12 @@ impl Writer {
     fn write_batch(&mut self, buf: &[u8], first: Lsn) -> std::result::Result<(), WriteErr> {
         let cfg = &self.shared.cfg;
         if self.offset > SEG_HEADER && self.offset + buf.len() as u64 > cfg.segment_bytes {
+            // Encryption at rest: what is appended from now on goes under a new data key.
+            if let Some(d) = &cfg.dse
+                && let Err(e) = d.roll()
+            {
+                eprintln!("sealmq: the log keeps its current data key: {e}");
+            }
             let number = self.number + 1;
             let (f, path) =
                 create_segment(&cfg.dir, number, first).map_err(|e| Failed(e.to_string()))?;
