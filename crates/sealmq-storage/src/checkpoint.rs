@@ -85,6 +85,11 @@ impl CheckpointWriter {
         })
     }
 
+    /// The data key this checkpoint is sealed with (0: in clear).
+    pub fn key_id(&self) -> u32 {
+        self.key_id
+    }
+
     pub fn frame(&mut self, bytes: &[u8]) -> Result<()> {
         let sealed;
         let bytes = match &self.dse {

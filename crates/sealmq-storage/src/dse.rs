@@ -456,6 +456,27 @@ impl Dse {
         Ok(count)
     }
 
+    /// Drops the data keys below `min_id` from the keyring and from memory: nothing on disk
+    /// is sealed with them any more (the caller knows; archived segments would be).
+    pub fn prune_below(&self, min_id: u32) -> Result<usize> {
+        let min_id = min_id.min(self.current());
+        locked(&self.dir, || {
+            let path = self.dir.join(KEYRING);
+            let mut ring = Keyring::read(&path)?;
+            let before = ring.entries.len();
+            ring.entries.retain(|(id, _)| *id >= min_id);
+            let dropped = before - ring.entries.len();
+            if dropped > 0 {
+                ring.write(&path)?;
+                self.keys
+                    .write()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .retain(|id, _| *id >= min_id);
+            }
+            Ok(dropped)
+        })
+    }
+
     /// The key id new records are sealed with.
     pub fn current(&self) -> u32 {
         self.current.load(Ordering::Acquire)

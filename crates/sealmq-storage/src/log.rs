@@ -557,6 +557,18 @@ impl Log {
         Ok(victims.len())
     }
 
+    /// The data key of the first record of the oldest segment (key ids never decrease along
+    /// the log, so no record still on disk is sealed with an older one); `None` when that
+    /// segment holds no record yet or cannot be read.
+    pub fn oldest_key_id(&self) -> Option<u32> {
+        let path = lock(&self.shared.segments).first()?.path.clone();
+        let mut f = File::open(path).ok()?;
+        let mut b = [0u8; SEG_HEADER as usize + RECORD_HEADER];
+        f.read_exact(&mut b).ok()?;
+        let h = SEG_HEADER as usize;
+        Some(u32::from_le_bytes(b[h + 16..h + 20].try_into().ok()?))
+    }
+
     /// Number of segment files the log holds.
     pub fn segment_count(&self) -> usize {
         lock(&self.shared.segments).len()

@@ -197,3 +197,34 @@ fn keys_roll_with_segments_and_survive_a_rotation_while_running() {
         "the old master key is retired"
     );
 }
+
+/// Keys older than what is still on disk leave the keyring; what remains still reads.
+#[test]
+fn keys_nothing_uses_any_more_are_pruned() {
+    let d = tempfile::tempdir().unwrap();
+    let src = master("SEALMQ_TEST_PRUNE");
+    Dse::create(d.path(), &src).unwrap();
+    Dse::set_source(d.path(), &src).unwrap();
+    let dse = Arc::new(Dse::open(d.path(), &src).unwrap());
+    let logdir = d.path().join("log");
+    let mut cfg = LogConfig::new(&logdir);
+    cfg.segment_bytes = 4096;
+    cfg.dse = Some(dse.clone());
+    let (log, _) = Log::open(cfg, 0, |_| Ok(())).unwrap();
+    let mut last = 0;
+    for _ in 0..30 {
+        last = log.append_durable(1, &[9u8; 700]).unwrap();
+    }
+    let keyring = d.path().join("dse.keyring");
+    let before = std::fs::metadata(&keyring).unwrap().len();
+    log.release_before(last).unwrap();
+    let oldest = log.oldest_key_id().expect("the last segment has records");
+    assert!(oldest > 1);
+    let dropped = dse.prune_below(oldest).unwrap();
+    assert!(dropped >= 3, "dropped {dropped}");
+    assert!(std::fs::metadata(&keyring).unwrap().len() < before);
+    log.close();
+    let again = Arc::new(Dse::open(d.path(), &src).unwrap());
+    let got = replay(&logdir, Some(again)).unwrap();
+    assert!(!got.is_empty() && got.iter().all(|p| p == &[9u8; 700]));
+}

@@ -692,11 +692,23 @@ impl QueueManager {
             };
             w.frame(&f.encode())?;
         }
+        let ckp_key = w.key_id();
         w.finish()?;
         self.bytes_at_checkpoint.store(bytes_now, Ordering::Relaxed);
         self.log
             .release_before(replay_from.max(1))
             .map_err(|e: StorageError| e)?;
+        // Encryption at rest: data keys older than anything still on disk are dropped from the
+        // keyring (kept when segments are archived: archived segments need them).
+        // Only when the oldest segment on disk shows its first record's key: an empty one may
+        // be about to receive a batch sealed before the checkpoint. A failed keyring write is
+        // not the checkpoint's failure; the next checkpoint prunes again.
+        if let Some(d) = &self.cfg.dse
+            && self.cfg.archive_dir.is_none()
+            && let Some(oldest) = self.log.oldest_key_id()
+        {
+            let _ = d.prune_below(oldest.min(ckp_key));
+        }
         Ok(lsn)
     }
 
