@@ -2,8 +2,9 @@
 //! with the rate and the CPU per transaction of the queue manager and of the applications
 //! measured separately (SPEC §9), under each quality of protection asked for.
 //!
-//! - `local-rr`: request/reply, 2 KB non-persistent, N requester/server pairs, each pair its
-//!   own request and reply queues; a transaction is one round trip (two messages).
+//! - `local-rr`: request/reply, 2 KB non-persistent (or `--persistent`), N requester/server
+//!   pairs, each pair its own request and reply queues (or `--queues N` pairs of queues shared,
+//!   the report's single- and 21-queue tests); a transaction is one round trip (two messages).
 //! - `put1`: 1 KB put1 + commit loop (persistent unless `--nonpersistent`); a transaction is
 //!   one put1 and its commit.
 //!
@@ -43,6 +44,17 @@ pub struct BenchArgs {
     /// put1: non-persistent messages.
     #[arg(long)]
     pub nonpersistent: bool,
+    /// local-rr: persistent requests and replies (the report's single/multiple queue tests).
+    #[arg(long)]
+    pub persistent: bool,
+    /// local-rr: request/reply queue pairs the pairs share (pair i uses pair i mod N); 1 is
+    /// the report's single-queue test, 21 its multiple-queue one. Default: one per pair.
+    #[arg(long)]
+    pub queues: Option<usize>,
+    /// local-rr: the applications' get buffer in bytes (default: large enough). A buffer
+    /// smaller than a protected message's envelope costs a unit of work per get.
+    #[arg(long)]
+    pub buffer: Option<usize>,
     /// Qualities of protection: none, integrity, privacy, confidentiality (comma-separated).
     #[arg(long, default_value = "none")]
     pub qop: String,
@@ -426,7 +438,11 @@ fn run_round(
                 let prot =
                     Protection::new(qop, if key == "-" { "rsa2048" } else { key }, reuse, work)?;
                 let (m, size, persistent) = match a.scenario.as_str() {
-                    "local-rr" => (local_rr(a, qm, &prot)?, a.size.unwrap_or(2048), false),
+                    "local-rr" => (
+                        local_rr(a, qm, &prot)?,
+                        a.size.unwrap_or(2048),
+                        a.persistent,
+                    ),
                     "put1" => (
                         put1(a, qm, &prot)?,
                         a.size.unwrap_or(1024),
@@ -503,6 +519,8 @@ fn report(
                 "transactions": m.txns,
                 "seconds": m.elapsed,
                 "pairs": a.pairs,
+                "queues": a.queues.unwrap_or(a.pairs),
+                "buffer": a.buffer,
                 "message_bytes": size,
                 "persistent": persistent,
                 "dse": a.dse,
@@ -544,9 +562,16 @@ fn report(
 
 fn local_rr(a: &BenchArgs, qm: &Qm, prot: &Protection) -> CliResult<Measured> {
     let size = a.size.unwrap_or(2048);
+    let nq = a.queues.unwrap_or(a.pairs).clamp(1, a.pairs.max(1));
+    let persistence = if a.persistent {
+        Persistence::Persistent
+    } else {
+        Persistence::NotPersistent
+    };
+    let buffer = a.buffer;
     let mut script = String::new();
     let mut queues = Vec::new();
-    for i in 0..a.pairs {
+    for i in 0..nq {
         script.push_str(&format!(
             "DEFINE QLOCAL(BENCH.REQ.{i}) REPLACE\nDEFINE QLOCAL(BENCH.REP.{i}) REPLACE\n"
         ));
@@ -561,7 +586,8 @@ fn local_rr(a: &BenchArgs, qm: &Qm, prot: &Protection) -> CliResult<Measured> {
     let count = Arc::new(AtomicU64::new(0));
     let mut requesters = Vec::new();
     let mut responders = Vec::new();
-    for i in 0..a.pairs {
+    for p in 0..a.pairs {
+        let i = p % nq;
         let (dir, halt) = (qm.dir.clone(), stop_responders.clone());
         let mut c = prot.client(&dir, "bench-server")?;
         responders.push(std::thread::spawn(move || -> Result<(), String> {
@@ -573,6 +599,7 @@ fn local_rr(a: &BenchArgs, qm: &Qm, prot: &Protection) -> CliResult<Measured> {
                 .map_err(|e| e.to_string())?;
             let gmo = GetOptions {
                 wait: Some(Duration::from_millis(200)),
+                buffer,
                 ..Default::default()
             };
             while !halt.load(Ordering::Relaxed) {
@@ -581,7 +608,7 @@ fn local_rr(a: &BenchArgs, qm: &Qm, prot: &Protection) -> CliResult<Measured> {
                         let mut md = Md {
                             correl_id: m.md.msg_id,
                             msg_type: MsgType::Reply,
-                            persistence: Persistence::NotPersistent,
+                            persistence,
                             ..Md::default()
                         };
                         c.put(rep, &mut md, &m.payload, false)
@@ -606,7 +633,7 @@ fn local_rr(a: &BenchArgs, qm: &Qm, prot: &Protection) -> CliResult<Measured> {
             while !halt.load(Ordering::Relaxed) {
                 let mut md = Md {
                     msg_type: MsgType::Request,
-                    persistence: Persistence::NotPersistent,
+                    persistence,
                     ..Md::default()
                 };
                 c.put(req, &mut md, &payload, false)
@@ -617,6 +644,7 @@ fn local_rr(a: &BenchArgs, qm: &Qm, prot: &Protection) -> CliResult<Measured> {
                         correl_id: Some(md.msg_id),
                         msg_id: None,
                     },
+                    buffer,
                     ..Default::default()
                 };
                 c.get(rep, &gmo).map_err(|e| e.to_string())?;

@@ -6,6 +6,7 @@
 //! queue manager, at most the 10 of the unit of work in flight may also be there, and no
 //! message is corrupt or duplicated.
 
+use serde_json::json;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -252,6 +253,31 @@ fn bench_scenarios_report_rate_and_cpu_split_as_json() {
             assert!(!v[k].is_null(), "{k} missing: {out}");
         }
     }
+    // The report's single-queue test: pairs share one request and one reply queue, persistent,
+    // with a get buffer; on a queue manager encrypting at rest.
+    let out = h.ok(&[
+        "bench",
+        "local-rr",
+        "--pairs",
+        "3",
+        "--queues",
+        "1",
+        "--persistent",
+        "--buffer",
+        "4096",
+        "--dse",
+        "--seconds",
+        "1",
+        "--json",
+    ]);
+    let v: serde_json::Value =
+        serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert!(v["transactions"].as_u64().unwrap() > 0, "{out}");
+    assert_eq!(
+        (&v["queues"], &v["persistent"], &v["buffer"], &v["dse"]),
+        (&json!(1), &json!(true), &json!(4096), &json!(true)),
+        "{out}"
+    );
 }
 
 /// Statistics (SPEC §8): interval files under the QM directory every STATINT seconds and at
