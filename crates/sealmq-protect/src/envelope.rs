@@ -80,7 +80,13 @@ pub struct Protector {
     known: Vec<Cert>,
     /// SHA-256 of the identity certificate (the sender part of the put-side cache key).
     sender: Vec<u8>,
+    /// Serialises unwraps of the same key (by digest stripe), so concurrent getters meeting a
+    /// new key do one private-key operation, not one each.
+    unwrapping: [Mutex<()>; UNWRAP_STRIPES],
 }
+
+/// Stripes of [`Protector::unwrapping`].
+const UNWRAP_STRIPES: usize = 16;
 
 fn sha256_32(bytes: &[u8]) -> [u8; 32] {
     let d = digest::digest(&digest::SHA256, bytes);
@@ -126,6 +132,7 @@ impl Protector {
             counters: Arc::new(Counters::default()),
             resolved: Mutex::new(HashMap::new()),
             validated: Mutex::new(HashMap::new()),
+            unwrapping: Default::default(),
         }
     }
 
@@ -220,12 +227,19 @@ impl Protector {
             recipients: &policy.recipients,
             sender: &self.sender,
         };
-        if !self.put_cache.wants_standby(&k, Some(n)) {
+        if !self.put_cache.claim_standby(&k, Some(n)) {
             return Ok(false);
         }
-        let (ck, ri_der) = self.new_content_key(policy)?;
-        self.put_cache.set_standby(&k, ck, ri_der);
-        Ok(true)
+        match self.new_content_key(policy) {
+            Ok((ck, ri_der)) => {
+                self.put_cache.set_standby(&k, ck, ri_der);
+                Ok(true)
+            }
+            Err(e) => {
+                self.put_cache.unclaim(&k);
+                Err(e)
+            }
+        }
     }
 
     /// A fresh random content key wrapped for every recipient of `policy`.
@@ -459,9 +473,17 @@ impl Protector {
 
     fn content_key_for(&self, rec: &enveloped::Received<'_>) -> Result<Arc<ContentKey>> {
         let digest = sha256_32(rec.recipient_infos);
-        if let Some(k) = self.get_cache.get(&digest)
-            && k.alg == rec.alg
-        {
+        let cached = |cache: &GetCache| cache.get(&digest).filter(|k| k.alg == rec.alg);
+        if let Some(k) = cached(&self.get_cache) {
+            self.counters.get_reuse(true);
+            return Ok(k);
+        }
+        // Getters of one process that meet a new key together unwrap it once: the first takes
+        // the key's stripe and unwraps, the others wait there and find it cached.
+        let _stripe = self.unwrapping[digest[0] as usize % UNWRAP_STRIPES]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(k) = cached(&self.get_cache) {
             self.counters.get_reuse(true);
             return Ok(k);
         }

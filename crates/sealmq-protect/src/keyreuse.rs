@@ -62,6 +62,8 @@ pub struct PutEntry {
     created: Instant,
     /// The key that follows this one, made ahead (see the module documentation).
     standby: Option<Standby>,
+    /// A caller is making the standby: others do not make one too.
+    claimed: bool,
 }
 
 /// A key made ahead, not used yet.
@@ -182,16 +184,36 @@ impl PutCache {
         })
     }
 
-    /// Whether the entry for `key` is in use under a count limit and has no standby yet
-    /// (UNLIMITED keys are replaced only at their age limit: nothing to make ahead).
-    pub fn wants_standby(&self, key: &PutKey<'_>, limit: Option<u32>) -> bool {
+    /// Whether the caller should make the standby of the entry for `key`: it is in use under a
+    /// count limit (UNLIMITED keys are replaced only at their age limit), has none, and nobody
+    /// else is making one. A `true` claims the job: follow it with [`PutCache::set_standby`]
+    /// or, on failure, [`PutCache::unclaim`].
+    pub fn claim_standby(&self, key: &PutKey<'_>, limit: Option<u32>) -> bool {
         if limit.is_none_or(|n| n < 2) {
             return false;
         }
-        let map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        map.get(&key.hash64())
-            .and_then(|b| b.iter().find(|(k, _)| key.matches(k)))
-            .is_some_and(|(_, e)| e.standby.is_none())
+        let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        match map
+            .get_mut(&key.hash64())
+            .and_then(|b| b.iter_mut().find(|(k, _)| key.matches(k)))
+        {
+            Some((_, e)) if e.standby.is_none() && !e.claimed => {
+                e.claimed = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Gives up a claim (making the standby failed).
+    pub fn unclaim(&self, key: &PutKey<'_>) {
+        let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, e)) = map
+            .get_mut(&key.hash64())
+            .and_then(|b| b.iter_mut().find(|(k, _)| key.matches(k)))
+        {
+            e.claimed = false;
+        }
     }
 
     /// Gives the entry for `key` its next key, if it still has none.
@@ -207,6 +229,7 @@ impl PutCache {
             .and_then(|b| b.iter_mut().find(|(k, _)| key.matches(k)))
             && e.standby.is_none()
         {
+            e.claimed = false;
             e.standby = Some(Standby {
                 key: content_key,
                 recipient_infos,
@@ -234,6 +257,7 @@ impl PutCache {
                 uses: 1,
                 created: Instant::now(),
                 standby: None,
+                claimed: false,
             },
         ));
     }
@@ -337,14 +361,20 @@ mod tests {
         let c = PutCache::new(Duration::from_secs(60));
         let first = Arc::new(ContentKey::new(EncAlg::Aes256, &[1u8; 32]).unwrap());
         // No entry, or no count limit: nothing to make ahead.
-        assert!(!c.wants_standby(&pk(&r), Some(2)));
+        assert!(!c.claim_standby(&pk(&r), Some(2)));
         c.store(&pk(&r), first.clone(), Arc::new(vec![1]));
-        assert!(!c.wants_standby(&pk(&r), None));
-        assert!(!c.wants_standby(&pk(&r), Some(1)));
-        assert!(c.wants_standby(&pk(&r), Some(2)));
+        assert!(!c.claim_standby(&pk(&r), None));
+        assert!(!c.claim_standby(&pk(&r), Some(1)));
+        assert!(c.claim_standby(&pk(&r), Some(2)));
+        assert!(!c.claim_standby(&pk(&r), Some(2)), "one maker at a time");
+        c.unclaim(&pk(&r));
+        assert!(
+            c.claim_standby(&pk(&r), Some(2)),
+            "claimable again after a failure"
+        );
         let next = Arc::new(ContentKey::new(EncAlg::Aes256, &[2u8; 32]).unwrap());
         c.set_standby(&pk(&r), next.clone(), Arc::new(vec![2]));
-        assert!(!c.wants_standby(&pk(&r), Some(2)));
+        assert!(!c.claim_standby(&pk(&r), Some(2)));
         // A second standby does not replace the first.
         let other = Arc::new(ContentKey::new(EncAlg::Aes256, &[3u8; 32]).unwrap());
         c.set_standby(&pk(&r), other, Arc::new(vec![3]));
@@ -356,7 +386,7 @@ mod tests {
         assert_eq!(*t.recipient_infos, vec![2]);
         let t = c.take(&pk(&r), Some(2)).unwrap(); // its 2nd use
         assert!(Arc::ptr_eq(&t.key, &next) && !t.promoted);
-        assert!(c.wants_standby(&pk(&r), Some(2)));
+        assert!(c.claim_standby(&pk(&r), Some(2)));
         assert!(c.take(&pk(&r), Some(2)).is_none()); // used up, no standby: evicted
         assert!(c.is_empty());
 

@@ -175,6 +175,45 @@ fn next_key_made_ahead_spares_the_message_that_uses_a_key_up() {
     assert!(!put.prepare_next_key(&unlimited).unwrap());
 }
 
+/// Getters of one process meeting a new key at the same moment unwrap it once between them.
+#[test]
+fn concurrent_getters_unwrap_a_new_key_once() {
+    let w = World::new();
+    let a = w.identity("alice", KeyKind::P256);
+    let b = w.identity("bob", KeyKind::Rsa(2048));
+    w.introduce(&a, &b);
+    let mut pol = policy("NONE", "AES256", &["bob"]);
+    pol.key_reuse = KeyReuse::Count(32);
+    let put = w.protector("alice");
+    let get = std::sync::Arc::new(w.protector("bob"));
+    let msgs: Vec<Vec<u8>> = (0..8u32)
+        .map(|i| {
+            put.protect(&pol, &i.to_be_bytes(), Original::default())
+                .unwrap()
+        })
+        .collect();
+    let start = std::sync::Arc::new(std::sync::Barrier::new(msgs.len()));
+    let threads: Vec<_> = msgs
+        .into_iter()
+        .map(|m| {
+            let (get, start, pol) = (get.clone(), start.clone(), pol.clone());
+            std::thread::spawn(move || {
+                start.wait();
+                get.unprotect(&pol, &m).unwrap().payload
+            })
+        })
+        .collect();
+    for t in threads {
+        assert_eq!(t.join().unwrap().len(), 4);
+    }
+    let g = get.counters();
+    assert_eq!(
+        g.key_unwrap, 1,
+        "one private-key operation for one key: {g:?}"
+    );
+    assert_eq!((g.get_reuse_misses, g.get_reuse_hits), (1, 7));
+}
+
 #[test]
 fn key_reuse_disabled_and_unlimited() {
     let w = World::new();
