@@ -734,13 +734,20 @@ fn batchint_holds_a_batch_open_for_stragglers() {
     h.ok(&["stop", "QMR"]);
     // Both ends' statistics (the last interval is written at stop) count the channel.
     for (qm, bytes) in [("QMS", "bytes_sent"), ("QMR", "bytes_received")] {
-        let (mut msgs, mut batches, mut moved) = (0, 0, 0);
+        let (mut msgs, mut batches, mut moved, mut adapter_requests) = (0, 0, 0, 0);
         for f in std::fs::read_dir(h.qm_dir(qm).join("stats"))
             .unwrap()
             .flatten()
         {
             let v: serde_json::Value =
                 serde_json::from_str(&std::fs::read_to_string(f.path()).unwrap()).unwrap();
+            for t in v["chinit_tasks"].as_array().unwrap() {
+                if t["task"].as_str().unwrap().starts_with("ADAPTER.") {
+                    adapter_requests += t["requests"].as_u64().unwrap();
+                    let busy = t["busy_pct"].as_f64().unwrap();
+                    assert!((0.0..=100.0).contains(&busy), "{t}");
+                }
+            }
             for c in v["channels"].as_array().unwrap() {
                 if c["name"] == "QMS.QMR" {
                     msgs += c["msgs"].as_u64().unwrap();
@@ -751,6 +758,10 @@ fn batchint_holds_a_batch_open_for_stragglers() {
             }
         }
         assert_eq!((msgs, batches), (8, 1), "{qm}");
+        assert!(
+            adapter_requests > 0,
+            "{qm}: the channel's work ran in adapter slots"
+        );
         assert!(moved > 8 * 2, "{qm}: {bytes} {moved}");
     }
 }

@@ -31,6 +31,8 @@ struct Previous {
     channels: HashMap<String, [u64; 4]>,
     /// The protector the crypto counters came from (a refresh replaces it) and its counters.
     crypto: Option<(usize, Snapshot)>,
+    /// Per channel-initiator task: requests, CPU ns, elapsed ns.
+    tasks: HashMap<String, (u64, u64, u64)>,
 }
 
 /// The statistics writer of one queue manager.
@@ -76,42 +78,6 @@ fn delta(now: &Snapshot, before: &Snapshot) -> Snapshot {
 
 fn op(count: u64, nanos: u64) -> Value {
     json!({"count": count, "us": nanos / 1000})
-}
-
-/// DISPLAY CHINIT rows as JSON objects: `task`, `requests`, `avg_cpu_us`, `avg_elapsed_us`,
-/// `busy_pct` (since the channel initiator started).
-fn tasks_json(rows: Vec<Vec<(String, String)>>) -> Value {
-    let name = |k: &str| match k {
-        "TASK" => "task",
-        "REQUESTS" => "requests",
-        "AVGCPU" => "avg_cpu_us",
-        "AVGELAPSED" => "avg_elapsed_us",
-        "BUSY" => "busy_pct",
-        _ => "",
-    };
-    Value::Array(
-        rows.into_iter()
-            .map(|r| {
-                Value::Object(
-                    r.into_iter()
-                        .filter(|(k, _)| !name(k).is_empty())
-                        .map(|(k, v)| {
-                            let v = if k == "TASK" {
-                                Value::String(v)
-                            } else if let Ok(n) = v.parse::<u64>() {
-                                json!(n)
-                            } else {
-                                v.parse::<f64>()
-                                    .map(|n| json!(n))
-                                    .unwrap_or(Value::String(v))
-                            };
-                            (name(&k).to_string(), v)
-                        })
-                        .collect(),
-                )
-            })
-            .collect(),
-    )
 }
 
 impl Writer {
@@ -200,11 +166,48 @@ impl Writer {
             "interval_end_ms": end as u64,
             "queues": queues,
             "channels": channels,
-            "chinit_tasks": tasks_json(sealmq_engine::channels::ChannelControl::tasks(
-                &crate::chinit::Control(self.chinit.clone()),
-            )),
+            "chinit_tasks": self.tasks(end.saturating_sub(start)),
             "crypto": crypto,
         })
+    }
+
+    /// The dispatcher and adapter task slots over the interval: requests, average CPU and
+    /// elapsed µs per request, and % of the interval busy.
+    fn tasks(&mut self, interval_ms: u128) -> Value {
+        let wall_ns = (interval_ms.max(1) * 1_000_000) as f64;
+        let rows: Vec<Value> = self
+            .chinit
+            .adapters
+            .totals()
+            .into_iter()
+            .map(|(task, r, c, e)| {
+                let (r0, c0, e0) = self
+                    .prev
+                    .tasks
+                    .insert(task.clone(), (r, c, e))
+                    .unwrap_or_default();
+                let (dr, dc, de) = (
+                    r.saturating_sub(r0),
+                    c.saturating_sub(c0),
+                    e.saturating_sub(e0),
+                );
+                let per = |v: u64| {
+                    if dr == 0 {
+                        0.0
+                    } else {
+                        v as f64 / dr as f64 / 1000.0
+                    }
+                };
+                json!({
+                    "task": task,
+                    "requests": dr,
+                    "avg_cpu_us": per(dc),
+                    "avg_elapsed_us": per(de),
+                    "busy_pct": (de as f64 / wall_ns * 100.0).min(100.0),
+                })
+            })
+            .collect();
+        Value::Array(rows)
     }
 
     fn channels(&mut self) -> Vec<Value> {

@@ -159,6 +159,33 @@ impl Pool {
         self.inner.dispatchers.run(f)
     }
 
+    /// Each task slot's running totals: name, requests, CPU ns, elapsed ns (interval
+    /// statistics take differences of these).
+    pub fn totals(&self) -> Vec<(String, u64, u64, u64)> {
+        let i = &self.inner;
+        let load = |s: &TaskStats| {
+            (
+                s.requests.load(Ordering::Relaxed),
+                s.cpu_ns.load(Ordering::Relaxed),
+                s.elapsed_ns.load(Ordering::Relaxed),
+            )
+        };
+        let named = |kind: &'static str, slots: &'_ Slots| {
+            slots
+                .stats
+                .iter()
+                .enumerate()
+                .map(move |(n, s)| {
+                    let (r, c, e) = load(s);
+                    (format!("{kind}.{}", n + 1), r, c, e)
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut out = named("DISPATCHER", &i.dispatchers);
+        out.extend(named("ADAPTER", &i.adapters));
+        out
+    }
+
     pub fn stats(&self) -> Vec<Attrs> {
         let i = &self.inner;
         let mut rows: Vec<Attrs> = i
