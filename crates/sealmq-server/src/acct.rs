@@ -1,8 +1,8 @@
 //! MQI accounting (SPEC §8, docs/statistics.md): with `ALTER QMGR ACCTMQI(ON)`, each
 //! application connection made afterwards counts its MQI calls — how many of each, the
 //! queue manager's CPU µs spent on them (the connection thread's CPU clock around each call),
-//! and the message bytes put and got as they cross the API (the stored envelope when the
-//! application protects its messages) — and writes one JSON line when it disconnects, and
+//! and the message bytes put and got as stored (the envelope when the application or QM-side
+//! interception protects them) — and writes one JSON line when it disconnects, and
 //! every ACCTINT seconds while it stays connected, to `<QM dir>/accounting/<UTC date>.jsonl`.
 //! With ACCTMQI(OFF), the default, a call costs one branch more.
 
@@ -120,20 +120,23 @@ impl Accounting {
         }
     }
 
-    /// Ends timing a call with its answer; writes an interim record every ACCTINT.
-    pub fn end(&mut self, call: Call, resp: Option<&Response>) {
+    /// Ends timing a call with its answer; writes an interim record every ACCTINT. `stored`:
+    /// the message's stored size when QM-side interception protected or unprotected it.
+    pub fn end(&mut self, call: Call, resp: Option<&Response>, stored: Option<u64>) {
         let cpu = thread_cpu_ns().saturating_sub(call.cpu0);
         self.count[call.op] += 1;
         self.cpu_ns[call.op] += cpu;
         match resp {
             Some(Response::Err { .. }) => self.failed += 1,
             Some(Response::Got { payload, .. }) => {
-                self.get_bytes += payload.len() as u64;
-                self.max_msg = self.max_msg.max(payload.len() as u64);
+                let n = stored.unwrap_or(payload.len() as u64);
+                self.get_bytes += n;
+                self.max_msg = self.max_msg.max(n);
             }
             Some(Response::Put { .. }) => {
-                self.put_bytes += call.bytes_in;
-                self.max_msg = self.max_msg.max(call.bytes_in);
+                let n = stored.unwrap_or(call.bytes_in);
+                self.put_bytes += n;
+                self.max_msg = self.max_msg.max(n);
             }
             _ => {}
         }

@@ -11,6 +11,9 @@ use sealmq_wire::{GetReq, Response};
 pub(crate) struct Icpt<'a> {
     pub(crate) on: bool,
     pub(crate) protector: Option<&'a sealmq_protect::Protector>,
+    /// The size of the message as stored, when this request protected or unprotected one
+    /// (accounting reports stored sizes).
+    pub(crate) stored: std::cell::Cell<Option<u64>>,
 }
 
 pub(crate) fn security(detail: String) -> Response {
@@ -47,9 +50,12 @@ impl Icpt<'_> {
             return Ok(payload);
         };
         let original = md.protection_original();
-        self.protector()?
+        let stored = self
+            .protector()?
             .protect(&policy, &payload, original)
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        self.stored.set(Some(stored.len() as u64));
+        Ok(stored)
     }
 
     /// A get under a policy: unprotected for the application; a message failing a check
@@ -81,6 +87,7 @@ impl Icpt<'_> {
             Ok(g) => g,
             Err(e) => return err(e),
         };
+        self.stored.set(Some(got.payload.len() as u64));
         match p.unprotect(&policy, &got.payload) {
             Ok(u) => {
                 let mut md = got.md;

@@ -589,11 +589,12 @@ fn serve(
         let icpt = Icpt {
             on: intercept,
             protector: protector.as_deref(),
+            stored: std::cell::Cell::new(None),
         };
         let call = acct.as_ref().map(|_| acct::Accounting::begin(&req));
         let resp = handle(qm, &conn, &mut handles, &mut next_h, req, admin, &icpt, ctx);
         if let (Some(a), Some(call)) = (acct.as_mut(), call) {
-            a.end(call, resp.as_ref());
+            a.end(call, resp.as_ref(), icpt.stored.get());
         }
         let done = resp.is_none();
         if let Some(resp) = resp

@@ -617,7 +617,7 @@ fn qm_side_interception_protects_for_clients_without_a_keystore() {
     let mut admin = Client::connect_local(&cfg.dir, "admin").unwrap();
     let (out, failed) = admin
         .mqsc(
-            "DEFINE QALIAS(Q.RAW) TARGET(Q)\nDEFINE CHANNEL(APP.ICPT) CHLTYPE(SVRCONN) MCAUSER('app') INTERCEPT(YES)\nSET POLICY(Q) SIGNALG(SHA256) ENCALG(AES256) RECIP('CN=QMI')\nSET AUTHREC PROFILE('QMI') OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\nSET AUTHREC PROFILE('Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET)",
+            "DEFINE QALIAS(Q.RAW) TARGET(Q)\nDEFINE CHANNEL(APP.ICPT) CHLTYPE(SVRCONN) MCAUSER('app') INTERCEPT(YES)\nSET POLICY(Q) SIGNALG(SHA256) ENCALG(AES256) RECIP('CN=QMI')\nSET AUTHREC PROFILE('QMI') OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\nSET AUTHREC PROFILE('Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET)\nALTER QMGR ACCTMQI(ON)",
             false,
         )
         .unwrap();
@@ -649,6 +649,7 @@ fn qm_side_interception_protects_for_clients_without_a_keystore() {
         )
         .unwrap();
     assert!(sealmq_protect::header::has_magic(&stored.payload));
+    let first_envelope = stored.payload.len() as u64;
     let (ah, _) = app.open("Q", OpenOptions::input()).unwrap();
     assert_eq!(
         app.get(ah, &GetOptions::default()).unwrap().payload,
@@ -691,6 +692,29 @@ fn qm_side_interception_protects_for_clients_without_a_keystore() {
     );
     assert_eq!(server.queue_manager().depth("Q").unwrap(), 0);
     drop(app);
+    // Accounting counts the sizes as stored: the envelopes the queue manager made and read.
+    let acct = cfg.dir.join("accounting");
+    let line = || -> Option<serde_json::Value> {
+        let dir = std::fs::read_dir(&acct).ok()?;
+        dir.flatten()
+            .flat_map(|f| {
+                std::fs::read_to_string(f.path())
+                    .unwrap_or_default()
+                    .lines()
+                    .map(String::from)
+                    .collect::<Vec<_>>()
+            })
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(&l).ok())
+            .find(|v| v["appl"] == "no-keystore-app")
+    };
+    poll(|| line().is_some());
+    let rec = line().unwrap();
+    let envelopes = first_envelope + envelope.len() as u64;
+    assert_eq!(rec["put_bytes"], envelopes, "{rec}");
+    // The plain message's get failed its checks (2063): a failed call, no bytes got.
+    assert_eq!(rec["get_bytes"], envelopes, "{rec}");
+    assert_eq!(rec["failed"], 1, "{rec}");
+    assert_eq!(rec["calls"]["put1"]["count"], 2, "{rec}");
     drop(raw);
     admin.stop(true).unwrap();
     drop(admin);
