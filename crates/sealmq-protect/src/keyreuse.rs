@@ -192,28 +192,25 @@ impl PutCache {
         if limit.is_none_or(|n| n < 2) {
             return false;
         }
-        let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        match map
-            .get_mut(&key.hash64())
-            .and_then(|b| b.iter_mut().find(|(k, _)| key.matches(k)))
-        {
-            Some((_, e)) if e.standby.is_none() && !e.claimed => {
-                e.claimed = true;
-                true
-            }
-            _ => false,
-        }
+        self.with_entry(key, |e| {
+            let free = e.standby.is_none() && !e.claimed;
+            e.claimed |= free;
+            free
+        })
+        .unwrap_or(false)
     }
 
     /// Gives up a claim (making the standby failed).
     pub fn unclaim(&self, key: &PutKey<'_>) {
+        self.with_entry(key, |e| e.claimed = false);
+    }
+
+    /// Runs `f` on the entry for `key`, under the cache's lock, if there is one.
+    fn with_entry<T>(&self, key: &PutKey<'_>, f: impl FnOnce(&mut PutEntry) -> T) -> Option<T> {
         let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, e)) = map
-            .get_mut(&key.hash64())
+        map.get_mut(&key.hash64())
             .and_then(|b| b.iter_mut().find(|(k, _)| key.matches(k)))
-        {
-            e.claimed = false;
-        }
+            .map(|(_, e)| f(e))
     }
 
     /// Gives the entry for `key` its next key, if it still has none.
@@ -223,19 +220,16 @@ impl PutCache {
         content_key: Arc<ContentKey>,
         recipient_infos: Arc<Vec<u8>>,
     ) {
-        let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, e)) = map
-            .get_mut(&key.hash64())
-            .and_then(|b| b.iter_mut().find(|(k, _)| key.matches(k)))
-            && e.standby.is_none()
-        {
-            e.claimed = false;
-            e.standby = Some(Standby {
-                key: content_key,
-                recipient_infos,
-                created: Instant::now(),
-            });
-        }
+        self.with_entry(key, |e| {
+            if e.standby.is_none() {
+                e.claimed = false;
+                e.standby = Some(Standby {
+                    key: content_key,
+                    recipient_infos,
+                    created: Instant::now(),
+                });
+            }
+        });
     }
 
     /// Stores a fresh key that has just been used once.

@@ -283,6 +283,27 @@ impl Keyring {
         write().map_err(|e| StorageError::io("cannot write keyring", path, e))
     }
 
+    /// Reads the keyring at `path` and the master key from `src`, and checks they belong
+    /// together.
+    fn open(path: &Path, src: &MasterSource) -> Result<(Keyring, Master)> {
+        let ring = Keyring::read(path)?;
+        let m = Master::load(src, &ring.salt)?;
+        ring.verify(&m)?;
+        Ok((ring, m))
+    }
+
+    /// Every data key, unwrapped with `m`: id and raw bytes.
+    fn unwrap_all(&self, m: &Master) -> Result<Vec<(u32, Zeroizing<Vec<u8>>)>> {
+        self.entries
+            .iter()
+            .map(|(id, w)| {
+                open_with(&m.key, &id_aad(*id), w)
+                    .map(|raw| (*id, Zeroizing::new(raw)))
+                    .ok_or_else(|| key_err(format!("data key {id} does not unwrap")))
+            })
+            .collect()
+    }
+
     fn verify(&self, m: &Master) -> Result<()> {
         match open_with(&m.key, b"CHECK", &self.check) {
             Some(c) if c == CHECK => Ok(()),
@@ -376,16 +397,10 @@ impl Dse {
 
     fn open_locked(qm_dir: &Path, src: &MasterSource) -> Result<Dse> {
         let path = qm_dir.join(KEYRING);
-        let mut ring = Keyring::read(&path)?;
-        let m = Master::load(src, &ring.salt)?;
-        ring.verify(&m)?;
+        let (mut ring, m) = Keyring::open(&path, src)?;
         let mut keys = BTreeMap::new();
-        for (id, w) in &ring.entries {
-            let raw = Zeroizing::new(
-                open_with(&m.key, &id_aad(*id), w)
-                    .ok_or_else(|| key_err(format!("data key {id} does not unwrap")))?,
-            );
-            keys.insert(*id, aead(&raw)?);
+        for (id, raw) in ring.unwrap_all(&m)? {
+            keys.insert(id, aead(&raw)?);
         }
         let (current, key) = add_key(&mut ring, &m)?;
         ring.write(&path)?;
@@ -432,20 +447,15 @@ impl Dse {
 
     fn rotate_locked(qm_dir: &Path, old: &MasterSource, new: &MasterSource) -> Result<usize> {
         let path = qm_dir.join(KEYRING);
-        let ring = Keyring::read(&path)?;
-        let m = Master::load(old, &ring.salt)?;
-        ring.verify(&m)?;
+        let (ring, m) = Keyring::open(&path, old)?;
         let mut salt = [0u8; 16];
         aws_lc_rs::rand::fill(&mut salt).map_err(|_| key_err("no randomness for a salt"))?;
         let n = Master::load(new, &salt)?;
-        let mut entries = Vec::new();
-        for (id, w) in &ring.entries {
-            let raw = Zeroizing::new(
-                open_with(&m.key, &id_aad(*id), w)
-                    .ok_or_else(|| key_err(format!("data key {id} does not unwrap")))?,
-            );
-            entries.push((*id, seal_with(&n.key, &id_aad(*id), &raw)?));
-        }
+        let entries = ring
+            .unwrap_all(&m)?
+            .into_iter()
+            .map(|(id, raw)| Ok((id, seal_with(&n.key, &id_aad(id), &raw)?)))
+            .collect::<Result<Vec<_>>>()?;
         let count = entries.len();
         Keyring {
             salt,
