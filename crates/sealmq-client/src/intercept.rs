@@ -80,15 +80,6 @@ impl State {
         }
     }
 
-    /// Remembers `policy` for [`State::idle_work`] when it reuses keys under a count.
-    fn after_protect(&mut self, policy: Arc<Policy>) {
-        if policy.qop() == Qop::Confidentiality
-            && matches!(policy.key_reuse, sealmq_protect::KeyReuse::Count(n) if n > 1)
-        {
-            self.next_key = Some(policy);
-        }
-    }
-
     /// The policy this client must apply for a handle, if any.
     fn policy(&self, hobj: u32) -> Option<&Arc<Policy>> {
         if self.raw {
@@ -147,7 +138,8 @@ impl Client {
         let stored = match self.icpt.policy(hobj).cloned() {
             Some(policy) => {
                 let stored = self.protect_for(&policy, md, payload)?;
-                self.icpt.after_protect(policy);
+                // Whether a next key is due is the protector's to decide (idle_work).
+                self.icpt.next_key = Some(policy);
                 stored
             }
             None => payload.to_vec(),
@@ -171,7 +163,7 @@ impl Client {
                             .map_err(|e| security(e.to_string()))?,
                     );
                     let stored = self.protect_for(&p, md, payload)?;
-                    self.icpt.after_protect(p);
+                    self.icpt.next_key = Some(p);
                     stored
                 }
                 _ => payload.to_vec(),

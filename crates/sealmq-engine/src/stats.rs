@@ -9,8 +9,7 @@
 //! from zero when the queue manager starts.
 
 use crate::error::{MqResult, mqerr};
-use crate::objects::QType;
-use crate::qm::QueueManager;
+use crate::qm::{QueueManager, read};
 use std::time::Instant;
 
 /// Running totals of one queue since the queue manager started.
@@ -124,19 +123,34 @@ impl QueueStats {
 }
 
 impl QueueManager {
+    /// `f` on every local queue whose name `keep` accepts, in name order, each under its own
+    /// lock (taken one at a time, after the list of queues is read).
+    fn each_local<T>(
+        &self,
+        keep: impl Fn(&str) -> bool,
+        mut f: impl FnMut(&str, &mut crate::queue::QueueState) -> T,
+    ) -> Vec<T> {
+        let mut queues: Vec<_> = read(&self.locals)
+            .iter()
+            .filter(|(name, _)| keep(name))
+            .map(|(name, q)| (name.clone(), q.clone()))
+            .collect();
+        queues.sort_by(|a, b| a.0.cmp(&b.0));
+        queues
+            .into_iter()
+            .map(|(name, q)| f(&name, &mut q.lock()))
+            .collect()
+    }
+
     /// RESET QSTATS for the local queues matching `pattern` (`*` for any characters).
     pub fn reset_queue_stats(&self, pattern: &str) -> MqResult<Vec<QStatsReset>> {
-        let mut out = Vec::new();
-        for d in self.queue_defs() {
-            if d.qtype != QType::Local || !crate::authority::profile_matches(pattern, &d.name) {
-                continue;
-            }
-            if let Some(q) = self.local(&d.name) {
-                let mut st = q.lock();
+        let out = self.each_local(
+            |name| crate::authority::profile_matches(pattern, name),
+            |name, st| {
                 let depth = st.depth();
-                out.push(st.stats.reset(&d.name, depth));
-            }
-        }
+                st.stats.reset(name, depth)
+            },
+        );
         if out.is_empty() {
             return mqerr!(
                 UnknownObjectName,
@@ -148,34 +162,21 @@ impl QueueManager {
 
     /// Every local queue's depth and running totals, resetting nothing (the metrics endpoint).
     pub fn queue_totals(&self) -> Vec<(String, usize, QueueCounters)> {
-        let mut out = Vec::new();
-        for d in self.queue_defs() {
-            if d.qtype != QType::Local {
-                continue;
-            }
-            if let Some(q) = self.local(&d.name) {
-                let st = q.lock();
-                out.push((d.name.clone(), st.depth(), st.stats.total));
-            }
-        }
-        out.sort_by(|a, b| a.0.cmp(&b.0));
-        out
+        self.each_local(
+            |_| true,
+            |name, st| (name.to_string(), st.depth(), st.stats.total),
+        )
     }
 
     /// The figures of every local queue for a statistics interval (see [`QueueInterval`]).
     pub fn queue_intervals(&self) -> Vec<QueueInterval> {
-        let mut out = Vec::new();
-        for d in self.queue_defs() {
-            if d.qtype != QType::Local {
-                continue;
-            }
-            if let Some(q) = self.local(&d.name) {
-                let mut st = q.lock();
+        self.each_local(
+            |_| true,
+            |name, st| {
                 let depth = st.depth();
-                out.push(st.stats.take_interval(&d.name, depth));
-            }
-        }
-        out
+                st.stats.take_interval(name, depth)
+            },
+        )
     }
 }
 

@@ -5,10 +5,9 @@
 //! per channel instance messages, bytes and batches; the channel initiator's tasks; the QM's
 //! own protection work per primitive and its key-reuse hits and misses.
 
-use crate::chinit::{Control, Initiator};
+use crate::chinit::Initiator;
 use crate::security::Security;
 use sealmq_engine::QueueManager;
-use sealmq_engine::channels::ChannelControl;
 use std::fmt::Write;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -133,65 +132,59 @@ pub fn render(qm: &QueueManager, security: &Security, chinit: &Arc<Initiator>) -
             o.sample(name, &[("queue", q)], f(c) as f64);
         }
     }
-    let ctl = Control(chinit.clone());
-    let channels = ctl.status("*");
-    for (key, name, help) in [
+    type ChannelField = fn(&crate::chinit::Status) -> u64;
+    let channels = chinit.statuses("*");
+    let fields: [(&str, &str, ChannelField); 4] = [
         (
-            "MSGS",
             "sealmq_channel_messages",
             "Messages moved by the channel's current instance.",
+            |s| s.msgs,
         ),
         (
-            "BYTSSENT",
             "sealmq_channel_bytes_sent",
             "Bytes sent by the channel's current instance.",
+            |s| s.bytes_sent,
         ),
         (
-            "BYTSRCVD",
             "sealmq_channel_bytes_received",
             "Bytes received by the channel's current instance.",
+            |s| s.bytes_rcvd,
         ),
         (
-            "BATCHES",
             "sealmq_channel_batches",
             "Batches of the channel's current instance.",
+            |s| s.batches,
         ),
-    ] {
+    ];
+    for (name, help, f) in fields {
         o.family(name, "gauge", help);
-        for r in &channels {
-            let get = |k: &str| r.iter().find(|(x, _)| x == k).map(|(_, v)| v.as_str());
-            let v = get(key).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-            let labels = [
-                ("channel", get("CHANNEL").unwrap_or("")),
-                ("status", get("STATUS").unwrap_or("")),
-            ];
-            o.sample(name, &labels, v);
+        for (run, s) in &channels {
+            let labels = [("channel", run.name.as_str()), ("status", s.state.name())];
+            o.sample(name, &labels, f(s) as f64);
         }
     }
-    let tasks = ctl.tasks();
-    for (key, name, help) in [
-        (
-            "REQUESTS",
+    let tasks = chinit.adapters.totals();
+    let wall_ns = chinit.adapters.since().elapsed().as_nanos().max(1) as f64;
+    o.family(
+        "sealmq_chinit_task_requests_total",
+        "counter",
+        "Requests run in the task slot.",
+    );
+    for (task, requests, _, _) in &tasks {
+        o.sample(
             "sealmq_chinit_task_requests_total",
-            "Requests run in the task slot.",
-        ),
-        (
-            "BUSY",
-            "sealmq_chinit_task_busy_percent",
-            "Share of time the task slot was busy since start.",
-        ),
-    ] {
-        let kind = if key == "REQUESTS" {
-            "counter"
-        } else {
-            "gauge"
-        };
-        o.family(name, kind, help);
-        for r in &tasks {
-            let get = |k: &str| r.iter().find(|(x, _)| x == k).map(|(_, v)| v.as_str());
-            let v = get(key).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-            o.sample(name, &[("task", get("TASK").unwrap_or(""))], v);
-        }
+            &[("task", task)],
+            *requests as f64,
+        );
+    }
+    o.family(
+        "sealmq_chinit_task_busy_percent",
+        "gauge",
+        "Share of time the task slot was busy since start.",
+    );
+    for (task, _, _, elapsed_ns) in &tasks {
+        let busy = (*elapsed_ns as f64 / wall_ns * 100.0).min(100.0);
+        o.sample("sealmq_chinit_task_busy_percent", &[("task", task)], busy);
     }
     if let Some(p) = security.protector() {
         let s = p.counters();

@@ -211,33 +211,13 @@ impl Writer {
     }
 
     fn channels(&mut self) -> Vec<Value> {
-        let rows = sealmq_engine::channels::ChannelControl::status(
-            &crate::chinit::Control(self.chinit.clone()),
-            "*",
-        );
         let mut out = Vec::new();
-        for r in rows {
-            let get = |k: &str| {
-                r.iter()
-                    .find(|(key, _)| key == k)
-                    .and_then(|(_, v)| v.parse::<u64>().ok())
-                    .unwrap_or(0)
-            };
-            let name = r
-                .iter()
-                .find(|(k, _)| k == "CHANNEL")
-                .map(|(_, v)| v.clone())
-                .unwrap_or_default();
-            let now = [
-                get("MSGS"),
-                get("BYTSSENT"),
-                get("BYTSRCVD"),
-                get("BATCHES"),
-            ];
+        for (run, s) in self.chinit.statuses("*") {
+            let now = [s.msgs, s.bytes_sent, s.bytes_rcvd, s.batches];
             let before = self
                 .prev
                 .channels
-                .insert(name.clone(), now)
+                .insert(run.name.clone(), now)
                 .unwrap_or([0; 4]);
             // A new instance starts its counts again: then all of it is this interval's.
             let before = if now.iter().zip(&before).any(|(n, b)| n < b) {
@@ -249,14 +229,9 @@ impl Writer {
             if d.iter().all(|x| *x == 0) {
                 continue;
             }
-            let status = r
-                .iter()
-                .find(|(k, _)| k == "STATUS")
-                .map(|(_, v)| v.clone())
-                .unwrap_or_default();
             out.push(json!({
-                "name": name,
-                "status": status,
+                "name": run.name,
+                "status": s.state.name(),
                 "msgs": d[0],
                 "bytes_sent": d[1],
                 "bytes_received": d[2],

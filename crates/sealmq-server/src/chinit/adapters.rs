@@ -159,6 +159,11 @@ impl Pool {
         self.inner.dispatchers.run(f)
     }
 
+    /// When the slots began counting.
+    pub fn since(&self) -> Instant {
+        self.inner.since
+    }
+
     /// Each task slot's running totals: name, requests, CPU ns, elapsed ns (interval
     /// statistics take differences of these).
     pub fn totals(&self) -> Vec<(String, u64, u64, u64)> {

@@ -250,6 +250,24 @@ impl Initiator {
         self.runs.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The channel instances of this run of the queue manager whose names match `pattern`,
+    /// in name order, each with a copy of its status (DISPLAY CHSTATUS, statistics, metrics).
+    pub fn statuses(&self, pattern: &str) -> Vec<(Arc<Run>, Status)> {
+        let mut runs: Vec<Arc<Run>> = self
+            .runs()
+            .values()
+            .filter(|r| crate::generic_match(pattern, &r.name))
+            .cloned()
+            .collect();
+        runs.sort_by(|a, b| a.name.cmp(&b.name));
+        runs.into_iter()
+            .map(|r| {
+                let s = r.status().clone();
+                (r, s)
+            })
+            .collect()
+    }
+
     fn def(&self, name: &str) -> MqResult<ChannelDef> {
         self.qm.channel(name).ok_or_else(|| {
             fail(
@@ -438,16 +456,9 @@ impl ChannelControl for Control {
     }
 
     fn status(&self, pattern: &str) -> Vec<Attrs> {
-        let mut runs: Vec<Arc<Run>> = self
-            .runs()
-            .values()
-            .filter(|r| crate::generic_match(pattern, &r.name))
-            .cloned()
-            .collect();
-        runs.sort_by(|a, b| a.name.cmp(&b.name));
-        runs.iter()
-            .map(|r| {
-                let s = r.status().clone();
+        self.statuses(pattern)
+            .into_iter()
+            .map(|(r, s)| {
                 let sends = matches!(r.chltype, ChlType::Sdr | ChlType::Svr);
                 vec![
                     ("CHANNEL".into(), r.name.clone()),
