@@ -2,7 +2,7 @@
 
 mod common;
 use common::*;
-use sealmq_protect::{KeyKind, KeyReuse, Original, Qop};
+use sealmq_protect::{KeyKind, KeyReuse, Original, Policy, Protector, Qop};
 
 #[test]
 fn every_qop_and_key_type_round_trips() {
@@ -89,16 +89,22 @@ fn several_recipients_each_can_read() {
     assert_eq!(e.check(), Some(sealmq_protect::Check::Recipient), "{e}");
 }
 
-#[test]
-fn key_reuse_32_costs_ten_wraps_and_ten_unwraps_for_320_messages() {
+/// alice (P-256) encrypting to bob (RSA-2048) under Confidentiality with KEYREUSE(32): the
+/// world, the policy, alice's protector and bob's.
+fn alice_to_bob_reuse_32() -> (World, Policy, Protector, Protector) {
     let w = World::new();
     let a = w.identity("alice", KeyKind::P256);
     let b = w.identity("bob", KeyKind::Rsa(2048));
     w.introduce(&a, &b);
     let mut pol = policy("NONE", "AES256", &["bob"]);
     pol.key_reuse = KeyReuse::Count(32);
-    let put = w.protector("alice");
-    let get = w.protector("bob");
+    let (put, get) = (w.protector("alice"), w.protector("bob"));
+    (w, pol, put, get)
+}
+
+#[test]
+fn key_reuse_32_costs_ten_wraps_and_ten_unwraps_for_320_messages() {
+    let (_w, pol, put, get) = alice_to_bob_reuse_32();
     let mut stored = Vec::new();
     for i in 0..320u32 {
         stored.push(
@@ -178,14 +184,8 @@ fn next_key_made_ahead_spares_the_message_that_uses_a_key_up() {
 /// Getters of one process meeting a new key at the same moment unwrap it once between them.
 #[test]
 fn concurrent_getters_unwrap_a_new_key_once() {
-    let w = World::new();
-    let a = w.identity("alice", KeyKind::P256);
-    let b = w.identity("bob", KeyKind::Rsa(2048));
-    w.introduce(&a, &b);
-    let mut pol = policy("NONE", "AES256", &["bob"]);
-    pol.key_reuse = KeyReuse::Count(32);
-    let put = w.protector("alice");
-    let get = std::sync::Arc::new(w.protector("bob"));
+    let (_w, pol, put, get) = alice_to_bob_reuse_32();
+    let get = std::sync::Arc::new(get);
     let msgs: Vec<Vec<u8>> = (0..8u32)
         .map(|i| {
             put.protect(&pol, &i.to_be_bytes(), Original::default())
