@@ -1,6 +1,7 @@
 //! Restart in process: what was committed persistently comes back exactly once, nothing
 //! else does; checkpoints bound the replay; a failed log write fails the call cleanly.
 
+use sealmq_engine::objects::DefType;
 use sealmq_engine::*;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -241,4 +242,72 @@ fn concurrent_checkpoints_do_not_collide() {
     let (qm, report) = restart(qm, c);
     assert!(report.checkpoint_lsn > 0);
     assert_eq!(bodies(&qm, "Q"), vec![b"x".to_vec()]);
+}
+
+#[test]
+fn a_model_queue_survives_a_clean_restart_and_its_dynamic_queues_do_not() {
+    let d = tempfile::tempdir().unwrap();
+    let c = cfg(&d);
+    let qm = QueueManager::create(c.clone()).unwrap();
+    // DEFTYPE(TEMPDYN) is a model queue's default: the definition itself must stay.
+    let model = QueueDef::new("APP.REPLY.MODEL", QType::Model);
+    assert_eq!(model.def_type, DefType::TemporaryDynamic);
+    qm.define(model, false).unwrap();
+    let dynamic = {
+        let conn = qm.connect("t", "t").unwrap();
+        let h = conn
+            .open_dynamic("APP.REPLY.MODEL", OpenOptions::input(), "REPLY.*")
+            .unwrap();
+        let name = h.resolved.clone();
+        std::mem::forget(h); // left open across the stop
+        name
+    };
+    qm.shutdown().unwrap();
+    let (qm, _) = restart(qm, c);
+    assert_eq!(
+        qm.queue_def("APP.REPLY.MODEL").unwrap().qtype,
+        QType::Model,
+        "the model queue is still defined"
+    );
+    assert!(qm.queue_def(&dynamic).is_err(), "{dynamic} went with the stop");
+    // And it still makes dynamic queues.
+    let conn = qm.connect("t", "t").unwrap();
+    conn.open_dynamic("APP.REPLY.MODEL", OpenOptions::input(), "REPLY.*")
+        .unwrap();
+}
+
+#[test]
+fn a_start_after_a_crash_checkpoints_so_replays_do_not_grow() {
+    let d = tempfile::tempdir().unwrap();
+    let c = cfg(&d);
+    let qm = QueueManager::create(c.clone()).unwrap();
+    qm.define(QueueDef::new("Q", QType::Local), false).unwrap();
+    let mut qm = qm;
+    for round in 0..3u32 {
+        let conn = qm.connect("t", "t").unwrap();
+        for i in 0..300u32 {
+            conn.put1(
+                "Q",
+                &mut persistent(),
+                &(round * 1000 + i).to_le_bytes(),
+                PutOptions::default(),
+            )
+            .unwrap();
+        }
+        drop(conn);
+        drop_log_for_crash(&qm);
+        let (next, report) = restart(qm, c.clone());
+        // Each crash replays only what came after the previous start, never the history.
+        assert!(
+            report.records_replayed <= 310,
+            "round {round}: replayed {} records",
+            report.records_replayed
+        );
+        qm = next;
+    }
+    assert_eq!(bodies(&qm, "Q").len(), 900);
+    // Crashing straight after a recovery replays (almost) nothing.
+    drop_log_for_crash(&qm);
+    let (_qm, report) = restart(qm, c);
+    assert!(report.records_replayed < 5, "{}", report.records_replayed);
 }

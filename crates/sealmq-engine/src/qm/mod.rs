@@ -285,6 +285,11 @@ impl QueueManager {
             }
         }
         qm.load_policies();
+        // After a crash (a log tail replayed), a checkpoint now: otherwise the tail to replay
+        // grows with every crash until the next checkpoint is due.
+        if report.records_replayed > 0 {
+            qm.checkpoint()?;
+        }
         Ok((qm, report))
     }
 
@@ -643,7 +648,9 @@ impl QueueManager {
             let mut frames: Vec<Frame> = Vec::new();
             frames.push(Frame::Qmgr(read(&self.qmgr).clone()));
             for d in read(&self.defs).values() {
-                if d.def_type != crate::objects::DefType::TemporaryDynamic {
+                // Temporary dynamic queues end with the queue manager; a model queue whose
+                // DEFTYPE is TEMPDYN is a definition like any other and stays.
+                if !is_temporary_queue(d) {
                     frames.push(Frame::Queue(d.clone()));
                 }
             }
@@ -651,7 +658,7 @@ impl QueueManager {
             let mut msgs = Vec::new();
             for q in locals {
                 let st = q.lock();
-                if st.def.def_type == crate::objects::DefType::TemporaryDynamic {
+                if is_temporary_queue(&st.def) {
                     continue;
                 }
                 for ((_, seq), e) in st.entries.iter() {
@@ -735,4 +742,10 @@ impl QueueManager {
     pub fn log_stats(&self) -> sealmq_storage::log::LogStats {
         self.log.stats()
     }
+}
+
+/// A temporary dynamic queue (made from a model queue at open, gone at close or restart); a
+/// model queue's own definition is not one, whatever its DEFTYPE.
+fn is_temporary_queue(d: &QueueDef) -> bool {
+    d.qtype == QType::Local && d.def_type == crate::objects::DefType::TemporaryDynamic
 }
