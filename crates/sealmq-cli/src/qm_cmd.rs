@@ -252,18 +252,57 @@ pub fn stop(a: StopArgs) -> CliResult {
     if !running(&dir) {
         return Err(format!("queue manager '{}' is not running", a.qm).into());
     }
+    let pid: Option<i32> = std::fs::read_to_string(dir.join("qm.pid"))
+        .ok()
+        .and_then(|p| p.trim().parse().ok());
+    let ended = dir.join(sealmq_server::ENDED_FILE);
+    let _ = std::fs::remove_file(&ended);
     let mut c = Client::connect_local(&dir, "sealmq-stop").map_err(|e| e.to_string())?;
     c.stop(a.immediate).map_err(|e| e.to_string())?;
     drop(c); // our own connection must not hold up a controlled stop
     let deadline = Instant::now() + Duration::from_secs(60);
-    while running(&dir) {
+    // Returns once the process has exited, not merely released its lock.
+    while running(&dir) || pid.is_some_and(process_alive) {
         if Instant::now() > deadline {
             return Err(format!("queue manager '{}' did not end within 60 s", a.qm).into());
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+    match std::fs::read_to_string(&ended) {
+        Ok(s) if s.trim() == "ok" => {}
+        Ok(s) => {
+            return Err(format!(
+                "queue manager '{}' ended, but its final checkpoint {}; the next start replays \
+                 the log instead (see {})",
+                a.qm,
+                s.trim(),
+                dir.join("qm.log").display()
+            )
+            .into());
+        }
+        Err(_) => {
+            return Err(format!(
+                "queue manager '{}' ended without saying how (see {})",
+                a.qm,
+                dir.join("qm.log").display()
+            )
+            .into());
+        }
+    }
     println!("Queue manager {} ended.", a.qm);
     Ok(())
+}
+
+/// Whether process `pid` still exists (a zombie waiting for its parent counts as gone).
+fn process_alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name in parentheses.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
 }
 
 pub fn status(a: StatusArgs) -> CliResult {

@@ -45,6 +45,9 @@ pub struct ServerConfig {
     pub metrics: Option<SocketAddr>,
 }
 
+/// Written by a server as it ends: `ok`, or `failed: <why>` when the final checkpoint failed.
+pub const ENDED_FILE: &str = "qm.ended";
+
 pub fn socket_path(dir: &Path) -> PathBuf {
     dir.join("qm.sock")
 }
@@ -333,7 +336,15 @@ impl Server {
         if let Some(m) = self.metrics.take() {
             m.stop();
         }
-        self.qm.shutdown().map_err(|e| e.to_string())
+        let r = self.qm.shutdown().map_err(|e| e.to_string());
+        // `sealmq stop` reads how the queue manager ended once the process is gone: a
+        // checkpoint that failed is reported there, not only in the log.
+        let outcome = match &r {
+            Ok(()) => "ok\n".to_string(),
+            Err(e) => format!("failed: {e}\n"),
+        };
+        let _ = std::fs::write(self.dir.join(ENDED_FILE), outcome);
+        r
     }
 }
 

@@ -34,6 +34,19 @@ pub struct CheckpointWriter {
     /// Encryption at rest: every frame sealed with the data key the header names.
     dse: Option<Arc<Dse>>,
     key_id: u32,
+    /// Removes the temporary file of a checkpoint that did not finish (a full disk must not
+    /// be left fuller by half-written checkpoints).
+    _leftover: Leftover,
+}
+
+struct Leftover(Option<PathBuf>);
+
+impl Drop for Leftover {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            let _ = fs::remove_file(p);
+        }
+    }
 }
 
 /// Associated data of checkpoint frame `index` of the checkpoint at `lsn`: a frame moved to
@@ -62,6 +75,7 @@ impl CheckpointWriter {
             .write(true)
             .open(&tmp)
             .map_err(|e| StorageError::io("cannot create checkpoint", &tmp, e))?;
+        let leftover = Leftover(Some(tmp.clone()));
         let mut out = BufWriter::with_capacity(1 << 20, f);
         let mut h = [0u8; HEADER];
         h[0..4].copy_from_slice(&MAGIC);
@@ -76,6 +90,7 @@ impl CheckpointWriter {
             .map_err(|e| StorageError::io("cannot write checkpoint", &tmp, e))?;
         Ok(CheckpointWriter {
             dir: dir.to_path_buf(),
+            _leftover: leftover,
             tmp,
             lsn,
             out,
@@ -129,6 +144,7 @@ impl CheckpointWriter {
         f.sync_all().map_err(err)?;
         let dest = self.dir.join(name(self.lsn));
         fs::rename(&self.tmp, &dest).map_err(err)?;
+        self._leftover.0 = None;
         File::open(&self.dir)
             .and_then(|d| d.sync_all())
             .map_err(|e| StorageError::io("cannot sync", &self.dir, e))?;
