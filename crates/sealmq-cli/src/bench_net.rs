@@ -161,7 +161,12 @@ impl Net {
         )?;
         self.mqsc(
             to,
-            &format!("DEFINE CHANNEL({from}.{to}) CHLTYPE(RCVR) {rcvr} REPLACE\n"),
+            // A throw-away network: the receiver runs as the queue manager's own user, which
+            // the default CHLAUTH rules refuse unless allowed as here.
+            &format!(
+                "DEFINE CHANNEL({from}.{to}) CHLTYPE(RCVR) {rcvr} REPLACE\n\
+                 SET CHLAUTH('{from}.{to}') TYPE(BLOCKUSER) USERLIST('nobody') ACTION(REPLACE)\n"
+            ),
         )?;
         self.mqsc(from, &format!("START CHANNEL({from}.{to})"))?;
         self.wait_running(from, &format!("{from}.{to}"))

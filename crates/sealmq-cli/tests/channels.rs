@@ -41,7 +41,15 @@ fn link(h: &Home, from: &str, to: &str, port: u16, extra: &str) {
              SHORTTMR(0) BATCHSZ(20) {extra}\n"
         ),
     );
-    h.mqsc(to, &format!("DEFINE CHANNEL({from}.{to}) CHLTYPE(RCVR)\n"));
+    // The receiver runs as the queue manager's own user, which the default CHLAUTH rules
+    // refuse: these tests allow it the documented way.
+    h.mqsc(
+        to,
+        &format!(
+            "DEFINE CHANNEL({from}.{to}) CHLTYPE(RCVR)\n\
+             SET CHLAUTH('{from}.{to}') TYPE(BLOCKUSER) USERLIST('nobody')\n"
+        ),
+    );
 }
 
 fn chstatus(h: &Home, qm: &str, ch: &str) -> String {
@@ -645,7 +653,8 @@ fn a_requester_pulls_from_a_server_channel() {
         "QMS",
         "DEFINE QLOCAL(QMR) USAGE(XMITQ)\n\
          DEFINE QREMOTE(DEST) RNAME(DEST) RQMNAME(QMR) XMITQ(QMR)\n\
-         DEFINE CHANNEL(QMS.QMR) CHLTYPE(SVR) XMITQ(QMR)\n",
+         DEFINE CHANNEL(QMS.QMR) CHLTYPE(SVR) XMITQ(QMR)\n\
+         SET CHLAUTH('QMS.QMR') TYPE(BLOCKUSER) USERLIST('nobody')\n",
     );
     h.mqsc(
         "QMR",

@@ -94,7 +94,10 @@ fn sdr(h: &Home, from: &str, to: &str, port: u16, splprot: &str) {
 fn rcvr(h: &Home, from: &str, to: &str, splprot: &str) {
     h.mqsc(
         to,
-        &format!("DEFINE CHANNEL({from}.{to}) CHLTYPE(RCVR) SPLPROT({splprot})\n"),
+        &format!(
+            "DEFINE CHANNEL({from}.{to}) CHLTYPE(RCVR) SPLPROT({splprot})\n\
+             SET CHLAUTH('{from}.{to}') TYPE(BLOCKUSER) USERLIST('nobody')\n"
+        ),
     );
 }
 

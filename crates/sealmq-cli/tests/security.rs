@@ -3,7 +3,6 @@
 
 mod common;
 use common::*;
-use std::time::Duration;
 
 fn alive(pid: &str) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -23,7 +22,10 @@ fn stop_returns_once_the_process_has_exited() {
         let pid = h.pid("QS");
         assert!(alive(&pid));
         h.ok(&["stop", "QS"]);
-        assert!(!alive(&pid), "sealmq stop returned while pid {pid} still runs");
+        assert!(
+            !alive(&pid),
+            "sealmq stop returned while pid {pid} still runs"
+        );
     }
 }
 

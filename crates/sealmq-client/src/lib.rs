@@ -67,9 +67,39 @@ pub struct Client {
     pub(crate) icpt: intercept::State,
 }
 
+/// A user id and password for connection authentication (MQ's CONNAUTH). The password is
+/// wiped from memory when this is dropped and is never printed.
+#[derive(Clone, Debug, Default)]
+pub struct Credentials {
+    pub user: String,
+    pub password: sealmq_wire::Secret,
+    /// Send the password over TCP without TLS. Off by default: the client refuses to, and the
+    /// queue manager refuses such a password unless its AUTHINFO says PWCLEAR(YES).
+    pub allow_cleartext: bool,
+}
+
+impl Credentials {
+    pub fn new(user: &str, password: &str) -> Credentials {
+        Credentials {
+            user: user.to_string(),
+            password: sealmq_wire::Secret::new(password),
+            allow_cleartext: false,
+        }
+    }
+}
+
 impl Client {
     /// Connects to the queue manager whose directory is `qm_dir` through its Unix socket.
     pub fn connect_local(qm_dir: &Path, appl: &str) -> Result<Client> {
+        Client::connect_local_as(qm_dir, appl, None)
+    }
+
+    /// [`Client::connect_local`] authenticating with `creds`.
+    pub fn connect_local_as(
+        qm_dir: &Path,
+        appl: &str,
+        creds: Option<&Credentials>,
+    ) -> Result<Client> {
         let path = qm_dir.join("qm.sock");
         let s = UnixStream::connect(&path).map_err(|e| ClientError {
             reason: ReasonCode::QMgrNotAvailable.code(),
@@ -82,7 +112,7 @@ impl Client {
             reason: 2059,
             detail: e.to_string(),
         })?;
-        Client::hello(Box::new(s), Box::new(w), appl, "")
+        Client::hello(Box::new(s), Box::new(w), appl, "", creds)
     }
 
     /// Connects over TCP through the default channel (SYSTEM.DEF.SVRCONN).
@@ -92,6 +122,28 @@ impl Client {
 
     /// Connects over TCP through the SVRCONN channel `channel`.
     pub fn connect_tcp_channel(addr: &str, channel: &str, appl: &str) -> Result<Client> {
+        Client::connect_tcp_channel_as(addr, channel, appl, None)
+    }
+
+    /// [`Client::connect_tcp_channel`] authenticating with `creds`: refused here, before
+    /// anything is sent, unless `creds.allow_cleartext` (a password over TCP without TLS).
+    pub fn connect_tcp_channel_as(
+        addr: &str,
+        channel: &str,
+        appl: &str,
+        creds: Option<&Credentials>,
+    ) -> Result<Client> {
+        if let Some(c) = creds
+            && !c.password.is_empty()
+            && !c.allow_cleartext
+        {
+            return Err(ClientError {
+                reason: ReasonCode::NotAuthorized.code(),
+                detail: "a password would cross the network in clear: connect with TLS, or \
+                         allow it explicitly (--allow-cleartext-password)"
+                    .into(),
+            });
+        }
         let s = TcpStream::connect(addr).map_err(|e| ClientError {
             reason: ReasonCode::QMgrNotAvailable.code(),
             detail: format!("cannot reach a queue manager at {addr} ({e})"),
@@ -101,7 +153,7 @@ impl Client {
             reason: 2059,
             detail: e.to_string(),
         })?;
-        Client::hello(Box::new(s), Box::new(w), appl, channel)
+        Client::hello(Box::new(s), Box::new(w), appl, channel, creds)
     }
 
     /// Connects over TCP with TLS: `keystore_dir` holds the application's identity and the
@@ -122,6 +174,18 @@ impl Client {
         expect_qm: Option<&str>,
         channel: &str,
         appl: &str,
+    ) -> Result<Client> {
+        Client::connect_tls_channel_as(addr, keystore_dir, expect_qm, channel, appl, None)
+    }
+
+    /// [`Client::connect_tls_channel`] authenticating with `creds`.
+    pub fn connect_tls_channel_as(
+        addr: &str,
+        keystore_dir: &Path,
+        expect_qm: Option<&str>,
+        channel: &str,
+        appl: &str,
+        creds: Option<&Credentials>,
     ) -> Result<Client> {
         let ssl = |detail: String| ClientError {
             reason: ReasonCode::SslInitializationError.code(),
@@ -144,7 +208,13 @@ impl Client {
                 .map_err(|e| ssl(format!("TLS handshake with {addr} failed: {e}")))?;
         }
         let shared = sealmq_wire::tls::Shared(std::sync::Arc::new(std::sync::Mutex::new(stream)));
-        Client::hello(Box::new(shared.clone()), Box::new(shared), appl, channel)
+        Client::hello(
+            Box::new(shared.clone()),
+            Box::new(shared),
+            appl,
+            channel,
+            creds,
+        )
     }
 
     fn hello(
@@ -152,6 +222,7 @@ impl Client {
         w: Box<dyn Write + Send>,
         appl: &str,
         channel: &str,
+        creds: Option<&Credentials>,
     ) -> Result<Client> {
         let mut c = Client {
             r: BufReader::new(r),
@@ -167,6 +238,8 @@ impl Client {
             max_msg: 100 << 20,
             appl: appl.to_string(),
             channel: channel.to_string(),
+            user: creds.map(|c| c.user.clone()).unwrap_or_default(),
+            password: creds.map(|c| c.password.clone()).unwrap_or_default(),
         })? {
             Response::HelloOk {
                 max_msg,

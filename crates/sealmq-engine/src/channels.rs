@@ -84,6 +84,14 @@ pub struct ChannelDef {
     pub splprot: SplProt,
     /// TLS: refresh the traffic keys after this many bytes (0: never).
     pub sslrkeyc: u64,
+    /// Receiving channels: PUTAUT(CTX) puts each message with the authority of the user id in
+    /// its context; PUTAUT(DEF), the default, with the channel's own (MCAUSER) authority.
+    pub putaut_ctx: bool,
+    /// SSLCAUTH(REQUIRED) (the default): a TLS partner must present a certificate.
+    pub sslcauth_required: bool,
+    /// Instances of this channel at once (MAXINST), and from one client address (MAXINSTC).
+    pub maxinst: u32,
+    pub maxinstc: u32,
 }
 
 /// SPLPROT: what a server-to-server channel does with protection (SPEC §5.5.3).
@@ -138,6 +146,10 @@ impl ChannelDef {
             mrtmr: 1000,
             splprot: SplProt::Passthru,
             sslrkeyc: 0,
+            putaut_ctx: false,
+            sslcauth_required: true,
+            maxinst: 999_999_999,
+            maxinstc: 999_999_999,
         }
     }
 
@@ -172,6 +184,25 @@ impl ChannelDef {
             return mqerr!(
                 OptionsError,
                 "INTERCEPT applies only to SVRCONN channels; use SPLPROT on {} channel {}",
+                self.chltype.name(),
+                self.name
+            );
+        }
+        // The queue manager decrypts for whoever connects through an intercepting channel:
+        // only to a partner TLS has authenticated with a certificate.
+        if self.intercept && (self.sslciph.is_empty() || !self.sslcauth_required) {
+            return mqerr!(
+                OptionsError,
+                "INTERCEPT(YES) on channel {} needs TLS with client authentication: set \
+                 SSLCIPH (a suite, or ANY) and SSLCAUTH(REQUIRED), so that the queue manager \
+                 removes protection only for an authenticated client",
+                self.name
+            );
+        }
+        if self.putaut_ctx && !matches!(self.chltype, ChlType::Rcvr | ChlType::Rqstr) {
+            return mqerr!(
+                OptionsError,
+                "PUTAUT(CTX) applies only to RCVR and RQSTR channels, not {} channel {}",
                 self.chltype.name(),
                 self.name
             );
@@ -221,9 +252,10 @@ impl ChannelDef {
             .str(&self.sslpeer)
             .str(&self.mcauser)
             .bool(self.intercept)
-            // Extension block, version 2 (docs/storage.md): the message-channel attributes.
+            // Extension block (docs/storage.md): version 2 added the message-channel
+            // attributes, version 3 PUTAUT, SSLCAUTH, MAXINST and MAXINSTC at its end.
             // Records written before it decode with the defaults.
-            .u8(2)
+            .u8(3)
             .u32(self.batchint)
             .bool(self.npm_fast)
             .u32(self.shortrty)
@@ -237,7 +269,11 @@ impl ChannelDef {
                 SplProt::Remove => 1,
                 SplProt::AsPolicy => 2,
             })
-            .u64(self.sslrkeyc);
+            .u64(self.sslrkeyc)
+            .bool(self.putaut_ctx)
+            .bool(self.sslcauth_required)
+            .u32(self.maxinst)
+            .u32(self.maxinstc);
     }
 
     pub fn decode(d: &mut Dec<'_>) -> Result<ChannelDef> {
@@ -267,9 +303,9 @@ impl ChannelDef {
         c.intercept = d.bool()?;
         if !d.is_empty() {
             let v = d.u8()?;
-            if v != 2 {
+            if !(2..=3).contains(&v) {
                 return Err(sealmq_storage::StorageError::Decode(format!(
-                    "channel {name}: extension version {v} is newer than this build reads (2)"
+                    "channel {name}: extension version {v} is not one this build reads (2, 3)"
                 )));
             }
             c.batchint = d.u32()?;
@@ -291,6 +327,12 @@ impl ChannelDef {
                 }
             };
             c.sslrkeyc = d.u64()?;
+            if v >= 3 {
+                c.putaut_ctx = d.bool()?;
+                c.sslcauth_required = d.bool()?;
+                c.maxinst = d.u32()?;
+                c.maxinstc = d.u32()?;
+            }
         }
         Ok(c)
     }
@@ -319,6 +361,8 @@ pub trait ChannelControl: Send + Sync {
     /// REFRESH SECURITY TYPE(SSL): read the queue manager's keystore again (TLS listener,
     /// SPLPROT, QM-side interception); on failure the keystore in use stays.
     fn refresh_ssl(&self) -> MqResult<String>;
+    /// REFRESH SECURITY TYPE(CONNAUTH): read the queue manager's password file again.
+    fn refresh_connauth(&self) -> MqResult<String>;
 }
 
 /// The default SVRCONN channel every queue manager has.
@@ -363,12 +407,32 @@ mod decode_tests {
         let full = e.buf;
         assert_eq!(ChannelDef::decode(&mut Dec::new(&full, "c")).unwrap(), c);
         // A version 1 record ends after INTERCEPT: cut the extension block off.
-        let ext = 1 + 4 + 1 + 4 * 6 + 1 + 8;
+        let ext = 1 + 4 + 1 + 4 * 6 + 1 + 8 + 2 + 8;
         let v1 = &full[..full.len() - ext];
         let old = ChannelDef::decode(&mut Dec::new(v1, "c")).unwrap();
         assert_eq!(old.splprot, SplProt::Passthru);
         assert_eq!(old.batchint, 0);
         assert_eq!(old.xmitq, c.xmitq);
+        // A version 2 record: the block without the version 3 fields, its version byte 2.
+        let mut v2 = full[..full.len() - 10].to_vec();
+        v2[full.len() - ext] = 2;
+        let old = ChannelDef::decode(&mut Dec::new(&v2, "c")).unwrap();
+        assert_eq!(old.batchint, 7);
+        assert!(old.sslcauth_required && !old.putaut_ctx);
+        assert_eq!(old.maxinst, 999_999_999);
+    }
+
+    #[test]
+    fn interception_needs_tls_with_client_authentication() {
+        let mut c = ChannelDef::new("APP.ICPT", ChlType::Svrconn);
+        c.intercept = true;
+        let e = c.validate().unwrap_err();
+        assert!(e.detail.contains("SSLCIPH"), "{}", e.detail);
+        c.sslciph = "ANY".into();
+        c.sslcauth_required = false;
+        assert!(c.validate().is_err());
+        c.sslcauth_required = true;
+        c.validate().unwrap();
     }
 
     #[test]

@@ -10,8 +10,10 @@
 //! The concurrency design (locks, their order, why a busy queue does not hold up others) is in
 //! ARCHITECTURE.md and at the top of `qm.rs`.
 
+pub mod authinfo;
 pub mod authority;
 pub mod channels;
+pub mod chlauth;
 pub mod deadletter;
 pub mod dlh;
 pub mod error;
@@ -30,5 +32,5 @@ pub use error::{MqError, MqResult};
 pub use md::{Md, Message, MsgType, Persistence};
 pub use mqi::{Browse, Connection, GetOptions, Got, Hobj, OpenOptions, PutOptions};
 pub use objects::{QType, QmgrDef, QueueDef};
-pub use qm::{QmConfig, QueueManager, QueueStatus, StartReport};
+pub use qm::{ChlAuthAction, QmConfig, QueueManager, QueueStatus, StartReport};
 pub use queue::Match;

@@ -214,6 +214,10 @@ pub struct QmgrDef {
     pub acct_mqi: bool,
     /// ACCTINT: seconds between accounting records of a long-lived connection.
     pub acct_int: u32,
+    /// CHLAUTH(ENABLED): channel authentication records are applied.
+    pub chlauth_enabled: bool,
+    /// CONNAUTH: the AUTHINFO object of connection authentication (blank: none).
+    pub connauth: String,
 }
 
 impl QmgrDef {
@@ -229,6 +233,8 @@ impl QmgrDef {
             def_xmitq: String::new(),
             acct_mqi: false,
             acct_int: 1800,
+            chlauth_enabled: true,
+            connauth: crate::authinfo::DEFAULT_IDPWOS.to_string(),
         }
     }
 
@@ -240,13 +246,16 @@ impl QmgrDef {
             .u32(self.chiadaps)
             .u32(self.chidisps)
             .u32(self.stat_int)
-            // Extension block (docs/storage.md), version 3: the version-2 fields, then the
-            // version-3 ones. Absent in records written by version 1, which decode with the
-            // defaults; a version-2 block decodes with the version-3 defaults.
-            .u8(3)
+            // Extension block (docs/storage.md), version 4: the version-2 fields, then the
+            // version-3 ones, then the version-4 ones. Absent in records written by version
+            // 1, which decode with the defaults; an older block decodes with the later
+            // versions' defaults.
+            .u8(4)
             .str(&self.def_xmitq)
             .u8(self.acct_mqi as u8)
-            .u32(self.acct_int);
+            .u32(self.acct_int)
+            .bool(self.chlauth_enabled)
+            .str(&self.connauth);
     }
 
     pub fn decode(d: &mut Dec<'_>) -> Result<QmgrDef> {
@@ -261,18 +270,24 @@ impl QmgrDef {
             def_xmitq: String::new(),
             acct_mqi: false,
             acct_int: 1800,
+            chlauth_enabled: true,
+            connauth: crate::authinfo::DEFAULT_IDPWOS.to_string(),
         };
         if !d.is_empty() {
             let v = d.u8()?;
-            if !(2..=3).contains(&v) {
+            if !(2..=4).contains(&v) {
                 return Err(sealmq_storage::StorageError::Decode(format!(
-                    "queue manager attributes: extension version {v} is newer than this build reads (3)"
+                    "queue manager attributes: extension version {v} is newer than this build reads (4)"
                 )));
             }
             q.def_xmitq = d.str()?;
             if v >= 3 {
                 q.acct_mqi = d.u8()? != 0;
                 q.acct_int = d.u32()?;
+            }
+            if v >= 4 {
+                q.chlauth_enabled = d.bool()?;
+                q.connauth = d.str()?;
             }
         }
         Ok(q)

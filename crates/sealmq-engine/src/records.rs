@@ -1,7 +1,9 @@
 //! Log records and checkpoint frames of the queue manager (format in docs/storage.md).
 
+use crate::authinfo::AuthInfoDef;
 use crate::authority::AuthRec;
 use crate::channels::ChannelDef;
+use crate::chlauth::ChlAuthRec;
 use crate::md::Message;
 use crate::objects::{QmgrDef, QueueDef};
 use crate::queue::TxId;
@@ -48,6 +50,14 @@ pub enum Record {
     DefineChannel(ChannelDef),
     /// A channel deleted.
     DeleteChannel(String),
+    /// A channel authentication record set (replacing one with the same key).
+    SetChlAuth(ChlAuthRec),
+    /// A channel authentication record removed (by key).
+    DeleteChlAuth(ChlAuthRec),
+    /// An AUTHINFO object defined or altered.
+    DefineAuthInfo(AuthInfoDef),
+    /// An AUTHINFO object deleted.
+    DeleteAuthInfo(String),
 }
 
 impl Record {
@@ -66,6 +76,10 @@ impl Record {
             Record::DeleteAuth(_) => 11,
             Record::DefineChannel(_) => 12,
             Record::DeleteChannel(_) => 13,
+            Record::SetChlAuth(_) => 14,
+            Record::DeleteChlAuth(_) => 15,
+            Record::DefineAuthInfo(_) => 16,
+            Record::DeleteAuthInfo(_) => 17,
         }
     }
 
@@ -86,9 +100,11 @@ impl Record {
             Record::Define(d) => d.encode(&mut e),
             Record::SetAuth(a) | Record::DeleteAuth(a) => a.encode(&mut e),
             Record::DefineChannel(c) => c.encode(&mut e),
-            Record::DeleteChannel(n) => {
+            Record::DeleteChannel(n) | Record::DeleteAuthInfo(n) => {
                 e.str(n);
             }
+            Record::SetChlAuth(r) | Record::DeleteChlAuth(r) => r.encode(&mut e),
+            Record::DefineAuthInfo(a) => a.encode(&mut e),
             Record::Delete(n) | Record::Clear(n) => {
                 e.str(n);
             }
@@ -157,6 +173,10 @@ impl Record {
             11 => Record::DeleteAuth(AuthRec::decode(&mut d)?),
             12 => Record::DefineChannel(ChannelDef::decode(&mut d)?),
             13 => Record::DeleteChannel(d.str()?),
+            14 => Record::SetChlAuth(ChlAuthRec::decode(&mut d)?),
+            15 => Record::DeleteChlAuth(ChlAuthRec::decode(&mut d)?),
+            16 => Record::DefineAuthInfo(AuthInfoDef::decode(&mut d)?),
+            17 => Record::DeleteAuthInfo(d.str()?),
             k => return Err(StorageError::Decode(format!("unknown log record kind {k}"))),
         };
         d.finish()?;
@@ -184,6 +204,8 @@ pub enum Frame {
     Active(TxId),
     Auth(AuthRec),
     Channel(ChannelDef),
+    ChlAuth(ChlAuthRec),
+    AuthInfo(AuthInfoDef),
 }
 
 impl Frame {
@@ -225,6 +247,14 @@ impl Frame {
                 e.u8(7);
                 c.encode(&mut e);
             }
+            Frame::ChlAuth(r) => {
+                e.u8(8);
+                r.encode(&mut e);
+            }
+            Frame::AuthInfo(a) => {
+                e.u8(9);
+                a.encode(&mut e);
+            }
         }
         e.buf
     }
@@ -248,6 +278,8 @@ impl Frame {
             5 => Frame::Active(d.u64()?),
             6 => Frame::Auth(AuthRec::decode(&mut d)?),
             7 => Frame::Channel(ChannelDef::decode(&mut d)?),
+            8 => Frame::ChlAuth(ChlAuthRec::decode(&mut d)?),
+            9 => Frame::AuthInfo(AuthInfoDef::decode(&mut d)?),
             k => {
                 return Err(StorageError::Decode(format!(
                     "unknown checkpoint frame {k}"
@@ -300,7 +332,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn garbage_never_panics(kind in 0u8..12, bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+        fn garbage_never_panics(kind in 0u8..20, bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
             let _ = Record::decode(kind, &bytes);
             let _ = Frame::decode(&bytes);
         }

@@ -7,6 +7,7 @@
 //! transmission queue; a transmission queue of that name; the default transmission queue
 //! (DEFXMITQ). Nothing found: 2087.
 
+use crate::authority::{AuthObj, auth};
 use crate::error::{MqResult, mqerr};
 use crate::mqi::{Connection, Hobj, OpenOptions, Target};
 use crate::objects::{QType, Usage};
@@ -97,6 +98,16 @@ impl Connection {
                 OptionsError,
                 "open '{name}' at '{qmgr}': no open option given"
             );
+        }
+        // The same authority as any route to a queue: PUT on the object the resolution went
+        // through — the queue-manager alias when one named `qmgr`, else the transmission queue.
+        if !self.internal {
+            let via = match self.qm().queue_def(qmgr) {
+                Ok(d) if d.qtype == QType::Remote && d.remote_name.is_empty() => d.name,
+                _ => xmitq.name.clone(),
+            };
+            self.qm()
+                .check_authority(&self.user, AuthObj::Queue, &via, auth::PUT)?;
         }
         let put_allowed = xmitq.lock().def.put_enabled;
         Ok(Hobj::new(

@@ -9,25 +9,63 @@ pub(crate) fn authrec(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
     use sealmq_engine::authority::{AuthObj, AuthRec, auth};
     let get = |k: &str| c.attrs.iter().find(|a| a.key == k);
     let objtype = match get("OBJTYPE") {
-        Some(a) => match choice(a, &["QUEUE", "QMGR"])? {
-            "QMGR" => Some(AuthObj::Qmgr),
-            _ => Some(AuthObj::Queue),
-        },
+        Some(a) => Some(
+            AuthObj::parse(choice(a, &["QUEUE", "QMGR", "CHANNEL", "AUTHINFO"])?)
+                .ok_or_else(|| bad(a, "expected QUEUE, QMGR, CHANNEL or AUTHINFO"))?,
+        ),
         None => None,
     };
+    for a in &c.attrs {
+        if !matches!(
+            a.key.as_str(),
+            "OBJTYPE"
+                | "PROFILE"
+                | "PRINCIPAL"
+                | "GROUP"
+                | "AUTHADD"
+                | "AUTHRMV"
+                | "ALL"
+                | "AUTHLIST"
+                | "MATCH"
+                | "SERVCOMP"
+        ) {
+            return Err(bad(a, "is not an AUTHREC attribute"));
+        }
+    }
     let text = |k: &str| -> Result<Option<String>, Fail> {
         match get(k) {
             Some(a) => Ok(Some(one(a)?.to_string())),
             None => Ok(None),
         }
     };
-    let profile = text("PROFILE")?;
-    let principal = text("PRINCIPAL")?;
+    // OBJTYPE(QMGR) names the queue manager itself: PROFILE may be left out.
+    let profile = text("PROFILE")?
+        .or_else(|| (objtype == Some(AuthObj::Qmgr) && c.verb != Verb::Display).then(|| qm.name()));
+    let (principal, group) = match (text("PRINCIPAL")?, text("GROUP")?) {
+        (Some(_), Some(_)) => {
+            return Err(Fail {
+                at: None,
+                reason: None,
+                message: "give PRINCIPAL or GROUP, not both".into(),
+            });
+        }
+        (Some(p), None) => (Some(p), false),
+        (None, Some(g)) => (Some(g), true),
+        (None, None) => (None, false),
+    };
     let auths = |k: &str| -> Result<u32, Fail> {
         let Some(a) = get(k) else { return Ok(0) };
         let mut bits = 0;
         for v in &a.values {
-            bits |= auth::parse(v).ok_or_else(|| bad(a, format!("'{v}' is not an authority (CONNECT, PUT, GET, BROWSE, INQ, SET, CHG, DLT, DSP, ALL, NONE)")))?;
+            bits |= auth::parse(v).ok_or_else(|| {
+                bad(
+                    a,
+                    format!(
+                        "'{v}' is not an authority ({}, ALL, ALLADM, ALLMQI, NONE)",
+                        auth::NAMES.map(|(n, _)| n).join(", ")
+                    ),
+                )
+            })?;
         }
         Ok(bits)
     };
@@ -41,16 +79,23 @@ pub(crate) fn authrec(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
     match c.verb {
         Verb::Set => {
             let profile = need(profile, "PROFILE")?;
-            let principal = need(principal, "PRINCIPAL")?;
+            let principal = need(principal, "PRINCIPAL or GROUP")?;
             let objtype = objtype.ok_or_else(|| Fail {
                 at: None,
                 reason: None,
-                message: "OBJTYPE(QUEUE|QMGR) is required".into(),
+                message: "OBJTYPE(QUEUE|QMGR|CHANNEL|AUTHINFO) is required".into(),
             })?;
+            valid_name(&profile, "PROFILE")?;
+            valid_name(&principal, if group { "GROUP" } else { "PRINCIPAL" })?;
             let current = qm
                 .authrecs()
                 .into_iter()
-                .find(|r| r.profile == profile && r.objtype == objtype && r.principal == principal)
+                .find(|r| {
+                    r.profile == profile
+                        && r.objtype == objtype
+                        && r.principal == principal
+                        && r.group == group
+                })
                 .map(|r| r.auths)
                 .unwrap_or(0);
             let new = (current | auths("AUTHADD")?) & !auths("AUTHRMV")?;
@@ -59,6 +104,7 @@ pub(crate) fn authrec(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
                 objtype,
                 principal: principal.clone(),
                 auths: new,
+                group,
             })?;
             Ok((
                 format!(
@@ -70,13 +116,13 @@ pub(crate) fn authrec(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
         }
         Verb::Delete => {
             let profile = need(profile, "PROFILE")?;
-            let principal = need(principal, "PRINCIPAL")?;
+            let principal = need(principal, "PRINCIPAL or GROUP")?;
             let objtype = objtype.ok_or_else(|| Fail {
                 at: None,
                 reason: None,
-                message: "OBJTYPE(QUEUE|QMGR) is required".into(),
+                message: "OBJTYPE(QUEUE|QMGR|CHANNEL|AUTHINFO) is required".into(),
             })?;
-            qm.delete_authrec(&profile, objtype, &principal)?;
+            qm.delete_authrec(&profile, objtype, &principal, group)?;
             Ok((
                 format!("SMQ0111I Authority record for {principal} on {profile} deleted."),
                 vec![],
@@ -91,13 +137,20 @@ pub(crate) fn authrec(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
                         .as_deref()
                         .is_none_or(|p| generic_match(p, &r.profile))
                 })
-                .filter(|r| principal.as_deref().is_none_or(|p| p == r.principal))
+                .filter(|r| {
+                    principal
+                        .as_deref()
+                        .is_none_or(|p| p == r.principal && r.group == group)
+                })
                 .filter(|r| objtype.is_none_or(|t| t == r.objtype))
                 .map(|r| {
                     vec![
                         ("PROFILE".into(), r.profile),
                         ("OBJTYPE".into(), r.objtype.name().into()),
-                        ("PRINCIPAL".into(), r.principal),
+                        (
+                            if r.group { "GROUP" } else { "PRINCIPAL" }.into(),
+                            r.principal,
+                        ),
                         ("AUTHLIST".into(), auth::names(r.auths).join(",")),
                     ]
                 })
@@ -108,4 +161,84 @@ pub(crate) fn authrec(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
             ))
         }
     }
+}
+
+/// Principal and group names and profiles: printable, no quotes, at most 1024 characters.
+fn valid_name(v: &str, what: &str) -> Result<(), Fail> {
+    if v.is_empty() || v.len() > 1024 || v.chars().any(|c| c.is_control() || c == '\'') {
+        return Err(Fail {
+            at: None,
+            reason: None,
+            message: format!("{what} must be 1-1024 printable characters without quotes"),
+        });
+    }
+    Ok(())
+}
+
+/// DISPLAY ENTAUTH PRINCIPAL(p)|GROUP(g) OBJNAME(n) OBJTYPE(t): what the principal may do on
+/// the object, from every record that applies (its own, and its groups').
+pub(crate) fn entauth(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
+    use sealmq_engine::authority::{AuthObj, auth};
+    let mut principal = None;
+    let mut group = None;
+    let mut objname = None;
+    let mut objtype = None;
+    for a in &c.attrs {
+        match a.key.as_str() {
+            "PRINCIPAL" => principal = Some(one(a)?.to_string()),
+            "GROUP" => group = Some(one(a)?.to_string()),
+            "OBJNAME" => objname = Some(one(a)?.to_string()),
+            "OBJTYPE" => {
+                objtype = Some(
+                    AuthObj::parse(one(a)?)
+                        .ok_or_else(|| bad(a, "expected QUEUE, QMGR, CHANNEL or AUTHINFO"))?,
+                )
+            }
+            "ALL" | "AUTHLIST" | "SERVCOMP" => {}
+            _ => return Err(bad(a, "is not a DISPLAY ENTAUTH attribute")),
+        }
+    }
+    let missing = |m: &str| Fail {
+        at: None,
+        reason: None,
+        message: format!("{m} is required"),
+    };
+    let objtype = objtype.ok_or_else(|| missing("OBJTYPE"))?;
+    let objname = match objname {
+        Some(n) => n,
+        None if objtype == AuthObj::Qmgr => qm.name(),
+        None => return Err(missing("OBJNAME")),
+    };
+    let (who, bits) = match (principal, group) {
+        (Some(p), None) => {
+            let bits = if qm.admin() == Some(p.as_str()) {
+                auth::ALL
+            } else {
+                qm.authorities_of(&p, objtype, &objname)
+            };
+            (("PRINCIPAL", p), bits)
+        }
+        (None, Some(g)) => {
+            let recs: Vec<_> = qm.authrecs().into_iter().filter(|r| r.group).collect();
+            let bits = sealmq_engine::authority::authorities_with_groups(
+                &recs,
+                objtype,
+                &objname,
+                "",
+                std::slice::from_ref(&g),
+            );
+            (("GROUP", g), bits)
+        }
+        _ => return Err(missing("PRINCIPAL or GROUP (one of them)")),
+    };
+    Ok((
+        "SMQ0113I Display entity authority.".into(),
+        vec![vec![
+            ("ENTITY".into(), who.1),
+            ("ENTTYPE".into(), who.0.into()),
+            ("OBJNAME".into(), objname),
+            ("OBJTYPE".into(), objtype.name().into()),
+            ("AUTHLIST".into(), auth::names(bits).join(",")),
+        ]],
+    ))
 }

@@ -132,11 +132,11 @@ pub(crate) fn refresh_security(
     let mut kind = "AUTHSERV";
     for a in &c.attrs {
         match a.key.as_str() {
-            "TYPE" => kind = choice(a, &["SSL", "AUTHSERV"])?,
+            "TYPE" => kind = choice(a, &["SSL", "AUTHSERV", "CONNAUTH"])?,
             _ => {
                 return Err(bad(
                     a,
-                    "is not a REFRESH SECURITY attribute: use TYPE(SSL|AUTHSERV)",
+                    "is not a REFRESH SECURITY attribute: use TYPE(SSL|AUTHSERV|CONNAUTH)",
                 ));
             }
         }
@@ -155,5 +155,8 @@ pub(crate) fn refresh_security(
                 .into(),
         });
     };
+    if kind == "CONNAUTH" {
+        return Ok((ci.refresh_connauth()?, vec![]));
+    }
     Ok((ci.refresh_ssl()?, vec![]))
 }

@@ -36,6 +36,21 @@ fn channel_block(d: &sealmq_engine::channels::ChannelDef) -> Block {
         ("MRTMR".into(), d.mrtmr.to_string()),
         ("SPLPROT".into(), d.splprot.name().into()),
         ("SSLRKEYC".into(), d.sslrkeyc.to_string()),
+        (
+            "PUTAUT".into(),
+            if d.putaut_ctx { "CTX" } else { "DEF" }.into(),
+        ),
+        (
+            "SSLCAUTH".into(),
+            if d.sslcauth_required {
+                "REQUIRED"
+            } else {
+                "OPTIONAL"
+            }
+            .into(),
+        ),
+        ("MAXINST".into(), d.maxinst.to_string()),
+        ("MAXINSTC".into(), d.maxinstc.to_string()),
     ]
 }
 
@@ -70,6 +85,12 @@ pub(crate) fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
                         .ok_or_else(|| bad(a, "expected PASSTHRU, REMOVE or ASPOLICY"))?;
                 }
                 "SSLRKEYC" => d.sslrkeyc = num(a, 0, 999_999_999)? as u64,
+                "PUTAUT" => d.putaut_ctx = choice(a, &["DEF", "CTX"])? == "CTX",
+                "SSLCAUTH" => {
+                    d.sslcauth_required = choice(a, &["REQUIRED", "OPTIONAL"])? == "REQUIRED"
+                }
+                "MAXINST" => d.maxinst = num(a, 0, 999_999_999)?,
+                "MAXINSTC" => d.maxinstc = num(a, 0, 999_999_999)?,
                 "DISCINT" | "SEQWRAP" => {
                     return Err(bad(a, "is not available in this release"));
                 }

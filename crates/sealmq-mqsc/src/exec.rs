@@ -253,6 +253,8 @@ fn qmgr_block(q: &QmgrDef) -> Block {
             if q.acct_mqi { "ON" } else { "OFF" }.into(),
         ),
         ("ACCTINT".into(), q.acct_int.to_string()),
+        ("CHLAUTH".into(), onoff(q.chlauth_enabled)),
+        ("CONNAUTH".into(), q.connauth.clone()),
     ]
 }
 
@@ -438,6 +440,17 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
                     "DEFXMITQ" => q.def_xmitq = a.values.first().cloned().unwrap_or_default(),
                     "ACCTMQI" => q.acct_mqi = choice(a, &["ON", "OFF"])? == "ON",
                     "ACCTINT" => q.acct_int = num(a, 1, 604_800)?,
+                    "CHLAUTH" => {
+                        q.chlauth_enabled = choice(a, &["ENABLED", "DISABLED"])? == "ENABLED"
+                    }
+                    "CONNAUTH" => {
+                        let n = a.values.first().cloned().unwrap_or_default();
+                        let n = n.trim().to_string();
+                        if !n.is_empty() && qm.authinfo(&n).is_none() {
+                            return Err(bad(a, format!("AUTHINFO '{n}' is not defined")));
+                        }
+                        q.connauth = n;
+                    }
                     _ => return Err(bad(a, "is not a queue manager attribute")),
                 }
             }
@@ -445,6 +458,11 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
             Ok(("SMQ0108I Queue manager altered.".into(), vec![]))
         }
         (Verb::Set | Verb::Display | Verb::Delete, Obj::AuthRec) => authrec(qm, c),
+        (Verb::Display, Obj::EntAuth) => crate::authrec::entauth(qm, c),
+        (Verb::Set | Verb::Display, Obj::ChlAuth) => crate::chlauth::chlauth(qm, c),
+        (Verb::Define | Verb::Alter | Verb::Display | Verb::Delete, Obj::AuthInfo) => {
+            crate::chlauth::authinfo(qm, c)
+        }
         (Verb::Set | Verb::Display | Verb::Delete, Obj::Policy) => policy(qm, c),
         (Verb::Define | Verb::Alter | Verb::Display | Verb::Delete, Obj::Channel) => channel(qm, c),
         (Verb::Start | Verb::Stop | Verb::Resolve | Verb::Reset, Obj::Channel)
@@ -452,7 +470,15 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
         (Verb::Refresh, Obj::Security) => crate::chl::refresh_security(qm, c),
         (
             _,
-            Obj::Channel | Obj::ChStatus | Obj::Policy | Obj::AuthRec | Obj::Chinit | Obj::Security,
+            Obj::Channel
+            | Obj::ChStatus
+            | Obj::Policy
+            | Obj::AuthRec
+            | Obj::Chinit
+            | Obj::Security
+            | Obj::ChlAuth
+            | Obj::AuthInfo
+            | Obj::EntAuth,
         )
         | (Verb::Start | Verb::Stop | Verb::Resolve | Verb::Reset | Verb::Set | Verb::Refresh, _) => {
             Err(Fail {

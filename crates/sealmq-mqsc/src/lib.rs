@@ -8,6 +8,7 @@
 
 mod authrec;
 pub(crate) mod chl;
+mod chlauth;
 mod chldef;
 pub mod exec;
 pub mod lexer;

@@ -37,6 +37,12 @@ pub enum Obj {
     Chinit,
     /// The queue manager's security data (REFRESH SECURITY).
     Security,
+    /// Channel authentication records (SET/DISPLAY CHLAUTH).
+    ChlAuth,
+    /// Authentication information objects (AUTHINFO).
+    AuthInfo,
+    /// A principal's authority on objects (DISPLAY ENTAUTH).
+    EntAuth,
 }
 
 /// A `KEYWORD` or `KEYWORD(value ...)`.
@@ -96,6 +102,9 @@ fn obj(w: &str) -> Option<Obj> {
         "AUTHREC" => Obj::AuthRec,
         "CHINIT" => Obj::Chinit,
         "SECURITY" | "SEC" => Obj::Security,
+        "CHLAUTH" => Obj::ChlAuth,
+        "AUTHINFO" => Obj::AuthInfo,
+        "ENTAUTH" => Obj::EntAuth,
         _ => return None,
     })
 }

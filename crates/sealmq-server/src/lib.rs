@@ -7,8 +7,11 @@
 //! work. A lock file keeps a second process off the same queue manager.
 
 mod acct;
+mod admit;
 pub mod chinit;
+pub mod connauth;
 mod dispatch;
+pub mod events;
 mod icpt;
 pub mod metrics;
 mod peer;
@@ -18,7 +21,7 @@ pub mod stats;
 use dispatch::{err, handle};
 use icpt::Icpt;
 pub(crate) use peer::generic_match;
-use peer::{Peer, TlsPeer, channel_principal};
+use peer::{Peer, TlsPeer};
 
 use sealmq_engine::{Hobj, QmConfig, QueueManager};
 use sealmq_wire::{Request, Response, WireError};
@@ -165,6 +168,7 @@ impl Server {
             dir: cfg.dir.clone(),
             conns: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             chinit: ci.clone(),
+            instances: Arc::default(),
         };
         {
             let (qm, ctx) = (qm.clone(), ctx.clone());
@@ -388,6 +392,8 @@ struct Ctx {
     conns: Arc<std::sync::atomic::AtomicU64>,
     /// The channel initiator: receiving channels arrive on the listeners.
     chinit: Arc<chinit::Initiator>,
+    /// SVRCONN instances running (MAXINST, MAXINSTC).
+    instances: Arc<admit::Instances>,
 }
 
 impl Ctx {
@@ -478,7 +484,7 @@ fn serve(
     ctx.active.fetch_add(1, Ordering::Relaxed);
     let _active = Active(&ctx.active);
     // Hello first (or a channel's Start).
-    let (id, appl, client_max, channel) =
+    let (id, appl, client_max, channel, asserted, password) =
         match sealmq_wire::read_first(&mut r, sealmq_wire::HELLO_MAX) {
             Ok(Some(sealmq_wire::First::Channel(start))) => {
                 let Peer::Tcp { tls, addr, sock } = peer else {
@@ -509,6 +515,8 @@ fn serve(
                     max_msg,
                     appl,
                     channel,
+                    user,
+                    password,
                 },
             ))) => {
                 if !versions.contains(&1) {
@@ -526,7 +534,7 @@ fn serve(
                     );
                     return;
                 }
-                (id, appl, max_msg, channel)
+                (id, appl, max_msg, channel, user, password)
             }
             Ok(Some(sealmq_wire::First::Request(id, _))) => {
                 let _ = sealmq_wire::write_response(
@@ -541,17 +549,22 @@ fn serve(
             }
             _ => return,
         };
-    let (user, admin, intercept) = match peer {
-        Peer::Local { user, admin } => (user.clone(), *admin, false),
-        Peer::Tcp { tls, .. } => match channel_principal(qm, &channel, tls.as_ref()) {
-            Ok((u, intercept)) => (u, false, intercept),
-            Err((reason, detail)) => {
-                let _ = sealmq_wire::write_response(&mut w, id, &Response::Err { reason, detail });
-                return;
-            }
-        },
+    let hello = admit::Hello {
+        appl: &appl,
+        channel: &channel,
+        user: &asserted,
+        password: password.expose(),
     };
-    let user = user.as_str();
+    let admitted = match admit::admit(qm, &ctx.security, &ctx.instances, peer, &hello) {
+        Ok(a) => a,
+        Err((reason, detail)) => {
+            let _ = sealmq_wire::write_response(&mut w, id, &Response::Err { reason, detail });
+            return;
+        }
+    };
+    drop(password);
+    let (admin, intercept) = (admitted.admin, admitted.intercept);
+    let user = admitted.user.as_str();
     let conn = match qm.connect(user, &appl) {
         Ok(c) => c,
         Err(e) => {

@@ -1,7 +1,6 @@
 //! Who is on the other end of a connection, and what a TCP application's SVRCONN channel makes
 //! of it (principal, TLS requirements).
 
-use sealmq_engine::QueueManager;
 use std::net::TcpStream;
 
 /// Who is on the other end of a connection.
@@ -36,46 +35,6 @@ fn suite_name(s: &str) -> String {
     u.trim_start_matches("TLS13_")
         .trim_start_matches("TLS_")
         .to_string()
-}
-
-/// The principal of a TCP application through SVRCONN channel `name`: its channel must exist;
-/// SSLCIPH requires TLS (and that suite), SSLPEER filters the certificate DN, MCAUSER replaces
-/// the principal.
-pub(crate) fn channel_principal(
-    qm: &QueueManager,
-    name: &str,
-    tls: Option<&TlsPeer>,
-) -> Result<(String, bool), (u32, String)> {
-    use sealmq_engine::channels::{ChlType, DEFAULT_SVRCONN};
-    let name = if name.is_empty() {
-        DEFAULT_SVRCONN
-    } else {
-        name
-    };
-    let fail = |reason: u32, detail: String| (reason, detail);
-    let def = match qm.channel(name) {
-        Some(d) if d.chltype == ChlType::Svrconn => d,
-        _ => {
-            return Err(fail(
-                2540,
-                format!("no SVRCONN channel '{name}' is defined"),
-            ));
-        }
-    };
-    tls_requirements(
-        &def,
-        tls.map(|t| (t.dn.as_str(), t.suite.as_str())),
-        "the connection",
-    )
-    .map_err(|d| fail(2393, d))?;
-    let intercept = def.intercept;
-    let principal = if !def.mcauser.is_empty() {
-        def.mcauser
-    } else {
-        tls.map(|t| t.dn.clone())
-            .unwrap_or_else(|| "tcp".to_string())
-    };
-    Ok((principal, intercept))
 }
 
 /// What a channel definition asks of a connection's TLS (SVRCONN, and both ends of message

@@ -21,6 +21,10 @@ struct Loaded {
 }
 
 pub struct Security {
+    /// The password file of connection authentication (REFRESH SECURITY TYPE(CONNAUTH)).
+    pub users: crate::connauth::Users,
+    /// Security events for the queue manager's log (rate-limited).
+    pub events: crate::events::Events,
     dir: PathBuf,
     /// The listener serves TLS: a keystore that cannot make a TLS configuration is an error.
     tls: bool,
@@ -40,7 +44,10 @@ impl Security {
         } else {
             None
         };
+        let qm_dir = dir.parent().map(|p| p.to_path_buf()).unwrap_or_default();
         Ok(Security {
+            users: crate::connauth::Users::load(&qm_dir)?,
+            events: crate::events::Events::default(),
             dir,
             tls,
             loaded: RwLock::new(Loaded {

@@ -20,8 +20,19 @@ fn start(name: &str) -> (tempfile::TempDir, Server) {
         false,
     )
     .unwrap();
-    qm.define_channel(ChannelDef::new("IN", ChlType::Rcvr), false)
-        .unwrap();
+    // The receiver runs as 'partner', which may put to Q (the default CHLAUTH rules refuse a
+    // channel running as the queue manager's own user).
+    let mut rcvr = ChannelDef::new("IN", ChlType::Rcvr);
+    rcvr.mcauser = "partner".into();
+    qm.define_channel(rcvr, false).unwrap();
+    qm.set_authrec(sealmq_engine::authority::AuthRec {
+        profile: "Q".into(),
+        objtype: sealmq_engine::authority::AuthObj::Queue,
+        principal: "partner".into(),
+        auths: sealmq_engine::authority::auth::PUT,
+        group: false,
+    })
+    .unwrap();
     qm.shutdown().unwrap();
     let server = Server::start(&ServerConfig {
         name: name.into(),

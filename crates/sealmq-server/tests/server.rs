@@ -19,6 +19,15 @@ fn setup(name: &str) -> (tempfile::TempDir, ServerConfig) {
         false,
     )
     .unwrap();
+    // These tests use the default channel, which the default CHLAUTH rules refuse: allowed
+    // the documented way (a more specific rule).
+    let mut allow = sealmq_engine::chlauth::ChlAuthRec::new(
+        "SYSTEM.DEF.SVRCONN",
+        sealmq_engine::chlauth::RuleType::AddressMap,
+    );
+    allow.address = "*".into();
+    allow.usersrc = sealmq_engine::chlauth::UserSrc::Channel;
+    qm.set_chlauth(allow).unwrap();
     qm.shutdown().unwrap();
     (
         d,
@@ -603,7 +612,7 @@ fn svrconn_channels_set_mcauser_sslciph_and_sslpeer() {
 fn qm_side_interception_protects_for_clients_without_a_keystore() {
     use sealmq_protect::identity::IdentitySpec;
     use sealmq_protect::{Dn, KeyKind, Keystore, Original, Protector};
-    let (_d, mut cfg) = setup("QMI");
+    let (d, mut cfg) = setup("QMI");
     let qm_ks = cfg.dir.join("keystore");
     Keystore::init(
         &qm_ks,
@@ -611,18 +620,38 @@ fn qm_side_interception_protects_for_clients_without_a_keystore() {
         None,
     )
     .unwrap();
+    // Interception needs TLS with a client certificate: the application's keystore holds only
+    // its TLS identity (it does no protection of its own).
+    let tls_ks = d.path().join("app-tls");
+    Keystore::init(
+        &tls_ks,
+        &IdentitySpec::new(Dn::parse("CN=app").unwrap(), KeyKind::P256, 30),
+        None,
+    )
+    .unwrap();
+    Keystore::load(&tls_ks)
+        .unwrap()
+        .trust(&std::fs::read(qm_ks.join("identity.pem")).unwrap())
+        .unwrap();
+    Keystore::load(&qm_ks)
+        .unwrap()
+        .trust(&std::fs::read(tls_ks.join("identity.pem")).unwrap())
+        .unwrap();
+    cfg.tls = true;
     cfg.listen = Some("127.0.0.1:0".parse().unwrap());
     let server = Server::start(&cfg).unwrap();
     let addr = server.tcp_addr().unwrap().to_string();
     let mut admin = Client::connect_local(&cfg.dir, "admin").unwrap();
     let (out, failed) = admin
         .mqsc(
-            "DEFINE QALIAS(Q.RAW) TARGET(Q)\nDEFINE CHANNEL(APP.ICPT) CHLTYPE(SVRCONN) MCAUSER('app') INTERCEPT(YES)\nSET POLICY(Q) SIGNALG(SHA256) ENCALG(AES256) RECIP('CN=QMI')\nSET AUTHREC PROFILE('QMI') OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\nSET AUTHREC PROFILE('Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET)\nALTER QMGR ACCTMQI(ON)",
+            "DEFINE QALIAS(Q.RAW) TARGET(Q)\nDEFINE CHANNEL(APP.ICPT) CHLTYPE(SVRCONN) MCAUSER('app') SSLCIPH(ANY) INTERCEPT(YES)\nSET POLICY(Q) SIGNALG(SHA256) ENCALG(AES256) RECIP('CN=QMI')\nSET AUTHREC PROFILE('QMI') OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\nSET AUTHREC PROFILE('Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET)\nALTER QMGR ACCTMQI(ON)",
             false,
         )
         .unwrap();
     assert_eq!(failed, 0, "{out}");
-    let mut app = Client::connect_tcp_channel(&addr, "APP.ICPT", "no-keystore-app").unwrap();
+    let mut app =
+        Client::connect_tls_channel(&addr, &tls_ks, Some("QMI"), "APP.ICPT", "no-keystore-app")
+            .unwrap();
     app.put1("Q", &mut Md::default(), b"protected by the QM", false)
         .unwrap();
     // Stored as an envelope.

@@ -30,6 +30,7 @@ pub enum ReasonCode {
     PutInhibited = 2051,
     QFull = 2053,
     QNotEmpty = 2055,
+    QSpaceNotAvailable = 2056,
     QMgrNotAvailable = 2059,
     SecurityError = 2063,
     TruncatedMsgAccepted = 2079,
@@ -46,12 +47,13 @@ pub enum ReasonCode {
     MsgTooBigForChannel = 2218,
     KeyRepositoryError = 2381,
     SslInitializationError = 2393,
+    ChannelNotAvailable = 2537,
     UnknownChannelName = 2540,
 }
 
 impl ReasonCode {
     /// Every code, in numeric order.
-    pub const ALL: [ReasonCode; 37] = [
+    pub const ALL: [ReasonCode; 39] = [
         Self::BackedOut,
         Self::ConnectionBroken,
         Self::GetInhibited,
@@ -72,6 +74,7 @@ impl ReasonCode {
         Self::PutInhibited,
         Self::QFull,
         Self::QNotEmpty,
+        Self::QSpaceNotAvailable,
         Self::QMgrNotAvailable,
         Self::SecurityError,
         Self::TruncatedMsgAccepted,
@@ -88,6 +91,7 @@ impl ReasonCode {
         Self::MsgTooBigForChannel,
         Self::KeyRepositoryError,
         Self::SslInitializationError,
+        Self::ChannelNotAvailable,
         Self::UnknownChannelName,
     ];
 
@@ -119,6 +123,7 @@ impl ReasonCode {
             Self::PutInhibited => "PUT_INHIBITED",
             Self::QFull => "Q_FULL",
             Self::QNotEmpty => "Q_NOT_EMPTY",
+            Self::QSpaceNotAvailable => "Q_SPACE_NOT_AVAILABLE",
             Self::QMgrNotAvailable => "Q_MGR_NOT_AVAILABLE",
             Self::SecurityError => "SECURITY_ERROR",
             Self::TruncatedMsgAccepted => "TRUNCATED_MSG_ACCEPTED",
@@ -135,6 +140,7 @@ impl ReasonCode {
             Self::MsgTooBigForChannel => "MSG_TOO_BIG_FOR_CHANNEL",
             Self::KeyRepositoryError => "KEY_REPOSITORY_ERROR",
             Self::SslInitializationError => "SSL_INITIALIZATION_ERROR",
+            Self::ChannelNotAvailable => "CHANNEL_NOT_AVAILABLE",
             Self::UnknownChannelName => "UNKNOWN_CHANNEL_NAME",
         }
     }

@@ -45,14 +45,42 @@ pub struct GetReq {
     pub buffer: i64,
 }
 
+/// A password on its way: never printed (Debug shows its length only), wiped when dropped.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Secret(pub zeroize::Zeroizing<String>);
+
+impl Secret {
+    pub fn new(s: &str) -> Secret {
+        Secret(zeroize::Zeroizing::new(s.to_string()))
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Secret({} bytes)", self.0.len())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
     /// `channel`: the SVRCONN channel to use on TCP (empty: SYSTEM.DEF.SVRCONN).
+    /// `user`/`password`: connection authentication (CONNAUTH), both empty when not given;
+    /// on the wire only when given (docs/wire.md), so older peers read the frame unchanged.
     Hello {
         versions: Vec<u16>,
         max_msg: u32,
         appl: String,
         channel: String,
+        user: String,
+        password: Secret,
     },
     Open {
         name: String,
@@ -225,12 +253,17 @@ impl Request {
                 max_msg,
                 appl,
                 channel,
+                user,
+                password,
             } => {
                 e.u16(versions.len() as u16);
                 for v in versions {
                     e.u16(*v);
                 }
                 e.u32(*max_msg).str(appl).str(channel);
+                if !user.is_empty() || !password.0.is_empty() {
+                    e.str(user).str(&password.0);
+                }
             }
             Request::Open {
                 name,
@@ -315,11 +348,21 @@ impl Request {
                     for _ in 0..n {
                         versions.push(d.u16()?);
                     }
+                    let max_msg = d.u32()?;
+                    let appl = d.str()?;
+                    let channel = d.str()?;
+                    let (user, password) = if d.is_empty() {
+                        (String::new(), Secret::default())
+                    } else {
+                        (d.str()?, Secret(zeroize::Zeroizing::new(d.str()?)))
+                    };
                     Request::Hello {
                         versions,
-                        max_msg: d.u32()?,
-                        appl: d.str()?,
-                        channel: d.str()?,
+                        max_msg,
+                        appl,
+                        channel,
+                        user,
+                        password,
                     }
                 }
                 2 => Request::Open {
@@ -600,6 +643,16 @@ mod tests {
                 max_msg: 4 << 20,
                 appl: "t".into(),
                 channel: "APP.SVRCONN".into(),
+                user: String::new(),
+                password: Secret::default(),
+            },
+            Request::Hello {
+                versions: vec![1],
+                max_msg: 4 << 20,
+                appl: "t".into(),
+                channel: "APP.SVRCONN".into(),
+                user: "alice".into(),
+                password: Secret::new("s3cret"),
             },
             Request::Open {
                 name: "Q".into(),

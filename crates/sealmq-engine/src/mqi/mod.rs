@@ -361,6 +361,17 @@ impl Connection {
             Target::Local(q) => q.name.clone(),
             Target::Remote { xmitq, .. } => xmitq.name.clone(),
         };
+        // System queues hold the queue manager's own state (policies, channel sync records,
+        // error and dead letters): a put from outside its administration paths needs an
+        // authority record that grants it by name, whoever asks, the administrator included.
+        if !self.internal
+            && opts.output
+            && matches!(target, Target::Local(_))
+            && is_system_queue(&resolved)
+        {
+            self.qm
+                .check_explicit_authority(&self.user, AuthObj::Queue, &resolved, auth::PUT)?;
+        }
         if let Target::Local(q) = &target {
             let mut st = q.lock();
             if opts.input_any() {
@@ -636,6 +647,28 @@ impl Connection {
         r.and(c)
     }
 
+    /// MQOPEN of `name` at `qmgr` with the authority of `principal` (a receiving channel's
+    /// MCAUSER, or the user in a message's context under PUTAUT(CTX)): every check an
+    /// application of that principal meets. The handle is used by this connection, so its puts
+    /// join this connection's unit of work.
+    pub fn open_as(
+        &self,
+        principal: &str,
+        name: &str,
+        qmgr: &str,
+        opts: OpenOptions,
+    ) -> MqResult<Hobj> {
+        let twin = Connection {
+            internal: false,
+            qm: self.qm.clone(),
+            id: self.id,
+            user: principal.to_string(),
+            appl: self.appl.clone(),
+            uow: Mutex::new(None),
+        };
+        twin.open_at(name, qmgr, opts)
+    }
+
     /// A connection with this one's identity for the queue manager's own work (no authority
     /// checks) and no unit of work of its own.
     pub(crate) fn internal_twin(&self) -> Connection {
@@ -664,4 +697,9 @@ impl Drop for Connection {
     fn drop(&mut self) {
         let _ = self.backout();
     }
+}
+
+/// Whether `name` is one of the queue manager's own queues (`SYSTEM.*`).
+pub fn is_system_queue(name: &str) -> bool {
+    name.starts_with("SYSTEM.")
 }

@@ -5,7 +5,7 @@
 //! durable, and exclusively by a checkpoint while it copies the committed state; `active` (the
 //! units of work with log records) is taken alone.
 
-use crate::authority::{AuthObj, AuthRec, authorities};
+use crate::authority::AuthRec;
 use crate::channels::{ChannelDef, ChlType};
 use crate::error::{MqResult, mqerr};
 use crate::md::Message;
@@ -21,7 +21,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 mod rebuild;
+mod security;
 use rebuild::Rebuild;
+pub use security::ChlAuthAction;
 
 /// How a queue manager is set up.
 #[derive(Debug, Clone)]
@@ -90,6 +92,8 @@ pub struct QueueManager {
     pub(crate) locals: RwLock<HashMap<String, Arc<LocalQueue>>>,
     pub(crate) authrecs: RwLock<Vec<AuthRec>>,
     pub(crate) channels: RwLock<HashMap<String, ChannelDef>>,
+    /// Channel authentication records and AUTHINFO objects.
+    pub(crate) sec: RwLock<security::SecurityObjects>,
     pub(crate) policies: RwLock<HashMap<String, sealmq_protect::Policy>>,
     pub(crate) apply: RwLock<()>,
     pub(crate) active: Mutex<HashMap<TxId, Lsn>>,
@@ -115,7 +119,10 @@ pub(crate) fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
 }
 
 pub(crate) fn same_key(a: &AuthRec, b: &AuthRec) -> bool {
-    a.profile == b.profile && a.objtype == b.objtype && a.principal == b.principal
+    a.profile == b.profile
+        && a.objtype == b.objtype
+        && a.principal == b.principal
+        && a.group == b.group
 }
 
 impl QueueManager {
@@ -139,6 +146,14 @@ impl QueueManager {
             ChannelDef::new(crate::channels::DEFAULT_SVRCONN, ChlType::Svrconn),
             false,
         )?;
+        // Safe by default, as MQ's new queue managers: no SYSTEM.* channel, no channel
+        // running as the queue manager's own user, until the administrator allows it.
+        for r in crate::chlauth::default_rules() {
+            qm.set_chlauth(r)?;
+        }
+        qm.define_authinfo(crate::authinfo::AuthInfoDef::new(
+            crate::authinfo::DEFAULT_IDPWOS,
+        ))?;
         Ok(qm)
     }
 
@@ -149,6 +164,7 @@ impl QueueManager {
         let mut rb = Rebuild {
             auth: Vec::new(),
             channels: HashMap::new(),
+            sec: Default::default(),
             qmgr: None,
             defs: HashMap::new(),
             msgs: HashMap::new(),
@@ -200,6 +216,10 @@ impl QueueManager {
                     Frame::Channel(c) => {
                         rb.channels.insert(c.name.clone(), c);
                     }
+                    Frame::ChlAuth(r) => rb.sec.set_rule(r),
+                    Frame::AuthInfo(a) => {
+                        rb.sec.authinfo.insert(a.name.clone(), a);
+                    }
                 }
             }
         }
@@ -244,6 +264,7 @@ impl QueueManager {
             locals: RwLock::new(HashMap::new()),
             authrecs: RwLock::new(std::mem::take(&mut rb.auth)),
             channels: RwLock::new(std::mem::take(&mut rb.channels)),
+            sec: RwLock::new(std::mem::take(&mut rb.sec)),
             policies: RwLock::new(HashMap::new()),
             apply: RwLock::new(()),
             active: Mutex::new(HashMap::new()),
@@ -538,66 +559,6 @@ impl QueueManager {
         v
     }
 
-    /// SET AUTHREC: grants `auths` (replacing the record with the same key).
-    pub fn set_authrec(&self, rec: AuthRec) -> MqResult<()> {
-        self.log_durable(&Record::SetAuth(rec.clone()))?;
-        let mut recs = write(&self.authrecs);
-        recs.retain(|r| !same_key(r, &rec));
-        recs.push(rec);
-        Ok(())
-    }
-
-    /// DELETE AUTHREC.
-    pub fn delete_authrec(&self, profile: &str, objtype: AuthObj, principal: &str) -> MqResult<()> {
-        let key = AuthRec {
-            profile: profile.into(),
-            objtype,
-            principal: principal.into(),
-            auths: 0,
-        };
-        if !read(&self.authrecs).iter().any(|r| same_key(r, &key)) {
-            return mqerr!(
-                UnknownObjectName,
-                "no authority record for '{principal}' on {} profile '{profile}'",
-                objtype.name()
-            );
-        }
-        self.log_durable(&Record::DeleteAuth(key.clone()))?;
-        write(&self.authrecs).retain(|r| !same_key(r, &key));
-        Ok(())
-    }
-
-    /// Every authority record.
-    pub fn authrecs(&self) -> Vec<AuthRec> {
-        read(&self.authrecs).clone()
-    }
-
-    /// Fails with 2035 unless `principal` holds `needed` on the object (or is the administrator,
-    /// or checks are off).
-    pub fn check_authority(
-        &self,
-        principal: &str,
-        objtype: AuthObj,
-        name: &str,
-        needed: u32,
-    ) -> MqResult<()> {
-        match &self.cfg.admin {
-            None => return Ok(()),
-            Some(a) if a == principal => return Ok(()),
-            Some(_) => {}
-        }
-        let has = authorities(&read(&self.authrecs), objtype, name, principal);
-        if has & needed == needed {
-            return Ok(());
-        }
-        let missing = crate::authority::auth::names(needed & !has).join(",");
-        mqerr!(
-            NotAuthorized,
-            "'{principal}' is not authorized to {missing} on {} '{name}'",
-            objtype.name()
-        )
-    }
-
     /// ALTER QMGR.
     pub fn alter_qmgr(&self, q: QmgrDef) -> MqResult<()> {
         self.log_durable(&Record::Qmgr(q.clone()))?;
@@ -670,6 +631,7 @@ impl QueueManager {
             frames.extend(active.keys().map(|t| Frame::Active(*t)));
             frames.extend(read(&self.authrecs).iter().cloned().map(Frame::Auth));
             frames.extend(read(&self.channels).values().cloned().map(Frame::Channel));
+            frames.extend(read(&self.sec).frames());
             (lsn, replay_from, active, (frames, msgs))
         };
         let _ = active;

@@ -14,6 +14,7 @@ pub(crate) struct PendingTx {
 pub(crate) struct Rebuild {
     pub(crate) auth: Vec<AuthRec>,
     pub(crate) channels: HashMap<String, ChannelDef>,
+    pub(crate) sec: super::security::SecurityObjects,
     pub(crate) qmgr: Option<QmgrDef>,
     pub(crate) defs: HashMap<String, QueueDef>,
     pub(crate) msgs: HashMap<String, HashMap<u64, (Message, u32)>>,
@@ -77,6 +78,14 @@ impl Rebuild {
             }
             Record::DeleteChannel(n) => {
                 self.channels.remove(&n);
+            }
+            Record::SetChlAuth(r) => self.sec.set_rule(r),
+            Record::DeleteChlAuth(r) => self.sec.remove_rule(&r),
+            Record::DefineAuthInfo(a) => {
+                self.sec.authinfo.insert(a.name.clone(), a);
+            }
+            Record::DeleteAuthInfo(n) => {
+                self.sec.authinfo.remove(&n);
             }
             Record::Define(d) => {
                 if matches!(d.qtype, QType::Local) {

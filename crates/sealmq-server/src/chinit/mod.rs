@@ -396,6 +396,17 @@ impl std::ops::Deref for Control {
 }
 
 impl ChannelControl for Control {
+    fn refresh_connauth(&self) -> MqResult<String> {
+        let n = self
+            .security
+            .users
+            .refresh()
+            .map_err(|e| fail(ReasonCode::NotAuthorized, e))?;
+        Ok(format!(
+            "SMQ0152I Connection authentication refreshed: {n} user(s) in the password file."
+        ))
+    }
+
     fn refresh_ssl(&self) -> MqResult<String> {
         self.security
             .refresh()

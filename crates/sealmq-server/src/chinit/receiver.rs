@@ -31,7 +31,10 @@ struct Work {
     conn: Connection,
     sq: SyncQ,
     def: ChannelDef,
-    handles: Mutex<HashMap<(String, String), Hobj>>,
+    /// Whose authority the channel's puts carry: its MCAUSER (or what CHLAUTH mapped), else
+    /// the queue manager's own user. PUTAUT(CTX): each message's user id instead.
+    principal: String,
+    handles: Mutex<HashMap<(String, String, String), Hobj>>,
 }
 
 impl Drop for Work {
@@ -61,13 +64,16 @@ pub(crate) fn refuse(w: &mut impl Write, reason: ReasonCode, detail: String) {
     .and_then(|_| w.flush());
 }
 
-/// Checks the channel definition against what connected: type, SSLCIPH, SSLPEER.
+/// Checks the channel definition against what connected — type, SSLCIPH, SSLPEER — and the
+/// channel authentication records against the partner (its address, certificate and queue
+/// manager name `partner_qm`). Returns the definition and the user the channel runs as.
 pub(crate) fn admit(
     ci: &Initiator,
     channel: &str,
     peer: &PeerInfo,
     want: ChlType,
-) -> Result<ChannelDef, (ReasonCode, String)> {
+    partner_qm: &str,
+) -> Result<(ChannelDef, String), (ReasonCode, String)> {
     let def = match ci.qm.channel(channel) {
         Some(d) if d.chltype == want => d,
         Some(d) => {
@@ -100,7 +106,40 @@ pub(crate) fn admit(
         "the partner",
     )
     .map_err(|d| (ReasonCode::SslInitializationError, d))?;
-    Ok(def)
+    let ip = crate::admit::ip_of(&peer.addr);
+    let partner = sealmq_engine::chlauth::Partner {
+        channel,
+        svrconn: false,
+        address: &ip,
+        sslpeer: peer.tls.as_ref().map(|(dn, _)| dn.as_str()),
+        clntuser: None,
+        qmname: Some(partner_qm),
+    };
+    let user = match ci.qm.check_channel(&partner, &channel_user(&ci.qm, &def)) {
+        sealmq_engine::chlauth::Decision::Allow { user, warnings, .. } => {
+            for w in warnings {
+                ci.security.events.log(&format!("CHLAUTH warning: {w}"));
+            }
+            user
+        }
+        sealmq_engine::chlauth::Decision::Block { rule, detail } => {
+            let m =
+                format!("channel {channel} from {ip} ({partner_qm}) refused by {rule}: {detail}");
+            ci.security.events.log(&m);
+            return Err((ReasonCode::NotAuthorized, m));
+        }
+    };
+    Ok((def, user))
+}
+
+/// The user a receiving channel runs as without a CHLAUTH mapping: its MCAUSER, else the
+/// queue manager's own user (which the default CHLAUTH rules refuse).
+pub(crate) fn channel_user(qm: &sealmq_engine::QueueManager, def: &ChannelDef) -> String {
+    if def.mcauser.is_empty() {
+        qm.admin().unwrap_or_default().to_string()
+    } else {
+        def.mcauser.clone()
+    }
 }
 
 /// Serves a channel whose sender opened with `start` (a RCVR channel).
@@ -111,10 +150,10 @@ pub fn serve(
     mut w: impl Write,
     peer: PeerInfo,
 ) {
-    let ChlFrame::Start { channel, .. } = &start else {
+    let ChlFrame::Start { channel, qmgr, .. } = &start else {
         return;
     };
-    let def = match admit(ci, channel, &peer, ChlType::Rcvr) {
+    let (def, principal) = match admit(ci, channel, &peer, ChlType::Rcvr, qmgr) {
         Ok(d) => d,
         Err((reason, detail)) => return refuse(&mut w, reason, detail),
     };
@@ -124,7 +163,7 @@ pub fn serve(
     }
     run.set_sock(peer.sock);
     run.status().conname = peer.addr.clone();
-    serve_as(ci, &run, &def, start, r, w);
+    serve_as(ci, &run, &def, &principal, start, r, w);
     run.finish();
 }
 
@@ -143,6 +182,7 @@ pub(crate) fn serve_as(
     ci: &Arc<Initiator>,
     run: &Arc<Run>,
     def: &ChannelDef,
+    principal: &str,
     start: ChlFrame,
     mut r: impl BufRead,
     mut w: impl Write,
@@ -172,7 +212,7 @@ pub(crate) fn serve_as(
     }
     let qm = &ci.qm;
     run.status().rqmname = sender_qm.clone();
-    let work = match open_work(qm, def) {
+    let work = match open_work(qm, def, principal) {
         Ok(w) => Arc::new(w),
         Err(e) => {
             refuse(&mut w, e.reason, e.to_string());
@@ -232,13 +272,18 @@ pub(crate) fn serve_as(
     }
 }
 
-fn open_work(qm: &Arc<sealmq_engine::QueueManager>, def: &ChannelDef) -> MqResult<Work> {
+fn open_work(
+    qm: &Arc<sealmq_engine::QueueManager>,
+    def: &ChannelDef,
+    principal: &str,
+) -> MqResult<Work> {
     let conn = qm.connect_internal()?;
     let sq = SyncQ::open(&conn, Role::Receiver, &def.name)?;
     Ok(Work {
         conn,
         sq,
         def: def.clone(),
+        principal: principal.to_string(),
         handles: Mutex::new(HashMap::new()),
     })
 }
@@ -452,29 +497,28 @@ fn put_to(
     payload: &[u8],
     syncpoint: bool,
 ) -> MqResult<()> {
-    let key = (q.to_string(), qmgr.to_string());
+    // Whose authority this put carries: the channel's user, or under PUTAUT(CTX) the user id
+    // in the message's context — never the queue manager's own (a partner could name it).
+    let principal = if w.def.putaut_ctx && !md.user_id.is_empty() {
+        if w.conn.qm().admin() == Some(md.user_id.as_str()) {
+            return Err(MqError::new(
+                ReasonCode::NotAuthorized,
+                format!(
+                    "channel {}: PUTAUT(CTX) does not put as the queue manager's own user '{}'",
+                    w.def.name, md.user_id
+                ),
+            ));
+        }
+        md.user_id.clone()
+    } else {
+        w.principal.clone()
+    };
+    let key = (q.to_string(), qmgr.to_string(), principal);
     let mut hs = w.handles.lock().unwrap_or_else(|p| p.into_inner());
     if !hs.contains_key(&key) {
-        let h = w.conn.open_at(q, qmgr, OpenOptions::output())?;
-        // MCAUSER: the channel puts with that principal's authority (on the queue named, or on
-        // the transmission queue for a message going on to another queue manager); a message
-        // it may not put goes to the dead-letter queue with 2035. Blank: the queue manager's own.
-        if !w.def.mcauser.is_empty() {
-            let target = if h.resolved != q && !qmgr.is_empty() && qmgr != w.conn.qm().name() {
-                h.resolved.as_str()
-            } else {
-                q
-            };
-            if let Err(e) = w.conn.qm().check_authority(
-                &w.def.mcauser,
-                sealmq_engine::authority::AuthObj::Queue,
-                target,
-                sealmq_engine::authority::auth::PUT,
-            ) {
-                let _ = w.conn.close(&h);
-                return Err(e);
-            }
-        }
+        // Every check an application of that principal meets: authority on the queue (or the
+        // transmission queue, or the queue-manager alias), and no puts to system queues.
+        let h = w.conn.open_as(&key.2, q, qmgr, OpenOptions::output())?;
         hs.insert(key.clone(), h);
     }
     let Some(h) = hs.get(&key) else {

@@ -46,7 +46,9 @@ pub(crate) fn main(ci: Arc<Initiator>, run: Arc<Run>) {
                         if let ChlFrame::Start { hbint, .. } = &start {
                             super::receiver::set_silence_limit(&link.tcp, (*hbint).min(def.hbint));
                         }
-                        serve_as(&ci, &run, &def, start, link.r, link.w);
+                        // Started here, not by a partner: no CHLAUTH (as MQ), the channel's user.
+                        let user = super::receiver::channel_user(&ci.qm, &def);
+                        serve_as(&ci, &run, &def, &user, start, link.r, link.w);
                         run.status().error.clone()
                     }
                     Ok(Some(ChlFrame::Refused { reason, detail })) => {
@@ -76,7 +78,9 @@ pub(crate) fn serve_request(
     peer: PeerInfo,
 ) {
     let ChlFrame::Request {
-        versions, channel, ..
+        versions,
+        channel,
+        qmgr,
     } = req
     else {
         return;
@@ -88,8 +92,8 @@ pub(crate) fn serve_request(
             format!("no common channel protocol version (this end speaks {CHL_VERSIONS:?})"),
         );
     }
-    let def = match admit(ci, &channel, &peer, ChlType::Svr) {
-        Ok(d) => d,
+    let def = match admit(ci, &channel, &peer, ChlType::Svr, &qmgr) {
+        Ok((d, _)) => d,
         Err((reason, detail)) => return refuse(&mut w, reason, detail),
     };
     let Some(tcp) = peer.sock else {

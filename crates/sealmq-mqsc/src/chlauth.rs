@@ -1,0 +1,313 @@
+//! SET and DISPLAY CHLAUTH; DEFINE, ALTER, DISPLAY and DELETE AUTHINFO.
+
+use crate::exec::{Block, Fail, bad, choice, none_matched, one, select};
+use crate::parse::{Command, Verb};
+use sealmq_engine::authinfo::{AuthInfoDef, Check};
+use sealmq_engine::authority::profile_matches;
+use sealmq_engine::chlauth::{ChckClnt, ChlAuthRec, RuleType, UserSrc};
+use sealmq_engine::{ChlAuthAction, QueueManager};
+use sealmq_types::ReasonCode;
+use std::sync::Arc;
+
+fn need(what: &str) -> Fail {
+    Fail {
+        at: None,
+        reason: None,
+        message: format!("{what} is required"),
+    }
+}
+
+fn chlauth_block(r: &ChlAuthRec) -> Block {
+    let mut b: Block = vec![
+        ("CHLAUTH".into(), r.profile.clone()),
+        ("TYPE".into(), r.rtype.name().into()),
+        ("DESCR".into(), r.descr.clone()),
+    ];
+    match r.rtype {
+        RuleType::BlockUser => b.push(("USERLIST".into(), r.userlist.join(","))),
+        RuleType::BlockAddr => b.push(("ADDRLIST".into(), r.addrlist.join(","))),
+        t => {
+            match t {
+                RuleType::SslPeerMap => b.push(("SSLPEER".into(), r.sslpeer.clone())),
+                RuleType::UserMap => b.push(("CLNTUSER".into(), r.clntuser.clone())),
+                RuleType::QmgrMap => b.push(("QMNAME".into(), r.qmname.clone())),
+                _ => {}
+            }
+            b.push(("ADDRESS".into(), r.address.clone()));
+            b.push(("USERSRC".into(), r.usersrc.name().into()));
+            b.push(("MCAUSER".into(), r.mcauser.clone()));
+            b.push(("CHCKCLNT".into(), r.chckclnt.name().into()));
+        }
+    }
+    b.push(("WARN".into(), if r.warn { "YES" } else { "NO" }.into()));
+    b
+}
+
+/// SET CHLAUTH(profile) TYPE(..) ... ACTION(..) and DISPLAY CHLAUTH(profile) [TYPE(..)].
+pub(crate) fn chlauth(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
+    let profile = c
+        .name
+        .clone()
+        .ok_or_else(|| need("a channel profile, CHLAUTH(name)"))?;
+    let get = |k: &str| c.attrs.iter().find(|a| a.key == k);
+    let rtype = match get("TYPE") {
+        Some(a) => {
+            let v = one(a)?;
+            if c.verb == Verb::Display && v.eq_ignore_ascii_case("ALL") {
+                None
+            } else {
+                Some(RuleType::parse(v).ok_or_else(|| {
+                    bad(
+                        a,
+                        "expected BLOCKUSER, BLOCKADDR, SSLPEERMAP, ADDRESSMAP, USERMAP or QMGRMAP",
+                    )
+                })?)
+            }
+        }
+        None => None,
+    };
+    if c.verb == Verb::Display {
+        for a in &c.attrs {
+            if !matches!(
+                a.key.as_str(),
+                "TYPE"
+                    | "ALL"
+                    | "MATCH"
+                    | "DESCR"
+                    | "USERLIST"
+                    | "ADDRLIST"
+                    | "SSLPEER"
+                    | "CLNTUSER"
+                    | "QMNAME"
+                    | "ADDRESS"
+                    | "USERSRC"
+                    | "MCAUSER"
+                    | "CHCKCLNT"
+                    | "WARN"
+            ) {
+                return Err(bad(a, "is not a DISPLAY CHLAUTH attribute"));
+            }
+        }
+        let blocks: Vec<Block> = qm
+            .chlauth_rules()
+            .iter()
+            .filter(|r| {
+                profile == "*" || profile_matches(&profile, &r.profile) || r.profile == profile
+            })
+            .filter(|r| rtype.is_none_or(|t| t == r.rtype))
+            .map(|r| select(chlauth_block(r), &c.attrs, &["CHLAUTH", "TYPE"]))
+            .collect();
+        none_matched(&blocks, "channel authentication record", &profile)?;
+        return Ok((
+            format!(
+                "SMQ0160I Display of {} channel authentication record(s).",
+                blocks.len()
+            ),
+            blocks,
+        ));
+    }
+    let rtype = rtype
+        .ok_or_else(|| need("TYPE(BLOCKUSER|BLOCKADDR|SSLPEERMAP|ADDRESSMAP|USERMAP|QMGRMAP)"))?;
+    let mut r = ChlAuthRec::new(&profile, rtype);
+    let mut action = ChlAuthAction::Add;
+    for a in &c.attrs {
+        let only = |types: &[RuleType]| -> Result<(), Fail> {
+            if types.contains(&rtype) {
+                Ok(())
+            } else {
+                Err(bad(a, format!("does not apply to TYPE({})", rtype.name())))
+            }
+        };
+        use RuleType::*;
+        match a.key.as_str() {
+            "TYPE" => {}
+            "ACTION" => {
+                action = match choice(a, &["ADD", "REPLACE", "REMOVE", "REMOVEALL"])? {
+                    "REPLACE" => ChlAuthAction::Replace,
+                    "REMOVE" => ChlAuthAction::Remove,
+                    "REMOVEALL" => ChlAuthAction::RemoveAll,
+                    _ => ChlAuthAction::Add,
+                }
+            }
+            "USERLIST" => {
+                only(&[BlockUser])?;
+                r.userlist = list(a)?;
+            }
+            "ADDRLIST" => {
+                only(&[BlockAddr])?;
+                r.addrlist = list(a)?;
+            }
+            "ADDRESS" => {
+                only(&[SslPeerMap, AddressMap, UserMap, QmgrMap])?;
+                r.address = one(a)?.to_string();
+            }
+            "SSLPEER" => {
+                only(&[SslPeerMap])?;
+                r.sslpeer = one(a)?.to_string();
+            }
+            "CLNTUSER" => {
+                only(&[UserMap])?;
+                r.clntuser = one(a)?.to_string();
+            }
+            "QMNAME" => {
+                only(&[QmgrMap])?;
+                r.qmname = one(a)?.to_string();
+            }
+            "USERSRC" => {
+                only(&[SslPeerMap, AddressMap, UserMap, QmgrMap])?;
+                r.usersrc = UserSrc::parse(one(a)?)
+                    .ok_or_else(|| bad(a, "expected MAP, NOACCESS or CHANNEL"))?;
+            }
+            "MCAUSER" => {
+                only(&[SslPeerMap, AddressMap, UserMap, QmgrMap])?;
+                r.mcauser = a.values.first().cloned().unwrap_or_default();
+            }
+            "CHCKCLNT" => {
+                only(&[SslPeerMap, AddressMap, UserMap])?;
+                r.chckclnt = ChckClnt::parse(one(a)?)
+                    .ok_or_else(|| bad(a, "expected ASQMGR, REQUIRED or REQDADM"))?;
+            }
+            "WARN" => r.warn = choice(a, &["YES", "NO"])? == "YES",
+            "DESCR" => r.descr = one(a)?.to_string(),
+            "SSLCERTI" | "CUSTOM" => {
+                return Err(bad(a, "is accepted by MQ but not available in sealmq"));
+            }
+            _ => return Err(bad(a, "is not a SET CHLAUTH attribute")),
+        }
+    }
+    // REMOVE names the record (and list entries), REMOVEALL only its type and profile: the
+    // rest need not validate as a full record.
+    match action {
+        ChlAuthAction::Add | ChlAuthAction::Replace => r.validate()?,
+        ChlAuthAction::Remove
+            if rtype.is_block() && r.userlist.is_empty() && r.addrlist.is_empty() =>
+        {
+            return Err(need(if rtype == RuleType::BlockUser {
+                "USERLIST (the entries to remove; ACTION(REMOVEALL) removes the record)"
+            } else {
+                "ADDRLIST (the entries to remove; ACTION(REMOVEALL) removes the record)"
+            }));
+        }
+        _ => {}
+    }
+    let done = qm.chlauth_action(r, action)?;
+    Ok((
+        format!("SMQ0161I Channel authentication record {done}."),
+        vec![],
+    ))
+}
+
+/// A list value: `USERLIST('a','b')` or `USERLIST(a b)`.
+fn list(a: &crate::parse::Attr) -> Result<Vec<String>, Fail> {
+    let v: Vec<String> = a
+        .values
+        .iter()
+        .flat_map(|v| v.split(','))
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if v.is_empty() {
+        return Err(bad(a, "needs at least one entry"));
+    }
+    Ok(v)
+}
+
+fn authinfo_block(a: &AuthInfoDef) -> Block {
+    vec![
+        ("AUTHINFO".into(), a.name.clone()),
+        ("AUTHTYPE".into(), "IDPWOS".into()),
+        ("DESCR".into(), a.descr.clone()),
+        ("CHCKLOCL".into(), a.chcklocl.name().into()),
+        ("CHCKCLNT".into(), a.chckclnt.name().into()),
+        (
+            "ADOPTCTX".into(),
+            if a.adoptctx { "YES" } else { "NO" }.into(),
+        ),
+        (
+            "PWCLEAR".into(),
+            if a.allow_cleartext { "YES" } else { "NO" }.into(),
+        ),
+    ]
+}
+
+/// DEFINE / ALTER / DISPLAY / DELETE AUTHINFO(name) AUTHTYPE(IDPWOS) ...
+pub(crate) fn authinfo(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
+    let name = c.name.clone().ok_or_else(|| need("AUTHINFO(name)"))?;
+    let apply = |d: &mut AuthInfoDef| -> Result<(), Fail> {
+        for a in &c.attrs {
+            let check = |a| -> Result<Check, Fail> {
+                Check::parse(one(a)?)
+                    .ok_or_else(|| bad(a, "expected NONE, OPTIONAL, REQUIRED or REQDADM"))
+            };
+            match a.key.as_str() {
+                "AUTHTYPE" => {
+                    let t = one(a)?;
+                    if !t.eq_ignore_ascii_case("IDPWOS") {
+                        return Err(bad(
+                            a,
+                            format!(
+                                "'{t}' is not available: sealmq checks user ids and passwords \
+                                 with AUTHTYPE(IDPWOS) (CRLLDAP, OCSP and IDPWLDAP are not \
+                                 provided)"
+                            ),
+                        ));
+                    }
+                }
+                "REPLACE" | "NOREPLACE" => {}
+                "DESCR" => d.descr = one(a)?.to_string(),
+                "CHCKLOCL" => d.chcklocl = check(a)?,
+                "CHCKCLNT" => d.chckclnt = check(a)?,
+                "ADOPTCTX" => d.adoptctx = choice(a, &["YES", "NO"])? == "YES",
+                "PWCLEAR" => d.allow_cleartext = choice(a, &["YES", "NO"])? == "YES",
+                "FAILDLAY" | "AUTHENMD" => {}
+                _ => return Err(bad(a, "is not an AUTHINFO IDPWOS attribute")),
+            }
+        }
+        Ok(())
+    };
+    match c.verb {
+        Verb::Define => {
+            if !c.attrs.iter().any(|a| a.key == "AUTHTYPE") {
+                return Err(need("AUTHTYPE(IDPWOS)"));
+            }
+            if qm.authinfo(&name).is_some() && !c.attrs.iter().any(|a| a.key == "REPLACE") {
+                return Err(Fail {
+                    at: None,
+                    reason: Some(ReasonCode::ObjectAlreadyExists),
+                    message: format!("AUTHINFO '{name}' already exists: use REPLACE"),
+                });
+            }
+            let mut d = AuthInfoDef::new(&name);
+            apply(&mut d)?;
+            qm.define_authinfo(d)?;
+            Ok((format!("SMQ0165I AUTHINFO {name} defined."), vec![]))
+        }
+        Verb::Alter => {
+            let mut d = qm.authinfo(&name).ok_or_else(|| Fail {
+                at: None,
+                reason: Some(ReasonCode::UnknownObjectName),
+                message: format!("AUTHINFO '{name}' is not defined"),
+            })?;
+            apply(&mut d)?;
+            qm.define_authinfo(d)?;
+            Ok((format!("SMQ0166I AUTHINFO {name} altered."), vec![]))
+        }
+        Verb::Delete => {
+            qm.delete_authinfo(&name)?;
+            Ok((format!("SMQ0167I AUTHINFO {name} deleted."), vec![]))
+        }
+        _ => {
+            let blocks: Vec<Block> = qm
+                .authinfos()
+                .iter()
+                .filter(|d| profile_matches(&name, &d.name))
+                .map(|d| select(authinfo_block(d), &c.attrs, &["AUTHINFO", "AUTHTYPE"]))
+                .collect();
+            none_matched(&blocks, "AUTHINFO", &name)?;
+            Ok((
+                format!("SMQ0168I Display of {} AUTHINFO object(s).", blocks.len()),
+                blocks,
+            ))
+        }
+    }
+}

@@ -1,0 +1,318 @@
+//! Who an application connection runs as, or why it is refused: the SVRCONN channel's TLS
+//! requirements, connection authentication (CONNAUTH), channel authentication records
+//! (CHLAUTH) and the channel's instance limits (MAXINST, MAXINSTC). Every refusal answers the
+//! client with its reason code and is written to the queue manager's log.
+
+use crate::peer::{Peer, tls_requirements};
+use crate::security::Security;
+use sealmq_engine::QueueManager;
+use sealmq_engine::authinfo::Check;
+use sealmq_engine::channels::{ChlType, DEFAULT_SVRCONN};
+use sealmq_engine::chlauth::{ChckClnt, Decision, Partner};
+use sealmq_types::ReasonCode;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// What the Hello asked.
+pub(crate) struct Hello<'a> {
+    pub appl: &'a str,
+    pub channel: &'a str,
+    pub user: &'a str,
+    pub password: &'a str,
+}
+
+/// An admitted connection.
+pub(crate) struct Admitted {
+    pub user: String,
+    /// The queue manager's own OS user on the local socket (MQSC, stop).
+    pub admin: bool,
+    pub intercept: bool,
+    /// Holds the channel instance counted until the connection ends.
+    pub _slot: Option<Slot>,
+}
+
+pub(crate) type Refusal = (u32, String);
+
+fn refuse(sec: &Security, who: &str, reason: ReasonCode, detail: String) -> Refusal {
+    sec.events.log(&format!(
+        "connection refused ({} {}): {who}: {detail}",
+        reason.code(),
+        reason.name()
+    ));
+    (reason.code(), detail)
+}
+
+/// Instances per channel, and per (channel, client address).
+type Counts = (HashMap<String, u32>, HashMap<(String, String), u32>);
+
+/// Channel instances running now, per channel and per (channel, client address).
+#[derive(Default)]
+pub(crate) struct Instances {
+    counts: Mutex<Counts>,
+}
+
+/// One counted instance; dropping it uncounts it.
+pub(crate) struct Slot {
+    of: Arc<Instances>,
+    channel: String,
+    client: String,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut c = self.of.counts.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = c.0.get_mut(&self.channel) {
+            *n = n.saturating_sub(1);
+        }
+        if let Some(n) = c.1.get_mut(&(self.channel.clone(), self.client.clone())) {
+            *n = n.saturating_sub(1);
+        }
+    }
+}
+
+impl Instances {
+    /// Counts an instance of `channel` from `client` unless MAXINST or MAXINSTC is reached.
+    pub(crate) fn take(
+        self: &Arc<Self>,
+        channel: &str,
+        client: &str,
+        maxinst: u32,
+        maxinstc: u32,
+    ) -> Result<Slot, String> {
+        let mut c = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        let all = c.0.get(channel).copied().unwrap_or(0);
+        let key = (channel.to_string(), client.to_string());
+        let mine = c.1.get(&key).copied().unwrap_or(0);
+        if all >= maxinst {
+            return Err(format!(
+                "channel {channel} has MAXINST({maxinst}) instances running: try again later, \
+                 or ALTER CHANNEL({channel}) CHLTYPE(SVRCONN) MAXINST(n)"
+            ));
+        }
+        if mine >= maxinstc {
+            return Err(format!(
+                "channel {channel} has MAXINSTC({maxinstc}) instances from {client}: close some \
+                 connections, or ALTER CHANNEL({channel}) CHLTYPE(SVRCONN) MAXINSTC(n)"
+            ));
+        }
+        *c.0.entry(channel.to_string()).or_default() += 1;
+        *c.1.entry(key).or_default() += 1;
+        Ok(Slot {
+            of: self.clone(),
+            channel: channel.to_string(),
+            client: client.to_string(),
+        })
+    }
+}
+
+/// The IP address of `host:port` (no port, no brackets).
+pub(crate) fn ip_of(addr: &str) -> String {
+    addr.parse::<std::net::SocketAddr>()
+        .map(|a| a.ip().to_string())
+        .unwrap_or_else(|_| addr.to_string())
+}
+
+/// Checks a password against the password file when one is given; `Ok(Some(user))` when it
+/// authenticated, `Ok(None)` when none was given.
+fn authenticate(
+    sec: &Security,
+    h: &Hello<'_>,
+    who: &str,
+    over_clear_tcp: bool,
+    allow_cleartext: bool,
+) -> Result<Option<String>, Refusal> {
+    if h.password.is_empty() && h.user.is_empty() {
+        return Ok(None);
+    }
+    if h.password.len() > crate::connauth::MAX_PASSWORD || h.user.len() > crate::connauth::MAX_USER
+    {
+        return Err(refuse(
+            sec,
+            who,
+            ReasonCode::NotAuthorized,
+            format!(
+                "user id or password too long (at most {} and {} bytes)",
+                crate::connauth::MAX_USER,
+                crate::connauth::MAX_PASSWORD
+            ),
+        ));
+    }
+    if over_clear_tcp && !allow_cleartext {
+        return Err(refuse(
+            sec,
+            who,
+            ReasonCode::NotAuthorized,
+            "a password arrived over TCP without TLS, which this queue manager refuses: use \
+             a channel with SSLCIPH (or, to accept it, ALTER AUTHINFO(..) AUTHTYPE(IDPWOS) \
+             PWCLEAR(YES))"
+                .into(),
+        ));
+    }
+    if sec.users.verify(h.user, h.password) {
+        Ok(Some(h.user.to_string()))
+    } else {
+        Err(refuse(
+            sec,
+            who,
+            ReasonCode::NotAuthorized,
+            format!("user id '{}' and password were not accepted", h.user),
+        ))
+    }
+}
+
+/// Admits an application connection, or says why not.
+pub(crate) fn admit(
+    qm: &QueueManager,
+    sec: &Security,
+    instances: &Arc<Instances>,
+    peer: &Peer,
+    h: &Hello<'_>,
+) -> Result<Admitted, Refusal> {
+    let authinfo = qm.connauth();
+    match peer {
+        Peer::Local { user, admin } => {
+            let who = format!("local user {user} ({})", h.appl);
+            let check = authinfo.as_ref().map(|a| a.chcklocl).unwrap_or(Check::None);
+            // The queue manager's own user owns its files: a password adds nothing for it.
+            let given = if check == Check::None || *admin {
+                None
+            } else {
+                authenticate(sec, h, &who, false, true)?
+            };
+            if check == Check::Required && !*admin && given.is_none() {
+                return Err(refuse(
+                    sec,
+                    &who,
+                    ReasonCode::NotAuthorized,
+                    "this queue manager requires a user id and password of local applications \
+                     (CHCKLOCL(REQUIRED)): give --user"
+                        .into(),
+                ));
+            }
+            let adopt = authinfo.as_ref().is_some_and(|a| a.adoptctx);
+            let user = match given {
+                Some(u) if adopt => u,
+                _ => user.clone(),
+            };
+            Ok(Admitted {
+                user,
+                admin: *admin,
+                intercept: false,
+                _slot: None,
+            })
+        }
+        Peer::Tcp { tls, addr, .. } => {
+            let name = if h.channel.is_empty() {
+                DEFAULT_SVRCONN
+            } else {
+                h.channel
+            };
+            let ip = ip_of(addr);
+            let who = format!("{ip} on channel {name} ({})", h.appl);
+            let def = match qm.channel(name) {
+                Some(d) if d.chltype == ChlType::Svrconn => d,
+                _ => {
+                    return Err(refuse(
+                        sec,
+                        &who,
+                        ReasonCode::UnknownChannelName,
+                        format!("no SVRCONN channel '{name}' is defined"),
+                    ));
+                }
+            };
+            tls_requirements(
+                &def,
+                tls.as_ref().map(|t| (t.dn.as_str(), t.suite.as_str())),
+                "the connection",
+            )
+            .map_err(|d| refuse(sec, &who, ReasonCode::SslInitializationError, d))?;
+            // Interception decrypts for the client: never for one TLS did not authenticate
+            // (a definition from before this rule, or a listener without TLS).
+            if def.intercept && tls.is_none() {
+                return Err(refuse(
+                    sec,
+                    &who,
+                    ReasonCode::SslInitializationError,
+                    format!(
+                        "channel {name} intercepts (INTERCEPT(YES)) and so requires TLS with a \
+                         client certificate; this connection has none"
+                    ),
+                ));
+            }
+            let allow_clear = authinfo.as_ref().is_some_and(|a| a.allow_cleartext);
+            let check = authinfo.as_ref().map(|a| a.chckclnt).unwrap_or(Check::None);
+            let given = if check == Check::None {
+                None
+            } else {
+                authenticate(sec, h, &who, tls.is_none(), allow_clear)?
+            };
+            let adopt = authinfo.as_ref().is_some_and(|a| a.adoptctx);
+            let channel_user = match (&given, adopt) {
+                (Some(u), true) => u.clone(),
+                _ if !def.mcauser.is_empty() => def.mcauser.clone(),
+                _ => tls
+                    .as_ref()
+                    .map(|t| t.dn.clone())
+                    .unwrap_or_else(|| "tcp".to_string()),
+            };
+            let partner = Partner {
+                channel: name,
+                svrconn: true,
+                address: &ip,
+                sslpeer: tls.as_ref().map(|t| t.dn.as_str()),
+                clntuser: (!h.user.is_empty()).then_some(h.user),
+                qmname: None,
+            };
+            let (user, rule_check) = match qm.check_channel(&partner, &channel_user) {
+                Decision::Allow {
+                    user,
+                    chckclnt,
+                    warnings,
+                } => {
+                    for w in warnings {
+                        sec.events.log(&format!("CHLAUTH warning: {w}"));
+                    }
+                    (user, chckclnt)
+                }
+                Decision::Block { rule, detail } => {
+                    return Err(refuse(
+                        sec,
+                        &who,
+                        ReasonCode::NotAuthorized,
+                        format!("refused by {rule}: {detail}"),
+                    ));
+                }
+            };
+            let admin_user = qm.admin() == Some(user.as_str());
+            let required = match rule_check {
+                ChckClnt::Required => true,
+                ChckClnt::ReqdAdm => admin_user,
+                ChckClnt::AsQmgr => match check {
+                    Check::Required => true,
+                    Check::ReqdAdm => admin_user,
+                    _ => false,
+                },
+            };
+            if required && given.is_none() {
+                return Err(refuse(
+                    sec,
+                    &who,
+                    ReasonCode::NotAuthorized,
+                    format!(
+                        "channel {name} requires a user id and password (CHCKCLNT) for '{user}': \
+                         give --user"
+                    ),
+                ));
+            }
+            let slot = instances
+                .take(name, &ip, def.maxinst, def.maxinstc)
+                .map_err(|d| refuse(sec, &who, ReasonCode::ChannelNotAvailable, d))?;
+            Ok(Admitted {
+                user,
+                admin: false,
+                intercept: def.intercept,
+                _slot: Some(slot),
+            })
+        }
+    }
+}

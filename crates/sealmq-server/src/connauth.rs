@@ -1,0 +1,236 @@
+//! Connection authentication (MQ's CONNAUTH with an AUTHINFO of AUTHTYPE(IDPWOS)): user ids
+//! and passwords checked against the queue manager's password file `<QM dir>/passwd` (for
+//! containers and hosts without the users as OS accounts). Each line is `user:PHC-string`, an
+//! Argon2id hash with its own salt; `#` starts a comment. The file is private to the queue
+//! manager's user, read at start and by `REFRESH SECURITY TYPE(CONNAUTH)`; a file with a bad
+//! line is refused whole, naming the line (nothing of it is used). Passwords never reach a log.
+
+use argon2::Argon2;
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::RwLock;
+
+/// The longest password taken (longer ones are refused before any hashing: no CPU for free).
+pub const MAX_PASSWORD: usize = 256;
+/// The longest user id.
+pub const MAX_USER: usize = 64;
+
+pub const FILE: &str = "passwd";
+
+/// The users of the password file and their hashes.
+#[derive(Debug, Default, Clone)]
+pub struct PasswordFile {
+    users: HashMap<String, String>,
+}
+
+fn valid_user(u: &str) -> bool {
+    !u.is_empty()
+        && u.len() <= MAX_USER
+        && u.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@'))
+}
+
+impl PasswordFile {
+    /// Reads `path`; a missing file is an empty one.
+    pub fn load(path: &Path) -> Result<PasswordFile, String> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        };
+        Self::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    pub fn parse(text: &str) -> Result<PasswordFile, String> {
+        let mut users = HashMap::new();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let n = i + 1;
+            let Some((user, hash)) = line.split_once(':') else {
+                return Err(format!("line {n}: expected user:hash"));
+            };
+            if !valid_user(user) {
+                return Err(format!(
+                    "line {n}: user id '{user}' must be 1-{MAX_USER} of A-Z a-z 0-9 . _ - @"
+                ));
+            }
+            let parsed = PasswordHash::new(hash)
+                .map_err(|e| format!("line {n}: the hash of '{user}' does not read ({e})"))?;
+            if parsed.algorithm.as_str() != "argon2id" {
+                return Err(format!(
+                    "line {n}: the hash of '{user}' is {}, not argon2id",
+                    parsed.algorithm
+                ));
+            }
+            if users.insert(user.to_string(), hash.to_string()).is_some() {
+                return Err(format!("line {n}: user '{user}' appears twice"));
+            }
+        }
+        Ok(PasswordFile { users })
+    }
+
+    /// Whether `password` is `user`'s. An unknown user costs a hash too, so timing does not
+    /// tell which users exist.
+    pub fn verify(&self, user: &str, password: &str) -> bool {
+        if password.len() > MAX_PASSWORD {
+            return false;
+        }
+        let argon = Argon2::default();
+        match self.users.get(user).and_then(|h| PasswordHash::new(h).ok()) {
+            Some(h) => argon.verify_password(password.as_bytes(), &h).is_ok(),
+            None => {
+                let _ = hash_password(password);
+                false
+            }
+        }
+    }
+
+    pub fn contains(&self, user: &str) -> bool {
+        self.users.contains_key(user)
+    }
+
+    /// Sets (or with `None`, removes) a user's password in the file at `path`, written
+    /// 0600 through a temporary file.
+    pub fn update(path: &Path, user: &str, password: Option<&str>) -> Result<(), String> {
+        if !valid_user(user) {
+            return Err(format!(
+                "user id '{user}' must be 1-{MAX_USER} of A-Z a-z 0-9 . _ - @"
+            ));
+        }
+        let mut f = Self::load(path)?;
+        match password {
+            Some(p) => {
+                f.users.insert(user.to_string(), hash_password(p)?);
+            }
+            None => {
+                if f.users.remove(user).is_none() {
+                    return Err(format!("user '{user}' is not in {}", path.display()));
+                }
+            }
+        }
+        let mut names: Vec<&String> = f.users.keys().collect();
+        names.sort();
+        let mut text = String::from("# sealmq password file: user:argon2id hash\n");
+        for n in names {
+            text.push_str(&format!("{n}:{}\n", f.users[n]));
+        }
+        let tmp = path.with_extension("tmp");
+        write_private(&tmp, text.as_bytes())?;
+        std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+}
+
+/// An Argon2id hash of `password` with a fresh random salt.
+pub fn hash_password(password: &str) -> Result<String, String> {
+    if password.is_empty() || password.len() > MAX_PASSWORD {
+        return Err(format!("a password must be 1-{MAX_PASSWORD} bytes"));
+    }
+    let mut salt = [0u8; 16];
+    aws_lc_rs::rand::fill(&mut salt).map_err(|_| "no random salt".to_string())?;
+    let salt = SaltString::encode_b64(&salt).map_err(|e| e.to_string())?;
+    Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .map(|h| h.to_string())
+        .map_err(|e| e.to_string())
+}
+
+/// Writes a file only the owner may read.
+pub fn write_private(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    f.write_all(bytes)
+        .and_then(|_| f.sync_all())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// The password file in use, replaced by REFRESH SECURITY TYPE(CONNAUTH).
+pub struct Users {
+    path: PathBuf,
+    file: RwLock<PasswordFile>,
+}
+
+impl Users {
+    pub fn load(dir: &Path) -> Result<Users, String> {
+        let path = dir.join(FILE);
+        Ok(Users {
+            file: RwLock::new(PasswordFile::load(&path)?),
+            path,
+        })
+    }
+
+    /// Reads the file again; on failure the one in use stays.
+    pub fn refresh(&self) -> Result<usize, String> {
+        let f = PasswordFile::load(&self.path)?;
+        let n = f.users.len();
+        *self.file.write().unwrap_or_else(|p| p.into_inner()) = f;
+        Ok(n)
+    }
+
+    pub fn verify(&self, user: &str, password: &str) -> bool {
+        self.file
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .verify(user, password)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn right_and_wrong_passwords_and_bad_files() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join(FILE);
+        PasswordFile::update(&p, "alice", Some("correct horse")).unwrap();
+        PasswordFile::update(&p, "bob", Some("battery")).unwrap();
+        let f = PasswordFile::load(&p).unwrap();
+        assert!(f.verify("alice", "correct horse"));
+        assert!(!f.verify("alice", "battery"));
+        assert!(!f.verify("carol", "battery"));
+        assert!(!f.verify("alice", &"x".repeat(MAX_PASSWORD + 1)));
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        // Nothing of a bad file is used: the error names the line.
+        for (bad, what) in [
+            ("alice\n", "line 1"),
+            ("alice:$argon2id$v=19$m=19456,t=2,p=1$bad\n", "line 1"),
+            ("ok:x\n", "line 1"),
+            (
+                "# c\nbad user:$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaA\n",
+                "line 2",
+            ),
+        ] {
+            let e = PasswordFile::parse(bad).unwrap_err();
+            assert!(e.contains(what), "{bad}: {e}");
+        }
+        let dup = format!("a:{h}\na:{h}\n", h = hash_password("pw").unwrap());
+        assert!(PasswordFile::parse(&dup).unwrap_err().contains("twice"));
+        assert!(hash_password(&"x".repeat(MAX_PASSWORD + 1)).is_err());
+        PasswordFile::update(&p, "alice", None).unwrap();
+        assert!(!PasswordFile::load(&p).unwrap().contains("alice"));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn garbage_files_never_panic(s in "[ -~\\n]{0,200}") {
+            let _ = PasswordFile::parse(&s);
+        }
+    }
+}
