@@ -34,6 +34,32 @@ pub struct ConnArgs {
     /// The SVRCONN channel to connect through with --conn (default SYSTEM.DEF.SVRCONN).
     #[arg(long, default_value = "", requires = "conn")]
     pub channel: String,
+    /// Authenticate as this user id (connection authentication); the password comes from
+    /// SEALMQ_PASSWORD, else a prompt on the terminal.
+    #[arg(long)]
+    pub user: Option<String>,
+    /// Send the password over --conn without --tls (refused unless the queue manager allows it).
+    #[arg(long, requires = "user")]
+    pub allow_cleartext_password: bool,
+}
+
+/// The credentials of `--user`: the password from SEALMQ_PASSWORD or the terminal.
+pub(crate) fn credentials(
+    user: Option<&str>,
+    allow_cleartext: bool,
+) -> CliResult<Option<sealmq_client::Credentials>> {
+    let Some(user) = user else { return Ok(None) };
+    let password = match std::env::var("SEALMQ_PASSWORD") {
+        Ok(p) => zeroize::Zeroizing::new(p),
+        Err(_) => zeroize::Zeroizing::new(
+            rpassword::prompt_password(format!("Password for {user}: ")).map_err(|e| {
+                format!("--user {user}: no SEALMQ_PASSWORD and no terminal to ask on ({e})")
+            })?,
+        ),
+    };
+    let mut c = sealmq_client::Credentials::new(user, &password);
+    c.allow_cleartext = allow_cleartext;
+    Ok(Some(c))
 }
 
 #[derive(Args)]
@@ -105,16 +131,18 @@ pub struct BrowseArgs {
 }
 
 fn connect(c: &ConnArgs, appl: &str) -> CliResult<Client> {
+    let creds = credentials(c.user.as_deref(), c.allow_cleartext_password)?;
+    let creds = creds.as_ref();
     let r = match (&c.conn, c.tls) {
         (Some(addr), true) => {
             let ks = c
                 .keystore
                 .as_ref()
                 .ok_or_else(|| "--tls needs --keystore DIR (or SEALMQ_KEYSTORE)".to_string())?;
-            Client::connect_tls_channel(addr, ks, Some(&c.qm), &c.channel, appl)
+            Client::connect_tls_channel_as(addr, ks, Some(&c.qm), &c.channel, appl, creds)
         }
-        (Some(addr), false) => Client::connect_tcp_channel(addr, &c.channel, appl),
-        (None, _) => Client::connect_local(&qm_dir(&c.qm), appl),
+        (Some(addr), false) => Client::connect_tcp_channel_as(addr, &c.channel, appl, creds),
+        (None, _) => Client::connect_local_as(&qm_dir(&c.qm), appl, creds),
     };
     let mut client = r.map_err(|e| -> crate::CliError { e.to_string().into() })?;
     if let Some(ks) = &c.keystore {

@@ -44,6 +44,8 @@ enum Command {
     Status(qm_cmd::StatusArgs),
     /// Run MQSC commands from standard input or a file.
     Mqsc(qm_cmd::MqscArgs),
+    /// Set or remove a user's password in the queue manager's password file (CONNAUTH).
+    Passwd(qm_cmd::PasswdArgs),
     /// Security policies of queues (set, show, remove, export).
     #[command(subcommand)]
     Policy(policy_cmd::PolicyCmd),
@@ -105,6 +107,7 @@ fn main() -> ExitCode {
         Command::Stop(a) => qm_cmd::stop(a),
         Command::Status(a) => qm_cmd::status(a),
         Command::Mqsc(a) => qm_cmd::mqsc(a),
+        Command::Passwd(a) => qm_cmd::passwd(a),
         Command::Policy(c) => policy_cmd::run_cmd(c),
         Command::Put(a) => app_cmd::put(a),
         Command::Get(a) => app_cmd::get(a),

@@ -58,6 +58,10 @@ pub struct CreateArgs {
     /// passphrase-env:VAR. Every start needs the same source.
     #[arg(long)]
     pub dse: Option<String>,
+    /// Let local applications of this OS group reach the queue manager's socket (the
+    /// directory becomes 0750 for it); authority records still decide what they may do.
+    #[arg(long)]
+    pub group: Option<String>,
 }
 
 #[derive(Args)]
@@ -114,7 +118,23 @@ pub fn create(a: CreateArgs) -> CliResult {
         )
         .into());
     }
+    // Private from the first byte: the directory 0700 (0750 for a named group), every file
+    // in it 0600.
+    sealmq_server::perms::private_umask();
+    if let Some(g) = &a.group
+        && sealmq_server::perms::group_gid(g).is_none()
+    {
+        return Err(format!("--group {g}: no such group").into());
+    }
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    if let Some(g) = &a.group {
+        use std::os::unix::fs::PermissionsExt;
+        let gid = sealmq_server::perms::group_gid(g);
+        std::os::unix::fs::chown(&dir, None, gid)
+            .and_then(|_| std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o750)))
+            .and_then(|_| std::fs::write(dir.join(sealmq_server::perms::GROUP_FILE), g))
+            .map_err(|e| format!("cannot share {} with group {g}: {e}", dir.display()))?;
+    }
     let mut cfg = QmConfig::new(&a.qm, &dir);
     if let Some(s) = &a.dse {
         use sealmq_storage::dse::{Dse, MasterSource};
@@ -148,6 +168,9 @@ pub fn delete(a: NameArg) -> CliResult {
 
 pub fn start(a: StartArgs) -> CliResult {
     let dir = exists(&a.qm)?;
+    // qm.log, written here for a background start, is as private as the rest.
+    sealmq_server::perms::private_umask();
+    sealmq_server::perms::check(&dir)?;
     if running(&dir) {
         return Err(format!("queue manager '{}' is already running", a.qm).into());
     }
@@ -361,6 +384,53 @@ pub fn mqsc(a: MqscArgs) -> CliResult {
     }
     if failed > 0 {
         return Err(format!("{failed} MQSC command(s) failed").into());
+    }
+    Ok(())
+}
+
+#[derive(Args)]
+pub struct PasswdArgs {
+    /// Queue manager name.
+    pub qm: String,
+    /// The user id.
+    pub user: String,
+    /// Remove the user instead.
+    #[arg(long)]
+    pub remove: bool,
+}
+
+/// `sealmq passwd QM USER`: the new password from SEALMQ_NEW_PASSWORD, else asked twice on the
+/// terminal; stored as an Argon2id hash in `<QM dir>/passwd` (0600). A running queue manager
+/// takes it at REFRESH SECURITY TYPE(CONNAUTH).
+pub fn passwd(a: PasswdArgs) -> CliResult {
+    let dir = exists(&a.qm)?;
+    let path = dir.join(sealmq_server::connauth::FILE);
+    if a.remove {
+        sealmq_server::connauth::PasswordFile::update(&path, &a.user, None)?;
+        println!("User {} removed from {}.", a.user, path.display());
+    } else {
+        let pw = match std::env::var("SEALMQ_NEW_PASSWORD") {
+            Ok(p) => zeroize::Zeroizing::new(p),
+            Err(_) => {
+                let ask = |prompt: &str| {
+                    rpassword::prompt_password(prompt)
+                        .map(zeroize::Zeroizing::new)
+                        .map_err(|e| format!("no SEALMQ_NEW_PASSWORD and no terminal ({e})"))
+                };
+                let first = ask(&format!("New password for {}: ", a.user))?;
+                if *first != *ask("Again: ")? {
+                    return Err("the two passwords differ; nothing changed"
+                        .to_string()
+                        .into());
+                }
+                first
+            }
+        };
+        sealmq_server::connauth::PasswordFile::update(&path, &a.user, Some(&pw))?;
+        println!("Password of {} set in {}.", a.user, path.display());
+    }
+    if running(&dir) {
+        println!("The queue manager takes it at: REFRESH SECURITY TYPE(CONNAUTH)");
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 
 mod common;
 use common::*;
+use std::time::{Duration, Instant};
 
 fn alive(pid: &str) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -55,4 +56,283 @@ fn a_checkpoint_that_fails_at_stop_is_reported_and_leaves_no_temporary_file() {
     h.ok(&["start", "QC", "--background"]);
     assert_eq!(h.depth("QC", "KEEP"), 1);
     h.ok(&["stop", "QC"]);
+}
+
+fn log_of(h: &Home, qm: &str) -> String {
+    std::fs::read_to_string(h.qm_dir(qm).join("qm.log")).unwrap_or_default()
+}
+
+fn s(p: &std::path::Path) -> String {
+    p.to_str().unwrap().to_string()
+}
+
+/// Polls `f` every 300 ms (for conditions that need a command run each time).
+fn poll_slow(limit: Duration, what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+#[test]
+fn forged_channel_traffic_is_refused_and_the_policy_stays() {
+    let h = Home::new();
+    let (pv, pa) = (free_port(), free_port());
+    for (qm, port) in [("QMV", pv), ("QMA", pa)] {
+        h.ok(&["create", qm]);
+        h.start_tcp(qm, port);
+    }
+    h.mqsc(
+        "QMV",
+        "DEFINE QLOCAL(PAY.Q)\n\
+         SET POLICY(PAY.Q) SIGNALG(SHA256) ENCALG(AES256) RECIP('CN=bank')\n\
+         DEFINE CHANNEL(QMA.QMV) CHLTYPE(RCVR)\n",
+    );
+    h.mqsc(
+        "QMA",
+        &format!(
+            "DEFINE QLOCAL(QMV) USAGE(XMITQ)\n\
+             DEFINE CHANNEL(QMA.QMV) CHLTYPE(SDR) CONNAME('127.0.0.1({pv})') XMITQ(QMV) \
+             SHORTRTY(0) SHORTTMR(0) LONGRTY(0)\n"
+        ),
+    );
+    // The attacker addresses the victim's policy queue, with any user id it likes.
+    for q in ["SYSTEM.PROTECTION.POLICY.QUEUE", "PAY.Q"] {
+        h.ok(&[
+            "put",
+            "QMA",
+            q,
+            "--qmgr",
+            "QMV",
+            "--message",
+            "forged",
+            "--persistent",
+        ]);
+    }
+    h.mqsc("QMA", "START CHANNEL(QMA.QMV)\n");
+    // The default rules: a receiver running as the queue manager's own user is refused.
+    wait_for(
+        Duration::from_secs(30),
+        "the refusal in the victim's log",
+        || log_of(&h, "QMV").contains("TYPE(BLOCKUSER) USERLIST('*MQADMIN')"),
+    );
+    assert!(
+        log_of(&h, "QMV").contains("SET CHLAUTH('QMA.QMV') TYPE(BLOCKUSER) USERLIST('nobody')"),
+        "the refusal says how to allow the channel"
+    );
+    assert_eq!(h.depth("QMV", "PAY.Q"), 0);
+    // Allowed the documented way, it runs as the queue manager's user: still, a system queue
+    // takes no put from a channel; that message goes to the dead-letter queue with 2035.
+    h.mqsc(
+        "QMV",
+        "SET CHLAUTH('QMA.QMV') TYPE(BLOCKUSER) USERLIST('nobody')\n",
+    );
+    poll_slow(Duration::from_secs(60), "both messages delivered", || {
+        let _ = h.run(&["mqsc", "QMA"], Some("START CHANNEL(QMA.QMV)\n"));
+        h.depth("QMV", "SYSTEM.DEAD.LETTER.QUEUE") == 1 && h.depth("QMV", "PAY.Q") == 1
+    });
+    assert_eq!(h.depth("QMV", "SYSTEM.PROTECTION.POLICY.QUEUE"), 1);
+    let dlq = h.ok(&["browse", "QMV", "SYSTEM.DEAD.LETTER.QUEUE"]);
+    assert!(dlq.contains("2035"), "{dlq}");
+    h.ok(&["stop", "QMV"]);
+    h.start_tcp("QMV", pv);
+    let shown = h.mqsc("QMV", "DISPLAY POLICY(PAY.Q)\n");
+    assert!(shown.contains("ENCALG(AES256)"), "{shown}");
+    h.ok(&["stop", "QMV"]);
+    h.ok(&["stop", "QMA"]);
+}
+
+fn app_qm(h: &Home, qm: &str) -> String {
+    let port = free_port();
+    h.ok(&["create", qm]);
+    h.start_tcp(qm, port);
+    h.mqsc(
+        qm,
+        "DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app')\n\
+         SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n",
+    );
+    format!("127.0.0.1:{port}")
+}
+
+fn app_put(h: &Home, qm: &str, addr: &str, q: &str, qmgr: Option<&str>) -> std::process::Output {
+    let mut a = vec![
+        "put",
+        qm,
+        q,
+        "--message",
+        "m",
+        "--conn",
+        addr,
+        "--channel",
+        "APP.SVRCONN",
+    ];
+    if let Some(x) = qmgr {
+        a.extend(["--qmgr", x]);
+    }
+    h.run(&a, None)
+}
+
+#[test]
+fn every_route_to_a_queue_checks_the_same_authority() {
+    let h = Home::new();
+    let addr = app_qm(&h, "QMO");
+    h.mqsc(
+        "QMO",
+        "DEFINE QLOCAL(FAR) USAGE(XMITQ)\n\
+         DEFINE QREMOTE(FAR.ALIAS) RQMNAME(FAR) XMITQ(FAR)\n\
+         DEFINE QREMOTE(REMOTE.Q) RNAME(X) RQMNAME(FAR) XMITQ(FAR)\n\
+         DEFINE QLOCAL(LOCAL.Q)\n\
+         DEFINE QALIAS(ALIAS.Q) TARGET(LOCAL.Q)\n",
+    );
+    // 'app' may only connect: every route is refused.
+    for (q, qmgr) in [
+        ("LOCAL.Q", None),
+        ("ALIAS.Q", None),
+        ("REMOTE.Q", None),
+        ("ANY.Q", Some("FAR")),
+        ("ANY.Q", Some("FAR.ALIAS")),
+        ("LOCAL.Q", Some("QMO")),
+    ] {
+        let o = app_put(&h, "QMO", &addr, q, qmgr);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success() && err.contains("2035"),
+            "{q} at {qmgr:?}: {err}"
+        );
+    }
+    assert_eq!(h.depth("QMO", "FAR"), 0);
+    assert_eq!(h.depth("QMO", "LOCAL.Q"), 0);
+    // PUT on the transmission queue opens the way by queue-manager name, not by the alias.
+    h.mqsc(
+        "QMO",
+        "SET AUTHREC PROFILE('FAR') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT)\n",
+    );
+    assert!(
+        app_put(&h, "QMO", &addr, "ANY.Q", Some("FAR"))
+            .status
+            .success()
+    );
+    assert!(
+        !app_put(&h, "QMO", &addr, "ANY.Q", Some("FAR.ALIAS"))
+            .status
+            .success()
+    );
+    h.mqsc(
+        "QMO",
+        "SET AUTHREC PROFILE('FAR.ALIAS') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT)\n",
+    );
+    assert!(
+        app_put(&h, "QMO", &addr, "ANY.Q", Some("FAR.ALIAS"))
+            .status
+            .success()
+    );
+    assert_eq!(h.depth("QMO", "FAR"), 2);
+    // The administrator too needs a record to put to a system queue.
+    let err = h.fails(&[
+        "put",
+        "QMO",
+        "SYSTEM.PROTECTION.ERROR.QUEUE",
+        "--message",
+        "x",
+    ]);
+    assert!(
+        err.contains("2035") && err.contains("system queue"),
+        "{err}"
+    );
+    h.ok(&["stop", "QMO"]);
+}
+
+#[test]
+fn interception_without_tls_is_refused_at_define() {
+    let h = Home::new();
+    h.ok(&["create", "QMI"]);
+    h.ok(&["start", "QMI", "--background"]);
+    for bad in [
+        "DEFINE CHANNEL(ICPT) CHLTYPE(SVRCONN) INTERCEPT(YES)\n",
+        "DEFINE CHANNEL(ICPT) CHLTYPE(SVRCONN) SSLCIPH(ANY) SSLCAUTH(OPTIONAL) INTERCEPT(YES)\n",
+    ] {
+        let o = h.run(&["mqsc", "QMI"], Some(bad));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            !o.status.success() && out.contains("needs TLS with client authentication"),
+            "{out}"
+        );
+    }
+    h.mqsc(
+        "QMI",
+        "DEFINE CHANNEL(ICPT) CHLTYPE(SVRCONN) SSLCIPH(ANY) INTERCEPT(YES)\n",
+    );
+    let o = h.run(
+        &["mqsc", "QMI"],
+        Some("ALTER CHANNEL(ICPT) CHLTYPE(SVRCONN) SSLCIPH(' ')\n"),
+    );
+    assert!(
+        !o.status.success(),
+        "ALTER cannot take TLS away from an intercepting channel"
+    );
+    h.ok(&["stop", "QMI"]);
+}
+
+#[test]
+fn policy_and_protection_error_requests_need_authority() {
+    use sealmq_client::Client;
+    use sealmq_engine::{Got, Md, OpenOptions};
+    let h = Home::new();
+    let addr = app_qm(&h, "QMP");
+    h.mqsc(
+        "QMP",
+        "DEFINE QLOCAL(PAY.Q)\n\
+         SET POLICY(PAY.Q) SIGNALG(SHA256) ENCALG(AES256) RECIP('CN=bank') SIGNER('CN=shop')\n\
+         DEFINE QLOCAL(IN.Q)\n\
+         SET AUTHREC PROFILE('IN.Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(GET)\n",
+    );
+    let mut app = Client::connect_tcp_channel(&addr, "APP.SVRCONN", "probe").unwrap();
+    let e = app.policy("PAY.Q").unwrap_err();
+    assert_eq!(e.reason, 2035, "{e}");
+    h.mqsc(
+        "QMP",
+        "SET AUTHREC PROFILE('PAY.Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(INQ)\n",
+    );
+    let p = app.policy("PAY.Q").unwrap().unwrap();
+    assert_eq!(p.recipients.len(), 1);
+    // A forged protection error: a message the handle never got.
+    let (hin, _) = app.open("IN.Q", OpenOptions::input()).unwrap();
+    let forged = Got {
+        md: Md::default(),
+        payload: b"forged entry".to_vec(),
+        data_len: 12,
+        warning: None,
+        seq: 0,
+    };
+    let e = app
+        .report_protection_error(hin, &forged, "SIGNATURE", "forged", false)
+        .unwrap_err();
+    assert_eq!(e.reason, 2035, "{e}");
+    assert_eq!(h.depth("QMP", "SYSTEM.PROTECTION.ERROR.QUEUE"), 0);
+    // For a message it did get, once.
+    h.ok(&["put", "QMP", "IN.Q", "--message", "really got"]);
+    let got = app.get(hin, &Default::default()).unwrap();
+    app.report_protection_error(hin, &got, "SIGNATURE", "bad", false)
+        .unwrap();
+    assert_eq!(h.depth("QMP", "SYSTEM.PROTECTION.ERROR.QUEUE"), 1);
+    let e = app
+        .report_protection_error(hin, &got, "SIGNATURE", "again", false)
+        .unwrap_err();
+    assert_eq!(e.reason, 2035);
+    drop(app);
+    h.ok(&["stop", "QMP"]);
+}
+
+#[test]
+fn a_model_queue_survives_a_clean_restart_of_the_process() {
+    let h = Home::new();
+    h.ok(&["create", "QMM"]);
+    h.ok(&["start", "QMM", "--background"]);
+    h.mqsc("QMM", "DEFINE QMODEL(APP.REPLY.MODEL)\n");
+    h.ok(&["stop", "QMM"]);
+    h.ok(&["start", "QMM", "--background"]);
+    let out = h.mqsc("QMM", "DISPLAY QMODEL(APP.REPLY.MODEL) DEFTYPE\n");
+    assert!(out.contains("DEFTYPE(TEMPDYN)"), "{out}");
+    h.ok(&["stop", "QMM"]);
 }

@@ -359,6 +359,48 @@ impl Client {
         }
     }
 
+    /// The security policy of queue `name` as the queue manager has it (MQ's dspmqspl for an
+    /// application): needs INQ or PUT authority on the queue. `None`: the queue has none.
+    pub fn policy(&mut self, name: &str) -> Result<Option<sealmq_protect::Policy>> {
+        match self.call(Request::Policy {
+            name: name.to_string(),
+        })? {
+            Response::Policy { policy } if policy.is_empty() => Ok(None),
+            Response::Policy { policy } => sealmq_engine::policies::decode(&policy)
+                .map(Some)
+                .map_err(|e| ClientError {
+                    reason: 2195,
+                    detail: format!("the policy of '{name}' does not read: {e}"),
+                }),
+            other => Self::unexpected(other),
+        }
+    }
+
+    /// Reports a message `hobj` got that failed its protection checks: the queue manager puts
+    /// it on SYSTEM.PROTECTION.ERROR.QUEUE behind a dead-letter header (the client library
+    /// does this itself on a failed get). Refused (2035) for a message the handle did not get.
+    pub fn report_protection_error(
+        &mut self,
+        hobj: u32,
+        got: &Got,
+        check: &str,
+        detail: &str,
+        syncpoint: bool,
+    ) -> Result<()> {
+        match self.call(Request::ProtectionError {
+            hobj,
+            md: got.md.clone(),
+            payload: got.payload.clone(),
+            check: check.to_string(),
+            detail: detail.to_string(),
+            signer: String::new(),
+            syncpoint,
+        })? {
+            Response::Ok => Ok(()),
+            other => Self::unexpected(other),
+        }
+    }
+
     pub(crate) fn put1_raw(
         &mut self,
         name: &str,

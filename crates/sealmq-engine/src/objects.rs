@@ -218,6 +218,9 @@ pub struct QmgrDef {
     pub chlauth_enabled: bool,
     /// CONNAUTH: the AUTHINFO object of connection authentication (blank: none).
     pub connauth: String,
+    /// MAXCHL: connections over the network (applications and channels) served at once; the
+    /// queue manager's own user on the local socket is never refused.
+    pub maxchl: u32,
 }
 
 impl QmgrDef {
@@ -235,6 +238,7 @@ impl QmgrDef {
             acct_int: 1800,
             chlauth_enabled: true,
             connauth: crate::authinfo::DEFAULT_IDPWOS.to_string(),
+            maxchl: 1000,
         }
     }
 
@@ -255,7 +259,8 @@ impl QmgrDef {
             .u8(self.acct_mqi as u8)
             .u32(self.acct_int)
             .bool(self.chlauth_enabled)
-            .str(&self.connauth);
+            .str(&self.connauth)
+            .u32(self.maxchl);
     }
 
     pub fn decode(d: &mut Dec<'_>) -> Result<QmgrDef> {
@@ -272,6 +277,7 @@ impl QmgrDef {
             acct_int: 1800,
             chlauth_enabled: true,
             connauth: crate::authinfo::DEFAULT_IDPWOS.to_string(),
+            maxchl: 1000,
         };
         if !d.is_empty() {
             let v = d.u8()?;
@@ -288,6 +294,7 @@ impl QmgrDef {
             if v >= 4 {
                 q.chlauth_enabled = d.bool()?;
                 q.connauth = d.str()?;
+                q.maxchl = d.u32()?;
             }
         }
         Ok(q)

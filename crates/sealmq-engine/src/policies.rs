@@ -16,6 +16,71 @@ use std::sync::Arc;
 
 pub const FORMAT: &str = "SMQPOL";
 
+/// Marks the authentication tag at the end of a stored policy (docs/storage.md): the policy's
+/// encoding, then `SMQPTAG1`, then HMAC-SHA256 over the encoding under the queue manager's
+/// policy key (`<QM dir>/policy.key`, 0600). A message on the policy queue without a valid
+/// tag was not written by SET POLICY and is refused at load.
+const TAG_MARK: &[u8; 8] = b"SMQPTAG1";
+const KEY_FILE: &str = "policy.key";
+
+/// The stored form of a policy: its encoding and tag.
+fn sealed(p: &Policy, key: &[u8]) -> Vec<u8> {
+    let mut b = encode(p);
+    let tag = sealmq_protect::hmac_sha256(key, &b);
+    b.extend_from_slice(TAG_MARK);
+    b.extend_from_slice(&tag);
+    b
+}
+
+/// The policy of a stored message, if its tag is valid under `key`.
+fn open_sealed(bytes: &[u8], key: &[u8]) -> std::result::Result<Policy, String> {
+    if bytes.len() < 40 || &bytes[bytes.len() - 40..bytes.len() - 32] != TAG_MARK {
+        return Err("it carries no authentication tag".into());
+    }
+    let (body, tag) = bytes.split_at(bytes.len() - 40);
+    if !sealmq_protect::ct_eq(&sealmq_protect::hmac_sha256(key, body), &tag[8..]) {
+        return Err("its authentication tag does not verify".into());
+    }
+    decode(body).map_err(|e| e.to_string())
+}
+
+/// The policy key, made on first use; `fresh` tells the caller it did not exist before.
+fn policy_key(dir: &std::path::Path) -> MqResult<(zeroize::Zeroizing<Vec<u8>>, bool)> {
+    let path = dir.join(KEY_FILE);
+    match std::fs::read(&path) {
+        Ok(k) if k.len() == 32 => return Ok((zeroize::Zeroizing::new(k), false)),
+        Ok(_) => {
+            return mqerr!(
+                ResourceProblem,
+                "{} is not a policy key (32 bytes): restore it from a backup",
+                path.display()
+            );
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return mqerr!(ResourceProblem, "cannot read {}: {e}", path.display()),
+    }
+    let k = sealmq_protect::random_bytes(32)
+        .map_err(|e| crate::error::MqError::new(sealmq_types::ReasonCode::ResourceProblem, e))?;
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let tmp = path.with_extension("tmp");
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .mode(0o600)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(&k).and_then(|_| f.sync_all()))
+        .and_then(|_| std::fs::rename(&tmp, &path))
+        .map_err(|e| {
+            crate::error::MqError::new(
+                sealmq_types::ReasonCode::ResourceProblem,
+                format!("cannot write {}: {e}", path.display()),
+            )
+        })?;
+    Ok((zeroize::Zeroizing::new(k), true))
+}
+
 fn sign_byte(s: SignAlg) -> u8 {
     match s {
         SignAlg::None => 0,
@@ -109,29 +174,70 @@ fn aws_lc_rs_digest(b: &[u8]) -> [u8; 32] {
 
 impl QueueManager {
     /// Loads every policy from the policy queue into the cache (at start).
-    pub(crate) fn load_policies(self: &Arc<Self>) {
-        let Ok(c) = self.connect_internal() else {
-            return;
-        };
-        let Ok(h) = c.open(POLICY_Q, OpenOptions::browse()) else {
-            return;
-        };
+    ///
+    /// Only messages SET POLICY wrote count: each must carry a valid tag under the policy key,
+    /// be named by its correlation id, and validate as a policy; any other is refused and
+    /// reported, and the policy that name had stays. The first start of a queue manager from
+    /// before tags (no key yet) tags the policies it finds, once.
+    pub(crate) fn load_policies(self: &Arc<Self>) -> MqResult<()> {
+        if self.queue_def(POLICY_Q).is_err() {
+            return Ok(()); // being created: the system queues come next
+        }
+        let (key, fresh) = policy_key(&self.cfg.dir)?;
+        let c = self.connect_internal()?;
+        let h = c.open(POLICY_Q, OpenOptions::browse())?;
         let mut gmo = GetOptions {
             browse: crate::mqi::Browse::First,
             ..Default::default()
         };
-        let mut cache = write(&self.policies);
+        let mut found: Vec<Policy> = Vec::new();
+        let mut untagged: Vec<Policy> = Vec::new();
         while let Ok(m) = c.get(&h, gmo) {
             gmo.browse = crate::mqi::Browse::Next;
-            match decode(&m.payload) {
-                Ok(p) => {
-                    cache.insert(p.name.clone(), p);
+            let checked = open_sealed(&m.payload, &key).and_then(|p| {
+                if m.md.correl_id != correl(&p.name) {
+                    return Err(format!("it names '{}' under another's id", p.name));
                 }
-                Err(e) => eprintln!(
-                    "sealmq: a message on {POLICY_Q} is not a policy ({e}); it is ignored"
-                ),
+                p.validate().map_err(|e| e.to_string())?;
+                Ok(p)
+            });
+            if fresh && m.payload.len() >= 40 && &m.payload[m.payload.len() - 40..][..8] == TAG_MARK
+            {
+                return mqerr!(
+                    ResourceProblem,
+                    "{} is missing but the policies on {POLICY_Q} are tagged with it: restore \
+                     the file from a backup (without it no policy can be trusted)",
+                    self.cfg.dir.join(KEY_FILE).display()
+                );
+            }
+            match checked {
+                Ok(p) => found.push(p),
+                Err(why) => match decode(&m.payload) {
+                    Ok(p) if fresh && m.md.correl_id == correl(&p.name) && p.validate().is_ok() => {
+                        untagged.push(p)
+                    }
+                    _ => eprintln!(
+                        "sealmq: a message on {POLICY_Q} (put by '{}', application '{}') is \
+                         refused as a policy: {why}; the policies in force are unchanged. \
+                         Remove it with a get by message id, and look for who could put there.",
+                        m.md.user_id, m.md.put_appl_name
+                    ),
+                },
             }
         }
+        drop(h);
+        drop(c);
+        {
+            let mut cache = write(&self.policies);
+            for p in found {
+                cache.insert(p.name.clone(), p);
+            }
+        }
+        // Migration: policies from before tags are stored again, tagged.
+        for p in untagged {
+            self.set_policy(p)?;
+        }
+        Ok(())
     }
 
     /// The policy of a queue name, if any.
@@ -181,10 +287,11 @@ impl QueueManager {
             format: FORMAT.into(),
             ..Md::default()
         };
+        let (key, _) = policy_key(&self.cfg.dir)?;
         c.put(
             &h,
             &mut md,
-            &encode(&p),
+            &sealed(&p, &key),
             PutOptions {
                 syncpoint: true,
                 ..Default::default()

@@ -67,9 +67,9 @@ pub(crate) fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
                 "BATCHSZ" => d.batchsz = num(a, 1, 9999)?,
                 "HBINT" => d.hbint = num(a, 0, 999_999)?,
                 "MAXMSGL" => d.max_msg_len = num(a, 0, 104_857_600)?,
-                "SSLCIPH" => d.sslciph = a.values.first().cloned().unwrap_or_default(),
-                "SSLPEER" => d.sslpeer = a.values.first().cloned().unwrap_or_default(),
-                "MCAUSER" => d.mcauser = a.values.first().cloned().unwrap_or_default(),
+                "SSLCIPH" => d.sslciph = blank_is_none(a),
+                "SSLPEER" => d.sslpeer = blank_is_none(a),
+                "MCAUSER" => d.mcauser = blank_is_none(a),
                 "INTERCEPT" => d.intercept = choice(a, &["YES", "NO"])? == "YES",
                 "BATCHINT" => d.batchint = num(a, 0, 999_999_999)?,
                 "NPMSPEED" => d.npm_fast = choice(a, &["FAST", "NORMAL"])? == "FAST",
@@ -160,4 +160,12 @@ pub(crate) fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
             ))
         }
     }
+}
+
+/// A string attribute where MQ's blank (`' '`) means none.
+fn blank_is_none(a: &crate::parse::Attr) -> String {
+    a.values
+        .first()
+        .map(|v| v.trim().to_string())
+        .unwrap_or_default()
 }

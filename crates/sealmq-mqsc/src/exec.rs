@@ -255,6 +255,7 @@ fn qmgr_block(q: &QmgrDef) -> Block {
         ("ACCTINT".into(), q.acct_int.to_string()),
         ("CHLAUTH".into(), onoff(q.chlauth_enabled)),
         ("CONNAUTH".into(), q.connauth.clone()),
+        ("MAXCHL".into(), q.maxchl.to_string()),
     ]
 }
 
@@ -440,6 +441,7 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
                     "DEFXMITQ" => q.def_xmitq = a.values.first().cloned().unwrap_or_default(),
                     "ACCTMQI" => q.acct_mqi = choice(a, &["ON", "OFF"])? == "ON",
                     "ACCTINT" => q.acct_int = num(a, 1, 604_800)?,
+                    "MAXCHL" => q.maxchl = num(a, 1, 999_999_999)?,
                     "CHLAUTH" => {
                         q.chlauth_enabled = choice(a, &["ENABLED", "DISABLED"])? == "ENABLED"
                     }

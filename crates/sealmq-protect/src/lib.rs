@@ -49,3 +49,24 @@ pub fn digest_sha256(bytes: &[u8]) -> [u8; 32] {
     out.copy_from_slice(d.as_ref());
     out
 }
+
+/// HMAC-SHA256 of `bytes` under `key` (the queue manager authenticates its own records with it).
+pub fn hmac_sha256(key: &[u8], bytes: &[u8]) -> [u8; 32] {
+    let k = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, key);
+    let t = aws_lc_rs::hmac::sign(&k, bytes);
+    let mut out = [0u8; 32];
+    out.copy_from_slice(t.as_ref());
+    out
+}
+
+/// Constant-time comparison of two byte strings.
+pub fn ct_eq(a: &[u8], b: &[u8]) -> bool {
+    aws_lc_rs::constant_time::verify_slices_are_equal(a, b).is_ok()
+}
+
+/// `n` random bytes from the system's generator.
+pub fn random_bytes(n: usize) -> std::result::Result<Vec<u8>, String> {
+    let mut v = vec![0u8; n];
+    aws_lc_rs::rand::fill(&mut v).map_err(|_| "the random generator failed".to_string())?;
+    Ok(v)
+}

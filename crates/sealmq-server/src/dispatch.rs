@@ -48,11 +48,58 @@ pub(crate) fn get_options(g: &GetReq) -> GetOptions {
     }
 }
 
+/// Messages each handle got lately (digests of message id and stored bytes): a protection
+/// error may be reported only for one of them.
+#[derive(Default)]
+pub(crate) struct RecentGets(HashMap<u32, std::collections::VecDeque<[u8; 32]>>);
+
+/// How many gets of a handle are remembered for a protection-error report.
+const RECENT: usize = 8;
+
+fn got_digest(msg_id: &[u8], payload: &[u8]) -> [u8; 32] {
+    let mut c = aws_lc_rs::digest::Context::new(&aws_lc_rs::digest::SHA256);
+    c.update(msg_id);
+    c.update(payload);
+    let mut out = [0u8; 32];
+    out.copy_from_slice(c.finish().as_ref());
+    out
+}
+
+impl RecentGets {
+    pub(crate) fn got(&mut self, hobj: u32, msg_id: &[u8], payload: &[u8]) {
+        let q = self.0.entry(hobj).or_default();
+        if q.len() == RECENT {
+            q.pop_front();
+        }
+        q.push_back(got_digest(msg_id, payload));
+    }
+
+    /// Whether `hobj` got this message (and forgets it: one report per get).
+    fn take(&mut self, hobj: u32, msg_id: &[u8], payload: &[u8]) -> bool {
+        let d = got_digest(msg_id, payload);
+        match self.0.get_mut(&hobj) {
+            Some(q) => match q.iter().position(|x| *x == d) {
+                Some(i) => {
+                    q.remove(i);
+                    true
+                }
+                None => false,
+            },
+            None => false,
+        }
+    }
+
+    pub(crate) fn closed(&mut self, hobj: u32) {
+        self.0.remove(&hobj);
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn handle(
     qm: &Arc<QueueManager>,
     conn: &Connection,
     handles: &mut HashMap<u32, Hobj>,
+    recent: &mut RecentGets,
     next_h: &mut u32,
     req: Request,
     admin: bool,
@@ -111,7 +158,10 @@ pub(crate) fn handle(
             icpt,
         ),
         Request::Close { hobj } => match handles.remove(&hobj) {
-            Some(h) => conn.close(&h).map(|_| Response::Ok).unwrap_or_else(err),
+            Some(h) => {
+                recent.closed(hobj);
+                conn.close(&h).map(|_| Response::Ok).unwrap_or_else(err)
+            }
             None => no_handle(hobj),
         },
         Request::Put {
@@ -170,12 +220,17 @@ pub(crate) fn handle(
         }
         Request::Get(g) => match handles.get(&g.hobj) {
             Some(h) => match conn.get(h, get_options(&g)) {
-                Ok(got) => Response::Got {
-                    md: got.md,
-                    payload: got.payload,
-                    data_len: got.data_len as u64,
-                    warning: got.warning.map(|w| w.code()).unwrap_or(0),
-                },
+                Ok(got) => {
+                    if g.browse == 0 || g.browse == 3 {
+                        recent.got(g.hobj, &got.md.msg_id, &got.payload);
+                    }
+                    Response::Got {
+                        md: got.md,
+                        payload: got.payload,
+                        data_len: got.data_len as u64,
+                        warning: got.warning.map(|w| w.code()).unwrap_or(0),
+                    }
+                }
                 Err(e) => err(e),
             },
             None => no_handle(g.hobj),
@@ -210,12 +265,35 @@ pub(crate) fn handle(
             Response::Ok
         }
         Request::Heartbeat => Response::Ok,
-        Request::Policy { name } => Response::Policy {
-            policy: qm
-                .policy(&name)
-                .map(|p| sealmq_engine::policies::encode(&p))
-                .unwrap_or_default(),
-        },
+        // A policy names its recipients and signers: told only to a principal that may
+        // inquire on the queue, or put to it (put1 learns the policy this way).
+        Request::Policy { name } => {
+            let may = |a| {
+                qm.check_authority(
+                    &conn.user,
+                    sealmq_engine::authority::AuthObj::Queue,
+                    &name,
+                    a,
+                )
+                .is_ok()
+            };
+            use sealmq_engine::authority::auth;
+            if !may(auth::INQ) && !may(auth::PUT) {
+                return Some(Response::Err {
+                    reason: 2035,
+                    detail: format!(
+                        "'{}' may not read the policy of '{name}': it needs INQ or PUT on it",
+                        conn.user
+                    ),
+                });
+            }
+            Response::Policy {
+                policy: qm
+                    .policy(&name)
+                    .map(|p| sealmq_engine::policies::encode(&p))
+                    .unwrap_or_default(),
+            }
+        }
         Request::ProtectionError {
             hobj,
             md,
@@ -225,6 +303,14 @@ pub(crate) fn handle(
             signer,
             syncpoint,
         } => match handles.get(&hobj) {
+            // Only for a message this handle really got: nobody puts forged entries on the
+            // protection error queue.
+            Some(_) if !recent.take(hobj, &md.msg_id, &payload) => Response::Err {
+                reason: 2035,
+                detail: format!(
+                    "a protection error may be reported only for a message handle {hobj} got"
+                ),
+            },
             Some(h) => {
                 let failure = sealmq_engine::dlh::ProtectionFailure {
                     check,

@@ -15,6 +15,7 @@ pub mod events;
 mod icpt;
 pub mod metrics;
 mod peer;
+pub mod perms;
 pub mod security;
 pub mod stats;
 
@@ -46,6 +47,29 @@ pub struct ServerConfig {
     pub tls: bool,
     /// Serve Prometheus metrics over HTTP on this address (`GET /metrics`).
     pub metrics: Option<SocketAddr>,
+}
+
+/// How long a new connection has to complete its TLS handshake and first frame, and how long
+/// a frame may take to arrive once its first byte has (a peer that stops mid-frame is dropped).
+pub const HANDSHAKE: Duration = Duration::from_secs(10);
+
+/// Raises this process's open-file limit to its hard limit: each connection holds a few
+/// descriptors, and the default soft limit (often 1024) would let a few hundred idle sockets
+/// lock everyone out.
+fn raise_fd_limit() -> u64 {
+    let mut l = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit read and write one rlimit struct we own.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) == 0 && l.rlim_cur < l.rlim_max {
+            l.rlim_cur = l.rlim_max;
+            let _ = libc::setrlimit(libc::RLIMIT_NOFILE, &l);
+            let _ = libc::getrlimit(libc::RLIMIT_NOFILE, &mut l);
+        }
+    }
+    l.rlim_cur as u64
 }
 
 /// Written by a server as it ends: `ok`, or `failed: <why>` when the final checkpoint failed.
@@ -111,6 +135,9 @@ fn peer_uid(s: &UnixStream) -> Option<u32> {
 impl Server {
     /// Starts (recovering) the queue manager and its listeners.
     pub fn start(cfg: &ServerConfig) -> Result<Server, String> {
+        perms::private_umask();
+        perms::check(&cfg.dir)?;
+        let fds = raise_fd_limit();
         let lock_path = cfg.dir.join("qm.lock");
         let lock = File::options()
             .create(true)
@@ -128,7 +155,7 @@ impl Server {
         qcfg.dse = sealmq_storage::dse::Dse::load(&cfg.dir).map_err(|e| e.to_string())?;
         let (qm, report) = QueueManager::start(qcfg).map_err(|e| e.to_string())?;
         eprintln!(
-            "sealmq: queue manager {} started: {} messages recovered, {} log records replayed{}",
+            "sealmq: queue manager {} started ({fds} descriptors): {} messages recovered, {} log records replayed{}",
             cfg.name,
             report.messages,
             report.records_replayed,
@@ -169,6 +196,7 @@ impl Server {
             conns: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             chinit: ci.clone(),
             instances: Arc::default(),
+            limit: Arc::default(),
         };
         {
             let (qm, ctx) = (qm.clone(), ctx.clone());
@@ -181,8 +209,30 @@ impl Server {
                     let uid = peer_uid(&s).unwrap_or(u32::MAX);
                     let user = user_name(uid);
                     let admin = uid == me_uid;
+                    // The administrator always gets in; other local users count as MAXCHL does.
+                    let slot = if admin {
+                        None
+                    } else {
+                        match ctx.limit.take(qm.qmgr().maxchl) {
+                            Some(g) => Some(g),
+                            None => {
+                                ctx.security.events.log(&format!(
+                                    "local connection of {user} refused: MAXCHL({}) connections are served",
+                                    qm.qmgr().maxchl
+                                ));
+                                refuse_early(
+                                    &s,
+                                    2537,
+                                    "the queue manager serves MAXCHL connections already: try again later",
+                                );
+                                continue;
+                            }
+                        }
+                    };
+                    let _ = s.set_read_timeout(Some(HANDSHAKE));
                     let (qm, ctx) = (qm.clone(), ctx.clone());
                     std::thread::spawn(move || {
+                        let _slot = slot;
                         if let (Ok(w), Ok(k)) = (s.try_clone(), s.try_clone()) {
                             let id = ctx.register(Sock::Unix(k));
                             let peer = Peer::Local {
@@ -210,10 +260,27 @@ impl Server {
                     let Ok(s) = s else { continue };
                     let _ = s.set_nodelay(true);
                     let addr = s.peer_addr().map(|a| a.to_string()).unwrap_or_default();
+                    let maxchl = qm.qmgr().maxchl;
+                    let Some(slot) = ctx.limit.take(maxchl) else {
+                        ctx.security.events.log(&format!(
+                            "connection from {addr} refused: MAXCHL({maxchl}) connections are served"
+                        ));
+                        if ctx.security.tls().is_none() {
+                            refuse_early(
+                                &s,
+                                2537,
+                                "the queue manager serves MAXCHL connections already: try again later",
+                            );
+                        }
+                        continue;
+                    };
+                    // The handshake and first frame must come within HANDSHAKE.
+                    let _ = s.set_read_timeout(Some(HANDSHAKE));
                     // The configuration in use now: REFRESH SECURITY TYPE(SSL) may replace it.
                     let tls = ctx.security.tls();
                     let (qm, ctx) = (qm.clone(), ctx.clone());
                     std::thread::spawn(move || {
+                        let _slot = slot;
                         let Ok(k) = s.try_clone() else { return };
                         let id = ctx.register(Sock::Tcp(k));
                         match tls {
@@ -252,6 +319,7 @@ impl Server {
         }
         let _ = std::fs::write(cfg.dir.join("listeners"), &listeners);
         let _ = std::fs::write(cfg.dir.join("qm.pid"), std::process::id().to_string());
+        perms::share_socket(&cfg.dir, &starting)?;
         std::fs::rename(&starting, &socket)
             .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
         // Sending channels that were running when the queue manager ended start again.
@@ -394,6 +462,78 @@ struct Ctx {
     chinit: Arc<chinit::Initiator>,
     /// SVRCONN instances running (MAXINST, MAXINSTC).
     instances: Arc<admit::Instances>,
+    /// Connections counted against MAXCHL.
+    limit: Arc<Limit>,
+}
+
+/// Connections counted against MAXCHL.
+#[derive(Default)]
+struct Limit(std::sync::atomic::AtomicU32);
+
+/// One counted connection; dropping it uncounts it.
+struct LimitSlot(Arc<Limit>);
+
+impl Drop for LimitSlot {
+    fn drop(&mut self) {
+        self.0.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+trait TakeSlot {
+    fn take(&self, max: u32) -> Option<LimitSlot>;
+}
+
+impl TakeSlot for Arc<Limit> {
+    /// A slot unless `max` connections are counted already.
+    fn take(&self, max: u32) -> Option<LimitSlot> {
+        self.0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| LimitSlot(self.clone()))
+    }
+}
+
+/// Answers a connection refused before its Hello (docs/wire.md: an Err frame, then close).
+fn refuse_early(s: &impl AsRawSock, reason: u32, detail: &str) {
+    s.refuse(reason, detail);
+}
+
+trait AsRawSock {
+    fn refuse(&self, reason: u32, detail: &str);
+}
+
+impl AsRawSock for TcpStream {
+    fn refuse(&self, reason: u32, detail: &str) {
+        let _ = self.set_write_timeout(Some(Duration::from_millis(200)));
+        let mut w = self;
+        let _ = sealmq_wire::write_response(
+            &mut w,
+            0,
+            &Response::Err {
+                reason,
+                detail: detail.into(),
+            },
+        );
+        let _ = self.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+impl AsRawSock for UnixStream {
+    fn refuse(&self, reason: u32, detail: &str) {
+        let _ = self.set_write_timeout(Some(Duration::from_millis(200)));
+        let mut w = self;
+        let _ = sealmq_wire::write_response(
+            &mut w,
+            0,
+            &Response::Err {
+                reason,
+                detail: detail.into(),
+            },
+        );
+        let _ = self.shutdown(std::net::Shutdown::Both);
+    }
 }
 
 impl Ctx {
@@ -427,7 +567,6 @@ fn serve_tls(
         return;
     };
     let mut stream = rustls::StreamOwned::new(conn, sock);
-    let _ = stream.sock.set_read_timeout(Some(Duration::from_secs(30)));
     while stream.conn.is_handshaking() {
         if stream.conn.complete_io(&mut stream.sock).is_err() {
             // Untrusted or broken peer: send the alert rustls prepared, so the client learns
@@ -440,7 +579,6 @@ fn serve_tls(
             return;
         }
     }
-    let _ = stream.sock.set_read_timeout(None);
     let Some(dn) = sealmq_wire::tls::principal(stream.conn.peer_certificates()) else {
         return;
     };
@@ -462,6 +600,31 @@ fn serve_tls(
         &peer,
         ctx,
     );
+}
+
+/// Waits until a request's first byte is readable (`Some(true)`), the peer closed
+/// (`Some(false)`), or the connection failed or the server stops (`None`). Read timeouts while
+/// idle are only the deadline's ticks.
+fn wait_readable(r: &mut impl BufRead, ctx: &Ctx) -> Option<bool> {
+    loop {
+        match r.fill_buf() {
+            Ok([]) => return Some(false),
+            Ok(_) => return Some(true),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
+                ) =>
+            {
+                if ctx.stop.load(Ordering::Relaxed) && ctx.immediate.load(Ordering::Relaxed) {
+                    return None;
+                }
+            }
+            Err(_) => return None,
+        }
+    }
 }
 
 /// Counts a connection while it is served.
@@ -490,6 +653,10 @@ fn serve(
                 let Peer::Tcp { tls, addr, sock } = peer else {
                     return;
                 };
+                // Channels keep their own deadlines (heartbeats).
+                if let Some(s) = sock {
+                    let _ = s.set_read_timeout(None);
+                }
                 let info = chinit::receiver::PeerInfo {
                     tls: tls.as_ref().map(|t| (t.dn.clone(), t.suite.clone())),
                     addr: addr.clone(),
@@ -547,7 +714,36 @@ fn serve(
                 );
                 return;
             }
-            _ => return,
+            Err(WireError::Protocol(m)) => {
+                // docs/wire.md: a protocol error before the handshake answers Err 2195.
+                ctx.security.events.log(&format!(
+                    "protocol error before the handshake from {}: {m}",
+                    peer.describe()
+                ));
+                let _ = sealmq_wire::write_response(
+                    &mut w,
+                    0,
+                    &Response::Err {
+                        reason: 2195,
+                        detail: format!("protocol error: {m}; closing the connection"),
+                    },
+                );
+                return;
+            }
+            Err(WireError::Io(e)) => {
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) {
+                    ctx.security.events.log(&format!(
+                        "{} sent no complete first frame within {} s: closed",
+                        peer.describe(),
+                        HANDSHAKE.as_secs()
+                    ));
+                }
+                return;
+            }
+            Ok(None) => return,
         };
     let hello = admit::Hello {
         appl: &appl,
@@ -589,15 +785,35 @@ fn serve(
         return;
     }
     let mut handles: HashMap<u32, Hobj> = HashMap::new();
+    let mut recent = dispatch::RecentGets::default();
     let mut next_h = 1u32;
     // QM-side interception keeps the keystore in use when the connection began.
     let protector = ctx.security.protector();
     let conn_no = ctx.conns.fetch_add(1, Ordering::Relaxed) + 1;
     let mut acct = acct::Accounting::start(qm, &ctx.dir, conn_no, user, &appl);
     loop {
+        // Waiting for a request may take forever (an idle application); once its first byte
+        // is here, the rest must follow within HANDSHAKE (the socket's read timeout).
+        match wait_readable(&mut r, ctx) {
+            Some(true) => {}
+            _ => break,
+        }
         let (id, req) = match sealmq_wire::read_request(&mut r, max_frame) {
             Ok(Some(x)) => x,
-            Ok(None) | Err(WireError::Io(_)) => break,
+            Ok(None) => break,
+            Err(WireError::Io(e)) => {
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) {
+                    ctx.security.events.log(&format!(
+                        "{} stopped in the middle of a frame for {} s: closed",
+                        peer.describe(),
+                        HANDSHAKE.as_secs()
+                    ));
+                }
+                break;
+            }
             Err(WireError::Protocol(m)) => {
                 let _ = sealmq_wire::write_response(
                     &mut w,
@@ -616,7 +832,17 @@ fn serve(
             stored: std::cell::Cell::new(None),
         };
         let call = acct.as_ref().map(|_| acct::Accounting::begin(&req));
-        let resp = handle(qm, &conn, &mut handles, &mut next_h, req, admin, &icpt, ctx);
+        let resp = handle(
+            qm,
+            &conn,
+            &mut handles,
+            &mut recent,
+            &mut next_h,
+            req,
+            admin,
+            &icpt,
+            ctx,
+        );
         if let (Some(a), Some(call)) = (acct.as_mut(), call) {
             a.end(call, resp.as_ref(), icpt.stored.get());
         }

@@ -15,6 +15,16 @@ pub(crate) enum Peer {
     },
 }
 
+impl Peer {
+    /// Who, for the log.
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Peer::Local { user, .. } => format!("local user {user}"),
+            Peer::Tcp { addr, .. } => addr.clone(),
+        }
+    }
+}
+
 pub(crate) struct TlsPeer {
     /// The client certificate's subject DN.
     pub(crate) dn: String,

@@ -305,7 +305,7 @@ impl QueueManager {
                 defs.insert(name, def);
             }
         }
-        qm.load_policies();
+        qm.load_policies()?;
         // After a crash (a log tail replayed), a checkpoint now: otherwise the tail to replay
         // grows with every crash until the next checkpoint is due.
         if report.records_replayed > 0 {

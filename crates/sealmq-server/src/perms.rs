@@ -1,0 +1,122 @@
+//! A queue manager's files are private to its user (SPEC §10): directories 0700 and files
+//! 0600, or — when the administrator names a group at `sealmq create --group G` — the queue
+//! manager's directory 0750 and its socket 0770 for that group, so that local applications of
+//! other users in it can connect (authority records then decide what they may do). The data
+//! (log, checkpoints, keystore, statistics) stays 0700 whatever the group.
+//!
+//! `sealmq start` refuses a directory others can read or write, naming the fix; the server
+//! sets its umask to 077, so everything it creates is private.
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+
+/// The file naming the group of a queue manager's directory (written by `create --group`).
+pub const GROUP_FILE: &str = "qm.group";
+
+/// The subdirectories that hold data and must be the owner's alone.
+const DATA_DIRS: [&str; 5] = ["log", "checkpoint", "keystore", "stats", "accounting"];
+
+/// Every file and directory the server creates from now on is private to its user.
+pub fn private_umask() {
+    // SAFETY: umask only sets the process's file mode creation mask.
+    unsafe {
+        libc::umask(0o077);
+    }
+}
+
+/// The group named at create, if any.
+pub fn configured_group(dir: &Path) -> Option<String> {
+    std::fs::read_to_string(dir.join(GROUP_FILE))
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// The gid of group `name`, from /etc/group.
+pub fn group_gid(name: &str) -> Option<u32> {
+    std::fs::read_to_string("/etc/group").ok().and_then(|g| {
+        g.lines().find_map(|l| {
+            let f: Vec<&str> = l.split(':').collect();
+            (f.len() > 2 && f[0] == name)
+                .then(|| f[2].parse().ok())
+                .flatten()
+        })
+    })
+}
+
+/// Checks that `dir` and its data are private (or the directory shared with its group only),
+/// so that no other local user can read a message from the log. Also private: every file
+/// directly in a data directory (a log segment written 0644 by an older release).
+pub fn check(dir: &Path) -> Result<(), String> {
+    let group = configured_group(dir);
+    let meta = std::fs::metadata(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    let mode = meta.permissions().mode() & 0o777;
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        return Err(format!(
+            "{} belongs to uid {}, not to the user starting the queue manager (uid {me})",
+            dir.display(),
+            meta.uid()
+        ));
+    }
+    let allowed = match &group {
+        Some(g) if group_gid(g) == Some(meta.gid()) => 0o750,
+        _ => 0o700,
+    };
+    let fix_top = match &group {
+        Some(g) => format!("chgrp {g} {d} && chmod 0750 {d}", d = dir.display()),
+        None => format!("chmod 0700 {}", dir.display()),
+    };
+    if mode & !allowed != 0 {
+        return Err(format!(
+            "the queue manager's directory {} is mode {mode:04o}: other users could read its \
+             messages; fix it with: {fix_top}",
+            dir.display()
+        ));
+    }
+    for sub in DATA_DIRS {
+        let p = dir.join(sub);
+        let Ok(m) = std::fs::metadata(&p) else {
+            continue;
+        };
+        if m.permissions().mode() & 0o077 != 0 {
+            return Err(format!(
+                "{} is readable or writable by others (mode {:04o}); fix it with: chmod -R \
+                 go-rwx {}",
+                p.display(),
+                m.permissions().mode() & 0o777,
+                p.display()
+            ));
+        }
+        for e in std::fs::read_dir(&p).into_iter().flatten().flatten() {
+            if let Ok(m) = e.metadata()
+                && m.permissions().mode() & 0o077 != 0
+            {
+                return Err(format!(
+                    "{} is readable or writable by others (mode {:04o}); fix it with: chmod -R \
+                     go-rwx {}",
+                    e.path().display(),
+                    m.permissions().mode() & 0o777,
+                    p.display()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// After the socket is bound: open to the configured group, if any.
+pub fn share_socket(dir: &Path, socket: &Path) -> Result<(), String> {
+    let Some(g) = configured_group(dir) else {
+        return Ok(());
+    };
+    let Some(gid) = group_gid(&g) else {
+        return Err(format!(
+            "group '{g}' (in {}) does not exist",
+            dir.join(GROUP_FILE).display()
+        ));
+    };
+    std::os::unix::fs::chown(socket, None, Some(gid))
+        .and_then(|_| std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o770)))
+        .map_err(|e| format!("cannot share {} with group {g}: {e}", socket.display()))
+}
