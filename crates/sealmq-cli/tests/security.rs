@@ -336,3 +336,229 @@ fn a_model_queue_survives_a_clean_restart_of_the_process() {
     assert!(out.contains("DEFTYPE(TEMPDYN)"), "{out}");
     h.ok(&["stop", "QMM"]);
 }
+
+/// Makes (once) an OS user other than the queue manager's, when the tests run as root.
+fn other_user() -> Option<&'static str> {
+    const NAME: &str = "sealmqother";
+    if !std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+    {
+        return None;
+    }
+    let exists = std::fs::read_to_string("/etc/passwd")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with(&format!("{NAME}:")));
+    if !exists {
+        let _ = std::process::Command::new("useradd")
+            .args(["--system", "--no-create-home", NAME])
+            .status();
+    }
+    std::fs::read_to_string("/etc/passwd")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with(&format!("{NAME}:")))
+        .then_some(NAME)
+}
+
+#[test]
+fn data_files_are_private_to_the_queue_managers_user() {
+    use std::os::unix::fs::PermissionsExt;
+    let h = Home::new();
+    // The home open to everyone, as a home directory often is: only the queue manager's own
+    // modes protect its data.
+    for d in [h.dir.path().to_path_buf(), h.dir.path().join("qmgrs")] {
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    h.ok(&["create", "QMF"]);
+    h.ok(&["start", "QMF", "--background"]);
+    h.mqsc("QMF", "DEFINE QLOCAL(SECRET.Q) DEFPSIST(YES)\n");
+    h.ok(&[
+        "put",
+        "QMF",
+        "SECRET.Q",
+        "--message",
+        "card 4111-1111",
+        "--persistent",
+    ]);
+    let dir = h.qm_dir("QMF");
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&dir), 0o700);
+    let mut files = 0;
+    for sub in ["log", "checkpoint", "keystore"] {
+        assert_eq!(mode(&dir.join(sub)), 0o700, "{sub}");
+        for f in std::fs::read_dir(dir.join(sub)).unwrap().flatten() {
+            assert_eq!(mode(&f.path()) & 0o077, 0, "{}", f.path().display());
+            files += 1;
+        }
+    }
+    assert!(files > 3);
+    assert_eq!(mode(&dir.join("qm.log")) & 0o077, 0);
+    if let Some(other) = other_user() {
+        let seg = std::fs::read_dir(dir.join("log"))
+            .unwrap()
+            .flatten()
+            .next()
+            .unwrap()
+            .path();
+        let o = std::process::Command::new("runuser")
+            .args(["-u", other, "--", "cat", &s(&seg)])
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{other} read {}", seg.display());
+        let o = std::process::Command::new("runuser")
+            .args([
+                "-u",
+                other,
+                "--",
+                env!("CARGO_BIN_EXE_sealmq"),
+                "get",
+                "QMF",
+                "SECRET.Q",
+            ])
+            .env("SEALMQ_HOME", h.dir.path())
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{other} reached the queue manager");
+    } else {
+        eprintln!("not root: the other-user part of this test is skipped");
+    }
+    h.ok(&["stop", "QMF"]);
+    // A directory others can read is refused at start, naming the fix.
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let err = h.fails(&["start", "QMF", "--background"]);
+    assert!(err.contains("chmod 0700"), "{err}");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::set_permissions(dir.join("log"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let err = h.fails(&["start", "QMF", "--background"]);
+    assert!(err.contains("go-rwx"), "{err}");
+}
+
+#[test]
+fn a_group_named_at_create_reaches_the_socket_and_authority_decides() {
+    let Some(other) = other_user() else {
+        eprintln!("not root: skipped");
+        return;
+    };
+    let _ = std::process::Command::new("groupadd")
+        .args(["--system", "sealmqapps"])
+        .status();
+    let _ = std::process::Command::new("usermod")
+        .args(["-a", "-G", "sealmqapps", other])
+        .status();
+    use std::os::unix::fs::PermissionsExt;
+    let h = Home::new();
+    for d in [h.dir.path().to_path_buf(), h.dir.path().join("qmgrs")] {
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    h.ok(&["create", "QMG", "--group", "sealmqapps"]);
+    h.ok(&["start", "QMG", "--background"]);
+    h.mqsc("QMG", "DEFINE QLOCAL(APP.Q)\n");
+    let as_other = |args: &[&str]| {
+        std::process::Command::new("runuser")
+            .args(["-u", other, "--", env!("CARGO_BIN_EXE_sealmq")])
+            .args(args)
+            .env("SEALMQ_HOME", h.dir.path())
+            .output()
+            .unwrap()
+    };
+    // It reaches the queue manager, which refuses it until a record grants it.
+    let o = as_other(&["put", "QMG", "APP.Q", "--message", "hi"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("2035"), "{o:?}");
+    h.mqsc(
+        "QMG",
+        "SET AUTHREC OBJTYPE(QMGR) GROUP('sealmqapps') AUTHADD(CONNECT)\n\
+         SET AUTHREC PROFILE('APP.*') OBJTYPE(QUEUE) GROUP('sealmqapps') AUTHADD(PUT)\n",
+    );
+    let o = as_other(&["put", "QMG", "APP.Q", "--message", "hi"]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(h.depth("QMG", "APP.Q"), 1);
+    let o = as_other(&["mqsc", "QMG"]);
+    assert!(!o.status.success(), "MQSC stays the administrator's");
+    let ent = h.mqsc(
+        "QMG",
+        &format!("DISPLAY ENTAUTH PRINCIPAL('{other}') OBJNAME(APP.Q) OBJTYPE(QUEUE)\n"),
+    );
+    assert!(ent.contains("AUTHLIST(PUT)"), "{ent}");
+    h.ok(&["stop", "QMG"]);
+}
+
+#[test]
+fn idle_sockets_do_not_lock_out_the_administrator_or_clients() {
+    use std::io::Read;
+    let h = Home::new();
+    let port = free_port();
+    h.ok(&["create", "QMX"]);
+    // Started with a soft descriptor limit of 256: without raising it, 500 idle sockets (3
+    // descriptors each) would exhaust it.
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -Sn 256 && exec {} start QMX --background --listen 127.0.0.1:{port}",
+            env!("CARGO_BIN_EXE_sealmq")
+        ))
+        .env("SEALMQ_HOME", h.dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    h.mqsc(
+        "QMX",
+        "DEFINE QLOCAL(APP.Q)\n\
+         DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app')\n\
+         SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
+         SET AUTHREC PROFILE('APP.Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET)\n",
+    );
+    let addr = format!("127.0.0.1:{port}");
+    let idle: Vec<std::net::TcpStream> = (0..500)
+        .map(|_| std::net::TcpStream::connect(&addr).unwrap())
+        .collect();
+    let started = Instant::now();
+    // The administrator and a normal client still work.
+    h.mqsc("QMX", "DISPLAY QMGR MAXCHL\n");
+    h.ok(&[
+        "put",
+        "QMX",
+        "APP.Q",
+        "--message",
+        "through",
+        "--conn",
+        &addr,
+        "--channel",
+        "APP.SVRCONN",
+    ]);
+    assert_eq!(h.depth("QMX", "APP.Q"), 1);
+    // Sockets that never say Hello are closed at the handshake deadline.
+    let mut first = idle[0].try_clone().unwrap();
+    first
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut b = [0u8; 1];
+    assert!(matches!(first.read(&mut b), Ok(0) | Err(_)));
+    assert!(started.elapsed() < Duration::from_secs(25));
+    drop(idle);
+    assert!(log_of(&h, "QMX").contains("no complete first frame"));
+    // MAXCHL: beyond it, a connection is refused with 2537; the administrator still gets in.
+    h.mqsc("QMX", "ALTER QMGR MAXCHL(3)\n");
+    let held: Vec<std::net::TcpStream> = (0..3)
+        .map(|_| std::net::TcpStream::connect(&addr).unwrap())
+        .collect();
+    let err = h.fails(&[
+        "put",
+        "QMX",
+        "APP.Q",
+        "--message",
+        "x",
+        "--conn",
+        &addr,
+        "--channel",
+        "APP.SVRCONN",
+    ]);
+    assert!(err.contains("2537"), "{err}");
+    h.mqsc("QMX", "ALTER QMGR MAXCHL(1000)\n");
+    drop(held);
+    h.ok(&["stop", "QMX"]);
+}

@@ -170,7 +170,7 @@ pub fn parse(text: &str) -> Result<Command, ParseError> {
     let mut name = None;
     // SECURITY takes an optional name, `REFRESH SECURITY(*)` as MQ writes it.
     let optional_name = o == Obj::Security && !matches!(ts.get(i).map(|t| &t.tok), Some(Tok::Open));
-    if o != Obj::Qmgr && o != Obj::AuthRec && o != Obj::Chinit && !optional_name {
+    if !matches!(o, Obj::Qmgr | Obj::AuthRec | Obj::Chinit | Obj::EntAuth) && !optional_name {
         match ts.get(i).map(|t| &t.tok) {
             Some(Tok::Open) => {
                 let (vals, next) = values(&ts, i)?;
