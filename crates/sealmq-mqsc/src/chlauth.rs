@@ -95,7 +95,17 @@ pub(crate) fn chlauth(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
                 profile == "*" || profile_matches(&profile, &r.profile) || r.profile == profile
             })
             .filter(|r| rtype.is_none_or(|t| t == r.rtype))
-            .map(|r| select(chlauth_block(r), &c.attrs, &["CHLAUTH", "TYPE"]))
+            // MQ shows a record's identity, mapping and list without being asked.
+            .map(|r| {
+                select(
+                    chlauth_block(r),
+                    &c.attrs,
+                    &[
+                        "CHLAUTH", "TYPE", "USERLIST", "ADDRLIST", "SSLPEER", "CLNTUSER", "QMNAME",
+                        "ADDRESS", "USERSRC", "MCAUSER", "WARN",
+                    ],
+                )
+            })
             .collect();
         none_matched(&blocks, "channel authentication record", &profile)?;
         return Ok((
