@@ -11,6 +11,7 @@ use crate::error::{Result, StorageError};
 use crate::log::Lsn;
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufReader, BufWriter, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -66,13 +67,14 @@ impl CheckpointWriter {
 
     /// [`CheckpointWriter::create`], sealing every frame when `dse` is given.
     pub fn create_with(dir: &Path, lsn: Lsn, dse: Option<Arc<Dse>>) -> Result<CheckpointWriter> {
-        fs::create_dir_all(dir)
+        crate::create_private_dir(dir)
             .map_err(|e| StorageError::io("cannot create checkpoint directory", dir, e))?;
         let tmp = dir.join(format!("{}.tmp", name(lsn)));
         let f = OpenOptions::new()
             .create(true)
             .truncate(true)
             .write(true)
+            .mode(0o600)
             .open(&tmp)
             .map_err(|e| StorageError::io("cannot create checkpoint", &tmp, e))?;
         let leftover = Leftover(Some(tmp.clone()));

@@ -271,7 +271,13 @@ impl Keyring {
         let tmp = path.with_extension("keyring.tmp");
         let write = || -> std::io::Result<()> {
             use std::io::Write;
-            let mut f = std::fs::File::create(&tmp)?;
+            use std::os::unix::fs::OpenOptionsExt;
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(true)
+                .write(true)
+                .mode(0o600)
+                .open(&tmp)?;
             f.write_all(&e.buf)?;
             f.sync_all()?;
             std::fs::rename(&tmp, path)?;

@@ -17,4 +17,14 @@ pub mod error;
 pub mod log;
 
 pub use error::{Result, StorageError};
+
+/// Creates `dir` and any missing parents private to this user (0700), whatever the umask:
+/// a queue manager's data is no one else's to read.
+pub fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
 pub use log::{Log, LogConfig, Lsn, Recovered};

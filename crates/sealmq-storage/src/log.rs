@@ -16,6 +16,7 @@
 use crate::error::{Result, StorageError};
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
@@ -281,7 +282,7 @@ impl Log {
         from: Lsn,
         mut visit: impl FnMut(RecordRef<'_>) -> Result<()>,
     ) -> Result<(Log, Recovered)> {
-        fs::create_dir_all(&cfg.dir)
+        crate::create_private_dir(&cfg.dir)
             .map_err(|e| StorageError::io("cannot create the log directory", &cfg.dir, e))?;
         let segs = list_segments(&cfg.dir)?;
         let mut rec = Recovered::default();
@@ -603,6 +604,7 @@ fn create_segment(dir: &Path, number: u64, first_lsn: Lsn) -> Result<(File, Path
     let mut f = OpenOptions::new()
         .create_new(true)
         .write(true)
+        .mode(0o600)
         .open(&path)
         .map_err(|e| StorageError::io("cannot create log segment", &path, e))?;
     f.write_all(&seg_header(number, first_lsn))

@@ -585,8 +585,17 @@ fn read_frame(r: &mut impl Read, max: usize) -> Result<Option<(u8, u32, Vec<u8>)
     r.read_exact(&mut head)?;
     let kind = head[0];
     let id = u32::from_le_bytes([head[1], head[2], head[3], head[4]]);
-    let mut buf = vec![0u8; len - 5];
-    r.read_exact(&mut buf)?;
+    // Grown as bytes arrive, not allocated from the length a peer claims: a lying length
+    // costs the liar, not the queue manager's memory.
+    let want = len - 5;
+    let mut buf = Vec::with_capacity(want.min(64 * 1024));
+    r.take(want as u64).read_to_end(&mut buf)?;
+    if buf.len() != want {
+        return Err(WireError::Io(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("the frame ended after {} of {want} bytes", buf.len()),
+        )));
+    }
     Ok(Some((kind, id, buf)))
 }
 
