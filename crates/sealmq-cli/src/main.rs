@@ -98,6 +98,9 @@ impl From<String> for CliError {
 pub type CliResult<T = ()> = Result<T, CliError>;
 
 fn main() -> ExitCode {
+    // Whatever sealmq writes — queue managers, keystores, envelopes — is its user's alone
+    // unless the user shares it.
+    sealmq_server::perms::private_umask();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Create(a) => qm_cmd::create(a),

@@ -98,6 +98,68 @@ fn sha256_32(bytes: &[u8]) -> [u8; 32] {
 /// DER (tag 0x31) of the authenticated attributes binding a header core:
 /// `SET { SEQUENCE { OID sealmq-header, SET { OCTET STRING core } } }`. Written directly: it is
 /// on the per-message path, and its encoding is unique, so the reader compares bytes.
+/// Which queue name a version-2 envelope must be bound to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binds<'a> {
+    /// The policy's own name (the queue opened).
+    Policy,
+    /// This name.
+    Name(&'a str),
+    /// Any name.
+    AnyName,
+}
+
+/// What an envelope's header binding must hold to pass.
+struct Binding {
+    core: Vec<u8>,
+    /// Header version 2: the policy name follows the core.
+    named: bool,
+    /// The name expected after the core.
+    name: String,
+    /// Any name is accepted (SPLPROT REMOVE at an island's exit, where the transmission
+    /// queue's policy removes protection from messages bound to many queue names).
+    any_name: bool,
+}
+
+impl Binding {
+    fn check(&self, value: &[u8]) -> Result<()> {
+        if !value.starts_with(&self.core) {
+            return Err(fail!(
+                Check::Header,
+                "the sealmq header does not match the one bound into the envelope (header altered)"
+            ));
+        }
+        let bound = &value[self.core.len()..];
+        if !self.named {
+            if !bound.is_empty() {
+                return Err(fail!(Check::Header, "header version 1 binds no queue name"));
+            }
+            return Ok(());
+        }
+        if self.any_name || bound == self.name.as_bytes() {
+            return Ok(());
+        }
+        Err(fail!(
+            Check::Header,
+            "the message was protected for queue '{}', not '{}': moved or replayed from another queue",
+            String::from_utf8_lossy(bound),
+            self.name
+        ))
+    }
+}
+
+/// The OCTET STRING inside authenticated attributes written by [`binding_attrs`].
+fn binding_value(attrs: &[u8]) -> Option<&[u8]> {
+    let set = crate::asn1::children(attrs).ok()?;
+    let seq = crate::asn1::children(set.first()?.content).ok()?;
+    let attr = crate::asn1::children(seq.first()?.content).ok()?;
+    if attr.len() != 2 || attr[0].content != oids::ATTR_SEALMQ_HEADER.as_bytes() {
+        return None;
+    }
+    let values = crate::asn1::children(attr[1].content).ok()?;
+    (values.len() == 1 && values[0].tag == 0x04).then_some(values[0].content)
+}
+
 fn binding_attrs(core: &[u8]) -> Vec<u8> {
     use crate::derw::{header, tlv, tlv_len};
     let oid = oids::ATTR_SEALMQ_HEADER.as_bytes();
@@ -279,7 +341,7 @@ impl Protector {
             .map_err(|_| ProtectError::Protect("payload is larger than 4 GiB".into()))?;
         let qop = policy.qop();
         let header = Header::new(qop, original, len);
-        let core = header.core();
+        let core = header.bound(&policy.name);
         let core_ref = bind.then_some(&core[..]);
         match qop {
             Qop::None => {
@@ -334,8 +396,21 @@ impl Protector {
         Ok(out)
     }
 
-    /// Unprotects a stored payload (sealmq header + CMS), making every check of SPEC §5.4.
+    /// Unprotects a stored payload (sealmq header + CMS), making every check of SPEC §5.4;
+    /// a message bound to another queue name than the policy's fails (header version 2).
     pub fn unprotect(&self, policy: &Policy, stored: &[u8]) -> Result<Unprotected> {
+        self.unprotect_bound(policy, stored, Binds::Policy)
+    }
+
+    /// [`Protector::unprotect`] with the queue-name binding checked as `binds` says: against
+    /// the policy's name, another name (the destination a channel names), or not at all (the
+    /// transmission queue's policy at SPLPROT(REMOVE) sees messages for many queues).
+    pub fn unprotect_bound(
+        &self,
+        policy: &Policy,
+        stored: &[u8],
+        binds: Binds<'_>,
+    ) -> Result<Unprotected> {
         let required = policy.qop();
         if !header::has_magic(stored) {
             if required == Qop::None || policy.tolerate {
@@ -355,15 +430,21 @@ impl Protector {
             ));
         }
         let (h, cms) = Header::decode(stored)?;
-        self.open(policy, Some(h), cms)
+        self.open(policy, Some(h), cms, binds)
     }
 
     /// Unprotects a bare DER CMS object (no sealmq header).
     pub fn unprotect_cms(&self, policy: &Policy, cms: &[u8]) -> Result<Unprotected> {
-        self.open(policy, None, cms)
+        self.open(policy, None, cms, Binds::Policy)
     }
 
-    fn open(&self, policy: &Policy, header: Option<Header>, cms: &[u8]) -> Result<Unprotected> {
+    fn open(
+        &self,
+        policy: &Policy,
+        header: Option<Header>,
+        cms: &[u8],
+        binds: Binds<'_>,
+    ) -> Result<Unprotected> {
         let required = policy.qop();
         let ct = enveloped::content_type_of(cms)?;
         if let Some(h) = &header {
@@ -389,7 +470,15 @@ impl Protector {
                 ));
             }
         }
-        let core = header.as_ref().map(|h| h.core().to_vec());
+        let core = header.as_ref().map(|h| Binding {
+            core: h.core().to_vec(),
+            named: h.version >= 2,
+            name: match binds {
+                Binds::Name(n) => n.to_string(),
+                _ => policy.name.clone(),
+            },
+            any_name: matches!(binds, Binds::AnyName),
+        });
         let (payload, qop, signer) = if ct == oids::ID_SIGNED_DATA {
             if header.is_none() && !Qop::Integrity.satisfies(required) {
                 return Err(fail!(
@@ -399,7 +488,7 @@ impl Protector {
                     required
                 ));
             }
-            let (content, signer) = self.verify_signed(policy, cms, core.as_deref())?;
+            let (content, signer) = self.verify_signed(policy, cms, core.as_ref())?;
             (content, Qop::Integrity, Some(signer))
         } else {
             let rec = enveloped::parse(cms)?;
@@ -430,7 +519,7 @@ impl Protector {
                         oids::name(&rec.content_type)
                     ));
                 }
-                let (content, signer) = self.verify_signed(policy, &plain, core.as_deref())?;
+                let (content, signer) = self.verify_signed(policy, &plain, core.as_ref())?;
                 (content, Qop::Privacy, Some(signer))
             } else {
                 if header.is_none() && !Qop::Confidentiality.satisfies(required) {
@@ -441,13 +530,13 @@ impl Protector {
                         required
                     ));
                 }
-                if let Some(c) = &core
-                    && rec.auth_attrs.as_deref() != Some(binding_attrs(c).as_slice())
-                {
-                    return Err(fail!(
-                        Check::Header,
-                        "the sealmq header does not match the one bound into the envelope (header altered)"
-                    ));
+                if let Some(b) = &core {
+                    let value = rec
+                        .auth_attrs
+                        .as_deref()
+                        .and_then(binding_value)
+                        .unwrap_or_default();
+                    b.check(value)?;
                 }
                 (plain, Qop::Confidentiality, None)
             }
@@ -520,7 +609,7 @@ impl Protector {
         &self,
         policy: &Policy,
         cms: &[u8],
-        core: Option<&[u8]>,
+        core: Option<&Binding>,
     ) -> Result<(Vec<u8>, String)> {
         let v = signed::verify(
             cms,
@@ -538,13 +627,8 @@ impl Protector {
                 policy.name
             ));
         }
-        if let Some(c) = core
-            && v.header_core.as_deref() != Some(c)
-        {
-            return Err(fail!(
-                Check::Header,
-                "the sealmq header does not match the one signed (header altered)"
-            ));
+        if let Some(b) = core {
+            b.check(v.header_core.as_deref().unwrap_or_default())?;
         }
         Ok((v.content, v.signer.subject().to_string()))
     }

@@ -5,7 +5,7 @@
 //! | offset | size | field |
 //! | --- | --- | --- |
 //! | 0 | 4 | magic `SMQE` |
-//! | 4 | 1 | header version (1) |
+//! | 4 | 1 | header version (2; 1 is still read) |
 //! | 5 | 1 | QoP: 1 Integrity, 2 Privacy, 3 Confidentiality |
 //! | 6 | 2 | reserved, zero |
 //! | 8 | 8 | original MD format, ASCII, space padded |
@@ -16,19 +16,23 @@
 //!
 //! The first 28 bytes (the "core") are bound into the CMS object so that changing them is
 //! detected: as a signed attribute when the message is signed, as an authenticated attribute
-//! (GCM associated data) when it is only encrypted.
+//! (GCM associated data) when it is only encrypted. From version 2 the bound value is the
+//! core followed by the name of the policy (the queue) the message was protected for, so a
+//! message moved to another queue fails its checks there.
 
 use crate::error::{Check, Result, fail};
 use crate::policy::Qop;
 
 pub const MAGIC: [u8; 4] = *b"SMQE";
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 pub const HEADER_LEN: usize = 32;
 pub const CORE_LEN: usize = 28;
 
 /// What the header says of a protected message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Header {
+    /// 1: only the core is bound; 2: the core and the policy's name.
+    pub version: u8,
     pub qop: Qop,
     pub format: [u8; 8],
     pub ccsid: u32,
@@ -75,6 +79,7 @@ impl Original {
 impl Header {
     pub fn new(qop: Qop, original: Original, payload_len: u32) -> Header {
         Header {
+            version: VERSION,
             qop,
             format: original.format,
             ccsid: original.ccsid,
@@ -95,12 +100,22 @@ impl Header {
     pub fn core(&self) -> [u8; CORE_LEN] {
         let mut b = [0u8; CORE_LEN];
         b[0..4].copy_from_slice(&MAGIC);
-        b[4] = VERSION;
+        b[4] = self.version;
         b[5] = self.qop.to_byte();
         b[8..16].copy_from_slice(&self.format);
         b[16..20].copy_from_slice(&self.ccsid.to_be_bytes());
         b[20..24].copy_from_slice(&self.encoding.to_be_bytes());
         b[24..28].copy_from_slice(&self.payload_len.to_be_bytes());
+        b
+    }
+
+    /// What the CMS object binds for a message protected under policy `name`: the core, and
+    /// from version 2 the name after it.
+    pub fn bound(&self, name: &str) -> Vec<u8> {
+        let mut b = self.core().to_vec();
+        if self.version >= 2 {
+            b.extend_from_slice(name.as_bytes());
+        }
         b
     }
 
@@ -124,10 +139,10 @@ impl Header {
         if bytes[0..4] != MAGIC {
             return Err(fail!(Check::Header, "no sealmq header (bad magic)"));
         }
-        if bytes[4] != VERSION {
+        if !(1..=VERSION).contains(&bytes[4]) {
             return Err(fail!(
                 Check::Header,
-                "header version {} is not supported (this build reads version {VERSION})",
+                "header version {} is not supported (this build reads versions 1 to {VERSION})",
                 bytes[4]
             ));
         }
@@ -141,6 +156,7 @@ impl Header {
         let mut format = [0u8; 8];
         format.copy_from_slice(&bytes[8..16]);
         let header = Header {
+            version: bytes[4],
             qop,
             format,
             ccsid: u32_at(16),

@@ -35,7 +35,7 @@ pub mod recipients;
 pub mod signed;
 
 pub use dn::Dn;
-pub use envelope::{Inspection, Options, Protector, Unprotected, inspect};
+pub use envelope::{Binds, Inspection, Options, Protector, Unprotected, inspect};
 pub use error::{Check, ProtectError, Result};
 pub use header::Original;
 pub use keys::KeyKind;

@@ -309,3 +309,44 @@ fn rsa1024_only_behind_the_insecure_switch() {
         b"signed by rsa1024"
     );
 }
+
+#[test]
+fn an_envelope_is_bound_to_the_queue_it_was_protected_for() {
+    let w = World::new();
+    w.identity("alice", KeyKind::P256);
+    w.identity("bob", KeyKind::P256);
+    w.introduce(&w.path("alice"), &w.path("bob"));
+    w.introduce(&w.path("bob"), &w.path("alice"));
+    let (put, get) = (w.protector("alice"), w.protector("bob"));
+    for (sign, enc, recips) in [
+        ("SHA256", "NONE", &[][..]),
+        ("SHA256", "AES256", &["bob"][..]),
+        ("NONE", "AES256", &["bob"][..]),
+    ] {
+        let mut orders = policy(sign, enc, recips);
+        orders.name = "ORDERS".into();
+        let mut refunds = orders.clone();
+        refunds.name = "REFUNDS".into();
+        let stored = put
+            .protect(&orders, b"pay 100", Original::default())
+            .unwrap();
+        assert_eq!(stored[4], 2, "header version 2 binds the queue name");
+        assert_eq!(get.unprotect(&orders, &stored).unwrap().payload, b"pay 100");
+        // The same envelope on another queue with the same policy: refused.
+        let e = get.unprotect(&refunds, &stored).unwrap_err().to_string();
+        assert!(
+            e.contains("protected for queue 'ORDERS', not 'REFUNDS'"),
+            "{e}"
+        );
+        // Where the caller says which name counts (a channel's destination), or any (REMOVE).
+        get.unprotect_bound(&refunds, &stored, sealmq_protect::Binds::Name("ORDERS"))
+            .unwrap();
+        get.unprotect_bound(&refunds, &stored, sealmq_protect::Binds::AnyName)
+            .unwrap();
+        // The name cannot be edited in the header: it is not there, only in the signed or
+        // authenticated part.
+        let mut v1 = stored.clone();
+        v1[4] = 1;
+        assert!(get.unprotect(&orders, &v1).is_err());
+    }
+}

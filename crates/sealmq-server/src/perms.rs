@@ -79,7 +79,10 @@ pub fn check(dir: &Path) -> Result<(), String> {
         let Ok(m) = std::fs::metadata(&p) else {
             continue;
         };
-        if m.permissions().mode() & 0o077 != 0 {
+        // The keystore's certificates are no secret (its private key is refused by the
+        // keystore itself when others may read it): only writing it is others' to be denied.
+        let forbidden = if sub == "keystore" { 0o022 } else { 0o077 };
+        if m.permissions().mode() & forbidden != 0 {
             return Err(format!(
                 "{} is readable or writable by others (mode {:04o}); fix it with: chmod -R \
                  go-rwx {}",

@@ -46,7 +46,7 @@ pub fn remove(
             format!("transmission queue {}: {e}", def.xmitq),
         )
     })?;
-    match p.unprotect(&policy, &payload) {
+    match p.unprotect_bound(&policy, &payload, sealmq_protect::Binds::AnyName) {
         Ok(u) => {
             if let Some(o) = &u.original {
                 h.md.restore_original(o);
