@@ -69,7 +69,7 @@ fn raise_fd_limit() -> u64 {
             let _ = libc::getrlimit(libc::RLIMIT_NOFILE, &mut l);
         }
     }
-    l.rlim_cur as u64
+    l.rlim_cur
 }
 
 /// Written by a server as it ends: `ok`, or `failed: <why>` when the final checkpoint failed.
@@ -791,13 +791,9 @@ fn serve(
     let protector = ctx.security.protector();
     let conn_no = ctx.conns.fetch_add(1, Ordering::Relaxed) + 1;
     let mut acct = acct::Accounting::start(qm, &ctx.dir, conn_no, user, &appl);
-    loop {
-        // Waiting for a request may take forever (an idle application); once its first byte
-        // is here, the rest must follow within HANDSHAKE (the socket's read timeout).
-        match wait_readable(&mut r, ctx) {
-            Some(true) => {}
-            _ => break,
-        }
+    // Waiting for a request may take forever (an idle application); once its first byte is
+    // here, the rest must follow within HANDSHAKE (the socket's read timeout).
+    while let Some(true) = wait_readable(&mut r, ctx) {
         let (id, req) = match sealmq_wire::read_request(&mut r, max_frame) {
             Ok(Some(x)) => x,
             Ok(None) => break,
