@@ -95,7 +95,7 @@ fn blockuser_refuses_and_the_log_names_the_rule() {
 fn an_addressmap_backstop_with_an_exception() {
     let h = Home::new();
     let addr = qm_tcp(&h, "QA");
-    h.mqsc(&"QA", APP_SETUP);
+    h.mqsc("QA", APP_SETUP);
     h.mqsc(
         "QA",
         "DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app')\n\
