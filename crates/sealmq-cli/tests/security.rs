@@ -562,3 +562,110 @@ fn idle_sockets_do_not_lock_out_the_administrator_or_clients() {
     drop(held);
     h.ok(&["stop", "QMX"]);
 }
+
+/// A small file system of its own (tmpfs), when the tests run as root; unmounted on drop.
+struct SmallDisk(std::path::PathBuf);
+
+impl SmallDisk {
+    fn mount(at: &std::path::Path, size: &str) -> Option<SmallDisk> {
+        std::fs::create_dir_all(at).ok()?;
+        let ok = std::process::Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=0700"),
+                "tmpfs",
+            ])
+            .arg(at)
+            .status()
+            .ok()?
+            .success();
+        ok.then(|| SmallDisk(at.to_path_buf()))
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+#[test]
+fn a_full_disk_is_drained_cleared_and_used_again_without_a_restart() {
+    let h = Home::new();
+    let qmgrs = h.dir.path().join("qmgrs");
+    let Some(_disk) = SmallDisk::mount(&qmgrs, "40m") else {
+        eprintln!("cannot mount a small file system (not root?): skipped");
+        return;
+    };
+    h.ok(&["create", "QD"]);
+    h.ok(&["start", "QD", "--background"]);
+    h.mqsc(
+        "QD",
+        "DEFINE QLOCAL(FILL.Q) MAXDEPTH(999999) DEFPSIST(YES)\n",
+    );
+    // Fill until the disk refuses: every put that returned is committed.
+    let mut committed = 0u64;
+    let err = loop {
+        let o = h.run(
+            &[
+                "put",
+                "QD",
+                "FILL.Q",
+                "--size",
+                "65536",
+                "--count",
+                "50",
+                "--persistent",
+                "--log-commits",
+                "--syncpoint",
+                "1",
+            ],
+            None,
+        );
+        committed += String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| l.starts_with("committed"))
+            .count() as u64;
+        if !o.status.success() {
+            break stderr_of(&o);
+        }
+        assert!(committed < 2000, "the disk never filled");
+    };
+    assert!(err.contains("2102") || err.contains("disk"), "{err}");
+    assert_eq!(
+        h.depth("QD", "FILL.Q"),
+        committed,
+        "every committed message is there"
+    );
+    // Gets still work on the full disk, and so does CLEAR.
+    let got = h.ok(&["get", "QD", "FILL.Q", "--count", "5", "--verify"]);
+    assert!(got.contains("got 5 ok 5"), "{got}");
+    h.mqsc("QD", "CLEAR QLOCAL(FILL.Q)\n");
+    assert_eq!(h.depth("QD", "FILL.Q"), 0);
+    // Then the queue manager goes on, without a restart: the space comes back.
+    wait_for(Duration::from_secs(10), "the reserve back", || {
+        log_of(&h, "QD").contains("reserve of")
+    });
+    wait_for(Duration::from_secs(30), "puts accepted again", || {
+        h.run(
+            &["put", "QD", "FILL.Q", "--message", "again", "--persistent"],
+            None,
+        )
+        .status
+        .success()
+    });
+    assert!(log_of(&h, "QD").contains("reserve"));
+    h.ok(&["stop", "QD"]);
+    h.ok(&["start", "QD", "--background"]);
+    assert_eq!(h.depth("QD", "FILL.Q"), 1);
+    h.ok(&["stop", "QD"]);
+}
+
+fn stderr_of(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}

@@ -188,11 +188,7 @@ fn a_failed_log_write_fails_the_call_and_changes_nothing() {
         let conn = qm.connect("t", "t").unwrap();
         conn.put1("Q", &mut persistent(), b"before", PutOptions::default())
             .unwrap();
-        fail.store(true, Ordering::Relaxed);
-        let e = conn
-            .put1("Q", &mut persistent(), b"lost", PutOptions::default())
-            .unwrap_err();
-        assert_eq!(e.reason.code(), 2102, "{e}");
+        // Appended to a unit of work, not yet written.
         conn.put1(
             "Q",
             &mut persistent(),
@@ -203,15 +199,32 @@ fn a_failed_log_write_fails_the_call_and_changes_nothing() {
             },
         )
         .unwrap();
+        fail.store(true, Ordering::Relaxed);
+        let e = conn
+            .put1("Q", &mut persistent(), b"lost", PutOptions::default())
+            .unwrap_err();
+        assert_eq!(e.reason.code(), 2102, "{e}");
         let e = conn.commit().unwrap_err();
         assert_eq!(e.reason.code(), 2003, "{e}");
         let h = conn.open("Q", OpenOptions::input()).unwrap();
         let e = conn.get(&h, GetOptions::default()).unwrap_err();
         assert_eq!(e.reason.code(), 2102);
         assert_eq!(qm.depth("Q").unwrap(), 1, "the message is still there");
+        // Out of space, the log spent its reserve: persistent puts wait until a checkpoint
+        // finds space again.
+        let e = conn
+            .put1("Q", &mut persistent(), b"refused", PutOptions::default())
+            .unwrap_err();
+        assert!(e.detail.contains("disk is full"), "{e}");
         fail.store(false, Ordering::Relaxed);
-        conn.put1("Q", &mut persistent(), b"after", PutOptions::default())
-            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while conn
+            .put1("Q", &mut persistent(), b"after", PutOptions::default())
+            .is_err()
+        {
+            assert!(std::time::Instant::now() < deadline, "puts never came back");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
     }
     let (qm, _) = restart(qm, c);
     assert_eq!(

@@ -345,6 +345,8 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
         }
         (Verb::Clear, Obj::QLocal) => {
             let n = qm.clear(&name)?;
+            // On a full disk, what the clear freed is given back by the next checkpoint.
+            qm.maybe_checkpoint();
             Ok((format!("SMQ0104I {name} cleared ({n} messages)."), vec![]))
         }
         (Verb::Display, o) if obj_qtype(o).is_some() || o == Obj::Queue => {

@@ -15,6 +15,7 @@ pub mod codec;
 pub mod dse;
 pub mod error;
 pub mod log;
+pub mod space;
 
 pub use error::{Result, StorageError};
 

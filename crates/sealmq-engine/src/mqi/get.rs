@@ -251,6 +251,7 @@ impl Connection {
                         st.stats.got(got.data_len);
                         drop(st);
                         self.qm.end_tx(tx);
+                        self.qm.maybe_checkpoint();
                         Ok(got)
                     }
                     Err(e) => {

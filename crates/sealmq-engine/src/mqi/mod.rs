@@ -506,6 +506,21 @@ impl Connection {
                 st.def.def_type == DefType::TemporaryDynamic,
             )
         };
+        // A disk that filled: what fills the log waits until gets and clears make room (the
+        // log's reserve keeps those possible; storage `space.rs`).
+        let logged = md.persistence == Persistence::Persistent
+            || (md.persistence == Persistence::AsQueueDef && def_persistent);
+        if logged && !temporary && self.qm.log.space_short() {
+            // Space may have come back (freed by hand): a checkpoint will find out.
+            self.qm.maybe_checkpoint();
+            return mqerr!(
+                ResourceProblem,
+                "the queue manager's disk is full: persistent messages are refused until gets or \
+                 CLEAR QLOCAL make room (nothing committed is lost); free space on the file system \
+                 of {}",
+                self.qm.data_dir().display()
+            );
+        }
         if payload.len() > qm_max {
             return mqerr!(
                 MsgTooBigForQMgr,

@@ -106,6 +106,8 @@ pub struct QueueManager {
     /// One checkpoint at a time (background and shutdown ones could otherwise race).
     checkpoint_lock: Mutex<()>,
     bytes_at_checkpoint: AtomicU64,
+    /// When the last checkpoint for want of space began (ms since the epoch).
+    short_checkpoint_ms: AtomicU64,
     /// The channel initiator serving this queue manager, when a server runs it.
     chinit: RwLock<Option<Arc<dyn crate::channels::ChannelControl>>>,
 }
@@ -276,6 +278,7 @@ impl QueueManager {
             checkpointing: AtomicBool::new(false),
             checkpoint_lock: Mutex::new(()),
             bytes_at_checkpoint: AtomicU64::new(log.stats().bytes),
+            short_checkpoint_ms: AtomicU64::new(0),
             chinit: RwLock::new(None),
             log,
             cfg,
@@ -580,13 +583,37 @@ impl QueueManager {
     }
 
     /// Takes a checkpoint when enough log was written since the last one.
-    pub(crate) fn maybe_checkpoint(self: &Arc<Self>) {
+    /// While the disk is short of space, also after draining work (at most every 200 ms): its
+    /// checkpoint releases the segment that filled the disk and writes the reserve again.
+    pub fn maybe_checkpoint(self: &Arc<Self>) {
         let written = self.log.stats().bytes - self.bytes_at_checkpoint.load(Ordering::Relaxed);
-        if written >= self.cfg.checkpoint_bytes && !self.checkpointing.swap(true, Ordering::AcqRel)
+        let short_due = self.log.space_short() && {
+            let now = crate::md::now_ms() as u64;
+            let last = self.short_checkpoint_ms.load(Ordering::Relaxed);
+            now >= last + 200
+                && self
+                    .short_checkpoint_ms
+                    .compare_exchange(last, now, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+        };
+        if (written >= self.cfg.checkpoint_bytes || short_due)
+            && !self.checkpointing.swap(true, Ordering::AcqRel)
         {
             let qm = self.clone();
             std::thread::spawn(move || {
-                let _ = qm.checkpoint();
+                // Short of space, keep trying for a while: the gets and clears that free
+                // space arrive while this runs, and skip their own triggers.
+                let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+                loop {
+                    let _ = qm.checkpoint();
+                    if !qm.log.space_short()
+                        || qm.is_quiescing()
+                        || std::time::Instant::now() >= until
+                    {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(250));
+                }
                 qm.checkpointing.store(false, Ordering::Release);
             });
         }
@@ -664,9 +691,19 @@ impl QueueManager {
         let ckp_key = w.key_id();
         w.finish()?;
         self.bytes_at_checkpoint.store(bytes_now, Ordering::Relaxed);
+        // Short of space: the active segment (which filled the disk) is closed so it can go.
+        let short = self.log.space_short();
+        if short {
+            self.log.roll();
+        }
+        // Replay reads records after `replay_from`: a segment whose records are all at or
+        // before it is no longer needed.
         self.log
-            .release_before(replay_from.max(1))
+            .release_before(replay_from + 1)
             .map_err(|e: StorageError| e)?;
+        if short {
+            self.log.restore_reserve();
+        }
         // Encryption at rest: data keys older than anything still on disk are dropped from the
         // keyring (kept when segments are archived: archived segments need them).
         // Only when the oldest segment on disk shows its first record's key: an empty one may

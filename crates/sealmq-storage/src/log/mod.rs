@@ -22,6 +22,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
 
+mod writer;
+use writer::{Writer, create_segment};
+
 /// Log sequence number: strictly increasing across the log's life.
 pub type Lsn = u64;
 
@@ -52,6 +55,8 @@ pub struct LogConfig {
     /// Encryption at rest: records are sealed with the current data key, and sealed records
     /// are opened on recovery.
     pub dse: Option<Arc<crate::dse::Dse>>,
+    /// Bytes kept in reserve for draining a full disk (`space.rs`); 0: none.
+    pub reserve_bytes: u64,
 }
 
 impl LogConfig {
@@ -63,6 +68,7 @@ impl LogConfig {
             sync: true,
             fail_writes: None,
             dse: None,
+            reserve_bytes: crate::space::DEFAULT_RESERVE,
         }
     }
 }
@@ -125,6 +131,10 @@ struct State {
     closed: bool,
     /// Someone waits for durability: the flusher should write what is pending now.
     flush_wanted: bool,
+    /// A new segment is wanted before the next write ([`Log::roll`]).
+    roll_wanted: bool,
+    /// Segments started so far (a roll waits for this to move).
+    rolls: u64,
 }
 
 /// Pending bytes past which the flusher writes even if nobody waits yet.
@@ -145,6 +155,8 @@ struct Shared {
     records: AtomicU64,
     batches: AtomicU64,
     bytes: AtomicU64,
+    /// The reserve was spent: space is short (`space.rs`).
+    short: AtomicBool,
 }
 
 /// The recovery log.
@@ -403,12 +415,15 @@ impl Log {
                 broken: None,
                 closed: false,
                 flush_wanted: false,
+                roll_wanted: false,
+                rolls: 0,
             }),
             work: Condvar::new(),
             segments: Mutex::new(infos),
             records: AtomicU64::new(0),
             batches: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
+            short: AtomicBool::new(!crate::space::ensure(&cfg.dir, cfg.reserve_bytes)),
             cfg,
         });
         let writer = Writer {
@@ -570,6 +585,54 @@ impl Log {
         Some(u32::from_le_bytes(b[h + 16..h + 20].try_into().ok()?))
     }
 
+    /// Whether the disk's reserve was spent: what fills the log should wait until a checkpoint
+    /// gives space back ([`Log::restore_reserve`]).
+    pub fn space_short(&self) -> bool {
+        self.shared.short.load(Ordering::Acquire)
+    }
+
+    /// Writes the reserve again if it was spent; true when it is in place (space no longer
+    /// short).
+    pub fn restore_reserve(&self) -> bool {
+        if !self.space_short() {
+            return true;
+        }
+        let ok = crate::space::ensure(&self.shared.cfg.dir, self.shared.cfg.reserve_bytes);
+        if ok {
+            self.shared.short.store(false, Ordering::Release);
+            eprintln!(
+                "sealmq: the log's reserve of {} bytes is back: puts of persistent messages are accepted again",
+                self.shared.cfg.reserve_bytes
+            );
+        }
+        ok
+    }
+
+    /// Starts a new segment now (before the next record), so that the current one can be
+    /// released once a checkpoint covers it. Returns once the flusher has done it.
+    pub fn roll(&self) {
+        let mut st = lock(&self.shared.state);
+        if st.closed || st.broken.is_some() {
+            return;
+        }
+        let seen = st.rolls;
+        st.roll_wanted = true;
+        self.shared.work.notify_one();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while st.rolls == seen && st.roll_wanted && !st.closed {
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                return;
+            }
+            st = self
+                .shared
+                .work
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
     /// Number of segment files the log holds.
     pub fn segment_count(&self) -> usize {
         lock(&self.shared.segments).len()
@@ -596,170 +659,5 @@ impl Log {
 impl Drop for Log {
     fn drop(&mut self) {
         self.close();
-    }
-}
-
-fn create_segment(dir: &Path, number: u64, first_lsn: Lsn) -> Result<(File, PathBuf)> {
-    let path = seg_path(dir, number);
-    let mut f = OpenOptions::new()
-        .create_new(true)
-        .write(true)
-        .mode(0o600)
-        .open(&path)
-        .map_err(|e| StorageError::io("cannot create log segment", &path, e))?;
-    f.write_all(&seg_header(number, first_lsn))
-        .and_then(|_| f.sync_all())
-        .map_err(|e| StorageError::io("cannot write log segment header", &path, e))?;
-    sync_dir(dir)?;
-    Ok((f, path))
-}
-
-/// The flusher's side: the open segment, written only by the flusher thread.
-struct Writer {
-    file: File,
-    path: PathBuf,
-    number: u64,
-    offset: u64,
-    shared: Arc<Shared>,
-}
-
-impl Writer {
-    fn run(mut self) {
-        let mut spare = Vec::with_capacity(1 << 16);
-        // Group-commit coalescing: when the last batch released several committers, give the
-        // next batch a moment (a fraction of a sync) to gather as many before writing it.
-        let mut last_waiters = 0u64;
-        let mut last_sync = std::time::Duration::ZERO;
-        loop {
-            let (buf, first, last, batch) = {
-                let mut st = lock(&self.shared.state);
-                while !st.closed
-                    && (st.pending.is_empty()
-                        || (!st.flush_wanted && st.pending.len() < EAGER_FLUSH))
-                {
-                    st = self.shared.work.wait(st).unwrap_or_else(|p| p.into_inner());
-                }
-                if last_waiters > 1 && !st.closed {
-                    let until = std::time::Instant::now()
-                        + (last_sync / 2).clamp(
-                            std::time::Duration::from_micros(20),
-                            std::time::Duration::from_millis(2),
-                        );
-                    while st.batch.waiters.load(Ordering::Relaxed) < last_waiters
-                        && st.pending.len() < EAGER_FLUSH
-                    {
-                        let now = std::time::Instant::now();
-                        if now >= until {
-                            break;
-                        }
-                        st = self
-                            .shared
-                            .work
-                            .wait_timeout(st, until - now)
-                            .unwrap_or_else(|p| p.into_inner())
-                            .0;
-                    }
-                }
-                if st.pending.is_empty() {
-                    return;
-                }
-                st.flush_wanted = false;
-                let buf = std::mem::replace(&mut st.pending, std::mem::take(&mut spare));
-                let batch = std::mem::replace(&mut st.batch, Arc::new(Batch::default()));
-                (buf, st.pending_first, st.pending_last, batch)
-            };
-            let t0 = std::time::Instant::now();
-            let result = self.write_batch(&buf, first);
-            last_sync = t0.elapsed();
-            let n = last - first + 1;
-            let mut st = lock(&self.shared.state);
-            match &result {
-                Ok(()) => {
-                    st.durable = last;
-                    self.shared.records.fetch_add(n, Ordering::Relaxed);
-                    self.shared.batches.fetch_add(1, Ordering::Relaxed);
-                    self.shared
-                        .bytes
-                        .fetch_add(buf.len() as u64, Ordering::Relaxed);
-                }
-                Err(Fatal(msg)) => st.broken = Some(msg.clone()),
-                Err(_) => {}
-            }
-            let _ = batch.result.set(result.map_err(|e| e.to_string()));
-            last_waiters = batch.waiters.load(Ordering::Relaxed);
-            drop(st);
-            batch.cv.notify_all();
-            spare = buf;
-            spare.clear();
-        }
-    }
-
-    fn write_batch(&mut self, buf: &[u8], first: Lsn) -> std::result::Result<(), WriteErr> {
-        let cfg = &self.shared.cfg;
-        if self.offset > SEG_HEADER && self.offset + buf.len() as u64 > cfg.segment_bytes {
-            // Encryption at rest: what is appended from now on goes under a new data key.
-            if let Some(d) = &cfg.dse
-                && let Err(e) = d.roll()
-            {
-                eprintln!("sealmq: the log keeps its current data key: {e}");
-            }
-            let number = self.number + 1;
-            let (f, path) =
-                create_segment(&cfg.dir, number, first).map_err(|e| Failed(e.to_string()))?;
-            lock(&self.shared.segments).push(SegInfo {
-                number,
-                first_lsn: first,
-                path: path.clone(),
-            });
-            self.file = f;
-            self.path = path;
-            self.number = number;
-            self.offset = SEG_HEADER;
-        }
-        let start = self.offset;
-        let res = (|| -> std::io::Result<()> {
-            self.file.seek(SeekFrom::Start(start))?;
-            if cfg
-                .fail_writes
-                .as_ref()
-                .is_some_and(|f| f.load(Ordering::Relaxed))
-            {
-                self.file.write_all(&buf[..buf.len() / 2])?;
-                return Err(std::io::Error::from_raw_os_error(28)); // ENOSPC
-            }
-            self.file.write_all(buf)?;
-            if cfg.sync {
-                self.file.sync_data()?;
-            }
-            Ok(())
-        })();
-        match res {
-            Ok(()) => {
-                self.offset += buf.len() as u64;
-                Ok(())
-            }
-            Err(e) => {
-                // Cut back to where the batch began so the log stays a valid prefix.
-                let cut = self.file.set_len(start).and_then(|_| self.file.sync_data());
-                match cut {
-                    Ok(()) => Err(Failed(format!("{} ({})", e, self.path.display()))),
-                    Err(e2) => Err(Fatal(format!("{e}; then cutting back failed: {e2}"))),
-                }
-            }
-        }
-    }
-}
-
-enum WriteErr {
-    Failed(String),
-    Fatal(String),
-}
-use WriteErr::{Failed, Fatal};
-
-impl std::fmt::Display for WriteErr {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Failed(s) | Fatal(s) => f.write_str(s),
-        }
     }
 }

@@ -1,0 +1,222 @@
+//! The flusher's side of the log: the open segment, written by the flusher thread alone, and
+//! starting new segments (on size, or when a checkpoint short of space asks, [`Log::roll`]).
+
+use super::*;
+
+pub(super) fn create_segment(dir: &Path, number: u64, first_lsn: Lsn) -> Result<(File, PathBuf)> {
+    let path = seg_path(dir, number);
+    let mut f = OpenOptions::new()
+        .create_new(true)
+        .write(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(|e| StorageError::io("cannot create log segment", &path, e))?;
+    f.write_all(&seg_header(number, first_lsn))
+        .and_then(|_| f.sync_all())
+        .map_err(|e| StorageError::io("cannot write log segment header", &path, e))?;
+    sync_dir(dir)?;
+    Ok((f, path))
+}
+
+/// The flusher's side: the open segment, written only by the flusher thread.
+pub(super) struct Writer {
+    pub(super) file: File,
+    pub(super) path: PathBuf,
+    pub(super) number: u64,
+    pub(super) offset: u64,
+    pub(super) shared: Arc<Shared>,
+}
+
+impl Writer {
+    pub(super) fn run(mut self) {
+        let mut spare = Vec::with_capacity(1 << 16);
+        // Group-commit coalescing: when the last batch released several committers, give the
+        // next batch a moment (a fraction of a sync) to gather as many before writing it.
+        let mut last_waiters = 0u64;
+        let mut last_sync = std::time::Duration::ZERO;
+        loop {
+            let (buf, first, last, batch) = {
+                let mut st = lock(&self.shared.state);
+                while !st.closed
+                    && !st.roll_wanted
+                    && (st.pending.is_empty()
+                        || (!st.flush_wanted && st.pending.len() < EAGER_FLUSH))
+                {
+                    st = self.shared.work.wait(st).unwrap_or_else(|p| p.into_inner());
+                }
+                if st.roll_wanted && st.pending.is_empty() {
+                    st.roll_wanted = false;
+                    let first = st.next_lsn;
+                    drop(st);
+                    let r = self.start_segment(first);
+                    let mut st = lock(&self.shared.state);
+                    if r.is_ok() {
+                        st.rolls += 1;
+                    }
+                    drop(st);
+                    self.shared.work.notify_all();
+                    continue;
+                }
+                if last_waiters > 1 && !st.closed {
+                    let until = std::time::Instant::now()
+                        + (last_sync / 2).clamp(
+                            std::time::Duration::from_micros(20),
+                            std::time::Duration::from_millis(2),
+                        );
+                    while st.batch.waiters.load(Ordering::Relaxed) < last_waiters
+                        && st.pending.len() < EAGER_FLUSH
+                    {
+                        let now = std::time::Instant::now();
+                        if now >= until {
+                            break;
+                        }
+                        st = self
+                            .shared
+                            .work
+                            .wait_timeout(st, until - now)
+                            .unwrap_or_else(|p| p.into_inner())
+                            .0;
+                    }
+                }
+                if st.pending.is_empty() {
+                    return;
+                }
+                st.flush_wanted = false;
+                let buf = std::mem::replace(&mut st.pending, std::mem::take(&mut spare));
+                let batch = std::mem::replace(&mut st.batch, Arc::new(Batch::default()));
+                (buf, st.pending_first, st.pending_last, batch)
+            };
+            let t0 = std::time::Instant::now();
+            let rolled = {
+                let mut st = lock(&self.shared.state);
+                std::mem::take(&mut st.roll_wanted)
+            };
+            if rolled && self.offset > SEG_HEADER && self.start_segment(first).is_ok() {
+                lock(&self.shared.state).rolls += 1;
+                self.shared.work.notify_all();
+            }
+            let mut result = self.write_batch(&buf, first);
+            // Out of space: spend the reserve, say so, and try once more.
+            if matches!(&result, Err(NoSpace(_))) && crate::space::release(&self.shared.cfg.dir) {
+                self.shared.short.store(true, Ordering::Release);
+                eprintln!(
+                    "sealmq: the log's disk is full ({}): its reserve is given back so gets and \
+                     clears can go on; puts of persistent messages are refused until space returns",
+                    self.shared.cfg.dir.display()
+                );
+                result = self.write_batch(&buf, first);
+            }
+            if matches!(&result, Err(NoSpace(_))) {
+                self.shared.short.store(true, Ordering::Release);
+            }
+            last_sync = t0.elapsed();
+            let n = last - first + 1;
+            let mut st = lock(&self.shared.state);
+            match &result {
+                Ok(()) => {
+                    st.durable = last;
+                    self.shared.records.fetch_add(n, Ordering::Relaxed);
+                    self.shared.batches.fetch_add(1, Ordering::Relaxed);
+                    self.shared
+                        .bytes
+                        .fetch_add(buf.len() as u64, Ordering::Relaxed);
+                }
+                Err(Fatal(msg)) => st.broken = Some(msg.clone()),
+                Err(NoSpace(_)) => {}
+                Err(_) => {}
+            }
+            let _ = batch.result.set(result.map_err(|e| e.to_string()));
+            last_waiters = batch.waiters.load(Ordering::Relaxed);
+            drop(st);
+            batch.cv.notify_all();
+            spare = buf;
+            spare.clear();
+        }
+    }
+
+    fn write_batch(&mut self, buf: &[u8], first: Lsn) -> std::result::Result<(), WriteErr> {
+        let shared = self.shared.clone();
+        let cfg = &shared.cfg;
+        if self.offset > SEG_HEADER && self.offset + buf.len() as u64 > cfg.segment_bytes {
+            // Encryption at rest: what is appended from now on goes under a new data key.
+            if let Some(d) = &cfg.dse
+                && let Err(e) = d.roll()
+            {
+                eprintln!("sealmq: the log keeps its current data key: {e}");
+            }
+            self.start_segment(first)?;
+        }
+        let start = self.offset;
+        let res = (|| -> std::io::Result<()> {
+            self.file.seek(SeekFrom::Start(start))?;
+            if cfg
+                .fail_writes
+                .as_ref()
+                .is_some_and(|f| f.load(Ordering::Relaxed))
+            {
+                self.file.write_all(&buf[..buf.len() / 2])?;
+                return Err(std::io::Error::from_raw_os_error(28)); // ENOSPC
+            }
+            self.file.write_all(buf)?;
+            if cfg.sync {
+                self.file.sync_data()?;
+            }
+            Ok(())
+        })();
+        match res {
+            Ok(()) => {
+                self.offset += buf.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                // Cut back to where the batch began so the log stays a valid prefix.
+                let cut = self.file.set_len(start).and_then(|_| self.file.sync_data());
+                match cut {
+                    Ok(()) if crate::space::is_no_space(&e) => {
+                        Err(NoSpace(format!("{} ({})", e, self.path.display())))
+                    }
+                    Ok(()) => Err(Failed(format!("{} ({})", e, self.path.display()))),
+                    Err(e2) => Err(Fatal(format!("{e}; then cutting back failed: {e2}"))),
+                }
+            }
+        }
+    }
+
+    /// Closes the current segment and starts the next, its first record `first`.
+    fn start_segment(&mut self, first: Lsn) -> std::result::Result<(), WriteErr> {
+        let cfg = &self.shared.cfg;
+        let number = self.number + 1;
+        let (f, path) = create_segment(&cfg.dir, number, first).map_err(|e| match &e {
+            StorageError::Io { source, .. } if crate::space::is_no_space(source) => {
+                NoSpace(e.to_string())
+            }
+            _ => Failed(e.to_string()),
+        })?;
+        lock(&self.shared.segments).push(SegInfo {
+            number,
+            first_lsn: first,
+            path: path.clone(),
+        });
+        self.file = f;
+        self.path = path;
+        self.number = number;
+        self.offset = SEG_HEADER;
+        Ok(())
+    }
+}
+
+enum WriteErr {
+    Failed(String),
+    /// The file system is full: the write was cut back, the log is sound.
+    NoSpace(String),
+    Fatal(String),
+}
+use WriteErr::{Failed, Fatal, NoSpace};
+
+impl std::fmt::Display for WriteErr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failed(s) | NoSpace(s) | Fatal(s) => f.write_str(s),
+        }
+    }
+}
