@@ -1,6 +1,6 @@
 //! Room to drain a full disk. A queue manager whose disk fills must still let an administrator
 //! get and clear messages — and each get and clear writes a log record. The log keeps a
-//! reserve file of real (written, not sparse) bytes beside its segments; when a write fails
+//! reserve file of real (written, not sparse) bytes beside its directory; when a write fails
 //! for want of space, the reserve is given back to the file system and the write tried again,
 //! and the log is "short" of space: the queue manager then refuses what fills the log (puts of
 //! persistent messages) while gets, commits and clears go on. A checkpoint taken while short
@@ -11,8 +11,9 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-/// The reserve's name in the log directory.
-pub const RESERVE_FILE: &str = "reserve";
+/// The reserve lies beside the log directory (same file system), named like it with this
+/// extension: `<QM dir>/log.reserve`.
+pub const RESERVE_EXT: &str = "reserve";
 /// Its default size: room for some hundred thousand get and commit records.
 pub const DEFAULT_RESERVE: u64 = 8 << 20;
 
@@ -23,7 +24,7 @@ pub fn is_no_space(e: &std::io::Error) -> bool {
 }
 
 pub(crate) fn path(dir: &Path) -> PathBuf {
-    dir.join(RESERVE_FILE)
+    dir.with_extension(RESERVE_EXT)
 }
 
 /// Writes the reserve (`bytes` of zeros, synced) unless it is there already at full size.
