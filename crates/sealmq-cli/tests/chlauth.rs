@@ -377,3 +377,66 @@ fn bad_security_commands_are_clear_errors_and_store_nothing() {
     );
     h.ok(&["stop", "QE"]);
 }
+
+#[test]
+fn operating_system_users_are_checked_through_pam() {
+    let is_root = std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
+    if !is_root || !std::path::Path::new("/etc/pam.d/other").exists() {
+        eprintln!("not root or no PAM: skipped");
+        return;
+    }
+    let user = "sealmqpam";
+    let _ = std::process::Command::new("useradd")
+        .args(["--system", "--no-create-home", user])
+        .status();
+    let mut c = std::process::Command::new("chpasswd")
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    c.stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{user}:Os-pass-42\n").as_bytes())
+        .unwrap();
+    assert!(c.wait().unwrap().success());
+    let h = Home::new();
+    let addr = qm_tcp(&h, "QO");
+    h.mqsc(
+        "QO",
+        &format!(
+            "DEFINE QLOCAL(APP.Q)\n\
+             DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN)\n\
+             ALTER AUTHINFO(SYSTEM.DEFAULT.AUTHINFO.IDPWOS) AUTHTYPE(IDPWOS) CHCKCLNT(REQUIRED) PWCLEAR(YES)\n\
+             SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('{user}') AUTHADD(CONNECT)\n\
+             SET AUTHREC PROFILE('APP.Q') OBJTYPE(QUEUE) PRINCIPAL('{user}') AUTHADD(PUT)\n"
+        ),
+    );
+    let put = |pw: &str| {
+        h.cmd(&[
+            "put",
+            "QO",
+            "APP.Q",
+            "--message",
+            "m",
+            "--conn",
+            &addr,
+            "--channel",
+            "APP.SVRCONN",
+            "--user",
+            user,
+            "--allow-cleartext-password",
+        ])
+        .env("SEALMQ_PASSWORD", pw)
+        .output()
+        .unwrap()
+    };
+    assert!(stderr(&put("wrong")).contains("2035"));
+    let o = put("Os-pass-42");
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(h.depth("QO", "APP.Q"), 1);
+    h.ok(&["stop", "QO"]);
+}

@@ -1,6 +1,7 @@
 //! Connection authentication (MQ's CONNAUTH with an AUTHINFO of AUTHTYPE(IDPWOS)): user ids
 //! and passwords checked against the queue manager's password file `<QM dir>/passwd` (for
-//! containers and hosts without the users as OS accounts). Each line is `user:PHC-string`, an
+//! containers and hosts without the users as OS accounts), and for users it does not name,
+//! against the operating system's users through PAM (`pam.rs`). Each line is `user:PHC-string`, an
 //! Argon2id hash with its own salt; `#` starts a comment. The file is private to the queue
 //! manager's user, read at start and by `REFRESH SECURITY TYPE(CONNAUTH)`; a file with a bad
 //! line is refused whole, naming the line (nothing of it is used). Passwords never reach a log.
@@ -177,11 +178,16 @@ impl Users {
         Ok(n)
     }
 
+    /// A user the password file names is checked there; any other against the operating
+    /// system's users (PAM).
     pub fn verify(&self, user: &str, password: &str) -> bool {
-        self.file
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .verify(user, password)
+        let f = self.file.read().unwrap_or_else(|p| p.into_inner());
+        if f.contains(user) || !crate::pam::available() {
+            f.verify(user, password)
+        } else {
+            drop(f);
+            crate::pam::verify(user, password)
+        }
     }
 }
 

@@ -14,6 +14,7 @@ mod dispatch;
 pub mod events;
 mod icpt;
 pub mod metrics;
+mod pam;
 mod peer;
 pub mod perms;
 pub mod security;
