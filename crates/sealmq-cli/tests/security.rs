@@ -310,8 +310,13 @@ fn policy_and_protection_error_requests_need_authority() {
         .unwrap_err();
     assert_eq!(e.reason, 2035, "{e}");
     assert_eq!(h.depth("QMP", "SYSTEM.PROTECTION.ERROR.QUEUE"), 0);
-    // For a message it did get, once.
+    // For a message it did get from a queue with a policy, once.
     h.ok(&["put", "QMP", "IN.Q", "--message", "really got"]);
+    h.mqsc("QMP", "SET POLICY(IN.Q) SIGNALG(SHA256)\n");
+    drop(app);
+    let mut app = Client::connect_tcp_channel(&addr, "APP.SVRCONN", "probe").unwrap();
+    app.set_raw(true);
+    let (hin, _) = app.open("IN.Q", OpenOptions::input()).unwrap();
     let got = app.get(hin, &Default::default()).unwrap();
     app.report_protection_error(hin, &got, "SIGNATURE", "bad", false)
         .unwrap();

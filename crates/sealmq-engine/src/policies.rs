@@ -245,6 +245,11 @@ impl QueueManager {
         read(&self.policies).get(name).cloned()
     }
 
+    /// Whether a queue name has a policy (no copy of it).
+    pub fn has_policy(&self, name: &str) -> bool {
+        read(&self.policies).contains_key(name)
+    }
+
     /// Every policy, sorted by name.
     pub fn policies(&self) -> Vec<Policy> {
         let mut v: Vec<Policy> = read(&self.policies).values().cloned().collect();

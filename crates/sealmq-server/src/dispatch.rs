@@ -221,7 +221,9 @@ pub(crate) fn handle(
         Request::Get(g) => match handles.get(&g.hobj) {
             Some(h) => match conn.get(h, get_options(&g)) {
                 Ok(got) => {
-                    if g.browse == 0 || g.browse == 3 {
+                    // Protection errors are reported for queues with a policy only: the digest
+                    // is taken there, not on every get.
+                    if (g.browse == 0 || g.browse == 3) && qm.has_policy(&h.name) {
                         recent.got(g.hobj, &got.md.msg_id, &got.payload);
                     }
                     Response::Got {
