@@ -471,18 +471,13 @@ pub fn evaluate(
     for r in rules.iter().filter(|r| r.rtype == RuleType::BlockAddr) {
         if r.addrlist.iter().any(|a| address_matches(a, p.address)) {
             let why = format!("address {} is blocked by {}", p.address, r.describe());
-            if r.warn {
-                warnings.push(why);
-                continue;
+            let fix = format!(
+                "remove it with SET CHLAUTH('*') TYPE(BLOCKADDR) ADDRLIST('{}') ACTION(REMOVE)",
+                p.address
+            );
+            if let Some(d) = refuse(r, why, fix, &mut warnings) {
+                return d;
             }
-            return Decision::Block {
-                rule: r.describe(),
-                detail: format!(
-                    "{why}; remove it with SET CHLAUTH('*') TYPE(BLOCKADDR) ADDRLIST('{}') \
-                     ACTION(REMOVE)",
-                    p.address
-                ),
-            };
         }
     }
     // 2. The mapping rule that decides.
@@ -533,17 +528,13 @@ pub fn evaluate(
                     p.address,
                     r.describe()
                 );
-                if r.warn {
-                    warnings.push(why);
-                } else {
-                    return Decision::Block {
-                        rule: r.describe(),
-                        detail: format!(
-                            "{why}; allow it with a more specific rule, for example SET \
-                             CHLAUTH('{}') TYPE(ADDRESSMAP) ADDRESS('{}') USERSRC(CHANNEL)",
-                            p.channel, p.address
-                        ),
-                    };
+                let fix = format!(
+                    "allow it with a more specific rule, for example SET CHLAUTH('{}') \
+                     TYPE(ADDRESSMAP) ADDRESS('{}') USERSRC(CHANNEL)",
+                    p.channel, p.address
+                );
+                if let Some(d) = refuse(r, why, fix, &mut warnings) {
+                    return d;
                 }
             }
         }
@@ -564,18 +555,14 @@ pub fn evaluate(
                 p.channel,
                 r.describe()
             );
-            if r.warn {
-                warnings.push(why);
-            } else {
-                return Decision::Block {
-                    rule: r.describe(),
-                    detail: format!(
-                        "{why}; give the channel an MCAUSER that holds only the authority it \
-                         needs (ALTER CHANNEL({ch}) CHLTYPE(..) MCAUSER('user')), or, to let it \
-                         run as '{user}', SET CHLAUTH('{ch}') TYPE(BLOCKUSER) USERLIST('nobody')",
-                        ch = p.channel
-                    ),
-                };
+            let fix = format!(
+                "give the channel an MCAUSER that holds only the authority it needs (ALTER \
+                 CHANNEL({ch}) CHLTYPE(..) MCAUSER('user')), or, to let it run as '{user}', SET \
+                 CHLAUTH('{ch}') TYPE(BLOCKUSER) USERLIST('nobody')",
+                ch = p.channel
+            );
+            if let Some(d) = refuse(r, why, fix, &mut warnings) {
+                return d;
             }
         }
     }
@@ -584,6 +571,24 @@ pub fn evaluate(
         chckclnt,
         warnings,
     }
+}
+
+/// What rule `r` does with a partner it would refuse: a warning under WARN(YES) (`None`: go
+/// on), else the refusal with what to do about it.
+fn refuse(
+    r: &ChlAuthRec,
+    why: String,
+    fix: String,
+    warnings: &mut Vec<String>,
+) -> Option<Decision> {
+    if r.warn {
+        warnings.push(why);
+        return None;
+    }
+    Some(Decision::Block {
+        rule: r.describe(),
+        detail: format!("{why}; {fix}"),
+    })
 }
 
 /// The rules a new queue manager starts with, as MQ's: no SYSTEM.* channel from anywhere, no

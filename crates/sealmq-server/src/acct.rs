@@ -58,18 +58,9 @@ pub struct Accounting {
     max_msg: u64,
 }
 
-/// `YYYYMMDD` (UTC) of a time in milliseconds since the epoch (the civil-from-days algorithm).
+/// `YYYYMMDD` (UTC) of a time in milliseconds since the epoch.
 fn utc_date(ms: u128) -> String {
-    let days = (ms / 86_400_000) as i64;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (y, m, d) = crate::events::civil((ms / 86_400_000) as i64);
     format!("{y:04}{m:02}{d:02}")
 }
 

@@ -496,45 +496,46 @@ impl TakeSlot for Arc<Limit> {
     }
 }
 
+/// A socket a connection arrived on, as far as refusing it early needs.
+trait EarlySock {
+    fn set_write_timeout_ms(&self, ms: u64);
+    fn close(&self);
+}
+
+impl EarlySock for TcpStream {
+    fn set_write_timeout_ms(&self, ms: u64) {
+        let _ = self.set_write_timeout(Some(Duration::from_millis(ms)));
+    }
+    fn close(&self) {
+        let _ = self.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+impl EarlySock for UnixStream {
+    fn set_write_timeout_ms(&self, ms: u64) {
+        let _ = self.set_write_timeout(Some(Duration::from_millis(ms)));
+    }
+    fn close(&self) {
+        let _ = self.shutdown(std::net::Shutdown::Both);
+    }
+}
+
 /// Answers a connection refused before its Hello (docs/wire.md: an Err frame, then close).
-fn refuse_early(s: &impl AsRawSock, reason: u32, detail: &str) {
-    s.refuse(reason, detail);
-}
-
-trait AsRawSock {
-    fn refuse(&self, reason: u32, detail: &str);
-}
-
-impl AsRawSock for TcpStream {
-    fn refuse(&self, reason: u32, detail: &str) {
-        let _ = self.set_write_timeout(Some(Duration::from_millis(200)));
-        let mut w = self;
-        let _ = sealmq_wire::write_response(
-            &mut w,
-            0,
-            &Response::Err {
-                reason,
-                detail: detail.into(),
-            },
-        );
-        let _ = self.shutdown(std::net::Shutdown::Both);
-    }
-}
-
-impl AsRawSock for UnixStream {
-    fn refuse(&self, reason: u32, detail: &str) {
-        let _ = self.set_write_timeout(Some(Duration::from_millis(200)));
-        let mut w = self;
-        let _ = sealmq_wire::write_response(
-            &mut w,
-            0,
-            &Response::Err {
-                reason,
-                detail: detail.into(),
-            },
-        );
-        let _ = self.shutdown(std::net::Shutdown::Both);
-    }
+fn refuse_early<S: EarlySock>(s: &S, reason: u32, detail: &str)
+where
+    for<'a> &'a S: Write,
+{
+    s.set_write_timeout_ms(200);
+    let mut w = s;
+    let _ = sealmq_wire::write_response(
+        &mut w,
+        0,
+        &Response::Err {
+            reason,
+            detail: detail.into(),
+        },
+    );
+    s.close();
 }
 
 impl Ctx {

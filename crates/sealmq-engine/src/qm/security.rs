@@ -92,21 +92,10 @@ impl QueueManager {
         name: &str,
         needed: u32,
     ) -> MqResult<()> {
-        match &self.cfg.admin {
-            None => return Ok(()),
-            Some(a) if a == principal => return Ok(()),
-            Some(_) => {}
-        }
-        let has = self.authorities_of(principal, objtype, name);
-        if has & needed == needed {
+        if self.cfg.admin.as_deref() == Some(principal) {
             return Ok(());
         }
-        let missing = crate::authority::auth::names(needed & !has).join(",");
-        mqerr!(
-            NotAuthorized,
-            "'{principal}' is not authorized to {missing} on {} '{name}'",
-            objtype.name()
-        )
+        self.check_records(principal, objtype, name, needed, false)
     }
 
     /// Like [`QueueManager::check_authority`], but the administrator passes only with a record
@@ -119,6 +108,18 @@ impl QueueManager {
         name: &str,
         needed: u32,
     ) -> MqResult<()> {
+        self.check_records(principal, objtype, name, needed, true)
+    }
+
+    /// 2035 unless the records grant `needed`; `system` words the refusal for a system queue.
+    fn check_records(
+        &self,
+        principal: &str,
+        objtype: AuthObj,
+        name: &str,
+        needed: u32,
+        system: bool,
+    ) -> MqResult<()> {
         if self.cfg.admin.is_none() {
             return Ok(());
         }
@@ -127,12 +128,18 @@ impl QueueManager {
             return Ok(());
         }
         let missing = crate::authority::auth::names(needed & !has).join(",");
+        let t = objtype.name();
+        if system {
+            return mqerr!(
+                NotAuthorized,
+                "'{principal}' is not authorized to {missing} on system queue '{name}': system \
+                 queues take puts only from the queue manager's administration paths, or with \
+                 SET AUTHREC PROFILE('{name}') OBJTYPE({t}) PRINCIPAL('{principal}') AUTHADD({missing})"
+            );
+        }
         mqerr!(
             NotAuthorized,
-            "'{principal}' is not authorized to {missing} on system queue '{name}': system queues \
-             take puts only from the queue manager's administration paths, or with SET AUTHREC \
-             PROFILE('{name}') OBJTYPE({}) PRINCIPAL('{principal}') AUTHADD({missing})",
-            objtype.name()
+            "'{principal}' is not authorized to {missing} on {t} '{name}'"
         )
     }
 
