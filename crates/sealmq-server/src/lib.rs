@@ -2,17 +2,20 @@
 //!
 //! Listeners: a Unix domain socket in the QM directory (`qm.sock`; the principal is the peer's
 //! OS user) and optionally TCP (`--listen HOST:PORT`; principal `tcp` until TLS and MCAUSER
-//! arrive). Each connection is served by its own thread, which owns one engine
+//! arrive). Each connection is served by its own thread (`conn.rs`), which owns one engine
 //! [`Connection`](sealmq_engine::Connection): a connection that breaks backs out its unit of
-//! work. A lock file keeps a second process off the same queue manager.
+//! work. Who a connection runs as is decided in `admit.rs`, connection limits in `limits.rs`.
+//! A lock file keeps a second process off the same queue manager.
 
 mod acct;
 mod admit;
 pub mod chinit;
+mod conn;
 pub mod connauth;
 mod dispatch;
 pub mod events;
 mod icpt;
+mod limits;
 pub mod metrics;
 mod pam;
 mod peer;
@@ -20,16 +23,15 @@ pub mod perms;
 pub mod security;
 pub mod stats;
 
-use dispatch::{err, handle};
-use icpt::Icpt;
+use conn::{serve, serve_tls};
+use limits::{Limit, TakeSlot, refuse_early};
+use peer::Peer;
 pub(crate) use peer::generic_match;
-use peer::{Peer, TlsPeer};
 
-use sealmq_engine::{Hobj, QmConfig, QueueManager};
-use sealmq_wire::{Request, Response, WireError};
+use sealmq_engine::{QmConfig, QueueManager};
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufReader, BufWriter};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -467,77 +469,6 @@ struct Ctx {
     limit: Arc<Limit>,
 }
 
-/// Connections counted against MAXCHL.
-#[derive(Default)]
-struct Limit(std::sync::atomic::AtomicU32);
-
-/// One counted connection; dropping it uncounts it.
-struct LimitSlot(Arc<Limit>);
-
-impl Drop for LimitSlot {
-    fn drop(&mut self) {
-        self.0.0.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-trait TakeSlot {
-    fn take(&self, max: u32) -> Option<LimitSlot>;
-}
-
-impl TakeSlot for Arc<Limit> {
-    /// A slot unless `max` connections are counted already.
-    fn take(&self, max: u32) -> Option<LimitSlot> {
-        self.0
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < max).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| LimitSlot(self.clone()))
-    }
-}
-
-/// A socket a connection arrived on, as far as refusing it early needs.
-trait EarlySock {
-    fn set_write_timeout_ms(&self, ms: u64);
-    fn close(&self);
-}
-
-impl EarlySock for TcpStream {
-    fn set_write_timeout_ms(&self, ms: u64) {
-        let _ = self.set_write_timeout(Some(Duration::from_millis(ms)));
-    }
-    fn close(&self) {
-        let _ = self.shutdown(std::net::Shutdown::Both);
-    }
-}
-
-impl EarlySock for UnixStream {
-    fn set_write_timeout_ms(&self, ms: u64) {
-        let _ = self.set_write_timeout(Some(Duration::from_millis(ms)));
-    }
-    fn close(&self) {
-        let _ = self.shutdown(std::net::Shutdown::Both);
-    }
-}
-
-/// Answers a connection refused before its Hello (docs/wire.md: an Err frame, then close).
-fn refuse_early<S: EarlySock>(s: &S, reason: u32, detail: &str)
-where
-    for<'a> &'a S: Write,
-{
-    s.set_write_timeout_ms(200);
-    let mut w = s;
-    let _ = sealmq_wire::write_response(
-        &mut w,
-        0,
-        &Response::Err {
-            reason,
-            detail: detail.into(),
-        },
-    );
-    s.close();
-}
-
 impl Ctx {
     fn register(&self, s: Sock) -> u64 {
         let id = self.next_sock.fetch_add(1, Ordering::Relaxed);
@@ -553,313 +484,5 @@ impl Ctx {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&id);
-    }
-}
-
-/// Completes the TLS handshake, takes the principal from the client certificate, and serves.
-fn serve_tls(
-    qm: &Arc<QueueManager>,
-    sock: TcpStream,
-    cfg: Arc<rustls::ServerConfig>,
-    ctx: &Ctx,
-    addr: String,
-) {
-    let raw = sock.try_clone().ok();
-    let Ok(conn) = rustls::ServerConnection::new(cfg) else {
-        return;
-    };
-    let mut stream = rustls::StreamOwned::new(conn, sock);
-    while stream.conn.is_handshaking() {
-        if stream.conn.complete_io(&mut stream.sock).is_err() {
-            // Untrusted or broken peer: send the alert rustls prepared, so the client learns
-            // it was a TLS failure, then close.
-            while stream.conn.wants_write() {
-                if stream.conn.write_tls(&mut stream.sock).is_err() {
-                    break;
-                }
-            }
-            return;
-        }
-    }
-    let Some(dn) = sealmq_wire::tls::principal(stream.conn.peer_certificates()) else {
-        return;
-    };
-    let suite = stream
-        .conn
-        .negotiated_cipher_suite()
-        .map(|c| format!("{:?}", c.suite()))
-        .unwrap_or_default();
-    let shared = sealmq_wire::tls::Shared(Arc::new(Mutex::new(stream)));
-    let peer = Peer::Tcp {
-        tls: Some(TlsPeer { dn, suite }),
-        addr,
-        sock: raw,
-    };
-    serve(
-        qm,
-        BufReader::new(shared.clone()),
-        BufWriter::new(shared),
-        &peer,
-        ctx,
-    );
-}
-
-/// Waits until a request's first byte is readable (`Some(true)`), the peer closed
-/// (`Some(false)`), or the connection failed or the server stops (`None`). Read timeouts while
-/// idle are only the deadline's ticks.
-fn wait_readable(r: &mut impl BufRead, ctx: &Ctx) -> Option<bool> {
-    loop {
-        match r.fill_buf() {
-            Ok([]) => return Some(false),
-            Ok(_) => return Some(true),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock
-                        | std::io::ErrorKind::TimedOut
-                        | std::io::ErrorKind::Interrupted
-                ) =>
-            {
-                if ctx.stop.load(Ordering::Relaxed) && ctx.immediate.load(Ordering::Relaxed) {
-                    return None;
-                }
-            }
-            Err(_) => return None,
-        }
-    }
-}
-
-/// Counts a connection while it is served.
-struct Active<'a>(&'a std::sync::atomic::AtomicUsize);
-
-impl Drop for Active<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-/// Serves one connection until it ends. Dropping the engine connection backs out.
-fn serve(
-    qm: &Arc<QueueManager>,
-    mut r: impl BufRead + Send + 'static,
-    mut w: impl Write + Send + 'static,
-    peer: &Peer,
-    ctx: &Ctx,
-) {
-    ctx.active.fetch_add(1, Ordering::Relaxed);
-    let _active = Active(&ctx.active);
-    // Hello first (or a channel's Start).
-    let (id, appl, client_max, channel, asserted, password) =
-        match sealmq_wire::read_first(&mut r, sealmq_wire::HELLO_MAX) {
-            Ok(Some(sealmq_wire::First::Channel(start))) => {
-                let Peer::Tcp { tls, addr, sock } = peer else {
-                    return;
-                };
-                // Channels keep their own deadlines (heartbeats).
-                if let Some(s) = sock {
-                    let _ = s.set_read_timeout(None);
-                }
-                let info = chinit::receiver::PeerInfo {
-                    tls: tls.as_ref().map(|t| (t.dn.clone(), t.suite.clone())),
-                    addr: addr.clone(),
-                    sock: sock.as_ref().and_then(|s| s.try_clone().ok()),
-                };
-                if matches!(start, sealmq_wire::chl::ChlFrame::Request { .. }) {
-                    chinit::requester::serve_request(
-                        &ctx.chinit,
-                        start,
-                        Box::new(r),
-                        Box::new(w),
-                        info,
-                    );
-                } else {
-                    chinit::receiver::serve(&ctx.chinit, start, r, w, info);
-                }
-                return;
-            }
-            Ok(Some(sealmq_wire::First::Request(
-                id,
-                Request::Hello {
-                    versions,
-                    max_msg,
-                    appl,
-                    channel,
-                    user,
-                    password,
-                },
-            ))) => {
-                if !versions.contains(&1) {
-                    let _ = sealmq_wire::write_response(
-                        &mut w,
-                        id,
-                        &Response::Err {
-                            reason: 2195,
-                            detail: format!(
-                                "no common protocol version (server speaks {:?}, client {:?})",
-                                sealmq_wire::VERSIONS,
-                                versions
-                            ),
-                        },
-                    );
-                    return;
-                }
-                (id, appl, max_msg, channel, user, password)
-            }
-            Ok(Some(sealmq_wire::First::Request(id, _))) => {
-                let _ = sealmq_wire::write_response(
-                    &mut w,
-                    id,
-                    &Response::Err {
-                        reason: 2195,
-                        detail: "the first request must be Hello".into(),
-                    },
-                );
-                return;
-            }
-            Err(WireError::Protocol(m)) => {
-                // docs/wire.md: a protocol error before the handshake answers Err 2195.
-                ctx.security.events.log(&format!(
-                    "protocol error before the handshake from {}: {m}",
-                    peer.describe()
-                ));
-                let _ = sealmq_wire::write_response(
-                    &mut w,
-                    0,
-                    &Response::Err {
-                        reason: 2195,
-                        detail: format!("protocol error: {m}; closing the connection"),
-                    },
-                );
-                return;
-            }
-            Err(WireError::Io(e)) => {
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) {
-                    ctx.security.events.log(&format!(
-                        "{} sent no complete first frame within {} s: closed",
-                        peer.describe(),
-                        HANDSHAKE.as_secs()
-                    ));
-                }
-                return;
-            }
-            Ok(None) => return,
-        };
-    let hello = admit::Hello {
-        appl: &appl,
-        channel: &channel,
-        user: &asserted,
-        password: password.expose(),
-    };
-    let admitted = match admit::admit(qm, &ctx.security, &ctx.instances, peer, &hello) {
-        Ok(a) => a,
-        Err((reason, detail)) => {
-            let _ = sealmq_wire::write_response(&mut w, id, &Response::Err { reason, detail });
-            return;
-        }
-    };
-    drop(password);
-    let (admin, intercept) = (admitted.admin, admitted.intercept);
-    let user = admitted.user.as_str();
-    let conn = match qm.connect(user, &appl) {
-        Ok(c) => c,
-        Err(e) => {
-            let _ = sealmq_wire::write_response(&mut w, id, &err(e));
-            return;
-        }
-    };
-    let max_msg = client_max.min(qm.qmgr().max_msg_len).max(1024);
-    let max_frame = max_msg as usize + sealmq_wire::FRAME_OVERHEAD;
-    if sealmq_wire::write_response(
-        &mut w,
-        id,
-        &Response::HelloOk {
-            version: 1,
-            max_msg,
-            qmgr: qm.name(),
-            user: user.to_string(),
-        },
-    )
-    .is_err()
-    {
-        return;
-    }
-    let mut handles: HashMap<u32, Hobj> = HashMap::new();
-    let mut recent = dispatch::RecentGets::default();
-    let mut next_h = 1u32;
-    // QM-side interception keeps the keystore in use when the connection began.
-    let protector = ctx.security.protector();
-    let conn_no = ctx.conns.fetch_add(1, Ordering::Relaxed) + 1;
-    let mut acct = acct::Accounting::start(qm, &ctx.dir, conn_no, user, &appl);
-    // Waiting for a request may take forever (an idle application); once its first byte is
-    // here, the rest must follow within HANDSHAKE (the socket's read timeout).
-    while let Some(true) = wait_readable(&mut r, ctx) {
-        let (id, req) = match sealmq_wire::read_request(&mut r, max_frame) {
-            Ok(Some(x)) => x,
-            Ok(None) => break,
-            Err(WireError::Io(e)) => {
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) {
-                    ctx.security.events.log(&format!(
-                        "{} stopped in the middle of a frame for {} s: closed",
-                        peer.describe(),
-                        HANDSHAKE.as_secs()
-                    ));
-                }
-                break;
-            }
-            Err(WireError::Protocol(m)) => {
-                let _ = sealmq_wire::write_response(
-                    &mut w,
-                    0,
-                    &Response::Err {
-                        reason: 2195,
-                        detail: format!("protocol error: {m}; closing the connection"),
-                    },
-                );
-                break;
-            }
-        };
-        let icpt = Icpt {
-            on: intercept,
-            protector: protector.as_deref(),
-            stored: std::cell::Cell::new(None),
-        };
-        let call = acct.as_ref().map(|_| acct::Accounting::begin(&req));
-        let resp = handle(
-            qm,
-            &conn,
-            &mut handles,
-            &mut recent,
-            &mut next_h,
-            req,
-            admin,
-            &icpt,
-            ctx,
-        );
-        if let (Some(a), Some(call)) = (acct.as_mut(), call) {
-            a.end(call, resp.as_ref(), icpt.stored.get());
-        }
-        let done = resp.is_none();
-        if let Some(resp) = resp
-            && sealmq_wire::write_response(&mut w, id, &resp).is_err()
-        {
-            break;
-        }
-        if done {
-            let _ = sealmq_wire::write_response(&mut w, id, &Response::Ok);
-            break;
-        }
-    }
-    for (_, h) in handles.drain() {
-        let _ = conn.close(&h);
-    }
-    drop(conn);
-    if let Some(a) = acct {
-        a.finish();
     }
 }

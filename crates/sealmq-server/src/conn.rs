@@ -1,0 +1,318 @@
+//! Serving one application connection: the TLS handshake, Hello and admission, then requests
+//! until the connection ends (its unit of work backed out, its handles closed).
+
+use crate::dispatch::{self, err, handle};
+use crate::icpt::Icpt;
+use crate::peer::{Peer, TlsPeer};
+use crate::{Ctx, HANDSHAKE, acct, admit, chinit};
+use sealmq_engine::{Hobj, QueueManager};
+use sealmq_wire::{Request, Response, WireError};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::net::TcpStream;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+/// Completes the TLS handshake, takes the principal from the client certificate, and serves.
+pub(crate) fn serve_tls(
+    qm: &Arc<QueueManager>,
+    sock: TcpStream,
+    cfg: Arc<rustls::ServerConfig>,
+    ctx: &Ctx,
+    addr: String,
+) {
+    let raw = sock.try_clone().ok();
+    let Ok(conn) = rustls::ServerConnection::new(cfg) else {
+        return;
+    };
+    let mut stream = rustls::StreamOwned::new(conn, sock);
+    while stream.conn.is_handshaking() {
+        if stream.conn.complete_io(&mut stream.sock).is_err() {
+            // Untrusted or broken peer: send the alert rustls prepared, so the client learns
+            // it was a TLS failure, then close.
+            while stream.conn.wants_write() {
+                if stream.conn.write_tls(&mut stream.sock).is_err() {
+                    break;
+                }
+            }
+            return;
+        }
+    }
+    let Some(dn) = sealmq_wire::tls::principal(stream.conn.peer_certificates()) else {
+        return;
+    };
+    let suite = stream
+        .conn
+        .negotiated_cipher_suite()
+        .map(|c| format!("{:?}", c.suite()))
+        .unwrap_or_default();
+    let shared = sealmq_wire::tls::Shared(Arc::new(Mutex::new(stream)));
+    let peer = Peer::Tcp {
+        tls: Some(TlsPeer { dn, suite }),
+        addr,
+        sock: raw,
+    };
+    serve(
+        qm,
+        BufReader::new(shared.clone()),
+        BufWriter::new(shared),
+        &peer,
+        ctx,
+    );
+}
+
+/// Waits until a request's first byte is readable (`Some(true)`), the peer closed
+/// (`Some(false)`), or the connection failed or the server stops (`None`). Read timeouts while
+/// idle are only the deadline's ticks.
+fn wait_readable(r: &mut impl BufRead, ctx: &Ctx) -> Option<bool> {
+    loop {
+        match r.fill_buf() {
+            Ok([]) => return Some(false),
+            Ok(_) => return Some(true),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
+                ) =>
+            {
+                if ctx.stop.load(Ordering::Relaxed) && ctx.immediate.load(Ordering::Relaxed) {
+                    return None;
+                }
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
+/// Logs a read that ended at the deadline (not a peer that simply went away).
+fn missed_deadline(e: &std::io::Error, ctx: &Ctx, peer: &Peer, what: &str) {
+    if matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    ) {
+        ctx.security.events.log(&format!(
+            "{} {what} within {} s: closed",
+            peer.describe(),
+            HANDSHAKE.as_secs()
+        ));
+    }
+}
+
+/// Counts a connection while it is served.
+struct Active<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl Drop for Active<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Serves one connection until it ends. Dropping the engine connection backs out.
+pub(crate) fn serve(
+    qm: &Arc<QueueManager>,
+    mut r: impl BufRead + Send + 'static,
+    mut w: impl Write + Send + 'static,
+    peer: &Peer,
+    ctx: &Ctx,
+) {
+    ctx.active.fetch_add(1, Ordering::Relaxed);
+    let _active = Active(&ctx.active);
+    // Hello first (or a channel's Start).
+    let (id, appl, client_max, channel, asserted, password) =
+        match sealmq_wire::read_first(&mut r, sealmq_wire::HELLO_MAX) {
+            Ok(Some(sealmq_wire::First::Channel(start))) => {
+                let Peer::Tcp { tls, addr, sock } = peer else {
+                    return;
+                };
+                // Channels keep their own deadlines (heartbeats).
+                if let Some(s) = sock {
+                    let _ = s.set_read_timeout(None);
+                }
+                let info = chinit::receiver::PeerInfo {
+                    tls: tls.as_ref().map(|t| (t.dn.clone(), t.suite.clone())),
+                    addr: addr.clone(),
+                    sock: sock.as_ref().and_then(|s| s.try_clone().ok()),
+                };
+                if matches!(start, sealmq_wire::chl::ChlFrame::Request { .. }) {
+                    chinit::requester::serve_request(
+                        &ctx.chinit,
+                        start,
+                        Box::new(r),
+                        Box::new(w),
+                        info,
+                    );
+                } else {
+                    chinit::receiver::serve(&ctx.chinit, start, r, w, info);
+                }
+                return;
+            }
+            Ok(Some(sealmq_wire::First::Request(
+                id,
+                Request::Hello {
+                    versions,
+                    max_msg,
+                    appl,
+                    channel,
+                    user,
+                    password,
+                },
+            ))) => {
+                if !versions.contains(&1) {
+                    let _ = sealmq_wire::write_response(
+                        &mut w,
+                        id,
+                        &Response::Err {
+                            reason: 2195,
+                            detail: format!(
+                                "no common protocol version (server speaks {:?}, client {:?})",
+                                sealmq_wire::VERSIONS,
+                                versions
+                            ),
+                        },
+                    );
+                    return;
+                }
+                (id, appl, max_msg, channel, user, password)
+            }
+            Ok(Some(sealmq_wire::First::Request(id, _))) => {
+                let _ = sealmq_wire::write_response(
+                    &mut w,
+                    id,
+                    &Response::Err {
+                        reason: 2195,
+                        detail: "the first request must be Hello".into(),
+                    },
+                );
+                return;
+            }
+            Err(WireError::Protocol(m)) => {
+                // docs/wire.md: a protocol error before the handshake answers Err 2195.
+                ctx.security.events.log(&format!(
+                    "protocol error before the handshake from {}: {m}",
+                    peer.describe()
+                ));
+                let _ = sealmq_wire::write_response(
+                    &mut w,
+                    0,
+                    &Response::Err {
+                        reason: 2195,
+                        detail: format!("protocol error: {m}; closing the connection"),
+                    },
+                );
+                return;
+            }
+            Err(WireError::Io(e)) => {
+                missed_deadline(&e, ctx, peer, "sent no complete first frame");
+                return;
+            }
+            Ok(None) => return,
+        };
+    let hello = admit::Hello {
+        appl: &appl,
+        channel: &channel,
+        user: &asserted,
+        password: password.expose(),
+    };
+    let admitted = match admit::admit(qm, &ctx.security, &ctx.instances, peer, &hello) {
+        Ok(a) => a,
+        Err((reason, detail)) => {
+            let _ = sealmq_wire::write_response(&mut w, id, &Response::Err { reason, detail });
+            return;
+        }
+    };
+    drop(password);
+    let (admin, intercept) = (admitted.admin, admitted.intercept);
+    let user = admitted.user.as_str();
+    let conn = match qm.connect(user, &appl) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = sealmq_wire::write_response(&mut w, id, &err(e));
+            return;
+        }
+    };
+    let max_msg = client_max.min(qm.qmgr().max_msg_len).max(1024);
+    let max_frame = max_msg as usize + sealmq_wire::FRAME_OVERHEAD;
+    if sealmq_wire::write_response(
+        &mut w,
+        id,
+        &Response::HelloOk {
+            version: 1,
+            max_msg,
+            qmgr: qm.name(),
+            user: user.to_string(),
+        },
+    )
+    .is_err()
+    {
+        return;
+    }
+    let mut handles: HashMap<u32, Hobj> = HashMap::new();
+    let mut recent = dispatch::RecentGets::default();
+    let mut next_h = 1u32;
+    // QM-side interception keeps the keystore in use when the connection began.
+    let protector = ctx.security.protector();
+    let conn_no = ctx.conns.fetch_add(1, Ordering::Relaxed) + 1;
+    let mut acct = acct::Accounting::start(qm, &ctx.dir, conn_no, user, &appl);
+    // Waiting for a request may take forever (an idle application); once its first byte is
+    // here, the rest must follow within HANDSHAKE (the socket's read timeout).
+    while let Some(true) = wait_readable(&mut r, ctx) {
+        let (id, req) = match sealmq_wire::read_request(&mut r, max_frame) {
+            Ok(Some(x)) => x,
+            Ok(None) => break,
+            Err(WireError::Io(e)) => {
+                missed_deadline(&e, ctx, peer, "stopped in the middle of a frame");
+                break;
+            }
+            Err(WireError::Protocol(m)) => {
+                let _ = sealmq_wire::write_response(
+                    &mut w,
+                    0,
+                    &Response::Err {
+                        reason: 2195,
+                        detail: format!("protocol error: {m}; closing the connection"),
+                    },
+                );
+                break;
+            }
+        };
+        let icpt = Icpt {
+            on: intercept,
+            protector: protector.as_deref(),
+            stored: std::cell::Cell::new(None),
+        };
+        let call = acct.as_ref().map(|_| acct::Accounting::begin(&req));
+        let resp = handle(
+            qm,
+            &conn,
+            &mut handles,
+            &mut recent,
+            &mut next_h,
+            req,
+            admin,
+            &icpt,
+            ctx,
+        );
+        if let (Some(a), Some(call)) = (acct.as_mut(), call) {
+            a.end(call, resp.as_ref(), icpt.stored.get());
+        }
+        let done = resp.is_none();
+        if let Some(resp) = resp
+            && sealmq_wire::write_response(&mut w, id, &resp).is_err()
+        {
+            break;
+        }
+        if done {
+            let _ = sealmq_wire::write_response(&mut w, id, &Response::Ok);
+            break;
+        }
+    }
+    for (_, h) in handles.drain() {
+        let _ = conn.close(&h);
+    }
+    drop(conn);
+    if let Some(a) = acct {
+        a.finish();
+    }
+}
