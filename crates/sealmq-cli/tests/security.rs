@@ -674,3 +674,65 @@ fn a_full_disk_is_drained_cleared_and_used_again_without_a_restart() {
 fn stderr_of(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+#[test]
+fn putaut_ctx_puts_with_the_senders_user_but_never_the_queue_managers() {
+    let h = Home::new();
+    let (ps, pr) = (free_port(), free_port());
+    for (qm, port) in [("QMS", ps), ("QMR", pr)] {
+        h.ok(&["create", qm]);
+        h.start_tcp(qm, port);
+    }
+    h.mqsc(
+        "QMS",
+        &format!(
+            "DEFINE QLOCAL(QMR) USAGE(XMITQ)\n\
+             DEFINE QREMOTE(DEST) RNAME(DEST) RQMNAME(QMR) XMITQ(QMR)\n\
+             DEFINE CHANNEL(QMS.QMR) CHLTYPE(SDR) CONNAME('127.0.0.1({pr})') XMITQ(QMR) SHORTTMR(0)\n\
+             DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app')\n\
+             SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
+             SET AUTHREC PROFILE('DEST') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT)\n"
+        ),
+    );
+    h.mqsc(
+        "QMR",
+        "DEFINE QLOCAL(DEST)\n\
+         DEFINE CHANNEL(QMS.QMR) CHLTYPE(RCVR) MCAUSER('partner') PUTAUT(CTX)\n\
+         SET AUTHREC PROFILE('DEST') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT)\n",
+    );
+    let shown = h.mqsc("QMR", "DISPLAY CHANNEL(QMS.QMR) PUTAUT MCAUSER\n");
+    assert!(shown.contains("PUTAUT(CTX)"), "{shown}");
+    // 'app' may put to DEST at QMR; the channel's own user 'partner' may not (not needed).
+    let addr = format!("127.0.0.1:{ps}");
+    h.ok(&[
+        "put",
+        "QMS",
+        "DEST",
+        "--message",
+        "from app",
+        "--persistent",
+        "--conn",
+        &addr,
+        "--channel",
+        "APP.SVRCONN",
+    ]);
+    // The administrator's messages carry QMS's own user id — the same name as QMR's own
+    // user: PUTAUT(CTX) never puts as the queue manager.
+    h.ok(&[
+        "put",
+        "QMS",
+        "DEST",
+        "--message",
+        "from the admin",
+        "--persistent",
+    ]);
+    h.mqsc("QMS", "START CHANNEL(QMS.QMR)\n");
+    wait_for(Duration::from_secs(30), "both messages delivered", || {
+        h.depth("QMR", "DEST") == 1 && h.depth("QMR", "SYSTEM.DEAD.LETTER.QUEUE") == 1
+    });
+    assert_eq!(h.ok(&["get", "QMR", "DEST"]), "from app\n");
+    let dlq = h.ok(&["browse", "QMR", "SYSTEM.DEAD.LETTER.QUEUE"]);
+    assert!(dlq.contains("2035"), "{dlq}");
+    h.ok(&["stop", "QMS"]);
+    h.ok(&["stop", "QMR"]);
+}
