@@ -545,10 +545,9 @@ pub fn evaluate(
         .filter(|r| r.rtype == RuleType::BlockUser && profile_matches(&r.profile, p.channel))
         .max_by_key(|r| specificity(&r.profile));
     if let Some(r) = block {
-        let hit = r
-            .userlist
-            .iter()
-            .any(|u| u == &user || (u.eq_ignore_ascii_case("*MQADMIN") && user == admin));
+        let hit = r.userlist.iter().any(|u| {
+            u == &user || (u.eq_ignore_ascii_case("*MQADMIN") && !admin.is_empty() && user == admin)
+        });
         if hit {
             let why = format!(
                 "channel {} would run as '{user}', which {} blocks",

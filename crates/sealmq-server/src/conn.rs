@@ -26,7 +26,15 @@ pub(crate) fn serve_tls(
         return;
     };
     let mut stream = rustls::StreamOwned::new(conn, sock);
+    let began = std::time::Instant::now();
     while stream.conn.is_handshaking() {
+        if began.elapsed() > FIRST_FRAME_TOTAL {
+            ctx.security.events.log(&format!(
+                "{addr} did not finish its TLS handshake within {} s: closed",
+                FIRST_FRAME_TOTAL.as_secs()
+            ));
+            return;
+        }
         if stream.conn.complete_io(&mut stream.sock).is_err() {
             // Untrusted or broken peer: send the alert rustls prepared, so the client learns
             // it was a TLS failure, then close.
@@ -52,13 +60,55 @@ pub(crate) fn serve_tls(
         addr,
         sock: raw,
     };
+    let (r, first) = TimedRead::first_frame(shared.clone());
     serve(
         qm,
-        BufReader::new(shared.clone()),
+        BufReader::new(r),
         BufWriter::new(shared),
         &peer,
         ctx,
+        &first,
     );
+}
+
+/// The whole time a new connection has for its TLS handshake and first frame, however it
+/// trickles its bytes (each read also times out after [`HANDSHAKE`] of silence).
+pub(crate) const FIRST_FRAME_TOTAL: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// A reader that fails with `TimedOut` once a deadline (ms since the epoch; 0: none) has
+/// passed: the first frame cannot be trickled in forever.
+pub(crate) struct TimedRead<R> {
+    inner: R,
+    until: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl<R> TimedRead<R> {
+    /// `inner` with the first-frame deadline from now; the returned handle lifts it.
+    pub(crate) fn first_frame(inner: R) -> (TimedRead<R>, Arc<std::sync::atomic::AtomicU64>) {
+        let until = Arc::new(std::sync::atomic::AtomicU64::new(
+            sealmq_engine::md::now_ms() as u64 + FIRST_FRAME_TOTAL.as_millis() as u64,
+        ));
+        (
+            TimedRead {
+                inner,
+                until: until.clone(),
+            },
+            until,
+        )
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for TimedRead<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let until = self.until.load(Ordering::Relaxed);
+        if until != 0 && sealmq_engine::md::now_ms() as u64 > until {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the first frame did not arrive in time",
+            ));
+        }
+        self.inner.read(buf)
+    }
 }
 
 /// Waits until a request's first byte is readable (`Some(true)`), the peer closed
@@ -116,12 +166,15 @@ pub(crate) fn serve(
     mut w: impl Write + Send + 'static,
     peer: &Peer,
     ctx: &Ctx,
+    first: &std::sync::atomic::AtomicU64,
 ) {
     ctx.active.fetch_add(1, Ordering::Relaxed);
     let _active = Active(&ctx.active);
     // Hello first (or a channel's Start).
     let (id, appl, client_max, channel, asserted, password) =
-        match sealmq_wire::read_first(&mut r, sealmq_wire::HELLO_MAX) {
+        match sealmq_wire::read_first(&mut r, sealmq_wire::HELLO_MAX).inspect(|_| {
+            first.store(0, Ordering::Relaxed);
+        }) {
             Ok(Some(sealmq_wire::First::Channel(start))) => {
                 let Peer::Tcp { tls, addr, sock } = peer else {
                     return;

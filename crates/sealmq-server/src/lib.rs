@@ -242,7 +242,15 @@ impl Server {
                                 user: user.clone(),
                                 admin,
                             };
-                            serve(&qm, BufReader::new(s), BufWriter::new(w), &peer, &ctx);
+                            let (r, first) = conn::TimedRead::first_frame(s);
+                            serve(
+                                &qm,
+                                BufReader::new(r),
+                                BufWriter::new(w),
+                                &peer,
+                                &ctx,
+                                &first,
+                            );
                             ctx.unregister(id);
                         }
                     });
@@ -294,7 +302,15 @@ impl Server {
                                         addr,
                                         sock: s.try_clone().ok(),
                                     };
-                                    serve(&qm, BufReader::new(s), BufWriter::new(w), &peer, &ctx);
+                                    let (r, first) = conn::TimedRead::first_frame(s);
+                                    serve(
+                                        &qm,
+                                        BufReader::new(r),
+                                        BufWriter::new(w),
+                                        &peer,
+                                        &ctx,
+                                        &first,
+                                    );
                                 }
                             }
                             Some(cfg) => serve_tls(&qm, s, cfg, &ctx, addr),

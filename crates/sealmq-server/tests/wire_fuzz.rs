@@ -241,3 +241,40 @@ fn a_peer_that_stops_mid_frame_is_dropped_at_the_deadline() {
     still_serves();
     let _ = &live().server;
 }
+
+#[test]
+fn a_first_frame_trickled_in_is_cut_at_the_total_deadline() {
+    let b = captured();
+    let t = Instant::now();
+    let mut s = TcpStream::connect(&live().addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    // One byte every 2 s: never silent for 10 s, but never done either.
+    let mut closed = false;
+    for byte in b.iter().take(30) {
+        if s.write_all(&[*byte]).is_err() {
+            closed = true;
+            break;
+        }
+        let mut sink = [0u8; 64];
+        match s.read(&mut sink) {
+            Ok(0) => {
+                closed = true;
+                break;
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(_) => {
+                closed = true;
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(1900));
+    }
+    assert!(
+        closed,
+        "the server kept a trickling peer for {:?}",
+        t.elapsed()
+    );
+    assert!(t.elapsed() < Duration::from_secs(35), "{:?}", t.elapsed());
+}
