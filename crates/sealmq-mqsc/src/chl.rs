@@ -2,7 +2,7 @@
 //! DISPLAY CHSTATUS and DISPLAY CHINIT. They go to the channel initiator the server registers
 //! with the queue manager; without one (an embedded queue manager) they say so.
 
-use crate::exec::{Block, Fail, bad, choice, none_matched, num, select};
+use crate::exec::{Block, Fail, bad, choice, none_matched, num, select_all};
 use crate::parse::{Command, Obj, Verb};
 use sealmq_engine::QueueManager;
 use std::sync::Arc;
@@ -90,10 +90,12 @@ pub(crate) fn run(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Bl
             } else {
                 ci.status(&name)
             };
-            let blocks: Vec<Block> = all
-                .into_iter()
-                .map(|b| select(b, &c.attrs, if saved { SAVED_IDS } else { CURRENT_IDS }))
-                .collect();
+            let blocks = select_all(
+                all,
+                &c.attrs,
+                if saved { SAVED_IDS } else { CURRENT_IDS },
+                false,
+            )?;
             none_matched(&blocks, "channel status (a channel that has run)", &name)?;
             Ok((
                 format!(

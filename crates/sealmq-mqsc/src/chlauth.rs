@@ -1,6 +1,7 @@
 //! SET and DISPLAY CHLAUTH; DEFINE, ALTER, DISPLAY and DELETE AUTHINFO.
 
-use crate::exec::{Block, Fail, bad, choice, none_matched, one, select};
+use crate::exec::{Block, Fail, bad, choice, none_matched, one, select_all, unknown_keywords};
+use crate::parse::Attr;
 use crate::parse::{Command, Verb};
 use sealmq_engine::authinfo::{AuthInfoDef, Check};
 use sealmq_engine::authority::profile_matches;
@@ -88,25 +89,24 @@ pub(crate) fn chlauth(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
                 return Err(bad(a, "is not a DISPLAY CHLAUTH attribute"));
             }
         }
-        let blocks: Vec<Block> = qm
-            .chlauth_rules()
+        let rules = qm.chlauth_rules();
+        let matching = rules
             .iter()
             .filter(|r| {
                 profile == "*" || profile_matches(&profile, &r.profile) || r.profile == profile
             })
             .filter(|r| rtype.is_none_or(|t| t == r.rtype))
-            // MQ shows a record's identity, mapping and list without being asked.
-            .map(|r| {
-                select(
-                    chlauth_block(r),
-                    &c.attrs,
-                    &[
-                        "CHLAUTH", "TYPE", "USERLIST", "ADDRLIST", "SSLPEER", "CLNTUSER", "QMNAME",
-                        "ADDRESS", "USERSRC", "MCAUSER", "WARN",
-                    ],
-                )
-            })
-            .collect();
+            .map(chlauth_block);
+        // MQ shows a record's identity, mapping and list without being asked.
+        let blocks = select_all(
+            matching,
+            &c.attrs,
+            &[
+                "CHLAUTH", "TYPE", "USERLIST", "ADDRLIST", "SSLPEER", "CLNTUSER", "QMNAME",
+                "ADDRESS", "USERSRC", "MCAUSER", "WARN",
+            ],
+            false,
+        )?;
         none_matched(&blocks, "channel authentication record", &profile)?;
         return Ok((
             format!(
@@ -120,6 +120,7 @@ pub(crate) fn chlauth(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
         .ok_or_else(|| need("TYPE(BLOCKUSER|BLOCKADDR|SSLPEERMAP|ADDRESSMAP|USERMAP|QMGRMAP)"))?;
     let mut r = ChlAuthRec::new(&profile, rtype);
     let mut action = ChlAuthAction::Add;
+    let mut unknown: Vec<&Attr> = Vec::new();
     for a in &c.attrs {
         let only = |types: &[RuleType]| -> Result<(), Fail> {
             if types.contains(&rtype) {
@@ -182,9 +183,10 @@ pub(crate) fn chlauth(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
             "SSLCERTI" | "CUSTOM" => {
                 return Err(bad(a, "is accepted by MQ but not available in sealmq"));
             }
-            _ => return Err(bad(a, "is not a SET CHLAUTH attribute")),
+            _ => unknown.push(a),
         }
     }
+    unknown_keywords(&unknown, "SET CHLAUTH attribute")?;
     // REMOVE names the record (and list entries), REMOVEALL only its type and profile: the
     // rest need not validate as a full record.
     match action {
@@ -244,6 +246,7 @@ fn authinfo_block(a: &AuthInfoDef) -> Block {
 pub(crate) fn authinfo(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
     let name = c.name.clone().ok_or_else(|| need("AUTHINFO(name)"))?;
     let apply = |d: &mut AuthInfoDef| -> Result<(), Fail> {
+        let mut unknown: Vec<&Attr> = Vec::new();
         for a in &c.attrs {
             let check = |a| -> Result<Check, Fail> {
                 Check::parse(one(a)?)
@@ -270,9 +273,10 @@ pub(crate) fn authinfo(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, V
                 "ADOPTCTX" => d.adoptctx = choice(a, &["YES", "NO"])? == "YES",
                 "PWCLEAR" => d.allow_cleartext = choice(a, &["YES", "NO"])? == "YES",
                 "FAILDLAY" | "AUTHENMD" => {}
-                _ => return Err(bad(a, "is not an AUTHINFO IDPWOS attribute")),
+                _ => unknown.push(a),
             }
         }
+        unknown_keywords(&unknown, "AUTHINFO IDPWOS attribute")?;
         Ok(())
     };
     match c.verb {
@@ -307,12 +311,15 @@ pub(crate) fn authinfo(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, V
             Ok((format!("SMQ0167I AUTHINFO {name} deleted."), vec![]))
         }
         _ => {
-            let blocks: Vec<Block> = qm
-                .authinfos()
-                .iter()
-                .filter(|d| profile_matches(&name, &d.name))
-                .map(|d| select(authinfo_block(d), &c.attrs, &["AUTHINFO", "AUTHTYPE"]))
-                .collect();
+            let blocks = select_all(
+                qm.authinfos()
+                    .iter()
+                    .filter(|d| profile_matches(&name, &d.name))
+                    .map(authinfo_block),
+                &c.attrs,
+                &["AUTHINFO", "AUTHTYPE"],
+                false,
+            )?;
             none_matched(&blocks, "AUTHINFO", &name)?;
             Ok((
                 format!("SMQ0168I Display of {} AUTHINFO object(s).", blocks.len()),

@@ -1,6 +1,9 @@
 //! DEFINE, ALTER, DELETE and DISPLAY CHANNEL.
 
-use crate::exec::{Block, Fail, bad, choice, generic_match, none_matched, num, one, select};
+use crate::exec::{
+    Block, Fail, bad, choice, generic_match, none_matched, num, one, select_all, unknown_keywords,
+};
+use crate::parse::Attr;
 use crate::parse::{Command, Verb};
 use sealmq_engine::QueueManager;
 use sealmq_types::ReasonCode;
@@ -58,6 +61,7 @@ pub(crate) fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
     use sealmq_engine::channels::{ChannelDef, ChlType};
     let name = c.name.clone().unwrap_or_default();
     let apply = |d: &mut ChannelDef| -> Result<(), Fail> {
+        let mut unknown: Vec<&Attr> = Vec::new();
         for a in &c.attrs {
             match a.key.as_str() {
                 "CHLTYPE" | "REPLACE" | "NOREPLACE" | "ALL" => {}
@@ -94,9 +98,10 @@ pub(crate) fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
                 "DISCINT" | "SEQWRAP" => {
                     return Err(bad(a, "is not available in this release"));
                 }
-                _ => return Err(bad(a, "is not a channel attribute")),
+                _ => unknown.push(a),
             }
         }
+        unknown_keywords(&unknown, "channel attribute")?;
         Ok(())
     };
     match c.verb {
@@ -147,12 +152,15 @@ pub(crate) fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
             Ok((format!("SMQ0122I Channel {name} deleted."), vec![]))
         }
         _ => {
-            let blocks: Vec<Block> = qm
-                .channels()
-                .iter()
-                .filter(|d| generic_match(&name, &d.name))
-                .map(|d| select(channel_block(d), &c.attrs, &["CHANNEL", "CHLTYPE"]))
-                .collect();
+            let blocks = select_all(
+                qm.channels()
+                    .iter()
+                    .filter(|d| generic_match(&name, &d.name))
+                    .map(channel_block),
+                &c.attrs,
+                &["CHANNEL", "CHLTYPE"],
+                false,
+            )?;
             none_matched(&blocks, "channel", &name)?;
             Ok((
                 format!("SMQ0123I Display of {} channel(s).", blocks.len()),

@@ -90,6 +90,7 @@ fn obj_qtype(o: Obj) -> Option<QType> {
 /// Applies queue attributes; keywords that are not queue attributes, or not of this type, fail.
 fn apply_queue(def: &mut QueueDef, attrs: &[Attr]) -> Result<(), Fail> {
     let t = def.qtype;
+    let mut unknown: Vec<&Attr> = Vec::new();
     for a in attrs {
         let only = |types: &[QType]| -> Result<(), Fail> {
             if types.contains(&t) {
@@ -164,9 +165,10 @@ fn apply_queue(def: &mut QueueDef, attrs: &[Attr]) -> Result<(), Fail> {
                     DefType::TemporaryDynamic
                 }
             }
-            _ => return Err(bad(a, format!("is not a keyword of {}", t.name()))),
+            _ => unknown.push(a),
         }
     }
+    unknown_keywords(&unknown, &format!("{} keyword", t.name()))?;
     Ok(())
 }
 
@@ -267,20 +269,38 @@ pub(crate) fn generic_match(pattern: &str, name: &str) -> bool {
     }
 }
 
-/// Keeps only the requested attributes (always the identifying ones); `ALL` keeps every one.
-pub(crate) fn select(block: Block, attrs: &[Attr], ids: &[&str]) -> Block {
-    if attrs.iter().any(|a| a.key == "ALL") {
-        return block;
+pub(crate) use crate::display::select_all;
+
+/// Fails naming every keyword in `unknown` (a command with several wrong keywords says so at
+/// once); `kind` is what they are not: "channel attribute" gives "X is not a channel
+/// attribute" or "X, Y are not channel attributes".
+pub(crate) fn unknown_keywords(unknown: &[&Attr], kind: &str) -> Result<(), Fail> {
+    match unknown {
+        [] => Ok(()),
+        [a] => {
+            let article = if kind.starts_with(['A', 'E', 'I', 'O', 'U', 'a', 'e', 'i', 'o', 'u']) {
+                "an"
+            } else {
+                "a"
+            };
+            Err(Fail {
+                at: Some(a.at),
+                reason: None,
+                message: format!("{} is not {article} {kind}", a.key),
+            })
+        }
+        many => Err(Fail {
+            at: Some(many[0].at),
+            reason: None,
+            message: format!(
+                "{} are not {kind}s",
+                many.iter()
+                    .map(|a| a.key.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }),
     }
-    let wanted: Vec<&str> = attrs
-        .iter()
-        .filter(|a| a.key != "TYPE" && a.key != "WHERE")
-        .map(|a| a.key.as_str())
-        .collect();
-    block
-        .into_iter()
-        .filter(|(k, _)| ids.contains(&k.as_str()) || wanted.contains(&k.as_str()))
-        .collect()
 }
 
 fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
@@ -361,14 +381,17 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
                 },
                 None => obj_qtype(o),
             };
-            let blocks: Vec<Block> = qm
-                .queue_defs()
-                .iter()
-                .filter(|d| {
-                    generic_match(&name, &d.name) && type_filter.is_none_or(|t| t == d.qtype)
-                })
-                .map(|d| select(queue_block(qm, d), &c.attrs, &["QUEUE", "TYPE"]))
-                .collect();
+            let blocks = select_all(
+                qm.queue_defs()
+                    .iter()
+                    .filter(|d| {
+                        generic_match(&name, &d.name) && type_filter.is_none_or(|t| t == d.qtype)
+                    })
+                    .map(|d| queue_block(qm, d)),
+                &c.attrs,
+                &["QUEUE", "TYPE"],
+                false,
+            )?;
             none_matched(&blocks, "queue", &name)?;
             Ok((
                 format!("SMQ0105I Display of {} queue(s).", blocks.len()),
@@ -376,6 +399,14 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
             ))
         }
         (Verb::Display, Obj::QStatus) => {
+            if let Some(a) = c.attrs.iter().find(|a| a.key == "TYPE")
+                && !one(a)?.eq_ignore_ascii_case("QUEUE")
+            {
+                return Err(bad(
+                    a,
+                    "only TYPE(QUEUE) is available in this release (TYPE(HANDLE) is not yet)",
+                ));
+            }
             let mut blocks = Vec::new();
             for d in qm
                 .queue_defs()
@@ -394,6 +425,7 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
                 ]);
             }
             none_matched(&blocks, "local queue", &name)?;
+            let blocks = select_all(blocks, &c.attrs, &["QUEUE", "TYPE"], true)?;
             Ok((
                 format!("SMQ0106I Status of {} queue(s).", blocks.len()),
                 blocks,
@@ -422,16 +454,12 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
             ))
         }
         (Verb::Display, Obj::Qmgr) => {
-            let b = select(qmgr_block(&qm.qmgr()), &c.attrs, &["QMNAME"]);
-            let b = if c.attrs.is_empty() {
-                qmgr_block(&qm.qmgr())
-            } else {
-                b
-            };
-            Ok(("SMQ0107I Display queue manager details.".into(), vec![b]))
+            let blocks = select_all([qmgr_block(&qm.qmgr())], &c.attrs, &["QMNAME"], true)?;
+            Ok(("SMQ0107I Display queue manager details.".into(), blocks))
         }
         (Verb::Alter, Obj::Qmgr) => {
             let mut q = qm.qmgr();
+            let mut unknown: Vec<&Attr> = Vec::new();
             for a in &c.attrs {
                 match a.key.as_str() {
                     "DESCR" => q.descr = one(a)?.to_string(),
@@ -455,9 +483,10 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
                         }
                         q.connauth = n;
                     }
-                    _ => return Err(bad(a, "is not a queue manager attribute")),
+                    _ => unknown.push(a),
                 }
             }
+            unknown_keywords(&unknown, "queue manager attribute")?;
             qm.alter_qmgr(q)?;
             Ok(("SMQ0108I Queue manager altered.".into(), vec![]))
         }

@@ -10,6 +10,7 @@ mod authrec;
 pub(crate) mod chl;
 mod chlauth;
 mod chldef;
+mod display;
 pub mod exec;
 pub mod lexer;
 pub mod parse;

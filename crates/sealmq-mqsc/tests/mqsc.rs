@@ -92,7 +92,7 @@ fn errors_point_at_the_wrong_token() {
         r[0].message
     );
     assert!(
-        r[1].message.contains("COLOUR") && r[1].message.contains("not a keyword"),
+        r[1].message.contains("COLOUR is not a QLOCAL keyword"),
         "{}",
         r[1].message
     );
@@ -303,4 +303,41 @@ fn long_values_never_run_into_the_next_attribute() {
             "{key} not at a word start in {text}"
         );
     }
+}
+
+#[test]
+fn several_unknown_keywords_are_all_named_and_display_filters_with_where() {
+    let (_d, qm) = qm();
+    let r = sealmq_mqsc::run(
+        &qm,
+        "DEFINE QLOCAL(Q1) FOO BAR(1) MAXDEPTH(9)\n\
+         DEFINE QLOCAL(DEEP) MAXDEPTH(20)\n\
+         DISPLAY QLOCAL(*) WHERE(MAXDEPTH GT 10) FOO QUX\n\
+         DISPLAY QLOCAL(*) WHERE(MAXDEPTH LT 100)\n\
+         DISPLAY QLOCAL(*) WHERE(MAXDEPTH)\n",
+    );
+    assert!(
+        !r[0].ok && r[0].message.contains("FOO, BAR are not QLOCAL keywords"),
+        "{}",
+        r[0].message
+    );
+    assert!(qm.queue_def("Q1").is_err(), "nothing half-defined");
+    assert!(
+        !r[2].ok && r[2].message.contains("FOO, QUX are not"),
+        "{}",
+        r[2].message
+    );
+    assert!(r[3].ok);
+    let names: Vec<&str> = r[3].objects.iter().map(|b| b[0].1.as_str()).collect();
+    assert_eq!(names, ["DEEP"], "only the queue under 100");
+    assert!(
+        r[3].objects[0]
+            .iter()
+            .any(|(k, v)| k == "MAXDEPTH" && v == "20")
+    );
+    assert!(
+        !r[4].ok && r[4].message.contains("WHERE"),
+        "{}",
+        r[4].message
+    );
 }
