@@ -59,3 +59,41 @@ fn where_filters_queues_and_channels() {
     );
     h.ok(&["stop", "QW"]);
 }
+
+#[test]
+fn scripts_as_mq_writes_them_trptype_targq_and_end() {
+    let h = Home::new();
+    h.ok(&["create", "QE"]);
+    h.ok(&["start", "QE", "--background"]);
+    let out = h.mqsc(
+        "QE",
+        "DEFINE QLOCAL(BASE.Q)\n\
+         DEFINE QALIAS(ALIAS.Q) TARGQ(BASE.Q) TARGTYPE(QUEUE)\n\
+         DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) TRPTYPE(TCP)\n\
+         DISPLAY QALIAS(ALIAS.Q) TARGET TARGTYPE\n\
+         DISPLAY CHANNEL(APP.SVRCONN) TRPTYPE\n\
+         END\n\
+         DEFINE QLOCAL(AFTER.END)\n",
+    );
+    assert!(
+        out.contains("TARGET(BASE.Q)") && out.contains("TARGTYPE(QUEUE)"),
+        "{out}"
+    );
+    assert!(out.contains("TRPTYPE(TCP)"), "{out}");
+    assert!(
+        out.contains("5 command(s) read"),
+        "END ends the script: {out}"
+    );
+    let o = h.run(
+        &["mqsc", "QE"],
+        Some("DEFINE CHANNEL(X) CHLTYPE(SVRCONN) TRPTYPE(LU62)\nDEFINE QALIAS(T) TARGET(BASE.Q) TARGTYPE(TOPIC)\n"),
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("TCP only") && out.contains("publish/subscribe"),
+        "{out}"
+    );
+    let o = h.run(&["mqsc", "QE"], Some("DISPLAY QLOCAL(AFTER.END)\n"));
+    assert!(!o.status.success(), "nothing after END ran");
+    h.ok(&["stop", "QE"]);
+}

@@ -13,6 +13,7 @@ fn channel_block(d: &sealmq_engine::channels::ChannelDef) -> Block {
     vec![
         ("CHANNEL".into(), d.name.clone()),
         ("CHLTYPE".into(), d.chltype.name().into()),
+        ("TRPTYPE".into(), "TCP".into()),
         ("DESCR".into(), d.descr.clone()),
         ("CONNAME".into(), d.conname.clone()),
         ("XMITQ".into(), d.xmitq.clone()),
@@ -66,6 +67,17 @@ pub(crate) fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
             match a.key.as_str() {
                 "CHLTYPE" | "REPLACE" | "NOREPLACE" | "ALL" => {}
                 "DESCR" => d.descr = one(a)?.to_string(),
+                "TRPTYPE" => {
+                    if !one(a)?.eq_ignore_ascii_case("TCP") {
+                        return Err(bad(
+                            a,
+                            format!(
+                                "'{}' is not provided: sealmq channels run over TCP only",
+                                one(a)?
+                            ),
+                        ));
+                    }
+                }
                 "CONNAME" => d.conname = one(a)?.to_string(),
                 "XMITQ" => d.xmitq = one(a)?.to_string(),
                 "BATCHSZ" => d.batchsz = num(a, 1, 9999)?,

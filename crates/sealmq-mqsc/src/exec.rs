@@ -141,9 +141,19 @@ fn apply_queue(def: &mut QueueDef, attrs: &[Attr]) -> Result<(), Fail> {
                 only(&[QType::Local, QType::Model])?;
                 def.backout_requeue_q = one(a)?.to_string()
             }
-            "TARGET" => {
+            // TARGQ is MQ's older name of TARGET.
+            "TARGET" | "TARGQ" => {
                 only(&[QType::Alias])?;
                 def.target = one(a)?.to_string()
+            }
+            "TARGTYPE" => {
+                only(&[QType::Alias])?;
+                if !one(a)?.eq_ignore_ascii_case("QUEUE") {
+                    return Err(bad(
+                        a,
+                        "only TARGTYPE(QUEUE): publish/subscribe (topics) is not provided",
+                    ));
+                }
             }
             "RNAME" => {
                 only(&[QType::Remote])?;
@@ -230,7 +240,10 @@ pub fn queue_block(qm: &QueueManager, d: &QueueDef) -> Block {
                 b.push(("CURDEPTH".into(), s.depth.to_string()));
             }
         }
-        QType::Alias => b.push(("TARGET".into(), d.target.clone())),
+        QType::Alias => {
+            b.push(("TARGET".into(), d.target.clone()));
+            b.push(("TARGTYPE".into(), "QUEUE".into()));
+        }
         QType::Remote => {
             b.push(("RNAME".into(), d.remote_name.clone()));
             b.push(("RQMNAME".into(), d.remote_qmgr.clone()));
@@ -528,10 +541,12 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
     }
 }
 
-/// Runs every command of an MQSC script; one response each.
+/// Runs every command of an MQSC script; one response each. `END` ends the script, as in
+/// runmqsc (what follows it is not run).
 pub fn run(qm: &Arc<QueueManager>, script: &str) -> Vec<Response> {
     crate::lexer::commands(script)
         .into_iter()
+        .take_while(|ct| !ct.text.trim().eq_ignore_ascii_case("END"))
         .map(|ct| {
             let outcome = parse(&ct.text)
                 .map_err(|e| Fail {
