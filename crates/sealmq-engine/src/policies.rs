@@ -62,14 +62,8 @@ fn policy_key(dir: &std::path::Path) -> MqResult<(zeroize::Zeroizing<Vec<u8>>, b
     let k = sealmq_protect::random_bytes(32)
         .map_err(|e| crate::error::MqError::new(sealmq_types::ReasonCode::ResourceProblem, e))?;
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
     let tmp = path.with_extension("tmp");
-    std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(true)
-        .write(true)
-        .mode(0o600)
-        .open(&tmp)
+    sealmq_storage::create_private_file(&tmp)
         .and_then(|mut f| f.write_all(&k).and_then(|_| f.sync_all()))
         .and_then(|_| std::fs::rename(&tmp, &path))
         .map_err(|e| {

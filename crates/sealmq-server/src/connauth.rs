@@ -142,13 +142,7 @@ pub fn hash_password(password: &str) -> Result<String, String> {
 /// Writes a file only the owner may read.
 pub fn write_private(path: &Path, bytes: &[u8]) -> Result<(), String> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(true)
-        .write(true)
-        .mode(0o600)
-        .open(path)
+    let mut f = sealmq_storage::create_private_file(path)
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     f.write_all(bytes)
         .and_then(|_| f.sync_all())

@@ -216,18 +216,10 @@ impl Server {
                     let slot = if admin {
                         None
                     } else {
-                        match ctx.limit.take(qm.qmgr().maxchl) {
+                        match ctx.slot(&qm, &format!("local connection of {user}")) {
                             Some(g) => Some(g),
                             None => {
-                                ctx.security.events.log(&format!(
-                                    "local connection of {user} refused: MAXCHL({}) connections are served",
-                                    qm.qmgr().maxchl
-                                ));
-                                refuse_early(
-                                    &s,
-                                    2537,
-                                    "the queue manager serves MAXCHL connections already: try again later",
-                                );
+                                refuse_early(&s, 2537, MAXCHL_REFUSAL);
                                 continue;
                             }
                         }
@@ -271,17 +263,9 @@ impl Server {
                     let Ok(s) = s else { continue };
                     let _ = s.set_nodelay(true);
                     let addr = s.peer_addr().map(|a| a.to_string()).unwrap_or_default();
-                    let maxchl = qm.qmgr().maxchl;
-                    let Some(slot) = ctx.limit.take(maxchl) else {
-                        ctx.security.events.log(&format!(
-                            "connection from {addr} refused: MAXCHL({maxchl}) connections are served"
-                        ));
+                    let Some(slot) = ctx.slot(&qm, &format!("connection from {addr}")) else {
                         if ctx.security.tls().is_none() {
-                            refuse_early(
-                                &s,
-                                2537,
-                                "the queue manager serves MAXCHL connections already: try again later",
-                            );
+                            refuse_early(&s, 2537, MAXCHL_REFUSAL);
                         }
                         continue;
                     };
@@ -485,7 +469,22 @@ struct Ctx {
     limit: Arc<Limit>,
 }
 
+/// What a connection refused over MAXCHL is told.
+const MAXCHL_REFUSAL: &str = "the queue manager serves MAXCHL connections already: try again later";
+
 impl Ctx {
+    /// A MAXCHL slot for a new connection, or `None` (logged, naming `who`).
+    fn slot(&self, qm: &QueueManager, who: &str) -> Option<limits::LimitSlot> {
+        let maxchl = qm.qmgr().maxchl;
+        let s = self.limit.take(maxchl);
+        if s.is_none() {
+            self.security.events.log(&format!(
+                "{who} refused: MAXCHL({maxchl}) connections are served"
+            ));
+        }
+        s
+    }
+
     fn register(&self, s: Sock) -> u64 {
         let id = self.next_sock.fetch_add(1, Ordering::Relaxed);
         self.socks

@@ -9,9 +9,8 @@
 use crate::dse::Dse;
 use crate::error::{Result, StorageError};
 use crate::log::Lsn;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{BufReader, BufWriter, Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -70,12 +69,7 @@ impl CheckpointWriter {
         crate::create_private_dir(dir)
             .map_err(|e| StorageError::io("cannot create checkpoint directory", dir, e))?;
         let tmp = dir.join(format!("{}.tmp", name(lsn)));
-        let f = OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .write(true)
-            .mode(0o600)
-            .open(&tmp)
+        let f = crate::create_private_file(&tmp)
             .map_err(|e| StorageError::io("cannot create checkpoint", &tmp, e))?;
         let leftover = Leftover(Some(tmp.clone()));
         let mut out = BufWriter::with_capacity(1 << 20, f);

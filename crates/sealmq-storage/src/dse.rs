@@ -271,13 +271,7 @@ impl Keyring {
         let tmp = path.with_extension("keyring.tmp");
         let write = || -> std::io::Result<()> {
             use std::io::Write;
-            use std::os::unix::fs::OpenOptionsExt;
-            let mut f = std::fs::OpenOptions::new()
-                .create(true)
-                .truncate(true)
-                .write(true)
-                .mode(0o600)
-                .open(&tmp)?;
+            let mut f = crate::create_private_file(&tmp)?;
             f.write_all(&e.buf)?;
             f.sync_all()?;
             std::fs::rename(&tmp, path)?;

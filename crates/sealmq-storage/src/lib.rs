@@ -19,6 +19,17 @@ pub mod space;
 
 pub use error::{Result, StorageError};
 
+/// Creates (or truncates) a file only this user may read or write (0600), whatever the umask.
+pub fn create_private_file(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .mode(0o600)
+        .open(path)
+}
+
 /// Creates `dir` and any missing parents private to this user (0700), whatever the umask:
 /// a queue manager's data is no one else's to read.
 pub fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {

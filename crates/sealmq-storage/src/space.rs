@@ -8,7 +8,6 @@
 //! reserve again; once it is back, the log is no longer short.
 
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// The reserve lies beside the log directory (same file system), named like it with this
@@ -38,12 +37,7 @@ pub(crate) fn ensure(dir: &Path, bytes: u64) -> bool {
         return true;
     }
     let write = || -> std::io::Result<()> {
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .write(true)
-            .mode(0o600)
-            .open(&p)?;
+        let mut f = crate::create_private_file(&p)?;
         let zeros = vec![0u8; 1 << 20];
         let mut left = bytes;
         while left > 0 {
