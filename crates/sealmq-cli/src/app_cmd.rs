@@ -130,7 +130,7 @@ pub struct BrowseArgs {
     pub raw: bool,
 }
 
-fn connect(c: &ConnArgs, appl: &str) -> CliResult<Client> {
+pub(crate) fn connect(c: &ConnArgs, appl: &str) -> CliResult<Client> {
     let creds = credentials(c.user.as_deref(), c.allow_cleartext_password)?;
     let creds = creds.as_ref();
     let r = match (&c.conn, c.tls) {

@@ -14,6 +14,7 @@ mod keystore_cmd;
 mod message_cmd;
 mod policy_cmd;
 mod qm_cmd;
+mod trigger_cmd;
 
 use clap::{Parser, Subcommand};
 use sealmq_protect::ProtectError;
@@ -68,6 +69,9 @@ enum Command {
     Message(message_cmd::MessageCmd),
     /// Make throw-away identities and show every quality of protection end to end.
     Demo(demo::DemoArgs),
+    /// Serve an initiation queue: start the program of each triggered queue's PROCESS
+    /// (MQ's runmqtrm).
+    TriggerMonitor(trigger_cmd::TriggerMonitorArgs),
 }
 
 /// A CLI failure: a protection error (with its MQ reason code) or another problem.
@@ -119,6 +123,7 @@ fn main() -> ExitCode {
         Command::Keystore(c) => keystore_cmd::run(c),
         Command::Message(c) => message_cmd::run(c),
         Command::Demo(a) => demo::run(a),
+        Command::TriggerMonitor(a) => trigger_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,6 +7,7 @@ use sealmq_engine::{QmConfig, QueueManager};
 use sealmq_protect::identity::IdentitySpec;
 use sealmq_protect::{Dn, KeyKind, Keystore};
 use sealmq_server::{Server, ServerConfig};
+use sealmq_types::ReasonCode;
 use std::io::Read;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -281,7 +282,15 @@ pub fn stop(a: StopArgs) -> CliResult {
     let ended = dir.join(sealmq_server::ENDED_FILE);
     let _ = std::fs::remove_file(&ended);
     let mut c = Client::connect_local(&dir, "sealmq-stop").map_err(|e| e.to_string())?;
-    c.stop(a.immediate).map_err(|e| e.to_string())?;
+    match c.stop(a.immediate) {
+        Ok(()) => {}
+        // An immediate stop may close our connection before its answer arrives (2009), and a
+        // queue manager already ending answers 2161: either way it is ending — wait for it.
+        Err(e)
+            if e.reason == ReasonCode::ConnectionBroken.code()
+                || e.reason == ReasonCode::QMgrQuiescing.code() => {}
+        Err(e) => return Err(e.to_string().into()),
+    }
     drop(c); // our own connection must not hold up a controlled stop
     let deadline = Instant::now() + Duration::from_secs(60);
     // Returns once the process has exited, not merely released its lock.

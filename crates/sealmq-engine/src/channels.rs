@@ -92,6 +92,20 @@ pub struct ChannelDef {
     /// Instances of this channel at once (MAXINST), and from one client address (MAXINSTC).
     pub maxinst: u32,
     pub maxinstc: u32,
+    /// DISCINT: seconds a sender waits on an empty transmission queue before it ends (a
+    /// trigger starts it again), or a SVRCONN client may stay idle (0: for ever).
+    pub discint: u32,
+    /// SEQWRAP: the message sequence number wraps to 1 after this value.
+    pub seqwrap: u32,
+    /// KAINT: TCP keepalive idle seconds on the channel's socket (0: the system's; AUTO: -1).
+    pub kaint: i32,
+    /// USEDLQ: a receiver that cannot put a message puts it on the dead-letter queue (YES)
+    /// or stops the channel, leaving the batch in doubt (NO).
+    pub usedlq: bool,
+    /// CERTLABL: the certificate label (sealmq's keystore holds one identity; kept as set).
+    pub certlabl: String,
+    /// Attributes accepted without effect.
+    pub noted: crate::noted::Noted,
 }
 
 /// SPLPROT: what a server-to-server channel does with protection (SPEC §5.5.3).
@@ -150,6 +164,12 @@ impl ChannelDef {
             sslcauth_required: true,
             maxinst: 999_999_999,
             maxinstc: 999_999_999,
+            discint: if chltype == ChlType::Svrconn { 0 } else { 6000 },
+            seqwrap: 999_999_999,
+            kaint: -1,
+            usedlq: true,
+            certlabl: String::new(),
+            noted: Default::default(),
         }
     }
 
@@ -172,7 +192,12 @@ impl ChannelDef {
                 self.name
             );
         }
-        if matches!(self.chltype, ChlType::Sdr | ChlType::Rqstr) && self.conname.is_empty() {
+        // The default channels (SYSTEM.DEF.*) are templates, defined without CONNAME or XMITQ.
+        let template = self.name.starts_with("SYSTEM.DEF.");
+        if matches!(self.chltype, ChlType::Sdr | ChlType::Rqstr)
+            && self.conname.is_empty()
+            && !template
+        {
             return mqerr!(
                 OptionsError,
                 "{} channel {} needs CONNAME",
@@ -228,7 +253,8 @@ impl ChannelDef {
                 );
             }
         }
-        if matches!(self.chltype, ChlType::Sdr | ChlType::Svr) && self.xmitq.is_empty() {
+        if matches!(self.chltype, ChlType::Sdr | ChlType::Svr) && self.xmitq.is_empty() && !template
+        {
             return mqerr!(
                 OptionsError,
                 "{} channel {} needs XMITQ",
@@ -253,9 +279,10 @@ impl ChannelDef {
             .str(&self.mcauser)
             .bool(self.intercept)
             // Extension block (docs/storage.md): version 2 added the message-channel
-            // attributes, version 3 PUTAUT, SSLCAUTH, MAXINST and MAXINSTC at its end.
+            // attributes, version 3 PUTAUT, SSLCAUTH, MAXINST and MAXINSTC at its end,
+            // version 4 DISCINT, SEQWRAP, KAINT, USEDLQ, CERTLABL and the noted attributes.
             // Records written before it decode with the defaults.
-            .u8(3)
+            .u8(4)
             .u32(self.batchint)
             .bool(self.npm_fast)
             .u32(self.shortrty)
@@ -273,7 +300,13 @@ impl ChannelDef {
             .bool(self.putaut_ctx)
             .bool(self.sslcauth_required)
             .u32(self.maxinst)
-            .u32(self.maxinstc);
+            .u32(self.maxinstc)
+            .u32(self.discint)
+            .u32(self.seqwrap)
+            .u32(self.kaint as u32)
+            .bool(self.usedlq)
+            .str(&self.certlabl);
+        crate::noted::encode(e, &self.noted);
     }
 
     pub fn decode(d: &mut Dec<'_>) -> Result<ChannelDef> {
@@ -303,9 +336,9 @@ impl ChannelDef {
         c.intercept = d.bool()?;
         if !d.is_empty() {
             let v = d.u8()?;
-            if !(2..=3).contains(&v) {
+            if !(2..=4).contains(&v) {
                 return Err(sealmq_storage::StorageError::Decode(format!(
-                    "channel {name}: extension version {v} is not one this build reads (2, 3)"
+                    "channel {name}: extension version {v} is not one this build reads (2-4)"
                 )));
             }
             c.batchint = d.u32()?;
@@ -332,6 +365,14 @@ impl ChannelDef {
                 c.sslcauth_required = d.bool()?;
                 c.maxinst = d.u32()?;
                 c.maxinstc = d.u32()?;
+            }
+            if v >= 4 {
+                c.discint = d.u32()?;
+                c.seqwrap = d.u32()?;
+                c.kaint = d.u32()? as i32;
+                c.usedlq = d.bool()?;
+                c.certlabl = d.str()?;
+                c.noted = crate::noted::decode(d)?;
             }
         }
         Ok(c)
@@ -407,19 +448,25 @@ mod decode_tests {
         let full = e.buf;
         assert_eq!(ChannelDef::decode(&mut Dec::new(&full, "c")).unwrap(), c);
         // A version 1 record ends after INTERCEPT: cut the extension block off.
-        let ext = 1 + 4 + 1 + 4 * 6 + 1 + 8 + 2 + 8;
+        let v4 = 4 * 3 + 1 + 4 + 4;
+        let ext = 1 + 4 + 1 + 4 * 6 + 1 + 8 + 2 + 8 + v4;
         let v1 = &full[..full.len() - ext];
         let old = ChannelDef::decode(&mut Dec::new(v1, "c")).unwrap();
         assert_eq!(old.splprot, SplProt::Passthru);
         assert_eq!(old.batchint, 0);
         assert_eq!(old.xmitq, c.xmitq);
         // A version 2 record: the block without the version 3 fields, its version byte 2.
-        let mut v2 = full[..full.len() - 10].to_vec();
+        let mut v2 = full[..full.len() - 10 - v4].to_vec();
         v2[full.len() - ext] = 2;
         let old = ChannelDef::decode(&mut Dec::new(&v2, "c")).unwrap();
         assert_eq!(old.batchint, 7);
         assert!(old.sslcauth_required && !old.putaut_ctx);
         assert_eq!(old.maxinst, 999_999_999);
+        // A version 3 record: DISCINT and the rest take their defaults.
+        let mut v3 = full[..full.len() - v4].to_vec();
+        v3[full.len() - ext] = 3;
+        let old = ChannelDef::decode(&mut Dec::new(&v3, "c")).unwrap();
+        assert_eq!((old.discint, old.usedlq, old.kaint), (6000, true, -1));
     }
 
     #[test]

@@ -19,13 +19,16 @@ pub mod dlh;
 pub mod error;
 pub mod md;
 pub mod mqi;
+pub mod noted;
 pub mod objects;
 pub mod policies;
 pub mod qm;
 pub mod queue;
 pub mod records;
 pub mod routing;
+pub mod services;
 pub mod stats;
+pub mod trigger;
 pub mod xqh;
 
 pub use error::{MqError, MqResult};

@@ -35,6 +35,45 @@ pub enum MsgDlvSq {
     Fifo,
 }
 
+/// TRIGTYPE: when a message arriving on a triggered queue makes a trigger message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrigType {
+    None,
+    First,
+    Every,
+    Depth,
+}
+
+impl TrigType {
+    pub fn name(self) -> &'static str {
+        match self {
+            TrigType::None => "NONE",
+            TrigType::First => "FIRST",
+            TrigType::Every => "EVERY",
+            TrigType::Depth => "DEPTH",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<TrigType> {
+        Some(match s.to_ascii_uppercase().as_str() {
+            "NONE" => TrigType::None,
+            "FIRST" => TrigType::First,
+            "EVERY" => TrigType::Every,
+            "DEPTH" => TrigType::Depth,
+            _ => return None,
+        })
+    }
+
+    fn byte(self) -> u8 {
+        match self {
+            TrigType::None => 0,
+            TrigType::First => 1,
+            TrigType::Every => 2,
+            TrigType::Depth => 3,
+        }
+    }
+}
+
 /// How a local queue came to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DefType {
@@ -67,6 +106,22 @@ pub struct QueueDef {
     pub xmitq: String,
     /// QMODEL: the kind of dynamic queue it makes; local queues: how they were made.
     pub def_type: DefType,
+    /// SHARE: several handles may get at once; NOSHARE makes every input open exclusive.
+    pub share: bool,
+    /// DEFSOPT(EXCL): an open for input "as the queue defines" is exclusive.
+    pub defsopt_exclusive: bool,
+    /// HARDENBO: kept as set; sealmq always logs backout counts (they survive restarts).
+    pub harden_bo: bool,
+    /// Triggering (TRIGGER, TRIGTYPE, TRIGDPTH, TRIGMPRI, TRIGDATA, INITQ, PROCESS).
+    pub trigger: bool,
+    pub trig_type: TrigType,
+    pub trig_depth: u32,
+    pub trig_msg_pri: u8,
+    pub trig_data: String,
+    pub init_q: String,
+    pub process: String,
+    /// Attributes accepted without effect, shown by DISPLAY and kept by dump.
+    pub noted: crate::noted::Noted,
 }
 
 impl QueueDef {
@@ -95,6 +150,17 @@ impl QueueDef {
             } else {
                 DefType::Predefined
             },
+            share: true,
+            defsopt_exclusive: false,
+            harden_bo: false,
+            trigger: false,
+            trig_type: TrigType::First,
+            trig_depth: 1,
+            trig_msg_pri: 0,
+            trig_data: String::new(),
+            init_q: String::new(),
+            process: String::new(),
+            noted: Default::default(),
         }
     }
 
@@ -110,6 +176,19 @@ impl QueueDef {
                 "MAXMSGL({}) exceeds 104857600",
                 self.max_msg_len
             );
+        }
+        if self.trig_msg_pri > 9 {
+            return mqerr!(OptionsError, "TRIGMPRI({}) must be 0-9", self.trig_msg_pri);
+        }
+        if self.trig_depth == 0 {
+            return mqerr!(OptionsError, "TRIGDPTH must be 1 or more");
+        }
+        if self.trig_data.len() > 64 {
+            return mqerr!(OptionsError, "TRIGDATA is longer than 64 characters");
+        }
+        // The default objects are templates: MQ defines them with a blank TARGET / RQMNAME.
+        if is_default_object(&self.name) {
+            return Ok(());
         }
         match self.qtype {
             QType::Alias if self.target.is_empty() => {
@@ -149,7 +228,22 @@ impl QueueDef {
                 DefType::Predefined => 0,
                 DefType::PermanentDynamic => 1,
                 DefType::TemporaryDynamic => 2,
-            });
+            })
+            // Extension block (docs/storage.md), version 1: sharing, triggering and the
+            // attributes kept without effect. Records written before it decode with MQ's
+            // defaults.
+            .u8(1)
+            .bool(self.share)
+            .bool(self.defsopt_exclusive)
+            .bool(self.harden_bo)
+            .bool(self.trigger)
+            .u8(self.trig_type.byte())
+            .u32(self.trig_depth)
+            .u8(self.trig_msg_pri)
+            .str(&self.trig_data)
+            .str(&self.init_q)
+            .str(&self.process);
+        crate::noted::encode(e, &self.noted);
     }
 
     pub fn decode(d: &mut Dec<'_>) -> Result<QueueDef> {
@@ -194,6 +288,35 @@ impl QueueDef {
             2 => DefType::TemporaryDynamic,
             _ => DefType::Predefined,
         };
+        if !d.is_empty() {
+            let v = d.u8()?;
+            if v != 1 {
+                return Err(sealmq_storage::StorageError::Decode(format!(
+                    "queue {name}: extension version {v} is not one this build reads (1)"
+                )));
+            }
+            q.share = d.bool()?;
+            q.defsopt_exclusive = d.bool()?;
+            q.harden_bo = d.bool()?;
+            q.trigger = d.bool()?;
+            q.trig_type = match d.u8()? {
+                0 => TrigType::None,
+                1 => TrigType::First,
+                2 => TrigType::Every,
+                3 => TrigType::Depth,
+                t => {
+                    return Err(sealmq_storage::StorageError::Decode(format!(
+                        "queue {name}: unknown TRIGTYPE {t}"
+                    )));
+                }
+            };
+            q.trig_depth = d.u32()?;
+            q.trig_msg_pri = d.u8()?;
+            q.trig_data = d.str()?;
+            q.init_q = d.str()?;
+            q.process = d.str()?;
+            q.noted = crate::noted::decode(d)?;
+        }
         Ok(q)
     }
 }
@@ -221,6 +344,8 @@ pub struct QmgrDef {
     /// MAXCHL: connections over the network (applications and channels) served at once; the
     /// queue manager's own user on the local socket is never refused.
     pub maxchl: u32,
+    /// Attributes accepted without effect.
+    pub noted: crate::noted::Noted,
 }
 
 impl QmgrDef {
@@ -239,6 +364,7 @@ impl QmgrDef {
             chlauth_enabled: true,
             connauth: crate::authinfo::DEFAULT_IDPWOS.to_string(),
             maxchl: 1000,
+            noted: Default::default(),
         }
     }
 
@@ -250,17 +376,18 @@ impl QmgrDef {
             .u32(self.chiadaps)
             .u32(self.chidisps)
             .u32(self.stat_int)
-            // Extension block (docs/storage.md), version 4: the version-2 fields, then the
-            // version-3 ones, then the version-4 ones. Absent in records written by version
-            // 1, which decode with the defaults; an older block decodes with the later
-            // versions' defaults.
-            .u8(4)
+            // Extension block (docs/storage.md), version 5: the version-2 fields, then the
+            // version-3 ones, the version-4 ones and the noted attributes (5). Absent in
+            // records written by version 1, which decode with the defaults; an older block
+            // decodes with the later versions' defaults.
+            .u8(5)
             .str(&self.def_xmitq)
             .u8(self.acct_mqi as u8)
             .u32(self.acct_int)
             .bool(self.chlauth_enabled)
             .str(&self.connauth)
             .u32(self.maxchl);
+        crate::noted::encode(e, &self.noted);
     }
 
     pub fn decode(d: &mut Dec<'_>) -> Result<QmgrDef> {
@@ -278,12 +405,13 @@ impl QmgrDef {
             chlauth_enabled: true,
             connauth: crate::authinfo::DEFAULT_IDPWOS.to_string(),
             maxchl: 1000,
+            noted: Default::default(),
         };
         if !d.is_empty() {
             let v = d.u8()?;
-            if !(2..=4).contains(&v) {
+            if !(2..=5).contains(&v) {
                 return Err(sealmq_storage::StorageError::Decode(format!(
-                    "queue manager attributes: extension version {v} is newer than this build reads (4)"
+                    "queue manager attributes: extension version {v} is newer than this build reads (5)"
                 )));
             }
             q.def_xmitq = d.str()?;
@@ -296,6 +424,9 @@ impl QmgrDef {
                 q.connauth = d.str()?;
                 q.maxchl = d.u32()?;
             }
+            if v >= 5 {
+                q.noted = crate::noted::decode(d)?;
+            }
         }
         Ok(q)
     }
@@ -306,6 +437,32 @@ pub const POLICY_Q: &str = "SYSTEM.PROTECTION.POLICY.QUEUE";
 pub const PROTECTION_ERROR_Q: &str = "SYSTEM.PROTECTION.ERROR.QUEUE";
 pub const DEFAULT_MODEL_Q: &str = "SYSTEM.DEFAULT.MODEL.QUEUE";
 pub const CHANNEL_SYNC_Q: &str = "SYSTEM.CHANNEL.SYNCQ";
+pub const CHANNEL_INITQ: &str = "SYSTEM.CHANNEL.INITQ";
+pub const DEFAULT_LOCAL_Q: &str = "SYSTEM.DEFAULT.LOCAL.QUEUE";
+pub const DEFAULT_ALIAS_Q: &str = "SYSTEM.DEFAULT.ALIAS.QUEUE";
+pub const DEFAULT_REMOTE_Q: &str = "SYSTEM.DEFAULT.REMOTE.QUEUE";
+pub const DEFAULT_INITIATION_Q: &str = "SYSTEM.DEFAULT.INITIATION.QUEUE";
+
+/// The default object a DEFINE without LIKE copies, as MQ does.
+pub fn default_queue_name(t: QType) -> &'static str {
+    match t {
+        QType::Local => DEFAULT_LOCAL_Q,
+        QType::Alias => DEFAULT_ALIAS_Q,
+        QType::Remote => DEFAULT_REMOTE_Q,
+        QType::Model => DEFAULT_MODEL_Q,
+    }
+}
+
+/// Whether a queue is one of the default (template) objects.
+pub fn is_default_object(name: &str) -> bool {
+    [
+        DEFAULT_LOCAL_Q,
+        DEFAULT_ALIAS_Q,
+        DEFAULT_REMOTE_Q,
+        DEFAULT_MODEL_Q,
+    ]
+    .contains(&name)
+}
 
 /// The system objects a new queue manager is created with.
 pub fn system_queues() -> Vec<QueueDef> {
@@ -326,7 +483,20 @@ pub fn system_queues() -> Vec<QueueDef> {
     sync.descr = "channel synchronisation store".into();
     sync.def_persistent = true;
     sync.max_depth = 999_999_999;
-    vec![dlq, policy, err, model, sync]
+    let mut local = QueueDef::new(DEFAULT_LOCAL_Q, QType::Local);
+    local.descr = "default local queue: DEFINE QLOCAL without LIKE copies it".into();
+    let mut alias = QueueDef::new(DEFAULT_ALIAS_Q, QType::Alias);
+    alias.descr = "default alias queue".into();
+    let mut remote = QueueDef::new(DEFAULT_REMOTE_Q, QType::Remote);
+    remote.descr = "default remote queue".into();
+    let mut chinitq = QueueDef::new(CHANNEL_INITQ, QType::Local);
+    chinitq.descr = "channel initiation queue: trigger messages that start channels".into();
+    chinitq.max_depth = 1000;
+    let mut initq = QueueDef::new(DEFAULT_INITIATION_Q, QType::Local);
+    initq.descr = "default initiation queue".into();
+    vec![
+        dlq, policy, err, model, sync, local, alias, remote, chinitq, initq,
+    ]
 }
 
 /// Object names: 1-48 characters of `A-Z a-z 0-9 . _ / %`.
@@ -394,5 +564,28 @@ mod tests {
         assert!(validate_name(&"X".repeat(49)).is_err());
         let a = QueueDef::new("A", QType::Alias);
         assert_eq!(a.validate().unwrap_err().reason.code(), 2046);
+    }
+
+    #[test]
+    fn queue_records_before_the_extension_read_with_mqs_defaults() {
+        let mut q = QueueDef::new("XQ", QType::Local);
+        q.trigger = true;
+        q.trig_type = TrigType::Every;
+        q.init_q = "SYSTEM.CHANNEL.INITQ".into();
+        q.noted.insert("QDEPTHHI".into(), "75".into());
+        let mut e = Enc::new();
+        q.encode(&mut e);
+        assert_eq!(QueueDef::decode(&mut Dec::new(&e.buf, "q")).unwrap(), q);
+        // An old record ends after DEFTYPE: everything added takes MQ's default.
+        let mut old = Enc::new();
+        QueueDef::new("XQ", QType::Local).encode(&mut old);
+        let ext = 1 + 4 + 1 + 4 + 1 + 3 * 4 + 4;
+        let cut = &old.buf[..old.buf.len() - ext];
+        let back = QueueDef::decode(&mut Dec::new(cut, "q")).unwrap();
+        assert_eq!(back, QueueDef::new("XQ", QType::Local));
+        // A newer extension is refused, not misread.
+        let mut newer = cut.to_vec();
+        newer.push(2);
+        assert!(QueueDef::decode(&mut Dec::new(&newer, "q")).is_err());
     }
 }

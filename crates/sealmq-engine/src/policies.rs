@@ -210,11 +210,12 @@ impl QueueManager {
                     Ok(p) if fresh && m.md.correl_id == correl(&p.name) && p.validate().is_ok() => {
                         untagged.push(p)
                     }
-                    _ => eprintln!(
-                        "sealmq: a message on {POLICY_Q} (put by '{}', application '{}') is \
+                    _ => tracing::error!(
+                        "a message on {POLICY_Q} (put by '{}', application '{}') is \
                          refused as a policy: {why}; the policies in force are unchanged. \
                          Remove it with a get by message id, and look for who could put there.",
-                        m.md.user_id, m.md.put_appl_name
+                        m.md.user_id,
+                        m.md.put_appl_name
                     ),
                 },
             }

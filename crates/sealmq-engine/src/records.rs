@@ -7,6 +7,7 @@ use crate::chlauth::ChlAuthRec;
 use crate::md::Message;
 use crate::objects::{QmgrDef, QueueDef};
 use crate::queue::TxId;
+use crate::services::{ListenerDef, ProcessDef};
 use sealmq_storage::codec::{Dec, Enc};
 use sealmq_storage::{Result, StorageError};
 
@@ -58,6 +59,12 @@ pub enum Record {
     DefineAuthInfo(AuthInfoDef),
     /// An AUTHINFO object deleted.
     DeleteAuthInfo(String),
+    /// A LISTENER defined or altered, and deleted.
+    DefineListener(ListenerDef),
+    DeleteListener(String),
+    /// A PROCESS defined or altered, and deleted.
+    DefineProcess(ProcessDef),
+    DeleteProcess(String),
 }
 
 impl Record {
@@ -80,6 +87,10 @@ impl Record {
             Record::DeleteChlAuth(_) => 15,
             Record::DefineAuthInfo(_) => 16,
             Record::DeleteAuthInfo(_) => 17,
+            Record::DefineListener(_) => 18,
+            Record::DeleteListener(_) => 19,
+            Record::DefineProcess(_) => 20,
+            Record::DeleteProcess(_) => 21,
         }
     }
 
@@ -100,7 +111,12 @@ impl Record {
             Record::Define(d) => d.encode(&mut e),
             Record::SetAuth(a) | Record::DeleteAuth(a) => a.encode(&mut e),
             Record::DefineChannel(c) => c.encode(&mut e),
-            Record::DeleteChannel(n) | Record::DeleteAuthInfo(n) => {
+            Record::DefineListener(l) => l.encode(&mut e),
+            Record::DefineProcess(p) => p.encode(&mut e),
+            Record::DeleteChannel(n)
+            | Record::DeleteAuthInfo(n)
+            | Record::DeleteListener(n)
+            | Record::DeleteProcess(n) => {
                 e.str(n);
             }
             Record::SetChlAuth(r) | Record::DeleteChlAuth(r) => r.encode(&mut e),
@@ -177,6 +193,10 @@ impl Record {
             15 => Record::DeleteChlAuth(ChlAuthRec::decode(&mut d)?),
             16 => Record::DefineAuthInfo(AuthInfoDef::decode(&mut d)?),
             17 => Record::DeleteAuthInfo(d.str()?),
+            18 => Record::DefineListener(ListenerDef::decode(&mut d)?),
+            19 => Record::DeleteListener(d.str()?),
+            20 => Record::DefineProcess(ProcessDef::decode(&mut d)?),
+            21 => Record::DeleteProcess(d.str()?),
             k => return Err(StorageError::Decode(format!("unknown log record kind {k}"))),
         };
         d.finish()?;
@@ -206,6 +226,8 @@ pub enum Frame {
     Channel(ChannelDef),
     ChlAuth(ChlAuthRec),
     AuthInfo(AuthInfoDef),
+    Listener(ListenerDef),
+    Process(ProcessDef),
 }
 
 impl Frame {
@@ -255,6 +277,14 @@ impl Frame {
                 e.u8(9);
                 a.encode(&mut e);
             }
+            Frame::Listener(l) => {
+                e.u8(10);
+                l.encode(&mut e);
+            }
+            Frame::Process(p) => {
+                e.u8(11);
+                p.encode(&mut e);
+            }
         }
         e.buf
     }
@@ -280,6 +310,8 @@ impl Frame {
             7 => Frame::Channel(ChannelDef::decode(&mut d)?),
             8 => Frame::ChlAuth(ChlAuthRec::decode(&mut d)?),
             9 => Frame::AuthInfo(AuthInfoDef::decode(&mut d)?),
+            10 => Frame::Listener(ListenerDef::decode(&mut d)?),
+            11 => Frame::Process(ProcessDef::decode(&mut d)?),
             k => {
                 return Err(StorageError::Decode(format!(
                     "unknown checkpoint frame {k}"
@@ -332,7 +364,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn garbage_never_panics(kind in 0u8..20, bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+        fn garbage_never_panics(kind in 0u8..24, bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
             let _ = Record::decode(kind, &bytes);
             let _ = Frame::decode(&bytes);
         }

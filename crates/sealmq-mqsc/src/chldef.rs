@@ -10,7 +10,7 @@ use sealmq_types::ReasonCode;
 use std::sync::Arc;
 
 fn channel_block(d: &sealmq_engine::channels::ChannelDef) -> Block {
-    vec![
+    [
         ("CHANNEL".into(), d.name.clone()),
         ("CHLTYPE".into(), d.chltype.name().into()),
         ("TRPTYPE".into(), "TCP".into()),
@@ -55,7 +55,22 @@ fn channel_block(d: &sealmq_engine::channels::ChannelDef) -> Block {
         ),
         ("MAXINST".into(), d.maxinst.to_string()),
         ("MAXINSTC".into(), d.maxinstc.to_string()),
+        ("DISCINT".into(), d.discint.to_string()),
+        ("SEQWRAP".into(), d.seqwrap.to_string()),
+        (
+            "KAINT".into(),
+            if d.kaint < 0 {
+                "AUTO".into()
+            } else {
+                d.kaint.to_string()
+            },
+        ),
+        ("USEDLQ".into(), if d.usedlq { "YES" } else { "NO" }.into()),
+        ("CERTLABL".into(), d.certlabl.clone()),
     ]
+    .into_iter()
+    .chain(crate::known::shown(&d.noted))
+    .collect()
 }
 
 pub(crate) fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
@@ -65,7 +80,7 @@ pub(crate) fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
         let mut unknown: Vec<&Attr> = Vec::new();
         for a in &c.attrs {
             match a.key.as_str() {
-                "CHLTYPE" | "REPLACE" | "NOREPLACE" | "ALL" => {}
+                "CHLTYPE" | "REPLACE" | "NOREPLACE" | "ALL" | "LIKE" => {}
                 "DESCR" => d.descr = one(a)?.to_string(),
                 "TRPTYPE" => {
                     if !one(a)?.eq_ignore_ascii_case("TCP") {
@@ -107,10 +122,21 @@ pub(crate) fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
                 }
                 "MAXINST" => d.maxinst = num(a, 0, 999_999_999)?,
                 "MAXINSTC" => d.maxinstc = num(a, 0, 999_999_999)?,
-                "DISCINT" | "SEQWRAP" => {
-                    return Err(bad(a, "is not available in this release"));
+                "DISCINT" => d.discint = num(a, 0, 999_999)?,
+                "SEQWRAP" => d.seqwrap = num(a, 100, 999_999_999)?,
+                "KAINT" => {
+                    d.kaint = if one(a)?.eq_ignore_ascii_case("AUTO") {
+                        -1
+                    } else {
+                        num(a, 0, 99_999)? as i32
+                    }
                 }
-                _ => unknown.push(a),
+                "USEDLQ" => d.usedlq = choice(a, &["YES", "NO"])? == "YES",
+                "CERTLABL" => d.certlabl = blank_is_none(a),
+                _ => match crate::known::note(a, crate::known::CHANNEL, &mut d.noted) {
+                    Some(r) => r?,
+                    None => unknown.push(a),
+                },
             }
         }
         unknown_keywords(&unknown, "channel attribute")?;
@@ -127,9 +153,52 @@ pub(crate) fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
                     reason: None,
                     message: "CHLTYPE(SDR|SVR|RCVR|RQSTR|SVRCONN) is required".into(),
                 })?;
-            let chltype = ChlType::parse(one(t)?)
-                .ok_or_else(|| bad(t, "expected SDR, SVR, RCVR, RQSTR or SVRCONN"))?;
-            let mut d = ChannelDef::new(&name, chltype);
+            let chltype = match ChlType::parse(one(t)?) {
+                Some(ct) => ct,
+                None => {
+                    let why = match one(t)?.to_ascii_uppercase().as_str() {
+                        "CLUSSDR" | "CLUSRCVR" => "clusters are not provided",
+                        "CLNTCONN" => {
+                            "client channel definition tables (CLNTCONN) are not provided: \
+                             applications name the SVRCONN channel and address when they connect"
+                        }
+                        "AMQP" => "AMQP channels are not provided in this release",
+                        "MQTT" => "MQTT channels are not provided",
+                        _ => "expected SDR, SVR, RCVR, RQSTR or SVRCONN",
+                    };
+                    return Err(bad(t, why));
+                }
+            };
+            // MQ copies LIKE's channel, else the type's default (SYSTEM.DEF.SENDER, ...).
+            let template = match c.attrs.iter().find(|a| a.key == "LIKE") {
+                Some(a) => {
+                    let l = one(a)?;
+                    let t = qm.channel(l).ok_or_else(|| Fail {
+                        at: Some(a.at),
+                        reason: Some(ReasonCode::UnknownObjectName),
+                        message: format!("LIKE: channel '{l}' is not defined"),
+                    })?;
+                    if t.chltype != chltype {
+                        return Err(bad(
+                            a,
+                            format!(
+                                "'{l}' is a {} channel, not {}",
+                                t.chltype.name(),
+                                chltype.name()
+                            ),
+                        ));
+                    }
+                    Some(t)
+                }
+                None => qm.channel(sealmq_engine::qm::default_channel_name(chltype)),
+            };
+            let mut d = match template {
+                Some(mut t) => {
+                    t.name = name.clone();
+                    t
+                }
+                None => ChannelDef::new(&name, chltype),
+            };
             apply(&mut d)?;
             qm.define_channel(d, c.attrs.iter().any(|a| a.key == "REPLACE"))?;
             Ok((format!("SMQ0120I Channel {name} defined."), vec![]))

@@ -150,11 +150,11 @@ pub(crate) fn select_all(
                     .find(|a| unknown.contains(&a.key.as_str()))
                     .map(|a| a.at),
                 reason: None,
-                message: format!(
-                    "{} {} not an attribute of this object",
-                    unknown.join(", "),
-                    if unknown.len() == 1 { "is" } else { "are" }
-                ),
+                message: if unknown.len() == 1 {
+                    format!("{} is not an attribute of this object", unknown[0])
+                } else {
+                    format!("{} are not attributes of this object", unknown.join(", "))
+                },
             });
         }
         if let Some(w) = &filter

@@ -1,7 +1,8 @@
 //! Running MQSC commands against a queue manager, and their responses.
 
 use crate::parse::{Attr, Command, Obj, Verb, parse};
-use sealmq_engine::objects::{DefType, MsgDlvSq, QType, QmgrDef, QueueDef, Usage};
+use crate::queues::obj_qtype;
+use sealmq_engine::objects::{QType, QmgrDef};
 use sealmq_engine::{MqError, QueueManager};
 use sealmq_types::ReasonCode;
 use std::sync::Arc;
@@ -77,180 +78,8 @@ pub(crate) fn choice<'a>(a: &Attr, options: &[&'a str]) -> Result<&'a str, Fail>
         .ok_or_else(|| bad(a, format!("'{v}' is not one of {}", options.join(", "))))
 }
 
-fn obj_qtype(o: Obj) -> Option<QType> {
-    match o {
-        Obj::QLocal => Some(QType::Local),
-        Obj::QAlias => Some(QType::Alias),
-        Obj::QRemote => Some(QType::Remote),
-        Obj::QModel => Some(QType::Model),
-        _ => None,
-    }
-}
-
-/// Applies queue attributes; keywords that are not queue attributes, or not of this type, fail.
-fn apply_queue(def: &mut QueueDef, attrs: &[Attr]) -> Result<(), Fail> {
-    let t = def.qtype;
-    let mut unknown: Vec<&Attr> = Vec::new();
-    for a in attrs {
-        let only = |types: &[QType]| -> Result<(), Fail> {
-            if types.contains(&t) {
-                Ok(())
-            } else {
-                Err(bad(a, format!("is not an attribute of {}", t.name())))
-            }
-        };
-        match a.key.as_str() {
-            "REPLACE" | "NOREPLACE" | "LIKE" | "PURGE" | "NOPURGE" => {}
-            "DESCR" => def.descr = one(a)?.to_string(),
-            "PUT" => def.put_enabled = choice(a, &["ENABLED", "DISABLED"])? == "ENABLED",
-            "GET" => {
-                only(&[QType::Local, QType::Alias, QType::Model])?;
-                def.get_enabled = choice(a, &["ENABLED", "DISABLED"])? == "ENABLED"
-            }
-            "MAXDEPTH" => {
-                only(&[QType::Local, QType::Model])?;
-                def.max_depth = num(a, 0, 999_999_999)?
-            }
-            "MAXMSGL" => {
-                only(&[QType::Local, QType::Model])?;
-                def.max_msg_len = num(a, 0, 104_857_600)?
-            }
-            "DEFPSIST" => def.def_persistent = choice(a, &["YES", "NO"])? == "YES",
-            "DEFPRTY" => def.def_priority = num(a, 0, 9)? as u8,
-            "MSGDLVSQ" => {
-                only(&[QType::Local, QType::Model])?;
-                def.msg_dlv_seq = if choice(a, &["PRIORITY", "FIFO"])? == "FIFO" {
-                    MsgDlvSq::Fifo
-                } else {
-                    MsgDlvSq::Priority
-                }
-            }
-            "USAGE" => {
-                only(&[QType::Local, QType::Model])?;
-                def.usage = if choice(a, &["NORMAL", "XMITQ"])? == "XMITQ" {
-                    Usage::Xmitq
-                } else {
-                    Usage::Normal
-                }
-            }
-            "BOTHRESH" => {
-                only(&[QType::Local, QType::Model])?;
-                def.backout_threshold = num(a, 0, 999_999_999)?
-            }
-            "BOQNAME" => {
-                only(&[QType::Local, QType::Model])?;
-                def.backout_requeue_q = one(a)?.to_string()
-            }
-            // TARGQ is MQ's older name of TARGET.
-            "TARGET" | "TARGQ" => {
-                only(&[QType::Alias])?;
-                def.target = one(a)?.to_string()
-            }
-            "TARGTYPE" => {
-                only(&[QType::Alias])?;
-                if !one(a)?.eq_ignore_ascii_case("QUEUE") {
-                    return Err(bad(
-                        a,
-                        "only TARGTYPE(QUEUE): publish/subscribe (topics) is not provided",
-                    ));
-                }
-            }
-            "RNAME" => {
-                only(&[QType::Remote])?;
-                def.remote_name = one(a)?.to_string()
-            }
-            "RQMNAME" => {
-                only(&[QType::Remote])?;
-                def.remote_qmgr = one(a)?.to_string()
-            }
-            "XMITQ" => {
-                only(&[QType::Remote])?;
-                def.xmitq = one(a)?.to_string()
-            }
-            "DEFTYPE" => {
-                only(&[QType::Model])?;
-                def.def_type = if choice(a, &["TEMPDYN", "PERMDYN"])? == "PERMDYN" {
-                    DefType::PermanentDynamic
-                } else {
-                    DefType::TemporaryDynamic
-                }
-            }
-            _ => unknown.push(a),
-        }
-    }
-    unknown_keywords(&unknown, &format!("{} keyword", t.name()))?;
-    Ok(())
-}
-
 pub(crate) fn onoff(b: bool) -> String {
     if b { "ENABLED" } else { "DISABLED" }.to_string()
-}
-
-/// Every attribute of a queue, in display order.
-pub fn queue_block(qm: &QueueManager, d: &QueueDef) -> Block {
-    let mut b: Block = vec![
-        ("QUEUE".into(), d.name.clone()),
-        ("TYPE".into(), d.qtype.name().into()),
-        ("DESCR".into(), d.descr.clone()),
-    ];
-    b.push(("PUT".into(), onoff(d.put_enabled)));
-    if d.qtype != QType::Remote {
-        b.push(("GET".into(), onoff(d.get_enabled)));
-    }
-    b.push((
-        "DEFPSIST".into(),
-        if d.def_persistent { "YES" } else { "NO" }.into(),
-    ));
-    b.push(("DEFPRTY".into(), d.def_priority.to_string()));
-    match d.qtype {
-        QType::Local | QType::Model => {
-            b.push(("MAXDEPTH".into(), d.max_depth.to_string()));
-            b.push(("MAXMSGL".into(), d.max_msg_len.to_string()));
-            b.push((
-                "MSGDLVSQ".into(),
-                if d.msg_dlv_seq == MsgDlvSq::Fifo {
-                    "FIFO"
-                } else {
-                    "PRIORITY"
-                }
-                .into(),
-            ));
-            b.push((
-                "USAGE".into(),
-                if d.usage == Usage::Xmitq {
-                    "XMITQ"
-                } else {
-                    "NORMAL"
-                }
-                .into(),
-            ));
-            b.push(("BOTHRESH".into(), d.backout_threshold.to_string()));
-            b.push(("BOQNAME".into(), d.backout_requeue_q.clone()));
-            if d.qtype == QType::Model {
-                b.push((
-                    "DEFTYPE".into(),
-                    if d.def_type == DefType::PermanentDynamic {
-                        "PERMDYN"
-                    } else {
-                        "TEMPDYN"
-                    }
-                    .into(),
-                ));
-            } else if let Ok(s) = qm.queue_status(&d.name) {
-                b.push(("CURDEPTH".into(), s.depth.to_string()));
-            }
-        }
-        QType::Alias => {
-            b.push(("TARGET".into(), d.target.clone()));
-            b.push(("TARGTYPE".into(), "QUEUE".into()));
-        }
-        QType::Remote => {
-            b.push(("RNAME".into(), d.remote_name.clone()));
-            b.push(("RQMNAME".into(), d.remote_qmgr.clone()));
-            b.push(("XMITQ".into(), d.xmitq.clone()));
-        }
-    }
-    b
 }
 
 fn qmgr_block(q: &QmgrDef) -> Block {
@@ -272,6 +101,9 @@ fn qmgr_block(q: &QmgrDef) -> Block {
         ("CONNAUTH".into(), q.connauth.clone()),
         ("MAXCHL".into(), q.maxchl.to_string()),
     ]
+    .into_iter()
+    .chain(crate::known::shown(&q.noted))
+    .collect()
 }
 
 /// `APP.*` matches names starting with `APP.`; `*` matches all.
@@ -317,99 +149,17 @@ pub(crate) fn unknown_keywords(unknown: &[&Attr], kind: &str) -> Result<(), Fail
 }
 
 fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
+    if let Some(r) = crate::services::route(qm, c) {
+        return r;
+    }
     let name = c.name.clone().unwrap_or_default();
-    let has = |k: &str| c.attrs.iter().any(|a| a.key == k);
     match (c.verb, c.obj) {
-        (Verb::Define, o) if obj_qtype(o).is_some() => {
-            let Some(qt) = obj_qtype(o) else {
-                unreachable!()
-            };
-            let mut def = match c.attrs.iter().find(|a| a.key == "LIKE") {
-                Some(a) => {
-                    let like = qm.queue_def(one(a)?)?;
-                    if like.qtype != qt {
-                        return Err(bad(
-                            a,
-                            format!(
-                                "'{}' is a {}, not a {}",
-                                like.name,
-                                like.qtype.name(),
-                                qt.name()
-                            ),
-                        ));
-                    }
-                    let mut d = like;
-                    d.name = name.clone();
-                    d
-                }
-                None => QueueDef::new(&name, qt),
-            };
-            apply_queue(&mut def, &c.attrs)?;
-            qm.define(def, has("REPLACE"))?;
-            Ok((format!("SMQ0101I {} {name} defined.", qt.name()), vec![]))
+        (Verb::Define | Verb::Alter | Verb::Delete, o) if obj_qtype(o).is_some() => {
+            crate::queues::queues(qm, c)
         }
-        (Verb::Alter, o) if obj_qtype(o).is_some() => {
-            let mut def = qm.queue_def(&name)?;
-            if Some(def.qtype) != obj_qtype(o) {
-                return Err(Fail {
-                    at: None,
-                    reason: Some(ReasonCode::UnknownObjectName),
-                    message: format!("'{name}' is a {}", def.qtype.name()),
-                });
-            }
-            apply_queue(&mut def, &c.attrs)?;
-            qm.alter(def)?;
-            Ok((format!("SMQ0102I {name} altered."), vec![]))
-        }
-        (Verb::Delete, o) if obj_qtype(o).is_some() => {
-            let def = qm.queue_def(&name)?;
-            if Some(def.qtype) != obj_qtype(o) {
-                return Err(Fail {
-                    at: None,
-                    reason: Some(ReasonCode::UnknownObjectName),
-                    message: format!("'{name}' is a {}", def.qtype.name()),
-                });
-            }
-            if has("PURGE") && def.qtype == QType::Local {
-                qm.clear(&name)?;
-            }
-            qm.delete(&name)?;
-            Ok((format!("SMQ0103I {name} deleted."), vec![]))
-        }
-        (Verb::Clear, Obj::QLocal) => {
-            let n = qm.clear(&name)?;
-            // On a full disk, what the clear freed is given back by the next checkpoint.
-            qm.maybe_checkpoint();
-            Ok((format!("SMQ0104I {name} cleared ({n} messages)."), vec![]))
-        }
+        (Verb::Clear, Obj::QLocal) => crate::queues::queues(qm, c),
         (Verb::Display, o) if obj_qtype(o).is_some() || o == Obj::Queue => {
-            let type_filter = match c.attrs.iter().find(|a| a.key == "TYPE") {
-                Some(a) => match one(a)? {
-                    "QLOCAL" => Some(QType::Local),
-                    "QALIAS" => Some(QType::Alias),
-                    "QREMOTE" => Some(QType::Remote),
-                    "QMODEL" => Some(QType::Model),
-                    "ALL" => None,
-                    v => return Err(bad(a, format!("'{v}' is not a queue type"))),
-                },
-                None => obj_qtype(o),
-            };
-            let blocks = select_all(
-                qm.queue_defs()
-                    .iter()
-                    .filter(|d| {
-                        generic_match(&name, &d.name) && type_filter.is_none_or(|t| t == d.qtype)
-                    })
-                    .map(|d| queue_block(qm, d)),
-                &c.attrs,
-                &["QUEUE", "TYPE"],
-                false,
-            )?;
-            none_matched(&blocks, "queue", &name)?;
-            Ok((
-                format!("SMQ0105I Display of {} queue(s).", blocks.len()),
-                blocks,
-            ))
+            crate::queues::queues(qm, c)
         }
         (Verb::Display, Obj::QStatus) => {
             if let Some(a) = c.attrs.iter().find(|a| a.key == "TYPE")
@@ -496,7 +246,10 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
                         }
                         q.connauth = n;
                     }
-                    _ => unknown.push(a),
+                    _ => match crate::known::note(a, crate::known::QMGR, &mut q.noted) {
+                        Some(r) => r?,
+                        None => unknown.push(a),
+                    },
                 }
             }
             unknown_keywords(&unknown, "queue manager attribute")?;

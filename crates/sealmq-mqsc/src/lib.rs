@@ -12,9 +12,12 @@ mod chlauth;
 mod chldef;
 mod display;
 pub mod exec;
+mod known;
 pub mod lexer;
 pub mod parse;
 mod policy;
+mod queues;
+mod services;
 
 pub use exec::{Response, render_json, render_text, run};
 pub use parse::{Command, parse};

@@ -15,6 +15,7 @@ pub enum Verb {
     Reset,
     Set,
     Refresh,
+    Ping,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +44,15 @@ pub enum Obj {
     AuthInfo,
     /// A principal's authority on objects (DISPLAY ENTAUTH).
     EntAuth,
+    /// TCP listeners (LISTENER) and their status (LSSTATUS).
+    Listener,
+    LsStatus,
+    /// Programs a trigger monitor starts (PROCESS).
+    Process,
+    /// Connections (DISPLAY CONN).
+    Conn,
+    /// The queue manager's status (DISPLAY QMSTATUS).
+    QmStatus,
 }
 
 /// A `KEYWORD` or `KEYWORD(value ...)`.
@@ -82,6 +92,7 @@ fn verb(w: &str) -> Option<Verb> {
         "RESET" => Verb::Reset,
         "SET" => Verb::Set,
         "REFRESH" | "REF" => Verb::Refresh,
+        "PING" => Verb::Ping,
         _ => return None,
     })
 }
@@ -105,6 +116,11 @@ fn obj(w: &str) -> Option<Obj> {
         "CHLAUTH" => Obj::ChlAuth,
         "AUTHINFO" => Obj::AuthInfo,
         "ENTAUTH" => Obj::EntAuth,
+        "LISTENER" => Obj::Listener,
+        "LSSTATUS" => Obj::LsStatus,
+        "PROCESS" | "PRO" => Obj::Process,
+        "CONN" => Obj::Conn,
+        "QMSTATUS" => Obj::QmStatus,
         _ => return None,
     })
 }
@@ -156,7 +172,7 @@ pub fn parse(text: &str) -> Result<Command, ParseError> {
     };
     let v = word(first).and_then(verb).ok_or_else(|| ParseError {
         at: first.at,
-        message: "expected a verb: DEFINE, ALTER, DISPLAY, DELETE, CLEAR, START, STOP, RESOLVE, RESET, SET or REFRESH".into(),
+        message: "expected a verb: DEFINE, ALTER, DISPLAY, DELETE, CLEAR, START, STOP, PING, RESOLVE, RESET, SET or REFRESH".into(),
     })?;
     let second = ts.get(1).ok_or_else(|| ParseError {
         at: text.len(),
@@ -164,13 +180,19 @@ pub fn parse(text: &str) -> Result<Command, ParseError> {
     })?;
     let o = word(second).and_then(obj).ok_or_else(|| ParseError {
         at: second.at,
-        message: "expected an object type: QLOCAL, QALIAS, QREMOTE, QMODEL, QUEUE, QSTATUS, QSTATS, QMGR, CHANNEL, CHSTATUS, CHINIT, POLICY, AUTHREC or SECURITY".into(),
+        message: "expected an object type: QLOCAL, QALIAS, QREMOTE, QMODEL, QUEUE, QSTATUS, QSTATS, QMGR, QMSTATUS, CHANNEL, CHSTATUS, CHINIT, LISTENER, LSSTATUS, PROCESS, CONN, POLICY, AUTHREC, AUTHINFO, CHLAUTH, ENTAUTH or SECURITY".into(),
     })?;
     let mut i = 2;
     let mut name = None;
     // SECURITY takes an optional name, `REFRESH SECURITY(*)` as MQ writes it.
-    let optional_name = o == Obj::Security && !matches!(ts.get(i).map(|t| &t.tok), Some(Tok::Open));
-    if !matches!(o, Obj::Qmgr | Obj::AuthRec | Obj::Chinit | Obj::EntAuth) && !optional_name {
+    // START/STOP LISTENER without a name mean the default listener, as MQ.
+    let optional_name = matches!(o, Obj::Security | Obj::Listener)
+        && !matches!(ts.get(i).map(|t| &t.tok), Some(Tok::Open));
+    if !matches!(
+        o,
+        Obj::Qmgr | Obj::AuthRec | Obj::Chinit | Obj::EntAuth | Obj::QmStatus
+    ) && !optional_name
+    {
         match ts.get(i).map(|t| &t.tok) {
             Some(Tok::Open) => {
                 let (vals, next) = values(&ts, i)?;

@@ -168,7 +168,19 @@ fn status_qmgr_json_and_later_verbs() {
     );
     assert!(c[0].ok, "{}", c[0].message);
     let names: Vec<&str> = c[1].objects.iter().map(|b| attr(b, "CHANNEL")).collect();
-    assert_eq!(names, vec!["APP.SVRCONN", "SYSTEM.DEF.SVRCONN", "TO.QM2"]);
+    // MQ's default channels are there too (a DEFINE without LIKE copies them).
+    assert_eq!(
+        names,
+        vec![
+            "APP.SVRCONN",
+            "SYSTEM.DEF.RECEIVER",
+            "SYSTEM.DEF.REQUESTER",
+            "SYSTEM.DEF.SENDER",
+            "SYSTEM.DEF.SERVER",
+            "SYSTEM.DEF.SVRCONN",
+            "TO.QM2"
+        ]
+    );
     assert_eq!(attr(&c[1].objects[0], "MCAUSER"), "app");
     assert!(
         !c[2].ok && c[2].message.contains("needs CONNAME"),

@@ -60,7 +60,7 @@ pub struct Accounting {
 
 /// `YYYYMMDD` (UTC) of a time in milliseconds since the epoch.
 fn utc_date(ms: u128) -> String {
-    let (y, m, d) = crate::events::civil((ms / 86_400_000) as i64);
+    let (y, m, d) = sealmq_types::time::civil((ms / 86_400_000) as i64);
     format!("{y:04}{m:02}{d:02}")
 }
 
@@ -166,10 +166,7 @@ impl Accounting {
                 .and_then(|mut f| f.write_all(line.as_bytes()))
         });
         if let Err(e) = r {
-            eprintln!(
-                "sealmq: cannot write accounting under {}: {e}",
-                self.dir.display()
-            );
+            tracing::error!("cannot write accounting under {}: {e}", self.dir.display());
         }
         self.since = Instant::now();
         self.start_ms = end;

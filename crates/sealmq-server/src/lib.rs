@@ -13,9 +13,11 @@ pub mod chinit;
 mod conn;
 pub mod connauth;
 mod dispatch;
+pub mod errlog;
 pub mod events;
 mod icpt;
 mod limits;
+mod listeners;
 pub mod metrics;
 mod pam;
 mod peer;
@@ -23,7 +25,7 @@ pub mod perms;
 pub mod security;
 pub mod stats;
 
-use conn::{serve, serve_tls};
+use conn::serve;
 use limits::{Limit, TakeSlot, refuse_early};
 use peer::Peer;
 pub(crate) use peer::generic_match;
@@ -32,7 +34,7 @@ use sealmq_engine::{QmConfig, QueueManager};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -75,6 +77,9 @@ fn raise_fd_limit() -> u64 {
     l.rlim_cur
 }
 
+/// The name DISPLAY LSSTATUS gives the `--listen` listener (MQ's name for runmqlsr's).
+pub const CLI_LISTENER: &str = "SYSTEM.LISTENER.TCP.1";
+
 /// Written by a server as it ends: `ok`, or `failed: <why>` when the final checkpoint failed.
 pub const ENDED_FILE: &str = "qm.ended";
 
@@ -95,6 +100,7 @@ pub struct Server {
     socket: PathBuf,
     tcp: Option<SocketAddr>,
     chinit: Arc<chinit::Initiator>,
+    listeners: Arc<listeners::Listeners>,
     /// The interval statistics writer (it writes a last interval when the server stops).
     stats: Option<std::thread::JoinHandle<()>>,
     metrics: Option<metrics::Endpoint>,
@@ -140,6 +146,7 @@ impl Server {
     pub fn start(cfg: &ServerConfig) -> Result<Server, String> {
         perms::private_umask();
         perms::check(&cfg.dir)?;
+        errlog::init(&cfg.dir);
         let fds = raise_fd_limit();
         let lock_path = cfg.dir.join("qm.lock");
         let lock = File::options()
@@ -157,8 +164,8 @@ impl Server {
         qcfg.admin = Some(user_name(me_uid));
         qcfg.dse = sealmq_storage::dse::Dse::load(&cfg.dir).map_err(|e| e.to_string())?;
         let (qm, report) = QueueManager::start(qcfg).map_err(|e| e.to_string())?;
-        eprintln!(
-            "sealmq: queue manager {} started ({fds} descriptors): {} messages recovered, {} log records replayed{}",
+        tracing::info!(
+            "queue manager {} started ({fds} descriptors): {} messages recovered, {} log records replayed{}",
             cfg.name,
             report.messages,
             report.records_replayed,
@@ -249,61 +256,18 @@ impl Server {
                 }
             });
         }
+        let listeners = listeners::Listeners::new(qm.clone(), ctx.clone());
+        qm.set_listener_control(Arc::new(listeners::Control(listeners.clone())));
+        // `--listen` is a listener without an object, named as MQ names runmqlsr's.
         let mut tcp = None;
         if let Some(addr) = cfg.listen {
-            let tl =
-                TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-            tcp = tl.local_addr().ok();
-            let (qm, ctx) = (qm.clone(), ctx.clone());
-            std::thread::spawn(move || {
-                for s in tl.incoming() {
-                    if ctx.stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let Ok(s) = s else { continue };
-                    let _ = s.set_nodelay(true);
-                    let addr = s.peer_addr().map(|a| a.to_string()).unwrap_or_default();
-                    let Some(slot) = ctx.slot(&qm, &format!("connection from {addr}")) else {
-                        if ctx.security.tls().is_none() {
-                            refuse_early(&s, 2537, MAXCHL_REFUSAL);
-                        }
-                        continue;
-                    };
-                    // The handshake and first frame must come within HANDSHAKE.
-                    let _ = s.set_read_timeout(Some(HANDSHAKE));
-                    // The configuration in use now: REFRESH SECURITY TYPE(SSL) may replace it.
-                    let tls = ctx.security.tls();
-                    let (qm, ctx) = (qm.clone(), ctx.clone());
-                    std::thread::spawn(move || {
-                        let _slot = slot;
-                        let Ok(k) = s.try_clone() else { return };
-                        let id = ctx.register(Sock::Tcp(k));
-                        match tls {
-                            None => {
-                                if let Ok(w) = s.try_clone() {
-                                    let peer = Peer::Tcp {
-                                        tls: None,
-                                        addr,
-                                        sock: s.try_clone().ok(),
-                                    };
-                                    let (r, first) = conn::TimedRead::first_frame(s);
-                                    serve(
-                                        &qm,
-                                        BufReader::new(r),
-                                        BufWriter::new(w),
-                                        &peer,
-                                        &ctx,
-                                        &first,
-                                    );
-                                }
-                            }
-                            Some(cfg) => serve_tls(&qm, s, cfg, &ctx, addr),
-                        }
-                        ctx.unregister(id);
-                    });
-                }
-            });
+            tcp = Some(
+                listeners
+                    .run(CLI_LISTENER, &addr.to_string(), 0)
+                    .map_err(|e| e.detail)?,
+            );
         }
+        listeners.start_with_qmgr();
         let metrics = match cfg.metrics {
             Some(a) => Some(metrics::start(
                 a,
@@ -313,14 +277,14 @@ impl Server {
             )?),
             None => None,
         };
-        let mut listeners = format!("unix:{}\n", socket.display());
+        let mut addrs = format!("unix:{}\n", socket.display());
         if let Some(t) = tcp {
-            listeners.push_str(&format!("{}:{t}\n", if cfg.tls { "tls" } else { "tcp" }));
+            addrs.push_str(&format!("{}:{t}\n", if cfg.tls { "tls" } else { "tcp" }));
         }
         if let Some(m) = &metrics {
-            listeners.push_str(&format!("metrics:{}\n", m.addr));
+            addrs.push_str(&format!("metrics:{}\n", m.addr));
         }
-        let _ = std::fs::write(cfg.dir.join("listeners"), &listeners);
+        let _ = std::fs::write(cfg.dir.join("listeners"), &addrs);
         let _ = std::fs::write(cfg.dir.join("qm.pid"), std::process::id().to_string());
         perms::share_socket(&cfg.dir, &starting)?;
         std::fs::rename(&starting, &socket)
@@ -345,6 +309,7 @@ impl Server {
             socket,
             tcp,
             chinit: ci,
+            listeners,
             stats: Some(stats),
             metrics,
             _lock: lock,
@@ -395,9 +360,7 @@ impl Server {
         }
         // Unblock the accept loops.
         let _ = UnixStream::connect(&self.socket);
-        if let Some(a) = self.tcp {
-            let _ = TcpStream::connect_timeout(&a, Duration::from_millis(200));
-        }
+        self.listeners.stop_all();
         let _ = std::fs::remove_file(&self.socket);
         let _ = std::fs::remove_file(self.dir.join("listeners"));
         let _ = std::fs::remove_file(self.dir.join("qm.pid"));
@@ -419,6 +382,10 @@ impl Server {
             Err(e) => format!("failed: {e}\n"),
         };
         let _ = std::fs::write(self.dir.join(ENDED_FILE), outcome);
+        match &r {
+            Ok(()) => tracing::info!("queue manager {} ended", self.qm.name()),
+            Err(e) => tracing::error!("queue manager {} ended: {e}", self.qm.name()),
+        }
         r
     }
 }

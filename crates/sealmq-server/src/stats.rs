@@ -123,10 +123,7 @@ impl Writer {
         // collect() moved the interval start to this interval's end.
         let end = self.started_ms;
         if let Err(e) = write_file(&self.dir.join("stats"), end, &v) {
-            eprintln!(
-                "sealmq: cannot write statistics under {}: {e}",
-                self.dir.display()
-            );
+            tracing::error!("cannot write statistics under {}: {e}", self.dir.display());
         }
     }
 

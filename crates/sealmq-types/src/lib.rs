@@ -4,6 +4,8 @@
 //! reports failures with one of these numbers so that an operator's MQ knowledge carries over.
 //! Values are fixed and never reused: a retired code leaves a gap.
 
+pub mod time;
+
 use std::fmt;
 
 /// MQ reason codes, with MQ's numbers and names for the same conditions.

@@ -633,21 +633,27 @@ impl Connection {
                 return Err(e.into());
             }
         }
+        let mut trig = None;
         if pmo.syncpoint {
             let u = uow.get_or_insert_with(Uow::default);
             u.logged |= persistent;
             u.ops.push(Op::Put { q, seq });
         } else {
-            let _a = read(&self.qm.apply);
-            let mut st = q.lock();
-            st.set_state(seq, EntryState::Visible);
-            st.notify(&msg);
-            drop(st);
+            trig = {
+                let _a = read(&self.qm.apply);
+                let mut st = q.lock();
+                st.set_state(seq, EntryState::Visible);
+                st.notify(&msg);
+                st.trigger_due(&msg).then(|| st.def.clone())
+            };
             if persistent {
                 self.qm.end_tx(tx);
             }
         }
         drop(uow);
+        if let Some(d) = trig {
+            self.qm.fire_trigger(&d);
+        }
         if persistent {
             self.qm.maybe_checkpoint();
         }

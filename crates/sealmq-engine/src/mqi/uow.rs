@@ -20,6 +20,7 @@ impl Connection {
                 ));
             }
         }
+        let mut triggers = Vec::new();
         {
             let _a = read(&self.qm.apply);
             for op in &u.ops {
@@ -29,6 +30,9 @@ impl Connection {
                         st.set_state(*seq, EntryState::Visible);
                         if let Some(e) = st.get_mut(*seq).map(|e| e.msg.clone()) {
                             st.notify(&e);
+                            if st.trigger_due(&e) {
+                                triggers.push(st.def.clone());
+                            }
                         }
                     }
                     Op::Get { q, seq, .. } => {
@@ -40,6 +44,9 @@ impl Connection {
         if u.logged {
             self.qm.end_tx(u.tx);
             self.qm.maybe_checkpoint();
+        }
+        for d in triggers {
+            self.qm.fire_trigger(&d);
         }
         Ok(())
     }

@@ -9,7 +9,7 @@ use crate::authority::AuthRec;
 use crate::channels::{ChannelDef, ChlType};
 use crate::error::{MqResult, mqerr};
 use crate::md::Message;
-use crate::objects::{QType, QmgrDef, QueueDef, system_queues};
+use crate::objects::{QType, QmgrDef, QueueDef};
 use crate::queue::{EntryState, LocalQueue, TxId};
 use crate::records::{Frame, Record};
 use sealmq_storage::checkpoint::{self, CheckpointWriter};
@@ -20,8 +20,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+mod defaults;
 mod rebuild;
 mod security;
+mod services;
+mod triggers;
+pub use defaults::default_channel_name;
 use rebuild::Rebuild;
 pub use security::ChlAuthAction;
 
@@ -94,6 +98,10 @@ pub struct QueueManager {
     pub(crate) channels: RwLock<HashMap<String, ChannelDef>>,
     /// Channel authentication records and AUTHINFO objects.
     pub(crate) sec: RwLock<security::SecurityObjects>,
+    /// LISTENER and PROCESS objects.
+    pub(crate) svc: RwLock<services::ServiceObjects>,
+    /// The server's listeners, when a server runs this queue manager.
+    listener_ctl: RwLock<Option<Arc<dyn crate::services::ListenerControl>>>,
     pub(crate) policies: RwLock<HashMap<String, sealmq_protect::Policy>>,
     pub(crate) apply: RwLock<()>,
     pub(crate) active: Mutex<HashMap<TxId, Lsn>>,
@@ -141,21 +149,12 @@ impl QueueManager {
         let (qm, _) = QueueManager::start(cfg.clone())?;
         qm.log_durable(&Record::Qmgr(QmgrDef::new(&cfg.name)))?;
         *write(&qm.qmgr) = QmgrDef::new(&cfg.name);
-        for def in system_queues() {
-            qm.define(def, false)?;
-        }
-        qm.define_channel(
-            ChannelDef::new(crate::channels::DEFAULT_SVRCONN, ChlType::Svrconn),
-            false,
-        )?;
+        qm.ensure_default_objects()?;
         // Safe by default, as MQ's new queue managers: no SYSTEM.* channel, no channel
         // running as the queue manager's own user, until the administrator allows it.
         for r in crate::chlauth::default_rules() {
             qm.set_chlauth(r)?;
         }
-        qm.define_authinfo(crate::authinfo::AuthInfoDef::new(
-            crate::authinfo::DEFAULT_IDPWOS,
-        ))?;
         Ok(qm)
     }
 
@@ -167,6 +166,7 @@ impl QueueManager {
             auth: Vec::new(),
             channels: HashMap::new(),
             sec: Default::default(),
+            svc: Default::default(),
             qmgr: None,
             defs: HashMap::new(),
             msgs: HashMap::new(),
@@ -222,6 +222,12 @@ impl QueueManager {
                     Frame::AuthInfo(a) => {
                         rb.sec.authinfo.insert(a.name.clone(), a);
                     }
+                    Frame::Listener(l) => {
+                        rb.svc.listeners.insert(l.name.clone(), l);
+                    }
+                    Frame::Process(p) => {
+                        rb.svc.processes.insert(p.name.clone(), p);
+                    }
                 }
             }
         }
@@ -255,6 +261,7 @@ impl QueueManager {
                 }
             }
         }
+        let existing = rb.qmgr.is_some();
         let name = rb
             .qmgr
             .as_ref()
@@ -267,6 +274,8 @@ impl QueueManager {
             authrecs: RwLock::new(std::mem::take(&mut rb.auth)),
             channels: RwLock::new(std::mem::take(&mut rb.channels)),
             sec: RwLock::new(std::mem::take(&mut rb.sec)),
+            svc: RwLock::new(std::mem::take(&mut rb.svc)),
+            listener_ctl: RwLock::new(None),
             policies: RwLock::new(HashMap::new()),
             apply: RwLock::new(()),
             active: Mutex::new(HashMap::new()),
@@ -309,6 +318,10 @@ impl QueueManager {
             }
         }
         qm.load_policies()?;
+        // A queue manager created by an older release gains the default objects it lacks.
+        if existing {
+            qm.ensure_default_objects()?;
+        }
         // After a crash (a log tail replayed), a checkpoint now: otherwise the tail to replay
         // grows with every crash until the next checkpoint is due.
         if report.records_replayed > 0 {
@@ -659,6 +672,7 @@ impl QueueManager {
             frames.extend(read(&self.authrecs).iter().cloned().map(Frame::Auth));
             frames.extend(read(&self.channels).values().cloned().map(Frame::Channel));
             frames.extend(read(&self.sec).frames());
+            frames.extend(read(&self.svc).frames());
             (lsn, replay_from, active, (frames, msgs))
         };
         let _ = active;

@@ -15,6 +15,7 @@ pub(crate) struct Rebuild {
     pub(crate) auth: Vec<AuthRec>,
     pub(crate) channels: HashMap<String, ChannelDef>,
     pub(crate) sec: super::security::SecurityObjects,
+    pub(crate) svc: super::services::ServiceObjects,
     pub(crate) qmgr: Option<QmgrDef>,
     pub(crate) defs: HashMap<String, QueueDef>,
     pub(crate) msgs: HashMap<String, HashMap<u64, (Message, u32)>>,
@@ -66,6 +67,9 @@ impl Rebuild {
                 _ => return,
             }
         }
+        if self.svc.apply(&r) {
+            return;
+        }
         match r {
             Record::Qmgr(q) => self.qmgr = Some(q),
             Record::SetAuth(a) => {
@@ -87,6 +91,10 @@ impl Rebuild {
             Record::DeleteAuthInfo(n) => {
                 self.sec.authinfo.remove(&n);
             }
+            Record::DefineListener(_)
+            | Record::DeleteListener(_)
+            | Record::DefineProcess(_)
+            | Record::DeleteProcess(_) => {}
             Record::Define(d) => {
                 if matches!(d.qtype, QType::Local) {
                     self.msgs.entry(d.name.clone()).or_default();

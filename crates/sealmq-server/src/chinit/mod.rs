@@ -18,6 +18,7 @@ pub mod requester;
 pub mod sender;
 pub mod splprot;
 pub mod sync;
+mod triggered;
 
 use sealmq_engine::channels::{Attrs, ChannelControl, ChannelDef, ChlType};
 use sealmq_engine::{MqError, MqResult, QueueManager};
@@ -73,6 +74,12 @@ pub struct Status {
     pub error: String,
     /// TLS traffic-key refreshes done (SSLRKEYC).
     pub key_resets: u64,
+    /// When this instance started, and when it last sent or received a message (seconds
+    /// since the epoch; 0: none yet).
+    pub started: u64,
+    pub last_msg: u64,
+    /// What the instance is doing now (MQ's SUBSTATE: MQGET, SEND, RECEIVE, MQPUT, ...).
+    pub substate: &'static str,
 }
 
 /// One channel instance: its status and how to stop it.
@@ -91,7 +98,10 @@ impl Run {
         Arc::new(Run {
             name: name.to_string(),
             chltype,
-            status: Mutex::new(Status::default()),
+            status: Mutex::new(Status {
+                started: sealmq_types::time::now_secs(),
+                ..Status::default()
+            }),
             stop: AtomicBool::new(false),
             wake: (Mutex::new(()), Condvar::new()),
             sock: Mutex::new(None),
@@ -177,13 +187,15 @@ impl Run {
         }
         *attempt += 1;
         let Some(delay) = retry_delay(def, *attempt) else {
-            eprintln!(
-                "sealmq: channel {} stopped: {err}; retries exhausted",
-                self.name
-            );
+            tracing::error!("channel {} stopped: {err}; retries exhausted", self.name);
             self.status().error = format!("{err}; retries exhausted (SHORTRTY/LONGRTY)");
             return false;
         };
+        tracing::warn!(
+            "channel {} retrying in {} s (attempt {attempt}): {err}",
+            self.name,
+            delay.as_secs()
+        );
         {
             let mut s = self.status();
             s.state = State::Retrying;
@@ -279,6 +291,7 @@ impl Initiator {
 
     /// Starts the sending channels that were running when the queue manager last ended.
     pub fn start_all(self: &Arc<Self>) {
+        self.serve_initq();
         for d in self.qm.channels() {
             if !matches!(d.chltype, ChlType::Sdr | ChlType::Rqstr) {
                 continue;
@@ -304,6 +317,7 @@ impl Initiator {
     }
 
     fn spawn_sender(self: &Arc<Self>, name: &str) {
+        tracing::info!("channel {name} starting");
         let run = Run::new(name, ChlType::Sdr);
         self.runs().insert(name.to_string(), run.clone());
         let ci = self.clone();
@@ -311,6 +325,7 @@ impl Initiator {
     }
 
     fn spawn_requester(self: &Arc<Self>, name: &str) {
+        tracing::info!("channel {name} starting");
         let run = Run::new(name, ChlType::Rqstr);
         self.runs().insert(name.to_string(), run.clone());
         let ci = self.clone();
@@ -372,6 +387,14 @@ impl Initiator {
         })
     }
 
+    /// Drops an instance that ended inactive (DISCINT): DISPLAY CHSTATUS no longer shows it.
+    pub(crate) fn forget(&self, run: &Arc<Run>) {
+        let mut runs = self.runs();
+        if runs.get(&run.name).is_some_and(|r| Arc::ptr_eq(r, run)) {
+            runs.remove(&run.name);
+        }
+    }
+
     fn running(&self, name: &str) -> Option<Arc<Run>> {
         self.runs().get(name).filter(|r| !r.is_done()).cloned()
     }
@@ -382,6 +405,19 @@ fn role_of(d: &ChannelDef) -> Role {
         Role::Sender
     } else {
         Role::Receiver
+    }
+}
+
+/// A connection name as MQ shows it: `host(port)` (a peer address `h:p` converted).
+pub(crate) fn host_port(c: &str) -> String {
+    if c.is_empty() || c.contains('(') {
+        return c.to_string();
+    }
+    match c.rsplit_once(':') {
+        Some((h, p)) if p.chars().all(|d| d.is_ascii_digit()) => {
+            format!("{}({p})", h.trim_matches(['[', ']']))
+        }
+        _ => c.to_string(),
     }
 }
 
@@ -471,11 +507,31 @@ impl ChannelControl for Control {
             .into_iter()
             .map(|(r, s)| {
                 let sends = matches!(r.chltype, ChlType::Sdr | ChlType::Svr);
+                let (stada, stati) = sealmq_types::time::mq_date_time(s.started);
+                let (msgda, msgti) = if s.last_msg == 0 {
+                    (String::new(), String::new())
+                } else {
+                    sealmq_types::time::mq_date_time(s.last_msg)
+                };
+                let xqmsgsa = if sends {
+                    self.qm
+                        .queue_status(&s.xmitq)
+                        .map(|q| q.depth.to_string())
+                        .unwrap_or_default()
+                } else {
+                    String::new()
+                };
                 vec![
                     ("CHANNEL".into(), r.name.clone()),
                     ("CHLTYPE".into(), r.chltype.name().into()),
                     ("STATUS".into(), s.state.name().into()),
-                    ("CONNAME".into(), s.conname),
+                    ("SUBSTATE".into(), s.substate.into()),
+                    ("CONNAME".into(), host_port(&s.conname)),
+                    ("CHSTADA".into(), stada),
+                    ("CHSTATI".into(), stati),
+                    ("LSTMSGDA".into(), msgda),
+                    ("LSTMSGTI".into(), msgti),
+                    ("XQMSGSA".into(), xqmsgsa),
                     ("RQMNAME".into(), s.rqmname),
                     ("XMITQ".into(), if sends { s.xmitq } else { String::new() }),
                     ("MSGS".into(), s.msgs.to_string()),

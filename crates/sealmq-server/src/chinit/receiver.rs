@@ -53,7 +53,7 @@ impl Drop for Work {
 }
 
 pub(crate) fn refuse(w: &mut impl Write, reason: ReasonCode, detail: String) {
-    eprintln!("sealmq: channel refused: {detail}");
+    tracing::warn!("channel refused: {detail}");
     let _ = write_chl(
         w,
         &ChlFrame::Refused {
@@ -259,6 +259,7 @@ pub(crate) fn serve_as(
     if write_chl(&mut w, &ok).and_then(|_| w.flush()).is_err() {
         return;
     }
+    tracing::info!("channel {channel} running (receiving)");
     {
         let mut s = run.status();
         s.state = State::Running;
@@ -267,7 +268,7 @@ pub(crate) fn serve_as(
     }
     let end = receive(ci, run, &work, &mut rec, &mut r, &mut w, max_msg);
     if let Err(m) = end {
-        eprintln!("sealmq: channel {channel} ended: {m}");
+        tracing::warn!("channel {channel} ended: {m}");
         run.status().error = m;
     }
 }
@@ -377,6 +378,7 @@ fn receive(
                     .map_err(|e| e.to_string())?;
                 let mut s = run.status();
                 s.msgs += n;
+                s.last_msg = sealmq_types::time::now_secs();
                 s.bytes_rcvd += bytes;
                 s.batches += 1;
                 s.cur_seq = last_seq;

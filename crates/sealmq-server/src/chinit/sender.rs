@@ -37,6 +37,8 @@ enum End {
     Fatal(String),
     /// A connection failure: retry.
     Retry(String),
+    /// DISCINT passed with nothing to send: the channel ends (INACTIVE) until triggered.
+    Idle,
 }
 
 /// The engine side of a running sender, shared with adapter jobs.
@@ -89,6 +91,16 @@ pub(crate) fn main(ci: Arc<Initiator>, run: Arc<Run>) {
         let started = Instant::now();
         match session(&ci, &run, &def) {
             End::Stopped => break,
+            End::Idle => {
+                tracing::info!(
+                    "channel {} ended: its transmission queue was empty for DISCINT({}) seconds",
+                    run.name,
+                    def.discint
+                );
+                run.finish();
+                ci.forget(&run);
+                return;
+            }
             End::Fatal(m) => {
                 record_stop(&run, &m);
                 break;
@@ -104,7 +116,7 @@ pub(crate) fn main(ci: Arc<Initiator>, run: Arc<Run>) {
 }
 
 fn record_stop(run: &Run, m: &str) {
-    eprintln!("sealmq: channel {} stopped: {m}", run.name);
+    tracing::warn!("channel {} stopped: {m}", run.name);
     run.status().error = m.to_string();
 }
 
@@ -126,7 +138,7 @@ pub(crate) fn serve_svr(ci: &Arc<Initiator>, def: &ChannelDef, link: Link, peer:
         s.xmitq = def.xmitq.clone();
     }
     match session_on(ci, &run, def, link) {
-        End::Stopped => {}
+        End::Stopped | End::Idle => {}
         End::Fatal(m) | End::Retry(m) => record_stop(&run, &m),
     }
     run.finish();
@@ -212,6 +224,7 @@ fn session_on(ci: &Arc<Initiator>, run: &Arc<Run>, def: &ChannelDef, mut link: L
             rec.seq, def.name
         ));
     }
+    tracing::info!("channel {} running to {rqm}", def.name);
     {
         let mut s = run.status();
         s.state = State::Running;
@@ -224,11 +237,19 @@ fn session_on(ci: &Arc<Initiator>, run: &Arc<Run>, def: &ChannelDef, mut link: L
     let mut seq = last_seq;
     let batchsz = batchsz.clamp(1, def.batchsz.max(1)) as usize;
     let mut last_io = Instant::now();
+    let mut last_msg = Instant::now();
     loop {
         if run.stop_requested() || qm.is_quiescing() {
             let _ = write_chl(&mut link.w, &ChlFrame::Close).and_then(|_| link.w.flush());
             return End::Stopped;
         }
+        // DISCINT: a transmission queue empty this long ends the channel; a trigger (or
+        // START CHANNEL) starts it again when messages come.
+        if def.discint > 0 && last_msg.elapsed() >= Duration::from_secs(def.discint as u64) {
+            let _ = write_chl(&mut link.w, &ChlFrame::Close).and_then(|_| link.w.flush());
+            return End::Idle;
+        }
+        run.status().substate = "MQGET";
         let first = match work.conn.get(
             &work.xq,
             GetOptions {
@@ -250,6 +271,8 @@ fn session_on(ci: &Arc<Initiator>, run: &Arc<Run>, def: &ChannelDef, mut link: L
             Err(e) if e.reason == ReasonCode::QMgrQuiescing => return End::Stopped,
             Err(e) => return mq(e),
         };
+        last_msg = Instant::now();
+        run.status().substate = "SEND";
         // The rest of the batch, and protection removal, in an adapter slot.
         let protector = ci.security.protector();
         let protector = protector.as_deref();
@@ -382,6 +405,8 @@ fn session_on(ci: &Arc<Initiator>, run: &Arc<Run>, def: &ChannelDef, mut link: L
         let mut s = run.status();
         s.indoubt = false;
         s.msgs += batch.frames.len() as u64;
+        s.last_msg = sealmq_types::time::now_secs();
+        s.substate = "MQGET";
         s.bytes_sent += bytes;
         s.batches += 1;
         s.lst_seq = seq;

@@ -1,0 +1,297 @@
+//! MQ administrators' habits (issue 12) through real processes: default objects that DEFINE
+//! copies, LISTENER objects (START/STOP, CONTROL(QMGR), a port in use), triggering (a trigger
+//! monitor starting a program with the trigger message; a triggered transmission queue
+//! starting its sender channel), and `stop --immediate` never returning early.
+
+mod common;
+
+use common::{Home, field, free_port, wait_for};
+use std::time::Duration;
+
+const LONG: Duration = Duration::from_secs(60);
+
+#[test]
+fn define_without_like_copies_the_default_object() {
+    let h = Home::new();
+    h.ok(&["create", "QD"]);
+    h.ok(&["start", "QD", "--background"]);
+    let out = h.mqsc(
+        "QD",
+        "DISPLAY QUEUE(SYSTEM.DEFAULT.*)\nDISPLAY CHANNEL(SYSTEM.DEF.*)\n\
+         DISPLAY LISTENER(SYSTEM.DEFAULT.LISTENER.TCP)\nDISPLAY AUTHINFO(SYSTEM.DEFAULT.AUTHINFO.IDPWOS)\n\
+         DISPLAY QLOCAL(SYSTEM.CHANNEL.INITQ)\n",
+    );
+    for name in [
+        "SYSTEM.DEFAULT.LOCAL.QUEUE",
+        "SYSTEM.DEFAULT.MODEL.QUEUE",
+        "SYSTEM.DEFAULT.ALIAS.QUEUE",
+        "SYSTEM.DEFAULT.REMOTE.QUEUE",
+        "SYSTEM.DEF.SENDER",
+        "SYSTEM.DEF.RECEIVER",
+        "SYSTEM.DEF.SERVER",
+        "SYSTEM.DEF.REQUESTER",
+        "SYSTEM.DEF.SVRCONN",
+        "SYSTEM.DEFAULT.LISTENER.TCP",
+        "SYSTEM.DEFAULT.AUTHINFO.IDPWOS",
+        "SYSTEM.CHANNEL.INITQ",
+    ] {
+        assert!(out.contains(&format!("({name})")), "{name} missing: {out}");
+    }
+    // Altering a default changes later definitions, not earlier ones, as in MQ.
+    h.mqsc(
+        "QD",
+        "DEFINE QLOCAL(BEFORE)\n\
+         ALTER QLOCAL(SYSTEM.DEFAULT.LOCAL.QUEUE) MAXDEPTH(1234) DEFPSIST(YES) NOSHARE\n\
+         ALTER CHANNEL(SYSTEM.DEF.SVRCONN) CHLTYPE(SVRCONN) MAXMSGL(1000000)\n\
+         DEFINE QLOCAL(AFTER)\nDEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN)\n",
+    );
+    let after = h.mqsc("QD", "DISPLAY QLOCAL(AFTER) MAXDEPTH DEFPSIST NOSHARE\n");
+    assert_eq!(field(&after, "MAXDEPTH"), "1234", "{after}");
+    assert_eq!(field(&after, "DEFPSIST"), "YES", "{after}");
+    let before = h.mqsc("QD", "DISPLAY QLOCAL(BEFORE) MAXDEPTH\n");
+    assert_eq!(field(&before, "MAXDEPTH"), "5000", "{before}");
+    let ch = h.mqsc("QD", "DISPLAY CHANNEL(APP.SVRCONN) MAXMSGL\n");
+    assert_eq!(field(&ch, "MAXMSGL"), "1000000", "{ch}");
+    // A restart keeps every object (no default object defined twice).
+    h.ok(&["stop", "QD"]);
+    h.ok(&["start", "QD", "--background"]);
+    let after = h.mqsc("QD", "DISPLAY QLOCAL(AFTER) MAXDEPTH\n");
+    assert_eq!(field(&after, "MAXDEPTH"), "1234", "{after}");
+    h.ok(&["stop", "QD"]);
+}
+
+#[test]
+fn listeners_start_stop_with_the_queue_manager_and_say_why_they_cannot() {
+    let h = Home::new();
+    h.ok(&["create", "QL"]);
+    h.ok(&["start", "QL", "--background"]);
+    let (p1, p2) = (free_port(), free_port());
+    h.mqsc(
+        "QL",
+        &format!(
+            "DEFINE LISTENER(L.AUTO) TRPTYPE(TCP) PORT({p1}) IPADDR('127.0.0.1') CONTROL(QMGR)\n\
+             DEFINE LISTENER(L.MANUAL) TRPTYPE(TCP) PORT({p2}) IPADDR('127.0.0.1') BACKLOG(20)\n\
+             SET CHLAUTH('SYSTEM.DEF.SVRCONN') TYPE(ADDRESSMAP) ADDRESS('127.0.0.1') USERSRC(MAP) MCAUSER('app') ACTION(REPLACE)\n\
+             SET AUTHREC PROFILE('APP.Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET)\n\
+             SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
+             DEFINE QLOCAL(APP.Q)\n\
+             START LISTENER(L.MANUAL)\n"
+        ),
+    );
+    let st = h.mqsc("QL", "DISPLAY LSSTATUS(*) ALL\n");
+    assert!(
+        st.contains("LISTENER(L.MANUAL)") && st.contains("STATUS(RUNNING)"),
+        "{st}"
+    );
+    assert_eq!(field(&st, "PORT"), p2.to_string(), "{st}");
+    // CONTROL(MANUAL) does not start with a START of the queue manager's; QMGR does.
+    assert!(!st.contains("L.AUTO"), "{st}");
+    let conn = format!("127.0.0.1:{p2}");
+    h.ok(&[
+        "put",
+        "QL",
+        "APP.Q",
+        "--message",
+        "over L.MANUAL",
+        "--persistent",
+        "--conn",
+        &conn,
+    ]);
+    // A second listener on a port in use: refused, saying so; nothing half-started.
+    let o = h.run(
+        &["mqsc", "QL"],
+        Some(&format!(
+            "DEFINE LISTENER(L.CLASH) TRPTYPE(TCP) PORT({p2}) IPADDR('127.0.0.1')\nSTART LISTENER(L.CLASH)\n\
+             DEFINE LISTENER(L.BAD) TRPTYPE(LU62)\n"
+        )),
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("the port is in use"), "{out}");
+    assert!(out.contains("sealmq listens over TCP only"), "{out}");
+    let st = h.mqsc("QL", "DISPLAY LSSTATUS(*)\n");
+    assert!(!st.contains("L.CLASH"), "{st}");
+    assert!(
+        h.run(&["mqsc", "QL"], Some("DISPLAY LISTENER(L.BAD)\n"))
+            .status
+            .code()
+            != Some(0)
+    );
+    // STOP frees the port; a running listener cannot be deleted.
+    let o = h.run(&["mqsc", "QL"], Some("DELETE LISTENER(L.MANUAL)\n"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("STOP LISTENER(L.MANUAL) first"));
+    h.mqsc("QL", "STOP LISTENER(L.MANUAL)\n");
+    wait_for(LONG, "the port to be free", || {
+        std::net::TcpListener::bind(("127.0.0.1", p2)).is_ok()
+    });
+    // Restart: CONTROL(QMGR) comes up with the queue manager.
+    h.ok(&["stop", "QL"]);
+    h.ok(&["start", "QL", "--background"]);
+    let st = h.mqsc("QL", "DISPLAY LSSTATUS(L.AUTO) CONTROL\n");
+    assert_eq!(field(&st, "CONTROL"), "QMGR", "{st}");
+    let conn = format!("127.0.0.1:{p1}");
+    h.ok(&[
+        "put",
+        "QL",
+        "APP.Q",
+        "--message",
+        "over L.AUTO",
+        "--conn",
+        &conn,
+    ]);
+    assert_eq!(h.depth("QL", "APP.Q"), 2);
+    h.ok(&["stop", "QL"]);
+    // Stopped with the queue manager: the port is free again.
+    assert!(std::net::TcpListener::bind(("127.0.0.1", p1)).is_ok());
+}
+
+#[test]
+fn the_trigger_monitor_starts_the_program_with_the_trigger_message() {
+    let h = Home::new();
+    h.ok(&["create", "QT"]);
+    h.ok(&["start", "QT", "--background"]);
+    let out_file = h.dir.path().join("triggered.out");
+    let script = h.dir.path().join("app.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nprintf '%s|%s' \"$1\" \"$2\" > {}\n",
+            out_file.display()
+        ),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    // A process naming a missing program is refused at DEFINE, nothing defined.
+    let o = h.run(
+        &["mqsc", "QT"],
+        Some("DEFINE PROCESS(NOPE) APPLICID('/no/such/program')\nDISPLAY PROCESS(NOPE)\n"),
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("'/no/such/program', which is not an executable"),
+        "{out}"
+    );
+    assert!(out.contains("no process matches 'NOPE'"), "{out}");
+    h.mqsc(
+        "QT",
+        &format!(
+            "DEFINE PROCESS(APP.PROC) APPLICID('{}') USERDATA('orders') ENVRDATA('extra')\n\
+             DEFINE QLOCAL(APP.IN) TRIGGER TRIGTYPE(FIRST) PROCESS(APP.PROC) \
+             INITQ(SYSTEM.DEFAULT.INITIATION.QUEUE) TRIGDATA('batch 7')\n",
+            script.display()
+        ),
+    );
+    // FIRST: one trigger message for the first of several messages.
+    for m in ["one", "two", "three"] {
+        h.ok(&["put", "QT", "APP.IN", "--message", m]);
+    }
+    assert_eq!(h.depth("QT", "SYSTEM.DEFAULT.INITIATION.QUEUE"), 1);
+    let out = h.ok(&["trigger-monitor", "QT", "--count", "1"]);
+    assert!(out.contains("trigger for queue APP.IN: started"), "{out}");
+    let got = std::fs::read_to_string(&out_file).unwrap();
+    let (tmc2, env) = got.split_once('|').unwrap();
+    // MQTMC2 as MQ's runmqtrm passes it: fixed-width fields, the queue manager's name last.
+    assert_eq!(tmc2.len(), 732, "{tmc2:?}");
+    assert!(tmc2.starts_with("TMC    2APP.IN "), "{tmc2:?}");
+    assert_eq!(tmc2[56..104].trim(), "APP.PROC");
+    assert_eq!(tmc2[104..168].trim(), "batch 7");
+    assert_eq!(tmc2[556..684].trim(), "orders");
+    assert_eq!(tmc2[684..].trim(), "QT");
+    assert_eq!(env, "extra");
+    // EVERY and DEPTH: each message, and TRIGGER switched off after a depth event.
+    h.mqsc(
+        "QT",
+        "DEFINE QLOCAL(APP.EVERY) TRIGGER TRIGTYPE(EVERY) PROCESS(APP.PROC) INITQ(SYSTEM.DEFAULT.INITIATION.QUEUE)\n\
+         DEFINE QLOCAL(APP.DEPTH) TRIGGER TRIGTYPE(DEPTH) TRIGDPTH(3) PROCESS(APP.PROC) INITQ(SYSTEM.DEFAULT.INITIATION.QUEUE)\n",
+    );
+    for _ in 0..2 {
+        h.ok(&["put", "QT", "APP.EVERY", "--message", "e"]);
+    }
+    for _ in 0..4 {
+        h.ok(&["put", "QT", "APP.DEPTH", "--message", "d"]);
+    }
+    assert_eq!(h.depth("QT", "SYSTEM.DEFAULT.INITIATION.QUEUE"), 3);
+    let d = h.mqsc("QT", "DISPLAY QLOCAL(APP.DEPTH) NOTRIGGER\n");
+    assert!(d.contains("NOTRIGGER"), "{d}");
+    h.ok(&["stop", "QT"]);
+}
+
+#[test]
+fn a_triggered_transmission_queue_starts_its_sender_channel() {
+    let h = Home::new();
+    let (pa, pb) = (free_port(), free_port());
+    for (qm, p) in [("QA", pa), ("QB", pb)] {
+        h.ok(&["create", qm]);
+        h.start_tcp(qm, p);
+    }
+    h.mqsc(
+        "QB",
+        "DEFINE CHANNEL(QA.QB) CHLTYPE(RCVR) TRPTYPE(TCP)\n\
+         SET CHLAUTH('QA.QB') TYPE(BLOCKUSER) USERLIST('nobody')\nDEFINE QLOCAL(ORDERS)\n",
+    );
+    // The way most MQ networks start channels: the sender is never started by hand.
+    h.mqsc(
+        "QA",
+        &format!(
+            "DEFINE QLOCAL(QB) USAGE(XMITQ) TRIGGER TRIGTYPE(FIRST) INITQ(SYSTEM.CHANNEL.INITQ) TRIGDATA(QA.QB)\n\
+             DEFINE CHANNEL(QA.QB) CHLTYPE(SDR) TRPTYPE(TCP) CONNAME('127.0.0.1({pb})') XMITQ(QB) DISCINT(2) SHORTTMR(0)\n\
+             DEFINE QREMOTE(ORDERS) RNAME(ORDERS) RQMNAME(QB) XMITQ(QB)\n"
+        ),
+    );
+    let st = h.run(&["mqsc", "QA"], Some("DISPLAY CHSTATUS(QA.QB)\n"));
+    assert!(!String::from_utf8_lossy(&st.stdout).contains("RUNNING"));
+    h.ok(&["put", "QA", "ORDERS", "--message", "first", "--persistent"]);
+    wait_for(LONG, "the triggered channel to deliver", || {
+        h.depth("QB", "ORDERS") == 1
+    });
+    let st = h.mqsc("QA", "DISPLAY CHSTATUS(QA.QB) ALL\n");
+    assert!(st.contains("CONNAME(127.0.0.1("), "{st}");
+    for k in [
+        "CHSTADA", "CHSTATI", "LSTMSGDA", "LSTMSGTI", "XQMSGSA", "SUBSTATE",
+    ] {
+        field(&st, k);
+    }
+    // DISCINT ends it when the queue stays empty; the next message triggers it again.
+    wait_for(LONG, "DISCINT to end the channel", || {
+        !h.ok_in(&["mqsc", "QA"], Some("DISPLAY CHSTATUS(*)\n"))
+            .contains("CHANNEL(QA.QB)")
+    });
+    h.ok(&["put", "QA", "ORDERS", "--message", "second", "--persistent"]);
+    wait_for(LONG, "the channel to be triggered again", || {
+        h.depth("QB", "ORDERS") == 2
+    });
+    let log = std::fs::read_to_string(h.qm_dir("QA").join("errors/SEALMQ01.LOG")).unwrap();
+    assert!(
+        log.contains("channel QA.QB triggered by transmission queue QB"),
+        "{log}"
+    );
+    for qm in ["QA", "QB"] {
+        h.ok(&["stop", qm]);
+    }
+}
+
+#[test]
+fn stop_immediate_never_returns_before_the_queue_manager_has_ended() {
+    let h = Home::new();
+    h.ok(&["create", "QS"]);
+    for i in 0..50 {
+        h.ok(&["start", "QS", "--background"]);
+        let pid = h.pid("QS");
+        let out = h.ok(&["stop", "QS", "--immediate"]);
+        assert!(out.contains("ended"), "round {i}: {out}");
+        let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| {
+                s.rsplit_once(')')
+                    .map(|(_, r)| r.trim_start().starts_with('Z'))
+                    .map(|z| !z)
+            })
+            .unwrap_or(false);
+        assert!(
+            !alive,
+            "round {i}: process {pid} still running after stop returned"
+        );
+    }
+}

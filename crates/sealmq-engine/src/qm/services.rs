@@ -1,0 +1,137 @@
+//! The queue manager's LISTENER and PROCESS objects: logged, kept in checkpoints, changed by
+//! MQSC. Listeners are run by the server through [`ListenerControl`].
+
+use super::*;
+use crate::services::{ListenerControl, ListenerDef, ProcessDef};
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ServiceObjects {
+    pub(crate) listeners: HashMap<String, ListenerDef>,
+    pub(crate) processes: HashMap<String, ProcessDef>,
+}
+
+impl ServiceObjects {
+    pub(crate) fn frames(&self) -> Vec<Frame> {
+        let mut f: Vec<Frame> = self
+            .listeners
+            .values()
+            .cloned()
+            .map(Frame::Listener)
+            .collect();
+        f.extend(self.processes.values().cloned().map(Frame::Process));
+        f
+    }
+
+    /// Applies a replayed record; false when it is not one of these objects'.
+    pub(crate) fn apply(&mut self, r: &Record) -> bool {
+        match r {
+            Record::DefineListener(l) => {
+                self.listeners.insert(l.name.clone(), l.clone());
+            }
+            Record::DeleteListener(n) => {
+                self.listeners.remove(n);
+            }
+            Record::DefineProcess(p) => {
+                self.processes.insert(p.name.clone(), p.clone());
+            }
+            Record::DeleteProcess(n) => {
+                self.processes.remove(n);
+            }
+            _ => return false,
+        }
+        true
+    }
+}
+
+fn sorted<T: Clone>(m: &HashMap<String, T>) -> Vec<T> {
+    let mut v: Vec<(&String, &T)> = m.iter().collect();
+    v.sort_by(|a, b| a.0.cmp(b.0));
+    v.into_iter().map(|(_, t)| t.clone()).collect()
+}
+
+impl QueueManager {
+    /// DEFINE (REPLACE) or ALTER LISTENER.
+    pub fn define_listener(&self, l: ListenerDef, replace: bool) -> MqResult<()> {
+        l.validate()?;
+        let mut svc = write(&self.svc);
+        if svc.listeners.contains_key(&l.name) && !replace {
+            return mqerr!(
+                ObjectAlreadyExists,
+                "listener '{}' already exists (use REPLACE)",
+                l.name
+            );
+        }
+        self.log_durable(&Record::DefineListener(l.clone()))?;
+        svc.listeners.insert(l.name.clone(), l);
+        Ok(())
+    }
+
+    /// DELETE LISTENER: refused while it runs.
+    pub fn delete_listener(&self, name: &str) -> MqResult<()> {
+        if !read(&self.svc).listeners.contains_key(name) {
+            return mqerr!(UnknownObjectName, "listener '{name}' is not defined");
+        }
+        if self
+            .listener_control()
+            .is_some_and(|c| c.status().iter().any(|s| s.name == name))
+        {
+            return mqerr!(
+                ObjectInUse,
+                "listener {name} is running: STOP LISTENER({name}) first"
+            );
+        }
+        self.log_durable(&Record::DeleteListener(name.to_string()))?;
+        write(&self.svc).listeners.remove(name);
+        Ok(())
+    }
+
+    pub fn listener(&self, name: &str) -> Option<ListenerDef> {
+        read(&self.svc).listeners.get(name).cloned()
+    }
+
+    pub fn listeners(&self) -> Vec<ListenerDef> {
+        sorted(&read(&self.svc).listeners)
+    }
+
+    /// DEFINE (REPLACE) or ALTER PROCESS.
+    pub fn define_process(&self, p: ProcessDef, replace: bool) -> MqResult<()> {
+        p.validate()?;
+        let mut svc = write(&self.svc);
+        if svc.processes.contains_key(&p.name) && !replace {
+            return mqerr!(
+                ObjectAlreadyExists,
+                "process '{}' already exists (use REPLACE)",
+                p.name
+            );
+        }
+        self.log_durable(&Record::DefineProcess(p.clone()))?;
+        svc.processes.insert(p.name.clone(), p);
+        Ok(())
+    }
+
+    pub fn delete_process(&self, name: &str) -> MqResult<()> {
+        if !read(&self.svc).processes.contains_key(name) {
+            return mqerr!(UnknownObjectName, "process '{name}' is not defined");
+        }
+        self.log_durable(&Record::DeleteProcess(name.to_string()))?;
+        write(&self.svc).processes.remove(name);
+        Ok(())
+    }
+
+    pub fn process(&self, name: &str) -> Option<ProcessDef> {
+        read(&self.svc).processes.get(name).cloned()
+    }
+
+    pub fn processes(&self) -> Vec<ProcessDef> {
+        sorted(&read(&self.svc).processes)
+    }
+
+    /// Registers the server's listener control (START/STOP LISTENER, DISPLAY LSSTATUS).
+    pub fn set_listener_control(&self, c: Arc<dyn ListenerControl>) {
+        *write(&self.listener_ctl) = Some(c);
+    }
+
+    pub fn listener_control(&self) -> Option<Arc<dyn ListenerControl>> {
+        read(&self.listener_ctl).clone()
+    }
+}

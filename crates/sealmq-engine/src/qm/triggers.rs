@@ -1,0 +1,108 @@
+//! Triggering (MQ's trigger events): a message arriving on a queue with TRIGGER set makes a
+//! trigger message (MQTM) on the queue's initiation queue, when MQ's conditions hold —
+//! FIRST: the queue went from empty to one message and no one has it open for input; EVERY:
+//! each message; DEPTH: the depth reached TRIGDPTH and no one has it open for input, after
+//! which TRIGGER is switched off until the application sets it again; in every case the
+//! message's priority is at least TRIGMPRI. An application queue needs a PROCESS naming the
+//! program to start; a transmission queue's TRIGDATA names the channel to start (SPEC §6).
+//! Trigger messages are non-persistent, as MQ's.
+
+use super::*;
+use crate::objects::{TrigType, Usage};
+use crate::queue::QueueState;
+use crate::trigger::{FORMAT, TriggerMsg, appl_type_number};
+
+impl QueueState {
+    /// Whether `msg`, just made visible, is a trigger event for this queue.
+    pub(crate) fn trigger_due(&self, msg: &Message) -> bool {
+        let d = &self.def;
+        if !d.trigger || d.init_q.is_empty() || msg.md.priority < i32::from(d.trig_msg_pri) {
+            return false;
+        }
+        let visible = self.entries.len() - self.uncommitted_puts;
+        match d.trig_type {
+            TrigType::None => false,
+            TrigType::First => visible == 1 && self.open_input == 0,
+            TrigType::Every => true,
+            TrigType::Depth => visible >= d.trig_depth as usize && self.open_input == 0,
+        }
+    }
+}
+
+impl QueueManager {
+    /// Puts the trigger message for `def` (a trigger event happened on it) on its initiation
+    /// queue. A condition MQ checks here that does not hold (no initiation queue, no process
+    /// for an application queue) is logged and no trigger message is made.
+    pub(crate) fn fire_trigger(self: &Arc<Self>, def: &QueueDef) {
+        let why_not = |m: String| tracing::warn!("no trigger message for queue {}: {m}", def.name);
+        match self.queue_def(&def.init_q) {
+            Ok(q) if q.qtype == QType::Local => {}
+            _ => {
+                return why_not(format!(
+                    "its initiation queue INITQ({}) is not a local queue",
+                    def.init_q
+                ));
+            }
+        }
+        let process = if def.process.is_empty() {
+            None
+        } else {
+            match self.process(&def.process) {
+                Some(p) => Some(p),
+                None => {
+                    return why_not(format!("PROCESS({}) is not defined", def.process));
+                }
+            }
+        };
+        if process.is_none() && def.usage != Usage::Xmitq {
+            return why_not("an application queue needs PROCESS naming the program".into());
+        }
+        if def.trig_type == TrigType::Depth {
+            // MQ switches triggering off after a depth event; the application sets it again.
+            let mut off = def.clone();
+            off.trigger = false;
+            if let Ok(current) = self.queue_def(&def.name) {
+                off = QueueDef {
+                    trigger: false,
+                    ..current
+                };
+            }
+            if let Err(e) = self.alter(off) {
+                return why_not(format!(
+                    "cannot switch TRIGGER off after a depth event: {e}"
+                ));
+            }
+        }
+        let p = process.unwrap_or_else(|| crate::services::ProcessDef::new(""));
+        let tm = TriggerMsg {
+            queue: def.name.clone(),
+            process: p.name.clone(),
+            trig_data: def.trig_data.clone(),
+            appl_type: appl_type_number(&p.appltype),
+            appl_id: p.applicid.clone(),
+            env_data: p.envrdata.clone(),
+            user_data: p.userdata.clone(),
+        };
+        let mut md = crate::md::Md {
+            format: FORMAT.into(),
+            persistence: crate::md::Persistence::NotPersistent,
+            ..Default::default()
+        };
+        let put = self.connect_internal().and_then(|c| {
+            c.put1(
+                &def.init_q,
+                &mut md,
+                &tm.encode(),
+                crate::mqi::PutOptions::default(),
+            )
+        });
+        match put {
+            Ok(()) => tracing::info!(
+                "trigger message for queue {} put on {}",
+                def.name,
+                def.init_q
+            ),
+            Err(e) => why_not(format!("the put to {} failed: {e}", def.init_q)),
+        }
+    }
+}

@@ -1,0 +1,86 @@
+//! MQ's attributes that sealmq accepts and keeps without effect (README, "Accepted without
+//! effect"), and those it refuses because the feature they belong to is not provided
+//! (clusters, channel exits): an administrator's script runs unchanged, nothing is silently
+//! ignored — DISPLAY shows what was set and `sealmq dump` writes it back.
+
+use crate::exec::{Fail, bad};
+use crate::parse::Attr;
+use sealmq_engine::noted::Noted;
+
+/// Local and model queues.
+pub(crate) const LOCAL_QUEUE: &[&str] = &[
+    "ACCTQ", "CAPEXPRY", "CFSTRUCT", "CLCHNAME", "CLWLUSEQ", "DISTL", "IMGRCOVQ", "INDXTYPE",
+    "MAXFSIZE", "MONQ", "NPMCLASS", "QDEPTHHI", "QDEPTHLO", "QDPHIEV", "QDPLOEV", "QDPMAXEV",
+    "QSVCIEV", "QSVCINT", "RETINTVL", "STATQ", "STGCLASS", "STREAMQ", "STRMQOS",
+];
+
+/// Every queue type.
+pub(crate) const ANY_QUEUE: &[&str] = &[
+    "CLWLPRTY", "CLWLRANK", "CMDSCOPE", "CUSTOM", "DEFBIND", "DEFPRESP", "DEFREADA", "PROPCTL",
+    "QSGDISP", "SCOPE",
+];
+
+pub(crate) const CHANNEL: &[&str] = &[
+    "AFFINITY", "AMQPKA", "BATCHHB", "BATCHLIM", "CLNTWGHT", "CLWLPRTY", "CLWLRANK", "CLWLWGHT",
+    "CMDSCOPE", "COMPHDR", "COMPMSG", "CONVERT", "DEFCDISP", "DEFRECON", "LOCLADDR", "MCANAME",
+    "MCATYPE", "MODENAME", "MONCHL", "MRDATA", "MSGDATA", "NETPRTY", "PASSWORD", "PROPCTL",
+    "QSGDISP", "RCVDATA", "RESETSEQ", "SCYDATA", "SENDDATA", "SHARECNV", "STATCHL", "TMPMODEL",
+    "TMPQPRFX", "TPNAME", "USECLTID", "USERID",
+];
+
+pub(crate) const QMGR: &[&str] = &[
+    "ACCTCONO", "ACCTQ", "ACTIVREC", "ACTVCONO", "ACTVTRC", "AMQPCAP", "AUTHOREV", "BRIDGEEV",
+    "CCSID", "CERTLABL", "CERTVPOL", "CHAD", "CHADEV", "CHADEXIT", "CHLEV", "CLWLDATA", "CLWLLEN",
+    "CLWLMRUC", "CLWLUSEQ", "CMDEV", "CMDSCOPE", "CONFIGEV", "CUSTOM", "DEFCLXQ", "FORCE",
+    "IMGINTVL", "IMGLOGLN", "IMGRCOVO", "IMGRCOVQ", "IMGSCHED", "INHIBTEV", "IPADDRV", "LOCALEV",
+    "LOGGEREV", "MARKINT", "MAXHANDS", "MAXPROPL", "MAXUMSGS", "MONACLS", "MONCHL", "MONQ",
+    "PERFMEV", "PSCLUS", "PSMODE", "PSNPMSG", "PSNPRES", "PSRTYCNT", "PSSYNCPT", "REMOTEEV",
+    "REVDNS", "ROUTEREC", "SCHINIT", "SCMDSERV", "SSLCRLNL", "SSLCRYP", "SSLEV", "SSLFIPS",
+    "SSLKEYR", "SSLRKEYC", "STATACLS", "STATCHL", "STATMQI", "STATQ", "STRSTPEV", "SUITEB",
+    "TREELIFE", "TRIGINT",
+];
+
+pub(crate) const LISTENER: &[&str] = &[
+    "ADAPTER", "COMMANDS", "LOCLNAME", "NTBNAMES", "SESSIONS", "SOCKET", "TPNAME",
+];
+
+pub(crate) const PROCESS: &[&str] = &["CMDSCOPE", "QSGDISP"];
+
+/// Attributes of features sealmq does not provide: a blank value is accepted (scripts often
+/// write `CLUSTER(' ')`), anything else is refused naming the feature.
+const NOT_PROVIDED: &[(&str, &str)] = &[
+    ("CLUSTER", "clusters are not provided"),
+    ("CLUSNL", "clusters are not provided"),
+    ("REPOS", "clusters are not provided"),
+    ("REPOSNL", "clusters are not provided"),
+    ("CLWLEXIT", "cluster workload exits are not provided"),
+    ("PARENT", "publish/subscribe is not provided"),
+    ("MSGEXIT", "channel exits are not provided"),
+    ("MREXIT", "channel exits are not provided"),
+    ("RCVEXIT", "channel exits are not provided"),
+    ("SCYEXIT", "channel exits are not provided"),
+    ("SENDEXIT", "channel exits are not provided"),
+];
+
+/// When `a` is one of `list` (or a not-provided attribute given blank), keeps it in `noted`
+/// and answers `Some(Ok)`; a not-provided attribute with a value answers `Some(Err)`; any
+/// other keyword `None` (the caller reports it unknown).
+pub(crate) fn note(a: &Attr, list: &[&str], noted: &mut Noted) -> Option<Result<(), Fail>> {
+    if let Some((_, why)) = NOT_PROVIDED.iter().find(|(k, _)| *k == a.key) {
+        if a.values.iter().all(|v| v.trim().is_empty()) {
+            noted.remove(&a.key);
+            return Some(Ok(()));
+        }
+        return Some(Err(bad(a, format!("{why} (README, \"Not provided\")"))));
+    }
+    if !list.contains(&a.key.as_str()) {
+        return None;
+    }
+    noted.insert(a.key.clone(), a.values.join(","));
+    Some(Ok(()))
+}
+
+/// The noted attributes as DISPLAY shows them.
+pub(crate) fn shown(noted: &Noted) -> impl Iterator<Item = (String, String)> + '_ {
+    noted.iter().map(|(k, v)| (k.clone(), v.clone()))
+}
