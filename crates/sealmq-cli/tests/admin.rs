@@ -242,6 +242,22 @@ fn a_triggered_transmission_queue_starts_its_sender_channel() {
     );
     let st = h.run(&["mqsc", "QA"], Some("DISPLAY CHSTATUS(QA.QB)\n"));
     assert!(!String::from_utf8_lossy(&st.stdout).contains("RUNNING"));
+    // PING: the partner answers, nothing is sent, the channel stays inactive.
+    let ping = h.mqsc("QA", "PING CHANNEL(QA.QB)\n");
+    assert!(ping.contains("QB answered"), "{ping}");
+    let dead = free_port();
+    let o = h.run(
+        &["mqsc", "QA"],
+        Some(&format!(
+            "DEFINE CHANNEL(QA.NOWHERE) CHLTYPE(SDR) CONNAME('127.0.0.1({dead})') XMITQ(QB)\n\
+             PING CHANNEL(QA.NOWHERE)\n"
+        )),
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("PING CHANNEL(QA.NOWHERE): cannot connect") && out.contains("[2537"),
+        "{out}"
+    );
     h.ok(&["put", "QA", "ORDERS", "--message", "first", "--persistent"]);
     wait_for(LONG, "the triggered channel to deliver", || {
         h.depth("QB", "ORDERS") == 1
@@ -270,6 +286,47 @@ fn a_triggered_transmission_queue_starts_its_sender_channel() {
     for qm in ["QA", "QB"] {
         h.ok(&["stop", qm]);
     }
+}
+
+#[test]
+fn display_conn_qstatus_handles_and_qmstatus_show_who_is_connected() {
+    let h = Home::new();
+    h.ok(&["create", "QV"]);
+    h.ok(&["start", "QV", "--background"]);
+    h.mqsc("QV", "DEFINE QLOCAL(WORK)\n");
+    let mut getter = h
+        .cmd(&["get", "QV", "WORK", "--wait", "8000"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = getter.id().to_string();
+    wait_for(LONG, "the getter to connect", || {
+        h.mqsc("QV", "DISPLAY QSTATUS(WORK) TYPE(HANDLE)\n")
+            .contains("APPLTAG(sealmq-get)")
+    });
+    let hs = h.mqsc("QV", "DISPLAY QSTATUS(WORK) TYPE(HANDLE)\n");
+    assert_eq!(field(&hs, "PID"), pid, "{hs}");
+    assert_eq!(field(&hs, "INPUT"), "SHARED", "{hs}");
+    let c = h.mqsc(
+        "QV",
+        "DISPLAY CONN(*) TYPE(ALL) WHERE(APPLTAG EQ sealmq-get)\n",
+    );
+    assert!(
+        c.contains("OBJNAME(WORK)") && c.contains("MQOO_INPUT_SHARED"),
+        "{c}"
+    );
+    assert_eq!(field(&c, "UOWSTATE"), "NONE", "{c}");
+    let s = h.mqsc("QV", "DISPLAY QMSTATUS\n");
+    assert_eq!(field(&s, "STATUS"), "RUNNING", "{s}");
+    assert!(field(&s, "CONNS").parse::<u32>().unwrap() >= 2, "{s}");
+    let _ = getter.kill();
+    let _ = getter.wait();
+    wait_for(LONG, "the handle to go", || {
+        !h.mqsc("QV", "DISPLAY QSTATUS(WORK) TYPE(HANDLE)\n")
+            .contains("sealmq-get")
+    });
+    h.ok(&["stop", "QV"]);
 }
 
 #[test]

@@ -501,6 +501,7 @@ fn open_bits(opts: &OpenOptions) -> u8 {
     for (on, b) in [
         (opts.input_shared, open::INPUT_SHARED),
         (opts.input_exclusive, open::INPUT_EXCLUSIVE),
+        (opts.input_as_q_def, open::INPUT_AS_Q_DEF),
         (opts.browse, open::BROWSE),
         (opts.output, open::OUTPUT),
         (opts.inquire, open::INQUIRE),

@@ -388,6 +388,8 @@ pub trait ChannelControl: Send + Sync {
     fn start(&self, name: &str) -> MqResult<String>;
     /// STOP CHANNEL.
     fn stop(&self, name: &str) -> MqResult<String>;
+    /// PING CHANNEL: whether the partner of a sending channel answers.
+    fn ping(&self, name: &str) -> MqResult<String>;
     /// DISPLAY CHSTATUS for channels matching a generic name.
     fn status(&self, pattern: &str) -> Vec<Attrs>;
     /// DISPLAY CHSTATUS ... SAVED: what each matching channel end last committed, from its

@@ -14,6 +14,7 @@ pub mod authinfo;
 pub mod authority;
 pub mod channels;
 pub mod chlauth;
+pub mod conns;
 pub mod deadletter;
 pub mod dlh;
 pub mod error;

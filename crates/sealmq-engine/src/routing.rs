@@ -87,7 +87,7 @@ impl Connection {
         let Some((xmitq, rqm)) = self.qm().route(qmgr)? else {
             return self.open(name, opts);
         };
-        if opts.input_shared || opts.input_exclusive || opts.browse {
+        if opts.input_shared || opts.input_exclusive || opts.input_as_q_def || opts.browse {
             return mqerr!(
                 OptionNotValidForType,
                 "'{name}' on queue manager '{qmgr}' can only be opened for output"

@@ -623,3 +623,33 @@ fn exclusive_input_and_context_fields() {
     assert_eq!(g2.md.msg_id, [9; 24]);
     assert_ne!(g.md.msg_id, g2.md.msg_id);
 }
+
+#[test]
+fn noshare_and_defsopt_decide_exclusivity() {
+    let (_d, qm) = qm();
+    let mut q = sealmq_engine::QueueDef::new("NS", sealmq_engine::QType::Local);
+    q.share = false;
+    qm.define(q, false).unwrap();
+    let mut q = sealmq_engine::QueueDef::new("DX", sealmq_engine::QType::Local);
+    q.defsopt_exclusive = true;
+    qm.define(q, false).unwrap();
+    let a = qm.connect("alice", "app-a").unwrap();
+    let b = qm.connect("bob", "app-b").unwrap();
+    // NOSHARE: a shared open is made exclusive, so a second one is refused.
+    let h = a.open("NS", OpenOptions::input()).unwrap();
+    assert_eq!(code(b.open("NS", OpenOptions::input())), 2042);
+    a.close(&h).unwrap();
+    assert!(b.open("NS", OpenOptions::input()).is_ok());
+    // DEFSOPT(EXCL) decides an open "as the queue defines"; an explicit shared open is shared.
+    let as_def = OpenOptions {
+        input_as_q_def: true,
+        ..Default::default()
+    };
+    let h = a.open("DX", as_def).unwrap();
+    assert_eq!(code(b.open("DX", OpenOptions::input())), 2042);
+    a.close(&h).unwrap();
+    let s1 = a.open("DX", OpenOptions::input()).unwrap();
+    let s2 = b.open("DX", OpenOptions::input()).unwrap();
+    a.close(&s1).unwrap();
+    b.close(&s2).unwrap();
+}

@@ -152,6 +152,9 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
     if let Some(r) = crate::services::route(qm, c) {
         return r;
     }
+    if let Some(r) = crate::status::route(qm, c) {
+        return r;
+    }
     let name = c.name.clone().unwrap_or_default();
     match (c.verb, c.obj) {
         (Verb::Define | Verb::Alter | Verb::Delete, o) if obj_qtype(o).is_some() => {
@@ -165,10 +168,7 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
             if let Some(a) = c.attrs.iter().find(|a| a.key == "TYPE")
                 && !one(a)?.eq_ignore_ascii_case("QUEUE")
             {
-                return Err(bad(
-                    a,
-                    "only TYPE(QUEUE) is available in this release (TYPE(HANDLE) is not yet)",
-                ));
+                return Err(bad(a, "expected TYPE(QUEUE) or TYPE(HANDLE)"));
             }
             let mut blocks = Vec::new();
             for d in qm

@@ -18,6 +18,7 @@ pub mod parse;
 mod policy;
 mod queues;
 mod services;
+mod status;
 
 pub use exec::{Response, render_json, render_text, run};
 pub use parse::{Command, parse};

@@ -170,7 +170,7 @@ pub(crate) fn admit(
 ) -> Result<Admitted, Refusal> {
     let authinfo = qm.connauth();
     match peer {
-        Peer::Local { user, admin } => {
+        Peer::Local { user, admin, .. } => {
             let who = format!("local user {user} ({})", h.appl);
             let check = authinfo.as_ref().map(|a| a.chcklocl).unwrap_or(Check::None);
             // The queue manager's own user owns its files: a password adds nothing for it.

@@ -285,6 +285,7 @@ pub(crate) fn serve(
             return;
         }
     };
+    conn.set_origin(peer.origin(&channel));
     let max_msg = client_max.min(qm.qmgr().max_msg_len).max(1024);
     let max_frame = max_msg as usize + sealmq_wire::FRAME_OVERHEAD;
     if sealmq_wire::write_response(

@@ -22,6 +22,7 @@ fn open_options(bits: u8) -> OpenOptions {
     OpenOptions {
         input_shared: bits & open::INPUT_SHARED != 0,
         input_exclusive: bits & open::INPUT_EXCLUSIVE != 0,
+        input_as_q_def: bits & open::INPUT_AS_Q_DEF != 0,
         browse: bits & open::BROWSE != 0,
         output: bits & open::OUTPUT != 0,
         inquire: bits & open::INQUIRE != 0,

@@ -120,7 +120,8 @@ fn user_name(uid: u32) -> String {
         .unwrap_or_else(|| uid.to_string())
 }
 
-fn peer_uid(s: &UnixStream) -> Option<u32> {
+/// The peer's (uid, pid) from SO_PEERCRED.
+fn peer_cred(s: &UnixStream) -> Option<(u32, u32)> {
     use std::os::fd::AsRawFd;
     let mut cred = libc::ucred {
         pid: 0,
@@ -138,7 +139,7 @@ fn peer_uid(s: &UnixStream) -> Option<u32> {
             &mut len,
         )
     };
-    (rc == 0).then_some(cred.uid)
+    (rc == 0).then_some((cred.uid, cred.pid as u32))
 }
 
 impl Server {
@@ -216,7 +217,7 @@ impl Server {
                         break;
                     }
                     let Ok(s) = s else { continue };
-                    let uid = peer_uid(&s).unwrap_or(u32::MAX);
+                    let (uid, pid) = peer_cred(&s).unwrap_or((u32::MAX, 0));
                     let user = user_name(uid);
                     let admin = uid == me_uid;
                     // The administrator always gets in; other local users count as MAXCHL does.
@@ -240,6 +241,7 @@ impl Server {
                             let peer = Peer::Local {
                                 user: user.clone(),
                                 admin,
+                                pid,
                             };
                             let (r, first) = conn::TimedRead::first_frame(s);
                             serve(

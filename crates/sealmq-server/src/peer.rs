@@ -6,7 +6,7 @@ use std::net::TcpStream;
 /// Who is on the other end of a connection.
 pub(crate) enum Peer {
     /// The Unix socket: the OS user, and whether it is the queue manager's own.
-    Local { user: String, admin: bool },
+    Local { user: String, admin: bool, pid: u32 },
     /// TCP, with what TLS established (if any), the peer's address and the socket.
     Tcp {
         tls: Option<TlsPeer>,
@@ -21,6 +21,26 @@ impl Peer {
         match self {
             Peer::Local { user, .. } => format!("local user {user}"),
             Peer::Tcp { addr, .. } => addr.clone(),
+        }
+    }
+
+    /// Where the connection came from, as DISPLAY CONN shows it.
+    pub(crate) fn origin(&self, channel: &str) -> sealmq_engine::conns::Origin {
+        match self {
+            Peer::Local { pid, .. } => sealmq_engine::conns::Origin {
+                pid: (*pid != 0).then_some(*pid),
+                channel: String::new(),
+                conname: String::new(),
+            },
+            Peer::Tcp { addr, .. } => sealmq_engine::conns::Origin {
+                pid: None,
+                channel: if channel.is_empty() {
+                    sealmq_engine::channels::DEFAULT_SVRCONN.into()
+                } else {
+                    channel.to_string()
+                },
+                conname: crate::chinit::host_port(addr),
+            },
         }
     }
 }

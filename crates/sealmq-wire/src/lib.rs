@@ -28,6 +28,9 @@ pub mod open {
     pub const OUTPUT: u8 = 8;
     pub const INQUIRE: u8 = 16;
     pub const SET: u8 = 32;
+    /// MQOO_INPUT_AS_Q_DEF (shared or exclusive as the queue's DEFSOPT says); added in wire
+    /// version 2 without a version change: an older server refuses it as no input option.
+    pub const INPUT_AS_Q_DEF: u8 = 64;
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

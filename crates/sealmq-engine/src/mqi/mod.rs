@@ -21,6 +21,8 @@ mod uow;
 pub struct OpenOptions {
     pub input_shared: bool,
     pub input_exclusive: bool,
+    /// MQOO_INPUT_AS_Q_DEF: shared or exclusive as the queue's DEFSOPT says.
+    pub input_as_q_def: bool,
     pub browse: bool,
     pub output: bool,
     pub inquire: bool,
@@ -47,7 +49,7 @@ impl OpenOptions {
         }
     }
     fn input_any(&self) -> bool {
-        self.input_shared || self.input_exclusive
+        self.input_shared || self.input_exclusive || self.input_as_q_def
     }
 }
 
@@ -122,6 +124,8 @@ pub struct Hobj {
     cursor: Mutex<Option<Key>>,
     temporary: bool,
     closed: std::sync::atomic::AtomicBool,
+    /// This handle's number in the connection registry.
+    hid: u64,
 }
 
 impl Hobj {
@@ -142,6 +146,7 @@ impl Hobj {
             cursor: Mutex::new(None),
             temporary: false,
             closed: std::sync::atomic::AtomicBool::new(false),
+            hid: 0,
         }
     }
 }
@@ -199,6 +204,15 @@ pub struct Connection {
     pub user: String,
     pub appl: String,
     uow: Mutex<Option<Uow>>,
+    /// This connection in the queue manager's registry (DISPLAY CONN).
+    pub(crate) entry: Arc<crate::conns::Entry>,
+}
+
+impl Connection {
+    /// Where this connection came from (the server sets it; DISPLAY CONN shows it).
+    pub fn set_origin(&self, o: crate::conns::Origin) {
+        self.entry.set_origin(o);
+    }
 }
 
 /// Uncommitted operations a connection may hold (MQ's MAXUMSGS default).
@@ -211,26 +225,30 @@ impl QueueManager {
             return mqerr!(QMgrQuiescing, "queue manager {} is ending", self.name());
         }
         self.check_authority(user, AuthObj::Qmgr, &self.name(), auth::CONNECT)?;
+        let id = self.next_conn.fetch_add(1, Ordering::Relaxed);
         Ok(Connection {
             internal: false,
             qm: self.clone(),
-            id: self.next_conn.fetch_add(1, Ordering::Relaxed),
+            id,
             user: user.to_string(),
             appl: appl.to_string(),
             uow: Mutex::new(None),
+            entry: self.conns.add(id, user, appl, false),
         })
     }
 
     /// A connection for the queue manager's own work: no authority checks, works while
     /// quiescing is not yet set.
     pub fn connect_internal(self: &Arc<Self>) -> MqResult<Connection> {
+        let id = self.next_conn.fetch_add(1, Ordering::Relaxed);
         Ok(Connection {
             internal: true,
             qm: self.clone(),
-            id: self.next_conn.fetch_add(1, Ordering::Relaxed),
+            id,
             user: "SYSTEM".into(),
             appl: "sealmq".into(),
             uow: Mutex::new(None),
+            entry: self.conns.add(id, "SYSTEM", "sealmq", true),
         })
     }
 
@@ -372,9 +390,17 @@ impl Connection {
             self.qm
                 .check_explicit_authority(&self.user, AuthObj::Queue, &resolved, auth::PUT)?;
         }
+        let mut opts = opts;
         if let Target::Local(q) = &target {
             let mut st = q.lock();
             if opts.input_any() {
+                // NOSHARE makes every input open exclusive; DEFSOPT decides AS_Q_DEF.
+                let exclusive = opts.input_exclusive
+                    || !st.def.share
+                    || (opts.input_as_q_def && st.def.defsopt_exclusive);
+                opts.input_exclusive = exclusive;
+                opts.input_shared = !exclusive;
+                opts.input_as_q_def = false;
                 if st.open_exclusive || (opts.input_exclusive && st.open_input > 0) {
                     return mqerr!(
                         ObjectInUse,
@@ -392,12 +418,15 @@ impl Connection {
                 st.open_browse += 1;
             }
         }
+        let hid = self.qm.conns.next_handle();
+        let shown = if def.qtype == QType::Model {
+            resolved.clone()
+        } else {
+            name.to_string()
+        };
+        self.entry.opened(hid, &shown, &resolved, &opts);
         Ok(Hobj {
-            name: if def.qtype == QType::Model {
-                resolved.clone()
-            } else {
-                name.to_string()
-            },
+            name: shown,
             resolved,
             target,
             opts,
@@ -406,6 +435,7 @@ impl Connection {
             cursor: Mutex::new(None),
             temporary,
             closed: std::sync::atomic::AtomicBool::new(false),
+            hid,
         })
     }
 
@@ -443,6 +473,7 @@ impl Connection {
         if h.closed.swap(true, Ordering::AcqRel) {
             return mqerr!(HobjError, "'{}' is already closed", h.name);
         }
+        self.entry.closed(h.hid);
         if let Target::Local(q) = &h.target {
             let mut st = q.lock();
             if h.opts.input_any() {
@@ -466,6 +497,7 @@ impl Connection {
     }
 
     fn uow_tx(&self, uow: &mut Option<Uow>) -> TxId {
+        self.entry.uow_active.store(true, Ordering::Relaxed);
         uow.get_or_insert_with(|| Uow {
             tx: self.qm.new_tx(),
             ..Default::default()
@@ -686,6 +718,7 @@ impl Connection {
             user: principal.to_string(),
             appl: self.appl.clone(),
             uow: Mutex::new(None),
+            entry: self.entry.clone(),
         };
         twin.open_at(name, qmgr, opts)
     }
@@ -700,6 +733,7 @@ impl Connection {
             user: self.user.clone(),
             appl: self.appl.clone(),
             uow: Mutex::new(None),
+            entry: self.entry.clone(),
         }
     }
 
@@ -717,6 +751,11 @@ impl Drop for Connection {
     /// A connection that ends without committing backs out (SPEC §3).
     fn drop(&mut self) {
         let _ = self.backout();
+        // Twins (open_as, internal_twin) share the entry: the last connection holding it
+        // (the registry holds one more) takes it out.
+        if Arc::strong_count(&self.entry) <= 2 {
+            self.qm.conns.remove(self.id);
+        }
     }
 }
 

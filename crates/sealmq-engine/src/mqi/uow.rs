@@ -9,6 +9,7 @@ impl Connection {
         let Some(u) = self.uow.lock().unwrap_or_else(|p| p.into_inner()).take() else {
             return Ok(());
         };
+        self.entry.uow_active.store(false, Ordering::Relaxed);
         if u.logged {
             let rec = Record::Commit(u.tx);
             if let Err(e) = self.qm.log.append_durable(rec.kind(), &rec.encode()) {
@@ -54,6 +55,7 @@ impl Connection {
     /// MQBACK.
     pub fn backout(&self) -> MqResult<()> {
         if let Some(u) = self.uow.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            self.entry.uow_active.store(false, Ordering::Relaxed);
             self.apply_backout(u, true);
         }
         Ok(())

@@ -98,6 +98,10 @@ pub struct QueueManager {
     pub(crate) channels: RwLock<HashMap<String, ChannelDef>>,
     /// Channel authentication records and AUTHINFO objects.
     pub(crate) sec: RwLock<security::SecurityObjects>,
+    /// The connections served and their handles (DISPLAY CONN).
+    pub(crate) conns: crate::conns::Registry,
+    /// When this start began (seconds since the epoch; DISPLAY QMSTATUS).
+    pub started: u64,
     /// LISTENER and PROCESS objects.
     pub(crate) svc: RwLock<services::ServiceObjects>,
     /// The server's listeners, when a server runs this queue manager.
@@ -275,6 +279,8 @@ impl QueueManager {
             channels: RwLock::new(std::mem::take(&mut rb.channels)),
             sec: RwLock::new(std::mem::take(&mut rb.sec)),
             svc: RwLock::new(std::mem::take(&mut rb.svc)),
+            conns: Default::default(),
+            started: sealmq_types::time::now_secs(),
             listener_ctl: RwLock::new(None),
             policies: RwLock::new(HashMap::new()),
             apply: RwLock::new(()),
@@ -328,6 +334,11 @@ impl QueueManager {
             qm.checkpoint()?;
         }
         Ok((qm, report))
+    }
+
+    /// The connections served now, with their open handles.
+    pub fn connections(&self) -> Vec<crate::conns::ConnInfo> {
+        self.conns.all()
     }
 
     /// Registers the channel initiator MQSC's channel commands go to.

@@ -13,6 +13,7 @@
 
 pub mod adapters;
 pub mod net;
+mod ping;
 pub mod receiver;
 pub mod requester;
 pub mod sender;
@@ -409,7 +410,7 @@ fn role_of(d: &ChannelDef) -> Role {
 }
 
 /// A connection name as MQ shows it: `host(port)` (a peer address `h:p` converted).
-pub(crate) fn host_port(c: &str) -> String {
+pub fn host_port(c: &str) -> String {
     if c.is_empty() || c.contains('(') {
         return c.to_string();
     }
@@ -479,6 +480,10 @@ impl ChannelControl for Control {
                 ))
             }
         }
+    }
+
+    fn ping(&self, name: &str) -> MqResult<String> {
+        self.ping_channel(name)
     }
 
     fn stop(&self, name: &str) -> MqResult<String> {

@@ -53,6 +53,7 @@ impl Link {
         let tcp = TcpStream::connect_timeout(&sa, Duration::from_secs(10))
             .map_err(|e| format!("cannot connect to {addr}: {e}"))?;
         let _ = tcp.set_nodelay(true);
+        keepalive(&tcp, def.kaint);
         let k = tcp
             .try_clone()
             .map_err(|e| format!("connection to {addr}: {e}"))?;
@@ -135,5 +136,33 @@ impl Link {
             }
         }
         Ok(())
+    }
+}
+
+/// KAINT: TCP keepalive on a channel's socket, probing after `secs` idle seconds (AUTO, -1:
+/// on, with the system's interval; 0: off).
+pub(crate) fn keepalive(tcp: &TcpStream, secs: i32) {
+    use std::os::fd::AsRawFd;
+    let fd = tcp.as_raw_fd();
+    let on: libc::c_int = i32::from(secs != 0);
+    // SAFETY: setsockopt reads one c_int from a live local for a socket this stream owns.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_KEEPALIVE,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+        if secs > 0 {
+            let idle: libc::c_int = secs;
+            libc::setsockopt(
+                fd,
+                libc::IPPROTO_TCP,
+                libc::TCP_KEEPIDLE,
+                (&idle as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
     }
 }

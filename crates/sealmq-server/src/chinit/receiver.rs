@@ -469,6 +469,17 @@ fn put_one(
         ) {
             return Err(e);
         }
+        // USEDLQ(NO): the message stays with the sender; the batch backs out and the
+        // channel ends with the reason, as MQ's.
+        if !w.def.usedlq {
+            return Err(MqError::new(
+                e.reason,
+                format!(
+                    "'{}' at '{}' cannot take the message ({}) and channel {} has USEDLQ(NO)",
+                    h.remote_q, h.remote_qm, e.detail, w.def.name
+                ),
+            ));
+        }
         return w
             .conn
             .put_dead_letter(

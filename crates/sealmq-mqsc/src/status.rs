@@ -1,0 +1,242 @@
+//! What is going on: DISPLAY CONN, DISPLAY QSTATUS TYPE(HANDLE), DISPLAY QMSTATUS, and PING
+//! CHANNEL.
+
+use crate::exec::{Block, Fail, bad, generic_match, one, select_all};
+use crate::parse::{Command, Obj, Verb};
+use sealmq_engine::QueueManager;
+use sealmq_engine::conns::{ConnInfo, HandleInfo};
+use sealmq_types::ReasonCode;
+use sealmq_types::time::mq_date_time;
+use std::sync::Arc;
+
+fn yn(b: bool) -> String {
+    if b { "YES" } else { "NO" }.into()
+}
+
+/// MQ shows a connection id as 48 hex digits; sealmq's are numbers, shown as 16.
+fn conn_id(id: u64) -> String {
+    format!("{id:016X}")
+}
+
+fn input(h: &HandleInfo) -> String {
+    if h.input_exclusive {
+        "EXCL"
+    } else if h.input_shared {
+        "SHARED"
+    } else {
+        "NO"
+    }
+    .into()
+}
+
+fn openopts(h: &HandleInfo) -> String {
+    let mut v = Vec::new();
+    for (on, n) in [
+        (h.input_shared, "MQOO_INPUT_SHARED"),
+        (h.input_exclusive, "MQOO_INPUT_EXCLUSIVE"),
+        (h.browse, "MQOO_BROWSE"),
+        (h.output, "MQOO_OUTPUT"),
+        (h.inquire, "MQOO_INQUIRE"),
+        (h.set, "MQOO_SET"),
+    ] {
+        if on {
+            v.push(n);
+        }
+    }
+    v.join(",")
+}
+
+fn conn_block(c: &ConnInfo) -> Block {
+    let (da, ti) = mq_date_time(c.started);
+    vec![
+        ("CONN".into(), conn_id(c.id)),
+        ("TYPE".into(), "CONN".into()),
+        ("APPLTAG".into(), c.appl.clone()),
+        (
+            "APPLTYPE".into(),
+            if c.internal { "SYSTEM" } else { "USER" }.into(),
+        ),
+        ("USERID".into(), c.user.clone()),
+        (
+            "PID".into(),
+            c.origin.pid.map(|p| p.to_string()).unwrap_or_default(),
+        ),
+        ("CHANNEL".into(), c.origin.channel.clone()),
+        ("CONNAME".into(), c.origin.conname.clone()),
+        ("CONNDA".into(), da),
+        ("CONNTI".into(), ti),
+        (
+            "UOWSTATE".into(),
+            if c.uow_active { "ACTIVE" } else { "NONE" }.into(),
+        ),
+        ("HANDLES".into(), c.handles.len().to_string()),
+    ]
+}
+
+fn handle_block(c: &ConnInfo, h: &HandleInfo) -> Block {
+    vec![
+        ("CONN".into(), conn_id(c.id)),
+        ("TYPE".into(), "HANDLE".into()),
+        ("APPLTAG".into(), c.appl.clone()),
+        ("USERID".into(), c.user.clone()),
+        ("OBJNAME".into(), h.name.clone()),
+        ("OBJTYPE".into(), "QUEUE".into()),
+        ("OPENOPTS".into(), openopts(h)),
+        ("HSTATE".into(), "INACTIVE".into()),
+    ]
+}
+
+/// DISPLAY CONN(id|*) [TYPE(CONN|HANDLE|ALL)] [WHERE(...)] [attributes].
+fn conn(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
+    let name = c.name.clone().unwrap_or_default();
+    let kind = match c.attrs.iter().find(|a| a.key == "TYPE") {
+        Some(a) => match one(a)?.to_ascii_uppercase().as_str() {
+            "CONN" => "CONN",
+            "HANDLE" => "HANDLE",
+            "ALL" => "ALL",
+            v => return Err(bad(a, format!("'{v}' is not CONN, HANDLE or ALL"))),
+        },
+        None => "CONN",
+    };
+    let mut blocks = Vec::new();
+    for ci in qm
+        .connections()
+        .iter()
+        .filter(|ci| !ci.internal && (name == "*" || generic_match(&name, &conn_id(ci.id))))
+    {
+        if kind != "HANDLE" {
+            blocks.push(conn_block(ci));
+        }
+        if kind != "CONN" {
+            blocks.extend(ci.handles.iter().map(|h| handle_block(ci, h)));
+        }
+    }
+    if blocks.is_empty() && !name.contains('*') {
+        return Err(Fail {
+            at: None,
+            reason: Some(ReasonCode::UnknownObjectName),
+            message: format!("no connection {name}"),
+        });
+    }
+    let blocks = select_all(blocks, &c.attrs, &["CONN", "TYPE"], true)?;
+    Ok((
+        format!("SMQ0190I Display of {} connection record(s).", blocks.len()),
+        blocks,
+    ))
+}
+
+/// DISPLAY QSTATUS(q) TYPE(HANDLE): who has the queue open, and how.
+pub(crate) fn qstatus_handles(
+    qm: &Arc<QueueManager>,
+    c: &Command,
+) -> Result<(String, Vec<Block>), Fail> {
+    let name = c.name.clone().unwrap_or_default();
+    let mut blocks = Vec::new();
+    for ci in qm.connections().iter().filter(|ci| !ci.internal) {
+        for h in ci
+            .handles
+            .iter()
+            .filter(|h| generic_match(&name, &h.resolved) || generic_match(&name, &h.name))
+        {
+            blocks.push(vec![
+                ("QUEUE".into(), h.resolved.clone()),
+                ("TYPE".into(), "HANDLE".into()),
+                ("APPLTAG".into(), ci.appl.clone()),
+                ("CONN".into(), conn_id(ci.id)),
+                ("USERID".into(), ci.user.clone()),
+                (
+                    "PID".into(),
+                    ci.origin.pid.map(|p| p.to_string()).unwrap_or_default(),
+                ),
+                ("CHANNEL".into(), ci.origin.channel.clone()),
+                ("CONNAME".into(), ci.origin.conname.clone()),
+                ("INPUT".into(), input(h)),
+                ("OUTPUT".into(), yn(h.output)),
+                ("BROWSE".into(), yn(h.browse)),
+                ("INQUIRE".into(), yn(h.inquire)),
+                ("SET".into(), yn(h.set)),
+                (
+                    "UOWSTATE".into(),
+                    if ci.uow_active { "ACTIVE" } else { "NONE" }.into(),
+                ),
+            ]);
+        }
+    }
+    if blocks.is_empty() && !name.contains('*') {
+        qm.queue_def(&name)?;
+    }
+    let blocks = select_all(blocks, &c.attrs, &["QUEUE", "TYPE"], true)?;
+    Ok((format!("SMQ0191I {} handle(s) open.", blocks.len()), blocks))
+}
+
+fn qmstatus(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
+    let (da, ti) = mq_date_time(qm.started);
+    let conns = qm.connections().iter().filter(|c| !c.internal).count();
+    let block: Block = vec![
+        ("QMNAME".into(), qm.name()),
+        ("STATUS".into(), "RUNNING".into()),
+        ("STARTDA".into(), da),
+        ("STARTTI".into(), ti),
+        ("CONNS".into(), conns.to_string()),
+        (
+            "CHINIT".into(),
+            if qm.chinit().is_some() {
+                "RUNNING"
+            } else {
+                "STOPPED"
+            }
+            .into(),
+        ),
+        ("CMDSERV".into(), "RUNNING".into()),
+        (
+            "LISTENERS".into(),
+            qm.listener_control()
+                .map(|l| l.status().len())
+                .unwrap_or(0)
+                .to_string(),
+        ),
+        ("LOGBYTES".into(), qm.log_stats().bytes.to_string()),
+    ];
+    let blocks = select_all([block], &c.attrs, &["QMNAME"], true)?;
+    Ok(("SMQ0192I Queue manager status.".into(), blocks))
+}
+
+fn ping(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
+    let name = c.name.clone().unwrap_or_default();
+    if let Some(a) = c
+        .attrs
+        .iter()
+        .find(|a| !matches!(a.key.as_str(), "DATALEN" | "CHLDISP" | "CMDSCOPE"))
+    {
+        return Err(bad(a, "is not a PING CHANNEL keyword"));
+    }
+    let ci = qm.chinit().ok_or_else(|| Fail {
+        at: None,
+        reason: None,
+        message: "channels run in a started queue manager (no channel initiator here)".into(),
+    })?;
+    Ok((ci.ping(&name)?, vec![]))
+}
+
+/// Which of this module's commands `c` is, if any.
+pub(crate) fn route(
+    qm: &Arc<QueueManager>,
+    c: &Command,
+) -> Option<Result<(String, Vec<Block>), Fail>> {
+    Some(match (c.verb, c.obj) {
+        (Verb::Display, Obj::Conn) => conn(qm, c),
+        (Verb::Display, Obj::QmStatus) => qmstatus(qm, c),
+        (Verb::Ping, Obj::Channel) => ping(qm, c),
+        (Verb::Display, Obj::QStatus)
+            if c.attrs.iter().any(|a| {
+                a.key == "TYPE"
+                    && a.values
+                        .first()
+                        .is_some_and(|v| v.eq_ignore_ascii_case("HANDLE"))
+            }) =>
+        {
+            qstatus_handles(qm, c)
+        }
+        _ => return None,
+    })
+}
