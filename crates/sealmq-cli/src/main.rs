@@ -9,6 +9,7 @@ mod bench_cmd;
 mod bench_net;
 mod demo;
 mod dse_cmd;
+mod dump_cmd;
 mod io;
 mod keystore_cmd;
 mod message_cmd;
@@ -45,6 +46,9 @@ enum Command {
     Status(qm_cmd::StatusArgs),
     /// Run MQSC commands from standard input or a file.
     Mqsc(qm_cmd::MqscArgs),
+    /// Print MQSC that recreates the queue manager's objects, authority records, CHLAUTH
+    /// rules, policies and attributes (MQ's dmpmqcfg).
+    Dump(dump_cmd::DumpArgs),
     /// Set or remove a user's password in the queue manager's password file (CONNAUTH).
     Passwd(qm_cmd::PasswdArgs),
     /// Security policies of queues (set, show, remove, export).
@@ -114,6 +118,7 @@ fn main() -> ExitCode {
         Command::Stop(a) => qm_cmd::stop(a),
         Command::Status(a) => qm_cmd::status(a),
         Command::Mqsc(a) => qm_cmd::mqsc(a),
+        Command::Dump(a) => dump_cmd::run(a),
         Command::Passwd(a) => qm_cmd::passwd(a),
         Command::Policy(c) => policy_cmd::run_cmd(c),
         Command::Put(a) => app_cmd::put(a),

@@ -330,6 +330,55 @@ fn display_conn_qstatus_handles_and_qmstatus_show_who_is_connected() {
 }
 
 #[test]
+fn a_dump_replayed_on_a_new_queue_manager_dumps_the_same() {
+    let h = Home::new();
+    for qm in ["Q1", "Q2"] {
+        h.ok(&["create", qm]);
+        h.ok(&["start", qm, "--background"]);
+    }
+    h.mqsc(
+        "Q1",
+        "DEFINE PROCESS(P1) APPLICID('/bin/true') USERDATA('x y') ENVRDATA('&')\n\
+         DEFINE QLOCAL(APP.IN) DESCR('it''s orders') MAXDEPTH(77) TRIGGER PROCESS(P1) \
+         INITQ(SYSTEM.DEFAULT.INITIATION.QUEUE) QDEPTHHI(70) NOSHARE\n\
+         DEFINE QALIAS(APP.A) TARGET(APP.IN)\nDEFINE QLOCAL(XQ) USAGE(XMITQ)\n\
+         DEFINE QREMOTE(APP.R) RNAME(X) RQMNAME(QM9) XMITQ(XQ)\n\
+         DEFINE QMODEL(APP.MODEL) DEFTYPE(PERMDYN)\n\
+         DEFINE CHANNEL(TO.QM9) CHLTYPE(SDR) CONNAME('h(1)') XMITQ(XQ) DISCINT(60) SHARECNV(5)\n\
+         DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app') SSLCIPH(ANY) INTERCEPT(YES)\n\
+         DEFINE LISTENER(L1) TRPTYPE(TCP) PORT(1999)\n\
+         SET AUTHREC PROFILE('APP.*') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET)\n\
+         SET AUTHREC OBJTYPE(QMGR) GROUP('grp') AUTHADD(CONNECT)\n\
+         SET CHLAUTH('APP.SVRCONN') TYPE(ADDRESSMAP) ADDRESS('10.*') USERSRC(MAP) MCAUSER('app')\n\
+         DEFINE AUTHINFO(MY.IDPW) AUTHTYPE(IDPWOS) CHCKCLNT(REQUIRED)\n\
+         ALTER QMGR CONNAUTH(MY.IDPW) TRIGINT(5000) DESCR('prod')\n\
+         ALTER QLOCAL(SYSTEM.DEFAULT.LOCAL.QUEUE) MAXDEPTH(999)\n",
+    );
+    let first = h.ok(&["dump", "Q1"]);
+    for want in [
+        "DEFINE QLOCAL('APP.IN')",
+        "DESCR('it''s orders')",
+        "NOSHARE",
+        "QDEPTHHI('70')",
+        "DEFINE PROCESS('P1')",
+        "DEFINE CHANNEL('TO.QM9') CHLTYPE(SDR)",
+        "DEFINE LISTENER('L1')",
+        "SET AUTHREC PROFILE('APP.*') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET)",
+        "SET CHLAUTH('APP.SVRCONN')",
+        "CONNAUTH('MY.IDPW')",
+    ] {
+        assert!(first.contains(want), "{want} missing:\n{first}");
+    }
+    h.ok_in(&["mqsc", "Q2"], Some(&first));
+    let second = h.ok(&["dump", "Q2"]);
+    let body = |d: &str| d.lines().skip(1).collect::<Vec<_>>().join("\n");
+    assert_eq!(body(&first), body(&second));
+    for qm in ["Q1", "Q2"] {
+        h.ok(&["stop", qm]);
+    }
+}
+
+#[test]
 fn stop_immediate_never_returns_before_the_queue_manager_has_ended() {
     let h = Home::new();
     h.ok(&["create", "QS"]);

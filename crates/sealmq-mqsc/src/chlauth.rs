@@ -179,7 +179,7 @@ pub(crate) fn chlauth(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
                     .ok_or_else(|| bad(a, "expected ASQMGR, REQUIRED or REQDADM"))?;
             }
             "WARN" => r.warn = choice(a, &["YES", "NO"])? == "YES",
-            "DESCR" => r.descr = one(a)?.to_string(),
+            "DESCR" => r.descr = one(a)?.trim_end().to_string(),
             "SSLCERTI" | "CUSTOM" => {
                 return Err(bad(a, "is accepted by MQ but not available in sealmq"));
             }
@@ -267,7 +267,7 @@ pub(crate) fn authinfo(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, V
                     }
                 }
                 "REPLACE" | "NOREPLACE" => {}
-                "DESCR" => d.descr = one(a)?.to_string(),
+                "DESCR" => d.descr = one(a)?.trim_end().to_string(),
                 "CHCKLOCL" => d.chcklocl = check(a)?,
                 "CHCKCLNT" => d.chckclnt = check(a)?,
                 "ADOPTCTX" => d.adoptctx = choice(a, &["YES", "NO"])? == "YES",

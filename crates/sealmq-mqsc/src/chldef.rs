@@ -81,7 +81,7 @@ pub(crate) fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
         for a in &c.attrs {
             match a.key.as_str() {
                 "CHLTYPE" | "REPLACE" | "NOREPLACE" | "ALL" | "LIKE" => {}
-                "DESCR" => d.descr = one(a)?.to_string(),
+                "DESCR" => d.descr = one(a)?.trim_end().to_string(),
                 "TRPTYPE" => {
                     if !one(a)?.eq_ignore_ascii_case("TCP") {
                         return Err(bad(
@@ -93,8 +93,8 @@ pub(crate) fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
                         ));
                     }
                 }
-                "CONNAME" => d.conname = one(a)?.to_string(),
-                "XMITQ" => d.xmitq = one(a)?.to_string(),
+                "CONNAME" => d.conname = blank_is_none(a),
+                "XMITQ" => d.xmitq = blank_is_none(a),
                 "BATCHSZ" => d.batchsz = num(a, 1, 9999)?,
                 "HBINT" => d.hbint = num(a, 0, 999_999)?,
                 "MAXMSGL" => d.max_msg_len = num(a, 0, 104_857_600)?,

@@ -225,7 +225,7 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
             let mut unknown: Vec<&Attr> = Vec::new();
             for a in &c.attrs {
                 match a.key.as_str() {
-                    "DESCR" => q.descr = one(a)?.to_string(),
+                    "DESCR" => q.descr = one(a)?.trim_end().to_string(),
                     "DEADQ" => q.dead_letter_q = one(a)?.to_string(),
                     "MAXMSGL" => q.max_msg_len = num(a, 32768, 104_857_600)?,
                     "CHIADAPS" => q.chiadaps = num(a, 1, 9999)?,

@@ -45,7 +45,7 @@ fn apply_queue(def: &mut QueueDef, attrs: &[Attr]) -> Result<(), Fail> {
         let lm = || only(&[Local, Model]);
         match a.key.as_str() {
             "REPLACE" | "NOREPLACE" | "LIKE" | "PURGE" | "NOPURGE" => {}
-            "DESCR" => def.descr = one(a)?.to_string(),
+            "DESCR" => def.descr = one(a)?.trim_end().to_string(),
             "PUT" => def.put_enabled = choice(a, &["ENABLED", "DISABLED"])? == "ENABLED",
             "GET" => {
                 only(&[Local, Alias, Model])?;
@@ -116,7 +116,11 @@ fn apply_queue(def: &mut QueueDef, attrs: &[Attr]) -> Result<(), Fail> {
             }
             "TRIGDATA" => {
                 lm()?;
-                def.trig_data = a.values.first().cloned().unwrap_or_default();
+                def.trig_data = a
+                    .values
+                    .first()
+                    .map(|v| v.trim_end().to_string())
+                    .unwrap_or_default();
             }
             "INITQ" => {
                 lm()?;
@@ -137,7 +141,7 @@ fn apply_queue(def: &mut QueueDef, attrs: &[Attr]) -> Result<(), Fail> {
             // TARGQ is MQ's older name of TARGET.
             "TARGET" | "TARGQ" => {
                 only(&[Alias])?;
-                def.target = one(a)?.to_string()
+                def.target = one(a)?.trim().to_string()
             }
             "TARGTYPE" => {
                 only(&[Alias])?;
@@ -158,7 +162,7 @@ fn apply_queue(def: &mut QueueDef, attrs: &[Attr]) -> Result<(), Fail> {
             }
             "RQMNAME" => {
                 only(&[Remote])?;
-                def.remote_qmgr = one(a)?.to_string()
+                def.remote_qmgr = one(a)?.trim().to_string()
             }
             "XMITQ" => {
                 only(&[Remote])?;

@@ -33,7 +33,7 @@ fn apply_listener(d: &mut ListenerDef, attrs: &[Attr]) -> Result<(), Fail> {
     for a in attrs {
         match a.key.as_str() {
             "REPLACE" | "NOREPLACE" | "LIKE" => {}
-            "DESCR" => d.descr = one(a)?.to_string(),
+            "DESCR" => d.descr = one(a)?.trim_end().to_string(),
             "TRPTYPE" => {
                 if !one(a)?.eq_ignore_ascii_case("TCP") {
                     return Err(bad(
@@ -80,7 +80,7 @@ fn apply_process(d: &mut ProcessDef, attrs: &[Attr]) -> Result<(), Fail> {
     for a in attrs {
         match a.key.as_str() {
             "REPLACE" | "NOREPLACE" | "LIKE" => {}
-            "DESCR" => d.descr = one(a)?.to_string(),
+            "DESCR" => d.descr = one(a)?.trim_end().to_string(),
             "APPLTYPE" => d.appltype = one(a)?.trim().to_ascii_uppercase(),
             "APPLICID" => d.applicid = text(a),
             "ENVRDATA" => d.envrdata = text(a),
