@@ -4,6 +4,7 @@
 //! length u32, filler, CRC32C u32 of everything before it. `get --verify` checks them.
 
 use crate::CliResult;
+use crate::browse_fmt;
 use crate::qm_cmd::qm_dir;
 use clap::Args;
 use sealmq_client::Client;
@@ -355,27 +356,18 @@ pub fn browse(a: BrowseArgs) -> CliResult {
                         if m.payload.len() > 64 { "..." } else { "" }
                     );
                 } else if m.md.format == sealmq_engine::dlh::FORMAT {
+                    let _ = writeln!(out, "Message {n}:\n{}", browse_fmt::descriptor(&m.md));
                     match sealmq_engine::dlh::DeadLetterHeader::unwrap(&m.payload) {
                         Ok((h, inner)) => {
-                            let _ = writeln!(
-                                out,
-                                "{n}: dead letter: reason {} check '{}' queue {} qmgr {} getter '{}' signer '{}' time {} ({} bytes kept as stored): {}",
-                                h.reason,
-                                h.check,
-                                h.dest_q,
-                                h.dest_qm,
-                                h.getter,
-                                h.signer,
-                                h.time_ms,
-                                inner.len(),
-                                h.detail
-                            );
+                            let _ =
+                                writeln!(out, "{n}: {}", browse_fmt::dead_letter(&h, inner.len()));
                         }
                         Err(e) => {
                             let _ = writeln!(out, "{n}: unreadable dead-letter header: {e}");
                         }
                     }
                 } else if m.md.format == sealmq_engine::xqh::FORMAT {
+                    let _ = writeln!(out, "Message {n}:\n{}", browse_fmt::descriptor(&m.md));
                     match sealmq_engine::xqh::TransmissionHeader::unwrap(&m.payload) {
                         Ok((h, inner)) => {
                             let _ = writeln!(
@@ -393,7 +385,12 @@ pub fn browse(a: BrowseArgs) -> CliResult {
                         }
                     }
                 } else {
-                    let _ = writeln!(out, "{n}: {}", String::from_utf8_lossy(&m.payload));
+                    let _ = writeln!(
+                        out,
+                        "Message {n}:\n{}\n{n}: {}",
+                        browse_fmt::descriptor(&m.md),
+                        browse_fmt::payload(&m.payload)
+                    );
                 }
                 gmo.browse = Browse::Next;
             }

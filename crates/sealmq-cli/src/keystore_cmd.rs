@@ -117,7 +117,7 @@ pub fn run(cmd: KeystoreCmd) -> CliResult {
             Ok(())
         }
         KeystoreCmd::Import(a) => {
-            let mut ks = Keystore::load(&a.dir)?;
+            let mut ks = Keystore::load_or_create(&a.dir)?;
             match (a.cert, a.key, a.p12) {
                 (Some(c), Some(k), None) => {
                     let cert = read_input(&c.to_string_lossy())?;

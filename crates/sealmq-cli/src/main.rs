@@ -7,6 +7,7 @@ mod app_cmd;
 mod bench_chl;
 mod bench_cmd;
 mod bench_net;
+mod browse_fmt;
 mod demo;
 mod dse_cmd;
 mod dump_cmd;

@@ -390,6 +390,10 @@ pub trait ChannelControl: Send + Sync {
     fn stop(&self, name: &str) -> MqResult<String>;
     /// PING CHANNEL: whether the partner of a sending channel answers.
     fn ping(&self, name: &str) -> MqResult<String>;
+    /// The subject DN of the queue manager's keystore identity (DISPLAY QMGR), if it has one.
+    fn keystore_dn(&self) -> Option<String> {
+        None
+    }
     /// DISPLAY CHSTATUS for channels matching a generic name.
     fn status(&self, pattern: &str) -> Vec<Attrs>;
     /// DISPLAY CHSTATUS ... SAVED: what each matching channel end last committed, from its

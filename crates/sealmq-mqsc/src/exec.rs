@@ -217,7 +217,14 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
             ))
         }
         (Verb::Display, Obj::Qmgr) => {
-            let blocks = select_all([qmgr_block(&qm.qmgr())], &c.attrs, &["QMNAME"], true)?;
+            let mut block = qmgr_block(&qm.qmgr());
+            // SPEC §5.6: the queue manager's keystore identity (status, not an attribute).
+            let dn = qm
+                .chinit()
+                .and_then(|c| c.keystore_dn())
+                .unwrap_or_default();
+            block.insert(2, ("SSLKEYDN".into(), dn));
+            let blocks = select_all([block], &c.attrs, &["QMNAME"], true)?;
             Ok(("SMQ0107I Display queue manager details.".into(), blocks))
         }
         (Verb::Alter, Obj::Qmgr) => {

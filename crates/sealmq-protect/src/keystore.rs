@@ -235,6 +235,21 @@ impl Keystore {
         }
     }
 
+    /// The keystore in `dir`, or a new empty one there (its directory made private) when
+    /// there is none yet: `sealmq keystore import` into a directory that does not exist.
+    pub fn load_or_create(dir: &Path) -> Result<Keystore> {
+        if dir.join(KEYSTORE_FILE).exists() {
+            return Keystore::load(dir);
+        }
+        fs::create_dir_all(dir).map_err(|e| io_err(dir, "create the keystore directory", e))?;
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+                .map_err(|e| io_err(dir, "make the keystore directory private", e))?;
+        }
+        Ok(Keystore::empty(dir))
+    }
+
     /// Creates a keystore in `dir` with a new identity: self-signed (and then trusted by
     /// itself), or signed by the identity of the CA keystore `ca` (whose certificate is then
     /// trusted).

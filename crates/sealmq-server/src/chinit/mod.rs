@@ -486,6 +486,13 @@ impl ChannelControl for Control {
         self.ping_channel(name)
     }
 
+    fn keystore_dn(&self) -> Option<String> {
+        let p = self.security.protector()?;
+        p.keystore()
+            .identity()
+            .map(|i| i.cert.subject().to_string())
+    }
+
     fn stop(&self, name: &str) -> MqResult<String> {
         let d = self.def(name)?;
         if d.chltype == ChlType::Svrconn {
