@@ -9,6 +9,18 @@ pub(crate) fn authrec(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
     use sealmq_engine::authority::{AuthObj, AuthRec, auth};
     let get = |k: &str| c.attrs.iter().find(|a| a.key == k);
     let objtype = match get("OBJTYPE") {
+        Some(a)
+            if a.values.first().is_some_and(|v| {
+                crate::known::object_not_provided(&v.to_ascii_uppercase()).is_some()
+            }) =>
+        {
+            let v = a.values[0].to_ascii_uppercase();
+            let why = crate::known::object_not_provided(&v).unwrap_or_default();
+            return Err(bad(
+                a,
+                format!("authority records for {v} objects: {why} (README, \"Not provided\")"),
+            ));
+        }
         Some(a) => Some(
             AuthObj::parse(choice(a, &["QUEUE", "QMGR", "CHANNEL", "AUTHINFO"])?)
                 .ok_or_else(|| bad(a, "expected QUEUE, QMGR, CHANNEL or AUTHINFO"))?,

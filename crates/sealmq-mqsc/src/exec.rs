@@ -149,6 +149,18 @@ pub(crate) fn unknown_keywords(unknown: &[&Attr], kind: &str) -> Result<(), Fail
 }
 
 fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
+    if let Obj::NotProvided(what) = c.obj {
+        let why =
+            crate::known::object_not_provided(what).unwrap_or("this object type is not provided");
+        return Err(Fail {
+            at: None,
+            reason: None,
+            message: format!("{what}: {why} (README, \"Not provided\")"),
+        });
+    }
+    if let Some(f) = amqp_channel(qm, c) {
+        return Err(f);
+    }
     if let Some(r) = crate::services::route(qm, c) {
         return r;
     }
@@ -299,6 +311,34 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
             message: "this verb does not apply to this object type".into(),
         }),
     }
+}
+
+/// MQ's AMQP and MQTT channels (CHLTYPE(AMQP), its default SYSTEM.DEF.AMQP): not provided in
+/// this release, and said so rather than "not defined".
+fn amqp_channel(qm: &QueueManager, c: &Command) -> Option<Fail> {
+    if !matches!(c.obj, Obj::Channel | Obj::ChStatus) {
+        return None;
+    }
+    let name = c.name.clone().unwrap_or_default();
+    let kind = c
+        .attrs
+        .iter()
+        .find(|a| a.key == "CHLTYPE")
+        .and_then(|a| a.values.first())
+        .map(|v| v.to_ascii_uppercase())
+        .filter(|t| t == "AMQP" || t == "MQTT")
+        .or_else(|| {
+            (qm.channel(&name).is_none()
+                && matches!(name.as_str(), "SYSTEM.DEF.AMQP" | "SYSTEM.DEF.MQTT"))
+            .then(|| name.trim_start_matches("SYSTEM.DEF.").to_string())
+        })?;
+    Some(Fail {
+        at: None,
+        reason: None,
+        message: format!(
+            "{kind} channels are not provided in this release (README, \"Not provided\")"
+        ),
+    })
 }
 
 /// Runs every command of an MQSC script; one response each. `END` ends the script, as in

@@ -37,7 +37,7 @@ pub(crate) const QMGR: &[&str] = &[
     "PERFMEV", "PSCLUS", "PSMODE", "PSNPMSG", "PSNPRES", "PSRTYCNT", "PSSYNCPT", "REMOTEEV",
     "REVDNS", "ROUTEREC", "SCHINIT", "SCMDSERV", "SSLCRLNL", "SSLCRYP", "SSLEV", "SSLFIPS",
     "SSLKEYR", "SSLRKEYC", "STATACLS", "STATCHL", "STATMQI", "STATQ", "STRSTPEV", "SUITEB",
-    "TREELIFE", "TRIGINT",
+    "TREELIFE", "TRIGINT", "KEYRPWD",
 ];
 
 pub(crate) const LISTENER: &[&str] = &[
@@ -66,6 +66,9 @@ const NOT_PROVIDED: &[(&str, &str)] = &[
 /// and answers `Some(Ok)`; a not-provided attribute with a value answers `Some(Err)`; any
 /// other keyword `None` (the caller reports it unknown).
 pub(crate) fn note(a: &Attr, list: &[&str], noted: &mut Noted) -> Option<Result<(), Fail>> {
+    if SECRETS.contains(&a.key.as_str()) {
+        return Some(Ok(()));
+    }
     if let Some((_, why)) = NOT_PROVIDED.iter().find(|(k, _)| *k == a.key) {
         if a.values.iter().all(|v| v.trim().is_empty()) {
             noted.remove(&a.key);
@@ -84,3 +87,24 @@ pub(crate) fn note(a: &Attr, list: &[&str], noted: &mut Noted) -> Option<Result<
 pub(crate) fn shown(noted: &Noted) -> impl Iterator<Item = (String, String)> + '_ {
     noted.iter().map(|(k, v)| (k.clone(), v.clone()))
 }
+
+/// Object types of features sealmq does not provide, and which feature: MQSC naming them is
+/// refused saying so (README, "Not provided").
+pub(crate) fn object_not_provided(obj: &str) -> Option<&'static str> {
+    Some(match obj {
+        "TOPIC" | "SUB" | "SBSTATUS" | "TPSTATUS" | "PUBSUB" => "publish/subscribe is not provided",
+        "SERVICE" | "SVSTATUS" => "SERVICE objects are not provided",
+        "NAMELIST" | "NL" => "namelists are not provided",
+        "COMMINFO" => "multicast (COMMINFO) is not provided",
+        "CLUSQMGR" => "clusters are not provided",
+        "CFSTRUCT" | "STGCLASS" | "CFSTATUS" | "ARCHIVE" | "LOG" | "USAGE" | "SMDS" => {
+            "z/OS facilities are not provided"
+        }
+        "CLNTCONN" | "RQMNAME" => "client channel definitions (CCDT) are not provided",
+        _ => return None,
+    })
+}
+
+/// Secrets MQ takes as attributes (KEYRPWD, the keystore password): accepted, never kept,
+/// logged or shown — sealmq's keystore needs no password.
+pub(crate) const SECRETS: &[&str] = &["KEYRPWD"];

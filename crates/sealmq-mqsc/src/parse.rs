@@ -53,6 +53,9 @@ pub enum Obj {
     Conn,
     /// The queue manager's status (DISPLAY QMSTATUS).
     QmStatus,
+    /// An MQ object type of a feature sealmq does not provide (TOPIC, SUB, SERVICE, ...):
+    /// refused naming the feature.
+    NotProvided(&'static str),
 }
 
 /// A `KEYWORD` or `KEYWORD(value ...)`.
@@ -125,6 +128,34 @@ fn obj(w: &str) -> Option<Obj> {
     })
 }
 
+/// An MQ object type sealmq does not provide, kept by its name so the refusal can say so.
+fn not_provided(w: &str) -> Option<Obj> {
+    const NAMES: [&str; 21] = [
+        "TOPIC",
+        "SUB",
+        "SBSTATUS",
+        "TPSTATUS",
+        "PUBSUB",
+        "SERVICE",
+        "SVSTATUS",
+        "NAMELIST",
+        "NL",
+        "COMMINFO",
+        "CLUSQMGR",
+        "CFSTRUCT",
+        "STGCLASS",
+        "CFSTATUS",
+        "ARCHIVE",
+        "LOG",
+        "USAGE",
+        "SMDS",
+        "CLNTCONN",
+        "RQMNAME",
+        "TOPICSTATUS",
+    ];
+    NAMES.iter().find(|n| **n == w).map(|n| Obj::NotProvided(n))
+}
+
 fn word(t: &Token) -> Option<&str> {
     match &t.tok {
         Tok::Word(w) => Some(w),
@@ -178,7 +209,9 @@ pub fn parse(text: &str) -> Result<Command, ParseError> {
         at: text.len(),
         message: "expected an object type after the verb".into(),
     })?;
-    let o = word(second).and_then(obj).ok_or_else(|| ParseError {
+    let o = word(second)
+        .and_then(|w| obj(w).or_else(|| not_provided(w)))
+        .ok_or_else(|| ParseError {
         at: second.at,
         message: "expected an object type: QLOCAL, QALIAS, QREMOTE, QMODEL, QUEUE, QSTATUS, QSTATS, QMGR, QMSTATUS, CHANNEL, CHSTATUS, CHINIT, LISTENER, LSSTATUS, PROCESS, CONN, POLICY, AUTHREC, AUTHINFO, CHLAUTH, ENTAUTH or SECURITY".into(),
     })?;

@@ -151,11 +151,19 @@ pub(crate) fn listener(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, V
             Ok((format!("SMQ0172I Listener {name} deleted."), vec![]))
         }
         Verb::Start | Verb::Stop => {
-            if let Some(a) = c.attrs.first() {
-                return Err(bad(
-                    a,
-                    "START and STOP LISTENER take only the listener's name",
-                ));
+            // IGNSTATE(YES): a listener already in the state asked for is not an error.
+            let mut ignstate = false;
+            for a in &c.attrs {
+                match a.key.as_str() {
+                    "IGNSTATE" => ignstate = choice(a, &["YES", "NO"])? == "YES",
+                    "CMDSCOPE" | "QSGDISP" | "INDISP" => {}
+                    _ => {
+                        return Err(bad(
+                            a,
+                            "START and STOP LISTENER take the listener's name and IGNSTATE",
+                        ));
+                    }
+                }
             }
             let d = qm
                 .listener(&name)
@@ -165,10 +173,22 @@ pub(crate) fn listener(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, V
                 reason: None,
                 message: "listeners run in a started queue manager (`sealmq start`)".into(),
             })?;
-            let msg = if c.verb == Verb::Start {
-                ctl.start(&d)?
-            } else {
-                ctl.stop(&name)?
+            let running = ctl.status().iter().any(|s| s.name == name);
+            let msg = match (c.verb, running) {
+                (Verb::Start, true) if ignstate => {
+                    format!("SMQ0178I Listener {name} is already running.")
+                }
+                (Verb::Start, true) => {
+                    return Err(Fail {
+                        at: None,
+                        reason: Some(ReasonCode::ObjectInUse),
+                        message: format!(
+                            "listener {name} is already running (IGNSTATE(YES) makes this not an error)"
+                        ),
+                    });
+                }
+                (Verb::Start, false) => ctl.start(&d)?,
+                _ => ctl.stop(&name)?,
             };
             Ok((msg, vec![]))
         }
