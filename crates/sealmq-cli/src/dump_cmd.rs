@@ -93,29 +93,20 @@ fn objects(c: &mut Client, cmd: &str) -> CliResult<Vec<serde_json::Map<String, V
 /// The dump, as text.
 pub fn dump(c: &mut Client, qm: &str) -> CliResult<String> {
     let mut out = format!("* sealmq dump of queue manager {qm}: replay with `sealmq mqsc QM`\n");
-    out.push_str("\n* AUTHINFO objects\n");
-    for o in objects(c, "DISPLAY AUTHINFO(*) ALL")? {
-        out.push_str(&format!(
-            "DEFINE AUTHINFO({}){} REPLACE\n",
-            quote(s(&o, "AUTHINFO")),
-            attrs(&o, &["AUTHINFO"], true)
-        ));
-    }
-    out.push_str("\n* Processes\n");
-    for o in objects(c, "DISPLAY PROCESS(*) ALL")? {
-        out.push_str(&format!(
-            "DEFINE PROCESS({}){} REPLACE\n",
-            quote(s(&o, "PROCESS")),
-            attrs(&o, &["PROCESS"], true)
-        ));
-    }
-    out.push_str("\n* Listeners\n");
-    for o in objects(c, "DISPLAY LISTENER(*) ALL")? {
-        out.push_str(&format!(
-            "DEFINE LISTENER({}){} REPLACE\n",
-            quote(s(&o, "LISTENER")),
-            attrs(&o, &["LISTENER"], true)
-        ));
+    // Objects named by their own keyword, written back with every attribute.
+    for (title, obj) in [
+        ("AUTHINFO objects", "AUTHINFO"),
+        ("Processes", "PROCESS"),
+        ("Listeners", "LISTENER"),
+    ] {
+        out.push_str(&format!("\n* {title}\n"));
+        for o in objects(c, &format!("DISPLAY {obj}(*) ALL"))? {
+            out.push_str(&format!(
+                "DEFINE {obj}({}){} REPLACE\n",
+                quote(s(&o, obj)),
+                attrs(&o, &[obj], true)
+            ));
+        }
     }
     out.push_str("\n* Queues\n");
     for o in objects(c, "DISPLAY QUEUE(*) ALL")? {
