@@ -59,14 +59,11 @@ impl QueueManager {
         }
         if def.trig_type == TrigType::Depth {
             // MQ switches triggering off after a depth event; the application sets it again.
-            let mut off = def.clone();
-            off.trigger = false;
-            if let Ok(current) = self.queue_def(&def.name) {
-                off = QueueDef {
-                    trigger: false,
-                    ..current
-                };
-            }
+            // The definition as it is now (another ALTER may have come since the event).
+            let off = QueueDef {
+                trigger: false,
+                ..self.queue_def(&def.name).unwrap_or_else(|_| def.clone())
+            };
             if let Err(e) = self.alter(off) {
                 return why_not(format!(
                     "cannot switch TRIGGER off after a depth event: {e}"
