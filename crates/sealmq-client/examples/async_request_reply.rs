@@ -3,8 +3,8 @@
 //! `cargo run -p sealmq-client --example async_request_reply -- $SEALMQ_HOME/qmgrs/QM1 REQ.Q REP.Q`
 
 use sealmq_client::nonblocking::AsyncClient;
-use sealmq_engine::mqi::{GetOptions, OpenOptions};
-use sealmq_engine::{Match, Md, MsgType};
+use sealmq_mqi::{GetOptions, OpenOptions};
+use sealmq_mqi::{Match, Md, MsgType};
 use std::time::Duration;
 
 #[tokio::main]

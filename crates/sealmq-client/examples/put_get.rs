@@ -3,8 +3,8 @@
 //! `cargo run -p sealmq-client --example put_get -- $SEALMQ_HOME/qmgrs/QM1 APP.Q`
 
 use sealmq_client::Client;
-use sealmq_engine::mqi::{GetOptions, OpenOptions};
-use sealmq_engine::{Md, Persistence};
+use sealmq_mqi::{GetOptions, OpenOptions};
+use sealmq_mqi::{Md, Persistence};
 use std::time::Duration;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

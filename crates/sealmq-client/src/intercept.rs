@@ -8,8 +8,8 @@
 //! application gets 2063.
 
 use crate::{Client, ClientError, Result};
-use sealmq_engine::mqi::{Browse, GetOptions};
-use sealmq_engine::{Got, Md};
+use sealmq_mqi::{Browse, GetOptions};
+use sealmq_mqi::{Got, Md};
 use sealmq_protect::{Keystore, Policy, Protector, Qop};
 use sealmq_wire::{Request, Response};
 use std::collections::HashMap;
@@ -62,7 +62,7 @@ impl State {
         let policy = if policy.is_empty() {
             None
         } else {
-            Some(Arc::new(sealmq_engine::policies::decode(policy).map_err(
+            Some(Arc::new(sealmq_mqi::policy::decode(policy).map_err(
                 |e| security(format!("unreadable policy from the queue manager: {e}")),
             )?))
         };
@@ -159,8 +159,7 @@ impl Client {
             })? {
                 Response::Policy { policy } if !policy.is_empty() => {
                     let p = Arc::new(
-                        sealmq_engine::policies::decode(&policy)
-                            .map_err(|e| security(e.to_string()))?,
+                        sealmq_mqi::policy::decode(&policy).map_err(|e| security(e.to_string()))?,
                     );
                     let stored = self.protect_for(&p, md, payload)?;
                     self.icpt.next_key = Some(p);

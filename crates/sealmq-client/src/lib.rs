@@ -8,8 +8,8 @@
 mod intercept;
 pub mod nonblocking;
 
-use sealmq_engine::mqi::{Browse, GetOptions, OpenOptions};
-use sealmq_engine::{Got, Md};
+use sealmq_mqi::{Browse, GetOptions, OpenOptions};
+use sealmq_mqi::{Got, Md};
 use sealmq_types::ReasonCode;
 use sealmq_wire::{GetReq, Request, Response, WireError, open};
 use std::io::{BufReader, BufWriter, Read, Write};
@@ -366,12 +366,14 @@ impl Client {
             name: name.to_string(),
         })? {
             Response::Policy { policy } if policy.is_empty() => Ok(None),
-            Response::Policy { policy } => sealmq_engine::policies::decode(&policy)
-                .map(Some)
-                .map_err(|e| ClientError {
-                    reason: 2195,
-                    detail: format!("the policy of '{name}' does not read: {e}"),
-                }),
+            Response::Policy { policy } => {
+                sealmq_mqi::policy::decode(&policy)
+                    .map(Some)
+                    .map_err(|e| ClientError {
+                        reason: 2195,
+                        detail: format!("the policy of '{name}' does not read: {e}"),
+                    })
+            }
             other => Self::unexpected(other),
         }
     }

@@ -2,8 +2,8 @@
 //! application never blocks its executor (a get with a long wait included).
 
 use crate::{Client, ClientError, Result};
-use sealmq_engine::mqi::{GetOptions, OpenOptions};
-use sealmq_engine::{Got, Md};
+use sealmq_mqi::{GetOptions, OpenOptions};
+use sealmq_mqi::{Got, Md};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 

@@ -18,7 +18,8 @@ pub mod conns;
 pub mod deadletter;
 pub mod dlh;
 pub mod error;
-pub mod md;
+/// Message descriptors and messages (shared with applications through `sealmq-mqi`).
+pub use sealmq_mqi::md;
 pub mod mqi;
 pub mod noted;
 pub mod objects;

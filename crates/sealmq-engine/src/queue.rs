@@ -2,10 +2,13 @@
 //! the getters waiting on it. Each queue has its own lock, so a busy queue never holds up
 //! another.
 
-use crate::md::{Message, MsgId, NONE_ID, now_ms};
+use crate::md::{Message, now_ms};
 use crate::objects::{MsgDlvSq, QueueDef};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+/// What a get matches on (shared with applications through `sealmq-mqi`).
+pub use sealmq_mqi::Match;
 
 /// Transaction (unit of work) identifier; every persistent operation has one.
 pub type TxId = u64;
@@ -28,24 +31,6 @@ pub struct Entry {
     pub msg: Arc<Message>,
     pub state: EntryState,
     pub backout_count: u32,
-}
-
-/// What a get matches on.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Match {
-    pub msg_id: Option<MsgId>,
-    pub correl_id: Option<MsgId>,
-}
-
-impl Match {
-    pub fn accepts(&self, m: &Message) -> bool {
-        self.msg_id.is_none_or(|id| id == m.md.msg_id)
-            && self.correl_id.is_none_or(|id| id == m.md.correl_id)
-    }
-
-    pub fn is_specific(&self) -> bool {
-        self.msg_id.is_some_and(|i| i != NONE_ID) || self.correl_id.is_some_and(|i| i != NONE_ID)
-    }
 }
 
 /// A getter waiting for a message.

@@ -67,4 +67,10 @@ impl StorageError {
     }
 }
 
+impl From<sealmq_types::codec::DecodeError> for StorageError {
+    fn from(e: sealmq_types::codec::DecodeError) -> Self {
+        StorageError::Decode(e.0)
+    }
+}
+
 pub type Result<T> = std::result::Result<T, StorageError>;

@@ -11,7 +11,8 @@
 //! (0 = stored in clear) so that encryption at rest can be added without a format change.
 
 pub mod checkpoint;
-pub mod codec;
+/// The value encoding (kept in `sealmq-types`, which the wire protocol shares).
+pub use sealmq_types::codec;
 pub mod dse;
 pub mod error;
 pub mod log;

@@ -1,9 +1,12 @@
 //! Types shared by every sealmq layer.
 //!
-//! The one thing here today is [`ReasonCode`]: the MQ reason codes (SPEC §2.3). Every layer
-//! reports failures with one of these numbers so that an operator's MQ knowledge carries over.
-//! Values are fixed and never reused: a retired code leaves a gap.
+//! - [`ReasonCode`]: the MQ reason codes (SPEC §2.3). Every layer reports failures with one of
+//!   these numbers so that an operator's MQ knowledge carries over. Values are fixed and never
+//!   reused: a retired code leaves a gap.
+//! - [`codec`]: the bounds-checked value encoding that log records, snapshots and wire frames use.
+//! - [`time`]: UTC civil time and MQ's date and time text.
 
+pub mod codec;
 pub mod time;
 
 use std::fmt;

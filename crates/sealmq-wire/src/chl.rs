@@ -9,7 +9,7 @@
 //! of work is committed.
 
 use crate::{WireError, perr, read_frame};
-use sealmq_storage::codec::{Dec, Enc};
+use sealmq_types::codec::{Dec, DecodeError, Enc};
 use std::io::{self, Read, Write};
 
 /// Versions of the channel protocol this build speaks.
@@ -188,7 +188,7 @@ impl ChlFrame {
 
     pub fn decode(kind: u8, body: &[u8]) -> Result<ChlFrame, WireError> {
         let mut d = Dec::new(body, "channel frame");
-        let f = (|| -> sealmq_storage::Result<ChlFrame> {
+        let f = (|| -> sealmq_types::codec::Result<ChlFrame> {
             Ok(match kind {
                 64 => {
                     let n = d.u16()? as usize;
@@ -254,9 +254,7 @@ impl ChlFrame {
                     }
                 }
                 k => {
-                    return Err(sealmq_storage::StorageError::Decode(format!(
-                        "unknown channel frame kind {k}"
-                    )));
+                    return Err(DecodeError(format!("unknown channel frame kind {k}")));
                 }
             })
         })()

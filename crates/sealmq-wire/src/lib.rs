@@ -9,8 +9,8 @@
 pub mod chl;
 pub mod tls;
 
-use sealmq_engine::Md;
-use sealmq_storage::codec::{Dec, Enc};
+use sealmq_mqi::Md;
+use sealmq_types::codec::{Dec, DecodeError, Enc};
 use std::io::{self, Read, Write};
 
 /// Protocol versions this build speaks.
@@ -206,7 +206,7 @@ impl From<io::Error> for WireError {
     }
 }
 
-fn perr(e: sealmq_storage::StorageError) -> WireError {
+fn perr(e: DecodeError) -> WireError {
     WireError::Protocol(e.to_string())
 }
 
@@ -221,7 +221,7 @@ fn opt_id(e: &mut Enc, v: &Option<[u8; 24]>) {
     }
 }
 
-fn dec_opt_id(d: &mut Dec<'_>) -> sealmq_storage::Result<Option<[u8; 24]>> {
+fn dec_opt_id(d: &mut Dec<'_>) -> sealmq_types::codec::Result<Option<[u8; 24]>> {
     Ok(match d.u8()? {
         0 => None,
         _ => Some(d.fixed()?),
@@ -343,7 +343,7 @@ impl Request {
 
     fn decode(kind: u8, body: &[u8]) -> Result<Request, WireError> {
         let mut d = Dec::new(body, "request");
-        let r = (|| -> sealmq_storage::Result<Request> {
+        let r = (|| -> sealmq_types::codec::Result<Request> {
             Ok(match kind {
                 1 => {
                     let n = d.u16()? as usize;
@@ -423,9 +423,7 @@ impl Request {
                     syncpoint: d.bool()?,
                 },
                 k => {
-                    return Err(sealmq_storage::StorageError::Decode(format!(
-                        "unknown request kind {k}"
-                    )));
+                    return Err(DecodeError(format!("unknown request kind {k}")));
                 }
             })
         })()
@@ -492,7 +490,7 @@ impl Response {
 
     fn decode(kind: u8, body: &[u8]) -> Result<Response, WireError> {
         let mut d = Dec::new(body, "response");
-        let r = (|| -> sealmq_storage::Result<Response> {
+        let r = (|| -> sealmq_types::codec::Result<Response> {
             Ok(match kind {
                 130 => Response::HelloOk {
                     version: d.u16()?,
@@ -528,9 +526,7 @@ impl Response {
                     detail: d.str()?,
                 },
                 k => {
-                    return Err(sealmq_storage::StorageError::Decode(format!(
-                        "unknown response kind {k}"
-                    )));
+                    return Err(DecodeError(format!("unknown response kind {k}")));
                 }
             })
         })()

@@ -1,7 +1,12 @@
-//! A small, bounds-checked little-endian encoding for log records and snapshots.
+//! A small, bounds-checked little-endian encoding for log records, snapshots and wire frames.
 //! Decoding never panics and never allocates more than the input can hold.
 
-use crate::error::{Result, StorageError};
+/// A value could not be decoded: what was being read and what was wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct DecodeError(pub String);
+
+pub type Result<T> = std::result::Result<T, DecodeError>;
 
 /// Appends values to a buffer.
 #[derive(Default)]
@@ -66,8 +71,8 @@ impl<'a> Dec<'a> {
     pub fn new(buf: &'a [u8], what: &'static str) -> Dec<'a> {
         Dec { buf, what }
     }
-    fn err(&self, detail: &str) -> StorageError {
-        StorageError::Decode(format!("{}: {detail}", self.what))
+    fn err(&self, detail: &str) -> DecodeError {
+        DecodeError(format!("{}: {detail}", self.what))
     }
     pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         if self.buf.len() < n {

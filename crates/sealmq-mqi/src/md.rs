@@ -1,7 +1,6 @@
 //! The message descriptor (SPEC §1) and messages.
 
-use sealmq_storage::Result;
-use sealmq_storage::codec::{Dec, Enc};
+use sealmq_types::codec::{Dec, Enc, Result};
 
 pub type MsgId = [u8; 24];
 pub const NONE_ID: MsgId = [0u8; 24];

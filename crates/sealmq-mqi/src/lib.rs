@@ -1,0 +1,15 @@
+//! # sealmq-mqi: what an application and the queue manager share
+//!
+//! - [`md`]: the message descriptor and messages, and their encoding.
+//! - [`options`]: the options of open, put and get, what a get matches on and what it returns.
+//! - [`policy`]: the binary form of a security policy.
+//!
+//! An application links this crate with the client, wire and protection crates; the queue
+//! manager (engine and storage) is not part of it.
+
+pub mod md;
+pub mod options;
+pub mod policy;
+
+pub use md::{Md, Message, MsgId, MsgType, NONE_ID, Persistence, now_ms};
+pub use options::{Browse, GetOptions, Got, Match, OpenOptions, PutOptions};
