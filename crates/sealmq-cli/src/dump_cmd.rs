@@ -98,6 +98,7 @@ pub fn dump(c: &mut Client, qm: &str) -> CliResult<String> {
         ("AUTHINFO objects", "AUTHINFO"),
         ("Processes", "PROCESS"),
         ("Listeners", "LISTENER"),
+        ("Services", "SERVICE"),
     ] {
         out.push_str(&format!("\n* {title}\n"));
         for o in objects(c, &format!("DISPLAY {obj}(*) ALL"))? {

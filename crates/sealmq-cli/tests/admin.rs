@@ -1,7 +1,9 @@
 //! MQ administrators' habits (issue 12) through real processes: default objects that DEFINE
 //! copies, LISTENER objects (START/STOP, CONTROL(QMGR), a port in use), triggering (a trigger
 //! monitor starting a program with the trigger message; a triggered transmission queue
-//! starting its sender channel), and `stop --immediate` never returning early.
+//! starting its sender channel), SERVICE objects (a server service started and stopped with
+//! the queue manager, a command service, refusals), and `stop --immediate` never returning
+//! early.
 
 mod common;
 
@@ -142,6 +144,128 @@ fn listeners_start_stop_with_the_queue_manager_and_say_why_they_cannot() {
     h.ok(&["stop", "QL"]);
     // Stopped with the queue manager: the port is free again.
     assert!(std::net::TcpListener::bind(("127.0.0.1", p1)).is_ok());
+}
+
+fn executable(path: &std::path::Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn alive(pid: &str) -> bool {
+    // A zombie is not alive: the queue manager must reap what it started.
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit(')')
+            .next()
+            .is_some_and(|r| !r.trim_start().starts_with('Z'))
+    })
+}
+
+#[test]
+fn services_start_and_stop_with_the_queue_manager_and_say_why_they_cannot() {
+    let h = Home::new();
+    h.ok(&["create", "QS"]);
+    h.ok(&["start", "QS", "--background"]);
+    let d = h.dir.path();
+    let server = d.join("server.sh");
+    executable(
+        &server,
+        "#!/bin/sh\necho \"args:$#:$1|$2|$3\"\nexec sleep 600\n",
+    );
+    let command = d.join("command.sh");
+    executable(
+        &command,
+        &format!(
+            "#!/bin/sh\necho \"ran $1\" >> {}\n",
+            d.join("cmd.log").display()
+        ),
+    );
+    // Nothing half-defined: a relative program and unknown keywords are refused.
+    let o = h.run(
+        &["mqsc", "QS"],
+        Some("DEFINE SERVICE(BAD) STARTCMD('runmqtrm')\nDEFINE SERVICE(BAD) FOO(1) BAR\nDISPLAY SERVICE(BAD)\n"),
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("STARTCMD('runmqtrm') is not a full path"),
+        "{out}"
+    );
+    assert!(out.contains("FOO, BAR are not service attributes"), "{out}");
+    assert!(out.contains("no service matches 'BAD'"), "{out}");
+    h.mqsc(
+        "QS",
+        &format!(
+            "DEFINE SERVICE(MON) SERVTYPE(SERVER) CONTROL(QMGR) STARTCMD('{}') \
+             STARTARG('-m +QMNAME+ \"two words\"') STOPCMD('/bin/kill') STOPARG('+MQ_SERVER_PID+') \
+             STDOUT('+MQ_Q_MGR_DATA_PATH+/mon.out')\n\
+             DEFINE SERVICE(ONCE) SERVTYPE(COMMAND) STARTCMD('{}') STARTARG('+MQ_SERVICE_NAME+')\n\
+             DEFINE SERVICE(GONE) SERVTYPE(SERVER) STARTCMD('/no/such/program')\n",
+            server.display(),
+            command.display()
+        ),
+    );
+    h.mqsc("QS", "START SERVICE(MON)\n");
+    let st = h.mqsc("QS", "DISPLAY SVSTATUS(MON)\n");
+    assert_eq!(field(&st, "STATUS"), "RUNNING");
+    let pid = field(&st, "PID");
+    assert!(alive(&pid));
+    let out_file = h.qm_dir("QS").join("mon.out");
+    wait_for(LONG, "the service's output", || {
+        std::fs::read_to_string(&out_file).is_ok_and(|s| s.contains("args:"))
+    });
+    assert_eq!(
+        std::fs::read_to_string(&out_file).unwrap().trim(),
+        "args:3:-m|QS|two words"
+    );
+    // One instance of a server; IGNSTATE(YES) makes that not an error; running, it cannot go.
+    let o = h.run(
+        &["mqsc", "QS"],
+        Some("START SERVICE(MON)\nDELETE SERVICE(MON)\n"),
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("already running"), "{out}");
+    assert!(out.contains("STOP SERVICE(MON) first"), "{out}");
+    h.mqsc("QS", "START SERVICE(MON) IGNSTATE(YES)\n");
+    // A missing program and a service without STOPCMD say so.
+    let o = h.run(
+        &["mqsc", "QS"],
+        Some("START SERVICE(GONE)\nSTOP SERVICE(ONCE)\n"),
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("STARTCMD('/no/such/program') is not an executable file"),
+        "{out}"
+    );
+    assert!(out.contains("has no STOPCMD"), "{out}");
+    // A command service runs each time it is started.
+    h.mqsc("QS", "START SERVICE(ONCE)\nSTART SERVICE(ONCE)\n");
+    let log = d.join("cmd.log");
+    wait_for(LONG, "two runs of the command", || {
+        std::fs::read_to_string(&log).is_ok_and(|s| s.lines().count() == 2)
+    });
+    assert!(
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .starts_with("ran ONCE")
+    );
+    // STOP SERVICE runs STOPCMD with the server's pid: the program ends and is reaped.
+    h.mqsc("QS", "STOP SERVICE(MON)\n");
+    wait_for(LONG, "the service to end", || !alive(&pid));
+    wait_for(LONG, "SVSTATUS to forget it", || {
+        let o = h.run(&["mqsc", "QS"], Some("DISPLAY SVSTATUS(MON)\n"));
+        String::from_utf8_lossy(&o.stdout).contains("is not running")
+    });
+    // CONTROL(QMGR): started with the queue manager, stopped when it ends.
+    h.ok(&["stop", "QS"]);
+    h.ok(&["start", "QS", "--background"]);
+    let st = h.mqsc("QS", "DISPLAY SVSTATUS(*)\n");
+    assert_eq!(field(&st, "SERVICE"), "MON");
+    let pid = field(&st, "PID");
+    assert!(alive(&pid));
+    h.ok(&["stop", "QS"]);
+    wait_for(LONG, "the service to end with the queue manager", || {
+        !alive(&pid)
+    });
 }
 
 #[test]
@@ -347,6 +471,7 @@ fn a_dump_replayed_on_a_new_queue_manager_dumps_the_same() {
          DEFINE CHANNEL(TO.QM9) CHLTYPE(SDR) CONNAME('h(1)') XMITQ(XQ) DISCINT(60) SHARECNV(5)\n\
          DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app') SSLCIPH(ANY) INTERCEPT(YES)\n\
          DEFINE LISTENER(L1) TRPTYPE(TCP) PORT(1999)\n\
+         DEFINE SERVICE(S1) SERVTYPE(SERVER) STARTCMD('+MQ_INSTALL_PATH+bin/x') STARTARG('-m +QMNAME+')\n\
          SET AUTHREC PROFILE('APP.*') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET)\n\
          SET AUTHREC OBJTYPE(QMGR) GROUP('grp') AUTHADD(CONNECT)\n\
          SET CHLAUTH('APP.SVRCONN') TYPE(ADDRESSMAP) ADDRESS('10.*') USERSRC(MAP) MCAUSER('app')\n\
@@ -363,6 +488,8 @@ fn a_dump_replayed_on_a_new_queue_manager_dumps_the_same() {
         "DEFINE PROCESS('P1')",
         "DEFINE CHANNEL('TO.QM9') CHLTYPE(SDR)",
         "DEFINE LISTENER('L1')",
+        "DEFINE SERVICE('S1')",
+        "STARTARG('-m +QMNAME+')",
         "SET AUTHREC PROFILE('APP.*') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET)",
         "SET CHLAUTH('APP.SVRCONN')",
         "CONNAUTH('MY.IDPW')",

@@ -7,7 +7,7 @@ use crate::chlauth::ChlAuthRec;
 use crate::md::Message;
 use crate::objects::{QmgrDef, QueueDef};
 use crate::queue::TxId;
-use crate::services::{ListenerDef, ProcessDef};
+use crate::services::{ListenerDef, ProcessDef, ServiceDef};
 use sealmq_storage::codec::{Dec, Enc};
 use sealmq_storage::{Result, StorageError};
 
@@ -65,6 +65,9 @@ pub enum Record {
     /// A PROCESS defined or altered, and deleted.
     DefineProcess(ProcessDef),
     DeleteProcess(String),
+    /// A SERVICE defined or altered, and deleted.
+    DefineService(ServiceDef),
+    DeleteService(String),
 }
 
 impl Record {
@@ -91,6 +94,8 @@ impl Record {
             Record::DeleteListener(_) => 19,
             Record::DefineProcess(_) => 20,
             Record::DeleteProcess(_) => 21,
+            Record::DefineService(_) => 22,
+            Record::DeleteService(_) => 23,
         }
     }
 
@@ -113,10 +118,12 @@ impl Record {
             Record::DefineChannel(c) => c.encode(&mut e),
             Record::DefineListener(l) => l.encode(&mut e),
             Record::DefineProcess(p) => p.encode(&mut e),
+            Record::DefineService(s) => s.encode(&mut e),
             Record::DeleteChannel(n)
             | Record::DeleteAuthInfo(n)
             | Record::DeleteListener(n)
-            | Record::DeleteProcess(n) => {
+            | Record::DeleteProcess(n)
+            | Record::DeleteService(n) => {
                 e.str(n);
             }
             Record::SetChlAuth(r) | Record::DeleteChlAuth(r) => r.encode(&mut e),
@@ -197,6 +204,8 @@ impl Record {
             19 => Record::DeleteListener(d.str()?),
             20 => Record::DefineProcess(ProcessDef::decode(&mut d)?),
             21 => Record::DeleteProcess(d.str()?),
+            22 => Record::DefineService(ServiceDef::decode(&mut d)?),
+            23 => Record::DeleteService(d.str()?),
             k => return Err(StorageError::Decode(format!("unknown log record kind {k}"))),
         };
         d.finish()?;
@@ -228,6 +237,7 @@ pub enum Frame {
     AuthInfo(AuthInfoDef),
     Listener(ListenerDef),
     Process(ProcessDef),
+    Service(ServiceDef),
 }
 
 impl Frame {
@@ -285,6 +295,10 @@ impl Frame {
                 e.u8(11);
                 p.encode(&mut e);
             }
+            Frame::Service(s) => {
+                e.u8(12);
+                s.encode(&mut e);
+            }
         }
         e.buf
     }
@@ -312,6 +326,7 @@ impl Frame {
             9 => Frame::AuthInfo(AuthInfoDef::decode(&mut d)?),
             10 => Frame::Listener(ListenerDef::decode(&mut d)?),
             11 => Frame::Process(ProcessDef::decode(&mut d)?),
+            12 => Frame::Service(ServiceDef::decode(&mut d)?),
             k => {
                 return Err(StorageError::Decode(format!(
                     "unknown checkpoint frame {k}"
@@ -364,7 +379,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn garbage_never_panics(kind in 0u8..24, bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+        fn garbage_never_panics(kind in 0u8..26, bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
             let _ = Record::decode(kind, &bytes);
             let _ = Frame::decode(&bytes);
         }

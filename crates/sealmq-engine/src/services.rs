@@ -1,13 +1,14 @@
-//! LISTENER and PROCESS objects (SPEC §2.2, issue 12): a listener is a TCP port the queue
-//! manager accepts connections on, started and stopped by MQSC or with the queue manager
-//! (CONTROL); a process names the program a trigger monitor starts for a triggered queue.
+//! LISTENER, PROCESS and SERVICE objects (SPEC §2.2, issue 12): a listener is a TCP port the
+//! queue manager accepts connections on, started and stopped by MQSC or with the queue manager
+//! (CONTROL); a process names the program a trigger monitor starts for a triggered queue; a
+//! service is a program the queue manager starts and stops (with itself, or by MQSC).
 
 use crate::error::{MqResult, mqerr};
 use crate::noted::{self, Noted};
 use sealmq_storage::codec::{Dec, Enc};
 use sealmq_storage::{Result, StorageError};
 
-/// CONTROL: who starts and stops a listener.
+/// CONTROL: who starts and stops a listener or a service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Control {
     /// Started and stopped with the queue manager.
@@ -41,6 +42,7 @@ impl Control {
 pub const DEFAULT_PORT: u16 = 1414;
 pub const DEFAULT_LISTENER: &str = "SYSTEM.DEFAULT.LISTENER.TCP";
 pub const DEFAULT_PROCESS: &str = "SYSTEM.DEFAULT.PROCESS";
+pub const DEFAULT_SERVICE: &str = "SYSTEM.DEFAULT.SERVICE";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListenerDef {
@@ -95,11 +97,7 @@ impl ListenerDef {
             .u16(self.port)
             .str(&self.ipaddr)
             .u32(self.backlog)
-            .u8(match self.control {
-                Control::Qmgr => 0,
-                Control::StartOnly => 1,
-                Control::Manual => 2,
-            });
+            .u8(control_byte(self.control));
         noted::encode(e, &self.noted);
     }
 
@@ -116,12 +114,7 @@ impl ListenerDef {
             port: d.u16()?,
             ipaddr: d.str()?,
             backlog: d.u32()?,
-            control: match d.u8()? {
-                0 => Control::Qmgr,
-                1 => Control::StartOnly,
-                2 => Control::Manual,
-                c => return Err(StorageError::Decode(format!("listener CONTROL {c}"))),
-            },
+            control: control_from(d.u8()?)?,
             noted: noted::decode(d)?,
         })
     }
@@ -218,6 +211,220 @@ impl ProcessDef {
     }
 }
 
+/// SERVTYPE: a SERVER runs one instance, watched (DISPLAY SVSTATUS); a COMMAND runs to its
+/// end, any number at a time, unwatched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServType {
+    Server,
+    Command,
+}
+
+impl ServType {
+    pub fn name(self) -> &'static str {
+        match self {
+            ServType::Server => "SERVER",
+            ServType::Command => "COMMAND",
+        }
+    }
+}
+
+/// MQ's limits on a service's strings (MQ_SERVICE_COMMAND_LENGTH, _ARGS_LENGTH, _PATH_LENGTH).
+const SERVICE_TEXT_MAX: usize = 255;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceDef {
+    pub name: String,
+    pub descr: String,
+    pub servtype: ServType,
+    pub control: Control,
+    /// The program that starts the service (a full path, `+token+`s allowed).
+    pub startcmd: String,
+    pub startarg: String,
+    /// The program that stops it; `+MQ_SERVER_PID+` names the running server's process.
+    pub stopcmd: String,
+    pub stoparg: String,
+    /// Files the program's output is appended to (blank: discarded).
+    pub stdout: String,
+    pub stderr: String,
+    pub noted: Noted,
+}
+
+impl ServiceDef {
+    pub fn new(name: &str) -> ServiceDef {
+        ServiceDef {
+            name: name.to_string(),
+            descr: String::new(),
+            servtype: ServType::Command,
+            control: Control::Manual,
+            startcmd: String::new(),
+            startarg: String::new(),
+            stopcmd: String::new(),
+            stoparg: String::new(),
+            stdout: String::new(),
+            stderr: String::new(),
+            noted: Noted::new(),
+        }
+    }
+
+    /// MQ's length limits, and programs named by a full path (or one starting with a
+    /// `+token+`, such as `+MQ_INSTALL_PATH+bin/...`): a relative name would depend on
+    /// whatever directory and PATH the queue manager happened to start with.
+    pub fn validate(&self) -> MqResult<()> {
+        crate::objects::validate_name(&self.name)?;
+        for (what, v) in [
+            ("STARTCMD", &self.startcmd),
+            ("STARTARG", &self.startarg),
+            ("STOPCMD", &self.stopcmd),
+            ("STOPARG", &self.stoparg),
+            ("STDOUT", &self.stdout),
+            ("STDERR", &self.stderr),
+        ] {
+            if v.len() > SERVICE_TEXT_MAX {
+                return mqerr!(
+                    OptionsError,
+                    "{what} is longer than {SERVICE_TEXT_MAX} characters"
+                );
+            }
+        }
+        for (what, v) in [
+            ("STARTCMD", &self.startcmd),
+            ("STOPCMD", &self.stopcmd),
+            ("STDOUT", &self.stdout),
+            ("STDERR", &self.stderr),
+        ] {
+            if !v.is_empty() && !v.starts_with('/') && !v.starts_with('+') {
+                return mqerr!(
+                    OptionsError,
+                    "{what}('{v}') is not a full path: give the absolute path (a path may start \
+                     with a token such as +MQ_Q_MGR_DATA_PATH+)"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    pub fn encode(&self, e: &mut Enc) {
+        e.u8(1)
+            .str(&self.name)
+            .str(&self.descr)
+            .u8(match self.servtype {
+                ServType::Server => 1,
+                ServType::Command => 0,
+            })
+            .u8(control_byte(self.control))
+            .str(&self.startcmd)
+            .str(&self.startarg)
+            .str(&self.stopcmd)
+            .str(&self.stoparg)
+            .str(&self.stdout)
+            .str(&self.stderr);
+        noted::encode(e, &self.noted);
+    }
+
+    pub fn decode(d: &mut Dec<'_>) -> Result<ServiceDef> {
+        let v = d.u8()?;
+        if v != 1 {
+            return Err(StorageError::Decode(format!(
+                "SERVICE record version {v} is not 1"
+            )));
+        }
+        Ok(ServiceDef {
+            name: d.str()?,
+            descr: d.str()?,
+            servtype: match d.u8()? {
+                0 => ServType::Command,
+                1 => ServType::Server,
+                t => return Err(StorageError::Decode(format!("service SERVTYPE {t}"))),
+            },
+            control: control_from(d.u8()?)?,
+            startcmd: d.str()?,
+            startarg: d.str()?,
+            stopcmd: d.str()?,
+            stoparg: d.str()?,
+            stdout: d.str()?,
+            stderr: d.str()?,
+            noted: noted::decode(d)?,
+        })
+    }
+}
+
+fn control_byte(c: Control) -> u8 {
+    match c {
+        Control::Qmgr => 0,
+        Control::StartOnly => 1,
+        Control::Manual => 2,
+    }
+}
+
+fn control_from(b: u8) -> Result<Control> {
+    Ok(match b {
+        0 => Control::Qmgr,
+        1 => Control::StartOnly,
+        2 => Control::Manual,
+        c => return Err(StorageError::Decode(format!("CONTROL {c}"))),
+    })
+}
+
+/// Replaces MQ's `+TOKEN+` inserts in a service's command, arguments or file names; an
+/// unknown token is left as written (MQ does the same).
+pub fn expand_tokens(s: &str, tokens: &[(&str, String)]) -> String {
+    let mut out = s.to_string();
+    for (k, v) in tokens {
+        out = out.replace(&format!("+{k}+"), v);
+    }
+    out
+}
+
+/// Splits an argument string on blanks; double quotes keep blanks inside one argument.
+pub fn split_args(s: &str) -> Vec<String> {
+    let mut args = Vec::new();
+    let mut cur = String::new();
+    let (mut quoted, mut any) = (false, false);
+    for c in s.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                any = true;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if any {
+                    args.push(std::mem::take(&mut cur));
+                    any = false;
+                }
+            }
+            c => {
+                cur.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        args.push(cur);
+    }
+    args
+}
+
+/// A server service's state, as DISPLAY SVSTATUS shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceStatus {
+    pub name: String,
+    /// RUNNING, or STOPPING once STOP SERVICE ran the stop command.
+    pub status: &'static str,
+    pub pid: u32,
+    /// Start time, seconds since the epoch.
+    pub started: u64,
+}
+
+/// What MQSC's service commands ask of the server (which runs programs).
+pub trait ServiceControl: Send + Sync {
+    /// START SERVICE: runs STARTCMD; an error says why (no STARTCMD, a missing program).
+    fn start(&self, def: &ServiceDef) -> MqResult<String>;
+    /// STOP SERVICE: runs STOPCMD.
+    fn stop(&self, def: &ServiceDef) -> MqResult<String>;
+    /// Server services running now.
+    fn status(&self) -> Vec<ServiceStatus>;
+}
+
 /// Whether `p` is a regular file someone may execute.
 pub fn is_executable(p: &std::path::Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
@@ -276,11 +483,50 @@ mod tests {
         p.validate().unwrap();
     }
 
+    #[test]
+    fn services_round_trip_and_rules() {
+        let mut s = ServiceDef::new("S1");
+        s.servtype = ServType::Server;
+        s.control = Control::StartOnly;
+        s.startcmd = "+MQ_INSTALL_PATH+bin/runmqtrm".into();
+        s.startarg = "-m +QMNAME+ -q INITQ".into();
+        s.stopcmd = "/bin/kill".into();
+        s.stoparg = "+MQ_SERVER_PID+".into();
+        s.validate().unwrap();
+        let mut e = Enc::new();
+        s.encode(&mut e);
+        assert_eq!(ServiceDef::decode(&mut Dec::new(&e.buf, "s")).unwrap(), s);
+        let tokens = [
+            ("QMNAME", "QM1".to_string()),
+            ("MQ_SERVER_PID", "42".into()),
+        ];
+        assert_eq!(
+            expand_tokens(&s.startarg, &tokens),
+            "-m QM1 -q INITQ".to_string()
+        );
+        assert_eq!(
+            expand_tokens("+NOT_A_TOKEN+ +MQ_SERVER_PID+", &tokens),
+            "+NOT_A_TOKEN+ 42"
+        );
+        s.startcmd = "runmqtrm".into();
+        let err = s.validate().unwrap_err();
+        assert!(err.detail.contains("STARTCMD('runmqtrm')"), "{err}");
+        s.startcmd = "/x".repeat(200);
+        assert!(s.validate().unwrap_err().detail.contains("longer than 255"));
+    }
+
     proptest! {
         #[test]
         fn garbage_never_panics(b in proptest::collection::vec(any::<u8>(), 0..100)) {
             let _ = ListenerDef::decode(&mut Dec::new(&b, "listener"));
             let _ = ProcessDef::decode(&mut Dec::new(&b, "process"));
+            let _ = ServiceDef::decode(&mut Dec::new(&b, "service"));
+        }
+
+        #[test]
+        fn split_args_keeps_quoted_blanks(a in "[a-z]{1,6}", b in "[a-z ]{0,6}", c in "[a-z]{1,6}") {
+            let args = split_args(&format!("  {a} \"{b}\"   {c} "));
+            prop_assert_eq!(args, vec![a, b, c]);
         }
     }
 }

@@ -45,6 +45,7 @@ pub(crate) const LISTENER: &[&str] = &[
 ];
 
 pub(crate) const PROCESS: &[&str] = &["CMDSCOPE", "QSGDISP"];
+pub(crate) const SERVICE: &[&str] = &[];
 
 /// Attributes of features sealmq does not provide: a blank value is accepted (scripts often
 /// write `CLUSTER(' ')`), anything else is refused naming the feature.
@@ -93,7 +94,6 @@ pub(crate) fn shown(noted: &Noted) -> impl Iterator<Item = (String, String)> + '
 pub(crate) fn object_not_provided(obj: &str) -> Option<&'static str> {
     Some(match obj {
         "TOPIC" | "SUB" | "SBSTATUS" | "TPSTATUS" | "PUBSUB" => "publish/subscribe is not provided",
-        "SERVICE" | "SVSTATUS" => "SERVICE objects are not provided",
         "NAMELIST" | "NL" => "namelists are not provided",
         "COMMINFO" => "multicast (COMMINFO) is not provided",
         "CLUSQMGR" => "clusters are not provided",

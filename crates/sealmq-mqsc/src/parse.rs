@@ -49,11 +49,14 @@ pub enum Obj {
     LsStatus,
     /// Programs a trigger monitor starts (PROCESS).
     Process,
+    /// Programs the queue manager starts and stops (SERVICE) and their status (SVSTATUS).
+    Service,
+    SvStatus,
     /// Connections (DISPLAY CONN).
     Conn,
     /// The queue manager's status (DISPLAY QMSTATUS).
     QmStatus,
-    /// An MQ object type of a feature sealmq does not provide (TOPIC, SUB, SERVICE, ...):
+    /// An MQ object type of a feature sealmq does not provide (TOPIC, SUB, NAMELIST, ...):
     /// refused naming the feature.
     NotProvided(&'static str),
 }
@@ -122,6 +125,8 @@ fn obj(w: &str) -> Option<Obj> {
         "LISTENER" => Obj::Listener,
         "LSSTATUS" => Obj::LsStatus,
         "PROCESS" | "PRO" => Obj::Process,
+        "SERVICE" => Obj::Service,
+        "SVSTATUS" => Obj::SvStatus,
         "CONN" => Obj::Conn,
         "QMSTATUS" => Obj::QmStatus,
         _ => return None,
@@ -130,14 +135,12 @@ fn obj(w: &str) -> Option<Obj> {
 
 /// An MQ object type sealmq does not provide, kept by its name so the refusal can say so.
 fn not_provided(w: &str) -> Option<Obj> {
-    const NAMES: [&str; 21] = [
+    const NAMES: [&str; 19] = [
         "TOPIC",
         "SUB",
         "SBSTATUS",
         "TPSTATUS",
         "PUBSUB",
-        "SERVICE",
-        "SVSTATUS",
         "NAMELIST",
         "NL",
         "COMMINFO",
@@ -213,7 +216,7 @@ pub fn parse(text: &str) -> Result<Command, ParseError> {
         .and_then(|w| obj(w).or_else(|| not_provided(w)))
         .ok_or_else(|| ParseError {
         at: second.at,
-        message: "expected an object type: QLOCAL, QALIAS, QREMOTE, QMODEL, QUEUE, QSTATUS, QSTATS, QMGR, QMSTATUS, CHANNEL, CHSTATUS, CHINIT, LISTENER, LSSTATUS, PROCESS, CONN, POLICY, AUTHREC, AUTHINFO, CHLAUTH, ENTAUTH or SECURITY".into(),
+        message: "expected an object type: QLOCAL, QALIAS, QREMOTE, QMODEL, QUEUE, QSTATUS, QSTATS, QMGR, QMSTATUS, CHANNEL, CHSTATUS, CHINIT, LISTENER, LSSTATUS, PROCESS, SERVICE, SVSTATUS, CONN, POLICY, AUTHREC, AUTHINFO, CHLAUTH, ENTAUTH or SECURITY".into(),
     })?;
     let mut i = 2;
     let mut name = None;

@@ -1,5 +1,5 @@
-//! LISTENER (DEFINE, ALTER, DELETE, DISPLAY, START, STOP), DISPLAY LSSTATUS, and PROCESS
-//! (DEFINE, ALTER, DELETE, DISPLAY).
+//! LISTENER (DEFINE, ALTER, DELETE, DISPLAY, START, STOP), DISPLAY LSSTATUS, PROCESS
+//! (DEFINE, ALTER, DELETE, DISPLAY), SERVICE (as LISTENER) and DISPLAY SVSTATUS.
 
 use crate::exec::{
     Block, Fail, bad, choice, generic_match, none_matched, num, one, select_all, unknown_keywords,
@@ -8,7 +8,8 @@ use crate::known;
 use crate::parse::{Attr, Command, Obj, Verb};
 use sealmq_engine::QueueManager;
 use sealmq_engine::services::{
-    Control, DEFAULT_LISTENER, DEFAULT_PROCESS, ListenerDef, ProcessDef,
+    Control, DEFAULT_LISTENER, DEFAULT_PROCESS, DEFAULT_SERVICE, ListenerDef, ProcessDef, ServType,
+    ServiceDef,
 };
 use sealmq_types::ReasonCode;
 use std::sync::Arc;
@@ -107,6 +108,186 @@ fn process_block(d: &ProcessDef) -> Block {
     b
 }
 
+/// IGNSTATE(YES) on START/STOP: an object already in the state asked for is not an error.
+fn ignstate(c: &Command, what: &str) -> Result<bool, Fail> {
+    let mut ignstate = false;
+    for a in &c.attrs {
+        match a.key.as_str() {
+            "IGNSTATE" => ignstate = choice(a, &["YES", "NO"])? == "YES",
+            "CMDSCOPE" | "QSGDISP" | "INDISP" => {}
+            _ => {
+                return Err(bad(
+                    a,
+                    format!("START and STOP {what} take the object's name and IGNSTATE"),
+                ));
+            }
+        }
+    }
+    Ok(ignstate)
+}
+
+fn apply_service(d: &mut ServiceDef, attrs: &[Attr]) -> Result<(), Fail> {
+    let mut unknown: Vec<&Attr> = Vec::new();
+    for a in attrs {
+        match a.key.as_str() {
+            "REPLACE" | "NOREPLACE" | "LIKE" => {}
+            "DESCR" => d.descr = one(a)?.trim_end().to_string(),
+            "SERVTYPE" => {
+                d.servtype = match choice(a, &["SERVER", "COMMAND"])? {
+                    "SERVER" => ServType::Server,
+                    _ => ServType::Command,
+                }
+            }
+            "CONTROL" => {
+                d.control = Control::parse(choice(a, &["QMGR", "STARTONLY", "MANUAL"])?)
+                    .unwrap_or(Control::Manual)
+            }
+            "STARTCMD" => d.startcmd = text(a),
+            "STARTARG" => d.startarg = text(a),
+            "STOPCMD" => d.stopcmd = text(a),
+            "STOPARG" => d.stoparg = text(a),
+            "STDOUT" => d.stdout = text(a),
+            "STDERR" => d.stderr = text(a),
+            _ => match known::note(a, known::SERVICE, &mut d.noted) {
+                Some(r) => r?,
+                None => unknown.push(a),
+            },
+        }
+    }
+    unknown_keywords(&unknown, "service attribute")
+}
+
+fn service_block(d: &ServiceDef) -> Block {
+    let mut b: Block = vec![
+        ("SERVICE".into(), d.name.clone()),
+        ("CONTROL".into(), d.control.name().into()),
+        ("SERVTYPE".into(), d.servtype.name().into()),
+        ("STARTCMD".into(), d.startcmd.clone()),
+        ("STARTARG".into(), d.startarg.clone()),
+        ("STOPCMD".into(), d.stopcmd.clone()),
+        ("STOPARG".into(), d.stoparg.clone()),
+        ("STDOUT".into(), d.stdout.clone()),
+        ("STDERR".into(), d.stderr.clone()),
+        ("DESCR".into(), d.descr.clone()),
+    ];
+    b.extend(known::shown(&d.noted));
+    b
+}
+
+fn no_server() -> Fail {
+    Fail {
+        at: None,
+        reason: None,
+        message: "services run in a started queue manager (`sealmq start`)".into(),
+    }
+}
+
+pub(crate) fn service(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
+    let name = c.name.clone().unwrap_or_default();
+    let replace = c.attrs.iter().any(|a| a.key == "REPLACE");
+    match c.verb {
+        Verb::Define => {
+            let mut d = template(c, |n| qm.service(n), DEFAULT_SERVICE, "service")?
+                .map(|mut t| {
+                    t.name = name.clone();
+                    t
+                })
+                .unwrap_or_else(|| ServiceDef::new(&name));
+            apply_service(&mut d, &c.attrs)?;
+            qm.define_service(d, replace)?;
+            Ok((format!("SMQ0200I Service {name} defined."), vec![]))
+        }
+        Verb::Alter => {
+            let mut d = qm
+                .service(&name)
+                .ok_or_else(|| not_defined("service", &name))?;
+            apply_service(&mut d, &c.attrs)?;
+            qm.define_service(d, true)?;
+            Ok((format!("SMQ0201I Service {name} altered."), vec![]))
+        }
+        Verb::Delete => {
+            qm.delete_service(&name)?;
+            Ok((format!("SMQ0202I Service {name} deleted."), vec![]))
+        }
+        Verb::Start | Verb::Stop => {
+            let ignstate = ignstate(c, "SERVICE")?;
+            let d = qm
+                .service(&name)
+                .ok_or_else(|| not_defined("service", &name))?;
+            let ctl = qm.service_control().ok_or_else(no_server)?;
+            let running = ctl.status().iter().any(|s| s.name == name);
+            // Only a SERVER has a state: a COMMAND runs its program each time.
+            let in_state = d.servtype == ServType::Server && ((c.verb == Verb::Start) == running);
+            let msg = if in_state && ignstate {
+                format!(
+                    "SMQ0207I Service {name} is already {}.",
+                    if running { "running" } else { "stopped" }
+                )
+            } else if c.verb == Verb::Start {
+                ctl.start(&d)?
+            } else {
+                ctl.stop(&d)?
+            };
+            Ok((msg, vec![]))
+        }
+        _ => {
+            let blocks = select_all(
+                qm.services()
+                    .iter()
+                    .filter(|d| generic_match(&name, &d.name))
+                    .map(service_block),
+                &c.attrs,
+                &["SERVICE"],
+                false,
+            )?;
+            none_matched(&blocks, "service", &name)?;
+            Ok((
+                format!("SMQ0203I Display of {} service(s).", blocks.len()),
+                blocks,
+            ))
+        }
+    }
+}
+
+/// DISPLAY SVSTATUS: the SERVER services running now.
+pub(crate) fn svstatus(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
+    let name = c.name.clone().unwrap_or_default();
+    let running = qm.service_control().map(|s| s.status()).unwrap_or_default();
+    let mut blocks = Vec::new();
+    for s in running.iter().filter(|s| generic_match(&name, &s.name)) {
+        let (da, ti) = sealmq_types::time::mq_date_time(s.started);
+        let mut b: Block = vec![
+            ("SERVICE".into(), s.name.clone()),
+            ("STATUS".into(), s.status.into()),
+            ("PID".into(), s.pid.to_string()),
+            ("STARTDA".into(), da),
+            ("STARTTI".into(), ti),
+        ];
+        if let Some(d) = qm.service(&s.name) {
+            b.extend(service_block(&d).into_iter().skip(1));
+        }
+        blocks.push(b);
+    }
+    if blocks.is_empty() && !name.contains('*') {
+        return Err(Fail {
+            at: None,
+            reason: None,
+            message: match qm.service(&name) {
+                Some(d) if d.servtype == ServType::Command => format!(
+                    "service {name} is a COMMAND service: only SERVER services have a status"
+                ),
+                Some(_) => format!("service {name} is not running"),
+                None => format!("service '{name}' is not defined"),
+            },
+        });
+    }
+    let blocks = select_all(blocks, &c.attrs, &["SERVICE"], true)?;
+    Ok((
+        format!("SMQ0204I Status of {} service(s).", blocks.len()),
+        blocks,
+    ))
+}
+
 /// The object DEFINE starts from: LIKE's, else the default object's.
 fn template<T>(
     c: &Command,
@@ -151,20 +332,7 @@ pub(crate) fn listener(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, V
             Ok((format!("SMQ0172I Listener {name} deleted."), vec![]))
         }
         Verb::Start | Verb::Stop => {
-            // IGNSTATE(YES): a listener already in the state asked for is not an error.
-            let mut ignstate = false;
-            for a in &c.attrs {
-                match a.key.as_str() {
-                    "IGNSTATE" => ignstate = choice(a, &["YES", "NO"])? == "YES",
-                    "CMDSCOPE" | "QSGDISP" | "INDISP" => {}
-                    _ => {
-                        return Err(bad(
-                            a,
-                            "START and STOP LISTENER take the listener's name and IGNSTATE",
-                        ));
-                    }
-                }
-            }
+            let ignstate = ignstate(c, "LISTENER")?;
             let d = qm
                 .listener(&name)
                 .ok_or_else(|| not_defined("listener", &name))?;
@@ -325,6 +493,8 @@ pub(crate) fn route(
         (Define | Alter | Delete | Display | Start | Stop, Obj::Listener) => listener(qm, c),
         (Display, Obj::LsStatus) => lsstatus(qm, c),
         (Define | Alter | Delete | Display, Obj::Process) => process(qm, c),
+        (Define | Alter | Delete | Display | Start | Stop, Obj::Service) => service(qm, c),
+        (Display, Obj::SvStatus) => svstatus(qm, c),
         _ => return None,
     })
 }

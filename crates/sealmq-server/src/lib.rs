@@ -24,6 +24,7 @@ mod peer;
 pub mod perms;
 pub mod security;
 pub mod stats;
+mod svcrun;
 
 use conn::serve;
 use limits::{Limit, TakeSlot, refuse_early};
@@ -100,6 +101,7 @@ pub struct Server {
     socket: PathBuf,
     tcp: Option<SocketAddr>,
     chinit: Arc<chinit::Initiator>,
+    services: Arc<svcrun::Services>,
     listeners: Arc<listeners::Listeners>,
     /// The interval statistics writer (it writes a last interval when the server stops).
     stats: Option<std::thread::JoinHandle<()>>,
@@ -270,6 +272,9 @@ impl Server {
             );
         }
         listeners.start_with_qmgr();
+        let services = svcrun::Services::new(qm.clone(), &cfg.name, &cfg.dir);
+        qm.set_service_control(Arc::new(svcrun::Control(services.clone())));
+        services.start_with_qmgr();
         let metrics = match cfg.metrics {
             Some(a) => Some(metrics::start(
                 a,
@@ -312,6 +317,7 @@ impl Server {
             tcp,
             chinit: ci,
             listeners,
+            services,
             stats: Some(stats),
             metrics,
             _lock: lock,
@@ -363,6 +369,7 @@ impl Server {
         // Unblock the accept loops.
         let _ = UnixStream::connect(&self.socket);
         self.listeners.stop_all();
+        self.services.stop_with_qmgr();
         let _ = std::fs::remove_file(&self.socket);
         let _ = std::fs::remove_file(self.dir.join("listeners"));
         let _ = std::fs::remove_file(self.dir.join("qm.pid"));

@@ -7,7 +7,9 @@
 use super::*;
 use crate::authinfo::{AuthInfoDef, DEFAULT_IDPWOS};
 use crate::channels::DEFAULT_SVRCONN;
-use crate::services::{DEFAULT_LISTENER, DEFAULT_PROCESS, ListenerDef, ProcessDef};
+use crate::services::{
+    DEFAULT_LISTENER, DEFAULT_PROCESS, DEFAULT_SERVICE, ListenerDef, ProcessDef, ServiceDef,
+};
 
 /// The default channel of each type: a DEFINE CHANNEL without LIKE copies it.
 pub fn default_channel_name(t: ChlType) -> &'static str {
@@ -45,6 +47,9 @@ impl QueueManager {
         }
         if self.process(DEFAULT_PROCESS).is_none() {
             self.define_process(ProcessDef::new(DEFAULT_PROCESS), false)?;
+        }
+        if self.service(DEFAULT_SERVICE).is_none() {
+            self.define_service(ServiceDef::new(DEFAULT_SERVICE), false)?;
         }
         if self.authinfo(DEFAULT_IDPWOS).is_none() {
             self.define_authinfo(AuthInfoDef::new(DEFAULT_IDPWOS))?;

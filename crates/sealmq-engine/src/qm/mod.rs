@@ -102,10 +102,10 @@ pub struct QueueManager {
     pub(crate) conns: crate::conns::Registry,
     /// When this start began (seconds since the epoch; DISPLAY QMSTATUS).
     pub started: u64,
-    /// LISTENER and PROCESS objects.
+    /// LISTENER, PROCESS and SERVICE objects.
     pub(crate) svc: RwLock<services::ServiceObjects>,
-    /// The server's listeners, when a server runs this queue manager.
-    listener_ctl: RwLock<Option<Arc<dyn crate::services::ListenerControl>>>,
+    /// The server's listeners and services, when a server runs this queue manager.
+    ctl: RwLock<services::Controls>,
     pub(crate) policies: RwLock<HashMap<String, sealmq_protect::Policy>>,
     pub(crate) apply: RwLock<()>,
     pub(crate) active: Mutex<HashMap<TxId, Lsn>>,
@@ -226,11 +226,8 @@ impl QueueManager {
                     Frame::AuthInfo(a) => {
                         rb.sec.authinfo.insert(a.name.clone(), a);
                     }
-                    Frame::Listener(l) => {
-                        rb.svc.listeners.insert(l.name.clone(), l);
-                    }
-                    Frame::Process(p) => {
-                        rb.svc.processes.insert(p.name.clone(), p);
+                    f @ (Frame::Listener(_) | Frame::Process(_) | Frame::Service(_)) => {
+                        rb.svc.apply_frame(f)
                     }
                 }
             }
@@ -281,7 +278,7 @@ impl QueueManager {
             svc: RwLock::new(std::mem::take(&mut rb.svc)),
             conns: Default::default(),
             started: sealmq_types::time::now_secs(),
-            listener_ctl: RwLock::new(None),
+            ctl: Default::default(),
             policies: RwLock::new(HashMap::new()),
             apply: RwLock::new(()),
             active: Mutex::new(HashMap::new()),

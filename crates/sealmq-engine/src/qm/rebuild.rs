@@ -94,7 +94,9 @@ impl Rebuild {
             Record::DefineListener(_)
             | Record::DeleteListener(_)
             | Record::DefineProcess(_)
-            | Record::DeleteProcess(_) => {}
+            | Record::DeleteProcess(_)
+            | Record::DefineService(_)
+            | Record::DeleteService(_) => {}
             Record::Define(d) => {
                 if matches!(d.qtype, QType::Local) {
                     self.msgs.entry(d.name.clone()).or_default();

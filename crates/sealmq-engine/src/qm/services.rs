@@ -1,13 +1,22 @@
-//! The queue manager's LISTENER and PROCESS objects: logged, kept in checkpoints, changed by
-//! MQSC. Listeners are run by the server through [`ListenerControl`].
+//! The queue manager's LISTENER, PROCESS and SERVICE objects: logged, kept in checkpoints,
+//! changed by MQSC. Listeners and services are run by the server through [`ListenerControl`]
+//! and [`ServiceControl`].
 
 use super::*;
-use crate::services::{ListenerControl, ListenerDef, ProcessDef};
+use crate::services::{ListenerControl, ListenerDef, ProcessDef, ServiceControl, ServiceDef};
 
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ServiceObjects {
     pub(crate) listeners: HashMap<String, ListenerDef>,
     pub(crate) processes: HashMap<String, ProcessDef>,
+    pub(crate) services: HashMap<String, ServiceDef>,
+}
+
+/// What the server registered to run listeners and services.
+#[derive(Default)]
+pub(crate) struct Controls {
+    listener: Option<Arc<dyn ListenerControl>>,
+    service: Option<Arc<dyn ServiceControl>>,
 }
 
 impl ServiceObjects {
@@ -19,7 +28,24 @@ impl ServiceObjects {
             .map(Frame::Listener)
             .collect();
         f.extend(self.processes.values().cloned().map(Frame::Process));
+        f.extend(self.services.values().cloned().map(Frame::Service));
         f
+    }
+
+    /// Applies a checkpoint frame of these objects' (others are ignored).
+    pub(crate) fn apply_frame(&mut self, f: Frame) {
+        match f {
+            Frame::Listener(l) => {
+                self.listeners.insert(l.name.clone(), l);
+            }
+            Frame::Process(p) => {
+                self.processes.insert(p.name.clone(), p);
+            }
+            Frame::Service(s) => {
+                self.services.insert(s.name.clone(), s);
+            }
+            _ => {}
+        }
     }
 
     /// Applies a replayed record; false when it is not one of these objects'.
@@ -36,6 +62,12 @@ impl ServiceObjects {
             }
             Record::DeleteProcess(n) => {
                 self.processes.remove(n);
+            }
+            Record::DefineService(s) => {
+                self.services.insert(s.name.clone(), s.clone());
+            }
+            Record::DeleteService(n) => {
+                self.services.remove(n);
             }
             _ => return false,
         }
@@ -126,12 +158,64 @@ impl QueueManager {
         sorted(&read(&self.svc).processes)
     }
 
+    /// DEFINE (REPLACE) or ALTER SERVICE.
+    pub fn define_service(&self, s: ServiceDef, replace: bool) -> MqResult<()> {
+        s.validate()?;
+        let mut svc = write(&self.svc);
+        if svc.services.contains_key(&s.name) && !replace {
+            return mqerr!(
+                ObjectAlreadyExists,
+                "service '{}' already exists (use REPLACE)",
+                s.name
+            );
+        }
+        self.log_durable(&Record::DefineService(s.clone()))?;
+        svc.services.insert(s.name.clone(), s);
+        Ok(())
+    }
+
+    /// DELETE SERVICE: refused while a server service runs.
+    pub fn delete_service(&self, name: &str) -> MqResult<()> {
+        if !read(&self.svc).services.contains_key(name) {
+            return mqerr!(UnknownObjectName, "service '{name}' is not defined");
+        }
+        if self
+            .service_control()
+            .is_some_and(|c| c.status().iter().any(|s| s.name == name))
+        {
+            return mqerr!(
+                ObjectInUse,
+                "service {name} is running: STOP SERVICE({name}) first"
+            );
+        }
+        self.log_durable(&Record::DeleteService(name.to_string()))?;
+        write(&self.svc).services.remove(name);
+        Ok(())
+    }
+
+    pub fn service(&self, name: &str) -> Option<ServiceDef> {
+        read(&self.svc).services.get(name).cloned()
+    }
+
+    pub fn services(&self) -> Vec<ServiceDef> {
+        sorted(&read(&self.svc).services)
+    }
+
     /// Registers the server's listener control (START/STOP LISTENER, DISPLAY LSSTATUS).
     pub fn set_listener_control(&self, c: Arc<dyn ListenerControl>) {
-        *write(&self.listener_ctl) = Some(c);
+        write(&self.ctl).listener = Some(c);
     }
 
     pub fn listener_control(&self) -> Option<Arc<dyn ListenerControl>> {
-        read(&self.listener_ctl).clone()
+        read(&self.ctl).listener.clone()
+    }
+
+    /// Registers the server's service control (START/STOP SERVICE, DISPLAY SVSTATUS).
+    pub fn set_service_control(&self, c: Arc<dyn ServiceControl>) {
+        write(&self.ctl).service = Some(c);
+    }
+
+    pub fn service_control(&self) -> Option<Arc<dyn ServiceControl>> {
+        read(&self.ctl).service.clone()
     }
 }
