@@ -2,8 +2,8 @@
 //! copies, LISTENER objects (START/STOP, CONTROL(QMGR), a port in use), triggering (a trigger
 //! monitor starting a program with the trigger message; a triggered transmission queue
 //! starting its sender channel), SERVICE objects (a server service started and stopped with
-//! the queue manager, a command service, refusals), and `stop --immediate` never returning
-//! early.
+//! the queue manager, a command service, refusals), a SVRCONN's DISCINT, and `stop
+//! --immediate` never returning early.
 
 mod common;
 
@@ -527,4 +527,49 @@ fn stop_immediate_never_returns_before_the_queue_manager_has_ended() {
             "round {i}: process {pid} still running after stop returned"
         );
     }
+}
+
+#[test]
+fn a_svrconn_discint_ends_idle_clients_only() {
+    use sealmq_client::Client;
+    use sealmq_engine::{GetOptions, OpenOptions};
+    let h = Home::new();
+    let port = free_port();
+    h.ok(&["create", "QD"]);
+    h.start_tcp("QD", port);
+    h.mqsc(
+        "QD",
+        "DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app') DISCINT(1)\n\
+         SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
+         DEFINE QLOCAL(WORK)\n\
+         SET AUTHREC PROFILE('WORK') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(GET)\n",
+    );
+    let addr = format!("127.0.0.1:{port}");
+    let mut busy = Client::connect_tcp_channel(&addr, "APP.SVRCONN", "busy").unwrap();
+    let mut idle = Client::connect_tcp_channel(&addr, "APP.SVRCONN", "idle").unwrap();
+    let (hq, _) = busy.open("WORK", OpenOptions::input()).unwrap();
+    let conns = || {
+        let o = h.run(&["mqsc", "QD"], Some("DISPLAY CONN(*) APPLTAG\n"));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    assert!(conns().contains("APPLTAG(idle)"));
+    // A get waiting longer than DISCINT is the client waiting for a message, not idleness.
+    let wait = GetOptions {
+        wait: Some(Duration::from_millis(2500)),
+        ..Default::default()
+    };
+    assert_eq!(busy.get(hq, &wait).unwrap_err().reason, 2033);
+    wait_for(LONG, "the idle client to be disconnected", || {
+        !conns().contains("APPLTAG(idle)")
+    });
+    assert!(conns().contains("APPLTAG(busy)"));
+    let e = idle.open("WORK", OpenOptions::input()).unwrap_err();
+    assert_eq!(e.reason, 2009, "{e}");
+    assert_eq!(
+        busy.get(hq, &GetOptions::default()).unwrap_err().reason,
+        2033
+    );
+    let log = std::fs::read_to_string(h.qm_dir("QD").join("errors/SEALMQ01.LOG")).unwrap();
+    assert!(log.contains("client idle for DISCINT(1) seconds"), "{log}");
+    h.ok(&["stop", "QD"]);
 }

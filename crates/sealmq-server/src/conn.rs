@@ -12,6 +12,7 @@ use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::net::TcpStream;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// Completes the TLS handshake, takes the principal from the client certificate, and serves.
 pub(crate) fn serve_tls(
@@ -114,7 +115,14 @@ impl<R: std::io::Read> std::io::Read for TimedRead<R> {
 /// Waits until a request's first byte is readable (`Some(true)`), the peer closed
 /// (`Some(false)`), or the connection failed or the server stops (`None`). Read timeouts while
 /// idle are only the deadline's ticks.
-fn wait_readable(r: &mut impl BufRead, ctx: &Ctx) -> Option<bool> {
+///
+/// With an idle limit (a SVRCONN's DISCINT), a client silent that long since `since` is ended:
+/// `None`, as for a stop.
+fn wait_readable(
+    r: &mut impl BufRead,
+    ctx: &Ctx,
+    idle: Option<(std::time::Instant, Duration)>,
+) -> Option<bool> {
     loop {
         match r.fill_buf() {
             Ok([]) => return Some(false),
@@ -130,10 +138,23 @@ fn wait_readable(r: &mut impl BufRead, ctx: &Ctx) -> Option<bool> {
                 if ctx.stop.load(Ordering::Relaxed) && ctx.immediate.load(Ordering::Relaxed) {
                     return None;
                 }
+                if idle.is_some_and(|(since, limit)| since.elapsed() >= limit) {
+                    return None;
+                }
             }
             Err(_) => return None,
         }
     }
+}
+
+/// A SVRCONN channel's DISCINT, when it has one: how long a client may stay silent.
+fn svrconn_discint(qm: &QueueManager, channel: &str) -> Option<Duration> {
+    if channel.is_empty() {
+        return None;
+    }
+    qm.channel(channel)
+        .filter(|c| c.chltype == sealmq_engine::channels::ChlType::Svrconn && c.discint > 0)
+        .map(|c| Duration::from_secs(c.discint.into()))
 }
 
 /// Logs a read that ended at the deadline (not a peer that simply went away).
@@ -309,9 +330,30 @@ pub(crate) fn serve(
     let protector = ctx.security.protector();
     let conn_no = ctx.conns.fetch_add(1, Ordering::Relaxed) + 1;
     let mut acct = acct::Accounting::start(qm, &ctx.dir, conn_no, user, &appl);
-    // Waiting for a request may take forever (an idle application); once its first byte is
-    // here, the rest must follow within HANDSHAKE (the socket's read timeout).
-    while let Some(true) = wait_readable(&mut r, ctx) {
+    // Waiting for a request may take forever (an idle application) unless the SVRCONN has a
+    // DISCINT; once its first byte is here, the rest must follow within HANDSHAKE (the
+    // socket's read timeout, shorter when DISCINT is).
+    let idle_limit = svrconn_discint(qm, &channel);
+    if let (Some(limit), Peer::Tcp { sock: Some(s), .. }) = (idle_limit, peer) {
+        let _ = s.set_read_timeout(Some(limit.min(HANDSHAKE)));
+    }
+    let mut last = std::time::Instant::now();
+    loop {
+        match wait_readable(&mut r, ctx, idle_limit.map(|l| (last, l))) {
+            Some(true) => {}
+            Some(false) => break,
+            None => {
+                if let Some(l) = idle_limit.filter(|l| last.elapsed() >= *l) {
+                    tracing::info!(
+                        channel = %channel,
+                        peer = %peer.describe(),
+                        "client idle for DISCINT({}) seconds: connection ended",
+                        l.as_secs()
+                    );
+                }
+                break;
+            }
+        }
         let (id, req) = match sealmq_wire::read_request(&mut r, max_frame) {
             Ok(Some(x)) => x,
             Ok(None) => break,
@@ -361,6 +403,7 @@ pub(crate) fn serve(
             let _ = sealmq_wire::write_response(&mut w, id, &Response::Ok);
             break;
         }
+        last = std::time::Instant::now();
     }
     for (_, h) in handles.drain() {
         let _ = conn.close(&h);
