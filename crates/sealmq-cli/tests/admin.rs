@@ -339,7 +339,58 @@ fn the_trigger_monitor_starts_the_program_with_the_trigger_message() {
     assert_eq!(h.depth("QT", "SYSTEM.DEFAULT.INITIATION.QUEUE"), 3);
     let d = h.mqsc("QT", "DISPLAY QLOCAL(APP.DEPTH) NOTRIGGER\n");
     assert!(d.contains("NOTRIGGER"), "{d}");
+    // TRIGINT: a FIRST queue still not empty TRIGINT after its last trigger message makes
+    // another (with MQ's default, 999999999 ms, it never does, as above).
+    h.mqsc(
+        "QT",
+        "ALTER QMGR TRIGINT(0)\nCLEAR QLOCAL(SYSTEM.DEFAULT.INITIATION.QUEUE)\n\
+         DEFINE QLOCAL(APP.RETRIG) TRIGGER TRIGTYPE(FIRST) PROCESS(APP.PROC) INITQ(SYSTEM.DEFAULT.INITIATION.QUEUE)\n",
+    );
+    assert_eq!(
+        field(&h.mqsc("QT", "DISPLAY QMGR TRIGINT\n"), "TRIGINT"),
+        "0"
+    );
+    for _ in 0..2 {
+        h.ok(&["put", "QT", "APP.RETRIG", "--message", "r"]);
+    }
+    assert_eq!(h.depth("QT", "SYSTEM.DEFAULT.INITIATION.QUEUE"), 2);
     h.ok(&["stop", "QT"]);
+}
+
+#[test]
+fn trigger_messages_lost_with_a_restart_are_made_when_the_monitor_opens_the_initq() {
+    let h = Home::new();
+    h.ok(&["create", "QR"]);
+    h.ok(&["start", "QR", "--background"]);
+    let out_file = h.dir.path().join("ran");
+    let script = h.dir.path().join("app.sh");
+    executable(
+        &script,
+        &format!("#!/bin/sh\necho ran >> {}\n", out_file.display()),
+    );
+    h.mqsc(
+        "QR",
+        &format!(
+            "DEFINE PROCESS(P) APPLICID('{}')\n\
+             DEFINE QLOCAL(ORDERS) TRIGGER TRIGTYPE(FIRST) PROCESS(P) \
+             INITQ(SYSTEM.DEFAULT.INITIATION.QUEUE)\n",
+            script.display()
+        ),
+    );
+    h.ok(&["put", "QR", "ORDERS", "--message", "kept", "--persistent"]);
+    assert_eq!(h.depth("QR", "SYSTEM.DEFAULT.INITIATION.QUEUE"), 1);
+    // Trigger messages are not persistent: the restart loses it, the order stays.
+    h.ok(&["stop", "QR"]);
+    h.ok(&["start", "QR", "--background"]);
+    assert_eq!(h.depth("QR", "SYSTEM.DEFAULT.INITIATION.QUEUE"), 0);
+    assert_eq!(h.depth("QR", "ORDERS"), 1);
+    // The monitor opening the initiation queue is a trigger event: the program runs.
+    let out = h.ok(&["trigger-monitor", "QR", "--count", "1"]);
+    assert!(out.contains("trigger for queue ORDERS: started"), "{out}");
+    wait_for(LONG, "the program to run", || {
+        std::fs::read_to_string(&out_file).is_ok_and(|s| s.contains("ran"))
+    });
+    h.ok(&["stop", "QR"]);
 }
 
 #[test]

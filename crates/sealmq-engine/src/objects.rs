@@ -348,7 +348,20 @@ pub struct QmgrDef {
     pub noted: crate::noted::Noted,
 }
 
+/// MQ's default TRIGINT: in practice, never re-trigger.
+pub const DEFAULT_TRIGINT: u64 = 999_999_999;
+
 impl QmgrDef {
+    /// TRIGINT in milliseconds: how long after a FIRST trigger message a message arriving on a
+    /// queue that is still not empty makes another. Kept with the noted attributes (where
+    /// older queue managers stored it), so no format changed.
+    pub fn trig_int_ms(&self) -> u64 {
+        self.noted
+            .get("TRIGINT")
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(DEFAULT_TRIGINT)
+    }
+
     pub fn new(name: &str) -> QmgrDef {
         QmgrDef {
             name: name.to_string(),

@@ -90,6 +90,8 @@ pub struct QueueState {
     pub high_water: usize,
     /// Puts, gets, bytes and high-water marks for RESET QSTATS and interval statistics.
     pub stats: crate::stats::QueueStats,
+    /// When this queue last made a trigger message (TRIGINT counts from it).
+    pub last_trigger: Option<std::time::Instant>,
 }
 
 pub struct LocalQueue {
@@ -113,6 +115,7 @@ impl LocalQueue {
                 open_browse: 0,
                 high_water: 0,
                 stats: Default::default(),
+                last_trigger: None,
             }),
         })
     }

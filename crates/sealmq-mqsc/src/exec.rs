@@ -100,9 +100,10 @@ fn qmgr_block(q: &QmgrDef) -> Block {
         ("CHLAUTH".into(), onoff(q.chlauth_enabled)),
         ("CONNAUTH".into(), q.connauth.clone()),
         ("MAXCHL".into(), q.maxchl.to_string()),
+        ("TRIGINT".into(), q.trig_int_ms().to_string()),
     ]
     .into_iter()
-    .chain(crate::known::shown(&q.noted))
+    .chain(crate::known::shown(&q.noted).filter(|(k, _)| k != "TRIGINT"))
     .collect()
 }
 
@@ -254,6 +255,12 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
                     "ACCTMQI" => q.acct_mqi = choice(a, &["ON", "OFF"])? == "ON",
                     "ACCTINT" => q.acct_int = num(a, 1, 604_800)?,
                     "MAXCHL" => q.maxchl = num(a, 1, 999_999_999)?,
+                    // Kept with the noted attributes (QmgrDef::trig_int_ms), where older
+                    // queue managers stored it.
+                    "TRIGINT" => {
+                        let v = num(a, 0, 999_999_999)?;
+                        q.noted.insert("TRIGINT".into(), v.to_string());
+                    }
                     "CHLAUTH" => {
                         q.chlauth_enabled = choice(a, &["ENABLED", "DISABLED"])? == "ENABLED"
                     }

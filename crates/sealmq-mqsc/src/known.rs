@@ -37,7 +37,7 @@ pub(crate) const QMGR: &[&str] = &[
     "PERFMEV", "PSCLUS", "PSMODE", "PSNPMSG", "PSNPRES", "PSRTYCNT", "PSSYNCPT", "REMOTEEV",
     "REVDNS", "ROUTEREC", "SCHINIT", "SCMDSERV", "SSLCRLNL", "SSLCRYP", "SSLEV", "SSLFIPS",
     "SSLKEYR", "SSLRKEYC", "STATACLS", "STATCHL", "STATMQI", "STATQ", "STRSTPEV", "SUITEB",
-    "TREELIFE", "TRIGINT", "KEYRPWD",
+    "TREELIFE", "KEYRPWD",
 ];
 
 pub(crate) const LISTENER: &[&str] = &[

@@ -342,6 +342,9 @@ impl Connection {
             name.to_string()
         };
         self.entry.opened(hid, &shown, &resolved, &opts);
+        if opts.input_any() && matches!(target, Target::Local(_)) {
+            self.qm.trigger_at_initq_open(&resolved);
+        }
         Ok(Hobj {
             name: shown,
             resolved,
@@ -593,7 +596,8 @@ impl Connection {
                 let mut st = q.lock();
                 st.set_state(seq, EntryState::Visible);
                 st.notify(&msg);
-                st.trigger_due(&msg).then(|| st.def.clone())
+                st.trigger_due(&msg, || self.qm.qmgr().trig_int_ms())
+                    .then(|| st.def.clone())
             };
             if persistent {
                 self.qm.end_tx(tx);

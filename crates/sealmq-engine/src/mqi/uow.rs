@@ -31,7 +31,7 @@ impl Connection {
                         st.set_state(*seq, EntryState::Visible);
                         if let Some(e) = st.get_mut(*seq).map(|e| e.msg.clone()) {
                             st.notify(&e);
-                            if st.trigger_due(&e) {
+                            if st.trigger_due(&e, || self.qm.qmgr().trig_int_ms()) {
                                 triggers.push(st.def.clone());
                             }
                         }

@@ -1,11 +1,15 @@
 //! Triggering (MQ's trigger events): a message arriving on a queue with TRIGGER set makes a
 //! trigger message (MQTM) on the queue's initiation queue, when MQ's conditions hold —
-//! FIRST: the queue went from empty to one message and no one has it open for input; EVERY:
+//! FIRST: the queue went from empty to one message, or a message arrived on a queue that is
+//! still not empty TRIGINT after its last trigger message, and no one has it open for input; EVERY:
 //! each message; DEPTH: the depth reached TRIGDPTH and no one has it open for input, after
 //! which TRIGGER is switched off until the application sets it again; in every case the
 //! message's priority is at least TRIGMPRI. An application queue needs a PROCESS naming the
 //! program to start; a transmission queue's TRIGDATA names the channel to start (SPEC §6).
-//! Trigger messages are non-persistent, as MQ's.
+//! Trigger messages are non-persistent, as MQ's. Opening an initiation queue for input (a
+//! trigger monitor, the channel initiator) is a trigger event for each FIRST or DEPTH queue
+//! served by it that has messages and no reader: trigger messages lost with a restart, or
+//! never made, are made again then.
 
 use super::*;
 use crate::objects::{TrigType, Usage};
@@ -13,23 +17,80 @@ use crate::queue::QueueState;
 use crate::trigger::{FORMAT, TriggerMsg, appl_type_number};
 
 impl QueueState {
-    /// Whether `msg`, just made visible, is a trigger event for this queue.
-    pub(crate) fn trigger_due(&self, msg: &Message) -> bool {
+    /// Whether `msg`, just made visible, is a trigger event for this queue; `trig_int_ms` is
+    /// asked only for a FIRST queue that was not empty.
+    pub(crate) fn trigger_due(&mut self, msg: &Message, trig_int_ms: impl FnOnce() -> u64) -> bool {
         let d = &self.def;
         if !d.trigger || d.init_q.is_empty() || msg.md.priority < i32::from(d.trig_msg_pri) {
             return false;
         }
         let visible = self.entries.len() - self.uncommitted_puts;
-        match d.trig_type {
+        let due = match d.trig_type {
             TrigType::None => false,
-            TrigType::First => visible == 1 && self.open_input == 0,
+            TrigType::First => {
+                self.open_input == 0
+                    && (visible == 1
+                        || self
+                            .last_trigger
+                            .is_some_and(|t| t.elapsed().as_millis() >= u128::from(trig_int_ms())))
+            }
             TrigType::Every => true,
             TrigType::Depth => visible >= d.trig_depth as usize && self.open_input == 0,
+        };
+        if due {
+            self.last_trigger = Some(std::time::Instant::now());
         }
+        due
+    }
+
+    /// Whether this queue, served by an initiation queue just opened for input, is a trigger
+    /// event: FIRST or DEPTH, with its messages waiting and no reader.
+    fn trigger_due_at_initq_open(&mut self) -> bool {
+        let d = &self.def;
+        let visible = self.entries.len() - self.uncommitted_puts;
+        let due = d.trigger
+            && self.open_input == 0
+            && visible > 0
+            && match d.trig_type {
+                TrigType::First => true,
+                TrigType::Depth => visible >= d.trig_depth as usize,
+                TrigType::Every | TrigType::None => false,
+            };
+        if due {
+            self.last_trigger = Some(std::time::Instant::now());
+        }
+        due
     }
 }
 
 impl QueueManager {
+    /// `initq` was just opened for input: the trigger events of the queues it serves, but
+    /// none for a queue whose trigger message already waits there (the opener will read it).
+    pub(crate) fn trigger_at_initq_open(self: &Arc<Self>, initq: &str) {
+        let locals: Vec<Arc<LocalQueue>> = read(&self.locals).values().cloned().collect();
+        let Some(init) = locals.iter().find(|q| q.name == initq) else {
+            return;
+        };
+        let waiting: Vec<String> = init
+            .lock()
+            .entries
+            .values()
+            .filter(|e| e.msg.md.format == FORMAT)
+            .filter_map(|e| TriggerMsg::decode(&e.msg.payload).ok().map(|t| t.queue))
+            .collect();
+        let due: Vec<QueueDef> = locals
+            .iter()
+            .filter(|q| !waiting.contains(&q.name))
+            .filter_map(|q| {
+                let mut st = q.lock();
+                (st.def.init_q == initq && st.trigger_due_at_initq_open()).then(|| st.def.clone())
+            })
+            .collect();
+        for d in due {
+            self.fire_trigger(&d);
+        }
+    }
+
     /// Puts the trigger message for `def` (a trigger event happened on it) on its initiation
     /// queue. A condition MQ checks here that does not hold (no initiation queue, no process
     /// for an application queue) is logged and no trigger message is made.
