@@ -81,40 +81,79 @@ fn sorted<T: Clone>(m: &HashMap<String, T>) -> Vec<T> {
     v.into_iter().map(|(_, t)| t.clone()).collect()
 }
 
+/// Which map of [`ServiceObjects`] an object type lives in.
+type Pick<T> = fn(&mut ServiceObjects) -> &mut HashMap<String, T>;
+
+impl QueueManager {
+    /// DEFINE (REPLACE) or ALTER of a listener, process or service: logged, then kept.
+    fn define_obj<T>(
+        &self,
+        what: &str,
+        name: &str,
+        obj: T,
+        replace: bool,
+        pick: Pick<T>,
+        rec: Record,
+    ) -> MqResult<()> {
+        let mut svc = write(&self.svc);
+        if pick(&mut svc).contains_key(name) && !replace {
+            return mqerr!(
+                ObjectAlreadyExists,
+                "{what} '{name}' already exists (use REPLACE)"
+            );
+        }
+        self.log_durable(&rec)?;
+        pick(&mut svc).insert(name.to_string(), obj);
+        Ok(())
+    }
+
+    /// DELETE of a listener, process or service; `running` refuses one that runs.
+    fn delete_obj<T>(
+        &self,
+        what: &str,
+        name: &str,
+        running: bool,
+        pick: Pick<T>,
+        rec: Record,
+    ) -> MqResult<()> {
+        if !pick(&mut write(&self.svc)).contains_key(name) {
+            return mqerr!(UnknownObjectName, "{what} '{name}' is not defined");
+        }
+        if running {
+            return mqerr!(
+                ObjectInUse,
+                "{what} {name} is running: STOP {}({name}) first",
+                what.to_ascii_uppercase()
+            );
+        }
+        self.log_durable(&rec)?;
+        pick(&mut write(&self.svc)).remove(name);
+        Ok(())
+    }
+}
+
 impl QueueManager {
     /// DEFINE (REPLACE) or ALTER LISTENER.
     pub fn define_listener(&self, l: ListenerDef, replace: bool) -> MqResult<()> {
         l.validate()?;
-        let mut svc = write(&self.svc);
-        if svc.listeners.contains_key(&l.name) && !replace {
-            return mqerr!(
-                ObjectAlreadyExists,
-                "listener '{}' already exists (use REPLACE)",
-                l.name
-            );
-        }
-        self.log_durable(&Record::DefineListener(l.clone()))?;
-        svc.listeners.insert(l.name.clone(), l);
-        Ok(())
+        let rec = Record::DefineListener(l.clone());
+        self.define_obj(
+            "listener",
+            &l.name.clone(),
+            l,
+            replace,
+            |s| &mut s.listeners,
+            rec,
+        )
     }
 
     /// DELETE LISTENER: refused while it runs.
     pub fn delete_listener(&self, name: &str) -> MqResult<()> {
-        if !read(&self.svc).listeners.contains_key(name) {
-            return mqerr!(UnknownObjectName, "listener '{name}' is not defined");
-        }
-        if self
+        let running = self
             .listener_control()
-            .is_some_and(|c| c.status().iter().any(|s| s.name == name))
-        {
-            return mqerr!(
-                ObjectInUse,
-                "listener {name} is running: STOP LISTENER({name}) first"
-            );
-        }
-        self.log_durable(&Record::DeleteListener(name.to_string()))?;
-        write(&self.svc).listeners.remove(name);
-        Ok(())
+            .is_some_and(|c| c.status().iter().any(|s| s.name == name));
+        let rec = Record::DeleteListener(name.to_string());
+        self.delete_obj("listener", name, running, |s| &mut s.listeners, rec)
     }
 
     pub fn listener(&self, name: &str) -> Option<ListenerDef> {
@@ -128,26 +167,20 @@ impl QueueManager {
     /// DEFINE (REPLACE) or ALTER PROCESS.
     pub fn define_process(&self, p: ProcessDef, replace: bool) -> MqResult<()> {
         p.validate()?;
-        let mut svc = write(&self.svc);
-        if svc.processes.contains_key(&p.name) && !replace {
-            return mqerr!(
-                ObjectAlreadyExists,
-                "process '{}' already exists (use REPLACE)",
-                p.name
-            );
-        }
-        self.log_durable(&Record::DefineProcess(p.clone()))?;
-        svc.processes.insert(p.name.clone(), p);
-        Ok(())
+        let rec = Record::DefineProcess(p.clone());
+        self.define_obj(
+            "process",
+            &p.name.clone(),
+            p,
+            replace,
+            |s| &mut s.processes,
+            rec,
+        )
     }
 
     pub fn delete_process(&self, name: &str) -> MqResult<()> {
-        if !read(&self.svc).processes.contains_key(name) {
-            return mqerr!(UnknownObjectName, "process '{name}' is not defined");
-        }
-        self.log_durable(&Record::DeleteProcess(name.to_string()))?;
-        write(&self.svc).processes.remove(name);
-        Ok(())
+        let rec = Record::DeleteProcess(name.to_string());
+        self.delete_obj("process", name, false, |s| &mut s.processes, rec)
     }
 
     pub fn process(&self, name: &str) -> Option<ProcessDef> {
@@ -161,36 +194,24 @@ impl QueueManager {
     /// DEFINE (REPLACE) or ALTER SERVICE.
     pub fn define_service(&self, s: ServiceDef, replace: bool) -> MqResult<()> {
         s.validate()?;
-        let mut svc = write(&self.svc);
-        if svc.services.contains_key(&s.name) && !replace {
-            return mqerr!(
-                ObjectAlreadyExists,
-                "service '{}' already exists (use REPLACE)",
-                s.name
-            );
-        }
-        self.log_durable(&Record::DefineService(s.clone()))?;
-        svc.services.insert(s.name.clone(), s);
-        Ok(())
+        let rec = Record::DefineService(s.clone());
+        self.define_obj(
+            "service",
+            &s.name.clone(),
+            s,
+            replace,
+            |o| &mut o.services,
+            rec,
+        )
     }
 
     /// DELETE SERVICE: refused while a server service runs.
     pub fn delete_service(&self, name: &str) -> MqResult<()> {
-        if !read(&self.svc).services.contains_key(name) {
-            return mqerr!(UnknownObjectName, "service '{name}' is not defined");
-        }
-        if self
+        let running = self
             .service_control()
-            .is_some_and(|c| c.status().iter().any(|s| s.name == name))
-        {
-            return mqerr!(
-                ObjectInUse,
-                "service {name} is running: STOP SERVICE({name}) first"
-            );
-        }
-        self.log_durable(&Record::DeleteService(name.to_string()))?;
-        write(&self.svc).services.remove(name);
-        Ok(())
+            .is_some_and(|c| c.status().iter().any(|s| s.name == name));
+        let rec = Record::DeleteService(name.to_string());
+        self.delete_obj("service", name, running, |s| &mut s.services, rec)
     }
 
     pub fn service(&self, name: &str) -> Option<ServiceDef> {
