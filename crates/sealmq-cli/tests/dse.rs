@@ -124,3 +124,45 @@ fn encrypted_at_rest_across_kill_restart_wrong_key_and_rotation() {
             .contains("file:PATH")
     );
 }
+
+#[test]
+fn programs_the_queue_manager_starts_do_not_inherit_the_master_key() {
+    let h = Home::new();
+    let hex = "a1b2".repeat(16);
+    let o = with_env(
+        &h,
+        "SMQ_SVC_MASTER",
+        &hex,
+        &["create", "QMS", "--dse", "env:SMQ_SVC_MASTER"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = h
+        .cmd(&["start", "QMS", "--background"])
+        .env("SMQ_SVC_MASTER", &hex)
+        .env("SEALMQ_PASSWORD", "hunter2")
+        .env("SMQ_HARMLESS", "visible")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = h.qm_dir("QMS").join("env.out");
+    h.mqsc(
+        "QMS",
+        &format!(
+            "DEFINE SERVICE(ENV) SERVTYPE(COMMAND) STARTCMD('/usr/bin/env') STDOUT('{}')\n\
+             START SERVICE(ENV)\n",
+            out.display()
+        ),
+    );
+    common::wait_for(
+        std::time::Duration::from_secs(60),
+        "the service's output",
+        || std::fs::read_to_string(&out).is_ok_and(|s| s.contains("SMQ_HARMLESS=visible")),
+    );
+    let env = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        !env.contains(&hex) && !env.contains("SMQ_SVC_MASTER"),
+        "{env}"
+    );
+    assert!(!env.contains("hunter2"), "{env}");
+    h.ok(&["stop", "QMS"]);
+}

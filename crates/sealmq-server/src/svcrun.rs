@@ -3,7 +3,9 @@
 //! own process group, with the queue manager's directory as its working directory; its output
 //! is appended to STDOUT/STDERR (created private to that user) or discarded. A SERVER service
 //! runs one instance, watched by a thread that reaps it; a COMMAND service runs to its end,
-//! unwatched (reaped too, so nothing is left a zombie).
+//! unwatched (reaped too, so nothing is left a zombie). Secrets in the queue manager's
+//! environment (the variable encryption at rest reads its master key or passphrase from, the
+//! CLI's password variables) are not passed on.
 
 use sealmq_engine::services::{
     Control as Ctl, ServType, ServiceControl, ServiceDef, ServiceStatus, expand_tokens,
@@ -18,11 +20,20 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
+/// Variables that carry secrets to sealmq's own commands.
+const SECRET_ENV: [&str; 3] = [
+    "SEALMQ_PASSWORD",
+    "SEALMQ_NEW_PASSWORD",
+    "SEALMQ_BENCH_DSE_KEY",
+];
+
 /// The services of this server: where the queue manager lives and the servers running now.
 pub(crate) struct Services {
     qm: Arc<QueueManager>,
     qm_name: String,
     dir: PathBuf,
+    /// The variable encryption at rest took its master key or passphrase from, if any.
+    secret_env: Option<String>,
     running: Mutex<HashMap<String, ServiceStatus>>,
 }
 
@@ -46,6 +57,7 @@ impl Services {
             qm,
             qm_name: qm_name.to_string(),
             dir: dir.to_path_buf(),
+            secret_env: sealmq_storage::dse::Dse::secret_env(dir),
             running: Mutex::new(HashMap::new()),
         })
     }
@@ -109,8 +121,15 @@ impl Services {
                 def.name, def.name
             )));
         }
-        Command::new(&program)
-            .args(split_args(&expand_tokens(args, &tokens)))
+        let mut c = Command::new(&program);
+        for v in SECRET_ENV
+            .iter()
+            .map(|s| s.to_string())
+            .chain(self.secret_env.clone())
+        {
+            c.env_remove(v);
+        }
+        c.args(split_args(&expand_tokens(args, &tokens)))
             .current_dir(&self.dir)
             .stdin(Stdio::null())
             .stdout(self.output("STDOUT", &def.stdout, &tokens)?)

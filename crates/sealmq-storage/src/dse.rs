@@ -372,6 +372,18 @@ impl Dse {
         MasterSource::parse(s.trim())
     }
 
+    /// The environment variable the master key (or its passphrase) of `qm_dir` is read from,
+    /// if it is read from one: programs the queue manager starts must not inherit it.
+    pub fn secret_env(qm_dir: &Path) -> Option<String> {
+        if !Dse::configured(qm_dir) {
+            return None;
+        }
+        match Dse::source(qm_dir).ok()? {
+            MasterSource::Env(v) | MasterSource::Passphrase(v) => Some(v),
+            MasterSource::File(_) => None,
+        }
+    }
+
     /// Records the master key source for `qm_dir`.
     pub fn set_source(qm_dir: &Path, src: &MasterSource) -> Result<()> {
         let p = qm_dir.join(SOURCE_FILE);
