@@ -16,6 +16,7 @@ pub use sealmq_types::codec;
 pub mod dse;
 pub mod error;
 pub mod log;
+pub mod qstore;
 pub mod space;
 
 pub use error::{Result, StorageError};

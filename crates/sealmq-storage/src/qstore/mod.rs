@@ -1,0 +1,538 @@
+//! Queue files (SPEC §4, issue 13): where a queue's messages wait when they are not in memory.
+//!
+//! A queue's directory holds data files of persistent messages (`D<n>.qd`, one record per
+//! message, appended), an index journal (`I<n>.qi`, one record per checkpoint: the messages
+//! stored, gone, or given a new backout count since the last one) and spill files of
+//! non-persistent messages (`N<n>.qn`, removed at each start). Memory keeps, per message, the
+//! index entry ([`Placed`]); a get of a message no longer cached reads its record.
+//!
+//! Durability comes from the recovery log, as before: the queue manager writes messages here
+//! at a checkpoint ([`QueueStore::append`], then [`QueueStore::commit`], which syncs the data
+//! files before it writes and syncs the index batch naming them). What a crash leaves past the
+//! last checkpoint is replayed from the log; replaying a message already here is harmless
+//! (the index is keyed by the message's sequence number).
+//!
+//! A data file whose messages are all gone is deleted once the index batch saying so is
+//! durable; the index is rewritten from its live entries (`BASE`) when most of it is history.
+//!
+//! Locks: `Inner` (the file table) is held for bookkeeping only; reads take an `Arc<File>`
+//! and read without it, so a get that reads from disk does not hold up puts or other gets.
+
+mod file;
+mod index;
+
+pub use index::{IndexOp, Loc, Placed, fingerprint};
+
+use crate::dse::Dse;
+use crate::error::{Result, StorageError};
+use file::{HEADER, Kind, ReadErr};
+use std::collections::{BTreeMap, HashMap};
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// How a queue store writes.
+#[derive(Clone, Debug)]
+pub struct StoreConfig {
+    /// A data or spill file is closed and the next begun past this size.
+    pub file_bytes: u64,
+    pub dse: Option<Arc<Dse>>,
+    /// Sync at commit (only tests and benchmarks of the non-durable path turn it off).
+    pub sync: bool,
+}
+
+impl StoreConfig {
+    pub fn new(dse: Option<Arc<Dse>>) -> StoreConfig {
+        StoreConfig {
+            file_bytes: 64 << 20,
+            dse,
+            sync: true,
+        }
+    }
+}
+
+/// Record kinds in data and spill files.
+const MSG: u8 = 1;
+
+struct DataFile {
+    file: Arc<File>,
+    path: PathBuf,
+    len: u64,
+    /// Messages in it still queued.
+    live: u64,
+    /// Written since the last sync.
+    dirty: bool,
+    /// The oldest data key sealing a record in it (0: none or clear).
+    min_key: u32,
+}
+
+#[derive(Default)]
+struct Files {
+    files: BTreeMap<u32, DataFile>,
+    active: Option<u32>,
+    next: u32,
+}
+
+struct Inner {
+    data: Files,
+    spill: Files,
+    index: DataFile,
+    index_no: u32,
+    /// Bytes of index records since the last BASE: the rewrite trigger.
+    index_bytes: u64,
+}
+
+/// One queue's files.
+pub struct QueueStore {
+    dir: PathBuf,
+    cfg: StoreConfig,
+    inner: Mutex<Inner>,
+}
+
+fn io(what: &'static str, p: &Path, e: std::io::Error) -> StorageError {
+    StorageError::io(what, p, e)
+}
+
+fn create_file(dir: &Path, kind: Kind, n: u32) -> Result<DataFile> {
+    let path = dir.join(kind.name(n));
+    let f = OpenOptions::new()
+        .create_new(true)
+        .read(true)
+        .write(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(|e| io("cannot create", &path, e))?;
+    f.write_all_at(&file::header(kind, n), 0)
+        .map_err(|e| io("cannot write", &path, e))?;
+    Ok(DataFile {
+        file: Arc::new(f),
+        path,
+        len: HEADER,
+        live: 0,
+        dirty: true,
+        min_key: 0,
+    })
+}
+
+fn open_file(path: &Path, kind: Kind, n: u32) -> Result<DataFile> {
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| io("cannot open", path, e))?;
+    let len = f.metadata().map_err(|e| io("cannot stat", path, e))?.len();
+    file::check_header(&f, path, kind, n)?;
+    Ok(DataFile {
+        file: Arc::new(f),
+        path: path.to_path_buf(),
+        len,
+        live: 0,
+        dirty: false,
+        min_key: 0,
+    })
+}
+
+/// Removes the files that hold no live message, except the one being written. For data files
+/// the caller has made every `Del` counted so far durable.
+fn remove_empty(files: &mut Files) -> Result<()> {
+    let empty: Vec<u32> = files
+        .files
+        .iter()
+        .filter(|(n, f)| f.live == 0 && files.active != Some(**n))
+        .map(|(n, _)| *n)
+        .collect();
+    for n in empty {
+        if let Some(f) = files.files.remove(&n) {
+            std::fs::remove_file(&f.path).map_err(|e| io("cannot remove", &f.path, e))?;
+        }
+    }
+    Ok(())
+}
+
+fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| io("cannot sync", dir, e))
+}
+
+impl QueueStore {
+    /// Opens (or creates) the store in `dir`: reads the index, cuts a torn tail of the newest
+    /// index file, removes spill files and data files no entry names. Returns the stored
+    /// messages in sequence order.
+    pub fn open(dir: &Path, cfg: StoreConfig) -> Result<(QueueStore, Vec<Placed>)> {
+        crate::create_private_dir(dir).map_err(|e| io("cannot create", dir, e))?;
+        for (_, p) in file::list(dir, Kind::Spill)? {
+            std::fs::remove_file(&p).map_err(|e| io("cannot remove", &p, e))?;
+        }
+        let dse = cfg.dse.clone();
+        let mut live: HashMap<u64, Placed> = HashMap::new();
+        let mut index_bytes = 0u64;
+        let mut index_min_key = 0u32;
+        let indexes = file::list(dir, Kind::Index)?;
+        // The newest file starting with a BASE record is where the state begins.
+        let mut start = 0;
+        for (i, (n, p)) in indexes.iter().enumerate() {
+            let f = open_file(p, Kind::Index, *n)?;
+            if let Ok(r) = file::read_at(&f.file, p, dse.as_deref(), Kind::Index, *n, HEADER, f.len)
+                && r.kind == index::BASE
+            {
+                start = i;
+            }
+        }
+        for (_, p) in &indexes[..start] {
+            std::fs::remove_file(p).map_err(|e| io("cannot remove", p, e))?;
+        }
+        let indexes = &indexes[start..];
+        let mut last: Option<(u32, DataFile)> = None;
+        for (i, (n, p)) in indexes.iter().enumerate() {
+            let mut f = open_file(p, Kind::Index, *n)?;
+            let newest = i + 1 == indexes.len();
+            let mut at = HEADER;
+            while at < f.len {
+                match file::read_at(&f.file, p, dse.as_deref(), Kind::Index, *n, at, f.len) {
+                    Ok(r) => {
+                        let ops = index::decode(&r.payload).map_err(|e| {
+                            file::corrupt(p, at, format!("an index batch does not decode: {e}"))
+                        })?;
+                        if r.kind == index::BASE {
+                            live.clear();
+                        }
+                        if r.key_id != 0 && (index_min_key == 0 || r.key_id < index_min_key) {
+                            index_min_key = r.key_id;
+                        }
+                        for op in ops {
+                            match op {
+                                IndexOp::Add(pl) => {
+                                    live.insert(pl.seq, pl);
+                                }
+                                IndexOp::Del { seq, .. } => {
+                                    live.remove(&seq);
+                                }
+                                IndexOp::Backout { seq, count } => {
+                                    if let Some(pl) = live.get_mut(&seq) {
+                                        pl.backout = count;
+                                    }
+                                }
+                            }
+                        }
+                        index_bytes += r.end - at;
+                        at = r.end;
+                    }
+                    Err(ReadErr::Torn(why))
+                        if newest && !file::anything_after(&f.file, at, f.len) =>
+                    {
+                        // A batch torn by a crash never completed its checkpoint: cut it.
+                        tracing::warn!(file = %p.display(), offset = at, "{why}: cut");
+                        f.file.set_len(at).map_err(|e| io("cannot cut", p, e))?;
+                        f.file.sync_all().map_err(|e| io("cannot sync", p, e))?;
+                        f.len = at;
+                    }
+                    Err(ReadErr::Torn(why)) => return Err(file::corrupt(p, at, why)),
+                    Err(ReadErr::Bad(e)) => return Err(e),
+                }
+            }
+            last = Some((*n, f));
+        }
+        let (index_no, mut index) = match last {
+            Some(x) => x,
+            None => (1, create_file(dir, Kind::Index, 1)?),
+        };
+        index.min_key = index_min_key;
+        // Data files: the ones the index names stay; others are leftovers of a checkpoint
+        // that never completed.
+        let mut data = Files::default();
+        for pl in live.values() {
+            if let std::collections::btree_map::Entry::Vacant(slot) = data.files.entry(pl.loc.file)
+            {
+                let p = dir.join(Kind::Data.name(pl.loc.file));
+                let mut f = open_file(&p, Kind::Data, pl.loc.file)?;
+                // Records are appended under the data key of their time: the first is the
+                // oldest key the file needs.
+                if let Ok(r) = file::read_at(
+                    &f.file,
+                    &p,
+                    dse.as_deref(),
+                    Kind::Data,
+                    pl.loc.file,
+                    HEADER,
+                    f.len,
+                ) {
+                    f.min_key = r.key_id;
+                }
+                slot.insert(f);
+            }
+            if let Some(f) = data.files.get_mut(&pl.loc.file) {
+                f.live += 1;
+            }
+        }
+        for (n, p) in file::list(dir, Kind::Data)? {
+            data.next = data.next.max(n);
+            if !data.files.contains_key(&n) {
+                std::fs::remove_file(&p).map_err(|e| io("cannot remove", &p, e))?;
+            }
+        }
+        data.next += 1;
+        let mut placed: Vec<Placed> = live.into_values().collect();
+        placed.sort_by_key(|p| p.seq);
+        let store = QueueStore {
+            dir: dir.to_path_buf(),
+            cfg,
+            inner: Mutex::new(Inner {
+                data,
+                spill: Files {
+                    next: 1,
+                    ..Default::default()
+                },
+                index,
+                index_no,
+                index_bytes,
+            }),
+        };
+        Ok((store, placed))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Appends a message's record (a persistent one to a data file, for the next
+    /// [`QueueStore::commit`]; a non-persistent one to a spill file). Not synced.
+    pub fn append(&self, seq: u64, persistent: bool, bytes: &[u8]) -> Result<Loc> {
+        let kind = if persistent { Kind::Data } else { Kind::Spill };
+        let mut g = self.lock();
+        let files = if persistent {
+            &mut g.data
+        } else {
+            &mut g.spill
+        };
+        let n = match files.active {
+            Some(n)
+                if files
+                    .files
+                    .get(&n)
+                    .is_some_and(|f| f.len < self.cfg.file_bytes) =>
+            {
+                n
+            }
+            _ => {
+                let n = files.next.max(1);
+                files.next = n + 1;
+                files.files.insert(n, create_file(&self.dir, kind, n)?);
+                files.active = Some(n);
+                // The file closed now may hold nothing any more.
+                remove_empty(files)?;
+                n
+            }
+        };
+        let f = files
+            .files
+            .get_mut(&n)
+            .ok_or_else(|| StorageError::Broken("queue file table".into()))?;
+        let rec = file::frame(self.cfg.dse.as_deref(), kind, n, f.len, seq, MSG, bytes)?;
+        if f.len + rec.len() as u64 > u64::from(u32::MAX) {
+            return Err(StorageError::Decode(format!(
+                "a message of {} bytes does not fit a queue file",
+                bytes.len()
+            )));
+        }
+        f.file
+            .write_all_at(&rec, f.len)
+            .map_err(|e| StorageError::Write {
+                path: f.path.clone(),
+                source: e,
+            })?;
+        let loc = Loc {
+            file: n,
+            offset: f.len as u32,
+            len: rec.len() as u32,
+            spill: !persistent,
+        };
+        f.len += rec.len() as u64;
+        f.live += 1;
+        f.dirty = true;
+        if let Some(d) = &self.cfg.dse {
+            let k = d.current();
+            f.min_key = if f.min_key == 0 { k } else { f.min_key.min(k) };
+        }
+        Ok(loc)
+    }
+
+    /// Reads the message record at `loc`; an error names the file and offset (a damaged or
+    /// torn record is never returned as a message).
+    pub fn read(&self, seq: u64, loc: Loc) -> Result<Vec<u8>> {
+        let kind = if loc.spill { Kind::Spill } else { Kind::Data };
+        let (f, path, len) = {
+            let g = self.lock();
+            let files = if loc.spill { &g.spill } else { &g.data };
+            let f = files.files.get(&loc.file).ok_or_else(|| {
+                file::corrupt(
+                    &self.dir.join(kind.name(loc.file)),
+                    u64::from(loc.offset),
+                    "the queue file holding this message is missing",
+                )
+            })?;
+            (f.file.clone(), f.path.clone(), f.len)
+        };
+        let off = u64::from(loc.offset);
+        let end = (off + u64::from(loc.len)).min(len);
+        match file::read_at(&f, &path, self.cfg.dse.as_deref(), kind, loc.file, off, end) {
+            Ok(r) if r.seq == seq && r.kind == MSG => Ok(r.payload),
+            Ok(r) => Err(file::corrupt(
+                &path,
+                off,
+                format!("holds message {} where message {seq} should be", r.seq),
+            )),
+            Err(ReadErr::Torn(why)) => Err(file::corrupt(&path, off, why)),
+            Err(ReadErr::Bad(e)) => Err(e),
+        }
+    }
+
+    /// Makes `ops` durable: syncs the data files written since the last commit, then writes
+    /// and syncs one index batch. A `Del` counts its message out of its file; a file left
+    /// with none (and not being written) is removed, its `Del`s being durable now.
+    pub fn commit(&self, ops: &[IndexOp]) -> Result<()> {
+        let mut g = self.lock();
+        if self.cfg.sync {
+            for f in g.data.files.values_mut().filter(|f| f.dirty) {
+                f.file.sync_data().map_err(|e| StorageError::Write {
+                    path: f.path.clone(),
+                    source: e,
+                })?;
+                f.dirty = false;
+            }
+        }
+        if !ops.is_empty() {
+            let payload = index::encode(ops);
+            self.write_index(&mut g, index::BATCH, &payload)?;
+        }
+        for op in ops {
+            if let IndexOp::Del { loc, .. } = op
+                && let Some(f) = g.data.files.get_mut(&loc.file)
+            {
+                f.live = f.live.saturating_sub(1);
+            }
+        }
+        remove_empty(&mut g.data)
+    }
+
+    fn write_index(&self, g: &mut Inner, kind: u8, payload: &[u8]) -> Result<()> {
+        let n = g.index_no;
+        let rec = file::frame(
+            self.cfg.dse.as_deref(),
+            Kind::Index,
+            n,
+            g.index.len,
+            0,
+            kind,
+            payload,
+        )?;
+        let f = &mut g.index;
+        let write = f.file.write_all_at(&rec, f.len).and_then(|_| {
+            if self.cfg.sync {
+                f.file.sync_data()
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = write {
+            // Nothing of this batch counts: cut it back so the next one follows a whole record.
+            let _ = f.file.set_len(f.len);
+            return Err(StorageError::Write {
+                path: f.path.clone(),
+                source: e,
+            });
+        }
+        f.len += rec.len() as u64;
+        if let Some(d) = &self.cfg.dse
+            && f.min_key == 0
+        {
+            f.min_key = d.current();
+        }
+        g.index_bytes += rec.len() as u64;
+        Ok(())
+    }
+
+    /// Counts a spilled non-persistent message out (it was got or expired); an emptied spill
+    /// file that is not being written goes at once (nothing durable names it).
+    pub fn release_spill(&self, loc: Loc) -> Result<()> {
+        let mut g = self.lock();
+        if let Some(f) = g.spill.files.get_mut(&loc.file) {
+            f.live = f.live.saturating_sub(1);
+        }
+        remove_empty(&mut g.spill)
+    }
+
+    /// Rewrites the index as one BASE record of `live` (every stored message, with its
+    /// place) in a new file, then removes the older ones. The caller passes the whole stored
+    /// set, taken while no commit runs.
+    pub fn rewrite_index(&self, live: &[Placed]) -> Result<()> {
+        let mut g = self.lock();
+        let n = g.index_no + 1;
+        let old: Vec<PathBuf> = file::list(&self.dir, Kind::Index)?
+            .into_iter()
+            .map(|(_, p)| p)
+            .collect();
+        let new = create_file(&self.dir, Kind::Index, n)?;
+        let prev = std::mem::replace(&mut g.index, new);
+        let prev_no = std::mem::replace(&mut g.index_no, n);
+        g.index_bytes = 0;
+        let ops: Vec<IndexOp> = live.iter().copied().map(IndexOp::Add).collect();
+        if let Err(e) = self.write_index(&mut g, index::BASE, &index::encode(&ops)) {
+            let failed = std::mem::replace(&mut g.index, prev);
+            g.index_no = prev_no;
+            let _ = std::fs::remove_file(&failed.path);
+            return Err(e);
+        }
+        sync_dir(&self.dir)?;
+        for p in old {
+            std::fs::remove_file(&p).map_err(|e| io("cannot remove", &p, e))?;
+        }
+        Ok(())
+    }
+
+    /// Bytes of index history since its last rewrite.
+    pub fn index_bytes(&self) -> u64 {
+        self.lock().index_bytes
+    }
+
+    /// Bytes of this queue's files (MQ's CURFSIZE).
+    pub fn bytes(&self) -> u64 {
+        let g = self.lock();
+        g.data.files.values().map(|f| f.len).sum::<u64>()
+            + g.spill.files.values().map(|f| f.len).sum::<u64>()
+            + g.index.len
+    }
+
+    /// The oldest data key any record here is sealed with (encryption at rest keeps it).
+    pub fn min_key_id(&self) -> Option<u32> {
+        let g = self.lock();
+        g.data
+            .files
+            .values()
+            .chain(g.spill.files.values())
+            .chain(std::iter::once(&g.index))
+            .map(|f| f.min_key)
+            .filter(|k| *k != 0)
+            .min()
+    }
+
+    /// Removes the store (the queue was deleted).
+    pub fn destroy(self) -> Result<()> {
+        std::fs::remove_dir_all(&self.dir).map_err(|e| io("cannot remove", &self.dir, e))
+    }
+}
+
+/// The directory of a queue's store under `root`: the queue name in hexadecimal, so that any
+/// MQ name (with `/`, `%`, ...) is a file name.
+pub fn queue_dir(root: &Path, queue: &str) -> PathBuf {
+    let hex: String = queue.bytes().map(|b| format!("{b:02x}")).collect();
+    root.join(hex)
+}
+
+#[cfg(test)]
+mod tests;
