@@ -229,6 +229,16 @@ fn authority_records_govern_every_call_and_persist() {
         2035
     );
     assert_eq!(app.mqsc("DISPLAY QMGR", false).unwrap_err().reason, 2035);
+    // Programs run as the queue manager's user: no one else may define or start one.
+    let marker = cfg.dir.join("ran");
+    let script = format!(
+        "DEFINE SERVICE(SH) SERVTYPE(COMMAND) STARTCMD('/usr/bin/touch') STARTARG('{}')\nSTART SERVICE(SH)",
+        marker.display()
+    );
+    assert_eq!(app.mqsc(&script, false).unwrap_err().reason, 2035);
+    let (out, _) = admin.mqsc("DISPLAY SERVICE(SH)", false).unwrap();
+    assert!(out.contains("no service matches"), "{out}");
+    assert!(!marker.exists());
     drop(app);
     admin.stop(true).unwrap();
     drop(admin);
