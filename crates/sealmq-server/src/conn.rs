@@ -180,6 +180,19 @@ impl Drop for Active<'_> {
     }
 }
 
+/// Serves a connection without TLS: `r` and `w` are the same socket, read with the first
+/// frame's deadline.
+pub(crate) fn serve_plain(
+    qm: &Arc<QueueManager>,
+    r: impl std::io::Read + Send + 'static,
+    w: impl Write + Send + 'static,
+    peer: &Peer,
+    ctx: &Ctx,
+) {
+    let (r, first) = TimedRead::first_frame(r);
+    serve(qm, BufReader::new(r), BufWriter::new(w), peer, ctx, &first);
+}
+
 /// Serves one connection until it ends. Dropping the engine connection backs out.
 pub(crate) fn serve(
     qm: &Arc<QueueManager>,

@@ -26,7 +26,6 @@ pub mod security;
 pub mod stats;
 mod svcrun;
 
-use conn::serve;
 use limits::{Limit, TakeSlot, refuse_early};
 use peer::Peer;
 pub(crate) use peer::generic_match;
@@ -34,7 +33,6 @@ pub(crate) use peer::generic_match;
 use sealmq_engine::{QmConfig, QueueManager};
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufReader, BufWriter};
 use std::net::{SocketAddr, TcpStream};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -245,15 +243,7 @@ impl Server {
                                 admin,
                                 pid,
                             };
-                            let (r, first) = conn::TimedRead::first_frame(s);
-                            serve(
-                                &qm,
-                                BufReader::new(r),
-                                BufWriter::new(w),
-                                &peer,
-                                &ctx,
-                                &first,
-                            );
+                            conn::serve_plain(&qm, s, w, &peer, &ctx);
                             ctx.unregister(id);
                         }
                     });

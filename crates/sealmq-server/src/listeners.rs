@@ -3,7 +3,7 @@
 //! connection gets its own thread, as on the Unix socket. Stopping a listener shuts its
 //! socket down (the accept wakes and ends) and frees the port; connections it accepted go on.
 
-use crate::conn::{self, serve, serve_tls};
+use crate::conn::{self, serve_tls};
 use crate::limits::refuse_early;
 use crate::peer::Peer;
 use crate::{Ctx, MAXCHL_REFUSAL, Sock};
@@ -11,7 +11,6 @@ use sealmq_engine::services::{ListenerControl, ListenerDef, ListenerStatus};
 use sealmq_engine::{MqError, MqResult, QueueManager};
 use sealmq_types::ReasonCode;
 use std::collections::HashMap;
-use std::io::{BufReader, BufWriter};
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -212,15 +211,7 @@ fn accept_loop(tl: &TcpListener, stop: &AtomicBool, qm: &Arc<QueueManager>, ctx:
                             addr,
                             sock: s.try_clone().ok(),
                         };
-                        let (r, first) = conn::TimedRead::first_frame(s);
-                        serve(
-                            &qm,
-                            BufReader::new(r),
-                            BufWriter::new(w),
-                            &peer,
-                            &ctx,
-                            &first,
-                        );
+                        conn::serve_plain(&qm, s, w, &peer, &ctx);
                     }
                 }
                 Some(cfg) => serve_tls(&qm, s, cfg, &ctx, addr),

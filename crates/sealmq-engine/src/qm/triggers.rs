@@ -67,8 +67,27 @@ impl QueueManager {
     /// `initq` was just opened for input: the trigger events of the queues it serves, but
     /// none for a queue whose trigger message already waits there (the opener will read it).
     pub(crate) fn trigger_at_initq_open(self: &Arc<Self>, initq: &str) {
-        let locals: Vec<Arc<LocalQueue>> = read(&self.locals).values().cloned().collect();
-        let Some(init) = locals.iter().find(|q| q.name == initq) else {
+        // Most queues opened for input serve no one: the definitions say so without locking
+        // any queue.
+        let names: Vec<String> = read(&self.defs)
+            .values()
+            .filter(|d| d.trigger && d.init_q == initq)
+            .map(|d| d.name.clone())
+            .collect();
+        if names.is_empty() {
+            return;
+        }
+        let (init, served): (Option<Arc<LocalQueue>>, Vec<Arc<LocalQueue>>) = {
+            let locals = read(&self.locals);
+            (
+                locals.get(initq).cloned(),
+                names
+                    .iter()
+                    .filter_map(|n| locals.get(n).cloned())
+                    .collect(),
+            )
+        };
+        let Some(init) = init else {
             return;
         };
         let waiting: Vec<String> = init
@@ -78,7 +97,7 @@ impl QueueManager {
             .filter(|e| e.msg.md.format == FORMAT)
             .filter_map(|e| TriggerMsg::decode(&e.msg.payload).ok().map(|t| t.queue))
             .collect();
-        let due: Vec<QueueDef> = locals
+        let due: Vec<QueueDef> = served
             .iter()
             .filter(|q| !waiting.contains(&q.name))
             .filter_map(|q| {
