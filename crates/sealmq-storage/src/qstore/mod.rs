@@ -55,6 +55,9 @@ impl StoreConfig {
 /// Record kinds in data and spill files.
 const MSG: u8 = 1;
 
+/// Index operations per index record (a record stays far below the framing's size limit).
+const CHUNK: usize = 1 << 20;
+
 struct DataFile {
     file: Arc<File>,
     path: PathBuf,
@@ -81,6 +84,9 @@ struct Inner {
     index_no: u32,
     /// Bytes of index records since the last BASE: the rewrite trigger.
     index_bytes: u64,
+    /// Index files an index rewrite replaced: removed by [`QueueStore::release`] once the
+    /// checkpoint that wrote the rewrite is durable.
+    void_indexes: Vec<PathBuf>,
 }
 
 /// One queue's files.
@@ -150,6 +156,71 @@ fn remove_empty(files: &mut Files) -> Result<()> {
     Ok(())
 }
 
+fn cut(f: &DataFile, p: &Path, at: u64) -> Result<()> {
+    f.file.set_len(at).map_err(|e| io("cannot cut", p, e))?;
+    f.file.sync_all().map_err(|e| io("cannot sync", p, e))
+}
+
+/// The stored set as the index journal builds it, without a map of every message: additions
+/// and removals are collected with their order, then sorted and merged once.
+#[derive(Default)]
+struct LiveSet {
+    ord: u64,
+    adds: Vec<(Placed, u64)>,
+    dels: Vec<(u64, u64)>,
+    backouts: HashMap<u64, (u64, u32)>,
+}
+
+impl LiveSet {
+    fn apply(&mut self, ops: Vec<IndexOp>) {
+        for op in ops {
+            self.ord += 1;
+            match op {
+                IndexOp::Add(pl) => self.adds.push((pl, self.ord)),
+                IndexOp::Del { seq, .. } => self.dels.push((seq, self.ord)),
+                IndexOp::Backout { seq, count } => {
+                    self.backouts.insert(seq, (self.ord, count));
+                }
+            }
+        }
+    }
+
+    /// The live messages in sequence order: for each sequence number the latest addition,
+    /// unless a removal followed it.
+    fn finish(mut self) -> Vec<Placed> {
+        self.adds.sort_unstable_by_key(|(p, o)| (p.seq, *o));
+        self.dels.sort_unstable();
+        let mut out: Vec<Placed> = Vec::with_capacity(self.adds.len());
+        let mut d = 0;
+        let n = self.adds.len();
+        for i in 0..n {
+            let (mut pl, ord) = self.adds[i];
+            if i + 1 < n && self.adds[i + 1].0.seq == pl.seq {
+                continue;
+            }
+            while d < self.dels.len() && self.dels[d].0 < pl.seq {
+                d += 1;
+            }
+            let mut removed = false;
+            let mut j = d;
+            while j < self.dels.len() && self.dels[j].0 == pl.seq {
+                removed |= self.dels[j].1 > ord;
+                j += 1;
+            }
+            if removed {
+                continue;
+            }
+            if let Some((bo, count)) = self.backouts.get(&pl.seq)
+                && *bo > ord
+            {
+                pl.backout = *count;
+            }
+            out.push(pl);
+        }
+        out
+    }
+}
+
 fn sync_dir(dir: &Path) -> Result<()> {
     File::open(dir)
         .and_then(|d| d.sync_all())
@@ -157,33 +228,44 @@ fn sync_dir(dir: &Path) -> Result<()> {
 }
 
 impl QueueStore {
-    /// Opens (or creates) the store in `dir`: reads the index, cuts a torn tail of the newest
-    /// index file, removes spill files and data files no entry names. Returns the stored
-    /// messages in sequence order.
-    pub fn open(dir: &Path, cfg: StoreConfig) -> Result<(QueueStore, Vec<Placed>)> {
+    /// Opens (or creates) the store in `dir` as of checkpoint `upto`: reads the index, drops
+    /// what later checkpoints that never completed wrote (their index batches, and an index
+    /// rewrite), cuts a torn tail of the newest index file, removes spill files and data
+    /// files no entry names. Returns the stored messages in sequence order.
+    pub fn open(dir: &Path, cfg: StoreConfig, upto: u64) -> Result<(QueueStore, Vec<Placed>)> {
         crate::create_private_dir(dir).map_err(|e| io("cannot create", dir, e))?;
         for (_, p) in file::list(dir, Kind::Spill)? {
             std::fs::remove_file(&p).map_err(|e| io("cannot remove", &p, e))?;
         }
         let dse = cfg.dse.clone();
-        let mut live: HashMap<u64, Placed> = HashMap::new();
+        let mut set = LiveSet::default();
         let mut index_bytes = 0u64;
         let mut index_min_key = 0u32;
-        let indexes = file::list(dir, Kind::Index)?;
-        // The newest file starting with a BASE record is where the state begins.
+        let mut indexes = file::list(dir, Kind::Index)?;
+        // The newest file starting with a BASE record of a completed checkpoint is where the
+        // state begins; one of a checkpoint that never completed is void.
         let mut start = 0;
+        let mut void = Vec::new();
         for (i, (n, p)) in indexes.iter().enumerate() {
             let f = open_file(p, Kind::Index, *n)?;
             if let Ok(r) = file::read_at(&f.file, p, dse.as_deref(), Kind::Index, *n, HEADER, f.len)
                 && r.kind == index::BASE
             {
-                start = i;
+                if r.seq > upto {
+                    void.push(i);
+                } else {
+                    start = i;
+                }
             }
         }
-        for (_, p) in &indexes[..start] {
-            std::fs::remove_file(p).map_err(|e| io("cannot remove", p, e))?;
+        if let Some(first_void) = void.first().copied() {
+            for (_, p) in indexes.drain(first_void..) {
+                std::fs::remove_file(&p).map_err(|e| io("cannot remove", &p, e))?;
+            }
         }
-        let indexes = &indexes[start..];
+        for (_, p) in indexes.drain(..start) {
+            std::fs::remove_file(&p).map_err(|e| io("cannot remove", &p, e))?;
+        }
         let mut last: Option<(u32, DataFile)> = None;
         for (i, (n, p)) in indexes.iter().enumerate() {
             let mut f = open_file(p, Kind::Index, *n)?;
@@ -191,31 +273,24 @@ impl QueueStore {
             let mut at = HEADER;
             while at < f.len {
                 match file::read_at(&f.file, p, dse.as_deref(), Kind::Index, *n, at, f.len) {
+                    Ok(r) if r.seq > upto && newest => {
+                        // Written by a checkpoint that never completed: the log replays it.
+                        tracing::warn!(file = %p.display(), offset = at, checkpoint = r.seq,
+                            "index batches of an incomplete checkpoint: cut");
+                        cut(&f, p, at)?;
+                        f.len = at;
+                    }
                     Ok(r) => {
                         let ops = index::decode(&r.payload).map_err(|e| {
                             file::corrupt(p, at, format!("an index batch does not decode: {e}"))
                         })?;
                         if r.kind == index::BASE {
-                            live.clear();
+                            set = LiveSet::default();
                         }
                         if r.key_id != 0 && (index_min_key == 0 || r.key_id < index_min_key) {
                             index_min_key = r.key_id;
                         }
-                        for op in ops {
-                            match op {
-                                IndexOp::Add(pl) => {
-                                    live.insert(pl.seq, pl);
-                                }
-                                IndexOp::Del { seq, .. } => {
-                                    live.remove(&seq);
-                                }
-                                IndexOp::Backout { seq, count } => {
-                                    if let Some(pl) = live.get_mut(&seq) {
-                                        pl.backout = count;
-                                    }
-                                }
-                            }
-                        }
+                        set.apply(ops);
                         index_bytes += r.end - at;
                         at = r.end;
                     }
@@ -224,8 +299,7 @@ impl QueueStore {
                     {
                         // A batch torn by a crash never completed its checkpoint: cut it.
                         tracing::warn!(file = %p.display(), offset = at, "{why}: cut");
-                        f.file.set_len(at).map_err(|e| io("cannot cut", p, e))?;
-                        f.file.sync_all().map_err(|e| io("cannot sync", p, e))?;
+                        cut(&f, p, at)?;
                         f.len = at;
                     }
                     Err(ReadErr::Torn(why)) => return Err(file::corrupt(p, at, why)),
@@ -239,10 +313,11 @@ impl QueueStore {
             None => (1, create_file(dir, Kind::Index, 1)?),
         };
         index.min_key = index_min_key;
+        let placed = set.finish();
         // Data files: the ones the index names stay; others are leftovers of a checkpoint
         // that never completed.
         let mut data = Files::default();
-        for pl in live.values() {
+        for pl in &placed {
             if let std::collections::btree_map::Entry::Vacant(slot) = data.files.entry(pl.loc.file)
             {
                 let p = dir.join(Kind::Data.name(pl.loc.file));
@@ -273,8 +348,6 @@ impl QueueStore {
             }
         }
         data.next += 1;
-        let mut placed: Vec<Placed> = live.into_values().collect();
-        placed.sort_by_key(|p| p.seq);
         let store = QueueStore {
             dir: dir.to_path_buf(),
             cfg,
@@ -287,6 +360,7 @@ impl QueueStore {
                 index,
                 index_no,
                 index_bytes,
+                void_indexes: Vec::new(),
             }),
         };
         Ok((store, placed))
@@ -324,8 +398,11 @@ impl QueueStore {
                 files.next = n + 1;
                 files.files.insert(n, create_file(&self.dir, kind, n)?);
                 files.active = Some(n);
-                // The file closed now may hold nothing any more.
-                remove_empty(files)?;
+                // A spill file closed now may hold nothing any more (a data file waits for
+                // `release`: the removals that emptied it must be in a completed checkpoint).
+                if !persistent {
+                    remove_empty(files)?;
+                }
                 n
             }
         };
@@ -392,10 +469,10 @@ impl QueueStore {
         }
     }
 
-    /// Makes `ops` durable: syncs the data files written since the last commit, then writes
-    /// and syncs one index batch. A `Del` counts its message out of its file; a file left
-    /// with none (and not being written) is removed, its `Del`s being durable now.
-    pub fn commit(&self, ops: &[IndexOp]) -> Result<()> {
+    /// Makes `ops` durable as part of checkpoint `tag`: syncs the data files written since
+    /// the last commit, then writes and syncs one index batch. A `Del` counts its message out
+    /// of its file; emptied files go at [`QueueStore::release`], once the checkpoint is durable.
+    pub fn commit(&self, tag: u64, ops: &[IndexOp]) -> Result<()> {
         let mut g = self.lock();
         if self.cfg.sync {
             for f in g.data.files.values_mut().filter(|f| f.dirty) {
@@ -406,9 +483,9 @@ impl QueueStore {
                 f.dirty = false;
             }
         }
-        if !ops.is_empty() {
-            let payload = index::encode(ops);
-            self.write_index(&mut g, index::BATCH, &payload)?;
+        for chunk in ops.chunks(CHUNK) {
+            let payload = index::encode(chunk);
+            self.write_index(&mut g, tag, index::BATCH, &payload)?;
         }
         for op in ops {
             if let IndexOp::Del { loc, .. } = op
@@ -417,17 +494,28 @@ impl QueueStore {
                 f.live = f.live.saturating_sub(1);
             }
         }
-        remove_empty(&mut g.data)
+        Ok(())
     }
 
-    fn write_index(&self, g: &mut Inner, kind: u8, payload: &[u8]) -> Result<()> {
+    /// After the checkpoint that committed here is durable: removes the data files with no
+    /// message left (not the one being written) and the index files a rewrite replaced.
+    pub fn release(&self) -> Result<()> {
+        let mut g = self.lock();
+        remove_empty(&mut g.data)?;
+        for p in std::mem::take(&mut g.void_indexes) {
+            std::fs::remove_file(&p).map_err(|e| io("cannot remove", &p, e))?;
+        }
+        Ok(())
+    }
+
+    fn write_index(&self, g: &mut Inner, tag: u64, kind: u8, payload: &[u8]) -> Result<()> {
         let n = g.index_no;
         let rec = file::frame(
             self.cfg.dse.as_deref(),
             Kind::Index,
             n,
             g.index.len,
-            0,
+            tag,
             kind,
             payload,
         )?;
@@ -467,10 +555,11 @@ impl QueueStore {
         remove_empty(&mut g.spill)
     }
 
-    /// Rewrites the index as one BASE record of `live` (every stored message, with its
-    /// place) in a new file, then removes the older ones. The caller passes the whole stored
-    /// set, taken while no commit runs.
-    pub fn rewrite_index(&self, live: &[Placed]) -> Result<()> {
+    /// Rewrites the index for checkpoint `tag` as a BASE record (and batches after it) of
+    /// `live`, every stored message as of that checkpoint, in a new file. The older files are
+    /// void from then on, and removed at [`QueueStore::release`]; until the checkpoint is
+    /// durable, a start ignores the new file.
+    pub fn rewrite_index(&self, tag: u64, live: &[Placed]) -> Result<()> {
         let mut g = self.lock();
         let n = g.index_no + 1;
         let old: Vec<PathBuf> = file::list(&self.dir, Kind::Index)?
@@ -480,18 +569,29 @@ impl QueueStore {
         let new = create_file(&self.dir, Kind::Index, n)?;
         let prev = std::mem::replace(&mut g.index, new);
         let prev_no = std::mem::replace(&mut g.index_no, n);
-        g.index_bytes = 0;
-        let ops: Vec<IndexOp> = live.iter().copied().map(IndexOp::Add).collect();
-        if let Err(e) = self.write_index(&mut g, index::BASE, &index::encode(&ops)) {
+        let prev_bytes = std::mem::replace(&mut g.index_bytes, 0);
+        let mut kind = index::BASE;
+        let mut r = Ok(());
+        let mut chunks = live.chunks(CHUNK).peekable();
+        if chunks.peek().is_none() {
+            r = self.write_index(&mut g, tag, kind, &index::encode(&[]));
+        }
+        for chunk in chunks {
+            let ops: Vec<IndexOp> = chunk.iter().copied().map(IndexOp::Add).collect();
+            r = self.write_index(&mut g, tag, kind, &index::encode(&ops));
+            kind = index::BATCH;
+            if r.is_err() {
+                break;
+            }
+        }
+        if let Err(e) = r.and_then(|_| sync_dir(&self.dir)) {
             let failed = std::mem::replace(&mut g.index, prev);
             g.index_no = prev_no;
+            g.index_bytes = prev_bytes;
             let _ = std::fs::remove_file(&failed.path);
             return Err(e);
         }
-        sync_dir(&self.dir)?;
-        for p in old {
-            std::fs::remove_file(&p).map_err(|e| io("cannot remove", &p, e))?;
-        }
+        g.void_indexes.extend(old);
         Ok(())
     }
 

@@ -43,7 +43,8 @@ fn store_some(s: &QueueStore, from: u64, n: u64, body: &[u8]) -> Vec<Placed> {
         ops.push(IndexOp::Add(p));
         v.push(p);
     }
-    s.commit(&ops).unwrap();
+    s.commit(1, &ops).unwrap();
+    s.release().unwrap();
     v
 }
 
@@ -51,7 +52,7 @@ fn store_some(s: &QueueStore, from: u64, n: u64, body: &[u8]) -> Vec<Placed> {
 fn stored_messages_come_back_after_reopen_and_emptied_files_go() {
     let d = tempfile::tempdir().unwrap();
     let dir = queue_dir(d.path(), "APP/ORDERS%1");
-    let (s, none) = QueueStore::open(&dir, cfg(4096)).unwrap();
+    let (s, none) = QueueStore::open(&dir, cfg(4096), u64::MAX).unwrap();
     assert!(none.is_empty());
     let v = store_some(&s, 1, 40, &[7u8; 300]);
     assert!(
@@ -70,10 +71,11 @@ fn stored_messages_come_back_after_reopen_and_emptied_files_go() {
         })
         .collect();
     ops.push(IndexOp::Backout { seq: 35, count: 2 });
-    s.commit(&ops).unwrap();
+    s.commit(1, &ops).unwrap();
+    s.release().unwrap();
     let files_now = file::list(&dir, Kind::Data).unwrap().len();
     drop(s);
-    let (s, back) = QueueStore::open(&dir, cfg(4096)).unwrap();
+    let (s, back) = QueueStore::open(&dir, cfg(4096), u64::MAX).unwrap();
     assert_eq!(back.len(), 10);
     assert_eq!(back[0].seq, 31);
     assert_eq!(back.iter().find(|p| p.seq == 35).unwrap().backout, 2);
@@ -82,10 +84,11 @@ fn stored_messages_come_back_after_reopen_and_emptied_files_go() {
     }
     assert!(files_now <= 4, "{files_now} data files hold 10 messages");
     // A rewrite keeps the same set in one BASE record.
-    s.rewrite_index(&back).unwrap();
+    s.rewrite_index(2, &back).unwrap();
+    s.release().unwrap();
     assert_eq!(file::list(&dir, Kind::Index).unwrap().len(), 1);
     drop(s);
-    let (_, again) = QueueStore::open(&dir, cfg(4096)).unwrap();
+    let (_, again) = QueueStore::open(&dir, cfg(4096), u64::MAX).unwrap();
     assert_eq!(again, back);
 }
 
@@ -93,7 +96,7 @@ fn stored_messages_come_back_after_reopen_and_emptied_files_go() {
 fn a_torn_index_tail_is_cut_and_damage_elsewhere_is_reported_with_file_and_offset() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path().join("q");
-    let (s, _) = QueueStore::open(&dir, cfg(1 << 20)).unwrap();
+    let (s, _) = QueueStore::open(&dir, cfg(1 << 20), u64::MAX).unwrap();
     let v = store_some(&s, 1, 3, b"first");
     store_some(&s, 4, 3, b"second");
     drop(s);
@@ -102,7 +105,7 @@ fn a_torn_index_tail_is_cut_and_damage_elsewhere_is_reported_with_file_and_offse
     // A crash in the middle of the last batch: that checkpoint never finished.
     let f = OpenOptions::new().write(true).open(&index).unwrap();
     f.set_len(len - 5).unwrap();
-    let (s, back) = QueueStore::open(&dir, cfg(1 << 20)).unwrap();
+    let (s, back) = QueueStore::open(&dir, cfg(1 << 20), u64::MAX).unwrap();
     assert_eq!(back, v, "the torn batch is cut, the whole one stays");
     store_some(&s, 7, 1, b"third");
     drop(s);
@@ -110,7 +113,7 @@ fn a_torn_index_tail_is_cut_and_damage_elsewhere_is_reported_with_file_and_offse
     let mut b = std::fs::read(&index).unwrap();
     b[HEADER as usize + 30] ^= 0xff;
     std::fs::write(&index, &b).unwrap();
-    let e = QueueStore::open(&dir, cfg(1 << 20))
+    let e = QueueStore::open(&dir, cfg(1 << 20), u64::MAX)
         .err()
         .unwrap()
         .to_string();
@@ -121,7 +124,7 @@ fn a_torn_index_tail_is_cut_and_damage_elsewhere_is_reported_with_file_and_offse
 fn a_damaged_message_record_is_reported_never_returned() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path().join("q");
-    let (s, _) = QueueStore::open(&dir, cfg(1 << 20)).unwrap();
+    let (s, _) = QueueStore::open(&dir, cfg(1 << 20), u64::MAX).unwrap();
     let v = store_some(&s, 1, 2, b"payload-bytes");
     let data = dir.join(Kind::Data.name(v[1].loc.file));
     let mut b = std::fs::read(&data).unwrap();
@@ -140,7 +143,7 @@ fn encrypted_files_hold_no_payload_in_clear_and_moved_records_do_not_open() {
     let k = dse(d.path());
     let dir = d.path().join("q");
     let c = StoreConfig::new(Some(k.clone()));
-    let (s, _) = QueueStore::open(&dir, c.clone()).unwrap();
+    let (s, _) = QueueStore::open(&dir, c.clone(), u64::MAX).unwrap();
     let marker = b"MARKER-PAYROLL-0042";
     let v = store_some(&s, 1, 2, marker);
     let spilled = s.append(9, false, marker).unwrap();
@@ -165,12 +168,12 @@ fn encrypted_files_hold_no_payload_in_clear_and_moved_records_do_not_open() {
     assert!(e.contains("does not open"), "{e}");
     drop(s);
     // Spill files do not outlive the start.
-    let (s, back) = QueueStore::open(&dir, c).unwrap();
+    let (s, back) = QueueStore::open(&dir, c, u64::MAX).unwrap();
     assert_eq!(back.len(), 2);
     assert!(file::list(&dir, Kind::Spill).unwrap().is_empty());
     drop(s);
     // Without the key, nothing opens.
-    let e = QueueStore::open(&dir, cfg(1 << 20))
+    let e = QueueStore::open(&dir, cfg(1 << 20), u64::MAX)
         .err()
         .unwrap()
         .to_string();
@@ -185,7 +188,7 @@ proptest! {
     fn reopen_matches_the_model(steps in proptest::collection::vec((0u8..3, 1u64..40), 1..60)) {
         let d = tempfile::tempdir().unwrap();
         let dir = d.path().join("q");
-        let (s, _) = QueueStore::open(&dir, cfg(2048)).unwrap();
+        let (s, _) = QueueStore::open(&dir, cfg(2048), u64::MAX).unwrap();
         let mut model: BTreeMap<u64, Placed> = BTreeMap::new();
         let mut next = 1u64;
         for (what, n) in steps {
@@ -214,13 +217,56 @@ proptest! {
                     }
                 }
             }
-            s.commit(&ops).unwrap();
+            s.commit(1, &ops).unwrap();
+    s.release().unwrap();
         }
         drop(s);
-        let (s, back) = QueueStore::open(&dir, cfg(2048)).unwrap();
+        let (s, back) = QueueStore::open(&dir, cfg(2048), u64::MAX).unwrap();
         prop_assert_eq!(back, model.values().copied().collect::<Vec<_>>());
         for p in model.values() {
             prop_assert_eq!(s.read(p.seq, p.loc).unwrap(), p.seq.to_le_bytes().to_vec());
         }
     }
+}
+
+/// What a checkpoint that never completed wrote is ignored at the next start: its index
+/// batches are cut, its index rewrite is void, and no file its removals emptied is gone.
+#[test]
+fn an_incomplete_checkpoint_is_undone_at_start() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("q");
+    let (s, _) = QueueStore::open(&dir, cfg(1024), 0).unwrap();
+    // Checkpoint 10 completes with 12 messages.
+    let mut ops = Vec::new();
+    let mut v = Vec::new();
+    for seq in 1..=12 {
+        let p = placed(seq, s.append(seq, true, &[3u8; 200]).unwrap());
+        ops.push(IndexOp::Add(p));
+        v.push(p);
+    }
+    s.commit(10, &ops).unwrap();
+    s.release().unwrap();
+    // Checkpoint 20 removes them all and rewrites the index, and never completes.
+    let dels: Vec<IndexOp> = v
+        .iter()
+        .map(|p| IndexOp::Del {
+            seq: p.seq,
+            loc: p.loc,
+        })
+        .collect();
+    s.commit(20, &dels).unwrap();
+    s.rewrite_index(20, &[]).unwrap();
+    drop(s);
+    let (s, back) = QueueStore::open(&dir, cfg(1024), 10).unwrap();
+    assert_eq!(back, v, "the state of checkpoint 10");
+    for p in &back {
+        assert_eq!(s.read(p.seq, p.loc).unwrap(), vec![3u8; 200]);
+    }
+    // Completed this time: removed, and the emptied files go at release.
+    s.commit(20, &dels).unwrap();
+    s.release().unwrap();
+    drop(s);
+    let (_, back) = QueueStore::open(&dir, cfg(1024), 20).unwrap();
+    assert!(back.is_empty());
+    assert!(file::list(&dir, Kind::Data).unwrap().len() <= 1);
 }
