@@ -351,7 +351,20 @@ pub struct QmgrDef {
 /// MQ's default TRIGINT: in practice, never re-trigger.
 pub const DEFAULT_TRIGINT: u64 = 999_999_999;
 
+/// The message cache's default size, MiB (MSGCACHE).
+pub const DEFAULT_MSGCACHE_MB: u64 = 256;
+
 impl QmgrDef {
+    /// MSGCACHE in bytes: the memory all queues' message payloads may take; the rest wait in
+    /// queue files. Kept with the noted attributes (MiB), so no format changed.
+    pub fn msg_cache_bytes(&self) -> u64 {
+        self.noted
+            .get("MSGCACHE")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(DEFAULT_MSGCACHE_MB)
+            << 20
+    }
+
     /// TRIGINT in milliseconds: how long after a FIRST trigger message a message arriving on a
     /// queue that is still not empty makes another. Kept with the noted attributes (where
     /// older queue managers stored it), so no format changed.

@@ -41,6 +41,15 @@ pub enum Record {
         seq: u64,
         backout_count: u32,
     },
+    /// A message moved by the queue manager (backout requeue) with the message itself, so
+    /// replay does not need the source queue's files (which a DELETE may have removed).
+    MoveMsg {
+        from: String,
+        to: String,
+        seq: u64,
+        backout_count: u32,
+        msg: Message,
+    },
     /// Every message of a queue removed (CLEAR QLOCAL).
     Clear(String),
     /// An authority record set (replacing one with the same profile, type and principal).
@@ -96,6 +105,7 @@ impl Record {
             Record::DeleteProcess(_) => 21,
             Record::DefineService(_) => 22,
             Record::DeleteService(_) => 23,
+            Record::MoveMsg { .. } => 24,
         }
     }
 
@@ -160,6 +170,16 @@ impl Record {
             } => {
                 e.str(from).str(to).u64(*seq).u32(*backout_count);
             }
+            Record::MoveMsg {
+                from,
+                to,
+                seq,
+                backout_count,
+                msg,
+            } => {
+                e.str(from).str(to).u64(*seq).u32(*backout_count);
+                msg.encode(&mut e);
+            }
         }
         e.buf
     }
@@ -206,6 +226,13 @@ impl Record {
             21 => Record::DeleteProcess(d.str()?),
             22 => Record::DefineService(ServiceDef::decode(&mut d)?),
             23 => Record::DeleteService(d.str()?),
+            24 => Record::MoveMsg {
+                from: d.str()?,
+                to: d.str()?,
+                seq: d.u64()?,
+                backout_count: d.u32()?,
+                msg: Message::decode(&mut d)?,
+            },
             k => return Err(StorageError::Decode(format!("unknown log record kind {k}"))),
         };
         d.finish()?;
@@ -238,6 +265,8 @@ pub enum Frame {
     Listener(ListenerDef),
     Process(ProcessDef),
     Service(ServiceDef),
+    /// The version of the frames (absent before 2: messages were MESSAGE frames then).
+    Format(u32),
 }
 
 impl Frame {
@@ -299,6 +328,9 @@ impl Frame {
                 e.u8(12);
                 s.encode(&mut e);
             }
+            Frame::Format(v) => {
+                e.u8(13).u32(*v);
+            }
         }
         e.buf
     }
@@ -327,6 +359,7 @@ impl Frame {
             10 => Frame::Listener(ListenerDef::decode(&mut d)?),
             11 => Frame::Process(ProcessDef::decode(&mut d)?),
             12 => Frame::Service(ServiceDef::decode(&mut d)?),
+            13 => Frame::Format(d.u32()?),
             k => {
                 return Err(StorageError::Decode(format!(
                     "unknown checkpoint frame {k}"
@@ -371,6 +404,13 @@ mod tests {
                 to: "B".into(),
                 seq: 1,
                 backout_count: 3,
+            },
+            Record::MoveMsg {
+                from: "A".into(),
+                to: "B".into(),
+                seq: 1,
+                backout_count: 3,
+                msg: msg.clone(),
             },
         ] {
             assert_eq!(Record::decode(r.kind(), &r.encode()).unwrap(), r);

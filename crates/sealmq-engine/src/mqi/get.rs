@@ -47,11 +47,7 @@ impl Connection {
                     }
                     Browse::MsgUnderCursor => {
                         let cur = *h.cursor.lock().unwrap_or_else(|p| p.into_inner());
-                        cur.filter(|k| {
-                            st.entries
-                                .get(k)
-                                .is_some_and(|e| e.state == EntryState::Visible)
-                        })
+                        cur.filter(|k| st.entries.get(*k).is_some_and(|e| e.is_visible()))
                     }
                     Browse::None => st.find(&gmo.matching, None, &mut expired),
                 };
@@ -108,7 +104,7 @@ impl Connection {
     fn discard_expired(&self, st: &mut crate::queue::QueueState, queue: &str, expired: Vec<u64>) {
         for seq in expired {
             if let Some(e) = st.remove(seq)
-                && e.msg.is_persistent()
+                && e.persistent()
             {
                 // Not waited for: if lost, the message is found expired again after a restart.
                 let tx = self.qm.new_tx();
@@ -132,19 +128,23 @@ impl Connection {
         gmo: &GetOptions,
         browsing: bool,
     ) -> MqResult<Taken> {
-        let Some(e) = st.entries.get(&key).cloned() else {
+        let Some(e) = st.entries.get(key) else {
             return mqerr!(NoMsgAvailable, "message vanished");
         };
-        let data_len = e.msg.payload.len();
+        // A message only in the queue's files is read now; a damaged record is reported (file
+        // and offset) and never returned.
+        let msg = st.message(e)?;
+        let (backout_count, persistent) = (e.backout_count, e.persistent());
+        let data_len = msg.payload.len();
         let fits = gmo.buffer.is_none_or(|b| b >= data_len);
-        let mut md = e.msg.md.clone();
-        md.backout_count = e.backout_count;
+        let mut md = msg.md.clone();
+        md.backout_count = backout_count;
         let (payload, warning) = if fits {
-            (e.msg.payload.clone(), None)
+            (msg.payload.clone(), None)
         } else if gmo.accept_truncated || browsing {
             let n = gmo.buffer.unwrap_or(0);
             (
-                e.msg.payload[..n].to_vec(),
+                msg.payload[..n].to_vec(),
                 Some(ReasonCode::TruncatedMsgAccepted),
             )
         } else {
@@ -170,7 +170,6 @@ impl Connection {
             return Ok(Taken::Done(got));
         }
         let seq = key.1;
-        let persistent = e.msg.is_persistent();
         let mut uow = self.uow.lock().unwrap_or_else(|p| p.into_inner());
         if gmo.syncpoint {
             if uow.as_ref().is_some_and(|u| u.ops.len() >= MAX_UNCOMMITTED) {
@@ -256,7 +255,7 @@ impl Connection {
                     }
                     Err(e) => {
                         st.set_state(seq, EntryState::Visible);
-                        if let Some(m) = st.get_mut(seq).map(|e| e.msg.clone()) {
+                        if let Some(m) = st.msg_of(seq) {
                             st.notify(&m);
                         }
                         drop(st);

@@ -380,7 +380,10 @@ impl Connection {
                     def.name
                 );
             }
-            write(&self.qm.locals).insert(def.name.clone(), LocalQueue::new(def.clone()));
+            write(&self.qm.locals).insert(
+                def.name.clone(),
+                LocalQueue::new(def.clone(), self.qm.qctx.clone()),
+            );
             write(&self.qm.defs).insert(def.name.clone(), def.clone());
         } else {
             self.qm.define(def.clone(), false)?;

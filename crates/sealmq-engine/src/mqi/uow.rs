@@ -29,7 +29,7 @@ impl Connection {
                     Op::Put { q, seq, .. } => {
                         let mut st = q.lock();
                         st.set_state(*seq, EntryState::Visible);
-                        if let Some(e) = st.get_mut(*seq).map(|e| e.msg.clone()) {
+                        if let Some(e) = st.msg_of(*seq) {
                             st.notify(&e);
                             if st.trigger_due(&e, || self.qm.qmgr().trig_int_ms()) {
                                 triggers.push(st.def.clone());
@@ -77,11 +77,10 @@ impl Connection {
                         let mut st = q.lock();
                         let threshold = st.def.backout_threshold;
                         let boq = st.def.backout_requeue_q.clone();
-                        let Some(e) = st.get_mut(*seq) else { continue };
-                        e.backout_count += 1;
-                        e.state = EntryState::Visible;
-                        let msg = e.msg.clone();
-                        let count = e.backout_count;
+                        let Some(count) = st.backed_out(*seq) else {
+                            continue;
+                        };
+                        let Some(msg) = st.msg_of(*seq) else { continue };
                         if threshold > 0 && count >= threshold && !boq.is_empty() && boq != q.name {
                             (Some((boq, count)), msg)
                         } else {
@@ -93,11 +92,12 @@ impl Connection {
                         && let Some(target) = self.qm.local(&boq)
                     {
                         if *persistent {
-                            let rec = Record::Move {
+                            let rec = Record::MoveMsg {
                                 from: q.name.clone(),
                                 to: boq.clone(),
                                 seq: *seq,
                                 backout_count: count,
+                                msg: (*msg).clone(),
                             };
                             if self
                                 .qm
@@ -109,11 +109,10 @@ impl Connection {
                                 continue;
                             }
                         }
-                        let e = q.lock().remove(*seq);
-                        if let Some(e) = e {
+                        if q.lock().remove(*seq).is_some() {
                             let mut ts = target.lock();
-                            ts.insert(*seq, e.msg.clone(), EntryState::Visible, count);
-                            ts.notify(&e.msg);
+                            ts.insert(*seq, msg.clone(), EntryState::Visible, count);
+                            ts.notify(&msg);
                         }
                     }
                 }

@@ -7,7 +7,7 @@
 
 use crate::authority::AuthRec;
 use crate::channels::{ChannelDef, ChlType};
-use crate::error::{MqResult, mqerr};
+use crate::error::{MqError, MqResult, mqerr};
 use crate::md::Message;
 use crate::objects::{QType, QmgrDef, QueueDef};
 use crate::queue::{EntryState, LocalQueue, TxId};
@@ -15,11 +15,13 @@ use crate::records::{Frame, Record};
 use sealmq_storage::checkpoint::{self, CheckpointWriter};
 use sealmq_storage::log::{LogConfig, Lsn};
 use sealmq_storage::{Log, StorageError};
+use sealmq_types::ReasonCode;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+mod checkpoints;
 mod defaults;
 mod rebuild;
 mod security;
@@ -120,6 +122,8 @@ pub struct QueueManager {
     bytes_at_checkpoint: AtomicU64,
     /// When the last checkpoint for want of space began (ms since the epoch).
     short_checkpoint_ms: AtomicU64,
+    /// Queue files and the message cache.
+    pub(crate) qctx: Arc<crate::queue::QueueCtx>,
     /// The channel initiator serving this queue manager, when a server runs it.
     chinit: RwLock<Option<Arc<dyn crate::channels::ChannelControl>>>,
 }
@@ -166,7 +170,18 @@ impl QueueManager {
     /// it, backs out units of work that never ended, and opens the log for new work.
     pub fn start(cfg: QmConfig) -> MqResult<(Arc<QueueManager>, StartReport)> {
         let mut report = StartReport::default();
+        let qctx = Arc::new(crate::queue::QueueCtx::new(
+            cfg.dir.join("queues"),
+            sealmq_storage::qstore::StoreConfig {
+                sync: cfg.sync,
+                ..sealmq_storage::qstore::StoreConfig::new(cfg.dse.clone())
+            },
+            crate::objects::DEFAULT_MSGCACHE_MB << 20,
+        ));
+        let mut frames_version = 0;
         let mut rb = Rebuild {
+            qctx: qctx.clone(),
+            store_upto: 0,
             auth: Vec::new(),
             channels: HashMap::new(),
             sec: Default::default(),
@@ -210,11 +225,14 @@ impl QueueManager {
                         backout_count,
                         msg,
                     } => {
+                        // Frames version 1: converted to queue files by this start's checkpoint.
                         rb.msgs
                             .entry(queue)
                             .or_default()
+                            .mem
                             .insert(seq, (msg, backout_count));
                     }
+                    Frame::Format(v) => frames_version = v,
                     Frame::Active(tx) => {
                         rb.active_at_cp.insert(tx);
                     }
@@ -232,6 +250,8 @@ impl QueueManager {
                 }
             }
         }
+        rb.store_upto = rb.cp_lsn;
+        rb.open_stores()?;
         let mut log_cfg = LogConfig::new(cfg.dir.join("log"));
         log_cfg.dse = cfg.dse.clone();
         log_cfg.segment_bytes = cfg.segment_bytes;
@@ -269,7 +289,7 @@ impl QueueManager {
             .map(|q| q.name.clone())
             .unwrap_or_else(|| cfg.name.clone());
         let qm = Arc::new(QueueManager {
-            qmgr: RwLock::new(rb.qmgr.unwrap_or_else(|| QmgrDef::new(&name))),
+            qmgr: RwLock::new(rb.qmgr.take().unwrap_or_else(|| QmgrDef::new(&name))),
             defs: RwLock::new(HashMap::new()),
             locals: RwLock::new(HashMap::new()),
             authrecs: RwLock::new(std::mem::take(&mut rb.auth)),
@@ -292,34 +312,31 @@ impl QueueManager {
             bytes_at_checkpoint: AtomicU64::new(log.stats().bytes),
             short_checkpoint_ms: AtomicU64::new(0),
             chinit: RwLock::new(None),
+            qctx,
             log,
             cfg,
         });
         {
             let mut defs = write(&qm.defs);
             let mut locals = write(&qm.locals);
-            for (name, def) in rb.defs {
+            for (name, def) in std::mem::take(&mut rb.defs) {
                 if def.qtype == QType::Local {
-                    let q = LocalQueue::new(def.clone());
-                    {
-                        let mut st = q.lock();
-                        let mut msgs: Vec<_> = rb
-                            .msgs
-                            .remove(&name)
-                            .unwrap_or_default()
-                            .into_iter()
-                            .collect();
-                        msgs.sort_by_key(|(seq, _)| *seq);
-                        for (seq, (msg, count)) in msgs {
-                            report.messages += 1;
-                            st.insert(seq, Arc::new(msg), EntryState::Visible, count);
-                        }
-                    }
+                    let qrb = rb.msgs.remove(&name).unwrap_or_default();
+                    let (q, n) = qrb.into_queue(def.clone(), qm.qctx.clone());
+                    report.messages += n;
                     locals.insert(name.clone(), q);
                 }
                 defs.insert(name, def);
             }
         }
+        // Files of queues that no longer exist.
+        let leftover: Vec<String> = rb.msgs.keys().cloned().collect();
+        for name in leftover {
+            rb.deleted(&name);
+        }
+        qm.qctx
+            .budget
+            .store(qm.qmgr().msg_cache_bytes(), Ordering::Relaxed);
         qm.load_policies()?;
         // A queue manager created by an older release gains the default objects it lacks.
         if existing {
@@ -327,7 +344,8 @@ impl QueueManager {
         }
         // After a crash (a log tail replayed), a checkpoint now: otherwise the tail to replay
         // grows with every crash until the next checkpoint is due.
-        if report.records_replayed > 0 {
+        // A checkpoint of an older release (messages in the checkpoint) is converted now.
+        if report.records_replayed > 0 || (report.checkpoint_lsn > 0 && frames_version < 2) {
             qm.checkpoint()?;
         }
         Ok((qm, report))
@@ -428,11 +446,7 @@ impl QueueManager {
             depth: st.depth(),
             input_opens: st.open_input,
             output_opens: st.open_output,
-            uncommitted: st
-                .entries
-                .values()
-                .filter(|e| e.state != EntryState::Visible)
-                .count(),
+            uncommitted: st.in_uow,
             waiting: st.waiters.len(),
             high_water: st.high_water,
         })
@@ -479,7 +493,20 @@ impl QueueManager {
                     }
                 }
                 None => {
-                    locals.insert(def.name.clone(), LocalQueue::new(def.clone()));
+                    // Files left by an earlier queue of this name are not this queue's.
+                    let dir = self.qctx.dir_of(&def.name);
+                    if dir.exists() {
+                        std::fs::remove_dir_all(&dir).map_err(|e| {
+                            MqError::new(
+                                ReasonCode::ResourceProblem,
+                                format!("cannot remove {}: {e}", dir.display()),
+                            )
+                        })?;
+                    }
+                    locals.insert(
+                        def.name.clone(),
+                        LocalQueue::new(def.clone(), self.qctx.clone()),
+                    );
                 }
             }
         }
@@ -513,7 +540,9 @@ impl QueueManager {
             }
         }
         self.log_durable(&Record::Delete(name.to_string()))?;
-        write(&self.locals).remove(name);
+        if let Some(q) = write(&self.locals).remove(name) {
+            q.lock().destroy();
+        }
         defs.remove(name);
         Ok(())
     }
@@ -525,14 +554,11 @@ impl QueueManager {
         };
         let _apply = read(&self.apply);
         let mut st = q.lock();
-        if st.entries.values().any(|e| e.state != EntryState::Visible) {
+        if st.in_uow > 0 {
             return mqerr!(ObjectInUse, "queue '{name}' has messages in units of work");
         }
         self.log_durable(&Record::Clear(name.to_string()))?;
-        let n = st.entries.len();
-        st.entries.clear();
-        st.keys.clear();
-        Ok(n)
+        Ok(st.clear_all())
     }
 
     /// DEFINE CHANNEL (`replace` allows redefining).
@@ -601,143 +627,6 @@ impl QueueManager {
 
     pub fn is_quiescing(&self) -> bool {
         self.quiescing.load(Ordering::Relaxed)
-    }
-
-    /// Takes a checkpoint when enough log was written since the last one.
-    /// While the disk is short of space, also after draining work (at most every 200 ms): its
-    /// checkpoint releases the segment that filled the disk and writes the reserve again.
-    pub fn maybe_checkpoint(self: &Arc<Self>) {
-        let written = self.log.stats().bytes - self.bytes_at_checkpoint.load(Ordering::Relaxed);
-        let short_due = self.log.space_short() && {
-            let now = crate::md::now_ms() as u64;
-            let last = self.short_checkpoint_ms.load(Ordering::Relaxed);
-            now >= last + 200
-                && self
-                    .short_checkpoint_ms
-                    .compare_exchange(last, now, Ordering::AcqRel, Ordering::Relaxed)
-                    .is_ok()
-        };
-        if (written >= self.cfg.checkpoint_bytes || short_due)
-            && !self.checkpointing.swap(true, Ordering::AcqRel)
-        {
-            let qm = self.clone();
-            std::thread::spawn(move || {
-                // Short of space, keep trying for a while: the gets and clears that free
-                // space arrive while this runs, and skip their own triggers.
-                let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-                loop {
-                    let _ = qm.checkpoint();
-                    if !qm.log.space_short()
-                        || qm.is_quiescing()
-                        || std::time::Instant::now() >= until
-                    {
-                        break;
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(250));
-                }
-                qm.checkpointing.store(false, Ordering::Release);
-            });
-        }
-    }
-
-    /// Writes a checkpoint of the committed state and releases log segments no longer needed.
-    pub fn checkpoint(&self) -> MqResult<Lsn> {
-        let _one = self
-            .checkpoint_lock
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        let bytes_now = self.log.stats().bytes;
-        let (lsn, replay_from, active, frames) = {
-            let _g = write(&self.apply);
-            let (lsn, active) = {
-                let a = self.active.lock().unwrap_or_else(|p| p.into_inner());
-                (self.log.last_lsn(), a.clone())
-            };
-            let replay_from = active.values().copied().min().unwrap_or(lsn).min(lsn);
-            let mut frames: Vec<Frame> = Vec::new();
-            frames.push(Frame::Qmgr(read(&self.qmgr).clone()));
-            for d in read(&self.defs).values() {
-                // Temporary dynamic queues end with the queue manager; a model queue whose
-                // DEFTYPE is TEMPDYN is a definition like any other and stays.
-                if !is_temporary_queue(d) {
-                    frames.push(Frame::Queue(d.clone()));
-                }
-            }
-            let locals: Vec<Arc<LocalQueue>> = read(&self.locals).values().cloned().collect();
-            let mut msgs = Vec::new();
-            for q in locals {
-                let st = q.lock();
-                if is_temporary_queue(&st.def) {
-                    continue;
-                }
-                for ((_, seq), e) in st.entries.iter() {
-                    if e.msg.is_persistent() && !matches!(e.state, EntryState::Putting(_)) {
-                        msgs.push((q.name.clone(), *seq, e.backout_count, e.msg.clone()));
-                    }
-                }
-            }
-            frames.extend(active.keys().map(|t| Frame::Active(*t)));
-            frames.extend(read(&self.authrecs).iter().cloned().map(Frame::Auth));
-            frames.extend(read(&self.channels).values().cloned().map(Frame::Channel));
-            frames.extend(read(&self.sec).frames());
-            frames.extend(read(&self.svc).frames());
-            (lsn, replay_from, active, (frames, msgs))
-        };
-        let _ = active;
-        let (frames, msgs) = frames;
-        let mut w = CheckpointWriter::create_with(
-            &self.cfg.dir.join("checkpoint"),
-            lsn,
-            self.cfg.dse.clone(),
-        )?;
-        w.frame(
-            &Frame::Meta {
-                next_seq: self.next_seq.load(Ordering::Relaxed),
-                next_tx: self.next_tx.load(Ordering::Relaxed),
-                replay_from,
-            }
-            .encode(),
-        )?;
-        for f in frames {
-            w.frame(&f.encode())?;
-        }
-        for (queue, seq, backout_count, msg) in msgs {
-            let f = Frame::Message {
-                queue,
-                seq,
-                backout_count,
-                msg: (*msg).clone(),
-            };
-            w.frame(&f.encode())?;
-        }
-        let ckp_key = w.key_id();
-        w.finish()?;
-        self.bytes_at_checkpoint.store(bytes_now, Ordering::Relaxed);
-        // Short of space: the active segment (which filled the disk) is closed so it can go.
-        let short = self.log.space_short();
-        if short {
-            self.log.roll();
-        }
-        // Replay reads records after `replay_from`: a segment whose records are all at or
-        // before it is no longer needed.
-        self.log
-            .release_before(replay_from + 1)
-            .map_err(|e: StorageError| e)?;
-        if short {
-            self.log.restore_reserve();
-        }
-        // Encryption at rest: data keys older than anything still on disk are dropped from the
-        // keyring (kept when segments are archived: archived segments need them).
-        // Only when the oldest segment on disk shows its first record's key: an empty one may
-        // be about to receive a batch sealed before the checkpoint. A failed keyring write is
-        // not the checkpoint's failure; the next checkpoint prunes again.
-        if let Some(d) = &self.cfg.dse
-            && self.cfg.archive_dir.is_none()
-            && let Some(oldest) = self.log.oldest_key_id()
-        {
-            let _ = d.prune_below(oldest.min(ckp_key));
-        }
-        Ok(lsn)
     }
 
     /// Ends the queue manager cleanly: a checkpoint (so the next start is quick), then the log.

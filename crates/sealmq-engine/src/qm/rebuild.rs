@@ -18,7 +18,11 @@ pub(crate) struct Rebuild {
     pub(crate) svc: super::services::ServiceObjects,
     pub(crate) qmgr: Option<QmgrDef>,
     pub(crate) defs: HashMap<String, QueueDef>,
-    pub(crate) msgs: HashMap<String, HashMap<u64, (Message, u32)>>,
+    pub(crate) msgs: HashMap<String, QueueRb>,
+    /// Where queue files live and how they are opened.
+    pub(crate) qctx: Arc<crate::queue::QueueCtx>,
+    /// The checkpoint queue files are opened as of.
+    pub(crate) store_upto: Lsn,
     pub(crate) pending: HashMap<TxId, PendingTx>,
     pub(crate) active_at_cp: HashSet<TxId>,
     pub(crate) cp_lsn: Lsn,
@@ -26,15 +30,136 @@ pub(crate) struct Rebuild {
     pub(crate) max_tx: u64,
 }
 
+/// One queue's messages during recovery: those its files hold (by sequence number, without
+/// their payloads), the ones removed or backed out since, and those only the log (or an old
+/// checkpoint) holds.
+#[derive(Default)]
+pub(crate) struct QueueRb {
+    pub(crate) store: Option<Arc<sealmq_storage::qstore::QueueStore>>,
+    pub(crate) placed: Vec<sealmq_storage::qstore::Placed>,
+    pub(crate) gone: HashSet<u64>,
+    pub(crate) bumps: HashMap<u64, u32>,
+    pub(crate) mem: HashMap<u64, (Message, u32)>,
+    pub(crate) cleared: bool,
+}
+
+impl QueueRb {
+    fn stored(&self, seq: u64) -> bool {
+        !self.gone.contains(&seq) && self.placed.binary_search_by_key(&seq, |p| p.seq).is_ok()
+    }
+
+    /// Takes a message out, reading a stored one's payload from the queue's files.
+    fn take(&mut self, seq: u64) -> Option<(Message, u32)> {
+        if let Some(m) = self.mem.remove(&seq) {
+            return Some(m);
+        }
+        if !self.stored(seq) {
+            return None;
+        }
+        self.gone.insert(seq);
+        let i = self.placed.binary_search_by_key(&seq, |p| p.seq).ok()?;
+        let p = self.placed[i];
+        let bytes = match self.store.as_ref()?.read(seq, p.loc) {
+            Ok(b) => b,
+            Err(e) => {
+                tracing::error!("message {seq} cannot be read back for a replayed move: {e}");
+                return None;
+            }
+        };
+        let mut d = sealmq_storage::codec::Dec::new(&bytes, "queued message");
+        let m = Message::decode(&mut d).ok()?;
+        Some((m, p.backout + self.bumps.get(&seq).copied().unwrap_or(0)))
+    }
+}
+
+impl QueueRb {
+    /// The queue as recovery leaves it: stored messages as index entries (their removals and
+    /// backouts since the checkpoint waiting for the next one), the others in memory.
+    pub(crate) fn into_queue(
+        mut self,
+        def: QueueDef,
+        qctx: Arc<crate::queue::QueueCtx>,
+    ) -> (Arc<LocalQueue>, u64) {
+        use sealmq_storage::qstore::IndexOp;
+        let q = LocalQueue::with_store(def, qctx, self.store.take());
+        let mut st = q.lock();
+        let mut mem: Vec<(u64, (Message, u32))> = self.mem.drain().collect();
+        mem.sort_unstable_by_key(|(seq, _)| *seq);
+        let mut mem = mem.into_iter().peekable();
+        let mut n = 0;
+        for mut p in std::mem::take(&mut self.placed) {
+            while let Some((seq, (m, count))) = mem.next_if(|(seq, _)| *seq < p.seq) {
+                st.insert(seq, Arc::new(m), EntryState::Visible, count);
+                n += 1;
+            }
+            if self.gone.contains(&p.seq) {
+                st.pending.push(IndexOp::Del {
+                    seq: p.seq,
+                    loc: p.loc,
+                });
+                continue;
+            }
+            if let Some(b) = self.bumps.get(&p.seq) {
+                p.backout += b;
+                st.pending.push(IndexOp::Backout {
+                    seq: p.seq,
+                    count: p.backout,
+                });
+            }
+            st.insert_placed(&p);
+            n += 1;
+        }
+        for (seq, (m, count)) in mem {
+            st.insert(seq, Arc::new(m), EntryState::Visible, count);
+            n += 1;
+        }
+        st.cleared |= self.cleared;
+        let pending = st.pending.len() as i64;
+        st.ctx.add(&st.ctx.pending_ops, pending);
+        drop(st);
+        (q, n)
+    }
+}
+
 impl Rebuild {
+    /// Opens the files of every queue that has them, as of the checkpoint.
+    pub(crate) fn open_stores(&mut self) -> MqResult<()> {
+        let root = &self.qctx.root;
+        let Ok(dir) = std::fs::read_dir(root) else {
+            return Ok(());
+        };
+        for ent in dir.flatten() {
+            let fname = ent.file_name().to_string_lossy().into_owned();
+            let Some(name) = queue_name_of(&fname) else {
+                continue;
+            };
+            let (store, placed) = sealmq_storage::qstore::QueueStore::open(
+                &ent.path(),
+                self.qctx.store_cfg.clone(),
+                self.store_upto,
+            )?;
+            let q = self.msgs.entry(name).or_default();
+            q.store = Some(Arc::new(store));
+            q.placed = placed;
+        }
+        Ok(())
+    }
+
     pub(crate) fn apply_put(&mut self, queue: String, seq: u64, msg: Message) {
         self.max_seq = self.max_seq.max(seq);
-        self.msgs.entry(queue).or_default().insert(seq, (msg, 0));
+        let q = self.msgs.entry(queue).or_default();
+        // A message a later (incomplete) checkpoint already stored keeps its stored copy.
+        if !q.stored(seq) {
+            q.mem.insert(seq, (msg, 0));
+        }
     }
 
     pub(crate) fn apply_get(&mut self, queue: &str, seq: u64) {
-        if let Some(q) = self.msgs.get_mut(queue) {
-            q.remove(&seq);
+        if let Some(q) = self.msgs.get_mut(queue)
+            && q.mem.remove(&seq).is_none()
+            && q.stored(seq)
+        {
+            q.gone.insert(seq);
         }
     }
 
@@ -42,9 +167,43 @@ impl Rebuild {
         // Puts never happened; got messages stay, with their backout count raised.
         for op in ops {
             if let Record::Get { queue, seq, .. } = op
-                && let Some((_, count)) = self.msgs.get_mut(&queue).and_then(|q| q.get_mut(&seq))
+                && let Some(q) = self.msgs.get_mut(&queue)
             {
-                *count += 1;
+                if let Some((_, count)) = q.mem.get_mut(&seq) {
+                    *count += 1;
+                } else if q.stored(seq) {
+                    *q.bumps.entry(seq).or_default() += 1;
+                }
+            }
+        }
+    }
+
+    fn moved(
+        &mut self,
+        from: &str,
+        to: String,
+        seq: u64,
+        backout_count: u32,
+        msg: Option<Message>,
+    ) {
+        let taken = self.msgs.get_mut(from).and_then(|q| q.take(seq));
+        if let Some(m) = msg.or(taken.map(|(m, _)| m)) {
+            self.msgs
+                .entry(to)
+                .or_default()
+                .mem
+                .insert(seq, (m, backout_count));
+        }
+    }
+
+    /// A queue deleted during replay: its files go with it.
+    pub(crate) fn deleted(&mut self, name: &str) {
+        if let Some(q) = self.msgs.remove(name)
+            && q.store.is_some()
+        {
+            let dir = self.qctx.dir_of(name);
+            if let Err(e) = std::fs::remove_dir_all(&dir) {
+                tracing::warn!("cannot remove {}: {e}", dir.display());
             }
         }
     }
@@ -105,11 +264,13 @@ impl Rebuild {
             }
             Record::Delete(n) => {
                 self.defs.remove(&n);
-                self.msgs.remove(&n);
+                self.deleted(&n);
             }
             Record::Clear(n) => {
                 if let Some(q) = self.msgs.get_mut(&n) {
-                    q.clear();
+                    q.mem.clear();
+                    q.placed.clear();
+                    q.cleared = true;
                 }
             }
             Record::Move {
@@ -117,14 +278,14 @@ impl Rebuild {
                 to,
                 seq,
                 backout_count,
-            } => {
-                if let Some((m, _)) = self.msgs.get_mut(&from).and_then(|q| q.remove(&seq)) {
-                    self.msgs
-                        .entry(to)
-                        .or_default()
-                        .insert(seq, (m, backout_count));
-                }
-            }
+            } => self.moved(&from, to, seq, backout_count, None),
+            Record::MoveMsg {
+                from,
+                to,
+                seq,
+                backout_count,
+                msg,
+            } => self.moved(&from, to, seq, backout_count, Some(msg)),
             Record::Put {
                 auto: true,
                 queue,
@@ -163,4 +324,16 @@ impl Rebuild {
             }
         }
     }
+}
+
+/// The queue name a queue-file directory stands for (its name in hexadecimal).
+fn queue_name_of(dir_name: &str) -> Option<String> {
+    if dir_name.is_empty() || dir_name.len() % 2 != 0 {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = (0..dir_name.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(dir_name.get(i..i + 2)?, 16).ok())
+        .collect();
+    String::from_utf8(bytes?).ok()
 }

@@ -90,13 +90,15 @@ impl QueueManager {
         let Some(init) = init else {
             return;
         };
-        let waiting: Vec<String> = init
-            .lock()
-            .entries
-            .values()
-            .filter(|e| e.msg.md.format == FORMAT)
-            .filter_map(|e| TriggerMsg::decode(&e.msg.payload).ok().map(|t| t.queue))
-            .collect();
+        let waiting: Vec<String> = {
+            let st = init.lock();
+            st.entries
+                .iter()
+                .filter_map(|(_, e)| st.message(e).ok())
+                .filter(|m| m.md.format == FORMAT)
+                .filter_map(|m| TriggerMsg::decode(&m.payload).ok().map(|t| t.queue))
+                .collect()
+        };
         let due: Vec<QueueDef> = served
             .iter()
             .filter(|q| !waiting.contains(&q.name))

@@ -555,6 +555,16 @@ impl QueueStore {
         remove_empty(&mut g.spill)
     }
 
+    /// Forgets every spilled message (the queue was cleared) and removes their files.
+    pub fn drop_spill(&self) -> Result<()> {
+        let mut g = self.lock();
+        for f in g.spill.files.values_mut() {
+            f.live = 0;
+        }
+        g.spill.active = None;
+        remove_empty(&mut g.spill)
+    }
+
     /// Rewrites the index for checkpoint `tag` as a BASE record (and batches after it) of
     /// `live`, every stored message as of that checkpoint, in a new file. The older files are
     /// void from then on, and removed at [`QueueStore::release`]; until the checkpoint is
@@ -592,6 +602,15 @@ impl QueueStore {
             return Err(e);
         }
         g.void_indexes.extend(old);
+        // The base is the whole stored set: each data file's count of live messages follows.
+        for f in g.data.files.values_mut() {
+            f.live = 0;
+        }
+        for p in live {
+            if let Some(f) = g.data.files.get_mut(&p.loc.file) {
+                f.live += 1;
+            }
+        }
         Ok(())
     }
 
