@@ -351,6 +351,21 @@ pub struct QmgrDef {
 /// MQ's default TRIGINT: in practice, never re-trigger.
 pub const DEFAULT_TRIGINT: u64 = 999_999_999;
 
+/// MQ's default MAXFSIZE, MB (what DEFAULT and -1 stand for).
+pub const DEFAULT_MAXFSIZE_MB: u64 = 2_088_960;
+
+impl QueueDef {
+    /// MAXFSIZE in bytes: how large the queue's files may grow (MQ's attribute, in MB; kept
+    /// with the noted attributes, DEFAULT or -1 for MQ's default).
+    pub fn max_file_bytes(&self) -> u64 {
+        self.noted
+            .get("MAXFSIZE")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(DEFAULT_MAXFSIZE_MB)
+            << 20
+    }
+}
+
 /// The message cache's default size, MiB (MSGCACHE).
 pub const DEFAULT_MSGCACHE_MB: u64 = 256;
 

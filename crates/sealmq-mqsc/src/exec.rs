@@ -101,9 +101,10 @@ fn qmgr_block(q: &QmgrDef) -> Block {
         ("CONNAUTH".into(), q.connauth.clone()),
         ("MAXCHL".into(), q.maxchl.to_string()),
         ("TRIGINT".into(), q.trig_int_ms().to_string()),
+        ("MSGCACHE".into(), (q.msg_cache_bytes() >> 20).to_string()),
     ]
     .into_iter()
-    .chain(crate::known::shown(&q.noted).filter(|(k, _)| k != "TRIGINT"))
+    .chain(crate::known::shown(&q.noted).filter(|(k, _)| k != "TRIGINT" && k != "MSGCACHE"))
     .collect()
 }
 
@@ -198,6 +199,12 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
                     ("OPPROCS".into(), s.output_opens.to_string()),
                     ("UNCOM".into(), s.uncommitted.to_string()),
                     ("WAITING".into(), s.waiting.to_string()),
+                    // MB, as MQ shows them (a started megabyte counts).
+                    (
+                        "CURFSIZE".into(),
+                        s.file_bytes.div_ceil(1 << 20).to_string(),
+                    ),
+                    ("CURMAXFS".into(), (s.max_file_bytes >> 20).to_string()),
                 ]);
             }
             none_matched(&blocks, "local queue", &name)?;
@@ -260,6 +267,12 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
                     "TRIGINT" => {
                         let v = num(a, 0, 999_999_999)?;
                         q.noted.insert("TRIGINT".into(), v.to_string());
+                    }
+                    // sealmq's own: the message cache (MiB) all queues share; the rest of
+                    // their messages wait in queue files.
+                    "MSGCACHE" => {
+                        let v = num(a, 1, 1_048_576)?;
+                        q.noted.insert("MSGCACHE".into(), v.to_string());
                     }
                     "CHLAUTH" => {
                         q.chlauth_enabled = choice(a, &["ENABLED", "DISABLED"])? == "ENABLED"

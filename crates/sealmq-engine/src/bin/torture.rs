@@ -25,7 +25,11 @@ fn main() {
         eprintln!("usage: sealmq-engine-torture DIR ROUND");
         std::process::exit(2);
     };
-    let cfg = QmConfig::new("TORTURE", &dir);
+    // A small cache and frequent checkpoints: most queued messages are only in queue files
+    // when the kill comes.
+    let mut cfg = QmConfig::new("TORTURE", &dir);
+    cfg.msg_cache_bytes = Some(64 << 10);
+    cfg.checkpoint_bytes = 128 << 10;
     let qm = if std::path::Path::new(&dir).join("log").exists() {
         match QueueManager::start(cfg) {
             Ok((qm, _)) => qm,

@@ -563,6 +563,15 @@ impl Connection {
             if st.depth() >= max_depth {
                 return mqerr!(QFull, "queue '{}' is full (MAXDEPTH {max_depth})", q.name);
             }
+            if persistent && !st.file_room(msg.payload.len()) {
+                return mqerr!(
+                    QSpaceNotAvailable,
+                    "the files of queue '{}' reached MAXFSIZE ({} MB); get messages from it or \
+                     raise MAXFSIZE",
+                    q.name,
+                    st.def.max_file_bytes() >> 20
+                );
+            }
             st.insert(seq, msg.clone(), EntryState::Putting(tx), 0);
             st.stats.put(msg.payload.len());
         }

@@ -230,6 +230,9 @@ impl QueueManager {
             }
         };
         if let Err(e) = write() {
+            if let Err(r) = store.rollback() {
+                tracing::warn!("{r}");
+            }
             q.lock().unsnapshot(snap);
             return Err(e.into());
         }

@@ -50,6 +50,9 @@ pub struct QmConfig {
     pub fail_writes: Option<Arc<AtomicBool>>,
     /// Encryption at rest (SPEC §7): the log and checkpoints are sealed with these keys.
     pub dse: Option<Arc<sealmq_storage::dse::Dse>>,
+    /// The message cache in bytes, overriding QMGR MSGCACHE (tests and benchmarks that need
+    /// messages on disk without filling memory first).
+    pub msg_cache_bytes: Option<u64>,
 }
 
 impl QmConfig {
@@ -64,6 +67,7 @@ impl QmConfig {
             admin: None,
             fail_writes: None,
             dse: None,
+            msg_cache_bytes: None,
         }
     }
 }
@@ -78,6 +82,10 @@ pub struct QueueStatus {
     pub uncommitted: usize,
     pub waiting: usize,
     pub high_water: usize,
+    /// Bytes of the queue's files (CURFSIZE).
+    pub file_bytes: u64,
+    /// The limit of the queue's files (CURMAXFS).
+    pub max_file_bytes: u64,
 }
 
 /// What a start found.
@@ -334,9 +342,7 @@ impl QueueManager {
         for name in leftover {
             rb.deleted(&name);
         }
-        qm.qctx
-            .budget
-            .store(qm.qmgr().msg_cache_bytes(), Ordering::Relaxed);
+        qm.qctx.budget.store(qm.cache_budget(), Ordering::Relaxed);
         qm.load_policies()?;
         // A queue manager created by an older release gains the default objects it lacks.
         if existing {
@@ -449,6 +455,8 @@ impl QueueManager {
             uncommitted: st.in_uow,
             waiting: st.waiters.len(),
             high_water: st.high_water,
+            file_bytes: st.file_bytes(),
+            max_file_bytes: st.def.max_file_bytes(),
         })
     }
 
@@ -613,7 +621,21 @@ impl QueueManager {
     pub fn alter_qmgr(&self, q: QmgrDef) -> MqResult<()> {
         self.log_durable(&Record::Qmgr(q.clone()))?;
         *write(&self.qmgr) = q;
+        self.qctx
+            .budget
+            .store(self.cache_budget(), Ordering::Relaxed);
         Ok(())
+    }
+
+    fn cache_budget(&self) -> u64 {
+        self.cfg
+            .msg_cache_bytes
+            .unwrap_or_else(|| self.qmgr().msg_cache_bytes())
+    }
+
+    /// Bytes of messages held in memory now (the message cache).
+    pub fn cached_bytes(&self) -> u64 {
+        self.qctx.cached.load(Ordering::Relaxed)
     }
 
     /// Stops new work (2161 to applications).

@@ -16,7 +16,7 @@ use sealmq_storage::qstore::{IndexOp, QueueStore};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-pub use store::{QueueCtx, StoreSnap, cost, placed_of};
+pub use store::{QueueCtx, StoreSnap, cost, cost_of_len, placed_of};
 
 /// What a get matches on (shared with applications through `sealmq-mqi`).
 pub use sealmq_mqi::Match;
@@ -85,6 +85,9 @@ pub struct QueueState {
     pub(crate) store: Option<Arc<QueueStore>>,
     /// Changes to stored messages since the last checkpoint (removals, backout counts).
     pub(crate) pending: Vec<IndexOp>,
+    /// Bytes of this queue's persistent messages no checkpoint stored yet (they will take
+    /// room in its files: MAXFSIZE counts them).
+    pub(crate) unstored: u64,
     /// Cleared since the last checkpoint: its index is rewritten.
     pub(crate) cleared: bool,
     pub(crate) ctx: Arc<QueueCtx>,
@@ -123,6 +126,7 @@ impl LocalQueue {
                 store,
                 pending: Vec::new(),
                 cleared: false,
+                unstored: 0,
                 ctx,
             }),
         })
@@ -139,6 +143,17 @@ impl QueueState {
             MsgDlvSq::Fifo => (0, seq),
             MsgDlvSq::Priority => (9 - priority.min(9), seq),
         }
+    }
+
+    /// Bytes of the queue's files (MQ's CURFSIZE).
+    pub fn file_bytes(&self) -> u64 {
+        self.store.as_ref().map_or(0, |s| s.bytes())
+    }
+
+    /// Whether a message of `len` bytes fits under MAXFSIZE, counting what checkpoints
+    /// will write.
+    pub fn file_room(&self, len: usize) -> bool {
+        self.file_bytes() + self.unstored + cost_of_len(len) <= self.def.max_file_bytes()
     }
 
     /// Committed messages (visible or being got), as MQ counts CURDEPTH, plus uncommitted puts.
@@ -158,6 +173,7 @@ impl QueueState {
             self.ctx.add(&self.ctx.cached, cost(m) as i64 * sign);
             if e.persistent() && !e.stored() {
                 self.ctx.add(&self.ctx.unstored, cost(m) as i64 * sign);
+                self.unstored = (self.unstored as i64 + cost(m) as i64 * sign).max(0) as u64;
             }
         }
     }

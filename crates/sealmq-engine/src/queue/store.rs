@@ -11,7 +11,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What a cached message costs memory: its payload and a descriptor's worth.
 pub fn cost(m: &Message) -> u64 {
-    m.payload.len() as u64 + 512
+    cost_of_len(m.payload.len())
+}
+
+pub fn cost_of_len(len: usize) -> u64 {
+    len as u64 + 512
 }
 
 /// Shared by every queue of a queue manager: where queue files live and the message cache.
@@ -157,6 +161,7 @@ impl QueueState {
                 e.set_loc(p.loc);
                 if let Some(m) = &e.msg {
                     ctx.add(&ctx.unstored, -(cost(m) as i64));
+                    self.unstored = self.unstored.saturating_sub(cost(m));
                     if over {
                         ctx.add(&ctx.cached, -(cost(m) as i64));
                         e.msg = None;

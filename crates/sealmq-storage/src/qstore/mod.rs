@@ -66,6 +66,8 @@ struct DataFile {
     live: u64,
     /// Written since the last sync.
     dirty: bool,
+    /// Length and live count as of the last commit (what a rollback returns to).
+    committed: (u64, u64),
     /// The oldest data key sealing a record in it (0: none or clear).
     min_key: u32,
 }
@@ -117,6 +119,7 @@ fn create_file(dir: &Path, kind: Kind, n: u32) -> Result<DataFile> {
         len: HEADER,
         live: 0,
         dirty: true,
+        committed: (HEADER, 0),
         min_key: 0,
     })
 }
@@ -135,6 +138,7 @@ fn open_file(path: &Path, kind: Kind, n: u32) -> Result<DataFile> {
         len,
         live: 0,
         dirty: false,
+        committed: (len, 0),
         min_key: 0,
     })
 }
@@ -348,6 +352,9 @@ impl QueueStore {
             }
         }
         data.next += 1;
+        for f in data.files.values_mut() {
+            f.committed = (f.len, f.live);
+        }
         let store = QueueStore {
             dir: dir.to_path_buf(),
             cfg,
@@ -494,6 +501,38 @@ impl QueueStore {
                 f.live = f.live.saturating_sub(1);
             }
         }
+        for f in g.data.files.values_mut() {
+            f.committed = (f.len, f.live);
+        }
+        Ok(())
+    }
+
+    /// A checkpoint failed before its commit: the message records appended since the last
+    /// commit are cut off again (a full disk gets its space back), files begun since removed.
+    pub fn rollback(&self) -> Result<()> {
+        let mut g = self.lock();
+        let mut gone = Vec::new();
+        for (n, f) in g.data.files.iter_mut() {
+            if f.len == f.committed.0 {
+                continue;
+            }
+            if f.committed.0 <= HEADER && f.committed.1 == 0 {
+                gone.push(*n);
+                continue;
+            }
+            f.file
+                .set_len(f.committed.0)
+                .map_err(|e| io("cannot cut", &f.path, e))?;
+            (f.len, f.live) = f.committed;
+        }
+        for n in gone {
+            if let Some(f) = g.data.files.remove(&n) {
+                std::fs::remove_file(&f.path).map_err(|e| io("cannot remove", &f.path, e))?;
+            }
+            if g.data.active == Some(n) {
+                g.data.active = None;
+            }
+        }
         Ok(())
     }
 
@@ -501,6 +540,12 @@ impl QueueStore {
     /// message left (not the one being written) and the index files a rewrite replaced.
     pub fn release(&self) -> Result<()> {
         let mut g = self.lock();
+        // The file being written goes too when empty (the next message begins another).
+        if let Some(n) = g.data.active
+            && g.data.files.get(&n).is_some_and(|f| f.live == 0)
+        {
+            g.data.active = None;
+        }
         remove_empty(&mut g.data)?;
         for p in std::mem::take(&mut g.void_indexes) {
             std::fs::remove_file(&p).map_err(|e| io("cannot remove", &p, e))?;
@@ -610,6 +655,9 @@ impl QueueStore {
             if let Some(f) = g.data.files.get_mut(&p.loc.file) {
                 f.live += 1;
             }
+        }
+        for f in g.data.files.values_mut() {
+            f.committed = (f.len, f.live);
         }
         Ok(())
     }
