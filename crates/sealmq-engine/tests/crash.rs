@@ -80,8 +80,10 @@ fn run_round(dir: &std::path::Path, round: usize, run_for: Duration, seen: &mut 
 }
 
 fn verify(dir: &std::path::Path, seen: &mut Seen) {
-    let (qm, _) =
-        QueueManager::start(QmConfig::new("TORTURE", dir)).expect("restart after SIGKILL");
+    // The torture's small cache: the browse below reads most messages from queue files.
+    let mut cfg = QmConfig::new("TORTURE", dir);
+    cfg.msg_cache_bytes = Some(64 << 10);
+    let (qm, _) = QueueManager::start(cfg).expect("restart after SIGKILL");
     let c = qm.connect("check", "check").unwrap();
     let h = c.open("TQ", OpenOptions::browse()).unwrap();
     let mut present: HashMap<String, usize> = HashMap::new();
@@ -141,4 +143,14 @@ fn kill_dash_nine_never_loses_or_duplicates_committed_persistent_messages() {
         total_commits > 50,
         "the child committed too little to test anything ({total_commits})"
     );
+    // Messages waited in queue files (TQ's directory is its name in hexadecimal).
+    let tq = dir.join("queues").join("5451");
+    let data = std::fs::read_dir(&tq)
+        .map(|r| {
+            r.flatten()
+                .filter(|e| e.path().extension().is_some_and(|x| x == "qd"))
+                .count()
+        })
+        .unwrap_or(0);
+    assert!(data > 0, "no queue data files in {}", tq.display());
 }

@@ -95,7 +95,9 @@ impl QueueManager {
                 }
                 let rewrite = st.store.as_ref().is_some_and(|s| {
                     let b = s.index_bytes();
-                    b > REWRITE_MIN && b > st.depth() as u64 * REWRITE_PER_MSG
+                    // Mostly history, or an emptied queue: its index starts again, small.
+                    (b > REWRITE_MIN && b > st.depth() as u64 * REWRITE_PER_MSG)
+                        || (st.depth() == 0 && b > 4096)
                 });
                 let snap = st.snapshot(rewrite);
                 drop(st);

@@ -328,7 +328,7 @@ impl Rebuild {
 
 /// The queue name a queue-file directory stands for (its name in hexadecimal).
 fn queue_name_of(dir_name: &str) -> Option<String> {
-    if dir_name.is_empty() || dir_name.len() % 2 != 0 {
+    if dir_name.is_empty() || !dir_name.len().is_multiple_of(2) {
         return None;
     }
     let bytes: Option<Vec<u8>> = (0..dir_name.len())
