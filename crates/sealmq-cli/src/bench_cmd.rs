@@ -96,6 +96,9 @@ pub struct BenchArgs {
     /// key in the environment of this run).
     #[arg(long)]
     pub dse: bool,
+    /// deep: how many messages fill the queue.
+    #[arg(long)]
+    pub messages: Option<u64>,
 }
 
 /// CPU seconds (user + system) of a process, from /proc.
@@ -112,9 +115,9 @@ pub(crate) fn cpu_seconds(pid: &str) -> f64 {
 }
 
 /// The queue manager a run uses; a throw-away one is stopped and removed on drop.
-struct Qm {
-    dir: PathBuf,
-    pid: String,
+pub(crate) struct Qm {
+    pub(crate) dir: PathBuf,
+    pub(crate) pid: String,
     temp_home: Option<PathBuf>,
 }
 
@@ -133,7 +136,7 @@ impl Drop for Qm {
     }
 }
 
-fn prepare(a: &BenchArgs) -> CliResult<Qm> {
+pub(crate) fn prepare(a: &BenchArgs) -> CliResult<Qm> {
     if let Some(name) = &a.qm {
         let dir = crate::qm_cmd::qm_dir(name);
         let pid = std::fs::read_to_string(dir.join("qm.pid"))
@@ -357,6 +360,12 @@ fn measure(
 pub fn run(a: BenchArgs) -> CliResult {
     if matches!(a.scenario.as_str(), "mover-rr" | "stream" | "partner") {
         return crate::bench_chl::run(&a);
+    }
+    if a.scenario == "deep" {
+        let qm = prepare(&a)?;
+        let r = crate::bench_deep::run(&a, &qm.dir, &qm.pid);
+        drop(qm);
+        return r;
     }
     let qm = prepare(&a)?;
     let work = std::env::temp_dir().join(format!("sealmq-bench-ks-{}", std::process::id()));

@@ -7,7 +7,7 @@ use crate::exec::{Fail, bad};
 use crate::parse::Attr;
 use sealmq_engine::noted::Noted;
 
-/// Local and model queues.
+/// Local and model queues. (MAXFSIZE is kept here and enforced: `QueueDef::max_file_bytes`.)
 pub(crate) const LOCAL_QUEUE: &[&str] = &[
     "ACCTQ", "CAPEXPRY", "CFSTRUCT", "CLCHNAME", "CLWLUSEQ", "DISTL", "IMGRCOVQ", "INDXTYPE",
     "MAXFSIZE", "MONQ", "NPMCLASS", "QDEPTHHI", "QDEPTHLO", "QDPHIEV", "QDPLOEV", "QDPMAXEV",
