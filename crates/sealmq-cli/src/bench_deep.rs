@@ -63,7 +63,10 @@ pub fn run(a: &BenchArgs, dir: &Path, pid: &str) -> CliResult {
     let size = a.size.unwrap_or(2048);
     crate::bench_cmd::mqsc(
         dir,
-        &format!("DEFINE QLOCAL({QUEUE}) MAXDEPTH(999999999) MAXMSGL({}) REPLACE\n", size.max(4096)),
+        &format!(
+            "DEFINE QLOCAL({QUEUE}) MAXDEPTH(999999999) MAXMSGL({}) REPLACE\n",
+            size.max(4096)
+        ),
     )?;
     let persistence = if a.persistent {
         Persistence::Persistent
@@ -81,7 +84,8 @@ pub fn run(a: &BenchArgs, dir: &Path, pid: &str) -> CliResult {
                 persistence,
                 ..Md::default()
             };
-            c.put(h, &mut md, &payload, true).map_err(|e| e.to_string())?;
+            c.put(h, &mut md, &payload, true)
+                .map_err(|e| e.to_string())?;
             if i % BATCH == BATCH - 1 {
                 c.commit().map_err(|e| e.to_string())?;
             }
@@ -178,7 +182,11 @@ pub fn run(a: &BenchArgs, dir: &Path, pid: &str) -> CliResult {
     }
     println!(
         "deep: {n} messages of {size} bytes, {}{}",
-        if a.persistent { "persistent" } else { "non-persistent" },
+        if a.persistent {
+            "persistent"
+        } else {
+            "non-persistent"
+        },
         if a.dse { ", encrypted at rest" } else { "" }
     );
     println!("{:>8} {:>12} {:>12}", "tenth", "put msg/s", "get msg/s");

@@ -381,3 +381,32 @@ fn a_checkpoint_of_the_previous_format_is_converted_at_first_start() {
         assert_eq!(g.md.backout_count, i % 3);
     }
 }
+
+/// A temporary dynamic queue whose messages spilled: closing it gives the cache its room back
+/// and removes its files.
+#[test]
+fn a_temporary_dynamic_queue_takes_its_spilled_messages_with_it() {
+    let d = tempfile::tempdir().unwrap();
+    let qm = QueueManager::create(cfg(d.path())).unwrap();
+    let c = qm.connect("t", "t").unwrap();
+    let h = c
+        .open(
+            "SYSTEM.DEFAULT.MODEL.QUEUE",
+            OpenOptions {
+                input_shared: true,
+                output: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    for i in 0..400 {
+        let mut md = Md::default();
+        c.put(&h, &mut md, &body(i), PutOptions::default()).unwrap();
+    }
+    let dir = queue_dir(d.path(), &h.resolved);
+    assert!(!files(&dir, "qn").is_empty(), "spilled");
+    assert!(qm.cached_bytes() > 0);
+    c.close(&h).unwrap();
+    assert_eq!(qm.cached_bytes(), 0, "the cache counts nothing of it");
+    assert!(!dir.exists(), "{} removed", dir.display());
+}

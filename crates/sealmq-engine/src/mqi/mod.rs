@@ -414,7 +414,10 @@ impl Connection {
         }
         if h.temporary {
             write(&self.qm.defs).remove(&h.resolved);
-            write(&self.qm.locals).remove(&h.resolved);
+            // Its messages leave the cache's count, and a spill file goes with them.
+            if let Some(q) = write(&self.qm.locals).remove(&h.resolved) {
+                q.lock().destroy();
+            }
         }
         Ok(())
     }
