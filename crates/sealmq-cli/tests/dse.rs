@@ -118,15 +118,11 @@ fn encrypted_at_rest_across_kill_restart_wrong_key_and_rotation() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(h.depth("QME", "PAY.Q"), 15);
     h.ok(&["stop", "QME"]);
-    // The 15 wait in PAY.Q's queue files (its name in hexadecimal): sealed there too.
-    let qd = std::fs::read_dir(dir.join("queues").join("5041592e51"))
-        .map(|r| {
-            r.flatten()
-                .filter(|e| e.path().extension().is_some_and(|x| x == "qd"))
-                .count()
-        })
-        .unwrap_or(0);
-    assert!(qd > 0, "PAY.Q's messages are in queue data files");
+    // The 15 wait in PAY.Q's queue files: sealed there too.
+    assert!(
+        common::queue_data_files(&dir, "PAY.Q") > 0,
+        "PAY.Q's messages are in queue data files"
+    );
     assert_eq!(contains_anywhere(&dir, MARKER.as_bytes()), None);
     assert!(
         h.fails(&["create", "QMX", "--dse", "vault:x"])

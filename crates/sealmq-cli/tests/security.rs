@@ -643,13 +643,7 @@ fn a_full_disk_is_drained_cleared_and_used_again_without_a_restart() {
         assert!(committed < 2000, "the disk never filled");
     };
     assert!(err.contains("2102") || err.contains("disk"), "{err}");
-    let data_files = std::fs::read_dir(queue_files(&h, "QD", "FILL.Q"))
-        .map(|d| {
-            d.flatten()
-                .filter(|e| e.path().extension().is_some_and(|x| x == "qd"))
-                .count()
-        })
-        .unwrap_or(0);
+    let data_files = common::queue_data_files(&h.qm_dir("QD"), "FILL.Q");
     assert!(data_files > 0, "messages were stored in queue files");
     assert_eq!(
         h.depth("QD", "FILL.Q"),
@@ -678,12 +672,6 @@ fn a_full_disk_is_drained_cleared_and_used_again_without_a_restart() {
     h.ok(&["start", "QD", "--background"]);
     assert_eq!(h.depth("QD", "FILL.Q"), 1);
     h.ok(&["stop", "QD"]);
-}
-
-/// The queue's files under the queue manager's directory.
-fn queue_files(h: &Home, qm: &str, q: &str) -> std::path::PathBuf {
-    let hex: String = q.bytes().map(|b| format!("{b:02x}")).collect();
-    h.qm_dir(qm).join("queues").join(hex)
 }
 
 fn stderr_of(o: &std::process::Output) -> String {

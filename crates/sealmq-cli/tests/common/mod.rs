@@ -165,3 +165,17 @@ pub fn wait_for(limit: Duration, what: &str, mut f: impl FnMut() -> bool) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// How many data files (`*.qd`) a queue's directory holds under a queue manager's directory
+/// (the queue's name in hexadecimal under `queues/`).
+#[allow(dead_code)]
+pub fn queue_data_files(qm_dir: &std::path::Path, queue: &str) -> usize {
+    let hex: String = queue.bytes().map(|b| format!("{b:02x}")).collect();
+    std::fs::read_dir(qm_dir.join("queues").join(hex))
+        .map(|r| {
+            r.flatten()
+                .filter(|e| e.path().extension().is_some_and(|x| x == "qd"))
+                .count()
+        })
+        .unwrap_or(0)
+}
