@@ -7,11 +7,12 @@ use crate::exec::{Fail, bad};
 use crate::parse::Attr;
 use sealmq_engine::noted::Noted;
 
-/// Local and model queues. (MAXFSIZE is kept here and enforced: `QueueDef::max_file_bytes`.)
+/// Local and model queues. (MAXFSIZE is checked in `queues.rs`, kept with these and enforced:
+/// `QueueDef::max_file_bytes`.)
 pub(crate) const LOCAL_QUEUE: &[&str] = &[
     "ACCTQ", "CAPEXPRY", "CFSTRUCT", "CLCHNAME", "CLWLUSEQ", "DISTL", "IMGRCOVQ", "INDXTYPE",
-    "MAXFSIZE", "MONQ", "NPMCLASS", "QDEPTHHI", "QDEPTHLO", "QDPHIEV", "QDPLOEV", "QDPMAXEV",
-    "QSVCIEV", "QSVCINT", "RETINTVL", "STATQ", "STGCLASS", "STREAMQ", "STRMQOS",
+    "MONQ", "NPMCLASS", "QDEPTHHI", "QDEPTHLO", "QDPHIEV", "QDPLOEV", "QDPMAXEV", "QSVCIEV",
+    "QSVCINT", "RETINTVL", "STATQ", "STGCLASS", "STREAMQ", "STRMQOS",
 ];
 
 /// Every queue type.

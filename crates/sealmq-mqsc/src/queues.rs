@@ -25,6 +25,10 @@ pub(crate) fn obj_qtype(o: Obj) -> Option<QType> {
     }
 }
 
+/// MQ's range of MAXFSIZE, MB.
+const MAXFSIZE_MIN_MB: u64 = 20;
+const MAXFSIZE_MAX_MB: u64 = 267_386_880;
+
 fn yes(a: &Attr) -> Result<bool, Fail> {
     Ok(choice(a, &["YES", "NO"])? == "YES")
 }
@@ -76,6 +80,28 @@ fn apply_queue(def: &mut QueueDef, attrs: &[Attr]) -> Result<(), Fail> {
                 } else {
                     Usage::Normal
                 }
+            }
+            // Kept with the noted attributes (QueueDef::max_file_bytes), where older queue
+            // managers stored it; MQ's range in MB, DEFAULT (or -1) for MQ's default.
+            "MAXFSIZE" => {
+                lm()?;
+                let v = one(a)?.trim();
+                let v = if v.eq_ignore_ascii_case("DEFAULT") || v == "-1" {
+                    "DEFAULT".to_string()
+                } else {
+                    num(a, MAXFSIZE_MIN_MB, MAXFSIZE_MAX_MB)
+                        .map_err(|_| {
+                            bad(
+                                a,
+                                format!(
+                                    "'{v}' is not DEFAULT or a size in MB in \
+                                     {MAXFSIZE_MIN_MB}..{MAXFSIZE_MAX_MB}"
+                                ),
+                            )
+                        })?
+                        .to_string()
+                };
+                def.noted.insert("MAXFSIZE".into(), v);
             }
             "BOTHRESH" => {
                 lm()?;
@@ -216,6 +242,8 @@ pub fn queue_block(qm: &QueueManager, d: &QueueDef) -> Block {
         QType::Local | QType::Model => {
             b.push(("MAXDEPTH".into(), d.max_depth.to_string()));
             b.push(("MAXMSGL".into(), d.max_msg_len.to_string()));
+            let fsize = d.noted.get("MAXFSIZE").map_or("DEFAULT", String::as_str);
+            b.push(("MAXFSIZE".into(), fsize.to_string()));
             let fifo = d.msg_dlv_seq == MsgDlvSq::Fifo;
             b.push((
                 "MSGDLVSQ".into(),
@@ -290,7 +318,7 @@ pub fn queue_block(qm: &QueueManager, d: &QueueDef) -> Block {
             b.push(("XMITQ".into(), d.xmitq.clone()));
         }
     }
-    b.extend(known::shown(&d.noted));
+    b.extend(known::shown(&d.noted).filter(|(k, _)| k != "MAXFSIZE"));
     b
 }
 

@@ -353,3 +353,70 @@ fn several_unknown_keywords_are_all_named_and_display_filters_with_where() {
         r[4].message
     );
 }
+
+/// MAXFSIZE takes MQ's range (MB) or DEFAULT, shows DEFAULT when not set, and a persistent put
+/// that would take the queue's files past it gets 2056 until messages are got.
+#[test]
+fn maxfsize_is_checked_shown_and_enforced() {
+    use sealmq_engine::{GetOptions, Md, OpenOptions, Persistence, PutOptions};
+    let (_d, qm) = qm();
+    let r = run(
+        &qm,
+        "DEFINE QLOCAL(F.Q) MAXFSIZE(19)\n\
+         DEFINE QLOCAL(F.Q) MAXFSIZE(BIG)\n\
+         DEFINE QLOCAL(F.Q) MAXFSIZE(267386881)\n\
+         DEFINE QALIAS(F.A) TARGET(F.Q) MAXFSIZE(20)\n\
+         DEFINE QLOCAL(F.Q)\n\
+         DISPLAY QLOCAL(F.Q) MAXFSIZE\n\
+         ALTER QLOCAL(F.Q) MAXFSIZE(-1)\n\
+         DISPLAY QLOCAL(F.Q) MAXFSIZE\n\
+         ALTER QLOCAL(F.Q) MAXFSIZE(20)\n\
+         DISPLAY QLOCAL(F.Q) MAXFSIZE",
+    );
+    for (i, want) in [(0, "'19'"), (1, "'BIG'"), (2, "'267386881'")] {
+        assert!(!r[i].ok, "{i}: {}", r[i].message);
+        assert!(
+            r[i].message.contains(want) && r[i].message.contains("20..267386880"),
+            "{i}: {}",
+            r[i].message
+        );
+    }
+    assert!(!r[3].ok && r[3].message.contains("not an attribute"), "{}", r[3].message);
+    assert!(r[4].ok && r[6].ok && r[8].ok);
+    assert_eq!(attr(&r[5].objects[0], "MAXFSIZE"), "DEFAULT");
+    assert_eq!(attr(&r[7].objects[0], "MAXFSIZE"), "DEFAULT");
+    assert_eq!(attr(&r[9].objects[0], "MAXFSIZE"), "20");
+
+    // 1 MB persistent messages: the 20th or so no longer fits in 20 MB.
+    let c = qm.connect("t", "t").unwrap();
+    let h = c.open("F.Q", OpenOptions::output()).unwrap();
+    let put = |c: &sealmq_engine::Connection| {
+        let mut md = Md {
+            persistence: Persistence::Persistent,
+            ..Md::default()
+        };
+        c.put(&h, &mut md, &vec![7u8; 1 << 20], PutOptions::default())
+    };
+    let mut fitted = 0;
+    let refused = loop {
+        match put(&c) {
+            Ok(_) => fitted += 1,
+            Err(e) => break e,
+        }
+        assert!(fitted < 40, "MAXFSIZE(20) never refused a put");
+    };
+    assert_eq!(refused.reason as i32, 2056, "{refused}");
+    assert!(refused.to_string().contains("MAXFSIZE"), "{refused}");
+    assert!((15..=20).contains(&fitted), "{fitted} puts of 1 MB fitted");
+    let st = run(&qm, "DISPLAY QSTATUS(F.Q) CURDEPTH CURFSIZE CURMAXFS");
+    assert_eq!(attr(&st[0].objects[0], "CURMAXFS"), "20");
+    assert_eq!(attr(&st[0].objects[0], "CURDEPTH"), fitted.to_string());
+    // Nothing committed was lost; once messages are got (and a checkpoint returns their
+    // space) puts fit again.
+    let g = c.open("F.Q", OpenOptions::input()).unwrap();
+    for _ in 0..fitted {
+        c.get(&g, GetOptions::default()).unwrap();
+    }
+    qm.checkpoint().unwrap();
+    put(&c).unwrap();
+}
