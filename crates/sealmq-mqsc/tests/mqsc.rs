@@ -381,7 +381,11 @@ fn maxfsize_is_checked_shown_and_enforced() {
             r[i].message
         );
     }
-    assert!(!r[3].ok && r[3].message.contains("not an attribute"), "{}", r[3].message);
+    assert!(
+        !r[3].ok && r[3].message.contains("not an attribute"),
+        "{}",
+        r[3].message
+    );
     assert!(r[4].ok && r[6].ok && r[8].ok);
     assert_eq!(attr(&r[5].objects[0], "MAXFSIZE"), "DEFAULT");
     assert_eq!(attr(&r[7].objects[0], "MAXFSIZE"), "DEFAULT");

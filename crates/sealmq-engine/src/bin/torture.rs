@@ -26,10 +26,12 @@ fn main() {
         std::process::exit(2);
     };
     // A small cache and frequent checkpoints: most queued messages are only in queue files
-    // when the kill comes.
+    // when the kill comes. Small queue files and mixed priorities (high ones are got first)
+    // leave files sparse, so compaction runs too.
     let mut cfg = QmConfig::new("TORTURE", &dir);
     cfg.msg_cache_bytes = Some(64 << 10);
     cfg.checkpoint_bytes = 128 << 10;
+    cfg.queue_file_bytes = Some(16 << 10);
     let qm = if std::path::Path::new(&dir).join("log").exists() {
         match QueueManager::start(cfg) {
             Ok((qm, _)) => qm,
@@ -76,6 +78,7 @@ fn main() {
                     n += 1;
                     let mut md = Md {
                         persistence: Persistence::Persistent,
+                        priority: (n % 10) as i32,
                         ..Md::default()
                     };
                     if c.put(

@@ -164,6 +164,7 @@ impl QueueManager {
             self.log.restore_reserve();
         }
         self.prune_keys(ckp_key);
+        self.compact_queues(lsn);
         Ok(lsn)
     }
 

@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 mod checkpoints;
+mod compaction;
 mod defaults;
 mod rebuild;
 mod security;
@@ -53,6 +54,9 @@ pub struct QmConfig {
     /// The message cache in bytes, overriding QMGR MSGCACHE (tests and benchmarks that need
     /// messages on disk without filling memory first).
     pub msg_cache_bytes: Option<u64>,
+    /// The size at which a queue data or spill file is closed and the next begun (default
+    /// 64 MiB; tests use small files to see them roll, empty and compact).
+    pub queue_file_bytes: Option<u64>,
 }
 
 impl QmConfig {
@@ -68,6 +72,7 @@ impl QmConfig {
             fail_writes: None,
             dse: None,
             msg_cache_bytes: None,
+            queue_file_bytes: None,
         }
     }
 }
@@ -180,9 +185,11 @@ impl QueueManager {
         let mut report = StartReport::default();
         let qctx = Arc::new(crate::queue::QueueCtx::new(
             cfg.dir.join("queues"),
-            sealmq_storage::qstore::StoreConfig {
-                sync: cfg.sync,
-                ..sealmq_storage::qstore::StoreConfig::new(cfg.dse.clone())
+            {
+                let mut sc = sealmq_storage::qstore::StoreConfig::new(cfg.dse.clone());
+                sc.sync = cfg.sync;
+                sc.file_bytes = cfg.queue_file_bytes.unwrap_or(sc.file_bytes);
+                sc
             },
             crate::objects::DEFAULT_MSGCACHE_MB << 20,
         ));

@@ -18,6 +18,7 @@
 //! Locks: `Inner` (the file table) is held for bookkeeping only; reads take an `Arc<File>`
 //! and read without it, so a get that reads from disk does not hold up puts or other gets.
 
+mod compact;
 mod file;
 mod index;
 
@@ -58,16 +59,35 @@ const MSG: u8 = 1;
 /// Index operations per index record (a record stays far below the framing's size limit).
 const CHUNK: usize = 1 << 20;
 
+/// Messages in a file still queued: how many, and the bytes of their records.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+struct Live {
+    n: u64,
+    bytes: u64,
+}
+
+impl Live {
+    fn add(&mut self, len: u32) {
+        self.n += 1;
+        self.bytes += u64::from(len);
+    }
+
+    fn sub(&mut self, len: u32) {
+        self.n = self.n.saturating_sub(1);
+        self.bytes = self.bytes.saturating_sub(u64::from(len));
+    }
+}
+
 struct DataFile {
     file: Arc<File>,
     path: PathBuf,
     len: u64,
     /// Messages in it still queued.
-    live: u64,
+    live: Live,
     /// Written since the last sync.
     dirty: bool,
-    /// Length and live count as of the last commit (what a rollback returns to).
-    committed: (u64, u64),
+    /// Length and live messages as of the last commit (what a rollback returns to).
+    committed: (u64, Live),
     /// The oldest data key sealing a record in it (0: none or clear).
     min_key: u32,
 }
@@ -117,9 +137,9 @@ fn create_file(dir: &Path, kind: Kind, n: u32) -> Result<DataFile> {
         file: Arc::new(f),
         path,
         len: HEADER,
-        live: 0,
+        live: Live::default(),
         dirty: true,
-        committed: (HEADER, 0),
+        committed: (HEADER, Live::default()),
         min_key: 0,
     })
 }
@@ -136,9 +156,9 @@ fn open_file(path: &Path, kind: Kind, n: u32) -> Result<DataFile> {
         file: Arc::new(f),
         path: path.to_path_buf(),
         len,
-        live: 0,
+        live: Live::default(),
         dirty: false,
-        committed: (len, 0),
+        committed: (len, Live::default()),
         min_key: 0,
     })
 }
@@ -149,7 +169,7 @@ fn remove_empty(files: &mut Files) -> Result<()> {
     let empty: Vec<u32> = files
         .files
         .iter()
-        .filter(|(n, f)| f.live == 0 && files.active != Some(**n))
+        .filter(|(n, f)| f.live.n == 0 && files.active != Some(**n))
         .map(|(n, _)| *n)
         .collect();
     for n in empty {
@@ -342,7 +362,7 @@ impl QueueStore {
                 slot.insert(f);
             }
             if let Some(f) = data.files.get_mut(&pl.loc.file) {
-                f.live += 1;
+                f.live.add(pl.loc.len);
             }
         }
         for (n, p) in file::list(dir, Kind::Data)? {
@@ -437,7 +457,7 @@ impl QueueStore {
             spill: !persistent,
         };
         f.len += rec.len() as u64;
-        f.live += 1;
+        f.live.add(loc.len);
         f.dirty = true;
         if let Some(d) = &self.cfg.dse {
             let k = d.current();
@@ -481,15 +501,7 @@ impl QueueStore {
     /// of its file; emptied files go at [`QueueStore::release`], once the checkpoint is durable.
     pub fn commit(&self, tag: u64, ops: &[IndexOp]) -> Result<()> {
         let mut g = self.lock();
-        if self.cfg.sync {
-            for f in g.data.files.values_mut().filter(|f| f.dirty) {
-                f.file.sync_data().map_err(|e| StorageError::Write {
-                    path: f.path.clone(),
-                    source: e,
-                })?;
-                f.dirty = false;
-            }
-        }
+        self.sync_dirty(&mut g)?;
         for chunk in ops.chunks(CHUNK) {
             let payload = index::encode(chunk);
             self.write_index(&mut g, tag, index::BATCH, &payload)?;
@@ -498,7 +510,7 @@ impl QueueStore {
             if let IndexOp::Del { loc, .. } = op
                 && let Some(f) = g.data.files.get_mut(&loc.file)
             {
-                f.live = f.live.saturating_sub(1);
+                f.live.sub(loc.len);
             }
         }
         for f in g.data.files.values_mut() {
@@ -516,7 +528,7 @@ impl QueueStore {
             if f.len == f.committed.0 {
                 continue;
             }
-            if f.committed.0 <= HEADER && f.committed.1 == 0 {
+            if f.committed.0 <= HEADER && f.committed.1.n == 0 {
                 gone.push(*n);
                 continue;
             }
@@ -542,13 +554,27 @@ impl QueueStore {
         let mut g = self.lock();
         // The file being written goes too when empty (the next message begins another).
         if let Some(n) = g.data.active
-            && g.data.files.get(&n).is_some_and(|f| f.live == 0)
+            && g.data.files.get(&n).is_some_and(|f| f.live.n == 0)
         {
             g.data.active = None;
         }
         remove_empty(&mut g.data)?;
         for p in std::mem::take(&mut g.void_indexes) {
             std::fs::remove_file(&p).map_err(|e| io("cannot remove", &p, e))?;
+        }
+        Ok(())
+    }
+
+    /// Syncs the data files written since the last sync.
+    fn sync_dirty(&self, g: &mut Inner) -> Result<()> {
+        if self.cfg.sync {
+            for f in g.data.files.values_mut().filter(|f| f.dirty) {
+                f.file.sync_data().map_err(|e| StorageError::Write {
+                    path: f.path.clone(),
+                    source: e,
+                })?;
+                f.dirty = false;
+            }
         }
         Ok(())
     }
@@ -595,7 +621,7 @@ impl QueueStore {
     pub fn release_spill(&self, loc: Loc) -> Result<()> {
         let mut g = self.lock();
         if let Some(f) = g.spill.files.get_mut(&loc.file) {
-            f.live = f.live.saturating_sub(1);
+            f.live.sub(loc.len);
         }
         remove_empty(&mut g.spill)
     }
@@ -604,7 +630,7 @@ impl QueueStore {
     pub fn drop_spill(&self) -> Result<()> {
         let mut g = self.lock();
         for f in g.spill.files.values_mut() {
-            f.live = 0;
+            f.live = Live::default();
         }
         g.spill.active = None;
         remove_empty(&mut g.spill)
@@ -649,11 +675,11 @@ impl QueueStore {
         g.void_indexes.extend(old);
         // The base is the whole stored set: each data file's count of live messages follows.
         for f in g.data.files.values_mut() {
-            f.live = 0;
+            f.live = Live::default();
         }
         for p in live {
             if let Some(f) = g.data.files.get_mut(&p.loc.file) {
-                f.live += 1;
+                f.live.add(p.loc.len);
             }
         }
         for f in g.data.files.values_mut() {

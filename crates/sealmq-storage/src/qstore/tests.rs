@@ -270,3 +270,71 @@ fn an_incomplete_checkpoint_is_undone_at_start() {
     assert!(back.is_empty());
     assert!(file::list(&dir, Kind::Data).unwrap().len() <= 1);
 }
+
+/// A data file whose messages were mostly got is compacted: its live records move to the file
+/// being written, the index names their new places, the old file goes; copies that were never
+/// recorded (a crash before `relocated`) leave the old places valid.
+#[test]
+fn sparse_data_files_are_compacted_and_a_crash_midway_keeps_the_old_places() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = queue_dir(d.path(), "SPARSE");
+    let (s, _) = QueueStore::open(&dir, cfg(8192), u64::MAX).unwrap();
+    let v = store_some(&s, 1, 60, &[3u8; 500]);
+    let first = v[0].loc.file;
+    let in_first: Vec<Placed> = v.iter().filter(|p| p.loc.file == first).copied().collect();
+    assert!(in_first.len() > 8, "{} in the first file", in_first.len());
+    assert!(s.sparse_files().is_empty(), "nothing got yet");
+    // Get all but two messages of the first file.
+    let keep = [in_first[1], in_first[in_first.len() - 2]];
+    let dels: Vec<IndexOp> = in_first
+        .iter()
+        .filter(|p| !keep.contains(p))
+        .map(|p| IndexOp::Del {
+            seq: p.seq,
+            loc: p.loc,
+        })
+        .collect();
+    s.commit(2, &dels).unwrap();
+    s.release().unwrap();
+    let sparse: Vec<u32> = s.sparse_files().iter().map(|(n, _)| *n).collect();
+    assert_eq!(sparse, vec![first]);
+    let recs = s.records(first).unwrap();
+    assert_eq!(recs.len(), in_first.len(), "every record, got or not");
+    let wanted: Vec<(u64, Loc)> = recs
+        .into_iter()
+        .filter(|(seq, _)| keep.iter().any(|p| p.seq == *seq))
+        .collect();
+    assert_eq!(wanted.len(), 2);
+    let new = s.copy(&wanted).unwrap();
+    assert!(new.iter().all(|l| l.file != first));
+
+    // A crash now: the index still names the old places, which still hold the messages.
+    drop(s);
+    let (s, back) = QueueStore::open(&dir, cfg(8192), 2).unwrap();
+    let p = back.iter().find(|p| p.seq == keep[0].seq).unwrap();
+    assert_eq!(p.loc, keep[0].loc);
+    assert_eq!(s.read(p.seq, p.loc).unwrap(), vec![3u8; 500]);
+
+    // Again, to the end: the moves recorded, the old file gone, the new places read.
+    let new = s.copy(&wanted).unwrap();
+    let moves: Vec<(Placed, Loc)> = keep
+        .iter()
+        .zip(&new)
+        .map(|(p, l)| (placed(p.seq, *l), p.loc))
+        .collect();
+    s.relocated(2, &moves).unwrap();
+    s.release().unwrap();
+    assert!(
+        !dir.join(Kind::Data.name(first)).exists(),
+        "the compacted file is removed"
+    );
+    assert!(s.sparse_files().is_empty());
+    drop(s);
+    let (s, back) = QueueStore::open(&dir, cfg(8192), 2).unwrap();
+    assert_eq!(back.len(), 60 - in_first.len() + 2);
+    for (p, l) in keep.iter().zip(&new) {
+        let b = back.iter().find(|b| b.seq == p.seq).unwrap();
+        assert_eq!(b.loc, *l);
+        assert_eq!(s.read(b.seq, b.loc).unwrap(), vec![3u8; 500]);
+    }
+}
