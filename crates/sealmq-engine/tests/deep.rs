@@ -312,6 +312,11 @@ fn a_damaged_queue_file_is_reported_with_file_and_offset_never_returned() {
         "{text}"
     );
     assert_eq!(qm.depth("BAD.Q").unwrap(), 400, "nothing taken");
+    // It stays first in line, not hidden by the failed read: the next get reports it again.
+    let again = c.get(&h, GetOptions::default()).unwrap_err().to_string();
+    assert!(again.contains("offset 32"), "{again}");
+    let s = qm.queue_status("BAD.Q").unwrap();
+    assert_eq!(s.uncommitted, 0, "no reservation left behind");
 }
 
 /// A queue manager of the previous release kept its messages in the checkpoint (frames

@@ -53,9 +53,10 @@ impl Connection {
                 };
                 self.discard_expired(&mut st, &q.name, expired);
                 if let Some(key) = found {
-                    let taken = self.take(h, q, &mut st, key, &gmo, browsing);
-                    drop(st);
-                    return self.finish_take(q, taken);
+                    match self.take_found(h, q, st, key, &gmo, browsing) {
+                        Some(r) => return r,
+                        None => continue,
+                    }
                 }
                 if gmo.browse == Browse::MsgUnderCursor {
                     return mqerr!(
@@ -87,9 +88,10 @@ impl Connection {
                     None
                 };
                 if let Some(key) = st.find(&gmo.matching, after, &mut expired) {
-                    let taken = self.take(h, q, &mut st, key, &gmo, browsing);
-                    drop(st);
-                    return self.finish_take(q, taken);
+                    match self.take_found(h, q, st, key, &gmo, browsing) {
+                        Some(r) => return r,
+                        None => continue,
+                    }
                 }
                 st.renotify();
                 return mqerr!(
@@ -119,6 +121,50 @@ impl Connection {
         }
     }
 
+    /// Takes the message at `key`, found with `st` held. A message only in the queue's files
+    /// is read with the lock released (a get hides it from other getters meanwhile), so puts
+    /// and other gets go on during the read; a damaged record is reported (file and offset),
+    /// never returned, and the message stays. `None`: it went meanwhile (the queue was
+    /// cleared): look again.
+    fn take_found<'q>(
+        &self,
+        h: &Hobj,
+        q: &'q Arc<LocalQueue>,
+        mut st: std::sync::MutexGuard<'q, crate::queue::QueueState>,
+        key: Key,
+        gmo: &GetOptions,
+        browsing: bool,
+    ) -> Option<MqResult<Got>> {
+        let seq = key.1;
+        let mut pre = None;
+        if let Some((store, loc)) = st.entries.get(key).and_then(|e| st.to_read(e)) {
+            if !browsing {
+                st.set_state(seq, EntryState::Getting(crate::queue::READING));
+            }
+            drop(st);
+            let read = crate::queue::read_message(&store, seq, loc);
+            st = q.lock();
+            let state = st.entries.get(key).map(|e| e.state());
+            if browsing {
+                state?;
+            } else {
+                if state != Some(EntryState::Getting(crate::queue::READING)) {
+                    return None;
+                }
+                st.set_state(seq, EntryState::Visible);
+            }
+            match read {
+                Ok(m) => pre = Some(m),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        let taken = self.take(h, q, &mut st, key, gmo, browsing, pre);
+        drop(st);
+        Some(self.finish_take(q, taken))
+    }
+
+    /// Takes the message at `key` with `st` held; `pre`: its message, read already.
+    #[allow(clippy::too_many_arguments)]
     fn take(
         &self,
         h: &Hobj,
@@ -127,13 +173,15 @@ impl Connection {
         key: Key,
         gmo: &GetOptions,
         browsing: bool,
+        pre: Option<Arc<crate::md::Message>>,
     ) -> MqResult<Taken> {
         let Some(e) = st.entries.get(key) else {
             return mqerr!(NoMsgAvailable, "message vanished");
         };
-        // A message only in the queue's files is read now; a damaged record is reported (file
-        // and offset) and never returned.
-        let msg = st.message(e)?;
+        let msg = match pre {
+            Some(m) => m,
+            None => st.message(e)?,
+        };
         let (backout_count, persistent) = (e.backout_count, e.persistent());
         let data_len = msg.payload.len();
         let fits = gmo.buffer.is_none_or(|b| b >= data_len);

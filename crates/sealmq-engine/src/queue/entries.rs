@@ -12,6 +12,10 @@ use std::sync::Arc;
 /// Transaction (unit of work) identifier; every persistent operation has one.
 pub type TxId = u64;
 
+/// The "unit of work" of a message a getter is reading from its queue file with the queue's
+/// lock released: hidden from other getters meanwhile (no real unit of work has number 0).
+pub const READING: TxId = 0;
+
 /// Delivery order: priority rank (0 first), then arrival sequence.
 pub type Key = (u8, u64);
 

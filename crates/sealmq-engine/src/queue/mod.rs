@@ -11,8 +11,8 @@ mod store;
 
 use crate::md::{Message, now_ms};
 use crate::objects::{MsgDlvSq, QueueDef};
-pub use entries::{Entries, Entry, EntryState, Key, TxId};
-use sealmq_storage::qstore::{IndexOp, QueueStore};
+pub use entries::{Entries, Entry, EntryState, Key, READING, TxId};
+use sealmq_storage::qstore::{IndexOp, Loc, QueueStore};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -282,10 +282,16 @@ impl QueueState {
                 ),
             ));
         };
-        let bytes = store.read(e.seq, loc)?;
-        let mut d = sealmq_storage::codec::Dec::new(&bytes, "queued message");
-        let m = Message::decode(&mut d).map_err(sealmq_storage::StorageError::from)?;
-        Ok(Arc::new(m))
+        read_message(store, e.seq, loc)
+    }
+
+    /// Where to read an entry's message from when it is not in memory: a get reads it with
+    /// the queue's lock released.
+    pub fn to_read(&self, e: &Entry) -> Option<(Arc<QueueStore>, Loc)> {
+        if e.msg.is_some() {
+            return None;
+        }
+        Some((self.store.clone()?, e.loc()?))
     }
 
     /// The message with this sequence number, if it is here and readable.
@@ -400,4 +406,17 @@ impl QueueState {
             self.entries.insert(key.0, e);
         }
     }
+}
+
+/// Reads message `seq` from its record at `loc` (an error names the file and offset of a
+/// damaged record).
+pub fn read_message(
+    store: &QueueStore,
+    seq: u64,
+    loc: Loc,
+) -> crate::error::MqResult<Arc<Message>> {
+    let bytes = store.read(seq, loc)?;
+    let mut d = sealmq_storage::codec::Dec::new(&bytes, "queued message");
+    let m = Message::decode(&mut d).map_err(sealmq_storage::StorageError::from)?;
+    Ok(Arc::new(m))
 }
