@@ -267,6 +267,13 @@ pub enum Frame {
     Service(ServiceDef),
     /// The version of the frames (absent before 2: messages were MESSAGE frames then).
     Format(u32),
+    /// Version 3: where a queue's index journal ended once this checkpoint's batches were
+    /// durable (damage before it is corruption, not a torn tail).
+    QueueIndex {
+        queue: String,
+        file: u32,
+        len: u64,
+    },
 }
 
 impl Frame {
@@ -331,6 +338,9 @@ impl Frame {
             Frame::Format(v) => {
                 e.u8(13).u32(*v);
             }
+            Frame::QueueIndex { queue, file, len } => {
+                e.u8(14).str(queue).u32(*file).u64(*len);
+            }
         }
         e.buf
     }
@@ -360,6 +370,11 @@ impl Frame {
             11 => Frame::Process(ProcessDef::decode(&mut d)?),
             12 => Frame::Service(ServiceDef::decode(&mut d)?),
             13 => Frame::Format(d.u32()?),
+            14 => Frame::QueueIndex {
+                queue: d.str()?,
+                file: d.u32()?,
+                len: d.u64()?,
+            },
             k => {
                 return Err(StorageError::Decode(format!(
                     "unknown checkpoint frame {k}"

@@ -507,3 +507,33 @@ fn sparse_data_files_are_compacted_while_gets_go_on() {
     qm.checkpoint().unwrap();
     assert!(files(&dir, "qd").len() <= 1, "{:?}", files(&dir, "qd"));
 }
+
+/// The checkpoint file records where each queue's index ended: damage to the last batch a
+/// completed checkpoint wrote stops the start with file and offset instead of being cut as a
+/// crash's torn tail (which would lose the messages it names: the log before it is gone).
+#[test]
+fn damage_to_the_last_durable_index_batch_stops_the_start() {
+    let d = tempfile::tempdir().unwrap();
+    let qm = QueueManager::create(cfg(d.path())).unwrap();
+    define(&qm, "IDX.Q");
+    fill(&qm, "IDX.Q", 400, true);
+    qm.checkpoint().unwrap();
+    qm.close_log_for_tests();
+    drop(qm);
+    let dir = queue_dir(d.path(), "IDX.Q");
+    let index = files(&dir, "qi").pop().unwrap();
+    let mut b = std::fs::read(&index).unwrap();
+    let last = b.len() - 1;
+    b[last] ^= 0x01;
+    std::fs::write(&index, &b).unwrap();
+    let e = QueueManager::start(cfg(d.path()))
+        .err()
+        .expect("start refused");
+    let text = e.to_string();
+    assert!(text.contains(&index.display().to_string()), "{text}");
+    // Repaired, it starts with every message.
+    b[last] ^= 0x01;
+    std::fs::write(&index, &b).unwrap();
+    let (qm, _) = QueueManager::start(cfg(d.path())).unwrap();
+    assert_eq!(qm.depth("IDX.Q").unwrap(), 400);
+}

@@ -14,8 +14,9 @@ use super::*;
 use crate::queue::{StoreSnap, placed_of};
 use sealmq_storage::qstore::{IndexOp, QueueStore};
 
-/// Checkpoint frames version: 2 keeps messages in queue files (no MESSAGE frames).
-pub(crate) const FRAMES_VERSION: u32 = 2;
+/// Checkpoint frames version: 2 keeps messages in queue files (no MESSAGE frames); 3 adds
+/// where each queue's index ended (QUEUEINDEX frames).
+pub(crate) const FRAMES_VERSION: u32 = 3;
 
 /// Index history (bytes) past which, and past this many bytes per queued message, a queue's
 /// index is rewritten from its live entries.
@@ -70,7 +71,7 @@ impl QueueManager {
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         let bytes_now = self.log.stats().bytes;
-        let (lsn, replay_from, frames, snaps) = {
+        let (lsn, replay_from, mut frames, snaps) = {
             let _g = write(&self.apply);
             let (lsn, active) = {
                 let a = self.active.lock().unwrap_or_else(|p| p.into_inner());
@@ -125,6 +126,21 @@ impl QueueManager {
         }
         if let Some(e) = failed {
             return Err(e);
+        }
+        // Every index batch of this checkpoint is durable: where each index ends now.
+        for q in read(&self.locals).values() {
+            let st = q.lock();
+            if is_temporary_queue(&st.def) {
+                continue;
+            }
+            if let Some(s) = &st.store {
+                let end = s.index_end();
+                frames.push(Frame::QueueIndex {
+                    queue: q.name.clone(),
+                    file: end.file,
+                    len: end.len,
+                });
+            }
         }
         let mut w = CheckpointWriter::create_with(
             &self.cfg.dir.join("checkpoint"),

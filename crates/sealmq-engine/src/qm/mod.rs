@@ -197,6 +197,7 @@ impl QueueManager {
         let mut rb = Rebuild {
             qctx: qctx.clone(),
             store_upto: 0,
+            index_ends: HashMap::new(),
             auth: Vec::new(),
             channels: HashMap::new(),
             sec: Default::default(),
@@ -248,6 +249,10 @@ impl QueueManager {
                             .insert(seq, (msg, backout_count));
                     }
                     Frame::Format(v) => frames_version = v,
+                    Frame::QueueIndex { queue, file, len } => {
+                        let end = sealmq_storage::qstore::IndexEnd { file, len };
+                        rb.index_ends.insert(queue, end);
+                    }
                     Frame::Active(tx) => {
                         rb.active_at_cp.insert(tx);
                     }
@@ -357,8 +362,11 @@ impl QueueManager {
         }
         // After a crash (a log tail replayed), a checkpoint now: otherwise the tail to replay
         // grows with every crash until the next checkpoint is due.
-        // A checkpoint of an older release (messages in the checkpoint) is converted now.
-        if report.records_replayed > 0 || (report.checkpoint_lsn > 0 && frames_version < 2) {
+        // A checkpoint of an older release (messages in the checkpoint, or no index ends) is
+        // converted now.
+        if report.records_replayed > 0
+            || (report.checkpoint_lsn > 0 && frames_version < checkpoints::FRAMES_VERSION)
+        {
             qm.checkpoint()?;
         }
         Ok((qm, report))

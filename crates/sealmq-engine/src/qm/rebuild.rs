@@ -23,6 +23,8 @@ pub(crate) struct Rebuild {
     pub(crate) qctx: Arc<crate::queue::QueueCtx>,
     /// The checkpoint queue files are opened as of.
     pub(crate) store_upto: Lsn,
+    /// Where each queue's index ended at that checkpoint (frames version 3).
+    pub(crate) index_ends: HashMap<String, sealmq_storage::qstore::IndexEnd>,
     pub(crate) pending: HashMap<TxId, PendingTx>,
     pub(crate) active_at_cp: HashSet<TxId>,
     pub(crate) cp_lsn: Lsn,
@@ -133,10 +135,11 @@ impl Rebuild {
             let Some(name) = queue_name_of(&fname) else {
                 continue;
             };
-            let (store, placed) = sealmq_storage::qstore::QueueStore::open(
+            let (store, placed) = sealmq_storage::qstore::QueueStore::open_as_of(
                 &ent.path(),
                 self.qctx.store_cfg.clone(),
                 self.store_upto,
+                self.index_ends.get(&name).copied(),
             )?;
             let q = self.msgs.entry(name).or_default();
             q.store = Some(Arc::new(store));

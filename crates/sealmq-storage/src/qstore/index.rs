@@ -3,6 +3,7 @@
 
 use crate::codec::{Dec, Enc};
 use crate::error::Result;
+use std::collections::HashMap;
 
 /// Where a message's record is: file number, offset, record length. `spill` marks a
 /// non-persistent message's spill file (never named by the index).
@@ -132,6 +133,66 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Vec<IndexOp>> {
     }
     d.finish()?;
     Ok(ops)
+}
+
+/// The stored set as the index journal builds it, without a map of every message: additions
+/// and removals are collected with their order, then sorted and merged once.
+#[derive(Default)]
+pub(crate) struct LiveSet {
+    ord: u64,
+    adds: Vec<(Placed, u64)>,
+    dels: Vec<(u64, u64)>,
+    backouts: HashMap<u64, (u64, u32)>,
+}
+
+impl LiveSet {
+    pub(crate) fn apply(&mut self, ops: Vec<IndexOp>) {
+        for op in ops {
+            self.ord += 1;
+            match op {
+                IndexOp::Add(pl) => self.adds.push((pl, self.ord)),
+                IndexOp::Del { seq, .. } => self.dels.push((seq, self.ord)),
+                IndexOp::Backout { seq, count } => {
+                    self.backouts.insert(seq, (self.ord, count));
+                }
+            }
+        }
+    }
+
+    /// The live messages in sequence order: for each sequence number the latest addition,
+    /// unless a removal followed it.
+    pub(crate) fn finish(mut self) -> Vec<Placed> {
+        self.adds.sort_unstable_by_key(|(p, o)| (p.seq, *o));
+        self.dels.sort_unstable();
+        let mut out: Vec<Placed> = Vec::with_capacity(self.adds.len());
+        let mut d = 0;
+        let n = self.adds.len();
+        for i in 0..n {
+            let (mut pl, ord) = self.adds[i];
+            if i + 1 < n && self.adds[i + 1].0.seq == pl.seq {
+                continue;
+            }
+            while d < self.dels.len() && self.dels[d].0 < pl.seq {
+                d += 1;
+            }
+            let mut removed = false;
+            let mut j = d;
+            while j < self.dels.len() && self.dels[j].0 == pl.seq {
+                removed |= self.dels[j].1 > ord;
+                j += 1;
+            }
+            if removed {
+                continue;
+            }
+            if let Some((bo, count)) = self.backouts.get(&pl.seq)
+                && *bo > ord
+            {
+                pl.backout = *count;
+            }
+            out.push(pl);
+        }
+        out
+    }
 }
 
 #[cfg(test)]

@@ -27,7 +27,8 @@ pub use index::{IndexOp, Loc, Placed, fingerprint};
 use crate::dse::Dse;
 use crate::error::{Result, StorageError};
 use file::{HEADER, Kind, ReadErr};
-use std::collections::{BTreeMap, HashMap};
+use index::LiveSet;
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -111,6 +112,14 @@ struct Inner {
     void_indexes: Vec<PathBuf>,
 }
 
+/// How far a queue's index journal reached when a checkpoint completed (its checkpoint file
+/// records it): damage before that point is corruption to report, never a torn tail to cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IndexEnd {
+    pub file: u32,
+    pub len: u64,
+}
+
 /// One queue's files.
 pub struct QueueStore {
     dir: PathBuf,
@@ -185,66 +194,6 @@ fn cut(f: &DataFile, p: &Path, at: u64) -> Result<()> {
     f.file.sync_all().map_err(|e| io("cannot sync", p, e))
 }
 
-/// The stored set as the index journal builds it, without a map of every message: additions
-/// and removals are collected with their order, then sorted and merged once.
-#[derive(Default)]
-struct LiveSet {
-    ord: u64,
-    adds: Vec<(Placed, u64)>,
-    dels: Vec<(u64, u64)>,
-    backouts: HashMap<u64, (u64, u32)>,
-}
-
-impl LiveSet {
-    fn apply(&mut self, ops: Vec<IndexOp>) {
-        for op in ops {
-            self.ord += 1;
-            match op {
-                IndexOp::Add(pl) => self.adds.push((pl, self.ord)),
-                IndexOp::Del { seq, .. } => self.dels.push((seq, self.ord)),
-                IndexOp::Backout { seq, count } => {
-                    self.backouts.insert(seq, (self.ord, count));
-                }
-            }
-        }
-    }
-
-    /// The live messages in sequence order: for each sequence number the latest addition,
-    /// unless a removal followed it.
-    fn finish(mut self) -> Vec<Placed> {
-        self.adds.sort_unstable_by_key(|(p, o)| (p.seq, *o));
-        self.dels.sort_unstable();
-        let mut out: Vec<Placed> = Vec::with_capacity(self.adds.len());
-        let mut d = 0;
-        let n = self.adds.len();
-        for i in 0..n {
-            let (mut pl, ord) = self.adds[i];
-            if i + 1 < n && self.adds[i + 1].0.seq == pl.seq {
-                continue;
-            }
-            while d < self.dels.len() && self.dels[d].0 < pl.seq {
-                d += 1;
-            }
-            let mut removed = false;
-            let mut j = d;
-            while j < self.dels.len() && self.dels[j].0 == pl.seq {
-                removed |= self.dels[j].1 > ord;
-                j += 1;
-            }
-            if removed {
-                continue;
-            }
-            if let Some((bo, count)) = self.backouts.get(&pl.seq)
-                && *bo > ord
-            {
-                pl.backout = *count;
-            }
-            out.push(pl);
-        }
-        out
-    }
-}
-
 fn sync_dir(dir: &Path) -> Result<()> {
     File::open(dir)
         .and_then(|d| d.sync_all())
@@ -257,6 +206,18 @@ impl QueueStore {
     /// rewrite), cuts a torn tail of the newest index file, removes spill files and data
     /// files no entry names. Returns the stored messages in sequence order.
     pub fn open(dir: &Path, cfg: StoreConfig, upto: u64) -> Result<(QueueStore, Vec<Placed>)> {
+        QueueStore::open_as_of(dir, cfg, upto, None)
+    }
+
+    /// [`QueueStore::open`], knowing where the index ended when checkpoint `upto` completed
+    /// (`durable`): a damaged record before that point, or an index shorter than it, stops the
+    /// open with an error naming file and offset instead of being cut as a torn tail.
+    pub fn open_as_of(
+        dir: &Path,
+        cfg: StoreConfig,
+        upto: u64,
+        durable: Option<IndexEnd>,
+    ) -> Result<(QueueStore, Vec<Placed>)> {
         crate::create_private_dir(dir).map_err(|e| io("cannot create", dir, e))?;
         for (_, p) in file::list(dir, Kind::Spill)? {
             std::fs::remove_file(&p).map_err(|e| io("cannot remove", &p, e))?;
@@ -290,10 +251,35 @@ impl QueueStore {
         for (_, p) in indexes.drain(..start) {
             std::fs::remove_file(&p).map_err(|e| io("cannot remove", &p, e))?;
         }
+        if let Some(end) = durable
+            && indexes.last().is_none_or(|(n, _)| *n < end.file)
+        {
+            return Err(file::corrupt(
+                &dir.join(Kind::Index.name(end.file)),
+                0,
+                "the index file the last checkpoint wrote is missing",
+            ));
+        }
+        // Whether a record at `at` of index file `n` was durable at the checkpoint.
+        let covered =
+            |n: u32, at: u64| durable.is_some_and(|e| n < e.file || (n == e.file && at < e.len));
         let mut last: Option<(u32, DataFile)> = None;
         for (i, (n, p)) in indexes.iter().enumerate() {
             let mut f = open_file(p, Kind::Index, *n)?;
             let newest = i + 1 == indexes.len();
+            if let Some(end) = durable
+                && *n == end.file
+                && f.len < end.len
+            {
+                return Err(file::corrupt(
+                    p,
+                    f.len,
+                    format!(
+                        "the index ends here, but the last checkpoint made {} bytes of it durable",
+                        end.len
+                    ),
+                ));
+            }
             let mut at = HEADER;
             while at < f.len {
                 match file::read_at(&f.file, p, dse.as_deref(), Kind::Index, *n, at, f.len) {
@@ -319,7 +305,9 @@ impl QueueStore {
                         at = r.end;
                     }
                     Err(ReadErr::Torn(why))
-                        if newest && !file::anything_after(&f.file, at, f.len) =>
+                        if newest
+                            && !covered(*n, at)
+                            && !file::anything_after(&f.file, at, f.len) =>
                     {
                         // A batch torn by a crash never completed its checkpoint: cut it.
                         tracing::warn!(file = %p.display(), offset = at, "{why}: cut");
@@ -686,6 +674,15 @@ impl QueueStore {
             f.committed = (f.len, f.live);
         }
         Ok(())
+    }
+
+    /// Where the index journal ends now (a checkpoint records it once its batches are durable).
+    pub fn index_end(&self) -> IndexEnd {
+        let g = self.lock();
+        IndexEnd {
+            file: g.index_no,
+            len: g.index.len,
+        }
     }
 
     /// Bytes of index history since its last rewrite.

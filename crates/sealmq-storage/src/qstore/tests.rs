@@ -338,3 +338,47 @@ fn sparse_data_files_are_compacted_and_a_crash_midway_keeps_the_old_places() {
         assert_eq!(s.read(b.seq, b.loc).unwrap(), vec![3u8; 500]);
     }
 }
+
+/// Damage to the last index batch a completed checkpoint made durable looks like a torn tail;
+/// knowing where the index ended at that checkpoint, it is reported (file and offset), never
+/// cut with the messages it names. A tear after that point is still cut.
+#[test]
+fn damage_before_the_checkpoints_index_end_is_reported_not_cut() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("q");
+    let (s, _) = QueueStore::open(&dir, cfg(1 << 20), u64::MAX).unwrap();
+    let v = store_some(&s, 1, 3, b"first");
+    let mid = s.index_end();
+    store_some(&s, 4, 3, b"second");
+    let end = s.index_end();
+    assert_eq!(end.file, 1);
+    drop(s);
+    let index = dir.join(Kind::Index.name(1));
+    let whole = std::fs::read(&index).unwrap();
+    // Bit rot in the last byte of the last durable batch.
+    let mut b = whole.clone();
+    let last = b.len() - 1;
+    b[last] ^= 0x01;
+    std::fs::write(&index, &b).unwrap();
+    let e = QueueStore::open_as_of(&dir, cfg(1 << 20), u64::MAX, Some(end))
+        .err()
+        .expect("damage refused")
+        .to_string();
+    assert!(
+        e.contains("I00000001.qi") && e.contains(&format!("offset {}", mid.len)),
+        "{e}"
+    );
+    // An index shorter than the checkpoint made it is refused too.
+    std::fs::write(&index, &whole[..mid.len as usize]).unwrap();
+    let e = QueueStore::open_as_of(&dir, cfg(1 << 20), u64::MAX, Some(end))
+        .err()
+        .expect("truncation refused")
+        .to_string();
+    assert!(e.contains("durable"), "{e}");
+    // With the checkpoint ending at the first batch, the second one torn is a crash's tear.
+    let mut b = whole.clone();
+    b.truncate(b.len() - 3);
+    std::fs::write(&index, &b).unwrap();
+    let (_s, back) = QueueStore::open_as_of(&dir, cfg(1 << 20), u64::MAX, Some(mid)).unwrap();
+    assert_eq!(back, v);
+}
