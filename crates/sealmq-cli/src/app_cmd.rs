@@ -120,6 +120,13 @@ pub struct GetArgs {
     /// Print a summary only.
     #[arg(long)]
     pub quiet: bool,
+    /// Asynchronous consume: the queue manager pushes messages within a window (MQCB);
+    /// with --syncpoint K each K messages are committed once processed.
+    #[arg(long = "async")]
+    pub async_consume: bool,
+    /// With --async: messages pushed ahead and not yet processed.
+    #[arg(long, default_value_t = 1000, requires = "async_consume")]
+    pub window: u32,
 }
 
 #[derive(Args)]
@@ -266,6 +273,9 @@ pub fn put(a: PutArgs) -> CliResult {
 }
 
 pub fn get(a: GetArgs) -> CliResult {
+    if a.async_consume {
+        return crate::consume_cmd::get_async(a);
+    }
     let mut c = connect(&a.c, "sealmq-get")?;
     let (h, _) = c
         .open(&a.c.queue, OpenOptions::input())
@@ -281,24 +291,13 @@ pub fn get(a: GetArgs) -> CliResult {
         wait: Some(Duration::from_millis(a.wait)),
         ..Default::default()
     };
-    let (mut got, mut ok, mut corrupt, mut dup) = (0u64, 0u64, 0u64, 0u64);
-    let mut seen = HashSet::new();
-    let mut out = std::io::stdout().lock();
-    while got < limit {
+    let mut t = Tally::new(&a);
+    while t.got < limit {
         match c.get(h, &gmo) {
             Ok(m) => {
-                got += 1;
-                if a.verify {
-                    match check(&m.payload) {
-                        Some(id) if seen.insert(id) => ok += 1,
-                        Some(_) => dup += 1,
-                        None => corrupt += 1,
-                    }
-                } else if !a.quiet {
-                    let _ = writeln!(out, "{}", String::from_utf8_lossy(&m.payload));
-                }
+                t.take(&m.payload);
                 if let Some(k) = sync
-                    && got % k == 0
+                    && t.got % k == 0
                 {
                     c.commit().map_err(|e| e.to_string())?;
                 }
@@ -312,18 +311,62 @@ pub fn get(a: GetArgs) -> CliResult {
     }
     let _ = c.close(h);
     let _ = c.disconnect();
-    if a.verify {
-        let _ = writeln!(out, "got {got} ok {ok} corrupt {corrupt} duplicate {dup}");
-        if corrupt > 0 || dup > 0 {
-            return Err(format!("{corrupt} corrupt and {dup} duplicate message(s)").into());
+    t.finish(&a, limit)
+}
+
+/// What `sealmq get` got: printed, or checked (`--verify`), then summed up.
+pub(crate) struct Tally {
+    pub(crate) got: u64,
+    ok: u64,
+    corrupt: u64,
+    dup: u64,
+    seen: HashSet<(u64, u64)>,
+    verify: bool,
+    quiet: bool,
+}
+
+impl Tally {
+    pub(crate) fn new(a: &GetArgs) -> Tally {
+        Tally {
+            got: 0,
+            ok: 0,
+            corrupt: 0,
+            dup: 0,
+            seen: HashSet::new(),
+            verify: a.verify,
+            quiet: a.quiet,
         }
-    } else if a.quiet {
-        let _ = writeln!(out, "got {got} message(s) from {}", a.c.queue);
     }
-    if !a.all && got < limit {
-        return Err(format!("2033 NO_MSG_AVAILABLE: got {got} of {} message(s)", limit).into());
+
+    pub(crate) fn take(&mut self, payload: &[u8]) {
+        self.got += 1;
+        if self.verify {
+            match check(payload) {
+                Some(id) if self.seen.insert(id) => self.ok += 1,
+                Some(_) => self.dup += 1,
+                None => self.corrupt += 1,
+            }
+        } else if !self.quiet {
+            let _ = writeln!(std::io::stdout().lock(), "{}", String::from_utf8_lossy(payload));
+        }
     }
-    Ok(())
+
+    pub(crate) fn finish(self, a: &GetArgs, limit: u64) -> CliResult {
+        let mut out = std::io::stdout().lock();
+        let (got, ok, corrupt, dup) = (self.got, self.ok, self.corrupt, self.dup);
+        if a.verify {
+            let _ = writeln!(out, "got {got} ok {ok} corrupt {corrupt} duplicate {dup}");
+            if corrupt > 0 || dup > 0 {
+                return Err(format!("{corrupt} corrupt and {dup} duplicate message(s)").into());
+            }
+        } else if a.quiet {
+            let _ = writeln!(out, "got {got} message(s) from {}", a.c.queue);
+        }
+        if !a.all && got < limit {
+            return Err(format!("2033 NO_MSG_AVAILABLE: got {got} of {limit} message(s)").into());
+        }
+        Ok(())
+    }
 }
 
 pub fn browse(a: BrowseArgs) -> CliResult {

@@ -6,6 +6,7 @@
 mod app_cmd;
 mod bench_chl;
 mod bench_cmd;
+mod consume_cmd;
 mod bench_deep;
 mod bench_net;
 mod browse_fmt;

@@ -80,6 +80,12 @@ impl State {
         }
     }
 
+    /// Whether this side protects and unprotects the messages of `hobj` (client-side
+    /// protection, not raw).
+    pub(crate) fn protects(&self, hobj: u32) -> bool {
+        self.policy(hobj).is_some()
+    }
+
     /// The policy this client must apply for a handle, if any.
     fn policy(&self, hobj: u32) -> Option<&Arc<Policy>> {
         if self.raw {

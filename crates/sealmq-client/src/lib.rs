@@ -5,8 +5,11 @@
 //! reached, 2009 when the connection breaks (the queue manager then backs out the unit of
 //! work).
 
+pub mod consume;
 mod intercept;
 pub mod nonblocking;
+
+pub use consume::{CallbackHandle, ConsumeMode, ConsumeOptions, Consumer};
 
 use sealmq_mqi::{Browse, GetOptions, OpenOptions};
 use sealmq_mqi::{Got, Md};
@@ -54,11 +57,29 @@ fn broken(e: WireError) -> ClientError {
     }
 }
 
+/// The connection's writer: shared with its consumers (settlements and credit).
+pub(crate) type Out = std::sync::Arc<std::sync::Mutex<BufWriter<Box<dyn Write + Send>>>>;
+
+/// Where responses come from: the socket, or (once a consumer started) the thread that
+/// reads it and hands pushed messages to consumers.
+enum Reader {
+    Direct(BufReader<Box<dyn Read + Send>>),
+    Demux(std::sync::mpsc::Receiver<Result<(u32, Response)>>),
+    Gone,
+}
+
 /// A connection to a queue manager.
 pub struct Client {
-    r: BufReader<Box<dyn Read + Send>>,
-    w: BufWriter<Box<dyn Write + Send>>,
+    r: Reader,
+    w: Out,
     next_id: u32,
+    /// The protocol version the queue manager chose.
+    pub version: u16,
+    /// Consumers of this connection, for the reader thread.
+    routes: std::sync::Arc<consume::Routes>,
+    next_tag: u32,
+    /// Shuts the socket down when the client goes while its reader thread still reads it.
+    closer: Option<Box<dyn Fn() + Send + Sync>>,
     max_frame: usize,
     pub qmgr: String,
     /// The principal the queue manager authenticated.
@@ -112,7 +133,14 @@ impl Client {
             reason: 2059,
             detail: e.to_string(),
         })?;
-        Client::hello(Box::new(s), Box::new(w), appl, "", creds)
+        let closer = s.try_clone().ok();
+        let mut c = Client::hello(Box::new(s), Box::new(w), appl, "", creds)?;
+        c.closer = closer.map(|s| -> Box<dyn Fn() + Send + Sync> {
+            Box::new(move || {
+                let _ = s.shutdown(std::net::Shutdown::Both);
+            })
+        });
+        Ok(c)
     }
 
     /// Connects over TCP through the default channel (SYSTEM.DEF.SVRCONN).
@@ -153,7 +181,10 @@ impl Client {
             reason: 2059,
             detail: e.to_string(),
         })?;
-        Client::hello(Box::new(s), Box::new(w), appl, channel, creds)
+        let closer = s.try_clone().ok();
+        let mut c = Client::hello(Box::new(s), Box::new(w), appl, channel, creds)?;
+        c.closer = closer.map(tcp_closer);
+        Ok(c)
     }
 
     /// Connects over TCP with TLS: `keystore_dir` holds the application's identity and the
@@ -207,14 +238,17 @@ impl Client {
                 .complete_io(&mut stream.sock)
                 .map_err(|e| ssl(format!("TLS handshake with {addr} failed: {e}")))?;
         }
+        let closer = stream.sock.try_clone().ok();
         let shared = sealmq_wire::tls::Shared(std::sync::Arc::new(std::sync::Mutex::new(stream)));
-        Client::hello(
+        let mut c = Client::hello(
             Box::new(shared.clone()),
             Box::new(shared),
             appl,
             channel,
             creds,
-        )
+        )?;
+        c.closer = closer.map(tcp_closer);
+        Ok(c)
     }
 
     fn hello(
@@ -225,9 +259,13 @@ impl Client {
         creds: Option<&Credentials>,
     ) -> Result<Client> {
         let mut c = Client {
-            r: BufReader::new(r),
-            w: BufWriter::new(w),
+            r: Reader::Direct(BufReader::new(r)),
+            w: std::sync::Arc::new(std::sync::Mutex::new(BufWriter::new(w))),
             next_id: 1,
+            version: 1,
+            routes: Default::default(),
+            next_tag: 1,
+            closer: None,
             max_frame: sealmq_wire::HELLO_MAX,
             qmgr: String::new(),
             user: String::new(),
@@ -242,11 +280,12 @@ impl Client {
             password: creds.map(|c| c.password.clone()).unwrap_or_default(),
         })? {
             Response::HelloOk {
+                version,
                 max_msg,
                 qmgr,
                 user,
-                ..
             } => {
+                c.version = version;
                 c.max_frame = max_msg as usize + sealmq_wire::FRAME_OVERHEAD;
                 c.qmgr = qmgr;
                 c.user = user;
@@ -261,17 +300,22 @@ impl Client {
 
     fn call(&mut self, req: Request) -> Result<Response> {
         let id = self.next_id;
-        self.next_id = self.next_id.wrapping_add(1);
-        sealmq_wire::write_request(&mut self.w, id, &req).map_err(|e| broken(WireError::Io(e)))?;
+        // Ids with the top bit set are the consumers' (consume.rs).
+        self.next_id = (self.next_id % consume::CONSUMER_IDS) + 1;
+        sealmq_wire::write_request(&mut *consume::lock(&self.w), id, &req)
+            .map_err(|e| broken(WireError::Io(e)))?;
         self.icpt.idle_work();
-        match sealmq_wire::read_response(&mut self.r, self.max_frame).map_err(broken)? {
-            None => Err(ClientError {
-                reason: ReasonCode::ConnectionBroken.code(),
-                detail: "the queue manager closed the connection".into(),
-            }),
-            Some((_, Response::Err { reason, detail })) => Err(ClientError { reason, detail }),
-            Some((rid, resp)) if rid == id => Ok(resp),
-            Some((rid, _)) => Err(ClientError {
+        let answer = match &mut self.r {
+            Reader::Direct(r) => sealmq_wire::read_response(r, self.max_frame)
+                .map_err(broken)?
+                .ok_or_else(consume::closed)?,
+            Reader::Demux(rx) => rx.recv().map_err(|_| consume::closed())??,
+            Reader::Gone => return Err(consume::closed()),
+        };
+        match answer {
+            (_, Response::Err { reason, detail }) => Err(ClientError { reason, detail }),
+            (rid, resp) if rid == id => Ok(resp),
+            (rid, _) => Err(ClientError {
                 reason: 2195,
                 detail: format!("answer to request {rid} while waiting for {id}"),
             }),
@@ -496,6 +540,22 @@ impl Client {
     pub fn disconnect(mut self) -> Result<()> {
         self.call(Request::Disconnect).map(|_| ())
     }
+}
+
+impl Drop for Client {
+    /// A reader thread (asynchronous consume) holds the socket: shut it down, so the queue
+    /// manager sees the connection end (and backs out what it holds) and the thread ends.
+    fn drop(&mut self) {
+        if let (Reader::Demux(_), Some(close)) = (&self.r, &self.closer) {
+            close();
+        }
+    }
+}
+
+fn tcp_closer(s: TcpStream) -> Box<dyn Fn() + Send + Sync> {
+    Box::new(move || {
+        let _ = s.shutdown(std::net::Shutdown::Both);
+    })
 }
 
 fn open_bits(opts: &OpenOptions) -> u8 {

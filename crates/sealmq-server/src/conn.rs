@@ -205,7 +205,7 @@ pub(crate) fn serve(
     ctx.active.fetch_add(1, Ordering::Relaxed);
     let _active = Active(&ctx.active);
     // Hello first (or a channel's Start).
-    let (id, appl, client_max, channel, asserted, password) =
+    let (id, appl, client_max, channel, asserted, password, version) =
         match sealmq_wire::read_first(&mut r, sealmq_wire::HELLO_MAX).inspect(|_| {
             first.store(0, Ordering::Relaxed);
         }) {
@@ -246,7 +246,7 @@ pub(crate) fn serve(
                     password,
                 },
             ))) => {
-                if !versions.contains(&1) {
+                if !versions.iter().any(|v| sealmq_wire::VERSIONS.contains(v)) {
                     let _ = sealmq_wire::write_response(
                         &mut w,
                         id,
@@ -261,7 +261,13 @@ pub(crate) fn serve(
                     );
                     return;
                 }
-                (id, appl, max_msg, channel, user, password)
+                let version = versions
+                    .iter()
+                    .copied()
+                    .filter(|v| sealmq_wire::VERSIONS.contains(v))
+                    .max()
+                    .unwrap_or(1);
+                (id, appl, max_msg, channel, user, password, version)
             }
             Ok(Some(sealmq_wire::First::Request(id, _))) => {
                 let _ = sealmq_wire::write_response(
@@ -326,7 +332,7 @@ pub(crate) fn serve(
         &mut w,
         id,
         &Response::HelloOk {
-            version: 1,
+            version,
             max_msg,
             qmgr: qm.name(),
             user: user.to_string(),
@@ -336,7 +342,10 @@ pub(crate) fn serve(
     {
         return;
     }
-    let mut handles: HashMap<u32, Hobj> = HashMap::new();
+    let mut handles: HashMap<u32, Arc<Hobj>> = HashMap::new();
+    // From here on the connection's pushers (asynchronous consume) write too.
+    let out: crate::consume::Out = Arc::new(std::sync::Mutex::new(Box::new(w)));
+    let mut consumers = crate::consume::Consumers::default();
     let mut recent = dispatch::RecentGets::default();
     let mut next_h = 1u32;
     // QM-side interception keeps the keystore in use when the connection began.
@@ -376,7 +385,7 @@ pub(crate) fn serve(
             }
             Err(WireError::Protocol(m)) => {
                 let _ = sealmq_wire::write_response(
-                    &mut w,
+                    &mut *lock(&out),
                     0,
                     &Response::Err {
                         reason: 2195,
@@ -386,6 +395,80 @@ pub(crate) fn serve(
                 break;
             }
         };
+        last = std::time::Instant::now();
+        let consume = match req {
+            Request::Consume(_)
+            | Request::Credit { .. }
+            | Request::Settle { .. }
+            | Request::ConsumeStop { .. }
+                if version < sealmq_wire::V_CONSUME =>
+            {
+                Some(Response::Err {
+                    reason: 2195,
+                    detail: "asynchronous consume needs protocol version 2".into(),
+                })
+            }
+            Request::Credit { tag, n } => {
+                consumers.credit(tag, n);
+                continue;
+            }
+            Request::Consume(_) if matches!(peer, Peer::Tcp { tls: Some(_), .. }) => {
+                // A TLS stream is read and written under one lock: a pusher would wait for
+                // the connection's next request.
+                Some(Response::Err {
+                    reason: 2195,
+                    detail: "asynchronous consume over TLS is not provided yet: use gets".into(),
+                })
+            }
+            Request::Consume(ref c) => Some(match handles.get(&c.hobj) {
+                Some(h) => {
+                    let src = crate::consume::Source {
+                        qm,
+                        conn: &conn,
+                        hobj: h.clone(),
+                        out: out.clone(),
+                        intercept: if intercept { protector.clone() } else { None },
+                    };
+                    match consumers.start(src, c.clone()) {
+                        Ok(()) => Response::Ok,
+                        Err((reason, detail)) => Response::Err { reason, detail },
+                    }
+                }
+                None => Response::Err {
+                    reason: 2019,
+                    detail: format!("object handle {} is not open", c.hobj),
+                },
+            }),
+            Request::Settle { tag, batch, commit } => {
+                let (reason, detail) = consumers.settle(tag, batch, commit);
+                Some(Response::Settled {
+                    tag,
+                    batch,
+                    reason,
+                    detail,
+                })
+            }
+            Request::ConsumeStop { tag } => Some(if consumers.stop(tag) {
+                Response::Ok
+            } else {
+                Response::Err {
+                    reason: 2195,
+                    detail: format!("no consumer {tag}"),
+                }
+            }),
+            ref other => {
+                if let Request::Close { hobj } = other {
+                    consumers.close_handle(*hobj);
+                }
+                None
+            }
+        };
+        if let Some(resp) = consume {
+            if sealmq_wire::write_response(&mut *lock(&out), id, &resp).is_err() {
+                break;
+            }
+            continue;
+        }
         let icpt = Icpt {
             on: intercept,
             protector: protector.as_deref(),
@@ -408,16 +491,18 @@ pub(crate) fn serve(
         }
         let done = resp.is_none();
         if let Some(resp) = resp
-            && sealmq_wire::write_response(&mut w, id, &resp).is_err()
+            && sealmq_wire::write_response(&mut *lock(&out), id, &resp).is_err()
         {
             break;
         }
         if done {
-            let _ = sealmq_wire::write_response(&mut w, id, &Response::Ok);
+            let _ = sealmq_wire::write_response(&mut *lock(&out), id, &Response::Ok);
             break;
         }
         last = std::time::Instant::now();
     }
+    // Pushers end first; their unsettled batches are backed out.
+    drop(consumers);
     for (_, h) in handles.drain() {
         let _ = conn.close(&h);
     }
@@ -425,4 +510,8 @@ pub(crate) fn serve(
     if let Some(a) = acct {
         a.finish();
     }
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -49,6 +49,25 @@ pub(crate) fn get_options(g: &GetReq) -> GetOptions {
     }
 }
 
+/// The wire form of get options (QM-side interception takes a request).
+pub(crate) fn get_req(hobj: u32, gmo: &GetOptions) -> GetReq {
+    GetReq {
+        hobj,
+        syncpoint: gmo.syncpoint,
+        wait_ms: gmo.wait.map_or(-1, |w| w.as_millis() as i64),
+        browse: match gmo.browse {
+            Browse::None => 0,
+            Browse::First => 1,
+            Browse::Next => 2,
+            Browse::MsgUnderCursor => 3,
+        },
+        match_msg_id: gmo.matching.msg_id,
+        match_correl_id: gmo.matching.correl_id,
+        accept_truncated: gmo.accept_truncated,
+        buffer: gmo.buffer.map_or(-1, |b| b as i64),
+    }
+}
+
 /// Messages each handle got lately (digests of message id and stored bytes): a protection
 /// error may be reported only for one of them.
 #[derive(Default)]
@@ -99,7 +118,7 @@ impl RecentGets {
 pub(crate) fn handle(
     qm: &Arc<QueueManager>,
     conn: &Connection,
-    handles: &mut HashMap<u32, Hobj>,
+    handles: &mut HashMap<u32, Arc<Hobj>>,
     recent: &mut RecentGets,
     next_h: &mut u32,
     req: Request,
@@ -327,6 +346,14 @@ pub(crate) fn handle(
             None => no_handle(hobj),
         },
         Request::Disconnect => return None,
+        // Served by the connection (conn.rs), which owns the consumers.
+        Request::Consume(_)
+        | Request::Credit { .. }
+        | Request::Settle { .. }
+        | Request::ConsumeStop { .. } => Response::Err {
+            reason: 2195,
+            detail: "asynchronous consume is not served here".into(),
+        },
     })
 }
 
@@ -335,7 +362,7 @@ fn opened(
     qm: &QueueManager,
     r: sealmq_engine::MqResult<Hobj>,
     name: &str,
-    handles: &mut HashMap<u32, Hobj>,
+    handles: &mut HashMap<u32, Arc<Hobj>>,
     next_h: &mut u32,
     icpt: &Icpt<'_>,
 ) -> Response {
@@ -349,7 +376,7 @@ fn opened(
                 .policy(name)
                 .map(|p| sealmq_engine::policies::encode(&p))
                 .unwrap_or_default();
-            handles.insert(id, h);
+            handles.insert(id, Arc::new(h));
             Response::Opened {
                 hobj: id,
                 resolved,

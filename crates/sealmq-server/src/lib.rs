@@ -11,6 +11,7 @@ mod acct;
 mod admit;
 pub mod chinit;
 mod conn;
+mod consume;
 pub mod connauth;
 mod dispatch;
 pub mod errlog;

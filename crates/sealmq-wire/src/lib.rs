@@ -1,20 +1,26 @@
-//! # sealmq-wire: the protocol between applications and a queue manager (version 1)
+//! # sealmq-wire: the protocol between applications and a queue manager (versions 1 and 2)
 //!
 //! Documented in `docs/wire.md`. A frame is `length u32` (of what follows), `kind u8`,
 //! `request id u32`, then the body; all integers little-endian. The client opens with
 //! [`Request::Hello`]; the server answers [`Response::HelloOk`] with the version and the largest
-//! frame both accept. Every request gets exactly one response with the same id. Malformed
-//! frames are answered with an error and the connection is closed.
+//! frame both accept. Every request gets exactly one response with the same id, except Credit
+//! (none); version 2 adds asynchronous consume, whose pushed frames carry id 0 ([`consume`]).
+//! Malformed frames are answered with an error and the connection is closed.
 
 pub mod chl;
+pub mod consume;
 pub mod tls;
+
+pub use consume::{ConsumeReq, Delivery};
 
 use sealmq_mqi::Md;
 use sealmq_types::codec::{Dec, DecodeError, Enc};
 use std::io::{self, Read, Write};
 
 /// Protocol versions this build speaks.
-pub const VERSIONS: &[u16] = &[1];
+pub const VERSIONS: &[u16] = &[1, 2];
+/// The first version with asynchronous consume (requests 16-19, responses 136-138).
+pub const V_CONSUME: u16 = 2;
 /// Largest frame accepted before Hello negotiates a larger one.
 pub const HELLO_MAX: usize = 64 * 1024;
 /// Overhead allowed above the message size in a frame.
@@ -139,6 +145,14 @@ pub enum Request {
         signer: String,
         syncpoint: bool,
     },
+    /// Version 2: starts pushing a handle's messages (asynchronous consume).
+    Consume(ConsumeReq),
+    /// Version 2: `n` more messages may be pushed to consumer `tag` (no response).
+    Credit { tag: u32, n: u32 },
+    /// Version 2: commits (or backs out) a pushed batch; answered by `Settled`.
+    Settle { tag: u32, batch: u32, commit: bool },
+    /// Version 2: stops a consumer; answered Ok once nothing more will be pushed for it.
+    ConsumeStop { tag: u32 },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -179,6 +193,17 @@ pub enum Response {
         reason: u32,
         detail: String,
     },
+    /// Version 2: a pushed message (request id 0).
+    Delivery(Delivery),
+    /// Version 2: the last message of batch `batch` (`count` messages) was pushed.
+    BatchEnd { tag: u32, batch: u32, count: u32 },
+    /// Version 2: a batch was settled (reason 0) or could not be (the reason).
+    Settled {
+        tag: u32,
+        batch: u32,
+        reason: u32,
+        detail: String,
+    },
 }
 
 /// A wire error: I/O, or a frame that breaks the protocol.
@@ -210,23 +235,7 @@ fn perr(e: DecodeError) -> WireError {
     WireError::Protocol(e.to_string())
 }
 
-fn opt_id(e: &mut Enc, v: &Option<[u8; 24]>) {
-    match v {
-        Some(id) => {
-            e.u8(1).fixed(id);
-        }
-        None => {
-            e.u8(0);
-        }
-    }
-}
-
-fn dec_opt_id(d: &mut Dec<'_>) -> sealmq_types::codec::Result<Option<[u8; 24]>> {
-    Ok(match d.u8()? {
-        0 => None,
-        _ => Some(d.fixed()?),
-    })
-}
+use consume::{dec_opt_id, enc_opt_id as opt_id};
 
 impl Request {
     fn kind(&self) -> u8 {
@@ -246,6 +255,10 @@ impl Request {
             Request::Policy { .. } => 13,
             Request::ProtectionError { .. } => 14,
             Request::OpenAt { .. } => 15,
+            Request::Consume(_) => 16,
+            Request::Credit { .. } => 17,
+            Request::Settle { .. } => 18,
+            Request::ConsumeStop { .. } => 19,
         }
     }
 
@@ -311,6 +324,16 @@ impl Request {
                 e.bool(*immediate);
             }
             Request::Commit | Request::Backout | Request::Heartbeat | Request::Disconnect => {}
+            Request::Consume(c) => c.encode(e),
+            Request::Credit { tag, n } => {
+                e.u32(*tag).u32(*n);
+            }
+            Request::Settle { tag, batch, commit } => {
+                e.u32(*tag).u32(*batch).bool(*commit);
+            }
+            Request::ConsumeStop { tag } => {
+                e.u32(*tag);
+            }
             Request::Policy { name } => {
                 e.str(name);
             }
@@ -422,6 +445,17 @@ impl Request {
                     signer: d.str()?,
                     syncpoint: d.bool()?,
                 },
+                16 => Request::Consume(ConsumeReq::decode(&mut d)?),
+                17 => Request::Credit {
+                    tag: d.u32()?,
+                    n: d.u32()?,
+                },
+                18 => Request::Settle {
+                    tag: d.u32()?,
+                    batch: d.u32()?,
+                    commit: d.bool()?,
+                },
+                19 => Request::ConsumeStop { tag: d.u32()? },
                 k => {
                     return Err(DecodeError(format!("unknown request kind {k}")));
                 }
@@ -444,6 +478,9 @@ impl Response {
             Response::Got { .. } => 133,
             Response::Mqsc { .. } => 134,
             Response::Err { .. } => 129,
+            Response::Delivery(_) => 136,
+            Response::BatchEnd { .. } => 137,
+            Response::Settled { .. } => 138,
         }
     }
 
@@ -485,6 +522,18 @@ impl Response {
             Response::Err { reason, detail } => {
                 e.u32(*reason).str(detail);
             }
+            Response::Delivery(dl) => dl.encode(e),
+            Response::BatchEnd { tag, batch, count } => {
+                e.u32(*tag).u32(*batch).u32(*count);
+            }
+            Response::Settled {
+                tag,
+                batch,
+                reason,
+                detail,
+            } => {
+                e.u32(*tag).u32(*batch).u32(*reason).str(detail);
+            }
         }
     }
 
@@ -525,6 +574,18 @@ impl Response {
                     reason: d.u32()?,
                     detail: d.str()?,
                 },
+                136 => Response::Delivery(Delivery::decode(&mut d)?),
+                137 => Response::BatchEnd {
+                    tag: d.u32()?,
+                    batch: d.u32()?,
+                    count: d.u32()?,
+                },
+                138 => Response::Settled {
+                    tag: d.u32()?,
+                    batch: d.u32()?,
+                    reason: d.u32()?,
+                    detail: d.str()?,
+                },
                 k => {
                     return Err(DecodeError(format!("unknown response kind {k}")));
                 }
@@ -549,6 +610,16 @@ fn write_framed(
     id: u32,
     body: impl FnOnce(&mut Enc),
 ) -> io::Result<()> {
+    write_unflushed(w, kind, id, body)?;
+    w.flush()
+}
+
+fn write_unflushed(
+    w: &mut impl Write,
+    kind: u8,
+    id: u32,
+    body: impl FnOnce(&mut Enc),
+) -> io::Result<()> {
     let mut e = Enc::with_capacity(512);
     e.buf.extend_from_slice(&[0u8; 4]);
     e.buf.push(kind);
@@ -557,8 +628,7 @@ fn write_framed(
     let len = u32::try_from(e.buf.len() - 4)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "frame larger than 4 GiB"))?;
     e.buf[..4].copy_from_slice(&len.to_le_bytes());
-    w.write_all(&e.buf)?;
-    w.flush()
+    w.write_all(&e.buf)
 }
 
 /// Reads one frame: (kind, id, body). `Ok(None)` at a clean end of stream.
@@ -603,7 +673,13 @@ pub fn write_request(w: &mut impl Write, id: u32, r: &Request) -> io::Result<()>
 }
 
 pub fn write_response(w: &mut impl Write, id: u32, r: &Response) -> io::Result<()> {
-    write_framed(w, r.kind(), id, |e| r.body(e))
+    write_response_unflushed(w, id, r)?;
+    w.flush()
+}
+
+/// [`write_response`] without the flush: pushed messages of one batch go out together.
+pub fn write_response_unflushed(w: &mut impl Write, id: u32, r: &Response) -> io::Result<()> {
+    write_unflushed(w, r.kind(), id, |e| r.body(e))
 }
 
 pub fn read_request(r: &mut impl Read, max: usize) -> Result<Option<(u32, Request)>, WireError> {
@@ -639,138 +715,4 @@ pub fn read_response(r: &mut impl Read, max: usize) -> Result<Option<(u32, Respo
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    #[test]
-    fn requests_and_responses_round_trip() {
-        let reqs = [
-            Request::Hello {
-                versions: vec![1],
-                max_msg: 4 << 20,
-                appl: "t".into(),
-                channel: "APP.SVRCONN".into(),
-                user: String::new(),
-                password: Secret::default(),
-            },
-            Request::Hello {
-                versions: vec![1],
-                max_msg: 4 << 20,
-                appl: "t".into(),
-                channel: "APP.SVRCONN".into(),
-                user: "alice".into(),
-                password: Secret::new("s3cret"),
-            },
-            Request::Open {
-                name: "Q".into(),
-                options: open::OUTPUT,
-                dyn_name: "AMQ.*".into(),
-            },
-            Request::Put1 {
-                name: "Q".into(),
-                md: Md::default(),
-                payload: b"x".to_vec(),
-                syncpoint: true,
-            },
-            Request::Get(GetReq {
-                hobj: 1,
-                syncpoint: false,
-                wait_ms: 10,
-                browse: 0,
-                match_msg_id: Some([3; 24]),
-                match_correl_id: None,
-                accept_truncated: true,
-                buffer: -1,
-            }),
-            Request::Mqsc {
-                script: "DIS QMGR".into(),
-                json: true,
-            },
-            Request::Commit,
-            Request::Policy {
-                name: "APP.Q".into(),
-            },
-            Request::ProtectionError {
-                hobj: 7,
-                md: Md::default(),
-                payload: vec![0x30, 0x80, 1, 2],
-                check: "signer-list".into(),
-                detail: "signer 'CN=x' is not authorized".into(),
-                signer: "CN=x".into(),
-                syncpoint: true,
-            },
-        ];
-        for (i, r) in reqs.iter().enumerate() {
-            let mut buf = Vec::new();
-            write_request(&mut buf, i as u32, r).unwrap();
-            let (id, back) = read_request(&mut buf.as_slice(), HELLO_MAX)
-                .unwrap()
-                .unwrap();
-            assert_eq!((id, &back), (i as u32, r));
-        }
-        let resps = [
-            Response::Got {
-                md: Md::default(),
-                payload: vec![1; 10],
-                data_len: 10,
-                warning: 0,
-            },
-            Response::Opened {
-                hobj: 3,
-                resolved: "APP.Q".into(),
-                policy: vec![9; 20],
-                intercepted: true,
-            },
-            Response::Policy {
-                policy: vec![1, 2, 3],
-            },
-            Response::Policy { policy: vec![] },
-        ];
-        for resp in resps {
-            let mut buf = Vec::new();
-            write_response(&mut buf, 9, &resp).unwrap();
-            assert_eq!(
-                read_response(&mut buf.as_slice(), HELLO_MAX)
-                    .unwrap()
-                    .unwrap(),
-                (9, resp)
-            );
-        }
-    }
-
-    #[test]
-    fn oversized_and_short_frames_are_protocol_errors() {
-        let mut big = Vec::new();
-        big.extend_from_slice(&(10_000_000u32).to_le_bytes());
-        assert!(matches!(
-            read_request(&mut big.as_slice(), HELLO_MAX),
-            Err(WireError::Protocol(_))
-        ));
-        let short = 3u32.to_le_bytes();
-        assert!(matches!(
-            read_request(&mut short.as_slice(), HELLO_MAX),
-            Err(WireError::Protocol(_))
-        ));
-        assert!(
-            read_request(&mut [].as_slice(), HELLO_MAX)
-                .unwrap()
-                .is_none()
-        );
-    }
-
-    proptest! {
-        #[test]
-        fn arbitrary_frames_never_panic(kind in any::<u8>(), body in proptest::collection::vec(any::<u8>(), 0..300)) {
-            let mut buf = Vec::new();
-            write_frame(&mut buf, kind, 1, &body).unwrap();
-            let _ = read_request(&mut buf.as_slice(), HELLO_MAX);
-            let _ = read_response(&mut buf.as_slice(), HELLO_MAX);
-        }
-
-        #[test]
-        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
-            let _ = read_request(&mut bytes.as_slice(), HELLO_MAX);
-        }
-    }
-}
+mod tests;

@@ -46,6 +46,11 @@ pub struct Hobj {
 }
 
 impl Hobj {
+    /// Opened with browse (MQOO_BROWSE).
+    pub fn opened_for_browse(&self) -> bool {
+        self.opts.browse
+    }
+
     pub(crate) fn new(
         name: String,
         resolved: String,
@@ -657,6 +662,21 @@ impl Connection {
             entry: self.entry.clone(),
         };
         twin.open_at(name, qmgr, opts)
+    }
+
+    /// A connection with this one's identity and handles' authority, and a unit of work of its
+    /// own: asynchronous consume gets each pushed batch in one, settled apart from the
+    /// application's. It shows as this connection (DISPLAY CONN).
+    pub fn uow_twin(&self) -> Connection {
+        Connection {
+            internal: self.internal,
+            qm: self.qm.clone(),
+            id: self.id,
+            user: self.user.clone(),
+            appl: self.appl.clone(),
+            uow: Mutex::new(None),
+            entry: self.entry.clone(),
+        }
     }
 
     /// A connection with this one's identity for the queue manager's own work (no authority

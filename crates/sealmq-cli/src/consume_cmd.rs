@@ -1,0 +1,55 @@
+//! `sealmq get --async`: the queue manager pushes the messages (asynchronous consume,
+//! docs/wire.md) within `--window`; with `--syncpoint K` every K processed messages are
+//! committed together, else each pushed batch is committed as it arrives (one log force per
+//! batch) before a persistent message of it is handed over.
+
+use crate::CliResult;
+use crate::app_cmd::{GetArgs, Tally, connect};
+use sealmq_client::{ConsumeMode, ConsumeOptions};
+use sealmq_engine::mqi::OpenOptions;
+use std::time::Duration;
+
+/// The least a consumer waits for the next push before it takes the queue as empty.
+const EMPTY_AFTER: Duration = Duration::from_millis(200);
+
+pub fn get_async(a: GetArgs) -> CliResult {
+    let mut c = connect(&a.c, "sealmq-get")?;
+    let (h, _) = c
+        .open(&a.c.queue, OpenOptions::input())
+        .map_err(|e| e.to_string())?;
+    let limit = if a.all {
+        u64::MAX
+    } else {
+        a.count.unwrap_or(1)
+    };
+    let sync = a.syncpoint.filter(|k| *k > 0);
+    let window = a.window.max(1);
+    let opts = ConsumeOptions {
+        mode: if sync.is_some() {
+            ConsumeMode::Syncpoint
+        } else {
+            ConsumeMode::Auto
+        },
+        window,
+        batch: sync.map_or((window / 4).clamp(1, 500), |k| k.min(u64::from(u32::MAX)) as u32),
+        batch_ms: 50,
+        limit: (!a.all).then_some(limit),
+        ..Default::default()
+    };
+    let mut consumer = c.consume(h, opts).map_err(|e| e.to_string())?;
+    let wait = Duration::from_millis(a.wait).max(EMPTY_AFTER);
+    let mut t = Tally::new(&a);
+    while t.got < limit {
+        match consumer.next(wait).map_err(|e| e.to_string())? {
+            Some(m) => t.take(&m.payload),
+            None => break,
+        }
+    }
+    // Committed for this application but not handed over yet: still ours to print.
+    for m in consumer.stop().map_err(|e| e.to_string())? {
+        t.take(&m.payload);
+    }
+    let _ = c.close(h);
+    let _ = c.disconnect();
+    t.finish(&a, limit)
+}

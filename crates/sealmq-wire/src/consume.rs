@@ -1,0 +1,107 @@
+//! Asynchronous consume (wire version 2, docs/wire.md "Asynchronous consume"): the queue
+//! manager pushes messages of a handle to the client within a window the client grants, in
+//! batches, each got in a unit of work of its own that the client settles (commits or backs
+//! out) — MQ's MQCB/MQCTL, and read-ahead.
+
+use sealmq_mqi::Md;
+use sealmq_types::codec::{Dec, Enc, Result};
+
+/// How a consumer's batches are settled.
+pub mod mode {
+    /// Outside a unit of work: the client library settles each batch as soon as it has all
+    /// of it, and hands a persistent message to the application only once its batch is
+    /// settled (its removal durable). Read-ahead uses this mode.
+    pub const AUTO: u8 = 0;
+    /// Under syncpoint: the application settles a batch once it has processed it.
+    pub const SYNCPOINT: u8 = 1;
+    /// Browse: messages are copied, nothing is settled.
+    pub const BROWSE: u8 = 2;
+}
+
+/// Starts pushing the messages of a handle (request 16, answered Ok or Err).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsumeReq {
+    pub hobj: u32,
+    /// The client's name for this consumer: deliveries carry it.
+    pub tag: u32,
+    /// [`mode`].
+    pub mode: u8,
+    /// Messages pushed and not yet released by the client (credit), at least 1.
+    pub window: u32,
+    /// Largest batch, messages (at least 1).
+    pub batch: u32,
+    /// A batch ends this many milliseconds after its first message, however small.
+    pub batch_ms: u32,
+    pub match_msg_id: Option<[u8; 24]>,
+    pub match_correl_id: Option<[u8; 24]>,
+}
+
+/// One pushed message (response 136, request id 0).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    pub tag: u32,
+    pub batch: u32,
+    pub md: Md,
+    pub payload: Vec<u8>,
+}
+
+pub(crate) fn enc_opt_id(e: &mut Enc, v: &Option<[u8; 24]>) {
+    match v {
+        Some(id) => {
+            e.u8(1).fixed(id);
+        }
+        None => {
+            e.u8(0);
+        }
+    }
+}
+
+pub(crate) fn dec_opt_id(d: &mut Dec<'_>) -> Result<Option<[u8; 24]>> {
+    Ok(match d.u8()? {
+        0 => None,
+        _ => Some(d.fixed()?),
+    })
+}
+
+impl ConsumeReq {
+    pub(crate) fn encode(&self, e: &mut Enc) {
+        e.u32(self.hobj)
+            .u32(self.tag)
+            .u8(self.mode)
+            .u32(self.window)
+            .u32(self.batch)
+            .u32(self.batch_ms);
+        enc_opt_id(e, &self.match_msg_id);
+        enc_opt_id(e, &self.match_correl_id);
+    }
+
+    pub(crate) fn decode(d: &mut Dec<'_>) -> Result<ConsumeReq> {
+        Ok(ConsumeReq {
+            hobj: d.u32()?,
+            tag: d.u32()?,
+            mode: d.u8()?,
+            window: d.u32()?,
+            batch: d.u32()?,
+            batch_ms: d.u32()?,
+            match_msg_id: dec_opt_id(d)?,
+            match_correl_id: dec_opt_id(d)?,
+        })
+    }
+}
+
+impl Delivery {
+    pub(crate) fn encode(&self, e: &mut Enc) {
+        e.u32(self.tag).u32(self.batch);
+        self.md.encode(e);
+        e.bytes(&self.payload);
+    }
+
+    pub(crate) fn decode(d: &mut Dec<'_>) -> Result<Delivery> {
+        Ok(Delivery {
+            tag: d.u32()?,
+            batch: d.u32()?,
+            md: Md::decode(d)?,
+            payload: d.bytes()?.to_vec(),
+        })
+    }
+}

@@ -1,0 +1,167 @@
+use super::*;
+use proptest::prelude::*;
+
+#[test]
+fn requests_and_responses_round_trip() {
+    let reqs = [
+        Request::Hello {
+            versions: vec![1],
+            max_msg: 4 << 20,
+            appl: "t".into(),
+            channel: "APP.SVRCONN".into(),
+            user: String::new(),
+            password: Secret::default(),
+        },
+        Request::Hello {
+            versions: vec![1],
+            max_msg: 4 << 20,
+            appl: "t".into(),
+            channel: "APP.SVRCONN".into(),
+            user: "alice".into(),
+            password: Secret::new("s3cret"),
+        },
+        Request::Open {
+            name: "Q".into(),
+            options: open::OUTPUT,
+            dyn_name: "AMQ.*".into(),
+        },
+        Request::Put1 {
+            name: "Q".into(),
+            md: Md::default(),
+            payload: b"x".to_vec(),
+            syncpoint: true,
+        },
+        Request::Get(GetReq {
+            hobj: 1,
+            syncpoint: false,
+            wait_ms: 10,
+            browse: 0,
+            match_msg_id: Some([3; 24]),
+            match_correl_id: None,
+            accept_truncated: true,
+            buffer: -1,
+        }),
+        Request::Mqsc {
+            script: "DIS QMGR".into(),
+            json: true,
+        },
+        Request::Commit,
+        Request::Policy {
+            name: "APP.Q".into(),
+        },
+        Request::Consume(ConsumeReq {
+            hobj: 2,
+            tag: 9,
+            mode: consume::mode::SYNCPOINT,
+            window: 10_000,
+            batch: 100,
+            batch_ms: 50,
+            match_msg_id: None,
+            match_correl_id: Some([4; 24]),
+        }),
+        Request::Credit { tag: 9, n: 50 },
+        Request::Settle {
+            tag: 9,
+            batch: 3,
+            commit: false,
+        },
+        Request::ConsumeStop { tag: 9 },
+        Request::ProtectionError {
+            hobj: 7,
+            md: Md::default(),
+            payload: vec![0x30, 0x80, 1, 2],
+            check: "signer-list".into(),
+            detail: "signer 'CN=x' is not authorized".into(),
+            signer: "CN=x".into(),
+            syncpoint: true,
+        },
+    ];
+    for (i, r) in reqs.iter().enumerate() {
+        let mut buf = Vec::new();
+        write_request(&mut buf, i as u32, r).unwrap();
+        let (id, back) = read_request(&mut buf.as_slice(), HELLO_MAX)
+            .unwrap()
+            .unwrap();
+        assert_eq!((id, &back), (i as u32, r));
+    }
+    let resps = [
+        Response::Got {
+            md: Md::default(),
+            payload: vec![1; 10],
+            data_len: 10,
+            warning: 0,
+        },
+        Response::Opened {
+            hobj: 3,
+            resolved: "APP.Q".into(),
+            policy: vec![9; 20],
+            intercepted: true,
+        },
+        Response::Policy {
+            policy: vec![1, 2, 3],
+        },
+        Response::Policy { policy: vec![] },
+        Response::Delivery(Delivery {
+            tag: 9,
+            batch: 3,
+            md: Md::default(),
+            payload: vec![5; 100],
+        }),
+        Response::BatchEnd {
+            tag: 9,
+            batch: 3,
+            count: 100,
+        },
+        Response::Settled {
+            tag: 9,
+            batch: 3,
+            reason: 2009,
+            detail: "gone".into(),
+        },
+    ];
+    for resp in resps {
+        let mut buf = Vec::new();
+        write_response(&mut buf, 9, &resp).unwrap();
+        assert_eq!(
+            read_response(&mut buf.as_slice(), HELLO_MAX)
+                .unwrap()
+                .unwrap(),
+            (9, resp)
+        );
+    }
+}
+
+#[test]
+fn oversized_and_short_frames_are_protocol_errors() {
+    let mut big = Vec::new();
+    big.extend_from_slice(&(10_000_000u32).to_le_bytes());
+    assert!(matches!(
+        read_request(&mut big.as_slice(), HELLO_MAX),
+        Err(WireError::Protocol(_))
+    ));
+    let short = 3u32.to_le_bytes();
+    assert!(matches!(
+        read_request(&mut short.as_slice(), HELLO_MAX),
+        Err(WireError::Protocol(_))
+    ));
+    assert!(
+        read_request(&mut [].as_slice(), HELLO_MAX)
+            .unwrap()
+            .is_none()
+    );
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_frames_never_panic(kind in any::<u8>(), body in proptest::collection::vec(any::<u8>(), 0..300)) {
+        let mut buf = Vec::new();
+        write_frame(&mut buf, kind, 1, &body).unwrap();
+        let _ = read_request(&mut buf.as_slice(), HELLO_MAX);
+        let _ = read_response(&mut buf.as_slice(), HELLO_MAX);
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+        let _ = read_request(&mut bytes.as_slice(), HELLO_MAX);
+    }
+}
