@@ -297,7 +297,7 @@ pub fn get(a: GetArgs) -> CliResult {
             Ok(m) => {
                 t.take(&m.payload);
                 if let Some(k) = sync
-                    && t.got % k == 0
+                    && t.got.is_multiple_of(k)
                 {
                     c.commit().map_err(|e| e.to_string())?;
                 }
@@ -347,7 +347,11 @@ impl Tally {
                 None => self.corrupt += 1,
             }
         } else if !self.quiet {
-            let _ = writeln!(std::io::stdout().lock(), "{}", String::from_utf8_lossy(payload));
+            let _ = writeln!(
+                std::io::stdout().lock(),
+                "{}",
+                String::from_utf8_lossy(payload)
+            );
         }
     }
 

@@ -31,7 +31,9 @@ pub fn get_async(a: GetArgs) -> CliResult {
             ConsumeMode::Auto
         },
         window,
-        batch: sync.map_or((window / 4).clamp(1, 500), |k| k.min(u64::from(u32::MAX)) as u32),
+        batch: sync.map_or((window / 4).clamp(1, 500), |k| {
+            k.min(u64::from(u32::MAX)) as u32
+        }),
         batch_ms: 50,
         limit: (!a.all).then_some(limit),
         ..Default::default()

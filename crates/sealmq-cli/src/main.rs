@@ -6,10 +6,10 @@
 mod app_cmd;
 mod bench_chl;
 mod bench_cmd;
-mod consume_cmd;
 mod bench_deep;
 mod bench_net;
 mod browse_fmt;
+mod consume_cmd;
 mod demo;
 mod dse_cmd;
 mod dump_cmd;

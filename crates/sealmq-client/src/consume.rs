@@ -80,9 +80,16 @@ impl Default for ConsumeOptions {
 }
 
 pub(crate) enum Event {
-    Msg(Delivery),
-    End { batch: u32, count: u32 },
-    Settled { batch: u32, reason: u32, detail: String },
+    Msg(Box<Delivery>),
+    End {
+        batch: u32,
+        count: u32,
+    },
+    Settled {
+        batch: u32,
+        reason: u32,
+        detail: String,
+    },
     Stopped(Result<()>),
     Broken(ClientError),
 }
@@ -120,7 +127,7 @@ fn demux(
             Err(e) => return fail(broken(e)),
         };
         match resp {
-            Response::Delivery(d) => routes.send(d.tag, Event::Msg(d)),
+            Response::Delivery(d) => routes.send(d.tag, Event::Msg(Box::new(d))),
             Response::BatchEnd { tag, batch, count } => {
                 routes.send(tag, Event::End { batch, count })
             }
@@ -191,10 +198,10 @@ impl Client {
                 })?;
             self.r = Reader::Demux(arx);
         }
-        let window = opts
-            .window
-            .max(1)
-            .min(opts.limit.map_or(u32::MAX, |l| l.clamp(1, u64::from(u32::MAX)) as u32));
+        let window = opts.window.max(1).min(
+            opts.limit
+                .map_or(u32::MAX, |l| l.clamp(1, u64::from(u32::MAX)) as u32),
+        );
         let req = ConsumeReq {
             hobj,
             tag,
@@ -227,6 +234,7 @@ impl Client {
             ended: None,
             failed_settle: None,
             stopped: false,
+            committed: 0,
         })
     }
 }
@@ -264,6 +272,11 @@ pub struct Consumer {
     ended: Option<ClientError>,
     failed_settle: Option<ClientError>,
     stopped: bool,
+    committed: u64,
+}
+
+fn total_of(batches: &BTreeMap<u32, Batch>, batch: u32) -> u32 {
+    batches.get(&batch).and_then(|b| b.total).unwrap_or(0)
 }
 
 fn got(d: Delivery) -> Got {
@@ -284,7 +297,10 @@ impl Consumer {
     }
 
     fn give_credit(&mut self, n: u32, now: bool) -> Result<()> {
-        let room = self.opts.limit.map_or(u64::MAX, |l| l.saturating_sub(self.granted));
+        let room = self
+            .opts
+            .limit
+            .map_or(u64::MAX, |l| l.saturating_sub(self.granted));
         let n = (u64::from(n).min(room)) as u32;
         self.granted += u64::from(n);
         self.owed += n;
@@ -327,7 +343,7 @@ impl Consumer {
         match ev {
             Event::Msg(d) => {
                 self.batches.entry(d.batch).or_default();
-                self.buffer.push_back(d);
+                self.buffer.push_back(*d);
             }
             Event::End { batch, count } => {
                 self.batches.entry(batch).or_default().total = Some(count);
@@ -337,7 +353,11 @@ impl Consumer {
                     ConsumeMode::Browse => {}
                 }
             }
-            Event::Settled { batch: 0, reason, detail } => {
+            Event::Settled {
+                batch: 0,
+                reason,
+                detail,
+            } => {
                 self.ended = Some(ClientError { reason, detail });
             }
             Event::Settled {
@@ -354,6 +374,9 @@ impl Consumer {
                     self.failed_settle = Some(e.clone());
                 }
                 let committed = r.is_ok() && self.batches.get(&batch).is_some_and(|b| b.commit);
+                if committed {
+                    self.committed += u64::from(total_of(&self.batches, batch));
+                }
                 if !committed {
                     // Backed out: its messages not handed out went back to the queue.
                     self.buffer.retain(|d| d.batch != batch);
@@ -361,7 +384,7 @@ impl Consumer {
                         b.taken = b.total.unwrap_or(b.taken);
                     }
                 }
-                let total = self.batches.get(&batch).and_then(|b| b.total).unwrap_or(0);
+                let total = total_of(&self.batches, batch);
                 match self.opts.mode {
                     ConsumeMode::Syncpoint => {
                         self.batches.remove(&batch);
@@ -379,6 +402,12 @@ impl Consumer {
             Event::Broken(e) => self.ended = Some(e),
         }
         Ok(())
+    }
+
+    /// Messages the queue manager confirmed committed (under syncpoint: the first this many
+    /// messages handed out, which are never delivered again).
+    pub fn committed(&self) -> u64 {
+        self.committed
     }
 
     /// Drops the record of a batch with nothing left to do (Auto, Browse).
@@ -507,7 +536,10 @@ impl Consumer {
         for (n, commit) in open {
             self.settle(n, commit)?;
         }
-        while self.batches.values().any(|b| b.settling && b.settled.is_none())
+        while self
+            .batches
+            .values()
+            .any(|b| b.settling && b.settled.is_none())
             && self.opts.mode != ConsumeMode::Syncpoint
             || self.opts.mode == ConsumeMode::Syncpoint && !self.batches.is_empty()
         {

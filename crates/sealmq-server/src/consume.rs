@@ -123,7 +123,10 @@ impl Consumers {
             return (2195, format!("no consumer {tag}"));
         };
         let Some(conn) = lock(&c.shared.unsettled).remove(&batch) else {
-            return (2195, format!("batch {batch} of consumer {tag} is not pushed or settled"));
+            return (
+                2195,
+                format!("batch {batch} of consumer {tag} is not pushed or settled"),
+            );
         };
         let r = if commit {
             conn.commit()

@@ -148,11 +148,20 @@ pub enum Request {
     /// Version 2: starts pushing a handle's messages (asynchronous consume).
     Consume(ConsumeReq),
     /// Version 2: `n` more messages may be pushed to consumer `tag` (no response).
-    Credit { tag: u32, n: u32 },
+    Credit {
+        tag: u32,
+        n: u32,
+    },
     /// Version 2: commits (or backs out) a pushed batch; answered by `Settled`.
-    Settle { tag: u32, batch: u32, commit: bool },
+    Settle {
+        tag: u32,
+        batch: u32,
+        commit: bool,
+    },
     /// Version 2: stops a consumer; answered Ok once nothing more will be pushed for it.
-    ConsumeStop { tag: u32 },
+    ConsumeStop {
+        tag: u32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,7 +205,11 @@ pub enum Response {
     /// Version 2: a pushed message (request id 0).
     Delivery(Delivery),
     /// Version 2: the last message of batch `batch` (`count` messages) was pushed.
-    BatchEnd { tag: u32, batch: u32, count: u32 },
+    BatchEnd {
+        tag: u32,
+        batch: u32,
+        count: u32,
+    },
     /// Version 2: a batch was settled (reason 0) or could not be (the reason).
     Settled {
         tag: u32,

@@ -1,0 +1,333 @@
+//! Asynchronous consume (issue 14) against real queue manager processes: kill -9 of the queue
+//! manager and of a consumer with pushed messages in flight, a consumer that stops mid-window,
+//! windows of 1 and 10,000, matching, browse, and a version 1 client still served.
+
+mod common;
+
+use common::{Home, wait_for};
+use sealmq_client::{Client, ConsumeMode, ConsumeOptions};
+use sealmq_engine::Match;
+use sealmq_engine::mqi::{GetOptions, OpenOptions};
+use sealmq_engine::{Md, Persistence};
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::time::Duration;
+
+fn qm(h: &Home, name: &str) -> Client {
+    h.ok(&["create", name]);
+    h.ok(&["start", name, "--background"]);
+    h.mqsc(name, "DEFINE QLOCAL(C.Q) MAXDEPTH(100000)\n");
+    Client::connect_local(&h.qm_dir(name), "consume-test").unwrap()
+}
+
+/// Puts `n` persistent messages `m00000`... (padded to 1 KB), correlation id `A` or `B`
+/// alternating.
+fn fill(c: &mut Client, n: u32) {
+    let (h, _) = c.open("C.Q", OpenOptions::output()).unwrap();
+    for i in 0..n {
+        let mut md = Md {
+            persistence: Persistence::Persistent,
+            ..Md::default()
+        };
+        md.correl_id[0] = if i % 2 == 0 { b'A' } else { b'B' };
+        // 1 KB: a consumer printing them fills its output pipe quickly.
+        let body = format!("m{i:05}{}", " ".repeat(1018));
+        c.put(h, &mut md, body.as_bytes(), true).unwrap();
+        if i % 500 == 499 {
+            c.commit().unwrap();
+        }
+    }
+    c.commit().unwrap();
+    c.close(h).unwrap();
+}
+
+fn text(p: &[u8]) -> String {
+    String::from_utf8_lossy(p).trim_end().to_string()
+}
+
+/// Every message left, with its backout count, by plain gets.
+fn drain(c: &mut Client) -> Vec<(String, u32)> {
+    let (h, _) = c.open("C.Q", OpenOptions::input()).unwrap();
+    let mut v = Vec::new();
+    while let Ok(g) = c.get(h, &GetOptions::default()) {
+        v.push((text(&g.payload), g.md.backout_count));
+    }
+    c.close(h).unwrap();
+    v
+}
+
+fn opts(mode: ConsumeMode, window: u32, batch: u32) -> ConsumeOptions {
+    ConsumeOptions {
+        mode,
+        window,
+        batch,
+        batch_ms: 1000,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn kill_dash_nine_of_the_queue_manager_mid_window_loses_nothing_and_never_redelivers_a_settled_message()
+ {
+    let h = Home::new();
+    let mut c = qm(&h, "QK");
+    fill(&mut c, 2000);
+    let (hobj, _) = c.open("C.Q", OpenOptions::input()).unwrap();
+    let mut consumer = c
+        .consume(hobj, opts(ConsumeMode::Syncpoint, 500, 50))
+        .unwrap();
+    let mut seen = Vec::new();
+    while seen.len() < 777 {
+        let g = consumer.next(Duration::from_secs(10)).unwrap().unwrap();
+        seen.push(text(&g.payload));
+    }
+    // Let the settlements of the processed batches be confirmed, with more pushed meanwhile.
+    wait_for(Duration::from_secs(10), "commits confirmed", || {
+        if let Ok(Some(g)) = consumer.next(Duration::from_millis(1)) {
+            seen.push(text(&g.payload));
+        }
+        consumer.committed() >= 700
+    });
+    let committed = consumer.committed() as usize;
+    h.kill9("QK");
+    drop(consumer);
+    drop(c);
+    h.ok(&["start", "QK", "--background"]);
+    let mut c = Client::connect_local(&h.qm_dir("QK"), "after").unwrap();
+    let left = drain(&mut c);
+    let left_names: HashSet<&str> = left.iter().map(|(n, _)| n.as_str()).collect();
+    // Nothing confirmed committed comes back; nothing the application was not handed is
+    // gone (a batch whose commit was on its way may be either); nothing is there twice.
+    for n in &seen[..committed] {
+        assert!(
+            !left_names.contains(n.as_str()),
+            "{n} was settled but is back"
+        );
+    }
+    let handed: HashSet<&str> = seen.iter().map(String::as_str).collect();
+    for i in 0..2000 {
+        let n = format!("m{i:05}");
+        assert!(
+            left_names.contains(n.as_str()) || handed.contains(n.as_str()),
+            "{n} is lost"
+        );
+    }
+    assert_eq!(left_names.len(), left.len(), "none twice");
+    assert!(left.len() <= 2000 - committed);
+}
+
+#[test]
+fn kill_dash_nine_of_a_consumer_returns_its_unsettled_messages_with_backout_counts() {
+    let h = Home::new();
+    let mut c = qm(&h, "QC");
+    fill(&mut c, 5000);
+    let mut child = h
+        .cmd(&[
+            "get",
+            "QC",
+            "C.Q",
+            "--async",
+            "--syncpoint",
+            "20",
+            "--window",
+            "400",
+            "--count",
+            "5000",
+            "--wait",
+            "5000",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Read some of what it printed, then stop reading: it blocks on its full pipe, pushed
+    // messages unsettled; then SIGKILL.
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut printed = Vec::new();
+    while printed.len() < 500 {
+        let mut l = String::new();
+        assert!(
+            out.read_line(&mut l).unwrap() > 0,
+            "the consumer ended early"
+        );
+        printed.push(l.trim().to_string());
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().unwrap();
+    let _ = child.wait();
+    // Whatever it printed after we stopped reading is still in the pipe.
+    for l in out.lines().map_while(Result::ok) {
+        printed.push(l.trim().to_string());
+    }
+    // Gets take what is there; the killed consumer's unsettled messages come back as the
+    // queue manager sees its connection end.
+    let mut left = Vec::new();
+    let mut all: HashSet<String> = printed.iter().cloned().collect();
+    wait_for(Duration::from_secs(10), "its connection to end", || {
+        let more = drain(&mut c);
+        all.extend(more.iter().map(|(n, _)| n.clone()));
+        left.extend(more);
+        all.len() == 5000
+    });
+    assert_eq!(
+        all.len(),
+        5000,
+        "every message processed or back on the queue"
+    );
+    assert!(
+        left.iter().any(|(_, b)| *b >= 1),
+        "messages pushed to the killed consumer come back with a backout count"
+    );
+}
+
+#[test]
+fn a_consumer_that_stops_mid_window_returns_its_unsettled_messages_with_backout_counts() {
+    let h = Home::new();
+    let mut c = qm(&h, "QS");
+    fill(&mut c, 300);
+    let (hobj, _) = c.open("C.Q", OpenOptions::input()).unwrap();
+    let mut consumer = c
+        .consume(hobj, opts(ConsumeMode::Syncpoint, 100, 10))
+        .unwrap();
+    for i in 0..30 {
+        let g = consumer.next(Duration::from_secs(10)).unwrap().unwrap();
+        assert_eq!(text(&g.payload), format!("m{i:05}"));
+        assert_eq!(g.md.backout_count, 0);
+    }
+    assert!(consumer.stop().unwrap().is_empty());
+    c.close(hobj).unwrap();
+    assert_eq!(h.depth("QS", "C.Q"), 270, "the 30 processed are committed");
+    let left = drain(&mut c);
+    assert_eq!(left[0].0, "m00030");
+    assert_eq!(left[0].1, 1, "pushed, not processed: backed out");
+    let backed: usize = left.iter().filter(|(_, b)| *b == 1).count();
+    assert!(
+        (10..=70).contains(&backed),
+        "{backed} messages were pushed and returned"
+    );
+}
+
+#[test]
+fn windows_of_one_and_ten_thousand_deliver_every_message_in_order() {
+    let h = Home::new();
+    let mut c = qm(&h, "QW");
+    for (mode, window, batch) in [
+        (ConsumeMode::Auto, 1, 1),
+        (ConsumeMode::Syncpoint, 1, 1),
+        (ConsumeMode::Auto, 10_000, 500),
+        (ConsumeMode::Syncpoint, 10_000, 1000),
+    ] {
+        fill(&mut c, 1200);
+        let (hobj, _) = c.open("C.Q", OpenOptions::input()).unwrap();
+        let mut consumer = c.consume(hobj, opts(mode, window, batch)).unwrap();
+        let mut got = Vec::new();
+        while let Some(g) = consumer.next(Duration::from_millis(500)).unwrap() {
+            got.push(text(&g.payload));
+        }
+        got.extend(consumer.stop().unwrap().iter().map(|g| text(&g.payload)));
+        let want: Vec<String> = (0..1200).map(|i| format!("m{i:05}")).collect();
+        assert!(got == want, "{mode:?} window {window}: {} got", got.len());
+        c.close(hobj).unwrap();
+        assert_eq!(h.depth("QW", "C.Q"), 0, "{mode:?} window {window}");
+    }
+}
+
+#[test]
+fn async_consume_matches_correlation_ids_and_browses_without_taking() {
+    let h = Home::new();
+    let mut c = qm(&h, "QM");
+    fill(&mut c, 400);
+    let (hobj, _) = c
+        .open(
+            "C.Q",
+            OpenOptions {
+                input_shared: true,
+                browse: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    // Browse (read ahead): copies of all 400, in order; nothing taken.
+    let mut consumer = c.consume(hobj, opts(ConsumeMode::Browse, 64, 16)).unwrap();
+    let mut browsed = 0;
+    while let Some(g) = consumer.next(Duration::from_millis(500)).unwrap() {
+        assert_eq!(text(&g.payload), format!("m{browsed:05}"));
+        browsed += 1;
+    }
+    drop(consumer);
+    assert_eq!(browsed, 400);
+    assert_eq!(h.depth("QM", "C.Q"), 400);
+    // Only correlation id A: the even ones.
+    let mut correl = [0u8; 24];
+    correl[0] = b'A';
+    let mut o = opts(ConsumeMode::Auto, 50, 10);
+    o.matching = Match {
+        msg_id: None,
+        correl_id: Some(correl),
+    };
+    let mut consumer = c.consume(hobj, o).unwrap();
+    let mut got = Vec::new();
+    while let Some(g) = consumer.next(Duration::from_millis(500)).unwrap() {
+        assert_eq!(g.md.correl_id, correl);
+        got.push(text(&g.payload));
+    }
+    got.extend(consumer.stop().unwrap().iter().map(|g| text(&g.payload)));
+    let want: Vec<String> = (0..400).step_by(2).map(|i| format!("m{i:05}")).collect();
+    assert!(got == want, "{} matched", got.len());
+    c.close(hobj).unwrap();
+    let left: HashMap<String, u32> = drain(&mut c).into_iter().collect();
+    assert_eq!(left.len(), 200);
+    assert!(left.keys().all(|k| k[1..].parse::<u32>().unwrap() % 2 == 1));
+}
+
+#[test]
+fn a_version_one_client_is_still_served_and_cannot_consume() {
+    use sealmq_wire::{Request, Response};
+    let h = Home::new();
+    drop(qm(&h, "QV"));
+    let mut s = std::os::unix::net::UnixStream::connect(h.qm_dir("QV").join("qm.sock")).unwrap();
+    let hello = Request::Hello {
+        versions: vec![1],
+        max_msg: 1 << 20,
+        appl: "old".into(),
+        channel: String::new(),
+        user: String::new(),
+        password: Default::default(),
+    };
+    sealmq_wire::write_request(&mut s, 1, &hello).unwrap();
+    let (_, r) = sealmq_wire::read_response(&mut s, 1 << 20)
+        .unwrap()
+        .unwrap();
+    assert!(matches!(r, Response::HelloOk { version: 1, .. }), "{r:?}");
+    let open = Request::Open {
+        name: "C.Q".into(),
+        options: sealmq_wire::open::INPUT_SHARED,
+        dyn_name: String::new(),
+    };
+    sealmq_wire::write_request(&mut s, 2, &open).unwrap();
+    let (_, r) = sealmq_wire::read_response(&mut s, 1 << 20)
+        .unwrap()
+        .unwrap();
+    let Response::Opened { hobj, .. } = r else {
+        panic!("{r:?}")
+    };
+    let consume = Request::Consume(sealmq_wire::ConsumeReq {
+        hobj,
+        tag: 1,
+        mode: 0,
+        window: 10,
+        batch: 1,
+        batch_ms: 0,
+        match_msg_id: None,
+        match_correl_id: None,
+    });
+    sealmq_wire::write_request(&mut s, 3, &consume).unwrap();
+    let (_, r) = sealmq_wire::read_response(&mut s, 1 << 20)
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(&r, Response::Err { reason: 2195, detail } if detail.contains("version 2")),
+        "{r:?}"
+    );
+}
