@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// local-rr or put1.
+    /// local-rr, put1, mover-rr, stream, partner, deep or drain.
     pub scenario: String,
     /// Use this existing, running queue manager instead of a throw-away one.
     #[arg(long)]
@@ -96,9 +96,15 @@ pub struct BenchArgs {
     /// key in the environment of this run).
     #[arg(long)]
     pub dse: bool,
-    /// deep: how many messages fill the queue.
+    /// deep, drain: how many messages fill the queue.
     #[arg(long)]
     pub messages: Option<u64>,
+    /// drain: consumers draining the queue at once.
+    #[arg(long, default_value_t = 1)]
+    pub consumers: usize,
+    /// drain: asynchronous consume's window (messages pushed ahead).
+    #[arg(long, default_value_t = 1000)]
+    pub window: u32,
 }
 
 /// CPU seconds (user + system) of a process, from /proc.
@@ -361,9 +367,13 @@ pub fn run(a: BenchArgs) -> CliResult {
     if matches!(a.scenario.as_str(), "mover-rr" | "stream" | "partner") {
         return crate::bench_chl::run(&a);
     }
-    if a.scenario == "deep" {
+    if a.scenario == "deep" || a.scenario == "drain" {
         let qm = prepare(&a)?;
-        let r = crate::bench_deep::run(&a, &qm.dir, &qm.pid);
+        let r = if a.scenario == "deep" {
+            crate::bench_deep::run(&a, &qm.dir, &qm.pid)
+        } else {
+            crate::bench_drain::run(&a, &qm.dir, &qm.pid)
+        };
         drop(qm);
         return r;
     }

@@ -7,6 +7,7 @@ mod app_cmd;
 mod bench_chl;
 mod bench_cmd;
 mod bench_deep;
+mod bench_drain;
 mod bench_net;
 mod browse_fmt;
 mod consume_cmd;
@@ -63,7 +64,7 @@ enum Command {
     Get(app_cmd::GetArgs),
     /// Browse messages without removing them.
     Browse(app_cmd::BrowseArgs),
-    /// Run a benchmark scenario of the reports (local-rr, put1, mover-rr, stream, partner).
+    /// Run a benchmark scenario (local-rr, put1, mover-rr, stream, partner, deep, drain).
     Bench(bench_cmd::BenchArgs),
     /// Identities and trust for applications and queue managers.
     #[command(subcommand)]
