@@ -89,3 +89,48 @@ impl AsyncClient {
         self.run(move |c| c.close(hobj)).await
     }
 }
+
+/// An asynchronous consumer for tokio applications ([`AsyncClient::consume`]): the messages
+/// the queue manager pushes, one `next().await` at a time, with the semantics of
+/// [`crate::Consumer`] (under syncpoint a message counts as processed at the next call).
+pub struct ConsumerStream {
+    inner: Arc<Mutex<Option<crate::Consumer>>>,
+}
+
+impl AsyncClient {
+    /// Starts asynchronous consume of `hobj` ([`Client::consume`]).
+    pub async fn consume(&self, hobj: u32, opts: crate::ConsumeOptions) -> Result<ConsumerStream> {
+        let c = self.run(move |c| c.consume(hobj, opts)).await?;
+        Ok(ConsumerStream {
+            inner: Arc::new(Mutex::new(Some(c))),
+        })
+    }
+}
+
+impl ConsumerStream {
+    /// The next message, waiting up to `wait`; `None` when none came.
+    pub async fn next(&mut self, wait: std::time::Duration) -> Result<Option<Got>> {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            match inner.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+                Some(c) => c.next(wait),
+                None => Ok(None),
+            }
+        })
+        .await
+        .map_err(joined)?
+    }
+
+    /// Stops the consumer ([`crate::Consumer::stop`]).
+    pub async fn stop(self) -> Result<Vec<Got>> {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            match inner.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                Some(c) => c.stop(),
+                None => Ok(Vec::new()),
+            }
+        })
+        .await
+        .map_err(joined)?
+    }
+}

@@ -487,6 +487,49 @@ fn the_async_client_does_request_reply() {
 }
 
 #[test]
+fn the_async_client_consumes_pushed_messages() {
+    use sealmq_client::nonblocking::AsyncClient;
+    use sealmq_client::{ConsumeMode, ConsumeOptions};
+    let (_d, cfg) = setup("QMS");
+    let server = Server::start(&cfg).unwrap();
+    let mut c = Client::connect_local(&cfg.dir, "filler").unwrap();
+    for i in 0..500u32 {
+        c.put1("Q", &mut persistent(), &i.to_le_bytes(), false)
+            .unwrap();
+    }
+    drop(c);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let dir = cfg.dir.clone();
+    let got = rt.block_on(async move {
+        let a = AsyncClient::connect_local(dir, "consumer".into())
+            .await
+            .unwrap();
+        let (h, _) = a.open("Q", OpenOptions::input()).await.unwrap();
+        let opts = ConsumeOptions {
+            mode: ConsumeMode::Syncpoint,
+            window: 64,
+            batch: 16,
+            ..Default::default()
+        };
+        let mut s = a.consume(h, opts).await.unwrap();
+        let mut got = Vec::new();
+        while let Some(m) = s.next(Duration::from_millis(500)).await.unwrap() {
+            got.push(u32::from_le_bytes(m.payload[..4].try_into().unwrap()));
+        }
+        assert!(s.stop().await.unwrap().is_empty());
+        got
+    });
+    assert_eq!(got, (0..500).collect::<Vec<u32>>());
+    assert_eq!(
+        server.queue_manager().depth("Q").unwrap(),
+        0,
+        "all committed"
+    );
+    server.request_stop();
+    server.wait().unwrap();
+}
+
+#[test]
 fn idle_and_slow_clients_do_not_block_others_and_truncation_crosses_the_wire() {
     let (_d, cfg) = setup("QMI");
     let server = Server::start(&cfg).unwrap();
