@@ -48,6 +48,13 @@ pub enum ConsumeMode {
     Auto,
     Syncpoint,
     Browse,
+    /// Read-ahead of gets outside a unit of work (the client library uses it on handles
+    /// that read ahead): a non-persistent message is handed over as it comes, its batch
+    /// committed once all of it was handed over; a persistent message ends its batch, which
+    /// is committed when the application reaches it, before it is handed over. A stop
+    /// backs out batches nothing was taken from, or whose persistent message was not
+    /// taken; the rest are committed (non-persistent messages not taken are gone, as MQ's).
+    ReadAhead,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -209,6 +216,7 @@ impl Client {
                 ConsumeMode::Auto => mode::AUTO,
                 ConsumeMode::Syncpoint => mode::SYNCPOINT,
                 ConsumeMode::Browse => mode::BROWSE,
+                ConsumeMode::ReadAhead => mode::READAHEAD,
             },
             window,
             batch: opts.batch.max(1),
@@ -235,6 +243,7 @@ impl Client {
             failed_settle: None,
             stopped: false,
             committed: 0,
+            empty: false,
         })
     }
 }
@@ -273,6 +282,8 @@ pub struct Consumer {
     failed_settle: Option<ClientError>,
     stopped: bool,
     committed: u64,
+    /// The queue manager said it had nothing more for this consumer (since its last push).
+    empty: bool,
 }
 
 fn total_of(batches: &BTreeMap<u32, Batch>, batch: u32) -> u32 {
@@ -342,14 +353,17 @@ impl Consumer {
     fn on(&mut self, ev: Event) -> Result<()> {
         match ev {
             Event::Msg(d) => {
+                self.empty = false;
                 self.batches.entry(d.batch).or_default();
                 self.buffer.push_back(*d);
             }
+            Event::End { batch: 0, .. } => self.empty = true,
             Event::End { batch, count } => {
                 self.batches.entry(batch).or_default().total = Some(count);
                 match self.opts.mode {
                     ConsumeMode::Auto => self.settle(batch, true)?,
                     ConsumeMode::Syncpoint => self.settle_processed()?,
+                    ConsumeMode::ReadAhead => self.settle_if_taken(batch)?,
                     ConsumeMode::Browse => {}
                 }
             }
@@ -410,7 +424,19 @@ impl Consumer {
         self.committed
     }
 
-    /// Drops the record of a batch with nothing left to do (Auto, Browse).
+    /// Read-ahead: commits a batch every message of which was handed over.
+    fn settle_if_taken(&mut self, batch: u32) -> Result<()> {
+        let due = self
+            .batches
+            .get(&batch)
+            .is_some_and(|b| !b.settling && b.total.is_some_and(|t| t == b.taken));
+        if due {
+            self.settle(batch, true)?;
+        }
+        Ok(())
+    }
+
+    /// Drops the record of a batch with nothing left to do (Auto, Browse, ReadAhead).
     fn forget_done(&mut self, batch: u32) {
         let done = self.batches.get(&batch).is_some_and(|b| {
             b.total.is_some_and(|t| t == b.taken)
@@ -418,6 +444,29 @@ impl Consumer {
         });
         if done {
             self.batches.remove(&batch);
+        }
+    }
+
+    /// The next message if there is one now: one pushed already, or, when the queue manager
+    /// has not yet said it has nothing, the next it pushes (MQGMO_NO_WAIT). Read-ahead uses it.
+    pub(crate) fn next_now(&mut self) -> Result<Option<Got>> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(g) = self.next(Duration::ZERO)? {
+                return Ok(Some(g));
+            }
+            if self.empty && self.buffer.is_empty() {
+                return Ok(None);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(None);
+            }
+            match self.rx.recv_timeout(left) {
+                Ok(ev) => self.on(ev)?,
+                Err(RecvTimeoutError::Timeout) => return Ok(None),
+                Err(RecvTimeoutError::Disconnected) => return Err(closed()),
+            }
         }
     }
 
@@ -444,14 +493,19 @@ impl Consumer {
             }
             if let Some(d) = self.buffer.front() {
                 let batch = d.batch;
+                let persistent = d.md.persistence == sealmq_mqi::Persistence::Persistent;
+                let b = self.batches.get(&batch);
+                let settled = b.is_some_and(|b| matches!(b.settled, Some(Ok(()))));
+                // Read-ahead: a persistent message is the last of its batch; its batch is
+                // committed now that the application reached it.
+                if self.opts.mode == ConsumeMode::ReadAhead
+                    && persistent
+                    && b.is_some_and(|b| !b.settling && b.total.is_some())
+                {
+                    self.settle(batch, true)?;
+                }
                 let ready = match self.opts.mode {
-                    ConsumeMode::Auto => {
-                        d.md.persistence != sealmq_mqi::Persistence::Persistent
-                            || self
-                                .batches
-                                .get(&batch)
-                                .is_some_and(|b| matches!(b.settled, Some(Ok(()))))
-                    }
+                    ConsumeMode::Auto | ConsumeMode::ReadAhead => !persistent || settled,
                     _ => true,
                 };
                 if ready && let Some(d) = self.buffer.pop_front() {
@@ -460,6 +514,11 @@ impl Consumer {
                     }
                     match self.opts.mode {
                         ConsumeMode::Syncpoint => self.last = Some(batch),
+                        ConsumeMode::ReadAhead => {
+                            self.give_credit(1, false)?;
+                            self.settle_if_taken(batch)?;
+                            self.forget_done(batch);
+                        }
                         _ => {
                             self.give_credit(1, false)?;
                             self.forget_done(batch);
@@ -528,6 +587,13 @@ impl Consumer {
             .map(|(n, b)| {
                 let commit = match self.opts.mode {
                     ConsumeMode::Syncpoint => b.total.is_some_and(|t| t == b.processed),
+                    ConsumeMode::ReadAhead => {
+                        b.taken > 0
+                            && !self.buffer.iter().any(|d| {
+                                d.batch == *n
+                                    && d.md.persistence == sealmq_mqi::Persistence::Persistent
+                            })
+                    }
                     _ => false,
                 };
                 (*n, commit)
@@ -551,6 +617,10 @@ impl Consumer {
             }
         }
         let left: Vec<Got> = self.buffer.drain(..).map(got).collect();
+        if self.opts.mode == ConsumeMode::ReadAhead {
+            // Not taken, in committed batches: non-persistent, gone as with MQ's read-ahead.
+            return Ok(Vec::new());
+        }
         Ok(left)
     }
 

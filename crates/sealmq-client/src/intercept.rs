@@ -183,6 +183,11 @@ impl Client {
     /// check gives 2063 and, on a destructive get, goes to the protection error queue in the
     /// same unit of work.
     pub fn get(&mut self, hobj: u32, gmo: &GetOptions) -> Result<Got> {
+        if !self.icpt.protects(hobj)
+            && let Some(g) = self.read_ahead_get(hobj, gmo)?
+        {
+            return Ok(g);
+        }
         let Some(policy) = self.icpt.policy(hobj).cloned() else {
             let g = self.get_raw(hobj, gmo)?;
             self.icpt.in_uow |= gmo.syncpoint;

@@ -8,6 +8,7 @@
 pub mod consume;
 mod intercept;
 pub mod nonblocking;
+mod readahead;
 
 pub use consume::{CallbackHandle, ConsumeMode, ConsumeOptions, Consumer};
 
@@ -78,6 +79,10 @@ pub struct Client {
     /// Consumers of this connection, for the reader thread.
     routes: std::sync::Arc<consume::Routes>,
     next_tag: u32,
+    /// Handles that read ahead.
+    ra: readahead::ReadAheads,
+    /// The DEFREADA the last Opened answer gave (version 2).
+    last_defreada: Option<u8>,
     /// Shuts the socket down when the client goes while its reader thread still reads it.
     closer: Option<Box<dyn Fn() + Send + Sync>>,
     max_frame: usize,
@@ -265,6 +270,8 @@ impl Client {
             version: 1,
             routes: Default::default(),
             next_tag: 1,
+            ra: Default::default(),
+            last_defreada: None,
             closer: None,
             max_frame: sealmq_wire::HELLO_MAX,
             qmgr: String::new(),
@@ -354,8 +361,10 @@ impl Client {
                 resolved,
                 policy,
                 intercepted,
+                read_ahead,
             } => {
                 self.icpt.opened(hobj, &policy, intercepted)?;
+                self.last_defreada = read_ahead;
                 Ok((hobj, resolved))
             }
             r => Self::unexpected(r),
@@ -374,10 +383,16 @@ impl Client {
             options: bits,
             dyn_name: dyn_name.to_string(),
         })?;
-        self.opened(r)
+        self.last_defreada = None;
+        let (hobj, resolved) = self.opened(r)?;
+        let input = opts.input_shared || opts.input_exclusive || opts.input_as_q_def;
+        let defreada = self.last_defreada.take();
+        self.ra.opened(hobj, input, opts.read_ahead, defreada);
+        Ok((hobj, resolved))
     }
 
     pub fn close(&mut self, hobj: u32) -> Result<()> {
+        self.ra.closed(hobj);
         self.call(Request::Close { hobj }).map(|_| ())
     }
 

@@ -366,6 +366,29 @@ impl QueueDef {
     }
 }
 
+/// MQ's DEFREADA: whether client applications' gets read ahead by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadAhead {
+    No,
+    Yes,
+    Disabled,
+}
+
+impl QueueDef {
+    /// DEFREADA (kept with the noted attributes; NO when not set).
+    pub fn def_read_ahead(&self) -> ReadAhead {
+        match self
+            .noted
+            .get("DEFREADA")
+            .map(|v| v.trim().to_ascii_uppercase())
+        {
+            Some(v) if v == "YES" => ReadAhead::Yes,
+            Some(v) if v == "DISABLED" => ReadAhead::Disabled,
+            _ => ReadAhead::No,
+        }
+    }
+}
+
 /// The message cache's default size, MiB (MSGCACHE).
 pub const DEFAULT_MSGCACHE_MB: u64 = 256;
 

@@ -15,6 +15,10 @@ pub struct OpenOptions {
     pub output: bool,
     pub inquire: bool,
     pub set: bool,
+    /// MQOO_READ_AHEAD (`Some(true)`), MQOO_NO_READ_AHEAD (`Some(false)`), or as the queue's
+    /// DEFREADA says (`None`, MQOO_READ_AHEAD_AS_Q_DEF): non-persistent messages sent ahead
+    /// of a client application's gets. The client library does it; the engine ignores it.
+    pub read_ahead: Option<bool>,
 }
 
 impl OpenOptions {

@@ -17,8 +17,8 @@ pub(crate) const LOCAL_QUEUE: &[&str] = &[
 
 /// Every queue type.
 pub(crate) const ANY_QUEUE: &[&str] = &[
-    "CLWLPRTY", "CLWLRANK", "CMDSCOPE", "CUSTOM", "DEFBIND", "DEFPRESP", "DEFREADA", "PROPCTL",
-    "QSGDISP", "SCOPE",
+    "CLWLPRTY", "CLWLRANK", "CMDSCOPE", "CUSTOM", "DEFBIND", "DEFPRESP", "PROPCTL", "QSGDISP",
+    "SCOPE",
 ];
 
 pub(crate) const CHANNEL: &[&str] = &[

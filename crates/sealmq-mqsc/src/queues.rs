@@ -10,7 +10,7 @@ use crate::known;
 use crate::parse::{Attr, Command, Obj, Verb};
 use sealmq_engine::QueueManager;
 use sealmq_engine::objects::{
-    DefType, MsgDlvSq, QType, QueueDef, TrigType, Usage, default_queue_name,
+    DefType, MsgDlvSq, QType, QueueDef, ReadAhead, TrigType, Usage, default_queue_name,
 };
 use sealmq_types::ReasonCode;
 use std::sync::Arc;
@@ -80,6 +80,12 @@ fn apply_queue(def: &mut QueueDef, attrs: &[Attr]) -> Result<(), Fail> {
                 } else {
                     Usage::Normal
                 }
+            }
+            // Kept with the noted attributes (QueueDef::def_read_ahead), where older queue
+            // managers stored it; the client library reads ahead (docs/wire.md).
+            "DEFREADA" => {
+                let v = choice(a, &["NO", "YES", "DISABLED"])?;
+                def.noted.insert("DEFREADA".into(), v.to_string());
             }
             // Kept with the noted attributes (QueueDef::max_file_bytes), where older queue
             // managers stored it; MQ's range in MB, DEFAULT (or -1) for MQ's default.
@@ -237,6 +243,12 @@ pub fn queue_block(qm: &QueueManager, d: &QueueDef) -> Block {
         b.push(("GET".into(), onoff(d.get_enabled)));
     }
     b.push(("DEFPSIST".into(), yn(d.def_persistent)));
+    let defreada = match d.def_read_ahead() {
+        ReadAhead::No => "NO",
+        ReadAhead::Yes => "YES",
+        ReadAhead::Disabled => "DISABLED",
+    };
+    b.push(("DEFREADA".into(), defreada.into()));
     b.push(("DEFPRTY".into(), d.def_priority.to_string()));
     match d.qtype {
         QType::Local | QType::Model => {
@@ -318,7 +330,7 @@ pub fn queue_block(qm: &QueueManager, d: &QueueDef) -> Block {
             b.push(("XMITQ".into(), d.xmitq.clone()));
         }
     }
-    b.extend(known::shown(&d.noted).filter(|(k, _)| k != "MAXFSIZE"));
+    b.extend(known::shown(&d.noted).filter(|(k, _)| k != "MAXFSIZE" && k != "DEFREADA"));
     b
 }
 

@@ -489,6 +489,22 @@ pub(crate) fn serve(
         if let (Some(a), Some(call)) = (acct.as_mut(), call) {
             a.end(call, resp.as_ref(), icpt.stored.get());
         }
+        let resp = match resp {
+            Some(Response::Opened {
+                hobj,
+                resolved,
+                policy,
+                intercepted,
+                read_ahead,
+            }) => Some(Response::Opened {
+                hobj,
+                resolved,
+                policy,
+                intercepted,
+                read_ahead: read_ahead.filter(|_| version >= sealmq_wire::V_CONSUME),
+            }),
+            r => r,
+        };
         let done = resp.is_none();
         if let Some(resp) = resp
             && sealmq_wire::write_response(&mut *lock(&out), id, &resp).is_err()

@@ -40,8 +40,9 @@ struct Shared {
     stop: AtomicBool,
     credit: Mutex<u64>,
     more: Condvar,
-    /// Batches pushed and not settled, with the unit of work that got them.
-    unsettled: Mutex<HashMap<u32, Connection>>,
+    /// Batches pushed and not settled, with the units of work that got them (one per batch;
+    /// read-ahead: one per message).
+    unsettled: Mutex<HashMap<u32, Vec<Connection>>>,
     /// Twins with no unit of work open, for the next batches.
     idle: Mutex<Vec<Connection>>,
 }
@@ -73,7 +74,7 @@ impl Consumers {
         if self.0.contains_key(&req.tag) {
             return Err((2195, format!("consumer {} is already started", req.tag)));
         }
-        if req.mode > mode::BROWSE {
+        if req.mode > mode::READAHEAD {
             return Err((2195, format!("unknown consume mode {}", req.mode)));
         }
         if req.mode == mode::BROWSE && !src.hobj_browsable() {
@@ -122,18 +123,24 @@ impl Consumers {
         let Some(c) = self.0.get(&tag) else {
             return (2195, format!("no consumer {tag}"));
         };
-        let Some(conn) = lock(&c.shared.unsettled).remove(&batch) else {
+        let Some(conns) = lock(&c.shared.unsettled).remove(&batch) else {
             return (
                 2195,
                 format!("batch {batch} of consumer {tag} is not pushed or settled"),
             );
         };
-        let r = if commit {
-            conn.commit()
-        } else {
-            conn.backout()
-        };
-        lock(&c.shared.idle).push(conn);
+        let mut r = Ok(());
+        for conn in &conns {
+            let done = if commit {
+                conn.commit()
+            } else {
+                conn.backout()
+            };
+            if r.is_ok() {
+                r = done;
+            }
+        }
+        lock(&c.shared.idle).extend(conns);
         match r {
             Ok(()) => (0, String::new()),
             Err(e) => (e.reason.code(), e.detail),
@@ -241,44 +248,111 @@ impl Pusher {
         ok && (!flush || w.flush().is_ok())
     }
 
+    /// A twin with no unit of work open.
+    fn twin(&self, spare: &mut Vec<Connection>) -> Connection {
+        spare
+            .pop()
+            .or_else(|| lock(&self.shared.idle).pop())
+            .unwrap_or_else(|| self.first.uow_twin())
+    }
+
+    fn push(&self, d: Delivery) -> bool {
+        let ok = self.send(&Response::Delivery(d), false);
+        let mut c = lock(&self.shared.credit);
+        *c = c.saturating_sub(1);
+        ok
+    }
+
     fn run(self) {
-        let mut spare = Some(self.first.uow_twin());
+        let mut spare: Vec<Connection> = Vec::new();
         let mut batch_no = 0u32;
+        // Whether the client was told the queue had nothing for it (since the last push).
+        let mut told_empty = false;
         let browse = self.req.mode == mode::BROWSE;
-        'batches: while self.wait_credit() {
-            let conn = spare
-                .take()
-                .or_else(|| lock(&self.shared.idle).pop())
-                .unwrap_or_else(|| self.first.uow_twin());
+        // Read-ahead gets each message in a unit of work of its own, so that a persistent
+        // message got while a batch of non-persistent ones is open starts the next batch,
+        // alone (carried), instead of joining theirs.
+        let per_message = self.req.mode == mode::READAHEAD;
+        let mut carried: Option<(Connection, Box<Delivery>)> = None;
+        'batches: while carried.is_some() || self.wait_credit() {
             batch_no = batch_no.wrapping_add(1).max(1);
+            let mut conns: Vec<Connection> = Vec::new();
             let mut count = 0u32;
             let mut began = None::<Instant>;
             let mut ended = None;
-            loop {
-                let full = count >= self.req.batch.max(1);
-                let late = began.is_some_and(|b: Instant| {
-                    b.elapsed() >= Duration::from_millis(u64::from(self.req.batch_ms))
-                });
-                if full || late || self.stopped() || *lock(&self.shared.credit) == 0 {
+            if let Some((c, mut d)) = carried.take() {
+                d.batch = batch_no;
+                if !self.push(*d) {
                     break;
                 }
-                // The first message of a batch is waited for; the rest are taken only when
-                // already there.
-                let wait = (count == 0).then_some(IDLE_WAIT);
-                match self.get(&conn, batch_no, wait, browse) {
-                    Step::Msg(d) => {
-                        if !self.send(&Response::Delivery(*d), false) {
-                            break 'batches;
-                        }
-                        *lock(&self.shared.credit) -= 1;
-                        count += 1;
-                        began.get_or_insert_with(Instant::now);
-                    }
-                    Step::Nothing if count == 0 => continue,
-                    Step::Nothing => break,
-                    Step::End(reason, detail) => {
-                        ended = Some((reason, detail));
+                conns.push(c);
+                count = 1;
+            } else {
+                if !per_message {
+                    conns.push(self.twin(&mut spare));
+                }
+                loop {
+                    let full = count >= self.req.batch.max(1);
+                    let late = began.is_some_and(|b: Instant| {
+                        b.elapsed() >= Duration::from_millis(u64::from(self.req.batch_ms))
+                    });
+                    if full || late || self.stopped() || *lock(&self.shared.credit) == 0 {
                         break;
+                    }
+                    // The first message of a batch is waited for (once the client knows there
+                    // is none now); the rest are taken only when already there.
+                    let wait = (count == 0 && told_empty).then_some(IDLE_WAIT);
+                    let own = per_message.then(|| self.twin(&mut spare));
+                    let step = match (&own, conns.first()) {
+                        (Some(c), _) | (None, Some(c)) => self.get(c, batch_no, wait, browse),
+                        (None, None) => break,
+                    };
+                    match step {
+                        Step::Msg(d) => {
+                            told_empty = false;
+                            let persistent =
+                                d.md.persistence == sealmq_engine::Persistence::Persistent;
+                            if let Some(c) = own {
+                                if persistent && count > 0 {
+                                    carried = Some((c, d));
+                                    break;
+                                }
+                                conns.push(c);
+                            }
+                            if !self.push(*d) {
+                                break 'batches;
+                            }
+                            count += 1;
+                            began.get_or_insert_with(Instant::now);
+                            if persistent && per_message {
+                                break;
+                            }
+                        }
+                        Step::Nothing if count == 0 => {
+                            spare.extend(own);
+                            if !told_empty {
+                                // Batch 0: nothing for this consumer right now (a get that
+                                // does not wait learns it without a round trip of its own).
+                                let none = Response::BatchEnd {
+                                    tag: self.req.tag,
+                                    batch: 0,
+                                    count: 0,
+                                };
+                                if !self.send(&none, true) {
+                                    break 'batches;
+                                }
+                                told_empty = true;
+                            }
+                        }
+                        Step::Nothing => {
+                            spare.extend(own);
+                            break;
+                        }
+                        Step::End(reason, detail) => {
+                            spare.extend(own);
+                            ended = Some((reason, detail));
+                            break;
+                        }
                     }
                 }
             }
@@ -289,15 +363,15 @@ impl Pusher {
                     count,
                 };
                 if browse {
-                    spare = Some(conn);
+                    spare.extend(conns);
                 } else {
-                    lock(&self.shared.unsettled).insert(batch_no, conn);
+                    lock(&self.shared.unsettled).insert(batch_no, conns);
                 }
                 if !self.send(&end, true) {
                     break;
                 }
             } else {
-                spare = Some(conn);
+                spare.extend(conns);
             }
             if let Some((reason, detail)) = ended {
                 // Batch 0: the consumer itself ended.
@@ -313,6 +387,8 @@ impl Pusher {
                 break;
             }
         }
+        // A carried message not pushed goes back with its unit of work (the twin drops).
+        drop(carried);
         let _ = lock(&self.out).flush();
     }
 

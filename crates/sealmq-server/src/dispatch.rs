@@ -27,6 +27,7 @@ fn open_options(bits: u8) -> OpenOptions {
         output: bits & open::OUTPUT != 0,
         inquire: bits & open::INQUIRE != 0,
         set: bits & open::SET != 0,
+        read_ahead: None,
     }
 }
 
@@ -376,12 +377,25 @@ fn opened(
                 .policy(name)
                 .map(|p| sealmq_engine::policies::encode(&p))
                 .unwrap_or_default();
+            let read_ahead = qm
+                .queue_def(name)
+                .or_else(|_| qm.queue_def(&resolved))
+                .map(|d| match d.def_read_ahead() {
+                    sealmq_engine::objects::ReadAhead::No => sealmq_wire::read_ahead::NO,
+                    sealmq_engine::objects::ReadAhead::Yes => sealmq_wire::read_ahead::YES,
+                    sealmq_engine::objects::ReadAhead::Disabled => {
+                        sealmq_wire::read_ahead::DISABLED
+                    }
+                })
+                .unwrap_or(sealmq_wire::read_ahead::NO);
             handles.insert(id, Arc::new(h));
             Response::Opened {
                 hobj: id,
                 resolved,
                 policy,
                 intercepted: icpt.on,
+                // Version 1 peers do not read it: conn.rs drops it for them.
+                read_ahead: Some(read_ahead),
             }
         }
         Err(e) => err(e),

@@ -16,6 +16,10 @@ pub mod mode {
     pub const SYNCPOINT: u8 = 1;
     /// Browse: messages are copied, nothing is settled.
     pub const BROWSE: u8 = 2;
+    /// Read-ahead of a client's gets outside a unit of work (MQ's DEFREADA/READAHEAD): as
+    /// AUTO, but a persistent message ends its batch, so the client can commit the batch
+    /// once its application reaches it, never sooner.
+    pub const READAHEAD: u8 = 3;
 }
 
 /// Starts pushing the messages of a handle (request 16, answered Ok or Err).

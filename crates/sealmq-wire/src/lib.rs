@@ -26,6 +26,13 @@ pub const HELLO_MAX: usize = 64 * 1024;
 /// Overhead allowed above the message size in a frame.
 pub const FRAME_OVERHEAD: usize = 64 * 1024;
 
+/// A queue's DEFREADA in an Opened answer (version 2).
+pub mod read_ahead {
+    pub const NO: u8 = 0;
+    pub const YES: u8 = 1;
+    pub const DISABLED: u8 = 2;
+}
+
 /// Open options on the wire.
 pub mod open {
     pub const INPUT_SHARED: u8 = 1;
@@ -180,6 +187,9 @@ pub enum Response {
         resolved: String,
         policy: Vec<u8>,
         intercepted: bool,
+        /// Version 2 only (absent on the wire for version 1): the DEFREADA of the name
+        /// opened — [`read_ahead`] values.
+        read_ahead: Option<u8>,
     },
     /// Answer to [`Request::Policy`] (empty: none).
     Policy {
@@ -513,8 +523,12 @@ impl Response {
                 resolved,
                 policy,
                 intercepted,
+                read_ahead,
             } => {
                 e.u32(*hobj).str(resolved).bytes(policy).bool(*intercepted);
+                if let Some(r) = read_ahead {
+                    e.u8(*r);
+                }
             }
             Response::Policy { policy } => {
                 e.bytes(policy);
@@ -566,6 +580,7 @@ impl Response {
                     resolved: d.str()?,
                     policy: d.bytes()?.to_vec(),
                     intercepted: d.bool()?,
+                    read_ahead: if d.is_empty() { None } else { Some(d.u8()?) },
                 },
                 135 => Response::Policy {
                     policy: d.bytes()?.to_vec(),

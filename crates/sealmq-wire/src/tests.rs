@@ -96,6 +96,14 @@ fn requests_and_responses_round_trip() {
             resolved: "APP.Q".into(),
             policy: vec![9; 20],
             intercepted: true,
+            read_ahead: None,
+        },
+        Response::Opened {
+            hobj: 4,
+            resolved: "APP.Q".into(),
+            policy: vec![],
+            intercepted: false,
+            read_ahead: Some(read_ahead::YES),
         },
         Response::Policy {
             policy: vec![1, 2, 3],
