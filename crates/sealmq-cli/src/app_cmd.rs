@@ -272,10 +272,8 @@ pub fn put(a: PutArgs) -> CliResult {
     Ok(())
 }
 
-pub fn get(a: GetArgs) -> CliResult {
-    if a.async_consume {
-        return crate::consume_cmd::get_async(a);
-    }
+/// `sealmq get`'s connection, its input handle and how many messages it is to get.
+pub(crate) fn open_for_get(a: &GetArgs) -> CliResult<(Client, u32, u64)> {
     let mut c = connect(&a.c, "sealmq-get")?;
     let (h, _) = c
         .open(&a.c.queue, OpenOptions::input())
@@ -285,6 +283,14 @@ pub fn get(a: GetArgs) -> CliResult {
     } else {
         a.count.unwrap_or(1)
     };
+    Ok((c, h, limit))
+}
+
+pub fn get(a: GetArgs) -> CliResult {
+    if a.async_consume {
+        return crate::consume_cmd::get_async(a);
+    }
+    let (mut c, h, limit) = open_for_get(&a)?;
     let sync = a.syncpoint.filter(|k| *k > 0);
     let gmo = GetOptions {
         syncpoint: sync.is_some(),

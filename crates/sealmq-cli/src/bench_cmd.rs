@@ -189,6 +189,17 @@ pub(crate) fn prepare(a: &BenchArgs) -> CliResult<Qm> {
     Ok(qm)
 }
 
+/// A queue that takes as many messages of `size` bytes as a benchmark puts.
+pub(crate) fn define_deep_queue(dir: &Path, queue: &str, size: usize) -> CliResult {
+    mqsc(
+        dir,
+        &format!(
+            "DEFINE QLOCAL({queue}) MAXDEPTH(999999999) MAXMSGL({}) REPLACE\n",
+            size.max(4096)
+        ),
+    )
+}
+
 pub(crate) fn mqsc(dir: &Path, script: &str) -> CliResult {
     let mut c = Client::connect_local(dir, "bench-setup").map_err(|e| e.to_string())?;
     let (out, failed) = c.mqsc(script, false).map_err(|e| e.to_string())?;

@@ -61,13 +61,7 @@ fn tenths(n: u64, mut step: impl FnMut(u64) -> CliResult) -> CliResult<Vec<f64>>
 pub fn run(a: &BenchArgs, dir: &Path, pid: &str) -> CliResult {
     let n = a.messages.unwrap_or(100_000);
     let size = a.size.unwrap_or(2048);
-    crate::bench_cmd::mqsc(
-        dir,
-        &format!(
-            "DEFINE QLOCAL({QUEUE}) MAXDEPTH(999999999) MAXMSGL({}) REPLACE\n",
-            size.max(4096)
-        ),
-    )?;
+    crate::bench_cmd::define_deep_queue(dir, QUEUE, size)?;
     let persistence = if a.persistent {
         Persistence::Persistent
     } else {

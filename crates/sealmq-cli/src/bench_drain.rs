@@ -182,13 +182,7 @@ fn drain(dir: &Path, pid: &str, way: Way, a: &BenchArgs, n: u64) -> CliResult<Ru
 pub fn run(a: &BenchArgs, dir: &Path, pid: &str) -> CliResult {
     let n = a.messages.unwrap_or(100_000);
     let size = a.size.unwrap_or(1024);
-    crate::bench_cmd::mqsc(
-        dir,
-        &format!(
-            "DEFINE QLOCAL({QUEUE}) MAXDEPTH(999999999) MAXMSGL({}) REPLACE\n",
-            size.max(4096)
-        ),
-    )?;
+    crate::bench_cmd::define_deep_queue(dir, QUEUE, size)?;
     let kind = if a.persistent {
         "persistent"
     } else {

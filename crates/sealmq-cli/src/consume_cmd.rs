@@ -4,24 +4,15 @@
 //! batch) before a persistent message of it is handed over.
 
 use crate::CliResult;
-use crate::app_cmd::{GetArgs, Tally, connect};
+use crate::app_cmd::{GetArgs, Tally, open_for_get};
 use sealmq_client::{ConsumeMode, ConsumeOptions};
-use sealmq_engine::mqi::OpenOptions;
 use std::time::Duration;
 
 /// The least a consumer waits for the next push before it takes the queue as empty.
 const EMPTY_AFTER: Duration = Duration::from_millis(200);
 
 pub fn get_async(a: GetArgs) -> CliResult {
-    let mut c = connect(&a.c, "sealmq-get")?;
-    let (h, _) = c
-        .open(&a.c.queue, OpenOptions::input())
-        .map_err(|e| e.to_string())?;
-    let limit = if a.all {
-        u64::MAX
-    } else {
-        a.count.unwrap_or(1)
-    };
+    let (mut c, h, limit) = open_for_get(&a)?;
     let sync = a.syncpoint.filter(|k| *k > 0);
     let window = a.window.max(1);
     let opts = ConsumeOptions {

@@ -12,7 +12,7 @@ mod readahead;
 
 pub use consume::{CallbackHandle, ConsumeMode, ConsumeOptions, Consumer};
 
-use sealmq_mqi::{Browse, GetOptions, OpenOptions};
+use sealmq_mqi::{GetOptions, OpenOptions};
 use sealmq_mqi::{Got, Md};
 use sealmq_types::ReasonCode;
 use sealmq_wire::{GetReq, Request, Response, WireError, open};
@@ -485,21 +485,7 @@ impl Client {
 
     /// MQGET without client-side protection.
     pub(crate) fn get_raw(&mut self, hobj: u32, gmo: &GetOptions) -> Result<Got> {
-        let req = GetReq {
-            hobj,
-            syncpoint: gmo.syncpoint,
-            wait_ms: gmo.wait.map(|d| d.as_millis() as i64).unwrap_or(-1),
-            browse: match gmo.browse {
-                Browse::None => 0,
-                Browse::First => 1,
-                Browse::Next => 2,
-                Browse::MsgUnderCursor => 3,
-            },
-            match_msg_id: gmo.matching.msg_id,
-            match_correl_id: gmo.matching.correl_id,
-            accept_truncated: gmo.accept_truncated,
-            buffer: gmo.buffer.map(|b| b as i64).unwrap_or(-1),
-        };
+        let req = GetReq::from_options(hobj, gmo);
         match self.call(Request::Get(req))? {
             Response::Got {
                 md,

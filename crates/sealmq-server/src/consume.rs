@@ -416,7 +416,7 @@ impl Pusher {
                     protector: Some(p),
                     stored: std::cell::Cell::new(None),
                 };
-                let g = crate::dispatch::get_req(self.req.hobj, &gmo);
+                let g = sealmq_wire::GetReq::from_options(self.req.hobj, &gmo);
                 match icpt.get(&self.qm, conn, &self.hobj, &g) {
                     Response::Got { md, payload, .. } => Ok((md, payload)),
                     // A message failing its checks went to the protection error queue in

@@ -50,25 +50,6 @@ pub(crate) fn get_options(g: &GetReq) -> GetOptions {
     }
 }
 
-/// The wire form of get options (QM-side interception takes a request).
-pub(crate) fn get_req(hobj: u32, gmo: &GetOptions) -> GetReq {
-    GetReq {
-        hobj,
-        syncpoint: gmo.syncpoint,
-        wait_ms: gmo.wait.map_or(-1, |w| w.as_millis() as i64),
-        browse: match gmo.browse {
-            Browse::None => 0,
-            Browse::First => 1,
-            Browse::Next => 2,
-            Browse::MsgUnderCursor => 3,
-        },
-        match_msg_id: gmo.matching.msg_id,
-        match_correl_id: gmo.matching.correl_id,
-        accept_truncated: gmo.accept_truncated,
-        buffer: gmo.buffer.map_or(-1, |b| b as i64),
-    }
-}
-
 /// Messages each handle got lately (digests of message id and stored bytes): a protection
 /// error may be reported only for one of them.
 #[derive(Default)]

@@ -61,6 +61,28 @@ pub struct GetReq {
     pub buffer: i64,
 }
 
+impl GetReq {
+    /// The wire form of a get's options on handle `hobj`.
+    pub fn from_options(hobj: u32, gmo: &sealmq_mqi::GetOptions) -> GetReq {
+        use sealmq_mqi::Browse;
+        GetReq {
+            hobj,
+            syncpoint: gmo.syncpoint,
+            wait_ms: gmo.wait.map_or(-1, |w| w.as_millis() as i64),
+            browse: match gmo.browse {
+                Browse::None => 0,
+                Browse::First => 1,
+                Browse::Next => 2,
+                Browse::MsgUnderCursor => 3,
+            },
+            match_msg_id: gmo.matching.msg_id,
+            match_correl_id: gmo.matching.correl_id,
+            accept_truncated: gmo.accept_truncated,
+            buffer: gmo.buffer.map_or(-1, |b| b as i64),
+        }
+    }
+}
+
 /// A password on its way: never printed (Debug shows its length only), wiped when dropped.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Secret(pub zeroize::Zeroizing<String>);
