@@ -442,3 +442,24 @@ fn a_callback_consumer_gets_every_message_once_and_stops_cleanly() {
     c.close(hobj).unwrap();
     assert_eq!(h.depth("QB", "C.Q"), 0, "every processed batch committed");
 }
+
+/// A connection runs at most 32 consumers at once (2017 HANDLE_NOT_AVAILABLE past that); a
+/// stopped one makes room again.
+#[test]
+fn a_connection_runs_at_most_thirty_two_consumers() {
+    let h = Home::new();
+    let mut c = qm(&h, "QL");
+    let (hobj, _) = c.open("C.Q", OpenOptions::input()).unwrap();
+    let mut running: Vec<_> = (0..32)
+        .map(|_| c.consume(hobj, opts(ConsumeMode::Auto, 10, 1)).unwrap())
+        .collect();
+    let e = c
+        .consume(hobj, opts(ConsumeMode::Auto, 10, 1))
+        .err()
+        .expect("a 33rd consumer is refused");
+    assert_eq!(e.reason, 2017, "{e}");
+    running.pop().unwrap().stop().unwrap();
+    running.push(c.consume(hobj, opts(ConsumeMode::Auto, 10, 1)).unwrap());
+    drop(running);
+    c.close(hobj).unwrap();
+}

@@ -27,6 +27,9 @@ use std::time::{Duration, Instant};
 /// The connection's writer, shared by its thread and its pushers.
 pub(crate) type Out = Arc<Mutex<Box<dyn Write + Send>>>;
 
+/// Consumers one connection may run at once.
+const MAX_CONSUMERS: usize = 32;
+
 /// How long a pusher with nothing to push waits for a message before it looks whether it
 /// was stopped.
 const IDLE_WAIT: Duration = Duration::from_millis(100);
@@ -77,12 +80,25 @@ impl Consumers {
         if req.mode > mode::READAHEAD {
             return Err((2195, format!("unknown consume mode {}", req.mode)));
         }
+        // Stopped consumers whose batches are all settled are gone already (`forget_idle`).
+        if self.0.values().filter(|c| c.pusher.is_some()).count() >= MAX_CONSUMERS {
+            return Err((
+                sealmq_types::ReasonCode::HandleNotAvailable.code(),
+                format!("a connection runs at most {MAX_CONSUMERS} consumers: stop one first"),
+            ));
+        }
         if req.mode == mode::BROWSE && !src.hobj_browsable() {
             return Err((2036, "the handle was not opened for browse".into()));
         }
+        // Unsettled messages count as MQ's uncommitted ones (MAXUMSGS): a window, and a
+        // batch, hold at most that many.
+        let most = sealmq_engine::mqi::MAX_UNCOMMITTED as u32;
+        let mut req = req;
+        req.window = req.window.clamp(1, most);
+        req.batch = req.batch.clamp(1, req.window);
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
-            credit: Mutex::new(u64::from(req.window.max(1))),
+            credit: Mutex::new(u64::from(req.window)),
             more: Condvar::new(),
             unsettled: Mutex::new(HashMap::new()),
             idle: Mutex::new(Vec::new()),
@@ -119,7 +135,24 @@ impl Consumers {
     }
 
     /// Commits or backs out a pushed batch: (reason, detail), reason 0 when done.
-    pub(crate) fn settle(&self, tag: u32, batch: u32, commit: bool) -> (u32, String) {
+    /// Drops consumer `tag` if it was stopped and has nothing left to settle.
+    fn forget_idle(&mut self, tag: u32) {
+        let idle = self
+            .0
+            .get(&tag)
+            .is_some_and(|c| c.pusher.is_none() && lock(&c.shared.unsettled).is_empty());
+        if idle {
+            self.0.remove(&tag);
+        }
+    }
+
+    pub(crate) fn settle(&mut self, tag: u32, batch: u32, commit: bool) -> (u32, String) {
+        let r = self.settle_batch(tag, batch, commit);
+        self.forget_idle(tag);
+        r
+    }
+
+    fn settle_batch(&self, tag: u32, batch: u32, commit: bool) -> (u32, String) {
         let Some(c) = self.0.get(&tag) else {
             return (2195, format!("no consumer {tag}"));
         };
@@ -153,6 +186,7 @@ impl Consumers {
         match self.0.get_mut(&tag) {
             Some(c) => {
                 c.halt();
+                self.forget_idle(tag);
                 true
             }
             None => false,

@@ -18,6 +18,7 @@ pub enum ReasonCode {
     BackedOut = 2003,
     ConnectionBroken = 2009,
     GetInhibited = 2016,
+    HandleNotAvailable = 2017,
     HconnError = 2018,
     HobjError = 2019,
     SyncpointLimitReached = 2024,
@@ -58,7 +59,7 @@ pub enum ReasonCode {
 
 impl ReasonCode {
     /// Every code, in numeric order.
-    pub const ALL: [ReasonCode; 39] = [
+    pub const ALL: [ReasonCode; 40] = [
         Self::BackedOut,
         Self::ConnectionBroken,
         Self::GetInhibited,
@@ -68,6 +69,7 @@ impl ReasonCode {
         Self::MsgTooBigForQ,
         Self::MsgTooBigForQMgr,
         Self::NoMsgAvailable,
+        Self::HandleNotAvailable,
         Self::NotAuthorized,
         Self::NotOpenForBrowse,
         Self::NotOpenForInput,
@@ -117,6 +119,7 @@ impl ReasonCode {
             Self::MsgTooBigForQ => "MSG_TOO_BIG_FOR_Q",
             Self::MsgTooBigForQMgr => "MSG_TOO_BIG_FOR_Q_MGR",
             Self::NoMsgAvailable => "NO_MSG_AVAILABLE",
+            Self::HandleNotAvailable => "HANDLE_NOT_AVAILABLE",
             Self::NotAuthorized => "NOT_AUTHORIZED",
             Self::NotOpenForBrowse => "NOT_OPEN_FOR_BROWSE",
             Self::NotOpenForInput => "NOT_OPEN_FOR_INPUT",
