@@ -13,6 +13,8 @@ pub enum ChlType {
     Rcvr,
     Rqstr,
     Svrconn,
+    /// MQ's AMQP channel: AMQP 1.0 applications connect to its PORT (sealmq-amqp).
+    Amqp,
 }
 
 impl ChlType {
@@ -23,6 +25,7 @@ impl ChlType {
             "RCVR" => ChlType::Rcvr,
             "RQSTR" => ChlType::Rqstr,
             "SVRCONN" => ChlType::Svrconn,
+            "AMQP" => ChlType::Amqp,
             _ => return None,
         })
     }
@@ -34,6 +37,7 @@ impl ChlType {
             ChlType::Rcvr => "RCVR",
             ChlType::Rqstr => "RQSTR",
             ChlType::Svrconn => "SVRCONN",
+            ChlType::Amqp => "AMQP",
         }
     }
 
@@ -44,6 +48,7 @@ impl ChlType {
             ChlType::Rcvr => 3,
             ChlType::Rqstr => 4,
             ChlType::Svrconn => 5,
+            ChlType::Amqp => 6,
         }
     }
 }
@@ -171,6 +176,22 @@ impl ChannelDef {
             certlabl: String::new(),
             noted: Default::default(),
         }
+    }
+
+    /// An AMQP channel's PORT (kept with the noted attributes; MQ's default 5672).
+    pub fn amqp_port(&self) -> u16 {
+        self.noted
+            .get("PORT")
+            .and_then(|p| p.trim().parse().ok())
+            .unwrap_or(5672)
+    }
+
+    /// An AMQP channel's IPADDR: the address it listens on (blank: every interface).
+    pub fn amqp_ipaddr(&self) -> String {
+        self.noted
+            .get("IPADDR")
+            .map(|a| a.trim().to_string())
+            .unwrap_or_default()
     }
 
     /// Whether this channel sends (SDR, SVR) rather than receives (RCVR, RQSTR).
@@ -317,6 +338,7 @@ impl ChannelDef {
             3 => ChlType::Rcvr,
             4 => ChlType::Rqstr,
             5 => ChlType::Svrconn,
+            6 => ChlType::Amqp,
             other => {
                 return Err(sealmq_storage::StorageError::Decode(format!(
                     "channel {name}: unknown channel type {other}"

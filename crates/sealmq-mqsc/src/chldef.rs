@@ -133,6 +133,22 @@ pub(crate) fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
                 }
                 "USEDLQ" => d.usedlq = choice(a, &["YES", "NO"])? == "YES",
                 "CERTLABL" => d.certlabl = blank_is_none(a),
+                // AMQP channels (MQ's CHLTYPE(AMQP)): the port and address they listen on,
+                // kept with the noted attributes.
+                "PORT" | "IPADDR" if d.chltype != ChlType::Amqp => {
+                    return Err(bad(a, "is an attribute of AMQP channels only"));
+                }
+                "PORT" => {
+                    let p = num(a, 1, 65_535)?;
+                    d.noted.insert("PORT".into(), p.to_string());
+                }
+                "IPADDR" => {
+                    let v = blank_is_none(a);
+                    if !v.is_empty() && v.parse::<std::net::IpAddr>().is_err() {
+                        return Err(bad(a, format!("'{v}' is not an IP address")));
+                    }
+                    d.noted.insert("IPADDR".into(), v);
+                }
                 _ => match crate::known::note(a, crate::known::CHANNEL, &mut d.noted) {
                     Some(r) => r?,
                     None => unknown.push(a),
@@ -151,7 +167,7 @@ pub(crate) fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
                 .ok_or_else(|| Fail {
                     at: None,
                     reason: None,
-                    message: "CHLTYPE(SDR|SVR|RCVR|RQSTR|SVRCONN) is required".into(),
+                    message: "CHLTYPE(SDR|SVR|RCVR|RQSTR|SVRCONN|AMQP) is required".into(),
                 })?;
             let chltype = match ChlType::parse(one(t)?) {
                 Some(ct) => ct,
@@ -162,9 +178,8 @@ pub(crate) fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
                             "client channel definition tables (CLNTCONN) are not provided: \
                              applications name the SVRCONN channel and address when they connect"
                         }
-                        "AMQP" => "AMQP channels are not provided in this release",
                         "MQTT" => "MQTT channels are not provided",
-                        _ => "expected SDR, SVR, RCVR, RQSTR or SVRCONN",
+                        _ => "expected SDR, SVR, RCVR, RQSTR, SVRCONN or AMQP",
                     };
                     return Err(bad(t, why));
                 }

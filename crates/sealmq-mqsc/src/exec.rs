@@ -333,8 +333,8 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
     }
 }
 
-/// MQ's AMQP and MQTT channels (CHLTYPE(AMQP), its default SYSTEM.DEF.AMQP): not provided in
-/// this release, and said so rather than "not defined".
+/// MQ's MQTT channels (CHLTYPE(MQTT), its default SYSTEM.DEF.MQTT): not provided, and said so
+/// rather than "not defined". (AMQP channels are: sealmq-amqp.)
 fn amqp_channel(qm: &QueueManager, c: &Command) -> Option<Fail> {
     if !matches!(c.obj, Obj::Channel | Obj::ChStatus) {
         return None;
@@ -346,11 +346,10 @@ fn amqp_channel(qm: &QueueManager, c: &Command) -> Option<Fail> {
         .find(|a| a.key == "CHLTYPE")
         .and_then(|a| a.values.first())
         .map(|v| v.to_ascii_uppercase())
-        .filter(|t| t == "AMQP" || t == "MQTT")
+        .filter(|t| t == "MQTT")
         .or_else(|| {
-            (qm.channel(&name).is_none()
-                && matches!(name.as_str(), "SYSTEM.DEF.AMQP" | "SYSTEM.DEF.MQTT"))
-            .then(|| name.trim_start_matches("SYSTEM.DEF.").to_string())
+            (qm.channel(&name).is_none() && name.as_str() == "SYSTEM.DEF.MQTT")
+                .then(|| name.trim_start_matches("SYSTEM.DEF.").to_string())
         })?;
     Some(Fail {
         at: None,

@@ -19,6 +19,7 @@ pub fn default_channel_name(t: ChlType) -> &'static str {
         ChlType::Rcvr => "SYSTEM.DEF.RECEIVER",
         ChlType::Rqstr => "SYSTEM.DEF.REQUESTER",
         ChlType::Svrconn => DEFAULT_SVRCONN,
+        ChlType::Amqp => "SYSTEM.DEF.AMQP",
     }
 }
 
@@ -36,6 +37,7 @@ impl QueueManager {
             ChlType::Rcvr,
             ChlType::Rqstr,
             ChlType::Svrconn,
+            ChlType::Amqp,
         ] {
             let name = default_channel_name(t);
             if self.channel(name).is_none() {

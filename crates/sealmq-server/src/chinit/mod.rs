@@ -12,6 +12,7 @@
 //!   batch, so that a restart neither loses nor duplicates persistent messages.
 
 pub mod adapters;
+mod amqp;
 pub mod net;
 mod ping;
 pub mod receiver;
@@ -220,6 +221,8 @@ pub struct Initiator {
     pub security: Arc<crate::security::Security>,
     pub adapters: adapters::Pool,
     runs: Mutex<HashMap<String, Arc<Run>>>,
+    /// Running AMQP channels (amqp.rs).
+    amqp: Mutex<HashMap<String, sealmq_amqp::AmqpChannel>>,
 }
 
 /// How long to wait before connection attempt `attempt` (1-based): SHORTRTY times every
@@ -256,6 +259,7 @@ impl Initiator {
             keystore_dir,
             security,
             runs: Mutex::new(HashMap::new()),
+            amqp: Mutex::new(HashMap::new()),
         })
     }
 
@@ -351,6 +355,7 @@ impl Initiator {
 
     /// Stops every channel (queue manager ending).
     pub fn stop_all(&self) {
+        self.stop_all_amqp();
         let runs: Vec<Arc<Run>> = self.runs().values().cloned().collect();
         for r in &runs {
             r.request_stop();
@@ -473,6 +478,7 @@ impl ChannelControl for Control {
                 self.spawn_requester(name);
                 Ok(format!("SMQ0140I Channel {name} started."))
             }
+            ChlType::Amqp => self.start_amqp(&d),
             ChlType::Rcvr | ChlType::Svr => {
                 self.store_stopped(name, role_of(&d), false)?;
                 Ok(format!(
@@ -500,6 +506,11 @@ impl ChannelControl for Control {
                 ReasonCode::OptionNotValidForType,
                 format!("'{name}' is a SVRCONN channel"),
             ));
+        }
+        if d.chltype == ChlType::Amqp {
+            return Ok(self
+                .stop_amqp(name)
+                .unwrap_or_else(|| format!("SMQ0141I Channel {name} was not running.")));
         }
         self.store_stopped(name, role_of(&d), true)?;
         if let Some(r) = self.running(name) {
@@ -560,6 +571,7 @@ impl ChannelControl for Control {
                     ("ERROR".into(), s.error),
                 ]
             })
+            .chain(self.amqp_status(pattern))
             .collect()
     }
 

@@ -1,0 +1,16 @@
+//! # sealmq-amqp: AMQP 1.0 channels (issue 15)
+//!
+//! MQ's `CHLTYPE(AMQP)` channels: AMQP 1.0 applications (Qpid JMS, python-qpid-proton, rhea,
+//! AMQP.Net Lite) connect to the channel's PORT and put to and get from queues with their
+//! own clients. The protocol (framing, SASL, sessions, links, flow control) is the
+//! `fe2o3-amqp` crate's acceptor; this crate maps links to queue handles and deliveries to
+//! puts and gets under units of work (docs/amqp.md).
+
+pub mod link;
+pub mod listener;
+pub mod mapping;
+pub mod sasl;
+
+pub use listener::AmqpChannel;
+pub use mapping::{to_amqp, to_mq};
+pub use sasl::Verify;

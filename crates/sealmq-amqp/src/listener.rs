@@ -1,0 +1,214 @@
+//! One running AMQP channel: a listener on its port, a task per connection, session and link.
+//! Engine calls block (log forces, waits), so they run on tokio's blocking pool.
+//!
+//! Identity: SASL PLAIN checks the user and password as connection authentication does for
+//! every other connection; ANONYMOUS is offered only when the channel has an MCAUSER; the
+//! principal is the channel's MCAUSER when set, else the authenticated user. It needs CONNECT
+//! on the queue manager, and every attach opens the queue as that principal (PUT, GET).
+
+use crate::link;
+use crate::sasl::{Principal, Sasl, Verify};
+use fe2o3_amqp::acceptor::{ConnectionAcceptor, LinkAcceptor, LinkEndpoint, SessionAcceptor};
+use fe2o3_amqp::types::definitions::{AmqpError, Error};
+use sealmq_engine::QueueManager;
+use sealmq_engine::channels::ChannelDef;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A started AMQP channel (START CHANNEL); STOP CHANNEL drops it.
+pub struct AmqpChannel {
+    pub name: String,
+    /// Where it listens (the port chosen when PORT is 0 in tests).
+    pub addr: std::net::SocketAddr,
+    stop: tokio::sync::watch::Sender<bool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    connections: Arc<AtomicUsize>,
+}
+
+impl AmqpChannel {
+    /// Binds the channel's IPADDR and PORT and starts serving AMQP applications.
+    pub fn start(
+        qm: Arc<QueueManager>,
+        def: &ChannelDef,
+        verify: Verify,
+    ) -> Result<AmqpChannel, String> {
+        let ip = def.amqp_ipaddr();
+        let ip = if ip.is_empty() {
+            "0.0.0.0".to_string()
+        } else {
+            ip
+        };
+        let sock = std::net::TcpListener::bind((ip.as_str(), def.amqp_port())).map_err(|e| {
+            format!(
+                "channel {}: cannot listen on {ip}:{}: {e}",
+                def.name,
+                def.amqp_port()
+            )
+        })?;
+        let addr = sock.local_addr().map_err(|e| e.to_string())?;
+        sock.set_nonblocking(true).map_err(|e| e.to_string())?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name(format!("amqp-{}", def.name))
+            .enable_all()
+            .build()
+            .map_err(|e| format!("channel {}: {e}", def.name))?;
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let connections = Arc::new(AtomicUsize::new(0));
+        let (d, count) = (def.clone(), connections.clone());
+        let thread = std::thread::Builder::new()
+            .name(format!("amqp-{}", def.name))
+            .spawn(move || {
+                rt.block_on(serve(qm, d, verify, sock, stopped, count));
+                rt.shutdown_timeout(std::time::Duration::from_secs(2));
+            })
+            .map_err(|e| e.to_string())?;
+        tracing::info!(channel = %def.name, %addr, "AMQP channel started");
+        Ok(AmqpChannel {
+            name: def.name.clone(),
+            addr,
+            stop,
+            thread: Some(thread),
+            connections,
+        })
+    }
+
+    /// AMQP connections open now.
+    pub fn connections(&self) -> usize {
+        self.connections.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for AmqpChannel {
+    /// Stops listening and ends its connections (their unsettled deliveries back out).
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        tracing::info!(channel = %self.name, "AMQP channel stopped");
+    }
+}
+
+async fn serve(
+    qm: Arc<QueueManager>,
+    def: ChannelDef,
+    verify: Verify,
+    sock: std::net::TcpListener,
+    mut stopped: tokio::sync::watch::Receiver<bool>,
+    count: Arc<AtomicUsize>,
+) {
+    let Ok(listener) = tokio::net::TcpListener::from_std(sock) else {
+        return;
+    };
+    let def = Arc::new(def);
+    loop {
+        tokio::select! {
+            _ = stopped.changed() => break,
+            r = listener.accept() => {
+                let Ok((stream, peer)) = r else { continue };
+                if count.load(Ordering::Relaxed) >= def.maxinst as usize {
+                    tracing::warn!(channel = %def.name, %peer, "MAXINST reached: AMQP connection refused");
+                    continue;
+                }
+                let _ = stream.set_nodelay(true);
+                let (qm, def, verify, count) = (qm.clone(), def.clone(), verify.clone(), count.clone());
+                count.fetch_add(1, Ordering::Relaxed);
+                tokio::spawn(async move {
+                    connection(qm, &def, verify, stream, peer).await;
+                    count.fetch_sub(1, Ordering::Relaxed);
+                });
+            }
+        }
+    }
+}
+
+fn unauthorized(detail: String) -> Error {
+    Error::new(AmqpError::UnauthorizedAccess, detail, None)
+}
+
+async fn connection(
+    qm: Arc<QueueManager>,
+    def: &ChannelDef,
+    verify: Verify,
+    stream: tokio::net::TcpStream,
+    peer: std::net::SocketAddr,
+) {
+    let principal = Principal::default();
+    let sasl = Sasl::new(verify, def.mcauser.trim(), principal.clone());
+    let acceptor = ConnectionAcceptor::builder()
+        .container_id(qm.name())
+        .max_frame_size(65_536u32)
+        .sasl_acceptor(sasl)
+        .build();
+    let mut conn = match acceptor.accept(stream).await {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::warn!(channel = %def.name, %peer, "AMQP connection refused: {e}");
+            return;
+        }
+    };
+    let Some(channel_user) = principal.get() else {
+        let e = unauthorized("no principal: authenticate with SASL PLAIN".into());
+        let _ = conn.close_with_error(e).await;
+        return;
+    };
+    // CHLAUTH as for any channel: the queue manager's backstop rules refuse SYSTEM.*
+    // channels and channels running as its own user until the administrator allows them.
+    use sealmq_engine::chlauth::{Decision, Partner};
+    let ip = peer.ip().to_string();
+    let asserted = principal.asserted();
+    let partner = Partner {
+        channel: &def.name,
+        svrconn: true,
+        address: &ip,
+        sslpeer: None,
+        clntuser: asserted.as_deref(),
+        qmname: None,
+    };
+    let user = match qm.check_channel(&partner, &channel_user) {
+        Decision::Allow { user, .. } => user,
+        Decision::Block { rule, detail } => {
+            tracing::warn!(channel = %def.name, %peer, "AMQP connection refused by {rule}: {detail}");
+            let e = unauthorized(format!(
+                "MQRC 2035 NOT_AUTHORIZED: refused by {rule}: {detail}"
+            ));
+            let _ = conn.close_with_error(e).await;
+            return;
+        }
+    };
+    use sealmq_engine::authority::{AuthObj, auth};
+    if let Err(e) = qm.check_authority(&user, AuthObj::Qmgr, &qm.name(), auth::CONNECT) {
+        tracing::warn!(channel = %def.name, %peer, %user, "AMQP connection refused: {e}");
+        let _ = conn
+            .close_with_error(unauthorized(link::describe(&e)))
+            .await;
+        return;
+    }
+    let mq = match qm.connect(&user, &format!("amqp:{}", def.name)) {
+        Ok(c) => Arc::new(c),
+        Err(e) => {
+            let _ = conn.close_with_error(link::amqp_error(&e)).await;
+            return;
+        }
+    };
+    let sessions = SessionAcceptor::default();
+    while let Ok(mut session) = sessions.accept(&mut conn).await {
+        let (mq, qm) = (mq.clone(), qm.clone());
+        tokio::spawn(async move {
+            let links = LinkAcceptor::new();
+            while let Ok(l) = links.accept(&mut session).await {
+                match l {
+                    LinkEndpoint::Receiver(r) => {
+                        tokio::spawn(link::incoming(qm.clone(), mq.clone(), r));
+                    }
+                    LinkEndpoint::Sender(s) => {
+                        tokio::spawn(link::outgoing(qm.clone(), mq.clone(), s));
+                    }
+                }
+            }
+            let _ = session.on_end().await;
+        });
+    }
+    let _ = conn.on_close().await;
+}

@@ -1,0 +1,132 @@
+//! SASL for AMQP channels: PLAIN checked by the queue manager's connection authentication
+//! (password file, then PAM), ANONYMOUS only on a channel with an MCAUSER. The principal the
+//! connection runs as is recorded for it.
+
+use fe2o3_amqp::acceptor::sasl_acceptor::{SaslAcceptor, SaslServerFrame};
+use fe2o3_amqp::types::primitives::{Array, Symbol};
+use fe2o3_amqp::types::sasl::{SaslCode, SaslInit, SaslOutcome, SaslResponse};
+use std::sync::{Arc, Mutex};
+
+/// Checks a user id and password (the server's connection authentication).
+pub type Verify = Arc<dyn Fn(&str, &str) -> bool + Send + Sync>;
+
+/// The principal a connection authenticated as (set once SASL succeeds), and the user id the
+/// client gave (SASL PLAIN), for CHLAUTH.
+#[derive(Clone, Default)]
+pub struct Principal(Arc<Mutex<(Option<String>, Option<String>)>>);
+
+impl Principal {
+    pub fn get(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).0.clone()
+    }
+
+    pub fn asserted(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).1.clone()
+    }
+
+    fn set(&self, p: String, asserted: Option<String>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = (Some(p), asserted);
+    }
+}
+
+#[derive(Clone)]
+pub struct Sasl {
+    verify: Verify,
+    mcauser: String,
+    principal: Principal,
+}
+
+impl Sasl {
+    pub fn new(verify: Verify, mcauser: &str, principal: Principal) -> Sasl {
+        Sasl {
+            verify,
+            mcauser: mcauser.to_string(),
+            principal,
+        }
+    }
+
+    fn outcome(code: SaslCode) -> SaslServerFrame {
+        SaslServerFrame::Outcome(SaslOutcome {
+            code,
+            additional_data: None,
+        })
+    }
+}
+
+/// `authzid NUL authcid NUL password` (RFC 4616): the user and password.
+fn plain(response: &[u8]) -> Option<(String, String)> {
+    let mut parts = response.split(|b| *b == 0);
+    let _authzid = parts.next()?;
+    let user = std::str::from_utf8(parts.next()?).ok()?;
+    let password = std::str::from_utf8(parts.next()?).ok()?;
+    if parts.next().is_some() || user.is_empty() || password.len() > 256 {
+        return None;
+    }
+    Some((user.to_string(), password.to_string()))
+}
+
+impl SaslAcceptor for Sasl {
+    fn mechanisms(&self) -> Array<Symbol> {
+        let mut m = vec![Symbol::from("PLAIN")];
+        if !self.mcauser.is_empty() {
+            m.push(Symbol::from("ANONYMOUS"));
+        }
+        Array::from(m)
+    }
+
+    fn on_init(&mut self, init: SaslInit) -> SaslServerFrame {
+        match init.mechanism.as_str() {
+            "PLAIN" => {
+                let creds = init
+                    .initial_response
+                    .as_ref()
+                    .and_then(|r| plain(r.as_ref()));
+                match creds {
+                    Some((user, password)) if (self.verify)(&user, &password) => {
+                        let who = if self.mcauser.is_empty() {
+                            user.clone()
+                        } else {
+                            self.mcauser.clone()
+                        };
+                        self.principal.set(who, Some(user));
+                        Sasl::outcome(SaslCode::Ok)
+                    }
+                    _ => Sasl::outcome(SaslCode::Auth),
+                }
+            }
+            "ANONYMOUS" if !self.mcauser.is_empty() => {
+                self.principal.set(self.mcauser.clone(), None);
+                Sasl::outcome(SaslCode::Ok)
+            }
+            _ => Sasl::outcome(SaslCode::Auth),
+        }
+    }
+
+    fn on_response(&mut self, _response: SaslResponse) -> SaslServerFrame {
+        Sasl::outcome(SaslCode::Auth)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain;
+
+    #[test]
+    fn plain_responses_are_read_strictly() {
+        assert_eq!(
+            plain(b"\0alice\0s3cret"),
+            Some(("alice".into(), "s3cret".into()))
+        );
+        assert_eq!(plain(b"alice\0s3cret"), None);
+        assert_eq!(plain(b"\0\0pw"), None);
+        assert_eq!(plain(b"\0a\0b\0c"), None);
+        assert_eq!(plain(&[0, b'a', 0, 0xff]), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_response_is_read_without_panic(b in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
+            let _ = plain(&b);
+        }
+    }
+}

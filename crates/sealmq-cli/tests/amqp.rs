@@ -1,0 +1,147 @@
+//! AMQP channels (issue 15) against a real third-party AMQP 1.0 client, Apache Qpid Proton for
+//! Python (`pip install python-qpid-proton`, installed by `.ci/run`), and a real queue manager
+//! process: put and get both ways between AMQP and sealmq applications, durable messages
+//! accepted only once put, rejected to the dead-letter queue, released with a delivery count,
+//! authority on every attach.
+
+mod common;
+
+use common::{Home, free_port};
+use sealmq_client::Client;
+use sealmq_engine::mqi::{GetOptions, OpenOptions};
+use sealmq_engine::{Md, Persistence};
+use std::process::Command;
+
+const CLIENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/amqp/proton_client.py");
+
+/// Runs the proton client; its JSON lines.
+fn proton(url: &str, args: &[&str]) -> Vec<serde_json::Value> {
+    let out = Command::new("python3")
+        .arg(CLIENT)
+        .arg(url)
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "proton {args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+fn setup(h: &Home, qm: &str) -> String {
+    h.ok(&["create", qm]);
+    h.ok(&["start", qm, "--background"]);
+    let port = free_port();
+    h.mqsc(
+        qm,
+        &format!(
+            "DEFINE QLOCAL(APP.Q)\nDEFINE QLOCAL(SECRET.Q)\n\
+             DEFINE CHANNEL(APP.AMQP) CHLTYPE(AMQP) PORT({port}) IPADDR(127.0.0.1) MCAUSER('app')\n\
+             SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
+             SET AUTHREC PROFILE('APP.*') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET,BROWSE,INQ)\n\
+             START CHANNEL(APP.AMQP)\n"
+        ),
+    );
+    format!("amqp://127.0.0.1:{port}")
+}
+
+#[test]
+fn an_amqp_application_and_a_sealmq_application_exchange_messages_both_ways() {
+    let h = Home::new();
+    let url = setup(&h, "QA");
+    // AMQP → sealmq: durable, ids and reply-to kept.
+    assert_eq!(proton(&url, &["send", "APP.Q", "5"])[0]["sent"], 5);
+    assert_eq!(h.depth("QA", "APP.Q"), 5, "accepted means put");
+    let mut c = Client::connect_local(&h.qm_dir("QA"), "mq-app").unwrap();
+    let (q, _) = c.open("APP.Q", OpenOptions::input()).unwrap();
+    let g = c.get(q, &GetOptions::default()).unwrap();
+    assert_eq!(g.payload, b"hello 0");
+    assert_eq!(g.md.persistence, Persistence::Persistent);
+    assert_eq!(g.md.priority, 3);
+    assert_eq!(&g.md.msg_id[..6], b"amqp-0");
+    assert_eq!(&g.md.correl_id[..6], b"corr-0");
+    assert_eq!(g.md.reply_to_q, "REPLY.Q");
+    assert_eq!(g.md.format, "MQSTR");
+    c.close(q).unwrap();
+    // The other four, got over AMQP in order.
+    let got = proton(&url, &["receive", "APP.Q", "4"]);
+    let bodies: Vec<&str> = got.iter().map(|m| m["body"].as_str().unwrap()).collect();
+    assert_eq!(bodies, ["hello 1", "hello 2", "hello 3", "hello 4"]);
+    assert_eq!(got[0]["id"], "amqp-1");
+    assert_eq!(got[0]["correlation_id"], "corr-1");
+    assert_eq!(got[0]["durable"], true);
+    assert_eq!(h.depth("QA", "APP.Q"), 0, "accepted means committed");
+    // sealmq → AMQP.
+    let (o, _) = c.open("APP.Q", OpenOptions::output()).unwrap();
+    let mut md = Md {
+        persistence: Persistence::Persistent,
+        format: "MQSTR".into(),
+        reply_to_q: "BACK.Q".into(),
+        ..Md::default()
+    };
+    md.correl_id[..3].copy_from_slice(b"abc");
+    c.put(o, &mut md, b"from sealmq", false).unwrap();
+    let got = proton(&url, &["receive", "APP.Q", "1"]);
+    assert_eq!(got[0]["body"], "from sealmq");
+    assert_eq!(got[0]["correlation_id"], "abc");
+    assert_eq!(got[0]["reply_to"], "BACK.Q");
+    assert_eq!(got[0]["durable"], true);
+    c.close(o).unwrap();
+}
+
+#[test]
+fn released_comes_back_counted_rejected_goes_to_the_dead_letter_queue_and_authority_holds() {
+    let h = Home::new();
+    let url = setup(&h, "QB");
+    proton(&url, &["send", "APP.Q", "2"]);
+    // Released: back on the queue, its delivery count (backout count) raised.
+    assert_eq!(proton(&url, &["release", "APP.Q"])[0]["release"], "hello 0");
+    let again = proton(&url, &["receive", "APP.Q", "1"]);
+    assert_eq!(again[0]["body"], "hello 0");
+    // At least the release; the link's prefetch may have taken it once more before closing.
+    assert!(
+        again[0]["delivery_count"].as_u64().unwrap() >= 1,
+        "{again:?}"
+    );
+    // Rejected: to SYSTEM.DEAD.LETTER.QUEUE.
+    assert_eq!(proton(&url, &["reject", "APP.Q"])[0]["reject"], "hello 1");
+    assert_eq!(h.depth("QB", "APP.Q"), 0);
+    assert_eq!(h.depth("QB", "SYSTEM.DEAD.LETTER.QUEUE"), 1);
+    // No authority on SECRET.Q: the attach is refused with amqp:unauthorized-access.
+    let e = proton(&url, &["forbidden", "SECRET.Q"]);
+    let text = e[0]["error"].as_str().unwrap_or_default().to_string();
+    assert!(
+        text.contains("unauthorized-access") && text.contains("2035"),
+        "{text}"
+    );
+    assert_eq!(h.depth("QB", "SECRET.Q"), 0);
+    // The queue manager goes on serving.
+    proton(&url, &["send", "APP.Q", "1"]);
+    assert_eq!(h.depth("QB", "APP.Q"), 1);
+    // CHLAUTH's backstop: SYSTEM.* channels are refused until the administrator allows them.
+    let port = free_port();
+    h.mqsc(
+        "QB",
+        &format!(
+            "ALTER CHANNEL(SYSTEM.DEF.AMQP) CHLTYPE(AMQP) PORT({port}) IPADDR(127.0.0.1) \
+             MCAUSER('app')\nSTART CHANNEL(SYSTEM.DEF.AMQP)\n"
+        ),
+    );
+    let e = proton(&format!("amqp://127.0.0.1:{port}"), &["forbidden", "APP.Q"]);
+    let text = e[0]["error"].as_str().unwrap_or_default().to_string();
+    assert!(text.contains("unauthorized-access"), "{text}");
+    assert_eq!(
+        h.depth("QB", "APP.Q"),
+        1,
+        "nothing put through the refused channel"
+    );
+    let st = h.mqsc("QB", "DISPLAY CHSTATUS(APP.AMQP)\n");
+    assert!(st.contains("AMQP") && st.contains("RUNNING"), "{st}");
+    h.mqsc("QB", "STOP CHANNEL(APP.AMQP)\n");
+}

@@ -1,0 +1,75 @@
+//! AMQP channels (CHLTYPE(AMQP), issue 15) in the channel initiator: START CHANNEL listens on
+//! the channel's PORT (sealmq-amqp), STOP CHANNEL and the queue manager's end stop it,
+//! DISPLAY CHSTATUS shows it with its connections.
+
+use super::{Initiator, fail};
+use sealmq_engine::MqResult;
+use sealmq_engine::channels::{Attrs, ChannelDef};
+use sealmq_types::ReasonCode;
+
+impl Initiator {
+    fn amqp(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, sealmq_amqp::AmqpChannel>>
+    {
+        self.amqp.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn start_amqp(&self, d: &ChannelDef) -> MqResult<String> {
+        if self.amqp().contains_key(&d.name) {
+            return Ok(format!("SMQ0140I Channel {} is already running.", d.name));
+        }
+        if !d.sslciph.trim().is_empty() {
+            return Err(fail(
+                ReasonCode::OptionNotValidForType,
+                format!(
+                    "channel {}: AMQP channels over TLS (SSLCIPH) are not provided in this release \
+                     (README, \"Not provided\"): remove SSLCIPH, or use a SVRCONN channel",
+                    d.name
+                ),
+            ));
+        }
+        let sec = self.security.clone();
+        let verify: sealmq_amqp::Verify =
+            std::sync::Arc::new(move |u: &str, p: &str| sec.users.verify(u, p));
+        let ch = sealmq_amqp::AmqpChannel::start(self.qm.clone(), d, verify)
+            .map_err(|e| fail(ReasonCode::ResourceProblem, e))?;
+        let addr = ch.addr;
+        self.amqp().insert(d.name.clone(), ch);
+        Ok(format!(
+            "SMQ0140I Channel {} started: AMQP on {addr}.",
+            d.name
+        ))
+    }
+
+    /// Stops AMQP channel `name`; `None` when it was not running.
+    pub(crate) fn stop_amqp(&self, name: &str) -> Option<String> {
+        let ch = self.amqp().remove(name)?;
+        drop(ch);
+        Some(format!("SMQ0141I Channel {name} stopped."))
+    }
+
+    pub(crate) fn stop_all_amqp(&self) {
+        let all: Vec<_> = self.amqp().drain().collect();
+        drop(all);
+    }
+
+    pub(crate) fn amqp_status(&self, pattern: &str) -> Vec<Attrs> {
+        let mut v: Vec<Attrs> = self
+            .amqp()
+            .values()
+            .filter(|c| crate::generic_match(pattern, &c.name))
+            .map(|c| {
+                vec![
+                    ("CHANNEL".into(), c.name.clone()),
+                    ("CHLTYPE".into(), "AMQP".into()),
+                    ("STATUS".into(), "RUNNING".into()),
+                    ("CONNAME".into(), c.addr.to_string()),
+                    ("CURCONNS".into(), c.connections().to_string()),
+                ]
+            })
+            .collect();
+        v.sort_by(|a, b| a[0].1.cmp(&b[0].1));
+        v
+    }
+}
