@@ -173,6 +173,7 @@ fn status_qmgr_json_and_later_verbs() {
         names,
         vec![
             "APP.SVRCONN",
+            "SYSTEM.DEF.AMQP",
             "SYSTEM.DEF.RECEIVER",
             "SYSTEM.DEF.REQUESTER",
             "SYSTEM.DEF.SENDER",
