@@ -11,7 +11,7 @@ use fe2o3_amqp::types::messaging::{Body, Outcome};
 use fe2o3_amqp::types::primitives::Value;
 use fe2o3_amqp::{Receiver, Sender};
 use sealmq_engine::mqi::{GetOptions, OpenOptions, PutOptions};
-use sealmq_engine::{Connection, MqError, QueueManager};
+use sealmq_engine::{Connection, MqError};
 use sealmq_types::ReasonCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -54,8 +54,7 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 /// The application sends on this link: each transfer is put to the target queue, and
 /// accepted once the put is done (durable for a durable message); a put that fails is
 /// rejected with the reason.
-pub async fn incoming(qm: Arc<QueueManager>, mq: Arc<Connection>, mut r: Receiver) {
-    let _ = &qm;
+pub async fn incoming(mq: Arc<Connection>, mut r: Receiver) {
     let Some(name) = address(r.target().as_ref().and_then(|t| t.address.as_ref())) else {
         let e = Error::new(
             AmqpError::InvalidField,
@@ -107,7 +106,7 @@ enum Settle {
 
 /// The application receives on this link: each message is got from the source queue in a
 /// unit of work of its own and sent; its outcome settles it.
-pub async fn outgoing(qm: Arc<QueueManager>, mq: Arc<Connection>, mut s: Sender) {
+pub async fn outgoing(mq: Arc<Connection>, mut s: Sender) {
     let Some(name) = address(s.source().as_ref().and_then(|t| t.address.as_ref())) else {
         let e = Error::new(
             AmqpError::NotImplemented,
@@ -176,17 +175,16 @@ pub async fn outgoing(qm: Arc<QueueManager>, mq: Arc<Connection>, mut s: Sender)
             }
         };
         let (t, q) = (twin.clone(), name.clone());
-        let qm2 = qm.clone();
         blocking(move || {
             let r = match how {
                 Settle::Commit => t.commit(),
                 Settle::Backout => t.backout(),
                 Settle::DeadLetter => {
+                    // The dead-letter header's reason: the consumer refused it.
                     let why = MqError::new(
-                        ReasonCode::NotAuthorized,
+                        ReasonCode::BackedOut,
                         "rejected by the AMQP application".to_string(),
                     );
-                    let _ = &qm2;
                     match t.put_dead_letter(&why, &q, "", &md, &payload, true) {
                         Ok(()) => t.commit(),
                         Err(e) => {

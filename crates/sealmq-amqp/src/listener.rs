@@ -193,17 +193,23 @@ async fn connection(
         }
     };
     let sessions = SessionAcceptor::default();
+    // The channel's MAXMSGL bounds a message (0: MQ's "as large as the queue manager allows").
+    let max = u64::from(def.max_msg_len);
     while let Ok(mut session) = sessions.accept(&mut conn).await {
-        let (mq, qm) = (mq.clone(), qm.clone());
+        let mq = mq.clone();
         tokio::spawn(async move {
-            let links = LinkAcceptor::new();
+            let mut links = LinkAcceptor::builder();
+            if max > 0 {
+                links = links.max_message_size(max);
+            }
+            let links = links.build();
             while let Ok(l) = links.accept(&mut session).await {
                 match l {
                     LinkEndpoint::Receiver(r) => {
-                        tokio::spawn(link::incoming(qm.clone(), mq.clone(), r));
+                        tokio::spawn(link::incoming(mq.clone(), r));
                     }
                     LinkEndpoint::Sender(s) => {
-                        tokio::spawn(link::outgoing(qm.clone(), mq.clone(), s));
+                        tokio::spawn(link::outgoing(mq.clone(), s));
                     }
                 }
             }
