@@ -51,28 +51,40 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
     tokio::task::spawn_blocking(f).await.ok()
 }
 
+/// Opens the queue a link's address names, as the connection's principal; the AMQP error to
+/// close the link with when there is none or it may not be opened (`None`: the runtime is
+/// ending).
+async fn open_queue(
+    mq: &Arc<Connection>,
+    address: Option<String>,
+    opts: OpenOptions,
+    missing: (AmqpError, &str),
+) -> Result<(String, Arc<sealmq_engine::Hobj>), Option<Error>> {
+    let Some(name) = address else {
+        return Err(Some(Error::new(missing.0, missing.1.to_string(), None)));
+    };
+    let (c, n) = (mq.clone(), name.clone());
+    match blocking(move || c.open(&n, opts)).await {
+        Some(Ok(h)) => Ok((name, Arc::new(h))),
+        Some(Err(e)) => Err(Some(amqp_error(&e))),
+        None => Err(None),
+    }
+}
+
 /// The application sends on this link: each transfer is put to the target queue, and
 /// accepted once the put is done (durable for a durable message); a put that fails is
 /// rejected with the reason.
 pub async fn incoming(mq: Arc<Connection>, mut r: Receiver) {
-    let Some(name) = address(r.target().as_ref().and_then(|t| t.address.as_ref())) else {
-        let e = Error::new(
-            AmqpError::InvalidField,
-            "the target must name a queue".to_string(),
-            None,
-        );
-        let _ = r.close_with_error(e).await;
-        return;
-    };
-    let (c, n) = (mq.clone(), name.clone());
-    let opened = blocking(move || c.open(&n, OpenOptions::output())).await;
-    let h = match opened {
-        Some(Ok(h)) => Arc::new(h),
-        Some(Err(e)) => {
-            let _ = r.close_with_error(amqp_error(&e)).await;
+    let target = address(r.target().as_ref().and_then(|t| t.address.as_ref()));
+    let missing = (AmqpError::InvalidField, "the target must name a queue");
+    let h = match open_queue(&mq, target, OpenOptions::output(), missing).await {
+        Ok((_, h)) => h,
+        Err(e) => {
+            if let Some(e) = e {
+                let _ = r.close_with_error(e).await;
+            }
             return;
         }
-        None => return,
     };
     while let Ok(d) = r.recv::<Body<Value>>().await {
         let mapped = mapping::to_mq(d.message());
@@ -107,24 +119,19 @@ enum Settle {
 /// The application receives on this link: each message is got from the source queue in a
 /// unit of work of its own and sent; its outcome settles it.
 pub async fn outgoing(mq: Arc<Connection>, mut s: Sender) {
-    let Some(name) = address(s.source().as_ref().and_then(|t| t.address.as_ref())) else {
-        let e = Error::new(
-            AmqpError::NotImplemented,
-            "the source must name a queue (dynamic sources are not provided yet)".to_string(),
-            None,
-        );
-        let _ = s.close_with_error(e).await;
-        return;
-    };
-    let (c, n) = (mq.clone(), name.clone());
-    let opened = blocking(move || c.open(&n, OpenOptions::input())).await;
-    let h = match opened {
-        Some(Ok(h)) => Arc::new(h),
-        Some(Err(e)) => {
-            let _ = s.close_with_error(amqp_error(&e)).await;
+    let source = address(s.source().as_ref().and_then(|t| t.address.as_ref()));
+    let missing = (
+        AmqpError::NotImplemented,
+        "the source must name a queue (dynamic sources are not provided yet)",
+    );
+    let (name, h) = match open_queue(&mq, source, OpenOptions::input(), missing).await {
+        Ok(x) => x,
+        Err(e) => {
+            if let Some(e) = e {
+                let _ = s.close_with_error(e).await;
+            }
             return;
         }
-        None => return,
     };
     let twin = Arc::new(mq.uow_twin());
     let mut failed = None;
