@@ -10,7 +10,7 @@ use fe2o3_amqp::types::definitions::{AmqpError, Error};
 use fe2o3_amqp::types::messaging::{Body, Outcome};
 use fe2o3_amqp::types::primitives::Value;
 use fe2o3_amqp::{Receiver, Sender};
-use sealmq_engine::mqi::{GetOptions, OpenOptions, PutOptions};
+use sealmq_engine::mqi::{Browse, GetOptions, OpenOptions, PutOptions};
 use sealmq_engine::{Connection, MqError};
 use sealmq_types::ReasonCode;
 use std::sync::Arc;
@@ -116,15 +116,59 @@ enum Settle {
     DeadLetter,
 }
 
+/// Temporary queues made for this session's dynamic receiving links (JMS temporary queues,
+/// reply-to), with their handles until their link takes them: closing it deletes the queue.
+pub type Dynamic = Arc<std::sync::Mutex<std::collections::HashMap<String, sealmq_engine::Hobj>>>;
+
+/// The source of a dynamic receiving link: a temporary dynamic queue from the channel's
+/// TMPMODEL (default SYSTEM.DEFAULT.MODEL.QUEUE) named TMPQPRFX (default `AMQP.*`), opened as
+/// the connection's principal; `None` (the attach is refused) when it may not be made.
+pub fn dynamic_source(
+    mq: &Connection,
+    dynamic: &Dynamic,
+    model: &str,
+    prefix: &str,
+    mut source: fe2o3_amqp::types::messaging::Source,
+) -> Option<fe2o3_amqp::types::messaging::Source> {
+    match mq.open_dynamic(model, OpenOptions::input(), prefix) {
+        Ok(h) => {
+            let name = h.resolved.clone();
+            dynamic
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(name.clone(), h);
+            source.address = Some(name);
+            Some(source)
+        }
+        Err(e) => {
+            tracing::warn!("a dynamic AMQP source was refused: {e}");
+            None
+        }
+    }
+}
+
 /// The application receives on this link: each message is got from the source queue in a
-/// unit of work of its own and sent; its outcome settles it.
-pub async fn outgoing(mq: Arc<Connection>, mut s: Sender) {
+/// unit of work of its own and sent; its outcome settles it. A source with
+/// `distribution-mode copy` browses instead: copies, nothing settled.
+pub async fn outgoing(mq: Arc<Connection>, mut s: Sender, dynamic: Dynamic) {
     let source = address(s.source().as_ref().and_then(|t| t.address.as_ref()));
-    let missing = (
-        AmqpError::NotImplemented,
-        "the source must name a queue (dynamic sources are not provided yet)",
-    );
-    let (name, h) = match open_queue(&mq, source, OpenOptions::input(), missing).await {
+    let copy = s.source().as_ref().is_some_and(|src| {
+        src.distribution_mode == Some(fe2o3_amqp::types::messaging::DistributionMode::Copy)
+    });
+    let made = source
+        .as_ref()
+        .and_then(|n| dynamic.lock().unwrap_or_else(|p| p.into_inner()).remove(n));
+    let opts = if copy {
+        OpenOptions::browse()
+    } else {
+        OpenOptions::input()
+    };
+    let missing = (AmqpError::InvalidField, "the source must name a queue");
+    let opened = match (made, source) {
+        (Some(h), Some(n)) => Ok((n, Arc::new(h))),
+        (_, source) => open_queue(&mq, source, opts, missing).await,
+    };
+    let (name, h) = match opened {
         Ok(x) => x,
         Err(e) => {
             if let Some(e) = e {
@@ -141,8 +185,9 @@ pub async fn outgoing(mq: Arc<Connection>, mut s: Sender) {
             t.get(
                 &h2,
                 GetOptions {
-                    syncpoint: true,
+                    syncpoint: !copy,
                     wait: Some(GET_WAIT),
+                    browse: if copy { Browse::Next } else { Browse::None },
                     ..Default::default()
                 },
             )
@@ -172,6 +217,8 @@ pub async fn outgoing(mq: Arc<Connection>, mut s: Sender) {
         let (md, payload) = (got.md.clone(), got.payload.clone());
         let msg = mapping::to_amqp(&got.md, got.payload);
         let how = match s.send(msg).await {
+            // A copy has nothing to settle.
+            Ok(_) if copy => continue,
             Ok(Outcome::Accepted(_)) => Settle::Commit,
             Ok(Outcome::Rejected(_)) => Settle::DeadLetter,
             Ok(_) => Settle::Backout,

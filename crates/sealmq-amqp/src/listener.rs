@@ -195,10 +195,24 @@ async fn connection(
     let sessions = SessionAcceptor::default();
     // The channel's MAXMSGL bounds a message (0: MQ's "as large as the queue manager allows").
     let max = u64::from(def.max_msg_len);
+    // Dynamic receiving links (temporary queues): MQ's TMPMODEL and TMPQPRFX of the channel.
+    let noted = |k: &str, d: &str| {
+        def.noted
+            .get(k)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| d.to_string())
+    };
+    let model = noted("TMPMODEL", "SYSTEM.DEFAULT.MODEL.QUEUE");
+    let prefix = noted("TMPQPRFX", "AMQP.*");
     while let Ok(mut session) = sessions.accept(&mut conn).await {
         let mq = mq.clone();
+        let (model, prefix) = (model.clone(), prefix.clone());
         tokio::spawn(async move {
-            let mut links = LinkAcceptor::builder();
+            let dynamic = link::Dynamic::default();
+            let (m2, d2) = (mq.clone(), dynamic.clone());
+            let mut links = LinkAcceptor::builder()
+                .on_dynamic_source(move |src| link::dynamic_source(&m2, &d2, &model, &prefix, src));
             if max > 0 {
                 links = links.max_message_size(max);
             }
@@ -209,9 +223,19 @@ async fn connection(
                         tokio::spawn(link::incoming(mq.clone(), r));
                     }
                     LinkEndpoint::Sender(s) => {
-                        tokio::spawn(link::outgoing(mq.clone(), s));
+                        tokio::spawn(link::outgoing(mq.clone(), s, dynamic.clone()));
                     }
                 }
+            }
+            // Temporary queues no link took go with the session.
+            let left: Vec<_> = dynamic
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .drain()
+                .map(|(_, h)| h)
+                .collect();
+            for h in left {
+                let _ = mq.close(&h);
             }
             let _ = session.on_end().await;
         });

@@ -45,6 +45,8 @@ fn setup(h: &Home, qm: &str) -> String {
              DEFINE CHANNEL(APP.AMQP) CHLTYPE(AMQP) PORT({port}) IPADDR(127.0.0.1) MCAUSER('app')\n\
              SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
              SET AUTHREC PROFILE('APP.*') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET,BROWSE,INQ)\n\
+             SET AUTHREC PROFILE('SYSTEM.DEFAULT.MODEL.QUEUE') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(GET,DSP)\n\
+             SET AUTHREC PROFILE('AMQP.**') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET)\n\
              START CHANNEL(APP.AMQP)\n"
         ),
     );
@@ -77,6 +79,25 @@ fn an_amqp_application_and_a_sealmq_application_exchange_messages_both_ways() {
     assert_eq!(got[0]["correlation_id"], "corr-1");
     assert_eq!(got[0]["durable"], true);
     assert_eq!(h.depth("QA", "APP.Q"), 0, "accepted means committed");
+    // Copies (distribution-mode copy) leave the queue as it was.
+    proton(&url, &["send", "APP.Q", "2"]);
+    let b = proton(&url, &["browse", "APP.Q", "2"]);
+    assert_eq!(b[0]["browsed"], serde_json::json!(["hello 0", "hello 1"]));
+    assert_eq!(h.depth("QA", "APP.Q"), 2, "browsing takes nothing");
+    proton(&url, &["receive", "APP.Q", "2"]);
+    // A dynamic receiving link: a temporary queue from the model, gone with its link.
+    let d = proton(&url, &["dynamic", "-"]);
+    let temp = d[0]["address"].as_str().unwrap().to_string();
+    assert!(temp.starts_with("AMQP."), "{temp}");
+    assert_eq!(d[0]["body"], "reply");
+    common::wait_for(
+        std::time::Duration::from_secs(10),
+        "the temporary queue to go with its link",
+        || {
+            let o = h.run(&["mqsc", "QA"], Some(&format!("DISPLAY QLOCAL({temp})\n")));
+            !o.status.success()
+        },
+    );
     // sealmq → AMQP.
     let (o, _) = c.open("APP.Q", OpenOptions::output()).unwrap();
     let mut md = Md {

@@ -5,6 +5,8 @@ crates/sealmq-cli/tests/amqp.rs against a sealmq AMQP channel.
 
 send QUEUE N         sends N durable messages (ids, correlation ids, reply-to) to QUEUE
 receive QUEUE N      receives N messages, accepts them; prints one JSON line each
+browse QUEUE N       receives N copies (distribution-mode copy): nothing is taken
+dynamic -            a dynamic receiver (temporary queue), a message sent to it and got back
 reject QUEUE         receives one message and rejects it
 release QUEUE        receives one message and releases it
 forbidden QUEUE      tries to send to QUEUE; prints the error condition
@@ -57,6 +59,24 @@ def main():
                     "delivery_count": m.delivery_count,
                     "reply_to": m.reply_to,
                 }))
+        elif cmd == "browse":
+            from proton.reactor import Copy
+            rcv = conn.create_receiver(queue, credit=10, options=Copy())
+            bodies = []
+            for _ in range(int(sys.argv[4])):
+                m = rcv.receive(timeout=20)
+                rcv.accept()
+                bodies.append(m.body)
+            print(json.dumps({"browsed": bodies}))
+        elif cmd == "dynamic":
+            # A temporary queue (JMS TemporaryQueue, reply-to): made at attach, gone after.
+            rcv = conn.create_receiver(None, dynamic=True, credit=10)
+            address = rcv.link.remote_source.address
+            snd = conn.create_sender(address)
+            snd.send(Message(body="reply", durable=False))
+            m = rcv.receive(timeout=20)
+            rcv.accept()
+            print(json.dumps({"address": address, "body": m.body}))
         elif cmd in ("reject", "release"):
             rcv = conn.create_receiver(queue, credit=1)
             m = rcv.receive(timeout=20)
