@@ -166,3 +166,38 @@ fn released_comes_back_counted_rejected_goes_to_the_dead_letter_queue_and_author
     assert!(st.contains("AMQP") && st.contains("RUNNING"), "{st}");
     h.mqsc("QB", "STOP CHANNEL(APP.AMQP)\n");
 }
+
+/// rhea (Node.js), installed by `.ci/run` under target/node: a JavaScript application sends
+/// and receives over the same channel.
+#[test]
+fn a_node_application_on_rhea_sends_and_receives() {
+    let h = Home::new();
+    let url = setup(&h, "QN");
+    let port = url.rsplit(':').next().unwrap().to_string();
+    let rhea = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../target/node/node_modules/rhea");
+    assert!(
+        rhea.exists(),
+        "rhea is not installed: npm install --prefix target/node rhea@3 (.ci/run does)"
+    );
+    let out = Command::new("node")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/amqp/rhea_client.js"
+        ))
+        .args([port.as_str(), "APP.Q", "5"])
+        .env("RHEA_PATH", &rhea)
+        .output()
+        .expect("node runs");
+    assert!(
+        out.status.success(),
+        "rhea failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["sent"], 5);
+    let want: Vec<String> = (0..5).map(|i| format!("rhea {i}")).collect();
+    assert_eq!(v["received"], serde_json::json!(want));
+    assert_eq!(h.depth("QN", "APP.Q"), 0);
+}
