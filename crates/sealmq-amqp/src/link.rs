@@ -151,6 +151,20 @@ pub fn dynamic_source(
 /// unit of work of its own and sent; its outcome settles it. A source with
 /// `distribution-mode copy` browses instead: copies, nothing settled.
 pub async fn outgoing(mq: Arc<Connection>, mut s: Sender, dynamic: Dynamic) {
+    // A filter (a JMS selector, say) is never ignored: delivering what it would have left out
+    // is worse than refusing the link.
+    if s.source()
+        .as_ref()
+        .is_some_and(|src| src.filter.as_ref().is_some_and(|f| !f.is_empty()))
+    {
+        let e = Error::new(
+            AmqpError::NotImplemented,
+            "source filters (JMS selectors) are not provided yet".to_string(),
+            None,
+        );
+        let _ = s.close_with_error(e).await;
+        return;
+    }
     let source = address(s.source().as_ref().and_then(|t| t.address.as_ref()));
     let copy = s.source().as_ref().is_some_and(|src| {
         src.distribution_mode == Some(fe2o3_amqp::types::messaging::DistributionMode::Copy)

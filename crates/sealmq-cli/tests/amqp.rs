@@ -142,6 +142,10 @@ fn released_comes_back_counted_rejected_goes_to_the_dead_letter_queue_and_author
         "{text}"
     );
     assert_eq!(h.depth("QB", "SECRET.Q"), 0);
+    // A JMS selector is refused, never ignored.
+    let e = proton(&url, &["selector", "APP.Q"]);
+    let text = e[0]["error"].as_str().unwrap_or_default().to_string();
+    assert!(text.contains("not-implemented"), "{text}");
     // The queue manager goes on serving.
     proton(&url, &["send", "APP.Q", "1"]);
     assert_eq!(h.depth("QB", "APP.Q"), 1);

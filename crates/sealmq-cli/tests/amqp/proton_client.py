@@ -68,6 +68,14 @@ def main():
                 rcv.accept()
                 bodies.append(m.body)
             print(json.dumps({"browsed": bodies}))
+        elif cmd == "selector":
+            from proton.reactor import Selector
+            try:
+                rcv = conn.create_receiver(queue, options=Selector("color = 'red'"))
+                rcv.receive(timeout=5)
+                print(json.dumps({"error": None}))
+            except Exception as e:  # noqa: BLE001 - the refusal is the answer
+                print(json.dumps({"error": "%s: %s" % (type(e).__name__, e)}))
         elif cmd == "dynamic":
             # A temporary queue (JMS TemporaryQueue, reply-to): made at attach, gone after.
             rcv = conn.create_receiver(None, dynamic=True, credit=10)
