@@ -682,15 +682,9 @@ impl Connection {
     /// A connection with this one's identity for the queue manager's own work (no authority
     /// checks) and no unit of work of its own.
     pub(crate) fn internal_twin(&self) -> Connection {
-        Connection {
-            internal: true,
-            qm: self.qm.clone(),
-            id: self.id,
-            user: self.user.clone(),
-            appl: self.appl.clone(),
-            uow: Mutex::new(None),
-            entry: self.entry.clone(),
-        }
+        let mut twin = self.uow_twin();
+        twin.internal = true;
+        twin
     }
 
     /// Whether a unit of work is in progress.
