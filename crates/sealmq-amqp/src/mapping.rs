@@ -56,11 +56,7 @@ fn amqp_id(id: &[u8; 24]) -> MessageId {
 pub fn to_mq(m: &Message<Body<Value>>) -> Result<(Md, Vec<u8>), String> {
     let mut md = Md::default();
     let h = m.header.clone().unwrap_or_default();
-    md.persistence = if h.durable {
-        Persistence::Persistent
-    } else {
-        Persistence::NotPersistent
-    };
+    md.persistence = Persistence::of(h.durable);
     md.priority = i32::from(h.priority.0.min(9));
     if let Some(ttl) = h.ttl {
         md.expiry = i32::try_from(ttl.div_ceil(100)).unwrap_or(i32::MAX).max(1);

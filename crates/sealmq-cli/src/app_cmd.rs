@@ -223,11 +223,7 @@ pub fn put(a: PutArgs) -> CliResult {
             (None, None) => format!("message {i}").into_bytes(),
         };
         let mut md = Md {
-            persistence: if a.persistent {
-                Persistence::Persistent
-            } else {
-                Persistence::NotPersistent
-            },
+            persistence: Persistence::of(a.persistent),
             priority: a.priority.unwrap_or(-1),
             format: "MQSTR".into(),
             ..Md::default()

@@ -593,11 +593,7 @@ fn report(
 fn local_rr(a: &BenchArgs, qm: &Qm, prot: &Protection) -> CliResult<Measured> {
     let size = a.size.unwrap_or(2048);
     let nq = a.queues.unwrap_or(a.pairs).clamp(1, a.pairs.max(1));
-    let persistence = if a.persistent {
-        Persistence::Persistent
-    } else {
-        Persistence::NotPersistent
-    };
+    let persistence = Persistence::of(a.persistent);
     let buffer = a.buffer;
     let mut script = String::new();
     let mut queues = Vec::new();
@@ -715,11 +711,7 @@ fn put1(a: &BenchArgs, qm: &Qm, prot: &Protection) -> CliResult<Measured> {
             let payload = vec![0x42u8; size];
             while !halt.load(Ordering::Relaxed) {
                 let mut md = Md {
-                    persistence: if persistent {
-                        Persistence::Persistent
-                    } else {
-                        Persistence::NotPersistent
-                    },
+                    persistence: Persistence::of(persistent),
                     ..Md::default()
                 };
                 c.put1("BENCH.PUT1", &mut md, &payload, true)

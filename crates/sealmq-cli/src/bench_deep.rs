@@ -62,11 +62,7 @@ pub fn run(a: &BenchArgs, dir: &Path, pid: &str) -> CliResult {
     let n = a.messages.unwrap_or(100_000);
     let size = a.size.unwrap_or(2048);
     crate::bench_cmd::define_deep_queue(dir, QUEUE, size)?;
-    let persistence = if a.persistent {
-        Persistence::Persistent
-    } else {
-        Persistence::NotPersistent
-    };
+    let persistence = Persistence::of(a.persistent);
     let payload = vec![0x5a_u8; size];
     let mut c = Client::connect_local(dir, "bench-deep").map_err(|e| e.to_string())?;
     let (h, _) = c

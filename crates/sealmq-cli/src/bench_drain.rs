@@ -58,11 +58,7 @@ fn fill(dir: &Path, n: u64, size: usize, persistent: bool) -> CliResult<f64> {
     let t = Instant::now();
     for i in 0..n {
         let mut md = Md {
-            persistence: if persistent {
-                Persistence::Persistent
-            } else {
-                Persistence::NotPersistent
-            },
+            persistence: Persistence::of(persistent),
             ..Md::default()
         };
         c.put(h, &mut md, &payload, true)

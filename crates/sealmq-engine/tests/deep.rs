@@ -47,11 +47,7 @@ fn fill(qm: &Arc<QueueManager>, q: &str, n: u32, persistent: bool) {
     let h = c.open(q, OpenOptions::output()).unwrap();
     for i in 0..n {
         let mut md = Md {
-            persistence: if persistent {
-                Persistence::Persistent
-            } else {
-                Persistence::NotPersistent
-            },
+            persistence: Persistence::of(persistent),
             msg_id: id(i, 1),
             correl_id: id(i, 2),
             ..Md::default()

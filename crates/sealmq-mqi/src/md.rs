@@ -14,6 +14,17 @@ pub enum Persistence {
     AsQueueDef,
 }
 
+impl Persistence {
+    /// Persistent or not, as a flag says.
+    pub fn of(persistent: bool) -> Persistence {
+        if persistent {
+            Persistence::Persistent
+        } else {
+            Persistence::NotPersistent
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MsgType {
     Request,
