@@ -9,6 +9,7 @@
 pub mod link;
 pub mod listener;
 pub mod mapping;
+pub mod outgoing;
 pub mod sasl;
 
 pub use listener::AmqpChannel;

@@ -1,23 +1,16 @@
 //! Links of an AMQP connection: a link the application sends on puts to the queue its target
-//! names; a link it receives on gets from the queue its source names, each delivery in a unit
-//! of work of its own, settled by the application's outcome: accepted commits, released and
-//! modified back out (the backout count is the next delivery-count), rejected moves the
-//! message to the dead-letter queue. A link or connection that ends backs out what it had not
-//! settled.
+//! names; a link it receives on ([`crate::outgoing`]) gets from the queue its source names.
 
 use crate::mapping;
+use fe2o3_amqp::Receiver;
 use fe2o3_amqp::types::definitions::{AmqpError, Error};
-use fe2o3_amqp::types::messaging::{Body, Outcome};
+use fe2o3_amqp::types::messaging::Body;
 use fe2o3_amqp::types::primitives::Value;
-use fe2o3_amqp::{Receiver, Sender};
-use sealmq_engine::mqi::{Browse, GetOptions, OpenOptions, PutOptions};
+use sealmq_engine::mqi::{OpenOptions, PutOptions};
 use sealmq_engine::{Connection, MqError};
+use sealmq_mqi::selector::Selector;
 use sealmq_types::ReasonCode;
 use std::sync::Arc;
-use std::time::Duration;
-
-/// How long a receiving link's get waits before it looks whether the link is still there.
-const GET_WAIT: Duration = Duration::from_millis(500);
 
 /// An MQ error as the AMQP description carries it: `MQRC <code> <name>: <detail>`.
 pub fn describe(e: &MqError) -> String {
@@ -43,18 +36,20 @@ pub fn amqp_error(e: &MqError) -> Error {
     Error::new(cond, describe(e), None)
 }
 
-fn address(a: Option<&String>) -> Option<String> {
+pub(crate) fn address(a: Option<&String>) -> Option<String> {
     a.map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
 }
 
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+pub(crate) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
     tokio::task::spawn_blocking(f).await.ok()
 }
 
 /// Opens the queue a link's address names, as the connection's principal; the AMQP error to
 /// close the link with when there is none or it may not be opened (`None`: the runtime is
 /// ending).
-async fn open_queue(
+pub(crate) async fn open_queue(
     mq: &Arc<Connection>,
     address: Option<String>,
     opts: OpenOptions,
@@ -109,11 +104,56 @@ pub async fn incoming(mq: Arc<Connection>, mut r: Receiver) {
     blocking(move || c.close(&h)).await;
 }
 
-/// What the application said of a delivery.
-enum Settle {
-    Commit,
-    Backout,
-    DeadLetter,
+/// The descriptor of a JMS selector filter (AMQP filter registry), by name and by code.
+const SELECTOR_NAME: &str = "apache.org:selector-filter:string";
+const SELECTOR_CODE: u64 = 0x0000_468C_0000_0004;
+
+/// The JMS selector a source's filter set carries (`None`: an empty set); any other filter,
+/// or a selector that does not parse, is the error to refuse the link with.
+pub fn selector_of(
+    filter: &fe2o3_amqp::types::messaging::FilterSet,
+) -> Result<Option<Selector>, Error> {
+    use fe2o3_amqp::types::primitives::Value;
+    use serde_amqp::descriptor::Descriptor;
+    let mut found = None;
+    for (key, v) in filter.iter() {
+        let text = match v {
+            Value::Described(d)
+                if matches!(&d.descriptor, Descriptor::Name(n) if n.0 == SELECTOR_NAME)
+                    || matches!(&d.descriptor, Descriptor::Code(c) if *c == SELECTOR_CODE) =>
+            {
+                match &d.value {
+                    Value::String(t) => t.clone(),
+                    _ => {
+                        return Err(Error::new(
+                            AmqpError::InvalidField,
+                            "a selector filter's value must be a string".to_string(),
+                            None,
+                        ));
+                    }
+                }
+            }
+            _ => {
+                return Err(Error::new(
+                    AmqpError::NotImplemented,
+                    format!(
+                        "source filter '{}' is not provided (only JMS selectors, {SELECTOR_NAME})",
+                        key.0
+                    ),
+                    None,
+                ));
+            }
+        };
+        let sel = Selector::parse(&text).map_err(|why| {
+            let e = MqError::new(
+                ReasonCode::SelectorSyntaxError,
+                format!("selector \"{text}\": {why}"),
+            );
+            Error::new(AmqpError::InvalidField, describe(&e), None)
+        })?;
+        found = Some(sel);
+    }
+    Ok(found)
 }
 
 /// Temporary queues made for this session's dynamic receiving links (JMS temporary queues,
@@ -145,134 +185,4 @@ pub fn dynamic_source(
             None
         }
     }
-}
-
-/// The application receives on this link: each message is got from the source queue in a
-/// unit of work of its own and sent; its outcome settles it. A source with
-/// `distribution-mode copy` browses instead: copies, nothing settled.
-pub async fn outgoing(mq: Arc<Connection>, mut s: Sender, dynamic: Dynamic) {
-    // A filter (a JMS selector, say) is never ignored: delivering what it would have left out
-    // is worse than refusing the link.
-    if s.source()
-        .as_ref()
-        .is_some_and(|src| src.filter.as_ref().is_some_and(|f| !f.is_empty()))
-    {
-        let e = Error::new(
-            AmqpError::NotImplemented,
-            "source filters (JMS selectors) are not provided yet".to_string(),
-            None,
-        );
-        let _ = s.close_with_error(e).await;
-        return;
-    }
-    let source = address(s.source().as_ref().and_then(|t| t.address.as_ref()));
-    let copy = s.source().as_ref().is_some_and(|src| {
-        src.distribution_mode == Some(fe2o3_amqp::types::messaging::DistributionMode::Copy)
-    });
-    let made = source
-        .as_ref()
-        .and_then(|n| dynamic.lock().unwrap_or_else(|p| p.into_inner()).remove(n));
-    let opts = if copy {
-        OpenOptions::browse()
-    } else {
-        OpenOptions::input()
-    };
-    let missing = (AmqpError::InvalidField, "the source must name a queue");
-    let opened = match (made, source) {
-        (Some(h), Some(n)) => Ok((n, Arc::new(h))),
-        (_, source) => open_queue(&mq, source, opts, missing).await,
-    };
-    let (name, h) = match opened {
-        Ok(x) => x,
-        Err(e) => {
-            if let Some(e) = e {
-                let _ = s.close_with_error(e).await;
-            }
-            return;
-        }
-    };
-    let twin = Arc::new(mq.uow_twin());
-    let mut failed = None;
-    loop {
-        let (t, h2) = (twin.clone(), h.clone());
-        let job = tokio::task::spawn_blocking(move || {
-            t.get(
-                &h2,
-                GetOptions {
-                    syncpoint: !copy,
-                    wait: Some(GET_WAIT),
-                    browse: if copy { Browse::Next } else { Browse::None },
-                    ..Default::default()
-                },
-            )
-        });
-        tokio::pin!(job);
-        let got = tokio::select! {
-            r = &mut job => match r {
-                Ok(g) => g,
-                Err(_) => break,
-            },
-            _ = s.on_detach() => {
-                // The link went while a get waited: whatever it took goes back.
-                let _ = job.await;
-                let t = twin.clone();
-                blocking(move || t.backout()).await;
-                break;
-            }
-        };
-        let got = match got {
-            Ok(g) => g,
-            Err(e) if e.reason == ReasonCode::NoMsgAvailable => continue,
-            Err(e) => {
-                failed = Some(amqp_error(&e));
-                break;
-            }
-        };
-        let (md, payload) = (got.md.clone(), got.payload.clone());
-        let msg = mapping::to_amqp(&got.md, got.payload);
-        let how = match s.send(msg).await {
-            // A copy has nothing to settle.
-            Ok(_) if copy => continue,
-            Ok(Outcome::Accepted(_)) => Settle::Commit,
-            Ok(Outcome::Rejected(_)) => Settle::DeadLetter,
-            Ok(_) => Settle::Backout,
-            Err(_) => {
-                let t = twin.clone();
-                blocking(move || t.backout()).await;
-                break;
-            }
-        };
-        let (t, q) = (twin.clone(), name.clone());
-        blocking(move || {
-            let r = match how {
-                Settle::Commit => t.commit(),
-                Settle::Backout => t.backout(),
-                Settle::DeadLetter => {
-                    // The dead-letter header's reason: the consumer refused it.
-                    let why = MqError::new(
-                        ReasonCode::BackedOut,
-                        "rejected by the AMQP application".to_string(),
-                    );
-                    match t.put_dead_letter(&why, &q, "", &md, &payload, true) {
-                        Ok(()) => t.commit(),
-                        Err(e) => {
-                            // No dead-letter queue: the message stays where it was.
-                            let _ = t.backout();
-                            Err(e)
-                        }
-                    }
-                }
-            };
-            if let Err(e) = r {
-                tracing::warn!(queue = %q, "AMQP delivery not settled: {e}");
-            }
-        })
-        .await;
-    }
-    let _ = match failed {
-        Some(e) => s.close_with_error(e).await,
-        None => s.close().await,
-    };
-    let c = mq.clone();
-    blocking(move || c.close(&h)).await;
 }

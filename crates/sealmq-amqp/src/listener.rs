@@ -192,7 +192,11 @@ async fn connection(
             return;
         }
     };
-    let sessions = SessionAcceptor::default();
+    // Local transactions (the coordinator link; JMS transacted sessions): fe2o3 keeps a
+    // transaction's transfers and outcomes and applies them at discharge (docs/amqp.md).
+    let sessions = SessionAcceptor::builder()
+        .control_link_acceptor(fe2o3_amqp::transaction::coordinator::ControlLinkAcceptor::default())
+        .build();
     // The channel's MAXMSGL bounds a message (0: MQ's "as large as the queue manager allows").
     let max = u64::from(def.max_msg_len);
     // Dynamic receiving links (temporary queues): MQ's TMPMODEL and TMPQPRFX of the channel.
@@ -223,7 +227,7 @@ async fn connection(
                         tokio::spawn(link::incoming(mq.clone(), r));
                     }
                     LinkEndpoint::Sender(s) => {
-                        tokio::spawn(link::outgoing(mq.clone(), s, dynamic.clone()));
+                        tokio::spawn(crate::outgoing::outgoing(mq.clone(), s, dynamic.clone()));
                     }
                 }
             }

@@ -13,12 +13,14 @@
 //! | properties user-id | user id (outgoing: the principal that put it) |
 //! | amqp-value string | payload (UTF-8), format `MQSTR` |
 //! | data sections | payload (bytes), format blank |
-//!
-//! Application properties wait for message properties in the queue manager (left for later).
+//! | application-properties | message properties (see [`to_property`] for the types) |
 
-use fe2o3_amqp::types::messaging::{AmqpValue, Body, Data, Header, Message, MessageId, Properties};
-use fe2o3_amqp::types::primitives::{Binary, Timestamp, Value};
+use fe2o3_amqp::types::messaging::{
+    AmqpValue, ApplicationProperties, Body, Data, Header, Message, MessageId, Properties,
+};
+use fe2o3_amqp::types::primitives::{Binary, OrderedMap, SimpleValue, Timestamp, Value};
 use sealmq_engine::{Md, Persistence};
+use sealmq_mqi::{PropValue, Property};
 
 /// MQ's format name of a character payload.
 pub const FMT_STRING: &str = "MQSTR";
@@ -75,6 +77,19 @@ pub fn to_mq(m: &Message<Body<Value>>) -> Result<(Md, Vec<u8>), String> {
             md.group_id = id24(g.as_bytes());
         }
     }
+    if let Some(ap) = &m.application_properties {
+        for (name, v) in ap.0.iter() {
+            let value = to_property(v).map_err(|t| {
+                format!("application property '{name}': {t} values are not provided")
+            })?;
+            md.properties.push(Property {
+                name: name.clone(),
+                value,
+            });
+        }
+        sealmq_mqi::props::check_all(&md.properties)
+            .map_err(|(r, d)| format!("{} {}: {d}", r.code(), r.name()))?;
+    }
     let payload = match &m.body {
         Body::Data(sections) => {
             let mut v = Vec::new();
@@ -107,6 +122,55 @@ pub fn to_mq(m: &Message<Body<Value>>) -> Result<(Md, Vec<u8>), String> {
         }
     };
     Ok((md, payload))
+}
+
+/// An application property's value as a message property: unsigned integers widen to the
+/// next signed type (ulong above `i64::MAX` is refused), char, symbol and uuid become strings,
+/// timestamp becomes long (ms since the epoch); decimals and described values are refused
+/// (`Err` names the type).
+pub fn to_property(v: &SimpleValue) -> Result<PropValue, &'static str> {
+    Ok(match v {
+        SimpleValue::Null => PropValue::Null,
+        SimpleValue::Bool(b) => PropValue::Bool(*b),
+        SimpleValue::Ubyte(n) => PropValue::Short(i16::from(*n)),
+        SimpleValue::Ushort(n) => PropValue::Int(i32::from(*n)),
+        SimpleValue::Uint(n) => PropValue::Long(i64::from(*n)),
+        SimpleValue::Ulong(n) => PropValue::Long(i64::try_from(*n).map_err(|_| "large ulong")?),
+        SimpleValue::Byte(n) => PropValue::Byte(*n),
+        SimpleValue::Short(n) => PropValue::Short(*n),
+        SimpleValue::Int(n) => PropValue::Int(*n),
+        SimpleValue::Long(n) => PropValue::Long(*n),
+        SimpleValue::Float(f) => PropValue::Float(f.into_inner()),
+        SimpleValue::Double(f) => PropValue::Double(f.into_inner()),
+        SimpleValue::Char(c) => PropValue::String(c.to_string()),
+        SimpleValue::Timestamp(t) => PropValue::Long(t.milliseconds()),
+        SimpleValue::Uuid(u) => {
+            PropValue::String(u.as_inner().iter().map(|b| format!("{b:02x}")).collect())
+        }
+        SimpleValue::Binary(b) => PropValue::Bytes(b.to_vec()),
+        SimpleValue::String(s) => PropValue::String(s.clone()),
+        SimpleValue::Symbol(s) => PropValue::String(s.0.clone()),
+        SimpleValue::Decimal32(_) | SimpleValue::Decimal64(_) | SimpleValue::Decimal128(_) => {
+            return Err("decimal");
+        }
+        SimpleValue::Described(_) => return Err("described"),
+    })
+}
+
+/// A message property as an application property.
+pub fn to_simple(v: &PropValue) -> SimpleValue {
+    match v {
+        PropValue::Null => SimpleValue::Null,
+        PropValue::Bool(b) => SimpleValue::Bool(*b),
+        PropValue::Byte(n) => SimpleValue::Byte(*n),
+        PropValue::Short(n) => SimpleValue::Short(*n),
+        PropValue::Int(n) => SimpleValue::Int(*n),
+        PropValue::Long(n) => SimpleValue::Long(*n),
+        PropValue::Float(f) => SimpleValue::from(*f),
+        PropValue::Double(f) => SimpleValue::from(*f),
+        PropValue::String(s) => SimpleValue::String(s.clone()),
+        PropValue::Bytes(b) => SimpleValue::Binary(Binary::from(b.clone())),
+    }
 }
 
 fn value_kind(v: &Value) -> &'static str {
@@ -155,11 +219,19 @@ pub fn to_amqp(md: &Md, payload: Vec<u8>) -> Message<Body<Value>> {
         (_, Ok(s)) => data(s.into_bytes()),
         (_, Err(e)) => data(e.into_bytes()),
     };
-    Message::builder()
+    let mut m = Message::builder()
         .header(header)
         .properties(p)
         .body(body)
-        .build()
+        .build();
+    if !md.properties.is_empty() {
+        let mut map = OrderedMap::new();
+        for p in &md.properties {
+            map.insert(p.name.clone(), to_simple(&p.value));
+        }
+        m.application_properties = Some(ApplicationProperties(map));
+    }
+    m
 }
 
 #[cfg(test)]
@@ -175,6 +247,28 @@ mod tests {
             correl_id: id24(&[1, 2, 0, 3]),
             reply_to_q: "REPLY.Q".into(),
             format: FMT_STRING.into(),
+            properties: vec![
+                Property {
+                    name: "colour".into(),
+                    value: PropValue::String("red".into()),
+                },
+                Property {
+                    name: "n".into(),
+                    value: PropValue::Long(-5),
+                },
+                Property {
+                    name: "f".into(),
+                    value: PropValue::Double(0.5),
+                },
+                Property {
+                    name: "ok".into(),
+                    value: PropValue::Bool(true),
+                },
+                Property {
+                    name: "raw".into(),
+                    value: PropValue::Bytes(vec![1, 2]),
+                },
+            ],
             ..Md::default()
         };
         let m = to_amqp(&md, b"hello".to_vec());
@@ -186,6 +280,7 @@ mod tests {
         assert_eq!(back.correl_id, md.correl_id);
         assert_eq!(back.reply_to_q, "REPLY.Q");
         assert_eq!(back.format, FMT_STRING);
+        assert_eq!(back.properties, md.properties);
         // Bytes travel as data and come back as bytes.
         let md = Md {
             format: String::new(),
@@ -194,6 +289,24 @@ mod tests {
         let m = to_amqp(&md, vec![0xff, 0, 1]);
         assert!(matches!(m.body, Body::Data(_)));
         assert_eq!(to_mq(&m).unwrap().1, vec![0xff, 0, 1]);
+    }
+
+    #[test]
+    fn application_properties_widen_or_are_refused() {
+        assert_eq!(
+            to_property(&SimpleValue::Uint(u32::MAX)),
+            Ok(PropValue::Long(4294967295))
+        );
+        assert_eq!(
+            to_property(&SimpleValue::Ubyte(200)),
+            Ok(PropValue::Short(200))
+        );
+        assert!(to_property(&SimpleValue::Ulong(u64::MAX)).is_err());
+        let mut m = to_amqp(&Md::default(), b"x".to_vec());
+        let mut map = OrderedMap::new();
+        map.insert("JMSType".to_string(), SimpleValue::from("x"));
+        m.application_properties = Some(ApplicationProperties(map));
+        assert!(to_mq(&m).unwrap_err().contains("2442"));
     }
 
     proptest::proptest! {

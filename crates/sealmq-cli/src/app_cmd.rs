@@ -85,6 +85,10 @@ pub struct PutArgs {
     /// Correlation id (text, up to 24 bytes).
     #[arg(long)]
     pub correl: Option<String>,
+    /// A message property, `name=value` (a string) or `name:TYPE=value` with TYPE boolean,
+    /// byte, short, int, long, float, double, string, bytes (hex) or null; repeatable.
+    #[arg(long = "property", value_name = "NAME[:TYPE]=VALUE", value_parser = sealmq_mqi::props::parse_assignment)]
+    pub properties: Vec<sealmq_mqi::Property>,
     /// Use put1 (open, put, close) for every message.
     #[arg(long, conflicts_with = "qmgr")]
     pub put1: bool,
@@ -231,6 +235,7 @@ pub fn put(a: PutArgs) -> CliResult {
         if let Some(cid) = &a.correl {
             md.correl_id = id24(cid);
         }
+        md.properties = a.properties.clone();
         let r = match h {
             Some(h) => c.put(h, &mut md, &payload, sync.is_some()),
             None => c.put1(&a.c.queue, &mut md, &payload, sync.is_some()),

@@ -397,7 +397,7 @@ fn mover_rr(a: &BenchArgs, prot: &Protection, config: &str, t: &Tuning) -> CliRe
                     wait: Some(Duration::from_secs(30)),
                     matching: Match {
                         correl_id: Some(md.msg_id),
-                        msg_id: None,
+                        ..Match::default()
                     },
                     ..Default::default()
                 };

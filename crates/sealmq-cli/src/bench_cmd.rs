@@ -668,7 +668,7 @@ fn local_rr(a: &BenchArgs, qm: &Qm, prot: &Protection) -> CliResult<Measured> {
                     wait: Some(Duration::from_secs(10)),
                     matching: Match {
                         correl_id: Some(md.msg_id),
-                        msg_id: None,
+                        ..Match::default()
                     },
                     buffer,
                     ..Default::default()

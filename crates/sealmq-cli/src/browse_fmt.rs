@@ -25,7 +25,7 @@ pub fn descriptor(md: &Md) -> String {
     };
     format!(
         "  MsgId(X'{}') CorrelId(X'{}') Priority({}) Persistence({persistence}) PutDateTime({}) \
-         UserIdentifier({}) PutApplName({}) Format('{}') BackoutCount({})",
+         UserIdentifier({}) PutApplName({}) Format('{}') BackoutCount({}){}",
         hex(&md.msg_id),
         hex(&md.correl_id),
         md.priority,
@@ -33,8 +33,17 @@ pub fn descriptor(md: &Md) -> String {
         md.user_id,
         md.put_appl_name,
         md.format,
-        md.backout_count
+        md.backout_count,
+        properties(md)
     )
+}
+
+/// The message properties, one line each (`  name(type): value`), or nothing.
+pub fn properties(md: &Md) -> String {
+    md.properties
+        .iter()
+        .map(|p| format!("\n  {}({}): {}", p.name, p.value.type_name(), p.value))
+        .collect()
 }
 
 /// Whether `b` reads as text (UTF-8 without control characters other than tab and newlines).

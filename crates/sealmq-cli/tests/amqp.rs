@@ -2,7 +2,8 @@
 //! Python (`pip install python-qpid-proton`, installed by `.ci/run`), and a real queue manager
 //! process: put and get both ways between AMQP and sealmq applications, durable messages
 //! accepted only once put, rejected to the dead-letter queue, released with a delivery count,
-//! authority on every attach.
+//! authority on every attach, application properties ↔ message properties, JMS selectors and
+//! local transactions.
 
 mod common;
 
@@ -10,6 +11,7 @@ use common::{Home, free_port};
 use sealmq_client::Client;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
 use sealmq_engine::{Md, Persistence};
+use sealmq_mqi::PropValue;
 use std::process::Command;
 
 const CLIENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/amqp/proton_client.py");
@@ -70,6 +72,13 @@ fn an_amqp_application_and_a_sealmq_application_exchange_messages_both_ways() {
     assert_eq!(&g.md.correl_id[..6], b"corr-0");
     assert_eq!(g.md.reply_to_q, "REPLY.Q");
     assert_eq!(g.md.format, "MQSTR");
+    // Application properties are message properties.
+    assert_eq!(
+        g.md.property("colour"),
+        Some(&PropValue::String("red".into()))
+    );
+    assert_eq!(g.md.property("n").map(|v| v.to_string()), Some("0".into()));
+    assert_eq!(g.md.property("half"), Some(&PropValue::Double(0.0)));
     c.close(q).unwrap();
     // The other four, got over AMQP in order.
     let got = proton(&url, &["receive", "APP.Q", "4"]);
@@ -78,6 +87,9 @@ fn an_amqp_application_and_a_sealmq_application_exchange_messages_both_ways() {
     assert_eq!(got[0]["id"], "amqp-1");
     assert_eq!(got[0]["correlation_id"], "corr-1");
     assert_eq!(got[0]["durable"], true);
+    assert_eq!(got[0]["properties"]["colour"], "blue");
+    assert_eq!(got[0]["properties"]["n"], 1);
+    assert_eq!(got[0]["properties"]["half"], 0.5);
     assert_eq!(h.depth("QA", "APP.Q"), 0, "accepted means committed");
     // Copies (distribution-mode copy) leave the queue as it was.
     proton(&url, &["send", "APP.Q", "2"]);
@@ -107,9 +119,16 @@ fn an_amqp_application_and_a_sealmq_application_exchange_messages_both_ways() {
         ..Md::default()
     };
     md.correl_id[..3].copy_from_slice(b"abc");
+    md.set_property("region", PropValue::String("EMEA".into()))
+        .unwrap();
+    md.set_property("amount", PropValue::Int(250)).unwrap();
+    md.set_property("urgent", PropValue::Bool(true)).unwrap();
     c.put(o, &mut md, b"from sealmq", false).unwrap();
     let got = proton(&url, &["receive", "APP.Q", "1"]);
     assert_eq!(got[0]["body"], "from sealmq");
+    assert_eq!(got[0]["properties"]["region"], "EMEA");
+    assert_eq!(got[0]["properties"]["amount"], 250);
+    assert_eq!(got[0]["properties"]["urgent"], true);
     assert_eq!(got[0]["correlation_id"], "abc");
     assert_eq!(got[0]["reply_to"], "BACK.Q");
     assert_eq!(got[0]["durable"], true);
@@ -142,10 +161,10 @@ fn released_comes_back_counted_rejected_goes_to_the_dead_letter_queue_and_author
         "{text}"
     );
     assert_eq!(h.depth("QB", "SECRET.Q"), 0);
-    // A JMS selector is refused, never ignored.
-    let e = proton(&url, &["selector", "APP.Q"]);
+    // A selector that does not parse refuses the link with the reason; it is never ignored.
+    let e = proton(&url, &["badselect", "APP.Q", "colour == 'red'"]);
     let text = e[0]["error"].as_str().unwrap_or_default().to_string();
-    assert!(text.contains("not-implemented"), "{text}");
+    assert!(text.contains("2459"), "{text}");
     // The queue manager goes on serving.
     proton(&url, &["send", "APP.Q", "1"]);
     assert_eq!(h.depth("QB", "APP.Q"), 1);
@@ -169,6 +188,127 @@ fn released_comes_back_counted_rejected_goes_to_the_dead_letter_queue_and_author
     let st = h.mqsc("QB", "DISPLAY CHSTATUS(APP.AMQP)\n");
     assert!(st.contains("AMQP") && st.contains("RUNNING"), "{st}");
     h.mqsc("QB", "STOP CHANNEL(APP.AMQP)\n");
+}
+
+#[test]
+fn selectors_choose_and_transactions_commit_or_roll_back() {
+    let h = Home::new();
+    let url = setup(&h, "QS");
+    // Six messages: colour red for even n, blue for odd.
+    proton(&url, &["send", "APP.Q", "6"]);
+    let sel = proton(&url, &["select", "APP.Q", "2", "colour = 'red' AND n > 0"]);
+    assert_eq!(
+        sel[0]["selected"],
+        serde_json::json!(["hello 2", "hello 4"])
+    );
+    assert_eq!(h.depth("QS", "APP.Q"), 4, "only the selected were taken");
+    let sel = proton(
+        &url,
+        &[
+            "select",
+            "APP.Q",
+            "1",
+            "half BETWEEN 2 AND 3 OR JMSPriority > 8",
+        ],
+    );
+    assert_eq!(sel[0]["selected"], serde_json::json!(["hello 5"]));
+    // The rest, in order, for a plain receiver.
+    let rest = proton(&url, &["receive", "APP.Q", "3"]);
+    let bodies: Vec<&str> = rest.iter().map(|m| m["body"].as_str().unwrap()).collect();
+    assert_eq!(bodies, ["hello 0", "hello 1", "hello 3"]);
+    // A sealmq application's properties, selected over AMQP.
+    h.ok(&[
+        "put",
+        "QS",
+        "APP.Q",
+        "--message",
+        "small",
+        "--property",
+        "amount:int=5",
+    ]);
+    h.ok(&[
+        "put",
+        "QS",
+        "APP.Q",
+        "--message",
+        "large",
+        "--property",
+        "amount:long=5000",
+    ]);
+    let sel = proton(&url, &["select", "APP.Q", "1", "amount >= 1000"]);
+    assert_eq!(sel[0]["selected"], serde_json::json!(["large"]));
+    proton(&url, &["receive", "APP.Q", "1"]);
+
+    // Transactional sends: nothing of a rolled-back transaction is put; a committed one is.
+    let r = proton(&url, &["txsend", "APP.Q", "3", "rollback"]);
+    assert_eq!(r[0]["transaction"], "rolled back");
+    let r = proton(&url, &["txsend", "APP.Q", "2", "commit"]);
+    assert_eq!(r[0]["transaction"], "committed");
+    common::wait_for(
+        std::time::Duration::from_secs(10),
+        "the committed transaction's messages",
+        || h.depth("QS", "APP.Q") >= 2,
+    );
+    assert_eq!(
+        h.depth("QS", "APP.Q"),
+        2,
+        "the rolled-back three never arrive"
+    );
+    // Transactional acceptance: rolled back, the messages come back; committed, they go.
+    let r = proton(&url, &["txreceive", "APP.Q", "2", "rollback"]);
+    assert_eq!(r[0]["transaction"], "rolled back");
+    assert_eq!(r[0]["bodies"], serde_json::json!(["tx 0", "tx 1"]));
+    common::wait_for(
+        std::time::Duration::from_secs(15),
+        "rolled-back acceptances to leave the messages on the queue",
+        || h.depth("QS", "APP.Q") == 2,
+    );
+    let r = proton(&url, &["txreceive", "APP.Q", "2", "commit"]);
+    assert_eq!(r[0]["transaction"], "committed");
+    assert_eq!(r[0]["bodies"], serde_json::json!(["tx 0", "tx 1"]));
+    common::wait_for(
+        std::time::Duration::from_secs(10),
+        "committed acceptances to take the messages",
+        || h.depth("QS", "APP.Q") == 0,
+    );
+}
+
+/// Message properties from the command line: shown by browse, kept across a restart.
+#[test]
+fn message_properties_are_kept_through_a_restart_and_shown_by_browse() {
+    let h = Home::new();
+    h.ok(&["create", "QP"]);
+    h.ok(&["start", "QP", "--background"]);
+    h.mqsc(
+        "QP",
+        "DEFINE QLOCAL(P.Q)
+",
+    );
+    h.ok(&[
+        "put",
+        "QP",
+        "P.Q",
+        "--message",
+        "m",
+        "--persistent",
+        "--property",
+        "colour=red",
+        "--property",
+        "n:int=-5",
+        "--property",
+        "ok:boolean=true",
+    ]);
+    let bad = h.fails(&["put", "QP", "P.Q", "--property", "JMSType=x"]);
+    assert!(bad.contains("2442"), "{bad}");
+    let bad = h.fails(&["put", "QP", "P.Q", "--property", "n:int=many"]);
+    assert!(bad.contains("int"), "{bad}");
+    h.ok(&["stop", "QP"]);
+    h.ok(&["start", "QP", "--background"]);
+    let b = h.ok(&["browse", "QP", "P.Q"]);
+    assert!(b.contains("colour(string): red"), "{b}");
+    assert!(b.contains("n(int): -5"), "{b}");
+    assert!(b.contains("ok(boolean): true"), "{b}");
+    assert!(b.contains("1 message(s)"), "{b}");
 }
 
 /// rhea (Node.js), installed by `.ci/run` under target/node: a JavaScript application sends

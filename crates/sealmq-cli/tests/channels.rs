@@ -104,9 +104,16 @@ fn request_reply_over_a_channel_pair_and_a_gateway_hop() {
             reply_to_q: "APP.REPLY".into(),
             ..Default::default()
         };
+        md.set_property("attempt", sealmq_mqi::PropValue::Int(i))
+            .unwrap();
         req.put(rq, &mut md, format!("request {i}").as_bytes(), false)
             .unwrap();
         let got = rsp.get(sq, &wait(30)).unwrap();
+        assert_eq!(
+            got.md.property("attempt"),
+            Some(&sealmq_mqi::PropValue::Int(i)),
+            "message properties travel over the channel"
+        );
         assert_eq!(
             got.md.reply_to_qmgr, "QMA",
             "the queue manager fills ReplyToQMgr"

@@ -263,8 +263,8 @@ fn async_consume_matches_correlation_ids_and_browses_without_taking() {
     correl[0] = b'A';
     let mut o = opts(ConsumeMode::Auto, 50, 10);
     o.matching = Match {
-        msg_id: None,
         correl_id: Some(correl),
+        ..Match::default()
     };
     let mut consumer = c.consume(hobj, o).unwrap();
     let mut got = Vec::new();
@@ -330,6 +330,21 @@ fn a_version_one_client_is_still_served_and_cannot_consume() {
         matches!(&r, Response::Err { reason: 2195, detail } if detail.contains("version 2")),
         "{r:?}"
     );
+    // A message with properties reaches it without them: its descriptor reads as version 1's.
+    h.ok(&["put", "QV", "C.Q", "--message", "p", "--property", "colour=red"]);
+    let get = Request::Get(sealmq_wire::GetReq::from_options(
+        hobj,
+        &sealmq_engine::mqi::GetOptions::default(),
+    ));
+    sealmq_wire::write_request(&mut s, 4, &get).unwrap();
+    let (_, r) = sealmq_wire::read_response(&mut s, 1 << 20)
+        .unwrap()
+        .unwrap();
+    let Response::Got { md, payload, .. } = r else {
+        panic!("{r:?}")
+    };
+    assert_eq!(payload, b"p");
+    assert!(md.properties.is_empty(), "{:?}", md.properties);
 }
 
 fn uncom(h: &Home, qm: &str, q: &str) -> u64 {

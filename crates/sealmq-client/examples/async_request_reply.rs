@@ -53,7 +53,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         wait: Some(Duration::from_secs(5)),
         matching: Match {
             correl_id: Some(sent.msg_id),
-            msg_id: None,
+            ..Match::default()
         },
         ..Default::default()
     };

@@ -57,7 +57,7 @@ pub enum ConsumeMode {
     ReadAhead,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ConsumeOptions {
     pub mode: ConsumeMode,
     /// Messages pushed and not yet released (processed, or settled under syncpoint).

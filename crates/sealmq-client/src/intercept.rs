@@ -212,7 +212,7 @@ impl Client {
             && !gmo.accept_truncated
             && gmo.buffer.is_some()
             && !self.icpt.in_uow;
-        let mut opts = *gmo;
+        let mut opts = gmo.clone();
         opts.syncpoint |= own_uow;
         // The envelope is larger than the payload: take it whole, truncate after.
         opts.buffer = None;

@@ -396,6 +396,21 @@ impl Client {
         self.call(Request::Close { hobj }).map(|_| ())
     }
 
+    /// Message properties need protocol version 3: an older queue manager would not read them.
+    fn check_properties(&self, md: &Md) -> Result<()> {
+        if md.properties.is_empty() || self.version >= sealmq_wire::V_PROPERTIES {
+            return Ok(());
+        }
+        Err(ClientError {
+            reason: 2195,
+            detail: format!(
+                "the queue manager speaks protocol version {}, which has no message properties; \
+                 put without properties or upgrade it",
+                self.version
+            ),
+        })
+    }
+
     /// MQPUT without client-side protection; `md` comes back filled.
     pub(crate) fn put_raw(
         &mut self,
@@ -404,6 +419,7 @@ impl Client {
         payload: Vec<u8>,
         syncpoint: bool,
     ) -> Result<()> {
+        self.check_properties(md)?;
         match self.call(Request::Put {
             hobj,
             md: md.clone(),
@@ -469,6 +485,7 @@ impl Client {
         payload: Vec<u8>,
         syncpoint: bool,
     ) -> Result<()> {
+        self.check_properties(md)?;
         match self.call(Request::Put1 {
             name: name.to_string(),
             md: md.clone(),

@@ -109,7 +109,7 @@ impl QueueManager {
         };
         let mut found: Vec<Policy> = Vec::new();
         let mut untagged: Vec<Policy> = Vec::new();
-        while let Ok(m) = c.get(&h, gmo) {
+        while let Ok(m) = c.get(&h, gmo.clone()) {
             gmo.browse = crate::mqi::Browse::Next;
             let checked = open_sealed(&m.payload, &key).and_then(|p| {
                 if m.md.correl_id != correl(&p.name) {
@@ -191,14 +191,14 @@ impl QueueManager {
         )?;
         let m = Match {
             correl_id: Some(correl(&p.name)),
-            msg_id: None,
+            ..Match::default()
         };
         while c
             .get(
                 &h,
                 GetOptions {
                     syncpoint: true,
-                    matching: m,
+                    matching: m.clone(),
                     ..Default::default()
                 },
             )
@@ -234,14 +234,14 @@ impl QueueManager {
         let h = c.open(POLICY_Q, OpenOptions::input())?;
         let m = Match {
             correl_id: Some(correl(name)),
-            msg_id: None,
+            ..Match::default()
         };
         while c
             .get(
                 &h,
                 GetOptions {
                     syncpoint: true,
-                    matching: m,
+                    matching: m.clone(),
                     ..Default::default()
                 },
             )

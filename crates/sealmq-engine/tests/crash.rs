@@ -91,7 +91,7 @@ fn verify(dir: &std::path::Path, seen: &mut Seen) {
         browse: Browse::First,
         ..Default::default()
     };
-    while let Ok(g) = c.get(&h, opt) {
+    while let Ok(g) = c.get(&h, opt.clone()) {
         *present
             .entry(String::from_utf8(g.payload).unwrap())
             .or_default() += 1;

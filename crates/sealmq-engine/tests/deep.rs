@@ -112,11 +112,13 @@ fn a_queue_deeper_than_the_cache_waits_on_disk_and_comes_back_in_order() {
             Match {
                 msg_id: Some(id(i, 1)),
                 correl_id: None,
+                selector: None,
             }
         } else {
             Match {
                 msg_id: None,
                 correl_id: Some(id(i, 2)),
+                selector: None,
             }
         };
         let g = c
@@ -138,6 +140,7 @@ fn a_queue_deeper_than_the_cache_waits_on_disk_and_comes_back_in_order() {
                 matching: Match {
                     msg_id: Some(id(4000, 1)),
                     correl_id: None,
+                    selector: None,
                 },
                 ..Default::default()
             },
@@ -150,7 +153,7 @@ fn a_queue_deeper_than_the_cache_waits_on_disk_and_comes_back_in_order() {
         ..Default::default()
     };
     let mut seen = Vec::new();
-    while let Ok(g) = c.get(&h, opt) {
+    while let Ok(g) = c.get(&h, opt.clone()) {
         seen.push(g.payload);
         opt.browse = Browse::Next;
     }
@@ -426,6 +429,7 @@ fn get_by_id(c: &Connection, h: &Hobj, i: u32) -> Vec<u8> {
             matching: Match {
                 msg_id: Some(id(i, 1)),
                 correl_id: None,
+                selector: None,
             },
             ..Default::default()
         },

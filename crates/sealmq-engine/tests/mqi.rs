@@ -188,6 +188,7 @@ fn match_on_msg_id_and_correl_id() {
                 matching: Match {
                     correl_id: Some([2; 24]),
                     msg_id: None,
+                    selector: None,
                 },
                 ..Default::default()
             },
@@ -200,7 +201,7 @@ fn match_on_msg_id_and_correl_id() {
             GetOptions {
                 matching: Match {
                     msg_id: Some(ids[1]),
-                    correl_id: None,
+                    ..Match::default()
                 },
                 ..Default::default()
             },
@@ -213,7 +214,7 @@ fn match_on_msg_id_and_correl_id() {
             GetOptions {
                 matching: Match {
                     msg_id: Some(ids[1]),
-                    correl_id: None
+                    ..Match::default()
                 },
                 ..Default::default()
             }
@@ -265,6 +266,7 @@ fn get_wait_wakes_one_waiter_and_the_matching_one_first() {
         Match {
             correl_id: Some([7; 24]),
             msg_id: None,
+            selector: None,
         },
         3000,
     );
@@ -459,7 +461,7 @@ fn units_of_work_commit_backout_and_backout_count() {
         syncpoint: true,
         ..Default::default()
     };
-    let g = other.get(&h, gs).unwrap();
+    let g = other.get(&h, gs.clone()).unwrap();
     assert_eq!(g.md.backout_count, 0);
     assert_eq!(
         code(get(&c, &c.open("U", OpenOptions::input()).unwrap())),
@@ -467,7 +469,7 @@ fn units_of_work_commit_backout_and_backout_count() {
         "got under syncpoint: hidden"
     );
     other.backout().unwrap();
-    let g = other.get(&h, gs).unwrap();
+    let g = other.get(&h, gs.clone()).unwrap();
     assert_eq!(g.md.backout_count, 1, "backout count +1");
     other.commit().unwrap();
     assert_eq!(qm.depth("U").unwrap(), 0);
@@ -501,10 +503,10 @@ fn backout_threshold_requeues_to_boqname() {
         syncpoint: true,
         ..Default::default()
     };
-    c.get(&h, gs).unwrap();
+    c.get(&h, gs.clone()).unwrap();
     c.backout().unwrap();
     assert_eq!(qm.depth("WORK").unwrap(), 1);
-    c.get(&h, gs).unwrap();
+    c.get(&h, gs.clone()).unwrap();
     c.backout().unwrap();
     assert_eq!(qm.depth("WORK").unwrap(), 0, "moved at the threshold");
     let b = c.open("BOQ", OpenOptions::input()).unwrap();

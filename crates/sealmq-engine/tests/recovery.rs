@@ -35,7 +35,7 @@ fn bodies(qm: &Arc<QueueManager>, q: &str) -> Vec<Vec<u8>> {
         browse: Browse::First,
         ..Default::default()
     };
-    while let Ok(g) = c.get(&h, opt) {
+    while let Ok(g) = c.get(&h, opt.clone()) {
         out.push(g.payload);
         opt.browse = Browse::Next;
     }

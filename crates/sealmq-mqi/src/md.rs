@@ -1,6 +1,12 @@
 //! The message descriptor (SPEC §1) and messages.
 
+use crate::props::{self, Property};
 use sealmq_types::codec::{Dec, Enc, Result};
+
+/// Set in the persistence byte of an encoded descriptor when properties follow its last
+/// field (docs/storage.md "Message descriptor"); descriptors without properties encode as
+/// they always did, so stored and older data reads unchanged.
+const HAS_PROPERTIES: u8 = 0x80;
 
 pub type MsgId = [u8; 24];
 pub const NONE_ID: MsgId = [0u8; 24];
@@ -57,6 +63,8 @@ pub struct Md {
     pub backout_count: u32,
     pub group_id: MsgId,
     pub msg_seq_number: u32,
+    /// Message properties (typed name/value pairs; [`crate::props`]).
+    pub properties: Vec<Property>,
 }
 
 impl Default for Md {
@@ -79,6 +87,7 @@ impl Default for Md {
             backout_count: 0,
             group_id: NONE_ID,
             msg_seq_number: 1,
+            properties: Vec::new(),
         }
     }
 }
@@ -126,9 +135,14 @@ impl Md {
     }
 
     pub fn encode(&self, e: &mut Enc) {
+        let flags = if self.properties.is_empty() {
+            0
+        } else {
+            HAS_PROPERTIES
+        };
         e.fixed(&self.msg_id)
             .fixed(&self.correl_id)
-            .u8(pers_byte(self.persistence))
+            .u8(pers_byte(self.persistence) | flags)
             .u32(self.priority as u32)
             .u32(self.expiry as u32)
             .str(&self.format)
@@ -143,12 +157,16 @@ impl Md {
             .u32(self.backout_count)
             .fixed(&self.group_id)
             .u32(self.msg_seq_number);
+        if !self.properties.is_empty() {
+            props::encode(&self.properties, e);
+        }
     }
 
     pub fn decode(d: &mut Dec<'_>) -> Result<Md> {
         let msg_id = d.fixed()?;
         let correl_id = d.fixed()?;
-        let persistence = match d.u8()? {
+        let pers = d.u8()?;
+        let persistence = match pers & !HAS_PROPERTIES {
             0 => Persistence::NotPersistent,
             1 => Persistence::Persistent,
             _ => Persistence::AsQueueDef,
@@ -164,7 +182,7 @@ impl Md {
             4 => MsgType::Report,
             _ => MsgType::Datagram,
         };
-        Ok(Md {
+        let mut md = Md {
             msg_id,
             correl_id,
             persistence,
@@ -182,7 +200,12 @@ impl Md {
             backout_count: d.u32()?,
             group_id: d.fixed()?,
             msg_seq_number: d.u32()?,
-        })
+            properties: Vec::new(),
+        };
+        if pers & HAS_PROPERTIES != 0 {
+            md.properties = props::decode(d)?;
+        }
+        Ok(md)
     }
 }
 
@@ -220,6 +243,7 @@ pub fn now_ms() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::props::PropValue;
     use proptest::prelude::*;
 
     #[test]
@@ -240,9 +264,34 @@ mod tests {
         };
         let mut e = Enc::new();
         m.encode(&mut e);
+        let plain = e.buf.clone();
         let mut d = Dec::new(&e.buf, "message");
         assert_eq!(Message::decode(&mut d).unwrap(), m);
         d.finish().unwrap();
+
+        // With properties: every type survives; without, the bytes are as before.
+        let mut p = m.clone();
+        for (n, v) in [
+            ("b", PropValue::Bool(true)),
+            ("i8", PropValue::Byte(-3)),
+            ("i16", PropValue::Short(-300)),
+            ("i32", PropValue::Int(70000)),
+            ("i64", PropValue::Long(-1 << 40)),
+            ("f32", PropValue::Float(1.5)),
+            ("f64", PropValue::Double(f64::NAN)),
+            ("s", PropValue::String("ünï".into())),
+            ("x", PropValue::Bytes(vec![0, 255])),
+            ("n", PropValue::Null),
+        ] {
+            crate::props::set(&mut p.md.properties, n, v);
+        }
+        let mut e = Enc::new();
+        p.encode(&mut e);
+        assert!(e.buf.len() > plain.len());
+        let mut d = Dec::new(&e.buf, "message");
+        assert_eq!(Message::decode(&mut d).unwrap(), p);
+        d.finish().unwrap();
+        assert_eq!(p.md.persistence, Persistence::Persistent);
     }
 
     proptest! {

@@ -67,7 +67,7 @@ pub enum Browse {
 }
 
 /// MQGET options.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct GetOptions {
     pub syncpoint: bool,
     /// Wait this long for a message; `None` returns 2033 at once.
@@ -95,16 +95,24 @@ pub struct Got {
 }
 
 /// What a get matches on.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Match {
     pub msg_id: Option<MsgId>,
     pub correl_id: Option<MsgId>,
+    /// Only messages this selector selects (a JMS selector; AMQP links use it).
+    pub selector: Option<std::sync::Arc<crate::selector::Selector>>,
 }
 
 impl Match {
     pub fn accepts(&self, m: &Message) -> bool {
         self.msg_id.is_none_or(|id| id == m.md.msg_id)
             && self.correl_id.is_none_or(|id| id == m.md.correl_id)
+            && self.selector.as_ref().is_none_or(|s| s.matches(&m.md))
+    }
+
+    /// Whether only the ids are matched (the queue's fingerprints decide alone).
+    pub fn is_any(&self) -> bool {
+        self.msg_id.is_none() && self.correl_id.is_none() && self.selector.is_none()
     }
 
     pub fn is_specific(&self) -> bool {

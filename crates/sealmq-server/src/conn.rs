@@ -428,6 +428,7 @@ pub(crate) fn serve(
                         hobj: h.clone(),
                         out: out.clone(),
                         intercept: if intercept { protector.clone() } else { None },
+                        strip_properties: version < sealmq_wire::V_PROPERTIES,
                     };
                     match consumers.start(src, c.clone()) {
                         Ok(()) => Response::Ok,
@@ -503,6 +504,21 @@ pub(crate) fn serve(
                 intercepted,
                 read_ahead: read_ahead.filter(|_| version >= sealmq_wire::V_CONSUME),
             }),
+            // An older client cannot read message properties: it gets the message without.
+            Some(Response::Got {
+                mut md,
+                payload,
+                data_len,
+                warning,
+            }) if version < sealmq_wire::V_PROPERTIES => {
+                md.properties.clear();
+                Some(Response::Got {
+                    md,
+                    payload,
+                    data_len,
+                    warning,
+                })
+            }
             r => r,
         };
         let done = resp.is_none();

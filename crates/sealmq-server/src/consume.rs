@@ -68,6 +68,8 @@ pub(crate) struct Source<'a> {
     pub out: Out,
     /// QM-side interception on this connection, with the keystore to unprotect with.
     pub intercept: Option<Arc<sealmq_protect::Protector>>,
+    /// The client speaks a protocol version without message properties: leave them out.
+    pub strip_properties: bool,
 }
 
 impl Consumers {
@@ -109,6 +111,7 @@ impl Consumers {
             hobj: src.hobj,
             out: src.out,
             intercept: src.intercept,
+            strip_properties: src.strip_properties,
             req: req.clone(),
             shared: shared.clone(),
         };
@@ -242,6 +245,7 @@ struct Pusher {
     hobj: Arc<Hobj>,
     out: Out,
     intercept: Option<Arc<sealmq_protect::Protector>>,
+    strip_properties: bool,
     req: ConsumeReq,
     shared: Arc<Shared>,
 }
@@ -434,6 +438,7 @@ impl Pusher {
             matching: Match {
                 msg_id: self.req.match_msg_id,
                 correl_id: self.req.match_correl_id,
+                selector: None,
             },
             accept_truncated: false,
             buffer: None,
@@ -466,12 +471,17 @@ impl Pusher {
                 .map_err(|e| (e.reason.code(), e.detail)),
         };
         match got {
-            Ok((md, payload)) => Step::Msg(Box::new(Delivery {
-                tag: self.req.tag,
-                batch,
-                md,
-                payload,
-            })),
+            Ok((mut md, payload)) => {
+                if self.strip_properties {
+                    md.properties.clear();
+                }
+                Step::Msg(Box::new(Delivery {
+                    tag: self.req.tag,
+                    batch,
+                    md,
+                    payload,
+                }))
+            }
             Err((2033, _)) => Step::Nothing,
             Err((reason, detail)) => Step::End(reason, detail),
         }

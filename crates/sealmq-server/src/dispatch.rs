@@ -44,6 +44,7 @@ pub(crate) fn get_options(g: &GetReq) -> GetOptions {
         matching: Match {
             msg_id: g.match_msg_id,
             correl_id: g.match_correl_id,
+            selector: None,
         },
         accept_truncated: g.accept_truncated,
         buffer: (g.buffer >= 0).then_some(g.buffer as usize),

@@ -80,10 +80,10 @@ impl Icpt<'_> {
         let gmo = get_options(g);
         let browsing = matches!(gmo.browse, Browse::First | Browse::Next);
         let own_uow = !browsing && !gmo.syncpoint && !conn.in_uow();
-        let mut opts = gmo;
+        let mut opts = gmo.clone();
         opts.syncpoint = gmo.syncpoint || own_uow;
         opts.buffer = None;
-        let got = match conn.get(h, opts) {
+        let got = match conn.get(h, opts.clone()) {
             Ok(g) => g,
             Err(e) => return err(e),
         };

@@ -475,7 +475,7 @@ fn the_async_client_does_request_reply() {
             wait: Some(Duration::from_secs(10)),
             matching: sealmq_engine::Match {
                 correl_id: Some(sent.msg_id),
-                msg_id: None,
+                ..Default::default()
             },
             ..Default::default()
         };

@@ -53,13 +53,19 @@ pub enum ReasonCode {
     MsgTooBigForChannel = 2218,
     KeyRepositoryError = 2381,
     SslInitializationError = 2393,
+    PropertyNameError = 2442,
+    SelectorSyntaxError = 2459,
+    PropertyNameTooBig = 2465,
+    PropertyValueTooBig = 2469,
+    PropertyTypeError = 2473,
+    PropertiesTooBig = 2478,
     ChannelNotAvailable = 2537,
     UnknownChannelName = 2540,
 }
 
 impl ReasonCode {
     /// Every code, in numeric order.
-    pub const ALL: [ReasonCode; 40] = [
+    pub const ALL: [ReasonCode; 46] = [
         Self::BackedOut,
         Self::ConnectionBroken,
         Self::GetInhibited,
@@ -98,6 +104,12 @@ impl ReasonCode {
         Self::MsgTooBigForChannel,
         Self::KeyRepositoryError,
         Self::SslInitializationError,
+        Self::PropertyNameError,
+        Self::SelectorSyntaxError,
+        Self::PropertyNameTooBig,
+        Self::PropertyValueTooBig,
+        Self::PropertyTypeError,
+        Self::PropertiesTooBig,
         Self::ChannelNotAvailable,
         Self::UnknownChannelName,
     ];
@@ -148,6 +160,12 @@ impl ReasonCode {
             Self::MsgTooBigForChannel => "MSG_TOO_BIG_FOR_CHANNEL",
             Self::KeyRepositoryError => "KEY_REPOSITORY_ERROR",
             Self::SslInitializationError => "SSL_INITIALIZATION_ERROR",
+            Self::PropertyNameError => "PROPERTY_NAME_ERROR",
+            Self::SelectorSyntaxError => "SELECTOR_SYNTAX_ERROR",
+            Self::PropertyNameTooBig => "PROPERTY_NAME_TOO_BIG",
+            Self::PropertyValueTooBig => "PROPERTY_VALUE_TOO_BIG",
+            Self::PropertyTypeError => "PROPERTY_TYPE_ERROR",
+            Self::PropertiesTooBig => "PROPERTIES_TOO_BIG",
             Self::ChannelNotAvailable => "CHANNEL_NOT_AVAILABLE",
             Self::UnknownChannelName => "UNKNOWN_CHANNEL_NAME",
         }

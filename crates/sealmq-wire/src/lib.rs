@@ -1,4 +1,4 @@
-//! # sealmq-wire: the protocol between applications and a queue manager (versions 1 and 2)
+//! # sealmq-wire: the protocol between applications and a queue manager (versions 1 to 3)
 //!
 //! Documented in `docs/wire.md`. A frame is `length u32` (of what follows), `kind u8`,
 //! `request id u32`, then the body; all integers little-endian. The client opens with
@@ -18,9 +18,11 @@ use sealmq_types::codec::{Dec, DecodeError, Enc};
 use std::io::{self, Read, Write};
 
 /// Protocol versions this build speaks.
-pub const VERSIONS: &[u16] = &[1, 2];
+pub const VERSIONS: &[u16] = &[1, 2, 3];
 /// The first version with asynchronous consume (requests 16-19, responses 136-138).
 pub const V_CONSUME: u16 = 2;
+/// The first version whose descriptors may carry message properties (docs/wire.md).
+pub const V_PROPERTIES: u16 = 3;
 /// Largest frame accepted before Hello negotiates a larger one.
 pub const HELLO_MAX: usize = 64 * 1024;
 /// Overhead allowed above the message size in a frame.

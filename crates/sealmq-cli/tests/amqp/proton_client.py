@@ -3,8 +3,13 @@ crates/sealmq-cli/tests/amqp.rs against a sealmq AMQP channel.
 
     proton_client.py URL COMMAND [ARGS]
 
-send QUEUE N         sends N durable messages (ids, correlation ids, reply-to) to QUEUE
+send QUEUE N         sends N durable messages (ids, correlation ids, reply-to, application
+                     properties colour = red/blue alternating, n = i, half = i / 2.0) to QUEUE
 receive QUEUE N      receives N messages, accepts them; prints one JSON line each
+select QUEUE N SEL   receives N messages through a JMS selector; prints their bodies
+badselect QUEUE SEL  tries a receiver with a selector that does not parse; prints the error
+txsend QUEUE N commit|rollback     sends N messages in a transaction, then discharges it
+txreceive QUEUE N commit|rollback  accepts N messages in a transaction, then discharges it
 browse QUEUE N       receives N copies (distribution-mode copy): nothing is taken
 dynamic -            a dynamic receiver (temporary queue), a message sent to it and got back
 reject QUEUE         receives one message and rejects it
@@ -18,8 +23,69 @@ from proton import Message
 from proton.utils import BlockingConnection
 
 
+def transaction(url, cmd, queue, n, outcome):
+    """A local transaction (the coordinator link) on the reactor API, which proton's blocking
+    API does not offer: sends or accepts n messages in it, then commits or rolls back."""
+    from proton.handlers import MessagingHandler, TransactionHandler
+    from proton.reactor import Container
+
+    class Tx(MessagingHandler, TransactionHandler):
+        def __init__(self):
+            super().__init__(prefetch=0, auto_accept=False)
+            self.txn = None
+            self.done = 0
+            self.bodies = []
+
+        def on_start(self, event):
+            self.conn = event.container.connect(url, allowed_mechs="ANONYMOUS")
+            if cmd == "txsend":
+                self.link = event.container.create_sender(self.conn, queue)
+            else:
+                self.link = event.container.create_receiver(self.conn, queue)
+            event.container.declare_transaction(self.conn, handler=self)
+
+        def on_transaction_declared(self, event):
+            self.txn = event.transaction
+            if cmd == "txsend":
+                for i in range(n):
+                    self.txn.send(self.link, Message(body="tx %d" % i, durable=True))
+                self.discharge()
+            else:
+                self.link.flow(n)
+
+        def on_message(self, event):
+            self.bodies.append(event.message.body)
+            self.txn.accept(event.delivery)
+            if len(self.bodies) == n:
+                self.discharge()
+
+        def discharge(self):
+            if outcome == "commit":
+                self.txn.commit()
+            else:
+                self.txn.abort()
+
+        def on_transaction_committed(self, event):
+            self.finish("committed")
+
+        def on_transaction_aborted(self, event):
+            self.finish("rolled back")
+
+        def on_transaction_declare_failed(self, event):
+            self.finish("declare failed")
+
+        def finish(self, how):
+            print(json.dumps({"transaction": how, "bodies": self.bodies}))
+            self.conn.close()
+
+    Container(Tx()).run()
+
+
 def main():
     url, cmd, queue = sys.argv[1], sys.argv[2], sys.argv[3]
+    if cmd in ("txsend", "txreceive"):
+        transaction(url, cmd, queue, int(sys.argv[4]), sys.argv[5])
+        return
     if cmd == "forbidden":
         # Refused at the connection (CHLAUTH) or at the attach (authority): the error says why.
         try:
@@ -43,6 +109,11 @@ def main():
                     id="amqp-%d" % i,
                     correlation_id="corr-%d" % i,
                     reply_to="REPLY.Q",
+                    properties={
+                        "colour": "red" if i % 2 == 0 else "blue",
+                        "n": i,
+                        "half": i / 2.0,
+                    },
                 )
                 snd.send(m)  # returns once the queue manager accepted it
             print(json.dumps({"sent": int(sys.argv[4])}))
@@ -58,6 +129,8 @@ def main():
                     "durable": bool(m.durable),
                     "delivery_count": m.delivery_count,
                     "reply_to": m.reply_to,
+                    "properties": {k: (v if isinstance(v, (str, int, float, bool)) or v is None
+                                       else repr(v)) for k, v in (m.properties or {}).items()},
                 }))
         elif cmd == "browse":
             from proton.reactor import Copy
@@ -72,6 +145,23 @@ def main():
             from proton.reactor import Selector
             try:
                 rcv = conn.create_receiver(queue, options=Selector("color = 'red'"))
+                rcv.receive(timeout=5)
+                print(json.dumps({"error": None}))
+            except Exception as e:  # noqa: BLE001 - the refusal is the answer
+                print(json.dumps({"error": "%s: %s" % (type(e).__name__, e)}))
+        elif cmd == "select":
+            from proton.reactor import Selector
+            rcv = conn.create_receiver(queue, credit=10, options=Selector(sys.argv[5]))
+            bodies = []
+            for _ in range(int(sys.argv[4])):
+                m = rcv.receive(timeout=20)
+                rcv.accept()
+                bodies.append(m.body)
+            print(json.dumps({"selected": bodies}))
+        elif cmd == "badselect":
+            from proton.reactor import Selector
+            try:
+                rcv = conn.create_receiver(queue, options=Selector(sys.argv[4]))
                 rcv.receive(timeout=5)
                 print(json.dumps({"error": None}))
             except Exception as e:  # noqa: BLE001 - the refusal is the answer

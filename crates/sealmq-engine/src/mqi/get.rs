@@ -67,7 +67,7 @@ impl Connection {
                 }
                 match deadline {
                     Some(d) if Instant::now() < d => {
-                        waiter = Waiter::new(gmo.matching, browsing);
+                        waiter = Waiter::new(gmo.matching.clone(), browsing);
                         st.waiters.push_back(waiter.clone());
                     }
                     _ => return mqerr!(NoMsgAvailable, "no message available on '{}'", h.name),

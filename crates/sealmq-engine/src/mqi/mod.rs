@@ -484,18 +484,22 @@ impl Connection {
                 self.qm.data_dir().display()
             );
         }
-        if payload.len() > qm_max {
+        if let Err((reason, detail)) = sealmq_mqi::props::check_all(&md.properties) {
+            return Err(MqError::new(reason, detail));
+        }
+        // Properties count with the payload against MAXMSGL, as in MQ.
+        let len = payload.len() + sealmq_mqi::props::encoded_len(&md.properties);
+        if len > qm_max {
             return mqerr!(
                 MsgTooBigForQMgr,
-                "message of {} bytes exceeds the queue manager's MAXMSGL {qm_max}",
-                payload.len()
+                "message of {len} bytes (payload and properties) exceeds the queue manager's \
+                 MAXMSGL {qm_max}"
             );
         }
-        if payload.len() > q_max {
+        if len > q_max {
             return mqerr!(
                 MsgTooBigForQ,
-                "message of {} bytes exceeds MAXMSGL {q_max} of '{}'",
-                payload.len(),
+                "message of {len} bytes (payload and properties) exceeds MAXMSGL {q_max} of '{}'",
                 q.name
             );
         }

@@ -311,7 +311,7 @@ impl QueueState {
         {
             return false;
         }
-        if m.msg_id.is_none() && m.correl_id.is_none() {
+        if m.is_any() {
             return true;
         }
         match self.message(e) {

@@ -152,6 +152,7 @@ impl SyncQ {
         Match {
             msg_id: None,
             correl_id: Some(correl(self.role, &self.channel)),
+            selector: None,
         }
     }
 

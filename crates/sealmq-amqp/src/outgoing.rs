@@ -1,0 +1,188 @@
+//! A link the application receives on: each message is got from the source queue in a unit of
+//! work of its own and sent; the application's outcome settles it: accepted commits, released
+//! and modified back out (the backout count is the next delivery-count), rejected moves the
+//! message to the dead-letter queue. A source with `distribution-mode copy` browses instead
+//! (copies, nothing to settle); a JMS selector filter gets only the messages it selects.
+//!
+//! Deliveries are pipelined within the link's credit: up to [`MAX_UNSETTLED`] messages are out
+//! at once, each got by a unit-of-work twin of the connection of its own, so outcomes may
+//! come in any order (and a transacted JMS consumer's outcomes only at commit). A link or
+//! connection that ends backs out what it had not settled.
+
+use crate::link::{Dynamic, address, amqp_error, blocking, open_queue, selector_of};
+use crate::mapping;
+use fe2o3_amqp::Sender;
+use fe2o3_amqp::types::definitions::AmqpError;
+use fe2o3_amqp::types::messaging::{DistributionMode, Outcome};
+use sealmq_engine::mqi::{Browse, GetOptions, Got, OpenOptions};
+use sealmq_engine::{Connection, Match, MqError};
+use sealmq_types::ReasonCode;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long a get waits before it looks whether the link is still there.
+const GET_WAIT: Duration = Duration::from_millis(500);
+/// Deliveries one link has out and not settled at most (each holds a unit of work).
+pub const MAX_UNSETTLED: u32 = 256;
+/// How long a link that ends waits for its deliveries' outcomes before backing them out.
+const DRAIN_WAIT: Duration = Duration::from_secs(10);
+
+/// What the application said of a delivery.
+enum Settle {
+    Commit,
+    Backout,
+    DeadLetter,
+}
+
+/// Twins with no unit of work open, for the next deliveries.
+type Pool = Arc<Mutex<Vec<Arc<Connection>>>>;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Serves a receiving link until it or its connection ends.
+pub async fn outgoing(mq: Arc<Connection>, mut s: Sender, dynamic: Dynamic) {
+    // A filter is never ignored: delivering what it would have left out is worse than
+    // refusing the link. A JMS selector is applied; any other filter refuses the link.
+    let selector = match s.source().as_ref().and_then(|src| src.filter.as_ref()) {
+        None => None,
+        Some(f) => match selector_of(f) {
+            Ok(sel) => sel.map(Arc::new),
+            Err(e) => {
+                let _ = s.close_with_error(e).await;
+                return;
+            }
+        },
+    };
+    let source = address(s.source().as_ref().and_then(|t| t.address.as_ref()));
+    let copy = s
+        .source()
+        .as_ref()
+        .is_some_and(|src| src.distribution_mode == Some(DistributionMode::Copy));
+    let made = source.as_ref().and_then(|n| lock(&dynamic).remove(n));
+    let opts = if copy {
+        OpenOptions::browse()
+    } else {
+        OpenOptions::input()
+    };
+    let missing = (AmqpError::InvalidField, "the source must name a queue");
+    let opened = match (made, source) {
+        (Some(h), Some(n)) => Ok((n, Arc::new(h))),
+        (_, source) => open_queue(&mq, source, opts, missing).await,
+    };
+    let (name, h) = match opened {
+        Ok(x) => x,
+        Err(e) => {
+            if let Some(e) = e {
+                let _ = s.close_with_error(e).await;
+            }
+            return;
+        }
+    };
+    let pool: Pool = Pool::default();
+    let unsettled = Arc::new(tokio::sync::Semaphore::new(MAX_UNSETTLED as usize));
+    let gmo = GetOptions {
+        syncpoint: !copy,
+        wait: Some(GET_WAIT),
+        browse: if copy { Browse::Next } else { Browse::None },
+        matching: Match {
+            selector,
+            ..Match::default()
+        },
+        ..Default::default()
+    };
+    let mut failed = None;
+    loop {
+        let Ok(permit) = unsettled.clone().acquire_owned().await else {
+            break;
+        };
+        let twin = lock(&pool).pop().unwrap_or_else(|| Arc::new(mq.uow_twin()));
+        let (t, h2, g) = (twin.clone(), h.clone(), gmo.clone());
+        let job = tokio::task::spawn_blocking(move || t.get(&h2, g));
+        tokio::pin!(job);
+        let got = tokio::select! {
+            r = &mut job => match r {
+                Ok(g) => g,
+                Err(_) => break,
+            },
+            _ = s.on_detach() => {
+                // The link went while a get waited: whatever it took goes back.
+                let _ = job.await;
+                blocking(move || twin.backout()).await;
+                break;
+            }
+        };
+        let got = match got {
+            Ok(g) => g,
+            Err(e) if e.reason == ReasonCode::NoMsgAvailable => {
+                lock(&pool).push(twin);
+                continue;
+            }
+            Err(e) => {
+                failed = Some(amqp_error(&e));
+                break;
+            }
+        };
+        let msg = mapping::to_amqp(&got.md, got.payload.clone());
+        let fut = match s.send_batchable(msg).await {
+            Ok(f) => f,
+            Err(_) => {
+                blocking(move || twin.backout()).await;
+                break;
+            }
+        };
+        if copy {
+            // A copy has nothing to settle.
+            lock(&pool).push(twin);
+            continue;
+        }
+        let (pool, q) = (pool.clone(), name.clone());
+        tokio::spawn(async move {
+            let how = match fut.await {
+                Ok(Outcome::Accepted(_)) => Settle::Commit,
+                Ok(Outcome::Rejected(_)) => Settle::DeadLetter,
+                _ => Settle::Backout,
+            };
+            let t = twin.clone();
+            blocking(move || settle(&t, how, &q, &got)).await;
+            lock(&pool).push(twin);
+            drop(permit);
+        });
+    }
+    let _ = match failed {
+        Some(e) => s.close_with_error(e).await,
+        None => s.close().await,
+    };
+    // Outcomes still to come end with the link; what they held is backed out.
+    let all = unsettled.acquire_many(MAX_UNSETTLED);
+    let _ = tokio::time::timeout(DRAIN_WAIT, all).await;
+    let c = mq.clone();
+    blocking(move || c.close(&h)).await;
+}
+
+/// Settles one delivery's unit of work as the application's outcome says.
+fn settle(t: &Connection, how: Settle, q: &str, got: &Got) {
+    let r = match how {
+        Settle::Commit => t.commit(),
+        Settle::Backout => t.backout(),
+        Settle::DeadLetter => {
+            // The dead-letter header's reason: the consumer refused it.
+            let why = MqError::new(
+                ReasonCode::BackedOut,
+                "rejected by the AMQP application".to_string(),
+            );
+            match t.put_dead_letter(&why, q, "", &got.md, &got.payload, true) {
+                Ok(()) => t.commit(),
+                Err(e) => {
+                    // No dead-letter queue: the message stays where it was.
+                    let _ = t.backout();
+                    Err(e)
+                }
+            }
+        }
+    };
+    if let Err(e) = r {
+        tracing::warn!(queue = %q, "AMQP delivery not settled: {e}");
+    }
+}
