@@ -69,18 +69,34 @@ pub(crate) async fn open_queue(
 /// The application sends on this link: each transfer is put to the target queue, and
 /// accepted once the put is done (durable for a durable message); a put that fails is
 /// rejected with the reason.
-pub async fn incoming(mq: Arc<Connection>, mut r: Receiver) {
+pub async fn incoming(mq: Arc<Connection>, mut r: Receiver, dynamic: Dynamic) {
     let target = address(r.target().as_ref().and_then(|t| t.address.as_ref()));
+    // A dynamic target's temporary queue lives while its creating handle (the anchor) is
+    // open: this link keeps it and puts through a handle of its own.
+    let anchor = target
+        .as_ref()
+        .and_then(|n| dynamic.lock().unwrap_or_else(|p| p.into_inner()).remove(n));
     let missing = (AmqpError::InvalidField, "the target must name a queue");
-    let h = match open_queue(&mq, target, OpenOptions::output(), missing).await {
+    let opened = open_queue(&mq, target, OpenOptions::output(), missing).await;
+    let h = match opened {
         Ok((_, h)) => h,
         Err(e) => {
             if let Some(e) = e {
                 let _ = r.close_with_error(e).await;
             }
+            if let Some(a) = anchor {
+                let c = mq.clone();
+                blocking(move || c.close(&a)).await;
+            }
             return;
         }
     };
+    // A temporary queue lives only as long as its link: a durable message sent to one is
+    // kept as non-persistent (MQ refuses persistent messages on temporary queues).
+    let temporary = mq
+        .qm()
+        .queue_def(&h.resolved)
+        .is_ok_and(|d| d.def_type == sealmq_engine::objects::DefType::TemporaryDynamic);
     while let Ok(d) = r.recv::<Body<Value>>().await {
         let mapped = mapping::to_mq(d.message());
         let (mut md, payload) = match mapped {
@@ -91,6 +107,9 @@ pub async fn incoming(mq: Arc<Connection>, mut r: Receiver) {
                 continue;
             }
         };
+        if temporary {
+            md.persistence = sealmq_engine::Persistence::NotPersistent;
+        }
         let (c, h2) = (mq.clone(), h.clone());
         let put = blocking(move || c.put(&h2, &mut md, &payload, PutOptions::default())).await;
         let _ = match put {
@@ -101,7 +120,13 @@ pub async fn incoming(mq: Arc<Connection>, mut r: Receiver) {
     }
     let _ = r.close().await;
     let c = mq.clone();
-    blocking(move || c.close(&h)).await;
+    blocking(move || {
+        let _ = c.close(&h);
+        if let Some(a) = anchor {
+            let _ = c.close(&a);
+        }
+    })
+    .await;
 }
 
 /// The descriptor of a JMS selector filter (AMQP filter registry), by name and by code.
@@ -156,13 +181,38 @@ pub fn selector_of(
     Ok(found)
 }
 
-/// Temporary queues made for this session's dynamic receiving links (JMS temporary queues,
-/// reply-to), with their handles until their link takes them: closing it deletes the queue.
+/// Temporary queues made for this session's dynamic links (JMS temporary queues, reply-to),
+/// with their handles until their link takes them: closing it deletes the queue.
 pub type Dynamic = Arc<std::sync::Mutex<std::collections::HashMap<String, sealmq_engine::Hobj>>>;
 
-/// The source of a dynamic receiving link: a temporary dynamic queue from the channel's
-/// TMPMODEL (default SYSTEM.DEFAULT.MODEL.QUEUE) named TMPQPRFX (default `AMQP.*`), opened as
-/// the connection's principal; `None` (the attach is refused) when it may not be made.
+/// A temporary dynamic queue for a dynamic link: from the channel's TMPMODEL (default
+/// SYSTEM.DEFAULT.MODEL.QUEUE) named TMPQPRFX (default `AMQP.*`), opened as the connection's
+/// principal and kept in `dynamic` until its link takes the handle; its name, or `None` (the
+/// attach is refused) when it may not be made.
+fn temporary_queue(
+    mq: &Connection,
+    dynamic: &Dynamic,
+    model: &str,
+    prefix: &str,
+    opts: OpenOptions,
+) -> Option<String> {
+    match mq.open_dynamic(model, opts, prefix) {
+        Ok(h) => {
+            let name = h.resolved.clone();
+            dynamic
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(name.clone(), h);
+            Some(name)
+        }
+        Err(e) => {
+            tracing::warn!("a dynamic AMQP link was refused: {e}");
+            None
+        }
+    }
+}
+
+/// The source of a dynamic receiving link (a temporary queue the application reads).
 pub fn dynamic_source(
     mq: &Connection,
     dynamic: &Dynamic,
@@ -170,19 +220,31 @@ pub fn dynamic_source(
     prefix: &str,
     mut source: fe2o3_amqp::types::messaging::Source,
 ) -> Option<fe2o3_amqp::types::messaging::Source> {
-    match mq.open_dynamic(model, OpenOptions::input(), prefix) {
-        Ok(h) => {
-            let name = h.resolved.clone();
-            dynamic
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(name.clone(), h);
-            source.address = Some(name);
-            Some(source)
-        }
-        Err(e) => {
-            tracing::warn!("a dynamic AMQP source was refused: {e}");
-            None
-        }
-    }
+    source.address = Some(temporary_queue(
+        mq,
+        dynamic,
+        model,
+        prefix,
+        OpenOptions::input(),
+    )?);
+    Some(source)
+}
+
+/// The target of a dynamic sending link: Qpid JMS makes its temporary queues this way; the
+/// queue lives while the link does, and others open it by name to read it.
+pub fn dynamic_target(
+    mq: &Connection,
+    dynamic: &Dynamic,
+    model: &str,
+    prefix: &str,
+    mut target: fe2o3_amqp::types::messaging::Target,
+) -> Option<fe2o3_amqp::types::messaging::Target> {
+    target.address = Some(temporary_queue(
+        mq,
+        dynamic,
+        model,
+        prefix,
+        OpenOptions::input(),
+    )?);
+    Some(target)
 }

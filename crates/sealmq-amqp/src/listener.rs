@@ -215,8 +215,11 @@ async fn connection(
         tokio::spawn(async move {
             let dynamic = link::Dynamic::default();
             let (m2, d2) = (mq.clone(), dynamic.clone());
+            let (m3, d3) = (mq.clone(), dynamic.clone());
+            let (model3, prefix3) = (model.clone(), prefix.clone());
             let mut links = LinkAcceptor::builder()
-                .on_dynamic_source(move |src| link::dynamic_source(&m2, &d2, &model, &prefix, src));
+                .on_dynamic_source(move |src| link::dynamic_source(&m2, &d2, &model, &prefix, src))
+                .on_dynamic_target(move |t| link::dynamic_target(&m3, &d3, &model3, &prefix3, t));
             if max > 0 {
                 links = links.max_message_size(max);
             }
@@ -224,7 +227,7 @@ async fn connection(
             while let Ok(l) = links.accept(&mut session).await {
                 match l {
                     LinkEndpoint::Receiver(r) => {
-                        tokio::spawn(link::incoming(mq.clone(), r));
+                        tokio::spawn(link::incoming(mq.clone(), r, dynamic.clone()));
                     }
                     LinkEndpoint::Sender(s) => {
                         tokio::spawn(crate::outgoing::outgoing(mq.clone(), s, dynamic.clone()));

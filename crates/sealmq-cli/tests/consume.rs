@@ -331,7 +331,15 @@ fn a_version_one_client_is_still_served_and_cannot_consume() {
         "{r:?}"
     );
     // A message with properties reaches it without them: its descriptor reads as version 1's.
-    h.ok(&["put", "QV", "C.Q", "--message", "p", "--property", "colour=red"]);
+    h.ok(&[
+        "put",
+        "QV",
+        "C.Q",
+        "--message",
+        "p",
+        "--property",
+        "colour=red",
+    ]);
     let get = Request::Get(sealmq_wire::GetReq::from_options(
         hobj,
         &sealmq_engine::mqi::GetOptions::default(),

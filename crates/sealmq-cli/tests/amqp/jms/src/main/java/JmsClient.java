@@ -1,0 +1,195 @@
+// A JMS 2 application on Apache Qpid JMS (javax.jms), driven by crates/sealmq-cli/tests/amqp.rs
+// against a sealmq AMQP channel. Each command prints JSON lines.
+//
+//   java -cp ... JmsClient URL send QUEUE N        N persistent text messages with properties
+//                                                  (colour red/blue alternating, n = i, and
+//                                                  kind, big, ok, ratio) and a correlation id
+//   java -cp ... JmsClient URL receive QUEUE N     receives N; prints each one's fields
+//   java -cp ... JmsClient URL select QUEUE N SEL  receives N through a message selector
+//   java -cp ... JmsClient URL tx QUEUE            transacted sessions committing and rolling back
+//   java -cp ... JmsClient URL temp                a temporary queue, sent to and read from
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Enumeration;
+import java.util.List;
+import javax.jms.BytesMessage;
+import javax.jms.Connection;
+import javax.jms.DeliveryMode;
+import javax.jms.JMSContext;
+import javax.jms.JMSConsumer;
+import javax.jms.Message;
+import javax.jms.MessageConsumer;
+import javax.jms.MessageProducer;
+import javax.jms.Queue;
+import javax.jms.Session;
+import javax.jms.TemporaryQueue;
+import javax.jms.TextMessage;
+import org.apache.qpid.jms.JmsConnectionFactory;
+
+public class JmsClient {
+    static final long WAIT = 20_000;
+
+    static String q(String s) {
+        if (s == null) {
+            return "null";
+        }
+        StringBuilder b = new StringBuilder("\"");
+        for (char c : s.toCharArray()) {
+            if (c == '"' || c == '\\') {
+                b.append('\\').append(c);
+            } else if (c < 0x20) {
+                b.append(String.format("\\u%04x", (int) c));
+            } else {
+                b.append(c);
+            }
+        }
+        return b.append('"').toString();
+    }
+
+    static String value(Object v) {
+        if (v == null) {
+            return "null";
+        }
+        if (v instanceof String) {
+            return q((String) v);
+        }
+        return v.toString();
+    }
+
+    static String body(Message m) throws Exception {
+        if (m instanceof TextMessage) {
+            return ((TextMessage) m).getText();
+        }
+        if (m instanceof BytesMessage) {
+            BytesMessage b = (BytesMessage) m;
+            byte[] data = new byte[(int) b.getBodyLength()];
+            b.readBytes(data);
+            return new String(data, "UTF-8");
+        }
+        return m.getClass().getSimpleName();
+    }
+
+    /** One received message as a JSON line. */
+    static String describe(Message m) throws Exception {
+        StringBuilder props = new StringBuilder("{");
+        List<String> names = new ArrayList<>();
+        for (Enumeration<?> e = m.getPropertyNames(); e.hasMoreElements();) {
+            names.add((String) e.nextElement());
+        }
+        Collections.sort(names);
+        for (String n : names) {
+            if (props.length() > 1) {
+                props.append(',');
+            }
+            Object v = m.getObjectProperty(n);
+            props.append(q(n)).append(':').append(value(v));
+            props.append(',').append(q(n + ".type")).append(':')
+                    .append(q(v == null ? "null" : v.getClass().getSimpleName()));
+        }
+        props.append('}');
+        return "{\"body\":" + q(body(m))
+                + ",\"type\":" + q(m instanceof TextMessage ? "text" : "bytes")
+                + ",\"correlation_id\":" + q(m.getJMSCorrelationID())
+                + ",\"persistent\":" + (m.getJMSDeliveryMode() == DeliveryMode.PERSISTENT)
+                + ",\"priority\":" + m.getJMSPriority()
+                + ",\"redelivered\":" + m.getJMSRedelivered()
+                + ",\"properties\":" + props + "}";
+    }
+
+    public static void main(String[] args) throws Exception {
+        String url = args[0];
+        String cmd = args[1];
+        JmsConnectionFactory f = new JmsConnectionFactory(url);
+        try (Connection c = f.createConnection()) {
+            c.start();
+            switch (cmd) {
+                case "send": {
+                    Session s = c.createSession(false, Session.AUTO_ACKNOWLEDGE);
+                    MessageProducer p = s.createProducer(s.createQueue(args[2]));
+                    int n = Integer.parseInt(args[3]);
+                    for (int i = 0; i < n; i++) {
+                        TextMessage m = s.createTextMessage("jms " + i);
+                        m.setJMSCorrelationID("jms-corr-" + i);
+                        m.setStringProperty("colour", i % 2 == 0 ? "red" : "blue");
+                        m.setIntProperty("n", i);
+                        m.setLongProperty("big", 1L << 40);
+                        m.setBooleanProperty("ok", true);
+                        m.setDoubleProperty("ratio", 0.25);
+                        m.setStringProperty("kind", "order");
+                        p.send(m, DeliveryMode.PERSISTENT, 6, 0);
+                    }
+                    System.out.println("{\"sent\":" + n + "}");
+                    break;
+                }
+                case "receive":
+                case "select": {
+                    Session s = c.createSession(false, Session.AUTO_ACKNOWLEDGE);
+                    Queue queue = s.createQueue(args[2]);
+                    MessageConsumer r = cmd.equals("select")
+                            ? s.createConsumer(queue, args[4])
+                            : s.createConsumer(queue);
+                    int n = Integer.parseInt(args[3]);
+                    for (int i = 0; i < n; i++) {
+                        Message m = r.receive(WAIT);
+                        if (m == null) {
+                            System.out.println("{\"timeout\":" + i + "}");
+                            System.exit(2);
+                        }
+                        System.out.println(describe(m));
+                    }
+                    r.close();
+                    break;
+                }
+                case "tx": {
+                    Queue queue;
+                    // A transacted producer: rolled back, nothing arrives; committed, both do.
+                    Session ts = c.createSession(true, Session.SESSION_TRANSACTED);
+                    queue = ts.createQueue(args[2]);
+                    MessageProducer p = ts.createProducer(queue);
+                    p.send(ts.createTextMessage("never 1"));
+                    p.send(ts.createTextMessage("never 2"));
+                    ts.rollback();
+                    p.send(ts.createTextMessage("kept 1"));
+                    p.send(ts.createTextMessage("kept 2"));
+                    ts.commit();
+                    System.out.println("{\"produced\":\"committed\"}");
+                    // A transacted consumer: rolled back, the message comes again, redelivered
+                    // (to the next consumer: see docs/amqp.md "Transactions"); committed, it
+                    // is gone.
+                    MessageConsumer r = ts.createConsumer(queue);
+                    Message first = r.receive(WAIT);
+                    ts.rollback();
+                    r.close();
+                    r = ts.createConsumer(queue);
+                    Message again = r.receive(WAIT);
+                    System.out.println("{\"first\":" + q(body(first)) + ",\"again\":"
+                            + q(again == null ? null : body(again)) + ",\"redelivered\":"
+                            + (again != null && again.getJMSRedelivered()) + "}");
+                    Message second = r.receive(WAIT);
+                    ts.commit();
+                    System.out.println("{\"committed\":[" + q(body(again)) + ","
+                            + q(second == null ? null : body(second)) + "]}");
+                    r.close();
+                    break;
+                }
+                case "temp": {
+                    // JMS 2 simplified API on a temporary queue: a reply-to destination.
+                    try (JMSContext ctx = f.createContext()) {
+                        TemporaryQueue tq = ctx.createTemporaryQueue();
+                        JMSConsumer r = ctx.createConsumer(tq);
+                        ctx.createProducer().send(tq, "to the temporary queue");
+                        String got = r.receiveBody(String.class, WAIT);
+                        System.out.println("{\"temporary\":" + q(tq.getQueueName())
+                                + ",\"body\":" + q(got) + "}");
+                        r.close();
+                        tq.delete();
+                    }
+                    break;
+                }
+                default:
+                    throw new IllegalArgumentException("unknown command " + cmd);
+            }
+        }
+    }
+}
