@@ -110,12 +110,13 @@ pub async fn incoming(mq: Arc<Connection>, mut r: Receiver, dynamic: Dynamic) {
         if temporary {
             md.persistence = sealmq_engine::Persistence::NotPersistent;
         }
-        let (c, h2) = (mq.clone(), h.clone());
-        let put = blocking(move || c.put(&h2, &mut md, &payload, PutOptions::default())).await;
+        // In place on this worker (tokio moves its other tasks away while a persistent put
+        // waits for the log): no hand-over to another thread per message.
+        let put =
+            tokio::task::block_in_place(|| mq.put(&h, &mut md, &payload, PutOptions::default()));
         let _ = match put {
-            Some(Ok(_)) => r.accept(&d).await,
-            Some(Err(e)) => r.reject(&d, amqp_error(&e)).await,
-            None => break,
+            Ok(_) => r.accept(&d).await,
+            Err(e) => r.reject(&d, amqp_error(&e)).await,
         };
     }
     let _ = r.close().await;

@@ -98,8 +98,23 @@ pub async fn outgoing(mq: Arc<Connection>, mut s: Sender, dynamic: Dynamic) {
             break;
         };
         let twin = lock(&pool).pop().unwrap_or_else(|| Arc::new(mq.uow_twin()));
+        // A message there now is got in place (no hand-over to another thread); only an
+        // empty queue waits, on a blocking thread, while the link's end is watched.
+        let now = GetOptions {
+            wait: None,
+            ..gmo.clone()
+        };
+        let got = match tokio::task::block_in_place(|| twin.get(&h, now)) {
+            Err(e) if e.reason == ReasonCode::NoMsgAvailable => None,
+            other => Some(other),
+        };
         let (t, h2, g) = (twin.clone(), h.clone(), gmo.clone());
-        let job = tokio::task::spawn_blocking(move || t.get(&h2, g));
+        let job = async move {
+            match got {
+                Some(r) => Ok(r),
+                None => tokio::task::spawn_blocking(move || t.get(&h2, g)).await,
+            }
+        };
         tokio::pin!(job);
         let got = tokio::select! {
             r = &mut job => match r {

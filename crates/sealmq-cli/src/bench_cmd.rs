@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// local-rr, put1, mover-rr, stream, partner, deep or drain.
+    /// local-rr, put1, mover-rr, stream, partner, deep, drain or amqp.
     pub scenario: String,
     /// Use this existing, running queue manager instead of a throw-away one.
     #[arg(long)]
@@ -96,7 +96,7 @@ pub struct BenchArgs {
     /// key in the environment of this run).
     #[arg(long)]
     pub dse: bool,
-    /// deep, drain: how many messages fill the queue.
+    /// deep, drain, amqp: how many messages fill the queue (amqp: put and got per way).
     #[arg(long)]
     pub messages: Option<u64>,
     /// drain: consumers draining the queue at once.
@@ -378,10 +378,12 @@ pub fn run(a: BenchArgs) -> CliResult {
     if matches!(a.scenario.as_str(), "mover-rr" | "stream" | "partner") {
         return crate::bench_chl::run(&a);
     }
-    if a.scenario == "deep" || a.scenario == "drain" {
+    if matches!(a.scenario.as_str(), "deep" | "drain" | "amqp") {
         let qm = prepare(&a)?;
         let r = if a.scenario == "deep" {
             crate::bench_deep::run(&a, &qm.dir, &qm.pid)
+        } else if a.scenario == "amqp" {
+            crate::bench_amqp::run(&a, &qm.dir)
         } else {
             crate::bench_drain::run(&a, &qm.dir, &qm.pid)
         };

@@ -4,6 +4,7 @@
 //! `demo`.
 
 mod app_cmd;
+mod bench_amqp;
 mod bench_chl;
 mod bench_cmd;
 mod bench_deep;
@@ -64,7 +65,7 @@ enum Command {
     Get(app_cmd::GetArgs),
     /// Browse messages without removing them.
     Browse(app_cmd::BrowseArgs),
-    /// Run a benchmark scenario (local-rr, put1, mover-rr, stream, partner, deep, drain).
+    /// Run a benchmark scenario (local-rr, put1, mover-rr, stream, partner, deep, drain, amqp).
     Bench(bench_cmd::BenchArgs),
     /// Identities and trust for applications and queue managers.
     #[command(subcommand)]

@@ -1,0 +1,320 @@
+//! `sealmq bench amqp --messages N --size BYTES [--persistent] [--rounds R] [--json]`: put and
+//! get rates over an AMQP channel next to the native protocol, side by side in one run
+//! (interleaved rounds, medians), plus request/reply round trips.
+//!
+//! - put: one application sends N messages. Native: `MQPUT` outside syncpoint, each answered
+//!   before the next. AMQP: one sending link, up to [`WINDOW`] transfers unsettled, each
+//!   settled (accepted) once the queue manager put it.
+//! - get: one application takes N messages. Native: plain `MQGET`s outside syncpoint. AMQP:
+//!   one receiving link with credit [`WINDOW`], each message accepted (a unit of work per
+//!   message at the queue manager, committed on the outcome).
+//! - round trip: a message sent and the same message received, one at a time (latency).
+//!
+//! The AMQP application is fe2o3-amqp's client; the native one sealmq's own client.
+
+use crate::CliResult;
+use crate::bench_cmd::{BenchArgs, define_deep_queue, mqsc};
+use fe2o3_amqp::connection::ConnectionHandle;
+use fe2o3_amqp::session::SessionHandle;
+use fe2o3_amqp::types::messaging::{Body, Message, Outcome};
+use fe2o3_amqp::types::primitives::{Binary, Value};
+use fe2o3_amqp::{Connection, Receiver, Sender, Session};
+use sealmq_client::Client;
+use sealmq_engine::mqi::{GetOptions, OpenOptions};
+use sealmq_engine::{Md, Persistence};
+use std::path::Path;
+use std::time::Instant;
+
+const QUEUE: &str = "BENCH.AMQP.Q";
+const CHANNEL: &str = "BENCH.AMQP";
+/// Transfers unsettled at once (AMQP put) and link credit (AMQP get).
+const WINDOW: usize = 200;
+/// Round trips per measurement.
+const ROUND_TRIPS: usize = 500;
+
+fn native_put(dir: &Path, n: u64, size: usize, persistent: bool) -> CliResult<f64> {
+    let mut c = Client::connect_local(dir, "bench-native").map_err(|e| e.to_string())?;
+    let (h, _) = c
+        .open(QUEUE, OpenOptions::output())
+        .map_err(|e| e.to_string())?;
+    let payload = vec![0x61_u8; size];
+    let t = Instant::now();
+    for _ in 0..n {
+        let mut md = Md {
+            persistence: Persistence::of(persistent),
+            ..Md::default()
+        };
+        c.put(h, &mut md, &payload, false)
+            .map_err(|e| e.to_string())?;
+    }
+    let rate = n as f64 / t.elapsed().as_secs_f64().max(1e-9);
+    let _ = c.close(h);
+    Ok(rate)
+}
+
+fn native_get(dir: &Path, n: u64) -> CliResult<f64> {
+    let mut c = Client::connect_local(dir, "bench-native").map_err(|e| e.to_string())?;
+    let (h, _) = c
+        .open(QUEUE, OpenOptions::input())
+        .map_err(|e| e.to_string())?;
+    let t = Instant::now();
+    for i in 0..n {
+        c.get(h, &GetOptions::default())
+            .map_err(|e| format!("native get {} of {n}: {e}", i + 1))?;
+    }
+    let rate = n as f64 / t.elapsed().as_secs_f64().max(1e-9);
+    let _ = c.close(h);
+    Ok(rate)
+}
+
+fn native_round_trip(dir: &Path, size: usize) -> CliResult<f64> {
+    let mut c = Client::connect_local(dir, "bench-native").map_err(|e| e.to_string())?;
+    let (o, _) = c
+        .open(QUEUE, OpenOptions::output())
+        .map_err(|e| e.to_string())?;
+    let (i, _) = c
+        .open(QUEUE, OpenOptions::input())
+        .map_err(|e| e.to_string())?;
+    let payload = vec![0x61_u8; size];
+    let gmo = GetOptions {
+        wait: Some(std::time::Duration::from_secs(10)),
+        ..Default::default()
+    };
+    let t = Instant::now();
+    for _ in 0..ROUND_TRIPS {
+        let mut md = Md::default();
+        c.put(o, &mut md, &payload, false)
+            .map_err(|e| e.to_string())?;
+        c.get(i, &gmo).map_err(|e| e.to_string())?;
+    }
+    Ok(t.elapsed().as_secs_f64() * 1e6 / ROUND_TRIPS as f64)
+}
+
+type AmqpResult<T> = Result<T, String>;
+
+fn s<E: std::fmt::Display>(e: E) -> String {
+    format!("AMQP: {e}")
+}
+
+async fn amqp_connect(addr: &str) -> AmqpResult<(ConnectionHandle<()>, SessionHandle<()>)> {
+    // Small frames go at once (as the native client's socket does).
+    let stream = tokio::net::TcpStream::connect(addr).await.map_err(s)?;
+    stream.set_nodelay(true).map_err(s)?;
+    // The channel runs as its MCAUSER: SASL ANONYMOUS is enough.
+    let mut conn = Connection::builder()
+        .container_id("sealmq-bench")
+        .hostname("127.0.0.1")
+        .sasl_profile(fe2o3_amqp::sasl_profile::SaslProfile::Anonymous)
+        .open_with_stream(stream)
+        .await
+        .map_err(s)?;
+    let session = Session::begin(&mut conn).await.map_err(s)?;
+    Ok((conn, session))
+}
+
+fn amqp_message(payload: &[u8], persistent: bool) -> Message<Body<Value>> {
+    Message::builder()
+        .header(fe2o3_amqp::types::messaging::Header {
+            durable: persistent,
+            ..Default::default()
+        })
+        .body(Body::Value(fe2o3_amqp::types::messaging::AmqpValue(
+            Value::Binary(Binary::from(payload.to_vec())),
+        )))
+        .build()
+}
+
+fn accepted<E: std::fmt::Display>(o: Result<Outcome, E>) -> AmqpResult<()> {
+    match o.map_err(s)? {
+        Outcome::Accepted(_) => Ok(()),
+        other => Err(format!("AMQP put not accepted: {other:?}")),
+    }
+}
+
+async fn amqp_put(url: &str, n: u64, size: usize, persistent: bool) -> AmqpResult<f64> {
+    let (mut conn, mut session) = amqp_connect(url).await?;
+    let mut sender = Sender::attach(&mut session, "bench-put", QUEUE)
+        .await
+        .map_err(s)?;
+    let payload = vec![0x61_u8; size];
+    let mut pending = std::collections::VecDeque::new();
+    let t = Instant::now();
+    for _ in 0..n {
+        if pending.len() >= WINDOW
+            && let Some(f) = pending.pop_front()
+        {
+            accepted(f.await)?;
+        }
+        let fut = sender
+            .send_batchable(amqp_message(&payload, persistent))
+            .await
+            .map_err(s)?;
+        pending.push_back(fut);
+    }
+    for f in pending {
+        accepted(f.await)?;
+    }
+    let rate = n as f64 / t.elapsed().as_secs_f64().max(1e-9);
+    let _ = sender.close().await;
+    let _ = session.end().await;
+    let _ = conn.close().await;
+    Ok(rate)
+}
+
+async fn amqp_get(url: &str, n: u64) -> AmqpResult<f64> {
+    let (mut conn, mut session) = amqp_connect(url).await?;
+    let mut receiver = Receiver::builder()
+        .name("bench-get")
+        .source(QUEUE)
+        .credit_mode(fe2o3_amqp::link::receiver::CreditMode::Auto(WINDOW as u32))
+        .attach(&mut session)
+        .await
+        .map_err(s)?;
+    let t = Instant::now();
+    for _ in 0..n {
+        let d = receiver.recv::<Body<Value>>().await.map_err(s)?;
+        receiver.accept(&d).await.map_err(s)?;
+    }
+    let rate = n as f64 / t.elapsed().as_secs_f64().max(1e-9);
+    let _ = receiver.close().await;
+    let _ = session.end().await;
+    let _ = conn.close().await;
+    Ok(rate)
+}
+
+async fn amqp_round_trip(url: &str, size: usize) -> AmqpResult<f64> {
+    let (mut conn, mut session) = amqp_connect(url).await?;
+    let mut sender = Sender::attach(&mut session, "bench-rt-put", QUEUE)
+        .await
+        .map_err(s)?;
+    let mut receiver = Receiver::attach(&mut session, "bench-rt-get", QUEUE)
+        .await
+        .map_err(s)?;
+    let payload = vec![0x61_u8; size];
+    let t = Instant::now();
+    for _ in 0..ROUND_TRIPS {
+        sender
+            .send(amqp_message(&payload, false))
+            .await
+            .map_err(s)?;
+        let d = receiver.recv::<Body<Value>>().await.map_err(s)?;
+        receiver.accept(&d).await.map_err(s)?;
+    }
+    let us = t.elapsed().as_secs_f64() * 1e6 / ROUND_TRIPS as f64;
+    let _ = sender.close().await;
+    let _ = receiver.close().await;
+    let _ = session.end().await;
+    let _ = conn.close().await;
+    Ok(us)
+}
+
+#[derive(Default)]
+struct Figures {
+    native_put: Vec<f64>,
+    amqp_put: Vec<f64>,
+    native_get: Vec<f64>,
+    amqp_get: Vec<f64>,
+    native_rt: Vec<f64>,
+    amqp_rt: Vec<f64>,
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(|x, y| x.total_cmp(y));
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+pub fn run(a: &BenchArgs, dir: &Path) -> CliResult {
+    let n = a.messages.unwrap_or(20_000);
+    let size = a.size.unwrap_or(1024);
+    let port = crate::bench_net::free_port()?;
+    define_deep_queue(dir, QUEUE, size)?;
+    mqsc(
+        dir,
+        &format!(
+            "DEFINE CHANNEL({CHANNEL}) CHLTYPE(AMQP) PORT({port}) IPADDR(127.0.0.1) \
+             MCAUSER('benchapp') MAXMSGL({}) REPLACE\n\
+             SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('benchapp') AUTHADD(CONNECT)\n\
+             SET AUTHREC PROFILE('{QUEUE}') OBJTYPE(QUEUE) PRINCIPAL('benchapp') \
+             AUTHADD(PUT,GET,BROWSE,INQ)\n\
+             START CHANNEL({CHANNEL})\n",
+            size.max(4096) + 4096
+        ),
+    )?;
+    let url = format!("127.0.0.1:{port}");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let mut f = Figures::default();
+    for round in 0..a.rounds.max(1) {
+        // Interleaved: each round measures both protocols on the same queue manager.
+        f.native_put.push(native_put(dir, n, size, a.persistent)?);
+        f.amqp_get.push(rt.block_on(amqp_get(&url, n))?);
+        f.amqp_put
+            .push(rt.block_on(amqp_put(&url, n, size, a.persistent))?);
+        f.native_get.push(native_get(dir, n)?);
+        f.amqp_rt.push(rt.block_on(amqp_round_trip(&url, size))?);
+        f.native_rt.push(native_round_trip(dir, size)?);
+        if a.json {
+            let last = |v: &Vec<f64>| v.last().copied().unwrap_or(0.0);
+            println!(
+                "{}",
+                serde_json::json!({"scenario": "amqp", "round": round + 1, "messages": n,
+                    "size": size, "persistent": a.persistent,
+                    "native_put_per_s": last(&f.native_put), "amqp_put_per_s": last(&f.amqp_put),
+                    "native_get_per_s": last(&f.native_get), "amqp_get_per_s": last(&f.amqp_get),
+                    "native_round_trip_us": last(&f.native_rt),
+                    "amqp_round_trip_us": last(&f.amqp_rt)})
+            );
+        }
+    }
+    let _ = mqsc(dir, &format!("STOP CHANNEL({CHANNEL})\n"));
+    let (np, ap) = (median(&f.native_put), median(&f.amqp_put));
+    let (ng, ag) = (median(&f.native_get), median(&f.amqp_get));
+    let (nr, ar) = (median(&f.native_rt), median(&f.amqp_rt));
+    if a.json {
+        println!(
+            "{}",
+            serde_json::json!({"scenario": "amqp", "median_put_ratio": ap / np.max(1e-9),
+                "median_get_ratio": ag / ng.max(1e-9), "median_round_trip_ratio": nr / ar.max(1e-9)})
+        );
+        return Ok(());
+    }
+    let kind = if a.persistent {
+        "persistent"
+    } else {
+        "non-persistent"
+    };
+    println!(
+        "amqp: {n} {kind} messages of {size} bytes, {} round(s) (medians); AMQP window {WINDOW}",
+        a.rounds.max(1)
+    );
+    println!(
+        "{:<12} {:>14} {:>14} {:>12}",
+        "", "native", "AMQP", "AMQP/native"
+    );
+    println!(
+        "{:<12} {:>10.0} /s {:>10.0} /s {:>11.2}x",
+        "put",
+        np,
+        ap,
+        ap / np.max(1e-9)
+    );
+    println!(
+        "{:<12} {:>10.0} /s {:>10.0} /s {:>11.2}x",
+        "get",
+        ng,
+        ag,
+        ag / ng.max(1e-9)
+    );
+    println!(
+        "{:<12} {:>10.0} µs {:>10.0} µs {:>11.2}x",
+        "round trip",
+        nr,
+        ar,
+        nr / ar.max(1e-9)
+    );
+    Ok(())
+}
