@@ -16,17 +16,12 @@ use std::process::Command;
 
 const CLIENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/amqp/proton_client.py");
 
-/// Runs the proton client; its JSON lines.
-fn proton(url: &str, args: &[&str]) -> Vec<serde_json::Value> {
-    let out = Command::new("python3")
-        .arg(CLIENT)
-        .arg(url)
-        .args(args)
-        .output()
-        .expect("python3 runs");
+/// Runs a third-party client program; the JSON lines it printed.
+fn json_lines(mut cmd: Command, what: &str, args: &[&str]) -> Vec<serde_json::Value> {
+    let out = cmd.args(args).output().expect("the client runs");
     assert!(
         out.status.success(),
-        "proton {args:?} failed: {}{}",
+        "{what} {args:?} failed: {}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
@@ -34,6 +29,13 @@ fn proton(url: &str, args: &[&str]) -> Vec<serde_json::Value> {
         .lines()
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
         .collect()
+}
+
+/// Runs the proton client; its JSON lines.
+fn proton(url: &str, args: &[&str]) -> Vec<serde_json::Value> {
+    let mut cmd = Command::new("python3");
+    cmd.arg(CLIENT).arg(url);
+    json_lines(cmd, "proton", args)
 }
 
 fn setup(h: &Home, qm: &str) -> String {
@@ -397,21 +399,9 @@ fn jms_classpath() -> String {
 
 /// Runs the Qpid JMS client; its JSON lines.
 fn jms(url: &str, args: &[&str]) -> Vec<serde_json::Value> {
-    let out = Command::new("java")
-        .args(["-cp", &jms_classpath(), "JmsClient", url])
-        .args(args)
-        .output()
-        .expect("java runs");
-    assert!(
-        out.status.success(),
-        "jms {args:?} failed: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect()
+    let mut cmd = Command::new("java");
+    cmd.args(["-cp", &jms_classpath(), "JmsClient", url]);
+    json_lines(cmd, "jms", args)
 }
 
 /// Apache Qpid JMS (Java): JMS 2 producer and consumer, JMS properties both ways with sealmq
