@@ -186,66 +186,38 @@ pub fn selector_of(
 /// with their handles until their link takes them: closing it deletes the queue.
 pub type Dynamic = Arc<std::sync::Mutex<std::collections::HashMap<String, sealmq_engine::Hobj>>>;
 
-/// A temporary dynamic queue for a dynamic link: from the channel's TMPMODEL (default
-/// SYSTEM.DEFAULT.MODEL.QUEUE) named TMPQPRFX (default `AMQP.*`), opened as the connection's
-/// principal and kept in `dynamic` until its link takes the handle; its name, or `None` (the
-/// attach is refused) when it may not be made.
-fn temporary_queue(
-    mq: &Connection,
-    dynamic: &Dynamic,
-    model: &str,
-    prefix: &str,
-    opts: OpenOptions,
-) -> Option<String> {
-    match mq.open_dynamic(model, opts, prefix) {
-        Ok(h) => {
-            let name = h.resolved.clone();
-            dynamic
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(name.clone(), h);
-            Some(name)
-        }
-        Err(e) => {
-            tracing::warn!("a dynamic AMQP link was refused: {e}");
-            None
+/// Makes the temporary dynamic queues of a session's dynamic links — a dynamic source
+/// (python-qpid-proton, rhea) or a dynamic target (Qpid JMS temporary queues): from the
+/// channel's TMPMODEL (default SYSTEM.DEFAULT.MODEL.QUEUE) named TMPQPRFX (default `AMQP.*`),
+/// opened as the connection's principal and kept in `dynamic` until the link takes the
+/// handle; the queue lives while that link does, and others open it by name.
+#[derive(Clone)]
+pub struct Temporaries {
+    pub mq: Arc<Connection>,
+    pub dynamic: Dynamic,
+    pub model: String,
+    pub prefix: String,
+}
+
+impl Temporaries {
+    /// A new temporary queue's name, or `None` (the attach is refused) when it may not be made.
+    pub fn make(&self) -> Option<String> {
+        match self
+            .mq
+            .open_dynamic(&self.model, OpenOptions::input(), &self.prefix)
+        {
+            Ok(h) => {
+                let name = h.resolved.clone();
+                self.dynamic
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(name.clone(), h);
+                Some(name)
+            }
+            Err(e) => {
+                tracing::warn!("a dynamic AMQP link was refused: {e}");
+                None
+            }
         }
     }
-}
-
-/// The source of a dynamic receiving link (a temporary queue the application reads).
-pub fn dynamic_source(
-    mq: &Connection,
-    dynamic: &Dynamic,
-    model: &str,
-    prefix: &str,
-    mut source: fe2o3_amqp::types::messaging::Source,
-) -> Option<fe2o3_amqp::types::messaging::Source> {
-    source.address = Some(temporary_queue(
-        mq,
-        dynamic,
-        model,
-        prefix,
-        OpenOptions::input(),
-    )?);
-    Some(source)
-}
-
-/// The target of a dynamic sending link: Qpid JMS makes its temporary queues this way; the
-/// queue lives while the link does, and others open it by name to read it.
-pub fn dynamic_target(
-    mq: &Connection,
-    dynamic: &Dynamic,
-    model: &str,
-    prefix: &str,
-    mut target: fe2o3_amqp::types::messaging::Target,
-) -> Option<fe2o3_amqp::types::messaging::Target> {
-    target.address = Some(temporary_queue(
-        mq,
-        dynamic,
-        model,
-        prefix,
-        OpenOptions::input(),
-    )?);
-    Some(target)
 }

@@ -214,12 +214,22 @@ async fn connection(
         let (model, prefix) = (model.clone(), prefix.clone());
         tokio::spawn(async move {
             let dynamic = link::Dynamic::default();
-            let (m2, d2) = (mq.clone(), dynamic.clone());
-            let (m3, d3) = (mq.clone(), dynamic.clone());
-            let (model3, prefix3) = (model.clone(), prefix.clone());
+            let temps = link::Temporaries {
+                mq: mq.clone(),
+                dynamic: dynamic.clone(),
+                model,
+                prefix,
+            };
+            let t2 = temps.clone();
             let mut links = LinkAcceptor::builder()
-                .on_dynamic_source(move |src| link::dynamic_source(&m2, &d2, &model, &prefix, src))
-                .on_dynamic_target(move |t| link::dynamic_target(&m3, &d3, &model3, &prefix3, t));
+                .on_dynamic_source(move |mut src| {
+                    src.address = Some(temps.make()?);
+                    Some(src)
+                })
+                .on_dynamic_target(move |mut t| {
+                    t.address = Some(t2.make()?);
+                    Some(t)
+                });
             if max > 0 {
                 links = links.max_message_size(max);
             }
