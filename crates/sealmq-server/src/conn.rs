@@ -504,23 +504,15 @@ pub(crate) fn serve(
                 intercepted,
                 read_ahead: read_ahead.filter(|_| version >= sealmq_wire::V_CONSUME),
             }),
-            // An older client cannot read message properties: it gets the message without.
-            Some(Response::Got {
-                mut md,
-                payload,
-                data_len,
-                warning,
-            }) if version < sealmq_wire::V_PROPERTIES => {
-                md.properties.clear();
-                Some(Response::Got {
-                    md,
-                    payload,
-                    data_len,
-                    warning,
-                })
-            }
             r => r,
         };
+        let mut resp = resp;
+        // An older client cannot read message properties: it gets the message without.
+        if version < sealmq_wire::V_PROPERTIES
+            && let Some(Response::Got { md, .. }) = resp.as_mut()
+        {
+            md.properties.clear();
+        }
         let done = resp.is_none();
         if let Some(resp) = resp
             && sealmq_wire::write_response(&mut *lock(&out), id, &resp).is_err()
