@@ -202,6 +202,20 @@ fn released_comes_back_counted_rejected_goes_to_the_dead_letter_queue_and_author
         1,
         "nothing put through the refused channel"
     );
+    // A principal without authority on the model queue makes no temporary queue (2035).
+    let port = free_port();
+    h.mqsc(
+        "QB",
+        &format!(
+            "DEFINE CHANNEL(LOW.AMQP) CHLTYPE(AMQP) PORT({port}) IPADDR(127.0.0.1) \
+             MCAUSER('low')\nSET AUTHREC OBJTYPE(QMGR) PRINCIPAL('low') AUTHADD(CONNECT)\n\
+             START CHANNEL(LOW.AMQP)\n"
+        ),
+    );
+    let e = proton(&format!("amqp://127.0.0.1:{port}"), &["dynforbidden", "-"]);
+    assert!(e[0]["error"].is_string(), "{e:?}");
+    let queues = h.mqsc("QB", "DISPLAY QLOCAL(AMQP.*)\n");
+    assert!(!queues.contains("QUEUE(AMQP."), "{queues}");
     let st = h.mqsc("QB", "DISPLAY CHSTATUS(APP.AMQP)\n");
     assert!(st.contains("AMQP") && st.contains("RUNNING"), "{st}");
     h.mqsc("QB", "STOP CHANNEL(APP.AMQP)\n");

@@ -15,12 +15,21 @@ dynamic -            a dynamic receiver (temporary queue), a message sent to it 
 reject QUEUE         receives one message and rejects it
 release QUEUE        receives one message and releases it
 forbidden QUEUE      tries to send to QUEUE; prints the error condition
+dynforbidden -       tries a dynamic target (a temporary queue); prints the error condition
 """
 import json
 import sys
 
 from proton import Message
+from proton.reactor import LinkOption
 from proton.utils import BlockingConnection
+
+
+class DynamicTarget(LinkOption):
+    """A sending link whose target the peer makes (dynamic)."""
+
+    def apply(self, link):
+        link.target.dynamic = True
 
 
 def transaction(url, cmd, queue, n, outcome):
@@ -85,6 +94,17 @@ def main():
     url, cmd, queue = sys.argv[1], sys.argv[2], sys.argv[3]
     if cmd in ("txsend", "txreceive"):
         transaction(url, cmd, queue, int(sys.argv[4]), sys.argv[5])
+        return
+    if cmd == "dynforbidden":
+        # A dynamic target (as Qpid JMS makes temporary queues): refused without authority.
+        try:
+            conn = BlockingConnection(url, allowed_mechs="ANONYMOUS", timeout=20)
+            snd = conn.create_sender(None, options=DynamicTarget())
+            snd.send(Message(body="x"))
+            conn.close()
+            print(json.dumps({"error": None}))
+        except Exception as e:  # noqa: BLE001 - any refusal is the answer
+            print(json.dumps({"error": "%s: %s" % (type(e).__name__, e)}))
         return
     if cmd == "forbidden":
         # Refused at the connection (CHLAUTH) or at the attach (authority): the error says why.
