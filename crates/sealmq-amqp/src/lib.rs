@@ -12,6 +12,6 @@ pub mod mapping;
 pub mod outgoing;
 pub mod sasl;
 
-pub use listener::AmqpChannel;
+pub use listener::{AmqpChannel, Services};
 pub use mapping::{to_amqp, to_mq};
 pub use sasl::Verify;

@@ -7,7 +7,7 @@ use fe2o3_amqp::types::definitions::{AmqpError, Error};
 use fe2o3_amqp::types::messaging::Body;
 use fe2o3_amqp::types::primitives::Value;
 use sealmq_engine::mqi::{OpenOptions, PutOptions};
-use sealmq_engine::{Connection, MqError};
+use sealmq_engine::{Connection, MqError, intercept};
 use sealmq_mqi::selector::Selector;
 use sealmq_types::ReasonCode;
 use std::sync::Arc;
@@ -66,10 +66,27 @@ pub(crate) async fn open_queue(
     }
 }
 
+/// QM-side interception on a connection of a channel with INTERCEPT(YES): the keystore's
+/// protector when the connection started (`None`: the queue manager has no keystore, and puts
+/// to and gets from queues with a policy fail with 2063).
+#[derive(Clone)]
+pub struct Intercept(pub Option<Arc<sealmq_protect::Protector>>);
+
+/// The 2063 (MQRC_SECURITY_ERROR) a failed protection or check is reported as.
+pub(crate) fn security_error(detail: String) -> Error {
+    amqp_error(&MqError::new(ReasonCode::SecurityError, detail))
+}
+
 /// The application sends on this link: each transfer is put to the target queue, and
 /// accepted once the put is done (durable for a durable message); a put that fails is
-/// rejected with the reason.
-pub async fn incoming(mq: Arc<Connection>, mut r: Receiver, dynamic: Dynamic) {
+/// rejected with the reason. With interception, a message to a queue with a policy is
+/// protected by the queue manager first; one it cannot protect is rejected with 2063.
+pub async fn incoming(
+    mq: Arc<Connection>,
+    mut r: Receiver,
+    dynamic: Dynamic,
+    icpt: Option<Intercept>,
+) {
     let target = address(r.target().as_ref().and_then(|t| t.address.as_ref()));
     // A dynamic target's temporary queue lives while its creating handle (the anchor) is
     // open: this link keeps it and puts through a handle of its own.
@@ -112,11 +129,22 @@ pub async fn incoming(mq: Arc<Connection>, mut r: Receiver, dynamic: Dynamic) {
         }
         // In place on this worker (tokio moves its other tasks away while a persistent put
         // waits for the log): no hand-over to another thread per message.
-        let put =
-            tokio::task::block_in_place(|| mq.put(&h, &mut md, &payload, PutOptions::default()));
+        let put = tokio::task::block_in_place(|| -> Result<(), Error> {
+            let stored = match &icpt {
+                Some(Intercept(p)) => {
+                    intercept::protect(mq.qm(), p.as_deref(), &h.name, &md, &payload)
+                        .map_err(security_error)?
+                }
+                None => None,
+            };
+            let bytes = stored.as_deref().unwrap_or(&payload);
+            mq.put(&h, &mut md, bytes, PutOptions::default())
+                .map(|_| ())
+                .map_err(|e| amqp_error(&e))
+        });
         let _ = match put {
-            Ok(_) => r.accept(&d).await,
-            Err(e) => r.reject(&d, amqp_error(&e)).await,
+            Ok(()) => r.accept(&d).await,
+            Err(e) => r.reject(&d, e).await,
         };
     }
     let _ = r.close().await;

@@ -1,19 +1,58 @@
 //! One running AMQP channel: a listener on its port, a task per connection, session and link.
 //! Engine calls block (log forces, waits), so they run on tokio's blocking pool.
 //!
-//! Identity: SASL PLAIN checks the user and password as connection authentication does for
-//! every other connection; ANONYMOUS is offered only when the channel has an MCAUSER; the
-//! principal is the channel's MCAUSER when set, else the authenticated user. It needs CONNECT
+//! Identity: with SSLCIPH the channel speaks TLS only (the queue manager's keystore identity;
+//! SSLCAUTH(REQUIRED) asks a client certificate that its keystore trusts, SSLPEER filters its
+//! DN) and SASL EXTERNAL takes the certificate's DN as the principal; SASL PLAIN checks the
+//! user and password as connection authentication does for every other connection;
+//! ANONYMOUS is offered only when the channel has an MCAUSER; the principal is the channel's
+//! MCAUSER when set. CHLAUTH maps and blocks as for any channel, the principal needs CONNECT
 //! on the queue manager, and every attach opens the queue as that principal (PUT, GET).
+//! TLS, SASL and the AMQP open must be done within [`Services::handshake`].
 
 use crate::link;
 use crate::sasl::{Principal, Sasl, Verify};
-use fe2o3_amqp::acceptor::{ConnectionAcceptor, LinkAcceptor, LinkEndpoint, SessionAcceptor};
+use fe2o3_amqp::acceptor::{
+    ConnectionAcceptor, LinkAcceptor, LinkEndpoint, ListenerConnectionHandle, SessionAcceptor,
+};
 use fe2o3_amqp::types::definitions::{AmqpError, Error};
 use sealmq_engine::QueueManager;
 use sealmq_engine::channels::ChannelDef;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// How long a new connection has for TLS, SASL and the AMQP open (the default of
+/// [`Services::handshake`]): one that sends nothing does not hold a MAXINST place for long.
+pub const HANDSHAKE: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// The keystore's protector, read when a connection starts (REFRESH SECURITY TYPE(SSL) takes
+/// effect for the next ones).
+pub type Keys = Arc<dyn Fn() -> Option<Arc<sealmq_protect::Protector>> + Send + Sync>;
+
+/// What the queue manager gives an AMQP channel besides its definition.
+#[derive(Clone)]
+pub struct Services {
+    /// Connection authentication (SASL PLAIN).
+    pub verify: Verify,
+    /// The TLS configuration when the channel has SSLCIPH.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// The protector for INTERCEPT(YES).
+    pub keys: Keys,
+    /// How long a new connection has for TLS, SASL and the AMQP open.
+    pub handshake: std::time::Duration,
+}
+
+impl Services {
+    /// No TLS, no keystore, the default handshake time; `verify` checks SASL PLAIN.
+    pub fn plain(verify: Verify) -> Services {
+        Services {
+            verify,
+            tls: None,
+            keys: Arc::new(|| None),
+            handshake: HANDSHAKE,
+        }
+    }
+}
 
 /// A started AMQP channel (START CHANNEL); STOP CHANNEL drops it.
 pub struct AmqpChannel {
@@ -30,7 +69,7 @@ impl AmqpChannel {
     pub fn start(
         qm: Arc<QueueManager>,
         def: &ChannelDef,
-        verify: Verify,
+        services: Services,
     ) -> Result<AmqpChannel, String> {
         let ip = def.amqp_ipaddr();
         let ip = if ip.is_empty() {
@@ -59,7 +98,7 @@ impl AmqpChannel {
         let thread = std::thread::Builder::new()
             .name(format!("amqp-{}", def.name))
             .spawn(move || {
-                rt.block_on(serve(qm, d, verify, sock, stopped, count));
+                rt.block_on(serve(qm, d, services, sock, stopped, count));
                 rt.shutdown_timeout(std::time::Duration::from_secs(2));
             })
             .map_err(|e| e.to_string())?;
@@ -93,7 +132,7 @@ impl Drop for AmqpChannel {
 async fn serve(
     qm: Arc<QueueManager>,
     def: ChannelDef,
-    verify: Verify,
+    services: Services,
     sock: std::net::TcpListener,
     mut stopped: tokio::sync::watch::Receiver<bool>,
     count: Arc<AtomicUsize>,
@@ -112,10 +151,10 @@ async fn serve(
                     continue;
                 }
                 let _ = stream.set_nodelay(true);
-                let (qm, def, verify, count) = (qm.clone(), def.clone(), verify.clone(), count.clone());
+                let (qm, def, services, count) = (qm.clone(), def.clone(), services.clone(), count.clone());
                 count.fetch_add(1, Ordering::Relaxed);
                 tokio::spawn(async move {
-                    connection(qm, &def, verify, stream, peer).await;
+                    connection(qm, &def, services, stream, peer).await;
                     count.fetch_sub(1, Ordering::Relaxed);
                 });
             }
@@ -127,29 +166,83 @@ fn unauthorized(detail: String) -> Error {
     Error::new(AmqpError::UnauthorizedAccess, detail, None)
 }
 
+/// TLS when the channel has SSLCIPH (its requirements checked), then SASL and the AMQP open:
+/// the connection, the verified client certificate's DN, and who authenticated.
+async fn handshake(
+    container: String,
+    def: &ChannelDef,
+    services: &Services,
+    stream: tokio::net::TcpStream,
+) -> Result<(ListenerConnectionHandle, Option<String>, Principal), String> {
+    let principal = Principal::default();
+    let accept = |dn: Option<String>| {
+        let sasl = Sasl::new(
+            services.verify.clone(),
+            def.mcauser.trim(),
+            principal.clone(),
+            dn,
+        );
+        ConnectionAcceptor::builder()
+            .container_id(container.clone())
+            .max_frame_size(65_536u32)
+            .sasl_acceptor(sasl)
+            .build()
+    };
+    let Some(cfg) = &services.tls else {
+        let conn = accept(None)
+            .accept(stream)
+            .await
+            .map_err(|e| e.to_string())?;
+        return Ok((conn, None, principal));
+    };
+    let tls = tokio_rustls::TlsAcceptor::from(cfg.clone())
+        .accept(stream)
+        .await
+        .map_err(|e| format!("TLS handshake failed: {e}"))?;
+    let (_, session) = tls.get_ref();
+    let dn = session
+        .peer_certificates()
+        .and_then(|c| c.first())
+        .and_then(|c| sealmq_protect::cert::Cert::from_der(c).ok())
+        .map(|c| c.subject().to_string());
+    let suite = session
+        .negotiated_cipher_suite()
+        .map(|c| format!("{:?}", c.suite()))
+        .unwrap_or_default();
+    let peer = (dn.as_deref().unwrap_or(""), suite.as_str());
+    sealmq_engine::channels::tls_requirements(def, Some(peer), "the AMQP client")?;
+    let conn = accept(dn.clone())
+        .accept(tls)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok((conn, dn, principal))
+}
+
 async fn connection(
     qm: Arc<QueueManager>,
     def: &ChannelDef,
-    verify: Verify,
+    services: Services,
     stream: tokio::net::TcpStream,
     peer: std::net::SocketAddr,
 ) {
-    let principal = Principal::default();
-    let sasl = Sasl::new(verify, def.mcauser.trim(), principal.clone());
-    let acceptor = ConnectionAcceptor::builder()
-        .container_id(qm.name())
-        .max_frame_size(65_536u32)
-        .sasl_acceptor(sasl)
-        .build();
-    let mut conn = match acceptor.accept(stream).await {
-        Ok(c) => c,
-        Err(e) => {
+    let limit = services.handshake;
+    let shaken = tokio::time::timeout(limit, handshake(qm.name(), def, &services, stream)).await;
+    let (mut conn, dn, principal) = match shaken {
+        Ok(Ok(c)) => c,
+        Ok(Err(e)) => {
             tracing::warn!(channel = %def.name, %peer, "AMQP connection refused: {e}");
+            return;
+        }
+        Err(_) => {
+            tracing::warn!(
+                channel = %def.name, %peer,
+                "AMQP connection closed: TLS, SASL and open not done within {limit:?}"
+            );
             return;
         }
     };
     let Some(channel_user) = principal.get() else {
-        let e = unauthorized("no principal: authenticate with SASL PLAIN".into());
+        let e = unauthorized("no principal: authenticate with SASL PLAIN or EXTERNAL".into());
         let _ = conn.close_with_error(e).await;
         return;
     };
@@ -162,7 +255,7 @@ async fn connection(
         channel: &def.name,
         svrconn: true,
         address: &ip,
-        sslpeer: None,
+        sslpeer: dn.as_deref(),
         clntuser: asserted.as_deref(),
         qmname: None,
     };
@@ -207,10 +300,12 @@ async fn connection(
             .filter(|v| !v.is_empty())
             .unwrap_or_else(|| d.to_string())
     };
+    // INTERCEPT(YES): the queue manager protects and unprotects with the keystore it has now.
+    let icpt = def.intercept.then(|| link::Intercept((services.keys)()));
     let model = noted("TMPMODEL", "SYSTEM.DEFAULT.MODEL.QUEUE");
     let prefix = noted("TMPQPRFX", "AMQP.*");
     while let Ok(mut session) = sessions.accept(&mut conn).await {
-        let mq = mq.clone();
+        let (mq, icpt) = (mq.clone(), icpt.clone());
         let (model, prefix) = (model.clone(), prefix.clone());
         tokio::spawn(async move {
             let dynamic = link::Dynamic::default();
@@ -237,10 +332,15 @@ async fn connection(
             while let Ok(l) = links.accept(&mut session).await {
                 match l {
                     LinkEndpoint::Receiver(r) => {
-                        tokio::spawn(link::incoming(mq.clone(), r, dynamic.clone()));
+                        tokio::spawn(link::incoming(mq.clone(), r, dynamic.clone(), icpt.clone()));
                     }
                     LinkEndpoint::Sender(s) => {
-                        tokio::spawn(crate::outgoing::outgoing(mq.clone(), s, dynamic.clone()));
+                        tokio::spawn(crate::outgoing::outgoing(
+                            mq.clone(),
+                            s,
+                            dynamic.clone(),
+                            icpt.clone(),
+                        ));
                     }
                 }
             }

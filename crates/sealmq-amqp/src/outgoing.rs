@@ -8,14 +8,18 @@
 //! at once, each got by a unit-of-work twin of the connection of its own, so outcomes may
 //! come in any order (and a transacted JMS consumer's outcomes only at commit). A link or
 //! connection that ends backs out what it had not settled.
+//!
+//! With interception (INTERCEPT(YES)) a message from a queue with a policy is unprotected by
+//! the queue manager before it is sent; one that fails a check is moved to the protection
+//! error queue in its unit of work (a browse leaves it) and never sent.
 
-use crate::link::{Dynamic, address, amqp_error, blocking, open_queue, selector_of};
+use crate::link::{Dynamic, Intercept, address, amqp_error, blocking, open_queue, selector_of};
 use crate::mapping;
 use fe2o3_amqp::Sender;
 use fe2o3_amqp::types::definitions::AmqpError;
 use fe2o3_amqp::types::messaging::{DistributionMode, Outcome};
 use sealmq_engine::mqi::{Browse, GetOptions, Got, OpenOptions};
-use sealmq_engine::{Connection, Match, MqError};
+use sealmq_engine::{Connection, Match, MqError, intercept};
 use sealmq_types::ReasonCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -42,7 +46,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Serves a receiving link until it or its connection ends.
-pub async fn outgoing(mq: Arc<Connection>, mut s: Sender, dynamic: Dynamic) {
+pub async fn outgoing(
+    mq: Arc<Connection>,
+    mut s: Sender,
+    dynamic: Dynamic,
+    icpt: Option<Intercept>,
+) {
     // A filter is never ignored: delivering what it would have left out is worse than
     // refusing the link. A JMS selector is applied; any other filter refuses the link.
     let selector = match s.source().as_ref().and_then(|src| src.filter.as_ref()) {
@@ -139,7 +148,20 @@ pub async fn outgoing(mq: Arc<Connection>, mut s: Sender, dynamic: Dynamic) {
                 break;
             }
         };
-        let msg = mapping::to_amqp(&got.md, got.payload.clone());
+        let plain = match &icpt {
+            Some(i) => tokio::task::block_in_place(|| unprotect(&twin, i, &h.name, &got, copy)),
+            None => Some((got.md.clone(), got.payload.clone())),
+        };
+        let Some((md, payload)) = plain else {
+            // Moved to the protection error queue in this unit of work (a copy: left).
+            if !copy {
+                let t = twin.clone();
+                blocking(move || t.commit()).await;
+            }
+            lock(&pool).push(twin);
+            continue;
+        };
+        let msg = mapping::to_amqp(&md, payload);
         let fut = match s.send_batchable(msg).await {
             Ok(f) => f,
             Err(_) => {
@@ -174,6 +196,32 @@ pub async fn outgoing(mq: Arc<Connection>, mut s: Sender, dynamic: Dynamic) {
     let _ = tokio::time::timeout(DRAIN_WAIT, all).await;
     let c = mq.clone();
     blocking(move || c.close(&h)).await;
+}
+
+/// What the application gets of a message under interception: unprotected when its queue has
+/// a policy; `None` when it failed a check (moved aside unless `copy`; logged).
+fn unprotect(
+    twin: &Connection,
+    icpt: &Intercept,
+    queue: &str,
+    got: &Got,
+    copy: bool,
+) -> Option<(sealmq_engine::Md, Vec<u8>)> {
+    let Some(policy) = intercept::policy(twin.qm(), queue) else {
+        return Some((got.md.clone(), got.payload.clone()));
+    };
+    match intercept::unprotect(twin, icpt.0.as_deref(), &policy, queue, got, copy, !copy) {
+        Ok(x) => Some(x),
+        Err(e) => {
+            tracing::error!(
+                %queue,
+                "MQRC 2063 SECURITY_ERROR: a message failed its protection check and was not \
+                 delivered to the AMQP application{}: {e}",
+                if copy { "" } else { " (moved to the protection error queue)" }
+            );
+            None
+        }
+    }
 }
 
 /// Settles one delivery's unit of work as the application's outcome says.

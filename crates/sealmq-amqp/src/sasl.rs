@@ -1,5 +1,7 @@
-//! SASL for AMQP channels: PLAIN checked by the queue manager's connection authentication
-//! (password file, then PAM), ANONYMOUS only on a channel with an MCAUSER. The principal the
+//! SASL for AMQP channels: EXTERNAL when TLS authenticated the client with a certificate (its
+//! subject DN is the principal), PLAIN checked by the queue manager's connection
+//! authentication (password file, then PAM), ANONYMOUS only on a channel with an MCAUSER. The
+//! channel's MCAUSER, when set, is the principal whatever the mechanism; the principal the
 //! connection runs as is recorded for it.
 
 use fe2o3_amqp::acceptor::sasl_acceptor::{SaslAcceptor, SaslServerFrame};
@@ -34,14 +36,26 @@ pub struct Sasl {
     verify: Verify,
     mcauser: String,
     principal: Principal,
+    /// The subject DN of the client certificate TLS verified, if any (SASL EXTERNAL).
+    dn: Option<String>,
 }
 
 impl Sasl {
-    pub fn new(verify: Verify, mcauser: &str, principal: Principal) -> Sasl {
+    pub fn new(verify: Verify, mcauser: &str, principal: Principal, dn: Option<String>) -> Sasl {
         Sasl {
             verify,
             mcauser: mcauser.to_string(),
             principal,
+            dn,
+        }
+    }
+
+    /// The channel's MCAUSER when set, else `who`.
+    fn runs_as(&self, who: &str) -> String {
+        if self.mcauser.is_empty() {
+            who.to_string()
+        } else {
+            self.mcauser.clone()
         }
     }
 
@@ -67,7 +81,11 @@ fn plain(response: &[u8]) -> Option<(String, String)> {
 
 impl SaslAcceptor for Sasl {
     fn mechanisms(&self) -> Array<Symbol> {
-        let mut m = vec![Symbol::from("PLAIN")];
+        let mut m = Vec::new();
+        if self.dn.is_some() {
+            m.push(Symbol::from("EXTERNAL"));
+        }
+        m.push(Symbol::from("PLAIN"));
         if !self.mcauser.is_empty() {
             m.push(Symbol::from("ANONYMOUS"));
         }
@@ -83,16 +101,19 @@ impl SaslAcceptor for Sasl {
                     .and_then(|r| plain(r.as_ref()));
                 match creds {
                     Some((user, password)) if (self.verify)(&user, &password) => {
-                        let who = if self.mcauser.is_empty() {
-                            user.clone()
-                        } else {
-                            self.mcauser.clone()
-                        };
+                        let who = self.runs_as(&user);
                         self.principal.set(who, Some(user));
                         Sasl::outcome(SaslCode::Ok)
                     }
                     _ => Sasl::outcome(SaslCode::Auth),
                 }
+            }
+            // The identity is the certificate's: an authorization id the client asserts in
+            // its initial response is not taken.
+            "EXTERNAL" if self.dn.is_some() => {
+                let who = self.runs_as(self.dn.as_deref().unwrap_or_default());
+                self.principal.set(who, None);
+                Sasl::outcome(SaslCode::Ok)
             }
             "ANONYMOUS" if !self.mcauser.is_empty() => {
                 self.principal.set(self.mcauser.clone(), None);
@@ -109,7 +130,49 @@ impl SaslAcceptor for Sasl {
 
 #[cfg(test)]
 mod tests {
-    use super::plain;
+    use super::*;
+
+    fn init(mechanism: &str, response: Option<&[u8]>) -> SaslInit {
+        SaslInit {
+            mechanism: Symbol::from(mechanism),
+            initial_response: response.map(|r| r.to_vec().into()),
+            hostname: None,
+        }
+    }
+
+    fn ok(f: SaslServerFrame) -> bool {
+        matches!(f, SaslServerFrame::Outcome(o) if o.code == SaslCode::Ok)
+    }
+
+    #[test]
+    fn external_is_offered_and_taken_only_with_a_verified_certificate() {
+        let verify: Verify = Arc::new(|u: &str, p: &str| u == "alice" && p == "pw");
+        let dn = Some("CN=alice,O=Example".to_string());
+        // No certificate: not offered, and refused when asked for.
+        let p = Principal::default();
+        let mut s = Sasl::new(verify.clone(), "", p.clone(), None);
+        assert!(!s.mechanisms().iter().any(|m| m.as_str() == "EXTERNAL"));
+        assert!(!ok(s.on_init(init("EXTERNAL", None))));
+        assert_eq!(p.get(), None);
+        // A certificate: its DN is the principal, whatever authorization id is asserted.
+        let p = Principal::default();
+        let mut s = Sasl::new(verify.clone(), "", p.clone(), dn.clone());
+        assert_eq!(
+            s.mechanisms().iter().next().map(|m| m.as_str()),
+            Some("EXTERNAL")
+        );
+        assert!(ok(s.on_init(init("EXTERNAL", Some(b"CN=root")))));
+        assert_eq!(p.get().as_deref(), Some("CN=alice,O=Example"));
+        // The channel's MCAUSER wins over the DN; ANONYMOUS needs an MCAUSER.
+        let p = Principal::default();
+        let mut s = Sasl::new(verify.clone(), "app", p.clone(), dn);
+        assert!(ok(s.on_init(init("EXTERNAL", None))));
+        assert_eq!(p.get().as_deref(), Some("app"));
+        let mut s = Sasl::new(verify.clone(), "", Principal::default(), None);
+        assert!(!ok(s.on_init(init("ANONYMOUS", None))));
+        assert!(!ok(s.on_init(init("PLAIN", Some(b"\0alice\0wrong")))));
+        assert!(ok(s.on_init(init("PLAIN", Some(b"\0alice\0pw")))));
+    }
 
     #[test]
     fn plain_responses_are_read_strictly() {

@@ -9,15 +9,26 @@ use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// How long the channels here give a connection to authenticate and open.
+const HANDSHAKE: Duration = Duration::from_secs(1);
+
 fn channel() -> (tempfile::TempDir, Arc<QueueManager>, AmqpChannel) {
+    channel_with(|_| {})
+}
+
+fn channel_with(
+    alter: impl FnOnce(&mut ChannelDef),
+) -> (tempfile::TempDir, Arc<QueueManager>, AmqpChannel) {
     let d = tempfile::tempdir().unwrap();
     let qm = QueueManager::create(QmConfig::new("QH", d.path().join("QH"))).unwrap();
     let mut def = ChannelDef::new("FUZZ.AMQP", ChlType::Amqp);
     def.noted.insert("PORT".into(), "0".into());
     def.noted.insert("IPADDR".into(), "127.0.0.1".into());
     def.mcauser = "app".into();
-    let verify: sealmq_amqp::Verify = Arc::new(|_: &str, _: &str| false);
-    let ch = AmqpChannel::start(qm.clone(), &def, verify).unwrap();
+    alter(&mut def);
+    let mut services = sealmq_amqp::Services::plain(Arc::new(|_: &str, _: &str| false));
+    services.handshake = HANDSHAKE;
+    let ch = AmqpChannel::start(qm.clone(), &def, services).unwrap();
     (d, qm, ch)
 }
 
@@ -55,6 +66,37 @@ fn hostile_bytes_end_their_connection_and_the_channel_serves_on() {
     oversized.extend_from_slice(&[2, 1, 0, 0]);
     poke(&ch, &oversized);
     assert!(serving(&ch), "still serving after hand-made bad input");
+}
+
+#[test]
+fn a_connection_that_never_authenticates_does_not_keep_its_place() {
+    let (_d, _qm, ch) = channel_with(|d| d.maxinst = 1);
+    // It connects and sends nothing: the one place (MAXINST(1)) is taken...
+    let mut idle = TcpStream::connect(ch.addr).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while ch.connections() == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(ch.connections(), 1);
+    // ...until the handshake time is over: the channel closes it and serves others again.
+    idle.set_read_timeout(Some(HANDSHAKE * 10)).unwrap();
+    let mut buf = [0u8; 64];
+    // (Whatever the channel says first, such as a protocol header, is read past.)
+    let mut r = idle.read(&mut buf);
+    while matches!(r, Ok(n) if n > 0) {
+        r = idle.read(&mut buf);
+    }
+    assert!(
+        matches!(r, Ok(0))
+            || r.as_ref()
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset),
+        "the idle connection is closed: {r:?}"
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while ch.connections() > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(serving(&ch));
 }
 
 proptest::proptest! {

@@ -6,6 +6,8 @@
 //! local transactions.
 
 mod common;
+#[path = "amqp/tls.rs"]
+mod tls;
 
 use common::{Home, free_port};
 use sealmq_client::Client;

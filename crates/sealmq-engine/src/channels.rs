@@ -226,10 +226,10 @@ impl ChannelDef {
                 self.name
             );
         }
-        if self.intercept && self.chltype != ChlType::Svrconn {
+        if self.intercept && !matches!(self.chltype, ChlType::Svrconn | ChlType::Amqp) {
             return mqerr!(
                 OptionsError,
-                "INTERCEPT applies only to SVRCONN channels; use SPLPROT on {} channel {}",
+                "INTERCEPT applies only to SVRCONN and AMQP channels; use SPLPROT on {} channel {}",
                 self.chltype.name(),
                 self.name
             );
@@ -444,6 +444,50 @@ pub fn sslpeer_matches(filter: &str, dn: &str) -> bool {
         return true;
     }
     crate::authority::profile_matches(&filter.to_ascii_uppercase(), &dn.to_ascii_uppercase())
+}
+
+fn suite_name(s: &str) -> String {
+    let u = s.to_ascii_uppercase();
+    u.trim_start_matches("TLS13_")
+        .trim_start_matches("TLS_")
+        .to_string()
+}
+
+/// What a channel definition asks of a connection's TLS (SVRCONN, and both ends of message
+/// channels): SSLCIPH requires TLS and, unless ANY, that suite; SSLPEER filters the partner's
+/// certificate DN. `tls`: the partner's DN and the negotiated suite; `who` names the other end
+/// in the message.
+pub fn tls_requirements(
+    def: &ChannelDef,
+    tls: Option<(&str, &str)>,
+    who: &str,
+) -> std::result::Result<(), String> {
+    let name = &def.name;
+    if !def.sslciph.is_empty() {
+        let Some((_, suite)) = tls else {
+            return Err(format!(
+                "channel '{name}' requires TLS (SSLCIPH({}))",
+                def.sslciph
+            ));
+        };
+        if !def.sslciph.eq_ignore_ascii_case("ANY") && suite_name(&def.sslciph) != suite_name(suite)
+        {
+            return Err(format!(
+                "channel '{name}' requires cipher suite {}, {who} uses {suite}",
+                def.sslciph
+            ));
+        }
+    }
+    if !def.sslpeer.is_empty() {
+        let dn = tls.map(|t| t.0).unwrap_or("");
+        if !sslpeer_matches(&def.sslpeer, dn) {
+            return Err(format!(
+                "the certificate '{dn}' of {who} does not match SSLPEER('{}') of channel '{name}'",
+                def.sslpeer
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

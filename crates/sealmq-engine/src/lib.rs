@@ -18,6 +18,7 @@ pub mod conns;
 pub mod deadletter;
 pub mod dlh;
 pub mod error;
+pub mod intercept;
 /// Message descriptors and messages (shared with applications through `sealmq-mqi`).
 pub use sealmq_mqi::md;
 pub mod mqi;

@@ -3,10 +3,11 @@
 //! (CHLAUTH) and the channel's instance limits (MAXINST, MAXINSTC). Every refusal answers the
 //! client with its reason code and is written to the queue manager's log.
 
-use crate::peer::{Peer, tls_requirements};
+use crate::peer::Peer;
 use crate::security::Security;
 use sealmq_engine::QueueManager;
 use sealmq_engine::authinfo::Check;
+use sealmq_engine::channels::tls_requirements;
 use sealmq_engine::channels::{ChlType, DEFAULT_SVRCONN};
 use sealmq_engine::chlauth::{ChckClnt, Decision, Partner};
 use sealmq_types::ReasonCode;

@@ -3,7 +3,7 @@
 
 use crate::dispatch::{err, get_options};
 use sealmq_engine::mqi::Browse;
-use sealmq_engine::{Connection, Hobj, QueueManager};
+use sealmq_engine::{Connection, Hobj, QueueManager, intercept};
 use sealmq_wire::{GetReq, Response};
 
 /// QM-side interception for one connection (SPEC §5.5.2): on a SVRCONN channel with
@@ -24,15 +24,8 @@ pub(crate) fn security(detail: String) -> Response {
 }
 
 impl Icpt<'_> {
-    /// Errors are 2063 details.
-    fn protector(&self) -> Result<&sealmq_protect::Protector, String> {
-        self.protector.ok_or_else(|| {
-            "the queue manager has no keystore to protect with (<QM dir>/keystore)".to_string()
-        })
-    }
-
     /// The bytes to store for a put to `name`: protected under its policy, unless they are
-    /// already a protected message (never protected twice).
+    /// already a protected message (never protected twice). Errors are 2063 details.
     pub(crate) fn protect(
         &self,
         qm: &QueueManager,
@@ -40,22 +33,16 @@ impl Icpt<'_> {
         md: &sealmq_engine::Md,
         payload: Vec<u8>,
     ) -> Result<Vec<u8>, String> {
-        if !self.on || sealmq_protect::header::has_magic(&payload) {
+        if !self.on {
             return Ok(payload);
         }
-        let Some(policy) = qm
-            .policy(name)
-            .filter(|p| p.qop() != sealmq_protect::Qop::None)
-        else {
-            return Ok(payload);
-        };
-        let original = md.protection_original();
-        let stored = self
-            .protector()?
-            .protect(&policy, &payload, original)
-            .map_err(|e| e.to_string())?;
-        self.stored.set(Some(stored.len() as u64));
-        Ok(stored)
+        match intercept::protect(qm, self.protector, name, md, &payload)? {
+            Some(stored) => {
+                self.stored.set(Some(stored.len() as u64));
+                Ok(stored)
+            }
+            None => Ok(payload),
+        }
     }
 
     /// A get under a policy: unprotected for the application; a message failing a check
@@ -73,10 +60,11 @@ impl Icpt<'_> {
                 detail: "policy vanished".into(),
             };
         };
-        let p = match self.protector() {
-            Ok(p) => p,
-            Err(e) => return security(e),
-        };
+        if self.protector.is_none() {
+            return security(
+                "the queue manager has no keystore to protect with (<QM dir>/keystore)".into(),
+            );
+        }
         let gmo = get_options(g);
         let browsing = matches!(gmo.browse, Browse::First | Browse::Next);
         let own_uow = !browsing && !gmo.syncpoint && !conn.in_uow();
@@ -88,14 +76,18 @@ impl Icpt<'_> {
             Err(e) => return err(e),
         };
         self.stored.set(Some(got.payload.len() as u64));
-        match p.unprotect(&policy, &got.payload) {
-            Ok(u) => {
-                let mut md = got.md;
-                if let Some(o) = &u.original {
-                    md.restore_original(o);
-                }
-                let data_len = u.payload.len();
-                let mut payload = u.payload;
+        let unprotected = intercept::unprotect(
+            conn,
+            self.protector,
+            &policy,
+            &h.name,
+            &got,
+            browsing,
+            opts.syncpoint,
+        );
+        match unprotected {
+            Ok((md, mut payload)) => {
+                let data_len = payload.len();
                 let mut warning = 0;
                 if let Some(b) = gmo.buffer
                     && b < data_len
@@ -125,27 +117,10 @@ impl Icpt<'_> {
                 }
             }
             Err(e) => {
-                if !browsing {
-                    let failure = sealmq_engine::dlh::ProtectionFailure {
-                        check: e.check().map(|c| c.name().to_string()).unwrap_or_default(),
-                        detail: e.to_string(),
-                        signer: sealmq_protect::inspect(&got.payload, false)
-                            .ok()
-                            .and_then(|i| i.signer)
-                            .unwrap_or_default(),
-                    };
-                    let _ = conn.put_protection_error(
-                        &h.name,
-                        failure,
-                        &got.md,
-                        &got.payload,
-                        opts.syncpoint,
-                    );
-                    if own_uow {
-                        let _ = conn.commit();
-                    }
+                if own_uow {
+                    let _ = conn.commit();
                 }
-                security(e.to_string())
+                security(e)
             }
         }
     }

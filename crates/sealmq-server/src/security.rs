@@ -74,6 +74,13 @@ impl Security {
         self.read().tls
     }
 
+    /// A TLS configuration from the keystore as it is now, for a channel that serves TLS on a
+    /// port of its own (AMQP channels): client certificates required or optional (SSLCAUTH).
+    pub fn channel_tls(&self, require_client: bool) -> Result<Arc<rustls::ServerConfig>, String> {
+        sealmq_wire::tls::server_config_auth(&self.dir, require_client)
+            .map_err(|e| format!("keystore {}: {e}", self.dir.display()))
+    }
+
     /// Reads the keystore again and puts it in use; on failure the one in use stays.
     pub fn refresh(&self) -> Result<String, String> {
         let fail = |e: String| {

@@ -45,6 +45,16 @@ fn identity(
 
 /// The server side: the queue manager's identity, client certificates required.
 pub fn server_config(keystore_dir: &Path) -> Result<Arc<rustls::ServerConfig>, String> {
+    server_config_auth(keystore_dir, true)
+}
+
+/// The server side with a channel's SSLCAUTH: `require_client` false (SSLCAUTH(OPTIONAL))
+/// lets a client without a certificate in; a certificate a client does present must still
+/// chain to one the keystore trusts.
+pub fn server_config_auth(
+    keystore_dir: &Path,
+    require_client: bool,
+) -> Result<Arc<rustls::ServerConfig>, String> {
     let ks = Keystore::load(keystore_dir).map_err(|e| e.to_string())?;
     let (chain, key) = identity(keystore_dir, &ks)?;
     let mut roots = RootCertStore::empty();
@@ -53,7 +63,11 @@ pub fn server_config(keystore_dir: &Path) -> Result<Arc<rustls::ServerConfig>, S
             .add(CertificateDer::from(c.der().to_vec()))
             .map_err(|e| format!("trusted certificate '{}': {e}", c.subject()))?;
     }
-    let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
+    let mut verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider());
+    if !require_client {
+        verifier = verifier.allow_unauthenticated();
+    }
+    let verifier = verifier
         .build()
         .map_err(|e| format!("client certificate verifier: {e}"))?;
     let cfg = rustls::ServerConfig::builder_with_provider(provider())

@@ -16,8 +16,14 @@ reject QUEUE         receives one message and rejects it
 release QUEUE        receives one message and releases it
 forbidden QUEUE      tries to send to QUEUE; prints the error condition
 dynforbidden -       tries a dynamic target (a temporary queue); prints the error condition
+
+The SASL mechanism is ANONYMOUS unless SEALMQ_AMQP_MECHS names others (EXTERNAL, PLAIN: the
+user and password then come from the URL). An amqps:// URL uses TLS: SEALMQ_TLS_CA is the
+certificate the queue manager's must chain to; SEALMQ_TLS_CERT and SEALMQ_TLS_KEY, when set,
+are the client's certificate and key.
 """
 import json
+import os
 import sys
 
 from proton import Message
@@ -30,6 +36,28 @@ class DynamicTarget(LinkOption):
 
     def apply(self, link):
         link.target.dynamic = True
+
+
+def mechs():
+    return os.environ.get("SEALMQ_AMQP_MECHS", "ANONYMOUS")
+
+
+def ssl_domain(url):
+    """The client's TLS settings for an amqps:// URL (None otherwise)."""
+    if not url.startswith("amqps://"):
+        return None
+    from proton import SSLDomain
+    d = SSLDomain(SSLDomain.MODE_CLIENT)
+    d.set_trusted_ca_db(os.environ["SEALMQ_TLS_CA"])
+    # Queue managers have no DNS names: the certificate must chain to the trusted one.
+    d.set_peer_authentication(SSLDomain.VERIFY_PEER)
+    if os.environ.get("SEALMQ_TLS_CERT"):
+        d.set_credentials(os.environ["SEALMQ_TLS_CERT"], os.environ["SEALMQ_TLS_KEY"], None)
+    return d
+
+
+def connect(url):
+    return BlockingConnection(url, allowed_mechs=mechs(), ssl_domain=ssl_domain(url), timeout=20)
 
 
 def transaction(url, cmd, queue, n, outcome):
@@ -46,7 +74,8 @@ def transaction(url, cmd, queue, n, outcome):
             self.bodies = []
 
         def on_start(self, event):
-            self.conn = event.container.connect(url, allowed_mechs="ANONYMOUS")
+            self.conn = event.container.connect(
+                url, allowed_mechs=mechs(), ssl_domain=ssl_domain(url))
             if cmd == "txsend":
                 self.link = event.container.create_sender(self.conn, queue)
             else:
@@ -98,7 +127,7 @@ def main():
     if cmd == "dynforbidden":
         # A dynamic target (as Qpid JMS makes temporary queues): refused without authority.
         try:
-            conn = BlockingConnection(url, allowed_mechs="ANONYMOUS", timeout=20)
+            conn = connect(url)
             snd = conn.create_sender(None, options=DynamicTarget())
             snd.send(Message(body="x"))
             conn.close()
@@ -109,7 +138,7 @@ def main():
     if cmd == "forbidden":
         # Refused at the connection (CHLAUTH) or at the attach (authority): the error says why.
         try:
-            conn = BlockingConnection(url, allowed_mechs="ANONYMOUS", timeout=20)
+            conn = connect(url)
             snd = conn.create_sender(queue)
             snd.send(Message(body="x"))
             conn.close()
@@ -117,7 +146,7 @@ def main():
         except Exception as e:  # noqa: BLE001 - any refusal is the answer
             print(json.dumps({"error": "%s: %s" % (type(e).__name__, e)}))
         return
-    conn = BlockingConnection(url, allowed_mechs="ANONYMOUS", timeout=20)
+    conn = connect(url)
     try:
         if cmd == "send":
             snd = conn.create_sender(queue)

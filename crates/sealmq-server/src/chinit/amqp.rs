@@ -19,20 +19,30 @@ impl Initiator {
         if self.amqp().contains_key(&d.name) {
             return Ok(format!("SMQ0140I Channel {} is already running.", d.name));
         }
-        if !d.sslciph.trim().is_empty() {
-            return Err(fail(
-                ReasonCode::OptionNotValidForType,
-                format!(
-                    "channel {}: AMQP channels over TLS (SSLCIPH) are not provided in this release \
-                     (README, \"Not provided\"): remove SSLCIPH, or use a SVRCONN channel",
-                    d.name
-                ),
-            ));
-        }
-        let sec = self.security.clone();
-        let verify: sealmq_amqp::Verify =
-            std::sync::Arc::new(move |u: &str, p: &str| sec.users.verify(u, p));
-        let ch = sealmq_amqp::AmqpChannel::start(self.qm.clone(), d, verify)
+        // TLS from the keystore as it is at START CHANNEL (a new certificate: STOP and START
+        // the channel); INTERCEPT(YES) is refused at DEFINE without SSLCIPH and SSLCAUTH.
+        let tls = if d.sslciph.trim().is_empty() {
+            None
+        } else {
+            let cfg = self
+                .security
+                .channel_tls(d.sslcauth_required)
+                .map_err(|e| {
+                    fail(
+                        ReasonCode::SslInitializationError,
+                        format!("channel {}: cannot serve TLS: {e}", d.name),
+                    )
+                })?;
+            Some(cfg)
+        };
+        let (sec, keys) = (self.security.clone(), self.security.clone());
+        let services = sealmq_amqp::Services {
+            verify: std::sync::Arc::new(move |u: &str, p: &str| sec.users.verify(u, p)),
+            tls,
+            keys: std::sync::Arc::new(move || keys.protector()),
+            handshake: sealmq_amqp::listener::HANDSHAKE,
+        };
+        let ch = sealmq_amqp::AmqpChannel::start(self.qm.clone(), d, services)
             .map_err(|e| fail(ReasonCode::ResourceProblem, e))?;
         let addr = ch.addr;
         self.amqp().insert(d.name.clone(), ch);

@@ -91,7 +91,7 @@ impl Link {
             .map(|c| format!("{:?}", c.suite()))
             .unwrap_or_default();
         let dn = sealmq_wire::tls::principal(s.conn.peer_certificates()).unwrap_or_default();
-        crate::peer::tls_requirements(def, Some((&dn, &suite)), "the partner")?;
+        sealmq_engine::channels::tls_requirements(def, Some((&dn, &suite)), "the partner")?;
         let shared = Shared(std::sync::Arc::new(std::sync::Mutex::new(s)));
         Ok(Link {
             r: BufReader::with_capacity(256 * 1024, Box::new(shared.clone())),

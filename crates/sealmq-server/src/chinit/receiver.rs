@@ -98,7 +98,7 @@ pub(crate) fn admit(
             ));
         }
     };
-    crate::peer::tls_requirements(
+    sealmq_engine::channels::tls_requirements(
         &def,
         peer.tls
             .as_ref()

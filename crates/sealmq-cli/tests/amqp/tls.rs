@@ -1,0 +1,218 @@
+//! AMQP channels with TLS (SSLCIPH, SSLCAUTH, SSLPEER), SASL EXTERNAL and QM-side
+//! interception (INTERCEPT(YES)), against python-qpid-proton over `amqps://`.
+
+use super::{Home, free_port, json_lines};
+use sealmq_client::Client;
+use sealmq_engine::mqi::{Browse, GetOptions, OpenOptions};
+use std::process::Command;
+
+fn s(p: &std::path::Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// The proton client with its TLS and SASL settings in the environment.
+fn proton_with(url: &str, env: &[(&str, String)], args: &[&str]) -> Vec<serde_json::Value> {
+    let mut cmd = Command::new("python3");
+    cmd.arg(super::CLIENT).arg(url);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    json_lines(cmd, "proton", args)
+}
+
+/// A refusal the proton client printed (`None`: it got through).
+fn refusal(url: &str, env: &[(&str, String)], queue: &str) -> Option<String> {
+    proton_with(url, env, &["forbidden", queue])[0]["error"]
+        .as_str()
+        .map(String::from)
+}
+
+const ALICE: &str = "CN=alice,O=Example";
+
+/// Queue manager `qm` (identity CN=<qm>) trusting two applications' certificates, alice's
+/// and bob's (bob is given no authority). The TLS settings of each for the proton client.
+struct World {
+    h: Home,
+    alice: Vec<(&'static str, String)>,
+    bob: Vec<(&'static str, String)>,
+    /// Trusts the queue manager but presents no certificate.
+    anonymous: Vec<(&'static str, String)>,
+}
+
+fn world(qm: &str) -> World {
+    let h = Home::new();
+    h.ok(&["create", qm]);
+    let qm_ks = h.qm_dir(qm).join("keystore");
+    let ca = s(&qm_ks.join("identity.pem"));
+    let app = |name: &str, dn: &str| {
+        let dir = h.dir.path().join(name);
+        h.ok(&["keystore", "init", &s(&dir), "--dn", dn]);
+        h.ok(&[
+            "keystore",
+            "trust",
+            &s(&qm_ks),
+            &s(&dir.join("identity.pem")),
+        ]);
+        vec![
+            ("SEALMQ_AMQP_MECHS", "EXTERNAL".to_string()),
+            ("SEALMQ_TLS_CA", ca.clone()),
+            ("SEALMQ_TLS_CERT", s(&dir.join("identity.pem"))),
+            ("SEALMQ_TLS_KEY", s(&dir.join("identity.key"))),
+        ]
+    };
+    let alice = app("alice", ALICE);
+    let bob = app("bob", "CN=bob,O=Example");
+    h.ok(&["start", qm, "--background"]);
+    let anonymous = vec![
+        ("SEALMQ_AMQP_MECHS", "ANONYMOUS".to_string()),
+        ("SEALMQ_TLS_CA", ca),
+    ];
+    World {
+        h,
+        alice,
+        bob,
+        anonymous,
+    }
+}
+
+#[test]
+fn an_amqp_channel_over_tls_takes_the_client_certificate_as_the_principal() {
+    let w = world("QT");
+    let port = free_port();
+    w.h.mqsc(
+        "QT",
+        &format!(
+            "DEFINE QLOCAL(APP.Q)\n\
+             DEFINE CHANNEL(TLS.AMQP) CHLTYPE(AMQP) PORT({port}) IPADDR(127.0.0.1) SSLCIPH(ANY) SSLCAUTH(REQUIRED)\n\
+             SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('{ALICE}') AUTHADD(CONNECT)\n\
+             SET AUTHREC PROFILE('APP.*') OBJTYPE(QUEUE) PRINCIPAL('{ALICE}') AUTHADD(PUT,GET)\n\
+             START CHANNEL(TLS.AMQP)\n"
+        ),
+    );
+    let url = format!("amqps://127.0.0.1:{port}");
+    // SASL EXTERNAL: the certificate's DN is the principal, and its authority applies.
+    assert_eq!(
+        proton_with(&url, &w.alice, &["send", "APP.Q", "2"])[0]["sent"],
+        2
+    );
+    let got = proton_with(&url, &w.alice, &["receive", "APP.Q", "2"]);
+    assert_eq!(got[1]["body"], "hello 1");
+    // Bob's certificate is trusted, but his DN has no authority: 2035 at the connection.
+    let e = refusal(&url, &w.bob, "APP.Q").expect("bob is refused");
+    assert!(
+        e.contains("unauthorized-access") && e.contains("2035"),
+        "{e}"
+    );
+    // SSLCAUTH(REQUIRED): no certificate, no connection.
+    assert!(refusal(&url, &w.anonymous, "APP.Q").is_some());
+    // Not TLS at all: the channel speaks nothing else.
+    let plain = format!("amqp://127.0.0.1:{port}");
+    assert!(refusal(&plain, &[], "APP.Q").is_some());
+    // SSLPEER filters the certificate's DN (taken at the next START).
+    w.h.mqsc(
+        "QT",
+        "STOP CHANNEL(TLS.AMQP)\n\
+         ALTER CHANNEL(TLS.AMQP) CHLTYPE(AMQP) SSLPEER('CN=carol*')\n\
+         START CHANNEL(TLS.AMQP)\n",
+    );
+    assert!(refusal(&url, &w.alice, "APP.Q").is_some(), "SSLPEER");
+    let log =
+        std::fs::read_to_string(w.h.qm_dir("QT").join("errors/SEALMQ01.LOG")).unwrap_or_default();
+    assert!(log.contains("does not match SSLPEER"), "{log}");
+    w.h.mqsc(
+        "QT",
+        &format!(
+            "STOP CHANNEL(TLS.AMQP)\n\
+             ALTER CHANNEL(TLS.AMQP) CHLTYPE(AMQP) SSLPEER('{ALICE}')\n\
+             START CHANNEL(TLS.AMQP)\n"
+        ),
+    );
+    assert_eq!(refusal(&url, &w.alice, "APP.Q"), None);
+    w.h.ok(&["stop", "QT"]);
+}
+
+#[test]
+fn an_intercepting_amqp_channel_protects_and_unprotects_for_python_applications() {
+    let w = world("QI");
+    let (icpt, clear) = (free_port(), free_port());
+    w.h.mqsc(
+        "QI",
+        &format!(
+            "DEFINE QLOCAL(SECRET.Q)\n\
+             SET POLICY(SECRET.Q) SIGNALG(SHA256) ENCALG(AES256) RECIP('CN=QI')\n\
+             DEFINE CHANNEL(ICPT.AMQP) CHLTYPE(AMQP) PORT({icpt}) IPADDR(127.0.0.1) SSLCIPH(ANY) INTERCEPT(YES)\n\
+             DEFINE CHANNEL(CLEAR.AMQP) CHLTYPE(AMQP) PORT({clear}) IPADDR(127.0.0.1) SSLCIPH(ANY)\n\
+             SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('{ALICE}') AUTHADD(CONNECT)\n\
+             SET AUTHREC PROFILE('SECRET.Q') OBJTYPE(QUEUE) PRINCIPAL('{ALICE}') AUTHADD(PUT,GET)\n\
+             START CHANNEL(ICPT.AMQP)\nSTART CHANNEL(CLEAR.AMQP)\n"
+        ),
+    );
+    let url = format!("amqps://127.0.0.1:{icpt}");
+    assert_eq!(
+        proton_with(&url, &w.alice, &["send", "SECRET.Q", "3"])[0]["sent"],
+        3
+    );
+    // The queue holds envelopes only.
+    let mut raw = Client::connect_local(&w.h.qm_dir("QI"), "raw").unwrap();
+    raw.set_raw(true);
+    let (rh, _) = raw
+        .open(
+            "SECRET.Q",
+            OpenOptions {
+                browse: true,
+                output: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    for i in 0..3 {
+        let g = raw
+            .get(
+                rh,
+                &GetOptions {
+                    browse: if i == 0 { Browse::First } else { Browse::Next },
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        assert!(sealmq_protect::header::has_magic(&g.payload), "message {i}");
+        assert!(
+            !String::from_utf8_lossy(&g.payload).contains("hello"),
+            "message {i} is stored in the clear"
+        );
+    }
+    // Without interception an AMQP application gets the envelope, never the plaintext.
+    let curl = format!("amqps://127.0.0.1:{clear}");
+    let env = proton_with(&curl, &w.alice, &["receive", "SECRET.Q", "1"]);
+    let body = env[0]["body"].as_str().unwrap();
+    assert!(!body.contains("hello") && body.len() > 100, "{body}");
+    common_wait(&w.h, "QI", "SECRET.Q", 2);
+    // Through the intercepting channel: plaintext, with its properties. (The other two were
+    // out to the first application too, and may come back from its end in either order.)
+    let mut got = proton_with(&url, &w.alice, &["receive", "SECRET.Q", "2"]);
+    got.sort_by_key(|m| m["body"].as_str().map(String::from));
+    assert_eq!(got[0]["body"], "hello 1");
+    assert_eq!(got[1]["body"], "hello 2");
+    assert_eq!(got[0]["properties"]["colour"], "blue");
+    assert_eq!(got[1]["properties"]["n"], 2);
+    // A message that fails its checks (plain, on a queue whose policy encrypts) is moved to
+    // the protection error queue and never delivered; the next one is.
+    common_wait(&w.h, "QI", "SECRET.Q", 0);
+    raw.put(rh, &mut sealmq_engine::Md::default(), b"forged", false)
+        .unwrap();
+    proton_with(&url, &w.alice, &["send", "SECRET.Q", "1"]);
+    let got = proton_with(&url, &w.alice, &["receive", "SECRET.Q", "1"]);
+    assert_eq!(got[0]["body"], "hello 0");
+    common_wait(&w.h, "QI", "SYSTEM.PROTECTION.ERROR.QUEUE", 1);
+    common_wait(&w.h, "QI", "SECRET.Q", 0);
+    drop(raw);
+    w.h.ok(&["stop", "QI"]);
+}
+
+fn common_wait(h: &Home, qm: &str, q: &str, depth: u64) {
+    super::common::wait_for(
+        std::time::Duration::from_secs(10),
+        &format!("{q} on {qm} to hold {depth}"),
+        || h.depth(qm, q) == depth,
+    );
+}

@@ -1,0 +1,86 @@
+//! QM-side interception (SPEC §5.5.2), the part every channel kind shares: on a channel with
+//! INTERCEPT(YES) (SVRCONN, AMQP) the queue manager protects each message put to a queue with
+//! a policy and unprotects each one got, with its own identity. The server's SVRCONN requests
+//! and consumers and the AMQP links call these; what they answer the application stays theirs.
+
+use crate::dlh::ProtectionFailure;
+use crate::md::Md;
+use crate::mqi::{Connection, Got};
+use crate::qm::QueueManager;
+use sealmq_protect::{Policy, Protector, Qop};
+
+/// The policy under which an intercepting channel protects or unprotects for queue `name`
+/// (one with a quality of protection; a NONE policy leaves messages as they are).
+pub fn policy(qm: &QueueManager, name: &str) -> Option<Policy> {
+    qm.policy(name).filter(|p| p.qop() != Qop::None)
+}
+
+fn no_keystore() -> String {
+    "the queue manager has no keystore to protect with (<QM dir>/keystore)".to_string()
+}
+
+/// The bytes to store for a put to `name`: `None` when they are stored as given (no policy, or
+/// already a protected message: never protected twice), else the protected message. The error
+/// is the detail of a 2063 (MQRC_SECURITY_ERROR).
+pub fn protect(
+    qm: &QueueManager,
+    protector: Option<&Protector>,
+    name: &str,
+    md: &Md,
+    payload: &[u8],
+) -> Result<Option<Vec<u8>>, String> {
+    if sealmq_protect::header::has_magic(payload) {
+        return Ok(None);
+    }
+    let Some(policy) = policy(qm, name) else {
+        return Ok(None);
+    };
+    let protector = protector.ok_or_else(no_keystore)?;
+    protector
+        .protect(&policy, payload, md.protection_original())
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
+/// A got message's descriptor and payload for the application, unprotected under `policy`.
+/// A message that fails a check is moved, unless `browsing`, to the protection error queue
+/// in `conn`'s unit of work when `syncpoint` (the caller commits or backs out); the error is
+/// the detail of a 2063.
+pub fn unprotect(
+    conn: &Connection,
+    protector: Option<&Protector>,
+    policy: &Policy,
+    queue: &str,
+    got: &Got,
+    browsing: bool,
+    syncpoint: bool,
+) -> Result<(Md, Vec<u8>), String> {
+    let protector = protector.ok_or_else(no_keystore)?;
+    match protector.unprotect(policy, &got.payload) {
+        Ok(u) => {
+            let mut md = got.md.clone();
+            if let Some(o) = &u.original {
+                md.restore_original(o);
+            }
+            Ok((md, u.payload))
+        }
+        Err(e) => {
+            if !browsing {
+                let failure = ProtectionFailure {
+                    check: e.check().map(|c| c.name().to_string()).unwrap_or_default(),
+                    detail: e.to_string(),
+                    signer: sealmq_protect::inspect(&got.payload, false)
+                        .ok()
+                        .and_then(|i| i.signer)
+                        .unwrap_or_default(),
+                };
+                if let Err(moved) =
+                    conn.put_protection_error(queue, failure, &got.md, &got.payload, syncpoint)
+                {
+                    tracing::error!(%queue, "a message failing protection was not moved aside: {moved}");
+                }
+            }
+            Err(e.to_string())
+        }
+    }
+}
