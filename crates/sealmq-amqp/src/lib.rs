@@ -11,6 +11,7 @@ pub mod listener;
 pub mod mapping;
 pub mod outgoing;
 pub mod sasl;
+pub mod status;
 
 pub use listener::{AmqpChannel, Services};
 pub use mapping::{to_amqp, to_mq};

@@ -72,6 +72,19 @@ pub(crate) async fn open_queue(
 #[derive(Clone)]
 pub struct Intercept(pub Option<Arc<sealmq_protect::Protector>>);
 
+/// What a link's task has of its connection.
+#[derive(Clone)]
+pub struct Ctx {
+    /// The connection to the queue manager, as the connection's principal.
+    pub mq: Arc<Connection>,
+    /// The session's temporary queues not yet taken by their link.
+    pub dynamic: Dynamic,
+    /// QM-side interception (INTERCEPT(YES)).
+    pub icpt: Option<Intercept>,
+    /// Its figures for DISPLAY CHSTATUS.
+    pub client: Arc<crate::status::Client>,
+}
+
 /// The 2063 (MQRC_SECURITY_ERROR) a failed protection or check is reported as.
 pub(crate) fn security_error(detail: String) -> Error {
     amqp_error(&MqError::new(ReasonCode::SecurityError, detail))
@@ -81,12 +94,13 @@ pub(crate) fn security_error(detail: String) -> Error {
 /// accepted once the put is done (durable for a durable message); a put that fails is
 /// rejected with the reason. With interception, a message to a queue with a policy is
 /// protected by the queue manager first; one it cannot protect is rejected with 2063.
-pub async fn incoming(
-    mq: Arc<Connection>,
-    mut r: Receiver,
-    dynamic: Dynamic,
-    icpt: Option<Intercept>,
-) {
+pub async fn incoming(ctx: Ctx, mut r: Receiver) {
+    let Ctx {
+        mq,
+        dynamic,
+        icpt,
+        client,
+    } = ctx;
     let target = address(r.target().as_ref().and_then(|t| t.address.as_ref()));
     // A dynamic target's temporary queue lives while its creating handle (the anchor) is
     // open: this link keeps it and puts through a handle of its own.
@@ -95,8 +109,8 @@ pub async fn incoming(
         .and_then(|n| dynamic.lock().unwrap_or_else(|p| p.into_inner()).remove(n));
     let missing = (AmqpError::InvalidField, "the target must name a queue");
     let opened = open_queue(&mq, target, OpenOptions::output(), missing).await;
-    let h = match opened {
-        Ok((_, h)) => h,
+    let (h, _shown) = match opened {
+        Ok((name, h)) => (h, client.link(format!("PUT:{name}"))),
         Err(e) => {
             if let Some(e) = e {
                 let _ = r.close_with_error(e).await;
@@ -143,7 +157,10 @@ pub async fn incoming(
                 .map_err(|e| amqp_error(&e))
         });
         let _ = match put {
-            Ok(()) => r.accept(&d).await,
+            Ok(()) => {
+                client.received();
+                r.accept(&d).await
+            }
             Err(e) => r.reject(&d, e).await,
         };
     }

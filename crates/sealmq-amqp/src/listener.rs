@@ -62,6 +62,7 @@ pub struct AmqpChannel {
     stop: tokio::sync::watch::Sender<bool>,
     thread: Option<std::thread::JoinHandle<()>>,
     connections: Arc<AtomicUsize>,
+    clients: Arc<crate::status::Clients>,
 }
 
 impl AmqpChannel {
@@ -94,11 +95,12 @@ impl AmqpChannel {
             .map_err(|e| format!("channel {}: {e}", def.name))?;
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let connections = Arc::new(AtomicUsize::new(0));
-        let (d, count) = (def.clone(), connections.clone());
+        let clients = Arc::new(crate::status::Clients::default());
+        let (d, count, shown) = (def.clone(), connections.clone(), clients.clone());
         let thread = std::thread::Builder::new()
             .name(format!("amqp-{}", def.name))
             .spawn(move || {
-                rt.block_on(serve(qm, d, services, sock, stopped, count));
+                rt.block_on(serve(qm, d, services, sock, stopped, (count, shown)));
                 rt.shutdown_timeout(std::time::Duration::from_secs(2));
             })
             .map_err(|e| e.to_string())?;
@@ -109,12 +111,18 @@ impl AmqpChannel {
             stop,
             thread: Some(thread),
             connections,
+            clients,
         })
     }
 
-    /// AMQP connections open now.
+    /// AMQP connections open now (authenticated or not yet).
     pub fn connections(&self) -> usize {
         self.connections.load(Ordering::Relaxed)
+    }
+
+    /// The authenticated connections, oldest first (DISPLAY CHSTATUS ... CLIENTID).
+    pub fn clients(&self) -> Vec<crate::status::ClientStatus> {
+        self.clients.all()
     }
 }
 
@@ -135,7 +143,7 @@ async fn serve(
     services: Services,
     sock: std::net::TcpListener,
     mut stopped: tokio::sync::watch::Receiver<bool>,
-    count: Arc<AtomicUsize>,
+    (count, clients): (Arc<AtomicUsize>, Arc<crate::status::Clients>),
 ) {
     let Ok(listener) = tokio::net::TcpListener::from_std(sock) else {
         return;
@@ -152,9 +160,10 @@ async fn serve(
                 }
                 let _ = stream.set_nodelay(true);
                 let (qm, def, services, count) = (qm.clone(), def.clone(), services.clone(), count.clone());
+                let clients = clients.clone();
                 count.fetch_add(1, Ordering::Relaxed);
                 tokio::spawn(async move {
-                    connection(qm, &def, services, stream, peer).await;
+                    connection(qm, &def, services, stream, (peer, clients)).await;
                     count.fetch_sub(1, Ordering::Relaxed);
                 });
             }
@@ -223,7 +232,7 @@ async fn connection(
     def: &ChannelDef,
     services: Services,
     stream: tokio::net::TcpStream,
-    peer: std::net::SocketAddr,
+    (peer, clients): (std::net::SocketAddr, Arc<crate::status::Clients>),
 ) {
     let limit = services.handshake;
     let shaken = tokio::time::timeout(limit, handshake(qm.name(), def, &services, stream)).await;
@@ -304,8 +313,9 @@ async fn connection(
     let icpt = def.intercept.then(|| link::Intercept((services.keys)()));
     let model = noted("TMPMODEL", "SYSTEM.DEFAULT.MODEL.QUEUE");
     let prefix = noted("TMPQPRFX", "AMQP.*");
+    let shown = clients.add(peer.to_string(), user.clone(), asserted.clone());
     while let Ok(mut session) = sessions.accept(&mut conn).await {
-        let (mq, icpt) = (mq.clone(), icpt.clone());
+        let (mq, icpt, client) = (mq.clone(), icpt.clone(), shown.client.clone());
         let (model, prefix) = (model.clone(), prefix.clone());
         tokio::spawn(async move {
             let dynamic = link::Dynamic::default();
@@ -329,19 +339,26 @@ async fn connection(
                 links = links.max_message_size(max);
             }
             let links = links.build();
-            while let Ok(l) = links.accept(&mut session).await {
-                match l {
-                    LinkEndpoint::Receiver(r) => {
-                        tokio::spawn(link::incoming(mq.clone(), r, dynamic.clone(), icpt.clone()));
+            let ctx = link::Ctx {
+                mq: mq.clone(),
+                dynamic: dynamic.clone(),
+                icpt,
+                client,
+            };
+            loop {
+                match links.accept(&mut session).await {
+                    Ok(LinkEndpoint::Receiver(r)) => {
+                        tokio::spawn(link::incoming(ctx.clone(), r));
                     }
-                    LinkEndpoint::Sender(s) => {
-                        tokio::spawn(crate::outgoing::outgoing(
-                            mq.clone(),
-                            s,
-                            dynamic.clone(),
-                            icpt.clone(),
-                        ));
+                    Ok(LinkEndpoint::Sender(s)) => {
+                        tokio::spawn(crate::outgoing::outgoing(ctx.clone(), s));
                     }
+                    Err(fe2o3_amqp::acceptor::error::AcceptorAttachError::SessionStopped(_)) => {
+                        break;
+                    }
+                    // One attach that could not be taken (fe2o3-amqp refuses a link whose name
+                    // a link of the other direction has): the session serves its other links.
+                    Err(e) => tracing::warn!("an AMQP link was not attached: {e:?}"),
                 }
             }
             // Temporary queues no link took go with the session.
@@ -358,4 +375,5 @@ async fn connection(
         });
     }
     let _ = conn.on_close().await;
+    drop(shown);
 }

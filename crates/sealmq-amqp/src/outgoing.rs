@@ -13,7 +13,7 @@
 //! the queue manager before it is sent; one that fails a check is moved to the protection
 //! error queue in its unit of work (a browse leaves it) and never sent.
 
-use crate::link::{Dynamic, Intercept, address, amqp_error, blocking, open_queue, selector_of};
+use crate::link::{Ctx, Intercept, address, amqp_error, blocking, open_queue, selector_of};
 use crate::mapping;
 use fe2o3_amqp::Sender;
 use fe2o3_amqp::types::definitions::AmqpError;
@@ -46,12 +46,13 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Serves a receiving link until it or its connection ends.
-pub async fn outgoing(
-    mq: Arc<Connection>,
-    mut s: Sender,
-    dynamic: Dynamic,
-    icpt: Option<Intercept>,
-) {
+pub async fn outgoing(ctx: Ctx, mut s: Sender) {
+    let Ctx {
+        mq,
+        dynamic,
+        icpt,
+        client,
+    } = ctx;
     // A filter is never ignored: delivering what it would have left out is worse than
     // refusing the link. A JMS selector is applied; any other filter refuses the link.
     let selector = match s.source().as_ref().and_then(|src| src.filter.as_ref()) {
@@ -89,6 +90,7 @@ pub async fn outgoing(
             return;
         }
     };
+    let _shown = client.link(format!("{}:{name}", if copy { "BROWSE" } else { "GET" }));
     let pool: Pool = Pool::default();
     let unsettled = Arc::new(tokio::sync::Semaphore::new(MAX_UNSETTLED as usize));
     let gmo = GetOptions {
@@ -163,7 +165,10 @@ pub async fn outgoing(
         };
         let msg = mapping::to_amqp(&md, payload);
         let fut = match s.send_batchable(msg).await {
-            Ok(f) => f,
+            Ok(f) => {
+                client.sent();
+                f
+            }
             Err(_) => {
                 blocking(move || twin.backout()).await;
                 break;

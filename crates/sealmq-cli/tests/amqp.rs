@@ -344,6 +344,66 @@ fn message_properties_are_kept_through_a_restart_and_shown_by_browse() {
     assert!(b.contains("1 message(s)"), "{b}");
 }
 
+/// DISPLAY CHSTATUS shows an AMQP channel's connections (CONNS) and, with CLIENTID, each one
+/// with its principal, counts and links, while the application is connected.
+#[test]
+fn display_chstatus_shows_each_amqp_connection_and_its_links() {
+    use std::io::BufRead;
+    let h = Home::new();
+    let url = setup(&h, "QS");
+    let mut held = Command::new("python3")
+        .arg(CLIENT)
+        .args([url.as_str(), "hold", "APP.Q"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(held.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.contains("ready"), "{line}");
+    let sum = h.mqsc("QS", "DISPLAY CHSTATUS(APP.AMQP) CONNS\n");
+    assert_eq!(common::field(&sum, "CONNS"), "1", "{sum}");
+    let one = h.mqsc(
+        "QS",
+        "DISPLAY CHSTATUS(APP.*) CHLTYPE(AMQP) CLIENTID(*) ALL\n",
+    );
+    // The answer, after the command echoed.
+    let one = one
+        .split_once("SMQ0130I")
+        .map(|(_, a)| a)
+        .unwrap_or_default();
+    assert!(common::field(one, "CLIENTID").starts_with("AMQP"), "{one}");
+    assert_eq!(common::field(one, "MCAUSER"), "app", "{one}");
+    assert_eq!(common::field(one, "MSGRCVD"), "1", "{one}");
+    assert_eq!(common::field(one, "MSGSNT"), "0", "{one}");
+    assert!(
+        common::field(one, "CONNAME").starts_with("127.0.0.1("),
+        "{one}"
+    );
+    let links = common::field(one, "LINKS");
+    assert!(
+        links.contains("PUT:APP.Q") && links.contains("GET:APP.Q"),
+        "{one}"
+    );
+    assert!(!common::field(one, "LSTMSGTI").is_empty(), "{one}");
+    drop(held.stdin.take());
+    held.wait().unwrap();
+    common::wait_for(
+        std::time::Duration::from_secs(10),
+        "the connection to leave the status",
+        || {
+            let o = h.run(
+                &["mqsc", "QS"],
+                Some("DISPLAY CHSTATUS(APP.AMQP) CLIENTID(*)\n"),
+            );
+            String::from_utf8_lossy(&o.stdout).contains("no AMQP connection matches")
+        },
+    );
+    h.ok(&["stop", "QS"]);
+}
+
 /// rhea (Node.js), installed by `.ci/run` under target/node: a JavaScript application sends
 /// and receives over the same channel.
 #[test]

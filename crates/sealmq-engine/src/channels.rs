@@ -418,6 +418,12 @@ pub trait ChannelControl: Send + Sync {
     }
     /// DISPLAY CHSTATUS for channels matching a generic name.
     fn status(&self, pattern: &str) -> Vec<Attrs>;
+    /// DISPLAY CHSTATUS(pattern) CHLTYPE(AMQP) CLIENTID(client): one block per connection of
+    /// the matching AMQP channels whose client id matches `client` (generic).
+    fn amqp_clients(&self, pattern: &str, client: &str) -> Vec<Attrs> {
+        let _ = (pattern, client);
+        Vec::new()
+    }
     /// DISPLAY CHSTATUS ... SAVED: what each matching channel end last committed, from its
     /// synchronisation record (so it survives restarts and shows stopped channels in doubt).
     fn saved_status(&self, pattern: &str) -> MqResult<Vec<Attrs>>;

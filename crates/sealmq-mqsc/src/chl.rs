@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 /// What DISPLAY CHSTATUS shows without attributes asking for more.
 const CURRENT_IDS: &[&str] = &["CHANNEL", "CHLTYPE", "STATUS"];
+/// DISPLAY CHSTATUS ... CLIENTID: an AMQP channel's connections.
+const CLIENT_IDS: &[&str] = &["CHANNEL", "CHLTYPE", "CLIENTID", "STATUS", "CONNAME"];
 const SAVED_IDS: &[&str] = &[
     "CHANNEL", "CHLTYPE", "XMITQ", "CURSEQNO", "LSTSEQNO", "CURLUWID", "LSTLUWID", "INDOUBT",
     "CURMSGS",
@@ -72,6 +74,17 @@ pub(crate) fn run(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Bl
                         | "SSLRKEYS"
                         | "CURMSGS"
                         | "ERROR"
+                        | "CLIENTID"
+                        | "CONNS"
+                        | "MCAUSER"
+                        | "CLNTUSER"
+                        | "PROTOCOL"
+                        | "MSGSNT"
+                        | "MSGRCVD"
+                        | "LSTMSGDA"
+                        | "CHSTADA"
+                        | "CHSTATI"
+                        | "LINKS"
                 ) {
                     return Err(bad(a, "is not a channel status attribute"));
                 }
@@ -83,8 +96,22 @@ pub(crate) fn run(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Bl
                     message: "give SAVED or CURRENT, not both".into(),
                 });
             }
-            // SAVED: the synchronisation records (what survives a restart); else the
-            // instances of this run of the queue manager.
+            // CLIENTID (AMQP): each connection of the channels; SAVED: the synchronisation
+            // records (what survives a restart); else the instances of this run.
+            let client = get("CLIENTID").map(|a| a.values.first().cloned().unwrap_or_default());
+            if let Some(client) = client {
+                let blocks = select_all(
+                    ci.amqp_clients(&name, if client.is_empty() { "*" } else { &client }),
+                    &c.attrs,
+                    CLIENT_IDS,
+                    false,
+                )?;
+                none_matched(&blocks, "AMQP connection", &name)?;
+                return Ok((
+                    format!("SMQ0130I Status of {} AMQP connection(s).", blocks.len()),
+                    blocks,
+                ));
+            }
             let all = if saved {
                 ci.saved_status(&name)?
             } else {

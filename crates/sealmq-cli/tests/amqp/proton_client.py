@@ -16,6 +16,8 @@ reject QUEUE         receives one message and rejects it
 release QUEUE        receives one message and releases it
 forbidden QUEUE      tries to send to QUEUE; prints the error condition
 dynforbidden -       tries a dynamic target (a temporary queue); prints the error condition
+hold QUEUE           sends one message to QUEUE, opens a receiver on it with no credit,
+                     prints {"ready": true} and keeps the connection until stdin closes
 
 The SASL mechanism is ANONYMOUS unless SEALMQ_AMQP_MECHS names others (EXTERNAL, PLAIN: the
 user and password then come from the URL). An amqps:// URL uses TLS: SEALMQ_TLS_CA is the
@@ -224,6 +226,14 @@ def main():
             m = rcv.receive(timeout=20)
             rcv.accept()
             print(json.dumps({"address": address, "body": m.body}))
+        elif cmd == "hold":
+            snd = conn.create_sender(queue)
+            snd.send(Message(body="held", durable=False))
+            # A name of its own: proton names both links <container>-<address>, which
+            # fe2o3-amqp (the channel's AMQP engine) takes as one link (docs/amqp.md).
+            conn.create_receiver(queue, credit=0, name="hold-receiver")
+            print(json.dumps({"ready": True}), flush=True)
+            sys.stdin.read()
         elif cmd in ("reject", "release"):
             rcv = conn.create_receiver(queue, credit=1)
             m = rcv.receive(timeout=20)

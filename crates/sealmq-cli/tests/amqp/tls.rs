@@ -128,6 +128,23 @@ fn an_amqp_channel_over_tls_takes_the_client_certificate_as_the_principal() {
         ),
     );
     assert_eq!(refusal(&url, &w.alice, "APP.Q"), None);
+    // A running AMQP channel runs again when the queue manager does; a stopped one does not.
+    w.h.ok(&["stop", "QT"]);
+    w.h.ok(&["start", "QT", "--background"]);
+    let st = w.h.mqsc("QT", "DISPLAY CHSTATUS(TLS.AMQP)\n");
+    assert!(st.contains("STATUS(RUNNING)"), "{st}");
+    assert_eq!(refusal(&url, &w.alice, "APP.Q"), None, "restarted");
+    w.h.mqsc("QT", "STOP CHANNEL(TLS.AMQP)\n");
+    w.h.ok(&["stop", "QT"]);
+    w.h.ok(&["start", "QT", "--background"]);
+    let st =
+        w.h.run(&["mqsc", "QT"], Some("DISPLAY CHSTATUS(TLS.AMQP)\n"));
+    let st = String::from_utf8_lossy(&st.stdout);
+    assert!(st.contains("no channel status"), "{st}");
+    assert!(
+        refusal(&url, &w.alice, "APP.Q").is_some(),
+        "stopped stays stopped"
+    );
     w.h.ok(&["stop", "QT"]);
 }
 

@@ -75,11 +75,54 @@ impl Initiator {
                     ("CHLTYPE".into(), "AMQP".into()),
                     ("STATUS".into(), "RUNNING".into()),
                     ("CONNAME".into(), c.addr.to_string()),
+                    ("CONNS".into(), c.connections().to_string()),
                     ("CURCONNS".into(), c.connections().to_string()),
                 ]
             })
             .collect();
         v.sort_by(|a, b| a[0].1.cmp(&b[0].1));
+        v
+    }
+
+    pub(crate) fn amqp_clients(&self, pattern: &str, client: &str) -> Vec<Attrs> {
+        let date_time = |ms: u64| {
+            if ms == 0 {
+                (String::new(), String::new())
+            } else {
+                sealmq_types::time::mq_date_time(ms / 1000)
+            }
+        };
+        let mut v = Vec::new();
+        for c in self
+            .amqp()
+            .values()
+            .filter(|c| crate::generic_match(pattern, &c.name))
+        {
+            for s in c.clients() {
+                if !crate::generic_match(client, &s.client_id) {
+                    continue;
+                }
+                let (msgda, msgti) = date_time(s.last_msg_ms);
+                let (stada, stati) = date_time(s.started_ms);
+                v.push(vec![
+                    ("CHANNEL".into(), c.name.clone()),
+                    ("CHLTYPE".into(), "AMQP".into()),
+                    ("CLIENTID".into(), s.client_id),
+                    ("STATUS".into(), "RUNNING".into()),
+                    ("CONNAME".into(), crate::chinit::host_port(&s.conname)),
+                    ("MCAUSER".into(), s.mcauser),
+                    ("CLNTUSER".into(), s.clntuser),
+                    ("PROTOCOL".into(), "AMQP".into()),
+                    ("MSGSNT".into(), s.msgs_sent.to_string()),
+                    ("MSGRCVD".into(), s.msgs_rcvd.to_string()),
+                    ("LSTMSGDA".into(), msgda),
+                    ("LSTMSGTI".into(), msgti),
+                    ("CHSTADA".into(), stada),
+                    ("CHSTATI".into(), stati),
+                    ("LINKS".into(), s.links.join(" ")),
+                ]);
+            }
+        }
         v
     }
 }

@@ -294,11 +294,12 @@ impl Initiator {
         })
     }
 
-    /// Starts the sending channels that were running when the queue manager last ended.
+    /// Starts the sending and AMQP channels that were running when the queue manager last
+    /// ended (the channel's sync record says whether STOP CHANNEL stopped it).
     pub fn start_all(self: &Arc<Self>) {
         self.serve_initq();
         for d in self.qm.channels() {
-            if !matches!(d.chltype, ChlType::Sdr | ChlType::Rqstr) {
+            if !matches!(d.chltype, ChlType::Sdr | ChlType::Rqstr | ChlType::Amqp) {
                 continue;
             }
             let Ok(conn) = self.qm.connect_internal() else {
@@ -312,7 +313,11 @@ impl Initiator {
             if let Ok(Some(r)) = rec
                 && !r.stopped
             {
-                if d.chltype == ChlType::Sdr {
+                if d.chltype == ChlType::Amqp {
+                    if let Err(e) = self.start_amqp(&d) {
+                        tracing::error!(channel = %d.name, "AMQP channel not restarted: {e}");
+                    }
+                } else if d.chltype == ChlType::Sdr {
                     self.spawn_sender(&d.name);
                 } else {
                     self.spawn_requester(&d.name);
@@ -478,7 +483,16 @@ impl ChannelControl for Control {
                 self.spawn_requester(name);
                 Ok(format!("SMQ0140I Channel {name} started."))
             }
-            ChlType::Amqp => self.start_amqp(&d),
+            ChlType::Amqp => {
+                let started = self.start_amqp(&d)?;
+                // Running across queue manager restarts until STOP CHANNEL: the record is
+                // written even when it says what a missing one would (never stopped).
+                self.update_sync(name, Role::Receiver, |rec| {
+                    rec.stopped = false;
+                    Ok(true)
+                })?;
+                Ok(started)
+            }
             ChlType::Rcvr | ChlType::Svr => {
                 self.store_stopped(name, role_of(&d), false)?;
                 Ok(format!(
@@ -508,6 +522,7 @@ impl ChannelControl for Control {
             ));
         }
         if d.chltype == ChlType::Amqp {
+            self.store_stopped(name, Role::Receiver, true)?;
             return Ok(self
                 .stop_amqp(name)
                 .unwrap_or_else(|| format!("SMQ0141I Channel {name} was not running.")));
@@ -523,6 +538,10 @@ impl ChannelControl for Control {
             }
         }
         Ok(format!("SMQ0141I Channel {name} stopped."))
+    }
+
+    fn amqp_clients(&self, pattern: &str, client: &str) -> Vec<Attrs> {
+        Initiator::amqp_clients(self, pattern, client)
     }
 
     fn status(&self, pattern: &str) -> Vec<Attrs> {

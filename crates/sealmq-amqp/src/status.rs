@@ -1,0 +1,157 @@
+//! What DISPLAY CHSTATUS shows of a running AMQP channel's connections (MQ's
+//! `DISPLAY CHSTATUS(name) CHLTYPE(AMQP) CLIENTID(*)`): who each one is, where it comes from,
+//! how many messages it sent and received, and its links.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// The connections of one channel.
+#[derive(Default)]
+pub struct Clients {
+    next: AtomicU64,
+    open: Mutex<BTreeMap<u64, Arc<Client>>>,
+}
+
+impl Clients {
+    /// Records a connection that authenticated; it is shown until the guard is dropped.
+    pub fn add(
+        self: &Arc<Self>,
+        conname: String,
+        mcauser: String,
+        clntuser: Option<String>,
+    ) -> ClientGuard {
+        let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let c = Arc::new(Client {
+            id,
+            conname,
+            mcauser,
+            clntuser,
+            started_ms: now_ms(),
+            sent: AtomicU64::new(0),
+            rcvd: AtomicU64::new(0),
+            last_ms: AtomicU64::new(0),
+            next_link: AtomicU64::new(0),
+            links: Mutex::default(),
+        });
+        lock(&self.open).insert(id, c.clone());
+        ClientGuard {
+            clients: self.clone(),
+            client: c,
+        }
+    }
+
+    /// Every connection, oldest first.
+    pub fn all(&self) -> Vec<ClientStatus> {
+        lock(&self.open).values().map(|c| c.status()).collect()
+    }
+}
+
+/// Removes its connection from the channel's status when dropped.
+pub struct ClientGuard {
+    clients: Arc<Clients>,
+    pub client: Arc<Client>,
+}
+
+impl Drop for ClientGuard {
+    fn drop(&mut self) {
+        lock(&self.clients.open).remove(&self.client.id);
+    }
+}
+
+/// One connection's figures.
+pub struct Client {
+    id: u64,
+    conname: String,
+    mcauser: String,
+    clntuser: Option<String>,
+    started_ms: u64,
+    sent: AtomicU64,
+    rcvd: AtomicU64,
+    last_ms: AtomicU64,
+    next_link: AtomicU64,
+    links: Mutex<BTreeMap<u64, String>>,
+}
+
+impl Client {
+    /// A message the application sent was put.
+    pub fn received(&self) {
+        self.rcvd.fetch_add(1, Ordering::Relaxed);
+        self.last_ms.store(now_ms(), Ordering::Relaxed);
+    }
+
+    /// A message was sent to the application.
+    pub fn sent(&self) {
+        self.sent.fetch_add(1, Ordering::Relaxed);
+        self.last_ms.store(now_ms(), Ordering::Relaxed);
+    }
+
+    /// Records a link (`what`: `PUT:queue`, `GET:queue`, `BROWSE:queue`) until the guard
+    /// is dropped.
+    pub fn link(self: &Arc<Self>, what: String) -> LinkGuard {
+        let id = self.next_link.fetch_add(1, Ordering::Relaxed);
+        lock(&self.links).insert(id, what);
+        LinkGuard {
+            client: self.clone(),
+            id,
+        }
+    }
+
+    fn status(&self) -> ClientStatus {
+        ClientStatus {
+            client_id: format!("AMQP{:08}", self.id),
+            conname: self.conname.clone(),
+            mcauser: self.mcauser.clone(),
+            clntuser: self.clntuser.clone().unwrap_or_default(),
+            msgs_sent: self.sent.load(Ordering::Relaxed),
+            msgs_rcvd: self.rcvd.load(Ordering::Relaxed),
+            last_msg_ms: self.last_ms.load(Ordering::Relaxed),
+            started_ms: self.started_ms,
+            links: lock(&self.links).values().cloned().collect(),
+        }
+    }
+}
+
+/// Removes its link from the connection's status when dropped.
+pub struct LinkGuard {
+    client: Arc<Client>,
+    id: u64,
+}
+
+impl Drop for LinkGuard {
+    fn drop(&mut self) {
+        lock(&self.client.links).remove(&self.id);
+    }
+}
+
+/// A connection as DISPLAY CHSTATUS ... CLIENTID shows it.
+#[derive(Debug, Clone)]
+pub struct ClientStatus {
+    /// The connection's number on the channel (`AMQP00000001`): fe2o3-amqp does not give the
+    /// client's container id to the listening side.
+    pub client_id: String,
+    /// The client's address.
+    pub conname: String,
+    /// The principal it runs as.
+    pub mcauser: String,
+    /// The user id it authenticated with (SASL PLAIN), if any.
+    pub clntuser: String,
+    pub msgs_sent: u64,
+    pub msgs_rcvd: u64,
+    /// When it last sent or was sent a message (ms since the epoch; 0: never).
+    pub last_msg_ms: u64,
+    pub started_ms: u64,
+    /// Its links: `PUT:queue`, `GET:queue`, `BROWSE:queue`.
+    pub links: Vec<String>,
+}
