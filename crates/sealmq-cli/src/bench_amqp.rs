@@ -11,18 +11,24 @@
 //! - round trip: a message sent and the same message received, one at a time (latency).
 //!
 //! The AMQP application is fe2o3-amqp's client; the native one sealmq's own client.
+//!
+//! `--qop integrity|privacy|confidentiality` (one, with one `--key`) measures protected
+//! messages: the native application protects and unprotects them itself (client-side, its own
+//! keystore), the AMQP one goes through a channel with TLS and INTERCEPT(YES), so the queue
+//! manager protects and unprotects for it. The queue's policy names both as recipients and
+//! each trusts the other, so either side reads what the other put.
 
 use crate::CliResult;
-use crate::bench_cmd::{BenchArgs, define_deep_queue, mqsc};
+use crate::bench_cmd::{BenchArgs, Protection, define_deep_queue, mqsc};
 use fe2o3_amqp::connection::ConnectionHandle;
 use fe2o3_amqp::session::SessionHandle;
 use fe2o3_amqp::types::messaging::{Body, Message, Outcome};
 use fe2o3_amqp::types::primitives::{Binary, Value};
 use fe2o3_amqp::{Connection, Receiver, Sender, Session};
-use sealmq_client::Client;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
 use sealmq_engine::{Md, Persistence};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 const QUEUE: &str = "BENCH.AMQP.Q";
@@ -32,8 +38,13 @@ const WINDOW: usize = 200;
 /// Round trips per measurement.
 const ROUND_TRIPS: usize = 500;
 
-fn native_put(dir: &Path, n: u64, size: usize, persistent: bool) -> CliResult<f64> {
-    let mut c = Client::connect_local(dir, "bench-native").map_err(|e| e.to_string())?;
+fn native_put(
+    (dir, prot): (&Path, &Protection),
+    n: u64,
+    size: usize,
+    persistent: bool,
+) -> CliResult<f64> {
+    let mut c = prot.client(dir, "bench-native")?;
     let (h, _) = c
         .open(QUEUE, OpenOptions::output())
         .map_err(|e| e.to_string())?;
@@ -52,8 +63,8 @@ fn native_put(dir: &Path, n: u64, size: usize, persistent: bool) -> CliResult<f6
     Ok(rate)
 }
 
-fn native_get(dir: &Path, n: u64) -> CliResult<f64> {
-    let mut c = Client::connect_local(dir, "bench-native").map_err(|e| e.to_string())?;
+fn native_get((dir, prot): (&Path, &Protection), n: u64) -> CliResult<f64> {
+    let mut c = prot.client(dir, "bench-native")?;
     let (h, _) = c
         .open(QUEUE, OpenOptions::input())
         .map_err(|e| e.to_string())?;
@@ -67,8 +78,8 @@ fn native_get(dir: &Path, n: u64) -> CliResult<f64> {
     Ok(rate)
 }
 
-fn native_round_trip(dir: &Path, size: usize) -> CliResult<f64> {
-    let mut c = Client::connect_local(dir, "bench-native").map_err(|e| e.to_string())?;
+fn native_round_trip((dir, prot): (&Path, &Protection), size: usize) -> CliResult<f64> {
+    let mut c = prot.client(dir, "bench-native")?;
     let (o, _) = c
         .open(QUEUE, OpenOptions::output())
         .map_err(|e| e.to_string())?;
@@ -96,18 +107,35 @@ fn s<E: std::fmt::Display>(e: E) -> String {
     format!("AMQP: {e}")
 }
 
-async fn amqp_connect(addr: &str) -> AmqpResult<(ConnectionHandle<()>, SessionHandle<()>)> {
+/// Where the AMQP application connects: the channel's address, and the TLS configuration
+/// (its certificate, trust of the queue manager's) when the channel intercepts.
+struct Amqp {
+    addr: String,
+    tls: Option<Arc<rustls::ClientConfig>>,
+}
+
+async fn amqp_connect(to: &Amqp) -> AmqpResult<(ConnectionHandle<()>, SessionHandle<()>)> {
     // Small frames go at once (as the native client's socket does).
-    let stream = tokio::net::TcpStream::connect(addr).await.map_err(s)?;
+    let stream = tokio::net::TcpStream::connect(&to.addr).await.map_err(s)?;
     stream.set_nodelay(true).map_err(s)?;
     // The channel runs as its MCAUSER: SASL ANONYMOUS is enough.
-    let mut conn = Connection::builder()
-        .container_id("sealmq-bench")
-        .hostname("127.0.0.1")
-        .sasl_profile(fe2o3_amqp::sasl_profile::SaslProfile::Anonymous)
-        .open_with_stream(stream)
-        .await
-        .map_err(s)?;
+    let builder = || {
+        Connection::builder()
+            .container_id("sealmq-bench")
+            .hostname("127.0.0.1")
+            .sasl_profile(fe2o3_amqp::sasl_profile::SaslProfile::Anonymous)
+    };
+    let mut conn = match &to.tls {
+        None => builder().open_with_stream(stream).await.map_err(s)?,
+        Some(cfg) => {
+            let name = rustls::pki_types::ServerName::try_from("127.0.0.1").map_err(s)?;
+            let tls = tokio_rustls::TlsConnector::from(cfg.clone())
+                .connect(name, stream)
+                .await
+                .map_err(s)?;
+            builder().open_with_stream(tls).await.map_err(s)?
+        }
+    };
     let session = Session::begin(&mut conn).await.map_err(s)?;
     Ok((conn, session))
 }
@@ -131,8 +159,8 @@ fn accepted<E: std::fmt::Display>(o: Result<Outcome, E>) -> AmqpResult<()> {
     }
 }
 
-async fn amqp_put(url: &str, n: u64, size: usize, persistent: bool) -> AmqpResult<f64> {
-    let (mut conn, mut session) = amqp_connect(url).await?;
+async fn amqp_put(to: &Amqp, n: u64, size: usize, persistent: bool) -> AmqpResult<f64> {
+    let (mut conn, mut session) = amqp_connect(to).await?;
     let mut sender = Sender::attach(&mut session, "bench-put", QUEUE)
         .await
         .map_err(s)?;
@@ -161,8 +189,8 @@ async fn amqp_put(url: &str, n: u64, size: usize, persistent: bool) -> AmqpResul
     Ok(rate)
 }
 
-async fn amqp_get(url: &str, n: u64) -> AmqpResult<f64> {
-    let (mut conn, mut session) = amqp_connect(url).await?;
+async fn amqp_get(to: &Amqp, n: u64) -> AmqpResult<f64> {
+    let (mut conn, mut session) = amqp_connect(to).await?;
     let mut receiver = Receiver::builder()
         .name("bench-get")
         .source(QUEUE)
@@ -182,8 +210,8 @@ async fn amqp_get(url: &str, n: u64) -> AmqpResult<f64> {
     Ok(rate)
 }
 
-async fn amqp_round_trip(url: &str, size: usize) -> AmqpResult<f64> {
-    let (mut conn, mut session) = amqp_connect(url).await?;
+async fn amqp_round_trip(to: &Amqp, size: usize) -> AmqpResult<f64> {
+    let (mut conn, mut session) = amqp_connect(to).await?;
     let mut sender = Sender::attach(&mut session, "bench-rt-put", QUEUE)
         .await
         .map_err(s)?;
@@ -224,16 +252,69 @@ fn median(v: &[f64]) -> f64 {
     v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
+/// Protected runs: the application's keystore and the queue manager's trust each other, the
+/// queue's policy names both as recipients. The TLS configuration of the AMQP application.
+fn protect(
+    dir: &Path,
+    prot: &Protection,
+) -> CliResult<(String, Option<Arc<rustls::ClientConfig>>)> {
+    let (Some(app), Some(policy)) = (&prot.keystore, &prot.policy) else {
+        return Ok((String::new(), None));
+    };
+    let qm_ks = dir.join("keystore");
+    let read =
+        |p: std::path::PathBuf| std::fs::read(&p).map_err(|e| format!("{}: {e}", p.display()));
+    let mut qm = sealmq_protect::Keystore::load(&qm_ks)?;
+    qm.trust(&read(app.join("identity.pem"))?)?;
+    sealmq_protect::Keystore::load(app)?.trust(&read(qm_ks.join("identity.pem"))?)?;
+    let qm_dn = qm
+        .identity()
+        .map(|i| i.cert.subject().clone())
+        .ok_or_else(|| "the queue manager's keystore has no identity".to_string())?;
+    let mut p = policy.clone();
+    p.name = QUEUE.to_string();
+    if !p.recipients.is_empty() {
+        p.recipients.push(qm_dn);
+    }
+    let tls = sealmq_wire::tls::client_config(app, None)?;
+    let script = format!(
+        "REFRESH SECURITY TYPE(SSL)\n{}\n",
+        sealmq_mqsc::exec::policy_command(&p)
+    );
+    Ok((script, Some(tls)))
+}
+
 pub fn run(a: &BenchArgs, dir: &Path) -> CliResult {
     let n = a.messages.unwrap_or(20_000);
     let size = a.size.unwrap_or(1024);
+    if a.qop.contains(',') || a.key.contains(',') {
+        return Err("bench amqp takes one --qop and one --key"
+            .to_string()
+            .into());
+    }
+    let work = std::env::temp_dir().join(format!("sealmq-bench-amqp-{}", std::process::id()));
+    let prot = Protection::new(&a.qop, &a.key, sealmq_protect::KeyReuse::Disabled, &work)?;
+    let r = measure(a, dir, &prot, (n, size));
+    let _ = std::fs::remove_dir_all(&work);
+    r
+}
+
+fn measure(a: &BenchArgs, dir: &Path, prot: &Protection, (n, size): (u64, usize)) -> CliResult {
     let port = crate::bench_net::free_port()?;
-    define_deep_queue(dir, QUEUE, size)?;
+    define_deep_queue(dir, QUEUE, prot.stored_bytes(size)? + 4096)?;
+    let (protect_script, tls) = protect(dir, prot)?;
+    // Protected: TLS with the application's certificate, and the queue manager intercepts.
+    let secure = if tls.is_some() {
+        "SSLCIPH(ANY) SSLCAUTH(REQUIRED) INTERCEPT(YES)"
+    } else {
+        ""
+    };
     mqsc(
         dir,
         &format!(
-            "DEFINE CHANNEL({CHANNEL}) CHLTYPE(AMQP) PORT({port}) IPADDR(127.0.0.1) \
-             MCAUSER('benchapp') MAXMSGL({}) REPLACE\n\
+            "{protect_script}\
+             DEFINE CHANNEL({CHANNEL}) CHLTYPE(AMQP) PORT({port}) IPADDR(127.0.0.1) \
+             MCAUSER('benchapp') MAXMSGL({}) {secure} REPLACE\n\
              SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('benchapp') AUTHADD(CONNECT)\n\
              SET AUTHREC PROFILE('{QUEUE}') OBJTYPE(QUEUE) PRINCIPAL('benchapp') \
              AUTHADD(PUT,GET,BROWSE,INQ)\n\
@@ -241,7 +322,11 @@ pub fn run(a: &BenchArgs, dir: &Path) -> CliResult {
             size.max(4096) + 4096
         ),
     )?;
-    let url = format!("127.0.0.1:{port}");
+    let to = Amqp {
+        addr: format!("127.0.0.1:{port}"),
+        tls,
+    };
+    let native = (dir, prot);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -250,19 +335,20 @@ pub fn run(a: &BenchArgs, dir: &Path) -> CliResult {
     let mut f = Figures::default();
     for round in 0..a.rounds.max(1) {
         // Interleaved: each round measures both protocols on the same queue manager.
-        f.native_put.push(native_put(dir, n, size, a.persistent)?);
-        f.amqp_get.push(rt.block_on(amqp_get(&url, n))?);
+        f.native_put
+            .push(native_put(native, n, size, a.persistent)?);
+        f.amqp_get.push(rt.block_on(amqp_get(&to, n))?);
         f.amqp_put
-            .push(rt.block_on(amqp_put(&url, n, size, a.persistent))?);
-        f.native_get.push(native_get(dir, n)?);
-        f.amqp_rt.push(rt.block_on(amqp_round_trip(&url, size))?);
-        f.native_rt.push(native_round_trip(dir, size)?);
+            .push(rt.block_on(amqp_put(&to, n, size, a.persistent))?);
+        f.native_get.push(native_get(native, n)?);
+        f.amqp_rt.push(rt.block_on(amqp_round_trip(&to, size))?);
+        f.native_rt.push(native_round_trip(native, size)?);
         if a.json {
             let last = |v: &Vec<f64>| v.last().copied().unwrap_or(0.0);
             println!(
                 "{}",
                 serde_json::json!({"scenario": "amqp", "round": round + 1, "messages": n,
-                    "size": size, "persistent": a.persistent,
+                    "size": size, "persistent": a.persistent, "qop": prot.qop,
                     "native_put_per_s": last(&f.native_put), "amqp_put_per_s": last(&f.amqp_put),
                     "native_get_per_s": last(&f.native_get), "amqp_get_per_s": last(&f.amqp_get),
                     "native_round_trip_us": last(&f.native_rt),
@@ -277,7 +363,7 @@ pub fn run(a: &BenchArgs, dir: &Path) -> CliResult {
     if a.json {
         println!(
             "{}",
-            serde_json::json!({"scenario": "amqp", "median_put_ratio": ap / np.max(1e-9),
+            serde_json::json!({"scenario": "amqp", "qop": prot.qop, "median_put_ratio": ap / np.max(1e-9),
                 "median_get_ratio": ag / ng.max(1e-9), "median_round_trip_ratio": nr / ar.max(1e-9)})
         );
         return Ok(());
@@ -287,8 +373,17 @@ pub fn run(a: &BenchArgs, dir: &Path) -> CliResult {
     } else {
         "non-persistent"
     };
+    let protection = if prot.policy.is_some() {
+        format!(
+            "{} ({}; native: the application protects, AMQP: TLS and INTERCEPT(YES))",
+            prot.qop, prot.key
+        )
+    } else {
+        "none".to_string()
+    };
     println!(
-        "amqp: {n} {kind} messages of {size} bytes, {} round(s) (medians); AMQP window {WINDOW}",
+        "amqp: {n} {kind} messages of {size} bytes, {} round(s) (medians); AMQP window {WINDOW}; \
+         protection {protection}",
         a.rounds.max(1)
     );
     println!(

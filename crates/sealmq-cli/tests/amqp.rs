@@ -605,4 +605,25 @@ fn bench_amqp_reports_both_protocols_side_by_side() {
         lines[1]["median_get_ratio"].as_f64().unwrap() > 0.0,
         "{out}"
     );
+    // Protected: the native application protects itself, the AMQP one goes through TLS and
+    // an intercepting channel; each reads what the other put.
+    let out = h.ok(&[
+        "bench",
+        "amqp",
+        "--messages",
+        "100",
+        "--size",
+        "256",
+        "--rounds",
+        "1",
+        "--qop",
+        "privacy",
+        "--key",
+        "p256",
+        "--json",
+    ]);
+    let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(first["qop"], "privacy", "{out}");
+    assert!(first["amqp_get_per_s"].as_f64().unwrap() > 0.0, "{out}");
+    assert!(first["native_get_per_s"].as_f64().unwrap() > 0.0, "{out}");
 }
