@@ -1,13 +1,11 @@
-//! Links of an AMQP connection: a link the application sends on puts to the queue its target
-//! names; a link it receives on ([`crate::outgoing`]) gets from the queue its source names.
+//! What the links of an AMQP connection share: a link the application sends on
+//! ([`crate::incoming`]) puts to the queue its target names; a link it receives on
+//! ([`crate::outgoing`]) gets from the queue its source names. Opening queues, errors as AMQP
+//! error conditions, selectors, temporary queues, interception.
 
-use crate::mapping;
-use fe2o3_amqp::Receiver;
 use fe2o3_amqp::types::definitions::{AmqpError, Error};
-use fe2o3_amqp::types::messaging::Body;
-use fe2o3_amqp::types::primitives::Value;
-use sealmq_engine::mqi::{OpenOptions, PutOptions};
-use sealmq_engine::{Connection, MqError, intercept};
+use sealmq_engine::mqi::OpenOptions;
+use sealmq_engine::{Connection, MqError};
 use sealmq_mqi::selector::Selector;
 use sealmq_types::ReasonCode;
 use std::sync::Arc;
@@ -88,91 +86,6 @@ pub struct Ctx {
 /// The 2063 (MQRC_SECURITY_ERROR) a failed protection or check is reported as.
 pub(crate) fn security_error(detail: String) -> Error {
     amqp_error(&MqError::new(ReasonCode::SecurityError, detail))
-}
-
-/// The application sends on this link: each transfer is put to the target queue, and
-/// accepted once the put is done (durable for a durable message); a put that fails is
-/// rejected with the reason. With interception, a message to a queue with a policy is
-/// protected by the queue manager first; one it cannot protect is rejected with 2063.
-pub async fn incoming(ctx: Ctx, mut r: Receiver) {
-    let Ctx {
-        mq,
-        dynamic,
-        icpt,
-        client,
-    } = ctx;
-    let target = address(r.target().as_ref().and_then(|t| t.address.as_ref()));
-    // A dynamic target's temporary queue lives while its creating handle (the anchor) is
-    // open: this link keeps it and puts through a handle of its own.
-    let anchor = target
-        .as_ref()
-        .and_then(|n| dynamic.lock().unwrap_or_else(|p| p.into_inner()).remove(n));
-    let missing = (AmqpError::InvalidField, "the target must name a queue");
-    let opened = open_queue(&mq, target, OpenOptions::output(), missing).await;
-    let (h, _shown) = match opened {
-        Ok((name, h)) => (h, client.link(format!("PUT:{name}"))),
-        Err(e) => {
-            if let Some(e) = e {
-                let _ = r.close_with_error(e).await;
-            }
-            if let Some(a) = anchor {
-                let c = mq.clone();
-                blocking(move || c.close(&a)).await;
-            }
-            return;
-        }
-    };
-    // A temporary queue lives only as long as its link: a durable message sent to one is
-    // kept as non-persistent (MQ refuses persistent messages on temporary queues).
-    let temporary = mq
-        .qm()
-        .queue_def(&h.resolved)
-        .is_ok_and(|d| d.def_type == sealmq_engine::objects::DefType::TemporaryDynamic);
-    while let Ok(d) = r.recv::<Body<Value>>().await {
-        let mapped = mapping::to_mq(d.message());
-        let (mut md, payload) = match mapped {
-            Ok(x) => x,
-            Err(why) => {
-                let e = Error::new(AmqpError::DecodeError, why, None);
-                let _ = r.reject(&d, e).await;
-                continue;
-            }
-        };
-        if temporary {
-            md.persistence = sealmq_engine::Persistence::NotPersistent;
-        }
-        // In place on this worker (tokio moves its other tasks away while a persistent put
-        // waits for the log): no hand-over to another thread per message.
-        let put = tokio::task::block_in_place(|| -> Result<(), Error> {
-            let stored = match &icpt {
-                Some(Intercept(p)) => {
-                    intercept::protect(mq.qm(), p.as_deref(), &h.name, &md, &payload)
-                        .map_err(security_error)?
-                }
-                None => None,
-            };
-            let bytes = stored.as_deref().unwrap_or(&payload);
-            mq.put(&h, &mut md, bytes, PutOptions::default())
-                .map(|_| ())
-                .map_err(|e| amqp_error(&e))
-        });
-        let _ = match put {
-            Ok(()) => {
-                client.received();
-                r.accept(&d).await
-            }
-            Err(e) => r.reject(&d, e).await,
-        };
-    }
-    let _ = r.close().await;
-    let c = mq.clone();
-    blocking(move || {
-        let _ = c.close(&h);
-        if let Some(a) = anchor {
-            let _ = c.close(&a);
-        }
-    })
-    .await;
 }
 
 /// The descriptor of a JMS selector filter (AMQP filter registry), by name and by code.

@@ -348,7 +348,7 @@ async fn connection(
             loop {
                 match links.accept(&mut session).await {
                     Ok(LinkEndpoint::Receiver(r)) => {
-                        tokio::spawn(link::incoming(ctx.clone(), r));
+                        tokio::spawn(crate::incoming::incoming(ctx.clone(), r));
                     }
                     Ok(LinkEndpoint::Sender(s)) => {
                         tokio::spawn(crate::outgoing::outgoing(ctx.clone(), s));

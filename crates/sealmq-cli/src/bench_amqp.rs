@@ -11,6 +11,9 @@
 //! - round trip: a message sent and the same message received, one at a time (latency).
 //!
 //! The AMQP application is fe2o3-amqp's client; the native one sealmq's own client.
+//! `--peer HOST:PORT` measures another broker's AMQP 1.0 (queue `BENCH.AMQP.Q`, SASL
+//! ANONYMOUS) with the same client in the same rounds (`benches/artemis-amqp.sh` runs an
+//! embedded Apache ActiveMQ Artemis for it).
 //!
 //! `--qop integrity|privacy|confidentiality` (one, with one `--key`) measures protected
 //! messages: the native application protects and unprotects them itself (client-side, its own
@@ -244,6 +247,9 @@ struct Figures {
     amqp_get: Vec<f64>,
     native_rt: Vec<f64>,
     amqp_rt: Vec<f64>,
+    peer_put: Vec<f64>,
+    peer_get: Vec<f64>,
+    peer_rt: Vec<f64>,
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -327,6 +333,10 @@ fn measure(a: &BenchArgs, dir: &Path, prot: &Protection, (n, size): (u64, usize)
         tls,
     };
     let native = (dir, prot);
+    let peer = a.peer.as_ref().map(|addr| Amqp {
+        addr: addr.clone(),
+        tls: None,
+    });
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -343,6 +353,12 @@ fn measure(a: &BenchArgs, dir: &Path, prot: &Protection, (n, size): (u64, usize)
         f.native_get.push(native_get(native, n)?);
         f.amqp_rt.push(rt.block_on(amqp_round_trip(&to, size))?);
         f.native_rt.push(native_round_trip(native, size)?);
+        if let Some(p) = &peer {
+            f.peer_put
+                .push(rt.block_on(amqp_put(p, n, size, a.persistent))?);
+            f.peer_get.push(rt.block_on(amqp_get(p, n))?);
+            f.peer_rt.push(rt.block_on(amqp_round_trip(p, size))?);
+        }
         if a.json {
             let last = |v: &Vec<f64>| v.last().copied().unwrap_or(0.0);
             println!(
@@ -352,7 +368,9 @@ fn measure(a: &BenchArgs, dir: &Path, prot: &Protection, (n, size): (u64, usize)
                     "native_put_per_s": last(&f.native_put), "amqp_put_per_s": last(&f.amqp_put),
                     "native_get_per_s": last(&f.native_get), "amqp_get_per_s": last(&f.amqp_get),
                     "native_round_trip_us": last(&f.native_rt),
-                    "amqp_round_trip_us": last(&f.amqp_rt)})
+                    "amqp_round_trip_us": last(&f.amqp_rt),
+                    "peer_put_per_s": last(&f.peer_put), "peer_get_per_s": last(&f.peer_get),
+                    "peer_round_trip_us": last(&f.peer_rt)})
             );
         }
     }
@@ -360,11 +378,15 @@ fn measure(a: &BenchArgs, dir: &Path, prot: &Protection, (n, size): (u64, usize)
     let (np, ap) = (median(&f.native_put), median(&f.amqp_put));
     let (ng, ag) = (median(&f.native_get), median(&f.amqp_get));
     let (nr, ar) = (median(&f.native_rt), median(&f.amqp_rt));
+    let (pp, pg, pr) = (median(&f.peer_put), median(&f.peer_get), median(&f.peer_rt));
     if a.json {
         println!(
             "{}",
             serde_json::json!({"scenario": "amqp", "qop": prot.qop, "median_put_ratio": ap / np.max(1e-9),
-                "median_get_ratio": ag / ng.max(1e-9), "median_round_trip_ratio": nr / ar.max(1e-9)})
+                "median_get_ratio": ag / ng.max(1e-9), "median_round_trip_ratio": nr / ar.max(1e-9),
+                "median_put_vs_peer": peer.as_ref().map(|_| ap / pp.max(1e-9)),
+                "median_get_vs_peer": peer.as_ref().map(|_| ag / pg.max(1e-9)),
+                "median_round_trip_vs_peer": peer.as_ref().map(|_| pr / ar.max(1e-9))})
         );
         return Ok(());
     }
@@ -411,5 +433,15 @@ fn measure(a: &BenchArgs, dir: &Path, prot: &Protection, (n, size): (u64, usize)
         ar,
         nr / ar.max(1e-9)
     );
+    if let Some(p) = &peer {
+        println!(
+            "peer {} (same AMQP client): put {pp:.0} /s, get {pg:.0} /s, round trip {pr:.0} µs; \
+             sealmq AMQP/peer: put {:.2}x, get {:.2}x, round trip {:.2}x",
+            p.addr,
+            ap / pp.max(1e-9),
+            ag / pg.max(1e-9),
+            pr / ar.max(1e-9)
+        );
+    }
     Ok(())
 }

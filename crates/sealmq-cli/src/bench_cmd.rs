@@ -99,6 +99,10 @@ pub struct BenchArgs {
     /// deep, drain, amqp: how many messages fill the queue (amqp: put and got per way).
     #[arg(long)]
     pub messages: Option<u64>,
+    /// amqp: also measure this AMQP 1.0 broker (HOST:PORT, SASL ANONYMOUS, queue
+    /// BENCH.AMQP.Q) with the same client in the same rounds (benches/artemis-amqp.sh).
+    #[arg(long)]
+    pub peer: Option<String>,
     /// drain: consumers draining the queue at once.
     #[arg(long, default_value_t = 1)]
     pub consumers: usize,

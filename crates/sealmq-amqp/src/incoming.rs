@@ -1,0 +1,203 @@
+//! A link the application sends on: each transfer is put to the target queue and accepted
+//! once the put is done — durable, for a durable message. A put that fails is rejected with
+//! the reason. With interception, a message to a queue with a policy is protected by the queue
+//! manager first; one it cannot protect is rejected with 2063.
+//!
+//! Group commit: the puts go into a unit of work (of a twin of the connection) that is
+//! committed while the next transfers are put into another, so one log force makes a whole
+//! batch durable (an application with many transfers unsettled, such as a JMS producer sending
+//! asynchronously, gets them accepted together). A lone message is committed at once.
+
+use crate::link::{Ctx, Intercept, address, amqp_error, blocking, open_queue, security_error};
+use crate::mapping;
+use fe2o3_amqp::Receiver;
+use fe2o3_amqp::link::delivery::DeliveryInfo;
+use fe2o3_amqp::types::definitions::{AmqpError, Error};
+use fe2o3_amqp::types::messaging::Body;
+use fe2o3_amqp::types::primitives::Value;
+use sealmq_engine::mqi::{OpenOptions, PutOptions};
+use sealmq_engine::{Connection, Hobj, Md, intercept};
+use std::sync::Arc;
+
+/// Transfers one unit of work holds at most before the next must wait for a commit.
+const MAX_BATCH: usize = 256;
+
+/// Puts made and not yet committed: their unit of work's connection and deliveries.
+struct Batch {
+    twin: Arc<Connection>,
+    deliveries: Vec<DeliveryInfo>,
+    /// Whether a put in it was persistent (its commit forces the log).
+    persistent: bool,
+}
+
+impl Batch {
+    fn new(mq: &Connection) -> Batch {
+        Batch {
+            twin: Arc::new(mq.uow_twin()),
+            deliveries: Vec::new(),
+            persistent: false,
+        }
+    }
+}
+
+type Committed = (Batch, Result<(), sealmq_engine::MqError>);
+
+/// Serves a sending link until it or its connection ends.
+pub async fn incoming(ctx: Ctx, mut r: Receiver) {
+    let Ctx {
+        mq,
+        dynamic,
+        icpt,
+        client,
+    } = ctx;
+    let target = address(r.target().as_ref().and_then(|t| t.address.as_ref()));
+    // A dynamic target's temporary queue lives while its creating handle (the anchor) is
+    // open: this link keeps it and puts through a handle of its own.
+    let anchor = target
+        .as_ref()
+        .and_then(|n| dynamic.lock().unwrap_or_else(|p| p.into_inner()).remove(n));
+    let missing = (AmqpError::InvalidField, "the target must name a queue");
+    let opened = open_queue(&mq, target, OpenOptions::output(), missing).await;
+    let (h, _shown) = match opened {
+        Ok((name, h)) => (h, client.link(format!("PUT:{name}"))),
+        Err(e) => {
+            if let Some(e) = e {
+                let _ = r.close_with_error(e).await;
+            }
+            if let Some(a) = anchor {
+                let c = mq.clone();
+                blocking(move || c.close(&a)).await;
+            }
+            return;
+        }
+    };
+    // A temporary queue lives only as long as its link: a durable message sent to one is
+    // kept as non-persistent (MQ refuses persistent messages on temporary queues).
+    let temporary = mq
+        .qm()
+        .queue_def(&h.resolved)
+        .is_ok_and(|d| d.def_type == sealmq_engine::objects::DefType::TemporaryDynamic);
+    let mut open = Batch::new(&mq);
+    let mut inflight: Option<tokio::task::JoinHandle<Committed>> = None;
+    loop {
+        let room = open.deliveries.len() < MAX_BATCH;
+        tokio::select! {
+            d = r.recv::<Body<Value>>(), if room => {
+                let Ok(d) = d else { break };
+                let mapped = mapping::to_mq(d.message());
+                let (mut md, payload) = match mapped {
+                    Ok(x) => x,
+                    Err(why) => {
+                        let e = Error::new(AmqpError::DecodeError, why, None);
+                        let _ = r.reject(&d, e).await;
+                        continue;
+                    }
+                };
+                if temporary {
+                    md.persistence = sealmq_engine::Persistence::NotPersistent;
+                }
+                // In place on this worker: no hand-over to another thread per message.
+                let put = tokio::task::block_in_place(|| {
+                    put(&open.twin, &h, icpt.as_ref(), &mut md, &payload)
+                });
+                match put {
+                    Ok(()) => {
+                        open.persistent |= md.persistence == sealmq_engine::Persistence::Persistent;
+                        open.deliveries.push(DeliveryInfo::from(&d));
+                    }
+                    Err(e) => {
+                        let _ = r.reject(&d, e).await;
+                    }
+                }
+            }
+            done = async {
+                match inflight.as_mut() {
+                    Some(j) => j.await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                inflight = None;
+                if let Ok(done) = done {
+                    settle(&r, &client, done).await;
+                }
+            }
+        }
+        if inflight.is_none() && !open.deliveries.is_empty() {
+            let batch = std::mem::replace(&mut open, Batch::new(&mq));
+            if batch.persistent {
+                // The log force on a blocking thread while the next batch fills.
+                inflight = Some(tokio::task::spawn_blocking(move || {
+                    let r = batch.twin.commit();
+                    (batch, r)
+                }));
+            } else {
+                let res = tokio::task::block_in_place(|| batch.twin.commit());
+                settle(&r, &client, (batch, res)).await;
+            }
+        }
+    }
+    // The link ended: what was put is committed (a transfer the application settled itself
+    // expects no outcome), what was in flight finishes.
+    if let Some(j) = inflight.take()
+        && let Ok(done) = j.await
+    {
+        settle(&r, &client, done).await;
+    }
+    if !open.deliveries.is_empty() {
+        let t = open.twin.clone();
+        if let Some(res) = blocking(move || t.commit()).await {
+            settle(&r, &client, (open, res)).await;
+        }
+    }
+    let _ = r.close().await;
+    let c = mq.clone();
+    blocking(move || {
+        let _ = c.close(&h);
+        if let Some(a) = anchor {
+            let _ = c.close(&a);
+        }
+    })
+    .await;
+}
+
+/// One put into the twin's unit of work, protected first under interception.
+fn put(
+    twin: &Connection,
+    h: &Hobj,
+    icpt: Option<&Intercept>,
+    md: &mut Md,
+    payload: &[u8],
+) -> Result<(), Error> {
+    let stored = match icpt {
+        Some(Intercept(p)) => intercept::protect(twin.qm(), p.as_deref(), &h.name, md, payload)
+            .map_err(security_error)?,
+        None => None,
+    };
+    let bytes = stored.as_deref().unwrap_or(payload);
+    let opts = PutOptions {
+        syncpoint: true,
+        ..Default::default()
+    };
+    twin.put(h, md, bytes, opts)
+        .map(|_| ())
+        .map_err(|e| amqp_error(&e))
+}
+
+/// Accepts a committed batch's transfers, or rejects them all when the commit failed.
+async fn settle(r: &Receiver, client: &crate::status::Client, (batch, res): Committed) {
+    match res {
+        Ok(()) => {
+            for _ in &batch.deliveries {
+                client.received();
+            }
+            let _ = r.accept_all(batch.deliveries).await;
+        }
+        Err(e) => {
+            tracing::warn!("AMQP puts backed out, commit failed: {e}");
+            let e = amqp_error(&e);
+            for d in batch.deliveries {
+                let _ = r.reject(d, e.clone()).await;
+            }
+        }
+    }
+}
