@@ -88,6 +88,47 @@ pub(crate) fn security_error(detail: String) -> Error {
     amqp_error(&MqError::new(ReasonCode::SecurityError, detail))
 }
 
+/// A topic address (a JMS Topic or TemporaryTopic: capability `topic` or `temporary-topic`)
+/// is refused with a clear error until publish/subscribe exists; `None` for a queue.
+pub fn topic_refusal(
+    caps: Option<&fe2o3_amqp::types::primitives::Array<fe2o3_amqp::types::primitives::Symbol>>,
+    address: Option<&str>,
+) -> Option<Error> {
+    let topic = caps?
+        .iter()
+        .find(|c| matches!(c.as_str(), "topic" | "temporary-topic"))?;
+    Some(Error::new(
+        AmqpError::NotImplemented,
+        format!(
+            "'{}' is a topic (capability '{}'): publish/subscribe is not provided in this \
+             release; use a queue",
+            address.unwrap_or("(dynamic)"),
+            topic.as_str()
+        ),
+        None,
+    ))
+}
+
+/// The refusal of a link whose remote terminus is a topic (the target of a link the
+/// application sends on, the source of one it receives on), read from its attach: the
+/// acceptor does not keep the remote terminus's capabilities on the link.
+pub fn attach_topic(attach: &fe2o3_amqp::types::performatives::Attach) -> Option<Error> {
+    use fe2o3_amqp::types::definitions::Role;
+    use fe2o3_amqp::types::messaging::TargetArchetype;
+    match attach.role {
+        Role::Sender => match attach.target.as_deref() {
+            Some(TargetArchetype::Target(t)) => {
+                topic_refusal(t.capabilities.as_ref(), t.address.as_deref())
+            }
+            _ => None,
+        },
+        Role::Receiver => attach
+            .source
+            .as_deref()
+            .and_then(|s| topic_refusal(s.capabilities.as_ref(), s.address.as_deref())),
+    }
+}
+
 /// The descriptor of a JMS selector filter (AMQP filter registry), by name and by code.
 const SELECTOR_NAME: &str = "apache.org:selector-filter:string";
 const SELECTOR_CODE: u64 = 0x0000_468C_0000_0004;

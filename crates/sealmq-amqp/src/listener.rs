@@ -327,12 +327,17 @@ async fn connection(
             };
             let t2 = temps.clone();
             let mut links = LinkAcceptor::builder()
+                // A temporary topic is refused by the link (not made as a queue).
                 .on_dynamic_source(move |mut src| {
-                    src.address = Some(temps.make()?);
+                    if link::topic_refusal(src.capabilities.as_ref(), None).is_none() {
+                        src.address = Some(temps.make()?);
+                    }
                     Some(src)
                 })
                 .on_dynamic_target(move |mut t| {
-                    t.address = Some(t2.make()?);
+                    if link::topic_refusal(t.capabilities.as_ref(), None).is_none() {
+                        t.address = Some(t2.make()?);
+                    }
                     Some(t)
                 });
             if max > 0 {
@@ -345,14 +350,34 @@ async fn connection(
                 icpt,
                 client,
             };
-            loop {
-                match links.accept(&mut session).await {
-                    Ok(LinkEndpoint::Receiver(r)) => {
-                        tokio::spawn(crate::incoming::incoming(ctx.clone(), r));
+            // Each attach is read here first: a topic is refused once the link exists.
+            while let Some(mut attach) = session.next_incoming_attach().await {
+                let topic = link::attach_topic(&attach);
+                if topic.is_some() {
+                    // Answered with no terminus (AMQP's refusal of an attach), the error follows
+                    // in the detach: clients report it at the producer's or consumer's creation.
+                    match attach.role {
+                        fe2o3_amqp::types::definitions::Role::Sender => attach.target = None,
+                        fe2o3_amqp::types::definitions::Role::Receiver => attach.source = None,
                     }
-                    Ok(LinkEndpoint::Sender(s)) => {
-                        tokio::spawn(crate::outgoing::outgoing(ctx.clone(), s));
-                    }
+                }
+                match links.accept_incoming_attach(attach, &mut session).await {
+                    Ok(LinkEndpoint::Receiver(r)) => match topic {
+                        Some(e) => {
+                            tokio::spawn(async move { r.close_with_error(e).await });
+                        }
+                        None => {
+                            tokio::spawn(crate::incoming::incoming(ctx.clone(), r));
+                        }
+                    },
+                    Ok(LinkEndpoint::Sender(s)) => match topic {
+                        Some(e) => {
+                            tokio::spawn(async move { s.close_with_error(e).await });
+                        }
+                        None => {
+                            tokio::spawn(crate::outgoing::outgoing(ctx.clone(), s));
+                        }
+                    },
                     Err(fe2o3_amqp::acceptor::error::AcceptorAttachError::SessionStopped(_)) => {
                         break;
                     }

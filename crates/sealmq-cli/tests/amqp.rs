@@ -184,6 +184,16 @@ fn released_comes_back_counted_rejected_goes_to_the_dead_letter_queue_and_author
     let e = proton(&url, &["badselect", "APP.Q", "colour == 'red'"]);
     let text = e[0]["error"].as_str().unwrap_or_default().to_string();
     assert!(text.contains("2459"), "{text}");
+    // A topic (JMS Topic: capability 'topic') is refused both ways until publish/subscribe
+    // exists, and nothing is made of it.
+    let e = proton(&url, &["topic", "APP.Q"]);
+    for kind in ["sender", "receiver"] {
+        let text = e[0][kind].as_str().unwrap_or_default().to_string();
+        assert!(
+            text.contains("not-implemented") && text.contains("publish/subscribe"),
+            "{kind}: {text}"
+        );
+    }
     // The queue manager goes on serving.
     proton(&url, &["send", "APP.Q", "1"]);
     assert_eq!(h.depth("QB", "APP.Q"), 1);
@@ -573,6 +583,12 @@ fn a_jms_application_on_qpid_jms_uses_queues_selectors_transactions_and_temporar
             !o.status.success()
         },
     );
+    // A JMS Topic: publish/subscribe is not provided, and the application is told so.
+    let t = jms(&url, &["topic", "PRICES"]);
+    for k in ["producer", "consumer"] {
+        let e = t[0][k].as_str().unwrap_or_default();
+        assert!(e.contains("publish/subscribe"), "{k}: {t:?}");
+    }
 }
 
 /// `sealmq bench amqp` runs both protocols side by side and reports their ratios.

@@ -16,6 +16,8 @@ reject QUEUE         receives one message and rejects it
 release QUEUE        receives one message and releases it
 forbidden QUEUE      tries to send to QUEUE; prints the error condition
 dynforbidden -       tries a dynamic target (a temporary queue); prints the error condition
+topic ADDRESS        tries a sender and a receiver with the capability 'topic' (a JMS
+                     Topic); prints both errors
 hold QUEUE           sends one message to QUEUE, opens a receiver on it with no credit,
                      prints {"ready": true} and keeps the connection until stdin closes
 
@@ -38,6 +40,18 @@ class DynamicTarget(LinkOption):
 
     def apply(self, link):
         link.target.dynamic = True
+
+
+class TopicCapability(LinkOption):
+    """The terminus is a topic (capability 'topic', as Qpid JMS marks a JMS Topic)."""
+
+    def apply(self, link):
+        from proton import Data
+        terminus = link.target if link.is_sender else link.source
+        terminus.capabilities.put_array(False, Data.SYMBOL)
+        terminus.capabilities.enter()
+        terminus.capabilities.put_symbol("topic")
+        terminus.capabilities.exit()
 
 
 def mechs():
@@ -147,6 +161,21 @@ def main():
             print(json.dumps({"error": None}))
         except Exception as e:  # noqa: BLE001 - any refusal is the answer
             print(json.dumps({"error": "%s: %s" % (type(e).__name__, e)}))
+        return
+    if cmd == "topic":
+        errors = {}
+        for kind in ("sender", "receiver"):
+            try:
+                conn = connect(url)
+                if kind == "sender":
+                    conn.create_sender(queue, options=TopicCapability()).send(Message(body="x"))
+                else:
+                    conn.create_receiver(queue, options=TopicCapability()).receive(timeout=5)
+                errors[kind] = None
+                conn.close()
+            except Exception as e:  # noqa: BLE001 - the refusal is the answer
+                errors[kind] = "%s: %s" % (type(e).__name__, e)
+        print(json.dumps(errors))
         return
     conn = connect(url)
     try:

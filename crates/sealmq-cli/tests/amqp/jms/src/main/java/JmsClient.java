@@ -8,6 +8,8 @@
 //   java -cp ... JmsClient URL select QUEUE N SEL  receives N through a message selector
 //   java -cp ... JmsClient URL tx QUEUE            transacted sessions committing and rolling back
 //   java -cp ... JmsClient URL temp                a temporary queue, sent to and read from
+//   java -cp ... JmsClient URL topic NAME          a producer and a consumer on a topic; prints
+//                                                  the errors (publish/subscribe is refused)
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -185,6 +187,25 @@ public class JmsClient {
                         r.close();
                         tq.delete();
                     }
+                    break;
+                }
+                case "topic": {
+                    String[] errors = new String[2];
+                    try (Session ts = c.createSession(false, Session.AUTO_ACKNOWLEDGE)) {
+                        javax.jms.Topic t = ts.createTopic(args[2]);
+                        try {
+                            ts.createProducer(t).send(ts.createTextMessage("x"));
+                        } catch (javax.jms.JMSException e) {
+                            errors[0] = e.getMessage();
+                        }
+                        try {
+                            ts.createConsumer(t).receive(1000);
+                        } catch (javax.jms.JMSException e) {
+                            errors[1] = e.getMessage();
+                        }
+                    }
+                    System.out.println("{\"producer\":" + q(errors[0]) + ",\"consumer\":"
+                            + q(errors[1]) + "}");
                     break;
                 }
                 default:
