@@ -8,7 +8,9 @@
 //! batch durable (an application with many transfers unsettled, such as a JMS producer sending
 //! asynchronously, gets them accepted together). A lone message is committed at once.
 
-use crate::link::{Ctx, Intercept, address, amqp_error, blocking, open_queue, security_error};
+use crate::link::{
+    Ctx, Intercept, Opened, address, amqp_error, blocking, open_queue, security_error,
+};
 use crate::mapping;
 use fe2o3_amqp::Receiver;
 use fe2o3_amqp::link::delivery::DeliveryInfo;
@@ -43,7 +45,7 @@ impl Batch {
 type Committed = (Batch, Result<(), sealmq_engine::MqError>);
 
 /// Serves a sending link until it or its connection ends.
-pub async fn incoming(ctx: Ctx, mut r: Receiver) {
+pub async fn incoming(ctx: Ctx, mut r: Receiver, opened: Option<Opened>) {
     let Ctx {
         mq,
         dynamic,
@@ -57,7 +59,10 @@ pub async fn incoming(ctx: Ctx, mut r: Receiver) {
         .as_ref()
         .and_then(|n| dynamic.lock().unwrap_or_else(|p| p.into_inner()).remove(n));
     let missing = (AmqpError::InvalidField, "the target must name a queue");
-    let opened = open_queue(&mq, target, OpenOptions::output(), missing).await;
+    let opened = match opened {
+        Some(o) => Ok(o),
+        None => open_queue(&mq, target, OpenOptions::output(), missing).await,
+    };
     let (h, _shown) = match opened {
         Ok((name, h)) => (h, client.link(format!("PUT:{name}"))),
         Err(e) => {

@@ -129,6 +129,54 @@ pub fn attach_topic(attach: &fe2o3_amqp::types::performatives::Attach) -> Option
     }
 }
 
+/// A link's queue opened when its attach is read, before it is answered.
+pub type Opened = (String, Arc<sealmq_engine::Hobj>);
+
+/// Opens the queue an attach names (not a dynamic one) as the connection's principal before
+/// the attach is answered — PUT for a link the application sends on; GET, or BROWSE with
+/// `distribution-mode copy`, for one it receives on — and checks a receiving link's filter,
+/// so that a refusal (2035, an unknown queue, a bad selector) is answered as AMQP refuses an
+/// attach. `Ok(None)`: nothing to open yet (dynamic, or no address: the link says why).
+pub async fn open_early(
+    mq: &Arc<Connection>,
+    attach: &fe2o3_amqp::types::performatives::Attach,
+) -> Result<Option<Opened>, Error> {
+    use fe2o3_amqp::types::definitions::Role;
+    use fe2o3_amqp::types::messaging::{DistributionMode, TargetArchetype};
+    let (name, opts) = match attach.role {
+        Role::Sender => match attach.target.as_deref() {
+            Some(TargetArchetype::Target(t)) if !t.dynamic => {
+                (address(t.address.as_ref()), OpenOptions::output())
+            }
+            _ => return Ok(None),
+        },
+        Role::Receiver => match attach.source.as_deref() {
+            Some(src) if !src.dynamic => {
+                if let Some(f) = &src.filter {
+                    selector_of(f)?;
+                }
+                let opts = if src.distribution_mode == Some(DistributionMode::Copy) {
+                    OpenOptions::browse()
+                } else {
+                    OpenOptions::input()
+                };
+                (address(src.address.as_ref()), opts)
+            }
+            _ => return Ok(None),
+        },
+    };
+    let Some(name) = name else { return Ok(None) };
+    match open_queue(mq, Some(name), opts, (AmqpError::InvalidField, "")).await {
+        Ok(o) => Ok(Some(o)),
+        Err(Some(e)) => Err(e),
+        Err(None) => Err(Error::new(
+            AmqpError::InternalError,
+            "the channel is ending".to_string(),
+            None,
+        )),
+    }
+}
+
 /// The descriptor of a JMS selector filter (AMQP filter registry), by name and by code.
 const SELECTOR_NAME: &str = "apache.org:selector-filter:string";
 const SELECTOR_CODE: u64 = 0x0000_468C_0000_0004;

@@ -352,38 +352,44 @@ async fn connection(
             };
             // Each attach is read here first: a topic is refused once the link exists.
             while let Some(mut attach) = session.next_incoming_attach().await {
-                let topic = link::attach_topic(&attach);
-                if topic.is_some() {
+                // Refusals before the attach is answered: a topic, a queue the principal may
+                // not open (or that does not exist), a bad selector.
+                let early = match link::attach_topic(&attach) {
+                    Some(e) => Err(e),
+                    None => link::open_early(&mq, &attach).await,
+                };
+                if early.is_err() {
                     // Answered with no terminus (AMQP's refusal of an attach), the error follows
-                    // in the detach: clients report it at the producer's or consumer's creation.
+                    // in the detach: clients report it where the link is made (JMS: at
+                    // createProducer or createConsumer).
                     match attach.role {
                         fe2o3_amqp::types::definitions::Role::Sender => attach.target = None,
                         fe2o3_amqp::types::definitions::Role::Receiver => attach.source = None,
                     }
                 }
-                match links.accept_incoming_attach(attach, &mut session).await {
-                    Ok(LinkEndpoint::Receiver(r)) => match topic {
-                        Some(e) => {
-                            tokio::spawn(async move { r.close_with_error(e).await });
-                        }
-                        None => {
-                            tokio::spawn(crate::incoming::incoming(ctx.clone(), r));
-                        }
-                    },
-                    Ok(LinkEndpoint::Sender(s)) => match topic {
-                        Some(e) => {
-                            tokio::spawn(async move { s.close_with_error(e).await });
-                        }
-                        None => {
-                            tokio::spawn(crate::outgoing::outgoing(ctx.clone(), s));
-                        }
-                    },
-                    Err(fe2o3_amqp::acceptor::error::AcceptorAttachError::SessionStopped(_)) => {
+                let accepted = links.accept_incoming_attach(attach, &mut session).await;
+                match (accepted, early) {
+                    (Ok(LinkEndpoint::Receiver(r)), Err(e)) => {
+                        tokio::spawn(async move { r.close_with_error(e).await });
+                    }
+                    (Ok(LinkEndpoint::Sender(s)), Err(e)) => {
+                        tokio::spawn(async move { s.close_with_error(e).await });
+                    }
+                    (Ok(LinkEndpoint::Receiver(r)), Ok(opened)) => {
+                        tokio::spawn(crate::incoming::incoming(ctx.clone(), r, opened));
+                    }
+                    (Ok(LinkEndpoint::Sender(s)), Ok(opened)) => {
+                        tokio::spawn(crate::outgoing::outgoing(ctx.clone(), s, opened));
+                    }
+                    (
+                        Err(fe2o3_amqp::acceptor::error::AcceptorAttachError::SessionStopped(_)),
+                        _,
+                    ) => {
                         break;
                     }
                     // One attach that could not be taken (fe2o3-amqp refuses a link whose name
                     // a link of the other direction has): the session serves its other links.
-                    Err(e) => tracing::warn!("an AMQP link was not attached: {e:?}"),
+                    (Err(e), _) => tracing::warn!("an AMQP link was not attached: {e:?}"),
                 }
             }
             // Temporary queues no link took go with the session.

@@ -13,7 +13,7 @@
 //! the queue manager before it is sent; one that fails a check is moved to the protection
 //! error queue in its unit of work (a browse leaves it) and never sent.
 
-use crate::link::{Ctx, Intercept, address, amqp_error, blocking, open_queue, selector_of};
+use crate::link::{Ctx, Intercept, Opened, address, amqp_error, blocking, open_queue, selector_of};
 use crate::mapping;
 use fe2o3_amqp::Sender;
 use fe2o3_amqp::types::definitions::AmqpError;
@@ -46,7 +46,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Serves a receiving link until it or its connection ends.
-pub async fn outgoing(ctx: Ctx, mut s: Sender) {
+pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
     let Ctx {
         mq,
         dynamic,
@@ -70,16 +70,21 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender) {
         .source()
         .as_ref()
         .is_some_and(|src| src.distribution_mode == Some(DistributionMode::Copy));
-    let made = source.as_ref().and_then(|n| lock(&dynamic).remove(n));
+    // A queue opened when the attach was read; else this link's own temporary queue.
+    let made = match opened {
+        Some(_) => None,
+        None => source.as_ref().and_then(|n| lock(&dynamic).remove(n)),
+    };
     let opts = if copy {
         OpenOptions::browse()
     } else {
         OpenOptions::input()
     };
     let missing = (AmqpError::InvalidField, "the source must name a queue");
-    let opened = match (made, source) {
-        (Some(h), Some(n)) => Ok((n, Arc::new(h))),
-        (_, source) => open_queue(&mq, source, opts, missing).await,
+    let opened = match (opened, made, source) {
+        (Some(o), _, _) => Ok(o),
+        (None, Some(h), Some(n)) => Ok((n, Arc::new(h))),
+        (None, _, source) => open_queue(&mq, source, opts, missing).await,
     };
     let (name, h) = match opened {
         Ok(x) => x,

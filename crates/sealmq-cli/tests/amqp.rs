@@ -583,6 +583,16 @@ fn a_jms_application_on_qpid_jms_uses_queues_selectors_transactions_and_temporar
             !o.status.success()
         },
     );
+    // No authority: JMS fails the producer's and the consumer's creation with a security
+    // exception carrying MQ's reason (the attach is refused before it is answered).
+    let f = jms(&url, &["forbidden", "SECRET.Q"]);
+    for k in ["producer", "consumer"] {
+        let e = f[0][k].as_str().unwrap_or_default();
+        assert!(
+            e.starts_with("JMSSecurityException") && e.contains("2035"),
+            "{k}: {f:?}"
+        );
+    }
     // A JMS Topic: publish/subscribe is not provided, and the application is told so.
     let t = jms(&url, &["topic", "PRICES"]);
     for k in ["producer", "consumer"] {

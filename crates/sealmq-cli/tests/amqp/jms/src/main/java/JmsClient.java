@@ -8,6 +8,8 @@
 //   java -cp ... JmsClient URL select QUEUE N SEL  receives N through a message selector
 //   java -cp ... JmsClient URL tx QUEUE            transacted sessions committing and rolling back
 //   java -cp ... JmsClient URL temp                a temporary queue, sent to and read from
+//   java -cp ... JmsClient URL forbidden QUEUE     a producer and a consumer on a queue the
+//                                                  principal may not use; prints the errors
 //   java -cp ... JmsClient URL topic NAME          a producer and a consumer on a topic; prints
 //                                                  the errors (publish/subscribe is refused)
 
@@ -187,6 +189,25 @@ public class JmsClient {
                         r.close();
                         tq.delete();
                     }
+                    break;
+                }
+                case "forbidden": {
+                    String[] errors = new String[2];
+                    try (Session fs = c.createSession(false, Session.AUTO_ACKNOWLEDGE)) {
+                        Queue fq = fs.createQueue(args[2]);
+                        try {
+                            fs.createProducer(fq);
+                        } catch (javax.jms.JMSException e) {
+                            errors[0] = e.getClass().getSimpleName() + ": " + e.getMessage();
+                        }
+                        try {
+                            fs.createConsumer(fq);
+                        } catch (javax.jms.JMSException e) {
+                            errors[1] = e.getClass().getSimpleName() + ": " + e.getMessage();
+                        }
+                    }
+                    System.out.println("{\"producer\":" + q(errors[0]) + ",\"consumer\":"
+                            + q(errors[1]) + "}");
                     break;
                 }
                 case "topic": {
