@@ -35,6 +35,18 @@ impl Initiator {
                 })?;
             Some(cfg)
         };
+        // Interception decrypts for the client: never for one TLS did not authenticate (a
+        // definition that slipped past DEFINE's rule is refused here too).
+        if d.intercept && (tls.is_none() || !d.sslcauth_required) {
+            return Err(fail(
+                ReasonCode::SslInitializationError,
+                format!(
+                    "channel {} intercepts (INTERCEPT(YES)) and so needs SSLCIPH and \
+                     SSLCAUTH(REQUIRED)",
+                    d.name
+                ),
+            ));
+        }
         let (sec, keys) = (self.security.clone(), self.security.clone());
         let services = sealmq_amqp::Services {
             verify: std::sync::Arc::new(move |u: &str, p: &str| sec.users.verify(u, p)),
