@@ -191,11 +191,16 @@ async fn handshake(
             principal.clone(),
             dn,
         );
-        ConnectionAcceptor::builder()
+        let mut b = ConnectionAcceptor::builder()
             .container_id(container.clone())
-            .max_frame_size(65_536u32)
-            .sasl_acceptor(sasl)
-            .build()
+            .max_frame_size(65_536u32);
+        // AMQPKA: as MQ, half of it flows as the idle-timeout; a connection silent that long
+        // is closed (its unsettled deliveries back out).
+        if let Some(ka) = def.amqp_keepalive() {
+            let half = (ka.as_millis() / 2).clamp(1, u128::from(u32::MAX)) as u32;
+            b = b.idle_time_out(half);
+        }
+        b.sasl_acceptor(sasl).build()
     };
     let Some(cfg) = &services.tls else {
         let conn = accept(None)

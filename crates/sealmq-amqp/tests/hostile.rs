@@ -99,6 +99,79 @@ fn a_connection_that_never_authenticates_does_not_keep_its_place() {
     assert!(serving(&ch));
 }
 
+/// One AMQP frame: size, data offset 2, `kind` (0 AMQP, 1 SASL), channel 0, then `body`.
+fn frame(kind: u8, body: &[u8]) -> Vec<u8> {
+    let mut f = ((8 + body.len()) as u32).to_be_bytes().to_vec();
+    f.extend_from_slice(&[2, kind, 0, 0]);
+    f.extend_from_slice(body);
+    f
+}
+
+/// Opens a connection by hand (SASL ANONYMOUS, the AMQP open), then sends nothing; what the
+/// channel sent, and whether it closed the connection within `wait`.
+fn open_then_silence(ch: &AmqpChannel, wait: Duration) -> (Vec<u8>, bool) {
+    use fe2o3_amqp::types::performatives::{ChannelMax, MaxFrameSize, Open, Performative};
+    use fe2o3_amqp::types::primitives::Symbol;
+    use fe2o3_amqp::types::sasl::SaslInit;
+    let mut s = TcpStream::connect(ch.addr).unwrap();
+    s.write_all(b"AMQP\x03\x01\x00\x00").unwrap();
+    let init = SaslInit {
+        mechanism: Symbol::from("ANONYMOUS"),
+        initial_response: None,
+        hostname: None,
+    };
+    s.write_all(&frame(1, &serde_amqp::to_vec(&init).unwrap()))
+        .unwrap();
+    s.write_all(b"AMQP\x00\x01\x00\x00").unwrap();
+    let open = Performative::Open(Open {
+        container_id: "silent".into(),
+        hostname: None,
+        max_frame_size: MaxFrameSize::default(),
+        channel_max: ChannelMax::default(),
+        idle_time_out: None,
+        outgoing_locales: None,
+        incoming_locales: None,
+        offered_capabilities: None,
+        desired_capabilities: None,
+        properties: None,
+    });
+    s.write_all(&frame(0, &serde_amqp::to_vec(&open).unwrap()))
+        .unwrap();
+    s.set_read_timeout(Some(wait)).unwrap();
+    let (mut seen, mut buf) = (Vec::new(), [0u8; 4096]);
+    let closed = loop {
+        match s.read(&mut buf) {
+            Ok(0) => break true,
+            Ok(n) => seen.extend_from_slice(&buf[..n]),
+            Err(e) => break e.kind() == std::io::ErrorKind::ConnectionReset,
+        }
+    };
+    (seen, closed)
+}
+
+/// The channel's open performative (described type 0x10) among what it sent.
+fn opened(seen: &[u8]) -> bool {
+    seen.windows(3).any(|w| w == [0x00, 0x53, 0x10])
+}
+
+#[test]
+fn a_connection_silent_longer_than_amqpka_is_closed() {
+    let (_d, _qm, ch) = channel_with(|d| {
+        d.noted.insert("AMQPKA".into(), "600".into());
+    });
+    let started = std::time::Instant::now();
+    let (seen, closed) = open_then_silence(&ch, Duration::from_secs(10));
+    assert!(opened(&seen), "the channel opened the connection: {seen:?}");
+    assert!(
+        closed && started.elapsed() < Duration::from_secs(5),
+        "closed for silence"
+    );
+    // Without AMQPKA (AUTO) an open connection may stay silent.
+    let (_d2, _qm2, quiet) = channel();
+    let (seen, closed) = open_then_silence(&quiet, Duration::from_millis(1500));
+    assert!(opened(&seen) && !closed, "{seen:?}");
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
     #[test]

@@ -402,6 +402,20 @@ fn display_chstatus_shows_each_amqp_connection_and_its_links() {
     assert!(!common::field(one, "LSTMSGTI").is_empty(), "{one}");
     drop(held.stdin.take());
     held.wait().unwrap();
+    // AMQPKA (milliseconds, or AUTO) is an AMQP channel's; other channel types refuse it.
+    let ka = h.mqsc(
+        "QS",
+        "ALTER CHANNEL(APP.AMQP) CHLTYPE(AMQP) AMQPKA(10000)\nDISPLAY CHANNEL(APP.AMQP)\n",
+    );
+    assert!(ka.contains("AMQPKA(10000)"), "{ka}");
+    let o = h.run(
+        &["mqsc", "QS"],
+        Some("DEFINE CHANNEL(KA.SVRCONN) CHLTYPE(SVRCONN) AMQPKA(5)\n"),
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("AMQP channels only"),
+        "{o:?}"
+    );
     common::wait_for(
         std::time::Duration::from_secs(10),
         "the connection to leave the status",

@@ -186,6 +186,16 @@ impl ChannelDef {
             .unwrap_or(5672)
     }
 
+    /// An AMQP channel's AMQPKA: how long a connection may send nothing before it is closed
+    /// (`None`: AUTO or 0, no keepalive).
+    pub fn amqp_keepalive(&self) -> Option<std::time::Duration> {
+        self.noted
+            .get("AMQPKA")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|ms| *ms > 0)
+            .map(std::time::Duration::from_millis)
+    }
+
     /// An AMQP channel's IPADDR: the address it listens on (blank: every interface).
     pub fn amqp_ipaddr(&self) -> String {
         self.noted

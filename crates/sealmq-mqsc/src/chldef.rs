@@ -135,12 +135,21 @@ pub(crate) fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
                 "CERTLABL" => d.certlabl = blank_is_none(a),
                 // AMQP channels (MQ's CHLTYPE(AMQP)): the port and address they listen on,
                 // kept with the noted attributes.
-                "PORT" | "IPADDR" if d.chltype != ChlType::Amqp => {
+                "PORT" | "IPADDR" | "AMQPKA" if d.chltype != ChlType::Amqp => {
                     return Err(bad(a, "is an attribute of AMQP channels only"));
                 }
                 "PORT" => {
                     let p = num(a, 1, 65_535)?;
                     d.noted.insert("PORT".into(), p.to_string());
+                }
+                // AMQPKA(AUTO | milliseconds): the keepalive of the channel's connections.
+                "AMQPKA" => {
+                    let v = if one(a)?.eq_ignore_ascii_case("AUTO") {
+                        "AUTO".to_string()
+                    } else {
+                        num(a, 0, 99_999_999)?.to_string()
+                    };
+                    d.noted.insert("AMQPKA".into(), v);
                 }
                 "IPADDR" => {
                     let v = blank_is_none(a);
