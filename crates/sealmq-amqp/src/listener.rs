@@ -178,11 +178,15 @@ fn unauthorized(detail: String) -> Error {
 /// TLS when the channel has SSLCIPH (its requirements checked), then SASL and the AMQP open:
 /// the connection, the verified client certificate's DN, and who authenticated.
 async fn handshake(
-    container: String,
+    qm: &QueueManager,
     def: &ChannelDef,
     services: &Services,
     stream: tokio::net::TcpStream,
 ) -> Result<(ListenerConnectionHandle, Option<String>, Principal), String> {
+    // Passwords in the clear (SASL PLAIN without TLS) only when connection authentication
+    // allows them, as for every other connection (AUTHINFO PWCLEAR(YES)).
+    let tls = services.tls.is_some();
+    let clear_ok = qm.connauth().is_some_and(|a| a.allow_cleartext);
     let principal = Principal::default();
     let accept = |dn: Option<String>| {
         let sasl = Sasl::new(
@@ -190,9 +194,10 @@ async fn handshake(
             def.mcauser.trim(),
             principal.clone(),
             dn,
-        );
+        )
+        .plain(tls || clear_ok);
         let mut b = ConnectionAcceptor::builder()
-            .container_id(container.clone())
+            .container_id(qm.name())
             .max_frame_size(65_536u32);
         // AMQPKA: as MQ, half of it flows as the idle-timeout; a connection silent that long
         // is closed (its unsettled deliveries back out).
@@ -203,10 +208,16 @@ async fn handshake(
         b.sasl_acceptor(sasl).build()
     };
     let Some(cfg) = &services.tls else {
-        let conn = accept(None)
-            .accept(stream)
-            .await
-            .map_err(|e| e.to_string())?;
+        let conn = accept(None).accept(stream).await.map_err(|e| {
+            if clear_ok {
+                e.to_string()
+            } else {
+                format!(
+                    "{e} (SASL PLAIN is not offered on a channel without TLS: this queue manager \
+                     refuses passwords in the clear; use SSLCIPH, or AUTHINFO PWCLEAR(YES))"
+                )
+            }
+        })?;
         return Ok((conn, None, principal));
     };
     let tls = tokio_rustls::TlsAcceptor::from(cfg.clone())
@@ -240,7 +251,7 @@ async fn connection(
     (peer, clients): (std::net::SocketAddr, Arc<crate::status::Clients>),
 ) {
     let limit = services.handshake;
-    let shaken = tokio::time::timeout(limit, handshake(qm.name(), def, &services, stream)).await;
+    let shaken = tokio::time::timeout(limit, handshake(&qm, def, &services, stream)).await;
     let (mut conn, dn, principal) = match shaken {
         Ok(Ok(c)) => c,
         Ok(Err(e)) => {

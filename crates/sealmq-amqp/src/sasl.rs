@@ -38,6 +38,9 @@ pub struct Sasl {
     principal: Principal,
     /// The subject DN of the client certificate TLS verified, if any (SASL EXTERNAL).
     dn: Option<String>,
+    /// Whether SASL PLAIN may be used: over TLS, or when the queue manager's connection
+    /// authentication accepts passwords in the clear (AUTHINFO PWCLEAR(YES)).
+    plain_ok: bool,
 }
 
 impl Sasl {
@@ -47,7 +50,15 @@ impl Sasl {
             mcauser: mcauser.to_string(),
             principal,
             dn,
+            plain_ok: true,
         }
+    }
+
+    /// Whether PLAIN is offered and taken (false: a channel without TLS on a queue manager that
+    /// refuses passwords in the clear).
+    pub fn plain(mut self, ok: bool) -> Sasl {
+        self.plain_ok = ok;
+        self
     }
 
     /// The channel's MCAUSER when set, else `who`.
@@ -85,7 +96,9 @@ impl SaslAcceptor for Sasl {
         if self.dn.is_some() {
             m.push(Symbol::from("EXTERNAL"));
         }
-        m.push(Symbol::from("PLAIN"));
+        if self.plain_ok {
+            m.push(Symbol::from("PLAIN"));
+        }
         if !self.mcauser.is_empty() {
             m.push(Symbol::from("ANONYMOUS"));
         }
@@ -94,6 +107,14 @@ impl SaslAcceptor for Sasl {
 
     fn on_init(&mut self, init: SaslInit) -> SaslServerFrame {
         match init.mechanism.as_str() {
+            "PLAIN" if !self.plain_ok => {
+                tracing::warn!(
+                    "SASL PLAIN refused: a password over a channel without TLS, which this queue \
+                     manager refuses (give the channel SSLCIPH, or ALTER AUTHINFO(..) \
+                     AUTHTYPE(IDPWOS) PWCLEAR(YES))"
+                );
+                Sasl::outcome(SaslCode::Auth)
+            }
             "PLAIN" => {
                 let creds = init
                     .initial_response
@@ -172,6 +193,10 @@ mod tests {
         assert!(!ok(s.on_init(init("ANONYMOUS", None))));
         assert!(!ok(s.on_init(init("PLAIN", Some(b"\0alice\0wrong")))));
         assert!(ok(s.on_init(init("PLAIN", Some(b"\0alice\0pw")))));
+        // Without TLS, unless passwords in the clear are allowed: PLAIN neither offered nor taken.
+        let mut s = Sasl::new(verify, "", Principal::default(), None).plain(false);
+        assert!(!s.mechanisms().iter().any(|m| m.as_str() == "PLAIN"));
+        assert!(!ok(s.on_init(init("PLAIN", Some(b"\0alice\0pw")))));
     }
 
     #[test]

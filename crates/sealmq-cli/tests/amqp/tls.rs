@@ -233,3 +233,57 @@ fn common_wait(h: &Home, qm: &str, q: &str, depth: u64) {
         || h.depth(qm, q) == depth,
     );
 }
+
+#[test]
+fn sasl_plain_needs_tls_unless_the_queue_manager_takes_passwords_in_the_clear() {
+    let w = world("QW");
+    let o =
+        w.h.cmd(&["passwd", "QW", "payuser"])
+            .env("SEALMQ_NEW_PASSWORD", "right-horse-battery")
+            .output()
+            .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let (clear, tls) = (free_port(), free_port());
+    w.h.mqsc(
+        "QW",
+        &format!(
+            "REFRESH SECURITY TYPE(CONNAUTH)\nDEFINE QLOCAL(APP.Q)\n\
+             DEFINE CHANNEL(CLEAR.AMQP) CHLTYPE(AMQP) PORT({clear}) IPADDR(127.0.0.1)\n\
+             DEFINE CHANNEL(TLS.AMQP) CHLTYPE(AMQP) PORT({tls}) IPADDR(127.0.0.1) SSLCIPH(ANY) SSLCAUTH(OPTIONAL)\n\
+             SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('payuser') AUTHADD(CONNECT)\n\
+             SET AUTHREC PROFILE('APP.*') OBJTYPE(QUEUE) PRINCIPAL('payuser') AUTHADD(PUT)\n\
+             START CHANNEL(CLEAR.AMQP)\nSTART CHANNEL(TLS.AMQP)\n"
+        ),
+    );
+    let plain = vec![("SEALMQ_AMQP_MECHS", "PLAIN".to_string())];
+    let with_ca = vec![
+        ("SEALMQ_AMQP_MECHS", "PLAIN".to_string()),
+        w.anonymous[1].clone(),
+    ];
+    let clear_url = format!("amqp://payuser:right-horse-battery@127.0.0.1:{clear}");
+    // A password without TLS is refused (the queue manager does not take them in the clear).
+    assert!(refusal(&clear_url, &plain, "APP.Q").is_some());
+    let log = w.h.qm_dir("QW").join("errors/SEALMQ01.LOG");
+    super::common::wait_for(
+        std::time::Duration::from_secs(10),
+        "the error log to say why",
+        || {
+            std::fs::read_to_string(&log)
+                .unwrap_or_default()
+                .contains("PLAIN is not offered")
+        },
+    );
+    // Over TLS the same user and password are taken; a wrong password is not.
+    let tls_url = format!("amqps://payuser:right-horse-battery@127.0.0.1:{tls}");
+    assert_eq!(refusal(&tls_url, &with_ca, "APP.Q"), None);
+    let wrong = format!("amqps://payuser:wrong@127.0.0.1:{tls}");
+    assert!(refusal(&wrong, &with_ca, "APP.Q").is_some());
+    // An administrator who allows passwords in the clear (PWCLEAR(YES)) allows them here too.
+    w.h.mqsc(
+        "QW",
+        "DEFINE AUTHINFO(CLEAR.IDPW) AUTHTYPE(IDPWOS) PWCLEAR(YES)\n\
+         ALTER QMGR CONNAUTH(CLEAR.IDPW)\nREFRESH SECURITY TYPE(CONNAUTH)\n",
+    );
+    assert_eq!(refusal(&clear_url, &plain, "APP.Q"), None);
+    w.h.ok(&["stop", "QW"]);
+}
