@@ -104,11 +104,24 @@ def transaction(url, cmd, queue, n, outcome):
         def on_transaction_declared(self, event):
             self.txn = event.transaction
             if cmd == "txsend":
-                for i in range(n):
-                    self.txn.send(self.link, Message(body="tx %d" % i, durable=True))
-                self.discharge()
+                self.send_all()
             else:
                 self.link.flow(n)
+
+        def on_sendable(self, event):
+            if cmd == "txsend":
+                self.send_all()
+
+        def send_all(self):
+            # Only with the transaction declared and credit on the link: a transfer proton
+            # held for want of credit would otherwise leave after the discharge, in a
+            # transaction already ended.
+            if self.txn is None or self.done or self.link.credit < n:
+                return
+            self.done = n
+            for i in range(n):
+                self.txn.send(self.link, Message(body="tx %d" % i, durable=True))
+            self.discharge()
 
         def on_message(self, event):
             self.bodies.append(event.message.body)
