@@ -298,6 +298,16 @@ pub fn run(a: &BenchArgs, dir: &Path) -> CliResult {
             .to_string()
             .into());
     }
+    // A protected run makes the queue manager trust a throw-away bench certificate: never on
+    // an administrator's queue manager.
+    if a.qm.is_some() && a.qop != "none" {
+        return Err(
+            "bench amqp --qop runs on a throw-away queue manager only (it makes the queue \
+             manager trust a bench certificate): leave out --qm"
+                .to_string()
+                .into(),
+        );
+    }
     let work = std::env::temp_dir().join(format!("sealmq-bench-amqp-{}", std::process::id()));
     let prot = Protection::new(&a.qop, &a.key, sealmq_protect::KeyReuse::Disabled, &work)?;
     let r = measure(a, dir, &prot, (n, size));
