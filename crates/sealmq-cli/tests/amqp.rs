@@ -669,6 +669,18 @@ fn bench_amqp_reports_both_protocols_side_by_side() {
     ]);
     let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
     assert_eq!(first["qop"], "privacy", "{out}");
+    // Never on an administrator's queue manager: it would trust the bench's certificate.
+    h.ok(&["create", "QK"]);
+    h.ok(&["start", "QK", "--background"]);
+    let e = h.fails(&["bench", "amqp", "--qm", "QK", "--qop", "privacy"]);
+    assert!(e.contains("throw-away"), "{e}");
+    let trusted = h.ok(&[
+        "keystore",
+        "list",
+        &h.qm_dir("QK").join("keystore").to_string_lossy(),
+    ]);
+    assert!(!trusted.contains("bench-"), "{trusted}");
+    h.ok(&["stop", "QK"]);
     assert!(first["amqp_get_per_s"].as_f64().unwrap() > 0.0, "{out}");
     assert!(first["native_get_per_s"].as_f64().unwrap() > 0.0, "{out}");
 }
