@@ -359,6 +359,22 @@ fn message_properties_are_kept_through_a_restart_and_shown_by_browse() {
     assert!(b.contains("1 message(s)"), "{b}");
 }
 
+/// A transfer is accepted only once its put is durable: every accepted durable message of a
+/// burst (many unsettled at once, so they are committed in groups) is there after a kill -9.
+#[test]
+fn accepted_durable_messages_survive_a_kill_9_of_the_queue_manager() {
+    let h = Home::new();
+    let url = setup(&h, "QK");
+    let r = proton(&url, &["burst", "APP.Q", "2000"]);
+    assert_eq!(r[0]["accepted"], 2000, "{r:?}");
+    h.kill9("QK");
+    h.ok(&["start", "QK", "--background"]);
+    assert_eq!(h.depth("QK", "APP.Q"), 2000);
+    let b = h.ok(&["browse", "QK", "APP.Q"]);
+    assert!(b.contains("burst 0") && b.contains("burst 1999"), "{b}");
+    h.ok(&["stop", "QK"]);
+}
+
 /// DISPLAY CHSTATUS shows an AMQP channel's connections (CONNS) and, with CLIENTID, each one
 /// with its principal, counts and links, while the application is connected.
 #[test]

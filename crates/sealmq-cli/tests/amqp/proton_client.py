@@ -18,6 +18,8 @@ forbidden QUEUE      tries to send to QUEUE; prints the error condition
 dynforbidden -       tries a dynamic target (a temporary queue); prints the error condition
 topic ADDRESS        tries a sender and a receiver with the capability 'topic' (a JMS
                      Topic); prints both errors
+burst QUEUE N        sends N durable messages as fast as credit allows (many unsettled at
+                     once), waits for every outcome; prints how many were accepted
 hold QUEUE           sends one message to QUEUE, opens a receiver on it with no credit,
                      prints {"ready": true} and keeps the connection until stdin closes
 
@@ -77,6 +79,42 @@ def connect(url):
     # decision, which the tests check.
     return BlockingConnection(url, allowed_mechs=mechs(), ssl_domain=ssl_domain(url), timeout=20,
                               allow_insecure_mechs=True)
+
+
+def burst(url, queue, n):
+    """N durable messages with as many unsettled as the link's credit allows."""
+    from proton.handlers import MessagingHandler
+    from proton.reactor import Container
+
+    class Burst(MessagingHandler):
+        def __init__(self):
+            super().__init__()
+            self.sent = self.accepted = self.other = 0
+
+        def on_start(self, event):
+            conn = event.container.connect(url, allowed_mechs=mechs(), ssl_domain=ssl_domain(url))
+            event.container.create_sender(conn, queue)
+
+        def on_sendable(self, event):
+            while event.sender.credit and self.sent < n:
+                event.sender.send(Message(body="burst %d" % self.sent, durable=True))
+                self.sent += 1
+
+        def on_accepted(self, event):
+            self.accepted += 1
+            self.check(event)
+
+        def on_rejected(self, event):
+            self.other += 1
+            self.check(event)
+
+        def check(self, event):
+            if self.accepted + self.other == n:
+                event.connection.close()
+
+    b = Burst()
+    Container(b).run()
+    print(json.dumps({"accepted": b.accepted, "other": b.other}))
 
 
 def transaction(url, cmd, queue, n, outcome):
@@ -153,6 +191,9 @@ def transaction(url, cmd, queue, n, outcome):
 
 def main():
     url, cmd, queue = sys.argv[1], sys.argv[2], sys.argv[3]
+    if cmd == "burst":
+        burst(url, queue, int(sys.argv[4]))
+        return
     if cmd in ("txsend", "txreceive"):
         transaction(url, cmd, queue, int(sys.argv[4]), sys.argv[5])
         return
