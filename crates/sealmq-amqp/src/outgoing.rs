@@ -191,8 +191,14 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
                 Ok(Outcome::Rejected(_)) => Settle::DeadLetter,
                 _ => Settle::Backout,
             };
-            let t = twin.clone();
-            blocking(move || settle(&t, how, &q, &got)).await;
+            // A non-persistent get commits without waiting for the log: in place. One that
+            // forces the log waits on a blocking thread.
+            if got.md.persistence == sealmq_engine::Persistence::Persistent {
+                let t = twin.clone();
+                blocking(move || settle(&t, how, &q, &got)).await;
+            } else {
+                tokio::task::block_in_place(|| settle(&twin, how, &q, &got));
+            }
             lock(&pool).push(twin);
             drop(permit);
         });
