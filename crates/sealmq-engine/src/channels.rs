@@ -462,6 +462,13 @@ pub fn sslpeer_matches(filter: &str, dn: &str) -> bool {
     crate::authority::profile_matches(&filter.to_ascii_uppercase(), &dn.to_ascii_uppercase())
 }
 
+/// Whether a negotiated cipher suite (rustls's name, e.g. `TLS13_AES_256_GCM_SHA384`) is the
+/// one an SSLCIPH value names (`ANY` or blank: every suite).
+pub fn sslciph_allows(sslciph: &str, suite: &str) -> bool {
+    let c = sslciph.trim();
+    c.is_empty() || c.eq_ignore_ascii_case("ANY") || suite_name(c) == suite_name(suite)
+}
+
 fn suite_name(s: &str) -> String {
     let u = s.to_ascii_uppercase();
     u.trim_start_matches("TLS13_")
@@ -486,8 +493,7 @@ pub fn tls_requirements(
                 def.sslciph
             ));
         };
-        if !def.sslciph.eq_ignore_ascii_case("ANY") && suite_name(&def.sslciph) != suite_name(suite)
-        {
+        if !sslciph_allows(&def.sslciph, suite) {
             return Err(format!(
                 "channel '{name}' requires cipher suite {}, {who} uses {suite}",
                 def.sslciph

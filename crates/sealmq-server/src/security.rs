@@ -76,9 +76,20 @@ impl Security {
 
     /// A TLS configuration from the keystore as it is now, for a channel that serves TLS on a
     /// port of its own (AMQP channels): client certificates required or optional (SSLCAUTH).
-    pub fn channel_tls(&self, require_client: bool) -> Result<Arc<rustls::ServerConfig>, String> {
-        sealmq_wire::tls::server_config_auth(&self.dir, require_client)
-            .map_err(|e| format!("keystore {}: {e}", self.dir.display()))
+    /// Only the suite SSLCIPH names is offered (all with ANY), so that a client offering it
+    /// among others negotiates that one.
+    pub fn channel_tls(
+        &self,
+        require_client: bool,
+        sslciph: &str,
+    ) -> Result<Arc<rustls::ServerConfig>, String> {
+        let keep = |suite: &str| sealmq_engine::channels::sslciph_allows(sslciph, suite);
+        sealmq_wire::tls::server_config_suites(&self.dir, require_client, keep).map_err(|e| {
+            format!(
+                "keystore {} with SSLCIPH({sslciph}): {e}",
+                self.dir.display()
+            )
+        })
     }
 
     /// Reads the keystore again and puts it in use; on failure the one in use stays.

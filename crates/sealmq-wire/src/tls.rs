@@ -55,6 +55,17 @@ pub fn server_config_auth(
     keystore_dir: &Path,
     require_client: bool,
 ) -> Result<Arc<rustls::ServerConfig>, String> {
+    server_config_suites(keystore_dir, require_client, |_| true)
+}
+
+/// The server side offering only the cipher suites `keep` accepts (by name, e.g.
+/// `TLS13_AES_128_GCM_SHA256`): a channel whose SSLCIPH names one suite negotiates that one
+/// with any client that offers it. An error when `keep` accepts none.
+pub fn server_config_suites(
+    keystore_dir: &Path,
+    require_client: bool,
+    keep: impl Fn(&str) -> bool,
+) -> Result<Arc<rustls::ServerConfig>, String> {
     let ks = Keystore::load(keystore_dir).map_err(|e| e.to_string())?;
     let (chain, key) = identity(keystore_dir, &ks)?;
     let mut roots = RootCertStore::empty();
@@ -70,7 +81,14 @@ pub fn server_config_auth(
     let verifier = verifier
         .build()
         .map_err(|e| format!("client certificate verifier: {e}"))?;
-    let cfg = rustls::ServerConfig::builder_with_provider(provider())
+    let mut suites = (*provider()).clone();
+    suites
+        .cipher_suites
+        .retain(|c| keep(&format!("{:?}", c.suite())));
+    if suites.cipher_suites.is_empty() {
+        return Err("no cipher suite of this TLS implementation matches".to_string());
+    }
+    let cfg = rustls::ServerConfig::builder_with_provider(Arc::new(suites))
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?
         .with_client_cert_verifier(verifier)

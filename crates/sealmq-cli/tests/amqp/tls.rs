@@ -128,6 +128,25 @@ fn an_amqp_channel_over_tls_takes_the_client_certificate_as_the_principal() {
         ),
     );
     assert_eq!(refusal(&url, &w.alice, "APP.Q"), None);
+    // SSLCIPH naming one suite: the channel offers only that one, so a client offering it
+    // among others (OpenSSL prefers AES-256) negotiates it and is served.
+    w.h.mqsc(
+        "QT",
+        "STOP CHANNEL(TLS.AMQP)\n\
+         ALTER CHANNEL(TLS.AMQP) CHLTYPE(AMQP) SSLCIPH(TLS_AES_128_GCM_SHA256)\n\
+         START CHANNEL(TLS.AMQP)\n",
+    );
+    assert_eq!(refusal(&url, &w.alice, "APP.Q"), None, "one suite");
+    let o = w.h.run(
+        &["mqsc", "QT"],
+        Some("STOP CHANNEL(TLS.AMQP)\nALTER CHANNEL(TLS.AMQP) CHLTYPE(AMQP) SSLCIPH(NO_SUCH_SUITE)\nSTART CHANNEL(TLS.AMQP)\n"),
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("no cipher suite"), "{out}");
+    w.h.mqsc(
+        "QT",
+        "ALTER CHANNEL(TLS.AMQP) CHLTYPE(AMQP) SSLCIPH(ANY)\nSTART CHANNEL(TLS.AMQP)\n",
+    );
     // A running AMQP channel runs again when the queue manager does; a stopped one does not.
     w.h.ok(&["stop", "QT"]);
     w.h.ok(&["start", "QT", "--background"]);

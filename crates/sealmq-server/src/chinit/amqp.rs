@@ -26,7 +26,7 @@ impl Initiator {
         } else {
             let cfg = self
                 .security
-                .channel_tls(d.sslcauth_required)
+                .channel_tls(d.sslcauth_required, &d.sslciph)
                 .map_err(|e| {
                     fail(
                         ReasonCode::SslInitializationError,
