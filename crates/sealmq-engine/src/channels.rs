@@ -462,11 +462,19 @@ pub fn sslpeer_matches(filter: &str, dn: &str) -> bool {
     crate::authority::profile_matches(&filter.to_ascii_uppercase(), &dn.to_ascii_uppercase())
 }
 
-/// Whether a negotiated cipher suite (rustls's name, e.g. `TLS13_AES_256_GCM_SHA384`) is the
-/// one an SSLCIPH value names (`ANY` or blank: every suite).
+/// Whether a negotiated cipher suite (rustls's name, e.g. `TLS13_AES_256_GCM_SHA384`) is
+/// one an SSLCIPH value allows: blank or `ANY` every suite; MQ's aliases `ANY_TLS12` (TLS 1.2
+/// suites), `ANY_TLS12_OR_HIGHER` (TLS 1.2 and 1.3), `ANY_TLS13` and `ANY_TLS13_OR_HIGHER`
+/// (TLS 1.3); else the suite it names.
 pub fn sslciph_allows(sslciph: &str, suite: &str) -> bool {
-    let c = sslciph.trim();
-    c.is_empty() || c.eq_ignore_ascii_case("ANY") || suite_name(c) == suite_name(suite)
+    let c = sslciph.trim().to_ascii_uppercase();
+    let tls13 = suite.to_ascii_uppercase().starts_with("TLS13_");
+    match c.as_str() {
+        "" | "ANY" | "ANY_TLS12_OR_HIGHER" => true,
+        "ANY_TLS12" => !tls13,
+        "ANY_TLS13" | "ANY_TLS13_OR_HIGHER" => tls13,
+        _ => suite_name(&c) == suite_name(suite),
+    }
 }
 
 fn suite_name(s: &str) -> String {
@@ -514,6 +522,22 @@ pub fn tls_requirements(
 
 #[cfg(test)]
 mod decode_tests {
+    #[test]
+    fn sslciph_names_and_mq_aliases_choose_suites() {
+        use super::sslciph_allows as ok;
+        assert!(ok("ANY", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"));
+        assert!(ok("ANY_TLS12_OR_HIGHER", "TLS13_AES_256_GCM_SHA384"));
+        assert!(ok("ANY_TLS12", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"));
+        assert!(!ok("ANY_TLS12", "TLS13_AES_256_GCM_SHA384"));
+        assert!(ok("any_tls13", "TLS13_AES_256_GCM_SHA384"));
+        assert!(!ok(
+            "ANY_TLS13_OR_HIGHER",
+            "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"
+        ));
+        assert!(ok("TLS_AES_128_GCM_SHA256", "TLS13_AES_128_GCM_SHA256"));
+        assert!(!ok("TLS_AES_128_GCM_SHA256", "TLS13_AES_256_GCM_SHA384"));
+    }
+
     use super::*;
     use proptest::prelude::*;
     use sealmq_storage::codec::{Dec, Enc};
