@@ -422,11 +422,29 @@ fn display_chstatus_shows_each_amqp_connection_and_its_links() {
     drop(held.stdin.take());
     held.wait().unwrap();
     // AMQPKA (milliseconds, or AUTO) is an AMQP channel's; other channel types refuse it.
+    // (as IBM's own AMQP definitions write them: TPROOT kept for when topics exist, USECLTID(NO)).
     let ka = h.mqsc(
         "QS",
-        "ALTER CHANNEL(APP.AMQP) CHLTYPE(AMQP) AMQPKA(10000)\nDISPLAY CHANNEL(APP.AMQP)\n",
+        "ALTER CHANNEL(APP.AMQP) CHLTYPE(AMQP) AMQPKA(10000) TPROOT('SYSTEM.BASE.TOPIC') \
+         USECLTID(NO)\nDISPLAY CHANNEL(APP.AMQP) AMQPKA TPROOT USECLTID\n",
     );
-    assert!(ka.contains("AMQPKA(10000)"), "{ka}");
+    let shown = ka
+        .split_once("SMQ0123I")
+        .map(|(_, a)| a)
+        .unwrap_or_default();
+    assert!(shown.contains("AMQPKA(10000)"), "{ka}");
+    assert!(
+        shown.contains("TPROOT(SYSTEM.BASE.TOPIC)") && shown.contains("USECLTID(NO)"),
+        "{ka}"
+    );
+    let o = h.run(
+        &["mqsc", "QS"],
+        Some("ALTER CHANNEL(APP.AMQP) CHLTYPE(AMQP) USECLTID(YES)\n"),
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("not provided"),
+        "{o:?}"
+    );
     let o = h.run(
         &["mqsc", "QS"],
         Some("DEFINE CHANNEL(KA.SVRCONN) CHLTYPE(SVRCONN) AMQPKA(5)\n"),

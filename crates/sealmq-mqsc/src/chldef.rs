@@ -135,12 +135,31 @@ pub(crate) fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
                 "CERTLABL" => d.certlabl = blank_is_none(a),
                 // AMQP channels (MQ's CHLTYPE(AMQP)): the port and address they listen on,
                 // kept with the noted attributes.
-                "PORT" | "IPADDR" | "AMQPKA" if d.chltype != ChlType::Amqp => {
+                "PORT" | "IPADDR" | "AMQPKA" | "TPROOT" | "USECLTID"
+                    if d.chltype != ChlType::Amqp =>
+                {
                     return Err(bad(a, "is an attribute of AMQP channels only"));
                 }
                 "PORT" => {
                     let p = num(a, 1, 65_535)?;
                     d.noted.insert("PORT".into(), p.to_string());
+                }
+                // TPROOT: the topic root of AMQP topics, kept for when publish/subscribe exists
+                // (topics are refused at the attach until then).
+                "TPROOT" => {
+                    d.noted.insert("TPROOT".into(), blank_is_none(a));
+                }
+                // USECLTID(YES) would authorize by the AMQP client id, which this release does
+                // not see: refused by name rather than ignored.
+                "USECLTID" => {
+                    if choice(a, &["YES", "NO"])? == "YES" {
+                        return Err(bad(
+                            a,
+                            "USECLTID(YES) is not provided in this release: the principal is \
+                             the channel's MCAUSER or the authenticated user (SASL)",
+                        ));
+                    }
+                    d.noted.insert("USECLTID".into(), "NO".into());
                 }
                 // AMQPKA(AUTO | milliseconds): the keepalive of the channel's connections.
                 "AMQPKA" => {
