@@ -12,6 +12,7 @@ use crate::link::{
     Ctx, Intercept, Opened, address, amqp_error, blocking, open_queue, security_error,
 };
 use crate::mapping;
+use crate::status::timed;
 use fe2o3_amqp::Receiver;
 use fe2o3_amqp::link::delivery::DeliveryInfo;
 use fe2o3_amqp::types::definitions::{AmqpError, Error};
@@ -51,6 +52,7 @@ pub async fn incoming(ctx: Ctx, mut r: Receiver, opened: Option<Opened>) {
         dynamic,
         icpt,
         client,
+        tally,
     } = ctx;
     let target = address(r.target().as_ref().and_then(|t| t.address.as_ref()));
     // A dynamic target's temporary queue lives while its creating handle (the anchor) is
@@ -102,11 +104,14 @@ pub async fn incoming(ctx: Ctx, mut r: Receiver, opened: Option<Opened>) {
                     md.persistence = sealmq_engine::Persistence::NotPersistent;
                 }
                 // In place on this worker: no hand-over to another thread per message.
-                let put = tokio::task::block_in_place(|| {
-                    put(&open.twin, &h, icpt.as_ref(), &mut md, &payload)
+                let (put, cpu) = tokio::task::block_in_place(|| {
+                    timed(tally.as_ref(), || put(&open.twin, &h, icpt.as_ref(), &mut md, &payload))
                 });
+                if let Some(t) = &tally {
+                    t.call("put", put.is_ok(), *put.as_ref().unwrap_or(&0), cpu);
+                }
                 match put {
-                    Ok(()) => {
+                    Ok(_) => {
                         open.persistent |= md.persistence == sealmq_engine::Persistence::Persistent;
                         open.deliveries.push(DeliveryInfo::from(&d));
                     }
@@ -131,12 +136,13 @@ pub async fn incoming(ctx: Ctx, mut r: Receiver, opened: Option<Opened>) {
             let batch = std::mem::replace(&mut open, Batch::new(&mq));
             if batch.persistent {
                 // The log force on a blocking thread while the next batch fills.
+                let t = tally.clone();
                 inflight = Some(tokio::task::spawn_blocking(move || {
-                    let r = batch.twin.commit();
+                    let r = commit(&batch.twin, t.as_ref());
                     (batch, r)
                 }));
             } else {
-                let res = tokio::task::block_in_place(|| batch.twin.commit());
+                let res = tokio::task::block_in_place(|| commit(&batch.twin, tally.as_ref()));
                 settle(&r, &client, (batch, res)).await;
             }
         }
@@ -149,8 +155,8 @@ pub async fn incoming(ctx: Ctx, mut r: Receiver, opened: Option<Opened>) {
         settle(&r, &client, done).await;
     }
     if !open.deliveries.is_empty() {
-        let t = open.twin.clone();
-        if let Some(res) = blocking(move || t.commit()).await {
+        let (t, tl) = (open.twin.clone(), tally.clone());
+        if let Some(res) = blocking(move || commit(&t, tl.as_ref())).await {
             settle(&r, &client, (open, res)).await;
         }
     }
@@ -165,14 +171,27 @@ pub async fn incoming(ctx: Ctx, mut r: Receiver, opened: Option<Opened>) {
     .await;
 }
 
-/// One put into the twin's unit of work, protected first under interception.
+/// A batch's commit, counted by accounting.
+fn commit(
+    twin: &Connection,
+    tally: Option<&std::sync::Arc<dyn crate::status::Tally>>,
+) -> Result<(), sealmq_engine::MqError> {
+    let (r, cpu) = timed(tally, || twin.commit());
+    if let Some(t) = tally {
+        t.call("commit", r.is_ok(), 0, cpu);
+    }
+    r
+}
+
+/// One put into the twin's unit of work, protected first under interception; the size of
+/// the message as stored.
 fn put(
     twin: &Connection,
     h: &Hobj,
     icpt: Option<&Intercept>,
     md: &mut Md,
     payload: &[u8],
-) -> Result<(), Error> {
+) -> Result<u64, Error> {
     let stored = match icpt {
         Some(Intercept(p)) => intercept::protect(twin.qm(), p.as_deref(), &h.name, md, payload)
             .map_err(security_error)?,
@@ -184,7 +203,7 @@ fn put(
         ..Default::default()
     };
     twin.put(h, md, bytes, opts)
-        .map(|_| ())
+        .map(|_| bytes.len() as u64)
         .map_err(|e| amqp_error(&e))
 }
 

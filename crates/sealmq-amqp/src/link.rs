@@ -81,6 +81,8 @@ pub struct Ctx {
     pub icpt: Option<Intercept>,
     /// Its figures for DISPLAY CHSTATUS.
     pub client: Arc<crate::status::Client>,
+    /// MQI accounting, when ACCTMQI is ON.
+    pub tally: Option<Arc<dyn crate::status::Tally>>,
 }
 
 /// The 2063 (MQRC_SECURITY_ERROR) a failed protection or check is reported as.

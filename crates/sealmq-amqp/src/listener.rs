@@ -40,6 +40,8 @@ pub struct Services {
     pub keys: Keys,
     /// How long a new connection has for TLS, SASL and the AMQP open.
     pub handshake: std::time::Duration,
+    /// MQI accounting of each connection (ACCTMQI).
+    pub accounts: Option<crate::status::Accounts>,
 }
 
 impl Services {
@@ -50,6 +52,7 @@ impl Services {
             tls: None,
             keys: Arc::new(|| None),
             handshake: HANDSHAKE,
+            accounts: None,
         }
     }
 }
@@ -330,8 +333,14 @@ async fn connection(
     let model = noted("TMPMODEL", "SYSTEM.DEFAULT.MODEL.QUEUE");
     let prefix = noted("TMPQPRFX", "AMQP.*");
     let shown = clients.add(peer.to_string(), user.clone(), asserted.clone());
+    // Accounting as for every connection: one record when the connection's links are done.
+    let tally = services
+        .accounts
+        .as_ref()
+        .and_then(|make| make(mq.id, &mq.user, &mq.appl));
     while let Ok(mut session) = sessions.accept(&mut conn).await {
         let (mq, icpt, client) = (mq.clone(), icpt.clone(), shown.client.clone());
+        let tally = tally.clone();
         let (model, prefix) = (model.clone(), prefix.clone());
         tokio::spawn(async move {
             let dynamic = link::Dynamic::default();
@@ -365,6 +374,7 @@ async fn connection(
                 dynamic: dynamic.clone(),
                 icpt,
                 client,
+                tally,
             };
             // Each attach is read here first: a topic is refused once the link exists.
             while let Some(mut attach) = session.next_incoming_attach().await {

@@ -15,6 +15,7 @@
 
 use crate::link::{Ctx, Intercept, Opened, address, amqp_error, blocking, open_queue, selector_of};
 use crate::mapping;
+use crate::status::timed;
 use fe2o3_amqp::Sender;
 use fe2o3_amqp::types::definitions::AmqpError;
 use fe2o3_amqp::types::messaging::{DistributionMode, Outcome};
@@ -52,6 +53,7 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
         dynamic,
         icpt,
         client,
+        tally,
     } = ctx;
     // A filter is never ignored: delivering what it would have left out is worse than
     // refusing the link. A JMS selector is applied; any other filter refuses the link.
@@ -120,7 +122,9 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
             wait: None,
             ..gmo.clone()
         };
-        let got = match tokio::task::block_in_place(|| twin.get(&h, now)) {
+        let (got, cpu) =
+            tokio::task::block_in_place(|| timed(tally.as_ref(), || twin.get(&h, now)));
+        let got = match got {
             Err(e) if e.reason == ReasonCode::NoMsgAvailable => None,
             other => Some(other),
         };
@@ -145,7 +149,14 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
             }
         };
         let got = match got {
-            Ok(g) => g,
+            Ok(g) => {
+                // Accounting counts the messages got (not the empty polls of a waiting link).
+                if let Some(t) = &tally {
+                    let op = if copy { "browse" } else { "get" };
+                    t.call(op, true, g.payload.len() as u64, cpu);
+                }
+                g
+            }
             Err(e) if e.reason == ReasonCode::NoMsgAvailable => {
                 lock(&pool).push(twin);
                 continue;
@@ -184,7 +195,7 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
             lock(&pool).push(twin);
             continue;
         }
-        let (pool, q) = (pool.clone(), name.clone());
+        let (pool, q, tally) = (pool.clone(), name.clone(), tally.clone());
         tokio::spawn(async move {
             let how = match fut.await {
                 Ok(Outcome::Accepted(_)) => Settle::Commit,
@@ -195,9 +206,9 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
             // forces the log waits on a blocking thread.
             if got.md.persistence == sealmq_engine::Persistence::Persistent {
                 let t = twin.clone();
-                blocking(move || settle(&t, how, &q, &got)).await;
+                blocking(move || settle(&t, how, &q, &got, tally.as_ref())).await;
             } else {
-                tokio::task::block_in_place(|| settle(&twin, how, &q, &got));
+                tokio::task::block_in_place(|| settle(&twin, how, &q, &got, tally.as_ref()));
             }
             lock(&pool).push(twin);
             drop(permit);
@@ -241,8 +252,18 @@ fn unprotect(
 }
 
 /// Settles one delivery's unit of work as the application's outcome says.
-fn settle(t: &Connection, how: Settle, q: &str, got: &Got) {
-    let r = match how {
+fn settle(
+    t: &Connection,
+    how: Settle,
+    q: &str,
+    got: &Got,
+    tally: Option<&Arc<dyn crate::status::Tally>>,
+) {
+    let op = match how {
+        Settle::Backout => "backout",
+        Settle::Commit | Settle::DeadLetter => "commit",
+    };
+    let (r, cpu) = timed(tally, || match how {
         Settle::Commit => t.commit(),
         Settle::Backout => t.backout(),
         Settle::DeadLetter => {
@@ -260,7 +281,10 @@ fn settle(t: &Connection, how: Settle, q: &str, got: &Got) {
                 }
             }
         }
-    };
+    });
+    if let Some(tl) = tally {
+        tl.call(op, r.is_ok(), 0, cpu);
+    }
     if let Err(e) = r {
         tracing::warn!(queue = %q, "AMQP delivery not settled: {e}");
     }

@@ -155,3 +155,30 @@ pub struct ClientStatus {
     /// Its links: `PUT:queue`, `GET:queue`, `BROWSE:queue`.
     pub links: Vec<String>,
 }
+
+/// MQI accounting of one AMQP connection (ACCTMQI(ON)), kept by the queue manager's server:
+/// each put, get, browse, commit and backout its links make, with the message bytes as stored
+/// and the CPU the calling thread spent. The record is written when the last holder drops it.
+pub trait Tally: Send + Sync {
+    /// The calling thread's CPU clock, in nanoseconds.
+    fn clock(&self) -> u64;
+    /// One call: `op` is `put`, `get`, `browse`, `commit` or `backout`; `bytes` the message's
+    /// stored size (0 for others); `cpu_ns` measured with [`Tally::clock`].
+    fn call(&self, op: &'static str, ok: bool, bytes: u64, cpu_ns: u64);
+}
+
+/// Makes a connection's [`Tally`] when accounting is on: `(connection id, user, appl)`.
+pub type Accounts =
+    std::sync::Arc<dyn Fn(u64, &str, &str) -> Option<std::sync::Arc<dyn Tally>> + Send + Sync>;
+
+/// Runs `f` timed for the tally, if there is one: what `f` returned, its CPU nanoseconds.
+pub fn timed<T>(tally: Option<&std::sync::Arc<dyn Tally>>, f: impl FnOnce() -> T) -> (T, u64) {
+    match tally {
+        Some(t) => {
+            let c0 = t.clock();
+            let r = f();
+            (r, t.clock().saturating_sub(c0))
+        }
+        None => (f(), 0),
+    }
+}

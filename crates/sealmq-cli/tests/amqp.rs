@@ -375,6 +375,53 @@ fn accepted_durable_messages_survive_a_kill_9_of_the_queue_manager() {
     h.ok(&["stop", "QK"]);
 }
 
+/// ACCTMQI(ON): an AMQP application's connection writes its accounting record like any other
+/// (puts, gets, commits, bytes as stored), when it ends.
+#[test]
+fn mqi_accounting_counts_an_amqp_applications_calls() {
+    let h = Home::new();
+    let url = setup(&h, "QC");
+    h.mqsc("QC", "ALTER QMGR ACCTMQI(ON)\n");
+    proton(&url, &["send", "APP.Q", "3"]);
+    proton(&url, &["receive", "APP.Q", "3"]);
+    let dir = h.qm_dir("QC").join("accounting");
+    let records = || -> Vec<serde_json::Value> {
+        std::fs::read_dir(&dir)
+            .map(|d| {
+                d.flatten()
+                    .flat_map(|f| {
+                        std::fs::read_to_string(f.path())
+                            .unwrap_or_default()
+                            .lines()
+                            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                            .collect::<Vec<_>>()
+                    })
+                    .filter(|r| r["appl"] == "amqp:APP.AMQP" && r["final"] == true)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    common::wait_for(
+        std::time::Duration::from_secs(10),
+        "both AMQP connections' accounting records",
+        || records().len() == 2,
+    );
+    let all = records();
+    let count = |op: &str| -> u64 {
+        all.iter()
+            .map(|r| r["calls"][op]["count"].as_u64().unwrap_or(0))
+            .sum()
+    };
+    assert_eq!(count("put"), 3, "{all:?}");
+    assert_eq!(count("get"), 3, "{all:?}");
+    assert!(count("commit") >= 4, "{all:?}");
+    let bytes = |k: &str| -> u64 { all.iter().map(|r| r[k].as_u64().unwrap_or(0)).sum() };
+    assert_eq!(bytes("put_bytes"), bytes("get_bytes"), "{all:?}");
+    assert!(bytes("put_bytes") >= 3 * 7, "{all:?}");
+    assert!(all.iter().all(|r| r["user"] == "app"), "{all:?}");
+    h.ok(&["stop", "QC"]);
+}
+
 /// DISPLAY CHSTATUS shows an AMQP channel's connections (CONNS) and, with CLIENTID, each one
 /// with its principal, counts and links, while the application is connected.
 #[test]

@@ -136,6 +136,27 @@ impl Accounting {
         }
     }
 
+    /// One call counted by its operation's name (AMQP links, which make no wire requests):
+    /// `bytes`, the message's stored size, counts as put or got bytes.
+    pub fn note(&mut self, op: &str, ok: bool, bytes: u64, cpu_ns: u64) {
+        let i = OPS.iter().position(|o| *o == op).unwrap_or(OPS.len() - 1);
+        self.count[i] += 1;
+        self.cpu_ns[i] += cpu_ns;
+        if !ok {
+            self.failed += 1;
+        } else if bytes > 0 {
+            if matches!(op, "put" | "put1") {
+                self.put_bytes += bytes;
+            } else {
+                self.get_bytes += bytes;
+            }
+            self.max_msg = self.max_msg.max(bytes);
+        }
+        if self.since.elapsed() >= self.interval {
+            self.write(false);
+        }
+    }
+
     /// The record of the calls since the last one; `last` when the connection ends.
     fn write(&mut self, last: bool) {
         let end = now_ms();
@@ -181,6 +202,36 @@ impl Accounting {
     /// The connection ended: its last record.
     pub fn finish(mut self) {
         self.write(true);
+    }
+}
+
+/// An AMQP connection's accounting: shared by its links, its last record written when the
+/// last of them lets go.
+pub struct AmqpTally(std::sync::Mutex<Option<Accounting>>);
+
+impl AmqpTally {
+    pub fn new(a: Accounting) -> AmqpTally {
+        AmqpTally(std::sync::Mutex::new(Some(a)))
+    }
+}
+
+impl sealmq_amqp::status::Tally for AmqpTally {
+    fn clock(&self) -> u64 {
+        thread_cpu_ns()
+    }
+
+    fn call(&self, op: &'static str, ok: bool, bytes: u64, cpu_ns: u64) {
+        if let Some(a) = self.0.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            a.note(op, ok, bytes, cpu_ns);
+        }
+    }
+}
+
+impl Drop for AmqpTally {
+    fn drop(&mut self) {
+        if let Some(a) = self.0.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            a.finish();
+        }
     }
 }
 

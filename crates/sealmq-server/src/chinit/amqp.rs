@@ -53,6 +53,7 @@ impl Initiator {
             tls,
             keys: std::sync::Arc::new(move || keys.protector()),
             handshake: sealmq_amqp::listener::HANDSHAKE,
+            accounts: Some(self.amqp_accounts()),
         };
         let ch = sealmq_amqp::AmqpChannel::start(self.qm.clone(), d, services)
             .map_err(|e| fail(ReasonCode::ResourceProblem, e))?;
@@ -62,6 +63,18 @@ impl Initiator {
             "SMQ0140I Channel {} started: AMQP on {addr}.",
             d.name
         ))
+    }
+
+    /// MQI accounting for AMQP connections (ACCTMQI, read when each connects), as for
+    /// every other connection.
+    fn amqp_accounts(&self) -> sealmq_amqp::status::Accounts {
+        let qm = self.qm.clone();
+        std::sync::Arc::new(move |id: u64, user: &str, appl: &str| {
+            let a = crate::acct::Accounting::start(&qm, qm.data_dir(), id, user, appl)?;
+            let t: std::sync::Arc<dyn sealmq_amqp::status::Tally> =
+                std::sync::Arc::new(crate::acct::AmqpTally::new(a));
+            Some(t)
+        })
     }
 
     /// Stops AMQP channel `name`; `None` when it was not running.
