@@ -81,6 +81,32 @@ def connect(url):
                               allow_insecure_mechs=True)
 
 
+def refusal(attempt):
+    """Runs attempt(); the error it raised as "Type: text", or None when it got through (the
+    refusal is the answer)."""
+    try:
+        attempt()
+        return None
+    except Exception as e:  # noqa: BLE001 - any refusal is the answer
+        return "%s: %s" % (type(e).__name__, e)
+
+
+def send_one(url, queue, options=None):
+    """Connects, sends one message on a new link, closes."""
+    conn = connect(url)
+    conn.create_sender(queue, options=options).send(Message(body="x"))
+    conn.close()
+
+
+def bodies(rcv, n):
+    """The bodies of the next n messages, each accepted."""
+    got = []
+    for _ in range(n):
+        got.append(rcv.receive(timeout=20).body)
+        rcv.accept()
+    return got
+
+
 def burst(url, queue, n):
     """N durable messages with as many unsettled as the link's credit allows."""
     from proton.handlers import MessagingHandler
@@ -199,40 +225,21 @@ def main():
         return
     if cmd == "dynforbidden":
         # A dynamic target (as Qpid JMS makes temporary queues): refused without authority.
-        try:
-            conn = connect(url)
-            snd = conn.create_sender(None, options=DynamicTarget())
-            snd.send(Message(body="x"))
-            conn.close()
-            print(json.dumps({"error": None}))
-        except Exception as e:  # noqa: BLE001 - any refusal is the answer
-            print(json.dumps({"error": "%s: %s" % (type(e).__name__, e)}))
+        print(json.dumps({"error": refusal(lambda: send_one(url, None, DynamicTarget()))}))
         return
     if cmd == "forbidden":
         # Refused at the connection (CHLAUTH) or at the attach (authority): the error says why.
-        try:
-            conn = connect(url)
-            snd = conn.create_sender(queue)
-            snd.send(Message(body="x"))
-            conn.close()
-            print(json.dumps({"error": None}))
-        except Exception as e:  # noqa: BLE001 - any refusal is the answer
-            print(json.dumps({"error": "%s: %s" % (type(e).__name__, e)}))
+        print(json.dumps({"error": refusal(lambda: send_one(url, queue))}))
         return
     if cmd == "topic":
-        errors = {}
-        for kind in ("sender", "receiver"):
-            try:
-                conn = connect(url)
-                if kind == "sender":
-                    conn.create_sender(queue, options=TopicCapability()).send(Message(body="x"))
-                else:
-                    conn.create_receiver(queue, options=TopicCapability()).receive(timeout=5)
-                errors[kind] = None
-                conn.close()
-            except Exception as e:  # noqa: BLE001 - the refusal is the answer
-                errors[kind] = "%s: %s" % (type(e).__name__, e)
-        print(json.dumps(errors))
+        def receive_topic():
+            conn = connect(url)
+            conn.create_receiver(queue, options=TopicCapability()).receive(timeout=5)
+            conn.close()
+        print(json.dumps({
+            "sender": refusal(lambda: send_one(url, queue, TopicCapability())),
+            "receiver": refusal(receive_topic),
+        }))
         return
     conn = connect(url)
     try:
@@ -272,37 +279,15 @@ def main():
         elif cmd == "browse":
             from proton.reactor import Copy
             rcv = conn.create_receiver(queue, credit=10, options=Copy())
-            bodies = []
-            for _ in range(int(sys.argv[4])):
-                m = rcv.receive(timeout=20)
-                rcv.accept()
-                bodies.append(m.body)
-            print(json.dumps({"browsed": bodies}))
-        elif cmd == "selector":
-            from proton.reactor import Selector
-            try:
-                rcv = conn.create_receiver(queue, options=Selector("color = 'red'"))
-                rcv.receive(timeout=5)
-                print(json.dumps({"error": None}))
-            except Exception as e:  # noqa: BLE001 - the refusal is the answer
-                print(json.dumps({"error": "%s: %s" % (type(e).__name__, e)}))
+            print(json.dumps({"browsed": bodies(rcv, int(sys.argv[4]))}))
         elif cmd == "select":
             from proton.reactor import Selector
             rcv = conn.create_receiver(queue, credit=10, options=Selector(sys.argv[5]))
-            bodies = []
-            for _ in range(int(sys.argv[4])):
-                m = rcv.receive(timeout=20)
-                rcv.accept()
-                bodies.append(m.body)
-            print(json.dumps({"selected": bodies}))
+            print(json.dumps({"selected": bodies(rcv, int(sys.argv[4]))}))
         elif cmd == "badselect":
             from proton.reactor import Selector
-            try:
-                rcv = conn.create_receiver(queue, options=Selector(sys.argv[4]))
-                rcv.receive(timeout=5)
-                print(json.dumps({"error": None}))
-            except Exception as e:  # noqa: BLE001 - the refusal is the answer
-                print(json.dumps({"error": "%s: %s" % (type(e).__name__, e)}))
+            attempt = lambda: conn.create_receiver(queue, options=Selector(sys.argv[4])).receive(timeout=5)  # noqa: E731
+            print(json.dumps({"error": refusal(attempt)}))
         elif cmd == "dynamic":
             # A temporary queue (JMS TemporaryQueue, reply-to): made at attach, gone after.
             rcv = conn.create_receiver(None, dynamic=True, credit=10)
