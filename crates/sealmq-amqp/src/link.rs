@@ -168,7 +168,14 @@ pub async fn open_early(
         },
     };
     let Some(name) = name else { return Ok(None) };
-    match open_queue(mq, Some(name), opts, (AmqpError::InvalidField, "")).await {
+    match open_queue(
+        mq,
+        Some(name),
+        opts,
+        (AmqpError::InvalidField, "the link must name a queue"),
+    )
+    .await
+    {
         Ok(o) => Ok(Some(o)),
         Err(Some(e)) => Err(e),
         Err(None) => Err(Error::new(
