@@ -562,7 +562,11 @@ cfg_transaction! {
         pub fn new() -> Self {
             let shared = Default::default();
             let inner = Default::default();
-            let inner = ControlLinkAcceptor { shared, inner };
+            let inner = ControlLinkAcceptor {
+                shared,
+                inner,
+                resource: None,
+            };
     
             Self {
                 inner,

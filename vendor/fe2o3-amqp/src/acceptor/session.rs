@@ -479,6 +479,14 @@ impl endpoint::Session for ListenerSession {
         self.session.deallocate_link(output_handle)
     }
 
+    fn delivery_of(
+        &self,
+        role: &fe2o3_amqp_types::definitions::Role,
+        delivery_id: fe2o3_amqp_types::definitions::DeliveryNumber,
+    ) -> Option<(String, fe2o3_amqp_types::definitions::DeliveryTag)> {
+        endpoint::Session::delivery_of(&self.session, role, delivery_id)
+    }
+
     fn on_incoming_begin(
         &mut self,
         channel: IncomingChannel,

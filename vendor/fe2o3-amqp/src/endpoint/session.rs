@@ -61,6 +61,16 @@ pub(crate) trait Session {
     /// whether the bookkeeping was still present.
     fn deallocate_link(&mut self, output_handle: OutputHandle) -> bool;
 
+    /// sealmq patch: the link name and delivery tag of an unsettled delivery, by the remote
+    /// peer's role and the delivery id (for a transaction resource, see `TxnResource`).
+    fn delivery_of(
+        &self,
+        _role: &fe2o3_amqp_types::definitions::Role,
+        _delivery_id: fe2o3_amqp_types::definitions::DeliveryNumber,
+    ) -> Option<(String, fe2o3_amqp_types::definitions::DeliveryTag)> {
+        None
+    }
+
     fn on_incoming_begin(
         &mut self,
         channel: IncomingChannel,

@@ -717,6 +717,21 @@ impl endpoint::Session for Session {
     /// This should only deallocate the output handle. Returns whether the
     /// link's bookkeeping was still present (i.e. the detach is the first for
     /// the link rather than a duplicate).
+    fn delivery_of(
+        &self,
+        role: &Role,
+        delivery_id: DeliveryNumber,
+    ) -> Option<(String, DeliveryTag)> {
+        let (handle, tag) = self.delivery_tag_by_id.get(&(role.clone(), delivery_id))?;
+        let output = match self.link_by_input_handle.get(handle)? {
+            LinkRelay::Sender { output_handle, .. } | LinkRelay::Receiver { output_handle, .. } => {
+                output_handle.0 as usize
+            }
+        };
+        let name = self.link_name_by_output_handle.get(output)?;
+        Some((name.clone(), tag.clone()))
+    }
+
     fn deallocate_link(&mut self, output_handle: OutputHandle) -> bool {
         if let Some(name) = self
             .link_name_by_output_handle

@@ -27,7 +27,7 @@ use crate::{
     Delivery,
 };
 
-use super::{control_link_frame::ControlMessageBody, CoordinatorError};
+use super::{control_link_frame::ControlMessageBody, resource::TxnResource, CoordinatorError};
 
 pub(crate) type CoordinatorLink = ReceiverLink<Coordinator>;
 
@@ -40,6 +40,8 @@ pub struct ControlLinkAcceptor {
         Coordinator,
         fn(Coordinator) -> Option<Coordinator>,
     >,
+    /// sealmq patch: the application's part in transactions, if any.
+    pub(crate) resource: Option<Arc<dyn TxnResource>>,
 }
 
 fn unreachable_dynamic_coordinator(_: Coordinator) -> Option<Coordinator> {
@@ -62,6 +64,7 @@ impl Default for ControlLinkAcceptor {
                 verify_incoming_source: true,
                 verify_incoming_target: true,
             },
+            resource: None,
         }
     }
 }
@@ -89,7 +92,14 @@ impl ControlLinkAcceptor {
             .map(|inner| TxnCoordinator {
                 inner,
                 txn_ids: HashSet::new(),
+                resource: self.resource.clone(),
             })
+    }
+
+    /// sealmq patch: the application takes part in each discharge (see [`TxnResource`]).
+    pub fn with_resource(mut self, resource: Arc<dyn TxnResource>) -> Self {
+        self.resource = Some(resource);
+        self
     }
 
     /// Creates a builder for `ControlLinkAcceptor`
@@ -118,6 +128,7 @@ impl From<SuccessfulOutcome> for DeliveryState {
 pub(crate) struct TxnCoordinator {
     inner: ReceiverInner<CoordinatorLink>,
     txn_ids: HashSet<TransactionId>,
+    resource: Option<Arc<dyn TxnResource>>,
 }
 
 impl TxnCoordinator {
@@ -144,18 +155,20 @@ impl TxnCoordinator {
         }
 
         let txn_id = discharge.txn_id.clone();
-        match discharge.fail {
-            Some(true) => {
-                super::session::rollback_transaction(self.inner.session_control(), txn_id)
-                    .await
-                    .map_err(Into::into)
-            }
-            Some(false) | None => {
-                // The fail field is treated as a false if unset in AmqpNetLite
-                super::session::commit_transaction(self.inner.session_control(), txn_id)
-                    .await
-                    .map_err(Into::into)
-            }
+        // The fail field is treated as a false if unset in AmqpNetLite
+        let commit = discharge.fail != Some(true);
+        let control = self.inner.session_control();
+        let accepted = if commit {
+            super::session::commit_transaction(control, txn_id.clone()).await?
+        } else {
+            super::session::rollback_transaction(control, txn_id.clone()).await?
+        };
+        match &self.resource {
+            Some(resource) => match resource.discharge(txn_id, commit).await {
+                Ok(()) => Ok(accepted),
+                Err(description) => Err(CoordinatorError::Rollback(description)),
+            },
+            None => Ok(accepted),
         }
     }
 
@@ -286,6 +299,10 @@ impl TxnCoordinator {
                     }
                     CoordinatorError::TransactionError(error) => {
                         self.reject(delivery_info, error, None).await
+                    }
+                    CoordinatorError::Rollback(description) => {
+                        let error = TransactionError::Rollback;
+                        self.reject(delivery_info, error, description).await
                     }
                 }
             }

@@ -63,6 +63,9 @@ cfg_acceptor! {
         /// as a transaction-error. If the source for the link to the coordinator supports the rejected outcome, then the
         /// message MUST be rejected with this outcome carrying the transaction-error.
         TransactionError(TransactionError),
+
+        /// sealmq patch: the resource could not do the transaction's work and rolled it back.
+        Rollback(String),
     }
     
     impl From<AllocTxnIdError> for CoordinatorError {

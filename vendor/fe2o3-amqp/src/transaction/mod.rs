@@ -83,6 +83,7 @@ cfg_acceptor! {
     pub mod coordinator;
     pub mod frame;
     pub mod manager;
+    pub mod resource;
     pub mod session;
 }
 

@@ -5,9 +5,9 @@ use std::sync::{Arc, OnceLock};
 
 use fe2o3_amqp_types::{
     definitions::{self},
-    messaging::{Accepted, DeliveryState},
+    messaging::{Accepted, DeliveryState, Modified, Outcome},
     performatives::{Attach, Begin, Detach, Disposition, End, Flow, Transfer},
-    transaction::{TransactionError, TransactionId},
+    transaction::{TransactionError, TransactionId, TransactionalState},
 };
 use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
@@ -27,6 +27,7 @@ use crate::{
 use super::{
     frame::TxnWorkFrame,
     manager::{HandleControlLink, ResourceTransaction, TransactionManager},
+    resource::CommitWork,
     AllocTxnIdError, DischargeError,
 };
 
@@ -164,6 +165,36 @@ where
             None => return Ok(Err(TransactionError::UnknownId)),
         };
 
+        // sealmq patch: the resource learns the transaction's work before the links get it.
+        if let Some(resource) = &self.txn_manager.control_link_acceptor.resource {
+            let mut work = CommitWork::default();
+            for frame in &txn.frames {
+                match frame {
+                    TxnWorkFrame::Post { transfer, .. } => {
+                        work.posted.extend(transfer.delivery_id);
+                    }
+                    TxnWorkFrame::Retire(disposition) => {
+                        let accepted = matches!(
+                            &disposition.state,
+                            Some(DeliveryState::TransactionalState(TransactionalState {
+                                outcome: Some(Outcome::Accepted(_)),
+                                ..
+                            }))
+                        );
+                        if !accepted {
+                            continue;
+                        }
+                        let last = disposition.last.unwrap_or(disposition.first);
+                        for id in disposition.first..=last {
+                            work.accepted
+                                .extend(self.session.delivery_of(&disposition.role, id));
+                        }
+                    }
+                }
+            }
+            resource.prepare(&txn_id, work);
+        }
+
         for work_frame in txn.frames {
             match work_frame {
                 TxnWorkFrame::Post {
@@ -213,13 +244,26 @@ where
         &mut self,
         txn_id: TransactionId,
     ) -> Result<Result<Accepted, TransactionError>, Self::Error> {
-        match self.txn_manager.txns.swap_remove(&txn_id) {
-            Some(_) => {
-                // TODO: Simply drop the frames?
-                Ok(Ok(Accepted {}))
+        let txn = match self.txn_manager.txns.swap_remove(&txn_id) {
+            Some(txn) => txn,
+            None => return Ok(Err(TransactionError::UnknownId)),
+        };
+        // sealmq patch: posted transfers are dropped; the deliveries the transaction retired go
+        // back to their links as `modified` (delivery-failed), which redeliver them, instead of
+        // staying unsettled until their links end.
+        for work_frame in txn.frames {
+            if let TxnWorkFrame::Retire(mut disposition) = work_frame {
+                disposition.state = Some(DeliveryState::Modified(Modified {
+                    delivery_failed: Some(true),
+                    undeliverable_here: None,
+                    message_annotations: None,
+                }));
+                disposition.settled = true;
+                // Settled: the session forwards it to the links and echoes nothing.
+                let _ = self.session.on_incoming_disposition(disposition)?;
             }
-            None => Ok(Err(TransactionError::UnknownId)),
         }
+        Ok(Ok(Accepted {}))
     }
 }
 
@@ -275,6 +319,14 @@ where
 
     fn deallocate_link(&mut self, output_handle: OutputHandle) -> bool {
         self.session.deallocate_link(output_handle)
+    }
+
+    fn delivery_of(
+        &self,
+        role: &definitions::Role,
+        delivery_id: definitions::DeliveryNumber,
+    ) -> Option<(String, definitions::DeliveryTag)> {
+        self.session.delivery_of(role, delivery_id)
     }
 
     fn on_incoming_begin(
