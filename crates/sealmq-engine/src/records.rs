@@ -34,6 +34,12 @@ pub enum Record {
     },
     Commit(TxId),
     Backout(TxId),
+    /// Unit of work `from` became part of `into`: its records commit or back out with `into`'s
+    /// (an AMQP transaction's deliveries, each got in a unit of work of its own).
+    Join {
+        from: TxId,
+        into: TxId,
+    },
     /// A message moved by the queue manager (backout requeue), with its backout count.
     Move {
         from: String,
@@ -106,6 +112,7 @@ impl Record {
             Record::DefineService(_) => 22,
             Record::DeleteService(_) => 23,
             Record::MoveMsg { .. } => 24,
+            Record::Join { .. } => 25,
         }
     }
 
@@ -161,6 +168,9 @@ impl Record {
             }
             Record::Commit(tx) | Record::Backout(tx) => {
                 e.u64(*tx);
+            }
+            Record::Join { from, into } => {
+                e.u64(*from).u64(*into);
             }
             Record::Move {
                 from,
@@ -232,6 +242,10 @@ impl Record {
                 seq: d.u64()?,
                 backout_count: d.u32()?,
                 msg: Message::decode(&mut d)?,
+            },
+            25 => Record::Join {
+                from: d.u64()?,
+                into: d.u64()?,
             },
             k => return Err(StorageError::Decode(format!("unknown log record kind {k}"))),
         };
@@ -414,6 +428,7 @@ mod tests {
                 seq: 9,
             },
             Record::Commit(5),
+            Record::Join { from: 5, into: 7 },
             Record::Move {
                 from: "A".into(),
                 to: "B".into(),

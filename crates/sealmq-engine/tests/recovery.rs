@@ -327,3 +327,93 @@ fn a_start_after_a_crash_checkpoints_so_replays_do_not_grow() {
     let (_qm, report) = restart(qm, c);
     assert!(report.records_replayed < 5, "{}", report.records_replayed);
 }
+
+/// Gets in two units of work of their own and a put in a third, joined into one (as an AMQP
+/// transaction joins its deliveries): a crash before the commit backs all of it out, a commit
+/// keeps all of it; a checkpoint between the joins changes neither.
+#[test]
+fn joined_units_of_work_recover_as_one() {
+    let syncpoint = || PutOptions {
+        syncpoint: true,
+        ..Default::default()
+    };
+    let get_sp = GetOptions {
+        syncpoint: true,
+        ..Default::default()
+    };
+    for commit in [false, true] {
+        let d = tempfile::tempdir().unwrap();
+        let qm = QueueManager::create(cfg(&d)).unwrap();
+        qm.define(QueueDef::new("IN", QType::Local), false).unwrap();
+        qm.define(QueueDef::new("OUT", QType::Local), false).unwrap();
+        let c = qm.connect("t", "t").unwrap();
+        for b in [b"m1", b"m2"] {
+            c.put1("IN", &mut persistent(), b, PutOptions::default())
+                .unwrap();
+        }
+        let h = c.open("IN", OpenOptions::input()).unwrap();
+        let (a, b) = (c.uow_twin(), c.uow_twin());
+        assert_eq!(a.get(&h, get_sp.clone()).unwrap().payload, b"m1");
+        assert_eq!(b.get(&h, get_sp.clone()).unwrap().payload, b"m2");
+        let t = c.uow_twin();
+        t.put1("OUT", &mut persistent(), b"reply", syncpoint())
+            .unwrap();
+        t.join(&a).unwrap();
+        qm.checkpoint().unwrap();
+        t.join(&b).unwrap();
+        assert!(!a.in_uow() && !b.in_uow() && t.in_uow());
+        if commit {
+            t.commit().unwrap();
+        }
+        for x in [a, b, t] {
+            std::mem::forget(x);
+        }
+        c.close(&h).unwrap();
+        std::mem::forget(c);
+        drop_log_for_crash(&qm);
+        let (qm2, report) = QueueManager::start(cfg(&d)).unwrap();
+        if commit {
+            assert_eq!(report.backed_out, 0);
+            assert!(bodies(&qm2, "IN").is_empty(), "both gets committed");
+            assert_eq!(bodies(&qm2, "OUT"), vec![b"reply".to_vec()]);
+        } else {
+            assert_eq!(report.backed_out, 1, "one unit of work, backed out");
+            assert_eq!(bodies(&qm2, "IN"), vec![b"m1".to_vec(), b"m2".to_vec()]);
+            assert!(bodies(&qm2, "OUT").is_empty());
+            let c = qm2.connect("t", "t").unwrap();
+            let h = c.open("IN", OpenOptions::input()).unwrap();
+            let g = c.get(&h, GetOptions::default()).unwrap();
+            assert_eq!(g.md.backout_count, 1);
+        }
+    }
+}
+
+/// In process: a joined unit of work backs out as one (both messages back, counts raised).
+#[test]
+fn a_joined_unit_of_work_backs_out_as_one() {
+    let d = tempfile::tempdir().unwrap();
+    let qm = QueueManager::create(cfg(&d)).unwrap();
+    qm.define(QueueDef::new("IN", QType::Local), false).unwrap();
+    let c = qm.connect("t", "t").unwrap();
+    for b in [b"m1", b"m2"] {
+        c.put1("IN", &mut Md::default(), b, PutOptions::default())
+            .unwrap();
+    }
+    let h = c.open("IN", OpenOptions::input()).unwrap();
+    let get_sp = GetOptions {
+        syncpoint: true,
+        ..Default::default()
+    };
+    let (a, t) = (c.uow_twin(), c.uow_twin());
+    a.get(&h, get_sp.clone()).unwrap();
+    t.get(&h, get_sp).unwrap();
+    t.join(&a).unwrap();
+    a.commit().unwrap(); // nothing left to commit there
+    assert!(c.get(&h, GetOptions::default()).is_err(), "both still held");
+    t.backout().unwrap();
+    let mut counts = vec![];
+    while let Ok(g) = c.get(&h, GetOptions::default()) {
+        counts.push((g.payload, g.md.backout_count));
+    }
+    assert_eq!(counts, vec![(b"m1".to_vec(), 1), (b"m2".to_vec(), 1)]);
+}

@@ -115,6 +115,8 @@ struct Uow {
     tx: TxId,
     ops: Vec<Op>,
     logged: bool,
+    /// Units of work joined into this one (`Connection::join`): they end with it.
+    joined: Vec<TxId>,
 }
 
 /// A connection to the queue manager.

@@ -44,6 +44,9 @@ impl Connection {
         }
         if u.logged {
             self.qm.end_tx(u.tx);
+            for tx in &u.joined {
+                self.qm.end_tx(*tx);
+            }
             self.qm.maybe_checkpoint();
         }
         for d in triggers {
@@ -120,6 +123,47 @@ impl Connection {
         }
         if u.logged {
             self.qm.end_tx(u.tx);
+            for tx in &u.joined {
+                self.qm.end_tx(*tx);
+            }
         }
+    }
+
+    /// Makes `other`'s unit of work part of this connection's: its puts and gets commit or back
+    /// out with this one's, as one (an AMQP transaction's deliveries, each got in a unit of
+    /// work of its own, join the transaction's). A logged one is joined by a JOIN record, so
+    /// recovery sees one unit of work too. `other` is left without a unit of work.
+    pub fn join(&self, other: &Connection) -> MqResult<()> {
+        let mut theirs_slot = other.uow.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(theirs) = theirs_slot.take() else {
+            return Ok(());
+        };
+        let mut mine = self.uow.lock().unwrap_or_else(|p| p.into_inner());
+        let size = mine.as_ref().map_or(0, |u| u.ops.len()) + theirs.ops.len();
+        if size > MAX_UNCOMMITTED {
+            *theirs_slot = Some(theirs);
+            return mqerr!(
+                SyncpointLimitReached,
+                "more than {MAX_UNCOMMITTED} uncommitted operations in one unit of work"
+            );
+        }
+        let into = self.uow_tx(&mut mine);
+        if theirs.logged {
+            self.qm.register_tx(into);
+            let rec = Record::Join {
+                from: theirs.tx,
+                into,
+            };
+            if let Err(e) = self.qm.log.append(rec.kind(), &rec.encode()) {
+                *theirs_slot = Some(theirs);
+                return Err(e.into());
+            }
+        }
+        let u = mine.get_or_insert_with(Uow::default);
+        u.logged |= theirs.logged;
+        u.joined.push(theirs.tx);
+        u.joined.extend(theirs.joined);
+        u.ops.extend(theirs.ops);
+        Ok(())
     }
 }

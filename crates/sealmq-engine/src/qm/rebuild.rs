@@ -216,7 +216,8 @@ impl Rebuild {
             Record::Put { tx, .. }
             | Record::Get { tx, .. }
             | Record::Commit(tx)
-            | Record::Backout(tx) => Some(*tx),
+            | Record::Backout(tx)
+            | Record::Join { into: tx, .. } => Some(*tx),
             _ => None,
         };
         if let Some(tx) = tx_of(&r) {
@@ -323,6 +324,11 @@ impl Rebuild {
             Record::Backout(tx) => {
                 if let Some(p) = self.pending.remove(&tx) {
                     self.backout_tx(p.ops);
+                }
+            }
+            Record::Join { from, into } => {
+                if let Some(p) = self.pending.remove(&from) {
+                    self.pending.entry(into).or_default().ops.extend(p.ops);
                 }
             }
         }
