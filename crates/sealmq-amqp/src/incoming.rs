@@ -3,6 +3,9 @@
 //! the reason. With interception, a message to a queue with a policy is protected by the queue
 //! manager first; one it cannot protect is rejected with 2063.
 //!
+//! A transfer a transaction posted reaches the link when the transaction commits; it is put
+//! into the transaction's unit of work (`txn`), which the discharge commits.
+//!
 //! Group commit: the puts go into a unit of work (of a twin of the connection) that is
 //! committed while the next transfers are put into another, so one log force makes a whole
 //! batch durable (an application with many transfers unsettled, such as a JMS producer sending
@@ -53,6 +56,7 @@ pub async fn incoming(ctx: Ctx, mut r: Receiver, opened: Option<Opened>) {
         icpt,
         client,
         tally,
+        txns,
     } = ctx;
     let target = address(r.target().as_ref().and_then(|t| t.address.as_ref()));
     // A dynamic target's temporary queue lives while its creating handle (the anchor) is
@@ -91,10 +95,15 @@ pub async fn incoming(ctx: Ctx, mut r: Receiver, opened: Option<Opened>) {
         tokio::select! {
             d = r.recv::<Body<Value>>(), if room => {
                 let Ok(d) = d else { break };
+                // A transfer a committing transaction posted goes into its unit of work.
+                let posted = txns.posted(*d.delivery_id());
                 let mapped = mapping::to_mq(d.message());
                 let (mut md, payload) = match mapped {
                     Ok(x) => x,
                     Err(why) => {
+                        if let Some(p) = posted {
+                            p.done(Err(format!("a transfer could not be read: {why}")));
+                        }
                         let e = Error::new(AmqpError::DecodeError, why, None);
                         let _ = r.reject(&d, e).await;
                         continue;
@@ -103,12 +112,30 @@ pub async fn incoming(ctx: Ctx, mut r: Receiver, opened: Option<Opened>) {
                 if temporary {
                     md.persistence = sealmq_engine::Persistence::NotPersistent;
                 }
+                let uow = posted.as_ref().map_or(&open.twin, |p| &p.uow);
                 // In place on this worker: no hand-over to another thread per message.
                 let (put, cpu) = tokio::task::block_in_place(|| {
-                    timed(tally.as_ref(), || put(&open.twin, &h, icpt.as_ref(), &mut md, &payload))
+                    timed(tally.as_ref(), || put(uow, &h, icpt.as_ref(), &mut md, &payload))
                 });
                 if let Some(t) = &tally {
                     t.call("put", put.is_ok(), *put.as_ref().unwrap_or(&0), cpu);
+                }
+                if let Some(p) = posted {
+                    // Settled by the transaction's discharge: nothing to wait for here.
+                    let failed = put.as_ref().err().map(|e| {
+                        format!("a transfer could not be put: {}", e.description.as_deref().unwrap_or("?"))
+                    });
+                    p.done(failed.map_or(Ok(()), Err));
+                    match put {
+                        Ok(_) => {
+                            client.received();
+                            let _ = r.accept(&d).await;
+                        }
+                        Err(e) => {
+                            let _ = r.reject(&d, e).await;
+                        }
+                    }
+                    continue;
                 }
                 match put {
                     Ok(_) => {

@@ -13,6 +13,7 @@ pub mod mapping;
 pub mod outgoing;
 pub mod sasl;
 pub mod status;
+pub mod txn;
 
 pub use listener::{AmqpChannel, Services};
 pub use mapping::{to_amqp, to_mq};

@@ -83,6 +83,8 @@ pub struct Ctx {
     pub client: Arc<crate::status::Client>,
     /// MQI accounting, when ACCTMQI is ON.
     pub tally: Option<Arc<dyn crate::status::Tally>>,
+    /// The session's transactions.
+    pub txns: Arc<crate::txn::Txns>,
 }
 
 /// The 2063 (MQRC_SECURITY_ERROR) a failed protection or check is reported as.

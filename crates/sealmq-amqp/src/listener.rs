@@ -313,11 +313,6 @@ async fn connection(
             return;
         }
     };
-    // Local transactions (the coordinator link; JMS transacted sessions): fe2o3 keeps a
-    // transaction's transfers and outcomes and applies them at discharge (docs/amqp.md).
-    let sessions = SessionAcceptor::builder()
-        .control_link_acceptor(fe2o3_amqp::transaction::coordinator::ControlLinkAcceptor::default())
-        .build();
     // The channel's MAXMSGL bounds a message (0: MQ's "as large as the queue manager allows").
     let max = u64::from(def.max_msg_len);
     // Dynamic receiving links (temporary queues): MQ's TMPMODEL and TMPQPRFX of the channel.
@@ -338,7 +333,18 @@ async fn connection(
         .accounts
         .as_ref()
         .and_then(|make| make(mq.id, &mq.user, &mq.appl));
-    while let Ok(mut session) = sessions.accept(&mut conn).await {
+    loop {
+        // Local transactions (the coordinator link; JMS transacted sessions): one unit of
+        // work each, the session's `Txns` taking part in every discharge (docs/amqp.md).
+        let txns = crate::txn::Txns::new(mq.clone());
+        let coordinator = fe2o3_amqp::transaction::coordinator::ControlLinkAcceptor::default()
+            .with_resource(txns.clone());
+        let sessions = SessionAcceptor::builder()
+            .control_link_acceptor(coordinator)
+            .build();
+        let Ok(mut session) = sessions.accept(&mut conn).await else {
+            break;
+        };
         let (mq, icpt, client) = (mq.clone(), icpt.clone(), shown.client.clone());
         let tally = tally.clone();
         let (model, prefix) = (model.clone(), prefix.clone());
@@ -375,6 +381,7 @@ async fn connection(
                 icpt,
                 client,
                 tally,
+                txns,
             };
             // Each attach is read here first: a topic is refused once the link exists.
             while let Some(mut attach) = session.next_incoming_attach().await {

@@ -6,8 +6,9 @@
 //!
 //! Deliveries are pipelined within the link's credit: up to [`MAX_UNSETTLED`] messages are out
 //! at once, each got by a unit-of-work twin of the connection of its own, so outcomes may
-//! come in any order (and a transacted JMS consumer's outcomes only at commit). A link or
-//! connection that ends backs out what it had not settled.
+//! come in any order. A delivery accepted in a transaction has its unit of work joined into
+//! the transaction's when it commits (`txn`), and comes back `modified` when it rolls back. A
+//! link or connection that ends backs out what it had not settled.
 //!
 //! With interception (INTERCEPT(YES)) a message from a queue with a policy is unprotected by
 //! the queue manager before it is sent; one that fails a check is moved to the protection
@@ -54,6 +55,7 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
         icpt,
         client,
         tally,
+        txns,
     } = ctx;
     // A filter is never ignored: delivering what it would have left out is worse than
     // refusing the link. A JMS selector is applied; any other filter refuses the link.
@@ -195,9 +197,14 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
             lock(&pool).push(twin);
             continue;
         }
-        let (pool, q, tally) = (pool.clone(), name.clone(), tally.clone());
+        // Held where a transaction committing it can take its unit of work.
+        let key = (s.name().to_string(), fut.delivery_tag().to_vec());
+        txns.hold(&key.0, &key.1, twin.clone());
+        let (pool, q, tally, txns) = (pool.clone(), name.clone(), tally.clone(), txns.clone());
         tokio::spawn(async move {
-            let how = match fut.await {
+            let outcome = fut.await;
+            txns.release(&key.0, &key.1);
+            let how = match outcome {
                 Ok(Outcome::Accepted(_)) => Settle::Commit,
                 Ok(Outcome::Rejected(_)) => Settle::DeadLetter,
                 _ => Settle::Backout,

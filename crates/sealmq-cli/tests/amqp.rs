@@ -60,10 +60,11 @@ fn setup(h: &Home, qm: &str) -> String {
 }
 
 /// Waits until APP.Q holds `depth` messages: outcomes are settled as they arrive, apart from
-/// the link's next deliveries, so an application may be gone before its last commit is done.
+/// the link's next deliveries, so an application may be gone before its last commit is done;
+/// a link that ends waits up to 10 s for outcomes before it backs out what it still holds.
 fn settled(h: &Home, qm: &str, depth: u64) {
     common::wait_for(
-        std::time::Duration::from_secs(10),
+        std::time::Duration::from_secs(30),
         &format!("APP.Q on {qm} to hold {depth} once outcomes are settled"),
         || h.depth(qm, "APP.Q") == depth,
     );
@@ -170,7 +171,7 @@ fn released_comes_back_counted_rejected_goes_to_the_dead_letter_queue_and_author
     assert_eq!(proton(&url, &["reject", "APP.Q"])[0]["reject"], "hello 1");
     // Outcomes are settled as they come, apart from the link's next deliveries.
     common::wait_for(
-        std::time::Duration::from_secs(10),
+        std::time::Duration::from_secs(30),
         "the rejected message on the dead-letter queue",
         || h.depth("QB", "SYSTEM.DEAD.LETTER.QUEUE") == 1,
     );
@@ -304,10 +305,8 @@ fn selectors_choose_and_transactions_commit_or_roll_back() {
     let r = proton(&url, &["txreceive", "APP.Q", "2", "rollback"]);
     assert_eq!(r[0]["transaction"], "rolled back");
     assert_eq!(r[0]["bodies"], serde_json::json!(["tx 0", "tx 1"]));
-    // (fe2o3-amqp drops a rolled-back outcome: the link backs the delivery out when it ends,
-    // after waiting up to 10 s for outcomes; a loaded machine needs the margin.)
     common::wait_for(
-        std::time::Duration::from_secs(40),
+        std::time::Duration::from_secs(10),
         "rolled-back acceptances to leave the messages on the queue",
         || h.depth("QS", "APP.Q") == 2,
     );
@@ -315,7 +314,7 @@ fn selectors_choose_and_transactions_commit_or_roll_back() {
     assert_eq!(r[0]["transaction"], "committed");
     assert_eq!(r[0]["bodies"], serde_json::json!(["tx 0", "tx 1"]));
     common::wait_for(
-        std::time::Duration::from_secs(10),
+        std::time::Duration::from_secs(30),
         "committed acceptances to take the messages",
         || h.depth("QS", "APP.Q") == 0,
     );
@@ -373,6 +372,38 @@ fn accepted_durable_messages_survive_a_kill_9_of_the_queue_manager() {
     let b = h.ok(&["browse", "QK", "APP.Q"]);
     assert!(b.contains("burst 0") && b.contains("burst 1999"), "{b}");
     h.ok(&["stop", "QK"]);
+}
+
+/// An AMQP transaction is one unit of work: a message accepted from one queue and its body
+/// sent to another in one transaction move together. Rolled back, neither happens (the
+/// accepted message is back at once, its backout count raised); committed, both do, and are
+/// durable once the commit is answered (kill -9 of the queue manager right after).
+#[test]
+fn an_amqp_transaction_moves_a_message_as_one_unit_of_work() {
+    let h = Home::new();
+    let url = setup(&h, "QT");
+    h.mqsc("QT", "DEFINE QLOCAL(APP.OUT)\n");
+    h.ok(&["put", "QT", "APP.Q", "--message", "order 1", "--persistent"]);
+    let r = proton(&url, &["txmove", "APP.Q", "APP.OUT", "rollback"]);
+    assert_eq!(r[0]["transaction"], "rolled back", "{r:?}");
+    assert_eq!(r[0]["bodies"], serde_json::json!(["order 1"]));
+    // Back on the queue when the rollback is answered, not when the link ends.
+    assert_eq!(h.depth("QT", "APP.Q"), 1);
+    assert_eq!(h.depth("QT", "APP.OUT"), 0);
+    let r = proton(&url, &["txmove", "APP.Q", "APP.OUT", "commit"]);
+    assert_eq!(r[0]["transaction"], "committed", "{r:?}");
+    h.kill9("QT");
+    h.ok(&["start", "QT", "--background"]);
+    assert_eq!(h.depth("QT", "APP.Q"), 0, "the accepted message went");
+    let b = h.ok(&["browse", "QT", "APP.OUT"]);
+    assert!(b.contains("order 1"), "the sent one came: {b}");
+    // A commit whose work cannot all be done does none of it: the third put to a queue of
+    // MAXDEPTH(2) fails, the discharge is refused and the other two are not there either.
+    h.mqsc("QT", "DEFINE QLOCAL(APP.SMALL) MAXDEPTH(2)\n");
+    let r = proton(&url, &["txsend", "APP.SMALL", "3", "commit"]);
+    assert_eq!(r[0]["transaction"], "commit failed", "{r:?}");
+    assert_eq!(h.depth("QT", "APP.SMALL"), 0);
+    h.ok(&["stop", "QT"]);
 }
 
 /// ACCTMQI(ON): an AMQP application's connection writes its accounting record like any other
@@ -664,7 +695,7 @@ fn a_jms_application_on_qpid_jms_uses_queues_selectors_transactions_and_temporar
     assert_eq!(tx[1]["redelivered"], true);
     assert_eq!(tx[2]["committed"], serde_json::json!(["kept 1", "kept 2"]));
     common::wait_for(
-        std::time::Duration::from_secs(10),
+        std::time::Duration::from_secs(30),
         "the committed consumer transaction to take both",
         || h.depth("QJ", "APP.Q") == 0,
     );

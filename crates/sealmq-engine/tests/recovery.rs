@@ -345,7 +345,8 @@ fn joined_units_of_work_recover_as_one() {
         let d = tempfile::tempdir().unwrap();
         let qm = QueueManager::create(cfg(&d)).unwrap();
         qm.define(QueueDef::new("IN", QType::Local), false).unwrap();
-        qm.define(QueueDef::new("OUT", QType::Local), false).unwrap();
+        qm.define(QueueDef::new("OUT", QType::Local), false)
+            .unwrap();
         let c = qm.connect("t", "t").unwrap();
         for b in [b"m1", b"m2"] {
             c.put1("IN", &mut persistent(), b, PutOptions::default())

@@ -10,6 +10,8 @@ select QUEUE N SEL   receives N messages through a JMS selector; prints their bo
 badselect QUEUE SEL  tries a receiver with a selector that does not parse; prints the error
 txsend QUEUE N commit|rollback     sends N messages in a transaction, then discharges it
 txreceive QUEUE N commit|rollback  accepts N messages in a transaction, then discharges it
+txmove QUEUE OUT commit|rollback   in one transaction accepts a message from QUEUE and sends its
+                                   body to OUT, then discharges it
 browse QUEUE N       receives N copies (distribution-mode copy): nothing is taken
 dynamic -            a dynamic receiver (temporary queue), a message sent to it and got back
 reject QUEUE         receives one message and rejects it
@@ -143,9 +145,10 @@ def burst(url, queue, n):
     print(json.dumps({"accepted": b.accepted, "other": b.other}))
 
 
-def transaction(url, cmd, queue, n, outcome):
+def transaction(url, cmd, queue, n, outcome, out=None):
     """A local transaction (the coordinator link) on the reactor API, which proton's blocking
-    API does not offer: sends or accepts n messages in it, then commits or rolls back."""
+    API does not offer: sends or accepts n messages in it (txmove: accepts one and sends its
+    body to `out`), then commits or rolls back."""
     from proton.handlers import MessagingHandler, TransactionHandler
     from proton.reactor import Container
 
@@ -163,6 +166,9 @@ def transaction(url, cmd, queue, n, outcome):
                 self.link = event.container.create_sender(self.conn, queue)
             else:
                 self.link = event.container.create_receiver(self.conn, queue)
+            if cmd == "txmove":
+                self.out = event.container.create_sender(self.conn, out)
+                self.moving = None
             event.container.declare_transaction(self.conn, handler=self)
 
         def on_transaction_declared(self, event):
@@ -175,6 +181,16 @@ def transaction(url, cmd, queue, n, outcome):
         def on_sendable(self, event):
             if cmd == "txsend":
                 self.send_all()
+            if cmd == "txmove":
+                self.move()
+
+        def move(self):
+            # The body goes out in the transaction once there is credit to send it.
+            if self.moving is None or self.out.credit < 1:
+                return
+            self.txn.send(self.out, Message(body=self.moving, durable=True))
+            self.moving = None
+            self.discharge()
 
         def send_all(self):
             # Only with the transaction declared and credit on the link: a transfer proton
@@ -190,7 +206,10 @@ def transaction(url, cmd, queue, n, outcome):
         def on_message(self, event):
             self.bodies.append(event.message.body)
             self.txn.accept(event.delivery)
-            if len(self.bodies) == n:
+            if cmd == "txmove":
+                self.moving = event.message.body
+                self.move()
+            elif len(self.bodies) == n:
                 self.discharge()
 
         def discharge(self):
@@ -204,6 +223,9 @@ def transaction(url, cmd, queue, n, outcome):
 
         def on_transaction_aborted(self, event):
             self.finish("rolled back")
+
+        def on_transaction_commit_failed(self, event):
+            self.finish("commit failed")
 
         def on_transaction_declare_failed(self, event):
             self.finish("declare failed")
@@ -222,6 +244,9 @@ def main():
         return
     if cmd in ("txsend", "txreceive"):
         transaction(url, cmd, queue, int(sys.argv[4]), sys.argv[5])
+        return
+    if cmd == "txmove":
+        transaction(url, cmd, queue, 1, sys.argv[5], out=sys.argv[4])
         return
     if cmd == "dynforbidden":
         # A dynamic target (as Qpid JMS makes temporary queues): refused without authority.
