@@ -245,9 +245,11 @@ fn an_intercepting_amqp_channel_protects_and_unprotects_for_python_applications(
     w.h.ok(&["stop", "QI"]);
 }
 
+/// (A link that ends waits up to 10 s for outcomes before it backs out what it still holds:
+/// a loaded machine needs the margin.)
 fn common_wait(h: &Home, qm: &str, q: &str, depth: u64) {
     super::common::wait_for(
-        std::time::Duration::from_secs(10),
+        std::time::Duration::from_secs(30),
         &format!("{q} on {qm} to hold {depth}"),
         || h.depth(qm, q) == depth,
     );
