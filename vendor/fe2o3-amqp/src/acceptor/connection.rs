@@ -42,6 +42,11 @@ use super::{
 pub type ListenerConnectionHandle = ConnectionHandle<Receiver<IncomingSession>>;
 
 impl ListenerConnectionHandle {
+    /// sealmq patch: the container id the client gave in its Open.
+    pub fn remote_container_id(&self) -> Option<&str> {
+        self.remote_container_id.as_deref()
+    }
+
     /// Waits for the next incoming session asynchronously
     pub async fn next_incoming_session(&mut self) -> Option<IncomingSession> {
         self.session_listener.recv().await
@@ -209,6 +214,13 @@ impl<Tls, Sasl> ConnectionAcceptor<Tls, Sasl> {
             .await?;
         let connection_stop_reason = engine.connection_stop_reason().clone();
         let max_frame_size = engine.max_frame_size();
+        // sealmq patch: the client's container id, for the application to show.
+        let remote_container_id = engine
+            .connection()
+            .connection
+            .remote_open
+            .as_ref()
+            .map(|open| open.container_id.clone());
         let (handle, outcome) = engine.spawn();
 
         let connection_handle = ConnectionHandle {
@@ -220,6 +232,7 @@ impl<Tls, Sasl> ConnectionAcceptor<Tls, Sasl> {
             connection_stop_reason,
             max_frame_size,
             session_listener: begin_rx,
+            remote_container_id,
         };
         Ok(connection_handle)
     }

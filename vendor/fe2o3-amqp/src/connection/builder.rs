@@ -1359,6 +1359,7 @@ cfg_not_wasm32! {
             connection_stop_reason,
             max_frame_size,
             session_listener: (),
+            remote_container_id: None,
         };
 
         Ok(connection_handle)
@@ -1388,6 +1389,7 @@ cfg_wasm32! {
             connection_stop_reason,
             max_frame_size,
             session_listener: (),
+            remote_container_id: None,
         };
 
         Ok(connection_handle)
@@ -1414,6 +1416,7 @@ cfg_wasm32! {
             connection_stop_reason,
             max_frame_size,
             session_listener: (),
+            remote_container_id: None,
         };
 
         Ok(connection_handle)

@@ -45,6 +45,11 @@ where
         self.connection.connection_stop_reason()
     }
 
+    /// sealmq patch: the connection endpoint (the remote Open, once opened).
+    pub(crate) fn connection(&self) -> &C {
+        &self.connection
+    }
+
     /// The negotiated max frame size (encoder max frame length) of this
     /// connection, i.e. the maximum length of the frame data (excluding the
     /// 4-byte size prefix) that the transport encoder will emit.

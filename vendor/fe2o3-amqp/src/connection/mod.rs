@@ -100,6 +100,8 @@ pub struct ConnectionHandle<R> {
     /// the sessions and the links
     pub(crate) max_frame_size: usize,
     pub(crate) session_listener: R,
+    /// sealmq patch: the container id of the remote peer's Open (listening side).
+    pub(crate) remote_container_id: Option<String>,
 }
 
 impl<R> std::fmt::Debug for ConnectionHandle<R> {
