@@ -327,7 +327,12 @@ async fn connection(
     let icpt = def.intercept.then(|| link::Intercept((services.keys)()));
     let model = noted("TMPMODEL", "SYSTEM.DEFAULT.MODEL.QUEUE");
     let prefix = noted("TMPQPRFX", "AMQP.*");
-    let shown = clients.add(peer.to_string(), user.clone(), asserted.clone());
+    let shown = clients.add(
+        peer.to_string(),
+        user.clone(),
+        asserted.clone(),
+        conn.remote_container_id(),
+    );
     // Accounting as for every connection: one record when the connection's links are done.
     let tally = services
         .accounts

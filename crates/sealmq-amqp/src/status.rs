@@ -26,15 +26,23 @@ pub struct Clients {
 
 impl Clients {
     /// Records a connection that authenticated; it is shown until the guard is dropped.
+    /// `container`: the container id of the client's Open, shown as its CLIENTID (as MQ does);
+    /// without one, the connection's number on the channel (`AMQP00000001`).
     pub fn add(
         self: &Arc<Self>,
         conname: String,
         mcauser: String,
         clntuser: Option<String>,
+        container: Option<&str>,
     ) -> ClientGuard {
         let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let client_id = container
+            .map(client_id_of)
+            .filter(|c| !c.is_empty())
+            .unwrap_or_else(|| format!("AMQP{id:08}"));
         let c = Arc::new(Client {
             id,
+            client_id,
             conname,
             mcauser,
             clntuser,
@@ -73,6 +81,7 @@ impl Drop for ClientGuard {
 /// One connection's figures.
 pub struct Client {
     id: u64,
+    client_id: String,
     conname: String,
     mcauser: String,
     clntuser: Option<String>,
@@ -110,7 +119,7 @@ impl Client {
 
     fn status(&self) -> ClientStatus {
         ClientStatus {
-            client_id: format!("AMQP{:08}", self.id),
+            client_id: self.client_id.clone(),
             conname: self.conname.clone(),
             mcauser: self.mcauser.clone(),
             clntuser: self.clntuser.clone().unwrap_or_default(),
@@ -133,6 +142,26 @@ impl Drop for LinkGuard {
     fn drop(&mut self) {
         lock(&self.client.links).remove(&self.id);
     }
+}
+
+/// Longest container id shown; the rest is cut.
+const MAX_CLIENT_ID: usize = 128;
+
+/// A container id as CLIENTID shows it: the client chooses it, so it is cut to
+/// [`MAX_CLIENT_ID`] characters, and what could not stand in MQSC output (controls, blanks,
+/// quotes, parentheses, non-ASCII) becomes `_`.
+pub fn client_id_of(container: &str) -> String {
+    container
+        .chars()
+        .take(MAX_CLIENT_ID)
+        .map(|c| {
+            if c.is_ascii_graphic() && !matches!(c, '(' | ')' | '\'' | '"') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// A connection as DISPLAY CHSTATUS ... CLIENTID shows it.
@@ -180,5 +209,28 @@ pub fn timed<T>(tally: Option<&std::sync::Arc<dyn Tally>>, f: impl FnOnce() -> T
             (r, t.clock().saturating_sub(c0))
         }
         None => (f(), 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn a_container_id_is_shown_as_given_when_it_can_stand_in_mqsc_output() {
+        assert_eq!(client_id_of("ID:4f1c-9a:1"), "ID:4f1c-9a:1");
+        assert_eq!(client_id_of("a (b) 'c'\n"), "a__b___c__");
+        assert_eq!(client_id_of(&"x".repeat(500)).len(), MAX_CLIENT_ID);
+    }
+
+    proptest! {
+        /// Whatever a client sends, CLIENTID is short and plain ASCII without MQSC delimiters.
+        #[test]
+        fn any_container_id_becomes_a_safe_client_id(s in any::<String>()) {
+            let id = client_id_of(&s);
+            prop_assert!(id.chars().count() <= MAX_CLIENT_ID);
+            prop_assert!(id.chars().all(|c| c.is_ascii_graphic() && !"()'\"".contains(c)));
+        }
     }
 }

@@ -78,9 +78,15 @@ def ssl_domain(url):
 
 def connect(url):
     # The client is willing to send a password without TLS: whether it may is the channel's
-    # decision, which the tests check.
+    # decision, which the tests check. SEALMQ_AMQP_CONTAINER names the container (its id goes
+    # in the Open).
+    container = None
+    if os.environ.get("SEALMQ_AMQP_CONTAINER"):
+        from proton.reactor import Container
+        container = Container()
+        container.container_id = os.environ["SEALMQ_AMQP_CONTAINER"]
     return BlockingConnection(url, allowed_mechs=mechs(), ssl_domain=ssl_domain(url), timeout=20,
-                              allow_insecure_mechs=True)
+                              allow_insecure_mechs=True, container=container)
 
 
 def refusal(attempt):
