@@ -31,7 +31,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 struct Committing {
     /// The transaction's unit of work.
     uow: Arc<Connection>,
-    /// Posted transfers not yet put.
+    /// Posted transfers not yet put, and accepted deliveries not yet joined.
     awaited: usize,
     /// Why a part of it failed (the commit becomes a rollback).
     failed: Option<String>,
@@ -44,6 +44,9 @@ struct State {
     held: HashMap<(String, Vec<u8>), Arc<Connection>>,
     /// Posted transfers of a transaction being committed, by delivery id.
     posted: HashMap<DeliveryNumber, TransactionId>,
+    /// Deliveries a committing transaction accepted before their link held them (the link's
+    /// task had not reached `hold` yet): joined when it does.
+    missed: HashMap<(String, Vec<u8>), TransactionId>,
     committing: HashMap<TransactionId, Committing>,
 }
 
@@ -96,11 +99,24 @@ impl Txns {
         })
     }
 
-    /// A delivery sent on receiving link `link` with `tag`, got in `uow`, awaits its outcome.
+    /// A delivery sent on receiving link `link` with `tag`, got in `uow`, awaits its outcome
+    /// (or a committing transaction that accepted it already takes its unit of work now).
     pub fn hold(&self, link: &str, tag: &[u8], uow: Arc<Connection>) {
-        lock(&self.state)
-            .held
-            .insert((link.to_string(), tag.to_vec()), uow);
+        let key = (link.to_string(), tag.to_vec());
+        let mut st = lock(&self.state);
+        let Some(txn) = st.missed.remove(&key) else {
+            st.held.insert(key, uow);
+            return;
+        };
+        if let Some(c) = st.committing.get_mut(&txn) {
+            if let Err(e) = c.uow.join(&uow) {
+                c.failed
+                    .get_or_insert(format!("a delivery could not join the transaction: {e}"));
+            }
+            c.awaited = c.awaited.saturating_sub(1);
+        }
+        drop(st);
+        self.changed.notify_waiters();
     }
 
     /// The delivery's outcome came (a transaction may have taken its unit of work already).
@@ -140,10 +156,11 @@ impl Txns {
             if tokio::time::timeout_at(deadline, changed).await.is_err() {
                 let mut st = lock(&self.state);
                 st.posted.retain(|_, t| *t != txn);
+                st.missed.retain(|_, t| *t != txn);
                 if let Some(c) = st.committing.get_mut(&txn) {
                     c.failed.get_or_insert(format!(
-                        "{awaited} transfer(s) of the transaction did not reach their link \
-                         within {} s (a link ended?)",
+                        "{awaited} transfer(s) or acceptance(s) of the transaction did not reach \
+                         their link within {} s (a link ended?)",
                         POST_WAIT.as_secs()
                     ));
                 }
@@ -178,10 +195,14 @@ impl TxnResource for Txns {
     fn prepare(&self, txn_id: &TransactionId, work: CommitWork) {
         let uow = Arc::new(self.mq.uow_twin());
         let mut failed = None;
+        let mut awaited = work.posted.len();
         let mut st = lock(&self.state);
         for key in work.accepted {
             let key = (key.0, key.1.to_vec());
             let Some(got) = st.held.remove(&key) else {
+                // Sent, and its link's task not at `hold` yet: joined there.
+                st.missed.insert(key, txn_id.clone());
+                awaited += 1;
                 continue;
             };
             // A small in-memory step (a log append, not forced): on the session's task.
@@ -196,7 +217,7 @@ impl TxnResource for Txns {
             txn_id.clone(),
             Committing {
                 uow,
-                awaited: work.posted.len(),
+                awaited,
                 failed,
             },
         );
