@@ -341,7 +341,7 @@ async fn connection(
     loop {
         // Local transactions (the coordinator link; JMS transacted sessions): one unit of
         // work each, the session's `Txns` taking part in every discharge (docs/amqp.md).
-        let txns = crate::txn::Txns::new(mq.clone());
+        let txns = crate::txn::Txns::new(mq.clone(), tally.clone());
         let coordinator = fe2o3_amqp::transaction::coordinator::ControlLinkAcceptor::default()
             .with_resource(txns.clone());
         let sessions = SessionAcceptor::builder()

@@ -55,6 +55,8 @@ pub struct Txns {
     /// Itself, for the futures that answer discharges.
     me: std::sync::Weak<Txns>,
     mq: Arc<Connection>,
+    /// MQI accounting, when ACCTMQI is ON: a transaction's commit or backout counts.
+    tally: Option<Arc<dyn crate::status::Tally>>,
     state: Mutex<State>,
     changed: tokio::sync::Notify,
 }
@@ -90,10 +92,11 @@ impl Posted {
 }
 
 impl Txns {
-    pub fn new(mq: Arc<Connection>) -> Arc<Txns> {
+    pub fn new(mq: Arc<Connection>, tally: Option<Arc<dyn crate::status::Tally>>) -> Arc<Txns> {
         Arc::new_cyclic(|me| Txns {
             me: me.clone(),
             mq,
+            tally,
             state: Mutex::default(),
             changed: tokio::sync::Notify::new(),
         })
@@ -171,16 +174,23 @@ impl Txns {
             return Err("the transaction is unknown to this session".into());
         };
         let Committing { uow, failed, .. } = c;
-        let done = tokio::task::spawn_blocking(move || match failed {
-            None => uow.commit().map_err(|e| {
-                format!(
+        let tally = self.tally.clone();
+        let done = tokio::task::spawn_blocking(move || {
+            let t = tally.as_ref();
+            let (op, (r, cpu)) = match failed {
+                None => ("commit", crate::status::timed(t, || uow.commit())),
+                Some(_) => ("backout", crate::status::timed(t, || uow.backout())),
+            };
+            if let Some(t) = t {
+                t.call(op, r.is_ok(), 0, cpu);
+            }
+            match (failed, r) {
+                (None, Ok(())) => Ok(()),
+                (None, Err(e)) => Err(format!(
                     "{}; the queue manager backed the transaction out",
                     crate::link::describe(&e)
-                )
-            }),
-            Some(why) => {
-                let _ = uow.backout();
-                Err(format!("{why}; the transaction was rolled back"))
+                )),
+                (Some(why), _) => Err(format!("{why}; the transaction was rolled back")),
             }
         })
         .await;
