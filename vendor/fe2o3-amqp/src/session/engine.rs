@@ -726,6 +726,15 @@ where
         tracing::debug!("Stopped");
         #[cfg(feature = "log")]
         log::debug!("Stopped");
+        // sealmq patch: outcomes the peer sent before the session stopped (a disposition
+        // followed at once by a close, while a link's frame to send stopped the session first)
+        // are still applied to the links' unsettled deliveries, rather than dropped with the
+        // frames left in the queue: an accepted delivery stays accepted.
+        while let Ok(SessionFrame { body, .. }) = self.incoming.try_recv() {
+            if let SessionFrameBody::Disposition(disposition) = body {
+                let _ = self.session.on_incoming_disposition(disposition);
+            }
+        }
         // Publish the stop reason before the link relays and unsettled maps are dropped,
         // so every link that wakes on the channel closures sees it.
         let session_stop_reason = match &outcome {
