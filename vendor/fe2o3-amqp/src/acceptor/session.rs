@@ -496,7 +496,11 @@ impl endpoint::Session for ListenerSession {
     }
 
     async fn on_incoming_attach(&mut self, attach: Attach) -> Result<(), Self::Error> {
-        match self.session.link_by_name.get_mut(&attach.name) {
+        match self
+            .session
+            .link_by_name
+            .get_mut(&session::local_key(&attach))
+        {
             Some(link) => match link.take() {
                 Some(mut relay) => {
                     // Only Sender need to update the receiver settle mode

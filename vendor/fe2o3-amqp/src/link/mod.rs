@@ -536,6 +536,17 @@ pub(crate) enum LinkRelay<O> {
     },
 }
 
+impl<O> LinkRelay<O> {
+    /// sealmq patch: the local link's role (links are named per role: AMQP 1.0 §2.6.1 lets a
+    /// sending and a receiving link of one session share a name).
+    pub(crate) fn role(&self) -> Role {
+        match self {
+            LinkRelay::Sender { .. } => Role::Sender,
+            LinkRelay::Receiver { .. } => Role::Receiver,
+        }
+    }
+}
+
 impl LinkRelay<()> {
     pub fn new_sender(
         tx: mpsc::Sender<LinkIncomingItem>,

@@ -373,8 +373,10 @@ pub struct Session {
     pub(crate) properties: Option<Fields>,
 
     // local links by output handle
-    pub(crate) link_name_by_output_handle: Slab<String>,
-    pub(crate) link_by_name: HashMap<String, Option<LinkRelay<OutputHandle>>>,
+    /// sealmq patch: links are known by name and local role (a sending and a receiving link
+    /// may share a name).
+    pub(crate) link_name_by_output_handle: Slab<(String, Role)>,
+    pub(crate) link_by_name: HashMap<(String, Role), Option<LinkRelay<OutputHandle>>>,
     pub(crate) link_by_input_handle: HashMap<InputHandle, LinkRelay<OutputHandle>>,
     // Output handles of links whose own detach/close has been sent and is
     // still awaiting the peer's answer
@@ -683,19 +685,9 @@ impl endpoint::Session for Session {
             }
         };
 
-        // check whether link name is duplciated
-        if self.link_by_name.contains_key(&link_name) {
-            return Err(AllocLinkError::DuplicatedLinkName);
-        }
-
-        // get a new entry index
-        let entry = self.link_name_by_output_handle.vacant_entry();
-        let handle = OutputHandle(entry.key() as u32);
-
-        entry.insert(link_name.clone());
-        let value = link_relay.map(|val| val.with_output_handle(handle.clone()));
-        self.link_by_name.insert(link_name, value);
-        Ok(handle)
+        // check whether link name is duplciated (for links of this role)
+        let role = link_relay.as_ref().map_or(Role::Sender, |r| r.role());
+        self.allocate_named_link(link_name, role, link_relay)
     }
 
     fn allocate_incoming_link(
@@ -704,7 +696,8 @@ impl endpoint::Session for Session {
         link_relay: LinkRelay<()>,
         input_handle: InputHandle,
     ) -> Result<OutputHandle, Self::AllocError> {
-        match self.allocate_link(link_name, None) {
+        let role = link_relay.role();
+        match self.allocate_named_link(link_name, role, None) {
             Ok(output_handle) => {
                 let value = link_relay.with_output_handle(output_handle.clone());
                 self.link_by_input_handle.insert(input_handle, value);
@@ -728,16 +721,16 @@ impl endpoint::Session for Session {
                 output_handle.0 as usize
             }
         };
-        let name = self.link_name_by_output_handle.get(output)?;
+        let (name, _) = self.link_name_by_output_handle.get(output)?;
         Some((name.clone(), tag.clone()))
     }
 
     fn deallocate_link(&mut self, output_handle: OutputHandle) -> bool {
-        if let Some(name) = self
+        if let Some(key) = self
             .link_name_by_output_handle
             .try_remove(output_handle.0 as usize)
         {
-            let _ = self.link_by_name.remove(&name);
+            let _ = self.link_by_name.remove(&key);
             true
         } else {
             false
@@ -764,7 +757,7 @@ impl endpoint::Session for Session {
     }
 
     async fn on_incoming_attach(&mut self, attach: Attach) -> Result<(), Self::Error> {
-        match self.link_by_name.get_mut(&attach.name) {
+        match self.link_by_name.get_mut(&local_key(&attach)) {
             Some(link) => match link.take() {
                 Some(mut relay) => {
                     // Only Sender need to update the receiver settle mode
@@ -1264,6 +1257,40 @@ cfg_transaction! {
             // FIXME: This should be impossible
             Ok(Err(TransactionError::UnknownId))
         }
+    }
+}
+
+/// sealmq patch: the key of the local link a remote attach is for (its name, and the role
+/// opposite the remote's).
+pub(crate) fn local_key(attach: &Attach) -> (String, Role) {
+    let role = match attach.role {
+        Role::Sender => Role::Receiver,
+        Role::Receiver => Role::Sender,
+    };
+    (attach.name.clone(), role)
+}
+
+impl Session {
+    /// sealmq patch: allocates an output handle for the link `name` of local `role`.
+    fn allocate_named_link(
+        &mut self,
+        link_name: String,
+        role: Role,
+        link_relay: Option<LinkRelay<()>>,
+    ) -> Result<OutputHandle, AllocLinkError> {
+        let key = (link_name, role);
+        if self.link_by_name.contains_key(&key) {
+            return Err(AllocLinkError::DuplicatedLinkName);
+        }
+
+        // get a new entry index
+        let entry = self.link_name_by_output_handle.vacant_entry();
+        let handle = OutputHandle(entry.key() as u32);
+
+        entry.insert(key.clone());
+        let value = link_relay.map(|val| val.with_output_handle(handle.clone()));
+        self.link_by_name.insert(key, value);
+        Ok(handle)
     }
 }
 
