@@ -425,8 +425,8 @@ async fn connection(
                     ) => {
                         break;
                     }
-                    // One attach that could not be taken (fe2o3-amqp refuses a link whose name
-                    // a link of the other direction has): the session serves its other links.
+                    // One attach that could not be taken (a second link of one name and one
+                    // direction in the session): the session serves its other links.
                     (Err(e), _) => tracing::warn!("an AMQP link was not attached: {e:?}"),
                 }
             }

@@ -406,6 +406,18 @@ fn an_amqp_transaction_moves_a_message_as_one_unit_of_work() {
     h.ok(&["stop", "QT"]);
 }
 
+/// A sending and a receiving link of one session may share a name (AMQP 1.0 §2.6.1; proton
+/// names both directions of one address alike): both are attached and used.
+#[test]
+fn a_sending_and_a_receiving_link_of_one_name_both_work() {
+    let h = Home::new();
+    let url = setup(&h, "QN");
+    let r = proton(&url, &["samename", "APP.Q"]);
+    assert_eq!(r[0]["body"], "same name", "{r:?}");
+    settled(&h, "QN", 0);
+    h.ok(&["stop", "QN"]);
+}
+
 /// ACCTMQI(ON): an AMQP application's connection writes its accounting record like any other
 /// (puts, gets, commits, bytes as stored), when it ends.
 #[test]

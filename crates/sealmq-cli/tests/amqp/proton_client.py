@@ -12,6 +12,7 @@ txsend QUEUE N commit|rollback     sends N messages in a transaction, then disch
 txreceive QUEUE N commit|rollback  accepts N messages in a transaction, then discharges it
 txmove QUEUE OUT commit|rollback   in one transaction accepts a message from QUEUE and sends its
                                    body to OUT, then discharges it
+samename QUEUE                     sends and receives one message on links of one name
 browse QUEUE N       receives N copies (distribution-mode copy): nothing is taken
 dynamic -            a dynamic receiver (temporary queue), a message sent to it and got back
 reject QUEUE         receives one message and rejects it
@@ -328,6 +329,15 @@ def main():
             m = rcv.receive(timeout=20)
             rcv.accept()
             print(json.dumps({"address": address, "body": m.body}))
+        elif cmd == "samename":
+            # A sending and a receiving link of one session with one name (proton's own naming
+            # for both directions of one address on one connection), both used.
+            snd = conn.create_sender(queue, name="both")
+            rcv = conn.create_receiver(queue, name="both", credit=1)
+            snd.send(Message(body="same name", durable=True))
+            m = rcv.receive(timeout=20)
+            rcv.accept()
+            print(json.dumps({"body": m.body}))
         elif cmd == "hold":
             snd = conn.create_sender(queue)
             snd.send(Message(body="held", durable=False))
