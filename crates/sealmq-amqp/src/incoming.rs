@@ -122,16 +122,15 @@ pub async fn incoming(ctx: Ctx, mut r: Receiver, opened: Option<Opened>) {
                 }
                 if let Some(p) = posted {
                     // Settled by the transaction's discharge: nothing to wait for here.
-                    let failed = put.as_ref().err().map(|e| {
-                        format!("a transfer could not be put: {}", e.description.as_deref().unwrap_or("?"))
-                    });
-                    p.done(failed.map_or(Ok(()), Err));
                     match put {
                         Ok(_) => {
+                            p.done(Ok(()));
                             client.received();
                             let _ = r.accept(&d).await;
                         }
                         Err(e) => {
+                            let why = e.description.as_deref().unwrap_or("?");
+                            p.done(Err(format!("a transfer could not be put: {why}")));
                             let _ = r.reject(&d, e).await;
                         }
                     }

@@ -10,6 +10,11 @@ use sealmq_mqi::selector::Selector;
 use sealmq_types::ReasonCode;
 use std::sync::Arc;
 
+/// A mutex's guard, poisoned or not (what it guards stays consistent between calls).
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// An MQ error as the AMQP description carries it: `MQRC <code> <name>: <detail>`.
 pub fn describe(e: &MqError) -> String {
     format!("MQRC {} {}: {}", e.reason.code(), e.reason.name(), e.detail)

@@ -14,7 +14,9 @@
 //! the queue manager before it is sent; one that fails a check is moved to the protection
 //! error queue in its unit of work (a browse leaves it) and never sent.
 
-use crate::link::{Ctx, Intercept, Opened, address, amqp_error, blocking, open_queue, selector_of};
+use crate::link::{
+    Ctx, Intercept, Opened, address, amqp_error, blocking, lock, open_queue, selector_of,
+};
 use crate::mapping;
 use crate::status::timed;
 use fe2o3_amqp::Sender;
@@ -42,10 +44,6 @@ enum Settle {
 
 /// Twins with no unit of work open, for the next deliveries.
 type Pool = Arc<Mutex<Vec<Arc<Connection>>>>;
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// Serves a receiving link until it or its connection ends.
 pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
@@ -113,6 +111,7 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
         ..Default::default()
     };
     let mut failed = None;
+    let link_name = s.name().to_string();
     loop {
         let Ok(permit) = unsettled.clone().acquire_owned().await else {
             break;
@@ -198,12 +197,12 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
             continue;
         }
         // Held where a transaction committing it can take its unit of work.
-        let key = (s.name().to_string(), fut.delivery_tag().to_vec());
-        txns.hold(&key.0, &key.1, twin.clone());
+        let key = (link_name.clone(), fut.delivery_tag().to_vec());
+        txns.hold(key.clone(), twin.clone());
         let (pool, q, tally, txns) = (pool.clone(), name.clone(), tally.clone(), txns.clone());
         tokio::spawn(async move {
             let outcome = fut.await;
-            txns.release(&key.0, &key.1);
+            txns.release(&key);
             let how = match outcome {
                 Ok(Outcome::Accepted(_)) => Settle::Commit,
                 Ok(Outcome::Rejected(_)) => Settle::DeadLetter,

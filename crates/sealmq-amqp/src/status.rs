@@ -2,13 +2,10 @@
 //! `DISPLAY CHSTATUS(name) CHLTYPE(AMQP) CLIENTID(*)`): who each one is, where it comes from,
 //! how many messages it sent and received, and its links.
 
+use crate::link::lock;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 fn now_ms() -> u64 {
     std::time::SystemTime::now()

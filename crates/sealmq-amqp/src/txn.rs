@@ -12,6 +12,7 @@
 //! posted transfers are dropped, accepted deliveries come back to their links as `modified`
 //! and are backed out (redelivered, backout count raised).
 
+use crate::link::lock;
 use fe2o3_amqp::transaction::resource::{CommitWork, DischargeFuture, TxnResource};
 use fe2o3_amqp::types::definitions::DeliveryNumber;
 use fe2o3_amqp::types::transaction::TransactionId;
@@ -23,10 +24,6 @@ use std::time::Duration;
 /// How long a commit waits for its posted transfers to reach their links and be put.
 const POST_WAIT: Duration = Duration::from_secs(10);
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// A transaction being committed.
 struct Committing {
     /// The transaction's unit of work.
@@ -37,16 +34,19 @@ struct Committing {
     failed: Option<String>,
 }
 
+/// A delivery out on a receiving link: the link's name and the delivery's tag.
+pub type DeliveryKey = (String, Vec<u8>);
+
 #[derive(Default)]
 struct State {
     /// Deliveries out on the session's receiving links, by link name and delivery tag: the
     /// unit of work each was got in.
-    held: HashMap<(String, Vec<u8>), Arc<Connection>>,
+    held: HashMap<DeliveryKey, Arc<Connection>>,
     /// Posted transfers of a transaction being committed, by delivery id.
     posted: HashMap<DeliveryNumber, TransactionId>,
     /// Deliveries a committing transaction accepted before their link held them (the link's
     /// task had not reached `hold` yet): joined when it does.
-    missed: HashMap<(String, Vec<u8>), TransactionId>,
+    missed: HashMap<DeliveryKey, TransactionId>,
     committing: HashMap<TransactionId, Committing>,
 }
 
@@ -102,10 +102,9 @@ impl Txns {
         })
     }
 
-    /// A delivery sent on receiving link `link` with `tag`, got in `uow`, awaits its outcome
+    /// A delivery sent (`key`), got in `uow`, awaits its outcome
     /// (or a committing transaction that accepted it already takes its unit of work now).
-    pub fn hold(&self, link: &str, tag: &[u8], uow: Arc<Connection>) {
-        let key = (link.to_string(), tag.to_vec());
+    pub fn hold(&self, key: DeliveryKey, uow: Arc<Connection>) {
         let mut st = lock(&self.state);
         let Some(txn) = st.missed.remove(&key) else {
             st.held.insert(key, uow);
@@ -123,10 +122,8 @@ impl Txns {
     }
 
     /// The delivery's outcome came (a transaction may have taken its unit of work already).
-    pub fn release(&self, link: &str, tag: &[u8]) {
-        lock(&self.state)
-            .held
-            .remove(&(link.to_string(), tag.to_vec()));
+    pub fn release(&self, key: &DeliveryKey) {
+        lock(&self.state).held.remove(key);
     }
 
     /// The transaction a transfer arriving on a sending link belongs to, if a commit is
