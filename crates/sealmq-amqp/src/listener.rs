@@ -29,6 +29,18 @@ pub const HANDSHAKE: std::time::Duration = std::time::Duration::from_secs(20);
 /// effect for the next ones).
 pub type Keys = Arc<dyn Fn() -> Option<Arc<sealmq_protect::Protector>> + Send + Sync>;
 
+/// The queue manager's word on a new TCP connection from an address, before anything else is
+/// done with it: a place counted against MAXCHL (held until the connection ends), or why
+/// not (a BLOCKADDR rule, MAXCHL reached) for the log.
+pub type Admit =
+    Arc<dyn Fn(std::net::IpAddr) -> Result<Box<dyn Send + Sync>, String> + Send + Sync>;
+
+/// Sessions one AMQP connection may have (advertised as channel-max, enforced).
+pub const MAX_SESSIONS: u16 = 32;
+
+/// How long a refused link waits for the client's detach before it is dropped anyway.
+const REFUSED_LINK: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// What the queue manager gives an AMQP channel besides its definition.
 #[derive(Clone)]
 pub struct Services {
@@ -42,6 +54,8 @@ pub struct Services {
     pub handshake: std::time::Duration,
     /// MQI accounting of each connection (ACCTMQI).
     pub accounts: Option<crate::status::Accounts>,
+    /// BLOCKADDR and MAXCHL, asked as each connection is accepted.
+    pub admit: Admit,
 }
 
 impl Services {
@@ -53,6 +67,7 @@ impl Services {
             keys: Arc::new(|| None),
             handshake: HANDSHAKE,
             accounts: None,
+            admit: Arc::new(|_| Ok(Box::new(()))),
         }
     }
 }
@@ -152,15 +167,39 @@ async fn serve(
         return;
     };
     let def = Arc::new(def);
+    // Connections per client address (MAXINSTC).
+    let per_addr: Arc<std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, u32>>> =
+        Arc::default();
     loop {
         tokio::select! {
             _ = stopped.changed() => break,
             r = listener.accept() => {
-                let Ok((stream, peer)) = r else { continue };
+                let (stream, peer) = match r {
+                    Ok(c) => c,
+                    Err(e) => {
+                        // Out of descriptors (or another passing failure): wait a little
+                        // instead of spinning on accept.
+                        tracing::warn!(channel = %def.name, "AMQP accept failed: {e}");
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                // BLOCKADDR and MAXCHL before anything else (no TLS, no SASL for them).
+                let place = match (services.admit)(peer.ip()) {
+                    Ok(p) => p,
+                    Err(why) => {
+                        tracing::warn!(channel = %def.name, %peer, "AMQP connection refused: {why}");
+                        continue;
+                    }
+                };
                 if count.load(Ordering::Relaxed) >= def.maxinst as usize {
-                    tracing::warn!(channel = %def.name, %peer, "MAXINST reached: AMQP connection refused");
+                    tracing::warn!(channel = %def.name, %peer, "MAXINST({}) reached: AMQP connection refused", def.maxinst);
                     continue;
                 }
+                let Some(mine) = Instance::take(&per_addr, peer.ip(), def.maxinstc) else {
+                    tracing::warn!(channel = %def.name, %peer, "MAXINSTC({}) reached for {}: AMQP connection refused", def.maxinstc, peer.ip());
+                    continue;
+                };
                 let _ = stream.set_nodelay(true);
                 let (qm, def, services, count) = (qm.clone(), def.clone(), services.clone(), count.clone());
                 let clients = clients.clone();
@@ -168,11 +207,73 @@ async fn serve(
                 tokio::spawn(async move {
                     connection(qm, &def, services, stream, (peer, clients)).await;
                     count.fetch_sub(1, Ordering::Relaxed);
+                    drop((mine, place));
                 });
             }
         }
     }
 }
+
+/// One connection counted for its client address (MAXINSTC); dropping it uncounts it.
+struct Instance {
+    of: Arc<std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, u32>>>,
+    ip: std::net::IpAddr,
+}
+
+impl Instance {
+    fn take(
+        of: &Arc<std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, u32>>>,
+        ip: std::net::IpAddr,
+        max: u32,
+    ) -> Option<Instance> {
+        let mut m = link::lock(of);
+        let n = m.entry(ip).or_default();
+        if *n >= max {
+            return None;
+        }
+        *n += 1;
+        Some(Instance { of: of.clone(), ip })
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        let mut m = link::lock(&self.of);
+        if let Some(n) = m.get_mut(&self.ip) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                m.remove(&self.ip);
+            }
+        }
+    }
+}
+
+/// Links a connection has now (MAXHANDS bounds them: each holds, or may hold, a handle);
+/// one counted link gives its place back when its task ends.
+#[derive(Clone, Default)]
+pub(crate) struct Links(Arc<AtomicUsize>);
+
+pub(crate) struct LinkPlace(Arc<AtomicUsize>);
+
+impl Drop for LinkPlace {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl Links {
+    fn take(&self, max: usize) -> Option<LinkPlace> {
+        self.0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < max).then_some(n + 1))
+            .ok()
+            .map(|_| LinkPlace(self.0.clone()))
+    }
+}
+
+/// What a client refused for want of authority at connect is told (as MQ: the detail is in
+/// the queue manager's error log).
+pub const NOT_AUTHORIZED: &str =
+    "MQRC 2035 NOT_AUTHORIZED: not authorized: the queue manager's error log says why";
 
 fn unauthorized(detail: String) -> Error {
     Error::new(AmqpError::UnauthorizedAccess, detail, None)
@@ -181,46 +282,75 @@ fn unauthorized(detail: String) -> Error {
 /// TLS when the channel has SSLCIPH (its requirements checked), then SASL and the AMQP open:
 /// the connection, the verified client certificate's DN, and who authenticated.
 async fn handshake(
-    qm: &QueueManager,
+    qm: &Arc<QueueManager>,
     def: &ChannelDef,
     services: &Services,
-    stream: tokio::net::TcpStream,
+    (stream, peer): (tokio::net::TcpStream, std::net::SocketAddr),
 ) -> Result<(ListenerConnectionHandle, Option<String>, Principal), String> {
     // Passwords in the clear (SASL PLAIN without TLS) only when connection authentication
     // allows them, as for every other connection (AUTHINFO PWCLEAR(YES)).
     let tls = services.tls.is_some();
-    let clear_ok = qm.connauth().is_some_and(|a| a.allow_cleartext);
+    let connauth = qm.connauth();
+    let clear_ok = connauth.as_ref().is_some_and(|a| a.allow_cleartext);
+    // ANONYMOUS only where no password is required of clients.
+    let no_password_needed = connauth
+        .as_ref()
+        .is_none_or(|a| a.chckclnt != sealmq_engine::authinfo::Check::Required);
     let principal = Principal::default();
+    let ip = peer.ip().to_string();
     let accept = |dn: Option<String>| {
+        let (q, d, ip2, dn2) = (qm.clone(), def.name.clone(), ip.clone(), dn.clone());
+        let precheck: crate::sasl::Precheck = Arc::new(move |asserted, runs_as| {
+            let partner = sealmq_engine::chlauth::Partner {
+                channel: &d,
+                svrconn: true,
+                address: &ip2,
+                sslpeer: dn2.as_deref(),
+                clntuser: asserted,
+                qmname: None,
+            };
+            match q.check_channel(&partner, runs_as) {
+                sealmq_engine::chlauth::Decision::Allow { .. } => Ok(()),
+                sealmq_engine::chlauth::Decision::Block { rule, detail } => {
+                    Err(format!("refused by {rule}: {detail}"))
+                }
+            }
+        });
         let sasl = Sasl::new(
             services.verify.clone(),
             def.mcauser.trim(),
             principal.clone(),
             dn,
         )
-        .plain(tls || clear_ok);
+        .plain(tls || clear_ok)
+        .guarded(&ip, precheck, no_password_needed);
         let mut b = ConnectionAcceptor::builder()
             .container_id(qm.name())
-            .max_frame_size(65_536u32);
-        // AMQPKA: as MQ, half of it flows as the idle-timeout; a connection silent that long
-        // is closed (its unsettled deliveries back out).
+            .max_frame_size(65_536u32)
+            .channel_max(MAX_SESSIONS - 1);
+        // AMQPKA: sent as the idle-time-out (the client sends something at least every half
+        // of it); a connection silent for AMQPKA is closed (its unsettled deliveries back out).
         if let Some(ka) = def.amqp_keepalive() {
-            let half = (ka.as_millis() / 2).clamp(1, u128::from(u32::MAX)) as u32;
-            b = b.idle_time_out(half);
+            let ms = ka.as_millis().clamp(1, u128::from(u32::MAX)) as u32;
+            b = b.idle_time_out(ms);
         }
         b.sasl_acceptor(sasl).build()
     };
+    // A SASL refusal is logged with its own reason (never the password).
+    let plain_offered = tls || clear_ok;
+    let said = |e: String| match principal.refusal() {
+        Some(why) => format!("{why} ({e})"),
+        None if !plain_offered => format!(
+            "{e} (SASL PLAIN is not offered on a channel without TLS: this queue manager \
+             refuses passwords in the clear; use SSLCIPH, or AUTHINFO PWCLEAR(YES))"
+        ),
+        None => e,
+    };
     let Some(cfg) = &services.tls else {
-        let conn = accept(None).accept(stream).await.map_err(|e| {
-            if clear_ok {
-                e.to_string()
-            } else {
-                format!(
-                    "{e} (SASL PLAIN is not offered on a channel without TLS: this queue manager \
-                     refuses passwords in the clear; use SSLCIPH, or AUTHINFO PWCLEAR(YES))"
-                )
-            }
-        })?;
+        let conn = accept(None)
+            .accept(stream)
+            .await
+            .map_err(|e| said(e.to_string()))?;
         return Ok((conn, None, principal));
     };
     let tls = tokio_rustls::TlsAcceptor::from(cfg.clone())
@@ -242,7 +372,7 @@ async fn handshake(
     let conn = accept(dn.clone())
         .accept(tls)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| said(e.to_string()))?;
     Ok((conn, dn, principal))
 }
 
@@ -254,7 +384,7 @@ async fn connection(
     (peer, clients): (std::net::SocketAddr, Arc<crate::status::Clients>),
 ) {
     let limit = services.handshake;
-    let shaken = tokio::time::timeout(limit, handshake(&qm, def, &services, stream)).await;
+    let shaken = tokio::time::timeout(limit, handshake(&qm, def, &services, (stream, peer))).await;
     let (mut conn, dn, principal) = match shaken {
         Ok(Ok(c)) => c,
         Ok(Err(e)) => {
@@ -290,10 +420,9 @@ async fn connection(
     let user = match qm.check_channel(&partner, &channel_user) {
         Decision::Allow { user, .. } => user,
         Decision::Block { rule, detail } => {
+            // The rule, its lists and mapped users are for the log; the client gets 2035.
             tracing::warn!(channel = %def.name, %peer, "AMQP connection refused by {rule}: {detail}");
-            let e = unauthorized(format!(
-                "MQRC 2035 NOT_AUTHORIZED: refused by {rule}: {detail}"
-            ));
+            let e = unauthorized(NOT_AUTHORIZED.to_string());
             let _ = conn.close_with_error(e).await;
             return;
         }
@@ -302,7 +431,7 @@ async fn connection(
     if let Err(e) = qm.check_authority(&user, AuthObj::Qmgr, &qm.name(), auth::CONNECT) {
         tracing::warn!(channel = %def.name, %peer, %user, "AMQP connection refused: {e}");
         let _ = conn
-            .close_with_error(unauthorized(link::describe(&e)))
+            .close_with_error(unauthorized(NOT_AUTHORIZED.to_string()))
             .await;
         return;
     }
@@ -338,6 +467,12 @@ async fn connection(
         .accounts
         .as_ref()
         .and_then(|make| make(mq.id, &mq.user, &mq.appl));
+    // Sessions (channel-max, advertised) and links (MAXHANDS, each may hold a handle) of this
+    // connection: a client past either is refused, never served unbounded.
+    let sessions_open = Arc::new(AtomicUsize::new(0));
+    let links_open = Links::default();
+    let max_links = qm.qmgr().max_handles() as usize;
+    let mut refusal = None;
     loop {
         // Local transactions (the coordinator link; JMS transacted sessions): one unit of
         // work each, the session's `Txns` taking part in every discharge (docs/amqp.md).
@@ -346,14 +481,28 @@ async fn connection(
             .with_resource(txns.clone());
         let sessions = SessionAcceptor::builder()
             .control_link_acceptor(coordinator)
+            .handle_max(u32::try_from(max_links.saturating_sub(1)).unwrap_or(u32::MAX))
             .build();
         let Ok(mut session) = sessions.accept(&mut conn).await else {
             break;
         };
+        if sessions_open.fetch_add(1, Ordering::AcqRel) >= usize::from(MAX_SESSIONS) {
+            tracing::warn!(channel = %def.name, %peer, "AMQP connection closed: more than {MAX_SESSIONS} sessions");
+            refusal = Some(Error::new(
+                AmqpError::ResourceLimitExceeded,
+                format!("a connection has at most {MAX_SESSIONS} sessions (channel-max)"),
+                None,
+            ));
+            sessions_open.fetch_sub(1, Ordering::AcqRel);
+            break;
+        }
+        let session_place = SessionPlace(sessions_open.clone());
+        let links_open = links_open.clone();
         let (mq, icpt, client) = (mq.clone(), icpt.clone(), shown.client.clone());
         let tally = tally.clone();
         let (model, prefix) = (model.clone(), prefix.clone());
         tokio::spawn(async move {
+            let _session_place = session_place;
             let dynamic = link::Dynamic::default();
             let temps = link::Temporaries {
                 mq: mq.clone(),
@@ -390,6 +539,18 @@ async fn connection(
             };
             // Each attach is read here first: a topic is refused once the link exists.
             while let Some(mut attach) = session.next_incoming_attach().await {
+                let Some(place) = links_open.take(max_links) else {
+                    // Past handle-max (which was advertised): the session ends with the error.
+                    let e = Error::new(
+                        AmqpError::ResourceLimitExceeded,
+                        format!(
+                            "a connection has at most MAXHANDS({max_links}) links: detach some"
+                        ),
+                        None,
+                    );
+                    let _ = session.end_with_error(e).await;
+                    break;
+                };
                 // Refusals before the attach is answered: a topic, a queue the principal may
                 // not open (or that does not exist), a bad selector.
                 let early = match link::attach_topic(&attach) {
@@ -406,18 +567,34 @@ async fn connection(
                     }
                 }
                 let accepted = links.accept_incoming_attach(attach, &mut session).await;
+                // A refused link waits a while for the client's detach, then goes; its queue
+                // handle (if one was opened) is closed as it drops.
                 match (accepted, early) {
                     (Ok(LinkEndpoint::Receiver(r)), Err(e)) => {
-                        tokio::spawn(async move { r.close_with_error(e).await });
+                        tokio::spawn(async move {
+                            let _ = tokio::time::timeout(REFUSED_LINK, r.close_with_error(e)).await;
+                            drop(place);
+                        });
                     }
                     (Ok(LinkEndpoint::Sender(s)), Err(e)) => {
-                        tokio::spawn(async move { s.close_with_error(e).await });
+                        tokio::spawn(async move {
+                            let _ = tokio::time::timeout(REFUSED_LINK, s.close_with_error(e)).await;
+                            drop(place);
+                        });
                     }
                     (Ok(LinkEndpoint::Receiver(r)), Ok(opened)) => {
-                        tokio::spawn(crate::incoming::incoming(ctx.clone(), r, opened));
+                        let ctx = ctx.clone();
+                        tokio::spawn(async move {
+                            crate::incoming::incoming(ctx, r, opened).await;
+                            drop(place);
+                        });
                     }
                     (Ok(LinkEndpoint::Sender(s)), Ok(opened)) => {
-                        tokio::spawn(crate::outgoing::outgoing(ctx.clone(), s, opened));
+                        let ctx = ctx.clone();
+                        tokio::spawn(async move {
+                            crate::outgoing::outgoing(ctx, s, opened).await;
+                            drop(place);
+                        });
                     }
                     (
                         Err(fe2o3_amqp::acceptor::error::AcceptorAttachError::SessionStopped(_)),
@@ -443,6 +620,22 @@ async fn connection(
             let _ = session.on_end().await;
         });
     }
-    let _ = conn.on_close().await;
+    match refusal {
+        Some(e) => {
+            let _ = conn.close_with_error(e).await;
+        }
+        None => {
+            let _ = conn.on_close().await;
+        }
+    }
     drop(shown);
+}
+
+/// One session counted for its connection; dropping it uncounts it.
+struct SessionPlace(Arc<AtomicUsize>);
+
+impl Drop for SessionPlace {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }

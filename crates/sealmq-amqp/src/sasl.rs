@@ -9,31 +9,65 @@ use fe2o3_amqp::types::primitives::{Array, Symbol};
 use fe2o3_amqp::types::sasl::{SaslCode, SaslInit, SaslOutcome, SaslResponse};
 use std::sync::{Arc, Mutex};
 
-/// Checks a user id and password (the server's connection authentication).
-pub type Verify = Arc<dyn Fn(&str, &str) -> bool + Send + Sync>;
+/// Checks a user id and password from an address (the server's connection authentication,
+/// through its authentication gate: bounded, delayed after failures, failures answered
+/// after the same time). It blocks: the SASL exchange runs it off the runtime's workers.
+pub type Verify = Arc<dyn Fn(&str, &str, &str) -> bool + Send + Sync>;
 
-/// The principal a connection authenticated as (set once SASL succeeds), and the user id the
-/// client gave (SASL PLAIN), for CHLAUTH.
+/// CHLAUTH judged before a password is looked at: `Err(why)` when the channel, running as
+/// the second argument for the user the client asserted (the first), would be refused.
+pub type Precheck = Arc<dyn Fn(Option<&str>, &str) -> Result<(), String> + Send + Sync>;
+
+#[derive(Default)]
+struct Said {
+    principal: Option<String>,
+    asserted: Option<String>,
+    refusal: Option<String>,
+}
+
+/// The principal a connection authenticated as (set once SASL succeeds), the user id the
+/// client gave (SASL PLAIN), for CHLAUTH, and why SASL refused it (for the log only).
 #[derive(Clone, Default)]
-pub struct Principal(Arc<Mutex<(Option<String>, Option<String>)>>);
+pub struct Principal(Arc<Mutex<Said>>);
 
 impl Principal {
+    fn said(&self) -> std::sync::MutexGuard<'_, Said> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     pub fn get(&self) -> Option<String> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).0.clone()
+        self.said().principal.clone()
     }
 
     pub fn asserted(&self) -> Option<String> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).1.clone()
+        self.said().asserted.clone()
+    }
+
+    /// Why SASL refused the client, if it did.
+    pub fn refusal(&self) -> Option<String> {
+        self.said().refusal.clone()
     }
 
     fn set(&self, p: String, asserted: Option<String>) {
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = (Some(p), asserted);
+        let mut s = self.said();
+        s.principal = Some(p);
+        s.asserted = asserted;
+    }
+
+    fn refuse(&self, why: String) {
+        self.said().refusal = Some(why);
     }
 }
 
 #[derive(Clone)]
 pub struct Sasl {
     verify: Verify,
+    /// The client's IP address (the gate's delays and bounds are per address).
+    addr: String,
+    precheck: Precheck,
+    /// ANONYMOUS offered and taken: the channel has an MCAUSER that CHLAUTH and connection
+    /// authentication would let in without a password.
+    anonymous: bool,
     mcauser: String,
     principal: Principal,
     /// The subject DN of the client certificate TLS verified, if any (SASL EXTERNAL).
@@ -47,6 +81,9 @@ impl Sasl {
     pub fn new(verify: Verify, mcauser: &str, principal: Principal, dn: Option<String>) -> Sasl {
         Sasl {
             verify,
+            addr: String::new(),
+            precheck: Arc::new(|_, _| Ok(())),
+            anonymous: !mcauser.is_empty(),
             mcauser: mcauser.to_string(),
             principal,
             dn,
@@ -58,6 +95,17 @@ impl Sasl {
     /// refuses passwords in the clear).
     pub fn plain(mut self, ok: bool) -> Sasl {
         self.plain_ok = ok;
+        self
+    }
+
+    /// The client's address and the CHLAUTH judgement made before any password is checked;
+    /// ANONYMOUS is offered only when that judgement lets the channel's MCAUSER in and
+    /// `anonymous` (connection authentication does not require a password) holds.
+    pub fn guarded(mut self, addr: &str, precheck: Precheck, anonymous: bool) -> Sasl {
+        self.addr = addr.to_string();
+        self.anonymous =
+            anonymous && !self.mcauser.is_empty() && precheck(None, &self.mcauser).is_ok();
+        self.precheck = precheck;
         self
     }
 
@@ -99,19 +147,21 @@ impl SaslAcceptor for Sasl {
         if self.plain_ok {
             m.push(Symbol::from("PLAIN"));
         }
-        if !self.mcauser.is_empty() {
+        if self.anonymous {
             m.push(Symbol::from("ANONYMOUS"));
         }
         Array::from(m)
     }
 
     fn on_init(&mut self, init: SaslInit) -> SaslServerFrame {
-        match init.mechanism.as_str() {
+        let mech = init.mechanism.as_str().to_string();
+        match mech.as_str() {
             "PLAIN" if !self.plain_ok => {
-                tracing::warn!(
+                self.principal.refuse(
                     "SASL PLAIN refused: a password over a channel without TLS, which this queue \
                      manager refuses (give the channel SSLCIPH, or ALTER AUTHINFO(..) \
                      AUTHTYPE(IDPWOS) PWCLEAR(YES))"
+                        .into(),
                 );
                 Sasl::outcome(SaslCode::Auth)
             }
@@ -120,13 +170,35 @@ impl SaslAcceptor for Sasl {
                     .initial_response
                     .as_ref()
                     .and_then(|r| plain(r.as_ref()));
-                match creds {
-                    Some((user, password)) if (self.verify)(&user, &password) => {
-                        let who = self.runs_as(&user);
-                        self.principal.set(who, Some(user));
-                        Sasl::outcome(SaslCode::Ok)
+                let Some((user, password)) = creds else {
+                    self.principal
+                        .refuse("SASL PLAIN refused: a malformed initial response".into());
+                    return Sasl::outcome(SaslCode::Auth);
+                };
+                let password = zeroize::Zeroizing::new(password);
+                let who = self.runs_as(&user);
+                // CHLAUTH before the password: a blocked address or user learns nothing of it.
+                if let Err(why) = (self.precheck)(Some(&user), &who) {
+                    self.principal.refuse(format!("SASL PLAIN refused: {why}"));
+                    return Sasl::outcome(SaslCode::Auth);
+                }
+                let verify = self.verify.clone();
+                let check = || verify(&self.addr, &user, &password);
+                // The check blocks (Argon2, PAM, the gate's delays): off the runtime's workers.
+                let ok = match tokio::runtime::Handle::try_current() {
+                    Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+                        tokio::task::block_in_place(check)
                     }
-                    _ => Sasl::outcome(SaslCode::Auth),
+                    _ => check(),
+                };
+                if ok {
+                    self.principal.set(who, Some(user));
+                    Sasl::outcome(SaslCode::Ok)
+                } else {
+                    self.principal.refuse(format!(
+                        "SASL PLAIN refused: user id '{user}' and password were not accepted"
+                    ));
+                    Sasl::outcome(SaslCode::Auth)
                 }
             }
             // The identity is the certificate's: an authorization id the client asserts in
@@ -136,11 +208,23 @@ impl SaslAcceptor for Sasl {
                 self.principal.set(who, None);
                 Sasl::outcome(SaslCode::Ok)
             }
-            "ANONYMOUS" if !self.mcauser.is_empty() => {
+            "EXTERNAL" => {
+                self.principal.refuse(
+                    "SASL EXTERNAL refused: TLS verified no client certificate".into(),
+                );
+                Sasl::outcome(SaslCode::Auth)
+            }
+            "ANONYMOUS" if self.anonymous => {
                 self.principal.set(self.mcauser.clone(), None);
                 Sasl::outcome(SaslCode::Ok)
             }
-            _ => Sasl::outcome(SaslCode::Auth),
+            other => {
+                let other: String = other.chars().take(40).filter(|c| !c.is_control()).collect();
+                self.principal.refuse(format!(
+                    "SASL mechanism '{other}' is not offered on this channel"
+                ));
+                Sasl::outcome(SaslCode::Auth)
+            }
         }
     }
 
@@ -167,7 +251,7 @@ mod tests {
 
     #[test]
     fn external_is_offered_and_taken_only_with_a_verified_certificate() {
-        let verify: Verify = Arc::new(|u: &str, p: &str| u == "alice" && p == "pw");
+        let verify: Verify = Arc::new(|_a: &str, u: &str, p: &str| u == "alice" && p == "pw");
         let dn = Some("CN=alice,O=Example".to_string());
         // No certificate: not offered, and refused when asked for.
         let p = Principal::default();
@@ -197,6 +281,48 @@ mod tests {
         let mut s = Sasl::new(verify, "", Principal::default(), None).plain(false);
         assert!(!s.mechanisms().iter().any(|m| m.as_str() == "PLAIN"));
         assert!(!ok(s.on_init(init("PLAIN", Some(b"\0alice\0pw")))));
+    }
+
+    /// A user CHLAUTH blocks is refused before its password is looked at: the answer is the
+    /// same for a right and a wrong password, and the check never runs.
+    #[test]
+    fn chlauth_is_judged_before_the_password() {
+        let checked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let c = checked.clone();
+        let verify: Verify = Arc::new(move |_a: &str, u: &str, p: &str| {
+            c.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            u == "mqm" && p == "right"
+        });
+        let precheck: Precheck = Arc::new(|asserted: Option<&str>, _runs_as: &str| {
+            if asserted == Some("mqm") {
+                Err("BLOCKUSER".into())
+            } else {
+                Ok(())
+            }
+        });
+        for pw in [&b"\0mqm\0right"[..], &b"\0mqm\0wrong"[..]] {
+            let p = Principal::default();
+            let mut s = Sasl::new(verify.clone(), "", p.clone(), None).guarded(
+                "10.0.0.1",
+                precheck.clone(),
+                true,
+            );
+            assert!(!ok(s.on_init(init("PLAIN", Some(pw)))));
+            assert!(p.refusal().unwrap().contains("BLOCKUSER"));
+        }
+        assert_eq!(checked.load(std::sync::atomic::Ordering::SeqCst), 0);
+        // ANONYMOUS is not offered when CHLAUTH would refuse the MCAUSER, or a password is
+        // required.
+        let deny_all: Precheck = Arc::new(|_, _| Err("no".into()));
+        let s = Sasl::new(verify.clone(), "app", Principal::default(), None)
+            .guarded("10.0.0.1", deny_all, true);
+        assert!(!s.mechanisms().iter().any(|m| m.as_str() == "ANONYMOUS"));
+        let s = Sasl::new(verify, "app", Principal::default(), None).guarded(
+            "10.0.0.1",
+            precheck,
+            false,
+        );
+        assert!(!s.mechanisms().iter().any(|m| m.as_str() == "ANONYMOUS"));
     }
 
     #[test]

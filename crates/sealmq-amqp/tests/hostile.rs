@@ -26,7 +26,7 @@ fn channel_with(
     def.noted.insert("IPADDR".into(), "127.0.0.1".into());
     def.mcauser = "app".into();
     alter(&mut def);
-    let mut services = sealmq_amqp::Services::plain(Arc::new(|_: &str, _: &str| false));
+    let mut services = sealmq_amqp::Services::plain(Arc::new(|_: &str, _: &str, _: &str| false));
     services.handshake = HANDSHAKE;
     let ch = AmqpChannel::start(qm.clone(), &def, services).unwrap();
     (d, qm, ch)

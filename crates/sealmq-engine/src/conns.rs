@@ -53,7 +53,7 @@ pub(crate) struct Entry {
     id: u64,
     user: String,
     appl: String,
-    internal: bool,
+    pub(crate) internal: bool,
     started: u64,
     origin: Mutex<Origin>,
     handles: Mutex<HashMap<u64, HandleInfo>>,
@@ -69,21 +69,42 @@ impl Entry {
         *lock(&self.origin) = o;
     }
 
-    pub(crate) fn opened(&self, id: u64, name: &str, resolved: &str, o: &OpenOptions) {
-        lock(&self.handles).insert(
+    /// A place for handle `id` among this connection's handles, unless it holds `max`
+    /// (MAXHANDS) already: 2017 HANDLE_NOT_AVAILABLE. Dropping the slot unfilled gives it back.
+    pub(crate) fn reserve(
+        self: &Arc<Self>,
+        id: u64,
+        max: Option<u32>,
+    ) -> crate::error::MqResult<HandleSlot> {
+        let mut h = lock(&self.handles);
+        if let Some(max) = max
+            && h.len() >= max as usize
+        {
+            return crate::error::mqerr!(
+                HandleNotAvailable,
+                "this connection holds MAXHANDS({max}) handles already: close some, or ALTER \
+                 QMGR MAXHANDS(n)"
+            );
+        }
+        h.insert(
             id,
             HandleInfo {
                 id,
-                name: name.to_string(),
-                resolved: resolved.to_string(),
-                input_shared: o.input_shared,
-                input_exclusive: o.input_exclusive,
-                output: o.output,
-                browse: o.browse,
-                inquire: o.inquire,
-                set: o.set,
+                name: String::new(),
+                resolved: String::new(),
+                input_shared: false,
+                input_exclusive: false,
+                output: false,
+                browse: false,
+                inquire: false,
+                set: false,
             },
         );
+        Ok(HandleSlot {
+            entry: self.clone(),
+            id,
+            filled: false,
+        })
     }
 
     pub(crate) fn closed(&self, id: u64) {
@@ -102,6 +123,43 @@ impl Entry {
             started: self.started,
             uow_active: self.uow_active.load(Ordering::Relaxed),
             handles,
+        }
+    }
+}
+
+/// A handle's place reserved by [`Entry::reserve`]; given back when dropped unless filled.
+pub(crate) struct HandleSlot {
+    entry: Arc<Entry>,
+    id: u64,
+    filled: bool,
+}
+
+impl HandleSlot {
+    /// Records what the handle opened; its number.
+    pub(crate) fn fill(mut self, name: &str, resolved: &str, o: &OpenOptions) -> u64 {
+        self.filled = true;
+        lock(&self.entry.handles).insert(
+            self.id,
+            HandleInfo {
+                id: self.id,
+                name: name.to_string(),
+                resolved: resolved.to_string(),
+                input_shared: o.input_shared,
+                input_exclusive: o.input_exclusive,
+                output: o.output,
+                browse: o.browse,
+                inquire: o.inquire,
+                set: o.set,
+            },
+        );
+        self.id
+    }
+}
+
+impl Drop for HandleSlot {
+    fn drop(&mut self) {
+        if !self.filled {
+            self.entry.closed(self.id);
         }
     }
 }

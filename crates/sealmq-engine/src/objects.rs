@@ -348,6 +348,28 @@ pub struct QmgrDef {
     pub noted: crate::noted::Noted,
 }
 
+/// MQ's default MAXHANDS: handles one connection may hold open at once.
+pub const DEFAULT_MAXHANDS: u32 = 256;
+
+impl QmgrDef {
+    /// MAXHANDS (kept with the noted attributes; MQ's default 256).
+    pub fn max_handles(&self) -> u32 {
+        self.noted
+            .get("MAXHANDS")
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .unwrap_or(DEFAULT_MAXHANDS)
+    }
+
+    /// MAXUMSGS (kept with the noted attributes; MQ's default 10,000): operations one unit of
+    /// work may hold uncommitted, and messages one asynchronous consumer may hold unsettled.
+    pub fn max_uncommitted(&self) -> usize {
+        self.noted
+            .get("MAXUMSGS")
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .unwrap_or(crate::mqi::MAX_UNCOMMITTED)
+    }
+}
+
 /// MQ's default TRIGINT: in practice, never re-trigger.
 pub const DEFAULT_TRIGINT: u64 = 999_999_999;
 

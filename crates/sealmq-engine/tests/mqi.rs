@@ -655,3 +655,70 @@ fn noshare_and_defsopt_decide_exclusivity() {
     a.close(&s1).unwrap();
     b.close(&s2).unwrap();
 }
+
+/// A handle dropped without MQCLOSE (an AMQP attach refused after its queue was opened, a task
+/// that ended) gives back everything its open took: the exclusive open, the open counts, the
+/// connection's handle, a temporary dynamic queue.
+#[test]
+fn a_dropped_handle_is_closed() {
+    let (_d, qm) = qm();
+    let mut q = local(&qm, "EXCL");
+    q.share = false;
+    qm.alter(q).unwrap();
+    let c = qm.connect("app", "test").unwrap();
+    let other = qm.connect("app", "test").unwrap();
+    let h = c.open("EXCL", OpenOptions::input()).unwrap();
+    assert_eq!(code(other.open("EXCL", OpenOptions::input())), 2042);
+    assert_eq!(qm.queue_status("EXCL").unwrap().input_opens, 1);
+    drop(h);
+    assert_eq!(qm.queue_status("EXCL").unwrap().input_opens, 0);
+    let mine = |qm: &QueueManager| {
+        qm.connections()
+            .into_iter()
+            .find(|i| i.id == c.id)
+            .map(|i| i.handles.len())
+    };
+    assert_eq!(mine(&qm), Some(0));
+    let h = other.open("EXCL", OpenOptions::input()).unwrap();
+    other.close(&h).unwrap();
+    assert_eq!(code(other.close(&h)), 2019);
+    drop(h); // closed already: nothing is given back twice
+    assert_eq!(qm.queue_status("EXCL").unwrap().input_opens, 0);
+    // A temporary dynamic queue goes with its dropped handle.
+    let t = c
+        .open_dynamic("SYSTEM.DEFAULT.MODEL.QUEUE", OpenOptions::input(), "TMP.*")
+        .unwrap();
+    let name = t.resolved.clone();
+    assert!(qm.queue_status(&name).is_ok());
+    drop(t);
+    assert_eq!(code(qm.queue_status(&name)), 2085);
+}
+
+/// MAXHANDS bounds the handles one application connection holds (MQ's default 256); a refused
+/// open takes nothing, and a closed handle makes room.
+#[test]
+fn maxhands_bounds_the_handles_of_a_connection() {
+    let (_d, qm) = qm();
+    local(&qm, "Q");
+    let mut qmgr = qm.qmgr();
+    qmgr.noted.insert("MAXHANDS".into(), "3".into());
+    qm.alter_qmgr(qmgr).unwrap();
+    let c = qm.connect("app", "test").unwrap();
+    let mut held: Vec<Hobj> = (0..3)
+        .map(|_| c.open("Q", OpenOptions::output()).unwrap())
+        .collect();
+    assert_eq!(code(c.open("Q", OpenOptions::output())), 2017);
+    assert_eq!(
+        code(c.open_dynamic("SYSTEM.DEFAULT.MODEL.QUEUE", OpenOptions::input(), "TMP.*")),
+        2017
+    );
+    assert_eq!(qm.queue_status("Q").unwrap().output_opens, 3);
+    // Another connection has its own handles; the queue manager's own work is not limited.
+    let other = qm.connect("app", "test").unwrap();
+    other.close(&other.open("Q", OpenOptions::output()).unwrap()).unwrap();
+    c.close(&held.pop().unwrap()).unwrap();
+    let h = c.open("Q", OpenOptions::output()).unwrap();
+    c.close(&h).unwrap();
+    assert_eq!(qm.qmgr().max_handles(), 3);
+    assert_eq!(sealmq_engine::objects::QmgrDef::new("QMX").max_handles(), 256);
+}

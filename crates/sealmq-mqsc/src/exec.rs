@@ -102,9 +102,14 @@ fn qmgr_block(q: &QmgrDef) -> Block {
         ("MAXCHL".into(), q.maxchl.to_string()),
         ("TRIGINT".into(), q.trig_int_ms().to_string()),
         ("MSGCACHE".into(), (q.msg_cache_bytes() >> 20).to_string()),
+        ("MAXHANDS".into(), q.max_handles().to_string()),
+        ("MAXUMSGS".into(), q.max_uncommitted().to_string()),
     ]
     .into_iter()
-    .chain(crate::known::shown(&q.noted).filter(|(k, _)| k != "TRIGINT" && k != "MSGCACHE"))
+    .chain(
+        crate::known::shown(&q.noted)
+            .filter(|(k, _)| !matches!(k.as_str(), "TRIGINT" | "MSGCACHE" | "MAXHANDS" | "MAXUMSGS")),
+    )
     .collect()
 }
 
@@ -273,6 +278,16 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
                     "MSGCACHE" => {
                         let v = num(a, 1, 1_048_576)?;
                         q.noted.insert("MSGCACHE".into(), v.to_string());
+                    }
+                    // Handles one connection may hold, and operations one unit of work (or
+                    // one asynchronous consumer, unsettled) may hold: MQ's names and ranges.
+                    "MAXHANDS" => {
+                        let v = num(a, 0, 999_999_999)?;
+                        q.noted.insert("MAXHANDS".into(), v.to_string());
+                    }
+                    "MAXUMSGS" => {
+                        let v = num(a, 1, 999_999_999)?;
+                        q.noted.insert("MAXUMSGS".into(), v.to_string());
                     }
                     "CHLAUTH" => {
                         q.chlauth_enabled = choice(a, &["ENABLED", "DISABLED"])? == "ENABLED"

@@ -34,6 +34,11 @@ pub(crate) struct Admitted {
 
 pub(crate) type Refusal = (u32, String);
 
+/// What a client refused for want of authority is told: its reason code and no more (as MQ:
+/// the rule, the user lists and mapped users are the administrator's to read, in the log).
+pub(crate) const NOT_AUTHORIZED: &str =
+    "not authorized: the queue manager's error log says why (ask its administrator)";
+
 fn refuse(sec: &Security, who: &str, reason: ReasonCode, detail: String) -> Refusal {
     sec.events.log(&format!(
         "connection refused ({} {}): {who}: {detail}",
@@ -41,6 +46,12 @@ fn refuse(sec: &Security, who: &str, reason: ReasonCode, detail: String) -> Refu
         reason.name()
     ));
     (reason.code(), detail)
+}
+
+/// A refusal whose detail only the log gets (CHLAUTH rules, password checks).
+fn deny(sec: &Security, who: &str, detail: String) -> Refusal {
+    let _ = refuse(sec, who, ReasonCode::NotAuthorized, detail);
+    (ReasonCode::NotAuthorized.code(), NOT_AUTHORIZED.to_string())
 }
 
 /// Instances per channel, and per (channel, client address).
@@ -118,7 +129,7 @@ pub(crate) fn ip_of(addr: &str) -> String {
 fn authenticate(
     sec: &Security,
     h: &Hello<'_>,
-    who: &str,
+    (who, addr): (&str, &str),
     over_clear_tcp: bool,
     allow_cleartext: bool,
 ) -> Result<Option<String>, Refusal> {
@@ -149,13 +160,12 @@ fn authenticate(
                 .into(),
         ));
     }
-    if sec.users.verify(h.user, h.password) {
+    if sec.check_password(addr, h.user, h.password) {
         Ok(Some(h.user.to_string()))
     } else {
-        Err(refuse(
+        Err(deny(
             sec,
             who,
-            ReasonCode::NotAuthorized,
             format!("user id '{}' and password were not accepted", h.user),
         ))
     }
@@ -178,7 +188,7 @@ pub(crate) fn admit(
             let given = if check == Check::None || *admin {
                 None
             } else {
-                authenticate(sec, h, &who, false, true)?
+                authenticate(sec, h, (&who, &format!("local:{user}")), false, true)?
             };
             if check == Check::Required && !*admin && given.is_none() {
                 return Err(refuse(
@@ -242,14 +252,10 @@ pub(crate) fn admit(
             }
             let allow_clear = authinfo.as_ref().is_some_and(|a| a.allow_cleartext);
             let check = authinfo.as_ref().map(|a| a.chckclnt).unwrap_or(Check::None);
-            let given = if check == Check::None {
-                None
-            } else {
-                authenticate(sec, h, &who, tls.is_none(), allow_clear)?
-            };
             let adopt = authinfo.as_ref().is_some_and(|a| a.adoptctx);
-            let channel_user = match (&given, adopt) {
-                (Some(u), true) => u.clone(),
+            // Who the channel runs as, given the user a password authenticated (if any).
+            let runs_as = |given: Option<&str>| match (given, adopt) {
+                (Some(u), true) => u.to_string(),
                 _ if !def.mcauser.is_empty() => def.mcauser.clone(),
                 _ => tls
                     .as_ref()
@@ -264,6 +270,25 @@ pub(crate) fn admit(
                 clntuser: (!h.user.is_empty()).then_some(h.user),
                 qmname: None,
             };
+            let blocked = |rule: String, detail: String| {
+                deny(sec, &who, format!("refused by {rule}: {detail}"))
+            };
+            // CHLAUTH first, judged as if the password were right: a blocked address or user
+            // is refused before any password is looked at, so the answer cannot tell a right
+            // password from a wrong one.
+            let checks_password = check != Check::None && !h.user.is_empty();
+            if checks_password
+                && let Decision::Block { rule, detail } =
+                    qm.check_channel(&partner, &runs_as(Some(h.user)))
+            {
+                return Err(blocked(rule, detail));
+            }
+            let given = if check == Check::None {
+                None
+            } else {
+                authenticate(sec, h, (&who, &ip), tls.is_none(), allow_clear)?
+            };
+            let channel_user = runs_as(given.as_deref());
             let (user, rule_check) = match qm.check_channel(&partner, &channel_user) {
                 Decision::Allow {
                     user,
@@ -275,14 +300,7 @@ pub(crate) fn admit(
                     }
                     (user, chckclnt)
                 }
-                Decision::Block { rule, detail } => {
-                    return Err(refuse(
-                        sec,
-                        &who,
-                        ReasonCode::NotAuthorized,
-                        format!("refused by {rule}: {detail}"),
-                    ));
-                }
+                Decision::Block { rule, detail } => return Err(blocked(rule, detail)),
             };
             let admin_user = qm.admin() == Some(user.as_str());
             let required = match rule_check {
@@ -295,10 +313,9 @@ pub(crate) fn admit(
                 },
             };
             if required && given.is_none() {
-                return Err(refuse(
+                return Err(deny(
                     sec,
                     &who,
-                    ReasonCode::NotAuthorized,
                     format!(
                         "channel {name} requires a user id and password (CHCKCLNT) for '{user}': \
                          give --user"

@@ -30,6 +30,34 @@ pub(crate) type Out = Arc<Mutex<Box<dyn Write + Send>>>;
 /// Consumers one connection may run at once.
 const MAX_CONSUMERS: usize = 32;
 
+/// Pusher threads the whole process may run at once: a thread each, so that many idle
+/// consumers cannot take the host's process limit (200 connections of 32 consumers would
+/// be 6,400 threads). Past it, a new consumer is refused with 2102; existing ones go on.
+pub(crate) const MAX_PUSHERS: usize = 1024;
+
+/// Pusher threads running now, in this process.
+static PUSHERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// One counted pusher thread; dropping it (when the thread ends) uncounts it.
+struct PusherSlot;
+
+impl PusherSlot {
+    fn take() -> Option<PusherSlot> {
+        PUSHERS
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < MAX_PUSHERS).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| PusherSlot)
+    }
+}
+
+impl Drop for PusherSlot {
+    fn drop(&mut self) {
+        PUSHERS.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// How long a pusher with nothing to push waits for a message before it looks whether it
 /// was stopped.
 const IDLE_WAIT: Duration = Duration::from_millis(100);
@@ -41,11 +69,17 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// What the connection's thread and a pusher share.
 struct Shared {
     stop: AtomicBool,
+    /// Messages the client may still be sent; never above MAXUMSGS, whatever it grants.
     credit: Mutex<u64>,
+    /// Messages pushed and not settled (not counting browsed ones); the pusher waits while
+    /// MAXUMSGS of them are held, whatever credit says.
+    held: std::sync::atomic::AtomicU64,
+    /// MAXUMSGS when the consumer started.
+    most: u64,
     more: Condvar,
     /// Batches pushed and not settled, with the units of work that got them (one per batch;
     /// read-ahead: one per message).
-    unsettled: Mutex<HashMap<u32, Vec<Connection>>>,
+    unsettled: Mutex<HashMap<u32, (u32, Vec<Connection>)>>,
     /// Twins with no unit of work open, for the next batches.
     idle: Mutex<Vec<Connection>>,
 }
@@ -92,15 +126,26 @@ impl Consumers {
         if req.mode == mode::BROWSE && !src.hobj_browsable() {
             return Err((2036, "the handle was not opened for browse".into()));
         }
-        // Unsettled messages count as MQ's uncommitted ones (MAXUMSGS): a window, and a
-        // batch, hold at most that many.
-        let most = sealmq_engine::mqi::MAX_UNCOMMITTED as u32;
+        // Unsettled messages count as MQ's uncommitted ones (MAXUMSGS): a window, a batch,
+        // the credit granted later and the messages held unsettled are each at most that many.
+        let most = u32::try_from(src.qm.qmgr().max_uncommitted()).unwrap_or(u32::MAX);
         let mut req = req;
         req.window = req.window.clamp(1, most);
         req.batch = req.batch.clamp(1, req.window);
+        let Some(slot) = PusherSlot::take() else {
+            return Err((
+                sealmq_types::ReasonCode::ResourceProblem.code(),
+                format!(
+                    "the queue manager runs {MAX_PUSHERS} consumers already: try again later, \
+                     or use gets"
+                ),
+            ));
+        };
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
             credit: Mutex::new(u64::from(req.window)),
+            held: std::sync::atomic::AtomicU64::new(0),
+            most: u64::from(most),
             more: Condvar::new(),
             unsettled: Mutex::new(HashMap::new()),
             idle: Mutex::new(Vec::new()),
@@ -117,7 +162,10 @@ impl Consumers {
         };
         let t = std::thread::Builder::new()
             .name(format!("consume-{}", req.tag))
-            .spawn(move || pusher.run())
+            .spawn(move || {
+                let _slot = slot;
+                pusher.run()
+            })
             .map_err(|e| (2102, format!("cannot start a consumer thread: {e}")))?;
         self.0.insert(
             req.tag,
@@ -132,7 +180,8 @@ impl Consumers {
 
     pub(crate) fn credit(&self, tag: u32, n: u32) {
         if let Some(c) = self.0.get(&tag) {
-            *lock(&c.shared.credit) += u64::from(n);
+            let mut credit = lock(&c.shared.credit);
+            *credit = credit.saturating_add(u64::from(n)).min(c.shared.most);
             c.shared.more.notify_all();
         }
     }
@@ -159,7 +208,7 @@ impl Consumers {
         let Some(c) = self.0.get(&tag) else {
             return (2195, format!("no consumer {tag}"));
         };
-        let Some(conns) = lock(&c.shared.unsettled).remove(&batch) else {
+        let Some((count, conns)) = lock(&c.shared.unsettled).remove(&batch) else {
             return (
                 2195,
                 format!("batch {batch} of consumer {tag} is not pushed or settled"),
@@ -177,6 +226,8 @@ impl Consumers {
             }
         }
         lock(&c.shared.idle).extend(conns);
+        c.shared.held.fetch_sub(u64::from(count), Ordering::AcqRel);
+        c.shared.more.notify_all();
         match r {
             Ok(()) => (0, String::new()),
             Err(e) => (e.reason.code(), e.detail),
@@ -263,10 +314,15 @@ impl Pusher {
         self.shared.stop.load(Ordering::Acquire) || self.qm.is_quiescing()
     }
 
-    /// Waits for credit; false when stopped.
+    /// Whether a message may be pushed now: credit left, and fewer than MAXUMSGS held.
+    fn may_push(&self, credit: u64) -> bool {
+        credit > 0 && self.shared.held.load(Ordering::Acquire) < self.shared.most
+    }
+
+    /// Waits for credit (and room under MAXUMSGS); false when stopped.
     fn wait_credit(&self) -> bool {
         let mut c = lock(&self.shared.credit);
-        while *c == 0 {
+        while !self.may_push(*c) {
             if self.stopped() {
                 return false;
             }
@@ -295,6 +351,9 @@ impl Pusher {
     }
 
     fn push(&self, d: Delivery) -> bool {
+        if self.req.mode != mode::BROWSE {
+            self.shared.held.fetch_add(1, Ordering::AcqRel);
+        }
         let ok = self.send(&Response::Delivery(d), false);
         let mut c = lock(&self.shared.credit);
         *c = c.saturating_sub(1);
@@ -334,7 +393,8 @@ impl Pusher {
                     let late = began.is_some_and(|b: Instant| {
                         b.elapsed() >= Duration::from_millis(u64::from(self.req.batch_ms))
                     });
-                    if full || late || self.stopped() || *lock(&self.shared.credit) == 0 {
+                    if full || late || self.stopped() || !self.may_push(*lock(&self.shared.credit))
+                    {
                         break;
                     }
                     // The first message of a batch is waited for (once the client knows there
@@ -403,7 +463,7 @@ impl Pusher {
                 if browse {
                     spare.extend(conns);
                 } else {
-                    lock(&self.shared.unsettled).insert(batch_no, conns);
+                    lock(&self.shared.unsettled).insert(batch_no, (count, conns));
                 }
                 if !self.send(&end, true) {
                     break;

@@ -9,6 +9,7 @@
 
 mod acct;
 mod admit;
+pub mod authgate;
 pub mod chinit;
 mod conn;
 pub mod connauth;
@@ -165,6 +166,13 @@ impl Server {
         // The queue manager's own user is the administrator; everyone else needs AUTHRECs.
         qcfg.admin = Some(user_name(me_uid));
         qcfg.dse = sealmq_storage::dse::Dse::load(&cfg.dir).map_err(|e| e.to_string())?;
+        // The secrets are read: no other process of this user may read them from us.
+        let secrets: Vec<String> = svcrun::SECRET_ENV
+            .iter()
+            .map(|s| s.to_string())
+            .chain(sealmq_storage::dse::Dse::secret_env(&cfg.dir))
+            .collect();
+        perms::scrub_secrets(&secrets);
         let (qm, report) = QueueManager::start(qcfg).map_err(|e| e.to_string())?;
         tracing::info!(
             "queue manager {} started ({fds} descriptors): {} messages recovered, {} log records replayed{}",
@@ -208,7 +216,7 @@ impl Server {
             conns: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             chinit: ci.clone(),
             instances: Arc::default(),
-            limit: Arc::default(),
+            limit: ci.limit.clone(),
         };
         {
             let (qm, ctx) = (qm.clone(), ctx.clone());
@@ -217,7 +225,14 @@ impl Server {
                     if ctx.stop.load(Ordering::Relaxed) {
                         break;
                     }
-                    let Ok(s) = s else { continue };
+                    let s = match s {
+                        Ok(s) => s,
+                        Err(e) => {
+                            tracing::warn!("accept on the local socket failed: {e}");
+                            std::thread::sleep(std::time::Duration::from_millis(50));
+                            continue;
+                        }
+                    };
                     let (uid, pid) = peer_cred(&s).unwrap_or((u32::MAX, 0));
                     let user = user_name(uid);
                     let admin = uid == me_uid;

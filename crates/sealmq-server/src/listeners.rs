@@ -185,9 +185,29 @@ fn accept_loop(tl: &TcpListener, stop: &AtomicBool, qm: &Arc<QueueManager>, ctx:
         if stop.load(Ordering::Relaxed) || ctx.stop.load(Ordering::Relaxed) {
             break;
         }
-        let Ok(s) = s else { continue };
+        let s = match s {
+            Ok(s) => s,
+            Err(e) => {
+                // Out of descriptors, say: wait a little instead of spinning on accept.
+                tracing::warn!("accept failed: {e}");
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                continue;
+            }
+        };
         let _ = s.set_nodelay(true);
         let addr = s.peer_addr().map(|a| a.to_string()).unwrap_or_default();
+        // A blocked address is refused before anything else: no thread, no TLS, no password.
+        if let Some(why) = qm.address_blocked(&crate::admit::ip_of(&addr)) {
+            ctx.security
+                .events
+                .log(&format!("connection from {addr} refused (2035): {why}"));
+            if ctx.security.tls().is_none() {
+                refuse_early(&s, 2035, crate::admit::NOT_AUTHORIZED);
+            } else {
+                let _ = s.shutdown(std::net::Shutdown::Both);
+            }
+            continue;
+        }
         let Some(slot) = ctx.slot(qm, &format!("connection from {addr}")) else {
             if ctx.security.tls().is_none() {
                 refuse_early(&s, 2537, MAXCHL_REFUSAL);

@@ -44,7 +44,17 @@ type StartFn =
     unsafe extern "C" fn(*const c_char, *const c_char, *const PamConv, *mut *mut c_void) -> c_int;
 type FlagsFn = unsafe extern "C" fn(*mut c_void, c_int) -> c_int;
 
+type SetItemFn = unsafe extern "C" fn(*mut c_void, c_int, *const c_void) -> c_int;
+
+/// PAM_FAIL_DELAY (pam_appl.h): a function PAM calls instead of sleeping after a failure.
+const PAM_FAIL_DELAY: c_int = 10;
+
+/// PAM's own delay after a failure is replaced by the authentication gate's (`authgate.rs`),
+/// which answers every failure after the same time, whichever module failed.
+unsafe extern "C" fn no_delay(_retval: c_int, _usec: libc::c_uint, _appdata: *mut c_void) {}
+
 struct Lib {
+    set_item: Option<SetItemFn>,
     start: StartFn,
     authenticate: FlagsFn,
     acct_mgmt: FlagsFn,
@@ -67,6 +77,8 @@ fn lib() -> Option<&'static Lib> {
                 (!p.is_null()).then_some(p)
             };
             Some(Lib {
+                set_item: sym(c"pam_set_item")
+                    .map(|p| std::mem::transmute::<*mut c_void, SetItemFn>(p)),
                 start: std::mem::transmute::<*mut c_void, StartFn>(sym(c"pam_start")?),
                 authenticate: std::mem::transmute::<*mut c_void, FlagsFn>(sym(
                     c"pam_authenticate",
@@ -136,6 +148,10 @@ pub fn verify(user: &str, password: &str) -> bool {
         let mut rc = (l.start)(c"sealmq".as_ptr(), u.as_ptr(), &conv, &mut h);
         if rc != PAM_SUCCESS || h.is_null() {
             return false;
+        }
+        if let Some(set) = l.set_item {
+            let f: unsafe extern "C" fn(c_int, libc::c_uint, *mut c_void) = no_delay;
+            set(h, PAM_FAIL_DELAY, f as *const c_void);
         }
         rc = (l.authenticate)(h, 0);
         if rc == PAM_SUCCESS {

@@ -128,3 +128,41 @@ pub fn share_socket(dir: &Path, socket: &Path) -> Result<(), String> {
         .and_then(|_| std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o770)))
         .map_err(|e| format!("cannot share {} with group {g}: {e}", socket.display()))
 }
+
+/// Takes the secrets out of this process's environment once they have been read (the master
+/// key or passphrase of encryption at rest, passwords given to sealmq's commands): their
+/// bytes are overwritten where the kernel shows them (`/proc/<pid>/environ` reads the
+/// process's first environment block, which unsetting a variable leaves as it was), then the
+/// variables are removed. The process is also made non-dumpable, so that other processes of
+/// its user (a SERVICE's programs among them) cannot read its memory, environment or
+/// descriptors through /proc or ptrace, and no core file holds its keys.
+///
+/// Called at start, before any thread of the queue manager's own is started.
+pub fn scrub_secrets(names: &[String]) {
+    // SAFETY: prctl with PR_SET_DUMPABLE takes integer arguments only.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
+    unsafe extern "C" {
+        static mut environ: *mut *mut libc::c_char;
+    }
+    for name in names.iter().filter(|n| std::env::var_os(n).is_some()) {
+        let prefix = format!("{name}=");
+        // SAFETY: `environ` is the C library's NULL-terminated array of NUL-terminated
+        // strings; it is walked before any other thread of ours runs, and each matching
+        // string's value bytes are overwritten in place, never past its NUL.
+        unsafe {
+            let mut p = environ;
+            while !p.is_null() && !(*p).is_null() {
+                let entry = *p;
+                let bytes = std::ffi::CStr::from_ptr(entry).to_bytes();
+                if bytes.starts_with(prefix.as_bytes()) {
+                    let value = entry.add(prefix.len());
+                    std::ptr::write_bytes(value, b'0', bytes.len() - prefix.len());
+                }
+                p = p.add(1);
+            }
+            std::env::remove_var(name);
+        }
+    }
+}

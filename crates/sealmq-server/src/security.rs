@@ -25,6 +25,8 @@ pub struct Security {
     pub users: crate::connauth::Users,
     /// Security events for the queue manager's log (rate-limited).
     pub events: crate::events::Events,
+    /// Every password check passes through it (bounded, delayed after failures).
+    pub gate: crate::authgate::Gate,
     dir: PathBuf,
     /// The listener serves TLS: a keystore that cannot make a TLS configuration is an error.
     tls: bool,
@@ -48,6 +50,7 @@ impl Security {
         Ok(Security {
             users: crate::connauth::Users::load(&qm_dir)?,
             events: crate::events::Events::default(),
+            gate: crate::authgate::Gate::default(),
             dir,
             tls,
             loaded: RwLock::new(Loaded {
@@ -62,6 +65,32 @@ impl Security {
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// Checks `user`'s password from `addr` (an IP address, or `local:<OS user>`) through
+    /// the authentication gate; a refusal's detail goes to the log, never the password.
+    pub fn check_password(&self, addr: &str, user: &str, password: &str) -> bool {
+        use crate::authgate::Verdict;
+        match self
+            .gate
+            .check(addr, user, || self.users.verify(user, password))
+        {
+            Verdict::Accepted => true,
+            Verdict::Refused => {
+                self.events.log(&format!(
+                    "password check failed: user id '{user}' from {addr}: unknown user or wrong \
+                     password"
+                ));
+                false
+            }
+            Verdict::Busy => {
+                self.events.log(&format!(
+                    "password check refused: user id '{user}' from {addr}: too many checks under \
+                     way (from everywhere, or from this address)"
+                ));
+                false
+            }
+        }
     }
 
     /// The protector of the keystore in use, if the queue manager has one.

@@ -21,7 +21,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
 /// Variables that carry secrets to sealmq's own commands.
-const SECRET_ENV: [&str; 3] = [
+pub(crate) const SECRET_ENV: [&str; 3] = [
     "SEALMQ_PASSWORD",
     "SEALMQ_NEW_PASSWORD",
     "SEALMQ_BENCH_DSE_KEY",

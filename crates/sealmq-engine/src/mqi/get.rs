@@ -218,12 +218,13 @@ impl Connection {
             return Ok(Taken::Done(got));
         }
         let seq = key.1;
+        let max_u = crate::qm::read(&self.qm.qmgr).max_uncommitted();
         let mut uow = self.uow.lock().unwrap_or_else(|p| p.into_inner());
         if gmo.syncpoint {
-            if uow.as_ref().is_some_and(|u| u.ops.len() >= MAX_UNCOMMITTED) {
+            if uow.as_ref().is_some_and(|u| u.ops.len() >= max_u) {
                 return mqerr!(
                     SyncpointLimitReached,
-                    "more than {MAX_UNCOMMITTED} uncommitted operations"
+                    "more than MAXUMSGS({max_u}) uncommitted operations in one unit of work"
                 );
             }
             let tx = self.uow_tx(&mut uow);

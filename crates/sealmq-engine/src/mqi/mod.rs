@@ -43,6 +43,14 @@ pub struct Hobj {
     closed: std::sync::atomic::AtomicBool,
     /// This handle's number in the connection registry.
     hid: u64,
+    /// The connection's registry entry and the queue manager, to release the handle when it
+    /// is closed or dropped (weak: a handle does not keep its connection alive).
+    owner: Option<Owner>,
+}
+
+struct Owner {
+    entry: std::sync::Weak<crate::conns::Entry>,
+    qm: std::sync::Weak<QueueManager>,
 }
 
 impl Hobj {
@@ -69,7 +77,53 @@ impl Hobj {
             temporary: false,
             closed: std::sync::atomic::AtomicBool::new(false),
             hid: 0,
+            owner: None,
         }
+    }
+
+    /// Gives back what the open took (the queue's open counts, the registry's handle, a
+    /// temporary dynamic queue); `false` when that was done already.
+    fn release(&self) -> bool {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        let owner = self.owner.as_ref();
+        if let Some(e) = owner.and_then(|o| o.entry.upgrade()) {
+            e.closed(self.hid);
+        }
+        if let Target::Local(q) = &self.target {
+            let mut st = q.lock();
+            if self.opts.input_any() {
+                st.open_input = st.open_input.saturating_sub(1);
+                if self.opts.input_exclusive {
+                    st.open_exclusive = false;
+                }
+            }
+            if self.opts.output {
+                st.open_output = st.open_output.saturating_sub(1);
+            }
+            if self.opts.browse {
+                st.open_browse = st.open_browse.saturating_sub(1);
+            }
+        }
+        if self.temporary
+            && let Some(qm) = owner.and_then(|o| o.qm.upgrade())
+        {
+            write(&qm.defs).remove(&self.resolved);
+            // Its messages leave the cache's count, and a spill file goes with them.
+            if let Some(q) = write(&qm.locals).remove(&self.resolved) {
+                q.lock().destroy();
+            }
+        }
+        true
+    }
+}
+
+impl Drop for Hobj {
+    /// A handle dropped without MQCLOSE (a refused AMQP attach, a task that ended, a
+    /// connection that went) is closed: nothing an open took is kept.
+    fn drop(&mut self) {
+        self.release();
     }
 }
 
@@ -196,6 +250,23 @@ impl Connection {
 
     /// MQOPEN with a dynamic queue name pattern for model queues (`PREFIX.*`).
     pub fn open_dynamic(&self, name: &str, opts: OpenOptions, dyn_name: &str) -> MqResult<Hobj> {
+        // MAXHANDS: a place in the connection's handles before anything is made or counted.
+        let max = if self.internal || self.entry.internal {
+            None
+        } else {
+            Some(read(&self.qm.qmgr).max_handles())
+        };
+        let slot = self.entry.reserve(self.qm.conns.next_handle(), max)?;
+        self.open_in(name, opts, dyn_name, slot)
+    }
+
+    fn open_in(
+        &self,
+        name: &str,
+        opts: OpenOptions,
+        dyn_name: &str,
+        slot: crate::conns::HandleSlot,
+    ) -> MqResult<Hobj> {
         self.check_running()?;
         if !(opts.input_any() || opts.browse || opts.output || opts.inquire || opts.set) {
             return mqerr!(OptionsError, "open '{name}': no open option given");
@@ -280,7 +351,7 @@ impl Connection {
                         Some((xq, _)) => xq,
                         // A remote definition naming this queue manager: the local queue.
                         None if target_def.remote_name != name => {
-                            return self.open_dynamic(&target_def.remote_name, opts, dyn_name);
+                            return self.open_in(&target_def.remote_name, opts, dyn_name, slot);
                         }
                         None => {
                             return mqerr!(
@@ -342,13 +413,12 @@ impl Connection {
                 st.open_browse += 1;
             }
         }
-        let hid = self.qm.conns.next_handle();
         let shown = if def.qtype == QType::Model {
             resolved.clone()
         } else {
             name.to_string()
         };
-        self.entry.opened(hid, &shown, &resolved, &opts);
+        let hid = slot.fill(&shown, &resolved, &opts);
         if opts.input_any() && matches!(target, Target::Local(_)) {
             self.qm.trigger_at_initq_open(&resolved);
         }
@@ -363,6 +433,10 @@ impl Connection {
             temporary,
             closed: std::sync::atomic::AtomicBool::new(false),
             hid,
+            owner: Some(Owner {
+                entry: Arc::downgrade(&self.entry),
+                qm: Arc::downgrade(&self.qm),
+            }),
         })
     }
 
@@ -400,31 +474,8 @@ impl Connection {
 
     /// MQCLOSE. A temporary dynamic queue is deleted with its messages.
     pub fn close(&self, h: &Hobj) -> MqResult<()> {
-        if h.closed.swap(true, Ordering::AcqRel) {
+        if !h.release() {
             return mqerr!(HobjError, "'{}' is already closed", h.name);
-        }
-        self.entry.closed(h.hid);
-        if let Target::Local(q) = &h.target {
-            let mut st = q.lock();
-            if h.opts.input_any() {
-                st.open_input = st.open_input.saturating_sub(1);
-                if h.opts.input_exclusive {
-                    st.open_exclusive = false;
-                }
-            }
-            if h.opts.output {
-                st.open_output = st.open_output.saturating_sub(1);
-            }
-            if h.opts.browse {
-                st.open_browse = st.open_browse.saturating_sub(1);
-            }
-        }
-        if h.temporary {
-            write(&self.qm.defs).remove(&h.resolved);
-            // Its messages leave the cache's count, and a spill file goes with them.
-            if let Some(q) = write(&self.qm.locals).remove(&h.resolved) {
-                q.lock().destroy();
-            }
         }
         Ok(())
     }
@@ -559,12 +610,13 @@ impl Connection {
         });
         let persistent = msg.is_persistent();
         let seq = self.qm.next_seq.fetch_add(1, Ordering::Relaxed);
+        let max_u = read(&self.qm.qmgr).max_uncommitted();
         let mut uow = self.uow.lock().unwrap_or_else(|p| p.into_inner());
         let tx = if pmo.syncpoint {
-            if uow.as_ref().is_some_and(|u| u.ops.len() >= MAX_UNCOMMITTED) {
+            if uow.as_ref().is_some_and(|u| u.ops.len() >= max_u) {
                 return mqerr!(
                     SyncpointLimitReached,
-                    "more than {MAX_UNCOMMITTED} uncommitted operations"
+                    "more than MAXUMSGS({max_u}) uncommitted operations in one unit of work"
                 );
             }
             self.uow_tx(&mut uow)

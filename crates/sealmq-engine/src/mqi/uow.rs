@@ -138,13 +138,14 @@ impl Connection {
         let Some(theirs) = theirs_slot.take() else {
             return Ok(());
         };
+        let max_u = crate::qm::read(&self.qm.qmgr).max_uncommitted();
         let mut mine = self.uow.lock().unwrap_or_else(|p| p.into_inner());
         let size = mine.as_ref().map_or(0, |u| u.ops.len()) + theirs.ops.len();
-        if size > MAX_UNCOMMITTED {
+        if size > max_u {
             *theirs_slot = Some(theirs);
             return mqerr!(
                 SyncpointLimitReached,
-                "more than {MAX_UNCOMMITTED} uncommitted operations in one unit of work"
+                "more than MAXUMSGS({max_u}) uncommitted operations in one unit of work"
             );
         }
         let into = self.uow_tx(&mut mine);

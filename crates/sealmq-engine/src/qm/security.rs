@@ -280,6 +280,25 @@ impl QueueManager {
         crate::chlauth::evaluate(&read(&self.sec).rules, p, channel_user, &admin)
     }
 
+    /// Why a connection from `ip` is refused by a BLOCKADDR rule before anything else is done
+    /// with it (`None`: not blocked, or CHLAUTH(DISABLED)). Rules with WARN(YES) only warn,
+    /// later, in [`check_channel`](Self::check_channel).
+    pub fn address_blocked(&self, ip: &str) -> Option<String> {
+        if !read(&self.qmgr).chlauth_enabled {
+            return None;
+        }
+        read(&self.sec)
+            .rules
+            .iter()
+            .filter(|r| r.rtype == RuleType::BlockAddr && !r.warn)
+            .find(|r| {
+                r.addrlist
+                    .iter()
+                    .any(|a| crate::chlauth::address_matches(a, ip))
+            })
+            .map(|r| format!("address {ip} is blocked by {}", r.describe()))
+    }
+
     /// Whether any rule of `rtype` exists (for DISPLAY).
     pub fn has_chlauth(&self, rtype: RuleType) -> bool {
         read(&self.sec).rules.iter().any(|r| r.rtype == rtype)

@@ -49,11 +49,14 @@ impl Initiator {
         }
         let (sec, keys) = (self.security.clone(), self.security.clone());
         let services = sealmq_amqp::Services {
-            verify: std::sync::Arc::new(move |u: &str, p: &str| sec.users.verify(u, p)),
+            verify: std::sync::Arc::new(move |addr: &str, u: &str, p: &str| {
+                sec.check_password(addr, u, p)
+            }),
             tls,
             keys: std::sync::Arc::new(move || keys.protector()),
             handshake: sealmq_amqp::listener::HANDSHAKE,
             accounts: Some(self.amqp_accounts()),
+            admit: self.amqp_admit(&d.name),
         };
         let ch = sealmq_amqp::AmqpChannel::start(self.qm.clone(), d, services)
             .map_err(|e| fail(ReasonCode::ResourceProblem, e))?;
@@ -63,6 +66,28 @@ impl Initiator {
             "SMQ0140I Channel {} started: AMQP on {addr}.",
             d.name
         ))
+    }
+
+    /// An AMQP connection is a network connection like any other: BLOCKADDR refuses its
+    /// address before TLS or SASL, and it holds a MAXCHL place until it ends.
+    fn amqp_admit(&self, channel: &str) -> sealmq_amqp::listener::Admit {
+        use crate::limits::TakeSlot;
+        let (qm, limit, sec) = (self.qm.clone(), self.limit.clone(), self.security.clone());
+        let channel = channel.to_string();
+        std::sync::Arc::new(move |ip: std::net::IpAddr| {
+            let ip = ip.to_string();
+            if let Some(why) = qm.address_blocked(&ip) {
+                sec.events.log(&format!(
+                    "AMQP connection from {ip} on channel {channel} refused: {why}"
+                ));
+                return Err(why);
+            }
+            let maxchl = qm.qmgr().maxchl;
+            match limit.take(maxchl) {
+                Some(slot) => Ok(Box::new(slot) as Box<dyn Send + Sync>),
+                None => Err(format!("MAXCHL({maxchl}) connections are served")),
+            }
+        })
     }
 
     /// MQI accounting for AMQP connections (ACCTMQI, read when each connects), as for

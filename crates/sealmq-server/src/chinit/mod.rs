@@ -223,6 +223,8 @@ pub struct Initiator {
     runs: Mutex<HashMap<String, Arc<Run>>>,
     /// Running AMQP channels (amqp.rs).
     amqp: Mutex<HashMap<String, sealmq_amqp::AmqpChannel>>,
+    /// Connections counted against MAXCHL: the listeners' and the AMQP channels' alike.
+    pub(crate) limit: Arc<crate::limits::Limit>,
 }
 
 /// How long to wait before connection attempt `attempt` (1-based): SHORTRTY times every
@@ -260,6 +262,7 @@ impl Initiator {
             security,
             runs: Mutex::new(HashMap::new()),
             amqp: Mutex::new(HashMap::new()),
+            limit: Arc::default(),
         })
     }
 

@@ -1,0 +1,123 @@
+"""A hostile AMQP 1.0 application on Apache Qpid Proton (python-qpid-proton), for
+tests/amqp_hostile.rs: floods of refused attaches, links, temporary queues and sessions, and
+timed password guesses. Prints one JSON line with what it saw.
+
+usage: hostile_client.py URL COMMAND ARGS...
+  dupattach QUEUE N     N sending links named alike on QUEUE in one session (each after the
+                        first is refused by the queue manager after it opened the queue)
+  links QUEUE N         N sending links on QUEUE in one connection, until one is refused
+  temps N               N temporary queues (dynamic receiving links) in one connection
+  sessions N            N sessions in one connection
+  login USER PASSWORD   one SASL PLAIN login: whether it got in, and how long the answer took
+"""
+import json
+import sys
+import time
+
+from proton import Message
+from proton.handlers import MessagingHandler
+from proton.reactor import Container, DynamicNodeProperties
+from proton.utils import BlockingConnection
+
+
+def out(**kw):
+    print(json.dumps(kw))
+    sys.stdout.flush()
+
+
+def refusal(attempt):
+    try:
+        attempt()
+        return None
+    except Exception as e:  # noqa: BLE001 - a refusal is the answer
+        return "%s: %s" % (type(e).__name__, e)
+
+
+class Flood(MessagingHandler):
+    """Opens `n` links or sessions as fast as the connection takes them; counts how many were
+    attached and how many refused, then closes."""
+
+    def __init__(self, url, kind, n, queue=None):
+        super().__init__()
+        self.url, self.kind, self.n, self.queue = url, kind, n, queue
+        self.opened = self.refused = 0
+        self.errors = []
+        self.closed_by_peer = None
+
+    def on_start(self, event):
+        self.conn = event.container.connect(self.url, allowed_mechs="ANONYMOUS")
+        for i in range(self.n):
+            if self.kind == "dupattach":
+                event.container.create_sender(self.conn, self.queue, name="same-name")
+            elif self.kind == "links":
+                event.container.create_sender(self.conn, self.queue, name="link-%d" % i)
+            elif self.kind == "temps":
+                event.container.create_receiver(
+                    self.conn, None, dynamic=True, name="temp-%d" % i,
+                    options=DynamicNodeProperties({"x-opt-test": True}))
+            elif self.kind == "sessions":
+                s = self.conn.session()
+                s.open()
+        self.timer = event.reactor.schedule(8.0, self)
+
+    def on_timer_task(self, event):
+        self.finish()
+
+    def finish(self):
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def on_link_opened(self, event):
+        link = event.link
+        if link.remote_source.address or link.remote_target.address or \
+                link.remote_source.dynamic or link.remote_target.address is not None:
+            self.opened += 1
+
+    def on_link_error(self, event):
+        self.refused += 1
+        cond = event.link.remote_condition
+        if cond is not None and len(self.errors) < 3:
+            self.errors.append("%s: %s" % (cond.name, cond.description))
+
+    def on_link_closed(self, event):
+        pass
+
+    def on_session_error(self, event):
+        cond = event.session.remote_condition
+        if cond is not None and len(self.errors) < 3:
+            self.errors.append("%s: %s" % (cond.name, cond.description))
+
+    def on_connection_error(self, event):
+        cond = event.connection.remote_condition
+        self.closed_by_peer = "%s: %s" % (cond.name, cond.description) if cond else "closed"
+        self.finish()
+
+    def on_transport_error(self, event):
+        cond = event.transport.condition
+        self.closed_by_peer = "%s: %s" % (cond.name, cond.description) if cond else "transport"
+        self.conn = None
+
+
+def main():
+    url, cmd = sys.argv[1], sys.argv[2]
+    if cmd == "login":
+        user, password = sys.argv[3], sys.argv[4]
+        t = time.monotonic()
+        why = refusal(lambda: BlockingConnection(
+            url, allowed_mechs="PLAIN", user=user, password=password, timeout=30,
+            allow_insecure_mechs=True).close())
+        out(login=why is None, seconds=time.monotonic() - t, error=why)
+        return
+    if cmd == "sessions":
+        h = Flood(url, cmd, int(sys.argv[3]))
+    elif cmd == "temps":
+        h = Flood(url, cmd, int(sys.argv[3]))
+    else:
+        h = Flood(url, cmd, int(sys.argv[4]), queue=sys.argv[3])
+    Container(h).run()
+    out(opened=h.opened, refused=h.refused, errors=h.errors, closed=h.closed_by_peer)
+
+
+if __name__ == "__main__":
+    main()

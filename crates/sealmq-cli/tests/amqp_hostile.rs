@@ -1,0 +1,183 @@
+//! An AMQP channel against a hostile application (python-qpid-proton, installed by the
+//! README's test command) and a real queue manager process: refused attaches that must give
+//! back what they took, floods of links, temporary queues and sessions that must stop at their
+//! limits, connections that count against MAXCHL, and SASL PLAIN that checks CHLAUTH before
+//! any password and tells a blocked client nothing of it.
+
+mod common;
+
+use common::{Home, free_port, wait_for};
+use std::process::Command;
+use std::time::Duration;
+
+const HOSTILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/amqp/hostile_client.py");
+
+/// Runs the hostile client; the JSON line it printed.
+fn hostile(url: &str, args: &[&str]) -> serde_json::Value {
+    let out = Command::new("python3")
+        .arg(HOSTILE)
+        .arg(url)
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "hostile {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(text.lines().last().unwrap_or("{}")).expect("a JSON line")
+}
+
+fn setup(h: &Home, qm: &str, extra: &str) -> String {
+    h.ok(&["create", qm]);
+    h.ok(&["start", qm, "--background"]);
+    let port = free_port();
+    h.mqsc(
+        qm,
+        &format!(
+            "DEFINE QLOCAL(APP.Q)\n\
+             DEFINE CHANNEL(APP.AMQP) CHLTYPE(AMQP) PORT({port}) IPADDR(127.0.0.1) MCAUSER('app')\n\
+             SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
+             SET AUTHREC PROFILE('APP.*') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET,BROWSE,INQ)\n\
+             SET AUTHREC PROFILE('SYSTEM.DEFAULT.MODEL.QUEUE') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(GET,DSP)\n\
+             SET AUTHREC PROFILE('AMQP.**') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET)\n\
+             {extra}START CHANNEL(APP.AMQP)\n"
+        ),
+    );
+    format!("amqp://127.0.0.1:{port}")
+}
+
+fn opprocs(h: &Home, qm: &str, q: &str) -> String {
+    let shown = h.mqsc(qm, &format!("DISPLAY QSTATUS({q}) OPPROCS IPPROCS\n"));
+    common::field(&shown, "OPPROCS")
+}
+
+/// A refused attach (here: a second sending link of one name in one session, refused after
+/// its queue was opened) gives its queue handle back: OPPROCS returns to 0 and the queue can
+/// be deleted. Before the fix each refusal leaked an open handle until restart.
+#[test]
+fn refused_attaches_give_their_queue_handles_back() {
+    let h = Home::new();
+    let url = setup(&h, "QR", "");
+    let r = hostile(&url, &["dupattach", "APP.Q", "40"]);
+    assert_eq!(r["opened"], 1, "{r}");
+    wait_for(Duration::from_secs(20), "OPPROCS(0) on APP.Q", || {
+        opprocs(&h, "QR", "APP.Q") == "0"
+    });
+    let log = std::fs::read_to_string(h.qm_dir("QR").join("qm.log")).unwrap_or_default();
+    assert!(log.contains("DuplicatedLinkName"), "the refusals happened");
+    let out = h.mqsc("QR", "DELETE QLOCAL(APP.Q)\n");
+    assert!(out.contains("deleted"), "{out}");
+    h.ok(&["stop", "QR"]);
+}
+
+/// One connection cannot hold more links or temporary queues than MAXHANDS, nor more
+/// sessions than the channel-max it was told; what it made goes when it closes.
+#[test]
+fn link_temporary_queue_and_session_floods_stop_at_their_limits() {
+    let h = Home::new();
+    let url = setup(&h, "QF", "ALTER QMGR MAXHANDS(50)\n");
+    let r = hostile(&url, &["links", "APP.Q", "400"]);
+    assert_eq!(r["opened"], 50, "{r}");
+    assert!(r["errors"][0].as_str().unwrap().contains("MAXHANDS(50)"), "{r}");
+    let r = hostile(&url, &["temps", "400"]);
+    assert!(r["opened"].as_u64().unwrap() <= 50, "{r}");
+    wait_for(Duration::from_secs(20), "the temporary queues to go", || {
+        !h.mqsc("QF", "DISPLAY QLOCAL(AMQP.*)\n").contains("QUEUE(AMQP.")
+    });
+    assert_eq!(opprocs(&h, "QF", "APP.Q"), "0");
+    let r = hostile(&url, &["sessions", "200"]);
+    assert!(!r["closed"].is_null(), "200 sessions are not served: {r}");
+    // The channel serves on.
+    let r = hostile(&url, &["links", "APP.Q", "3"]);
+    assert_eq!(r["opened"], 3, "{r}");
+    h.ok(&["stop", "QF"]);
+}
+
+/// AMQP connections count against MAXCHL with every other network connection; a blocked
+/// address gets no further than the accept.
+#[test]
+fn amqp_connections_count_in_maxchl_and_blocked_addresses_are_refused_at_once() {
+    let h = Home::new();
+    let url = setup(&h, "QM", "ALTER QMGR MAXCHL(3)\n");
+    let port: u16 = url.rsplit(':').next().unwrap().parse().unwrap();
+    // Three idle sockets take the three places; a fourth connection is refused.
+    let idle: Vec<_> = (0..3)
+        .map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).unwrap())
+        .collect();
+    wait_for(Duration::from_secs(10), "three AMQP connections", || {
+        h.mqsc("QM", "DISPLAY CHSTATUS(APP.AMQP)\n")
+            .contains("CONNS(3)")
+    });
+    let r = hostile(&url, &["links", "APP.Q", "1"]);
+    assert!(!r["closed"].is_null() || r["opened"] == 0, "{r}");
+    drop(idle);
+    wait_for(Duration::from_secs(30), "a place again", || {
+        hostile(&url, &["links", "APP.Q", "1"])["opened"] == 1
+    });
+    // BLOCKADDR: refused before TLS or SASL, logged, the client told nothing.
+    h.mqsc("QM", "SET CHLAUTH('*') TYPE(BLOCKADDR) ADDRLIST('127.0.0.*')\n");
+    let r = hostile(&url, &["links", "APP.Q", "1"]);
+    assert_eq!(r["opened"], 0, "{r}");
+    let log = std::fs::read_to_string(h.qm_dir("QM").join("qm.log")).unwrap_or_default();
+    assert!(log.contains("is blocked by"), "the log says why");
+    // The administrator is served throughout.
+    assert!(h.mqsc("QM", "DISPLAY QMGR MAXCHL\n").contains("MAXCHL(3)"));
+    h.ok(&["stop", "QM"]);
+}
+
+/// A user CHLAUTH blocks is refused before its password is looked at: the right and the wrong
+/// password get the same answer, quickly, and the client learns no rule. A wrong password for
+/// a known user and for an unknown one take the same time.
+#[test]
+fn sasl_plain_judges_chlauth_first_and_failures_take_the_same_time() {
+    let h = Home::new();
+    h.ok(&["create", "QP"]);
+    let o = h
+        .cmd(&["passwd", "QP", "payuser"])
+        .env("SEALMQ_NEW_PASSWORD", "right-horse-battery")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    h.ok(&["start", "QP", "--background"]);
+    let port = free_port();
+    h.mqsc(
+        "QP",
+        &format!(
+            "DEFINE AUTHINFO(CLEAR.IDPW) AUTHTYPE(IDPWOS) PWCLEAR(YES) ADOPTCTX(YES)\n\
+             ALTER QMGR CONNAUTH(CLEAR.IDPW)\nREFRESH SECURITY TYPE(CONNAUTH)\n\
+             DEFINE QLOCAL(APP.Q)\n\
+             DEFINE CHANNEL(PW.AMQP) CHLTYPE(AMQP) PORT({port}) IPADDR(127.0.0.1)\n\
+             SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('payuser') AUTHADD(CONNECT)\n\
+             START CHANNEL(PW.AMQP)\n"
+        ),
+    );
+    let url = format!("amqp://127.0.0.1:{port}");
+    let login = |user: &str, pw: &str| hostile(&url, &["login", user, pw]);
+    let r = login("payuser", "right-horse-battery");
+    assert_eq!(r["login"], true, "{r}");
+    // Failures answer after the same time, known user or not.
+    let known = login("payuser", "wrong")["seconds"].as_f64().unwrap();
+    let unknown = login("nosuchuser", "wrong")["seconds"].as_f64().unwrap();
+    assert!(known >= 0.9 && unknown >= 0.9, "{known} {unknown}");
+    assert!((known - unknown).abs() < 0.8, "{known} {unknown}");
+    // Block the user: right and wrong passwords are both refused, neither is checked.
+    h.mqsc(
+        "QP",
+        "SET CHLAUTH('PW.AMQP') TYPE(BLOCKUSER) USERLIST('payuser')\n",
+    );
+    let right = login("payuser", "right-horse-battery");
+    let wrong = login("payuser", "wrong");
+    assert_eq!(right["login"], false, "{right}");
+    assert_eq!(wrong["login"], false, "{wrong}");
+    for r in [&right, &wrong] {
+        assert!(r["seconds"].as_f64().unwrap() < 0.9, "no password was checked: {r}");
+        assert!(!r["error"].as_str().unwrap_or("").contains("BLOCKUSER"), "{r}");
+    }
+    let log = std::fs::read_to_string(h.qm_dir("QP").join("qm.log")).unwrap_or_default();
+    assert!(log.contains("BLOCKUSER"), "the log names the rule");
+    assert!(!log.contains("right-horse-battery"), "no password in the log");
+    h.ok(&["stop", "QP"]);
+}

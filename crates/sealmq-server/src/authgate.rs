@@ -1,0 +1,316 @@
+//! The authentication gate: every password check of the queue manager (native connections
+//! and AMQP SASL PLAIN) passes through one [`Gate`], so that guessing costs the guesser, not
+//! the queue manager:
+//! - at most `parallel` checks run at once (an Argon2 check takes ~20 MiB, PAM a process's
+//!   worth of work); up to `queue` more wait their turn, and past that a check is refused at
+//!   once as busy (before the password is looked at);
+//! - at most `per_address` checks from one address are under way at once;
+//! - after failures, an address and a user owe a delay before their next check (doubling
+//!   from `base_delay` up to `max_delay`, forgotten `forget_after` the last failure);
+//! - every failure is answered `floor` after its check began, whichever way it failed
+//!   (an unknown user, a wrong password, PAM or the password file), so timing tells nothing.
+//!
+//! Locks: one mutex around the counts and the failure table, never held while a check runs
+//! or while a caller sleeps.
+
+use std::collections::HashMap;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// The gate's bounds.
+#[derive(Debug, Clone)]
+pub struct GateConfig {
+    pub parallel: usize,
+    pub queue: usize,
+    pub per_address: usize,
+    pub floor: Duration,
+    pub base_delay: Duration,
+    pub max_delay: Duration,
+    pub forget_after: Duration,
+    /// Addresses and users whose failures are remembered at most (oldest forgotten first).
+    pub max_tracked: usize,
+}
+
+impl Default for GateConfig {
+    fn default() -> GateConfig {
+        GateConfig {
+            parallel: 2,
+            queue: 64,
+            per_address: 4,
+            floor: Duration::from_millis(1000),
+            base_delay: Duration::from_millis(250),
+            max_delay: Duration::from_secs(10),
+            forget_after: Duration::from_secs(15 * 60),
+            max_tracked: 10_000,
+        }
+    }
+}
+
+/// What a check came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Accepted,
+    Refused,
+    /// Too many checks under way (from everywhere, or from this address): not looked at.
+    Busy,
+}
+
+#[derive(Default)]
+struct State {
+    running: usize,
+    waiting: usize,
+    /// Checks under way per address (sleeping, waiting or running).
+    inflight: HashMap<String, usize>,
+    /// Recent failures per `a:<address>` and `u:<user>`: how many, and when the last was.
+    failures: HashMap<String, (u32, Instant)>,
+}
+
+/// The queue manager's authentication gate (one per process's queue manager).
+pub struct Gate {
+    cfg: GateConfig,
+    state: Mutex<State>,
+    turn: Condvar,
+}
+
+impl Default for Gate {
+    fn default() -> Gate {
+        Gate::new(GateConfig::default())
+    }
+}
+
+/// Gives back an address's place when a check ends, however it ends.
+struct Inflight<'a> {
+    gate: &'a Gate,
+    addr: String,
+}
+
+impl Drop for Inflight<'_> {
+    fn drop(&mut self) {
+        let mut st = self.gate.lock();
+        if let Some(n) = st.inflight.get_mut(&self.addr) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                st.inflight.remove(&self.addr);
+            }
+        }
+    }
+}
+
+impl Gate {
+    pub fn new(cfg: GateConfig) -> Gate {
+        Gate {
+            cfg,
+            state: Mutex::new(State::default()),
+            turn: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Checks `user`'s password from `addr` with `verify` (which looks at the password),
+    /// within the gate's bounds.
+    pub fn check(&self, addr: &str, user: &str, verify: impl FnOnce() -> bool) -> Verdict {
+        let owed = {
+            let mut st = self.lock();
+            let mine = st.inflight.get(addr).copied().unwrap_or(0);
+            if mine >= self.cfg.per_address
+                || st.waiting + st.running >= self.cfg.parallel + self.cfg.queue
+            {
+                return Verdict::Busy;
+            }
+            *st.inflight.entry(addr.to_string()).or_default() += 1;
+            self.owed(&mut st, addr, user)
+        };
+        let _place = Inflight {
+            gate: self,
+            addr: addr.to_string(),
+        };
+        if !owed.is_zero() {
+            std::thread::sleep(owed);
+        }
+        {
+            let mut st = self.lock();
+            if st.waiting + st.running >= self.cfg.parallel + self.cfg.queue {
+                return Verdict::Busy;
+            }
+            st.waiting += 1;
+            while st.running >= self.cfg.parallel {
+                st = self.turn.wait(st).unwrap_or_else(|p| p.into_inner());
+            }
+            st.waiting -= 1;
+            st.running += 1;
+        }
+        let began = Instant::now();
+        // A panicking check (it should not) still gives its turn back.
+        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(verify)).unwrap_or(false);
+        {
+            let mut st = self.lock();
+            st.running -= 1;
+            self.turn.notify_one();
+            if ok {
+                st.failures.remove(&format!("u:{user}"));
+                st.failures.remove(&format!("a:{addr}"));
+            } else {
+                self.failed(&mut st, &format!("a:{addr}"));
+                self.failed(&mut st, &format!("u:{user}"));
+            }
+        }
+        if ok {
+            return Verdict::Accepted;
+        }
+        let spent = began.elapsed();
+        if spent < self.cfg.floor {
+            std::thread::sleep(self.cfg.floor - spent);
+        }
+        Verdict::Refused
+    }
+
+    /// The delay `addr` or `user` owes for earlier failures (the larger of the two).
+    fn owed(&self, st: &mut State, addr: &str, user: &str) -> Duration {
+        let now = Instant::now();
+        let mut n = 0;
+        for key in [format!("a:{addr}"), format!("u:{user}")] {
+            match st.failures.get(&key) {
+                Some((_, last)) if now.duration_since(*last) > self.cfg.forget_after => {
+                    st.failures.remove(&key);
+                }
+                Some((count, _)) => n = n.max(*count),
+                None => {}
+            }
+        }
+        if n == 0 {
+            return Duration::ZERO;
+        }
+        let doubled = self
+            .cfg
+            .base_delay
+            .saturating_mul(1u32 << (n - 1).min(16));
+        doubled.min(self.cfg.max_delay)
+    }
+
+    fn failed(&self, st: &mut State, key: &str) {
+        let now = Instant::now();
+        if !st.failures.contains_key(key) && st.failures.len() >= self.cfg.max_tracked {
+            let forget = self.cfg.forget_after;
+            st.failures
+                .retain(|_, (_, last)| now.duration_since(*last) <= forget);
+            if st.failures.len() >= self.cfg.max_tracked {
+                let oldest = st
+                    .failures
+                    .iter()
+                    .min_by_key(|(_, (_, last))| *last)
+                    .map(|(k, _)| k.clone());
+                if let Some(k) = oldest {
+                    st.failures.remove(&k);
+                }
+            }
+        }
+        let e = st.failures.entry(key.to_string()).or_insert((0, now));
+        e.0 = e.0.saturating_add(1);
+        e.1 = now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn quick() -> GateConfig {
+        GateConfig {
+            parallel: 2,
+            queue: 3,
+            per_address: 10,
+            floor: Duration::from_millis(200),
+            base_delay: Duration::from_millis(100),
+            max_delay: Duration::from_millis(400),
+            forget_after: Duration::from_secs(60),
+            max_tracked: 4,
+        }
+    }
+
+    #[test]
+    fn failures_take_the_same_time_and_owe_a_growing_delay() {
+        let g = Gate::new(quick());
+        // A fast failure and a slow one both answer at the floor.
+        let t = Instant::now();
+        assert_eq!(g.check("1.1.1.1", "a", || false), Verdict::Refused);
+        let fast = t.elapsed();
+        assert!(fast >= Duration::from_millis(200), "{fast:?}");
+        // The next check from that address owes 100 ms before it runs; then 200, 400, 400.
+        for want in [100u64, 200, 400, 400] {
+            let t = Instant::now();
+            let ran = std::cell::Cell::new(None);
+            g.check("1.1.1.1", "b", || {
+                ran.set(Some(t.elapsed()));
+                false
+            });
+            let before = ran.get().unwrap();
+            assert!(before >= Duration::from_millis(want), "{want}: {before:?}");
+            assert!(before < Duration::from_millis(want + 150), "{want}: {before:?}");
+        }
+        // Another address and user owe nothing; a success forgets the user's failures.
+        let t = Instant::now();
+        assert_eq!(g.check("2.2.2.2", "c", || true), Verdict::Accepted);
+        assert!(t.elapsed() < Duration::from_millis(100));
+    }
+
+    #[test]
+    fn checks_run_two_at_a_time_and_a_full_queue_is_busy() {
+        let g = Arc::new(Gate::new(GateConfig {
+            floor: Duration::ZERO,
+            ..quick()
+        }));
+        let (running, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let verdicts: Vec<Verdict> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..12)
+                .map(|i| {
+                    let (g, running, most) = (g.clone(), running.clone(), most.clone());
+                    s.spawn(move || {
+                        g.check(&format!("10.0.0.{i}"), "u", || {
+                            let n = running.fetch_add(1, Ordering::SeqCst) + 1;
+                            most.fetch_max(n, Ordering::SeqCst);
+                            std::thread::sleep(Duration::from_millis(100));
+                            running.fetch_sub(1, Ordering::SeqCst);
+                            true
+                        })
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(most.load(Ordering::SeqCst) <= 2);
+        let busy = verdicts.iter().filter(|v| **v == Verdict::Busy).count();
+        assert!(busy >= 7, "{verdicts:?}");
+        assert!(verdicts.contains(&Verdict::Accepted));
+    }
+
+    #[test]
+    fn one_address_has_few_checks_under_way_and_the_table_stays_bounded() {
+        let g = Arc::new(Gate::new(GateConfig {
+            per_address: 1,
+            floor: Duration::ZERO,
+            ..quick()
+        }));
+        std::thread::scope(|s| {
+            let g2 = g.clone();
+            let h = s.spawn(move || {
+                g2.check("9.9.9.9", "x", || {
+                    std::thread::sleep(Duration::from_millis(200));
+                    true
+                })
+            });
+            std::thread::sleep(Duration::from_millis(50));
+            assert_eq!(g.check("9.9.9.9", "y", || true), Verdict::Busy);
+            assert_eq!(h.join().unwrap(), Verdict::Accepted);
+        });
+        for i in 0..50 {
+            g.check(&format!("10.1.0.{i}"), &format!("u{i}"), || false);
+        }
+        assert!(g.lock().failures.len() <= 4);
+        assert!(g.lock().inflight.is_empty());
+    }
+}
