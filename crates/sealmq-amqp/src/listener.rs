@@ -264,7 +264,9 @@ impl Drop for LinkPlace {
 impl Links {
     fn take(&self, max: usize) -> Option<LinkPlace> {
         self.0
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < max).then_some(n + 1))
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
             .ok()
             .map(|_| LinkPlace(self.0.clone()))
     }

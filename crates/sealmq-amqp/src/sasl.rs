@@ -209,9 +209,8 @@ impl SaslAcceptor for Sasl {
                 Sasl::outcome(SaslCode::Ok)
             }
             "EXTERNAL" => {
-                self.principal.refuse(
-                    "SASL EXTERNAL refused: TLS verified no client certificate".into(),
-                );
+                self.principal
+                    .refuse("SASL EXTERNAL refused: TLS verified no client certificate".into());
                 Sasl::outcome(SaslCode::Auth)
             }
             "ANONYMOUS" if self.anonymous => {
@@ -317,11 +316,8 @@ mod tests {
         let s = Sasl::new(verify.clone(), "app", Principal::default(), None)
             .guarded("10.0.0.1", deny_all, true);
         assert!(!s.mechanisms().iter().any(|m| m.as_str() == "ANONYMOUS"));
-        let s = Sasl::new(verify, "app", Principal::default(), None).guarded(
-            "10.0.0.1",
-            precheck,
-            false,
-        );
+        let s = Sasl::new(verify, "app", Principal::default(), None)
+            .guarded("10.0.0.1", precheck, false);
         assert!(!s.mechanisms().iter().any(|m| m.as_str() == "ANONYMOUS"));
     }
 

@@ -81,12 +81,20 @@ fn link_temporary_queue_and_session_floods_stop_at_their_limits() {
     let url = setup(&h, "QF", "ALTER QMGR MAXHANDS(50)\n");
     let r = hostile(&url, &["links", "APP.Q", "400"]);
     assert_eq!(r["opened"], 50, "{r}");
-    assert!(r["errors"][0].as_str().unwrap().contains("MAXHANDS(50)"), "{r}");
+    assert!(
+        r["errors"][0].as_str().unwrap().contains("MAXHANDS(50)"),
+        "{r}"
+    );
     let r = hostile(&url, &["temps", "400"]);
     assert!(r["opened"].as_u64().unwrap() <= 50, "{r}");
-    wait_for(Duration::from_secs(20), "the temporary queues to go", || {
-        !h.mqsc("QF", "DISPLAY QLOCAL(AMQP.*)\n").contains("QUEUE(AMQP.")
-    });
+    wait_for(
+        Duration::from_secs(20),
+        "the temporary queues to go",
+        || {
+            !h.mqsc("QF", "DISPLAY QLOCAL(AMQP.*)\n")
+                .contains("QUEUE(AMQP.")
+        },
+    );
     assert_eq!(opprocs(&h, "QF", "APP.Q"), "0");
     let r = hostile(&url, &["sessions", "200"]);
     assert!(!r["closed"].is_null(), "200 sessions are not served: {r}");
@@ -108,7 +116,7 @@ fn amqp_connections_count_in_maxchl_and_blocked_addresses_are_refused_at_once() 
         .map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).unwrap())
         .collect();
     wait_for(Duration::from_secs(10), "three AMQP connections", || {
-        h.mqsc("QM", "DISPLAY CHSTATUS(APP.AMQP)\n")
+        h.mqsc("QM", "DISPLAY CHSTATUS(APP.AMQP) ALL\n")
             .contains("CONNS(3)")
     });
     let r = hostile(&url, &["links", "APP.Q", "1"]);
@@ -118,7 +126,10 @@ fn amqp_connections_count_in_maxchl_and_blocked_addresses_are_refused_at_once() 
         hostile(&url, &["links", "APP.Q", "1"])["opened"] == 1
     });
     // BLOCKADDR: refused before TLS or SASL, logged, the client told nothing.
-    h.mqsc("QM", "SET CHLAUTH('*') TYPE(BLOCKADDR) ADDRLIST('127.0.0.*')\n");
+    h.mqsc(
+        "QM",
+        "SET CHLAUTH('*') TYPE(BLOCKADDR) ADDRLIST('127.0.0.*')\n",
+    );
     let r = hostile(&url, &["links", "APP.Q", "1"]);
     assert_eq!(r["opened"], 0, "{r}");
     let log = std::fs::read_to_string(h.qm_dir("QM").join("qm.log")).unwrap_or_default();
@@ -173,11 +184,20 @@ fn sasl_plain_judges_chlauth_first_and_failures_take_the_same_time() {
     assert_eq!(right["login"], false, "{right}");
     assert_eq!(wrong["login"], false, "{wrong}");
     for r in [&right, &wrong] {
-        assert!(r["seconds"].as_f64().unwrap() < 0.9, "no password was checked: {r}");
-        assert!(!r["error"].as_str().unwrap_or("").contains("BLOCKUSER"), "{r}");
+        assert!(
+            r["seconds"].as_f64().unwrap() < 0.9,
+            "no password was checked: {r}"
+        );
+        assert!(
+            !r["error"].as_str().unwrap_or("").contains("BLOCKUSER"),
+            "{r}"
+        );
     }
     let log = std::fs::read_to_string(h.qm_dir("QP").join("qm.log")).unwrap_or_default();
     assert!(log.contains("BLOCKUSER"), "the log names the rule");
-    assert!(!log.contains("right-horse-battery"), "no password in the log");
+    assert!(
+        !log.contains("right-horse-battery"),
+        "no password in the log"
+    );
     h.ok(&["stop", "QP"]);
 }

@@ -715,10 +715,15 @@ fn maxhands_bounds_the_handles_of_a_connection() {
     assert_eq!(qm.queue_status("Q").unwrap().output_opens, 3);
     // Another connection has its own handles; the queue manager's own work is not limited.
     let other = qm.connect("app", "test").unwrap();
-    other.close(&other.open("Q", OpenOptions::output()).unwrap()).unwrap();
+    other
+        .close(&other.open("Q", OpenOptions::output()).unwrap())
+        .unwrap();
     c.close(&held.pop().unwrap()).unwrap();
     let h = c.open("Q", OpenOptions::output()).unwrap();
     c.close(&h).unwrap();
     assert_eq!(qm.qmgr().max_handles(), 3);
-    assert_eq!(sealmq_engine::objects::QmgrDef::new("QMX").max_handles(), 256);
+    assert_eq!(
+        sealmq_engine::objects::QmgrDef::new("QMX").max_handles(),
+        256
+    );
 }

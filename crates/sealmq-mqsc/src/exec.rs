@@ -107,8 +107,9 @@ fn qmgr_block(q: &QmgrDef) -> Block {
     ]
     .into_iter()
     .chain(
-        crate::known::shown(&q.noted)
-            .filter(|(k, _)| !matches!(k.as_str(), "TRIGINT" | "MSGCACHE" | "MAXHANDS" | "MAXUMSGS")),
+        crate::known::shown(&q.noted).filter(|(k, _)| {
+            !matches!(k.as_str(), "TRIGINT" | "MSGCACHE" | "MAXHANDS" | "MAXUMSGS")
+        }),
     )
     .collect()
 }

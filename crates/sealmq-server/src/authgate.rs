@@ -183,10 +183,7 @@ impl Gate {
         if n == 0 {
             return Duration::ZERO;
         }
-        let doubled = self
-            .cfg
-            .base_delay
-            .saturating_mul(1u32 << (n - 1).min(16));
+        let doubled = self.cfg.base_delay.saturating_mul(1u32 << (n - 1).min(16));
         doubled.min(self.cfg.max_delay)
     }
 
@@ -250,7 +247,10 @@ mod tests {
             });
             let before = ran.get().unwrap();
             assert!(before >= Duration::from_millis(want), "{want}: {before:?}");
-            assert!(before < Duration::from_millis(want + 150), "{want}: {before:?}");
+            assert!(
+                before < Duration::from_millis(want + 150),
+                "{want}: {before:?}"
+            );
         }
         // Another address and user owe nothing; a success forgets the user's failures.
         let t = Instant::now();

@@ -78,7 +78,7 @@ impl Security {
             Verdict::Accepted => true,
             Verdict::Refused => {
                 self.events.log(&format!(
-                    "password check failed: user id '{user}' from {addr}: unknown user or wrong \
+                    "password check failed: user id '{user}' from {addr}: an unknown user, or not its \
                      password"
                 ));
                 false

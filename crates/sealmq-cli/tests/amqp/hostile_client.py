@@ -45,7 +45,7 @@ class Flood(MessagingHandler):
         self.closed_by_peer = None
 
     def on_start(self, event):
-        self.conn = event.container.connect(self.url, allowed_mechs="ANONYMOUS")
+        self.conn = event.container.connect(self.url, allowed_mechs="ANONYMOUS", reconnect=False)
         for i in range(self.n):
             if self.kind == "dupattach":
                 event.container.create_sender(self.conn, self.queue, name="same-name")
