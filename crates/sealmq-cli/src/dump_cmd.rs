@@ -68,12 +68,12 @@ fn attrs(obj: &serde_json::Map<String, Value>, skip: &[&str], blanks: bool) -> S
     out
 }
 
-fn s<'a>(o: &'a serde_json::Map<String, Value>, k: &str) -> &'a str {
+pub(crate) fn s<'a>(o: &'a serde_json::Map<String, Value>, k: &str) -> &'a str {
     o.get(k).and_then(|v| v.as_str()).unwrap_or_default()
 }
 
 /// The objects of one DISPLAY, from its JSON response.
-fn objects(c: &mut Client, cmd: &str) -> CliResult<Vec<serde_json::Map<String, Value>>> {
+pub(crate) fn objects(c: &mut Client, cmd: &str) -> CliResult<Vec<serde_json::Map<String, Value>>> {
     let (text, _) = c.mqsc(cmd, true).map_err(|e| e.to_string())?;
     let v: Value = serde_json::from_str(&text).map_err(|e| format!("{cmd}: {e}"))?;
     let r = &v[0];

@@ -108,6 +108,15 @@ impl From<String> for CliError {
     }
 }
 
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CliError::Protect(e) => e.fmt(f),
+            CliError::Other(e) => f.write_str(e),
+        }
+    }
+}
+
 pub type CliResult<T = ()> = Result<T, CliError>;
 
 fn main() -> ExitCode {

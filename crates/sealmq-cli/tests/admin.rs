@@ -312,7 +312,7 @@ fn the_trigger_monitor_starts_the_program_with_the_trigger_message() {
         h.ok(&["put", "QT", "APP.IN", "--message", m]);
     }
     assert_eq!(h.depth("QT", "SYSTEM.DEFAULT.INITIATION.QUEUE"), 1);
-    let out = h.ok(&["trigger-monitor", "QT", "--count", "1"]);
+    let out = h.ok(&["trigger-monitor", "QT", "--count", "1", "--allow-root"]);
     assert!(out.contains("trigger for queue APP.IN: started"), "{out}");
     let got = std::fs::read_to_string(&out_file).unwrap();
     let (tmc2, env) = got.split_once('|').unwrap();
@@ -385,7 +385,7 @@ fn trigger_messages_lost_with_a_restart_are_made_when_the_monitor_opens_the_init
     assert_eq!(h.depth("QR", "SYSTEM.DEFAULT.INITIATION.QUEUE"), 0);
     assert_eq!(h.depth("QR", "ORDERS"), 1);
     // The monitor opening the initiation queue is a trigger event: the program runs.
-    let out = h.ok(&["trigger-monitor", "QR", "--count", "1"]);
+    let out = h.ok(&["trigger-monitor", "QR", "--count", "1", "--allow-root"]);
     assert!(out.contains("trigger for queue ORDERS: started"), "{out}");
     wait_for(LONG, "the program to run", || {
         std::fs::read_to_string(&out_file).is_ok_and(|s| s.contains("ran"))

@@ -169,5 +169,32 @@ fn programs_the_queue_manager_starts_do_not_inherit_the_master_key() {
         "{env}"
     );
     assert!(!env.contains("hunter2"), "{env}");
+    // Nor can a program of the same user read them from the queue manager's /proc entry: the
+    // process is not dumpable (its environ unreadable to another process of its user) and the
+    // values are overwritten in the block the kernel shows (what root still reads).
+    let pid = h.pid("QMS");
+    let (got, err) = (
+        h.qm_dir("QMS").join("environ.out"),
+        h.qm_dir("QMS").join("environ.err"),
+    );
+    h.mqsc(
+        "QMS",
+        &format!(
+            "DEFINE SERVICE(PEEK) SERVTYPE(COMMAND) STARTCMD('/bin/cat') STARTARG('/proc/{pid}/environ') \
+             STDOUT('{}') STDERR('{}')\nSTART SERVICE(PEEK)\n",
+            got.display(),
+            err.display()
+        ),
+    );
+    let read = |p: &std::path::Path| {
+        String::from_utf8_lossy(&std::fs::read(p).unwrap_or_default()).into_owned()
+    };
+    common::wait_for(
+        std::time::Duration::from_secs(60),
+        "the service to read /proc/PID/environ or be refused",
+        || read(&got).contains("SMQ_HARMLESS=visible") || read(&err).contains("ermission denied"),
+    );
+    let seen = read(&got);
+    assert!(!seen.contains(&hex) && !seen.contains("hunter2"), "{seen}");
     h.ok(&["stop", "QMS"]);
 }
