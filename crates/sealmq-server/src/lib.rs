@@ -185,6 +185,8 @@ impl Server {
                 String::new()
             }
         );
+        // Damaged records are found and set aside now, not when an application reaches one.
+        qm.verify_queue_files_in_background();
         let socket = socket_path(&cfg.dir);
         let _ = std::fs::remove_file(&socket); // stale: we hold the lock, so no one serves it
         // Bound under a temporary name and renamed into place last, so that a connection to

@@ -123,9 +123,9 @@ impl Connection {
 
     /// Takes the message at `key`, found with `st` held. A message only in the queue's files
     /// is read with the lock released (a get hides it from other getters meanwhile), so puts
-    /// and other gets go on during the read; a damaged record is reported (file and offset),
-    /// never returned, and the message stays. `None`: it went meanwhile (the queue was
-    /// cleared): look again.
+    /// and other gets go on during the read; a damaged record is never returned: the message
+    /// is set aside (`qm/damaged.rs`). `None`: it went meanwhile (the queue was cleared, or it
+    /// was damaged): look again.
     fn take_found<'q>(
         &self,
         h: &Hobj,
@@ -155,6 +155,13 @@ impl Connection {
             }
             match read {
                 Ok(m) => pre = Some(m),
+                // Damage does not block the queue: the message is set aside, and the search
+                // goes on from where it is.
+                Err(e) if e.reason == ReasonCode::ObjectDamaged => {
+                    self.qm
+                        .set_aside(&q.name, &mut st, seq, loc, &e.to_string());
+                    return None;
+                }
                 Err(e) => return Some(Err(e)),
             }
         }

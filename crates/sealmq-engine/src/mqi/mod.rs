@@ -629,7 +629,9 @@ impl Connection {
             if st.depth() >= max_depth {
                 return mqerr!(QFull, "queue '{}' is full (MAXDEPTH {max_depth})", q.name);
             }
-            if persistent && !st.file_room(msg.payload.len()) {
+            // Every message, as MQ: a non-persistent one may be spilled to the queue's files
+            // when the message cache is full.
+            if !st.file_room(msg.payload.len()) {
                 return mqerr!(
                     QSpaceNotAvailable,
                     "the files of queue '{}' reached MAXFSIZE ({} MB); get messages from it or \

@@ -23,11 +23,13 @@ use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 mod checkpoints;
 mod compaction;
+mod damaged;
 mod defaults;
 mod rebuild;
 mod security;
 mod services;
 mod triggers;
+pub use damaged::DAMAGED_DIR;
 pub use defaults::default_channel_name;
 use rebuild::Rebuild;
 pub use security::ChlAuthAction;

@@ -174,6 +174,9 @@ fn open_file(path: &Path, kind: Kind, n: u32) -> Result<DataFile> {
 
 /// Removes the files that hold no live message, except the one being written. For data files
 /// the caller has made every `Del` counted so far durable.
+/// The size from which an empty spill file still being written is removed.
+const RETIRE_EMPTY_SPILL: u64 = 1 << 20;
+
 fn remove_empty(files: &mut Files) -> Result<()> {
     let empty: Vec<u32> = files
         .files
@@ -484,6 +487,28 @@ impl QueueStore {
         }
     }
 
+    /// The bytes at `loc` as they are in the file, unchecked (a damaged record is copied aside
+    /// with them), with the file's path; cut at the file's end.
+    pub fn raw(&self, loc: Loc) -> Result<(PathBuf, Vec<u8>)> {
+        let (f, path, len) = {
+            let g = self.lock();
+            let files = if loc.spill { &g.spill } else { &g.data };
+            match files.files.get(&loc.file) {
+                Some(f) => (f.file.clone(), f.path.clone(), f.len),
+                None => {
+                    let kind = if loc.spill { Kind::Spill } else { Kind::Data };
+                    return Ok((self.dir.join(kind.name(loc.file)), Vec::new()));
+                }
+            }
+        };
+        let off = u64::from(loc.offset).min(len);
+        let end = (off + u64::from(loc.len)).min(len);
+        let mut buf = vec![0u8; (end - off) as usize];
+        std::os::unix::fs::FileExt::read_exact_at(&*f, &mut buf, off)
+            .map_err(|e| io("cannot read", &path, e))?;
+        Ok((path, buf))
+    }
+
     /// Makes `ops` durable as part of checkpoint `tag`: syncs the data files written since
     /// the last commit, then writes and syncs one index batch. A `Del` counts its message out
     /// of its file; emptied files go at [`QueueStore::release`], once the checkpoint is durable.
@@ -610,6 +635,17 @@ impl QueueStore {
         let mut g = self.lock();
         if let Some(f) = g.spill.files.get_mut(&loc.file) {
             f.live.sub(loc.len);
+        }
+        // The file being written goes too once it holds nothing and has grown past
+        // RETIRE_EMPTY_SPILL: a drained queue gives its room back (CURFSIZE, MAXFSIZE), while
+        // a queue that puts and gets one message at a time does not make a file for each.
+        if let Some(a) = g.spill.active
+            && g.spill
+                .files
+                .get(&a)
+                .is_some_and(|f| f.live.n == 0 && f.len >= RETIRE_EMPTY_SPILL)
+        {
+            g.spill.active = None;
         }
         remove_empty(&mut g.spill)
     }
