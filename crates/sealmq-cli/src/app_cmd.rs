@@ -35,24 +35,63 @@ pub struct ConnArgs {
     /// The SVRCONN channel to connect through with --conn (default SYSTEM.DEF.SVRCONN).
     #[arg(long, default_value = "", requires = "conn")]
     pub channel: String,
-    /// Authenticate as this user id (connection authentication); the password comes from
-    /// SEALMQ_PASSWORD, else a prompt on the terminal.
+    /// Authenticate as this user id (connection authentication); the password is read from
+    /// --password-fd, else SEALMQ_PASSWORD, else asked on the terminal.
     #[arg(long)]
     pub user: Option<String>,
+    /// Read the password of --user from this open file descriptor (its first line), e.g.
+    /// `--password-fd 3 3<~/.sealmq/app.pw`: no password in the shell's history or the
+    /// environment.
+    #[arg(long, value_name = "FD", requires = "user")]
+    pub password_fd: Option<i32>,
     /// Send the password over --conn without --tls (refused unless the queue manager allows it).
     #[arg(long, requires = "user")]
     pub allow_cleartext_password: bool,
 }
 
-/// The credentials of `--user`: the password from SEALMQ_PASSWORD or the terminal.
+/// A password from an open file descriptor: its first line, without the line end. The
+/// descriptor is read to its end and closed.
+pub(crate) fn password_from_fd(fd: i32) -> CliResult<zeroize::Zeroizing<String>> {
+    use std::io::Read;
+    use std::os::fd::FromRawFd;
+    // SAFETY: fcntl(F_GETFD) only asks whether `fd` is open; nothing is changed.
+    if fd < 0 || unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        return Err(format!(
+            "--password-fd {fd}: no such open file descriptor (give one the shell opened, e.g. \
+             3<FILE)"
+        )
+        .into());
+    }
+    // SAFETY: `fd` is open (checked above) and handed to us by our parent for this purpose;
+    // the File takes it over and closes it, and nothing else here uses it.
+    let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
+    let mut buf = zeroize::Zeroizing::new(Vec::new());
+    (&mut f)
+        .take(4096)
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("--password-fd {fd}: cannot read: {e}"))?;
+    let line = buf.split(|b| *b == b'\n').next().unwrap_or_default();
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let pw = std::str::from_utf8(line)
+        .map_err(|_| format!("--password-fd {fd}: the password is not UTF-8"))?;
+    if pw.is_empty() {
+        return Err(format!("--password-fd {fd}: the first line is empty").into());
+    }
+    Ok(zeroize::Zeroizing::new(pw.to_string()))
+}
+
+/// The credentials of `--user`: the password from --password-fd, SEALMQ_PASSWORD or the
+/// terminal.
 pub(crate) fn credentials(
     user: Option<&str>,
+    password_fd: Option<i32>,
     allow_cleartext: bool,
 ) -> CliResult<Option<sealmq_client::Credentials>> {
     let Some(user) = user else { return Ok(None) };
-    let password = match std::env::var("SEALMQ_PASSWORD") {
-        Ok(p) => zeroize::Zeroizing::new(p),
-        Err(_) => zeroize::Zeroizing::new(
+    let password = match (password_fd, std::env::var("SEALMQ_PASSWORD")) {
+        (Some(fd), _) => password_from_fd(fd)?,
+        (None, Ok(p)) => zeroize::Zeroizing::new(p),
+        (None, Err(_)) => zeroize::Zeroizing::new(
             rpassword::prompt_password(format!("Password for {user}: ")).map_err(|e| {
                 format!("--user {user}: no SEALMQ_PASSWORD and no terminal to ask on ({e})")
             })?,
@@ -143,7 +182,7 @@ pub struct BrowseArgs {
 }
 
 pub(crate) fn connect(c: &ConnArgs, appl: &str) -> CliResult<Client> {
-    let creds = credentials(c.user.as_deref(), c.allow_cleartext_password)?;
+    let creds = credentials(c.user.as_deref(), c.password_fd, c.allow_cleartext_password)?;
     let creds = creds.as_ref();
     let r = match (&c.conn, c.tls) {
         (Some(addr), true) => {

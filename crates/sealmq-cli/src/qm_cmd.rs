@@ -406,10 +406,14 @@ pub struct PasswdArgs {
     /// Remove the user instead.
     #[arg(long)]
     pub remove: bool,
+    /// Read the new password from this open file descriptor (its first line), e.g.
+    /// `--password-fd 3 3<FILE`, instead of asking twice on the terminal.
+    #[arg(long, value_name = "FD", conflicts_with = "remove")]
+    pub password_fd: Option<i32>,
 }
 
-/// `sealmq passwd QM USER`: the new password from SEALMQ_NEW_PASSWORD, else asked twice on the
-/// terminal; stored as an Argon2id hash in `<QM dir>/passwd` (0600). A running queue manager
+/// `sealmq passwd QM USER`: the new password from --password-fd, SEALMQ_NEW_PASSWORD, else
+/// asked twice on the terminal; stored as an Argon2id hash in `<QM dir>/passwd` (0600). A running queue manager
 /// takes it at REFRESH SECURITY TYPE(CONNAUTH).
 pub fn passwd(a: PasswdArgs) -> CliResult {
     let dir = exists(&a.qm)?;
@@ -418,9 +422,10 @@ pub fn passwd(a: PasswdArgs) -> CliResult {
         sealmq_server::connauth::PasswordFile::update(&path, &a.user, None)?;
         println!("User {} removed from {}.", a.user, path.display());
     } else {
-        let pw = match std::env::var("SEALMQ_NEW_PASSWORD") {
-            Ok(p) => zeroize::Zeroizing::new(p),
-            Err(_) => {
+        let pw = match (a.password_fd, std::env::var("SEALMQ_NEW_PASSWORD")) {
+            (Some(fd), _) => crate::app_cmd::password_from_fd(fd)?,
+            (None, Ok(p)) => zeroize::Zeroizing::new(p),
+            (None, Err(_)) => {
                 let ask = |prompt: &str| {
                     rpassword::prompt_password(prompt)
                         .map(zeroize::Zeroizing::new)

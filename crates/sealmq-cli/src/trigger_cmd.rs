@@ -269,6 +269,7 @@ pub fn run(a: TriggerMonitorArgs) -> CliResult {
         channel: a.channel.clone(),
         user: None,
         allow_cleartext_password: false,
+        password_fd: None,
     };
     let mut client = connect(&c, "sealmq-trigger-monitor")?;
     // The monitor reads definitions on every trigger: find out now if it may.

@@ -273,7 +273,83 @@ fn connection_authentication_with_the_password_file() {
     assert!(!o.status.success() && out.contains("line"), "{out}");
     assert!(put(Some("right horse battery"), true).status.success());
     std::fs::write(&pf, good).unwrap();
+    // Passwords from a file descriptor: nothing in the environment or the shell's history.
+    let secret = h.dir.path().join("pw");
+    std::fs::write(&secret, "fd horse battery\n").unwrap();
+    let o = with_fd3(
+        h.cmd(&["passwd", "QP", "payuser", "--password-fd", "3"]),
+        &secret,
+    );
+    assert!(o.status.success(), "{o:?}");
+    h.mqsc("QP", "REFRESH SECURITY TYPE(CONNAUTH)\n");
+    let mut c = h.cmd(&[
+        "put",
+        "QP",
+        "APP.Q",
+        "--message",
+        "fd",
+        "--conn",
+        &addr,
+        "--channel",
+        "APP.SVRCONN",
+        "--user",
+        "payuser",
+        "--password-fd",
+        "3",
+        "--allow-cleartext-password",
+    ]);
+    c.env_remove("SEALMQ_PASSWORD");
+    let o = with_fd3(c, &secret);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(h.depth("QP", "APP.Q"), 3);
+    // A descriptor that is not open is named, not waited on.
+    let o = h
+        .cmd(&[
+            "put",
+            "QP",
+            "APP.Q",
+            "--message",
+            "x",
+            "--conn",
+            &addr,
+            "--user",
+            "payuser",
+            "--password-fd",
+            "7",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&o).contains("--password-fd 7: no such open file descriptor"),
+        "{o:?}"
+    );
     h.ok(&["stop", "QP"]);
+}
+
+/// Runs `c` with `file` open for reading as its descriptor 3 (as `3<file` in a shell).
+fn with_fd3(mut c: std::process::Command, file: &std::path::Path) -> std::process::Output {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    let f = std::fs::File::open(file).unwrap();
+    let fd = f.as_raw_fd();
+    // SAFETY: dup2 is async-signal-safe; it runs in the child between fork and exec.
+    unsafe {
+        c.pre_exec(move || {
+            // dup2 onto itself keeps close-on-exec: clear it then.
+            let r = if fd == 3 {
+                libc::fcntl(3, libc::F_SETFD, 0)
+            } else {
+                libc::dup2(fd, 3)
+            };
+            if r < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let o = c.output().unwrap();
+    drop(f);
+    o
 }
 
 #[test]
