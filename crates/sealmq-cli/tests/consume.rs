@@ -486,3 +486,99 @@ fn a_connection_runs_at_most_thirty_two_consumers() {
     drop(running);
     c.close(hobj).unwrap();
 }
+
+/// A client that grants credit of 2^32-1 after a window of 10 and never settles holds at most
+/// MAXUMSGS messages unsettled (before the fix: 50,000 of 50,000).
+#[test]
+fn a_huge_credit_holds_no_more_than_maxumsgs_unsettled() {
+    let h = Home::new();
+    let mut c = qm(&h, "QH");
+    fill(&mut c, 2000);
+    h.mqsc("QH", "ALTER QMGR MAXUMSGS(300)\n");
+    let mut app = Client::connect_local(&h.qm_dir("QH"), "hostile").unwrap();
+    let (hobj, _) = app.open("C.Q", OpenOptions::input()).unwrap();
+    let consumer = app
+        .consume(hobj, opts(ConsumeMode::Syncpoint, 10, 10))
+        .unwrap();
+    consumer.grant_unchecked(u32::MAX).unwrap();
+    consumer.grant_unchecked(u32::MAX).unwrap();
+    wait_for(
+        Duration::from_secs(30),
+        "the pushes to reach the bound",
+        || uncom(&h, "QH", "C.Q") >= 300,
+    );
+    // Given time, nothing more is pushed: MAXUMSGS unsettled at most.
+    let settled_at = std::time::Instant::now();
+    while settled_at.elapsed() < Duration::from_millis(1500) {
+        assert!(uncom(&h, "QH", "C.Q") <= 300);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(uncom(&h, "QH", "C.Q"), 300);
+    drop(consumer);
+    drop(app);
+    wait_for(Duration::from_secs(30), "the unsettled ones back", || {
+        uncom(&h, "QH", "C.Q") == 0
+    });
+    assert_eq!(drain(&mut c).len(), 2000, "nothing lost");
+}
+
+fn threads_of(pid: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Idle consumers cost the queue manager at most 1,024 pusher threads however many
+/// connections ask (200 × 32 idle consumers made 6,606 threads before): past it a consumer is
+/// refused with 2102, the administrator is served, and the threads go with the consumers.
+#[test]
+fn idle_consumers_are_bounded_by_the_pusher_limit() {
+    let h = Home::new();
+    let _admin = qm(&h, "QB");
+    let pid = h.pid("QB");
+    let base = threads_of(&pid);
+    let (mut apps, mut running, mut refused) = (Vec::new(), 0, 0);
+    for _ in 0..40 {
+        let mut app = Client::connect_local(&h.qm_dir("QB"), "idle").unwrap();
+        let (hobj, _) = app.open("C.Q", OpenOptions::input()).unwrap();
+        let mut mine = Vec::new();
+        for _ in 0..32 {
+            match app.consume(hobj, opts(ConsumeMode::Auto, 10, 1)) {
+                Ok(c) => mine.push(c),
+                Err(e) => {
+                    assert_eq!(e.reason, 2102, "{e}");
+                    refused += 1;
+                }
+            }
+        }
+        running += mine.len();
+        apps.push((app, mine));
+    }
+    let peak = threads_of(&pid);
+    eprintln!(
+        "40 x 32 idle consumers: {running} running, {refused} refused; queue manager threads \
+         {base} -> {peak}"
+    );
+    assert_eq!((running, refused), (1024, 256));
+    assert!(peak <= base + 1024 + 40 * 4, "{peak} threads");
+    assert!(h.mqsc("QB", "DISPLAY QMGR MAXUMSGS\n").contains("MAXUMSGS"));
+    // Half the applications end their consumers one by one, half just disconnect.
+    std::thread::scope(|s| {
+        for (i, (app, mine)) in apps.into_iter().enumerate() {
+            s.spawn(move || {
+                if i % 2 == 0 {
+                    drop(mine);
+                } else {
+                    std::mem::forget(mine);
+                }
+                drop(app);
+            });
+        }
+    });
+    wait_for(Duration::from_secs(60), "the pushers to end", || {
+        threads_of(&pid) <= base + 8
+    });
+}
