@@ -101,6 +101,19 @@ fn link_temporary_queue_and_session_floods_stop_at_their_limits() {
     // The channel serves on.
     let r = hostile(&url, &["links", "APP.Q", "3"]);
     assert_eq!(r["opened"], 3, "{r}");
+    let status = std::fs::read_to_string(format!("/proc/{}/status", h.pid("QF"))).unwrap();
+    let of = |k: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(k))
+            .map(|l| l.split_whitespace().nth(1).unwrap_or("?").to_string())
+            .unwrap_or_default()
+    };
+    eprintln!(
+        "after the link, temporary-queue and session floods: peak RSS {} kB, {} threads",
+        of("VmHWM:"),
+        of("Threads:")
+    );
     h.ok(&["stop", "QF"]);
 }
 
