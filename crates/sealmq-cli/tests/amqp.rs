@@ -9,7 +9,7 @@ mod common;
 #[path = "amqp/tls.rs"]
 mod tls;
 
-use common::{Home, free_port};
+use common::{Home, free_port, json_lines};
 use sealmq_client::Client;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
 use sealmq_engine::{Md, Persistence};
@@ -17,21 +17,6 @@ use sealmq_mqi::PropValue;
 use std::process::Command;
 
 const CLIENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/amqp/proton_client.py");
-
-/// Runs a third-party client program; the JSON lines it printed.
-fn json_lines(mut cmd: Command, what: &str, args: &[&str]) -> Vec<serde_json::Value> {
-    let out = cmd.args(args).output().expect("the client runs");
-    assert!(
-        out.status.success(),
-        "{what} {args:?} failed: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect()
-}
 
 /// Runs the proton client; its JSON lines.
 fn proton(url: &str, args: &[&str]) -> Vec<serde_json::Value> {

@@ -12,22 +12,12 @@ use std::time::Duration;
 
 const HOSTILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/amqp/hostile_client.py");
 
-/// Runs the hostile client; the JSON line it printed.
+/// Runs the hostile client; the JSON line it printed last.
 fn hostile(url: &str, args: &[&str]) -> serde_json::Value {
-    let out = Command::new("python3")
-        .arg(HOSTILE)
-        .arg(url)
-        .args(args)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "hostile {args:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
-    serde_json::from_str(text.lines().last().unwrap_or("{}")).expect("a JSON line")
+    let mut cmd = Command::new("python3");
+    cmd.arg(HOSTILE).arg(url);
+    let lines = common::json_lines(cmd, "hostile", args);
+    lines.last().cloned().unwrap_or_default()
 }
 
 fn setup(h: &Home, qm: &str, extra: &str) -> String {

@@ -199,8 +199,7 @@ fn errlog(h: &Home, qm: &str) -> String {
 /// Flips one byte in the middle of the queue's (only) data file: one record is damaged.
 fn damage_data_file(h: &Home, qm: &str, queue: &str) -> std::path::PathBuf {
     use std::os::unix::fs::FileExt;
-    let hex: String = queue.bytes().map(|b| format!("{b:02x}")).collect();
-    let dir = h.qm_dir(qm).join("queues").join(hex);
+    let dir = common::queue_dir(&h.qm_dir(qm), queue);
     let data: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .flatten()

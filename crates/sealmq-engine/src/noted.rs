@@ -11,6 +11,11 @@ use std::collections::BTreeMap;
 /// value). Ordered, so that a definition encodes the same way every time.
 pub type Noted = BTreeMap<String, String>;
 
+/// A noted attribute that MQ keeps as a number (MAXHANDS, MSGCACHE, ...), if it is set to one.
+pub fn num<T: std::str::FromStr>(n: &Noted, key: &str) -> Option<T> {
+    n.get(key).and_then(|v| v.trim().parse().ok())
+}
+
 pub fn encode(e: &mut Enc, n: &Noted) {
     e.u32(n.len() as u32);
     for (k, v) in n {

@@ -354,19 +354,13 @@ pub const DEFAULT_MAXHANDS: u32 = 256;
 impl QmgrDef {
     /// MAXHANDS (kept with the noted attributes; MQ's default 256).
     pub fn max_handles(&self) -> u32 {
-        self.noted
-            .get("MAXHANDS")
-            .and_then(|v| v.trim().parse::<u32>().ok())
-            .unwrap_or(DEFAULT_MAXHANDS)
+        crate::noted::num::<u32>(&self.noted, "MAXHANDS").unwrap_or(DEFAULT_MAXHANDS)
     }
 
     /// MAXUMSGS (kept with the noted attributes; MQ's default 10,000): operations one unit of
     /// work may hold uncommitted, and messages one asynchronous consumer may hold unsettled.
     pub fn max_uncommitted(&self) -> usize {
-        self.noted
-            .get("MAXUMSGS")
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .unwrap_or(crate::mqi::MAX_UNCOMMITTED)
+        crate::noted::num::<usize>(&self.noted, "MAXUMSGS").unwrap_or(crate::mqi::MAX_UNCOMMITTED)
     }
 }
 
@@ -380,11 +374,7 @@ impl QueueDef {
     /// MAXFSIZE in bytes: how large the queue's files may grow (MQ's attribute, in MB; kept
     /// with the noted attributes, DEFAULT or -1 for MQ's default).
     pub fn max_file_bytes(&self) -> u64 {
-        self.noted
-            .get("MAXFSIZE")
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .unwrap_or(DEFAULT_MAXFSIZE_MB)
-            << 20
+        crate::noted::num::<u64>(&self.noted, "MAXFSIZE").unwrap_or(DEFAULT_MAXFSIZE_MB) << 20
     }
 }
 
@@ -418,21 +408,14 @@ impl QmgrDef {
     /// MSGCACHE in bytes: the memory all queues' message payloads may take; the rest wait in
     /// queue files. Kept with the noted attributes (MiB), so no format changed.
     pub fn msg_cache_bytes(&self) -> u64 {
-        self.noted
-            .get("MSGCACHE")
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .unwrap_or(DEFAULT_MSGCACHE_MB)
-            << 20
+        crate::noted::num::<u64>(&self.noted, "MSGCACHE").unwrap_or(DEFAULT_MSGCACHE_MB) << 20
     }
 
     /// TRIGINT in milliseconds: how long after a FIRST trigger message a message arriving on a
     /// queue that is still not empty makes another. Kept with the noted attributes (where
     /// older queue managers stored it), so no format changed.
     pub fn trig_int_ms(&self) -> u64 {
-        self.noted
-            .get("TRIGINT")
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(DEFAULT_TRIGINT)
+        crate::noted::num(&self.noted, "TRIGINT").unwrap_or(DEFAULT_TRIGINT)
     }
 
     pub fn new(name: &str) -> QmgrDef {

@@ -230,8 +230,7 @@ impl Server {
                     let s = match s {
                         Ok(s) => s,
                         Err(e) => {
-                            tracing::warn!("accept on the local socket failed: {e}");
-                            std::thread::sleep(std::time::Duration::from_millis(50));
+                            limits::accept_failed("the local socket", &e);
                             continue;
                         }
                     };

@@ -9,6 +9,13 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+/// After a failed accept (out of descriptors, say): log it and wait a little, instead of
+/// spinning on accept while the failure lasts.
+pub(crate) fn accept_failed(what: &str, e: &std::io::Error) {
+    tracing::warn!("accept on {what} failed: {e}");
+    std::thread::sleep(Duration::from_millis(50));
+}
+
 /// Connections counted against MAXCHL.
 #[derive(Default)]
 pub(crate) struct Limit(std::sync::atomic::AtomicU32);

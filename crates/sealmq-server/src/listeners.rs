@@ -188,9 +188,7 @@ fn accept_loop(tl: &TcpListener, stop: &AtomicBool, qm: &Arc<QueueManager>, ctx:
         let s = match s {
             Ok(s) => s,
             Err(e) => {
-                // Out of descriptors, say: wait a little instead of spinning on accept.
-                tracing::warn!("accept failed: {e}");
-                std::thread::sleep(std::time::Duration::from_millis(50));
+                crate::limits::accept_failed("a TCP listener", &e);
                 continue;
             }
         };

@@ -166,16 +166,35 @@ pub fn wait_for(limit: Duration, what: &str, mut f: impl FnMut() -> bool) {
     }
 }
 
-/// How many data files (`*.qd`) a queue's directory holds under a queue manager's directory
-/// (the queue's name in hexadecimal under `queues/`).
-#[allow(dead_code)]
-pub fn queue_data_files(qm_dir: &std::path::Path, queue: &str) -> usize {
+/// A queue's directory under a queue manager's directory (its name in hexadecimal under
+/// `queues/`).
+pub fn queue_dir(qm_dir: &std::path::Path, queue: &str) -> PathBuf {
     let hex: String = queue.bytes().map(|b| format!("{b:02x}")).collect();
-    std::fs::read_dir(qm_dir.join("queues").join(hex))
+    qm_dir.join("queues").join(hex)
+}
+
+/// How many data files (`*.qd`) a queue's directory holds.
+pub fn queue_data_files(qm_dir: &std::path::Path, queue: &str) -> usize {
+    std::fs::read_dir(queue_dir(qm_dir, queue))
         .map(|r| {
             r.flatten()
                 .filter(|e| e.path().extension().is_some_and(|x| x == "qd"))
                 .count()
         })
         .unwrap_or(0)
+}
+
+/// Runs a third-party client program; the JSON lines it printed (it must succeed).
+pub fn json_lines(mut cmd: Command, what: &str, args: &[&str]) -> Vec<serde_json::Value> {
+    let out = cmd.args(args).output().expect("the client runs");
+    assert!(
+        out.status.success(),
+        "{what} {args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
 }
