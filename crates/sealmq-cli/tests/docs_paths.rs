@@ -114,5 +114,9 @@ fn every_path_the_documents_name_exists() {
             }
         }
     }
-    assert!(missing.is_empty(), "named but missing:\n{}", missing.join("\n"));
+    assert!(
+        missing.is_empty(),
+        "named but missing:\n{}",
+        missing.join("\n")
+    );
 }

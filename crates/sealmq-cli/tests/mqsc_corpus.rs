@@ -1,6 +1,6 @@
 //! Real MQSC scripts from IBM's public repositories (tests/mqsc-corpus, sources in SOURCES.md),
 //! each replayed on a new queue manager through `sealmq mqsc --json`: every command succeeds or
-//! is refused naming a feature the README lists as not provided, and at least 90% of all the
+//! is refused naming a feature docs/administration.md lists as not provided, and at least 90% of all the
 //! commands succeed (the refusals are publish/subscribe, clusters and AMQP over TLS
 //! channels). The only change made to a script is its listener port (1414 becomes a free
 //! loopback port, so that the test does not depend on what else runs here).

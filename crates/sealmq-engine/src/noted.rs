@@ -1,7 +1,7 @@
 //! Attributes MQ defines that sealmq accepts, keeps and shows, but that have no mechanism
 //! here (cluster workload weights, event switches, exits left blank, ...): an administrator's
 //! script runs unchanged, DISPLAY shows what was set, and `sealmq dump` gives it back. Which
-//! ones they are is the MQSC layer's list (README, "Accepted without effect").
+//! ones they are is the MQSC layer's list (docs/administration.md, "Accepted without effect").
 
 use sealmq_storage::Result;
 use sealmq_storage::codec::{Dec, Enc};

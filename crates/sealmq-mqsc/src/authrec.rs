@@ -18,7 +18,9 @@ pub(crate) fn authrec(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
             let why = crate::known::object_not_provided(&v).unwrap_or_default();
             return Err(bad(
                 a,
-                format!("authority records for {v} objects: {why} (README, \"Not provided\")"),
+                format!(
+                    "authority records for {v} objects: {why} (docs/administration.md, \"Not provided\")"
+                ),
             ));
         }
         Some(a) => Some(

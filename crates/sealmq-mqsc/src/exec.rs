@@ -163,7 +163,7 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
         return Err(Fail {
             at: None,
             reason: None,
-            message: format!("{what}: {why} (README, \"Not provided\")"),
+            message: format!("{what}: {why} (docs/administration.md, \"Not provided\")"),
         });
     }
     if let Some(f) = amqp_channel(qm, c) {
@@ -371,7 +371,7 @@ fn amqp_channel(qm: &QueueManager, c: &Command) -> Option<Fail> {
         at: None,
         reason: None,
         message: format!(
-            "{kind} channels are not provided in this release (README, \"Not provided\")"
+            "{kind} channels are not provided in this release (docs/administration.md, \"Not provided\")"
         ),
     })
 }

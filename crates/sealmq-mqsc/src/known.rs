@@ -1,5 +1,6 @@
-//! MQ's attributes that sealmq accepts and keeps without effect (README, "Accepted without
-//! effect"), and those it refuses because the feature they belong to is not provided
+//! MQ's attributes that sealmq accepts and keeps without effect (docs/administration.md,
+//! "Accepted without effect"; a few kept here have effect and are read back by the engine:
+//! AMQPKA, MAXHANDS, MAXUMSGS), and those it refuses because the feature they belong to is not provided
 //! (clusters, channel exits): an administrator's script runs unchanged, nothing is silently
 //! ignored — DISPLAY shows what was set and `sealmq dump` writes it back.
 
@@ -76,7 +77,10 @@ pub(crate) fn note(a: &Attr, list: &[&str], noted: &mut Noted) -> Option<Result<
             noted.remove(&a.key);
             return Some(Ok(()));
         }
-        return Some(Err(bad(a, format!("{why} (README, \"Not provided\")"))));
+        return Some(Err(bad(
+            a,
+            format!("{why} (docs/administration.md, \"Not provided\")"),
+        )));
     }
     if !list.contains(&a.key.as_str()) {
         return None;
@@ -91,7 +95,7 @@ pub(crate) fn shown(noted: &Noted) -> impl Iterator<Item = (String, String)> + '
 }
 
 /// Object types of features sealmq does not provide, and which feature: MQSC naming them is
-/// refused saying so (README, "Not provided").
+/// refused saying so (docs/administration.md, "Not provided").
 pub(crate) fn object_not_provided(obj: &str) -> Option<&'static str> {
     Some(match obj {
         "TOPIC" | "SUB" | "SBSTATUS" | "TPSTATUS" | "PUBSUB" => "publish/subscribe is not provided",
