@@ -23,6 +23,7 @@ use fe2o3_amqp::types::messaging::Body;
 use fe2o3_amqp::types::primitives::Value;
 use sealmq_engine::mqi::{OpenOptions, PutOptions};
 use sealmq_engine::{Connection, Hobj, Md, intercept};
+use sealmq_types::sync::lock;
 use std::sync::Arc;
 
 /// Transfers one unit of work holds at most before the next must wait for a commit.
@@ -61,9 +62,7 @@ pub async fn incoming(ctx: Ctx, mut r: Receiver, opened: Option<Opened>) {
     let target = address(r.target().as_ref().and_then(|t| t.address.as_ref()));
     // A dynamic target's temporary queue lives while its creating handle (the anchor) is
     // open: this link keeps it and puts through a handle of its own.
-    let anchor = target
-        .as_ref()
-        .and_then(|n| dynamic.lock().unwrap_or_else(|p| p.into_inner()).remove(n));
+    let anchor = target.as_ref().and_then(|n| lock(&dynamic).remove(n));
     let missing = (AmqpError::InvalidField, "the target must name a queue");
     let opened = match opened {
         Some(o) => Ok(o),

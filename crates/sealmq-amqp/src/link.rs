@@ -8,12 +8,8 @@ use sealmq_engine::mqi::OpenOptions;
 use sealmq_engine::{Connection, MqError};
 use sealmq_mqi::selector::Selector;
 use sealmq_types::ReasonCode;
+pub(crate) use sealmq_types::sync::lock;
 use std::sync::Arc;
-
-/// A mutex's guard, poisoned or not (what it guards stays consistent between calls).
-pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// An MQ error as the AMQP description carries it: `MQRC <code> <name>: <detail>`.
 pub fn describe(e: &MqError) -> String {
@@ -271,10 +267,7 @@ impl Temporaries {
         {
             Ok(h) => {
                 let name = h.resolved.clone();
-                self.dynamic
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(name.clone(), h);
+                lock(&self.dynamic).insert(name.clone(), h);
                 Some(name)
             }
             Err(e) => {

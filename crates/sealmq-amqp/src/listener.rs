@@ -18,6 +18,7 @@ use fe2o3_amqp::acceptor::{
 use fe2o3_amqp::types::definitions::{AmqpError, Error};
 use sealmq_engine::QueueManager;
 use sealmq_engine::channels::ChannelDef;
+use sealmq_types::sync::lock;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -610,12 +611,7 @@ async fn connection(
                 }
             }
             // Temporary queues no link took go with the session.
-            let left: Vec<_> = dynamic
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .drain()
-                .map(|(_, h)| h)
-                .collect();
+            let left: Vec<_> = lock(&dynamic).drain().map(|(_, h)| h).collect();
             for h in left {
                 let _ = mq.close(&h);
             }

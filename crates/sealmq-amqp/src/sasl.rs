@@ -7,6 +7,7 @@
 use fe2o3_amqp::acceptor::sasl_acceptor::{SaslAcceptor, SaslServerFrame};
 use fe2o3_amqp::types::primitives::{Array, Symbol};
 use fe2o3_amqp::types::sasl::{SaslCode, SaslInit, SaslOutcome, SaslResponse};
+use sealmq_types::sync::lock;
 use std::sync::{Arc, Mutex};
 
 /// Checks a user id and password from an address (the server's connection authentication,
@@ -32,7 +33,7 @@ pub struct Principal(Arc<Mutex<Said>>);
 
 impl Principal {
     fn said(&self) -> std::sync::MutexGuard<'_, Said> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.0)
     }
 
     pub fn get(&self) -> Option<String> {

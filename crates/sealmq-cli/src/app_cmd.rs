@@ -3,13 +3,14 @@
 //! Generated payloads (`put --size`) are self-checking: `SMQG`, run id u64, sequence u64,
 //! length u32, filler, CRC32C u32 of everything before it. `get --verify` checks them.
 
+#![allow(unsafe_code)]
+
 use crate::CliResult;
 use crate::browse_fmt;
 use crate::qm_cmd::qm_dir;
 use clap::Args;
 use sealmq_client::Client;
-use sealmq_engine::mqi::{Browse, GetOptions, OpenOptions};
-use sealmq_engine::{Md, Persistence};
+use sealmq_mqi::{Browse, GetOptions, Md, OpenOptions, Persistence};
 use std::collections::HashSet;
 use std::io::Write;
 use std::time::Duration;
@@ -448,9 +449,9 @@ pub fn browse(a: BrowseArgs) -> CliResult {
                         m.payload.len(),
                         if m.payload.len() > 64 { "..." } else { "" }
                     );
-                } else if m.md.format == sealmq_engine::dlh::FORMAT {
+                } else if m.md.format == sealmq_mqi::dlh::FORMAT {
                     let _ = writeln!(out, "Message {n}:\n{}", browse_fmt::descriptor(&m.md));
-                    match sealmq_engine::dlh::DeadLetterHeader::unwrap(&m.payload) {
+                    match sealmq_mqi::dlh::DeadLetterHeader::unwrap(&m.payload) {
                         Ok((h, inner)) => {
                             let _ =
                                 writeln!(out, "{n}: {}", browse_fmt::dead_letter(&h, inner.len()));
@@ -459,9 +460,9 @@ pub fn browse(a: BrowseArgs) -> CliResult {
                             let _ = writeln!(out, "{n}: unreadable dead-letter header: {e}");
                         }
                     }
-                } else if m.md.format == sealmq_engine::xqh::FORMAT {
+                } else if m.md.format == sealmq_mqi::xqh::FORMAT {
                     let _ = writeln!(out, "Message {n}:\n{}", browse_fmt::descriptor(&m.md));
-                    match sealmq_engine::xqh::TransmissionHeader::unwrap(&m.payload) {
+                    match sealmq_mqi::xqh::TransmissionHeader::unwrap(&m.payload) {
                         Ok((h, inner)) => {
                             let _ = writeln!(
                                 out,

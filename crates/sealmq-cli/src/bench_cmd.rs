@@ -12,6 +12,8 @@
 //! invocation, side by side, and the table shows each rate against the first row's.
 //! Without `--qm`, a throw-away queue manager is created and started in a temporary home.
 
+#![allow(unsafe_code)]
+
 use crate::CliResult;
 use clap::Args;
 use sealmq_client::Client;

@@ -4,7 +4,7 @@
 //! is not text. Dead-letter headers show their times in ISO 8601 and leave out the protection
 //! fields an ordinary dead letter does not have.
 
-use sealmq_engine::{Md, Persistence};
+use sealmq_mqi::{Md, Persistence};
 use sealmq_types::time::utc;
 
 fn hex(id: &[u8]) -> String {
@@ -82,7 +82,7 @@ pub fn payload(b: &[u8]) -> String {
 }
 
 /// A dead-letter header, one line.
-pub fn dead_letter(h: &sealmq_engine::dlh::DeadLetterHeader, kept: usize) -> String {
+pub fn dead_letter(h: &sealmq_mqi::dlh::DeadLetterHeader, kept: usize) -> String {
     // Protection failures say which check, who got it and who signed; ordinary dead letters
     // have none of these.
     let opt = |k: &str, v: &str| {

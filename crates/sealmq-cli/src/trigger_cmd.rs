@@ -9,15 +9,15 @@
 //! program and its data from the definitions on the queue manager as they are now (the queue
 //! must name that PROCESS and this initiation queue), and starts nothing as root unless told.
 
+#![allow(unsafe_code)]
+
 use crate::CliResult;
 use crate::app_cmd::{ConnArgs, connect};
 use crate::dump_cmd::{objects, s};
 use clap::Args;
 use sealmq_client::Client;
-use sealmq_engine::mqi::{GetOptions, OpenOptions};
-use sealmq_engine::objects::DEFAULT_INITIATION_Q;
-use sealmq_engine::trigger::{TriggerMsg, appl_type_number};
-use sealmq_mqi::Md;
+use sealmq_mqi::trigger::{DEFAULT_INITIATION_Q, TriggerMsg, appl_type_number};
+use sealmq_mqi::{GetOptions, Md, OpenOptions};
 use sealmq_types::ReasonCode;
 use std::path::Path;
 use std::time::Duration;
@@ -123,7 +123,10 @@ fn identity(a: &TriggerMonitorArgs) -> Result<Option<RunAs>, String> {
 
 /// Whether the shell would find `program` (an absolute path, or a name on PATH).
 fn findable(program: &str) -> bool {
-    use sealmq_engine::services::is_executable;
+    let is_executable = |p: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
     if program.contains('/') {
         return is_executable(Path::new(program));
     }

@@ -1,6 +1,8 @@
 //! Channel authentication records and connection authentication as an MQ administrator
 //! writes them, tried through real queue managers and clients.
 
+#![allow(unsafe_code)]
+
 mod common;
 use common::*;
 

@@ -3,6 +3,8 @@
 //! connections against a process allowed 2,048 descriptors. Memory, descriptors and threads
 //! stay bounded and the administrator is served throughout.
 
+#![allow(unsafe_code)]
+
 mod common;
 
 use common::{Home, free_port, wait_for};

@@ -3,6 +3,8 @@
 //! nothing as root unless told; MAXFSIZE holds for non-persistent messages; a damaged record
 //! in a queue data file is set aside and the rest of the queue served.
 
+#![allow(unsafe_code)]
+
 mod common;
 
 use common::{Home, wait_for};

@@ -18,6 +18,7 @@
 
 use crate::{Client, ClientError, Out, Reader, Result, broken};
 use sealmq_mqi::{Got, Match};
+pub(crate) use sealmq_types::sync::lock;
 use sealmq_wire::consume::mode;
 use sealmq_wire::{ConsumeReq, Delivery, Request, Response};
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -30,10 +31,6 @@ use std::time::{Duration, Instant};
 /// Request ids of the client's calls stay below this; consumers use the top bit.
 pub(crate) const CONSUMER_IDS: u32 = 0x7fff_ffff;
 const CONSUMER_ID: u32 = 0x8000_0000;
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 pub(crate) fn closed() -> ClientError {
     ClientError {

@@ -11,6 +11,7 @@ use crate::{Client, ClientError, Result};
 use sealmq_mqi::{Browse, GetOptions};
 use sealmq_mqi::{Got, Md};
 use sealmq_protect::{Keystore, Policy, Protector, Qop};
+use sealmq_types::sync::lock;
 use sealmq_wire::{Request, Response};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -41,10 +42,7 @@ fn security(detail: String) -> ClientError {
 fn shared_protector(dir: &Path, opts: Option<sealmq_protect::Options>) -> Result<Arc<Protector>> {
     static ALL: OnceLock<Mutex<HashMap<PathBuf, Arc<Protector>>>> = OnceLock::new();
     let key = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-    let mut map = ALL
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
+    let mut map = lock(ALL.get_or_init(Default::default));
     if let Some(p) = map.get(&key) {
         return Ok(p.clone());
     }

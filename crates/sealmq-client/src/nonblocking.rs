@@ -4,6 +4,7 @@
 use crate::{Client, ClientError, Result};
 use sealmq_mqi::{GetOptions, OpenOptions};
 use sealmq_mqi::{Got, Md};
+use sealmq_types::sync::lock;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -26,7 +27,7 @@ impl AsyncClient {
         f: impl FnOnce(&mut Client) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let inner = self.inner.clone();
-        tokio::task::spawn_blocking(move || f(&mut inner.lock().unwrap_or_else(|p| p.into_inner())))
+        tokio::task::spawn_blocking(move || f(&mut lock(&inner)))
             .await
             .map_err(joined)?
     }
@@ -111,11 +112,9 @@ impl ConsumerStream {
     /// The next message, waiting up to `wait`; `None` when none came.
     pub async fn next(&mut self, wait: std::time::Duration) -> Result<Option<Got>> {
         let inner = self.inner.clone();
-        tokio::task::spawn_blocking(move || {
-            match inner.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
-                Some(c) => c.next(wait),
-                None => Ok(None),
-            }
+        tokio::task::spawn_blocking(move || match lock(&inner).as_mut() {
+            Some(c) => c.next(wait),
+            None => Ok(None),
         })
         .await
         .map_err(joined)?
@@ -124,11 +123,9 @@ impl ConsumerStream {
     /// Stops the consumer ([`crate::Consumer::stop`]).
     pub async fn stop(self) -> Result<Vec<Got>> {
         let inner = self.inner.clone();
-        tokio::task::spawn_blocking(move || {
-            match inner.lock().unwrap_or_else(|p| p.into_inner()).take() {
-                Some(c) => c.stop(),
-                None => Ok(Vec::new()),
-            }
+        tokio::task::spawn_blocking(move || match lock(&inner).take() {
+            Some(c) => c.stop(),
+            None => Ok(Vec::new()),
         })
         .await
         .map_err(joined)?

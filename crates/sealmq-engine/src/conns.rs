@@ -5,6 +5,7 @@
 //! beyond an open or close.
 
 use crate::mqi::OpenOptions;
+use sealmq_types::sync::lock;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -58,10 +59,6 @@ pub(crate) struct Entry {
     origin: Mutex<Origin>,
     handles: Mutex<HashMap<u64, HandleInfo>>,
     pub(crate) uow_active: AtomicBool,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Entry {

@@ -39,6 +39,12 @@ impl From<sealmq_storage::StorageError> for MqError {
     }
 }
 
+impl From<sealmq_types::codec::DecodeError> for MqError {
+    fn from(e: sealmq_types::codec::DecodeError) -> Self {
+        sealmq_storage::StorageError::from(e).into()
+    }
+}
+
 pub type MqResult<T> = Result<T, MqError>;
 
 /// `Err(MqError)` with a formatted detail.

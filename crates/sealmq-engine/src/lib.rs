@@ -16,7 +16,8 @@ pub mod channels;
 pub mod chlauth;
 pub mod conns;
 pub mod deadletter;
-pub mod dlh;
+/// The headers applications read (MQDEAD, MQXMIT): in `sealmq-mqi`, named here as before.
+pub use sealmq_mqi::{dlh, trigger, xqh};
 pub mod error;
 pub mod intercept;
 /// Message descriptors and messages (shared with applications through `sealmq-mqi`).
@@ -31,8 +32,6 @@ pub mod records;
 pub mod routing;
 pub mod services;
 pub mod stats;
-pub mod trigger;
-pub mod xqh;
 
 pub use error::{MqError, MqResult};
 pub use md::{Md, Message, MsgType, Persistence};

@@ -510,7 +510,7 @@ pub const CHANNEL_INITQ: &str = "SYSTEM.CHANNEL.INITQ";
 pub const DEFAULT_LOCAL_Q: &str = "SYSTEM.DEFAULT.LOCAL.QUEUE";
 pub const DEFAULT_ALIAS_Q: &str = "SYSTEM.DEFAULT.ALIAS.QUEUE";
 pub const DEFAULT_REMOTE_Q: &str = "SYSTEM.DEFAULT.REMOTE.QUEUE";
-pub const DEFAULT_INITIATION_Q: &str = "SYSTEM.DEFAULT.INITIATION.QUEUE";
+pub use sealmq_mqi::trigger::DEFAULT_INITIATION_Q;
 
 /// The default object a DEFINE without LIKE copies, as MQ does.
 pub fn default_queue_name(t: QType) -> &'static str {

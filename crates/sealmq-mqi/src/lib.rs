@@ -9,11 +9,14 @@
 //! An application links this crate with the client, wire and protection crates; the queue
 //! manager (engine and storage) is not part of it.
 
+pub mod dlh;
 pub mod md;
 pub mod options;
 pub mod policy;
 pub mod props;
 pub mod selector;
+pub mod trigger;
+pub mod xqh;
 
 pub use md::{Md, Message, MsgId, MsgType, NONE_ID, Persistence, now_ms};
 pub use options::{Browse, GetOptions, Got, Match, OpenOptions, PutOptions};

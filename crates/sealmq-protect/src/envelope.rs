@@ -19,6 +19,7 @@ use crate::recipients;
 use crate::signed::{self, SignerRef};
 use aws_lc_rs::digest;
 use der::Decode;
+use sealmq_types::sync::lock;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -569,9 +570,7 @@ impl Protector {
         }
         // Getters of one process that meet a new key together unwrap it once: the first takes
         // the key's stripe and unwraps, the others wait there and find it cached.
-        let _stripe = self.unwrapping[digest[0] as usize % UNWRAP_STRIPES]
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let _stripe = lock(&self.unwrapping[digest[0] as usize % UNWRAP_STRIPES]);
         if let Some(k) = cached(&self.get_cache) {
             self.counters.get_reuse(true);
             return Ok(k);

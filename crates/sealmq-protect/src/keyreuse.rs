@@ -21,6 +21,7 @@
 use crate::dn::Dn;
 use crate::policy::EncAlg;
 use aws_lc_rs::aead::{AES_128_GCM, AES_256_GCM, LessSafeKey, UnboundKey};
+use sealmq_types::sync::lock;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -152,7 +153,7 @@ impl PutCache {
     pub fn take(&self, key: &PutKey<'_>, limit: Option<u32>) -> Option<Taken> {
         let limit = limit.map(u64::from).unwrap_or(HARD_LIMIT).min(HARD_LIMIT);
         let h = key.hash64();
-        let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = lock(&self.entries);
         let bucket = map.get_mut(&h)?;
         let pos = bucket.iter().position(|(k, _)| key.matches(k))?;
         let entry = &mut bucket[pos].1;
@@ -207,7 +208,7 @@ impl PutCache {
 
     /// Runs `f` on the entry for `key`, under the cache's lock, if there is one.
     fn with_entry<T>(&self, key: &PutKey<'_>, f: impl FnOnce(&mut PutEntry) -> T) -> Option<T> {
-        let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = lock(&self.entries);
         map.get_mut(&key.hash64())
             .and_then(|b| b.iter_mut().find(|(k, _)| key.matches(k)))
             .map(|(_, e)| f(e))
@@ -240,7 +241,7 @@ impl PutCache {
         recipient_infos: Arc<Vec<u8>>,
     ) {
         let h = key.hash64();
-        let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = lock(&self.entries);
         let bucket = map.entry(h).or_default();
         bucket.retain(|(k, _)| !key.matches(k));
         bucket.push((
@@ -291,12 +292,12 @@ impl GetCache {
     }
 
     pub fn get(&self, digest: &[u8; 32]) -> Option<Arc<ContentKey>> {
-        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let inner = lock(&self.inner);
         inner.map.get(digest).cloned()
     }
 
     pub fn insert(&self, digest: [u8; 32], key: Arc<ContentKey>) {
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let mut inner = lock(&self.inner);
         if inner.map.insert(digest, key).is_none() {
             inner.order.push_back(digest);
         }

@@ -7,6 +7,8 @@
 //! (SHA-256) key transport. Every pointer is owned by a guard that frees it; aws-lc cleanses
 //! private keys when they are freed. Nothing here runs unless a caller enabled the switch.
 
+#![allow(unsafe_code)]
+
 use crate::error::{ProtectError, Result};
 use crate::policy::SignAlg;
 use aws_lc_sys as sys;

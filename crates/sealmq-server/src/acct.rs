@@ -8,6 +8,7 @@
 
 use crate::chinit::adapters::thread_cpu_ns;
 use crate::stats::now_ms;
+use sealmq_types::sync::lock;
 use sealmq_wire::{Request, Response};
 use serde_json::{Map, Value, json};
 use std::io::Write;
@@ -221,7 +222,7 @@ impl sealmq_amqp::status::Tally for AmqpTally {
     }
 
     fn call(&self, op: &'static str, ok: bool, bytes: u64, cpu_ns: u64) {
-        if let Some(a) = self.0.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+        if let Some(a) = lock(&self.0).as_mut() {
             a.note(op, ok, bytes, cpu_ns);
         }
     }
@@ -229,7 +230,7 @@ impl sealmq_amqp::status::Tally for AmqpTally {
 
 impl Drop for AmqpTally {
     fn drop(&mut self) {
-        if let Some(a) = self.0.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        if let Some(a) = lock(&self.0).take() {
             a.finish();
         }
     }

@@ -11,6 +11,7 @@ use sealmq_engine::channels::tls_requirements;
 use sealmq_engine::channels::{ChlType, DEFAULT_SVRCONN};
 use sealmq_engine::chlauth::{ChckClnt, Decision, Partner};
 use sealmq_types::ReasonCode;
+use sealmq_types::sync::lock;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -72,7 +73,7 @@ pub(crate) struct Slot {
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        let mut c = self.of.counts.lock().unwrap_or_else(|p| p.into_inner());
+        let mut c = lock(&self.of.counts);
         if let Some(n) = c.0.get_mut(&self.channel) {
             *n = n.saturating_sub(1);
         }
@@ -91,7 +92,7 @@ impl Instances {
         maxinst: u32,
         maxinstc: u32,
     ) -> Result<Slot, String> {
-        let mut c = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        let mut c = lock(&self.counts);
         let all = c.0.get(channel).copied().unwrap_or(0);
         let key = (channel.to_string(), client.to_string());
         let mine = c.1.get(&key).copied().unwrap_or(0);

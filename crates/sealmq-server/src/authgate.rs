@@ -13,6 +13,7 @@
 //! Locks: one mutex around the counts and the failure table, never held while a check runs
 //! or while a caller sleeps.
 
+use sealmq_types::sync::lock;
 use std::collections::HashMap;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -106,7 +107,7 @@ impl Gate {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.state)
     }
 
     /// Checks `user`'s password from `addr` with `verify` (which looks at the password),

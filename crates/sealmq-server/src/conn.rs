@@ -6,6 +6,7 @@ use crate::icpt::Icpt;
 use crate::peer::{Peer, TlsPeer};
 use crate::{Ctx, HANDSHAKE, acct, admit, chinit};
 use sealmq_engine::{Hobj, QueueManager};
+use sealmq_types::sync::lock;
 use sealmq_wire::{Request, Response, WireError};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -534,8 +535,4 @@ pub(crate) fn serve(
     if let Some(a) = acct {
         a.finish();
     }
-}
-
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }

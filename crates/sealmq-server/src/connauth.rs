@@ -8,6 +8,7 @@
 
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use sealmq_types::sync::{read, write};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
@@ -168,14 +169,14 @@ impl Users {
     pub fn refresh(&self) -> Result<usize, String> {
         let f = PasswordFile::load(&self.path)?;
         let n = f.users.len();
-        *self.file.write().unwrap_or_else(|p| p.into_inner()) = f;
+        *write(&self.file) = f;
         Ok(n)
     }
 
     /// A user the password file names is checked there; any other against the operating
     /// system's users (PAM).
     pub fn verify(&self, user: &str, password: &str) -> bool {
-        let f = self.file.read().unwrap_or_else(|p| p.into_inner());
+        let f = read(&self.file);
         if f.contains(user) || !crate::pam::available() {
             f.verify(user, password)
         } else {

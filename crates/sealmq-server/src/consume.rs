@@ -16,6 +16,7 @@
 use crate::icpt::Icpt;
 use sealmq_engine::mqi::{Browse, GetOptions};
 use sealmq_engine::{Connection, Hobj, Match, QueueManager};
+use sealmq_types::sync::lock;
 use sealmq_wire::consume::mode;
 use sealmq_wire::{ConsumeReq, Delivery, Response};
 use std::collections::HashMap;
@@ -61,10 +62,6 @@ impl Drop for PusherSlot {
 /// How long a pusher with nothing to push waits for a message before it looks whether it
 /// was stopped.
 const IDLE_WAIT: Duration = Duration::from_millis(100);
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// What the connection's thread and a pusher share.
 struct Shared {

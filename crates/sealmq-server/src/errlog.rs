@@ -5,6 +5,7 @@
 //! AMQERR01.LOG: 02 becomes 03, 01 becomes 02, and a new 01 begins; three files at most.
 //! The files are private to the queue manager's user, like everything in its directory.
 
+use sealmq_types::sync::lock;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -98,7 +99,7 @@ impl Write for Line {
 impl Drop for Line {
     fn drop(&mut self) {
         if !self.1.is_empty() {
-            let mut s = self.0.0.lock().unwrap_or_else(|p| p.into_inner());
+            let mut s = lock(&self.0.0);
             s.write(&self.1);
         }
     }

@@ -3,6 +3,7 @@
 //! must not fill the disk or drown the log: at most [`PER_SECOND`] lines a second are written,
 //! and the next line written says how many were left out.
 
+use sealmq_types::sync::lock;
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -21,7 +22,7 @@ impl Events {
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
         let sec = now.as_secs();
-        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut s = lock(&self.state);
         if s.0 != sec {
             s.0 = sec;
             s.1 = 0;

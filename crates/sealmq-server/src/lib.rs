@@ -21,6 +21,7 @@ mod icpt;
 mod limits;
 mod listeners;
 pub mod metrics;
+mod os;
 mod pam;
 mod peer;
 pub mod perms;
@@ -31,6 +32,7 @@ mod svcrun;
 use limits::{Limit, TakeSlot, refuse_early};
 use peer::Peer;
 pub(crate) use peer::generic_match;
+use sealmq_types::sync::lock;
 
 use sealmq_engine::{QmConfig, QueueManager};
 use std::collections::HashMap;
@@ -58,25 +60,6 @@ pub struct ServerConfig {
 /// How long a new connection has to complete its TLS handshake and first frame, and how long
 /// a frame may take to arrive once its first byte has (a peer that stops mid-frame is dropped).
 pub const HANDSHAKE: Duration = Duration::from_secs(10);
-
-/// Raises this process's open-file limit to its hard limit: each connection holds a few
-/// descriptors, and the default soft limit (often 1024) would let a few hundred idle sockets
-/// lock everyone out.
-fn raise_fd_limit() -> u64 {
-    let mut l = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit read and write one rlimit struct we own.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) == 0 && l.rlim_cur < l.rlim_max {
-            l.rlim_cur = l.rlim_max;
-            let _ = libc::setrlimit(libc::RLIMIT_NOFILE, &l);
-            let _ = libc::getrlimit(libc::RLIMIT_NOFILE, &mut l);
-        }
-    }
-    l.rlim_cur
-}
 
 /// The name DISPLAY LSSTATUS gives the `--listen` listener (MQ's name for runmqlsr's).
 pub const CLI_LISTENER: &str = "SYSTEM.LISTENER.TCP.1";
@@ -122,35 +105,13 @@ fn user_name(uid: u32) -> String {
         .unwrap_or_else(|| uid.to_string())
 }
 
-/// The peer's (uid, pid) from SO_PEERCRED.
-fn peer_cred(s: &UnixStream) -> Option<(u32, u32)> {
-    use std::os::fd::AsRawFd;
-    let mut cred = libc::ucred {
-        pid: 0,
-        uid: 0,
-        gid: 0,
-    };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: getsockopt writes at most `len` bytes into `cred`, a valid ucred.
-    let rc = unsafe {
-        libc::getsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            (&mut cred as *mut libc::ucred).cast(),
-            &mut len,
-        )
-    };
-    (rc == 0).then_some((cred.uid, cred.pid as u32))
-}
-
 impl Server {
     /// Starts (recovering) the queue manager and its listeners.
     pub fn start(cfg: &ServerConfig) -> Result<Server, String> {
         perms::private_umask();
         perms::check(&cfg.dir)?;
         errlog::init(&cfg.dir);
-        let fds = raise_fd_limit();
+        let fds = os::raise_fd_limit();
         let lock_path = cfg.dir.join("qm.lock");
         let lock = File::options()
             .create(true)
@@ -161,7 +122,7 @@ impl Server {
         if lock.try_lock().is_err() {
             return Err(format!("queue manager {} is already running", cfg.name));
         }
-        let me_uid = unsafe { libc::geteuid() };
+        let me_uid = os::euid();
         let mut qcfg = QmConfig::new(&cfg.name, &cfg.dir);
         // The queue manager's own user is the administrator; everyone else needs AUTHRECs.
         qcfg.admin = Some(user_name(me_uid));
@@ -234,7 +195,7 @@ impl Server {
                             continue;
                         }
                     };
-                    let (uid, pid) = peer_cred(&s).unwrap_or((u32::MAX, 0));
+                    let (uid, pid) = os::peer_cred(&s).unwrap_or((u32::MAX, 0));
                     let user = user_name(uid);
                     let admin = uid == me_uid;
                     // The administrator always gets in; other local users count as MAXCHL does.
@@ -343,7 +304,7 @@ impl Server {
     pub fn wait(self) -> Result<(), String> {
         {
             let (m, cv) = &*self.stopped;
-            let mut s = m.lock().unwrap_or_else(|p| p.into_inner());
+            let mut s = lock(m);
             while !*s {
                 s = cv.wait(s).unwrap_or_else(|p| p.into_inner());
             }
@@ -381,7 +342,7 @@ impl Server {
         let _ = std::fs::remove_file(self.dir.join("listeners"));
         let _ = std::fs::remove_file(self.dir.join("qm.pid"));
         // Close what is still connected: those applications see 2009 on their next call.
-        for (_, s) in self.socks.lock().unwrap_or_else(|p| p.into_inner()).drain() {
+        for (_, s) in lock(&self.socks).drain() {
             s.shutdown();
         }
         if let Some(t) = self.stats.take() {
@@ -410,7 +371,7 @@ fn signal_stop(stop: &AtomicBool, stopped: &(Mutex<bool>, std::sync::Condvar), q
     qm.quiesce();
     stop.store(true, Ordering::Relaxed);
     let (m, cv) = stopped;
-    *m.lock().unwrap_or_else(|p| p.into_inner()) = true;
+    *lock(m) = true;
     cv.notify_all();
 }
 
@@ -470,17 +431,11 @@ impl Ctx {
 
     fn register(&self, s: Sock) -> u64 {
         let id = self.next_sock.fetch_add(1, Ordering::Relaxed);
-        self.socks
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id, s);
+        lock(&self.socks).insert(id, s);
         id
     }
 
     fn unregister(&self, id: u64) {
-        self.socks
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&id);
+        lock(&self.socks).remove(&id);
     }
 }

@@ -3,6 +3,8 @@
 //! connection gets its own thread, as on the Unix socket. Stopping a listener shuts its
 //! socket down (the accept wakes and ends) and frees the port; connections it accepted go on.
 
+#![allow(unsafe_code)]
+
 use crate::conn::{self, serve_tls};
 use crate::limits::refuse_early;
 use crate::peer::Peer;
@@ -10,6 +12,7 @@ use crate::{Ctx, MAXCHL_REFUSAL, Sock};
 use sealmq_engine::services::{ListenerControl, ListenerDef, ListenerStatus};
 use sealmq_engine::{MqError, MqResult, QueueManager};
 use sealmq_types::ReasonCode;
+use sealmq_types::sync::lock;
 use std::collections::HashMap;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::os::fd::AsRawFd;
@@ -41,10 +44,6 @@ pub(crate) struct Listeners {
     qm: Arc<QueueManager>,
     ctx: Ctx,
     running: Mutex<HashMap<String, Running>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Listeners {

@@ -7,6 +7,8 @@
 //! The only unsafe code of the server besides SO_PEERCRED and rlimits: each call is documented
 //! where it is made; the password is copied only into memory PAM frees (and is not logged).
 
+#![allow(unsafe_code)]
+
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::sync::OnceLock;
 

@@ -7,6 +7,8 @@
 //! `sealmq start` refuses a directory others can read or write, naming the fix; the server
 //! sets its umask to 077, so everything it creates is private.
 
+#![allow(unsafe_code)]
+
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 

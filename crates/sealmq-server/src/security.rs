@@ -10,6 +10,7 @@
 //! nothing and says why.
 
 use sealmq_protect::{Keystore, Protector};
+use sealmq_types::sync::{read, write};
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
@@ -61,10 +62,7 @@ impl Security {
     }
 
     fn read(&self) -> Loaded {
-        self.loaded
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        read(&self.loaded).clone()
     }
 
     /// Checks `user`'s password from `addr` (an IP address, or `local:<OS user>`) through
@@ -146,7 +144,7 @@ impl Security {
             (Some(_), true) => "TLS listener, SPLPROT and QM-side interception use it",
             (Some(_), false) => "SPLPROT and QM-side interception use it",
         };
-        *self.loaded.write().unwrap_or_else(|p| p.into_inner()) = Loaded { protector, tls };
+        *write(&self.loaded) = Loaded { protector, tls };
         Ok(format!("SMQ0150I Keystore read again ({what})."))
     }
 }

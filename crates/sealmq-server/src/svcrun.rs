@@ -13,6 +13,7 @@ use sealmq_engine::services::{
 };
 use sealmq_engine::{MqError, MqResult, QueueManager};
 use sealmq_types::ReasonCode;
+use sealmq_types::sync::lock;
 use std::collections::HashMap;
 use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
@@ -35,10 +36,6 @@ pub(crate) struct Services {
     /// The variable encryption at rest took its master key or passphrase from, if any.
     secret_env: Option<String>,
     running: Mutex<HashMap<String, ServiceStatus>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn fail(detail: String) -> MqError {

@@ -12,8 +12,11 @@
 //! Key material lives in aws-lc AEAD contexts, which aws-lc cleanses when they are dropped; raw
 //! key bytes are held only in `Zeroizing` buffers while keys are made, derived or unwrapped.
 
+#![allow(unsafe_code)]
+
 use crate::error::{Result, StorageError};
 use aws_lc_rs::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
+use sealmq_types::sync::{lock, read, write};
 use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
@@ -433,7 +436,7 @@ impl Dse {
         locked(&self.dir, || {
             let path = self.dir.join(KEYRING);
             let mut ring = Keyring::read(&path)?;
-            let mut m = self.master.lock().unwrap_or_else(|p| p.into_inner());
+            let mut m = lock(&self.master);
             if ring.verify(&m).is_err() {
                 let src = Dse::source(&self.dir)?;
                 let fresh = Master::load(&src, &ring.salt)?;
@@ -442,10 +445,7 @@ impl Dse {
             }
             let (id, key) = add_key(&mut ring, &m)?;
             ring.write(&path)?;
-            self.keys
-                .write()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(id, Arc::new(key));
+            write(&self.keys).insert(id, Arc::new(key));
             self.current.store(id, Ordering::Release);
             Ok(id)
         })
@@ -490,10 +490,7 @@ impl Dse {
             let dropped = before - ring.entries.len();
             if dropped > 0 {
                 ring.write(&path)?;
-                self.keys
-                    .write()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .retain(|id, _| *id >= min_id);
+                write(&self.keys).retain(|id, _| *id >= min_id);
             }
             Ok(dropped)
         })
@@ -505,11 +502,7 @@ impl Dse {
     }
 
     fn key(&self, key_id: u32) -> Option<Arc<LessSafeKey>> {
-        self.keys
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&key_id)
-            .cloned()
+        read(&self.keys).get(&key_id).cloned()
     }
 
     /// Seals `plain` under data key `key_id` (the caller names it in the record's header and

@@ -2,6 +2,8 @@
 //! master key, every start seals with a fresh data key while older records stay readable,
 //! altered or moved records are refused, and a log or checkpoint without its key says why.
 
+#![allow(unsafe_code)]
+
 use sealmq_storage::checkpoint::{self, CheckpointWriter};
 use sealmq_storage::dse::{Dse, MasterSource, new_master_hex};
 use sealmq_storage::log::{LogConfig, RECORD_HEADER, SEG_HEADER};

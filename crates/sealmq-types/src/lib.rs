@@ -5,8 +5,10 @@
 //!   reused: a retired code leaves a gap.
 //! - [`codec`]: the bounds-checked value encoding that log records, snapshots and wire frames use.
 //! - [`time`]: UTC civil time and MQ's date and time text.
+//! - [`sync`]: lock guards that survive a panic elsewhere.
 
 pub mod codec;
+pub mod sync;
 pub mod time;
 
 use std::fmt;

@@ -16,6 +16,7 @@ use rustls_pki_types::pem::PemObject;
 use sealmq_protect::Keystore;
 use sealmq_protect::cert::Cert;
 use sealmq_protect::pathval::{self, Usage};
+use sealmq_types::sync::lock;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -219,15 +220,15 @@ impl<S> Clone for Shared<S> {
 
 impl<S: Read> Read for Shared<S> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).read(buf)
+        lock(&self.0).read(buf)
     }
 }
 
 impl<S: Write> Write for Shared<S> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).write(buf)
+        lock(&self.0).write(buf)
     }
     fn flush(&mut self) -> std::io::Result<()> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).flush()
+        lock(&self.0).flush()
     }
 }

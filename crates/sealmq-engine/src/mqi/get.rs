@@ -1,6 +1,7 @@
 //! MQGET: wait, browse, match, truncation, expiry, and taking a message under a unit of work.
 
 use super::*;
+use sealmq_types::sync::lock;
 
 impl Connection {
     /// MQGET.
@@ -42,11 +43,11 @@ impl Connection {
                 let found = match gmo.browse {
                     Browse::First => st.find(&gmo.matching, None, &mut expired),
                     Browse::Next => {
-                        let after = *h.cursor.lock().unwrap_or_else(|p| p.into_inner());
+                        let after = *lock(&h.cursor);
                         st.find(&gmo.matching, after, &mut expired)
                     }
                     Browse::MsgUnderCursor => {
-                        let cur = *h.cursor.lock().unwrap_or_else(|p| p.into_inner());
+                        let cur = *lock(&h.cursor);
                         cur.filter(|k| st.entries.get(*k).is_some_and(|e| e.is_visible()))
                     }
                     Browse::None => st.find(&gmo.matching, None, &mut expired),
@@ -83,7 +84,7 @@ impl Connection {
                 // One last look, then give up (passing on any wake-up this waiter received).
                 let mut expired = Vec::new();
                 let after = if gmo.browse == Browse::Next {
-                    *h.cursor.lock().unwrap_or_else(|p| p.into_inner())
+                    *lock(&h.cursor)
                 } else {
                     None
                 };
@@ -220,13 +221,13 @@ impl Connection {
             seq: key.1,
         };
         if browsing {
-            *h.cursor.lock().unwrap_or_else(|p| p.into_inner()) = Some(key);
+            *lock(&h.cursor) = Some(key);
             st.stats.browsed();
             return Ok(Taken::Done(got));
         }
         let seq = key.1;
         let max_u = crate::qm::read(&self.qm.qmgr).max_uncommitted();
-        let mut uow = self.uow.lock().unwrap_or_else(|p| p.into_inner());
+        let mut uow = lock(&self.uow);
         if gmo.syncpoint {
             if uow.as_ref().is_some_and(|u| u.ops.len() >= max_u) {
                 return mqerr!(

@@ -9,6 +9,7 @@ use crate::qm::{QueueManager, read, write};
 use crate::queue::{EntryState, Key, LocalQueue, TxId, Waiter};
 use crate::records::Record;
 use sealmq_types::ReasonCode;
+use sealmq_types::sync::lock;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -611,7 +612,7 @@ impl Connection {
         let persistent = msg.is_persistent();
         let seq = self.qm.next_seq.fetch_add(1, Ordering::Relaxed);
         let max_u = read(&self.qm.qmgr).max_uncommitted();
-        let mut uow = self.uow.lock().unwrap_or_else(|p| p.into_inner());
+        let mut uow = lock(&self.uow);
         let tx = if pmo.syncpoint {
             if uow.as_ref().is_some_and(|u| u.ops.len() >= max_u) {
                 return mqerr!(

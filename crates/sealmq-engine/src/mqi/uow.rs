@@ -2,11 +2,12 @@
 //! counts raised, a message over its BOTHRESH moved to its BOQNAME).
 
 use super::*;
+use sealmq_types::sync::{lock, read};
 
 impl Connection {
     /// MQCMIT: makes the unit of work's persistent records durable, then applies it.
     pub fn commit(&self) -> MqResult<()> {
-        let Some(u) = self.uow.lock().unwrap_or_else(|p| p.into_inner()).take() else {
+        let Some(u) = lock(&self.uow).take() else {
             return Ok(());
         };
         self.entry.uow_active.store(false, Ordering::Relaxed);
@@ -57,7 +58,7 @@ impl Connection {
 
     /// MQBACK.
     pub fn backout(&self) -> MqResult<()> {
-        if let Some(u) = self.uow.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        if let Some(u) = lock(&self.uow).take() {
             self.entry.uow_active.store(false, Ordering::Relaxed);
             self.apply_backout(u, true);
         }
@@ -134,12 +135,12 @@ impl Connection {
     /// work of its own, join the transaction's). A logged one is joined by a JOIN record, so
     /// recovery sees one unit of work too. `other` is left without a unit of work.
     pub fn join(&self, other: &Connection) -> MqResult<()> {
-        let mut theirs_slot = other.uow.lock().unwrap_or_else(|p| p.into_inner());
+        let mut theirs_slot = lock(&other.uow);
         let Some(theirs) = theirs_slot.take() else {
             return Ok(());
         };
         let max_u = crate::qm::read(&self.qm.qmgr).max_uncommitted();
-        let mut mine = self.uow.lock().unwrap_or_else(|p| p.into_inner());
+        let mut mine = lock(&self.uow);
         let size = mine.as_ref().map_or(0, |u| u.ops.len()) + theirs.ops.len();
         if size > max_u {
             *theirs_slot = Some(theirs);

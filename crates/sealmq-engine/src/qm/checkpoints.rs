@@ -13,6 +13,7 @@
 use super::*;
 use crate::queue::{StoreSnap, placed_of};
 use sealmq_storage::qstore::{IndexOp, QueueStore};
+use sealmq_types::sync::{lock, read, write};
 
 /// Checkpoint frames version: 2 keeps messages in queue files (no MESSAGE frames); 3 adds
 /// where each queue's index ended (QUEUEINDEX frames).
@@ -66,15 +67,12 @@ impl QueueManager {
 
     /// Writes a checkpoint of the committed state and releases log segments no longer needed.
     pub fn checkpoint(&self) -> MqResult<Lsn> {
-        let _one = self
-            .checkpoint_lock
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let _one = lock(&self.checkpoint_lock);
         let bytes_now = self.log.stats().bytes;
         let (lsn, replay_from, mut frames, snaps) = {
             let _g = write(&self.apply);
             let (lsn, active) = {
-                let a = self.active.lock().unwrap_or_else(|p| p.into_inner());
+                let a = lock(&self.active);
                 (self.log.last_lsn(), a.clone())
             };
             let replay_from = active.values().copied().min().unwrap_or(lsn).min(lsn);

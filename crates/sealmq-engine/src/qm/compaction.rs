@@ -6,6 +6,7 @@
 
 use super::*;
 use sealmq_storage::qstore::{Loc, Placed, QueueStore};
+use sealmq_types::sync::read;
 
 /// Bytes of sparse data files compacted after one checkpoint (read; at most a quarter of it
 /// is written again): four of the default 64 MiB files.

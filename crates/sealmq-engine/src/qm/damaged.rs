@@ -13,6 +13,7 @@
 use super::*;
 use crate::queue::QueueState;
 use sealmq_storage::qstore::Loc;
+use sealmq_types::sync::read;
 
 /// Under the queue manager's directory: where damaged records are copied.
 pub const DAMAGED_DIR: &str = "damaged";

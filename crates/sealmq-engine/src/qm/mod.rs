@@ -19,7 +19,7 @@ use sealmq_types::ReasonCode;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, RwLock};
 
 mod checkpoints;
 mod compaction;
@@ -143,13 +143,7 @@ pub struct QueueManager {
     chinit: RwLock<Option<Arc<dyn crate::channels::ChannelControl>>>,
 }
 
-pub(crate) fn read<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
-    l.read().unwrap_or_else(|p| p.into_inner())
-}
-
-pub(crate) fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
-    l.write().unwrap_or_else(|p| p.into_inner())
-}
+pub(crate) use sealmq_types::sync::{lock, read, write};
 
 pub(crate) fn same_key(a: &AuthRec, b: &AuthRec) -> bool {
     a.profile == b.profile
@@ -421,15 +415,12 @@ impl QueueManager {
 
     /// Registers `tx` as having log records (for checkpoints) before its first append.
     pub(crate) fn register_tx(&self, tx: TxId) {
-        let mut a = self.active.lock().unwrap_or_else(|p| p.into_inner());
+        let mut a = lock(&self.active);
         a.entry(tx).or_insert_with(|| self.log.last_lsn());
     }
 
     pub(crate) fn end_tx(&self, tx: TxId) {
-        self.active
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&tx);
+        lock(&self.active).remove(&tx);
     }
 
     /// The definition of a queue.

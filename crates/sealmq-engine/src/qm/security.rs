@@ -5,6 +5,7 @@ use super::*;
 use crate::authinfo::AuthInfoDef;
 use crate::authority::{AuthObj, AuthRec};
 use crate::chlauth::{ChlAuthRec, Decision, Partner, RuleType};
+use sealmq_types::sync::{read, write};
 
 /// CHLAUTH records and AUTHINFO objects.
 #[derive(Debug, Clone, Default)]

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::services::{ListenerControl, ListenerDef, ProcessDef, ServiceControl, ServiceDef};
+use sealmq_types::sync::{read, write};
 
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ServiceObjects {

@@ -15,6 +15,7 @@ use super::*;
 use crate::objects::{TrigType, Usage};
 use crate::queue::QueueState;
 use crate::trigger::{FORMAT, TriggerMsg, appl_type_number};
+use sealmq_types::sync::read;
 
 impl QueueState {
     /// Whether `msg`, just made visible, is a trigger event for this queue; `trig_int_ms` is

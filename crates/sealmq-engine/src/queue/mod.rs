@@ -13,6 +13,7 @@ use crate::md::{Message, now_ms};
 use crate::objects::{MsgDlvSq, QueueDef};
 pub use entries::{Entries, Entry, EntryState, Key, READING, TxId};
 use sealmq_storage::qstore::{IndexOp, Loc, QueueStore};
+use sealmq_types::sync::lock;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -40,13 +41,13 @@ impl Waiter {
     }
 
     pub(crate) fn wake(&self) {
-        *self.woken.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        *lock(&self.woken) = true;
         self.cv.notify_one();
     }
 
     /// Waits until woken or `until`; returns whether it was woken.
     pub fn wait_until(&self, until: std::time::Instant) -> bool {
-        let mut w = self.woken.lock().unwrap_or_else(|p| p.into_inner());
+        let mut w = lock(&self.woken);
         while !*w {
             let now = std::time::Instant::now();
             if now >= until {
@@ -133,7 +134,7 @@ impl LocalQueue {
     }
 
     pub fn lock(&self) -> MutexGuard<'_, QueueState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.state)
     }
 }
 

@@ -15,7 +15,10 @@
 //! Per slot the pool counts requests, CPU and elapsed time per request and how busy it was;
 //! DISPLAY CHINIT shows them.
 
+#![allow(unsafe_code)]
+
 use sealmq_engine::channels::Attrs;
+use sealmq_types::sync::lock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
@@ -103,7 +106,7 @@ impl Slots {
 
     fn run<T>(&self, f: impl FnOnce() -> T) -> Option<T> {
         let slot = {
-            let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+            let mut free = lock(&self.free);
             loop {
                 if let Some(s) = free.pop() {
                     break s;
@@ -114,10 +117,7 @@ impl Slots {
         let r = timed(&self.stats[slot], || {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok()
         });
-        self.free
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(slot);
+        lock(&self.free).push(slot);
         self.cv.notify_one();
         r
     }

@@ -6,13 +6,14 @@ use super::{Initiator, fail};
 use sealmq_engine::MqResult;
 use sealmq_engine::channels::{Attrs, ChannelDef};
 use sealmq_types::ReasonCode;
+use sealmq_types::sync::lock;
 
 impl Initiator {
     fn amqp(
         &self,
     ) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, sealmq_amqp::AmqpChannel>>
     {
-        self.amqp.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.amqp)
     }
 
     pub(crate) fn start_amqp(&self, d: &ChannelDef) -> MqResult<String> {

@@ -25,6 +25,7 @@ mod triggered;
 use sealmq_engine::channels::{Attrs, ChannelControl, ChannelDef, ChlType};
 use sealmq_engine::{MqError, MqResult, QueueManager};
 use sealmq_types::ReasonCode;
+use sealmq_types::sync::lock;
 use std::collections::HashMap;
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -116,7 +117,7 @@ impl Run {
     }
 
     pub fn status(&self) -> std::sync::MutexGuard<'_, Status> {
-        self.status.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.status)
     }
 
     pub fn set_state(&self, s: State) {
@@ -125,7 +126,7 @@ impl Run {
 
     /// Sleeps up to `d`, waking early on STOP CHANNEL.
     pub fn sleep(&self, d: Duration) {
-        let g = self.wake.0.lock().unwrap_or_else(|p| p.into_inner());
+        let g = lock(&self.wake.0);
         if self.stop_requested() {
             return;
         }
@@ -134,16 +135,16 @@ impl Run {
 
     /// The socket this instance uses, so that STOP can close it.
     pub fn set_sock(&self, s: Option<TcpStream>) {
-        *self.sock.lock().unwrap_or_else(|p| p.into_inner()) = s;
+        *lock(&self.sock) = s;
     }
 
     fn request_stop(&self) {
         self.stop.store(true, Ordering::Release);
         {
-            let _g = self.wake.0.lock().unwrap_or_else(|p| p.into_inner());
+            let _g = lock(&self.wake.0);
             self.wake.1.notify_all();
         }
-        if let Some(s) = self.sock.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        if let Some(s) = lock(&self.sock).as_ref() {
             let _ = s.shutdown(std::net::Shutdown::Both);
         }
     }
@@ -152,7 +153,7 @@ impl Run {
         self.set_state(State::Stopped);
         self.set_sock(None);
         let (m, cv) = &self.done;
-        *m.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        *lock(m) = true;
         cv.notify_all();
     }
 
@@ -160,7 +161,7 @@ impl Run {
     pub fn wait_done(&self, d: Duration) -> bool {
         let (m, cv) = &self.done;
         let deadline = Instant::now() + d;
-        let mut g = m.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = lock(m);
         while !*g {
             let now = Instant::now();
             if now >= deadline {
@@ -208,7 +209,7 @@ impl Run {
     }
 
     fn is_done(&self) -> bool {
-        *self.done.0.lock().unwrap_or_else(|p| p.into_inner())
+        *lock(&self.done.0)
     }
 }
 
@@ -267,7 +268,7 @@ impl Initiator {
     }
 
     fn runs(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Run>>> {
-        self.runs.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.runs)
     }
 
     /// The channel instances of this run of the queue manager whose names match `pattern`,

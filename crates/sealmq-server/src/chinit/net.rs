@@ -2,7 +2,10 @@
 //! manager's keystore identity; the partner must be trusted by it), and SSLRKEYC: a TLS 1.3
 //! KeyUpdate every that many bytes sent.
 
+#![allow(unsafe_code)]
+
 use sealmq_engine::channels::ChannelDef;
+use sealmq_types::sync::lock;
 use sealmq_wire::tls::Shared;
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -127,7 +130,7 @@ impl Link {
             self.since_rekey = 0;
             if let Some(t) = &self.tls {
                 self.w.flush()?;
-                let mut g = t.0.lock().unwrap_or_else(|p| p.into_inner());
+                let mut g = lock(&t.0);
                 g.conn
                     .refresh_traffic_keys()
                     .map_err(|e| io::Error::other(format!("TLS key update: {e}")))?;

@@ -12,6 +12,7 @@ use sealmq_engine::channels::{ChannelDef, ChlType};
 use sealmq_engine::xqh::TransmissionHeader;
 use sealmq_engine::{Connection, Hobj, MqError, MqResult, OpenOptions, PutOptions};
 use sealmq_types::ReasonCode;
+use sealmq_types::sync::lock;
 use sealmq_wire::chl::{CHL_VERSIONS, ChlFrame, read_chl, write_chl};
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -40,12 +41,7 @@ struct Work {
 impl Drop for Work {
     fn drop(&mut self) {
         let _ = self.conn.backout();
-        for (_, h) in self
-            .handles
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .drain()
-        {
+        for (_, h) in lock(&self.handles).drain() {
             let _ = self.conn.close(&h);
         }
         self.sq.close(&self.conn);
@@ -527,7 +523,7 @@ fn put_to(
         w.principal.clone()
     };
     let key = (q.to_string(), qmgr.to_string(), principal);
-    let mut hs = w.handles.lock().unwrap_or_else(|p| p.into_inner());
+    let mut hs = lock(&w.handles);
     if !hs.contains_key(&key) {
         // Every check an application of that principal meets: authority on the queue (or the
         // transmission queue, or the queue-manager alias), and no puts to system queues.

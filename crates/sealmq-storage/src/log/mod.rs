@@ -14,12 +14,13 @@
 //! are never held together. The flusher holds neither while writing or syncing.
 
 use crate::error::{Result, StorageError};
+use sealmq_types::sync::lock;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread::JoinHandle;
 
 mod writer;
@@ -163,10 +164,6 @@ struct Shared {
 pub struct Log {
     shared: Arc<Shared>,
     flusher: Mutex<Option<JoinHandle<()>>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn seg_path(dir: &Path, number: u64) -> PathBuf {
@@ -600,8 +597,8 @@ impl Log {
         let ok = crate::space::ensure(&self.shared.cfg.dir, self.shared.cfg.reserve_bytes);
         if ok {
             self.shared.short.store(false, Ordering::Release);
-            eprintln!(
-                "sealmq: the log's reserve of {} bytes is back: puts of persistent messages are accepted again",
+            tracing::warn!(
+                "the log's reserve of {} bytes is back: puts of persistent messages are accepted again",
                 self.shared.cfg.reserve_bytes
             );
         }

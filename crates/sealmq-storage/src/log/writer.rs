@@ -2,6 +2,7 @@
 //! starting new segments (on size, or when a checkpoint short of space asks, [`Log::roll`]).
 
 use super::*;
+use sealmq_types::sync::lock;
 
 pub(super) fn create_segment(dir: &Path, number: u64, first_lsn: Lsn) -> Result<(File, PathBuf)> {
     let path = seg_path(dir, number);
@@ -99,8 +100,8 @@ impl Writer {
             // Out of space: spend the reserve, say so, and try once more.
             if matches!(&result, Err(NoSpace(_))) && crate::space::release(&self.shared.cfg.dir) {
                 self.shared.short.store(true, Ordering::Release);
-                eprintln!(
-                    "sealmq: the log's disk is full ({}): its reserve is given back so gets and \
+                tracing::error!(
+                    "the log's disk is full ({}): its reserve is given back so gets and \
                      clears can go on; puts of persistent messages are refused until space returns",
                     self.shared.cfg.dir.display()
                 );
@@ -142,7 +143,7 @@ impl Writer {
             if let Some(d) = &cfg.dse
                 && let Err(e) = d.roll()
             {
-                eprintln!("sealmq: the log keeps its current data key: {e}");
+                tracing::warn!("the log keeps its current data key: {e}");
             }
             self.start_segment(first)?;
         }

@@ -28,6 +28,7 @@ use crate::dse::Dse;
 use crate::error::{Result, StorageError};
 use file::{HEADER, Kind, ReadErr};
 use index::LiveSet;
+use sealmq_types::sync::lock;
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -385,7 +386,7 @@ impl QueueStore {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.inner)
     }
 
     pub fn dir(&self) -> &Path {

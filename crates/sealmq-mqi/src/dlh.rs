@@ -2,8 +2,7 @@
 //! to the dead-letter queue or the protection error queue. Stored as the message's payload
 //! prefix (format `MQDEAD`): magic `DLH `, version, then the fields, then the original payload.
 
-use sealmq_storage::codec::{Dec, Enc};
-use sealmq_storage::{Result, StorageError};
+use sealmq_types::codec::{Dec, DecodeError, Enc, Result};
 
 pub const FORMAT: &str = "MQDEAD";
 const MAGIC: &[u8; 4] = b"DLH ";
@@ -66,13 +65,11 @@ impl DeadLetterHeader {
     pub fn unwrap(bytes: &[u8]) -> Result<(DeadLetterHeader, Vec<u8>)> {
         let mut d = Dec::new(bytes, "dead-letter header");
         if d.fixed::<4>()? != *MAGIC {
-            return Err(StorageError::Decode("not a dead-letter header".into()));
+            return Err(DecodeError("not a dead-letter header".into()));
         }
         let v = d.u32()?;
         if v != VERSION {
-            return Err(StorageError::Decode(format!(
-                "dead-letter header version {v}"
-            )));
+            return Err(DecodeError(format!("dead-letter header version {v}")));
         }
         let h = DeadLetterHeader {
             reason: d.u32()?,

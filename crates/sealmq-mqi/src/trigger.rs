@@ -1,8 +1,11 @@
 //! Trigger messages (MQ's MQTM, format `MQTRIG  `) and the character form a trigger monitor
 //! passes to the program it starts (MQTMC2), laid out byte for byte as MQ's: a program written
-//! for MQ's runmqtrm reads them unchanged (docs/triggering.md).
+//! for MQ's runmqtrm reads them unchanged (docs/triggering.md). A trigger monitor is an application: it reads these with this crate.
 
-use crate::error::{MqResult, mqerr};
+use sealmq_types::codec::{DecodeError, Result};
+
+/// MQ's default initiation queue.
+pub const DEFAULT_INITIATION_Q: &str = "SYSTEM.DEFAULT.INITIATION.QUEUE";
 
 pub const FORMAT: &str = "MQTRIG  ";
 /// Length of MQTM version 1.
@@ -68,14 +71,13 @@ impl TriggerMsg {
         o
     }
 
-    pub fn decode(b: &[u8]) -> MqResult<TriggerMsg> {
+    pub fn decode(b: &[u8]) -> Result<TriggerMsg> {
         if b.len() < MQTM_LEN || &b[..4] != b"TM  " {
-            return mqerr!(
-                OptionsError,
+            return Err(DecodeError(format!(
                 "not a trigger message (MQTM): {} bytes, structure id {:?}",
                 b.len(),
                 String::from_utf8_lossy(&b[..b.len().min(4)])
-            );
+            )));
         }
         let u32_at = |i: usize| u32::from_ne_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
         Ok(TriggerMsg {

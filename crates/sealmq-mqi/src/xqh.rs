@@ -5,8 +5,7 @@
 //! with its original descriptor, to the destination.
 
 use crate::md::Md;
-use sealmq_storage::codec::{Dec, Enc};
-use sealmq_storage::{Result, StorageError};
+use sealmq_types::codec::{Dec, DecodeError, Enc, Result};
 
 pub const FORMAT: &str = "MQXMIT";
 const MAGIC: &[u8; 4] = b"XQH ";
@@ -39,11 +38,11 @@ impl TransmissionHeader {
     pub fn unwrap(bytes: &[u8]) -> Result<(TransmissionHeader, Vec<u8>)> {
         let mut d = Dec::new(bytes, "transmission header");
         if d.fixed::<4>()? != *MAGIC {
-            return Err(StorageError::Decode("not a transmission header".into()));
+            return Err(DecodeError("not a transmission header".into()));
         }
         let v = d.u32()?;
         if v != VERSION {
-            return Err(StorageError::Decode(format!(
+            return Err(DecodeError(format!(
                 "transmission header version {v} (this queue manager reads version {VERSION})"
             )));
         }
