@@ -17,7 +17,7 @@ use crate::dump_cmd::{objects, s};
 use clap::Args;
 use sealmq_client::Client;
 use sealmq_mqi::trigger::{DEFAULT_INITIATION_Q, TriggerMsg, appl_type_number};
-use sealmq_mqi::{GetOptions, Md, OpenOptions};
+use sealmq_mqi::{GetOptions, OpenOptions};
 use sealmq_types::ReasonCode;
 use std::path::Path;
 use std::time::Duration;
@@ -141,22 +141,6 @@ fn object_name(n: &str) -> bool {
         && n.len() <= 48
         && n.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"./_%".contains(&b))
-}
-
-/// Whether the queue manager made this message: the origin context of a message the queue
-/// manager puts itself (applications cannot set it: the queue manager fills in the origin of
-/// every application put), and the trigger message format.
-fn made_by_qm(md: &Md) -> Result<(), String> {
-    if md.user_id.trim() != "SYSTEM" || md.format.trim_end() != "MQTRIG" {
-        return Err(format!(
-            "a message not made by the queue manager (user '{}', application '{}', format \
-             '{}') is skipped: only the queue manager's trigger messages start programs",
-            md.user_id.trim(),
-            md.put_appl_name.trim(),
-            md.format.trim_end()
-        ));
-    }
-    Ok(())
 }
 
 /// The trigger as the definitions on the queue manager say it now: the message only names
@@ -305,7 +289,7 @@ pub fn run(a: TriggerMonitorArgs) -> CliResult {
             }
         };
         served += 1;
-        let tm = made_by_qm(&m.md)
+        let tm = sealmq_mqi::trigger::from_queue_manager(&m.md)
             .and_then(|()| TriggerMsg::decode(&m.payload).map_err(|e| e.to_string()))
             .and_then(|tm| {
                 from_definitions(&mut client, &tm, &a.initq)

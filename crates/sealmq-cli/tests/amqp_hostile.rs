@@ -149,12 +149,7 @@ fn amqp_connections_count_in_maxchl_and_blocked_addresses_are_refused_at_once() 
 fn sasl_plain_judges_chlauth_first_and_failures_take_the_same_time() {
     let h = Home::new();
     h.ok(&["create", "QP"]);
-    let o = h
-        .cmd(&["passwd", "QP", "payuser"])
-        .env("SEALMQ_NEW_PASSWORD", "right-horse-battery")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{o:?}");
+    h.passwd("QP", "payuser", "right-horse-battery");
     h.ok(&["start", "QP", "--background"]);
     let port = free_port();
     h.mqsc(

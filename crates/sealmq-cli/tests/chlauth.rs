@@ -202,14 +202,7 @@ fn connection_authentication_with_the_password_file() {
     let h = Home::new();
     let addr = qm_tcp(&h, "QP");
     h.mqsc("QP", "DEFINE QLOCAL(APP.Q)\n");
-    let new_pw = |user: &str, pw: &str| {
-        let o = h
-            .cmd(&["passwd", "QP", user])
-            .env("SEALMQ_NEW_PASSWORD", pw)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{o:?}");
-    };
+    let new_pw = |user: &str, pw: &str| h.passwd("QP", user, pw);
     new_pw("payuser", "right horse battery");
     h.mqsc(
         "QP",

@@ -42,12 +42,7 @@ fn admin_served(h: &Home, qm: &str) -> Duration {
 fn forty_eight_parallel_wrong_passwords_take_bounded_memory() {
     let h = Home::new();
     h.ok(&["create", "QW"]);
-    let o = h
-        .cmd(&["passwd", "QW", "payuser"])
-        .env("SEALMQ_NEW_PASSWORD", "right-horse-battery")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{o:?}");
+    h.passwd("QW", "payuser", "right-horse-battery");
     let port = free_port();
     h.start_tcp("QW", port);
     h.mqsc(
@@ -60,28 +55,33 @@ fn forty_eight_parallel_wrong_passwords_take_bounded_memory() {
     let pid = h.pid("QW");
     let before = status_field(&pid, "VmHWM");
     let addr = format!("127.0.0.1:{port}");
+    // A put as payuser over the SVRCONN channel, with this password.
+    let login = |pw: &str| {
+        let mut c = h.cmd(&[
+            "put",
+            "QW",
+            "APP.Q",
+            "--message",
+            "x",
+            "--conn",
+            &addr,
+            "--channel",
+            "APP.SVRCONN",
+            "--user",
+            "payuser",
+            "--allow-cleartext-password",
+        ]);
+        c.env("SEALMQ_PASSWORD", pw);
+        c
+    };
     let started = Instant::now();
     let children: Vec<_> = (0..48)
         .map(|i| {
-            h.cmd(&[
-                "put",
-                "QW",
-                "APP.Q",
-                "--message",
-                "x",
-                "--conn",
-                &addr,
-                "--channel",
-                "APP.SVRCONN",
-                "--user",
-                "payuser",
-                "--allow-cleartext-password",
-            ])
-            .env("SEALMQ_PASSWORD", format!("wrong-{i}"))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
+            login(format!("wrong-{i}").as_str())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
         })
         .collect();
     let during = admin_served(&h, "QW");
@@ -111,24 +111,7 @@ fn forty_eight_parallel_wrong_passwords_take_bounded_memory() {
         "SET CHLAUTH('*') TYPE(BLOCKADDR) ADDRLIST('127.0.0.1')\n",
     );
     let t = Instant::now();
-    let o = h
-        .cmd(&[
-            "put",
-            "QW",
-            "APP.Q",
-            "--message",
-            "x",
-            "--conn",
-            &addr,
-            "--channel",
-            "APP.SVRCONN",
-            "--user",
-            "payuser",
-            "--allow-cleartext-password",
-        ])
-        .env("SEALMQ_PASSWORD", "right-horse-battery")
-        .output()
-        .unwrap();
+    let o = login("right-horse-battery").output().unwrap();
     let blocked = t.elapsed();
     let err = String::from_utf8_lossy(&o.stderr);
     eprintln!(

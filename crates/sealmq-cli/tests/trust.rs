@@ -222,15 +222,15 @@ fn damage_data_file(h: &Home, qm: &str, queue: &str) -> std::path::PathBuf {
     data[0].clone()
 }
 
-#[test]
-fn a_damaged_record_is_set_aside_and_the_rest_of_the_queue_served() {
-    let h = Home::new();
-    h.ok(&["create", "QX"]);
-    h.ok(&["start", "QX", "--background"]);
-    h.mqsc("QX", "DEFINE QLOCAL(ORDERS) MAXDEPTH(100000)\n");
+/// A queue manager, stopped, whose queue ORDERS holds 217 persistent messages of 300 bytes in
+/// its data file.
+fn stored_orders(h: &Home, qm: &str) {
+    h.ok(&["create", qm]);
+    h.ok(&["start", qm, "--background"]);
+    h.mqsc(qm, "DEFINE QLOCAL(ORDERS) MAXDEPTH(100000)\n");
     h.ok(&[
         "put",
-        "QX",
+        qm,
         "ORDERS",
         "--size",
         "300",
@@ -238,8 +238,14 @@ fn a_damaged_record_is_set_aside_and_the_rest_of_the_queue_served() {
         "217",
         "--persistent",
     ]);
-    // Stopped, the messages are in the queue's data file; one of them is then damaged.
-    h.ok(&["stop", "QX"]);
+    h.ok(&["stop", qm]);
+}
+
+#[test]
+fn a_damaged_record_is_set_aside_and_the_rest_of_the_queue_served() {
+    let h = Home::new();
+    stored_orders(&h, "QX");
+    // One of the stored messages is damaged.
     let file = damage_data_file(&h, "QX", "ORDERS");
     h.ok(&["start", "QX", "--background"]);
     // Found at start, reported in the error log, set aside with its file and offset.
@@ -285,20 +291,7 @@ fn a_damaged_record_is_set_aside_and_the_rest_of_the_queue_served() {
 #[test]
 fn a_record_damaged_while_running_does_not_block_gets() {
     let h = Home::new();
-    h.ok(&["create", "QY"]);
-    h.ok(&["start", "QY", "--background"]);
-    h.mqsc("QY", "DEFINE QLOCAL(ORDERS) MAXDEPTH(100000)\n");
-    h.ok(&[
-        "put",
-        "QY",
-        "ORDERS",
-        "--size",
-        "300",
-        "--count",
-        "217",
-        "--persistent",
-    ]);
-    h.ok(&["stop", "QY"]);
+    stored_orders(&h, "QY");
     h.ok(&["start", "QY", "--background"]);
     wait_for(LONG, "the start's verification", || {
         errlog(&h, "QY").contains("217 stored message(s) readable")

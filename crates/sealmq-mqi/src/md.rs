@@ -11,6 +11,11 @@ const HAS_PROPERTIES: u8 = 0x80;
 pub type MsgId = [u8; 24];
 pub const NONE_ID: MsgId = [0u8; 24];
 
+/// The user id in the origin context of messages the queue manager puts itself (trigger
+/// messages, dead letters, reports). No application's put carries it: the queue manager fills
+/// in the origin of every application put with the application's own user.
+pub const QMGR_USER: &str = "SYSTEM";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Persistence {
     #[default]

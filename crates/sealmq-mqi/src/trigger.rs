@@ -8,6 +8,22 @@ use sealmq_types::codec::{DecodeError, Result};
 pub const DEFAULT_INITIATION_Q: &str = "SYSTEM.DEFAULT.INITIATION.QUEUE";
 
 pub const FORMAT: &str = "MQTRIG  ";
+
+/// Whether `md` is that of a trigger message the queue manager made (its own origin user and
+/// the trigger format); otherwise why not, naming the message's origin. Only such messages
+/// start programs or channels (SECURITY.md, "Triggering").
+pub fn from_queue_manager(md: &crate::Md) -> std::result::Result<(), String> {
+    if md.user_id.trim() == crate::md::QMGR_USER && md.format.trim_end() == FORMAT.trim_end() {
+        return Ok(());
+    }
+    Err(format!(
+        "a message not made by the queue manager (user '{}', application '{}', format '{}') is \
+         skipped: only the queue manager's trigger messages start programs or channels",
+        md.user_id.trim(),
+        md.put_appl_name.trim(),
+        md.format.trim_end()
+    ))
+}
 /// Length of MQTM version 1.
 pub const MQTM_LEN: usize = 684;
 /// Length of MQTMC2.

@@ -69,6 +69,16 @@ impl Home {
     }
 
     /// Runs an MQSC script that must succeed entirely.
+    /// `sealmq passwd QM USER` with the new password (it must succeed).
+    pub fn passwd(&self, qm: &str, user: &str, pw: &str) {
+        let o = self
+            .cmd(&["passwd", qm, user])
+            .env("SEALMQ_NEW_PASSWORD", pw)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "sealmq passwd {qm} {user}: {o:?}");
+    }
+
     pub fn mqsc(&self, qm: &str, script: &str) -> String {
         self.ok_in(&["mqsc", qm], Some(script))
     }

@@ -224,10 +224,10 @@ impl QueueManager {
             internal: true,
             qm: self.clone(),
             id,
-            user: "SYSTEM".into(),
+            user: crate::md::QMGR_USER.into(),
             appl: "sealmq".into(),
             uow: Mutex::new(None),
-            entry: self.conns.add(id, "SYSTEM", "sealmq", true),
+            entry: self.conns.add(id, crate::md::QMGR_USER, "sealmq", true),
         })
     }
 

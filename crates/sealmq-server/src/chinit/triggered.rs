@@ -44,15 +44,11 @@ impl Initiator {
                 },
             );
             match got {
-                // Only the queue manager's own trigger messages start channels (SECURITY.md,
-                // "Triggering"): an application's put carries its own user, never SYSTEM.
-                Ok(g) if g.md.user_id.trim() != "SYSTEM" => tracing::warn!(
-                    "a message on {CHANNEL_INITQ} put by user '{}' (application '{}') is \
-                     skipped: only the queue manager's trigger messages start channels",
-                    g.md.user_id.trim(),
-                    g.md.put_appl_name.trim()
-                ),
-                Ok(g) => self.triggered(&g.payload),
+                // Only the queue manager's own trigger messages start channels.
+                Ok(g) => match sealmq_engine::trigger::from_queue_manager(&g.md) {
+                    Ok(()) => self.triggered(&g.payload),
+                    Err(why) => tracing::warn!("{CHANNEL_INITQ}: {why}"),
+                },
                 Err(e) if e.reason == ReasonCode::NoMsgAvailable => {}
                 Err(_) => break,
             }
