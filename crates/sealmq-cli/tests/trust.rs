@@ -309,3 +309,36 @@ fn a_record_damaged_while_running_does_not_block_gets() {
     );
     h.ok(&["stop", "QY"]);
 }
+
+/// The trigger monitor reads definitions through MQSC: a monitor that is not the queue
+/// manager's administrator (here: connected through a channel as 'app') is refused with 2035
+/// and says what it needs, before it takes any trigger message.
+#[test]
+fn a_trigger_monitor_that_is_not_the_administrator_is_refused() {
+    let h = Home::new();
+    h.ok(&["create", "QN"]);
+    let port = common::free_port();
+    h.start_tcp("QN", port);
+    h.mqsc(
+        "QN",
+        "DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app')\n\
+         SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
+         SET AUTHREC PROFILE('SYSTEM.DEFAULT.INITIATION.QUEUE') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(GET)\n",
+    );
+    let err = h.fails(&[
+        "trigger-monitor",
+        "QN",
+        "--count",
+        "1",
+        "--allow-root",
+        "--conn",
+        &format!("127.0.0.1:{port}"),
+        "--channel",
+        "APP.SVRCONN",
+    ]);
+    assert!(
+        err.contains("2035") && err.contains("administrator"),
+        "{err}"
+    );
+    h.ok(&["stop", "QN"]);
+}
