@@ -176,10 +176,13 @@ fn an_intercepting_amqp_channel_protects_and_unprotects_for_python_applications(
         &format!(
             "DEFINE QLOCAL(SECRET.Q)\n\
              SET POLICY(SECRET.Q) SIGNALG(SHA256) ENCALG(AES256) RECIP('CN=QI')\n\
+             DEFINE QLOCAL(SECRET.FORGED)\n\
+             SET POLICY(SECRET.FORGED) SIGNALG(SHA256) ENCALG(AES256) RECIP('CN=QI')\n\
              DEFINE CHANNEL(ICPT.AMQP) CHLTYPE(AMQP) PORT({icpt}) IPADDR(127.0.0.1) SSLCIPH(ANY) INTERCEPT(YES)\n\
              DEFINE CHANNEL(CLEAR.AMQP) CHLTYPE(AMQP) PORT({clear}) IPADDR(127.0.0.1) SSLCIPH(ANY)\n\
              SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('{ALICE}') AUTHADD(CONNECT)\n\
              SET AUTHREC PROFILE('SECRET.Q') OBJTYPE(QUEUE) PRINCIPAL('{ALICE}') AUTHADD(PUT,GET)\n\
+             SET AUTHREC PROFILE('SECRET.FORGED') OBJTYPE(QUEUE) PRINCIPAL('{ALICE}') AUTHADD(PUT,GET)\n\
              START CHANNEL(ICPT.AMQP)\nSTART CHANNEL(CLEAR.AMQP)\n"
         ),
     );
@@ -231,16 +234,27 @@ fn an_intercepting_amqp_channel_protects_and_unprotects_for_python_applications(
     assert_eq!(got[1]["body"], "hello 2");
     assert_eq!(got[0]["properties"]["colour"], "blue");
     assert_eq!(got[1]["properties"]["n"], 2);
-    // A message that fails its checks (plain, on a queue whose policy encrypts) is moved to
-    // the protection error queue and never delivered; the next one is.
     common_wait(&w.h, "QI", "SECRET.Q", 0);
-    raw.put(rh, &mut sealmq_engine::Md::default(), b"forged", false)
+    // A message that fails its checks (plain, on a queue whose policy encrypts) is moved to
+    // the protection error queue and never delivered; the next one is. (A queue no earlier
+    // link read: a link of an application that has gone may still be waiting on SECRET.Q, and
+    // what it takes as it ends goes back, after the next application's get.)
+    let (fh, _) = raw
+        .open(
+            "SECRET.FORGED",
+            OpenOptions {
+                output: true,
+                ..Default::default()
+            },
+        )
         .unwrap();
-    proton_with(&url, &w.alice, &["send", "SECRET.Q", "1"]);
-    let got = proton_with(&url, &w.alice, &["receive", "SECRET.Q", "1"]);
+    raw.put(fh, &mut sealmq_engine::Md::default(), b"forged", false)
+        .unwrap();
+    proton_with(&url, &w.alice, &["send", "SECRET.FORGED", "1"]);
+    let got = proton_with(&url, &w.alice, &["receive", "SECRET.FORGED", "1"]);
     assert_eq!(got[0]["body"], "hello 0");
     common_wait(&w.h, "QI", "SYSTEM.PROTECTION.ERROR.QUEUE", 1);
-    common_wait(&w.h, "QI", "SECRET.Q", 0);
+    common_wait(&w.h, "QI", "SECRET.FORGED", 0);
     drop(raw);
     w.h.ok(&["stop", "QI"]);
 }
