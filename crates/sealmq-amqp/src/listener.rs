@@ -16,6 +16,7 @@ use fe2o3_amqp::acceptor::{
     ConnectionAcceptor, LinkAcceptor, LinkEndpoint, ListenerConnectionHandle, SessionAcceptor,
 };
 use fe2o3_amqp::types::definitions::{AmqpError, Error};
+use sealmq_engine::Connection;
 use sealmq_engine::QueueManager;
 use sealmq_engine::channels::ChannelDef;
 use sealmq_types::sync::lock;
@@ -438,7 +439,7 @@ async fn connection(
             .await;
         return;
     }
-    let mq = match qm.connect(&user, &format!("amqp:{}", def.name)) {
+    let mq = match Connection::connect(&qm, &user, &format!("amqp:{}", def.name)) {
         Ok(c) => Arc::new(c),
         Err(e) => {
             let _ = conn.close_with_error(link::amqp_error(&e)).await;

@@ -20,7 +20,7 @@ fn channel_with(
     alter: impl FnOnce(&mut ChannelDef),
 ) -> (tempfile::TempDir, Arc<QueueManager>, AmqpChannel) {
     let d = tempfile::tempdir().unwrap();
-    let qm = QueueManager::create(QmConfig::new("QH", d.path().join("QH"))).unwrap();
+    let qm = sealmq_engine::create(QmConfig::new("QH", d.path().join("QH"))).unwrap();
     let mut def = ChannelDef::new("FUZZ.AMQP", ChlType::Amqp);
     def.noted.insert("PORT".into(), "0".into());
     def.noted.insert("IPADDR".into(), "127.0.0.1".into());

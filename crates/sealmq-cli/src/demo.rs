@@ -108,11 +108,11 @@ pub fn run(a: DemoArgs) -> CliResult {
 fn queue_manager_demo(dir: &std::path::Path, count: u32) -> CliResult {
     use sealmq_client::Client;
     use sealmq_engine::mqi::{GetOptions, OpenOptions};
-    use sealmq_engine::{Md, Persistence, QmConfig, QueueManager};
+    use sealmq_engine::{Md, Persistence, QmConfig};
     use sealmq_server::{Server, ServerConfig};
     let qm_dir = dir.join("DEMO.QM");
     if !qm_dir.join("log").exists() {
-        QueueManager::create(QmConfig::new("DEMO.QM", &qm_dir))
+        sealmq_engine::create(QmConfig::new("DEMO.QM", &qm_dir))
             .map_err(|e| e.to_string())?
             .shutdown()
             .map_err(|e| e.to_string())?;

@@ -3,7 +3,7 @@
 use crate::CliResult;
 use clap::Args;
 use sealmq_client::Client;
-use sealmq_engine::{QmConfig, QueueManager};
+use sealmq_engine::QmConfig;
 use sealmq_protect::identity::IdentitySpec;
 use sealmq_protect::{Dn, KeyKind, Keystore};
 use sealmq_server::{Server, ServerConfig};
@@ -145,7 +145,7 @@ pub fn create(a: CreateArgs) -> CliResult {
         // Even the system objects written at creation are sealed.
         cfg.dse = Dse::load(&dir)?;
     }
-    let qm = QueueManager::create(cfg).map_err(|e| e.to_string())?;
+    let qm = sealmq_engine::create(cfg).map_err(|e| e.to_string())?;
     qm.shutdown().map_err(|e| e.to_string())?;
     let spec = IdentitySpec::new(Dn::parse(&format!("CN={}", a.qm))?, KeyKind::P256, 3650);
     Keystore::init(&dir.join("keystore"), &spec, None)?;

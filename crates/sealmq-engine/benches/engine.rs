@@ -46,7 +46,8 @@ fn fsync_loop(dir: &std::path::Path, secs: u64) -> f64 {
 }
 
 fn putters(dir: &std::path::Path, n: usize, secs: u64) -> (f64, f64) {
-    let qm = QueueManager::create(QmConfig::new("BENCH", dir.join(format!("put{n}")))).expect("qm");
+    let qm =
+        sealmq_engine::create(QmConfig::new("BENCH", dir.join(format!("put{n}")))).expect("qm");
     let mut d = QueueDef::new("Q", QType::Local);
     d.max_depth = u32::MAX;
     qm.define(d, false).expect("define");
@@ -58,7 +59,7 @@ fn putters(dir: &std::path::Path, n: usize, secs: u64) -> (f64, f64) {
             let (qm, stop, count, payload) =
                 (qm.clone(), stop.clone(), count.clone(), payload.clone());
             std::thread::spawn(move || {
-                let c = qm.connect("bench", "putter").expect("connect");
+                let c = Connection::connect(&qm, "bench", "putter").expect("connect");
                 let h = c.open("Q", OpenOptions::output()).expect("open");
                 while !stop.load(Ordering::Relaxed) {
                     let mut md = Md {
@@ -95,10 +96,10 @@ fn putters(dir: &std::path::Path, n: usize, secs: u64) -> (f64, f64) {
 }
 
 fn nonpersistent(dir: &std::path::Path, secs: u64) -> f64 {
-    let qm = QueueManager::create(QmConfig::new("BENCH", dir.join("np"))).expect("qm");
+    let qm = sealmq_engine::create(QmConfig::new("BENCH", dir.join("np"))).expect("qm");
     qm.define(QueueDef::new("Q", QType::Local), false)
         .expect("define");
-    let c = qm.connect("bench", "np").expect("connect");
+    let c = Connection::connect(&qm, "bench", "np").expect("connect");
     let out = c.open("Q", OpenOptions::output()).expect("open");
     let inp = c.open("Q", OpenOptions::input()).expect("open");
     let payload = vec![0x42u8; 1024];
@@ -121,14 +122,14 @@ fn nonpersistent(dir: &std::path::Path, secs: u64) -> f64 {
 
 fn restart(dir: &std::path::Path, messages: u64) -> (f64, f64, f64, u64) {
     let cfg = QmConfig::new("BENCH", dir.join("restart"));
-    let qm = QueueManager::create(cfg.clone()).expect("qm");
+    let qm = sealmq_engine::create(cfg.clone()).expect("qm");
     let mut d = QueueDef::new("Q", QType::Local);
     d.max_depth = u32::MAX;
     qm.define(d, false).expect("define");
     let payload = vec![0x42u8; 1024];
     let t = Instant::now();
     {
-        let c = qm.connect("bench", "load").expect("connect");
+        let c = Connection::connect(&qm, "bench", "load").expect("connect");
         let h = c.open("Q", OpenOptions::output()).expect("open");
         for i in 0..messages {
             let mut md = Md {
@@ -155,12 +156,12 @@ fn restart(dir: &std::path::Path, messages: u64) -> (f64, f64, f64, u64) {
     qm.shutdown().expect("shutdown");
     drop(qm);
     let t = Instant::now();
-    let (qm, rep) = QueueManager::start(cfg.clone()).expect("start");
+    let (qm, rep) = sealmq_engine::start(cfg.clone()).expect("start");
     let clean = t.elapsed().as_secs_f64();
     assert_eq!(rep.messages, messages);
     // A crash with a tail of 10,000 more messages after the checkpoint.
     {
-        let c = qm.connect("bench", "tail").expect("connect");
+        let c = Connection::connect(&qm, "bench", "tail").expect("connect");
         let h = c.open("Q", OpenOptions::output()).expect("open");
         for i in 0..10_000u64 {
             let mut md = Md {
@@ -185,7 +186,7 @@ fn restart(dir: &std::path::Path, messages: u64) -> (f64, f64, f64, u64) {
     qm.close_log_for_tests();
     drop(qm);
     let t = Instant::now();
-    let (_qm, rep) = QueueManager::start(cfg).expect("start");
+    let (_qm, rep) = sealmq_engine::start(cfg).expect("start");
     let crash = t.elapsed().as_secs_f64();
     (load, clean, crash, rep.records_replayed)
 }

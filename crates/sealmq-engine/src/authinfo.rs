@@ -70,8 +70,8 @@ pub struct AuthInfoDef {
     pub allow_cleartext: bool,
 }
 
-/// The default AUTHINFO every queue manager has, as MQ's.
-pub const DEFAULT_IDPWOS: &str = "SYSTEM.DEFAULT.AUTHINFO.IDPWOS";
+/// The default AUTHINFO every queue manager has (the queue manager's CONNAUTH names it).
+pub use crate::objects::DEFAULT_IDPWOS;
 
 impl AuthInfoDef {
     pub fn new(name: &str) -> AuthInfoDef {

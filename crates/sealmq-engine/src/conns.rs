@@ -4,7 +4,7 @@
 //! connection name). One short mutex per connection; nothing here is on the message path
 //! beyond an open or close.
 
-use crate::mqi::OpenOptions;
+use sealmq_mqi::OpenOptions;
 use sealmq_types::sync::lock;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

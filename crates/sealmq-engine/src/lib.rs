@@ -3,15 +3,20 @@
 //! - [`objects`]: queue and queue-manager definitions with MQ's attributes and defaults.
 //! - [`md`]: message descriptors and messages.
 //! - [`queue`]: a local queue at run time (delivery order, unit-of-work states, waiters).
-//! - [`qm`]: the queue manager: start and recovery, checkpoints, administration.
-//! - [`mqi`]: connections and the MQI calls.
 //! - [`records`]: what the queue manager writes to the log and to checkpoints.
+//! - [`qm`]: the queue manager: recovery, checkpoints, administration (every
+//!   `impl QueueManager` is there).
+//! - [`mqi`]: connections ([`Connection::connect`]) and the MQI calls.
+//! - [`policies`], [`deadletter`], [`intercept`]: work done through the MQI.
+//! - [`create`] and [`start`]: a queue manager's recovery, then its policies.
 //!
-//! The concurrency design (locks, their order, why a busy queue does not hold up others) is in
-//! ARCHITECTURE.md and at the top of `qm.rs`.
+//! Each module uses only those below it (`tests/layers.rs`). The concurrency design (locks,
+//! their order, why a busy queue does not hold up others) is in ARCHITECTURE.md and at the top
+//! of `qm/mod.rs`.
 
 pub mod authinfo;
 pub mod authority;
+mod boot;
 pub mod channels;
 pub mod chlauth;
 pub mod conns;
@@ -29,10 +34,10 @@ pub mod policies;
 pub mod qm;
 pub mod queue;
 pub mod records;
-pub mod routing;
 pub mod services;
 pub mod stats;
 
+pub use boot::{create, start};
 pub use error::{MqError, MqResult};
 pub use md::{Md, Message, MsgType, Persistence};
 pub use mqi::{Browse, Connection, GetOptions, Got, Hobj, OpenOptions, PutOptions};

@@ -360,7 +360,7 @@ impl QmgrDef {
     /// MAXUMSGS (kept with the noted attributes; MQ's default 10,000): operations one unit of
     /// work may hold uncommitted, and messages one asynchronous consumer may hold unsettled.
     pub fn max_uncommitted(&self) -> usize {
-        crate::noted::num::<usize>(&self.noted, "MAXUMSGS").unwrap_or(crate::mqi::MAX_UNCOMMITTED)
+        crate::noted::num::<usize>(&self.noted, "MAXUMSGS").unwrap_or(MAX_UNCOMMITTED)
     }
 }
 
@@ -431,7 +431,7 @@ impl QmgrDef {
             acct_mqi: false,
             acct_int: 1800,
             chlauth_enabled: true,
-            connauth: crate::authinfo::DEFAULT_IDPWOS.to_string(),
+            connauth: DEFAULT_IDPWOS.to_string(),
             maxchl: 1000,
             noted: Default::default(),
         }
@@ -472,7 +472,7 @@ impl QmgrDef {
             acct_mqi: false,
             acct_int: 1800,
             chlauth_enabled: true,
-            connauth: crate::authinfo::DEFAULT_IDPWOS.to_string(),
+            connauth: DEFAULT_IDPWOS.to_string(),
             maxchl: 1000,
             noted: Default::default(),
         };
@@ -567,6 +567,12 @@ pub fn system_queues() -> Vec<QueueDef> {
         dlq, policy, err, model, sync, local, alias, remote, chinitq, initq,
     ]
 }
+
+/// The default AUTHINFO every queue manager has, as MQ's: a new queue manager's CONNAUTH.
+pub const DEFAULT_IDPWOS: &str = "SYSTEM.DEFAULT.AUTHINFO.IDPWOS";
+
+/// Uncommitted operations a connection may hold (MQ's MAXUMSGS default).
+pub const MAX_UNCOMMITTED: usize = 10_000;
 
 /// Object names: 1-48 characters of `A-Z a-z 0-9 . _ / %`.
 pub fn validate_name(name: &str) -> MqResult<()> {

@@ -1,12 +1,14 @@
 //! Security policies in the queue manager (SPEC §5.1): each is a persistent message on
 //! SYSTEM.PROTECTION.POLICY.QUEUE (correlation id = a digest of the name), cached in memory,
-//! read by applications at open.
+//! read by applications at open. Stored through the MQI by [`set`] and [`delete`] (SET and
+//! DELETE POLICY), read back at start by [`load`]; the queue manager caches them
+//! (`qm/policies.rs`).
 
 use crate::error::{MqResult, mqerr};
 use crate::md::{Md, Persistence};
-use crate::mqi::{GetOptions, OpenOptions, PutOptions};
+use crate::mqi::{Connection, GetOptions, OpenOptions, PutOptions};
 use crate::objects::POLICY_Q;
-use crate::qm::{QueueManager, read, write};
+use crate::qm::QueueManager;
 use crate::queue::Match;
 use sealmq_protect::policy::Policy;
 use std::sync::Arc;
@@ -89,166 +91,143 @@ fn aws_lc_rs_digest(b: &[u8]) -> [u8; 32] {
     sealmq_protect::digest_sha256(b)
 }
 
-impl QueueManager {
-    /// Loads every policy from the policy queue into the cache (at start).
-    ///
-    /// Only messages SET POLICY wrote count: each must carry a valid tag under the policy key,
-    /// be named by its correlation id, and validate as a policy; any other is refused and
-    /// reported, and the policy that name had stays. The first start of a queue manager from
-    /// before tags (no key yet) tags the policies it finds, once.
-    pub(crate) fn load_policies(self: &Arc<Self>) -> MqResult<()> {
-        if self.queue_def(POLICY_Q).is_err() {
-            return Ok(()); // being created: the system queues come next
-        }
-        let (key, fresh) = policy_key(&self.cfg.dir)?;
-        let c = self.connect_internal()?;
-        let h = c.open(POLICY_Q, OpenOptions::browse())?;
-        let mut gmo = GetOptions {
-            browse: crate::mqi::Browse::First,
-            ..Default::default()
-        };
-        let mut found: Vec<Policy> = Vec::new();
-        let mut untagged: Vec<Policy> = Vec::new();
-        while let Ok(m) = c.get(&h, gmo.clone()) {
-            gmo.browse = crate::mqi::Browse::Next;
-            let checked = open_sealed(&m.payload, &key).and_then(|p| {
-                if m.md.correl_id != correl(&p.name) {
-                    return Err(format!("it names '{}' under another's id", p.name));
-                }
-                p.validate().map_err(|e| e.to_string())?;
-                Ok(p)
-            });
-            if fresh && m.payload.len() >= 40 && &m.payload[m.payload.len() - 40..][..8] == TAG_MARK
-            {
-                return mqerr!(
-                    ResourceProblem,
-                    "{} is missing but the policies on {POLICY_Q} are tagged with it: restore \
-                     the file from a backup (without it no policy can be trusted)",
-                    self.cfg.dir.join(KEY_FILE).display()
-                );
+/// Loads every policy from the policy queue into the cache (at start).
+///
+/// Only messages SET POLICY wrote count: each must carry a valid tag under the policy key,
+/// be named by its correlation id, and validate as a policy; any other is refused and
+/// reported, and the policy that name had stays. The first start of a queue manager from
+/// before tags (no key yet) tags the policies it finds, once.
+pub(crate) fn load(qm: &Arc<QueueManager>) -> MqResult<()> {
+    if qm.queue_def(POLICY_Q).is_err() {
+        return Ok(()); // being created: the system queues come next
+    }
+    let (key, fresh) = policy_key(&qm.cfg.dir)?;
+    let c = Connection::connect_internal(qm)?;
+    let h = c.open(POLICY_Q, OpenOptions::browse())?;
+    let mut gmo = GetOptions {
+        browse: crate::mqi::Browse::First,
+        ..Default::default()
+    };
+    let mut found: Vec<Policy> = Vec::new();
+    let mut untagged: Vec<Policy> = Vec::new();
+    while let Ok(m) = c.get(&h, gmo.clone()) {
+        gmo.browse = crate::mqi::Browse::Next;
+        let checked = open_sealed(&m.payload, &key).and_then(|p| {
+            if m.md.correl_id != correl(&p.name) {
+                return Err(format!("it names '{}' under another's id", p.name));
             }
-            match checked {
-                Ok(p) => found.push(p),
-                Err(why) => match decode(&m.payload) {
-                    Ok(p) if fresh && m.md.correl_id == correl(&p.name) && p.validate().is_ok() => {
-                        untagged.push(p)
-                    }
-                    _ => tracing::error!(
-                        "a message on {POLICY_Q} (put by '{}', application '{}') is \
+            p.validate().map_err(|e| e.to_string())?;
+            Ok(p)
+        });
+        if fresh && m.payload.len() >= 40 && &m.payload[m.payload.len() - 40..][..8] == TAG_MARK {
+            return mqerr!(
+                ResourceProblem,
+                "{} is missing but the policies on {POLICY_Q} are tagged with it: restore \
+                     the file from a backup (without it no policy can be trusted)",
+                qm.cfg.dir.join(KEY_FILE).display()
+            );
+        }
+        match checked {
+            Ok(p) => found.push(p),
+            Err(why) => match decode(&m.payload) {
+                Ok(p) if fresh && m.md.correl_id == correl(&p.name) && p.validate().is_ok() => {
+                    untagged.push(p)
+                }
+                _ => tracing::error!(
+                    "a message on {POLICY_Q} (put by '{}', application '{}') is \
                          refused as a policy: {why}; the policies in force are unchanged. \
                          Remove it with a get by message id, and look for who could put there.",
-                        m.md.user_id,
-                        m.md.put_appl_name
-                    ),
-                },
-            }
-        }
-        drop(h);
-        drop(c);
-        {
-            let mut cache = write(&self.policies);
-            for p in found {
-                cache.insert(p.name.clone(), p);
-            }
-        }
-        // Migration: policies from before tags are stored again, tagged.
-        for p in untagged {
-            self.set_policy(p)?;
-        }
-        Ok(())
-    }
-
-    /// The policy of a queue name, if any.
-    pub fn policy(&self, name: &str) -> Option<Policy> {
-        read(&self.policies).get(name).cloned()
-    }
-
-    /// Whether a queue name has a policy (no copy of it).
-    pub fn has_policy(&self, name: &str) -> bool {
-        read(&self.policies).contains_key(name)
-    }
-
-    /// Every policy, sorted by name.
-    pub fn policies(&self) -> Vec<Policy> {
-        let mut v: Vec<Policy> = read(&self.policies).values().cloned().collect();
-        v.sort_by(|a, b| a.name.cmp(&b.name));
-        v
-    }
-
-    /// SET POLICY: validates and stores (replacing) a policy in one unit of work.
-    pub fn set_policy(self: &Arc<Self>, p: Policy) -> MqResult<()> {
-        if let Err(e) = p.validate() {
-            return mqerr!(OptionsError, "{e}");
-        }
-        let c = self.connect_internal()?;
-        let h = c.open(
-            POLICY_Q,
-            OpenOptions {
-                input_shared: true,
-                output: true,
-                ..Default::default()
+                    m.md.user_id,
+                    m.md.put_appl_name
+                ),
             },
-        )?;
-        let m = Match {
-            correl_id: Some(correl(&p.name)),
-            ..Match::default()
-        };
-        while c
-            .get(
-                &h,
-                GetOptions {
-                    syncpoint: true,
-                    matching: m.clone(),
-                    ..Default::default()
-                },
-            )
-            .is_ok()
-        {}
-        let mut md = Md {
-            persistence: Persistence::Persistent,
-            correl_id: correl(&p.name),
-            format: FORMAT.into(),
-            ..Md::default()
-        };
-        let (key, _) = policy_key(&self.cfg.dir)?;
-        c.put(
+        }
+    }
+    drop(h);
+    drop(c);
+    for p in found {
+        qm.cache_policy(p);
+    }
+    // Migration: policies from before tags are stored again, tagged.
+    for p in untagged {
+        set(qm, p)?;
+    }
+    Ok(())
+}
+
+/// SET POLICY: validates and stores (replacing) a policy in one unit of work.
+pub fn set(qm: &Arc<QueueManager>, p: Policy) -> MqResult<()> {
+    if let Err(e) = p.validate() {
+        return mqerr!(OptionsError, "{e}");
+    }
+    let c = Connection::connect_internal(qm)?;
+    let h = c.open(
+        POLICY_Q,
+        OpenOptions {
+            input_shared: true,
+            output: true,
+            ..Default::default()
+        },
+    )?;
+    let m = Match {
+        correl_id: Some(correl(&p.name)),
+        ..Match::default()
+    };
+    while c
+        .get(
             &h,
-            &mut md,
-            &sealed(&p, &key),
-            PutOptions {
+            GetOptions {
                 syncpoint: true,
+                matching: m.clone(),
                 ..Default::default()
             },
-        )?;
-        c.commit()?;
-        write(&self.policies).insert(p.name.clone(), p);
-        Ok(())
-    }
+        )
+        .is_ok()
+    {}
+    let mut md = Md {
+        persistence: Persistence::Persistent,
+        correl_id: correl(&p.name),
+        format: FORMAT.into(),
+        ..Md::default()
+    };
+    let (key, _) = policy_key(&qm.cfg.dir)?;
+    c.put(
+        &h,
+        &mut md,
+        &sealed(&p, &key),
+        PutOptions {
+            syncpoint: true,
+            ..Default::default()
+        },
+    )?;
+    c.commit()?;
+    qm.cache_policy(p);
+    Ok(())
+}
 
-    /// DELETE POLICY.
-    pub fn delete_policy(self: &Arc<Self>, name: &str) -> MqResult<()> {
-        if !read(&self.policies).contains_key(name) {
-            return mqerr!(UnknownObjectName, "queue '{name}' has no security policy");
-        }
-        let c = self.connect_internal()?;
-        let h = c.open(POLICY_Q, OpenOptions::input())?;
-        let m = Match {
-            correl_id: Some(correl(name)),
-            ..Match::default()
-        };
-        while c
-            .get(
-                &h,
-                GetOptions {
-                    syncpoint: true,
-                    matching: m.clone(),
-                    ..Default::default()
-                },
-            )
-            .is_ok()
-        {}
-        c.commit()?;
-        write(&self.policies).remove(name);
-        Ok(())
+/// DELETE POLICY.
+pub fn delete(qm: &Arc<QueueManager>, name: &str) -> MqResult<()> {
+    if !qm.has_policy(name) {
+        return mqerr!(UnknownObjectName, "queue '{name}' has no security policy");
     }
+    let c = Connection::connect_internal(qm)?;
+    let h = c.open(POLICY_Q, OpenOptions::input())?;
+    let m = Match {
+        correl_id: Some(correl(name)),
+        ..Match::default()
+    };
+    while c
+        .get(
+            &h,
+            GetOptions {
+                syncpoint: true,
+                matching: m.clone(),
+                ..Default::default()
+            },
+        )
+        .is_ok()
+    {}
+    c.commit()?;
+    qm.uncache_policy(name);
+    Ok(())
 }

@@ -8,8 +8,6 @@
 //! since the previous interval). Neither disturbs the other. Counts live in memory: they start
 //! from zero when the queue manager starts.
 
-use crate::error::{MqResult, mqerr};
-use crate::qm::{QueueManager, read};
 use std::time::Instant;
 
 /// Running totals of one queue since the queue manager started.
@@ -96,7 +94,7 @@ impl QueueStats {
 
     /// RESET QSTATS: the figures since the last reset; the high-water mark starts again from
     /// the current depth.
-    fn reset(&mut self, queue: &str, depth: usize) -> QStatsReset {
+    pub(crate) fn reset(&mut self, queue: &str, depth: usize) -> QStatsReset {
         let r = QStatsReset {
             queue: queue.to_string(),
             msgs_in: self.total.puts - self.reset_base.puts,
@@ -110,7 +108,7 @@ impl QueueStats {
         r
     }
 
-    fn take_interval(&mut self, queue: &str, depth: usize) -> QueueInterval {
+    pub(crate) fn take_interval(&mut self, queue: &str, depth: usize) -> QueueInterval {
         let r = QueueInterval {
             queue: queue.to_string(),
             depth,
@@ -119,64 +117,6 @@ impl QueueStats {
         };
         self.hw_interval = depth;
         r
-    }
-}
-
-impl QueueManager {
-    /// `f` on every local queue whose name `keep` accepts, in name order, each under its own
-    /// lock (taken one at a time, after the list of queues is read).
-    fn each_local<T>(
-        &self,
-        keep: impl Fn(&str) -> bool,
-        mut f: impl FnMut(&str, &mut crate::queue::QueueState) -> T,
-    ) -> Vec<T> {
-        let mut queues: Vec<_> = read(&self.locals)
-            .iter()
-            .filter(|(name, _)| keep(name))
-            .map(|(name, q)| (name.clone(), q.clone()))
-            .collect();
-        queues.sort_by(|a, b| a.0.cmp(&b.0));
-        queues
-            .into_iter()
-            .map(|(name, q)| f(&name, &mut q.lock()))
-            .collect()
-    }
-
-    /// RESET QSTATS for the local queues matching `pattern` (`*` for any characters).
-    pub fn reset_queue_stats(&self, pattern: &str) -> MqResult<Vec<QStatsReset>> {
-        let out = self.each_local(
-            |name| crate::authority::profile_matches(pattern, name),
-            |name, st| {
-                let depth = st.depth();
-                st.stats.reset(name, depth)
-            },
-        );
-        if out.is_empty() {
-            return mqerr!(
-                UnknownObjectName,
-                "no local queue matches '{pattern}' for RESET QSTATS"
-            );
-        }
-        Ok(out)
-    }
-
-    /// Every local queue's depth and running totals, resetting nothing (the metrics endpoint).
-    pub fn queue_totals(&self) -> Vec<(String, usize, QueueCounters)> {
-        self.each_local(
-            |_| true,
-            |name, st| (name.to_string(), st.depth(), st.stats.total),
-        )
-    }
-
-    /// The figures of every local queue for a statistics interval (see [`QueueInterval`]).
-    pub fn queue_intervals(&self) -> Vec<QueueInterval> {
-        self.each_local(
-            |_| true,
-            |name, st| {
-                let depth = st.depth();
-                st.stats.take_interval(name, depth)
-            },
-        )
     }
 }
 

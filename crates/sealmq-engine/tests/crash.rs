@@ -83,8 +83,8 @@ fn verify(dir: &std::path::Path, seen: &mut Seen) {
     // The torture's small cache: the browse below reads most messages from queue files.
     let mut cfg = QmConfig::new("TORTURE", dir);
     cfg.msg_cache_bytes = Some(64 << 10);
-    let (qm, _) = QueueManager::start(cfg).expect("restart after SIGKILL");
-    let c = qm.connect("check", "check").unwrap();
+    let (qm, _) = sealmq_engine::start(cfg).expect("restart after SIGKILL");
+    let c = Connection::connect(&qm, "check", "check").unwrap();
     let h = c.open("TQ", OpenOptions::browse()).unwrap();
     let mut present: HashMap<String, usize> = HashMap::new();
     let mut opt = GetOptions {

@@ -43,7 +43,7 @@ fn body(n: u32) -> Vec<u8> {
 
 /// Puts `n` messages (ids and correlation ids numbered) in batches under syncpoint.
 fn fill(qm: &Arc<QueueManager>, q: &str, n: u32, persistent: bool) {
-    let c = qm.connect("t", "t").unwrap();
+    let c = Connection::connect(qm, "t", "t").unwrap();
     let h = c.open(q, OpenOptions::output()).unwrap();
     for i in 0..n {
         let mut md = Md {
@@ -73,13 +73,13 @@ fn define(qm: &Arc<QueueManager>, q: &str) {
 fn restart(qm: Arc<QueueManager>, c: QmConfig) -> Arc<QueueManager> {
     qm.shutdown().unwrap();
     drop(qm);
-    QueueManager::start(c).unwrap().0
+    sealmq_engine::start(c).unwrap().0
 }
 
 #[test]
 fn a_queue_deeper_than_the_cache_waits_on_disk_and_comes_back_in_order() {
     let d = tempfile::tempdir().unwrap();
-    let qm = QueueManager::create(cfg(d.path())).unwrap();
+    let qm = sealmq_engine::create(cfg(d.path())).unwrap();
     define(&qm, "DEEP.Q");
     fill(&qm, "DEEP.Q", 3000, true);
     qm.checkpoint().unwrap();
@@ -95,7 +95,7 @@ fn a_queue_deeper_than_the_cache_waits_on_disk_and_comes_back_in_order() {
         "data files in {}",
         dir.display()
     );
-    let c = qm.connect("t", "t").unwrap();
+    let c = Connection::connect(&qm, "t", "t").unwrap();
     let h = c
         .open(
             "DEEP.Q",
@@ -169,7 +169,7 @@ fn a_queue_deeper_than_the_cache_waits_on_disk_and_comes_back_in_order() {
     let qm = restart(qm, cfg(d.path()));
     assert_eq!(qm.depth("DEEP.Q").unwrap(), 2997);
     assert!(qm.cached_bytes() <= CACHE, "nothing read back at start");
-    let c = qm.connect("t", "t").unwrap();
+    let c = Connection::connect(&qm, "t", "t").unwrap();
     let h = c.open("DEEP.Q", OpenOptions::input()).unwrap();
     for want in want.iter() {
         assert_eq!(&c.get(&h, GetOptions::default()).unwrap().payload, want);
@@ -186,7 +186,7 @@ fn a_queue_deeper_than_the_cache_waits_on_disk_and_comes_back_in_order() {
 #[test]
 fn a_checkpoint_writes_what_changed_not_what_is_queued() {
     let d = tempfile::tempdir().unwrap();
-    let qm = QueueManager::create(cfg(d.path())).unwrap();
+    let qm = sealmq_engine::create(cfg(d.path())).unwrap();
     define(&qm, "DEEP.Q");
     let dir = queue_dir(d.path(), "DEEP.Q");
     let written = |qm: &Arc<QueueManager>| -> u64 {
@@ -221,13 +221,13 @@ fn a_checkpoint_writes_what_changed_not_what_is_queued() {
 #[test]
 fn non_persistent_messages_spill_past_the_cache_and_are_gone_after_a_restart() {
     let d = tempfile::tempdir().unwrap();
-    let qm = QueueManager::create(cfg(d.path())).unwrap();
+    let qm = sealmq_engine::create(cfg(d.path())).unwrap();
     define(&qm, "NP.Q");
     fill(&qm, "NP.Q", 1500, false);
     assert!(qm.cached_bytes() <= CACHE + 2048, "{}", qm.cached_bytes());
     let dir = queue_dir(d.path(), "NP.Q");
     assert!(!files(&dir, "qn").is_empty(), "spill files");
-    let c = qm.connect("t", "t").unwrap();
+    let c = Connection::connect(&qm, "t", "t").unwrap();
     let h = c.open("NP.Q", OpenOptions::input()).unwrap();
     for i in 0..700 {
         assert_eq!(c.get(&h, GetOptions::default()).unwrap().payload, body(i));
@@ -243,9 +243,9 @@ fn non_persistent_messages_spill_past_the_cache_and_are_gone_after_a_restart() {
 #[test]
 fn messages_only_on_disk_expire() {
     let d = tempfile::tempdir().unwrap();
-    let qm = QueueManager::create(cfg(d.path())).unwrap();
+    let qm = sealmq_engine::create(cfg(d.path())).unwrap();
     define(&qm, "EXP.Q");
-    let c = qm.connect("t", "t").unwrap();
+    let c = Connection::connect(&qm, "t", "t").unwrap();
     let h = c.open("EXP.Q", OpenOptions::output()).unwrap();
     for i in 0..300u32 {
         let mut md = Md {
@@ -263,7 +263,7 @@ fn messages_only_on_disk_expire() {
     drop(h);
     qm.checkpoint().unwrap();
     let qm = restart(qm, cfg(d.path()));
-    let c = qm.connect("t", "t").unwrap();
+    let c = Connection::connect(&qm, "t", "t").unwrap();
     let h = c.open("EXP.Q", OpenOptions::input()).unwrap();
     // Messages put with expiry 2 (0.2 s) are past it once 0.2 s went by since their put.
     let put_at = std::time::Instant::now();
@@ -289,7 +289,7 @@ fn messages_only_on_disk_expire() {
 #[test]
 fn a_damaged_record_is_set_aside_with_file_and_offset_and_the_queue_served() {
     let d = tempfile::tempdir().unwrap();
-    let qm = QueueManager::create(cfg(d.path())).unwrap();
+    let qm = sealmq_engine::create(cfg(d.path())).unwrap();
     define(&qm, "BAD.Q");
     fill(&qm, "BAD.Q", 400, true);
     let qm = restart(qm, cfg(d.path()));
@@ -301,8 +301,8 @@ fn a_damaged_record_is_set_aside_with_file_and_offset_and_the_queue_served() {
     let mut bytes = std::fs::read(&data).unwrap();
     bytes[32 + 21 + 100] ^= 0x55;
     std::fs::write(&data, &bytes).unwrap();
-    let qm = QueueManager::start(cfg(d.path())).unwrap().0;
-    let c = qm.connect("t", "t").unwrap();
+    let qm = sealmq_engine::start(cfg(d.path())).unwrap().0;
+    let c = Connection::connect(&qm, "t", "t").unwrap();
     let h = c.open("BAD.Q", OpenOptions::input()).unwrap();
     // The get meets the damaged first message, sets it aside and returns the second.
     let g = c.get(&h, GetOptions::default()).unwrap();
@@ -330,7 +330,7 @@ fn a_checkpoint_of_the_previous_format_is_converted_at_first_start() {
     use sealmq_engine::records::Frame;
     use sealmq_storage::checkpoint::{CheckpointWriter, latest};
     let d = tempfile::tempdir().unwrap();
-    let qm = QueueManager::create(cfg(d.path())).unwrap();
+    let qm = sealmq_engine::create(cfg(d.path())).unwrap();
     define(&qm, "OLD.Q");
     qm.shutdown().unwrap();
     drop(qm);
@@ -378,11 +378,11 @@ fn a_checkpoint_of_the_previous_format_is_converted_at_first_start() {
     }
     w.finish().unwrap();
     // First start: converted into queue files; then they come back from there.
-    let (qm, report) = QueueManager::start(cfg(d.path())).unwrap();
+    let (qm, report) = sealmq_engine::start(cfg(d.path())).unwrap();
     assert_eq!(report.messages, 50);
     assert!(!files(&queue_dir(d.path(), "OLD.Q"), "qd").is_empty());
     let qm = restart(qm, cfg(d.path()));
-    let c = qm.connect("t", "t").unwrap();
+    let c = Connection::connect(&qm, "t", "t").unwrap();
     let h = c.open("OLD.Q", OpenOptions::input()).unwrap();
     for i in 0..50u32 {
         let g = c.get(&h, GetOptions::default()).unwrap();
@@ -396,8 +396,8 @@ fn a_checkpoint_of_the_previous_format_is_converted_at_first_start() {
 #[test]
 fn a_temporary_dynamic_queue_takes_its_spilled_messages_with_it() {
     let d = tempfile::tempdir().unwrap();
-    let qm = QueueManager::create(cfg(d.path())).unwrap();
-    let c = qm.connect("t", "t").unwrap();
+    let qm = sealmq_engine::create(cfg(d.path())).unwrap();
+    let c = Connection::connect(&qm, "t", "t").unwrap();
     let h = c
         .open(
             "SYSTEM.DEFAULT.MODEL.QUEUE",
@@ -451,7 +451,7 @@ fn sparse_data_files_are_compacted_while_gets_go_on() {
     let d = tempfile::tempdir().unwrap();
     let mut c0 = cfg(d.path());
     c0.queue_file_bytes = Some(256 << 10);
-    let qm = QueueManager::create(c0.clone()).unwrap();
+    let qm = sealmq_engine::create(c0.clone()).unwrap();
     define(&qm, "SPARSE.Q");
     fill(&qm, "SPARSE.Q", 3000, true);
     qm.checkpoint().unwrap();
@@ -459,7 +459,7 @@ fn sparse_data_files_are_compacted_while_gets_go_on() {
     let before = data_bytes(&dir);
     let nfiles = files(&dir, "qd").len();
     assert!(nfiles >= 10, "{nfiles} data files");
-    let c = qm.connect("t", "t").unwrap();
+    let c = Connection::connect(&qm, "t", "t").unwrap();
     let h = c.open("SPARSE.Q", OpenOptions::input()).unwrap();
     for i in (0..3000).filter(|i| i % 10 != 3) {
         assert_eq!(get_by_id(&c, &h, i), body(i));
@@ -478,7 +478,7 @@ fn sparse_data_files_are_compacted_while_gets_go_on() {
     let qm = restart(qm, c0.clone());
     assert_eq!(qm.depth("SPARSE.Q").unwrap(), left.len());
     // Half are got now, by id, the rest by a getter that runs while checkpoints compact.
-    let c = qm.connect("t", "t").unwrap();
+    let c = Connection::connect(&qm, "t", "t").unwrap();
     let h = c.open("SPARSE.Q", OpenOptions::input()).unwrap();
     for i in left.iter().filter(|i| *i % 20 == 3) {
         assert_eq!(get_by_id(&c, &h, *i), body(*i));
@@ -487,7 +487,7 @@ fn sparse_data_files_are_compacted_while_gets_go_on() {
     let getter = {
         let qm = qm.clone();
         std::thread::spawn(move || {
-            let c = qm.connect("t", "t").unwrap();
+            let c = Connection::connect(&qm, "t", "t").unwrap();
             let h = c.open("SPARSE.Q", OpenOptions::input()).unwrap();
             let mut got = Vec::new();
             while let Ok(g) = c.get(&h, GetOptions::default()) {
@@ -519,7 +519,7 @@ fn sparse_data_files_are_compacted_while_gets_go_on() {
 #[test]
 fn damage_to_the_last_durable_index_batch_stops_the_start() {
     let d = tempfile::tempdir().unwrap();
-    let qm = QueueManager::create(cfg(d.path())).unwrap();
+    let qm = sealmq_engine::create(cfg(d.path())).unwrap();
     define(&qm, "IDX.Q");
     fill(&qm, "IDX.Q", 400, true);
     qm.checkpoint().unwrap();
@@ -531,7 +531,7 @@ fn damage_to_the_last_durable_index_batch_stops_the_start() {
     let last = b.len() - 1;
     b[last] ^= 0x01;
     std::fs::write(&index, &b).unwrap();
-    let e = QueueManager::start(cfg(d.path()))
+    let e = sealmq_engine::start(cfg(d.path()))
         .err()
         .expect("start refused");
     let text = e.to_string();
@@ -539,6 +539,6 @@ fn damage_to_the_last_durable_index_batch_stops_the_start() {
     // Repaired, it starts with every message.
     b[last] ^= 0x01;
     std::fs::write(&index, &b).unwrap();
-    let (qm, _) = QueueManager::start(cfg(d.path())).unwrap();
+    let (qm, _) = sealmq_engine::start(cfg(d.path())).unwrap();
     assert_eq!(qm.depth("IDX.Q").unwrap(), 400);
 }

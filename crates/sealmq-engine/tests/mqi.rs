@@ -7,7 +7,7 @@ use std::time::Duration;
 
 fn qm() -> (tempfile::TempDir, Arc<QueueManager>) {
     let d = tempfile::tempdir().unwrap();
-    let qm = QueueManager::create(QmConfig::new("QM1", d.path().join("QM1"))).unwrap();
+    let qm = sealmq_engine::create(QmConfig::new("QM1", d.path().join("QM1"))).unwrap();
     (d, qm)
 }
 
@@ -48,7 +48,7 @@ fn get(c: &Connection, h: &Hobj) -> MqResult<Got> {
 #[test]
 fn open_resolution_and_unknown_names() {
     let (_d, qm) = qm();
-    let c = qm.connect("app", "test").unwrap();
+    let c = Connection::connect(&qm, "app", "test").unwrap();
     assert_eq!(code(c.open("NOPE", OpenOptions::output())), 2085);
     local(&qm, "BASE");
     let mut alias = QueueDef::new("ALIAS", QType::Alias);
@@ -94,7 +94,7 @@ fn open_resolution_and_unknown_names() {
 #[test]
 fn put_limits_and_inhibits() {
     let (_d, qm) = qm();
-    let c = qm.connect("app", "test").unwrap();
+    let c = Connection::connect(&qm, "app", "test").unwrap();
     let mut q = local(&qm, "Q");
     q.max_msg_len = 10;
     q.max_depth = 2;
@@ -138,7 +138,7 @@ fn put_limits_and_inhibits() {
 #[test]
 fn priority_then_fifo_and_fifo_queues() {
     let (_d, qm) = qm();
-    let c = qm.connect("app", "test").unwrap();
+    let c = Connection::connect(&qm, "app", "test").unwrap();
     local(&qm, "P");
     for (p, body) in [(1, "a"), (5, "b"), (1, "c"), (9, "d"), (5, "e")] {
         let mut m = md();
@@ -171,7 +171,7 @@ fn priority_then_fifo_and_fifo_queues() {
 #[test]
 fn match_on_msg_id_and_correl_id() {
     let (_d, qm) = qm();
-    let c = qm.connect("app", "test").unwrap();
+    let c = Connection::connect(&qm, "app", "test").unwrap();
     local(&qm, "Q");
     let mut ids = Vec::new();
     for i in 0..3u8 {
@@ -231,7 +231,7 @@ fn get_wait_wakes_one_waiter_and_the_matching_one_first() {
     let wait = |matching: Match, ms: u64| {
         let qm = qm.clone();
         std::thread::spawn(move || {
-            let c = qm.connect("app", "waiter").unwrap();
+            let c = Connection::connect(&qm, "app", "waiter").unwrap();
             let h = c.open("W", OpenOptions::input()).unwrap();
             c.get(
                 &h,
@@ -246,7 +246,7 @@ fn get_wait_wakes_one_waiter_and_the_matching_one_first() {
         })
     };
     // A timeout says 2033.
-    let c = qm.connect("app", "putter").unwrap();
+    let c = Connection::connect(&qm, "app", "putter").unwrap();
     let h = c.open("W", OpenOptions::input()).unwrap();
     assert_eq!(
         code(c.get(
@@ -298,7 +298,7 @@ fn get_wait_wakes_one_waiter_and_the_matching_one_first() {
 #[test]
 fn browse_first_next_and_under_cursor() {
     let (_d, qm) = qm();
-    let c = qm.connect("app", "test").unwrap();
+    let c = Connection::connect(&qm, "app", "test").unwrap();
     local(&qm, "B");
     for b in ["1", "2", "3"] {
         put(&c, "B", b.as_bytes());
@@ -381,7 +381,7 @@ fn browse_first_next_and_under_cursor() {
 #[test]
 fn truncation_accepted_or_failed_with_the_message_kept() {
     let (_d, qm) = qm();
-    let c = qm.connect("app", "test").unwrap();
+    let c = Connection::connect(&qm, "app", "test").unwrap();
     local(&qm, "T");
     put(&c, "T", b"0123456789");
     let h = c.open("T", OpenOptions::input()).unwrap();
@@ -415,7 +415,7 @@ fn truncation_accepted_or_failed_with_the_message_kept() {
 #[test]
 fn expired_messages_are_never_returned_and_are_discarded() {
     let (_d, qm) = qm();
-    let c = qm.connect("app", "test").unwrap();
+    let c = Connection::connect(&qm, "app", "test").unwrap();
     local(&qm, "E");
     let mut m = md();
     m.expiry = 1; // 100 ms
@@ -446,8 +446,8 @@ fn expired_messages_are_never_returned_and_are_discarded() {
 #[test]
 fn units_of_work_commit_backout_and_backout_count() {
     let (_d, qm) = qm();
-    let c = qm.connect("app", "test").unwrap();
-    let other = qm.connect("app", "other").unwrap();
+    let c = Connection::connect(&qm, "app", "test").unwrap();
+    let other = Connection::connect(&qm, "app", "other").unwrap();
     local(&qm, "U");
     let sp = PutOptions {
         syncpoint: true,
@@ -479,7 +479,7 @@ fn units_of_work_commit_backout_and_backout_count() {
     assert_eq!(qm.depth("U").unwrap(), 0);
     // A connection that ends without commit backs out.
     {
-        let c2 = qm.connect("app", "dies").unwrap();
+        let c2 = Connection::connect(&qm, "app", "dies").unwrap();
         c2.put1("U", &mut md(), b"never", sp).unwrap();
     }
     assert_eq!(qm.depth("U").unwrap(), 0);
@@ -488,7 +488,7 @@ fn units_of_work_commit_backout_and_backout_count() {
 #[test]
 fn backout_threshold_requeues_to_boqname() {
     let (_d, qm) = qm();
-    let c = qm.connect("app", "test").unwrap();
+    let c = Connection::connect(&qm, "app", "test").unwrap();
     local(&qm, "BOQ");
     let mut q = local(&qm, "WORK");
     q.backout_threshold = 2;
@@ -518,7 +518,7 @@ fn backout_threshold_requeues_to_boqname() {
 #[test]
 fn dynamic_queues_from_a_model_vanish_at_close() {
     let (_d, qm) = qm();
-    let c = qm.connect("app", "test").unwrap();
+    let c = Connection::connect(&qm, "app", "test").unwrap();
     let h = c
         .open_dynamic(
             "SYSTEM.DEFAULT.MODEL.QUEUE",
@@ -546,7 +546,7 @@ fn dynamic_queues_from_a_model_vanish_at_close() {
 #[test]
 fn administration_rules() {
     let (_d, qm) = qm();
-    let c = qm.connect("app", "test").unwrap();
+    let c = Connection::connect(&qm, "app", "test").unwrap();
     local(&qm, "A");
     assert_eq!(
         code(qm.define(QueueDef::new("A", QType::Local), false)),
@@ -583,8 +583,8 @@ fn administration_rules() {
 fn exclusive_input_and_context_fields() {
     let (_d, qm) = qm();
     local(&qm, "X");
-    let a = qm.connect("alice", "app-a").unwrap();
-    let b = qm.connect("bob", "app-b").unwrap();
+    let a = Connection::connect(&qm, "alice", "app-a").unwrap();
+    let b = Connection::connect(&qm, "bob", "app-b").unwrap();
     let excl = a
         .open(
             "X",
@@ -635,8 +635,8 @@ fn noshare_and_defsopt_decide_exclusivity() {
     let mut q = sealmq_engine::QueueDef::new("DX", sealmq_engine::QType::Local);
     q.defsopt_exclusive = true;
     qm.define(q, false).unwrap();
-    let a = qm.connect("alice", "app-a").unwrap();
-    let b = qm.connect("bob", "app-b").unwrap();
+    let a = Connection::connect(&qm, "alice", "app-a").unwrap();
+    let b = Connection::connect(&qm, "bob", "app-b").unwrap();
     // NOSHARE: a shared open is made exclusive, so a second one is refused.
     let h = a.open("NS", OpenOptions::input()).unwrap();
     assert_eq!(code(b.open("NS", OpenOptions::input())), 2042);
@@ -665,8 +665,8 @@ fn a_dropped_handle_is_closed() {
     let mut q = local(&qm, "EXCL");
     q.share = false;
     qm.alter(q).unwrap();
-    let c = qm.connect("app", "test").unwrap();
-    let other = qm.connect("app", "test").unwrap();
+    let c = Connection::connect(&qm, "app", "test").unwrap();
+    let other = Connection::connect(&qm, "app", "test").unwrap();
     let h = c.open("EXCL", OpenOptions::input()).unwrap();
     assert_eq!(code(other.open("EXCL", OpenOptions::input())), 2042);
     assert_eq!(qm.queue_status("EXCL").unwrap().input_opens, 1);
@@ -703,7 +703,7 @@ fn maxhands_bounds_the_handles_of_a_connection() {
     let mut qmgr = qm.qmgr();
     qmgr.noted.insert("MAXHANDS".into(), "3".into());
     qm.alter_qmgr(qmgr).unwrap();
-    let c = qm.connect("app", "test").unwrap();
+    let c = Connection::connect(&qm, "app", "test").unwrap();
     let mut held: Vec<Hobj> = (0..3)
         .map(|_| c.open("Q", OpenOptions::output()).unwrap())
         .collect();
@@ -714,7 +714,7 @@ fn maxhands_bounds_the_handles_of_a_connection() {
     );
     assert_eq!(qm.queue_status("Q").unwrap().output_opens, 3);
     // Another connection has its own handles; the queue manager's own work is not limited.
-    let other = qm.connect("app", "test").unwrap();
+    let other = Connection::connect(&qm, "app", "test").unwrap();
     other
         .close(&other.open("Q", OpenOptions::output()).unwrap())
         .unwrap();

@@ -19,16 +19,16 @@ fn a_forged_policy_message_is_refused_and_the_policy_stays() {
     let d = tempfile::tempdir().unwrap();
     let mut cfg = QmConfig::new("QMF", d.path().join("QMF"));
     cfg.admin = Some("mqm".into());
-    let qm = QueueManager::create(cfg.clone()).unwrap();
+    let qm = sealmq_engine::create(cfg.clone()).unwrap();
     qm.define(QueueDef::new("PAY.Q", QType::Local), false)
         .unwrap();
     let mut privacy = Policy::none("PAY.Q");
     privacy.sign_alg = SignAlg::Sha256;
     privacy.enc_alg = EncAlg::Aes256;
     privacy.recipients = vec![Dn::parse("CN=bank").unwrap()];
-    qm.set_policy(privacy.clone()).unwrap();
+    sealmq_engine::policies::set(&qm, privacy.clone()).unwrap();
     {
-        let c = qm.connect("mqm", "forger").unwrap();
+        let c = Connection::connect(&qm, "mqm", "forger").unwrap();
         // Even the administrator's application needs a record naming the system queue...
         let e = c
             .put1(
@@ -67,7 +67,7 @@ fn a_forged_policy_message_is_refused_and_the_policy_stays() {
     }
     qm.shutdown().unwrap();
     drop(qm);
-    let (qm, _) = QueueManager::start(cfg).unwrap();
+    let (qm, _) = sealmq_engine::start(cfg).unwrap();
     assert_eq!(
         qm.policy("PAY.Q"),
         Some(privacy),

@@ -17,7 +17,7 @@ fn restart(qm: Arc<QueueManager>, cfg: QmConfig) -> (Arc<QueueManager>, StartRep
         "every connection must be gone before a restart"
     );
     drop(qm);
-    QueueManager::start(cfg).unwrap()
+    sealmq_engine::start(cfg).unwrap()
 }
 
 fn persistent() -> Md {
@@ -28,7 +28,7 @@ fn persistent() -> Md {
 }
 
 fn bodies(qm: &Arc<QueueManager>, q: &str) -> Vec<Vec<u8>> {
-    let c = qm.connect("t", "t").unwrap();
+    let c = Connection::connect(qm, "t", "t").unwrap();
     let h = c.open(q, OpenOptions::browse()).unwrap();
     let mut out = Vec::new();
     let mut opt = GetOptions {
@@ -45,12 +45,12 @@ fn bodies(qm: &Arc<QueueManager>, q: &str) -> Vec<Vec<u8>> {
 #[test]
 fn committed_persistent_messages_and_definitions_survive_nothing_else_does() {
     let d = tempfile::tempdir().unwrap();
-    let qm = QueueManager::create(cfg(&d)).unwrap();
+    let qm = sealmq_engine::create(cfg(&d)).unwrap();
     let mut def = QueueDef::new("Q", QType::Local);
     def.descr = "kept".into();
     qm.define(def, false).unwrap();
     {
-        let c = qm.connect("t", "t").unwrap();
+        let c = Connection::connect(&qm, "t", "t").unwrap();
         c.put1("Q", &mut persistent(), b"p1", PutOptions::default())
             .unwrap();
         c.put1("Q", &mut Md::default(), b"np", PutOptions::default())
@@ -96,10 +96,10 @@ fn committed_persistent_messages_and_definitions_survive_nothing_else_does() {
     // closing the log through a fresh start is not possible, so end the log explicitly.
     let cfg2 = cfg(&d);
     drop_log_for_crash(&qm);
-    let (qm2, report) = QueueManager::start(cfg2).unwrap();
+    let (qm2, report) = sealmq_engine::start(cfg2).unwrap();
     assert_eq!(report.backed_out, 1, "the open unit of work was backed out");
     assert_eq!(bodies(&qm2, "Q"), vec![b"p1".to_vec(), b"p2".to_vec()]);
-    let c = qm2.connect("t", "t").unwrap();
+    let c = Connection::connect(&qm2, "t", "t").unwrap();
     let h = c.open("Q", OpenOptions::input()).unwrap();
     let g = c.get(&h, GetOptions::default()).unwrap();
     assert_eq!(g.payload, b"p1");
@@ -122,10 +122,10 @@ fn checkpoints_bound_the_replay_and_release_segments() {
     let d = tempfile::tempdir().unwrap();
     let mut c = cfg(&d);
     c.segment_bytes = 64 << 10;
-    let qm = QueueManager::create(c.clone()).unwrap();
+    let qm = sealmq_engine::create(c.clone()).unwrap();
     qm.define(QueueDef::new("Q", QType::Local), false).unwrap();
     {
-        let conn = qm.connect("t", "t").unwrap();
+        let conn = Connection::connect(&qm, "t", "t").unwrap();
         for i in 0..1000u32 {
             conn.put1(
                 "Q",
@@ -182,10 +182,10 @@ fn a_failed_log_write_fails_the_call_and_changes_nothing() {
     let fail = Arc::new(AtomicBool::new(false));
     let mut c = cfg(&d);
     c.fail_writes = Some(fail.clone());
-    let qm = QueueManager::create(c.clone()).unwrap();
+    let qm = sealmq_engine::create(c.clone()).unwrap();
     qm.define(QueueDef::new("Q", QType::Local), false).unwrap();
     {
-        let conn = qm.connect("t", "t").unwrap();
+        let conn = Connection::connect(&qm, "t", "t").unwrap();
         conn.put1("Q", &mut persistent(), b"before", PutOptions::default())
             .unwrap();
         // Appended to a unit of work, not yet written.
@@ -237,9 +237,9 @@ fn a_failed_log_write_fails_the_call_and_changes_nothing() {
 fn concurrent_checkpoints_do_not_collide() {
     let d = tempfile::tempdir().unwrap();
     let c = cfg(&d);
-    let qm = QueueManager::create(c.clone()).unwrap();
+    let qm = sealmq_engine::create(c.clone()).unwrap();
     qm.define(QueueDef::new("Q", QType::Local), false).unwrap();
-    qm.connect("t", "t")
+    Connection::connect(&qm, "t", "t")
         .unwrap()
         .put1("Q", &mut persistent(), b"x", PutOptions::default())
         .unwrap();
@@ -261,13 +261,13 @@ fn concurrent_checkpoints_do_not_collide() {
 fn a_model_queue_survives_a_clean_restart_and_its_dynamic_queues_do_not() {
     let d = tempfile::tempdir().unwrap();
     let c = cfg(&d);
-    let qm = QueueManager::create(c.clone()).unwrap();
+    let qm = sealmq_engine::create(c.clone()).unwrap();
     // DEFTYPE(TEMPDYN) is a model queue's default: the definition itself must stay.
     let model = QueueDef::new("APP.REPLY.MODEL", QType::Model);
     assert_eq!(model.def_type, DefType::TemporaryDynamic);
     qm.define(model, false).unwrap();
     let dynamic = {
-        let conn = qm.connect("t", "t").unwrap();
+        let conn = Connection::connect(&qm, "t", "t").unwrap();
         let h = conn
             .open_dynamic("APP.REPLY.MODEL", OpenOptions::input(), "REPLY.*")
             .unwrap();
@@ -287,7 +287,7 @@ fn a_model_queue_survives_a_clean_restart_and_its_dynamic_queues_do_not() {
         "{dynamic} went with the stop"
     );
     // And it still makes dynamic queues.
-    let conn = qm.connect("t", "t").unwrap();
+    let conn = Connection::connect(&qm, "t", "t").unwrap();
     conn.open_dynamic("APP.REPLY.MODEL", OpenOptions::input(), "REPLY.*")
         .unwrap();
 }
@@ -296,11 +296,11 @@ fn a_model_queue_survives_a_clean_restart_and_its_dynamic_queues_do_not() {
 fn a_start_after_a_crash_checkpoints_so_replays_do_not_grow() {
     let d = tempfile::tempdir().unwrap();
     let c = cfg(&d);
-    let qm = QueueManager::create(c.clone()).unwrap();
+    let qm = sealmq_engine::create(c.clone()).unwrap();
     qm.define(QueueDef::new("Q", QType::Local), false).unwrap();
     let mut qm = qm;
     for round in 0..3u32 {
-        let conn = qm.connect("t", "t").unwrap();
+        let conn = Connection::connect(&qm, "t", "t").unwrap();
         for i in 0..300u32 {
             conn.put1(
                 "Q",
@@ -343,11 +343,11 @@ fn joined_units_of_work_recover_as_one() {
     };
     for commit in [false, true] {
         let d = tempfile::tempdir().unwrap();
-        let qm = QueueManager::create(cfg(&d)).unwrap();
+        let qm = sealmq_engine::create(cfg(&d)).unwrap();
         qm.define(QueueDef::new("IN", QType::Local), false).unwrap();
         qm.define(QueueDef::new("OUT", QType::Local), false)
             .unwrap();
-        let c = qm.connect("t", "t").unwrap();
+        let c = Connection::connect(&qm, "t", "t").unwrap();
         for b in [b"m1", b"m2"] {
             c.put1("IN", &mut persistent(), b, PutOptions::default())
                 .unwrap();
@@ -372,7 +372,7 @@ fn joined_units_of_work_recover_as_one() {
         c.close(&h).unwrap();
         std::mem::forget(c);
         drop_log_for_crash(&qm);
-        let (qm2, report) = QueueManager::start(cfg(&d)).unwrap();
+        let (qm2, report) = sealmq_engine::start(cfg(&d)).unwrap();
         if commit {
             assert_eq!(report.backed_out, 0);
             assert!(bodies(&qm2, "IN").is_empty(), "both gets committed");
@@ -381,7 +381,7 @@ fn joined_units_of_work_recover_as_one() {
             assert_eq!(report.backed_out, 1, "one unit of work, backed out");
             assert_eq!(bodies(&qm2, "IN"), vec![b"m1".to_vec(), b"m2".to_vec()]);
             assert!(bodies(&qm2, "OUT").is_empty());
-            let c = qm2.connect("t", "t").unwrap();
+            let c = Connection::connect(&qm2, "t", "t").unwrap();
             let h = c.open("IN", OpenOptions::input()).unwrap();
             let g = c.get(&h, GetOptions::default()).unwrap();
             assert_eq!(g.md.backout_count, 1);
@@ -393,9 +393,9 @@ fn joined_units_of_work_recover_as_one() {
 #[test]
 fn a_joined_unit_of_work_backs_out_as_one() {
     let d = tempfile::tempdir().unwrap();
-    let qm = QueueManager::create(cfg(&d)).unwrap();
+    let qm = sealmq_engine::create(cfg(&d)).unwrap();
     qm.define(QueueDef::new("IN", QType::Local), false).unwrap();
-    let c = qm.connect("t", "t").unwrap();
+    let c = Connection::connect(&qm, "t", "t").unwrap();
     for b in [b"m1", b"m2"] {
         c.put1("IN", &mut Md::default(), b, PutOptions::default())
             .unwrap();

@@ -123,14 +123,14 @@ pub(crate) fn policy(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec
                     p.add_signers(signers);
                 }
             }
-            qm.set_policy(p.clone())?;
+            sealmq_engine::policies::set(qm, p.clone())?;
             Ok((
                 format!("SMQ0130I Policy {name} set: {}.", p.qop().name()),
                 vec![],
             ))
         }
         Verb::Delete => {
-            qm.delete_policy(&name)?;
+            sealmq_engine::policies::delete(qm, &name)?;
             Ok((format!("SMQ0132I Policy {name} deleted."), vec![]))
         }
         _ => {

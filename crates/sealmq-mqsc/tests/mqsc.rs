@@ -2,13 +2,14 @@
 //! that point at the wrong token.
 
 use proptest::prelude::*;
+use sealmq_engine::Connection;
 use sealmq_engine::{QmConfig, QueueManager};
 use sealmq_mqsc::{render_json, render_text, run};
 use std::sync::Arc;
 
 fn qm() -> (tempfile::TempDir, Arc<QueueManager>) {
     let d = tempfile::tempdir().unwrap();
-    let qm = QueueManager::create(QmConfig::new("QM1", d.path().join("QM1"))).unwrap();
+    let qm = sealmq_engine::create(QmConfig::new("QM1", d.path().join("QM1"))).unwrap();
     (d, qm)
 }
 
@@ -271,7 +272,7 @@ fn policies_set_add_remove_display_and_export_round_trip() {
         "{before}"
     );
     for p in qm.policies() {
-        qm.delete_policy(&p.name).unwrap();
+        sealmq_engine::policies::delete(&qm, &p.name).unwrap();
     }
     assert!(qm.policies().is_empty());
     let r = run(&qm, &before);
@@ -393,7 +394,7 @@ fn maxfsize_is_checked_shown_and_enforced() {
     assert_eq!(attr(&r[9].objects[0], "MAXFSIZE"), "20");
 
     // 1 MB persistent messages: the 20th or so no longer fits in 20 MB.
-    let c = qm.connect("t", "t").unwrap();
+    let c = Connection::connect(&qm, "t", "t").unwrap();
     let h = c.open("F.Q", OpenOptions::output()).unwrap();
     let put = |c: &sealmq_engine::Connection| {
         let mut md = Md {

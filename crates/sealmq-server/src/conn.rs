@@ -5,6 +5,7 @@ use crate::dispatch::{self, err, handle};
 use crate::icpt::Icpt;
 use crate::peer::{Peer, TlsPeer};
 use crate::{Ctx, HANDSHAKE, acct, admit, chinit};
+use sealmq_engine::Connection;
 use sealmq_engine::{Hobj, QueueManager};
 use sealmq_types::sync::lock;
 use sealmq_wire::{Request, Response, WireError};
@@ -319,7 +320,7 @@ pub(crate) fn serve(
     drop(password);
     let (admin, intercept) = (admitted.admin, admitted.intercept);
     let user = admitted.user.as_str();
-    let conn = match qm.connect(user, &appl) {
+    let conn = match Connection::connect(qm, user, &appl) {
         Ok(c) => c,
         Err(e) => {
             let _ = sealmq_wire::write_response(&mut w, id, &err(e));

@@ -134,7 +134,7 @@ impl Server {
             .chain(sealmq_storage::dse::Dse::secret_env(&cfg.dir))
             .collect();
         perms::scrub_secrets(&secrets);
-        let (qm, report) = QueueManager::start(qcfg).map_err(|e| e.to_string())?;
+        let (qm, report) = sealmq_engine::start(qcfg).map_err(|e| e.to_string())?;
         tracing::info!(
             "queue manager {} started ({fds} descriptors): {} messages recovered, {} log records replayed{}",
             cfg.name,

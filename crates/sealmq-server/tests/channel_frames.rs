@@ -4,7 +4,7 @@
 
 use sealmq_engine::channels::{ChannelDef, ChlType};
 use sealmq_engine::xqh::TransmissionHeader;
-use sealmq_engine::{Md, QmConfig, QueueManager};
+use sealmq_engine::{Md, QmConfig};
 use sealmq_server::{Server, ServerConfig};
 use sealmq_wire::chl::{ChlFrame, read_chl, write_chl};
 use std::io::Write;
@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 fn start(name: &str) -> (tempfile::TempDir, Server) {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path().join(name);
-    let qm = QueueManager::create(QmConfig::new(name, &dir)).unwrap();
+    let qm = sealmq_engine::create(QmConfig::new(name, &dir)).unwrap();
     qm.define(
         sealmq_engine::QueueDef::new("Q", sealmq_engine::QType::Local),
         false,

@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use sealmq_client::Client;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
-use sealmq_engine::{Md, Persistence, QmConfig, QueueManager};
+use sealmq_engine::{Md, Persistence, QmConfig};
 use sealmq_server::{Server, ServerConfig};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 fn setup(name: &str) -> (tempfile::TempDir, ServerConfig) {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path().join(name);
-    let qm = QueueManager::create(QmConfig::new(name, &dir)).unwrap();
+    let qm = sealmq_engine::create(QmConfig::new(name, &dir)).unwrap();
     qm.define(
         sealmq_engine::QueueDef::new("Q", sealmq_engine::QType::Local),
         false,
@@ -158,7 +158,7 @@ fn a_controlled_stop_answers_2161_and_backs_out() {
     );
     drop(a);
     server.wait().unwrap();
-    let (qm, _) = QueueManager::start(QmConfig::new("QMS", &cfg.dir)).unwrap();
+    let (qm, _) = sealmq_engine::start(QmConfig::new("QMS", &cfg.dir)).unwrap();
     assert_eq!(
         qm.depth("Q").unwrap(),
         0,

@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 use sealmq_client::Client;
-use sealmq_engine::{Md, OpenOptions, QmConfig, QueueManager};
+use sealmq_engine::{Md, OpenOptions, QmConfig};
 use sealmq_server::{Server, ServerConfig};
 use sealmq_wire::{GetReq, Request, Secret, open};
 use std::io::{Read, Write};
@@ -33,7 +33,7 @@ fn live() -> &'static Live {
         }));
         let d = tempfile::tempdir().unwrap();
         let dir = d.path().join("QMF");
-        let qm = QueueManager::create(QmConfig::new("QMF", &dir)).unwrap();
+        let qm = sealmq_engine::create(QmConfig::new("QMF", &dir)).unwrap();
         qm.define(
             sealmq_engine::QueueDef::new("Q", sealmq_engine::QType::Local),
             false,

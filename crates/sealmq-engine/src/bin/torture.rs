@@ -33,7 +33,7 @@ fn main() {
     cfg.checkpoint_bytes = 128 << 10;
     cfg.queue_file_bytes = Some(16 << 10);
     let qm = if std::path::Path::new(&dir).join("log").exists() {
-        match QueueManager::start(cfg) {
+        match sealmq_engine::start(cfg) {
             Ok((qm, _)) => qm,
             Err(e) => {
                 eprintln!("start failed: {e}");
@@ -41,7 +41,7 @@ fn main() {
             }
         }
     } else {
-        match QueueManager::create(cfg) {
+        match sealmq_engine::create(cfg) {
             Ok(qm) => qm,
             Err(e) => {
                 eprintln!("create failed: {e}");
@@ -63,9 +63,7 @@ fn main() {
         let qm: Arc<QueueManager> = qm.clone();
         let round = round.clone();
         threads.push(std::thread::spawn(move || {
-            let c = qm
-                .connect("torture", "putter")
-                .unwrap_or_else(|e| panic!("{e}"));
+            let c = Connection::connect(&qm, "torture", "putter").unwrap_or_else(|e| panic!("{e}"));
             let h = c
                 .open("TQ", OpenOptions::output())
                 .unwrap_or_else(|e| panic!("{e}"));
@@ -106,9 +104,7 @@ fn main() {
     for _ in 0..2 {
         let qm: Arc<QueueManager> = qm.clone();
         threads.push(std::thread::spawn(move || {
-            let c = qm
-                .connect("torture", "getter")
-                .unwrap_or_else(|e| panic!("{e}"));
+            let c = Connection::connect(&qm, "torture", "getter").unwrap_or_else(|e| panic!("{e}"));
             let h = c
                 .open("TQ", OpenOptions::input())
                 .unwrap_or_else(|e| panic!("{e}"));

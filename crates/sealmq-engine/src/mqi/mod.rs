@@ -1,20 +1,22 @@
-//! The MQI (SPEC §3): connect, open, put, put1, get (wait, browse, match), commit, backout,
-//! close. A [`Connection`] owns at most one unit of work; dropping it backs the unit out.
+//! The MQI (SPEC §3): connect, open, close here; put and put1 (`put.rs`), get with wait,
+//! browse and match (`get.rs`), commit and backout (`uow.rs`). A [`Connection`] owns at most
+//! one unit of work; dropping it backs the unit out.
 
 use crate::authority::{AuthObj, auth};
 use crate::error::{MqError, MqResult, mqerr};
-use crate::md::{Md, Message, MsgId, NONE_ID, Persistence, now_ms};
 use crate::objects::{DefType, QType, QueueDef};
 use crate::qm::{QueueManager, read, write};
 use crate::queue::{EntryState, Key, LocalQueue, TxId, Waiter};
 use crate::records::Record;
 use sealmq_types::ReasonCode;
-use sealmq_types::sync::lock;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 mod get;
+mod put;
+mod remote;
+mod triggers;
 mod uow;
 
 pub use sealmq_mqi::{Browse, GetOptions, Got, OpenOptions, PutOptions};
@@ -194,45 +196,41 @@ impl Connection {
     }
 }
 
-/// Uncommitted operations a connection may hold (MQ's MAXUMSGS default).
-pub const MAX_UNCOMMITTED: usize = 10_000;
+pub use crate::objects::MAX_UNCOMMITTED;
 
-impl QueueManager {
-    /// MQCONN.
-    pub fn connect(self: &Arc<Self>, user: &str, appl: &str) -> MqResult<Connection> {
-        if self.is_quiescing() {
-            return mqerr!(QMgrQuiescing, "queue manager {} is ending", self.name());
+impl Connection {
+    /// MQCONN: `user` connects to `qm` (CONNECT authority on the queue manager) as
+    /// application `appl`.
+    pub fn connect(qm: &Arc<QueueManager>, user: &str, appl: &str) -> MqResult<Connection> {
+        if qm.is_quiescing() {
+            return mqerr!(QMgrQuiescing, "queue manager {} is ending", qm.name());
         }
-        self.check_authority(user, AuthObj::Qmgr, &self.name(), auth::CONNECT)?;
-        let id = self.next_conn.fetch_add(1, Ordering::Relaxed);
-        Ok(Connection {
-            internal: false,
-            qm: self.clone(),
+        qm.check_authority(user, AuthObj::Qmgr, &qm.name(), auth::CONNECT)?;
+        Ok(Connection::open_on(qm, user, appl, false))
+    }
+
+    /// A connection for the queue manager's own work (policies, triggers, channels): no
+    /// authority checks, works while quiescing is not yet set.
+    pub fn connect_internal(qm: &Arc<QueueManager>) -> MqResult<Connection> {
+        Ok(Connection::open_on(
+            qm,
+            crate::md::QMGR_USER,
+            "sealmq",
+            true,
+        ))
+    }
+
+    fn open_on(qm: &Arc<QueueManager>, user: &str, appl: &str, internal: bool) -> Connection {
+        let id = qm.next_conn.fetch_add(1, Ordering::Relaxed);
+        Connection {
+            internal,
+            qm: qm.clone(),
             id,
             user: user.to_string(),
             appl: appl.to_string(),
             uow: Mutex::new(None),
-            entry: self.conns.add(id, user, appl, false),
-        })
-    }
-
-    /// A connection for the queue manager's own work: no authority checks, works while
-    /// quiescing is not yet set.
-    pub fn connect_internal(self: &Arc<Self>) -> MqResult<Connection> {
-        let id = self.next_conn.fetch_add(1, Ordering::Relaxed);
-        Ok(Connection {
-            internal: true,
-            qm: self.clone(),
-            id,
-            user: crate::md::QMGR_USER.into(),
-            appl: "sealmq".into(),
-            uow: Mutex::new(None),
-            entry: self.conns.add(id, crate::md::QMGR_USER, "sealmq", true),
-        })
-    }
-
-    fn new_msg_id(&self) -> MsgId {
-        self.unique_id()
+            entry: qm.conns.add(id, user, appl, internal),
+        }
     }
 }
 
@@ -421,7 +419,9 @@ impl Connection {
         };
         let hid = slot.fill(&shown, &resolved, &opts);
         if opts.input_any() && matches!(target, Target::Local(_)) {
-            self.qm.trigger_at_initq_open(&resolved);
+            for d in self.qm.triggers_at_initq_open(&resolved) {
+                triggers::fire(&self.qm, &d);
+            }
         }
         Ok(Hobj {
             name: shown,
@@ -488,218 +488,6 @@ impl Connection {
             ..Default::default()
         })
         .tx
-    }
-
-    /// MQPUT.
-    pub fn put(&self, h: &Hobj, md: &mut Md, payload: &[u8], pmo: PutOptions) -> MqResult<()> {
-        self.check_running()?;
-        if h.closed.load(Ordering::Acquire) {
-            return mqerr!(HobjError, "'{}' is closed", h.name);
-        }
-        if !h.opts.output {
-            return mqerr!(NotOpenForOutput, "'{}' was not opened for output", h.name);
-        }
-        if !h.put_allowed {
-            return mqerr!(
-                PutInhibited,
-                "puts to '{}' are inhibited (PUT(DISABLED))",
-                h.name
-            );
-        }
-        let qm_max = read(&self.qm.qmgr).max_msg_len as usize;
-        let (q, xmit_header) = match &h.target {
-            Target::Local(q) => (q.clone(), None),
-            Target::Remote { xmitq, rname, rqm } => {
-                (xmitq.clone(), Some((rname.clone(), rqm.clone())))
-            }
-        };
-        let (q_max, def_persistent, def_priority, max_depth, temporary) = {
-            let st = q.lock();
-            (
-                st.def.max_msg_len as usize,
-                st.def.def_persistent,
-                st.def.def_priority,
-                st.def.max_depth as usize,
-                st.def.def_type == DefType::TemporaryDynamic,
-            )
-        };
-        // A disk that filled: what fills the log waits until gets and clears make room (the
-        // log's reserve keeps those possible; storage `space.rs`).
-        let logged = md.persistence == Persistence::Persistent
-            || (md.persistence == Persistence::AsQueueDef && def_persistent);
-        if logged && !temporary && self.qm.log.space_short() {
-            // Space may have come back (freed by hand): a checkpoint will find out.
-            self.qm.maybe_checkpoint();
-            return mqerr!(
-                ResourceProblem,
-                "the queue manager's disk is full: persistent messages are refused until gets or \
-                 CLEAR QLOCAL make room (nothing committed is lost); free space on the file system \
-                 of {}",
-                self.qm.data_dir().display()
-            );
-        }
-        if let Err((reason, detail)) = sealmq_mqi::props::check_all(&md.properties) {
-            return Err(MqError::new(reason, detail));
-        }
-        // Properties count with the payload against MAXMSGL, as in MQ.
-        let len = payload.len() + sealmq_mqi::props::encoded_len(&md.properties);
-        if len > qm_max {
-            return mqerr!(
-                MsgTooBigForQMgr,
-                "message of {len} bytes (payload and properties) exceeds the queue manager's \
-                 MAXMSGL {qm_max}"
-            );
-        }
-        if len > q_max {
-            return mqerr!(
-                MsgTooBigForQ,
-                "message of {len} bytes (payload and properties) exceeds MAXMSGL {q_max} of '{}'",
-                q.name
-            );
-        }
-        // Fill the descriptor as the queue manager does.
-        if md.persistence == Persistence::AsQueueDef {
-            md.persistence = if def_persistent {
-                Persistence::Persistent
-            } else {
-                Persistence::NotPersistent
-            };
-        }
-        if md.persistence == Persistence::Persistent && temporary {
-            return mqerr!(
-                OptionsError,
-                "a temporary dynamic queue cannot hold persistent messages"
-            );
-        }
-        if md.priority < 0 {
-            md.priority = def_priority as i32;
-        }
-        if md.priority > 9 {
-            md.priority = 9;
-        }
-        if md.msg_id == NONE_ID {
-            md.msg_id = self.qm.new_msg_id();
-        }
-        if !pmo.pass_context {
-            md.put_time_ms = now_ms();
-            md.user_id = self.user.clone();
-            md.put_appl_name = self.appl.clone();
-        }
-        md.backout_count = 0;
-        if !md.reply_to_q.is_empty() && md.reply_to_qmgr.is_empty() {
-            md.reply_to_qmgr = self.qm.name();
-        }
-        let mut stored_md = md.clone();
-        let stored = match xmit_header {
-            // On a transmission queue the message travels behind a transmission header that
-            // names its destination and keeps its own descriptor (docs/storage.md).
-            Some((rname, rqm)) => {
-                stored_md.format = crate::xqh::FORMAT.into();
-                crate::xqh::TransmissionHeader {
-                    remote_q: rname,
-                    remote_qm: rqm,
-                    md: md.clone(),
-                }
-                .wrap(payload)
-            }
-            None => payload.to_vec(),
-        };
-        let msg = Arc::new(Message {
-            expires_at_ms: (md.expiry > 0).then(|| md.put_time_ms + md.expiry as i64 * 100),
-            md: stored_md,
-            payload: stored,
-        });
-        let persistent = msg.is_persistent();
-        let seq = self.qm.next_seq.fetch_add(1, Ordering::Relaxed);
-        let max_u = read(&self.qm.qmgr).max_uncommitted();
-        let mut uow = lock(&self.uow);
-        let tx = if pmo.syncpoint {
-            if uow.as_ref().is_some_and(|u| u.ops.len() >= max_u) {
-                return mqerr!(
-                    SyncpointLimitReached,
-                    "more than MAXUMSGS({max_u}) uncommitted operations in one unit of work"
-                );
-            }
-            self.uow_tx(&mut uow)
-        } else {
-            self.qm.new_tx()
-        };
-        // Reserve the slot (MAXDEPTH counts uncommitted puts).
-        {
-            let mut st = q.lock();
-            if st.depth() >= max_depth {
-                return mqerr!(QFull, "queue '{}' is full (MAXDEPTH {max_depth})", q.name);
-            }
-            // Every message, as MQ: a non-persistent one may be spilled to the queue's files
-            // when the message cache is full.
-            if !st.file_room(msg.payload.len()) {
-                return mqerr!(
-                    QSpaceNotAvailable,
-                    "the files of queue '{}' reached MAXFSIZE ({} MB); get messages from it or \
-                     raise MAXFSIZE",
-                    q.name,
-                    st.def.max_file_bytes() >> 20
-                );
-            }
-            st.insert(seq, msg.clone(), EntryState::Putting(tx), 0);
-            st.stats.put(msg.payload.len());
-        }
-        if persistent {
-            self.qm.register_tx(tx);
-            let bytes = Record::encode_put(tx, !pmo.syncpoint, &q.name, seq, &msg);
-            let res = if pmo.syncpoint {
-                self.qm.log.append(Record::PUT_KIND, &bytes).map(|_| ())
-            } else {
-                self.qm
-                    .log
-                    .append_durable(Record::PUT_KIND, &bytes)
-                    .map(|_| ())
-            };
-            if let Err(e) = res {
-                let mut st = q.lock();
-                st.remove(seq);
-                st.stats.unput(msg.payload.len());
-                drop(st);
-                if !pmo.syncpoint {
-                    self.qm.end_tx(tx);
-                }
-                return Err(e.into());
-            }
-        }
-        let mut trig = None;
-        if pmo.syncpoint {
-            let u = uow.get_or_insert_with(Uow::default);
-            u.logged |= persistent;
-            u.ops.push(Op::Put { q, seq });
-        } else {
-            trig = {
-                let _a = read(&self.qm.apply);
-                let mut st = q.lock();
-                st.set_state(seq, EntryState::Visible);
-                st.notify(&msg);
-                st.trigger_due(&msg, || self.qm.qmgr().trig_int_ms())
-                    .then(|| st.def.clone())
-            };
-            if persistent {
-                self.qm.end_tx(tx);
-            }
-        }
-        drop(uow);
-        if let Some(d) = trig {
-            self.qm.fire_trigger(&d);
-        }
-        if persistent {
-            self.qm.maybe_checkpoint();
-        }
-        Ok(())
-    }
-
-    /// MQPUT1: open, put, close.
-    pub fn put1(&self, name: &str, md: &mut Md, payload: &[u8], pmo: PutOptions) -> MqResult<()> {
-        let h = self.open(name, OpenOptions::output())?;
-        let r = self.put(&h, md, payload, pmo);
-        let c = self.close(&h);
-        r.and(c)
     }
 
     /// MQOPEN of `name` at `qmgr` with the authority of `principal` (a receiving channel's

@@ -51,7 +51,7 @@ impl Connection {
             self.qm.maybe_checkpoint();
         }
         for d in triggers {
-            self.qm.fire_trigger(&d);
+            super::triggers::fire(&self.qm, &d);
         }
         Ok(())
     }

@@ -25,9 +25,12 @@ mod checkpoints;
 mod compaction;
 mod damaged;
 mod defaults;
+mod policies;
 mod rebuild;
+mod routing;
 mod security;
 mod services;
+mod stats;
 mod triggers;
 pub use damaged::DAMAGED_DIR;
 pub use defaults::default_channel_name;
@@ -153,8 +156,9 @@ pub(crate) fn same_key(a: &AuthRec, b: &AuthRec) -> bool {
 }
 
 impl QueueManager {
-    /// Creates a new queue manager in `cfg.dir` with its system objects.
-    pub fn create(cfg: QmConfig) -> MqResult<Arc<QueueManager>> {
+    /// Creates a new queue manager in `cfg.dir` with its system objects (the engine's
+    /// [`crate::create`] also reads its policies).
+    pub(crate) fn create_new(cfg: QmConfig) -> MqResult<Arc<QueueManager>> {
         crate::objects::validate_name(&cfg.name)?;
         if cfg.dir.join("log").exists() {
             return mqerr!(
@@ -163,7 +167,7 @@ impl QueueManager {
                 cfg.dir.display()
             );
         }
-        let (qm, _) = QueueManager::start(cfg.clone())?;
+        let (qm, _) = QueueManager::recover(cfg.clone())?;
         qm.log_durable(&Record::Qmgr(QmgrDef::new(&cfg.name)))?;
         *write(&qm.qmgr) = QmgrDef::new(&cfg.name);
         qm.ensure_default_objects()?;
@@ -175,9 +179,10 @@ impl QueueManager {
         Ok(qm)
     }
 
-    /// Starts an existing queue manager: loads the newest checkpoint, replays the log after
-    /// it, backs out units of work that never ended, and opens the log for new work.
-    pub fn start(cfg: QmConfig) -> MqResult<(Arc<QueueManager>, StartReport)> {
+    /// Recovers an existing queue manager: loads the newest checkpoint, replays the log after
+    /// it, backs out units of work that never ended, and opens the log for new work (the
+    /// engine's [`crate::start`] then reads its policies through the MQI).
+    pub(crate) fn recover(cfg: QmConfig) -> MqResult<(Arc<QueueManager>, StartReport)> {
         let mut report = StartReport::default();
         let qctx = Arc::new(crate::queue::QueueCtx::new(
             cfg.dir.join("queues"),
@@ -351,7 +356,6 @@ impl QueueManager {
             rb.deleted(&name);
         }
         qm.qctx.budget.store(qm.cache_budget(), Ordering::Relaxed);
-        qm.load_policies()?;
         // A queue manager created by an older release gains the default objects it lacks.
         if existing {
             qm.ensure_default_objects()?;

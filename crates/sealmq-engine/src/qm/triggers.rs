@@ -65,9 +65,9 @@ impl QueueState {
 }
 
 impl QueueManager {
-    /// `initq` was just opened for input: the trigger events of the queues it serves, but
-    /// none for a queue whose trigger message already waits there (the opener will read it).
-    pub(crate) fn trigger_at_initq_open(self: &Arc<Self>, initq: &str) {
+    /// `initq` was just opened for input: the queues it serves that have a trigger event now,
+    /// but none whose trigger message already waits there (the opener will read it).
+    pub(crate) fn triggers_at_initq_open(&self, initq: &str) -> Vec<QueueDef> {
         // Most queues opened for input serve no one: the definitions say so without locking
         // any queue.
         let names: Vec<String> = read(&self.defs)
@@ -76,7 +76,7 @@ impl QueueManager {
             .map(|d| d.name.clone())
             .collect();
         if names.is_empty() {
-            return;
+            return Vec::new();
         }
         let (init, served): (Option<Arc<LocalQueue>>, Vec<Arc<LocalQueue>>) = {
             let locals = read(&self.locals);
@@ -89,7 +89,7 @@ impl QueueManager {
             )
         };
         let Some(init) = init else {
-            return;
+            return Vec::new();
         };
         let waiting: Vec<String> = {
             let st = init.lock();
@@ -100,24 +100,25 @@ impl QueueManager {
                 .filter_map(|m| TriggerMsg::decode(&m.payload).ok().map(|t| t.queue))
                 .collect()
         };
-        let due: Vec<QueueDef> = served
+        served
             .iter()
             .filter(|q| !waiting.contains(&q.name))
             .filter_map(|q| {
                 let mut st = q.lock();
                 (st.def.init_q == initq && st.trigger_due_at_initq_open()).then(|| st.def.clone())
             })
-            .collect();
-        for d in due {
-            self.fire_trigger(&d);
-        }
+            .collect()
     }
 
-    /// Puts the trigger message for `def` (a trigger event happened on it) on its initiation
-    /// queue. A condition MQ checks here that does not hold (no initiation queue, no process
-    /// for an application queue) is logged and no trigger message is made.
-    pub(crate) fn fire_trigger(self: &Arc<Self>, def: &QueueDef) {
-        let why_not = |m: String| tracing::warn!("no trigger message for queue {}: {m}", def.name);
+    /// The trigger message for `def` (a trigger event happened on it), for its initiation
+    /// queue (the MQI puts it there: `mqi/triggers.rs`). A condition MQ checks here that does
+    /// not hold (no initiation queue, no process for an application queue) is logged and no
+    /// trigger message is made.
+    pub(crate) fn trigger_message(&self, def: &QueueDef) -> Option<TriggerMsg> {
+        let why_not = |m: String| {
+            tracing::warn!("no trigger message for queue {}: {m}", def.name);
+            None
+        };
         match self.queue_def(&def.init_q) {
             Ok(q) if q.qtype == QType::Local => {}
             _ => {
@@ -154,7 +155,7 @@ impl QueueManager {
             }
         }
         let p = process.unwrap_or_else(|| crate::services::ProcessDef::new(""));
-        let tm = TriggerMsg {
+        Some(TriggerMsg {
             queue: def.name.clone(),
             process: p.name.clone(),
             trig_data: def.trig_data.clone(),
@@ -162,27 +163,6 @@ impl QueueManager {
             appl_id: p.applicid.clone(),
             env_data: p.envrdata.clone(),
             user_data: p.userdata.clone(),
-        };
-        let mut md = crate::md::Md {
-            format: FORMAT.into(),
-            persistence: crate::md::Persistence::NotPersistent,
-            ..Default::default()
-        };
-        let put = self.connect_internal().and_then(|c| {
-            c.put1(
-                &def.init_q,
-                &mut md,
-                &tm.encode(),
-                crate::mqi::PutOptions::default(),
-            )
-        });
-        match put {
-            Ok(()) => tracing::info!(
-                "trigger message for queue {} put on {}",
-                def.name,
-                def.init_q
-            ),
-            Err(e) => why_not(format!("the put to {} failed: {e}", def.init_q)),
-        }
+        })
     }
 }

@@ -22,6 +22,7 @@ pub mod splprot;
 pub mod sync;
 mod triggered;
 
+use sealmq_engine::Connection;
 use sealmq_engine::channels::{Attrs, ChannelControl, ChannelDef, ChlType};
 use sealmq_engine::{MqError, MqResult, QueueManager};
 use sealmq_types::ReasonCode;
@@ -306,7 +307,7 @@ impl Initiator {
             if !matches!(d.chltype, ChlType::Sdr | ChlType::Rqstr | ChlType::Amqp) {
                 continue;
             }
-            let Ok(conn) = self.qm.connect_internal() else {
+            let Ok(conn) = Connection::connect_internal(&self.qm) else {
                 return;
             };
             let Ok(sq) = SyncQ::open(&conn, role_of(&d), &d.name) else {
@@ -382,7 +383,7 @@ impl Initiator {
         role: Role,
         change: impl FnOnce(&mut sync::SyncRec) -> MqResult<bool>,
     ) -> MqResult<()> {
-        let conn = self.qm.connect_internal()?;
+        let conn = Connection::connect_internal(&self.qm)?;
         let sq = SyncQ::open(&conn, role, name)?;
         let r = sq.load(&conn).and_then(|mut rec| {
             if change(&mut rec)? {
@@ -606,7 +607,7 @@ impl ChannelControl for Control {
             .filter(|d| d.chltype != ChlType::Svrconn && crate::generic_match(pattern, &d.name))
             .collect();
         defs.sort_by(|a, b| a.name.cmp(&b.name));
-        let conn = self.qm.connect_internal()?;
+        let conn = Connection::connect_internal(&self.qm)?;
         let mut out = Vec::new();
         for d in defs {
             let sq = SyncQ::open(&conn, role_of(&d), &d.name)?;

@@ -5,6 +5,7 @@
 use super::net::Link;
 use super::sync::{Role, SyncQ};
 use super::{Control, fail};
+use sealmq_engine::Connection;
 use sealmq_engine::MqResult;
 use sealmq_engine::channels::ChlType;
 use sealmq_types::ReasonCode;
@@ -30,9 +31,7 @@ impl Control {
                 format!("channel {name} is running: it is answering already"),
             ));
         }
-        let committed = self
-            .qm
-            .connect_internal()
+        let committed = Connection::connect_internal(&self.qm)
             .ok()
             .and_then(|c| {
                 let sq = SyncQ::open(&c, Role::Sender, name).ok()?;

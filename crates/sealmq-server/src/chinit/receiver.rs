@@ -274,7 +274,7 @@ fn open_work(
     def: &ChannelDef,
     principal: &str,
 ) -> MqResult<Work> {
-    let conn = qm.connect_internal()?;
+    let conn = Connection::connect_internal(qm)?;
     let sq = SyncQ::open(&conn, Role::Receiver, &def.name)?;
     Ok(Work {
         conn,

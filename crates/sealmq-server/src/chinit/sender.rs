@@ -426,7 +426,7 @@ fn heartbeat(link: &mut Link) -> Result<(), String> {
 }
 
 fn open_work(qm: &Arc<QueueManager>, def: &ChannelDef) -> MqResult<Work> {
-    let conn = qm.connect_internal()?;
+    let conn = Connection::connect_internal(qm)?;
     let xq = conn.open(
         &def.xmitq,
         OpenOptions {
@@ -436,7 +436,7 @@ fn open_work(qm: &Arc<QueueManager>, def: &ChannelDef) -> MqResult<Work> {
         },
     )?;
     let sq = SyncQ::open(&conn, Role::Sender, &def.name)?;
-    let ctl = qm.connect_internal()?;
+    let ctl = Connection::connect_internal(qm)?;
     let ctl_sq = SyncQ::open(&ctl, Role::Sender, &def.name)?;
     Ok(Work {
         conn,

@@ -7,6 +7,7 @@
 
 use super::Initiator;
 use super::sync::{Role, SyncQ};
+use sealmq_engine::Connection;
 use sealmq_engine::channels::ChlType;
 use sealmq_engine::objects::CHANNEL_INITQ;
 use sealmq_engine::trigger::TriggerMsg;
@@ -25,7 +26,7 @@ impl Initiator {
     }
 
     fn initq_loop(self: Arc<Self>) {
-        let Ok(conn) = self.qm.connect_internal() else {
+        let Ok(conn) = Connection::connect_internal(&self.qm) else {
             return;
         };
         let h = match conn.open(CHANNEL_INITQ, OpenOptions::input()) {
@@ -100,7 +101,7 @@ impl Initiator {
             );
             return;
         }
-        let stopped = self.qm.connect_internal().ok().and_then(|c| {
+        let stopped = Connection::connect_internal(&self.qm).ok().and_then(|c| {
             let sq = SyncQ::open(&c, Role::Sender, &name).ok()?;
             let r = sq.load_opt(&c).ok().flatten();
             sq.close(&c);
