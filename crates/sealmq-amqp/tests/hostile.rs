@@ -2,8 +2,9 @@
 //! wrong SASL mechanism. Each connection ends; the channel goes on serving others.
 
 use sealmq_amqp::AmqpChannel;
+use sealmq_engine::QueueManager;
 use sealmq_engine::channels::{ChannelDef, ChlType};
-use sealmq_engine::{QmConfig, QueueManager};
+use sealmq_testkit::wait_for;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
@@ -12,15 +13,14 @@ use std::time::Duration;
 /// How long the channels here give a connection to authenticate and open.
 const HANDSHAKE: Duration = Duration::from_secs(1);
 
-fn channel() -> (tempfile::TempDir, Arc<QueueManager>, AmqpChannel) {
+fn channel() -> (sealmq_testkit::TempQm, Arc<QueueManager>, AmqpChannel) {
     channel_with(|_| {})
 }
 
 fn channel_with(
     alter: impl FnOnce(&mut ChannelDef),
-) -> (tempfile::TempDir, Arc<QueueManager>, AmqpChannel) {
-    let d = tempfile::tempdir().unwrap();
-    let qm = sealmq_engine::create(QmConfig::new("QH", d.path().join("QH"))).unwrap();
+) -> (sealmq_testkit::TempQm, Arc<QueueManager>, AmqpChannel) {
+    let (d, qm) = sealmq_testkit::running("QH", "");
     let mut def = ChannelDef::new("FUZZ.AMQP", ChlType::Amqp);
     def.noted.insert("PORT".into(), "0".into());
     def.noted.insert("IPADDR".into(), "127.0.0.1".into());
@@ -73,11 +73,11 @@ fn a_connection_that_never_authenticates_does_not_keep_its_place() {
     let (_d, _qm, ch) = channel_with(|d| d.maxinst = 1);
     // It connects and sends nothing: the one place (MAXINST(1)) is taken...
     let mut idle = TcpStream::connect(ch.addr).unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while ch.connections() == 0 && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    assert_eq!(ch.connections(), 1);
+    wait_for(
+        Duration::from_secs(5),
+        "the connection to be counted",
+        || ch.connections() == 1,
+    );
     // ...until the handshake time is over: the channel closes it and serves others again.
     idle.set_read_timeout(Some(HANDSHAKE * 10)).unwrap();
     let mut buf = [0u8; 64];
@@ -92,10 +92,9 @@ fn a_connection_that_never_authenticates_does_not_keep_its_place() {
                 .is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset),
         "the idle connection is closed: {r:?}"
     );
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while ch.connections() > 0 && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_for(Duration::from_secs(5), "the idle connection to go", || {
+        ch.connections() == 0
+    });
     assert!(serving(&ch));
 }
 

@@ -225,14 +225,11 @@ fn survive_kill_dash_nine(h: &Home, create: &[&str]) {
         expected_min += last;
         expected_max += last + 10;
         // SIGKILL is asynchronous: wait until the dead process's lock is released.
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while h.ok(&["status", "QMK"]).contains("RUNNING") {
-            assert!(
-                Instant::now() < deadline,
-                "the killed queue manager still holds its lock"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        common::wait_for(
+            Duration::from_secs(20),
+            "the killed queue manager to release its lock",
+            || !h.ok(&["status", "QMK"]).contains("RUNNING"),
+        );
         h.ok(&["start", "QMK", "--background"]);
     }
     let out = h.ok(&["get", "QMK", "DUR.Q", "--all", "--verify"]);

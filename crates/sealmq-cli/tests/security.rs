@@ -67,12 +67,8 @@ fn s(p: &std::path::Path) -> String {
 }
 
 /// Polls `f` every 300 ms (for conditions that need a command run each time).
-fn poll_slow(limit: Duration, what: &str, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(300));
-    }
+fn poll_slow(limit: Duration, what: &str, f: impl FnMut() -> bool) {
+    common::wait_every(limit, Duration::from_millis(300), what, f)
 }
 
 #[test]

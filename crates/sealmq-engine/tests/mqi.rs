@@ -22,15 +22,8 @@ fn code<T: std::fmt::Debug>(r: MqResult<T>) -> u32 {
 }
 
 /// Polls `cond` until it holds, failing after a deadline.
-fn poll(mut cond: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !cond() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "condition not reached in time"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+fn poll(cond: impl FnMut() -> bool) {
+    sealmq_testkit::wait_for(Duration::from_secs(10), "the condition", cond)
 }
 
 fn md() -> Md {

@@ -217,14 +217,15 @@ fn a_failed_log_write_fails_the_call_and_changes_nothing() {
             .unwrap_err();
         assert!(e.detail.contains("disk is full"), "{e}");
         fail.store(false, Ordering::Relaxed);
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while conn
-            .put1("Q", &mut persistent(), b"after", PutOptions::default())
-            .is_err()
-        {
-            assert!(std::time::Instant::now() < deadline, "puts never came back");
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
+        sealmq_testkit::wait_every(
+            std::time::Duration::from_secs(20),
+            std::time::Duration::from_millis(50),
+            "puts to come back",
+            || {
+                conn.put1("Q", &mut persistent(), b"after", PutOptions::default())
+                    .is_ok()
+            },
+        );
     }
     let (qm, _) = restart(qm, c);
     assert_eq!(

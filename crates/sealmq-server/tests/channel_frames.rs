@@ -2,47 +2,32 @@
 //! that is not the protocol. Each gets a Refused frame that says what is wrong, the connection
 //! closes, and the batch being received is backed out (the sender still has its messages).
 
-use sealmq_engine::channels::{ChannelDef, ChlType};
+use sealmq_engine::Md;
 use sealmq_engine::xqh::TransmissionHeader;
-use sealmq_engine::{Md, QmConfig};
 use sealmq_server::{Server, ServerConfig};
 use sealmq_wire::chl::{ChlFrame, read_chl, write_chl};
 use std::io::Write;
 use std::net::TcpStream;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-fn start(name: &str) -> (tempfile::TempDir, Server) {
-    let d = tempfile::tempdir().unwrap();
-    let dir = d.path().join(name);
-    let qm = sealmq_engine::create(QmConfig::new(name, &dir)).unwrap();
-    qm.define(
-        sealmq_engine::QueueDef::new("Q", sealmq_engine::QType::Local),
-        false,
-    )
-    .unwrap();
+fn start(name: &str) -> (sealmq_testkit::TempQm, Server) {
     // The receiver runs as 'partner', which may put to Q (the default CHLAUTH rules refuse a
     // channel running as the queue manager's own user).
-    let mut rcvr = ChannelDef::new("IN", ChlType::Rcvr);
-    rcvr.mcauser = "partner".into();
-    qm.define_channel(rcvr, false).unwrap();
-    qm.set_authrec(sealmq_engine::authority::AuthRec {
-        profile: "Q".into(),
-        objtype: sealmq_engine::authority::AuthObj::Queue,
-        principal: "partner".into(),
-        auths: sealmq_engine::authority::auth::PUT,
-        group: false,
-    })
-    .unwrap();
-    qm.shutdown().unwrap();
+    let t = sealmq_testkit::queue_manager(
+        name,
+        "DEFINE QLOCAL(Q)\n\
+         DEFINE CHANNEL(IN) CHLTYPE(RCVR) MCAUSER('partner')\n\
+         SET AUTHREC PROFILE('Q') OBJTYPE(QUEUE) PRINCIPAL('partner') AUTHADD(PUT)\n",
+    );
     let server = Server::start(&ServerConfig {
         name: name.into(),
-        dir,
+        dir: t.dir.clone(),
         listen: Some("127.0.0.1:0".parse().unwrap()),
         tls: false,
         metrics: None,
     })
     .unwrap();
-    (d, server)
+    (t, server)
 }
 
 fn begin(server: &Server, channel: &str) -> (TcpStream, ChlFrame) {
@@ -93,15 +78,14 @@ fn refused(s: &mut TcpStream) -> (u32, String) {
 }
 
 fn settled(server: &Server) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let st = server.queue_manager().queue_status("Q").unwrap();
-        if st.depth == 0 && st.uncommitted == 0 {
-            return;
-        }
-        assert!(Instant::now() < deadline, "the batch was not backed out");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    sealmq_testkit::wait_for(
+        Duration::from_secs(20),
+        "the batch to be backed out",
+        || {
+            let st = server.queue_manager().queue_status("Q").unwrap();
+            st.depth == 0 && st.uncommitted == 0
+        },
+    );
 }
 
 #[test]

@@ -10,35 +10,22 @@ use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
-fn setup(name: &str) -> (tempfile::TempDir, ServerConfig) {
-    let d = tempfile::tempdir().unwrap();
-    let dir = d.path().join(name);
-    let qm = sealmq_engine::create(QmConfig::new(name, &dir)).unwrap();
-    qm.define(
-        sealmq_engine::QueueDef::new("Q", sealmq_engine::QType::Local),
-        false,
-    )
-    .unwrap();
+fn setup(name: &str) -> (sealmq_testkit::TempQm, ServerConfig) {
     // These tests use the default channel, which the default CHLAUTH rules refuse: allowed
     // the documented way (a more specific rule).
-    let mut allow = sealmq_engine::chlauth::ChlAuthRec::new(
-        "SYSTEM.DEF.SVRCONN",
-        sealmq_engine::chlauth::RuleType::AddressMap,
+    let t = sealmq_testkit::queue_manager(
+        name,
+        "DEFINE QLOCAL(Q)\n\
+         SET CHLAUTH('SYSTEM.DEF.SVRCONN') TYPE(ADDRESSMAP) ADDRESS('*') USERSRC(CHANNEL)\n",
     );
-    allow.address = "*".into();
-    allow.usersrc = sealmq_engine::chlauth::UserSrc::Channel;
-    qm.set_chlauth(allow).unwrap();
-    qm.shutdown().unwrap();
-    (
-        d,
-        ServerConfig {
-            name: name.into(),
-            dir,
-            listen: None,
-            tls: false,
-            metrics: None,
-        },
-    )
+    let cfg = ServerConfig {
+        name: name.into(),
+        dir: t.dir.clone(),
+        listen: None,
+        tls: false,
+        metrics: None,
+    };
+    (t, cfg)
 }
 
 fn persistent() -> Md {
@@ -48,12 +35,8 @@ fn persistent() -> Md {
     }
 }
 
-fn poll(mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !cond() {
-        assert!(Instant::now() < deadline, "condition not reached in time");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+fn poll(cond: impl FnMut() -> bool) {
+    sealmq_testkit::wait_for(Duration::from_secs(20), "the condition", cond)
 }
 
 #[test]
@@ -171,7 +154,7 @@ proptest! {
     #[test]
     fn malformed_frames_get_an_error_and_a_closed_connection(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
         thread_local! {
-            static S: (tempfile::TempDir, ServerConfig, Server) = {
+            static S: (sealmq_testkit::TempQm, ServerConfig, Server) = {
                 let (d, cfg) = setup("QMF");
                 let s = Server::start(&cfg).unwrap();
                 (d, cfg, s)
@@ -286,7 +269,7 @@ fn refresh_security_ssl_reads_the_keystore_again_without_a_restart() {
         .unwrap();
     };
     init(&qm_ks, "CN=QMR");
-    let (alice, bob) = (d.path().join("alice"), d.path().join("bob"));
+    let (alice, bob) = (d.home().join("alice"), d.home().join("bob"));
     init(&alice, "CN=alice");
     init(&bob, "CN=bob");
     let qm_cert = std::fs::read(qm_ks.join("identity.pem")).unwrap();
@@ -360,14 +343,14 @@ fn tls_with_client_certificates_maps_the_subject_dn_to_the_principal() {
         None,
     )
     .unwrap();
-    let alice = d.path().join("alice");
+    let alice = d.home().join("alice");
     Keystore::init(
         &alice,
         &IdentitySpec::new(Dn::parse("CN=alice,O=Example").unwrap(), KeyKind::P256, 30),
         None,
     )
     .unwrap();
-    let mallory = d.path().join("mallory");
+    let mallory = d.home().join("mallory");
     Keystore::init(
         &mallory,
         &IdentitySpec::new(Dn::parse("CN=mallory").unwrap(), KeyKind::P256, 30),
@@ -623,7 +606,7 @@ fn svrconn_channels_set_mcauser_sslciph_and_sslpeer() {
         None,
     )
     .unwrap();
-    let alice = d.path().join("alice");
+    let alice = d.home().join("alice");
     Keystore::init(
         &alice,
         &IdentitySpec::new(Dn::parse("CN=alice,O=Example").unwrap(), KeyKind::P256, 30),
@@ -675,7 +658,7 @@ fn qm_side_interception_protects_for_clients_without_a_keystore() {
     .unwrap();
     // Interception needs TLS with a client certificate: the application's keystore holds only
     // its TLS identity (it does no protection of its own).
-    let tls_ks = d.path().join("app-tls");
+    let tls_ks = d.home().join("app-tls");
     Keystore::init(
         &tls_ks,
         &IdentitySpec::new(Dn::parse("CN=app").unwrap(), KeyKind::P256, 30),
@@ -808,7 +791,7 @@ fn a_protected_message_too_big_for_the_buffer_stays_on_the_queue() {
     use sealmq_protect::identity::IdentitySpec;
     use sealmq_protect::{Dn, KeyKind, Keystore};
     let (d, cfg) = setup("QMB");
-    let app_ks = d.path().join("app-ks");
+    let app_ks = d.home().join("app-ks");
     Keystore::init(
         &app_ks,
         &IdentitySpec::new(Dn::parse("CN=app").unwrap(), KeyKind::P256, 30),

@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 use sealmq_client::Client;
-use sealmq_engine::{Md, OpenOptions, QmConfig};
+use sealmq_engine::{Md, OpenOptions};
 use sealmq_server::{Server, ServerConfig};
 use sealmq_wire::{GetReq, Request, Secret, open};
 use std::io::{Read, Write};
@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 static PANICS: AtomicUsize = AtomicUsize::new(0);
 
 struct Live {
-    _d: tempfile::TempDir,
+    _d: sealmq_testkit::TempQm,
     server: Server,
     addr: String,
 }
@@ -31,45 +31,16 @@ fn live() -> &'static Live {
             PANICS.fetch_add(1, Ordering::SeqCst);
             prev(i)
         }));
-        let d = tempfile::tempdir().unwrap();
-        let dir = d.path().join("QMF");
-        let qm = sealmq_engine::create(QmConfig::new("QMF", &dir)).unwrap();
-        qm.define(
-            sealmq_engine::QueueDef::new("Q", sealmq_engine::QType::Local),
-            false,
-        )
-        .unwrap();
-        let mut ch = sealmq_engine::channels::ChannelDef::new(
-            "APP.SVRCONN",
-            sealmq_engine::channels::ChlType::Svrconn,
+        let t = sealmq_testkit::queue_manager(
+            "QMF",
+            "DEFINE QLOCAL(Q)\n\
+             DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app')\n\
+             SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
+             SET AUTHREC PROFILE('Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(ALLMQI)\n",
         );
-        ch.mcauser = "app".into();
-        qm.define_channel(ch, false).unwrap();
-        for (profile, objtype, auths) in [
-            (
-                "QMF",
-                sealmq_engine::authority::AuthObj::Qmgr,
-                sealmq_engine::authority::auth::CONNECT,
-            ),
-            (
-                "Q",
-                sealmq_engine::authority::AuthObj::Queue,
-                sealmq_engine::authority::auth::ALLMQI,
-            ),
-        ] {
-            qm.set_authrec(sealmq_engine::authority::AuthRec {
-                profile: profile.into(),
-                objtype,
-                principal: "app".into(),
-                auths,
-                group: false,
-            })
-            .unwrap();
-        }
-        qm.shutdown().unwrap();
         let server = Server::start(&ServerConfig {
             name: "QMF".into(),
-            dir,
+            dir: t.dir.clone(),
             listen: Some("127.0.0.1:0".parse().unwrap()),
             tls: false,
             metrics: None,
@@ -77,7 +48,7 @@ fn live() -> &'static Live {
         .unwrap();
         let addr = server.tcp_addr().unwrap().to_string();
         Live {
-            _d: d,
+            _d: t,
             server,
             addr,
         }

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub struct Home {
     pub dir: tempfile::TempDir,
@@ -158,23 +158,9 @@ pub fn field(out: &str, key: &str) -> String {
     panic!("no {key} in {out}")
 }
 
-/// A loopback port free right now.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Polls `f` until it holds, failing the test after `limit`.
-pub fn wait_for(limit: Duration, what: &str, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+/// Polling with a deadline and free loopback ports: shared by every crate's tests.
+#[allow(unused_imports)] // (not every test binary polls slowly or listens on TCP)
+pub use sealmq_testkit::{free_port, wait_every, wait_for};
 
 /// A queue's directory under a queue manager's directory (its name in hexadecimal under
 /// `queues/`).
