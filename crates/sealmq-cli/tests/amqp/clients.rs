@@ -1,0 +1,189 @@
+//! AMQP applications on other clients than proton: a Node.js application on rhea, and a JMS
+//! application on Apache Qpid JMS (queues, selectors, transactions, temporary queues).
+
+use super::*;
+
+/// rhea (Node.js), installed by `.ci/run` under target/node: a JavaScript application sends
+/// and receives over the same channel.
+#[test]
+fn a_node_application_on_rhea_sends_and_receives() {
+    let h = Home::new();
+    let url = setup(&h, "QN");
+    let port = url.rsplit(':').next().unwrap().to_string();
+    let rhea = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../target/node/node_modules/rhea");
+    assert!(
+        rhea.exists(),
+        "rhea is not installed: npm install --prefix target/node rhea@3 (.ci/run does)"
+    );
+    let out = Command::new("node")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/amqp/rhea_client.js"
+        ))
+        .args([port.as_str(), "APP.Q", "5"])
+        .env("RHEA_PATH", &rhea)
+        .output()
+        .expect("node runs");
+    assert!(
+        out.status.success(),
+        "rhea failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["sent"], 5);
+    let want: Vec<String> = (0..5).map(|i| format!("rhea {i}")).collect();
+    assert_eq!(v["received"], serde_json::json!(want));
+    settled(&h, "QN", 0);
+}
+
+/// Compiles tests/amqp/jms/JmsClient.java against Qpid JMS (libraries in target/jms-lib,
+/// fetched by `.ci/run` from Maven Central) once per test process; its class path.
+fn jms_classpath() -> String {
+    static BUILT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+            let lib = root.join("target/jms-lib");
+            assert!(
+                lib.join("qpid-jms-client-1.11.0.jar").exists(),
+                "Qpid JMS is not installed: mvn -f crates/sealmq-cli/tests/amqp/jms/pom.xml \
+                 dependency:copy-dependencies -DoutputDirectory=$PWD/target/jms-lib (.ci/run does)"
+            );
+            let classes = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("jms-classes");
+            std::fs::create_dir_all(&classes).unwrap();
+            let cp = format!("{}/*", lib.display());
+            let out = Command::new("javac")
+                .args(["-d", &classes.display().to_string(), "-cp", &cp])
+                .arg(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/tests/amqp/jms/src/main/java/JmsClient.java"
+                ))
+                .output()
+                .expect("javac runs");
+            assert!(
+                out.status.success(),
+                "javac: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            format!("{}:{cp}", classes.display())
+        })
+        .clone()
+}
+
+/// Runs the Qpid JMS client; its JSON lines.
+fn jms(url: &str, args: &[&str]) -> Vec<serde_json::Value> {
+    let mut cmd = Command::new("java");
+    cmd.args(["-cp", &jms_classpath(), "JmsClient", url]);
+    json_lines(cmd, "jms", args)
+}
+
+/// Apache Qpid JMS (Java): JMS 2 producer and consumer, JMS properties both ways with sealmq
+/// applications, a message selector, transacted sessions, a temporary queue.
+#[test]
+fn a_jms_application_on_qpid_jms_uses_queues_selectors_transactions_and_temporary_queues() {
+    let h = Home::new();
+    let url = setup(&h, "QJ");
+    assert_eq!(jms(&url, &["send", "APP.Q", "4"])[0]["sent"], 4);
+    assert_eq!(h.depth("QJ", "APP.Q"), 4);
+    // JMS properties and header fields, as a sealmq application sees them.
+    let mut c = Client::connect_local(&h.qm_dir("QJ"), "mq-app").unwrap();
+    let (q, _) = c.open("APP.Q", OpenOptions::input()).unwrap();
+    let g = c.get(q, &GetOptions::default()).unwrap();
+    assert_eq!(g.payload, b"jms 0");
+    assert_eq!(g.md.persistence, Persistence::Persistent);
+    assert_eq!(g.md.priority, 6);
+    assert_eq!(&g.md.correl_id[..10], b"jms-corr-0");
+    assert_eq!(
+        g.md.property("colour"),
+        Some(&PropValue::String("red".into()))
+    );
+    assert_eq!(g.md.property("n"), Some(&PropValue::Int(0)));
+    assert_eq!(g.md.property("big"), Some(&PropValue::Long(1 << 40)));
+    assert_eq!(g.md.property("ok"), Some(&PropValue::Bool(true)));
+    assert_eq!(g.md.property("ratio"), Some(&PropValue::Double(0.25)));
+    c.close(q).unwrap();
+    // A selector: only the blue ones (n = 1, 3), in order.
+    let sel = jms(
+        &url,
+        &["select", "APP.Q", "2", "colour = 'blue' AND big > 1000"],
+    );
+    assert_eq!(sel[0]["body"], "jms 1");
+    assert_eq!(sel[1]["body"], "jms 3");
+    assert_eq!(sel[0]["properties"]["n"], 1);
+    assert_eq!(sel[0]["properties"]["n.type"], "Integer");
+    assert_eq!(sel[0]["properties"]["big.type"], "Long");
+    assert_eq!(sel[0]["correlation_id"], "jms-corr-1");
+    assert_eq!(sel[0]["persistent"], true);
+    // A sealmq application's message and properties, read by JMS.
+    h.ok(&[
+        "put",
+        "QJ",
+        "APP.Q",
+        "--message",
+        "from sealmq",
+        "--persistent",
+        "--correl",
+        "c-42",
+        "--property",
+        "region=EMEA",
+        "--property",
+        "amount:long=250",
+        "--property",
+        "urgent:boolean=true",
+    ]);
+    let got = jms(&url, &["receive", "APP.Q", "2"]);
+    assert_eq!(got[0]["body"], "jms 2");
+    assert_eq!(got[1]["body"], "from sealmq");
+    assert_eq!(got[1]["type"], "text");
+    assert_eq!(got[1]["correlation_id"], "c-42");
+    assert_eq!(got[1]["properties"]["region"], "EMEA");
+    assert_eq!(got[1]["properties"]["amount"], 250);
+    assert_eq!(got[1]["properties"]["urgent"], true);
+    settled(&h, "QJ", 0);
+    // Transacted sessions.
+    let tx = jms(&url, &["tx", "APP.Q"]);
+    assert_eq!(tx[0]["produced"], "committed");
+    assert_eq!(tx[1]["first"], "kept 1");
+    assert_eq!(
+        tx[1]["again"], "kept 1",
+        "rolled back, it comes again: {tx:?}"
+    );
+    assert_eq!(tx[1]["redelivered"], true);
+    assert_eq!(tx[2]["committed"], serde_json::json!(["kept 1", "kept 2"]));
+    common::wait_for(
+        std::time::Duration::from_secs(30),
+        "the committed consumer transaction to take both",
+        || h.depth("QJ", "APP.Q") == 0,
+    );
+    // A temporary queue (JMS 2 simplified API).
+    let t = jms(&url, &["temp"]);
+    assert_eq!(t[0]["body"], "to the temporary queue");
+    let temp = t[0]["temporary"].as_str().unwrap().to_string();
+    assert!(temp.starts_with("AMQP."), "{temp}");
+    common::wait_for(
+        std::time::Duration::from_secs(10),
+        "the temporary queue to go",
+        || {
+            let o = h.run(&["mqsc", "QJ"], Some(&format!("DISPLAY QLOCAL({temp})\n")));
+            !o.status.success()
+        },
+    );
+    // No authority: JMS fails the producer's and the consumer's creation with a security
+    // exception carrying MQ's reason (the attach is refused before it is answered).
+    let f = jms(&url, &["forbidden", "SECRET.Q"]);
+    for k in ["producer", "consumer"] {
+        let e = f[0][k].as_str().unwrap_or_default();
+        assert!(
+            e.starts_with("JMSSecurityException") && e.contains("2035"),
+            "{k}: {f:?}"
+        );
+    }
+    // A JMS Topic: publish/subscribe is not provided, and the application is told so.
+    let t = jms(&url, &["topic", "PRICES"]);
+    for k in ["producer", "consumer"] {
+        let e = t[0][k].as_str().unwrap_or_default();
+        assert!(e.contains("publish/subscribe"), "{k}: {t:?}");
+    }
+}
