@@ -420,12 +420,18 @@ impl Client {
         syncpoint: bool,
     ) -> Result<()> {
         self.check_properties(md)?;
-        match self.call(Request::Put {
+        let req = Request::Put {
             hobj,
             md: md.clone(),
             payload,
             syncpoint,
-        })? {
+        };
+        self.call_put(req, md)
+    }
+
+    /// A put or put1: `md` comes back as the queue manager filled it.
+    fn call_put(&mut self, req: Request, md: &mut Md) -> Result<()> {
+        match self.call(req)? {
             Response::Put { md: filled } => {
                 *md = filled;
                 Ok(())
@@ -486,18 +492,13 @@ impl Client {
         syncpoint: bool,
     ) -> Result<()> {
         self.check_properties(md)?;
-        match self.call(Request::Put1 {
+        let req = Request::Put1 {
             name: name.to_string(),
             md: md.clone(),
             payload,
             syncpoint,
-        })? {
-            Response::Put { md: filled } => {
-                *md = filled;
-                Ok(())
-            }
-            r => Self::unexpected(r),
-        }
+        };
+        self.call_put(req, md)
     }
 
     /// MQGET without client-side protection.

@@ -155,6 +155,20 @@ pub(crate) fn load(qm: &Arc<QueueManager>) -> MqResult<()> {
     Ok(())
 }
 
+/// Gets, in `c`'s unit of work, every message stored for policy `name` on the policy queue
+/// (`h`, open for input).
+fn take_stored(c: &Connection, h: &crate::mqi::Hobj, name: &str) {
+    let gmo = GetOptions {
+        syncpoint: true,
+        matching: Match {
+            correl_id: Some(correl(name)),
+            ..Match::default()
+        },
+        ..Default::default()
+    };
+    while c.get(h, gmo.clone()).is_ok() {}
+}
+
 /// SET POLICY: validates and stores (replacing) a policy in one unit of work.
 pub fn set(qm: &Arc<QueueManager>, p: Policy) -> MqResult<()> {
     if let Err(e) = p.validate() {
@@ -169,21 +183,7 @@ pub fn set(qm: &Arc<QueueManager>, p: Policy) -> MqResult<()> {
             ..Default::default()
         },
     )?;
-    let m = Match {
-        correl_id: Some(correl(&p.name)),
-        ..Match::default()
-    };
-    while c
-        .get(
-            &h,
-            GetOptions {
-                syncpoint: true,
-                matching: m.clone(),
-                ..Default::default()
-            },
-        )
-        .is_ok()
-    {}
+    take_stored(&c, &h, &p.name);
     let mut md = Md {
         persistence: Persistence::Persistent,
         correl_id: correl(&p.name),
@@ -212,21 +212,7 @@ pub fn delete(qm: &Arc<QueueManager>, name: &str) -> MqResult<()> {
     }
     let c = Connection::connect_internal(qm)?;
     let h = c.open(POLICY_Q, OpenOptions::input())?;
-    let m = Match {
-        correl_id: Some(correl(name)),
-        ..Match::default()
-    };
-    while c
-        .get(
-            &h,
-            GetOptions {
-                syncpoint: true,
-                matching: m.clone(),
-                ..Default::default()
-            },
-        )
-        .is_ok()
-    {}
+    take_stored(&c, &h, name);
     c.commit()?;
     qm.uncache_policy(name);
     Ok(())

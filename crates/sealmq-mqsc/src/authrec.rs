@@ -90,15 +90,22 @@ pub(crate) fn authrec(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
             message: format!("{k}(...) is required"),
         })
     };
+    // What names one record: SET and DELETE need all of it.
+    let record = || -> Result<(String, String, AuthObj), Fail> {
+        let objtype = objtype.ok_or_else(|| Fail {
+            at: None,
+            reason: None,
+            message: "OBJTYPE(QUEUE|QMGR|CHANNEL|AUTHINFO) is required".into(),
+        })?;
+        Ok((
+            need(profile.clone(), "PROFILE")?,
+            need(principal.clone(), "PRINCIPAL or GROUP")?,
+            objtype,
+        ))
+    };
     match c.verb {
         Verb::Set => {
-            let profile = need(profile, "PROFILE")?;
-            let principal = need(principal, "PRINCIPAL or GROUP")?;
-            let objtype = objtype.ok_or_else(|| Fail {
-                at: None,
-                reason: None,
-                message: "OBJTYPE(QUEUE|QMGR|CHANNEL|AUTHINFO) is required".into(),
-            })?;
+            let (profile, principal, objtype) = record()?;
             valid_name(&profile, "PROFILE")?;
             valid_name(&principal, if group { "GROUP" } else { "PRINCIPAL" })?;
             let current = qm
@@ -129,13 +136,7 @@ pub(crate) fn authrec(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
             ))
         }
         Verb::Delete => {
-            let profile = need(profile, "PROFILE")?;
-            let principal = need(principal, "PRINCIPAL or GROUP")?;
-            let objtype = objtype.ok_or_else(|| Fail {
-                at: None,
-                reason: None,
-                message: "OBJTYPE(QUEUE|QMGR|CHANNEL|AUTHINFO) is required".into(),
-            })?;
+            let (profile, principal, objtype) = record()?;
             qm.delete_authrec(&profile, objtype, &principal, group)?;
             Ok((
                 format!("SMQ0111I Authority record for {principal} on {profile} deleted."),

@@ -2,6 +2,7 @@
 //! DISPLAY CHSTATUS and DISPLAY CHINIT. They go to the channel initiator the server registers
 //! with the queue manager; without one (an embedded queue manager) they say so.
 
+use crate::display::Listing;
 use crate::exec::{Block, Fail, bad, choice, none_matched, num, select_all};
 use crate::parse::{Command, Obj, Verb};
 use sealmq_engine::QueueManager;
@@ -100,17 +101,14 @@ pub(crate) fn run(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Bl
             // records (what survives a restart); else the instances of this run.
             let client = get("CLIENTID").map(|a| a.values.first().cloned().unwrap_or_default());
             if let Some(client) = client {
-                let blocks = select_all(
-                    ci.amqp_clients(&name, if client.is_empty() { "*" } else { &client }),
-                    &c.attrs,
-                    CLIENT_IDS,
-                    false,
-                )?;
-                none_matched(&blocks, "AMQP connection", &name)?;
-                return Ok((
-                    format!("SMQ0130I Status of {} AMQP connection(s).", blocks.len()),
-                    blocks,
-                ));
+                let clients = ci.amqp_clients(&name, if client.is_empty() { "*" } else { &client });
+                return Listing {
+                    ids: CLIENT_IDS,
+                    what: "AMQP connection",
+                    head: "SMQ0130I Status of",
+                    plural: "AMQP connection(s)",
+                }
+                .answer(clients, &c.attrs, &name);
             }
             let all = if saved {
                 ci.saved_status(&name)?

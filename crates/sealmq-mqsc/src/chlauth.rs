@@ -1,6 +1,7 @@
 //! SET and DISPLAY CHLAUTH; DEFINE, ALTER, DISPLAY and DELETE AUTHINFO.
 
-use crate::exec::{Block, Fail, bad, choice, none_matched, one, select_all, unknown_keywords};
+use crate::display::Listing;
+use crate::exec::{Block, Fail, bad, choice, one, unknown_keywords};
 use crate::parse::Attr;
 use crate::parse::{Command, Verb};
 use sealmq_engine::authinfo::{AuthInfoDef, Check};
@@ -98,23 +99,16 @@ pub(crate) fn chlauth(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
             .filter(|r| rtype.is_none_or(|t| t == r.rtype))
             .map(chlauth_block);
         // MQ shows a record's identity, mapping and list without being asked.
-        let blocks = select_all(
-            matching,
-            &c.attrs,
-            &[
+        return Listing {
+            ids: &[
                 "CHLAUTH", "TYPE", "USERLIST", "ADDRLIST", "SSLPEER", "CLNTUSER", "QMNAME",
                 "ADDRESS", "USERSRC", "MCAUSER", "WARN",
             ],
-            false,
-        )?;
-        none_matched(&blocks, "channel authentication record", &profile)?;
-        return Ok((
-            format!(
-                "SMQ0160I Display of {} channel authentication record(s).",
-                blocks.len()
-            ),
-            blocks,
-        ));
+            what: "channel authentication record",
+            head: "SMQ0160I Display of",
+            plural: "channel authentication record(s)",
+        }
+        .answer(matching, &c.attrs, &profile);
     }
     let rtype = rtype
         .ok_or_else(|| need("TYPE(BLOCKUSER|BLOCKADDR|SSLPEERMAP|ADDRESSMAP|USERMAP|QMGRMAP)"))?;
@@ -311,20 +305,21 @@ pub(crate) fn authinfo(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, V
             Ok((format!("SMQ0167I AUTHINFO {name} deleted."), vec![]))
         }
         _ => {
-            let blocks = select_all(
-                qm.authinfos()
+            let shown = qm.authinfos();
+            Listing {
+                ids: &["AUTHINFO", "AUTHTYPE"],
+                what: "AUTHINFO",
+                head: "SMQ0168I Display of",
+                plural: "AUTHINFO object(s)",
+            }
+            .answer(
+                shown
                     .iter()
                     .filter(|d| profile_matches(&name, &d.name))
                     .map(authinfo_block),
                 &c.attrs,
-                &["AUTHINFO", "AUTHTYPE"],
-                false,
-            )?;
-            none_matched(&blocks, "AUTHINFO", &name)?;
-            Ok((
-                format!("SMQ0168I Display of {} AUTHINFO object(s).", blocks.len()),
-                blocks,
-            ))
+                &name,
+            )
         }
     }
 }

@@ -1,8 +1,7 @@
 //! DEFINE, ALTER, DELETE and DISPLAY CHANNEL.
 
-use crate::exec::{
-    Block, Fail, bad, choice, generic_match, none_matched, num, one, select_all, unknown_keywords,
-};
+use crate::display::Listing;
+use crate::exec::{Block, Fail, bad, choice, generic_match, num, one, unknown_keywords};
 use crate::parse::Attr;
 use crate::parse::{Command, Verb};
 use sealmq_engine::QueueManager;
@@ -276,20 +275,21 @@ pub(crate) fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
             Ok((format!("SMQ0122I Channel {name} deleted."), vec![]))
         }
         _ => {
-            let blocks = select_all(
-                qm.channels()
+            let shown = qm.channels();
+            Listing {
+                ids: &["CHANNEL", "CHLTYPE"],
+                what: "channel",
+                head: "SMQ0123I Display of",
+                plural: "channel(s)",
+            }
+            .answer(
+                shown
                     .iter()
                     .filter(|d| generic_match(&name, &d.name))
                     .map(channel_block),
                 &c.attrs,
-                &["CHANNEL", "CHLTYPE"],
-                false,
-            )?;
-            none_matched(&blocks, "channel", &name)?;
-            Ok((
-                format!("SMQ0123I Display of {} channel(s).", blocks.len()),
-                blocks,
-            ))
+                &name,
+            )
         }
     }
 }

@@ -179,6 +179,36 @@ pub(crate) fn select_all(
     Ok(out)
 }
 
+/// How a DISPLAY answers about one kind of object.
+pub(crate) struct Listing<'a> {
+    /// The attributes shown without being asked (the object's identity).
+    pub ids: &'a [&'a str],
+    /// What a name that is not generic and matches nothing was looked for as.
+    pub what: &'a str,
+    /// The answer line's start: `SMQ0105I Display of`.
+    pub head: &'a str,
+    /// What the answer counts: `queue(s)`.
+    pub plural: &'a str,
+}
+
+impl Listing<'_> {
+    /// `blocks` as the command's attributes select them, 2085 when a name that is not generic
+    /// matches none, and the answer line that counts them.
+    pub(crate) fn answer(
+        &self,
+        blocks: impl IntoIterator<Item = Block>,
+        attrs: &[Attr],
+        name: &str,
+    ) -> Result<(String, Vec<Block>), Fail> {
+        let blocks = select_all(blocks, attrs, self.ids, false)?;
+        crate::exec::none_matched(&blocks, self.what, name)?;
+        Ok((
+            format!("{} {} {}.", self.head, blocks.len(), self.plural),
+            blocks,
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

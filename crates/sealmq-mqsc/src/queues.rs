@@ -2,10 +2,8 @@
 //! A DEFINE without LIKE copies the type's default object (SYSTEM.DEFAULT.LOCAL.QUEUE, ...),
 //! as MQ does, so altering a default changes later definitions.
 
-use crate::exec::{
-    Block, Fail, bad, choice, generic_match, none_matched, num, one, onoff, select_all,
-    unknown_keywords,
-};
+use crate::display::Listing;
+use crate::exec::{Block, Fail, bad, choice, generic_match, num, one, onoff, unknown_keywords};
 use crate::known;
 use crate::parse::{Attr, Command, Obj, Verb};
 use sealmq_engine::QueueManager;
@@ -430,22 +428,16 @@ pub(crate) fn queues(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec
                 },
                 None => obj_qtype(c.obj),
             };
-            let blocks = select_all(
-                qm.queue_defs()
-                    .iter()
-                    .filter(|d| {
-                        generic_match(&name, &d.name) && type_filter.is_none_or(|t| t == d.qtype)
-                    })
-                    .map(|d| queue_block(qm, d)),
-                &c.attrs,
-                &["QUEUE", "TYPE"],
-                false,
-            )?;
-            none_matched(&blocks, "queue", &name)?;
-            Ok((
-                format!("SMQ0105I Display of {} queue(s).", blocks.len()),
-                blocks,
-            ))
+            let shown = qm.queue_defs().into_iter().filter(|d| {
+                generic_match(&name, &d.name) && type_filter.is_none_or(|t| t == d.qtype)
+            });
+            Listing {
+                ids: &["QUEUE", "TYPE"],
+                what: "queue",
+                head: "SMQ0105I Display of",
+                plural: "queue(s)",
+            }
+            .answer(shown.map(|d| queue_block(qm, &d)), &c.attrs, &name)
         }
     }
 }

@@ -1,8 +1,9 @@
 //! LISTENER (DEFINE, ALTER, DELETE, DISPLAY, START, STOP), DISPLAY LSSTATUS, PROCESS
 //! (DEFINE, ALTER, DELETE, DISPLAY), SERVICE (as LISTENER) and DISPLAY SVSTATUS.
 
+use crate::display::Listing;
 use crate::exec::{
-    Block, Fail, bad, choice, generic_match, none_matched, num, one, select_all, unknown_keywords,
+    Block, Fail, bad, choice, generic_match, num, one, select_all, unknown_keywords,
 };
 use crate::known;
 use crate::parse::{Attr, Command, Obj, Verb};
@@ -182,33 +183,146 @@ fn no_server() -> Fail {
     }
 }
 
-pub(crate) fn service(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
+/// What DEFINE, ALTER, DELETE and DISPLAY do with one kind of object (LISTENER, PROCESS,
+/// SERVICE): the same steps, with the kind's names, messages and calls.
+struct Kind<T> {
+    /// In messages: "service".
+    what: &'static str,
+    /// Starting answers: "Service".
+    title: &'static str,
+    /// DISPLAY's name attribute: "SERVICE".
+    key: &'static str,
+    /// DISPLAY's answer: "service(s)".
+    plural: &'static str,
+    /// The number of the "defined" message; altered, deleted and displayed follow it.
+    msg: u32,
+    /// What DEFINE starts from without LIKE.
+    default: &'static str,
+    new: fn(&str) -> T,
+    name: fn(&mut T) -> &mut String,
+    get: fn(&QueueManager, &str) -> Option<T>,
+    all: fn(&QueueManager) -> Vec<T>,
+    apply: fn(&mut T, &[Attr]) -> Result<(), Fail>,
+    define: fn(&QueueManager, T, bool) -> sealmq_engine::MqResult<()>,
+    delete: fn(&QueueManager, &str) -> sealmq_engine::MqResult<()>,
+    block: fn(&T) -> Block,
+}
+
+impl<T> Kind<T> {
+    /// `c` when it defines, alters, deletes or displays; `None` for another verb.
+    fn run(&self, qm: &QueueManager, c: &Command, name: &str) -> Option<Result<Answer, Fail>> {
+        Some(match c.verb {
+            Verb::Define => self.define_new(qm, c, name),
+            Verb::Alter => self.get_or_fail(qm, name).and_then(|mut d| {
+                (self.apply)(&mut d, &c.attrs)?;
+                (self.define)(qm, d, true)?;
+                Ok(self.said(1, name, "altered"))
+            }),
+            Verb::Delete => (self.delete)(qm, name)
+                .map(|()| self.said(2, name, "deleted"))
+                .map_err(Fail::from),
+            Verb::Display => self.display(qm, c, name),
+            _ => return None,
+        })
+    }
+
+    fn define_new(&self, qm: &QueueManager, c: &Command, name: &str) -> Result<Answer, Fail> {
+        let replace = c.attrs.iter().any(|a| a.key == "REPLACE");
+        let get = |n: &str| (self.get)(qm, n);
+        let mut d = match template(c, get, self.default, self.what)? {
+            Some(mut t) => {
+                *(self.name)(&mut t) = name.to_string();
+                t
+            }
+            None => (self.new)(name),
+        };
+        (self.apply)(&mut d, &c.attrs)?;
+        (self.define)(qm, d, replace)?;
+        Ok(self.said(0, name, "defined"))
+    }
+
+    fn display(&self, qm: &QueueManager, c: &Command, name: &str) -> Result<Answer, Fail> {
+        let mut all = (self.all)(qm);
+        all.retain_mut(|d| generic_match(name, (self.name)(d)));
+        let head = format!("SMQ{:04}I Display of", self.msg + 3);
+        let listing = Listing {
+            ids: &[self.key],
+            what: self.what,
+            head: &head,
+            plural: self.plural,
+        };
+        listing.answer(all.iter().map(self.block), &c.attrs, name)
+    }
+
+    fn get_or_fail(&self, qm: &QueueManager, name: &str) -> Result<T, Fail> {
+        (self.get)(qm, name).ok_or_else(|| not_defined(self.what, name))
+    }
+
+    fn said(&self, step: u32, name: &str, done: &str) -> Answer {
+        let n = self.msg + step;
+        (format!("SMQ{n:04}I {} {name} {done}.", self.title), vec![])
+    }
+}
+
+type Answer = (String, Vec<Block>);
+
+const SERVICE: Kind<ServiceDef> = Kind {
+    what: "service",
+    title: "Service",
+    key: "SERVICE",
+    plural: "service(s)",
+    msg: 200,
+    default: DEFAULT_SERVICE,
+    new: ServiceDef::new,
+    name: |d| &mut d.name,
+    get: QueueManager::service,
+    all: QueueManager::services,
+    apply: apply_service,
+    define: QueueManager::define_service,
+    delete: QueueManager::delete_service,
+    block: service_block,
+};
+
+const LISTENER: Kind<ListenerDef> = Kind {
+    what: "listener",
+    title: "Listener",
+    key: "LISTENER",
+    plural: "listener(s)",
+    msg: 170,
+    default: DEFAULT_LISTENER,
+    new: ListenerDef::new,
+    name: |d| &mut d.name,
+    get: QueueManager::listener,
+    all: QueueManager::listeners,
+    apply: apply_listener,
+    define: QueueManager::define_listener,
+    delete: QueueManager::delete_listener,
+    block: listener_block,
+};
+
+const PROCESS: Kind<ProcessDef> = Kind {
+    what: "process",
+    title: "Process",
+    key: "PROCESS",
+    plural: "process(es)",
+    msg: 180,
+    default: DEFAULT_PROCESS,
+    new: ProcessDef::new,
+    name: |d| &mut d.name,
+    get: QueueManager::process,
+    all: QueueManager::processes,
+    apply: apply_process,
+    define: QueueManager::define_process,
+    delete: QueueManager::delete_process,
+    block: process_block,
+};
+
+pub(crate) fn service(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fail> {
     let name = c.name.clone().unwrap_or_default();
-    let replace = c.attrs.iter().any(|a| a.key == "REPLACE");
+    if let Some(r) = SERVICE.run(qm, c, &name) {
+        return r;
+    }
     match c.verb {
-        Verb::Define => {
-            let mut d = template(c, |n| qm.service(n), DEFAULT_SERVICE, "service")?
-                .map(|mut t| {
-                    t.name = name.clone();
-                    t
-                })
-                .unwrap_or_else(|| ServiceDef::new(&name));
-            apply_service(&mut d, &c.attrs)?;
-            qm.define_service(d, replace)?;
-            Ok((format!("SMQ0200I Service {name} defined."), vec![]))
-        }
-        Verb::Alter => {
-            let mut d = qm
-                .service(&name)
-                .ok_or_else(|| not_defined("service", &name))?;
-            apply_service(&mut d, &c.attrs)?;
-            qm.define_service(d, true)?;
-            Ok((format!("SMQ0201I Service {name} altered."), vec![]))
-        }
-        Verb::Delete => {
-            qm.delete_service(&name)?;
-            Ok((format!("SMQ0202I Service {name} deleted."), vec![]))
-        }
         Verb::Start | Verb::Stop => {
             let ignstate = ignstate(c, "SERVICE")?;
             let d = qm
@@ -230,22 +344,7 @@ pub(crate) fn service(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
             };
             Ok((msg, vec![]))
         }
-        _ => {
-            let blocks = select_all(
-                qm.services()
-                    .iter()
-                    .filter(|d| generic_match(&name, &d.name))
-                    .map(service_block),
-                &c.attrs,
-                &["SERVICE"],
-                false,
-            )?;
-            none_matched(&blocks, "service", &name)?;
-            Ok((
-                format!("SMQ0203I Display of {} service(s).", blocks.len()),
-                blocks,
-            ))
-        }
+        _ => unreachable_verb(c),
     }
 }
 
@@ -304,33 +403,12 @@ fn template<T>(
     }
 }
 
-pub(crate) fn listener(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
+pub(crate) fn listener(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fail> {
     let name = c.name.clone().unwrap_or_else(|| DEFAULT_LISTENER.into());
-    let replace = c.attrs.iter().any(|a| a.key == "REPLACE");
+    if let Some(r) = LISTENER.run(qm, c, &name) {
+        return r;
+    }
     match c.verb {
-        Verb::Define => {
-            let mut d = template(c, |n| qm.listener(n), DEFAULT_LISTENER, "listener")?
-                .map(|mut t| {
-                    t.name = name.clone();
-                    t
-                })
-                .unwrap_or_else(|| ListenerDef::new(&name));
-            apply_listener(&mut d, &c.attrs)?;
-            qm.define_listener(d, replace)?;
-            Ok((format!("SMQ0170I Listener {name} defined."), vec![]))
-        }
-        Verb::Alter => {
-            let mut d = qm
-                .listener(&name)
-                .ok_or_else(|| not_defined("listener", &name))?;
-            apply_listener(&mut d, &c.attrs)?;
-            qm.define_listener(d, true)?;
-            Ok((format!("SMQ0171I Listener {name} altered."), vec![]))
-        }
-        Verb::Delete => {
-            qm.delete_listener(&name)?;
-            Ok((format!("SMQ0172I Listener {name} deleted."), vec![]))
-        }
         Verb::Start | Verb::Stop => {
             let ignstate = ignstate(c, "LISTENER")?;
             let d = qm
@@ -360,22 +438,7 @@ pub(crate) fn listener(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, V
             };
             Ok((msg, vec![]))
         }
-        _ => {
-            let blocks = select_all(
-                qm.listeners()
-                    .iter()
-                    .filter(|d| generic_match(&name, &d.name))
-                    .map(listener_block),
-                &c.attrs,
-                &["LISTENER"],
-                false,
-            )?;
-            none_matched(&blocks, "listener", &name)?;
-            Ok((
-                format!("SMQ0173I Display of {} listener(s).", blocks.len()),
-                blocks,
-            ))
-        }
+        _ => unreachable_verb(c),
     }
 }
 
@@ -437,50 +500,20 @@ pub(crate) fn lsstatus(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, V
     ))
 }
 
-pub(crate) fn process(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
+pub(crate) fn process(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fail> {
     let name = c.name.clone().unwrap_or_default();
-    let replace = c.attrs.iter().any(|a| a.key == "REPLACE");
-    match c.verb {
-        Verb::Define => {
-            let mut d = template(c, |n| qm.process(n), DEFAULT_PROCESS, "process")?
-                .map(|mut t| {
-                    t.name = name.clone();
-                    t
-                })
-                .unwrap_or_else(|| ProcessDef::new(&name));
-            apply_process(&mut d, &c.attrs)?;
-            qm.define_process(d, replace)?;
-            Ok((format!("SMQ0180I Process {name} defined."), vec![]))
-        }
-        Verb::Alter => {
-            let mut d = qm
-                .process(&name)
-                .ok_or_else(|| not_defined("process", &name))?;
-            apply_process(&mut d, &c.attrs)?;
-            qm.define_process(d, true)?;
-            Ok((format!("SMQ0181I Process {name} altered."), vec![]))
-        }
-        Verb::Delete => {
-            qm.delete_process(&name)?;
-            Ok((format!("SMQ0182I Process {name} deleted."), vec![]))
-        }
-        _ => {
-            let blocks = select_all(
-                qm.processes()
-                    .iter()
-                    .filter(|d| generic_match(&name, &d.name))
-                    .map(process_block),
-                &c.attrs,
-                &["PROCESS"],
-                false,
-            )?;
-            none_matched(&blocks, "process", &name)?;
-            Ok((
-                format!("SMQ0183I Display of {} process(es).", blocks.len()),
-                blocks,
-            ))
-        }
-    }
+    PROCESS
+        .run(qm, c, &name)
+        .unwrap_or_else(|| unreachable_verb(c))
+}
+
+/// A verb `route` does not send here.
+fn unreachable_verb(c: &Command) -> Result<Answer, Fail> {
+    Err(Fail {
+        at: None,
+        reason: None,
+        message: format!("{:?} {:?} is not a command", c.verb, c.obj),
+    })
 }
 
 /// Which of this module's commands `c` is, if any.

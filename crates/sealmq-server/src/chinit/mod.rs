@@ -125,6 +125,20 @@ impl Run {
         self.status().state = s;
     }
 
+    /// The channel's definition as it is now, the status binding to its CONNAME; `None`, the
+    /// error said, when the channel was deleted.
+    pub fn bind(&self, qm: &QueueManager) -> Option<ChannelDef> {
+        let Some(def) = qm.channel(&self.name) else {
+            self.status().error = format!("channel {} was deleted", self.name);
+            return None;
+        };
+        let mut s = self.status();
+        s.state = State::Binding;
+        s.conname = def.conname.clone();
+        drop(s);
+        Some(def)
+    }
+
     /// Sleeps up to `d`, waking early on STOP CHANNEL.
     pub fn sleep(&self, d: Duration) {
         let g = lock(&self.wake.0);

@@ -5,7 +5,7 @@
 
 use super::net::Link;
 use super::receiver::{PeerInfo, admit, refuse, serve_as};
-use super::{Initiator, Run, State};
+use super::{Initiator, Run};
 use sealmq_engine::channels::ChlType;
 use sealmq_types::ReasonCode;
 use sealmq_wire::chl::{CHL_VERSIONS, ChlFrame, read_chl, write_chl};
@@ -17,15 +17,9 @@ use std::time::Instant;
 pub(crate) fn main(ci: Arc<Initiator>, run: Arc<Run>) {
     let mut attempt = 0u32;
     while !run.stop_requested() {
-        let Some(def) = ci.qm.channel(&run.name) else {
-            run.status().error = format!("channel {} was deleted", run.name);
+        let Some(def) = run.bind(&ci.qm) else {
             break;
         };
-        {
-            let mut s = run.status();
-            s.state = State::Binding;
-            s.conname = def.conname.clone();
-        }
         let started = Instant::now();
         let err = match Link::connect(&def, &ci.keystore_dir) {
             Err(e) => e,

@@ -78,16 +78,10 @@ pub(crate) fn main(ci: Arc<Initiator>, run: Arc<Run>) {
         if run.stop_requested() {
             break;
         }
-        let Some(def) = ci.qm.channel(&run.name) else {
-            run.status().error = format!("channel {} was deleted", run.name);
+        let Some(def) = run.bind(&ci.qm) else {
             break;
         };
-        {
-            let mut s = run.status();
-            s.state = State::Binding;
-            s.conname = def.conname.clone();
-            s.xmitq = def.xmitq.clone();
-        }
+        run.status().xmitq = def.xmitq.clone();
         let started = Instant::now();
         match session(&ci, &run, &def) {
             End::Stopped => break,
