@@ -11,6 +11,27 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+/// The answer to a put or put1 of `stored` (the payload, protected first under interception;
+/// a protection failure is a 2063): the descriptor as the queue manager filled it.
+fn put_answer(
+    stored: Result<Vec<u8>, String>,
+    mut md: sealmq_engine::Md,
+    syncpoint: bool,
+    put: impl FnOnce(&mut sealmq_engine::Md, &[u8], PutOptions) -> sealmq_engine::MqResult<()>,
+) -> Response {
+    let stored = match stored {
+        Ok(b) => b,
+        Err(e) => return security(e),
+    };
+    let pmo = PutOptions {
+        syncpoint,
+        ..Default::default()
+    };
+    put(&mut md, &stored, pmo)
+        .map(|_| Response::Put { md })
+        .unwrap_or_else(err)
+}
+
 pub(crate) fn err(e: MqError) -> Response {
     Response::Err {
         reason: e.reason.code(),
@@ -169,47 +190,27 @@ pub(crate) fn handle(
         },
         Request::Put {
             hobj,
-            mut md,
+            md,
             payload,
             syncpoint,
         } => match handles.get(&hobj) {
-            Some(h) => match icpt.protect(qm, &h.name, &md, payload) {
-                Ok(stored) => conn
-                    .put(
-                        h,
-                        &mut md,
-                        &stored,
-                        PutOptions {
-                            syncpoint,
-                            ..Default::default()
-                        },
-                    )
-                    .map(|_| Response::Put { md })
-                    .unwrap_or_else(err),
-                Err(e) => security(e),
-            },
+            Some(h) => {
+                let stored = icpt.protect(qm, &h.name, &md, payload);
+                put_answer(stored, md, syncpoint, |md, b, pmo| conn.put(h, md, b, pmo))
+            }
             None => no_handle(hobj),
         },
         Request::Put1 {
             name,
-            mut md,
+            md,
             payload,
             syncpoint,
-        } => match icpt.protect(qm, &name, &md, payload) {
-            Ok(stored) => conn
-                .put1(
-                    &name,
-                    &mut md,
-                    &stored,
-                    PutOptions {
-                        syncpoint,
-                        ..Default::default()
-                    },
-                )
-                .map(|_| Response::Put { md })
-                .unwrap_or_else(err),
-            Err(e) => security(e),
-        },
+        } => {
+            let stored = icpt.protect(qm, &name, &md, payload);
+            put_answer(stored, md, syncpoint, |md, b, pmo| {
+                conn.put1(&name, md, b, pmo)
+            })
+        }
         Request::Get(g)
             if icpt.on
                 && qm
