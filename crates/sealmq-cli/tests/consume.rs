@@ -287,14 +287,14 @@ fn a_version_one_client_is_still_served_and_cannot_consume() {
     let h = Home::new();
     drop(qm(&h, "QV"));
     let mut s = std::os::unix::net::UnixStream::connect(h.qm_dir("QV").join("qm.sock")).unwrap();
-    let hello = Request::Hello {
+    let hello = Request::Hello(sealmq_wire::Hello {
         versions: vec![1],
         max_msg: 1 << 20,
         appl: "old".into(),
         channel: String::new(),
         user: String::new(),
         password: Default::default(),
-    };
+    });
     sealmq_wire::write_request(&mut s, 1, &hello).unwrap();
     let (_, r) = sealmq_wire::read_response(&mut s, 1 << 20)
         .unwrap()
@@ -309,7 +309,7 @@ fn a_version_one_client_is_still_served_and_cannot_consume() {
     let (_, r) = sealmq_wire::read_response(&mut s, 1 << 20)
         .unwrap()
         .unwrap();
-    let Response::Opened { hobj, .. } = r else {
+    let Response::Opened(sealmq_wire::Opened { hobj, .. }) = r else {
         panic!("{r:?}")
     };
     let consume = Request::Consume(sealmq_wire::ConsumeReq {

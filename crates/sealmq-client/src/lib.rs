@@ -278,14 +278,14 @@ impl Client {
             user: String::new(),
             icpt: intercept::State::default(),
         };
-        match c.call(Request::Hello {
+        match c.call(Request::Hello(sealmq_wire::Hello {
             versions: sealmq_wire::VERSIONS.to_vec(),
             max_msg: 100 << 20,
             appl: appl.to_string(),
             channel: channel.to_string(),
             user: creds.map(|c| c.user.clone()).unwrap_or_default(),
             password: creds.map(|c| c.password.clone()).unwrap_or_default(),
-        })? {
+        }))? {
             Response::HelloOk {
                 version,
                 max_msg,
@@ -356,16 +356,10 @@ impl Client {
     /// The handle of an Opened answer, with its policy registered for interception.
     fn opened(&mut self, r: Response) -> Result<(u32, String)> {
         match r {
-            Response::Opened {
-                hobj,
-                resolved,
-                policy,
-                intercepted,
-                read_ahead,
-            } => {
-                self.icpt.opened(hobj, &policy, intercepted)?;
-                self.last_defreada = read_ahead;
-                Ok((hobj, resolved))
+            Response::Opened(o) => {
+                self.icpt.opened(o.hobj, &o.policy, o.intercepted)?;
+                self.last_defreada = o.read_ahead;
+                Ok((o.hobj, o.resolved))
             }
             r => Self::unexpected(r),
         }

@@ -4,8 +4,8 @@
 //! names the one in force; `REFRESH SECURITY TYPE(CONNAUTH)` re-reads it and the password file.
 
 use crate::error::{MqResult, mqerr};
-use sealmq_storage::Result;
 use sealmq_storage::codec::{Dec, Enc};
+use sealmq_storage::codec::{DecodeError, Result};
 
 /// CHCKLOCL / CHCKCLNT: how strictly a password is required.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,7 +107,7 @@ impl AuthInfoDef {
     }
 
     pub fn decode(d: &mut Dec<'_>) -> Result<AuthInfoDef> {
-        let bad = |m: String| sealmq_storage::StorageError::Decode(m);
+        let bad = |m: String| DecodeError(m);
         let v = d.u8()?;
         if v != 1 {
             return Err(bad(format!("AUTHINFO record version {v} is not 1")));

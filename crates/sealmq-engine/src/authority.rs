@@ -3,8 +3,8 @@
 //! profile of a principal decides; without one the call fails with 2035. The administrator (the
 //! queue manager's own user) may do everything.
 
-use sealmq_storage::Result;
 use sealmq_storage::codec::{Dec, Enc};
+use sealmq_storage::codec::{DecodeError, Result};
 
 /// Authorities, as MQ names them.
 pub mod auth {
@@ -149,7 +149,7 @@ impl AuthRec {
             2 => AuthObj::Channel,
             3 => AuthObj::AuthInfo,
             o => {
-                return Err(sealmq_storage::StorageError::Decode(format!(
+                return Err(DecodeError(format!(
                     "authority record: unknown object type {o}"
                 )));
             }

@@ -3,8 +3,8 @@
 //! and the channel initiator (a later issue) runs them.
 
 use crate::error::{MqResult, mqerr};
-use sealmq_storage::Result;
 use sealmq_storage::codec::{Dec, Enc};
+use sealmq_storage::codec::{DecodeError, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChlType {
@@ -350,7 +350,7 @@ impl ChannelDef {
             5 => ChlType::Svrconn,
             6 => ChlType::Amqp,
             other => {
-                return Err(sealmq_storage::StorageError::Decode(format!(
+                return Err(DecodeError(format!(
                     "channel {name}: unknown channel type {other}"
                 )));
             }
@@ -369,7 +369,7 @@ impl ChannelDef {
         if !d.is_empty() {
             let v = d.u8()?;
             if !(2..=4).contains(&v) {
-                return Err(sealmq_storage::StorageError::Decode(format!(
+                return Err(DecodeError(format!(
                     "channel {name}: extension version {v} is not one this build reads (2-4)"
                 )));
             }
@@ -386,9 +386,7 @@ impl ChannelDef {
                 1 => SplProt::Remove,
                 2 => SplProt::AsPolicy,
                 o => {
-                    return Err(sealmq_storage::StorageError::Decode(format!(
-                        "channel {name}: unknown SPLPROT {o}"
-                    )));
+                    return Err(DecodeError(format!("channel {name}: unknown SPLPROT {o}")));
                 }
             };
             c.sslrkeyc = d.u64()?;

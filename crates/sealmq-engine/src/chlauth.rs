@@ -17,8 +17,8 @@
 
 use crate::authority::profile_matches;
 use crate::error::{MqResult, mqerr};
-use sealmq_storage::Result;
 use sealmq_storage::codec::{Dec, Enc};
+use sealmq_storage::codec::{DecodeError, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RuleType {
@@ -281,7 +281,7 @@ impl ChlAuthRec {
     }
 
     pub fn decode(d: &mut Dec<'_>) -> Result<ChlAuthRec> {
-        let bad = |m: String| sealmq_storage::StorageError::Decode(m);
+        let bad = |m: String| DecodeError(m);
         let v = d.u8()?;
         if v != 1 {
             return Err(bad(format!("CHLAUTH record version {v} is not 1")));

@@ -3,7 +3,7 @@
 //! script runs unchanged, DISPLAY shows what was set, and `sealmq dump` gives it back. Which
 //! ones they are is the MQSC layer's list (docs/administration.md, "Accepted without effect").
 
-use sealmq_storage::Result;
+use sealmq_storage::codec::Result;
 use sealmq_storage::codec::{Dec, Enc};
 use std::collections::BTreeMap;
 

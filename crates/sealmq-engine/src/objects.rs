@@ -1,8 +1,8 @@
 //! Object definitions with MQ's attributes and defaults (SPEC §2.2).
 
 use crate::error::{MqResult, mqerr};
-use sealmq_storage::Result;
 use sealmq_storage::codec::{Dec, Enc};
+use sealmq_storage::codec::{DecodeError, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QType {
@@ -254,9 +254,7 @@ impl QueueDef {
             3 => QType::Remote,
             4 => QType::Model,
             v => {
-                return Err(sealmq_storage::StorageError::Decode(format!(
-                    "queue type {v}"
-                )));
+                return Err(DecodeError(format!("queue type {v}")));
             }
         };
         let mut q = QueueDef::new(&name, qtype);
@@ -291,7 +289,7 @@ impl QueueDef {
         if !d.is_empty() {
             let v = d.u8()?;
             if v != 1 {
-                return Err(sealmq_storage::StorageError::Decode(format!(
+                return Err(DecodeError(format!(
                     "queue {name}: extension version {v} is not one this build reads (1)"
                 )));
             }
@@ -305,9 +303,7 @@ impl QueueDef {
                 2 => TrigType::Every,
                 3 => TrigType::Depth,
                 t => {
-                    return Err(sealmq_storage::StorageError::Decode(format!(
-                        "queue {name}: unknown TRIGTYPE {t}"
-                    )));
+                    return Err(DecodeError(format!("queue {name}: unknown TRIGTYPE {t}")));
                 }
             };
             q.trig_depth = d.u32()?;
@@ -479,7 +475,7 @@ impl QmgrDef {
         if !d.is_empty() {
             let v = d.u8()?;
             if !(2..=5).contains(&v) {
-                return Err(sealmq_storage::StorageError::Decode(format!(
+                return Err(DecodeError(format!(
                     "queue manager attributes: extension version {v} is newer than this build reads (5)"
                 )));
             }

@@ -6,7 +6,7 @@
 use crate::error::{MqResult, mqerr};
 use crate::noted::{self, Noted};
 use sealmq_storage::codec::{Dec, Enc};
-use sealmq_storage::{Result, StorageError};
+use sealmq_storage::codec::{DecodeError, Result};
 
 /// CONTROL: who starts and stops a listener or a service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,9 +104,7 @@ impl ListenerDef {
     pub fn decode(d: &mut Dec<'_>) -> Result<ListenerDef> {
         let v = d.u8()?;
         if v != 1 {
-            return Err(StorageError::Decode(format!(
-                "LISTENER record version {v} is not 1"
-            )));
+            return Err(DecodeError(format!("LISTENER record version {v} is not 1")));
         }
         Ok(ListenerDef {
             name: d.str()?,
@@ -195,9 +193,7 @@ impl ProcessDef {
     pub fn decode(d: &mut Dec<'_>) -> Result<ProcessDef> {
         let v = d.u8()?;
         if v != 1 {
-            return Err(StorageError::Decode(format!(
-                "PROCESS record version {v} is not 1"
-            )));
+            return Err(DecodeError(format!("PROCESS record version {v} is not 1")));
         }
         Ok(ProcessDef {
             name: d.str()?,
@@ -324,9 +320,7 @@ impl ServiceDef {
     pub fn decode(d: &mut Dec<'_>) -> Result<ServiceDef> {
         let v = d.u8()?;
         if v != 1 {
-            return Err(StorageError::Decode(format!(
-                "SERVICE record version {v} is not 1"
-            )));
+            return Err(DecodeError(format!("SERVICE record version {v} is not 1")));
         }
         Ok(ServiceDef {
             name: d.str()?,
@@ -334,7 +328,7 @@ impl ServiceDef {
             servtype: match d.u8()? {
                 0 => ServType::Command,
                 1 => ServType::Server,
-                t => return Err(StorageError::Decode(format!("service SERVTYPE {t}"))),
+                t => return Err(DecodeError(format!("service SERVTYPE {t}"))),
             },
             control: control_from(d.u8()?)?,
             startcmd: d.str()?,
@@ -361,7 +355,7 @@ fn control_from(b: u8) -> Result<Control> {
         0 => Control::Qmgr,
         1 => Control::StartOnly,
         2 => Control::Manual,
-        c => return Err(StorageError::Decode(format!("CONTROL {c}"))),
+        c => return Err(DecodeError(format!("CONTROL {c}"))),
     })
 }
 

@@ -214,6 +214,24 @@ impl Md {
     }
 }
 
+impl sealmq_types::codec::Field for Md {
+    fn put(&self, e: &mut Enc) {
+        self.encode(e)
+    }
+    fn take(d: &mut Dec<'_>) -> Result<Md> {
+        Md::decode(d)
+    }
+}
+
+impl sealmq_types::codec::Field for Message {
+    fn put(&self, e: &mut Enc) {
+        self.encode(e)
+    }
+    fn take(d: &mut Dec<'_>) -> Result<Message> {
+        Message::decode(d)
+    }
+}
+
 impl Message {
     pub fn encode(&self, e: &mut Enc) {
         self.md.encode(e);

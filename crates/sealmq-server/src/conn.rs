@@ -237,17 +237,15 @@ pub(crate) fn serve(
                 }
                 return;
             }
-            Ok(Some(sealmq_wire::First::Request(
-                id,
-                Request::Hello {
+            Ok(Some(sealmq_wire::First::Request(id, Request::Hello(hello)))) => {
+                let sealmq_wire::Hello {
                     versions,
                     max_msg,
                     appl,
                     channel,
                     user,
                     password,
-                },
-            ))) => {
+                } = hello;
                 if !versions.iter().any(|v| sealmq_wire::VERSIONS.contains(v)) {
                     let _ = sealmq_wire::write_response(
                         &mut w,
@@ -492,23 +490,12 @@ pub(crate) fn serve(
         if let (Some(a), Some(call)) = (acct.as_mut(), call) {
             a.end(call, resp.as_ref(), icpt.stored.get());
         }
-        let resp = match resp {
-            Some(Response::Opened {
-                hobj,
-                resolved,
-                policy,
-                intercepted,
-                read_ahead,
-            }) => Some(Response::Opened {
-                hobj,
-                resolved,
-                policy,
-                intercepted,
-                read_ahead: read_ahead.filter(|_| version >= sealmq_wire::V_CONSUME),
-            }),
-            r => r,
-        };
         let mut resp = resp;
+        if version < sealmq_wire::V_CONSUME
+            && let Some(Response::Opened(o)) = resp.as_mut()
+        {
+            o.read_ahead = None;
+        }
         // An older client cannot read message properties: it gets the message without.
         if version < sealmq_wire::V_PROPERTIES
             && let Some(Response::Got { md, .. }) = resp.as_mut()

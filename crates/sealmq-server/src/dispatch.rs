@@ -372,14 +372,14 @@ fn opened(
                 })
                 .unwrap_or(sealmq_wire::read_ahead::NO);
             handles.insert(id, Arc::new(h));
-            Response::Opened {
+            Response::Opened(sealmq_wire::Opened {
                 hobj: id,
                 resolved,
                 policy,
                 intercepted: icpt.on,
                 // Version 1 peers do not read it: conn.rs drops it for them.
                 read_ahead: Some(read_ahead),
-            }
+            })
         }
         Err(e) => err(e),
     }

@@ -59,14 +59,14 @@ fn live() -> &'static Live {
 fn captured() -> Vec<u8> {
     let mut b = Vec::new();
     let reqs = [
-        Request::Hello {
+        Request::Hello(sealmq_wire::Hello {
             versions: vec![1],
             max_msg: 1 << 20,
             appl: "fuzz".into(),
             channel: "APP.SVRCONN".into(),
             user: String::new(),
             password: Secret::default(),
-        },
+        }),
         Request::Open {
             name: "Q".into(),
             options: open::OUTPUT | open::INPUT_SHARED,

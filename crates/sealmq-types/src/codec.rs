@@ -133,6 +133,151 @@ impl<'a> Dec<'a> {
     }
 }
 
+/// A value with one encoding, so that records, snapshots and frames are described by their
+/// fields once and encoded and decoded from that one description ([`coded_enum!`],
+/// [`coded_struct!`]).
+pub trait Field: Sized {
+    fn put(&self, e: &mut Enc);
+    fn take(d: &mut Dec<'_>) -> Result<Self>;
+}
+
+macro_rules! scalar_fields {
+    ($($t:ty => $m:ident),*) => {$(
+        impl Field for $t {
+            fn put(&self, e: &mut Enc) {
+                e.$m(*self);
+            }
+            fn take(d: &mut Dec<'_>) -> Result<Self> {
+                d.$m()
+            }
+        }
+    )*};
+}
+scalar_fields!(u8 => u8, u16 => u16, u32 => u32, u64 => u64, i64 => i64, bool => bool);
+
+impl Field for String {
+    fn put(&self, e: &mut Enc) {
+        e.str(self);
+    }
+    fn take(d: &mut Dec<'_>) -> Result<Self> {
+        d.str()
+    }
+}
+
+/// Bytes with a u32 length.
+impl Field for Vec<u8> {
+    fn put(&self, e: &mut Enc) {
+        e.bytes(self);
+    }
+    fn take(d: &mut Dec<'_>) -> Result<Self> {
+        Ok(d.bytes()?.to_vec())
+    }
+}
+
+/// A list of versions: a u16 count, then each.
+impl Field for Vec<u16> {
+    fn put(&self, e: &mut Enc) {
+        e.u16(self.len() as u16);
+        for v in self {
+            e.u16(*v);
+        }
+    }
+    fn take(d: &mut Dec<'_>) -> Result<Self> {
+        let n = d.u16()? as usize;
+        let mut v = Vec::with_capacity(n.min(16));
+        for _ in 0..n {
+            v.push(d.u16()?);
+        }
+        Ok(v)
+    }
+}
+
+impl<const N: usize> Field for [u8; N] {
+    fn put(&self, e: &mut Enc) {
+        e.fixed(self);
+    }
+    fn take(d: &mut Dec<'_>) -> Result<Self> {
+        d.fixed()
+    }
+}
+
+/// A flag byte (0: absent), then the value when present.
+impl<T: Field> Field for Option<T> {
+    fn put(&self, e: &mut Enc) {
+        match self {
+            Some(v) => {
+                e.u8(1);
+                v.put(e);
+            }
+            None => {
+                e.u8(0);
+            }
+        }
+    }
+    fn take(d: &mut Dec<'_>) -> Result<Self> {
+        Ok(match d.u8()? {
+            0 => None,
+            _ => Some(T::take(d)?),
+        })
+    }
+}
+
+/// Encodes and decodes a struct as its fields in the order named:
+/// `coded_struct!(GetReq { hobj, syncpoint, wait_ms });` (each field's type is a [`Field`]).
+#[macro_export]
+macro_rules! coded_struct {
+    ($ty:ident { $($f:ident),* $(,)? }) => {
+        impl $crate::codec::Field for $ty {
+            fn put(&self, e: &mut $crate::codec::Enc) {
+                $( $crate::codec::Field::put(&self.$f, e); )*
+            }
+            fn take(d: &mut $crate::codec::Dec<'_>) -> $crate::codec::Result<Self> {
+                Ok($ty { $( $f: $crate::codec::Field::take(d)? ),* })
+            }
+        }
+    };
+}
+
+/// Gives an enum of records or frames a kind byte per variant and its body's encoding, from
+/// one line per variant: `4 => Put { hobj, md }` (fields in order), `6 => Get(g)` (one
+/// [`Field`]), `7 => Commit` (no body). Generates `kind`, `put_body` and `take_body`;
+/// an unknown kind decodes to an error naming `what`.
+#[macro_export]
+macro_rules! coded_enum {
+    ($ty:ident, $what:literal {
+        $( $kind:literal => $v:ident $( ( $t:ident ) )? $( { $($f:ident),* $(,)? } )? ),* $(,)?
+    }) => {
+        impl $ty {
+            /// This value's kind byte.
+            pub fn kind(&self) -> u8 {
+                match self {
+                    $( $ty::$v { .. } => $kind, )*
+                }
+            }
+
+            /// Encodes the body (the kind byte is the caller's).
+            pub fn put_body(&self, e: &mut $crate::codec::Enc) {
+                match self {
+                    $( $ty::$v $( ($t) )? $( { $($f),* } )? => {
+                        $( $crate::codec::Field::put($t, e); )?
+                        $( $( $crate::codec::Field::put($f, e); )* )?
+                    } )*
+                }
+            }
+
+            /// Decodes the body of a value of kind `kind`.
+            pub fn take_body(kind: u8, d: &mut $crate::codec::Dec<'_>) -> $crate::codec::Result<Self> {
+                Ok(match kind {
+                    $( $kind => $ty::$v
+                        $( ( { let $t = $crate::codec::Field::take(d)?; $t } ) )?
+                        $( { $( $f: $crate::codec::Field::take(d)? ),* } )?, )*
+                    k => return Err($crate::codec::DecodeError(format!("unknown {} kind {k}", $what))),
+                })
+            }
+        }
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

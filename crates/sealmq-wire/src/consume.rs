@@ -4,7 +4,7 @@
 //! out) — MQ's MQCB/MQCTL, and read-ahead.
 
 use sealmq_mqi::Md;
-use sealmq_types::codec::{Dec, Enc, Result};
+use sealmq_types::coded_struct;
 
 /// How a consumer's batches are settled.
 pub mod mode {
@@ -49,63 +49,20 @@ pub struct Delivery {
     pub payload: Vec<u8>,
 }
 
-pub(crate) fn enc_opt_id(e: &mut Enc, v: &Option<[u8; 24]>) {
-    match v {
-        Some(id) => {
-            e.u8(1).fixed(id);
-        }
-        None => {
-            e.u8(0);
-        }
-    }
-}
+coded_struct!(ConsumeReq {
+    hobj,
+    tag,
+    mode,
+    window,
+    batch,
+    batch_ms,
+    match_msg_id,
+    match_correl_id,
+});
 
-pub(crate) fn dec_opt_id(d: &mut Dec<'_>) -> Result<Option<[u8; 24]>> {
-    Ok(match d.u8()? {
-        0 => None,
-        _ => Some(d.fixed()?),
-    })
-}
-
-impl ConsumeReq {
-    pub(crate) fn encode(&self, e: &mut Enc) {
-        e.u32(self.hobj)
-            .u32(self.tag)
-            .u8(self.mode)
-            .u32(self.window)
-            .u32(self.batch)
-            .u32(self.batch_ms);
-        enc_opt_id(e, &self.match_msg_id);
-        enc_opt_id(e, &self.match_correl_id);
-    }
-
-    pub(crate) fn decode(d: &mut Dec<'_>) -> Result<ConsumeReq> {
-        Ok(ConsumeReq {
-            hobj: d.u32()?,
-            tag: d.u32()?,
-            mode: d.u8()?,
-            window: d.u32()?,
-            batch: d.u32()?,
-            batch_ms: d.u32()?,
-            match_msg_id: dec_opt_id(d)?,
-            match_correl_id: dec_opt_id(d)?,
-        })
-    }
-}
-
-impl Delivery {
-    pub(crate) fn encode(&self, e: &mut Enc) {
-        e.u32(self.tag).u32(self.batch);
-        self.md.encode(e);
-        e.bytes(&self.payload);
-    }
-
-    pub(crate) fn decode(d: &mut Dec<'_>) -> Result<Delivery> {
-        Ok(Delivery {
-            tag: d.u32()?,
-            batch: d.u32()?,
-            md: Md::decode(d)?,
-            payload: d.bytes()?.to_vec(),
-        })
-    }
-}
+coded_struct!(Delivery {
+    tag,
+    batch,
+    md,
+    payload
+});

@@ -14,7 +14,8 @@ pub mod tls;
 pub use consume::{ConsumeReq, Delivery};
 
 use sealmq_mqi::Md;
-use sealmq_types::codec::{Dec, DecodeError, Enc};
+use sealmq_types::codec::{Dec, DecodeError, Enc, Field};
+use sealmq_types::{coded_enum, coded_struct};
 use std::io::{self, Read, Write};
 
 /// Protocol versions this build speaks.
@@ -109,19 +110,106 @@ impl std::fmt::Debug for Secret {
     }
 }
 
+/// An application's first request. `channel`: the SVRCONN channel to use on TCP (empty:
+/// SYSTEM.DEF.SVRCONN). `user`/`password`: connection authentication (CONNAUTH), both empty
+/// when not given; on the wire only when given (docs/wire.md), so older peers read the frame
+/// unchanged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hello {
+    pub versions: Vec<u16>,
+    pub max_msg: u32,
+    pub appl: String,
+    pub channel: String,
+    pub user: String,
+    pub password: Secret,
+}
+
+impl Field for Hello {
+    fn put(&self, e: &mut Enc) {
+        self.versions.put(e);
+        e.u32(self.max_msg).str(&self.appl).str(&self.channel);
+        if !self.user.is_empty() || !self.password.is_empty() {
+            e.str(&self.user).str(self.password.expose());
+        }
+    }
+
+    fn take(d: &mut Dec<'_>) -> sealmq_types::codec::Result<Hello> {
+        let mut h = Hello {
+            versions: Field::take(d)?,
+            max_msg: d.u32()?,
+            appl: d.str()?,
+            channel: d.str()?,
+            user: String::new(),
+            password: Secret::default(),
+        };
+        if !d.is_empty() {
+            h.user = d.str()?;
+            h.password = Secret(zeroize::Zeroizing::new(d.str()?));
+        }
+        Ok(h)
+    }
+}
+
+/// The answer to an open. `policy`: the encoded security policy of the name opened (empty:
+/// none); `intercepted`: the queue manager protects and unprotects for this connection
+/// (QM-side interception).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Opened {
+    pub hobj: u32,
+    pub resolved: String,
+    pub policy: Vec<u8>,
+    pub intercepted: bool,
+    /// Version 2 only (absent on the wire for version 1): the DEFREADA of the name opened —
+    /// [`read_ahead`] values.
+    pub read_ahead: Option<u8>,
+}
+
+impl Field for Opened {
+    fn put(&self, e: &mut Enc) {
+        e.u32(self.hobj)
+            .str(&self.resolved)
+            .bytes(&self.policy)
+            .bool(self.intercepted);
+        if let Some(r) = self.read_ahead {
+            e.u8(r);
+        }
+    }
+
+    fn take(d: &mut Dec<'_>) -> sealmq_types::codec::Result<Opened> {
+        Ok(Opened {
+            hobj: d.u32()?,
+            resolved: d.str()?,
+            policy: d.bytes()?.to_vec(),
+            intercepted: d.bool()?,
+            read_ahead: if d.is_empty() { None } else { Some(d.u8()?) },
+        })
+    }
+}
+
+coded_struct!(GetReq {
+    hobj,
+    syncpoint,
+    wait_ms,
+    browse,
+    match_msg_id,
+    match_correl_id,
+    accept_truncated,
+    buffer,
+});
+
+impl Field for Secret {
+    fn put(&self, e: &mut Enc) {
+        e.str(self.expose());
+    }
+    fn take(d: &mut Dec<'_>) -> sealmq_types::codec::Result<Secret> {
+        Ok(Secret(zeroize::Zeroizing::new(d.str()?)))
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
-    /// `channel`: the SVRCONN channel to use on TCP (empty: SYSTEM.DEF.SVRCONN).
-    /// `user`/`password`: connection authentication (CONNAUTH), both empty when not given;
-    /// on the wire only when given (docs/wire.md), so older peers read the frame unchanged.
-    Hello {
-        versions: Vec<u16>,
-        max_msg: u32,
-        appl: String,
-        channel: String,
-        user: String,
-        password: Secret,
-    },
+    /// Opens a connection ([`Hello`]).
+    Hello(Hello),
     Open {
         name: String,
         options: u8,
@@ -204,17 +292,8 @@ pub enum Response {
         user: String,
     },
     Ok,
-    /// `policy`: the encoded security policy of the name opened (empty: none); `intercepted`:
-    /// the queue manager protects and unprotects for this connection (QM-side interception).
-    Opened {
-        hobj: u32,
-        resolved: String,
-        policy: Vec<u8>,
-        intercepted: bool,
-        /// Version 2 only (absent on the wire for version 1): the DEFREADA of the name
-        /// opened — [`read_ahead`] values.
-        read_ahead: Option<u8>,
-    },
+    /// A handle opened ([`Opened`]).
+    Opened(Opened),
     /// Answer to [`Request::Policy`] (empty: none).
     Policy {
         policy: Vec<u8>,
@@ -282,370 +361,63 @@ fn perr(e: DecodeError) -> WireError {
     WireError::Protocol(e.to_string())
 }
 
-use consume::{dec_opt_id, enc_opt_id as opt_id};
+coded_enum!(Request, "request" {
+    1 => Hello(h),
+    2 => Open { name, options, dyn_name },
+    3 => Close { hobj },
+    4 => Put { hobj, md, payload, syncpoint },
+    5 => Put1 { name, md, payload, syncpoint },
+    6 => Get(g),
+    7 => Commit,
+    8 => Backout,
+    9 => Mqsc { script, json },
+    10 => Stop { immediate },
+    11 => Heartbeat,
+    12 => Disconnect,
+    13 => Policy { name },
+    14 => ProtectionError { hobj, md, payload, check, detail, signer, syncpoint },
+    15 => OpenAt { name, qmgr, options },
+    16 => Consume(c),
+    17 => Credit { tag, n },
+    18 => Settle { tag, batch, commit },
+    19 => ConsumeStop { tag },
+});
+
+coded_enum!(Response, "response" {
+    128 => Ok,
+    129 => Err { reason, detail },
+    130 => HelloOk { version, max_msg, qmgr, user },
+    131 => Opened(o),
+    132 => Put { md },
+    133 => Got { md, payload, data_len, warning },
+    134 => Mqsc { text, failed },
+    135 => Policy { policy },
+    136 => Delivery(dl),
+    137 => BatchEnd { tag, batch, count },
+    138 => Settled { tag, batch, reason, detail },
+});
+
+/// Decodes a whole frame body of kind `kind` as `T`: nothing may be left over.
+fn decode_all<T>(
+    body: &[u8],
+    what: &'static str,
+    take: impl FnOnce(&mut Dec<'_>) -> sealmq_types::codec::Result<T>,
+) -> Result<T, WireError> {
+    let mut d = Dec::new(body, what);
+    let v = take(&mut d).map_err(perr)?;
+    d.finish().map_err(perr)?;
+    Ok(v)
+}
 
 impl Request {
-    fn kind(&self) -> u8 {
-        match self {
-            Request::Hello { .. } => 1,
-            Request::Open { .. } => 2,
-            Request::Close { .. } => 3,
-            Request::Put { .. } => 4,
-            Request::Put1 { .. } => 5,
-            Request::Get(_) => 6,
-            Request::Commit => 7,
-            Request::Backout => 8,
-            Request::Mqsc { .. } => 9,
-            Request::Stop { .. } => 10,
-            Request::Heartbeat => 11,
-            Request::Disconnect => 12,
-            Request::Policy { .. } => 13,
-            Request::ProtectionError { .. } => 14,
-            Request::OpenAt { .. } => 15,
-            Request::Consume(_) => 16,
-            Request::Credit { .. } => 17,
-            Request::Settle { .. } => 18,
-            Request::ConsumeStop { .. } => 19,
-        }
-    }
-
-    fn body(&self, e: &mut Enc) {
-        match self {
-            Request::Hello {
-                versions,
-                max_msg,
-                appl,
-                channel,
-                user,
-                password,
-            } => {
-                e.u16(versions.len() as u16);
-                for v in versions {
-                    e.u16(*v);
-                }
-                e.u32(*max_msg).str(appl).str(channel);
-                if !user.is_empty() || !password.0.is_empty() {
-                    e.str(user).str(&password.0);
-                }
-            }
-            Request::Open {
-                name,
-                options,
-                dyn_name,
-            } => {
-                e.str(name).u8(*options).str(dyn_name);
-            }
-            Request::Close { hobj } => {
-                e.u32(*hobj);
-            }
-            Request::Put {
-                hobj,
-                md,
-                payload,
-                syncpoint,
-            } => {
-                e.u32(*hobj);
-                md.encode(e);
-                e.bytes(payload).bool(*syncpoint);
-            }
-            Request::Put1 {
-                name,
-                md,
-                payload,
-                syncpoint,
-            } => {
-                e.str(name);
-                md.encode(e);
-                e.bytes(payload).bool(*syncpoint);
-            }
-            Request::Get(g) => {
-                e.u32(g.hobj).bool(g.syncpoint).i64(g.wait_ms).u8(g.browse);
-                opt_id(e, &g.match_msg_id);
-                opt_id(e, &g.match_correl_id);
-                e.bool(g.accept_truncated).i64(g.buffer);
-            }
-            Request::Mqsc { script, json } => {
-                e.str(script).bool(*json);
-            }
-            Request::Stop { immediate } => {
-                e.bool(*immediate);
-            }
-            Request::Commit | Request::Backout | Request::Heartbeat | Request::Disconnect => {}
-            Request::Consume(c) => c.encode(e),
-            Request::Credit { tag, n } => {
-                e.u32(*tag).u32(*n);
-            }
-            Request::Settle { tag, batch, commit } => {
-                e.u32(*tag).u32(*batch).bool(*commit);
-            }
-            Request::ConsumeStop { tag } => {
-                e.u32(*tag);
-            }
-            Request::Policy { name } => {
-                e.str(name);
-            }
-            Request::OpenAt {
-                name,
-                qmgr,
-                options,
-            } => {
-                e.str(name).str(qmgr).u8(*options);
-            }
-            Request::ProtectionError {
-                hobj,
-                md,
-                payload,
-                check,
-                detail,
-                signer,
-                syncpoint,
-            } => {
-                e.u32(*hobj);
-                md.encode(e);
-                e.bytes(payload)
-                    .str(check)
-                    .str(detail)
-                    .str(signer)
-                    .bool(*syncpoint);
-            }
-        }
-    }
-
     fn decode(kind: u8, body: &[u8]) -> Result<Request, WireError> {
-        let mut d = Dec::new(body, "request");
-        let r = (|| -> sealmq_types::codec::Result<Request> {
-            Ok(match kind {
-                1 => {
-                    let n = d.u16()? as usize;
-                    let mut versions = Vec::with_capacity(n.min(16));
-                    for _ in 0..n {
-                        versions.push(d.u16()?);
-                    }
-                    let max_msg = d.u32()?;
-                    let appl = d.str()?;
-                    let channel = d.str()?;
-                    let (user, password) = if d.is_empty() {
-                        (String::new(), Secret::default())
-                    } else {
-                        (d.str()?, Secret(zeroize::Zeroizing::new(d.str()?)))
-                    };
-                    Request::Hello {
-                        versions,
-                        max_msg,
-                        appl,
-                        channel,
-                        user,
-                        password,
-                    }
-                }
-                2 => Request::Open {
-                    name: d.str()?,
-                    options: d.u8()?,
-                    dyn_name: d.str()?,
-                },
-                3 => Request::Close { hobj: d.u32()? },
-                4 => Request::Put {
-                    hobj: d.u32()?,
-                    md: Md::decode(&mut d)?,
-                    payload: d.bytes()?.to_vec(),
-                    syncpoint: d.bool()?,
-                },
-                5 => Request::Put1 {
-                    name: d.str()?,
-                    md: Md::decode(&mut d)?,
-                    payload: d.bytes()?.to_vec(),
-                    syncpoint: d.bool()?,
-                },
-                6 => Request::Get(GetReq {
-                    hobj: d.u32()?,
-                    syncpoint: d.bool()?,
-                    wait_ms: d.i64()?,
-                    browse: d.u8()?,
-                    match_msg_id: dec_opt_id(&mut d)?,
-                    match_correl_id: dec_opt_id(&mut d)?,
-                    accept_truncated: d.bool()?,
-                    buffer: d.i64()?,
-                }),
-                7 => Request::Commit,
-                8 => Request::Backout,
-                9 => Request::Mqsc {
-                    script: d.str()?,
-                    json: d.bool()?,
-                },
-                10 => Request::Stop {
-                    immediate: d.bool()?,
-                },
-                11 => Request::Heartbeat,
-                12 => Request::Disconnect,
-                13 => Request::Policy { name: d.str()? },
-                15 => Request::OpenAt {
-                    name: d.str()?,
-                    qmgr: d.str()?,
-                    options: d.u8()?,
-                },
-                14 => Request::ProtectionError {
-                    hobj: d.u32()?,
-                    md: Md::decode(&mut d)?,
-                    payload: d.bytes()?.to_vec(),
-                    check: d.str()?,
-                    detail: d.str()?,
-                    signer: d.str()?,
-                    syncpoint: d.bool()?,
-                },
-                16 => Request::Consume(ConsumeReq::decode(&mut d)?),
-                17 => Request::Credit {
-                    tag: d.u32()?,
-                    n: d.u32()?,
-                },
-                18 => Request::Settle {
-                    tag: d.u32()?,
-                    batch: d.u32()?,
-                    commit: d.bool()?,
-                },
-                19 => Request::ConsumeStop { tag: d.u32()? },
-                k => {
-                    return Err(DecodeError(format!("unknown request kind {k}")));
-                }
-            })
-        })()
-        .map_err(perr)?;
-        d.finish().map_err(perr)?;
-        Ok(r)
+        decode_all(body, "request", |d| Request::take_body(kind, d))
     }
 }
 
 impl Response {
-    fn kind(&self) -> u8 {
-        match self {
-            Response::HelloOk { .. } => 130,
-            Response::Ok => 128,
-            Response::Opened { .. } => 131,
-            Response::Policy { .. } => 135,
-            Response::Put { .. } => 132,
-            Response::Got { .. } => 133,
-            Response::Mqsc { .. } => 134,
-            Response::Err { .. } => 129,
-            Response::Delivery(_) => 136,
-            Response::BatchEnd { .. } => 137,
-            Response::Settled { .. } => 138,
-        }
-    }
-
-    fn body(&self, e: &mut Enc) {
-        match self {
-            Response::HelloOk {
-                version,
-                max_msg,
-                qmgr,
-                user,
-            } => {
-                e.u16(*version).u32(*max_msg).str(qmgr).str(user);
-            }
-            Response::Ok => {}
-            Response::Opened {
-                hobj,
-                resolved,
-                policy,
-                intercepted,
-                read_ahead,
-            } => {
-                e.u32(*hobj).str(resolved).bytes(policy).bool(*intercepted);
-                if let Some(r) = read_ahead {
-                    e.u8(*r);
-                }
-            }
-            Response::Policy { policy } => {
-                e.bytes(policy);
-            }
-            Response::Put { md } => md.encode(e),
-            Response::Got {
-                md,
-                payload,
-                data_len,
-                warning,
-            } => {
-                md.encode(e);
-                e.bytes(payload).u64(*data_len).u32(*warning);
-            }
-            Response::Mqsc { text, failed } => {
-                e.str(text).u32(*failed);
-            }
-            Response::Err { reason, detail } => {
-                e.u32(*reason).str(detail);
-            }
-            Response::Delivery(dl) => dl.encode(e),
-            Response::BatchEnd { tag, batch, count } => {
-                e.u32(*tag).u32(*batch).u32(*count);
-            }
-            Response::Settled {
-                tag,
-                batch,
-                reason,
-                detail,
-            } => {
-                e.u32(*tag).u32(*batch).u32(*reason).str(detail);
-            }
-        }
-    }
-
     fn decode(kind: u8, body: &[u8]) -> Result<Response, WireError> {
-        let mut d = Dec::new(body, "response");
-        let r = (|| -> sealmq_types::codec::Result<Response> {
-            Ok(match kind {
-                130 => Response::HelloOk {
-                    version: d.u16()?,
-                    max_msg: d.u32()?,
-                    qmgr: d.str()?,
-                    user: d.str()?,
-                },
-                128 => Response::Ok,
-                131 => Response::Opened {
-                    hobj: d.u32()?,
-                    resolved: d.str()?,
-                    policy: d.bytes()?.to_vec(),
-                    intercepted: d.bool()?,
-                    read_ahead: if d.is_empty() { None } else { Some(d.u8()?) },
-                },
-                135 => Response::Policy {
-                    policy: d.bytes()?.to_vec(),
-                },
-                132 => Response::Put {
-                    md: Md::decode(&mut d)?,
-                },
-                133 => Response::Got {
-                    md: Md::decode(&mut d)?,
-                    payload: d.bytes()?.to_vec(),
-                    data_len: d.u64()?,
-                    warning: d.u32()?,
-                },
-                134 => Response::Mqsc {
-                    text: d.str()?,
-                    failed: d.u32()?,
-                },
-                129 => Response::Err {
-                    reason: d.u32()?,
-                    detail: d.str()?,
-                },
-                136 => Response::Delivery(Delivery::decode(&mut d)?),
-                137 => Response::BatchEnd {
-                    tag: d.u32()?,
-                    batch: d.u32()?,
-                    count: d.u32()?,
-                },
-                138 => Response::Settled {
-                    tag: d.u32()?,
-                    batch: d.u32()?,
-                    reason: d.u32()?,
-                    detail: d.str()?,
-                },
-                k => {
-                    return Err(DecodeError(format!("unknown response kind {k}")));
-                }
-            })
-        })()
-        .map_err(perr)?;
-        d.finish().map_err(perr)?;
-        Ok(r)
+        decode_all(body, "response", |d| Response::take_body(kind, d))
     }
 }
 
@@ -721,7 +493,7 @@ fn read_frame(r: &mut impl Read, max: usize) -> Result<Option<(u8, u32, Vec<u8>)
 }
 
 pub fn write_request(w: &mut impl Write, id: u32, r: &Request) -> io::Result<()> {
-    write_framed(w, r.kind(), id, |e| r.body(e))
+    write_framed(w, r.kind(), id, |e| r.put_body(e))
 }
 
 pub fn write_response(w: &mut impl Write, id: u32, r: &Response) -> io::Result<()> {
@@ -731,7 +503,7 @@ pub fn write_response(w: &mut impl Write, id: u32, r: &Response) -> io::Result<(
 
 /// [`write_response`] without the flush: pushed messages of one batch go out together.
 pub fn write_response_unflushed(w: &mut impl Write, id: u32, r: &Response) -> io::Result<()> {
-    write_unflushed(w, r.kind(), id, |e| r.body(e))
+    write_unflushed(w, r.kind(), id, |e| r.put_body(e))
 }
 
 pub fn read_request(r: &mut impl Read, max: usize) -> Result<Option<(u32, Request)>, WireError> {
