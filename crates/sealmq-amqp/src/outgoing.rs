@@ -47,14 +47,6 @@ type Pool = Arc<Mutex<Vec<Arc<Connection>>>>;
 
 /// Serves a receiving link until it or its connection ends.
 pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
-    let Ctx {
-        mq,
-        dynamic,
-        icpt,
-        client,
-        tally,
-        txns,
-    } = ctx;
     // A filter is never ignored: delivering what it would have left out is worse than
     // refusing the link. A JMS selector is applied; any other filter refuses the link.
     let selector = match s.source().as_ref().and_then(|src| src.filter.as_ref()) {
@@ -75,7 +67,7 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
     // A queue opened when the attach was read; else this link's own temporary queue.
     let made = match opened {
         Some(_) => None,
-        None => source.as_ref().and_then(|n| lock(&dynamic).remove(n)),
+        None => source.as_ref().and_then(|n| lock(&ctx.dynamic).remove(n)),
     };
     let opts = if copy {
         OpenOptions::browse()
@@ -86,7 +78,7 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
     let opened = match (opened, made, source) {
         (Some(o), _, _) => Ok(o),
         (None, Some(h), Some(n)) => Ok((n, Arc::new(h))),
-        (None, _, source) => open_queue(&mq, source, opts, missing).await,
+        (None, _, source) => open_queue(&ctx.mq, source, opts, missing).await,
     };
     let (name, h) = match opened {
         Ok(x) => x,
@@ -97,7 +89,9 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
             return;
         }
     };
-    let _shown = client.link(format!("{}:{name}", if copy { "BROWSE" } else { "GET" }));
+    let _shown = ctx
+        .client
+        .link(format!("{}:{name}", if copy { "BROWSE" } else { "GET" }));
     let pool: Pool = Pool::default();
     let unsettled = Arc::new(tokio::sync::Semaphore::new(MAX_UNSETTLED as usize));
     let gmo = GetOptions {
@@ -116,7 +110,9 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
         let Ok(permit) = unsettled.clone().acquire_owned().await else {
             break;
         };
-        let twin = lock(&pool).pop().unwrap_or_else(|| Arc::new(mq.uow_twin()));
+        let twin = lock(&pool)
+            .pop()
+            .unwrap_or_else(|| Arc::new(ctx.mq.uow_twin()));
         // A message there now is got in place (no hand-over to another thread); only an
         // empty queue waits, on a blocking thread, while the link's end is watched.
         let now = GetOptions {
@@ -124,7 +120,7 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
             ..gmo.clone()
         };
         let (got, cpu) =
-            tokio::task::block_in_place(|| timed(tally.as_ref(), || twin.get(&h, now)));
+            tokio::task::block_in_place(|| timed(ctx.tally.as_ref(), || twin.get(&h, now)));
         let got = match got {
             Err(e) if e.reason == ReasonCode::NoMsgAvailable => None,
             other => Some(other),
@@ -152,7 +148,7 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
         let got = match got {
             Ok(g) => {
                 // Accounting counts the messages got (not the empty polls of a waiting link).
-                if let Some(t) = &tally {
+                if let Some(t) = &ctx.tally {
                     let op = if copy { "browse" } else { "get" };
                     t.call(op, true, g.payload.len() as u64, cpu);
                 }
@@ -167,7 +163,7 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
                 break;
             }
         };
-        let plain = match &icpt {
+        let plain = match &ctx.icpt {
             Some(i) => tokio::task::block_in_place(|| unprotect(&twin, i, &h.name, &got, copy)),
             None => Some((got.md.clone(), got.payload.clone())),
         };
@@ -183,7 +179,7 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
         let msg = mapping::to_amqp(&md, payload);
         let fut = match s.send_batchable(msg).await {
             Ok(f) => {
-                client.sent();
+                ctx.client.sent();
                 f
             }
             Err(_) => {
@@ -198,8 +194,9 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
         }
         // Held where a transaction committing it can take its unit of work.
         let key = (link_name.clone(), fut.delivery_tag().to_vec());
-        txns.hold(key.clone(), twin.clone());
-        let (pool, q, tally, txns) = (pool.clone(), name.clone(), tally.clone(), txns.clone());
+        ctx.txns.hold(key.clone(), twin.clone());
+        let (pool, q) = (pool.clone(), name.clone());
+        let (tally, txns) = (ctx.tally.clone(), ctx.txns.clone());
         tokio::spawn(async move {
             let outcome = fut.await;
             txns.release(&key);
@@ -227,7 +224,7 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
     // Outcomes still to come end with the link; what they held is backed out.
     let all = unsettled.acquire_many(MAX_UNSETTLED);
     let _ = tokio::time::timeout(DRAIN_WAIT, all).await;
-    let c = mq.clone();
+    let c = ctx.mq.clone();
     blocking(move || c.close(&h)).await;
 }
 

@@ -18,11 +18,42 @@ pub enum MessageCmd {
     Inspect(InspectArgs),
 }
 
+/// The keystore and the algorithms: those to protect with, or the least an unprotect accepts.
 #[derive(Args)]
-pub struct KeystoreArg {
+pub struct KeyArgs {
     /// Keystore directory (or SEALMQ_KEYSTORE).
     #[arg(long, env = "SEALMQ_KEYSTORE")]
     keystore: PathBuf,
+    /// Signing algorithm (unprotect: the least required): NONE, SHA256, SHA384, SHA512.
+    #[arg(long, default_value = "NONE")]
+    sign_alg: String,
+    /// Encryption algorithm (unprotect: the least required): NONE, AES128, AES256.
+    #[arg(long, default_value = "NONE")]
+    enc_alg: String,
+    /// Allow RSA-1024 keys, which are insecure (only to reproduce RSA-1024 figures).
+    #[arg(long)]
+    insecure_rsa1024: bool,
+}
+
+impl KeyArgs {
+    /// A policy with these algorithms.
+    fn policy(&self) -> CliResult<Policy> {
+        let mut policy = Policy::none("CLI");
+        policy.sign_alg = SignAlg::parse(&self.sign_alg)?;
+        policy.enc_alg = EncAlg::parse(&self.enc_alg)?;
+        Ok(policy)
+    }
+
+    fn protector(&self, opts: Options) -> CliResult<Protector> {
+        let opts = Options {
+            insecure_rsa1024: self.insecure_rsa1024,
+            ..opts
+        };
+        Ok(Protector::with_options(
+            Keystore::load(&self.keystore)?,
+            opts,
+        ))
+    }
 }
 
 #[derive(Args)]
@@ -41,13 +72,7 @@ pub struct IoArgs {
 #[derive(Args)]
 pub struct ProtectArgs {
     #[command(flatten)]
-    ks: KeystoreArg,
-    /// Signing algorithm: NONE, SHA256, SHA384, SHA512.
-    #[arg(long, default_value = "NONE")]
-    sign_alg: String,
-    /// Encryption algorithm: NONE, AES128, AES256.
-    #[arg(long, default_value = "NONE")]
-    enc_alg: String,
+    ks: KeyArgs,
     /// Recipient DN (repeatable).
     #[arg(long = "recip")]
     recip: Vec<String>,
@@ -60,9 +85,6 @@ pub struct ProtectArgs {
     /// Sign with RSASSA-PSS when the identity is RSA.
     #[arg(long)]
     rsa_pss: bool,
-    /// Allow RSA-1024 keys, which are insecure (only to reproduce RSA-1024 figures).
-    #[arg(long)]
-    insecure_rsa1024: bool,
     #[command(flatten)]
     io: IoArgs,
 }
@@ -70,22 +92,13 @@ pub struct ProtectArgs {
 #[derive(Args)]
 pub struct UnprotectArgs {
     #[command(flatten)]
-    ks: KeystoreArg,
-    /// Minimum signing algorithm required: NONE, SHA256, SHA384, SHA512.
-    #[arg(long, default_value = "NONE")]
-    sign_alg: String,
-    /// Minimum encryption algorithm required: NONE, AES128, AES256.
-    #[arg(long, default_value = "NONE")]
-    enc_alg: String,
+    ks: KeyArgs,
     /// Authorized signer DN (repeatable); when given, other signers are refused.
     #[arg(long = "signer")]
     signer: Vec<String>,
     /// Accept an unprotected message as it is.
     #[arg(long)]
     tolerate: bool,
-    /// Allow RSA-1024 keys, which are insecure (only to reproduce RSA-1024 figures).
-    #[arg(long)]
-    insecure_rsa1024: bool,
     /// Print what was established (QoP, signer) on standard error.
     #[arg(long, short)]
     verbose: bool,
@@ -113,9 +126,7 @@ fn dns(list: &[String]) -> CliResult<Vec<Dn>> {
 pub fn run(cmd: MessageCmd) -> CliResult {
     match cmd {
         MessageCmd::Protect(a) => {
-            let mut policy = Policy::none("CLI");
-            policy.sign_alg = SignAlg::parse(&a.sign_alg)?;
-            policy.enc_alg = EncAlg::parse(&a.enc_alg)?;
+            let mut policy = a.ks.policy()?;
             policy.recipients = dns(&a.recip)?;
             policy.key_reuse = KeyReuse::parse(&a.key_reuse)?;
             policy.validate()?;
@@ -124,12 +135,10 @@ pub fn run(cmd: MessageCmd) -> CliResult {
                     .to_string()
                     .into());
             }
-            let opts = Options {
+            let p = a.ks.protector(Options {
                 rsa_pss: a.rsa_pss,
-                insecure_rsa1024: a.insecure_rsa1024,
                 ..Options::default()
-            };
-            let p = Protector::with_options(Keystore::load(&a.ks.keystore)?, opts);
+            })?;
             let payload = read_input(&a.io.input)?;
             let out = if a.io.cms_only {
                 p.protect_cms(&policy, &payload)?
@@ -140,19 +149,13 @@ pub fn run(cmd: MessageCmd) -> CliResult {
             Ok(())
         }
         MessageCmd::Unprotect(a) => {
-            let mut policy = Policy::none("CLI");
-            policy.sign_alg = SignAlg::parse(&a.sign_alg)?;
-            policy.enc_alg = EncAlg::parse(&a.enc_alg)?;
+            let mut policy = a.ks.policy()?;
             policy.signers = dns(&a.signer)?;
             policy.tolerate = a.tolerate;
             if policy.sign_alg == SignAlg::None && !policy.signers.is_empty() {
                 policy.sign_alg = SignAlg::Sha256;
             }
-            let opts = Options {
-                insecure_rsa1024: a.insecure_rsa1024,
-                ..Options::default()
-            };
-            let p = Protector::with_options(Keystore::load(&a.ks.keystore)?, opts);
+            let p = a.ks.protector(Options::default())?;
             let input = read_input(&a.io.input)?;
             // An unprotect with no minimum still refuses a plain message unless --tolerate.
             let out = if a.io.cms_only {

@@ -4,55 +4,17 @@
 //! names the one in force; `REFRESH SECURITY TYPE(CONNAUTH)` re-reads it and the password file.
 
 use crate::error::{MqResult, mqerr};
-use sealmq_storage::codec::{Dec, Enc};
-use sealmq_storage::codec::{DecodeError, Result};
+use sealmq_storage::codec::{Dec, Enc, Result};
+use sealmq_types::{named_enum, put_fields, take_fields};
 
-/// CHCKLOCL / CHCKCLNT: how strictly a password is required.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Check {
-    /// Not checked (a password given is ignored).
-    None,
-    /// Checked when given; not required.
-    Optional,
-    /// Always required.
-    Required,
-    /// Required of privileged users (the queue manager's own user); optional for others.
-    ReqdAdm,
-}
-
-impl Check {
-    pub fn parse(s: &str) -> Option<Check> {
-        Some(match s.to_ascii_uppercase().as_str() {
-            "NONE" => Check::None,
-            "OPTIONAL" => Check::Optional,
-            "REQUIRED" => Check::Required,
-            "REQDADM" => Check::ReqdAdm,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Check::None => "NONE",
-            Check::Optional => "OPTIONAL",
-            Check::Required => "REQUIRED",
-            Check::ReqdAdm => "REQDADM",
-        }
-    }
-
-    fn byte(self) -> u8 {
-        self as u8
-    }
-
-    fn from_byte(b: u8) -> Option<Check> {
-        [
-            Check::None,
-            Check::Optional,
-            Check::Required,
-            Check::ReqdAdm,
-        ]
-        .into_iter()
-        .find(|c| c.byte() == b)
+named_enum! {
+    /// CHCKLOCL / CHCKCLNT: how strictly a password is required.
+    /// - NONE: Not checked (a password given is ignored).
+    /// - OPTIONAL: Checked when given; not required.
+    /// - REQUIRED: Always required.
+    /// - REQDADM: Required of privileged users (the queue manager's own user); optional for others.
+    pub enum Check("CHCKLOCL or CHCKCLNT") {
+        None = 0 "NONE", Optional = 1 "OPTIONAL", Required = 2 "REQUIRED", ReqdAdm = 3 "REQDADM"
     }
 }
 
@@ -97,33 +59,15 @@ impl AuthInfoDef {
     }
 
     pub fn encode(&self, e: &mut Enc) {
-        e.u8(1)
-            .str(&self.name)
-            .str(&self.descr)
-            .u8(self.chcklocl.byte())
-            .u8(self.chckclnt.byte())
-            .bool(self.adoptctx)
-            .bool(self.allow_cleartext);
+        e.u8(1);
+        put_fields!(e, self: name, descr, chcklocl, chckclnt, adoptctx, allow_cleartext);
     }
 
     pub fn decode(d: &mut Dec<'_>) -> Result<AuthInfoDef> {
-        let bad = |m: String| DecodeError(m);
-        let v = d.u8()?;
-        if v != 1 {
-            return Err(bad(format!("AUTHINFO record version {v} is not 1")));
-        }
-        let name = d.str()?;
-        let descr = d.str()?;
-        let l = d.u8()?;
-        let c = d.u8()?;
-        Ok(AuthInfoDef {
-            name,
-            descr,
-            chcklocl: Check::from_byte(l).ok_or_else(|| bad(format!("CHCKLOCL {l}")))?,
-            chckclnt: Check::from_byte(c).ok_or_else(|| bad(format!("CHCKCLNT {c}")))?,
-            adoptctx: d.bool()?,
-            allow_cleartext: d.bool()?,
-        })
+        d.version("AUTHINFO record", 1..=1)?;
+        let mut a = AuthInfoDef::new("");
+        take_fields!(d, a: name, descr, chcklocl, chckclnt, adoptctx, allow_cleartext);
+        Ok(a)
     }
 }
 

@@ -3,8 +3,9 @@
 //! profile of a principal decides; without one the call fails with 2035. The administrator (the
 //! queue manager's own user) may do everything.
 
+use sealmq_storage::codec::Result;
 use sealmq_storage::codec::{Dec, Enc};
-use sealmq_storage::codec::{DecodeError, Result};
+use sealmq_types::named_enum;
 
 /// Authorities, as MQ names them.
 pub mod auth {
@@ -79,42 +80,9 @@ pub mod auth {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AuthObj {
-    Queue,
-    Qmgr,
-    Channel,
-    AuthInfo,
-}
-
-impl AuthObj {
-    pub fn name(self) -> &'static str {
-        match self {
-            AuthObj::Queue => "QUEUE",
-            AuthObj::Qmgr => "QMGR",
-            AuthObj::Channel => "CHANNEL",
-            AuthObj::AuthInfo => "AUTHINFO",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<AuthObj> {
-        [
-            AuthObj::Queue,
-            AuthObj::Qmgr,
-            AuthObj::Channel,
-            AuthObj::AuthInfo,
-        ]
-        .into_iter()
-        .find(|o| o.name().eq_ignore_ascii_case(s))
-    }
-
-    fn byte(self) -> u8 {
-        match self {
-            AuthObj::Queue => 0,
-            AuthObj::Qmgr => 1,
-            AuthObj::Channel => 2,
-            AuthObj::AuthInfo => 3,
-        }
+named_enum! {
+    pub enum AuthObj("OBJTYPE") {
+        Queue = 0 "QUEUE", Qmgr = 1 "QMGR", Channel = 2 "CHANNEL", AuthInfo = 3 "AUTHINFO"
     }
 }
 
@@ -143,17 +111,8 @@ impl AuthRec {
     pub fn decode(d: &mut Dec<'_>) -> Result<AuthRec> {
         let profile = d.str()?;
         let t = d.u8()?;
-        let objtype = match t & !GROUP_FLAG {
-            0 => AuthObj::Queue,
-            1 => AuthObj::Qmgr,
-            2 => AuthObj::Channel,
-            3 => AuthObj::AuthInfo,
-            o => {
-                return Err(DecodeError(format!(
-                    "authority record: unknown object type {o}"
-                )));
-            }
-        };
+        let objtype = AuthObj::from_byte(t & !GROUP_FLAG)
+            .ok_or_else(|| d.error(&format!("unknown object type {}", t & !GROUP_FLAG)))?;
         Ok(AuthRec {
             profile,
             objtype,

@@ -3,53 +3,14 @@
 //! and the channel initiator (a later issue) runs them.
 
 use crate::error::{MqResult, mqerr};
-use sealmq_storage::codec::{Dec, Enc};
-use sealmq_storage::codec::{DecodeError, Result};
+use sealmq_storage::codec::{Dec, DecodeError, Enc, Field, Result};
+use sealmq_types::{named_enum, put_fields, take_fields};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChlType {
-    Sdr,
-    Svr,
-    Rcvr,
-    Rqstr,
-    Svrconn,
-    /// MQ's AMQP channel: AMQP 1.0 applications connect to its PORT (sealmq-amqp).
-    Amqp,
-}
-
-impl ChlType {
-    pub fn parse(s: &str) -> Option<ChlType> {
-        Some(match s.to_ascii_uppercase().as_str() {
-            "SDR" => ChlType::Sdr,
-            "SVR" => ChlType::Svr,
-            "RCVR" => ChlType::Rcvr,
-            "RQSTR" => ChlType::Rqstr,
-            "SVRCONN" => ChlType::Svrconn,
-            "AMQP" => ChlType::Amqp,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ChlType::Sdr => "SDR",
-            ChlType::Svr => "SVR",
-            ChlType::Rcvr => "RCVR",
-            ChlType::Rqstr => "RQSTR",
-            ChlType::Svrconn => "SVRCONN",
-            ChlType::Amqp => "AMQP",
-        }
-    }
-
-    fn byte(self) -> u8 {
-        match self {
-            ChlType::Sdr => 1,
-            ChlType::Svr => 2,
-            ChlType::Rcvr => 3,
-            ChlType::Rqstr => 4,
-            ChlType::Svrconn => 5,
-            ChlType::Amqp => 6,
-        }
+named_enum! {
+    /// - AMQP: MQ's AMQP channel: AMQP 1.0 applications connect to its PORT (sealmq-amqp).
+    pub enum ChlType("channel type") {
+        Sdr = 1 "SDR", Svr = 2 "SVR", Rcvr = 3 "RCVR", Rqstr = 4 "RQSTR", Svrconn = 5 "SVRCONN",
+        Amqp = 6 "AMQP"
     }
 }
 
@@ -113,30 +74,10 @@ pub struct ChannelDef {
     pub noted: crate::noted::Noted,
 }
 
-/// SPLPROT: what a server-to-server channel does with protection (SPEC §5.5.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SplProt {
-    Passthru,
-    Remove,
-    AsPolicy,
-}
-
-impl SplProt {
-    pub fn parse(s: &str) -> Option<SplProt> {
-        Some(match s.to_ascii_uppercase().as_str() {
-            "PASSTHRU" => SplProt::Passthru,
-            "REMOVE" => SplProt::Remove,
-            "ASPOLICY" => SplProt::AsPolicy,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            SplProt::Passthru => "PASSTHRU",
-            SplProt::Remove => "REMOVE",
-            SplProt::AsPolicy => "ASPOLICY",
-        }
+named_enum! {
+    /// SPLPROT: what a server-to-server channel does with protection (SPEC §5.5.3).
+    pub enum SplProt("SPLPROT") {
+        Passthru = 0 "PASSTHRU", Remove = 1 "REMOVE", AsPolicy = 2 "ASPOLICY"
     }
 }
 
@@ -297,75 +238,23 @@ impl ChannelDef {
     }
 
     pub fn encode(&self, e: &mut Enc) {
-        e.str(&self.name)
-            .u8(self.chltype.byte())
-            .str(&self.descr)
-            .str(&self.conname)
-            .str(&self.xmitq)
-            .u32(self.batchsz)
-            .u32(self.hbint)
-            .u32(self.max_msg_len)
-            .str(&self.sslciph)
-            .str(&self.sslpeer)
-            .str(&self.mcauser)
-            .bool(self.intercept)
-            // Extension block (docs/storage.md): version 2 added the message-channel
-            // attributes, version 3 PUTAUT, SSLCAUTH, MAXINST and MAXINSTC at its end,
-            // version 4 DISCINT, SEQWRAP, KAINT, USEDLQ, CERTLABL and the noted attributes.
-            // Records written before it decode with the defaults.
-            .u8(4)
-            .u32(self.batchint)
-            .bool(self.npm_fast)
-            .u32(self.shortrty)
-            .u32(self.shorttmr)
-            .u32(self.longrty)
-            .u32(self.longtmr)
-            .u32(self.mrrty)
-            .u32(self.mrtmr)
-            .u8(match self.splprot {
-                SplProt::Passthru => 0,
-                SplProt::Remove => 1,
-                SplProt::AsPolicy => 2,
-            })
-            .u64(self.sslrkeyc)
-            .bool(self.putaut_ctx)
-            .bool(self.sslcauth_required)
-            .u32(self.maxinst)
-            .u32(self.maxinstc)
-            .u32(self.discint)
-            .u32(self.seqwrap)
-            .u32(self.kaint as u32)
-            .bool(self.usedlq)
-            .str(&self.certlabl);
-        crate::noted::encode(e, &self.noted);
+        put_fields!(e, self: name, chltype, descr, conname, xmitq, batchsz, hbint, max_msg_len,
+            sslciph, sslpeer, mcauser, intercept);
+        // Extension block (docs/storage.md): version 2 added the message-channel attributes,
+        // version 3 PUTAUT, SSLCAUTH, MAXINST and MAXINSTC at its end, version 4 DISCINT,
+        // SEQWRAP, KAINT, USEDLQ, CERTLABL and the noted attributes. Records written before
+        // it decode with the defaults.
+        e.u8(4);
+        put_fields!(e, self: batchint, npm_fast, shortrty, shorttmr, longrty, longtmr, mrrty,
+            mrtmr, splprot, sslrkeyc, putaut_ctx, sslcauth_required, maxinst, maxinstc,
+            discint, seqwrap, kaint, usedlq, certlabl, noted);
     }
 
     pub fn decode(d: &mut Dec<'_>) -> Result<ChannelDef> {
         let name = d.str()?;
-        let chltype = match d.u8()? {
-            1 => ChlType::Sdr,
-            2 => ChlType::Svr,
-            3 => ChlType::Rcvr,
-            4 => ChlType::Rqstr,
-            5 => ChlType::Svrconn,
-            6 => ChlType::Amqp,
-            other => {
-                return Err(DecodeError(format!(
-                    "channel {name}: unknown channel type {other}"
-                )));
-            }
-        };
-        let mut c = ChannelDef::new(&name, chltype);
-        c.descr = d.str()?;
-        c.conname = d.str()?;
-        c.xmitq = d.str()?;
-        c.batchsz = d.u32()?;
-        c.hbint = d.u32()?;
-        c.max_msg_len = d.u32()?;
-        c.sslciph = d.str()?;
-        c.sslpeer = d.str()?;
-        c.mcauser = d.str()?;
-        c.intercept = d.bool()?;
+        let mut c = ChannelDef::new(&name, Field::take(d)?);
+        take_fields!(d, c: descr, conname, xmitq, batchsz, hbint, max_msg_len, sslciph,
+            sslpeer, mcauser, intercept);
         if !d.is_empty() {
             let v = d.u8()?;
             if !(2..=4).contains(&v) {
@@ -373,36 +262,13 @@ impl ChannelDef {
                     "channel {name}: extension version {v} is not one this build reads (2-4)"
                 )));
             }
-            c.batchint = d.u32()?;
-            c.npm_fast = d.bool()?;
-            c.shortrty = d.u32()?;
-            c.shorttmr = d.u32()?;
-            c.longrty = d.u32()?;
-            c.longtmr = d.u32()?;
-            c.mrrty = d.u32()?;
-            c.mrtmr = d.u32()?;
-            c.splprot = match d.u8()? {
-                0 => SplProt::Passthru,
-                1 => SplProt::Remove,
-                2 => SplProt::AsPolicy,
-                o => {
-                    return Err(DecodeError(format!("channel {name}: unknown SPLPROT {o}")));
-                }
-            };
-            c.sslrkeyc = d.u64()?;
+            take_fields!(d, c: batchint, npm_fast, shortrty, shorttmr, longrty, longtmr, mrrty,
+                mrtmr, splprot, sslrkeyc);
             if v >= 3 {
-                c.putaut_ctx = d.bool()?;
-                c.sslcauth_required = d.bool()?;
-                c.maxinst = d.u32()?;
-                c.maxinstc = d.u32()?;
+                take_fields!(d, c: putaut_ctx, sslcauth_required, maxinst, maxinstc);
             }
             if v >= 4 {
-                c.discint = d.u32()?;
-                c.seqwrap = d.u32()?;
-                c.kaint = d.u32()? as i32;
-                c.usedlq = d.bool()?;
-                c.certlabl = d.str()?;
-                c.noted = crate::noted::decode(d)?;
+                take_fields!(d, c: discint, seqwrap, kaint, usedlq, certlabl, noted);
             }
         }
         Ok(c)

@@ -17,54 +17,18 @@
 
 use crate::authority::profile_matches;
 use crate::error::{MqResult, mqerr};
-use sealmq_storage::codec::{Dec, Enc};
-use sealmq_storage::codec::{DecodeError, Result};
+use sealmq_storage::codec::{Dec, Enc, Field, Result};
+use sealmq_types::named_enum;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum RuleType {
-    BlockUser,
-    BlockAddr,
-    SslPeerMap,
-    UserMap,
-    QmgrMap,
-    AddressMap,
+named_enum! {
+    #[derive(PartialOrd, Ord)]
+    pub enum RuleType("CHLAUTH TYPE") {
+        BlockUser = 0 "BLOCKUSER", BlockAddr = 1 "BLOCKADDR", SslPeerMap = 2 "SSLPEERMAP",
+        UserMap = 3 "USERMAP", QmgrMap = 4 "QMGRMAP", AddressMap = 5 "ADDRESSMAP"
+    }
 }
 
 impl RuleType {
-    pub const ALL: [RuleType; 6] = [
-        RuleType::BlockUser,
-        RuleType::BlockAddr,
-        RuleType::SslPeerMap,
-        RuleType::UserMap,
-        RuleType::QmgrMap,
-        RuleType::AddressMap,
-    ];
-
-    pub fn parse(s: &str) -> Option<RuleType> {
-        Self::ALL
-            .into_iter()
-            .find(|t| t.name().eq_ignore_ascii_case(s))
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            RuleType::BlockUser => "BLOCKUSER",
-            RuleType::BlockAddr => "BLOCKADDR",
-            RuleType::SslPeerMap => "SSLPEERMAP",
-            RuleType::UserMap => "USERMAP",
-            RuleType::QmgrMap => "QMGRMAP",
-            RuleType::AddressMap => "ADDRESSMAP",
-        }
-    }
-
-    fn byte(self) -> u8 {
-        self as u8
-    }
-
-    fn from_byte(b: u8) -> Option<RuleType> {
-        Self::ALL.into_iter().find(|t| t.byte() == b)
-    }
-
     pub fn is_block(self) -> bool {
         matches!(self, RuleType::BlockUser | RuleType::BlockAddr)
     }
@@ -79,58 +43,15 @@ impl RuleType {
     }
 }
 
-/// USERSRC: where a matched mapping rule takes the channel's user from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UserSrc {
-    Map,
-    NoAccess,
-    Channel,
-}
-
-impl UserSrc {
-    pub fn parse(s: &str) -> Option<UserSrc> {
-        Some(match s.to_ascii_uppercase().as_str() {
-            "MAP" => UserSrc::Map,
-            "NOACCESS" => UserSrc::NoAccess,
-            "CHANNEL" => UserSrc::Channel,
-            _ => return None,
-        })
+named_enum! {
+    /// USERSRC: where a matched mapping rule takes the channel's user from.
+    pub enum UserSrc("CHLAUTH USERSRC") {
+        Map = 0 "MAP", NoAccess = 1 "NOACCESS", Channel = 2 "CHANNEL"
     }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            UserSrc::Map => "MAP",
-            UserSrc::NoAccess => "NOACCESS",
-            UserSrc::Channel => "CHANNEL",
-        }
-    }
-}
-
-/// CHCKCLNT on a mapping rule: how the connection-authentication setting of the queue manager
-/// is tightened for the partners the rule matches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChckClnt {
-    AsQmgr,
-    Required,
-    ReqdAdm,
-}
-
-impl ChckClnt {
-    pub fn parse(s: &str) -> Option<ChckClnt> {
-        Some(match s.to_ascii_uppercase().as_str() {
-            "ASQMGR" => ChckClnt::AsQmgr,
-            "REQUIRED" => ChckClnt::Required,
-            "REQDADM" => ChckClnt::ReqdAdm,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ChckClnt::AsQmgr => "ASQMGR",
-            ChckClnt::Required => "REQUIRED",
-            ChckClnt::ReqdAdm => "REQDADM",
-        }
+    /// CHCKCLNT on a mapping rule: how the connection-authentication setting of the queue
+    /// manager is tightened for the partners the rule matches.
+    pub enum ChckClnt("CHLAUTH CHCKCLNT") {
+        AsQmgr = 0 "ASQMGR", Required = 1 "REQUIRED", ReqdAdm = 2 "REQDADM"
     }
 }
 
@@ -272,24 +193,20 @@ impl ChlAuthRec {
         e.str(&self.address)
             .str(&self.sslpeer)
             .str(&self.clntuser)
-            .str(&self.qmname)
-            .u8(self.usersrc as u8)
-            .str(&self.mcauser)
-            .u8(self.chckclnt as u8)
-            .bool(self.warn)
-            .str(&self.descr);
+            .str(&self.qmname);
+        self.usersrc.put(e);
+        e.str(&self.mcauser);
+        self.chckclnt.put(e);
+        e.bool(self.warn).str(&self.descr);
     }
 
     pub fn decode(d: &mut Dec<'_>) -> Result<ChlAuthRec> {
-        let bad = |m: String| DecodeError(m);
         let v = d.u8()?;
         if v != 1 {
-            return Err(bad(format!("CHLAUTH record version {v} is not 1")));
+            return Err(d.error(&format!("CHLAUTH record version {v} is not 1")));
         }
         let profile = d.str()?;
-        let t = d.u8()?;
-        let rtype = RuleType::from_byte(t).ok_or_else(|| bad(format!("CHLAUTH type {t}")))?;
-        let mut r = ChlAuthRec::new(&profile, rtype);
+        let mut r = ChlAuthRec::new(&profile, Field::take(d)?);
         let n = d.u32()?.min(1000);
         for _ in 0..n {
             r.userlist.push(d.str()?);
@@ -302,19 +219,9 @@ impl ChlAuthRec {
         r.sslpeer = d.str()?;
         r.clntuser = d.str()?;
         r.qmname = d.str()?;
-        r.usersrc = match d.u8()? {
-            0 => UserSrc::Map,
-            1 => UserSrc::NoAccess,
-            2 => UserSrc::Channel,
-            o => return Err(bad(format!("CHLAUTH USERSRC {o}"))),
-        };
+        r.usersrc = Field::take(d)?;
         r.mcauser = d.str()?;
-        r.chckclnt = match d.u8()? {
-            0 => ChckClnt::AsQmgr,
-            1 => ChckClnt::Required,
-            2 => ChckClnt::ReqdAdm,
-            o => return Err(bad(format!("CHLAUTH CHCKCLNT {o}"))),
-        };
+        r.chckclnt = Field::take(d)?;
         r.warn = d.bool()?;
         r.descr = d.str()?;
         Ok(r)

@@ -1,85 +1,24 @@
 //! Object definitions with MQ's attributes and defaults (SPEC §2.2).
 
 use crate::error::{MqResult, mqerr};
-use sealmq_storage::codec::{Dec, Enc};
-use sealmq_storage::codec::{DecodeError, Result};
+use sealmq_storage::codec::{Dec, DecodeError, Enc, Field, Result};
+use sealmq_types::{named_enum, put_fields, take_fields};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QType {
-    Local,
-    Alias,
-    Remote,
-    Model,
-}
-
-impl QType {
-    pub fn name(self) -> &'static str {
-        match self {
-            QType::Local => "QLOCAL",
-            QType::Alias => "QALIAS",
-            QType::Remote => "QREMOTE",
-            QType::Model => "QMODEL",
-        }
+named_enum! {
+    pub enum QType("queue type") {
+        Local = 1 "QLOCAL", Alias = 2 "QALIAS", Remote = 3 "QREMOTE", Model = 4 "QMODEL"
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Usage {
-    Normal,
-    Xmitq,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MsgDlvSq {
-    Priority,
-    Fifo,
-}
-
-/// TRIGTYPE: when a message arriving on a triggered queue makes a trigger message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TrigType {
-    None,
-    First,
-    Every,
-    Depth,
-}
-
-impl TrigType {
-    pub fn name(self) -> &'static str {
-        match self {
-            TrigType::None => "NONE",
-            TrigType::First => "FIRST",
-            TrigType::Every => "EVERY",
-            TrigType::Depth => "DEPTH",
-        }
+    pub enum Usage("USAGE") { Normal = 0 "NORMAL", Xmitq = 1 "XMITQ" }
+    pub enum MsgDlvSq("MSGDLVSQ") { Priority = 0 "PRIORITY", Fifo = 1 "FIFO" }
+    /// TRIGTYPE: when a message arriving on a triggered queue makes a trigger message.
+    pub enum TrigType("TRIGTYPE") {
+        None = 0 "NONE", First = 1 "FIRST", Every = 2 "EVERY", Depth = 3 "DEPTH"
     }
-
-    pub fn parse(s: &str) -> Option<TrigType> {
-        Some(match s.to_ascii_uppercase().as_str() {
-            "NONE" => TrigType::None,
-            "FIRST" => TrigType::First,
-            "EVERY" => TrigType::Every,
-            "DEPTH" => TrigType::Depth,
-            _ => return None,
-        })
+    /// How a local queue came to be.
+    pub enum DefType("DEFTYPE") {
+        Predefined = 0 "PREDEFINED", PermanentDynamic = 1 "PERMDYN",
+        TemporaryDynamic = 2 "TEMPDYN"
     }
-
-    fn byte(self) -> u8 {
-        match self {
-            TrigType::None => 0,
-            TrigType::First => 1,
-            TrigType::Every => 2,
-            TrigType::Depth => 3,
-        }
-    }
-}
-
-/// How a local queue came to be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DefType {
-    Predefined,
-    PermanentDynamic,
-    TemporaryDynamic,
 }
 
 /// A queue definition. Attributes not meaningful for a type keep their defaults.
@@ -201,91 +140,24 @@ impl QueueDef {
         }
     }
 
+    /// The fields of the first block, in their order (docs/storage.md).
     pub fn encode(&self, e: &mut Enc) {
-        e.str(&self.name)
-            .u8(match self.qtype {
-                QType::Local => 1,
-                QType::Alias => 2,
-                QType::Remote => 3,
-                QType::Model => 4,
-            })
-            .str(&self.descr)
-            .bool(self.put_enabled)
-            .bool(self.get_enabled)
-            .u32(self.max_depth)
-            .u32(self.max_msg_len)
-            .bool(self.def_persistent)
-            .u8(self.def_priority)
-            .u8(matches!(self.msg_dlv_seq, MsgDlvSq::Fifo) as u8)
-            .u8(matches!(self.usage, Usage::Xmitq) as u8)
-            .u32(self.backout_threshold)
-            .str(&self.backout_requeue_q)
-            .str(&self.target)
-            .str(&self.remote_name)
-            .str(&self.remote_qmgr)
-            .str(&self.xmitq)
-            .u8(match self.def_type {
-                DefType::Predefined => 0,
-                DefType::PermanentDynamic => 1,
-                DefType::TemporaryDynamic => 2,
-            })
-            // Extension block (docs/storage.md), version 1: sharing, triggering and the
-            // attributes kept without effect. Records written before it decode with MQ's
-            // defaults.
-            .u8(1)
-            .bool(self.share)
-            .bool(self.defsopt_exclusive)
-            .bool(self.harden_bo)
-            .bool(self.trigger)
-            .u8(self.trig_type.byte())
-            .u32(self.trig_depth)
-            .u8(self.trig_msg_pri)
-            .str(&self.trig_data)
-            .str(&self.init_q)
-            .str(&self.process);
-        crate::noted::encode(e, &self.noted);
+        put_fields!(e, self: name, qtype, descr, put_enabled, get_enabled, max_depth, max_msg_len,
+            def_persistent, def_priority, msg_dlv_seq, usage, backout_threshold,
+            backout_requeue_q, target, remote_name, remote_qmgr, xmitq, def_type);
+        // Extension block (docs/storage.md), version 1: sharing, triggering and the attributes
+        // kept without effect. Records written before it decode with MQ's defaults.
+        e.u8(1);
+        put_fields!(e, self: share, defsopt_exclusive, harden_bo, trigger, trig_type,
+            trig_depth, trig_msg_pri, trig_data, init_q, process, noted);
     }
 
     pub fn decode(d: &mut Dec<'_>) -> Result<QueueDef> {
         let name = d.str()?;
-        let qtype = match d.u8()? {
-            1 => QType::Local,
-            2 => QType::Alias,
-            3 => QType::Remote,
-            4 => QType::Model,
-            v => {
-                return Err(DecodeError(format!("queue type {v}")));
-            }
-        };
-        let mut q = QueueDef::new(&name, qtype);
-        q.descr = d.str()?;
-        q.put_enabled = d.bool()?;
-        q.get_enabled = d.bool()?;
-        q.max_depth = d.u32()?;
-        q.max_msg_len = d.u32()?;
-        q.def_persistent = d.bool()?;
-        q.def_priority = d.u8()?;
-        q.msg_dlv_seq = if d.u8()? == 1 {
-            MsgDlvSq::Fifo
-        } else {
-            MsgDlvSq::Priority
-        };
-        q.usage = if d.u8()? == 1 {
-            Usage::Xmitq
-        } else {
-            Usage::Normal
-        };
-        q.backout_threshold = d.u32()?;
-        q.backout_requeue_q = d.str()?;
-        q.target = d.str()?;
-        q.remote_name = d.str()?;
-        q.remote_qmgr = d.str()?;
-        q.xmitq = d.str()?;
-        q.def_type = match d.u8()? {
-            1 => DefType::PermanentDynamic,
-            2 => DefType::TemporaryDynamic,
-            _ => DefType::Predefined,
-        };
+        let mut q = QueueDef::new(&name, Field::take(d)?);
+        take_fields!(d, q: descr, put_enabled, get_enabled, max_depth, max_msg_len,
+            def_persistent, def_priority, msg_dlv_seq, usage, backout_threshold,
+            backout_requeue_q, target, remote_name, remote_qmgr, xmitq, def_type);
         if !d.is_empty() {
             let v = d.u8()?;
             if v != 1 {
@@ -293,25 +165,8 @@ impl QueueDef {
                     "queue {name}: extension version {v} is not one this build reads (1)"
                 )));
             }
-            q.share = d.bool()?;
-            q.defsopt_exclusive = d.bool()?;
-            q.harden_bo = d.bool()?;
-            q.trigger = d.bool()?;
-            q.trig_type = match d.u8()? {
-                0 => TrigType::None,
-                1 => TrigType::First,
-                2 => TrigType::Every,
-                3 => TrigType::Depth,
-                t => {
-                    return Err(DecodeError(format!("queue {name}: unknown TRIGTYPE {t}")));
-                }
-            };
-            q.trig_depth = d.u32()?;
-            q.trig_msg_pri = d.u8()?;
-            q.trig_data = d.str()?;
-            q.init_q = d.str()?;
-            q.process = d.str()?;
-            q.noted = crate::noted::decode(d)?;
+            take_fields!(d, q: share, defsopt_exclusive, harden_bo, trigger, trig_type,
+                trig_depth, trig_msg_pri, trig_data, init_q, process, noted);
         }
         Ok(q)
     }
@@ -434,44 +289,20 @@ impl QmgrDef {
     }
 
     pub fn encode(&self, e: &mut Enc) {
-        e.str(&self.name)
-            .str(&self.descr)
-            .str(&self.dead_letter_q)
-            .u32(self.max_msg_len)
-            .u32(self.chiadaps)
-            .u32(self.chidisps)
-            .u32(self.stat_int)
-            // Extension block (docs/storage.md), version 5: the version-2 fields, then the
-            // version-3 ones, the version-4 ones and the noted attributes (5). Absent in
-            // records written by version 1, which decode with the defaults; an older block
-            // decodes with the later versions' defaults.
-            .u8(5)
-            .str(&self.def_xmitq)
-            .u8(self.acct_mqi as u8)
-            .u32(self.acct_int)
-            .bool(self.chlauth_enabled)
-            .str(&self.connauth)
-            .u32(self.maxchl);
-        crate::noted::encode(e, &self.noted);
+        put_fields!(e, self: name, descr, dead_letter_q, max_msg_len, chiadaps, chidisps,
+            stat_int);
+        // Extension block (docs/storage.md), version 5: the version-2 fields, then the
+        // version-3 ones, the version-4 ones and the noted attributes (5). Absent in records
+        // written by version 1, which decode with the defaults; an older block decodes with
+        // the later versions' defaults.
+        e.u8(5);
+        put_fields!(e, self: def_xmitq, acct_mqi, acct_int, chlauth_enabled, connauth, maxchl,
+            noted);
     }
 
     pub fn decode(d: &mut Dec<'_>) -> Result<QmgrDef> {
-        let mut q = QmgrDef {
-            name: d.str()?,
-            descr: d.str()?,
-            dead_letter_q: d.str()?,
-            max_msg_len: d.u32()?,
-            chiadaps: d.u32()?,
-            chidisps: d.u32()?,
-            stat_int: d.u32()?,
-            def_xmitq: String::new(),
-            acct_mqi: false,
-            acct_int: 1800,
-            chlauth_enabled: true,
-            connauth: DEFAULT_IDPWOS.to_string(),
-            maxchl: 1000,
-            noted: Default::default(),
-        };
+        let mut q = QmgrDef::new(&d.str()?);
+        take_fields!(d, q: descr, dead_letter_q, max_msg_len, chiadaps, chidisps, stat_int);
         if !d.is_empty() {
             let v = d.u8()?;
             if !(2..=5).contains(&v) {
@@ -479,18 +310,15 @@ impl QmgrDef {
                     "queue manager attributes: extension version {v} is newer than this build reads (5)"
                 )));
             }
-            q.def_xmitq = d.str()?;
+            take_fields!(d, q: def_xmitq);
             if v >= 3 {
-                q.acct_mqi = d.u8()? != 0;
-                q.acct_int = d.u32()?;
+                take_fields!(d, q: acct_mqi, acct_int);
             }
             if v >= 4 {
-                q.chlauth_enabled = d.bool()?;
-                q.connauth = d.str()?;
-                q.maxchl = d.u32()?;
+                take_fields!(d, q: chlauth_enabled, connauth, maxchl);
             }
             if v >= 5 {
-                q.noted = crate::noted::decode(d)?;
+                take_fields!(d, q: noted);
             }
         }
         Ok(q)

@@ -4,38 +4,16 @@
 //! service is a program the queue manager starts and stops (with itself, or by MQSC).
 
 use crate::error::{MqResult, mqerr};
-use crate::noted::{self, Noted};
-use sealmq_storage::codec::{Dec, Enc};
-use sealmq_storage::codec::{DecodeError, Result};
+use crate::noted::Noted;
+use sealmq_storage::codec::{Dec, Enc, Result};
+use sealmq_types::{named_enum, put_fields, take_fields};
 
-/// CONTROL: who starts and stops a listener or a service.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Control {
-    /// Started and stopped with the queue manager.
-    Qmgr,
-    /// Started with the queue manager, stopped only by STOP LISTENER (or the end).
-    StartOnly,
-    /// START / STOP LISTENER only.
-    Manual,
-}
-
-impl Control {
-    pub fn parse(s: &str) -> Option<Control> {
-        Some(match s.to_ascii_uppercase().as_str() {
-            "QMGR" => Control::Qmgr,
-            "STARTONLY" => Control::StartOnly,
-            "MANUAL" => Control::Manual,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Control::Qmgr => "QMGR",
-            Control::StartOnly => "STARTONLY",
-            Control::Manual => "MANUAL",
-        }
-    }
+named_enum! {
+    /// CONTROL: who starts and stops a listener or a service.
+    /// - QMGR: Started and stopped with the queue manager.
+    /// - STARTONLY: Started with the queue manager, stopped only by STOP LISTENER (or the end).
+    /// - MANUAL: START / STOP LISTENER only.
+    pub enum Control("CONTROL") { Qmgr = 0 "QMGR", StartOnly = 1 "STARTONLY", Manual = 2 "MANUAL" }
 }
 
 /// The port a listener with PORT(0) takes, as MQ's.
@@ -91,30 +69,15 @@ impl ListenerDef {
     }
 
     pub fn encode(&self, e: &mut Enc) {
-        e.u8(1)
-            .str(&self.name)
-            .str(&self.descr)
-            .u16(self.port)
-            .str(&self.ipaddr)
-            .u32(self.backlog)
-            .u8(control_byte(self.control));
-        noted::encode(e, &self.noted);
+        e.u8(1);
+        put_fields!(e, self: name, descr, port, ipaddr, backlog, control, noted);
     }
 
     pub fn decode(d: &mut Dec<'_>) -> Result<ListenerDef> {
-        let v = d.u8()?;
-        if v != 1 {
-            return Err(DecodeError(format!("LISTENER record version {v} is not 1")));
-        }
-        Ok(ListenerDef {
-            name: d.str()?,
-            descr: d.str()?,
-            port: d.u16()?,
-            ipaddr: d.str()?,
-            backlog: d.u32()?,
-            control: control_from(d.u8()?)?,
-            noted: noted::decode(d)?,
-        })
+        d.version("LISTENER record", 1..=1)?;
+        let mut l = ListenerDef::new("");
+        take_fields!(d, l: name, descr, port, ipaddr, backlog, control, noted);
+        Ok(l)
     }
 }
 
@@ -180,48 +143,22 @@ impl ProcessDef {
     }
 
     pub fn encode(&self, e: &mut Enc) {
-        e.u8(1)
-            .str(&self.name)
-            .str(&self.descr)
-            .str(&self.appltype)
-            .str(&self.applicid)
-            .str(&self.envrdata)
-            .str(&self.userdata);
-        noted::encode(e, &self.noted);
+        e.u8(1);
+        put_fields!(e, self: name, descr, appltype, applicid, envrdata, userdata, noted);
     }
 
     pub fn decode(d: &mut Dec<'_>) -> Result<ProcessDef> {
-        let v = d.u8()?;
-        if v != 1 {
-            return Err(DecodeError(format!("PROCESS record version {v} is not 1")));
-        }
-        Ok(ProcessDef {
-            name: d.str()?,
-            descr: d.str()?,
-            appltype: d.str()?,
-            applicid: d.str()?,
-            envrdata: d.str()?,
-            userdata: d.str()?,
-            noted: noted::decode(d)?,
-        })
+        d.version("PROCESS record", 1..=1)?;
+        let mut p = ProcessDef::new("");
+        take_fields!(d, p: name, descr, appltype, applicid, envrdata, userdata, noted);
+        Ok(p)
     }
 }
 
-/// SERVTYPE: a SERVER runs one instance, watched (DISPLAY SVSTATUS); a COMMAND runs to its
-/// end, any number at a time, unwatched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ServType {
-    Server,
-    Command,
-}
-
-impl ServType {
-    pub fn name(self) -> &'static str {
-        match self {
-            ServType::Server => "SERVER",
-            ServType::Command => "COMMAND",
-        }
-    }
+named_enum! {
+    /// SERVTYPE: a SERVER runs one instance, watched (DISPLAY SVSTATUS); a COMMAND runs to its
+    /// end, any number at a time, unwatched.
+    pub enum ServType("SERVTYPE") { Command = 0 "COMMAND", Server = 1 "SERVER" }
 }
 
 /// MQ's limits on a service's strings (MQ_SERVICE_COMMAND_LENGTH, _ARGS_LENGTH, _PATH_LENGTH).
@@ -300,63 +237,18 @@ impl ServiceDef {
     }
 
     pub fn encode(&self, e: &mut Enc) {
-        e.u8(1)
-            .str(&self.name)
-            .str(&self.descr)
-            .u8(match self.servtype {
-                ServType::Server => 1,
-                ServType::Command => 0,
-            })
-            .u8(control_byte(self.control))
-            .str(&self.startcmd)
-            .str(&self.startarg)
-            .str(&self.stopcmd)
-            .str(&self.stoparg)
-            .str(&self.stdout)
-            .str(&self.stderr);
-        noted::encode(e, &self.noted);
+        e.u8(1);
+        put_fields!(e, self: name, descr, servtype, control, startcmd, startarg, stopcmd, stoparg,
+            stdout, stderr, noted);
     }
 
     pub fn decode(d: &mut Dec<'_>) -> Result<ServiceDef> {
-        let v = d.u8()?;
-        if v != 1 {
-            return Err(DecodeError(format!("SERVICE record version {v} is not 1")));
-        }
-        Ok(ServiceDef {
-            name: d.str()?,
-            descr: d.str()?,
-            servtype: match d.u8()? {
-                0 => ServType::Command,
-                1 => ServType::Server,
-                t => return Err(DecodeError(format!("service SERVTYPE {t}"))),
-            },
-            control: control_from(d.u8()?)?,
-            startcmd: d.str()?,
-            startarg: d.str()?,
-            stopcmd: d.str()?,
-            stoparg: d.str()?,
-            stdout: d.str()?,
-            stderr: d.str()?,
-            noted: noted::decode(d)?,
-        })
+        d.version("SERVICE record", 1..=1)?;
+        let mut v = ServiceDef::new("");
+        take_fields!(d, v: name, descr, servtype, control, startcmd, startarg, stopcmd, stoparg,
+            stdout, stderr, noted);
+        Ok(v)
     }
-}
-
-fn control_byte(c: Control) -> u8 {
-    match c {
-        Control::Qmgr => 0,
-        Control::StartOnly => 1,
-        Control::Manual => 2,
-    }
-}
-
-fn control_from(b: u8) -> Result<Control> {
-    Ok(match b {
-        0 => Control::Qmgr,
-        1 => Control::StartOnly,
-        2 => Control::Manual,
-        c => return Err(DecodeError(format!("CONTROL {c}"))),
-    })
 }
 
 /// Replaces MQ's `+TOKEN+` inserts in a service's command, arguments or file names; an

@@ -90,28 +90,6 @@ pub fn seal_into(
     Ok(())
 }
 
-/// [`seal_into`] a new buffer.
-pub fn seal(
-    content_type: &Oid,
-    plaintext: &[u8],
-    key: &ContentKey,
-    recipient_infos_der: &[u8],
-    auth_attrs: Option<&[u8]>,
-    counters: &Counters,
-) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    seal_into(
-        &mut out,
-        content_type,
-        plaintext,
-        key,
-        recipient_infos_der,
-        auth_attrs,
-        counters,
-    )?;
-    Ok(out)
-}
-
 /// A received AuthEnvelopedData, parsed but not yet decrypted.
 pub struct Received<'a> {
     /// The RecipientInfos SET exactly as received.

@@ -8,6 +8,25 @@ pub struct DecodeError(pub String);
 
 pub type Result<T> = std::result::Result<T, DecodeError>;
 
+/// `Enc::u32(v)` and the like: the value's little-endian bytes.
+macro_rules! little_endian {
+    ($($t:ident),*) => {$(
+        pub fn $t(&mut self, v: $t) -> &mut Self {
+            self.buf.extend_from_slice(&v.to_le_bytes());
+            self
+        }
+    )*};
+}
+
+/// `Dec::u32()` and the like.
+macro_rules! from_little_endian {
+    ($($t:ident),*) => {$(
+        pub fn $t(&mut self) -> Result<$t> {
+            Ok($t::from_le_bytes(self.arr()?))
+        }
+    )*};
+}
+
 /// Appends values to a buffer.
 #[derive(Default)]
 pub struct Enc {
@@ -27,22 +46,7 @@ impl Enc {
         self.buf.push(v);
         self
     }
-    pub fn u16(&mut self, v: u16) -> &mut Self {
-        self.buf.extend_from_slice(&v.to_le_bytes());
-        self
-    }
-    pub fn u32(&mut self, v: u32) -> &mut Self {
-        self.buf.extend_from_slice(&v.to_le_bytes());
-        self
-    }
-    pub fn u64(&mut self, v: u64) -> &mut Self {
-        self.buf.extend_from_slice(&v.to_le_bytes());
-        self
-    }
-    pub fn i64(&mut self, v: i64) -> &mut Self {
-        self.buf.extend_from_slice(&v.to_le_bytes());
-        self
-    }
+    little_endian!(u16, u32, u64, i32, i64);
     pub fn bool(&mut self, v: bool) -> &mut Self {
         self.u8(v as u8)
     }
@@ -71,12 +75,13 @@ impl<'a> Dec<'a> {
     pub fn new(buf: &'a [u8], what: &'static str) -> Dec<'a> {
         Dec { buf, what }
     }
-    fn err(&self, detail: &str) -> DecodeError {
+    /// An error about what is being read.
+    pub fn error(&self, detail: &str) -> DecodeError {
         DecodeError(format!("{}: {detail}", self.what))
     }
     pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         if self.buf.len() < n {
-            return Err(self.err(&format!("needs {n} more bytes, {} remain", self.buf.len())));
+            return Err(self.error(&format!("needs {n} more bytes, {} remain", self.buf.len())));
         }
         let (a, b) = self.buf.split_at(n);
         self.buf = b;
@@ -90,23 +95,12 @@ impl<'a> Dec<'a> {
     pub fn u8(&mut self) -> Result<u8> {
         Ok(self.take(1)?[0])
     }
-    pub fn u16(&mut self) -> Result<u16> {
-        Ok(u16::from_le_bytes(self.arr()?))
-    }
-    pub fn u32(&mut self) -> Result<u32> {
-        Ok(u32::from_le_bytes(self.arr()?))
-    }
-    pub fn u64(&mut self) -> Result<u64> {
-        Ok(u64::from_le_bytes(self.arr()?))
-    }
-    pub fn i64(&mut self) -> Result<i64> {
-        Ok(i64::from_le_bytes(self.arr()?))
-    }
+    from_little_endian!(u16, u32, u64, i32, i64);
     pub fn bool(&mut self) -> Result<bool> {
         match self.u8()? {
             0 => Ok(false),
             1 => Ok(true),
-            v => Err(self.err(&format!("{v} is not a boolean"))),
+            v => Err(self.error(&format!("{v} is not a boolean"))),
         }
     }
     pub fn bytes(&mut self) -> Result<&'a [u8]> {
@@ -115,10 +109,22 @@ impl<'a> Dec<'a> {
     }
     pub fn str(&mut self) -> Result<String> {
         let b = self.bytes()?;
-        String::from_utf8(b.to_vec()).map_err(|_| self.err("text is not UTF-8"))
+        String::from_utf8(b.to_vec()).map_err(|_| self.error("text is not UTF-8"))
     }
     pub fn fixed<const N: usize>(&mut self) -> Result<[u8; N]> {
         self.arr()
+    }
+    /// A record's version byte, refused unless this build reads it (in `known`).
+    pub fn version(&mut self, record: &str, known: std::ops::RangeInclusive<u8>) -> Result<u8> {
+        let v = self.u8()?;
+        if known.contains(&v) {
+            return Ok(v);
+        }
+        Err(self.error(&format!(
+            "{record} version {v} is not one this build reads ({}-{})",
+            known.start(),
+            known.end()
+        )))
     }
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
@@ -128,7 +134,7 @@ impl<'a> Dec<'a> {
         if self.buf.is_empty() {
             Ok(())
         } else {
-            Err(self.err(&format!("{} trailing bytes", self.buf.len())))
+            Err(self.error(&format!("{} trailing bytes", self.buf.len())))
         }
     }
 }
@@ -153,7 +159,7 @@ macro_rules! scalar_fields {
         }
     )*};
 }
-scalar_fields!(u8 => u8, u16 => u16, u32 => u32, u64 => u64, i64 => i64, bool => bool);
+scalar_fields!(u8 => u8, u16 => u16, u32 => u32, u64 => u64, i32 => i32, i64 => i64, bool => bool);
 
 impl Field for String {
     fn put(&self, e: &mut Enc) {
@@ -220,6 +226,42 @@ impl<T: Field> Field for Option<T> {
             _ => Some(T::take(d)?),
         })
     }
+}
+
+/// A map of text (attributes kept as given): a u32 count, then each key and value, in order.
+impl Field for std::collections::BTreeMap<String, String> {
+    fn put(&self, e: &mut Enc) {
+        e.u32(self.len() as u32);
+        for (k, v) in self {
+            e.str(k).str(v);
+        }
+    }
+    fn take(d: &mut Dec<'_>) -> Result<Self> {
+        let mut m = Self::new();
+        for _ in 0..d.u32()? {
+            let k = d.str()?;
+            m.insert(k, d.str()?);
+        }
+        Ok(m)
+    }
+}
+
+/// Puts fields of a value in the order named: `put_fields!(e, self: descr, max_depth);`.
+/// For versioned records whose blocks are written one after another.
+#[macro_export]
+macro_rules! put_fields {
+    ($e:expr, $s:ident: $($f:ident),* $(,)?) => {
+        $( $crate::codec::Field::put(&$s.$f, $e); )*
+    };
+}
+
+/// Reads fields into a value in the order named: `take_fields!(d, q: descr, max_depth);`
+/// (in a function returning a `Result` that a [`DecodeError`] converts into).
+#[macro_export]
+macro_rules! take_fields {
+    ($d:expr, $s:ident: $($f:ident),* $(,)?) => {
+        $( $s.$f = $crate::codec::Field::take($d)?; )*
+    };
 }
 
 /// Encodes and decodes a struct as its fields in the order named:

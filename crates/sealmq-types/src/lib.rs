@@ -6,8 +6,10 @@
 //! - [`codec`]: the bounds-checked value encoding that log records, snapshots and wire frames use.
 //! - [`time`]: UTC civil time and MQ's date and time text.
 //! - [`sync`]: lock guards that survive a panic elsewhere.
+//! - [`named_enum!`]: keyword values with their MQSC names and stored bytes.
 
 pub mod codec;
+pub mod named;
 pub mod sync;
 pub mod time;
 

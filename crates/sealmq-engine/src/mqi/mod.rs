@@ -381,8 +381,9 @@ impl Connection {
             && matches!(target, Target::Local(_))
             && is_system_queue(&resolved)
         {
+            let q = &resolved;
             self.qm
-                .check_explicit_authority(&self.user, AuthObj::Queue, &resolved, auth::PUT)?;
+                .check_records(&self.user, AuthObj::Queue, q, auth::PUT, true)?;
         }
         let mut opts = opts;
         if let Target::Local(q) = &target {

@@ -99,27 +99,17 @@ impl QueueManager {
         self.check_records(principal, objtype, name, needed, false)
     }
 
-    /// Like [`QueueManager::check_authority`], but the administrator passes only with a record
-    /// too: for what even the queue manager's own user must be granted by name (puts to
-    /// system queues from outside the administration paths).
-    pub fn check_explicit_authority(
+    /// 2035 unless the records grant `needed`. With `explicit` the administrator passes only
+    /// with a record too: for what even the queue manager's own user must be granted by name
+    /// (puts to system queues from outside the administration paths); the refusal is worded
+    /// for a system queue.
+    pub fn check_records(
         &self,
         principal: &str,
         objtype: AuthObj,
         name: &str,
         needed: u32,
-    ) -> MqResult<()> {
-        self.check_records(principal, objtype, name, needed, true)
-    }
-
-    /// 2035 unless the records grant `needed`; `system` words the refusal for a system queue.
-    fn check_records(
-        &self,
-        principal: &str,
-        objtype: AuthObj,
-        name: &str,
-        needed: u32,
-        system: bool,
+        explicit: bool,
     ) -> MqResult<()> {
         if self.cfg.admin.is_none() {
             return Ok(());
@@ -130,7 +120,7 @@ impl QueueManager {
         }
         let missing = crate::authority::auth::names(needed & !has).join(",");
         let t = objtype.name();
-        if system {
+        if explicit {
             return mqerr!(
                 NotAuthorized,
                 "'{principal}' is not authorized to {missing} on system queue '{name}': system \
