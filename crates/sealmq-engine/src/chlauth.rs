@@ -122,25 +122,19 @@ impl ChlAuthRec {
                     "TYPE(BLOCKADDR) applies to every channel: the profile must be '*'"
                 );
             }
-            RuleType::BlockAddr if self.addrlist.is_empty() => {
-                return mqerr!(OptionsError, "TYPE(BLOCKADDR) needs ADDRLIST");
-            }
-            RuleType::BlockUser if self.userlist.is_empty() => {
-                return mqerr!(OptionsError, "TYPE(BLOCKUSER) needs USERLIST");
-            }
-            RuleType::AddressMap if self.address.is_empty() => {
-                return mqerr!(OptionsError, "TYPE(ADDRESSMAP) needs ADDRESS");
-            }
-            RuleType::SslPeerMap if self.sslpeer.is_empty() => {
-                return mqerr!(OptionsError, "TYPE(SSLPEERMAP) needs SSLPEER");
-            }
-            RuleType::UserMap if self.clntuser.is_empty() => {
-                return mqerr!(OptionsError, "TYPE(USERMAP) needs CLNTUSER");
-            }
-            RuleType::QmgrMap if self.qmname.is_empty() => {
-                return mqerr!(OptionsError, "TYPE(QMGRMAP) needs QMNAME");
-            }
             _ => {}
+        }
+        // The attribute that identifies the partners of each type.
+        let (needed, missing) = match self.rtype {
+            RuleType::BlockAddr => ("ADDRLIST", self.addrlist.is_empty()),
+            RuleType::BlockUser => ("USERLIST", self.userlist.is_empty()),
+            RuleType::AddressMap => ("ADDRESS", self.address.is_empty()),
+            RuleType::SslPeerMap => ("SSLPEER", self.sslpeer.is_empty()),
+            RuleType::UserMap => ("CLNTUSER", self.clntuser.is_empty()),
+            RuleType::QmgrMap => ("QMNAME", self.qmname.is_empty()),
+        };
+        if missing {
+            return mqerr!(OptionsError, "TYPE({}) needs {needed}", self.rtype.name());
         }
         if !self.rtype.is_block() && self.usersrc == UserSrc::Map && self.mcauser.is_empty() {
             return mqerr!(

@@ -357,39 +357,40 @@ pub fn is_default_object(name: &str) -> bool {
     .contains(&name)
 }
 
+const DEEP: u32 = 999_999_999;
+
+/// The system objects a new queue manager is created with: name, type, description, MAXDEPTH
+/// (0: the default) and DEFPSIST.
+#[rustfmt::skip]
+const SYSTEM_QUEUES: &[(&str, QType, &str, u32, bool)] = &[
+    (DEAD_LETTER_Q, QType::Local, "dead-letter queue", DEEP, true),
+    (POLICY_Q, QType::Local, "security policies", 0, true),
+    (PROTECTION_ERROR_Q, QType::Local, "messages that failed a protection check", DEEP, true),
+    (DEFAULT_MODEL_Q, QType::Model, "default model for dynamic queues", 0, false),
+    (CHANNEL_SYNC_Q, QType::Local, "channel synchronisation store", DEEP, true),
+    (DEFAULT_LOCAL_Q, QType::Local,
+        "default local queue: DEFINE QLOCAL without LIKE copies it", 0, false),
+    (DEFAULT_ALIAS_Q, QType::Alias, "default alias queue", 0, false),
+    (DEFAULT_REMOTE_Q, QType::Remote, "default remote queue", 0, false),
+    (CHANNEL_INITQ, QType::Local,
+        "channel initiation queue: trigger messages that start channels", 1000, false),
+    (DEFAULT_INITIATION_Q, QType::Local, "default initiation queue", 0, false),
+];
+
 /// The system objects a new queue manager is created with.
 pub fn system_queues() -> Vec<QueueDef> {
-    let mut dlq = QueueDef::new(DEAD_LETTER_Q, QType::Local);
-    dlq.descr = "dead-letter queue".into();
-    dlq.max_depth = 999_999_999;
-    dlq.def_persistent = true;
-    let mut policy = QueueDef::new(POLICY_Q, QType::Local);
-    policy.descr = "security policies".into();
-    policy.def_persistent = true;
-    let mut err = QueueDef::new(PROTECTION_ERROR_Q, QType::Local);
-    err.descr = "messages that failed a protection check".into();
-    err.max_depth = 999_999_999;
-    err.def_persistent = true;
-    let mut model = QueueDef::new(DEFAULT_MODEL_Q, QType::Model);
-    model.descr = "default model for dynamic queues".into();
-    let mut sync = QueueDef::new(CHANNEL_SYNC_Q, QType::Local);
-    sync.descr = "channel synchronisation store".into();
-    sync.def_persistent = true;
-    sync.max_depth = 999_999_999;
-    let mut local = QueueDef::new(DEFAULT_LOCAL_Q, QType::Local);
-    local.descr = "default local queue: DEFINE QLOCAL without LIKE copies it".into();
-    let mut alias = QueueDef::new(DEFAULT_ALIAS_Q, QType::Alias);
-    alias.descr = "default alias queue".into();
-    let mut remote = QueueDef::new(DEFAULT_REMOTE_Q, QType::Remote);
-    remote.descr = "default remote queue".into();
-    let mut chinitq = QueueDef::new(CHANNEL_INITQ, QType::Local);
-    chinitq.descr = "channel initiation queue: trigger messages that start channels".into();
-    chinitq.max_depth = 1000;
-    let mut initq = QueueDef::new(DEFAULT_INITIATION_Q, QType::Local);
-    initq.descr = "default initiation queue".into();
-    vec![
-        dlq, policy, err, model, sync, local, alias, remote, chinitq, initq,
-    ]
+    SYSTEM_QUEUES
+        .iter()
+        .map(|&(name, qtype, descr, max_depth, persistent)| {
+            let mut q = QueueDef::new(name, qtype);
+            q.descr = descr.into();
+            if max_depth > 0 {
+                q.max_depth = max_depth;
+            }
+            q.def_persistent = persistent;
+            q
+        })
+        .collect()
 }
 
 /// The default AUTHINFO every queue manager has, as MQ's: a new queue manager's CONNAUTH.

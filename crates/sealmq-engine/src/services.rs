@@ -403,13 +403,6 @@ mod tests {
 
     proptest! {
         #[test]
-        fn garbage_never_panics(b in proptest::collection::vec(any::<u8>(), 0..100)) {
-            let _ = ListenerDef::decode(&mut Dec::new(&b, "listener"));
-            let _ = ProcessDef::decode(&mut Dec::new(&b, "process"));
-            let _ = ServiceDef::decode(&mut Dec::new(&b, "service"));
-        }
-
-        #[test]
         fn split_args_keeps_quoted_blanks(a in "[a-z]{1,6}", b in "[a-z ]{0,6}", c in "[a-z]{1,6}") {
             let args = split_args(&format!("  {a} \"{b}\"   {c} "));
             prop_assert_eq!(args, vec![a, b, c]);

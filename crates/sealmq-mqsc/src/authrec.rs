@@ -1,8 +1,9 @@
 //! SET, DELETE and DISPLAY AUTHREC.
 
-use crate::exec::{Block, Fail, bad, choice, generic_match, one};
+use crate::exec::{Block, Fail, bad, choice, generic_match, one, only_keywords};
 use crate::parse::{Command, Verb};
 use sealmq_engine::QueueManager;
+use sealmq_types::attrs;
 use std::sync::Arc;
 
 pub(crate) fn authrec(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
@@ -29,23 +30,9 @@ pub(crate) fn authrec(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
         ),
         None => None,
     };
-    for a in &c.attrs {
-        if !matches!(
-            a.key.as_str(),
-            "OBJTYPE"
-                | "PROFILE"
-                | "PRINCIPAL"
-                | "GROUP"
-                | "AUTHADD"
-                | "AUTHRMV"
-                | "ALL"
-                | "AUTHLIST"
-                | "MATCH"
-                | "SERVCOMP"
-        ) {
-            return Err(bad(a, "is not an AUTHREC attribute"));
-        }
-    }
+    const KEYS: &str =
+        "OBJTYPE PROFILE PRINCIPAL GROUP AUTHADD AUTHRMV ALL AUTHLIST MATCH SERVCOMP";
+    only_keywords(c, KEYS, "an AUTHREC attribute")?;
     let text = |k: &str| -> Result<Option<String>, Fail> {
         match get(k) {
             Some(a) => Ok(Some(one(a)?.to_string())),
@@ -248,12 +235,9 @@ pub(crate) fn entauth(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
     };
     Ok((
         "SMQ0113I Display entity authority.".into(),
-        vec![vec![
-            ("ENTITY".into(), who.1),
-            ("ENTTYPE".into(), who.0.into()),
-            ("OBJNAME".into(), objname),
-            ("OBJTYPE".into(), objtype.name().into()),
-            ("AUTHLIST".into(), auth::names(bits).join(",")),
+        vec![attrs![
+            "ENTITY" => who.1, "ENTTYPE" => who.0, "OBJNAME" => objname,
+            "OBJTYPE" => objtype.name(), "AUTHLIST" => auth::names(bits).join(","),
         ]],
     ))
 }

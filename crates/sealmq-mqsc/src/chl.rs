@@ -3,7 +3,7 @@
 //! with the queue manager; without one (an embedded queue manager) they say so.
 
 use crate::display::Listing;
-use crate::exec::{Block, Fail, bad, choice, none_matched, num, select_all};
+use crate::exec::{Block, Fail, bad, choice, none_matched, num, only_keywords, select_all};
 use crate::parse::{Command, Obj, Verb};
 use sealmq_engine::QueueManager;
 use std::sync::Arc;
@@ -49,47 +49,11 @@ pub(crate) fn run(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Bl
         }
         (Verb::Display, Obj::ChStatus) => {
             let saved = c.attrs.iter().any(|a| a.key == "SAVED");
-            for a in &c.attrs {
-                if !matches!(
-                    a.key.as_str(),
-                    "ALL"
-                        | "SAVED"
-                        | "CURRENT"
-                        | "CURLUWID"
-                        | "LSTLUWID"
-                        | "STATUS"
-                        | "MSGS"
-                        | "BYTSSENT"
-                        | "BYTSRCVD"
-                        | "BATCHES"
-                        | "CURSEQNO"
-                        | "LSTSEQNO"
-                        | "INDOUBT"
-                        | "CONNAME"
-                        | "XMITQ"
-                        | "RQMNAME"
-                        | "CHLTYPE"
-                        | "SUBSTATE"
-                        | "LSTMSGTI"
-                        | "STOPREQ"
-                        | "SSLRKEYS"
-                        | "CURMSGS"
-                        | "ERROR"
-                        | "CLIENTID"
-                        | "CONNS"
-                        | "MCAUSER"
-                        | "CLNTUSER"
-                        | "PROTOCOL"
-                        | "MSGSNT"
-                        | "MSGRCVD"
-                        | "LSTMSGDA"
-                        | "CHSTADA"
-                        | "CHSTATI"
-                        | "LINKS"
-                ) {
-                    return Err(bad(a, "is not a channel status attribute"));
-                }
-            }
+            const KEYS: &str = "ALL SAVED CURRENT CURLUWID LSTLUWID STATUS MSGS BYTSSENT \
+                BYTSRCVD BATCHES CURSEQNO LSTSEQNO INDOUBT CONNAME XMITQ RQMNAME CHLTYPE SUBSTATE \
+                LSTMSGTI STOPREQ SSLRKEYS CURMSGS ERROR CLIENTID CONNS MCAUSER CLNTUSER PROTOCOL \
+                MSGSNT MSGRCVD LSTMSGDA CHSTADA CHSTATI LINKS";
+            only_keywords(c, KEYS, "a channel status attribute")?;
             if saved && c.attrs.iter().any(|a| a.key == "CURRENT") {
                 return Err(Fail {
                     at: None,

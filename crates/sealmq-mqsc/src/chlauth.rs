@@ -1,7 +1,7 @@
 //! SET and DISPLAY CHLAUTH; DEFINE, ALTER, DISPLAY and DELETE AUTHINFO.
 
 use crate::display::Listing;
-use crate::exec::{Block, Fail, bad, choice, one, unknown_keywords};
+use crate::exec::{Block, Fail, bad, choice, one, only_keywords, unknown_keywords};
 use crate::parse::Attr;
 use crate::parse::{Command, Verb};
 use sealmq_engine::authinfo::{AuthInfoDef, Check};
@@ -9,6 +9,7 @@ use sealmq_engine::authority::profile_matches;
 use sealmq_engine::chlauth::{ChckClnt, ChlAuthRec, RuleType, UserSrc};
 use sealmq_engine::{ChlAuthAction, QueueManager};
 use sealmq_types::ReasonCode;
+use sealmq_types::attrs;
 use std::sync::Arc;
 
 fn need(what: &str) -> Fail {
@@ -20,10 +21,8 @@ fn need(what: &str) -> Fail {
 }
 
 fn chlauth_block(r: &ChlAuthRec) -> Block {
-    let mut b: Block = vec![
-        ("CHLAUTH".into(), r.profile.clone()),
-        ("TYPE".into(), r.rtype.name().into()),
-        ("DESCR".into(), r.descr.clone()),
+    let mut b: Block = attrs![
+        "CHLAUTH" => r.profile, "TYPE" => r.rtype.name(), "DESCR" => r.descr,
     ];
     match r.rtype {
         RuleType::BlockUser => b.push(("USERLIST".into(), r.userlist.join(","))),
@@ -69,27 +68,9 @@ pub(crate) fn chlauth(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
         None => None,
     };
     if c.verb == Verb::Display {
-        for a in &c.attrs {
-            if !matches!(
-                a.key.as_str(),
-                "TYPE"
-                    | "ALL"
-                    | "MATCH"
-                    | "DESCR"
-                    | "USERLIST"
-                    | "ADDRLIST"
-                    | "SSLPEER"
-                    | "CLNTUSER"
-                    | "QMNAME"
-                    | "ADDRESS"
-                    | "USERSRC"
-                    | "MCAUSER"
-                    | "CHCKCLNT"
-                    | "WARN"
-            ) {
-                return Err(bad(a, "is not a DISPLAY CHLAUTH attribute"));
-            }
-        }
+        const KEYS: &str = "TYPE ALL MATCH DESCR USERLIST ADDRLIST SSLPEER CLNTUSER QMNAME \
+            ADDRESS USERSRC MCAUSER CHCKCLNT WARN";
+        only_keywords(c, KEYS, "a DISPLAY CHLAUTH attribute")?;
         let rules = qm.chlauth_rules();
         let matching = rules
             .iter()
@@ -219,20 +200,11 @@ fn list(a: &crate::parse::Attr) -> Result<Vec<String>, Fail> {
 }
 
 fn authinfo_block(a: &AuthInfoDef) -> Block {
-    vec![
-        ("AUTHINFO".into(), a.name.clone()),
-        ("AUTHTYPE".into(), "IDPWOS".into()),
-        ("DESCR".into(), a.descr.clone()),
-        ("CHCKLOCL".into(), a.chcklocl.name().into()),
-        ("CHCKCLNT".into(), a.chckclnt.name().into()),
-        (
-            "ADOPTCTX".into(),
-            if a.adoptctx { "YES" } else { "NO" }.into(),
-        ),
-        (
-            "PWCLEAR".into(),
-            if a.allow_cleartext { "YES" } else { "NO" }.into(),
-        ),
+    attrs![
+        "AUTHINFO" => a.name, "AUTHTYPE" => "IDPWOS", "DESCR" => a.descr,
+        "CHCKLOCL" => a.chcklocl.name(), "CHCKCLNT" => a.chckclnt.name(),
+        "ADOPTCTX" => if a.adoptctx { "YES" } else { "NO" },
+        "PWCLEAR" => if a.allow_cleartext { "YES" } else { "NO" },
     ]
 }
 

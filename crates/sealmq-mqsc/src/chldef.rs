@@ -1,71 +1,29 @@
 //! DEFINE, ALTER, DELETE and DISPLAY CHANNEL.
 
 use crate::display::Listing;
-use crate::exec::{Block, Fail, bad, choice, generic_match, num, one, unknown_keywords};
-use crate::parse::Attr;
+use crate::exec::{Block, Fail, bad, choice, generic_match, num, one, text};
 use crate::parse::{Command, Verb};
 use sealmq_engine::QueueManager;
 use sealmq_types::ReasonCode;
+use sealmq_types::attrs;
 use std::sync::Arc;
 
 fn channel_block(d: &sealmq_engine::channels::ChannelDef) -> Block {
-    [
-        ("CHANNEL".into(), d.name.clone()),
-        ("CHLTYPE".into(), d.chltype.name().into()),
-        ("TRPTYPE".into(), "TCP".into()),
-        ("DESCR".into(), d.descr.clone()),
-        ("CONNAME".into(), d.conname.clone()),
-        ("XMITQ".into(), d.xmitq.clone()),
-        ("BATCHSZ".into(), d.batchsz.to_string()),
-        ("HBINT".into(), d.hbint.to_string()),
-        ("MAXMSGL".into(), d.max_msg_len.to_string()),
-        ("SSLCIPH".into(), d.sslciph.clone()),
-        ("SSLPEER".into(), d.sslpeer.clone()),
-        ("MCAUSER".into(), d.mcauser.clone()),
-        (
-            "INTERCEPT".into(),
-            if d.intercept { "YES" } else { "NO" }.into(),
-        ),
-        ("BATCHINT".into(), d.batchint.to_string()),
-        (
-            "NPMSPEED".into(),
-            if d.npm_fast { "FAST" } else { "NORMAL" }.into(),
-        ),
-        ("SHORTRTY".into(), d.shortrty.to_string()),
-        ("SHORTTMR".into(), d.shorttmr.to_string()),
-        ("LONGRTY".into(), d.longrty.to_string()),
-        ("LONGTMR".into(), d.longtmr.to_string()),
-        ("MRRTY".into(), d.mrrty.to_string()),
-        ("MRTMR".into(), d.mrtmr.to_string()),
-        ("SPLPROT".into(), d.splprot.name().into()),
-        ("SSLRKEYC".into(), d.sslrkeyc.to_string()),
-        (
-            "PUTAUT".into(),
-            if d.putaut_ctx { "CTX" } else { "DEF" }.into(),
-        ),
-        (
-            "SSLCAUTH".into(),
-            if d.sslcauth_required {
-                "REQUIRED"
-            } else {
-                "OPTIONAL"
-            }
-            .into(),
-        ),
-        ("MAXINST".into(), d.maxinst.to_string()),
-        ("MAXINSTC".into(), d.maxinstc.to_string()),
-        ("DISCINT".into(), d.discint.to_string()),
-        ("SEQWRAP".into(), d.seqwrap.to_string()),
-        (
-            "KAINT".into(),
-            if d.kaint < 0 {
-                "AUTO".into()
-            } else {
-                d.kaint.to_string()
-            },
-        ),
-        ("USEDLQ".into(), if d.usedlq { "YES" } else { "NO" }.into()),
-        ("CERTLABL".into(), d.certlabl.clone()),
+    attrs![
+        "CHANNEL" => d.name, "CHLTYPE" => d.chltype.name(), "TRPTYPE" => "TCP", "DESCR" => d.descr,
+        "CONNAME" => d.conname, "XMITQ" => d.xmitq, "BATCHSZ" => d.batchsz, "HBINT" => d.hbint,
+        "MAXMSGL" => d.max_msg_len, "SSLCIPH" => d.sslciph, "SSLPEER" => d.sslpeer,
+        "MCAUSER" => d.mcauser, "INTERCEPT" => if d.intercept { "YES" } else { "NO" },
+        "BATCHINT" => d.batchint, "NPMSPEED" => if d.npm_fast { "FAST" } else { "NORMAL" },
+        "SHORTRTY" => d.shortrty, "SHORTTMR" => d.shorttmr, "LONGRTY" => d.longrty,
+        "LONGTMR" => d.longtmr, "MRRTY" => d.mrrty, "MRTMR" => d.mrtmr,
+        "SPLPROT" => d.splprot.name(), "SSLRKEYC" => d.sslrkeyc,
+        "PUTAUT" => if d.putaut_ctx { "CTX" } else { "DEF" },
+        "SSLCAUTH" => if d.sslcauth_required { "REQUIRED" } else { "OPTIONAL" },
+        "MAXINST" => d.maxinst, "MAXINSTC" => d.maxinstc, "DISCINT" => d.discint,
+        "SEQWRAP" => d.seqwrap,
+        "KAINT" => if d.kaint < 0 { "AUTO".into() } else { d.kaint.to_string() },
+        "USEDLQ" => if d.usedlq { "YES" } else { "NO" }, "CERTLABL" => d.certlabl,
     ]
     .into_iter()
     .chain(crate::known::shown(&d.noted))
@@ -76,114 +34,116 @@ pub(crate) fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
     use sealmq_engine::channels::{ChannelDef, ChlType};
     let name = c.name.clone().unwrap_or_default();
     let apply = |d: &mut ChannelDef| -> Result<(), Fail> {
-        let mut unknown: Vec<&Attr> = Vec::new();
-        for a in &c.attrs {
-            match a.key.as_str() {
-                "CHLTYPE" | "REPLACE" | "NOREPLACE" | "ALL" | "LIKE" => {}
-                "DESCR" => d.descr = one(a)?.trim_end().to_string(),
-                "TRPTYPE" => {
-                    if !one(a)?.eq_ignore_ascii_case("TCP") {
-                        return Err(bad(
-                            a,
-                            format!(
-                                "'{}' is not provided: sealmq channels run over TCP only",
-                                one(a)?
-                            ),
-                        ));
+        let list = (crate::known::CHANNEL, "channel attribute");
+        crate::known::apply(
+            d,
+            &c.attrs,
+            list,
+            |d| &mut d.noted,
+            |d, a| {
+                match a.key.as_str() {
+                    "CHLTYPE" | "ALL" => {}
+                    "DESCR" => d.descr = one(a)?.trim_end().to_string(),
+                    "TRPTYPE" => {
+                        if !one(a)?.eq_ignore_ascii_case("TCP") {
+                            return Err(bad(
+                                a,
+                                format!(
+                                    "'{}' is not provided: sealmq channels run over TCP only",
+                                    one(a)?
+                                ),
+                            ));
+                        }
                     }
-                }
-                "CONNAME" => d.conname = blank_is_none(a),
-                "XMITQ" => d.xmitq = blank_is_none(a),
-                "BATCHSZ" => d.batchsz = num(a, 1, 9999)?,
-                "HBINT" => d.hbint = num(a, 0, 999_999)?,
-                "MAXMSGL" => d.max_msg_len = num(a, 0, 104_857_600)?,
-                "SSLCIPH" => d.sslciph = blank_is_none(a),
-                "SSLPEER" => d.sslpeer = blank_is_none(a),
-                "MCAUSER" => d.mcauser = blank_is_none(a),
-                "INTERCEPT" => d.intercept = choice(a, &["YES", "NO"])? == "YES",
-                "BATCHINT" => d.batchint = num(a, 0, 999_999_999)?,
-                "NPMSPEED" => d.npm_fast = choice(a, &["FAST", "NORMAL"])? == "FAST",
-                "SHORTRTY" => d.shortrty = num(a, 0, 999_999_999)?,
-                "SHORTTMR" => d.shorttmr = num(a, 0, 999_999_999)?,
-                "LONGRTY" => d.longrty = num(a, 0, 999_999_999)?,
-                "LONGTMR" => d.longtmr = num(a, 0, 999_999_999)?,
-                "MRRTY" => d.mrrty = num(a, 0, 999_999_999)?,
-                "MRTMR" => d.mrtmr = num(a, 0, 999_999_999)?,
-                "SPLPROT" => {
-                    let v = choice(a, &["PASSTHRU", "REMOVE", "ASPOLICY"])?;
-                    d.splprot = sealmq_engine::channels::SplProt::parse(v)
-                        .ok_or_else(|| bad(a, "expected PASSTHRU, REMOVE or ASPOLICY"))?;
-                }
-                "SSLRKEYC" => d.sslrkeyc = num(a, 0, 999_999_999)? as u64,
-                "PUTAUT" => d.putaut_ctx = choice(a, &["DEF", "CTX"])? == "CTX",
-                "SSLCAUTH" => {
-                    d.sslcauth_required = choice(a, &["REQUIRED", "OPTIONAL"])? == "REQUIRED"
-                }
-                "MAXINST" => d.maxinst = num(a, 0, 999_999_999)?,
-                "MAXINSTC" => d.maxinstc = num(a, 0, 999_999_999)?,
-                "DISCINT" => d.discint = num(a, 0, 999_999)?,
-                "SEQWRAP" => d.seqwrap = num(a, 100, 999_999_999)?,
-                "KAINT" => {
-                    d.kaint = if one(a)?.eq_ignore_ascii_case("AUTO") {
-                        -1
-                    } else {
-                        num(a, 0, 99_999)? as i32
+                    "CONNAME" => d.conname = text(a),
+                    "XMITQ" => d.xmitq = text(a),
+                    "BATCHSZ" => d.batchsz = num(a, 1, 9999)?,
+                    "HBINT" => d.hbint = num(a, 0, 999_999)?,
+                    "MAXMSGL" => d.max_msg_len = num(a, 0, 104_857_600)?,
+                    "SSLCIPH" => d.sslciph = text(a),
+                    "SSLPEER" => d.sslpeer = text(a),
+                    "MCAUSER" => d.mcauser = text(a),
+                    "INTERCEPT" => d.intercept = choice(a, &["YES", "NO"])? == "YES",
+                    "BATCHINT" => d.batchint = num(a, 0, 999_999_999)?,
+                    "NPMSPEED" => d.npm_fast = choice(a, &["FAST", "NORMAL"])? == "FAST",
+                    "SHORTRTY" => d.shortrty = num(a, 0, 999_999_999)?,
+                    "SHORTTMR" => d.shorttmr = num(a, 0, 999_999_999)?,
+                    "LONGRTY" => d.longrty = num(a, 0, 999_999_999)?,
+                    "LONGTMR" => d.longtmr = num(a, 0, 999_999_999)?,
+                    "MRRTY" => d.mrrty = num(a, 0, 999_999_999)?,
+                    "MRTMR" => d.mrtmr = num(a, 0, 999_999_999)?,
+                    "SPLPROT" => {
+                        let v = choice(a, &["PASSTHRU", "REMOVE", "ASPOLICY"])?;
+                        d.splprot = sealmq_engine::channels::SplProt::parse(v)
+                            .ok_or_else(|| bad(a, "expected PASSTHRU, REMOVE or ASPOLICY"))?;
                     }
-                }
-                "USEDLQ" => d.usedlq = choice(a, &["YES", "NO"])? == "YES",
-                "CERTLABL" => d.certlabl = blank_is_none(a),
-                // AMQP channels (MQ's CHLTYPE(AMQP)): the port and address they listen on,
-                // kept with the noted attributes.
-                "PORT" | "IPADDR" | "AMQPKA" | "TPROOT" | "USECLTID"
-                    if d.chltype != ChlType::Amqp =>
-                {
-                    return Err(bad(a, "is an attribute of AMQP channels only"));
-                }
-                "PORT" => {
-                    let p = num(a, 1, 65_535)?;
-                    d.noted.insert("PORT".into(), p.to_string());
-                }
-                // TPROOT: the topic root of AMQP topics, kept for when publish/subscribe exists
-                // (topics are refused at the attach until then).
-                "TPROOT" => {
-                    d.noted.insert("TPROOT".into(), blank_is_none(a));
-                }
-                // USECLTID(YES) would authorize by the AMQP client id, which this release does
-                // not see: refused by name rather than ignored.
-                "USECLTID" => {
-                    if choice(a, &["YES", "NO"])? == "YES" {
-                        return Err(bad(
-                            a,
-                            "USECLTID(YES) is not provided in this release: the principal is \
-                             the channel's MCAUSER or the authenticated user (SASL)",
-                        ));
+                    "SSLRKEYC" => d.sslrkeyc = num(a, 0, 999_999_999)? as u64,
+                    "PUTAUT" => d.putaut_ctx = choice(a, &["DEF", "CTX"])? == "CTX",
+                    "SSLCAUTH" => {
+                        d.sslcauth_required = choice(a, &["REQUIRED", "OPTIONAL"])? == "REQUIRED"
                     }
-                    d.noted.insert("USECLTID".into(), "NO".into());
-                }
-                // AMQPKA(AUTO | milliseconds): the keepalive of the channel's connections.
-                "AMQPKA" => {
-                    let v = if one(a)?.eq_ignore_ascii_case("AUTO") {
-                        "AUTO".to_string()
-                    } else {
-                        num(a, 0, 99_999_999)?.to_string()
-                    };
-                    d.noted.insert("AMQPKA".into(), v);
-                }
-                "IPADDR" => {
-                    let v = blank_is_none(a);
-                    if !v.is_empty() && v.parse::<std::net::IpAddr>().is_err() {
-                        return Err(bad(a, format!("'{v}' is not an IP address")));
+                    "MAXINST" => d.maxinst = num(a, 0, 999_999_999)?,
+                    "MAXINSTC" => d.maxinstc = num(a, 0, 999_999_999)?,
+                    "DISCINT" => d.discint = num(a, 0, 999_999)?,
+                    "SEQWRAP" => d.seqwrap = num(a, 100, 999_999_999)?,
+                    "KAINT" => {
+                        d.kaint = if one(a)?.eq_ignore_ascii_case("AUTO") {
+                            -1
+                        } else {
+                            num(a, 0, 99_999)? as i32
+                        }
                     }
-                    d.noted.insert("IPADDR".into(), v);
+                    "USEDLQ" => d.usedlq = choice(a, &["YES", "NO"])? == "YES",
+                    "CERTLABL" => d.certlabl = text(a),
+                    // AMQP channels (MQ's CHLTYPE(AMQP)): the port and address they listen on,
+                    // kept with the noted attributes.
+                    "PORT" | "IPADDR" | "AMQPKA" | "TPROOT" | "USECLTID"
+                        if d.chltype != ChlType::Amqp =>
+                    {
+                        return Err(bad(a, "is an attribute of AMQP channels only"));
+                    }
+                    "PORT" => {
+                        let p = num(a, 1, 65_535)?;
+                        d.noted.insert("PORT".into(), p.to_string());
+                    }
+                    // TPROOT: the topic root of AMQP topics, kept for when publish/subscribe exists
+                    // (topics are refused at the attach until then).
+                    "TPROOT" => {
+                        d.noted.insert("TPROOT".into(), text(a));
+                    }
+                    // USECLTID(YES) would authorize by the AMQP client id, which this release does
+                    // not see: refused by name rather than ignored.
+                    "USECLTID" => {
+                        if choice(a, &["YES", "NO"])? == "YES" {
+                            return Err(bad(
+                                a,
+                                "USECLTID(YES) is not provided in this release: the principal is \
+                         the channel's MCAUSER or the authenticated user (SASL)",
+                            ));
+                        }
+                        d.noted.insert("USECLTID".into(), "NO".into());
+                    }
+                    // AMQPKA(AUTO | milliseconds): the keepalive of the channel's connections.
+                    "AMQPKA" => {
+                        let v = if one(a)?.eq_ignore_ascii_case("AUTO") {
+                            "AUTO".to_string()
+                        } else {
+                            num(a, 0, 99_999_999)?.to_string()
+                        };
+                        d.noted.insert("AMQPKA".into(), v);
+                    }
+                    "IPADDR" => {
+                        let v = text(a);
+                        if !v.is_empty() && v.parse::<std::net::IpAddr>().is_err() {
+                            return Err(bad(a, format!("'{v}' is not an IP address")));
+                        }
+                        d.noted.insert("IPADDR".into(), v);
+                    }
+                    _ => return Ok(false),
                 }
-                _ => match crate::known::note(a, crate::known::CHANNEL, &mut d.noted) {
-                    Some(r) => r?,
-                    None => unknown.push(a),
-                },
-            }
-        }
-        unknown_keywords(&unknown, "channel attribute")?;
-        Ok(())
+                Ok(true)
+            },
+        )
     };
     match c.verb {
         Verb::Define => {
@@ -292,12 +252,4 @@ pub(crate) fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
             )
         }
     }
-}
-
-/// A string attribute where MQ's blank (`' '`) means none.
-fn blank_is_none(a: &crate::parse::Attr) -> String {
-    a.values
-        .first()
-        .map(|v| v.trim().to_string())
-        .unwrap_or_default()
 }

@@ -215,13 +215,11 @@ mod tests {
     use crate::parse::parse;
 
     fn blocks() -> Vec<Block> {
+        use sealmq_types::attrs;
         let b = |q: &str, depth: &str, descr: &str| -> Block {
-            vec![
-                ("QUEUE".into(), q.into()),
-                ("TYPE".into(), "QLOCAL".into()),
-                ("CURDEPTH".into(), depth.into()),
-                ("DESCR".into(), descr.into()),
-                ("LIST".into(), "A.ONE, B.TWO".into()),
+            attrs![
+                "QUEUE" => q, "TYPE" => "QLOCAL", "CURDEPTH" => depth, "DESCR" => descr,
+                "LIST" => "A.ONE, B.TWO",
             ]
         };
         vec![

@@ -5,6 +5,7 @@ use crate::queues::obj_qtype;
 use sealmq_engine::objects::{QType, QmgrDef};
 use sealmq_engine::{MqError, QueueManager};
 use sealmq_types::ReasonCode;
+use sealmq_types::attrs;
 use std::sync::Arc;
 
 use crate::authrec::authrec;
@@ -83,27 +84,14 @@ pub(crate) fn onoff(b: bool) -> String {
 }
 
 fn qmgr_block(q: &QmgrDef) -> Block {
-    vec![
-        ("QMNAME".into(), q.name.clone()),
-        ("DESCR".into(), q.descr.clone()),
-        ("DEADQ".into(), q.dead_letter_q.clone()),
-        ("MAXMSGL".into(), q.max_msg_len.to_string()),
-        ("CHIADAPS".into(), q.chiadaps.to_string()),
-        ("CHIDISPS".into(), q.chidisps.to_string()),
-        ("STATINT".into(), q.stat_int.to_string()),
-        ("DEFXMITQ".into(), q.def_xmitq.clone()),
-        (
-            "ACCTMQI".into(),
-            if q.acct_mqi { "ON" } else { "OFF" }.into(),
-        ),
-        ("ACCTINT".into(), q.acct_int.to_string()),
-        ("CHLAUTH".into(), onoff(q.chlauth_enabled)),
-        ("CONNAUTH".into(), q.connauth.clone()),
-        ("MAXCHL".into(), q.maxchl.to_string()),
-        ("TRIGINT".into(), q.trig_int_ms().to_string()),
-        ("MSGCACHE".into(), (q.msg_cache_bytes() >> 20).to_string()),
-        ("MAXHANDS".into(), q.max_handles().to_string()),
-        ("MAXUMSGS".into(), q.max_uncommitted().to_string()),
+    attrs![
+        "QMNAME" => q.name, "DESCR" => q.descr, "DEADQ" => q.dead_letter_q,
+        "MAXMSGL" => q.max_msg_len, "CHIADAPS" => q.chiadaps, "CHIDISPS" => q.chidisps,
+        "STATINT" => q.stat_int, "DEFXMITQ" => q.def_xmitq,
+        "ACCTMQI" => if q.acct_mqi { "ON" } else { "OFF" }, "ACCTINT" => q.acct_int,
+        "CHLAUTH" => onoff(q.chlauth_enabled), "CONNAUTH" => q.connauth, "MAXCHL" => q.maxchl,
+        "TRIGINT" => q.trig_int_ms(), "MSGCACHE" => (q.msg_cache_bytes() >> 20),
+        "MAXHANDS" => q.max_handles(), "MAXUMSGS" => q.max_uncommitted(),
     ]
     .into_iter()
     .chain(
@@ -123,6 +111,27 @@ pub(crate) fn generic_match(pattern: &str, name: &str) -> bool {
 }
 
 pub(crate) use crate::display::select_all;
+
+/// Refuses the first keyword of `c` that is not one of `keys` (separated by blanks), as not
+/// `what`.
+pub(crate) fn only_keywords(c: &Command, keys: &str, what: &str) -> Result<(), Fail> {
+    match c
+        .attrs
+        .iter()
+        .find(|a| !keys.split_whitespace().any(|k| k == a.key))
+    {
+        Some(a) => Err(bad(a, format!("is not {what}"))),
+        None => Ok(()),
+    }
+}
+
+/// A text attribute's value, trimmed; MQ's blank (`' '`) and an absent value are empty.
+pub(crate) fn text(a: &Attr) -> String {
+    a.values
+        .first()
+        .map(|v| v.trim().to_string())
+        .unwrap_or_default()
+}
 
 /// Fails naming every keyword in `unknown` (a command with several wrong keywords says so at
 /// once); `kind` is what they are not: "channel attribute" gives "X is not a channel
@@ -228,12 +237,9 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
                 .reset_queue_stats(&name)?
                 .into_iter()
                 .map(|r| {
-                    vec![
-                        ("QUEUE".into(), r.queue),
-                        ("MSGSIN".into(), r.msgs_in.to_string()),
-                        ("MSGSOUT".into(), r.msgs_out.to_string()),
-                        ("HIQDEPTH".into(), r.hi_depth.to_string()),
-                        ("TIMESINCERESET".into(), r.secs_since_reset.to_string()),
+                    attrs![
+                        "QUEUE" => r.queue, "MSGSIN" => r.msgs_in, "MSGSOUT" => r.msgs_out,
+                        "HIQDEPTH" => r.hi_depth, "TIMESINCERESET" => r.secs_since_reset,
                     ]
                 })
                 .collect();
@@ -255,59 +261,54 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
         }
         (Verb::Alter, Obj::Qmgr) => {
             let mut q = qm.qmgr();
-            let mut unknown: Vec<&Attr> = Vec::new();
-            for a in &c.attrs {
-                match a.key.as_str() {
-                    "DESCR" => q.descr = one(a)?.trim_end().to_string(),
-                    "DEADQ" => q.dead_letter_q = one(a)?.to_string(),
-                    "MAXMSGL" => q.max_msg_len = num(a, 32768, 104_857_600)?,
-                    "CHIADAPS" => q.chiadaps = num(a, 1, 9999)?,
-                    "CHIDISPS" => q.chidisps = num(a, 1, 9999)?,
-                    "STATINT" => q.stat_int = num(a, 1, 604_800)?,
-                    "DEFXMITQ" => q.def_xmitq = a.values.first().cloned().unwrap_or_default(),
-                    "ACCTMQI" => q.acct_mqi = choice(a, &["ON", "OFF"])? == "ON",
-                    "ACCTINT" => q.acct_int = num(a, 1, 604_800)?,
-                    "MAXCHL" => q.maxchl = num(a, 1, 999_999_999)?,
-                    // Kept with the noted attributes (QmgrDef::trig_int_ms), where older
-                    // queue managers stored it.
-                    "TRIGINT" => {
-                        let v = num(a, 0, 999_999_999)?;
-                        q.noted.insert("TRIGINT".into(), v.to_string());
-                    }
-                    // sealmq's own: the message cache (MiB) all queues share; the rest of
-                    // their messages wait in queue files.
-                    "MSGCACHE" => {
-                        let v = num(a, 1, 1_048_576)?;
-                        q.noted.insert("MSGCACHE".into(), v.to_string());
-                    }
-                    // Handles one connection may hold, and operations one unit of work (or
-                    // one asynchronous consumer, unsettled) may hold: MQ's names and ranges.
-                    "MAXHANDS" => {
-                        let v = num(a, 0, 999_999_999)?;
-                        q.noted.insert("MAXHANDS".into(), v.to_string());
-                    }
-                    "MAXUMSGS" => {
-                        let v = num(a, 1, 999_999_999)?;
-                        q.noted.insert("MAXUMSGS".into(), v.to_string());
-                    }
-                    "CHLAUTH" => {
-                        q.chlauth_enabled = choice(a, &["ENABLED", "DISABLED"])? == "ENABLED"
-                    }
-                    "CONNAUTH" => {
-                        let n = a.values.first().cloned().unwrap_or_default();
-                        let n = n.trim().to_string();
-                        if !n.is_empty() && qm.authinfo(&n).is_none() {
-                            return Err(bad(a, format!("AUTHINFO '{n}' is not defined")));
+            let list = (crate::known::QMGR, "queue manager attribute");
+            crate::known::apply(
+                &mut q,
+                &c.attrs,
+                list,
+                |q| &mut q.noted,
+                |q, a| {
+                    match a.key.as_str() {
+                        "DESCR" => q.descr = one(a)?.trim_end().to_string(),
+                        "DEADQ" => q.dead_letter_q = one(a)?.to_string(),
+                        "MAXMSGL" => q.max_msg_len = num(a, 32768, 104_857_600)?,
+                        "CHIADAPS" => q.chiadaps = num(a, 1, 9999)?,
+                        "CHIDISPS" => q.chidisps = num(a, 1, 9999)?,
+                        "STATINT" => q.stat_int = num(a, 1, 604_800)?,
+                        "DEFXMITQ" => q.def_xmitq = a.values.first().cloned().unwrap_or_default(),
+                        "ACCTMQI" => q.acct_mqi = choice(a, &["ON", "OFF"])? == "ON",
+                        "ACCTINT" => q.acct_int = num(a, 1, 604_800)?,
+                        "MAXCHL" => q.maxchl = num(a, 1, 999_999_999)?,
+                        // Kept with the noted attributes, and read back from there: TRIGINT
+                        // (QmgrDef::trig_int_ms, where older queue managers stored it); sealmq's
+                        // own MSGCACHE, the message cache (MiB) all queues share (the rest of
+                        // their messages wait in queue files); the handles one connection may
+                        // hold and the operations one unit of work (or one asynchronous consumer,
+                        // unsettled) may hold, with MQ's names and ranges.
+                        k @ ("TRIGINT" | "MSGCACHE" | "MAXHANDS" | "MAXUMSGS") => {
+                            let (min, max) = match k {
+                                "MSGCACHE" => (1, 1_048_576),
+                                "MAXUMSGS" => (1, 999_999_999),
+                                _ => (0, 999_999_999),
+                            };
+                            let v: u32 = num(a, min, max)?;
+                            q.noted.insert(k.into(), v.to_string());
                         }
-                        q.connauth = n;
+                        "CHLAUTH" => {
+                            q.chlauth_enabled = choice(a, &["ENABLED", "DISABLED"])? == "ENABLED"
+                        }
+                        "CONNAUTH" => {
+                            let n = text(a);
+                            if !n.is_empty() && qm.authinfo(&n).is_none() {
+                                return Err(bad(a, format!("AUTHINFO '{n}' is not defined")));
+                            }
+                            q.connauth = n;
+                        }
+                        _ => return Ok(false),
                     }
-                    _ => match crate::known::note(a, crate::known::QMGR, &mut q.noted) {
-                        Some(r) => r?,
-                        None => unknown.push(a),
-                    },
-                }
-            }
-            unknown_keywords(&unknown, "queue manager attribute")?;
+                    Ok(true)
+                },
+            )?;
             qm.alter_qmgr(q)?;
             Ok(("SMQ0108I Queue manager altered.".into(), vec![]))
         }

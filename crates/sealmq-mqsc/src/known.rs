@@ -89,6 +89,41 @@ pub(crate) fn note(a: &Attr, list: &[&str], noted: &mut Noted) -> Option<Result<
     Some(Ok(()))
 }
 
+/// Applies a DEFINE or ALTER's attributes to `d`: `own` takes the object's own keywords
+/// (`Ok(false)`: not one of them); REPLACE, NOREPLACE and LIKE (the command's) are passed over;
+/// the rest are kept in `noted(d)` when `list` names them, or refused together as not a `kind`.
+pub(crate) fn apply<D>(
+    d: &mut D,
+    attrs: &[Attr],
+    (list, kind): (&[&str], &str),
+    noted: fn(&mut D) -> &mut Noted,
+    mut own: impl FnMut(&mut D, &Attr) -> Result<bool, Fail>,
+) -> Result<(), Fail> {
+    let mut unknown: Vec<&Attr> = Vec::new();
+    for a in attrs {
+        if matches!(a.key.as_str(), "REPLACE" | "NOREPLACE" | "LIKE") || own(d, a)? {
+            continue;
+        }
+        match note(a, list, noted(d)) {
+            Some(r) => r?,
+            None => unknown.push(a),
+        }
+    }
+    crate::exec::unknown_keywords(&unknown, kind)
+}
+
+/// TRPTYPE: sealmq's channels and listeners run over TCP only (`what`: "listens").
+pub(crate) fn tcp_only(a: &Attr, what: &str) -> Result<(), Fail> {
+    let t = crate::exec::one(a)?;
+    if t.eq_ignore_ascii_case("TCP") {
+        return Ok(());
+    }
+    Err(bad(
+        a,
+        format!("'{t}' is not provided: sealmq {what} over TCP only"),
+    ))
+}
+
 /// The noted attributes as DISPLAY shows them.
 pub(crate) fn shown(noted: &Noted) -> impl Iterator<Item = (String, String)> + '_ {
     noted.iter().map(|(k, v)| (k.clone(), v.clone()))

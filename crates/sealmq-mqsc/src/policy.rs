@@ -4,15 +4,14 @@ use crate::exec::{Block, Fail, bad, choice, generic_match, one};
 use crate::parse::{Attr, Command, Verb};
 use sealmq_engine::QueueManager;
 use sealmq_types::ReasonCode;
+use sealmq_types::attrs;
 use std::sync::Arc;
 
 /// A policy as DISPLAY shows it (RECIP and SIGNER repeat).
 pub fn policy_block(p: &sealmq_protect::Policy) -> Block {
-    let mut b: Block = vec![
-        ("POLICY".into(), p.name.clone()),
-        ("QOP".into(), p.qop().name().into()),
-        ("SIGNALG".into(), p.sign_alg.name().into()),
-        ("ENCALG".into(), p.enc_alg.name().into()),
+    let mut b: Block = attrs![
+        "POLICY" => p.name, "QOP" => p.qop().name(), "SIGNALG" => p.sign_alg.name(),
+        "ENCALG" => p.enc_alg.name(),
     ];
     for r in &p.recipients {
         b.push(("RECIP".into(), r.to_string()));

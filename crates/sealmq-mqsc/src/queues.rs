@@ -3,7 +3,9 @@
 //! as MQ does, so altering a default changes later definitions.
 
 use crate::display::Listing;
-use crate::exec::{Block, Fail, bad, choice, generic_match, num, one, onoff, unknown_keywords};
+use crate::exec::{
+    Block, Fail, bad, choice, generic_match, num, one, onoff, text, unknown_keywords,
+};
 use crate::known;
 use crate::parse::{Attr, Command, Obj, Verb};
 use sealmq_engine::QueueManager;
@@ -11,6 +13,7 @@ use sealmq_engine::objects::{
     DefType, MsgDlvSq, QType, QueueDef, ReadAhead, TrigType, Usage, default_queue_name,
 };
 use sealmq_types::ReasonCode;
+use sealmq_types::attrs;
 use std::sync::Arc;
 
 pub(crate) fn obj_qtype(o: Obj) -> Option<QType> {
@@ -154,19 +157,11 @@ fn apply_queue(def: &mut QueueDef, attrs: &[Attr]) -> Result<(), Fail> {
             }
             "INITQ" => {
                 lm()?;
-                def.init_q = a
-                    .values
-                    .first()
-                    .map(|v| v.trim().to_string())
-                    .unwrap_or_default()
+                def.init_q = text(a)
             }
             "PROCESS" => {
                 lm()?;
-                def.process = a
-                    .values
-                    .first()
-                    .map(|v| v.trim().to_string())
-                    .unwrap_or_default()
+                def.process = text(a)
             }
             // TARGQ is MQ's older name of TARGET.
             "TARGET" | "TARGQ" => {
@@ -184,11 +179,7 @@ fn apply_queue(def: &mut QueueDef, attrs: &[Attr]) -> Result<(), Fail> {
             }
             "RNAME" => {
                 only(&[Remote])?;
-                def.remote_name = a
-                    .values
-                    .first()
-                    .map(|v| v.trim().to_string())
-                    .unwrap_or_default()
+                def.remote_name = text(a)
             }
             "RQMNAME" => {
                 only(&[Remote])?;
@@ -196,11 +187,7 @@ fn apply_queue(def: &mut QueueDef, attrs: &[Attr]) -> Result<(), Fail> {
             }
             "XMITQ" => {
                 only(&[Remote])?;
-                def.xmitq = a
-                    .values
-                    .first()
-                    .map(|v| v.trim().to_string())
-                    .unwrap_or_default()
+                def.xmitq = text(a)
             }
             "DEFTYPE" => {
                 only(&[Model])?;
@@ -231,10 +218,8 @@ fn yn(b: bool) -> String {
 
 /// Every attribute of a queue, in display order.
 pub fn queue_block(qm: &QueueManager, d: &QueueDef) -> Block {
-    let mut b: Block = vec![
-        ("QUEUE".into(), d.name.clone()),
-        ("TYPE".into(), d.qtype.name().into()),
-        ("DESCR".into(), d.descr.clone()),
+    let mut b: Block = attrs![
+        "QUEUE" => d.name, "TYPE" => d.qtype.name(), "DESCR" => d.descr,
     ];
     b.push(("PUT".into(), onoff(d.put_enabled)));
     if d.qtype != QType::Remote {

@@ -2,9 +2,7 @@
 //! (DEFINE, ALTER, DELETE, DISPLAY), SERVICE (as LISTENER) and DISPLAY SVSTATUS.
 
 use crate::display::Listing;
-use crate::exec::{
-    Block, Fail, bad, choice, generic_match, num, one, select_all, unknown_keywords,
-};
+use crate::exec::{Block, Fail, bad, choice, generic_match, num, one, select_all, text};
 use crate::known;
 use crate::parse::{Attr, Command, Obj, Verb};
 use sealmq_engine::QueueManager;
@@ -13,6 +11,7 @@ use sealmq_engine::services::{
     ServiceDef,
 };
 use sealmq_types::ReasonCode;
+use sealmq_types::attrs;
 use std::sync::Arc;
 
 fn not_defined(what: &str, name: &str) -> Fail {
@@ -23,87 +22,63 @@ fn not_defined(what: &str, name: &str) -> Fail {
     }
 }
 
-fn text(a: &Attr) -> String {
-    a.values
-        .first()
-        .map(|v| v.trim().to_string())
-        .unwrap_or_default()
-}
-
 fn apply_listener(d: &mut ListenerDef, attrs: &[Attr]) -> Result<(), Fail> {
-    let mut unknown: Vec<&Attr> = Vec::new();
-    for a in attrs {
-        match a.key.as_str() {
-            "REPLACE" | "NOREPLACE" | "LIKE" => {}
-            "DESCR" => d.descr = one(a)?.trim_end().to_string(),
-            "TRPTYPE" => {
-                if !one(a)?.eq_ignore_ascii_case("TCP") {
-                    return Err(bad(
-                        a,
-                        format!(
-                            "'{}' is not provided: sealmq listens over TCP only",
-                            one(a)?
-                        ),
-                    ));
+    known::apply(
+        d,
+        attrs,
+        (known::LISTENER, "listener attribute"),
+        |d| &mut d.noted,
+        |d, a| {
+            match a.key.as_str() {
+                "DESCR" => d.descr = one(a)?.trim_end().to_string(),
+                "TRPTYPE" => known::tcp_only(a, "listens")?,
+                "PORT" => d.port = num(a, 0, 65_535)? as u16,
+                "IPADDR" => d.ipaddr = text(a),
+                "BACKLOG" => d.backlog = num(a, 0, 999_999_999)?,
+                "CONTROL" => {
+                    d.control = Control::parse(choice(a, &["QMGR", "STARTONLY", "MANUAL"])?)
+                        .unwrap_or(Control::Manual)
                 }
+                _ => return Ok(false),
             }
-            "PORT" => d.port = num(a, 0, 65_535)? as u16,
-            "IPADDR" => d.ipaddr = text(a),
-            "BACKLOG" => d.backlog = num(a, 0, 999_999_999)?,
-            "CONTROL" => {
-                d.control = Control::parse(choice(a, &["QMGR", "STARTONLY", "MANUAL"])?)
-                    .unwrap_or(Control::Manual)
-            }
-            _ => match known::note(a, known::LISTENER, &mut d.noted) {
-                Some(r) => r?,
-                None => unknown.push(a),
-            },
-        }
-    }
-    unknown_keywords(&unknown, "listener attribute")
+            Ok(true)
+        },
+    )
 }
 
 fn listener_block(d: &ListenerDef) -> Block {
-    let mut b: Block = vec![
-        ("LISTENER".into(), d.name.clone()),
-        ("CONTROL".into(), d.control.name().into()),
-        ("TRPTYPE".into(), "TCP".into()),
-        ("PORT".into(), d.port.to_string()),
-        ("IPADDR".into(), d.ipaddr.clone()),
-        ("BACKLOG".into(), d.backlog.to_string()),
-        ("DESCR".into(), d.descr.clone()),
+    let mut b: Block = attrs![
+        "LISTENER" => d.name, "CONTROL" => d.control.name(), "TRPTYPE" => "TCP", "PORT" => d.port,
+        "IPADDR" => d.ipaddr, "BACKLOG" => d.backlog, "DESCR" => d.descr,
     ];
     b.extend(known::shown(&d.noted));
     b
 }
 
 fn apply_process(d: &mut ProcessDef, attrs: &[Attr]) -> Result<(), Fail> {
-    let mut unknown: Vec<&Attr> = Vec::new();
-    for a in attrs {
-        match a.key.as_str() {
-            "REPLACE" | "NOREPLACE" | "LIKE" => {}
-            "DESCR" => d.descr = one(a)?.trim_end().to_string(),
-            "APPLTYPE" => d.appltype = one(a)?.trim().to_ascii_uppercase(),
-            "APPLICID" => d.applicid = text(a),
-            "ENVRDATA" => d.envrdata = text(a),
-            "USERDATA" => d.userdata = text(a),
-            _ => match known::note(a, known::PROCESS, &mut d.noted) {
-                Some(r) => r?,
-                None => unknown.push(a),
-            },
-        }
-    }
-    unknown_keywords(&unknown, "process attribute")
+    known::apply(
+        d,
+        attrs,
+        (known::PROCESS, "process attribute"),
+        |d| &mut d.noted,
+        |d, a| {
+            match a.key.as_str() {
+                "DESCR" => d.descr = one(a)?.trim_end().to_string(),
+                "APPLTYPE" => d.appltype = one(a)?.trim().to_ascii_uppercase(),
+                "APPLICID" => d.applicid = text(a),
+                "ENVRDATA" => d.envrdata = text(a),
+                "USERDATA" => d.userdata = text(a),
+                _ => return Ok(false),
+            }
+            Ok(true)
+        },
+    )
 }
 
 fn process_block(d: &ProcessDef) -> Block {
-    let mut b: Block = vec![
-        ("PROCESS".into(), d.name.clone()),
-        ("DESCR".into(), d.descr.clone()),
-        ("APPLTYPE".into(), d.appltype.clone()),
-        ("APPLICID".into(), d.applicid.clone()),
-        ("ENVRDATA".into(), d.envrdata.clone()),
-        ("USERDATA".into(), d.userdata.clone()),
+    let mut b: Block = attrs![
+        "PROCESS" => d.name, "DESCR" => d.descr, "APPLTYPE" => d.appltype,
+        "APPLICID" => d.applicid, "ENVRDATA" => d.envrdata, "USERDATA" => d.userdata,
     ];
     b.extend(known::shown(&d.noted));
     b
@@ -128,48 +103,42 @@ fn ignstate(c: &Command, what: &str) -> Result<bool, Fail> {
 }
 
 fn apply_service(d: &mut ServiceDef, attrs: &[Attr]) -> Result<(), Fail> {
-    let mut unknown: Vec<&Attr> = Vec::new();
-    for a in attrs {
-        match a.key.as_str() {
-            "REPLACE" | "NOREPLACE" | "LIKE" => {}
-            "DESCR" => d.descr = one(a)?.trim_end().to_string(),
-            "SERVTYPE" => {
-                d.servtype = match choice(a, &["SERVER", "COMMAND"])? {
-                    "SERVER" => ServType::Server,
-                    _ => ServType::Command,
+    known::apply(
+        d,
+        attrs,
+        (known::SERVICE, "service attribute"),
+        |d| &mut d.noted,
+        |d, a| {
+            match a.key.as_str() {
+                "DESCR" => d.descr = one(a)?.trim_end().to_string(),
+                "SERVTYPE" => {
+                    d.servtype = match choice(a, &["SERVER", "COMMAND"])? {
+                        "SERVER" => ServType::Server,
+                        _ => ServType::Command,
+                    }
                 }
+                "CONTROL" => {
+                    d.control = Control::parse(choice(a, &["QMGR", "STARTONLY", "MANUAL"])?)
+                        .unwrap_or(Control::Manual)
+                }
+                "STARTCMD" => d.startcmd = text(a),
+                "STARTARG" => d.startarg = text(a),
+                "STOPCMD" => d.stopcmd = text(a),
+                "STOPARG" => d.stoparg = text(a),
+                "STDOUT" => d.stdout = text(a),
+                "STDERR" => d.stderr = text(a),
+                _ => return Ok(false),
             }
-            "CONTROL" => {
-                d.control = Control::parse(choice(a, &["QMGR", "STARTONLY", "MANUAL"])?)
-                    .unwrap_or(Control::Manual)
-            }
-            "STARTCMD" => d.startcmd = text(a),
-            "STARTARG" => d.startarg = text(a),
-            "STOPCMD" => d.stopcmd = text(a),
-            "STOPARG" => d.stoparg = text(a),
-            "STDOUT" => d.stdout = text(a),
-            "STDERR" => d.stderr = text(a),
-            _ => match known::note(a, known::SERVICE, &mut d.noted) {
-                Some(r) => r?,
-                None => unknown.push(a),
-            },
-        }
-    }
-    unknown_keywords(&unknown, "service attribute")
+            Ok(true)
+        },
+    )
 }
 
 fn service_block(d: &ServiceDef) -> Block {
-    let mut b: Block = vec![
-        ("SERVICE".into(), d.name.clone()),
-        ("CONTROL".into(), d.control.name().into()),
-        ("SERVTYPE".into(), d.servtype.name().into()),
-        ("STARTCMD".into(), d.startcmd.clone()),
-        ("STARTARG".into(), d.startarg.clone()),
-        ("STOPCMD".into(), d.stopcmd.clone()),
-        ("STOPARG".into(), d.stoparg.clone()),
-        ("STDOUT".into(), d.stdout.clone()),
-        ("STDERR".into(), d.stderr.clone()),
-        ("DESCR".into(), d.descr.clone()),
+    let mut b: Block = attrs![
+        "SERVICE" => d.name, "CONTROL" => d.control.name(), "SERVTYPE" => d.servtype.name(),
+        "STARTCMD" => d.startcmd, "STARTARG" => d.startarg, "STOPCMD" => d.stopcmd,
+        "STOPARG" => d.stoparg, "STDOUT" => d.stdout, "STDERR" => d.stderr, "DESCR" => d.descr,
     ];
     b.extend(known::shown(&d.noted));
     b
@@ -355,12 +324,9 @@ pub(crate) fn svstatus(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, V
     let mut blocks = Vec::new();
     for s in running.iter().filter(|s| generic_match(&name, &s.name)) {
         let (da, ti) = sealmq_types::time::mq_date_time(s.started);
-        let mut b: Block = vec![
-            ("SERVICE".into(), s.name.clone()),
-            ("STATUS".into(), s.status.into()),
-            ("PID".into(), s.pid.to_string()),
-            ("STARTDA".into(), da),
-            ("STARTTI".into(), ti),
+        let mut b: Block = attrs![
+            "SERVICE" => s.name, "STATUS" => s.status, "PID" => s.pid, "STARTDA" => da,
+            "STARTTI" => ti,
         ];
         if let Some(d) = qm.service(&s.name) {
             b.extend(service_block(&d).into_iter().skip(1));
@@ -459,27 +425,13 @@ pub(crate) fn lsstatus(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, V
             .rsplit_once(':')
             .map(|(h, _)| h.trim_matches(['[', ']']).to_string())
             .unwrap_or_default();
-        blocks.push(vec![
-            ("LISTENER".into(), s.name.clone()),
-            ("STATUS".into(), "RUNNING".into()),
-            ("PID".into(), std::process::id().to_string()),
-            ("STARTDA".into(), da),
-            ("STARTTI".into(), ti),
-            (
-                "DESCR".into(),
-                def.as_ref().map(|d| d.descr.clone()).unwrap_or_default(),
-            ),
-            ("TRPTYPE".into(), "TCP".into()),
-            (
-                "CONTROL".into(),
-                def.as_ref()
-                    .map(|d| d.control.name())
-                    .unwrap_or("MANUAL")
-                    .into(),
-            ),
-            ("IPADDR".into(), ip),
-            ("PORT".into(), port),
-            ("BACKLOG".into(), s.backlog.to_string()),
+        blocks.push(attrs![
+            "LISTENER" => s.name, "STATUS" => "RUNNING", "PID" => std::process::id(),
+            "STARTDA" => da, "STARTTI" => ti,
+            "DESCR" => def.as_ref().map(|d| d.descr.clone()).unwrap_or_default(),
+            "TRPTYPE" => "TCP",
+            "CONTROL" => def.as_ref().map(|d| d.control.name()).unwrap_or("MANUAL"),
+            "IPADDR" => ip, "PORT" => port, "BACKLOG" => s.backlog,
         ]);
     }
     if blocks.is_empty() && !name.contains('*') {

@@ -6,6 +6,7 @@ use crate::parse::{Command, Obj, Verb};
 use sealmq_engine::QueueManager;
 use sealmq_engine::conns::{ConnInfo, HandleInfo};
 use sealmq_types::ReasonCode;
+use sealmq_types::attrs;
 use sealmq_types::time::mq_date_time;
 use std::sync::Arc;
 
@@ -48,41 +49,21 @@ fn openopts(h: &HandleInfo) -> String {
 
 fn conn_block(c: &ConnInfo) -> Block {
     let (da, ti) = mq_date_time(c.started);
-    vec![
-        ("CONN".into(), conn_id(c.id)),
-        ("TYPE".into(), "CONN".into()),
-        ("APPLTAG".into(), c.appl.clone()),
-        (
-            "APPLTYPE".into(),
-            if c.internal { "SYSTEM" } else { "USER" }.into(),
-        ),
-        ("USERID".into(), c.user.clone()),
-        (
-            "PID".into(),
-            c.origin.pid.map(|p| p.to_string()).unwrap_or_default(),
-        ),
-        ("CHANNEL".into(), c.origin.channel.clone()),
-        ("CONNAME".into(), c.origin.conname.clone()),
-        ("CONNDA".into(), da),
-        ("CONNTI".into(), ti),
-        (
-            "UOWSTATE".into(),
-            if c.uow_active { "ACTIVE" } else { "NONE" }.into(),
-        ),
-        ("HANDLES".into(), c.handles.len().to_string()),
+    attrs![
+        "CONN" => conn_id(c.id), "TYPE" => "CONN", "APPLTAG" => c.appl,
+        "APPLTYPE" => if c.internal { "SYSTEM" } else { "USER" }, "USERID" => c.user,
+        "PID" => c.origin.pid.map(|p| p.to_string()).unwrap_or_default(),
+        "CHANNEL" => c.origin.channel, "CONNAME" => c.origin.conname, "CONNDA" => da,
+        "CONNTI" => ti, "UOWSTATE" => if c.uow_active { "ACTIVE" } else { "NONE" },
+        "HANDLES" => c.handles.len(),
     ]
 }
 
 fn handle_block(c: &ConnInfo, h: &HandleInfo) -> Block {
-    vec![
-        ("CONN".into(), conn_id(c.id)),
-        ("TYPE".into(), "HANDLE".into()),
-        ("APPLTAG".into(), c.appl.clone()),
-        ("USERID".into(), c.user.clone()),
-        ("OBJNAME".into(), h.name.clone()),
-        ("OBJTYPE".into(), "QUEUE".into()),
-        ("OPENOPTS".into(), openopts(h)),
-        ("HSTATE".into(), "INACTIVE".into()),
+    attrs![
+        "CONN" => conn_id(c.id), "TYPE" => "HANDLE", "APPLTAG" => c.appl, "USERID" => c.user,
+        "OBJNAME" => h.name, "OBJTYPE" => "QUEUE", "OPENOPTS" => openopts(h),
+        "HSTATE" => "INACTIVE",
     ]
 }
 
@@ -138,27 +119,14 @@ pub(crate) fn qstatus_handles(
             .iter()
             .filter(|h| generic_match(&name, &h.resolved) || generic_match(&name, &h.name))
         {
-            blocks.push(vec![
-                ("QUEUE".into(), h.resolved.clone()),
-                ("TYPE".into(), "HANDLE".into()),
-                ("APPLTAG".into(), ci.appl.clone()),
-                ("CONN".into(), conn_id(ci.id)),
-                ("USERID".into(), ci.user.clone()),
-                (
-                    "PID".into(),
-                    ci.origin.pid.map(|p| p.to_string()).unwrap_or_default(),
-                ),
-                ("CHANNEL".into(), ci.origin.channel.clone()),
-                ("CONNAME".into(), ci.origin.conname.clone()),
-                ("INPUT".into(), input(h)),
-                ("OUTPUT".into(), yn(h.output)),
-                ("BROWSE".into(), yn(h.browse)),
-                ("INQUIRE".into(), yn(h.inquire)),
-                ("SET".into(), yn(h.set)),
-                (
-                    "UOWSTATE".into(),
-                    if ci.uow_active { "ACTIVE" } else { "NONE" }.into(),
-                ),
+            blocks.push(attrs![
+                "QUEUE" => h.resolved, "TYPE" => "HANDLE", "APPLTAG" => ci.appl,
+                "CONN" => conn_id(ci.id), "USERID" => ci.user,
+                "PID" => ci.origin.pid.map(|p| p.to_string()).unwrap_or_default(),
+                "CHANNEL" => ci.origin.channel, "CONNAME" => ci.origin.conname,
+                "INPUT" => input(h), "OUTPUT" => yn(h.output), "BROWSE" => yn(h.browse),
+                "INQUIRE" => yn(h.inquire), "SET" => yn(h.set),
+                "UOWSTATE" => if ci.uow_active { "ACTIVE" } else { "NONE" },
             ]);
         }
     }
@@ -172,30 +140,12 @@ pub(crate) fn qstatus_handles(
 fn qmstatus(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
     let (da, ti) = mq_date_time(qm.started);
     let conns = qm.connections().iter().filter(|c| !c.internal).count();
-    let block: Block = vec![
-        ("QMNAME".into(), qm.name()),
-        ("STATUS".into(), "RUNNING".into()),
-        ("STARTDA".into(), da),
-        ("STARTTI".into(), ti),
-        ("CONNS".into(), conns.to_string()),
-        (
-            "CHINIT".into(),
-            if qm.chinit().is_some() {
-                "RUNNING"
-            } else {
-                "STOPPED"
-            }
-            .into(),
-        ),
-        ("CMDSERV".into(), "RUNNING".into()),
-        (
-            "LISTENERS".into(),
-            qm.listener_control()
-                .map(|l| l.status().len())
-                .unwrap_or(0)
-                .to_string(),
-        ),
-        ("LOGBYTES".into(), qm.log_stats().bytes.to_string()),
+    let block: Block = attrs![
+        "QMNAME" => qm.name(), "STATUS" => "RUNNING", "STARTDA" => da, "STARTTI" => ti,
+        "CONNS" => conns, "CHINIT" => if qm.chinit().is_some() { "RUNNING" } else { "STOPPED" },
+        "CMDSERV" => "RUNNING",
+        "LISTENERS" => qm.listener_control().map(|l| l.status().len()).unwrap_or(0),
+        "LOGBYTES" => qm.log_stats().bytes,
     ];
     let blocks = select_all([block], &c.attrs, &["QMNAME"], true)?;
     Ok(("SMQ0192I Queue manager status.".into(), blocks))

@@ -10,33 +10,19 @@ use der::{Decode, Sequence};
 use spki::AlgorithmIdentifierOwned;
 use x509_cert::attr::Attributes;
 
-/// RFC 5083 AuthEnvelopedData.
+/// RFC 5083 AuthEnvelopedData (its module's tagging: IMPLICIT).
 #[derive(Clone, Debug, Sequence)]
+#[asn1(tag_mode = "IMPLICIT")]
 pub struct AuthEnvelopedData {
     pub version: CmsVersion,
-    #[asn1(
-        context_specific = "0",
-        tag_mode = "IMPLICIT",
-        constructed = "true",
-        optional = "true"
-    )]
+    #[asn1(context_specific = "0", constructed = "true", optional = "true")]
     pub originator_info: Option<OriginatorInfo>,
     pub recip_infos: RecipientInfos,
     pub auth_encrypted_content: EncryptedContentInfo,
-    #[asn1(
-        context_specific = "1",
-        tag_mode = "IMPLICIT",
-        constructed = "true",
-        optional = "true"
-    )]
+    #[asn1(context_specific = "1", constructed = "true", optional = "true")]
     pub auth_attrs: Option<Attributes>,
     pub mac: OctetString,
-    #[asn1(
-        context_specific = "2",
-        tag_mode = "IMPLICIT",
-        constructed = "true",
-        optional = "true"
-    )]
+    #[asn1(context_specific = "2", constructed = "true", optional = "true")]
     pub unauth_attrs: Option<Attributes>,
 }
 

@@ -70,3 +70,13 @@ macro_rules! named_enum {
         }
     )*};
 }
+
+/// Keyword and value pairs as MQSC shows them (a DISPLAY block), a line of several for the
+/// reader: `attrs!["DESCR" => d.descr, "MAXDEPTH" => d.max_depth]` gives the
+/// `Vec<(String, String)>`, each value by its `Display`.
+#[macro_export]
+macro_rules! attrs {
+    ($($k:literal => $v:expr),* $(,)?) => {
+        ::std::vec![$(($k.to_string(), ::std::string::ToString::to_string(&$v))),*]
+    };
+}

@@ -423,21 +423,12 @@ impl Response {
 
 #[cfg(test)]
 fn write_frame(w: &mut impl Write, kind: u8, id: u32, body: &[u8]) -> io::Result<()> {
-    write_framed(w, kind, id, |e| e.buf.extend_from_slice(body))
-}
-
-/// Writes one frame whose body `body` encodes straight after the frame header, in one buffer
-/// (no second copy of a message payload), and flushes it.
-fn write_framed(
-    w: &mut impl Write,
-    kind: u8,
-    id: u32,
-    body: impl FnOnce(&mut Enc),
-) -> io::Result<()> {
-    write_unflushed(w, kind, id, body)?;
+    write_unflushed(w, kind, id, |e| e.buf.extend_from_slice(body))?;
     w.flush()
 }
 
+/// Writes one frame whose body `body` encodes straight after the frame header, in one buffer
+/// (no second copy of a message payload), not flushed.
 fn write_unflushed(
     w: &mut impl Write,
     kind: u8,
@@ -493,7 +484,8 @@ fn read_frame(r: &mut impl Read, max: usize) -> Result<Option<(u8, u32, Vec<u8>)
 }
 
 pub fn write_request(w: &mut impl Write, id: u32, r: &Request) -> io::Result<()> {
-    write_framed(w, r.kind(), id, |e| r.put_body(e))
+    write_unflushed(w, r.kind(), id, |e| r.put_body(e))?;
+    w.flush()
 }
 
 pub fn write_response(w: &mut impl Write, id: u32, r: &Response) -> io::Result<()> {

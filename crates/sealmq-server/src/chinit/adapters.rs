@@ -18,6 +18,7 @@
 #![allow(unsafe_code)]
 
 use sealmq_engine::channels::Attrs;
+use sealmq_types::attrs;
 use sealmq_types::sync::lock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -49,15 +50,9 @@ impl TaskStats {
                 format!("{:.1}", v as f64 / n as f64 / 1000.0)
             }
         };
-        vec![
-            ("TASK".into(), task),
-            ("REQUESTS".into(), n.to_string()),
-            ("AVGCPU".into(), per(cpu)),
-            ("AVGELAPSED".into(), per(el)),
-            (
-                "BUSY".into(),
-                format!("{:.1}", (el as f64 / wall as f64 * 100.0).min(100.0)),
-            ),
+        attrs![
+            "TASK" => task, "REQUESTS" => n, "AVGCPU" => per(cpu), "AVGELAPSED" => per(el),
+            "BUSY" => format!("{:.1}", (el as f64 / wall as f64 * 100.0).min(100.0)),
         ]
     }
 }

@@ -6,6 +6,7 @@ use super::{Initiator, fail};
 use sealmq_engine::MqResult;
 use sealmq_engine::channels::{Attrs, ChannelDef};
 use sealmq_types::ReasonCode;
+use sealmq_types::attrs;
 use sealmq_types::sync::lock;
 
 impl Initiator {
@@ -121,13 +122,9 @@ impl Initiator {
             .values()
             .filter(|c| crate::generic_match(pattern, &c.name))
             .map(|c| {
-                vec![
-                    ("CHANNEL".into(), c.name.clone()),
-                    ("CHLTYPE".into(), "AMQP".into()),
-                    ("STATUS".into(), "RUNNING".into()),
-                    ("CONNAME".into(), c.addr.to_string()),
-                    ("CONNS".into(), c.connections().to_string()),
-                    ("CURCONNS".into(), c.connections().to_string()),
+                attrs![
+                    "CHANNEL" => c.name, "CHLTYPE" => "AMQP", "STATUS" => "RUNNING",
+                    "CONNAME" => c.addr, "CONNS" => c.connections(), "CURCONNS" => c.connections(),
                 ]
             })
             .collect();
@@ -155,22 +152,13 @@ impl Initiator {
                 }
                 let (msgda, msgti) = date_time(s.last_msg_ms);
                 let (stada, stati) = date_time(s.started_ms);
-                v.push(vec![
-                    ("CHANNEL".into(), c.name.clone()),
-                    ("CHLTYPE".into(), "AMQP".into()),
-                    ("CLIENTID".into(), s.client_id),
-                    ("STATUS".into(), "RUNNING".into()),
-                    ("CONNAME".into(), crate::chinit::host_port(&s.conname)),
-                    ("MCAUSER".into(), s.mcauser),
-                    ("CLNTUSER".into(), s.clntuser),
-                    ("PROTOCOL".into(), "AMQP".into()),
-                    ("MSGSNT".into(), s.msgs_sent.to_string()),
-                    ("MSGRCVD".into(), s.msgs_rcvd.to_string()),
-                    ("LSTMSGDA".into(), msgda),
-                    ("LSTMSGTI".into(), msgti),
-                    ("CHSTADA".into(), stada),
-                    ("CHSTATI".into(), stati),
-                    ("LINKS".into(), s.links.join(" ")),
+                v.push(attrs![
+                    "CHANNEL" => c.name, "CHLTYPE" => "AMQP", "CLIENTID" => s.client_id,
+                    "STATUS" => "RUNNING", "CONNAME" => crate::chinit::host_port(&s.conname),
+                    "MCAUSER" => s.mcauser, "CLNTUSER" => s.clntuser, "PROTOCOL" => "AMQP",
+                    "MSGSNT" => s.msgs_sent, "MSGRCVD" => s.msgs_rcvd, "LSTMSGDA" => msgda,
+                    "LSTMSGTI" => msgti, "CHSTADA" => stada, "CHSTATI" => stati,
+                    "LINKS" => s.links.join(" "),
                 ]);
             }
         }

@@ -26,6 +26,7 @@ use sealmq_engine::Connection;
 use sealmq_engine::channels::{Attrs, ChannelControl, ChannelDef, ChlType};
 use sealmq_engine::{MqError, MqResult, QueueManager};
 use sealmq_types::ReasonCode;
+use sealmq_types::attrs;
 use sealmq_types::sync::lock;
 use std::collections::HashMap;
 use std::net::TcpStream;
@@ -582,31 +583,16 @@ impl ChannelControl for Control {
                 } else {
                     String::new()
                 };
-                vec![
-                    ("CHANNEL".into(), r.name.clone()),
-                    ("CHLTYPE".into(), r.chltype.name().into()),
-                    ("STATUS".into(), s.state.name().into()),
-                    ("SUBSTATE".into(), s.substate.into()),
-                    ("CONNAME".into(), host_port(&s.conname)),
-                    ("CHSTADA".into(), stada),
-                    ("CHSTATI".into(), stati),
-                    ("LSTMSGDA".into(), msgda),
-                    ("LSTMSGTI".into(), msgti),
-                    ("XQMSGSA".into(), xqmsgsa),
-                    ("RQMNAME".into(), s.rqmname),
-                    ("XMITQ".into(), if sends { s.xmitq } else { String::new() }),
-                    ("MSGS".into(), s.msgs.to_string()),
-                    ("BYTSSENT".into(), s.bytes_sent.to_string()),
-                    ("BYTSRCVD".into(), s.bytes_rcvd.to_string()),
-                    ("BATCHES".into(), s.batches.to_string()),
-                    ("CURSEQNO".into(), s.cur_seq.to_string()),
-                    ("LSTSEQNO".into(), s.lst_seq.to_string()),
-                    (
-                        "INDOUBT".into(),
-                        if s.indoubt { "YES" } else { "NO" }.into(),
-                    ),
-                    ("SSLRKEYS".into(), s.key_resets.to_string()),
-                    ("ERROR".into(), s.error),
+                attrs![
+                    "CHANNEL" => r.name, "CHLTYPE" => r.chltype.name(), "STATUS" => s.state.name(),
+                    "SUBSTATE" => s.substate, "CONNAME" => host_port(&s.conname),
+                    "CHSTADA" => stada, "CHSTATI" => stati, "LSTMSGDA" => msgda,
+                    "LSTMSGTI" => msgti, "XQMSGSA" => xqmsgsa, "RQMNAME" => s.rqmname,
+                    "XMITQ" => if sends { s.xmitq } else { String::new() }, "MSGS" => s.msgs,
+                    "BYTSSENT" => s.bytes_sent, "BYTSRCVD" => s.bytes_rcvd, "BATCHES" => s.batches,
+                    "CURSEQNO" => s.cur_seq, "LSTSEQNO" => s.lst_seq,
+                    "INDOUBT" => if s.indoubt { "YES" } else { "NO" }, "SSLRKEYS" => s.key_resets,
+                    "ERROR" => s.error,
                 ]
             })
             .chain(self.amqp_status(pattern))
@@ -633,30 +619,13 @@ impl ChannelControl for Control {
                 Some(i) => (i.last_seq, hex(&i.batch), i.xmitq_seqs.len()),
                 None => (rec.seq, hex(&rec.batch), 0),
             };
-            out.push(vec![
-                ("CHANNEL".into(), d.name.clone()),
-                ("CHLTYPE".into(), d.chltype.name().into()),
-                (
-                    "XMITQ".into(),
-                    if d.sends() {
-                        d.xmitq.clone()
-                    } else {
-                        String::new()
-                    },
-                ),
-                ("CURSEQNO".into(), cur_seq.to_string()),
-                ("LSTSEQNO".into(), rec.seq.to_string()),
-                ("CURLUWID".into(), cur_luw),
-                ("LSTLUWID".into(), hex(&rec.batch)),
-                (
-                    "INDOUBT".into(),
-                    if rec.indoubt.is_some() { "YES" } else { "NO" }.into(),
-                ),
-                ("CURMSGS".into(), cur_msgs.to_string()),
-                (
-                    "STOPREQ".into(),
-                    if rec.stopped { "YES" } else { "NO" }.into(),
-                ),
+            out.push(attrs![
+                "CHANNEL" => d.name, "CHLTYPE" => d.chltype.name(),
+                "XMITQ" => if d.sends() { d.xmitq.clone() } else { String::new() },
+                "CURSEQNO" => cur_seq, "LSTSEQNO" => rec.seq, "CURLUWID" => cur_luw,
+                "LSTLUWID" => hex(&rec.batch),
+                "INDOUBT" => if rec.indoubt.is_some() { "YES" } else { "NO" },
+                "CURMSGS" => cur_msgs, "STOPREQ" => if rec.stopped { "YES" } else { "NO" },
             ]);
         }
         Ok(out)
