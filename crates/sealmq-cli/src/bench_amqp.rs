@@ -22,6 +22,7 @@
 //! each trusts the other, so either side reads what the other put.
 
 use crate::CliResult;
+use crate::bench_app::{open_q, per_second, put_plain};
 use crate::bench_cmd::{BenchArgs, Protection, define_deep_queue, mqsc};
 use fe2o3_amqp::connection::ConnectionHandle;
 use fe2o3_amqp::session::SessionHandle;
@@ -48,47 +49,34 @@ fn native_put(
     persistent: bool,
 ) -> CliResult<f64> {
     let mut c = prot.client(dir, "bench-native")?;
-    let (h, _) = c
-        .open(QUEUE, OpenOptions::output())
-        .map_err(|e| e.to_string())?;
+    let h = open_q(&mut c, QUEUE, OpenOptions::output())?;
     let payload = vec![0x61_u8; size];
     let t = Instant::now();
     for _ in 0..n {
-        let mut md = Md {
-            persistence: Persistence::of(persistent),
-            ..Md::default()
-        };
-        c.put(h, &mut md, &payload, false)
-            .map_err(|e| e.to_string())?;
+        put_plain(&mut c, h, Persistence::of(persistent), &payload, false)?;
     }
-    let rate = n as f64 / t.elapsed().as_secs_f64().max(1e-9);
+    let rate = per_second(n, t);
     let _ = c.close(h);
     Ok(rate)
 }
 
 fn native_get((dir, prot): (&Path, &Protection), n: u64) -> CliResult<f64> {
     let mut c = prot.client(dir, "bench-native")?;
-    let (h, _) = c
-        .open(QUEUE, OpenOptions::input())
-        .map_err(|e| e.to_string())?;
+    let h = open_q(&mut c, QUEUE, OpenOptions::input())?;
     let t = Instant::now();
     for i in 0..n {
         c.get(h, &GetOptions::default())
             .map_err(|e| format!("native get {} of {n}: {e}", i + 1))?;
     }
-    let rate = n as f64 / t.elapsed().as_secs_f64().max(1e-9);
+    let rate = per_second(n, t);
     let _ = c.close(h);
     Ok(rate)
 }
 
 fn native_round_trip((dir, prot): (&Path, &Protection), size: usize) -> CliResult<f64> {
     let mut c = prot.client(dir, "bench-native")?;
-    let (o, _) = c
-        .open(QUEUE, OpenOptions::output())
-        .map_err(|e| e.to_string())?;
-    let (i, _) = c
-        .open(QUEUE, OpenOptions::input())
-        .map_err(|e| e.to_string())?;
+    let o = open_q(&mut c, QUEUE, OpenOptions::output())?;
+    let i = open_q(&mut c, QUEUE, OpenOptions::input())?;
     let payload = vec![0x61_u8; size];
     let gmo = GetOptions {
         wait: Some(std::time::Duration::from_secs(10)),
@@ -115,6 +103,12 @@ fn s<E: std::fmt::Display>(e: E) -> String {
 struct Amqp {
     addr: String,
     tls: Option<Arc<rustls::ClientConfig>>,
+}
+
+/// Ends the session and closes the connection (errors do not matter at the end of a run).
+async fn amqp_end(mut conn: ConnectionHandle<()>, mut session: SessionHandle<()>) {
+    let _ = session.end().await;
+    let _ = conn.close().await;
 }
 
 async fn amqp_connect(to: &Amqp) -> AmqpResult<(ConnectionHandle<()>, SessionHandle<()>)> {
@@ -163,7 +157,7 @@ fn accepted<E: std::fmt::Display>(o: Result<Outcome, E>) -> AmqpResult<()> {
 }
 
 async fn amqp_put(to: &Amqp, n: u64, size: usize, persistent: bool) -> AmqpResult<f64> {
-    let (mut conn, mut session) = amqp_connect(to).await?;
+    let (conn, mut session) = amqp_connect(to).await?;
     let mut sender = Sender::attach(&mut session, "bench-put", QUEUE)
         .await
         .map_err(s)?;
@@ -185,15 +179,14 @@ async fn amqp_put(to: &Amqp, n: u64, size: usize, persistent: bool) -> AmqpResul
     for f in pending {
         accepted(f.await)?;
     }
-    let rate = n as f64 / t.elapsed().as_secs_f64().max(1e-9);
+    let rate = per_second(n, t);
     let _ = sender.close().await;
-    let _ = session.end().await;
-    let _ = conn.close().await;
+    amqp_end(conn, session).await;
     Ok(rate)
 }
 
 async fn amqp_get(to: &Amqp, n: u64) -> AmqpResult<f64> {
-    let (mut conn, mut session) = amqp_connect(to).await?;
+    let (conn, mut session) = amqp_connect(to).await?;
     let mut receiver = Receiver::builder()
         .name("bench-get")
         .source(QUEUE)
@@ -206,15 +199,14 @@ async fn amqp_get(to: &Amqp, n: u64) -> AmqpResult<f64> {
         let d = receiver.recv::<Body<Value>>().await.map_err(s)?;
         receiver.accept(&d).await.map_err(s)?;
     }
-    let rate = n as f64 / t.elapsed().as_secs_f64().max(1e-9);
+    let rate = per_second(n, t);
     let _ = receiver.close().await;
-    let _ = session.end().await;
-    let _ = conn.close().await;
+    amqp_end(conn, session).await;
     Ok(rate)
 }
 
 async fn amqp_round_trip(to: &Amqp, size: usize) -> AmqpResult<f64> {
-    let (mut conn, mut session) = amqp_connect(to).await?;
+    let (conn, mut session) = amqp_connect(to).await?;
     let mut sender = Sender::attach(&mut session, "bench-rt-put", QUEUE)
         .await
         .map_err(s)?;
@@ -234,8 +226,7 @@ async fn amqp_round_trip(to: &Amqp, size: usize) -> AmqpResult<f64> {
     let us = t.elapsed().as_secs_f64() * 1e6 / ROUND_TRIPS as f64;
     let _ = sender.close().await;
     let _ = receiver.close().await;
-    let _ = session.end().await;
-    let _ = conn.close().await;
+    amqp_end(conn, session).await;
     Ok(us)
 }
 

@@ -13,10 +13,11 @@
 //! CHIADAPS and CHIDISPS): one row per value, to show that more adapters never cost throughput.
 
 use crate::CliResult;
+use crate::bench_app::{join_all, open_q, put_plain, request_reply};
 use crate::bench_cmd::{BenchArgs, Protection, cpu_seconds};
 use sealmq_client::Client;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
-use sealmq_engine::{Match, Md, MsgType, Persistence};
+use sealmq_engine::{Md, MsgType, Persistence};
 use sealmq_protect::KeyReuse;
 use std::path::Path;
 use std::sync::Arc;
@@ -338,9 +339,7 @@ fn mover_rr(a: &BenchArgs, prot: &Protection, config: &str, t: &Tuning) -> CliRe
             if rsp_prot { prot } else { &none }.client(&net.dir("BENCH.B"), "bench-rsp")?;
         let halt = halt_rsp.clone();
         responders.push(std::thread::spawn(move || -> Result<(), String> {
-            let (q, _) = rsp
-                .open(&format!("BENCH.REQ.{i}"), OpenOptions::input())
-                .map_err(|e| e.to_string())?;
+            let q = open_q(&mut rsp, &format!("BENCH.REQ.{i}"), OpenOptions::input())?;
             let mut back: Option<u32> = None;
             let gmo = GetOptions {
                 wait: Some(Duration::from_millis(200)),
@@ -377,31 +376,18 @@ fn mover_rr(a: &BenchArgs, prot: &Protection, config: &str, t: &Tuning) -> CliRe
             if req_prot { prot } else { &none }.client(&net.dir("BENCH.A"), "bench-req")?;
         let (halt, done) = (stop.clone(), count.clone());
         threads.push(std::thread::spawn(move || -> Result<(), String> {
-            let (q, _) = req
-                .open(&format!("BENCH.REQ.{i}"), OpenOptions::output())
-                .map_err(|e| e.to_string())?;
-            let (r, _) = req
-                .open(&format!("BENCH.REP.{i}"), OpenOptions::input())
-                .map_err(|e| e.to_string())?;
+            let q = open_q(&mut req, &format!("BENCH.REQ.{i}"), OpenOptions::output())?;
+            let r = open_q(&mut req, &format!("BENCH.REP.{i}"), OpenOptions::input())?;
             let payload = vec![0x5au8; size];
             while !halt.load(Ordering::Relaxed) {
-                let mut md = Md {
+                let md = Md {
                     msg_type: MsgType::Request,
                     persistence: Persistence::NotPersistent,
                     reply_to_q: format!("BENCH.REP.{i}"),
                     ..Md::default()
                 };
-                req.put(q, &mut md, &payload, false)
-                    .map_err(|e| e.to_string())?;
-                let gmo = GetOptions {
-                    wait: Some(Duration::from_secs(30)),
-                    matching: Match {
-                        correl_id: Some(md.msg_id),
-                        ..Match::default()
-                    },
-                    ..Default::default()
-                };
-                req.get(r, &gmo).map_err(|e| e.to_string())?;
+                let wait = Duration::from_secs(30);
+                request_reply(&mut req, (q, r), md, &payload, wait, None)?;
                 done.fetch_add(1, Ordering::Relaxed);
             }
             Ok(())
@@ -411,15 +397,9 @@ fn mover_rr(a: &BenchArgs, prot: &Protection, config: &str, t: &Tuning) -> CliRe
     std::thread::sleep(Duration::from_secs(1));
     let (m, qm_cpu, app_cpu) = window(&net, a.seconds, &count);
     stop.store(true, Ordering::Relaxed);
-    for t in threads {
-        t.join()
-            .map_err(|_| "a bench thread panicked".to_string())??;
-    }
+    join_all(threads)?;
     halt_rsp.store(true, Ordering::Relaxed);
-    for t in responders {
-        t.join()
-            .map_err(|_| "a bench thread panicked".to_string())??;
-    }
+    join_all(responders)?;
     let label = if t.tls {
         format!("{config} tls rkeyc={}", t.rkeyc)
     } else {
@@ -483,18 +463,11 @@ fn stream(a: &BenchArgs, t: &Tuning) -> CliResult<Vec<Row>> {
             let mut c = Client::connect_local(&net.dir("BENCH.A"), "bench-stream-put")
                 .map_err(|e| e.to_string())?;
             threads.push(std::thread::spawn(move || -> Result<(), String> {
-                let (h, _) = c
-                    .open("BENCH.STREAM", OpenOptions::output())
-                    .map_err(|e| e.to_string())?;
+                let h = open_q(&mut c, "BENCH.STREAM", OpenOptions::output())?;
                 let payload = vec![0x33u8; size];
                 let mut n = 0u64;
                 while !halt.load(Ordering::Relaxed) {
-                    let mut md = Md {
-                        persistence: Persistence::Persistent,
-                        ..Md::default()
-                    };
-                    c.put(h, &mut md, &payload, true)
-                        .map_err(|e| e.to_string())?;
+                    put_plain(&mut c, h, Persistence::Persistent, &payload, true)?;
                     n += 1;
                     if n.is_multiple_of(per_commit) {
                         c.commit().map_err(|e| e.to_string())?;
@@ -506,9 +479,7 @@ fn stream(a: &BenchArgs, t: &Tuning) -> CliResult<Vec<Row>> {
             let mut g = Client::connect_local(&net.dir("BENCH.B"), "bench-stream-get")
                 .map_err(|e| e.to_string())?;
             threads.push(std::thread::spawn(move || -> Result<(), String> {
-                let (h, _) = g
-                    .open("BENCH.STREAM", OpenOptions::input())
-                    .map_err(|e| e.to_string())?;
+                let h = open_q(&mut g, "BENCH.STREAM", OpenOptions::input())?;
                 let gmo = GetOptions {
                     syncpoint: true,
                     wait: Some(Duration::from_millis(200)),
@@ -534,10 +505,7 @@ fn stream(a: &BenchArgs, t: &Tuning) -> CliResult<Vec<Row>> {
         std::thread::sleep(Duration::from_secs(1));
         let (m, qm_cpu, app_cpu) = window(&net, a.seconds, &count);
         stop.store(true, Ordering::Relaxed);
-        for th in threads {
-            th.join()
-                .map_err(|_| "a bench thread panicked".to_string())??;
-        }
+        join_all(threads)?;
         let rate = m.0 as f64 / m.1;
         rows.push(Row {
             label: format!("persistent {size} B"),
@@ -585,9 +553,7 @@ fn partner(a: &BenchArgs, prot: &Protection, t: &Tuning) -> CliResult<Row> {
     let mut p =
         Client::connect_local(&net.dir("BENCH.A"), "bench-partner").map_err(|e| e.to_string())?;
     let putter = std::thread::spawn(move || -> Result<(), String> {
-        let (h, _) = p
-            .open("BENCH.IN", OpenOptions::output())
-            .map_err(|e| e.to_string())?;
+        let h = open_q(&mut p, "BENCH.IN", OpenOptions::output())?;
         let payload = vec![0x11u8; size];
         let t0 = Instant::now();
         let mut n = 0u64;
@@ -598,12 +564,7 @@ fn partner(a: &BenchArgs, prot: &Protection, t: &Tuning) -> CliResult<Row> {
             if due > now {
                 std::thread::sleep(due - now);
             }
-            let mut md = Md {
-                persistence: Persistence::NotPersistent,
-                ..Md::default()
-            };
-            p.put(h, &mut md, &payload, false)
-                .map_err(|e| e.to_string())?;
+            put_plain(&mut p, h, Persistence::NotPersistent, &payload, false)?;
             n += 1;
             puts.store(n, Ordering::Relaxed);
         }
@@ -612,9 +573,7 @@ fn partner(a: &BenchArgs, prot: &Protection, t: &Tuning) -> CliResult<Row> {
     let (halt, done) = (stop.clone(), count.clone());
     let mut g = prot.client(&net.dir("BENCH.B"), "bench-island")?;
     let getter = std::thread::spawn(move || -> Result<(), String> {
-        let (h, _) = g
-            .open("BENCH.IN", OpenOptions::input())
-            .map_err(|e| e.to_string())?;
+        let h = open_q(&mut g, "BENCH.IN", OpenOptions::input())?;
         let gmo = GetOptions {
             wait: Some(Duration::from_millis(200)),
             ..Default::default()

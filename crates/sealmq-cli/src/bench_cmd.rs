@@ -15,10 +15,11 @@
 #![allow(unsafe_code)]
 
 use crate::CliResult;
+use crate::bench_app::{join_all, open_q, request_reply};
 use clap::Args;
 use sealmq_client::Client;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
-use sealmq_engine::{Match, Md, MsgType, Persistence};
+use sealmq_engine::{Md, MsgType, Persistence};
 use sealmq_protect::identity::IdentitySpec;
 use sealmq_protect::{
     Dn, EncAlg, KeyKind, KeyReuse, Keystore, Options, Original, Policy, Protector, SignAlg,
@@ -173,20 +174,10 @@ pub(crate) fn prepare(a: &BenchArgs) -> CliResult<Qm> {
         create.extend(["--dse", "env:SEALMQ_BENCH_DSE_KEY"]);
     }
     for args in [create, vec!["start", "BENCH.QM", "--background"]] {
-        let out = std::process::Command::new(&exe)
-            .args(&args)
-            .env("SEALMQ_HOME", &home)
-            .env("SEALMQ_BENCH_DSE_KEY", key.as_str())
-            .output()
-            .map_err(|e| e.to_string())?;
-        if !out.status.success() {
-            return Err(format!(
-                "bench: sealmq {} failed: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr)
-            )
-            .into());
-        }
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.env("SEALMQ_HOME", &home)
+            .env("SEALMQ_BENCH_DSE_KEY", key.as_str());
+        crate::bench_app::run_sealmq(&mut cmd, &args)?;
     }
     qm.pid = std::fs::read_to_string(dir.join("qm.pid"))
         .map_err(|e| e.to_string())?
@@ -625,12 +616,8 @@ fn local_rr(a: &BenchArgs, qm: &Qm, prot: &Protection) -> CliResult<Measured> {
         let (dir, halt) = (qm.dir.clone(), stop_responders.clone());
         let mut c = prot.client(&dir, "bench-server")?;
         responders.push(std::thread::spawn(move || -> Result<(), String> {
-            let (req, _) = c
-                .open(&format!("BENCH.REQ.{i}"), OpenOptions::input())
-                .map_err(|e| e.to_string())?;
-            let (rep, _) = c
-                .open(&format!("BENCH.REP.{i}"), OpenOptions::output())
-                .map_err(|e| e.to_string())?;
+            let req = open_q(&mut c, &format!("BENCH.REQ.{i}"), OpenOptions::input())?;
+            let rep = open_q(&mut c, &format!("BENCH.REP.{i}"), OpenOptions::output())?;
             let gmo = GetOptions {
                 wait: Some(Duration::from_millis(200)),
                 buffer,
@@ -657,31 +644,17 @@ fn local_rr(a: &BenchArgs, qm: &Qm, prot: &Protection) -> CliResult<Measured> {
         let (halt, done) = (stop.clone(), count.clone());
         let mut c = prot.client(&qm.dir, "bench-requester")?;
         requesters.push(std::thread::spawn(move || -> Result<(), String> {
-            let (req, _) = c
-                .open(&format!("BENCH.REQ.{i}"), OpenOptions::output())
-                .map_err(|e| e.to_string())?;
-            let (rep, _) = c
-                .open(&format!("BENCH.REP.{i}"), OpenOptions::input())
-                .map_err(|e| e.to_string())?;
+            let req = open_q(&mut c, &format!("BENCH.REQ.{i}"), OpenOptions::output())?;
+            let rep = open_q(&mut c, &format!("BENCH.REP.{i}"), OpenOptions::input())?;
             let payload = vec![0x42u8; size];
             while !halt.load(Ordering::Relaxed) {
-                let mut md = Md {
+                let md = Md {
                     msg_type: MsgType::Request,
                     persistence,
                     ..Md::default()
                 };
-                c.put(req, &mut md, &payload, false)
-                    .map_err(|e| e.to_string())?;
-                let gmo = GetOptions {
-                    wait: Some(Duration::from_secs(10)),
-                    matching: Match {
-                        correl_id: Some(md.msg_id),
-                        ..Match::default()
-                    },
-                    buffer,
-                    ..Default::default()
-                };
-                c.get(rep, &gmo).map_err(|e| e.to_string())?;
+                let wait = Duration::from_secs(10);
+                request_reply(&mut c, (req, rep), md, &payload, wait, buffer)?;
                 done.fetch_add(1, Ordering::Relaxed);
             }
             Ok(())
@@ -689,15 +662,9 @@ fn local_rr(a: &BenchArgs, qm: &Qm, prot: &Protection) -> CliResult<Measured> {
     }
     let m = measure(qm, prot, a.seconds, &count, 2);
     stop.store(true, Ordering::Relaxed);
-    for t in requesters {
-        t.join()
-            .map_err(|_| "a bench thread panicked".to_string())??;
-    }
+    join_all(requesters)?;
     stop_responders.store(true, Ordering::Relaxed);
-    for t in responders {
-        t.join()
-            .map_err(|_| "a bench thread panicked".to_string())??;
-    }
+    join_all(responders)?;
     Ok(m)
 }
 
@@ -732,10 +699,7 @@ fn put1(a: &BenchArgs, qm: &Qm, prot: &Protection) -> CliResult<Measured> {
     }
     let m = measure(qm, prot, a.seconds, &count, 1);
     stop.store(true, Ordering::Relaxed);
-    for t in threads {
-        t.join()
-            .map_err(|_| "a bench thread panicked".to_string())??;
-    }
+    join_all(threads)?;
     // Leave the queue empty for the next run.
     mqsc(&qm.dir, "CLEAR QLOCAL(BENCH.PUT1)")?;
     Ok(m)

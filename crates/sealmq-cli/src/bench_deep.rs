@@ -4,10 +4,11 @@
 //! get rate as it empties (each tenth).
 
 use crate::CliResult;
+use crate::bench_app::{open_q, per_second, put_plain};
 use crate::bench_cmd::BenchArgs;
 use sealmq_client::Client;
+use sealmq_engine::Persistence;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
-use sealmq_engine::{Md, Persistence};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -52,7 +53,7 @@ fn tenths(n: u64, mut step: impl FnMut(u64) -> CliResult) -> CliResult<Vec<f64>>
         let k = tenth.min(n - done);
         let t = Instant::now();
         step(k)?;
-        rates.push(k as f64 / t.elapsed().as_secs_f64().max(1e-9));
+        rates.push(per_second(k, t));
         done += k;
     }
     Ok(rates)
@@ -65,17 +66,10 @@ pub fn run(a: &BenchArgs, dir: &Path, pid: &str) -> CliResult {
     let persistence = Persistence::of(a.persistent);
     let payload = vec![0x5a_u8; size];
     let mut c = Client::connect_local(dir, "bench-deep").map_err(|e| e.to_string())?;
-    let (h, _) = c
-        .open(QUEUE, OpenOptions::output())
-        .map_err(|e| e.to_string())?;
+    let h = open_q(&mut c, QUEUE, OpenOptions::output())?;
     let put_rates = tenths(n, |k| {
         for i in 0..k {
-            let mut md = Md {
-                persistence,
-                ..Md::default()
-            };
-            c.put(h, &mut md, &payload, true)
-                .map_err(|e| e.to_string())?;
+            put_plain(&mut c, h, persistence, &payload, true)?;
             if i % BATCH == BATCH - 1 {
                 c.commit().map_err(|e| e.to_string())?;
             }
@@ -132,9 +126,7 @@ pub fn run(a: &BenchArgs, dir: &Path, pid: &str) -> CliResult {
         .mqsc(&format!("DISPLAY QLOCAL({QUEUE}) CURDEPTH\n"), false)
         .map(|(o, _)| o)
         .unwrap_or_default();
-    let (h, _) = c
-        .open(QUEUE, OpenOptions::input())
-        .map_err(|e| e.to_string())?;
+    let h = open_q(&mut c, QUEUE, OpenOptions::input())?;
     let gmo = GetOptions {
         syncpoint: true,
         buffer: Some(size.max(4096) * 2),

@@ -7,10 +7,11 @@
 //! and ends with medians.
 
 use crate::CliResult;
+use crate::bench_app::{open_q, per_second, put_plain};
 use crate::bench_cmd::{BenchArgs, cpu_seconds};
 use sealmq_client::{Client, ConsumeMode, ConsumeOptions};
+use sealmq_engine::Persistence;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
-use sealmq_engine::{Md, Persistence};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -51,24 +52,17 @@ struct Run {
 
 fn fill(dir: &Path, n: u64, size: usize, persistent: bool) -> CliResult<f64> {
     let mut c = Client::connect_local(dir, "bench-fill").map_err(|e| e.to_string())?;
-    let (h, _) = c
-        .open(QUEUE, OpenOptions::output())
-        .map_err(|e| e.to_string())?;
+    let h = open_q(&mut c, QUEUE, OpenOptions::output())?;
     let payload = vec![0x6b_u8; size];
     let t = Instant::now();
     for i in 0..n {
-        let mut md = Md {
-            persistence: Persistence::of(persistent),
-            ..Md::default()
-        };
-        c.put(h, &mut md, &payload, true)
-            .map_err(|e| e.to_string())?;
+        put_plain(&mut c, h, Persistence::of(persistent), &payload, true)?;
         if (i + 1) % FILL_BATCH == 0 {
             c.commit().map_err(|e| e.to_string())?;
         }
     }
     c.commit().map_err(|e| e.to_string())?;
-    let rate = n as f64 / t.elapsed().as_secs_f64().max(1e-9);
+    let rate = per_second(n, t);
     let _ = c.close(h);
     Ok(rate)
 }
@@ -76,9 +70,7 @@ fn fill(dir: &Path, n: u64, size: usize, persistent: bool) -> CliResult<f64> {
 /// One consumer: takes messages until the queue stays empty; returns when it took the last.
 fn consume(dir: PathBuf, way: Way, window: u32, taken: Arc<AtomicU64>) -> Result<Instant, String> {
     let mut c = Client::connect_local(&dir, "bench-drain").map_err(|e| e.to_string())?;
-    let (h, _) = c
-        .open(QUEUE, OpenOptions::input())
-        .map_err(|e| e.to_string())?;
+    let h = open_q(&mut c, QUEUE, OpenOptions::input())?;
     let mut last = Instant::now();
     match way {
         Way::Get | Way::GetSyncpoint => {

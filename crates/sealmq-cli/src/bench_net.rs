@@ -31,22 +31,10 @@ impl Net {
     }
 
     pub(crate) fn sealmq(&self, args: &[&str]) -> CliResult {
-        let out = Command::new(&self.exe)
-            .args(args)
-            .env("SEALMQ_HOME", &self.home)
-            .env_remove("SEALMQ_KEYSTORE")
-            .output()
-            .map_err(|e| e.to_string())?;
-        if !out.status.success() {
-            return Err(format!(
-                "bench: sealmq {} failed: {}{}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            )
-            .into());
-        }
-        Ok(())
+        let mut cmd = Command::new(&self.exe);
+        cmd.env("SEALMQ_HOME", &self.home)
+            .env_remove("SEALMQ_KEYSTORE");
+        Ok(crate::bench_app::run_sealmq(&mut cmd, args)?)
     }
 
     pub(crate) fn dir(&self, qm: &str) -> PathBuf {

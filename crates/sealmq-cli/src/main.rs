@@ -5,6 +5,7 @@
 
 mod app_cmd;
 mod bench_amqp;
+mod bench_app;
 mod bench_chl;
 mod bench_cmd;
 mod bench_deep;

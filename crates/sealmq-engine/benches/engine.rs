@@ -128,30 +128,9 @@ fn restart(dir: &std::path::Path, messages: u64) -> (f64, f64, f64, u64) {
     qm.define(d, false).expect("define");
     let payload = vec![0x42u8; 1024];
     let t = Instant::now();
-    {
-        let c = Connection::connect(&qm, "bench", "load").expect("connect");
-        let h = c.open("Q", OpenOptions::output()).expect("open");
-        for i in 0..messages {
-            let mut md = Md {
-                persistence: Persistence::Persistent,
-                ..Md::default()
-            };
-            c.put(
-                &h,
-                &mut md,
-                &payload,
-                PutOptions {
-                    syncpoint: true,
-                    ..Default::default()
-                },
-            )
-            .expect("put");
-            if i % 1000 == 999 {
-                c.commit().expect("commit");
-            }
-        }
-        c.commit().expect("commit");
-    }
+    put_persistent(&qm, "load", messages, &payload)
+        .commit()
+        .expect("commit");
     let load = t.elapsed().as_secs_f64();
     qm.shutdown().expect("shutdown");
     drop(qm);
@@ -160,29 +139,7 @@ fn restart(dir: &std::path::Path, messages: u64) -> (f64, f64, f64, u64) {
     let clean = t.elapsed().as_secs_f64();
     assert_eq!(rep.messages, messages);
     // A crash with a tail of 10,000 more messages after the checkpoint.
-    {
-        let c = Connection::connect(&qm, "bench", "tail").expect("connect");
-        let h = c.open("Q", OpenOptions::output()).expect("open");
-        for i in 0..10_000u64 {
-            let mut md = Md {
-                persistence: Persistence::Persistent,
-                ..Md::default()
-            };
-            c.put(
-                &h,
-                &mut md,
-                &payload,
-                PutOptions {
-                    syncpoint: true,
-                    ..Default::default()
-                },
-            )
-            .expect("put");
-            if i % 1000 == 999 {
-                c.commit().expect("commit");
-            }
-        }
-    }
+    drop(put_persistent(&qm, "tail", 10_000, &payload));
     qm.close_log_for_tests();
     drop(qm);
     let t = Instant::now();
@@ -252,4 +209,26 @@ fn main() {
             crash
         );
     }
+}
+
+/// Puts `n` persistent messages to Q, committing every 1,000; returns the connection with
+/// the last, uncommitted, part of its work.
+fn put_persistent(qm: &Arc<QueueManager>, app: &str, n: u64, payload: &[u8]) -> Connection {
+    let c = Connection::connect(qm, "bench", app).expect("connect");
+    let h = c.open("Q", OpenOptions::output()).expect("open");
+    for i in 0..n {
+        let mut md = Md {
+            persistence: Persistence::Persistent,
+            ..Md::default()
+        };
+        let pmo = PutOptions {
+            syncpoint: true,
+            ..Default::default()
+        };
+        c.put(&h, &mut md, payload, pmo).expect("put");
+        if i % 1000 == 999 {
+            c.commit().expect("commit");
+        }
+    }
+    c
 }

@@ -194,6 +194,14 @@ fn lex(s: &str) -> Result<Vec<(usize, Tok)>, String> {
     Ok(out)
 }
 
+/// How two operands of a binary operator are joined.
+#[derive(Clone, Copy)]
+enum Join {
+    Or,
+    And,
+    Arith(char),
+}
+
 struct Parser {
     toks: Vec<(usize, Tok)>,
     at: usize,
@@ -253,25 +261,15 @@ impl Parser {
     }
 
     fn or(&mut self) -> Result<Expr, String> {
-        let base = self.depth;
-        let mut e = self.and()?;
-        while self.eat(&Tok::Kw("OR")) {
-            self.deeper()?;
-            e = Expr::Or(Box::new(e), Box::new(self.and()?));
-        }
-        self.depth = base;
-        Ok(e)
+        self.binary(Self::and, |t| {
+            (t == Some(&Tok::Kw("OR"))).then_some(Join::Or)
+        })
     }
 
     fn and(&mut self) -> Result<Expr, String> {
-        let base = self.depth;
-        let mut e = self.not()?;
-        while self.eat(&Tok::Kw("AND")) {
-            self.deeper()?;
-            e = Expr::And(Box::new(e), Box::new(self.not()?));
-        }
-        self.depth = base;
-        Ok(e)
+        self.binary(Self::not, |t| {
+            (t == Some(&Tok::Kw("AND"))).then_some(Join::And)
+        })
     }
 
     fn not(&mut self) -> Result<Expr, String> {
@@ -362,34 +360,38 @@ impl Parser {
     }
 
     fn additive(&mut self) -> Result<Expr, String> {
-        let base = self.depth;
-        let mut e = self.multiplicative()?;
-        loop {
-            let op = match self.peek() {
-                Some(Tok::Op("+")) => '+',
-                Some(Tok::Op("-")) => '-',
-                _ => break,
-            };
-            self.at += 1;
-            self.deeper()?;
-            e = Expr::Arith(op, Box::new(e), Box::new(self.multiplicative()?));
-        }
-        self.depth = base;
-        Ok(e)
+        self.binary(Self::multiplicative, |t| match t {
+            Some(Tok::Op("+")) => Some(Join::Arith('+')),
+            Some(Tok::Op("-")) => Some(Join::Arith('-')),
+            _ => None,
+        })
     }
 
     fn multiplicative(&mut self) -> Result<Expr, String> {
+        self.binary(Self::unary, |t| match t {
+            Some(Tok::Op("*")) => Some(Join::Arith('*')),
+            Some(Tok::Op("/")) => Some(Join::Arith('/')),
+            _ => None,
+        })
+    }
+
+    /// A left-associative run of `operand`s joined by what `join` recognises.
+    fn binary(
+        &mut self,
+        operand: fn(&mut Self) -> Result<Expr, String>,
+        join: fn(Option<&Tok>) -> Option<Join>,
+    ) -> Result<Expr, String> {
         let base = self.depth;
-        let mut e = self.unary()?;
-        loop {
-            let op = match self.peek() {
-                Some(Tok::Op("*")) => '*',
-                Some(Tok::Op("/")) => '/',
-                _ => break,
-            };
+        let mut e = operand(self)?;
+        while let Some(j) = join(self.peek()) {
             self.at += 1;
             self.deeper()?;
-            e = Expr::Arith(op, Box::new(e), Box::new(self.unary()?));
+            let (l, r) = (Box::new(e), Box::new(operand(self)?));
+            e = match j {
+                Join::Or => Expr::Or(l, r),
+                Join::And => Expr::And(l, r),
+                Join::Arith(op) => Expr::Arith(op, l, r),
+            };
         }
         self.depth = base;
         Ok(e)

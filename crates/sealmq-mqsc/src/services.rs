@@ -169,25 +169,22 @@ struct Kind<T> {
     default: &'static str,
     new: fn(&str) -> T,
     name: fn(&mut T) -> &mut String,
-    get: fn(&QueueManager, &str) -> Option<T>,
-    all: fn(&QueueManager) -> Vec<T>,
     apply: fn(&mut T, &[Attr]) -> Result<(), Fail>,
-    define: fn(&QueueManager, T, bool) -> sealmq_engine::MqResult<()>,
-    delete: fn(&QueueManager, &str) -> sealmq_engine::MqResult<()>,
     block: fn(&T) -> Block,
 }
 
-impl<T> Kind<T> {
+impl<T: sealmq_engine::ServiceObject> Kind<T> {
     /// `c` when it defines, alters, deletes or displays; `None` for another verb.
     fn run(&self, qm: &QueueManager, c: &Command, name: &str) -> Option<Result<Answer, Fail>> {
         Some(match c.verb {
             Verb::Define => self.define_new(qm, c, name),
             Verb::Alter => self.get_or_fail(qm, name).and_then(|mut d| {
                 (self.apply)(&mut d, &c.attrs)?;
-                (self.define)(qm, d, true)?;
+                qm.define_object(d, true)?;
                 Ok(self.said(1, name, "altered"))
             }),
-            Verb::Delete => (self.delete)(qm, name)
+            Verb::Delete => qm
+                .delete_object::<T>(name)
                 .map(|()| self.said(2, name, "deleted"))
                 .map_err(Fail::from),
             Verb::Display => self.display(qm, c, name),
@@ -197,7 +194,7 @@ impl<T> Kind<T> {
 
     fn define_new(&self, qm: &QueueManager, c: &Command, name: &str) -> Result<Answer, Fail> {
         let replace = c.attrs.iter().any(|a| a.key == "REPLACE");
-        let get = |n: &str| (self.get)(qm, n);
+        let get = |n: &str| qm.object::<T>(n);
         let mut d = match template(c, get, self.default, self.what)? {
             Some(mut t) => {
                 *(self.name)(&mut t) = name.to_string();
@@ -206,12 +203,12 @@ impl<T> Kind<T> {
             None => (self.new)(name),
         };
         (self.apply)(&mut d, &c.attrs)?;
-        (self.define)(qm, d, replace)?;
+        qm.define_object(d, replace)?;
         Ok(self.said(0, name, "defined"))
     }
 
     fn display(&self, qm: &QueueManager, c: &Command, name: &str) -> Result<Answer, Fail> {
-        let mut all = (self.all)(qm);
+        let mut all = qm.objects::<T>();
         all.retain_mut(|d| generic_match(name, (self.name)(d)));
         let head = format!("SMQ{:04}I Display of", self.msg + 3);
         let listing = Listing {
@@ -224,7 +221,8 @@ impl<T> Kind<T> {
     }
 
     fn get_or_fail(&self, qm: &QueueManager, name: &str) -> Result<T, Fail> {
-        (self.get)(qm, name).ok_or_else(|| not_defined(self.what, name))
+        qm.object::<T>(name)
+            .ok_or_else(|| not_defined(self.what, name))
     }
 
     fn said(&self, step: u32, name: &str, done: &str) -> Answer {
@@ -244,11 +242,7 @@ const SERVICE: Kind<ServiceDef> = Kind {
     default: DEFAULT_SERVICE,
     new: ServiceDef::new,
     name: |d| &mut d.name,
-    get: QueueManager::service,
-    all: QueueManager::services,
     apply: apply_service,
-    define: QueueManager::define_service,
-    delete: QueueManager::delete_service,
     block: service_block,
 };
 
@@ -261,11 +255,7 @@ const LISTENER: Kind<ListenerDef> = Kind {
     default: DEFAULT_LISTENER,
     new: ListenerDef::new,
     name: |d| &mut d.name,
-    get: QueueManager::listener,
-    all: QueueManager::listeners,
     apply: apply_listener,
-    define: QueueManager::define_listener,
-    delete: QueueManager::delete_listener,
     block: listener_block,
 };
 
@@ -278,11 +268,7 @@ const PROCESS: Kind<ProcessDef> = Kind {
     default: DEFAULT_PROCESS,
     new: ProcessDef::new,
     name: |d| &mut d.name,
-    get: QueueManager::process,
-    all: QueueManager::processes,
     apply: apply_process,
-    define: QueueManager::define_process,
-    delete: QueueManager::delete_process,
     block: process_block,
 };
 
@@ -295,7 +281,7 @@ pub(crate) fn service(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fai
         Verb::Start | Verb::Stop => {
             let ignstate = ignstate(c, "SERVICE")?;
             let d = qm
-                .service(&name)
+                .object::<ServiceDef>(&name)
                 .ok_or_else(|| not_defined("service", &name))?;
             let ctl = qm.service_control().ok_or_else(no_server)?;
             let running = ctl.status().iter().any(|s| s.name == name);
@@ -328,7 +314,7 @@ pub(crate) fn svstatus(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, V
             "SERVICE" => s.name, "STATUS" => s.status, "PID" => s.pid, "STARTDA" => da,
             "STARTTI" => ti,
         ];
-        if let Some(d) = qm.service(&s.name) {
+        if let Some(d) = qm.object::<ServiceDef>(&s.name) {
             b.extend(service_block(&d).into_iter().skip(1));
         }
         blocks.push(b);
@@ -337,7 +323,7 @@ pub(crate) fn svstatus(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, V
         return Err(Fail {
             at: None,
             reason: None,
-            message: match qm.service(&name) {
+            message: match qm.object::<ServiceDef>(&name) {
                 Some(d) if d.servtype == ServType::Command => format!(
                     "service {name} is a COMMAND service: only SERVER services have a status"
                 ),
@@ -378,7 +364,7 @@ pub(crate) fn listener(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fa
         Verb::Start | Verb::Stop => {
             let ignstate = ignstate(c, "LISTENER")?;
             let d = qm
-                .listener(&name)
+                .object::<ListenerDef>(&name)
                 .ok_or_else(|| not_defined("listener", &name))?;
             let ctl = qm.listener_control().ok_or_else(|| Fail {
                 at: None,
@@ -417,7 +403,7 @@ pub(crate) fn lsstatus(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, V
         .unwrap_or_default();
     let mut blocks = Vec::new();
     for s in running.iter().filter(|s| generic_match(&name, &s.name)) {
-        let def = qm.listener(&s.name);
+        let def = qm.object::<ListenerDef>(&s.name);
         let (da, ti) = sealmq_types::time::mq_date_time(s.started);
         let port = s.addr.rsplit(':').next().unwrap_or_default().to_string();
         let ip = s
@@ -438,7 +424,7 @@ pub(crate) fn lsstatus(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, V
         return Err(Fail {
             at: None,
             reason: None,
-            message: if qm.listener(&name).is_some() {
+            message: if qm.object::<ListenerDef>(&name).is_some() {
                 format!("listener {name} is not running")
             } else {
                 format!("listener '{name}' is not defined")

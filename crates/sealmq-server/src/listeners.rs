@@ -131,7 +131,7 @@ impl Listeners {
     /// start is logged and the queue manager goes on, as MQ's.
     pub(crate) fn start_with_qmgr(&self) {
         use sealmq_engine::services::Control;
-        for l in self.qm.listeners() {
+        for l in self.qm.objects::<ListenerDef>() {
             if matches!(l.control, Control::Qmgr | Control::StartOnly)
                 && let Err(e) = self.run(&l.name, &l.bind_addr(), l.backlog)
             {

@@ -243,7 +243,7 @@ impl Services {
     /// Starts every SERVICE with CONTROL(QMGR) or CONTROL(STARTONLY); one that cannot start
     /// is logged and the queue manager goes on, as MQ's.
     pub(crate) fn start_with_qmgr(self: &Arc<Self>) {
-        for s in self.qm.services() {
+        for s in self.qm.objects::<ServiceDef>() {
             if matches!(s.control, Ctl::Qmgr | Ctl::StartOnly)
                 && !s.startcmd.is_empty()
                 && let Err(e) = self.start(&s)
@@ -255,7 +255,7 @@ impl Services {
 
     /// Runs the stop command of every CONTROL(QMGR) service (a server only while it runs).
     pub(crate) fn stop_with_qmgr(self: &Arc<Self>) {
-        for s in self.qm.services() {
+        for s in self.qm.objects::<ServiceDef>() {
             let running = lock(&self.running).contains_key(&s.name);
             if s.control == Ctl::Qmgr
                 && (s.servtype == ServType::Command || running)

@@ -237,14 +237,7 @@ impl Connection {
             }
             let tx = self.uow_tx(&mut uow);
             if persistent {
-                self.qm.register_tx(tx);
-                let rec = Record::Get {
-                    tx,
-                    auto: false,
-                    queue: q.name.clone(),
-                    seq,
-                };
-                self.qm.log.append(rec.kind(), &rec.encode())?;
+                self.append_get(tx, false, q, seq)?;
             }
             st.set_state(seq, EntryState::Getting(tx));
             st.stats.got(data_len);
@@ -262,18 +255,11 @@ impl Connection {
             // The message is hidden (no one else can take it) and its removal is made durable
             // after the queue lock is released, so other getters are not held up by the sync.
             let tx = self.qm.new_tx();
-            self.qm.register_tx(tx);
-            let rec = Record::Get {
-                tx,
-                auto: true,
-                queue: q.name.clone(),
-                seq,
-            };
-            let ticket = match self.qm.log.append(rec.kind(), &rec.encode()) {
+            let ticket = match self.append_get(tx, true, q, seq) {
                 Ok(t) => t,
                 Err(e) => {
                     self.qm.end_tx(tx);
-                    return Err(e.into());
+                    return Err(e);
                 }
             };
             st.set_state(seq, EntryState::Getting(tx));
@@ -287,6 +273,25 @@ impl Connection {
         st.remove(seq);
         st.stats.got(data_len);
         Ok(Taken::Done(got))
+    }
+
+    /// Registers `tx` and appends the GET record of message `seq` of `q` (`auto`: outside a
+    /// unit of work); the caller waits for the ticket when it must.
+    fn append_get(
+        &self,
+        tx: TxId,
+        auto: bool,
+        q: &LocalQueue,
+        seq: u64,
+    ) -> MqResult<sealmq_storage::log::Ticket> {
+        self.qm.register_tx(tx);
+        let rec = Record::Get {
+            tx,
+            auto,
+            queue: q.name.clone(),
+            seq,
+        };
+        Ok(self.qm.log.append(rec.kind(), &rec.encode())?)
     }
 
     /// Completes a get whose removal must become durable first.

@@ -44,14 +44,14 @@ impl QueueManager {
                 self.define_channel(ChannelDef::new(name, t), false)?;
             }
         }
-        if self.listener(DEFAULT_LISTENER).is_none() {
-            self.define_listener(ListenerDef::new(DEFAULT_LISTENER), false)?;
+        if self.object::<ListenerDef>(DEFAULT_LISTENER).is_none() {
+            self.define_object(ListenerDef::new(DEFAULT_LISTENER), false)?;
         }
-        if self.process(DEFAULT_PROCESS).is_none() {
-            self.define_process(ProcessDef::new(DEFAULT_PROCESS), false)?;
+        if self.object::<ProcessDef>(DEFAULT_PROCESS).is_none() {
+            self.define_object(ProcessDef::new(DEFAULT_PROCESS), false)?;
         }
-        if self.service(DEFAULT_SERVICE).is_none() {
-            self.define_service(ServiceDef::new(DEFAULT_SERVICE), false)?;
+        if self.object::<ServiceDef>(DEFAULT_SERVICE).is_none() {
+            self.define_object(ServiceDef::new(DEFAULT_SERVICE), false)?;
         }
         if self.authinfo(DEFAULT_IDPWOS).is_none() {
             self.define_authinfo(AuthInfoDef::new(DEFAULT_IDPWOS))?;

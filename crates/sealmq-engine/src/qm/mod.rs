@@ -36,6 +36,7 @@ pub use damaged::DAMAGED_DIR;
 pub use defaults::default_channel_name;
 use rebuild::Rebuild;
 pub use security::ChlAuthAction;
+pub use services::ServiceObject;
 
 /// How a queue manager is set up.
 #[derive(Debug, Clone)]
@@ -483,23 +484,8 @@ impl QueueManager {
     pub fn define(&self, def: QueueDef, replace: bool) -> MqResult<()> {
         def.validate()?;
         let mut defs = write(&self.defs);
-        if let Some(old) = defs.get(&def.name) {
-            if !replace {
-                return mqerr!(
-                    ObjectAlreadyExists,
-                    "queue '{}' already exists (use REPLACE)",
-                    def.name
-                );
-            }
-            if old.qtype != def.qtype {
-                return mqerr!(
-                    ObjectAlreadyExists,
-                    "'{}' exists as a {}",
-                    def.name,
-                    old.qtype.name()
-                );
-            }
-        }
+        let old = defs.get(&def.name).map(|o| o.qtype.name());
+        may_redefine("queue", &def.name, replace, old, def.qtype.name())?;
         self.log_durable(&Record::Define(def.clone()))?;
         if def.qtype == QType::Local {
             let mut locals = write(&self.locals);
@@ -585,23 +571,8 @@ impl QueueManager {
     pub fn define_channel(&self, def: ChannelDef, replace: bool) -> MqResult<()> {
         def.validate()?;
         let mut chans = write(&self.channels);
-        if let Some(old) = chans.get(&def.name) {
-            if !replace {
-                return mqerr!(
-                    ObjectAlreadyExists,
-                    "channel '{}' already exists (use REPLACE)",
-                    def.name
-                );
-            }
-            if old.chltype != def.chltype {
-                return mqerr!(
-                    ObjectAlreadyExists,
-                    "channel '{}' exists as {}",
-                    def.name,
-                    old.chltype.name()
-                );
-            }
-        }
+        let old = chans.get(&def.name).map(|o| o.chltype.name());
+        may_redefine("channel", &def.name, replace, old, def.chltype.name())?;
         self.log_durable(&Record::DefineChannel(def.clone()))?;
         chans.insert(def.name.clone(), def);
         Ok(())
@@ -692,4 +663,25 @@ impl QueueManager {
 /// model queue's own definition is not one, whatever its DEFTYPE.
 fn is_temporary_queue(d: &QueueDef) -> bool {
     d.qtype == QType::Local && d.def_type == crate::objects::DefType::TemporaryDynamic
+}
+
+/// Whether a DEFINE may make `name` when an object of kind `old` may already hold it: only with
+/// REPLACE, and only as the same kind (a queue stays of its type, a channel of its CHLTYPE).
+fn may_redefine(
+    what: &str,
+    name: &str,
+    replace: bool,
+    old: Option<&str>,
+    new: &str,
+) -> MqResult<()> {
+    match old {
+        Some(_) if !replace => mqerr!(
+            ObjectAlreadyExists,
+            "{what} '{name}' already exists (use REPLACE)"
+        ),
+        Some(old) if old != new => {
+            mqerr!(ObjectAlreadyExists, "{what} '{name}' exists as {old}")
+        }
+        _ => Ok(()),
+    }
 }

@@ -7,7 +7,7 @@ use crate::services::{ListenerControl, ListenerDef, ProcessDef, ServiceControl, 
 use sealmq_types::sync::{read, write};
 
 #[derive(Debug, Clone, Default)]
-pub(crate) struct ServiceObjects {
+pub struct ServiceObjects {
     pub(crate) listeners: HashMap<String, ListenerDef>,
     pub(crate) processes: HashMap<String, ProcessDef>,
     pub(crate) services: HashMap<String, ServiceDef>,
@@ -76,151 +76,120 @@ impl ServiceObjects {
     }
 }
 
-fn sorted<T: Clone>(m: &HashMap<String, T>) -> Vec<T> {
-    let mut v: Vec<(&String, &T)> = m.iter().collect();
-    v.sort_by(|a, b| a.0.cmp(b.0));
-    v.into_iter().map(|(_, t)| t.clone()).collect()
+/// A LISTENER, PROCESS or SERVICE definition: where it is kept and how it is logged. The
+/// queue manager's [`define_object`](QueueManager::define_object) and its kin take any of them.
+pub trait ServiceObject: Clone {
+    /// In messages: "listener".
+    const WHAT: &'static str;
+    fn name(&self) -> &str;
+    /// Whether the server runs it now (DELETE is refused then).
+    fn running(_qm: &QueueManager, _name: &str) -> bool {
+        false
+    }
+    fn validate(&self) -> MqResult<()>;
+    fn define_record(&self) -> Record;
+    fn delete_record(name: &str) -> Record;
+    fn map(o: &ServiceObjects) -> &HashMap<String, Self>;
+    fn map_mut(o: &mut ServiceObjects) -> &mut HashMap<String, Self>;
 }
 
-/// Which map of [`ServiceObjects`] an object type lives in.
-type Pick<T> = fn(&mut ServiceObjects) -> &mut HashMap<String, T>;
+macro_rules! svc_object {
+    ($t:ty, $what:literal, $field:ident, $def:ident, $del:ident $(, $control:ident)?) => {
+        impl ServiceObject for $t {
+            const WHAT: &'static str = $what;
+            fn name(&self) -> &str {
+                &self.name
+            }
+            $(fn running(qm: &QueueManager, name: &str) -> bool {
+                qm.$control()
+                    .is_some_and(|c| c.status().iter().any(|s| s.name == name))
+            })?
+            fn validate(&self) -> MqResult<()> {
+                <$t>::validate(self)
+            }
+            fn define_record(&self) -> Record {
+                Record::$def(self.clone())
+            }
+            fn delete_record(name: &str) -> Record {
+                Record::$del(name.to_string())
+            }
+            fn map(o: &ServiceObjects) -> &HashMap<String, Self> {
+                &o.$field
+            }
+            fn map_mut(o: &mut ServiceObjects) -> &mut HashMap<String, Self> {
+                &mut o.$field
+            }
+        }
+    };
+}
+svc_object!(
+    ListenerDef,
+    "listener",
+    listeners,
+    DefineListener,
+    DeleteListener
+);
+svc_object!(
+    ProcessDef,
+    "process",
+    processes,
+    DefineProcess,
+    DeleteProcess
+);
+svc_object!(
+    ServiceDef,
+    "service",
+    services,
+    DefineService,
+    DeleteService
+);
 
 impl QueueManager {
     /// DEFINE (REPLACE) or ALTER of a listener, process or service: logged, then kept.
-    fn define_obj<T>(
-        &self,
-        what: &str,
-        name: &str,
-        obj: T,
-        replace: bool,
-        pick: Pick<T>,
-        rec: Record,
-    ) -> MqResult<()> {
+    pub fn define_object<T: ServiceObject>(&self, obj: T, replace: bool) -> MqResult<()> {
+        obj.validate()?;
+        let (what, name) = (T::WHAT, obj.name().to_string());
         let mut svc = write(&self.svc);
-        if pick(&mut svc).contains_key(name) && !replace {
+        if T::map(&svc).contains_key(&name) && !replace {
             return mqerr!(
                 ObjectAlreadyExists,
                 "{what} '{name}' already exists (use REPLACE)"
             );
         }
-        self.log_durable(&rec)?;
-        pick(&mut svc).insert(name.to_string(), obj);
+        self.log_durable(&obj.define_record())?;
+        T::map_mut(&mut svc).insert(name, obj);
         Ok(())
     }
 
-    /// DELETE of a listener, process or service; `running` refuses one that runs.
-    fn delete_obj<T>(
-        &self,
-        what: &str,
-        name: &str,
-        running: bool,
-        pick: Pick<T>,
-        rec: Record,
-    ) -> MqResult<()> {
-        if !pick(&mut write(&self.svc)).contains_key(name) {
+    /// DELETE of a listener, process or service: refused while the server runs it.
+    pub fn delete_object<T: ServiceObject>(&self, name: &str) -> MqResult<()> {
+        let what = T::WHAT;
+        if !T::map(&read(&self.svc)).contains_key(name) {
             return mqerr!(UnknownObjectName, "{what} '{name}' is not defined");
         }
-        if running {
+        if T::running(self, name) {
             return mqerr!(
                 ObjectInUse,
                 "{what} {name} is running: STOP {}({name}) first",
                 what.to_ascii_uppercase()
             );
         }
-        self.log_durable(&rec)?;
-        pick(&mut write(&self.svc)).remove(name);
+        self.log_durable(&T::delete_record(name))?;
+        T::map_mut(&mut write(&self.svc)).remove(name);
         Ok(())
     }
-}
 
-impl QueueManager {
-    /// DEFINE (REPLACE) or ALTER LISTENER.
-    pub fn define_listener(&self, l: ListenerDef, replace: bool) -> MqResult<()> {
-        l.validate()?;
-        let rec = Record::DefineListener(l.clone());
-        self.define_obj(
-            "listener",
-            &l.name.clone(),
-            l,
-            replace,
-            |s| &mut s.listeners,
-            rec,
-        )
+    /// The listener, process or service of that name.
+    pub fn object<T: ServiceObject>(&self, name: &str) -> Option<T> {
+        T::map(&read(&self.svc)).get(name).cloned()
     }
 
-    /// DELETE LISTENER: refused while it runs.
-    pub fn delete_listener(&self, name: &str) -> MqResult<()> {
-        let running = self
-            .listener_control()
-            .is_some_and(|c| c.status().iter().any(|s| s.name == name));
-        let rec = Record::DeleteListener(name.to_string());
-        self.delete_obj("listener", name, running, |s| &mut s.listeners, rec)
-    }
-
-    pub fn listener(&self, name: &str) -> Option<ListenerDef> {
-        read(&self.svc).listeners.get(name).cloned()
-    }
-
-    pub fn listeners(&self) -> Vec<ListenerDef> {
-        sorted(&read(&self.svc).listeners)
-    }
-
-    /// DEFINE (REPLACE) or ALTER PROCESS.
-    pub fn define_process(&self, p: ProcessDef, replace: bool) -> MqResult<()> {
-        p.validate()?;
-        let rec = Record::DefineProcess(p.clone());
-        self.define_obj(
-            "process",
-            &p.name.clone(),
-            p,
-            replace,
-            |s| &mut s.processes,
-            rec,
-        )
-    }
-
-    pub fn delete_process(&self, name: &str) -> MqResult<()> {
-        let rec = Record::DeleteProcess(name.to_string());
-        self.delete_obj("process", name, false, |s| &mut s.processes, rec)
-    }
-
-    pub fn process(&self, name: &str) -> Option<ProcessDef> {
-        read(&self.svc).processes.get(name).cloned()
-    }
-
-    pub fn processes(&self) -> Vec<ProcessDef> {
-        sorted(&read(&self.svc).processes)
-    }
-
-    /// DEFINE (REPLACE) or ALTER SERVICE.
-    pub fn define_service(&self, s: ServiceDef, replace: bool) -> MqResult<()> {
-        s.validate()?;
-        let rec = Record::DefineService(s.clone());
-        self.define_obj(
-            "service",
-            &s.name.clone(),
-            s,
-            replace,
-            |o| &mut o.services,
-            rec,
-        )
-    }
-
-    /// DELETE SERVICE: refused while a server service runs.
-    pub fn delete_service(&self, name: &str) -> MqResult<()> {
-        let running = self
-            .service_control()
-            .is_some_and(|c| c.status().iter().any(|s| s.name == name));
-        let rec = Record::DeleteService(name.to_string());
-        self.delete_obj("service", name, running, |s| &mut s.services, rec)
-    }
-
-    pub fn service(&self, name: &str) -> Option<ServiceDef> {
-        read(&self.svc).services.get(name).cloned()
-    }
-
-    pub fn services(&self) -> Vec<ServiceDef> {
-        sorted(&read(&self.svc).services)
+    /// Every listener, process or service, by name.
+    pub fn objects<T: ServiceObject>(&self) -> Vec<T> {
+        let svc = read(&self.svc);
+        let mut v: Vec<(&String, &T)> = T::map(&svc).iter().collect();
+        v.sort_by(|a, b| a.0.cmp(b.0));
+        v.into_iter().map(|(_, t)| t.clone()).collect()
     }
 
     /// Registers the server's listener control (START/STOP LISTENER, DISPLAY LSSTATUS).

@@ -131,7 +131,7 @@ impl QueueManager {
         let process = if def.process.is_empty() {
             None
         } else {
-            match self.process(&def.process) {
+            match self.object::<crate::services::ProcessDef>(&def.process) {
                 Some(p) => Some(p),
                 None => {
                     return why_not(format!("PROCESS({}) is not defined", def.process));
