@@ -127,7 +127,8 @@ svc_object!(
     "listener",
     listeners,
     DefineListener,
-    DeleteListener
+    DeleteListener,
+    listener_control
 );
 svc_object!(
     ProcessDef,
@@ -141,7 +142,8 @@ svc_object!(
     "service",
     services,
     DefineService,
-    DeleteService
+    DeleteService,
+    service_control
 );
 
 impl QueueManager {
