@@ -63,6 +63,9 @@ pub struct QmConfig {
     /// The size at which a queue data or spill file is closed and the next begun (default
     /// 64 MiB; tests use small files to see them roll, empty and compact).
     pub queue_file_bytes: Option<u64>,
+    /// A replicated queue manager's active instance: log batches count as durable once a
+    /// majority of its group holds them (docs/ha.md).
+    pub replicator: Option<sealmq_storage::log::ReplicatorRef>,
 }
 
 impl QmConfig {
@@ -79,6 +82,7 @@ impl QmConfig {
             dse: None,
             msg_cache_bytes: None,
             queue_file_bytes: None,
+            replicator: None,
         }
     }
 }
@@ -280,6 +284,7 @@ impl QueueManager {
         log_cfg.archive_dir = cfg.archive_dir.clone();
         log_cfg.sync = cfg.sync;
         log_cfg.fail_writes = cfg.fail_writes.clone();
+        log_cfg.replicator = cfg.replicator.clone();
         let (log, rec) = Log::open(log_cfg, replay_from, |r| {
             let record = Record::decode(r.kind, r.payload)?;
             rb.record(r.lsn, record);

@@ -23,7 +23,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread::JoinHandle;
 
+mod replica;
 mod writer;
+pub use replica::{Replicator, ReplicatorRef};
 use writer::{Writer, create_segment};
 
 /// Log sequence number: strictly increasing across the log's life.
@@ -58,6 +60,9 @@ pub struct LogConfig {
     pub dse: Option<Arc<crate::dse::Dse>>,
     /// Bytes kept in reserve for draining a full disk (`space.rs`); 0: none.
     pub reserve_bytes: u64,
+    /// A replicated queue manager's active instance: each batch counts as durable only once
+    /// the replicator says a majority of the group holds it (`replica.rs`).
+    pub replicator: Option<ReplicatorRef>,
 }
 
 impl LogConfig {
@@ -70,6 +75,7 @@ impl LogConfig {
             fail_writes: None,
             dse: None,
             reserve_bytes: crate::space::DEFAULT_RESERVE,
+            replicator: None,
         }
     }
 }
@@ -123,6 +129,9 @@ pub struct Ticket {
 
 struct State {
     pending: Vec<u8>,
+    /// The pending records framed without encryption, for the replicator, when `pending`
+    /// holds them sealed (encryption at rest with a replicator).
+    plain: Vec<u8>,
     pending_first: Lsn,
     pending_last: Lsn,
     batch: Arc<Batch>,
@@ -328,6 +337,9 @@ impl Log {
                 });
             }
             let first_lsn = u64::from_le_bytes(data[16..24].try_into().unwrap_or_default());
+            // A segment promises its first LSN: a log whose older segments were released and
+            // whose last one is still empty goes on from there, never from 1.
+            last_lsn = last_lsn.max(first_lsn.saturating_sub(1));
             infos.push(SegInfo {
                 number: *number,
                 first_lsn,
@@ -404,6 +416,7 @@ impl Log {
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 pending: Vec::with_capacity(1 << 16),
+                plain: Vec::new(),
                 pending_first: 0,
                 pending_last: 0,
                 batch: Arc::new(Batch::default()),
@@ -447,6 +460,11 @@ impl Log {
 
     /// Appends a record to the pending batch. Not durable until [`Log::wait`] returns Ok.
     pub fn append(&self, kind: u8, payload: &[u8]) -> Result<Ticket> {
+        self.append_as(None, kind, payload)
+    }
+
+    /// Appends a record that must take LSN `at` when `at` is given (a replica's copy).
+    fn append_as(&self, at: Option<Lsn>, kind: u8, payload: &[u8]) -> Result<Ticket> {
         // Sealing adds a nonce and a tag; the record must still fit MAX_RECORD on recovery.
         let overhead = if self.shared.cfg.dse.is_some() {
             crate::dse::OVERHEAD
@@ -468,6 +486,13 @@ impl Log {
             return Err(StorageError::Broken(b.clone()));
         }
         let lsn = st.next_lsn;
+        if let Some(at) = at
+            && at != lsn
+        {
+            return Err(StorageError::Decode(format!(
+                "a replicated record has LSN {at} where the log's next is {lsn}"
+            )));
+        }
         st.next_lsn += 1;
         if st.pending.is_empty() {
             st.pending_first = lsn;
@@ -486,6 +511,9 @@ impl Log {
                     }
                 };
                 frame(&mut st.pending, lsn, key, kind, &sealed);
+                if self.shared.cfg.replicator.is_some() {
+                    frame(&mut st.plain, lsn, 0, kind, payload);
+                }
             }
         }
         let batch = st.batch.clone();

@@ -35,6 +35,7 @@ impl Writer {
         // next batch a moment (a fraction of a sync) to gather as many before writing it.
         let mut last_waiters = 0u64;
         let mut last_sync = std::time::Duration::ZERO;
+        let mut plain;
         loop {
             let (buf, first, last, batch) = {
                 let mut st = lock(&self.shared.state);
@@ -85,6 +86,7 @@ impl Writer {
                 st.flush_wanted = false;
                 let buf = std::mem::replace(&mut st.pending, std::mem::take(&mut spare));
                 let batch = std::mem::replace(&mut st.batch, Arc::new(Batch::default()));
+                plain = std::mem::take(&mut st.plain);
                 (buf, st.pending_first, st.pending_last, batch)
             };
             let t0 = std::time::Instant::now();
@@ -96,7 +98,17 @@ impl Writer {
                 lock(&self.shared.state).rolls += 1;
                 self.shared.work.notify_all();
             }
-            let mut result = self.write_batch(&buf, first);
+            // A replicated log writes a batch only once a majority holds it: what this
+            // instance's files hold was committed, whichever instance is active next.
+            let replicated = match &self.shared.cfg.replicator {
+                Some(r) => {
+                    let records = if plain.is_empty() { &buf } else { &plain };
+                    r.0.replicate(first, last, records)
+                        .map_err(|e| Fatal(format!("the batch was not replicated: {e}")))
+                }
+                None => Ok(()),
+            };
+            let mut result = replicated.and_then(|()| self.write_batch(&buf, first));
             // Out of space: spend the reserve, say so, and try once more.
             if matches!(&result, Err(NoSpace(_))) && crate::space::release(&self.shared.cfg.dir) {
                 self.shared.short.store(true, Ordering::Release);

@@ -1,0 +1,331 @@
+//! The Raft log of an instance, on its own disk (`<QM dir>/ha/raft.log`, docs/ha.md).
+//!
+//! One append-only file: a 16-byte header, then one frame per entry (length u32, CRC32C u32 of
+//! the body, body = the entry in postcard). Appends are synced before openraft is told they are
+//! durable; a torn tail (a frame cut short or failing its CRC at the end) is cut at open;
+//! damage before the end is an error. The vote is its own file, replaced atomically. An index
+//! of every entry (its place in the file and what recovery needs of it) is kept in memory;
+//! entries themselves are read from the file when asked for.
+
+use crate::types::{Entry, Ha, LogId, NodeId, StorageError, sto_err};
+use openraft::storage::{LogFlushed, LogState, RaftLogReader, RaftLogStorage};
+use openraft::{EntryPayload, OptionalSend, Vote};
+use sealmq_types::sync::lock;
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::ops::RangeBounds;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+const MAGIC: &[u8; 8] = b"SMQRAFT1";
+const HEADER: u64 = 16;
+/// Largest entry accepted in the file (a batch holds records of up to 256 MiB).
+const MAX_ENTRY: usize = 300 << 20;
+
+/// What the index knows of one entry.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Meta {
+    offset: u64,
+    pub(crate) len: u32,
+    pub(crate) log_id: LogId,
+    /// A batch's last LSN.
+    pub(crate) last_lsn: Option<u64>,
+    pub(crate) membership: bool,
+}
+
+struct Inner {
+    dir: PathBuf,
+    file: File,
+    end: u64,
+    index: BTreeMap<u64, Meta>,
+    purged: Option<LogId>,
+    vote: Option<Vote<NodeId>>,
+}
+
+/// The Raft log; clones share it (openraft reads through one while it appends through another).
+#[derive(Clone)]
+pub(crate) struct LogStore {
+    inner: Arc<Mutex<Inner>>,
+}
+
+fn io_err(what: &str, p: &Path, e: std::io::Error) -> StorageError {
+    sto_err(&format!("{what} {}", p.display()), e)
+}
+
+fn frame(e: &Entry) -> Result<Vec<u8>, StorageError> {
+    let body = postcard::to_stdvec(e).map_err(|e| sto_err("cannot encode a log entry", e))?;
+    let mut out = Vec::with_capacity(body.len() + 8);
+    out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    out.extend_from_slice(&crc32c::crc32c(&body).to_le_bytes());
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
+fn meta_of(e: &Entry, offset: u64, len: u32) -> Meta {
+    Meta {
+        offset,
+        len,
+        log_id: e.log_id,
+        last_lsn: match &e.payload {
+            EntryPayload::Normal(b) => Some(b.last_lsn),
+            _ => None,
+        },
+        membership: matches!(e.payload, EntryPayload::Membership(_)),
+    }
+}
+
+/// Writes `bytes` to `name` in `dir` through a temporary file, synced, renamed, dir synced.
+pub(crate) fn replace_file(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), StorageError> {
+    let tmp = dir.join(format!("{name}.tmp"));
+    let path = dir.join(name);
+    let mut f = OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(|e| io_err("cannot write", &tmp, e))?;
+    f.write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .map_err(|e| io_err("cannot write", &tmp, e))?;
+    std::fs::rename(&tmp, &path).map_err(|e| io_err("cannot replace", &path, e))?;
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| io_err("cannot sync", dir, e))
+}
+
+/// A small value with its CRC, as the vote and purge files hold it.
+fn read_small<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, StorageError> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_err("cannot read", path, e)),
+    };
+    let ok = bytes.len() >= 4
+        && u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
+            == crc32c::crc32c(&bytes[4..]);
+    if !ok {
+        return Err(sto_err(
+            &format!("{} is damaged", path.display()),
+            "bad CRC",
+        ));
+    }
+    postcard::from_bytes(&bytes[4..])
+        .map(Some)
+        .map_err(|e| sto_err(&format!("{} is damaged", path.display()), e))
+}
+
+fn small_bytes<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, StorageError> {
+    let body = postcard::to_stdvec(v).map_err(|e| sto_err("cannot encode", e))?;
+    let mut out = crc32c::crc32c(&body).to_le_bytes().to_vec();
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
+impl LogStore {
+    /// Opens (or creates) the Raft log in `dir`, cutting a torn tail.
+    pub(crate) fn open(dir: &Path) -> Result<LogStore, StorageError> {
+        std::fs::create_dir_all(dir).map_err(|e| io_err("cannot create", dir, e))?;
+        let path = dir.join("raft.log");
+        let mut file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| io_err("cannot open", &path, e))?;
+        let mut data = Vec::new();
+        file.read_to_end(&mut data)
+            .map_err(|e| io_err("cannot read", &path, e))?;
+        if data.len() < HEADER as usize {
+            let mut h = [0u8; HEADER as usize];
+            h[..8].copy_from_slice(MAGIC);
+            file.set_len(0)
+                .and_then(|()| file.write_all_at(&h, 0))
+                .and_then(|()| file.sync_all())
+                .map_err(|e| io_err("cannot write", &path, e))?;
+            data = h.to_vec();
+        } else if &data[..8] != MAGIC {
+            return Err(sto_err(
+                &format!("{} is not a sealmq Raft log", path.display()),
+                "bad header",
+            ));
+        }
+        let mut index = BTreeMap::new();
+        let mut off = HEADER as usize;
+        while off < data.len() {
+            let whole = data.len() - off >= 8 && {
+                let len = u32::from_le_bytes(data[off..off + 4].try_into().unwrap_or([0; 4]));
+                let crc = u32::from_le_bytes(data[off + 4..off + 8].try_into().unwrap_or([0; 4]));
+                let end = off + 8 + len as usize;
+                (len as usize) <= MAX_ENTRY
+                    && end <= data.len()
+                    && crc32c::crc32c(&data[off + 8..end]) == crc
+            };
+            if !whole {
+                break;
+            }
+            let len = u32::from_le_bytes(data[off..off + 4].try_into().unwrap_or([0; 4]));
+            let body = &data[off + 8..off + 8 + len as usize];
+            let e: Entry = postcard::from_bytes(body)
+                .map_err(|e| sto_err(&format!("{} is damaged", path.display()), e))?;
+            index.insert(e.log_id.index, meta_of(&e, off as u64, len));
+            off += 8 + len as usize;
+        }
+        if off < data.len() {
+            tracing::warn!(
+                "{}: a torn entry at offset {off} is cut (it was never acknowledged)",
+                path.display()
+            );
+            file.set_len(off as u64)
+                .and_then(|()| file.sync_all())
+                .map_err(|e| io_err("cannot cut the torn tail of", &path, e))?;
+        }
+        let purged: Option<LogId> = read_small(&dir.join("purged"))?;
+        if let Some(p) = purged {
+            index.retain(|i, _| *i > p.index);
+        }
+        Ok(LogStore {
+            inner: Arc::new(Mutex::new(Inner {
+                dir: dir.to_path_buf(),
+                file,
+                end: off as u64,
+                index,
+                purged,
+                vote: read_small(&dir.join("vote"))?,
+            })),
+        })
+    }
+
+    /// The index of every entry held (recovery of the state machine reads it).
+    pub(crate) fn metas(&self) -> Vec<Meta> {
+        lock(&self.inner).index.values().copied().collect()
+    }
+
+    pub(crate) fn last_index(&self) -> Option<u64> {
+        lock(&self.inner).index.keys().next_back().copied()
+    }
+
+    fn read(&self, metas: &[Meta]) -> Result<Vec<Entry>, StorageError> {
+        let file = lock(&self.inner)
+            .file
+            .try_clone()
+            .map_err(|e| sto_err("cannot read the Raft log", e))?;
+        metas
+            .iter()
+            .map(|m| {
+                let mut body = vec![0u8; m.len as usize];
+                file.read_exact_at(&mut body, m.offset + 8)
+                    .map_err(|e| sto_err("cannot read the Raft log", e))?;
+                postcard::from_bytes(&body).map_err(|e| sto_err("a Raft log entry is damaged", e))
+            })
+            .collect()
+    }
+
+    /// The entries in `range` (of indexes) that the log holds.
+    pub(crate) fn entries<RB: RangeBounds<u64>>(
+        &self,
+        range: RB,
+    ) -> Result<Vec<Entry>, StorageError> {
+        let metas: Vec<Meta> = lock(&self.inner)
+            .index
+            .range(range)
+            .map(|(_, m)| *m)
+            .collect();
+        self.read(&metas)
+    }
+}
+
+impl RaftLogReader<Ha> for LogStore {
+    async fn try_get_log_entries<RB: RangeBounds<u64> + Clone + std::fmt::Debug + OptionalSend>(
+        &mut self,
+        range: RB,
+    ) -> Result<Vec<Entry>, StorageError> {
+        self.entries(range)
+    }
+}
+
+impl RaftLogStorage<Ha> for LogStore {
+    type LogReader = LogStore;
+
+    async fn get_log_state(&mut self) -> Result<LogState<Ha>, StorageError> {
+        let i = lock(&self.inner);
+        let last = i.index.values().next_back().map(|m| m.log_id).or(i.purged);
+        Ok(LogState {
+            last_purged_log_id: i.purged,
+            last_log_id: last,
+        })
+    }
+
+    async fn get_log_reader(&mut self) -> Self::LogReader {
+        self.clone()
+    }
+
+    async fn save_vote(&mut self, vote: &Vote<NodeId>) -> Result<(), StorageError> {
+        let mut i = lock(&self.inner);
+        replace_file(&i.dir, "vote", &small_bytes(vote)?)?;
+        i.vote = Some(*vote);
+        Ok(())
+    }
+
+    async fn read_vote(&mut self) -> Result<Option<Vote<NodeId>>, StorageError> {
+        Ok(lock(&self.inner).vote)
+    }
+
+    async fn append<I>(&mut self, entries: I, callback: LogFlushed<Ha>) -> Result<(), StorageError>
+    where
+        I: IntoIterator<Item = Entry> + OptionalSend,
+        I::IntoIter: OptionalSend,
+    {
+        let mut i = lock(&self.inner);
+        let mut buf = Vec::new();
+        let mut metas = Vec::new();
+        for e in entries {
+            let f = frame(&e)?;
+            metas.push(meta_of(&e, i.end + buf.len() as u64, (f.len() - 8) as u32));
+            buf.extend_from_slice(&f);
+        }
+        let res = i
+            .file
+            .write_all_at(&buf, i.end)
+            .and_then(|()| i.file.sync_data());
+        if let Err(e) = res {
+            // Cut back so the file stays a valid prefix; openraft stops on this error.
+            let _ = i.file.set_len(i.end);
+            callback.log_io_completed(Err(std::io::Error::other(e.to_string())));
+            return Err(sto_err("cannot append to the Raft log", e));
+        }
+        i.end += buf.len() as u64;
+        for m in metas {
+            i.index.insert(m.log_id.index, m);
+        }
+        drop(i);
+        callback.log_io_completed(Ok(()));
+        Ok(())
+    }
+
+    async fn truncate(&mut self, log_id: LogId) -> Result<(), StorageError> {
+        let mut i = lock(&self.inner);
+        let Some(cut) = i.index.range(log_id.index..).next().map(|(_, m)| m.offset) else {
+            return Ok(());
+        };
+        i.file
+            .set_len(cut)
+            .and_then(|()| i.file.sync_data())
+            .map_err(|e| sto_err("cannot truncate the Raft log", e))?;
+        i.end = cut;
+        let _ = i.index.split_off(&log_id.index);
+        Ok(())
+    }
+
+    async fn purge(&mut self, log_id: LogId) -> Result<(), StorageError> {
+        let mut i = lock(&self.inner);
+        replace_file(&i.dir, "purged", &small_bytes(&log_id)?)?;
+        i.purged = Some(log_id);
+        i.index.retain(|k, _| *k > log_id.index);
+        Ok(())
+    }
+}

@@ -1,0 +1,364 @@
+//! One instance of a replicated queue manager: its Raft node on a tokio runtime of its own,
+//! the replicator its active engine's log goes through, and its status (docs/ha.md).
+
+use crate::logstore::LogStore;
+use crate::machine::Machine;
+use crate::net::{Network, serve};
+use crate::types::{Batch, Ha, NodeId};
+use crate::{Group, HA_DIR};
+use openraft::{BasicNode, Config, Raft, RaftMetrics, ServerState, SnapshotPolicy};
+use sealmq_storage::log::{LogConfig, Lsn, Replicator, ReplicatorRef};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long a batch may wait for the group before the active instance gives up on it.
+const COMMIT_WAIT: Duration = Duration::from_secs(10);
+/// Heartbeat and election timing (milliseconds): a failed active instance is replaced within
+/// about a second.
+const HEARTBEAT_MS: u64 = 100;
+const ELECTION_MS: (u64, u64) = (500, 1000);
+
+/// An instance's role, as `dspmq -o nativeha` names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Active,
+    Replica,
+    Unknown,
+}
+
+impl Role {
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Active => "active",
+            Role::Replica => "replica",
+            Role::Unknown => "unknown",
+        }
+    }
+}
+
+/// One instance as this one sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstanceStatus {
+    pub name: String,
+    pub role: Role,
+    /// Whether it holds every entry the active instance has (known on the active instance).
+    pub in_sync: Option<bool>,
+    /// Bytes of Raft log it lacks (known on the active instance).
+    pub backlog: Option<u64>,
+    pub replication_address: String,
+}
+
+/// What `sealmq status` shows of a replicated queue manager (`<QM dir>/ha/status.json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Status {
+    pub instance: String,
+    pub role: Role,
+    pub active: Option<String>,
+    pub term: u64,
+    /// The last Raft entry this instance holds, and the last it applied.
+    pub log_index: u64,
+    pub applied_index: u64,
+    /// Instances holding every committed entry, of the group (e.g. 3/3), when active.
+    pub quorum: Option<String>,
+    pub instances: Vec<InstanceStatus>,
+    /// Elections this instance has seen begin (terms since it started).
+    pub elections: u64,
+}
+
+pub struct Node {
+    rt: tokio::runtime::Runtime,
+    raft: Raft<Ha>,
+    group: Arc<Group>,
+    machine: Machine,
+    store: LogStore,
+    dir: PathBuf,
+    first_term: u64,
+}
+
+impl Node {
+    /// Starts this instance's Raft node: its log and state machine (the queue manager's log,
+    /// `log_cfg`), its listener for the other instances, and the group's first membership.
+    pub fn start(
+        qm_dir: &Path,
+        qm: &str,
+        group: Group,
+        log_cfg: LogConfig,
+    ) -> Result<Node, String> {
+        let dir = qm_dir.join(HA_DIR);
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("sealmq-ha")
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the replication runtime: {e}"))?;
+        let store = LogStore::open(&dir).map_err(|e| e.to_string())?;
+        let machine = Machine::open(log_cfg, &store)?;
+        let config = Config {
+            cluster_name: qm.to_string(),
+            heartbeat_interval: HEARTBEAT_MS,
+            election_timeout_min: ELECTION_MS.0,
+            election_timeout_max: ELECTION_MS.1,
+            max_payload_entries: 64,
+            snapshot_policy: SnapshotPolicy::Never,
+            ..Default::default()
+        }
+        .validate()
+        .map_err(|e| format!("replication settings: {e}"))?;
+        let group = Arc::new(group);
+        let me = group.me();
+        let my_addr = group
+            .by_id(me)
+            .map(|i| i.addr.clone())
+            .ok_or("this instance is not in its group")?;
+        let listener = rt
+            .block_on(tokio::net::TcpListener::bind(&my_addr))
+            .map_err(|e| format!("cannot listen for the other instances on {my_addr}: {e}"))?;
+        let network = Network {
+            group: group.clone(),
+            qm: qm.to_string(),
+        };
+        let raft = rt
+            .block_on(Raft::new(
+                me,
+                Arc::new(config),
+                network,
+                store.clone(),
+                machine.clone(),
+            ))
+            .map_err(|e| format!("cannot start replication: {e}"))?;
+        rt.spawn(serve(listener, raft.clone(), group.clone(), qm.to_string()));
+        if store.last_index().is_none() {
+            let members: BTreeMap<NodeId, BasicNode> = group
+                .instances
+                .iter()
+                .enumerate()
+                .map(|(i, x)| (i as u64 + 1, BasicNode::new(&x.addr)))
+                .collect();
+            if let Err(e) = rt.block_on(raft.initialize(members)) {
+                tracing::info!("high availability: the group was formed already ({e})");
+            }
+        }
+        let first_term = raft.metrics().borrow().current_term;
+        let node = Node {
+            rt,
+            raft,
+            group,
+            machine,
+            store,
+            dir,
+            first_term,
+        };
+        node.spawn_status_writer();
+        Ok(node)
+    }
+
+    fn metrics(&self) -> RaftMetrics<NodeId, BasicNode> {
+        self.raft.metrics().borrow().clone()
+    }
+
+    /// Whether this instance leads the group now.
+    pub fn is_active(&self) -> bool {
+        let m = self.metrics();
+        m.state == ServerState::Leader && m.current_leader == Some(self.group.me())
+    }
+
+    /// The active instance's name and replication address, when one is known.
+    pub fn active(&self) -> Option<(String, String)> {
+        let id = self.metrics().current_leader?;
+        self.group
+            .by_id(id)
+            .map(|i| (i.name.clone(), i.addr.clone()))
+    }
+
+    /// Waits until this instance is active with every committed entry applied (its log then
+    /// holds the whole committed state), or `give_up` says to stop waiting.
+    pub fn wait_active(&self, give_up: impl Fn() -> bool) -> bool {
+        loop {
+            if give_up() {
+                return false;
+            }
+            if self.is_active() {
+                let ready = self.rt.block_on(async {
+                    tokio::time::timeout(COMMIT_WAIT, self.raft.ensure_linearizable()).await
+                });
+                if matches!(ready, Ok(Ok(_))) {
+                    return true;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The engine of the now active instance takes over the log (see `Machine`).
+    pub fn release_log(&self) {
+        self.machine.release_log();
+    }
+
+    /// What the active engine's log replicates its batches through.
+    pub fn replicator(&self) -> ReplicatorRef {
+        ReplicatorRef(Arc::new(RaftReplicator {
+            raft: self.raft.clone(),
+            rt: self.rt.handle().clone(),
+        }))
+    }
+
+    pub fn status(&self) -> Status {
+        self.view().status(&self.metrics())
+    }
+
+    fn view(&self) -> View {
+        View {
+            group: self.group.clone(),
+            store: self.store.clone(),
+            machine: self.machine.clone(),
+            first_term: self.first_term,
+        }
+    }
+
+    /// Keeps `<QM dir>/ha/status.json` current (read by `sealmq status` and readiness checks,
+    /// whatever the instance's role).
+    fn spawn_status_writer(&self) {
+        let mut rx = self.raft.metrics();
+        let path = self.dir.join("status.json");
+        let view = self.view();
+        self.rt.spawn(async move {
+            loop {
+                let m = rx.borrow_and_update().clone();
+                view.write(&path, &m);
+                tokio::select! {
+                    r = rx.changed() => if r.is_err() { break },
+                    _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        });
+    }
+
+    /// Ends replication (a stopping instance).
+    pub fn shutdown(self) {
+        let _ = self.rt.block_on(self.raft.shutdown());
+        self.rt.shutdown_timeout(Duration::from_secs(2));
+    }
+}
+
+/// What the status is computed from: a node's parts, without the node.
+struct View {
+    group: Arc<Group>,
+    store: LogStore,
+    machine: Machine,
+    first_term: u64,
+}
+
+impl View {
+    fn status(&self, m: &RaftMetrics<NodeId, BasicNode>) -> Status {
+        let me = self.group.me();
+        let last = m.last_log_index.unwrap_or(0);
+        let metas = self.store.metas();
+        let backlog_of = |matched: u64| -> u64 {
+            metas
+                .iter()
+                .filter(|x| x.log_id.index > matched)
+                .map(|x| u64::from(x.len) + 8)
+                .sum()
+        };
+        let instances: Vec<InstanceStatus> = self
+            .group
+            .instances
+            .iter()
+            .enumerate()
+            .map(|(i, x)| {
+                let id = i as u64 + 1;
+                let role = if m.current_leader == Some(id) {
+                    Role::Active
+                } else if m.current_leader.is_some() {
+                    Role::Replica
+                } else {
+                    Role::Unknown
+                };
+                let matched = m.replication.as_ref().map(|r| {
+                    if id == me {
+                        last
+                    } else {
+                        r.get(&id).copied().flatten().map_or(0, |l| l.index)
+                    }
+                });
+                InstanceStatus {
+                    name: x.name.clone(),
+                    role,
+                    in_sync: matched.map(|x| x >= last),
+                    backlog: matched.map(backlog_of),
+                    replication_address: x.addr.clone(),
+                }
+            })
+            .collect();
+        let quorum = m.replication.as_ref().map(|_| {
+            let n = instances.iter().filter(|i| i.in_sync == Some(true)).count();
+            format!("{n}/{}", instances.len())
+        });
+        Status {
+            instance: self.group.instance.clone(),
+            role: if m.current_leader == Some(me) && m.state == ServerState::Leader {
+                Role::Active
+            } else if m.current_leader.is_some() {
+                Role::Replica
+            } else {
+                Role::Unknown
+            },
+            active: m.current_leader.map(|l| self.name_of(l)),
+            term: m.current_term,
+            log_index: last,
+            applied_index: self.machine.applied().map_or(0, |a| a.index),
+            quorum,
+            instances,
+            elections: m.current_term.saturating_sub(self.first_term),
+        }
+    }
+
+    fn name_of(&self, id: NodeId) -> String {
+        self.group
+            .by_id(id)
+            .map_or_else(|| format!("#{id}"), |i| i.name.clone())
+    }
+
+    /// Writes the status file (through a temporary name, so a reader never sees half).
+    fn write(&self, path: &Path, m: &RaftMetrics<NodeId, BasicNode>) {
+        let Ok(text) = serde_json::to_string_pretty(&self.status(m)) else {
+            return;
+        };
+        let tmp = path.with_extension("tmp");
+        if std::fs::write(&tmp, text).is_ok() {
+            let _ = std::fs::rename(&tmp, path);
+        }
+    }
+}
+
+/// The active engine's log batches, made durable on a majority through Raft.
+struct RaftReplicator {
+    raft: Raft<Ha>,
+    rt: tokio::runtime::Handle,
+}
+
+impl Replicator for RaftReplicator {
+    fn replicate(&self, first_lsn: Lsn, last_lsn: Lsn, records: &[u8]) -> Result<(), String> {
+        let batch = Batch {
+            first_lsn,
+            last_lsn,
+            records: records.to_vec(),
+        };
+        let r = self.rt.block_on(async {
+            tokio::time::timeout(COMMIT_WAIT, self.raft.client_write(batch)).await
+        });
+        match r {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(format!("this instance is no longer active: {e}")),
+            Err(_) => Err(format!(
+                "no majority of the group held the batch within {} s",
+                COMMIT_WAIT.as_secs()
+            )),
+        }
+    }
+}
