@@ -16,6 +16,7 @@ mod consume_cmd;
 mod demo;
 mod dse_cmd;
 mod dump_cmd;
+mod ha_cmd;
 mod io;
 mod keystore_cmd;
 mod message_cmd;

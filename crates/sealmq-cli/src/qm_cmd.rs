@@ -63,6 +63,13 @@ pub struct CreateArgs {
     /// directory becomes 0750 for it); authority records still decide what they may do.
     #[arg(long)]
     pub group: Option<String>,
+    /// Make one instance of a replicated queue manager (docs/ha.md): the group's three
+    /// instances as NAME@HOST:PORT (their replication addresses), comma-separated.
+    #[arg(long, requires = "instance", value_name = "NAME@HOST:PORT,...")]
+    pub ha: Option<String>,
+    /// With --ha: which of the group's instances this one is.
+    #[arg(long, requires = "ha")]
+    pub instance: Option<String>,
 }
 
 #[derive(Args)]
@@ -136,6 +143,10 @@ pub fn create(a: CreateArgs) -> CliResult {
             .and_then(|_| std::fs::write(dir.join(sealmq_server::perms::GROUP_FILE), g))
             .map_err(|e| format!("cannot share {} with group {g}: {e}", dir.display()))?;
     }
+    let group = match (&a.ha, &a.instance) {
+        (Some(spec), Some(me)) => Some(sealmq_ha::Group::parse(spec, me)?),
+        _ => None,
+    };
     let mut cfg = QmConfig::new(&a.qm, &dir);
     if let Some(s) = &a.dse {
         use sealmq_storage::dse::{Dse, MasterSource};
@@ -145,11 +156,35 @@ pub fn create(a: CreateArgs) -> CliResult {
         // Even the system objects written at creation are sealed.
         cfg.dse = Dse::load(&dir)?;
     }
-    let qm = sealmq_engine::create(cfg).map_err(|e| e.to_string())?;
-    qm.shutdown().map_err(|e| e.to_string())?;
+    match &group {
+        // The group's queue manager is made once, by the first instance to be active, and
+        // reaches the others through the replicated log.
+        Some(g) => {
+            g.save(&dir)?;
+            std::fs::create_dir_all(dir.join("log"))
+                .map_err(|e| format!("cannot create {}: {e}", dir.join("log").display()))?;
+        }
+        None => {
+            let qm = sealmq_engine::create(cfg).map_err(|e| e.to_string())?;
+            qm.shutdown().map_err(|e| e.to_string())?;
+        }
+    }
     let spec = IdentitySpec::new(Dn::parse(&format!("CN={}", a.qm))?, KeyKind::P256, 3650);
     Keystore::init(&dir.join("keystore"), &spec, None)?;
-    println!("Queue manager {} created in {}.", a.qm, dir.display());
+    match &group {
+        Some(g) => println!(
+            "Queue manager {} instance {} of {} created in {}.",
+            a.qm,
+            g.instance,
+            g.instances
+                .iter()
+                .map(|i| i.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            dir.display()
+        ),
+        None => println!("Queue manager {} created in {}.", a.qm, dir.display()),
+    }
     Ok(())
 }
 
@@ -174,6 +209,10 @@ pub fn start(a: StartArgs) -> CliResult {
     sealmq_server::perms::check(&dir)?;
     if running(&dir) {
         return Err(format!("queue manager '{}' is already running", a.qm).into());
+    }
+    let ha = sealmq_ha::Group::load(&dir)?;
+    if ha.is_some() {
+        let _ = std::fs::remove_file(dir.join(sealmq_ha::HA_DIR).join("status.json"));
     }
     if a.background {
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
@@ -224,6 +263,10 @@ pub fn start(a: StartArgs) -> CliResult {
             if Client::connect_local(&dir, "sealmq-start").is_ok() {
                 break;
             }
+            // An instance of a replicated queue manager is started once its role is known.
+            if ha.is_some() && crate::ha_cmd::status_of(&dir).is_some_and(|s| s.term > 0) {
+                break;
+            }
             if Instant::now() > deadline {
                 return Err(format!(
                     "queue manager '{}' did not accept work within 60 s; see {}",
@@ -250,7 +293,7 @@ pub fn start(a: StartArgs) -> CliResult {
         Some(l) => Some(l.parse().map_err(|e| format!("--listen '{l}': {e}"))?),
         None => None,
     };
-    let server = Server::start(&ServerConfig {
+    let cfg = ServerConfig {
         name: a.qm.clone(),
         dir: dir.clone(),
         listen,
@@ -259,7 +302,12 @@ pub fn start(a: StartArgs) -> CliResult {
             Some(m) => Some(m.parse().map_err(|e| format!("--metrics '{m}': {e}"))?),
             None => None,
         },
-    })?;
+        replicator: None,
+    };
+    if let Some(g) = ha {
+        return crate::ha_cmd::run(cfg, g);
+    }
+    let server = Server::start(&cfg)?;
     let listeners = std::fs::read_to_string(dir.join("listeners")).unwrap_or_default();
     eprintln!(
         "sealmq: queue manager {} accepting work ({})",
@@ -281,7 +329,15 @@ pub fn stop(a: StopArgs) -> CliResult {
         .and_then(|p| p.trim().parse().ok());
     let ended = dir.join(sealmq_server::ENDED_FILE);
     let _ = std::fs::remove_file(&ended);
-    let mut c = Client::connect_local(&dir, "sealmq-stop").map_err(|e| e.to_string())?;
+    let mut c = match Client::connect_local(&dir, "sealmq-stop") {
+        Ok(c) => c,
+        // A replica instance serves nobody: it ends on SIGTERM (its Raft log is synced at
+        // every append, so nothing is lost).
+        Err(e) if e.reason == sealmq_server::standby::REPLICA_REASON && pid.is_some() => {
+            return stop_replica(&a.qm, &dir, pid.unwrap_or_default());
+        }
+        Err(e) => return Err(e.to_string().into()),
+    };
     match c.stop(a.immediate) {
         Ok(()) => {}
         // An immediate stop may close our connection before its answer arrives (2009), and a
@@ -325,6 +381,24 @@ pub fn stop(a: StopArgs) -> CliResult {
     Ok(())
 }
 
+fn stop_replica(qm: &str, dir: &std::path::Path, pid: i32) -> CliResult {
+    // SAFETY: kill(2) with a pid read from the instance's own qm.pid and a plain signal.
+    #[allow(unsafe_code)]
+    let r = unsafe { libc::kill(pid, libc::SIGTERM) };
+    if r != 0 {
+        return Err(format!("cannot signal queue manager '{qm}' (pid {pid})").into());
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while running(dir) || process_alive(pid) {
+        if Instant::now() > deadline {
+            return Err(format!("queue manager '{qm}' did not end within 60 s").into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    println!("Queue manager {qm} (a replica instance) ended.");
+    Ok(())
+}
+
 /// Whether process `pid` still exists (a zombie waiting for its parent counts as gone).
 fn process_alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -356,6 +430,12 @@ pub fn status(a: StatusArgs) -> CliResult {
     names.sort();
     for n in names {
         let dir = qm_dir(&n);
+        if running(&dir)
+            && let Some(st) = crate::ha_cmd::status_of(&dir)
+        {
+            crate::ha_cmd::print_status(&n, &st);
+            continue;
+        }
         if running(&dir) {
             let listeners = std::fs::read_to_string(dir.join("listeners")).unwrap_or_default();
             let pid = std::fs::read_to_string(dir.join("qm.pid")).unwrap_or_default();

@@ -20,3 +20,11 @@ pub fn start(cfg: QmConfig) -> MqResult<(Arc<QueueManager>, StartReport)> {
     crate::policies::load(&qm)?;
     Ok((qm, report))
 }
+
+/// Starts an instance of a replicated queue manager that has become active: as [`start`], and
+/// when the group's log is still empty, the queue manager is made as [`create`] makes it.
+pub fn start_or_create(cfg: QmConfig) -> MqResult<(Arc<QueueManager>, StartReport)> {
+    let (qm, report) = QueueManager::recover_or_make(cfg)?;
+    crate::policies::load(&qm)?;
+    Ok((qm, report))
+}

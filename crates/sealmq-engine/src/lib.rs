@@ -37,7 +37,7 @@ pub mod records;
 pub mod services;
 pub mod stats;
 
-pub use boot::{create, start};
+pub use boot::{create, start, start_or_create};
 pub use error::{MqError, MqResult};
 pub use md::{Md, Message, MsgType, Persistence};
 pub use mqi::{Browse, Connection, GetOptions, Got, Hobj, OpenOptions, PutOptions};

@@ -23,7 +23,7 @@ pub const FORMAT: &str = "SMQPOL";
 /// policy key (`<QM dir>/policy.key`, 0600). A message on the policy queue without a valid
 /// tag was not written by SET POLICY and is refused at load.
 const TAG_MARK: &[u8; 8] = b"SMQPTAG1";
-const KEY_FILE: &str = "policy.key";
+const KEY_FILE: &str = sealmq_storage::POLICY_KEY_FILE;
 
 /// The stored form of a policy: its encoding and tag.
 fn sealed(p: &Policy, key: &[u8]) -> Vec<u8> {
@@ -75,6 +75,12 @@ fn policy_key(dir: &std::path::Path) -> MqResult<(zeroize::Zeroizing<Vec<u8>>, b
             )
         })?;
     Ok((zeroize::Zeroizing::new(k), true))
+}
+
+/// The queue manager's policy key, made now if it has none: the active instance of a
+/// replicated queue manager gives it to its group before it serves (docs/ha.md).
+pub fn ensure_key(dir: &std::path::Path) -> MqResult<zeroize::Zeroizing<Vec<u8>>> {
+    policy_key(dir).map(|(k, _)| k)
 }
 
 /// The correlation id a policy's message carries.

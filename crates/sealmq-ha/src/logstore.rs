@@ -7,9 +7,10 @@
 //! of every entry (its place in the file and what recovery needs of it) is kept in memory;
 //! entries themselves are read from the file when asked for.
 
-use crate::types::{Entry, Ha, LogId, NodeId, StorageError, sto_err};
+use crate::types::{Change, Entry, Ha, LogId, NodeId, StorageError, sto_err};
 use openraft::storage::{LogFlushed, LogState, RaftLogReader, RaftLogStorage};
 use openraft::{EntryPayload, OptionalSend, Vote};
+use sealmq_storage::dse::Dse;
 use sealmq_types::sync::lock;
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -37,6 +38,7 @@ pub(crate) struct Meta {
 
 struct Inner {
     dir: PathBuf,
+    dse: Option<Arc<Dse>>,
     file: File,
     end: u64,
     index: BTreeMap<u64, Meta>,
@@ -54,13 +56,72 @@ fn io_err(what: &str, p: &Path, e: std::io::Error) -> StorageError {
     sto_err(&format!("{what} {}", p.display()), e)
 }
 
-fn frame(e: &Entry) -> Result<Vec<u8>, StorageError> {
-    let body = postcard::to_stdvec(e).map_err(|e| sto_err("cannot encode a log entry", e))?;
-    let mut out = Vec::with_capacity(body.len() + 8);
-    out.extend_from_slice(&(body.len() as u32).to_le_bytes());
-    out.extend_from_slice(&crc32c::crc32c(&body).to_le_bytes());
-    out.extend_from_slice(&body);
+/// Associated data of a sealed entry: its place in the Raft log.
+fn entry_aad(index: u64, key_id: u32) -> [u8; 17] {
+    let mut a = [0u8; 17];
+    a[..5].copy_from_slice(b"RAFT:");
+    a[5..13].copy_from_slice(&index.to_le_bytes());
+    a[13..].copy_from_slice(&key_id.to_le_bytes());
+    a
+}
+
+/// An entry's frame: length, CRC32C of the body, body = data key id (0: not sealed), the
+/// entry's index, and the entry in postcard, sealed under that key (the index and key id as
+/// associated data) when the instance encrypts at rest.
+fn frame(e: &Entry, dse: Option<&Dse>) -> Result<Vec<u8>, StorageError> {
+    let plain = postcard::to_stdvec(e).map_err(|e| sto_err("cannot encode a log entry", e))?;
+    let (key, data) = match dse {
+        None => (0, plain),
+        Some(d) => {
+            let key = d.current();
+            let sealed = d
+                .seal(key, &entry_aad(e.log_id.index, key), &plain)
+                .map_err(|e| sto_err("cannot seal a log entry", e))?;
+            (key, sealed)
+        }
+    };
+    let mut out = Vec::with_capacity(data.len() + 20);
+    out.extend_from_slice(&((data.len() + 12) as u32).to_le_bytes());
+    out.extend_from_slice(&[0u8; 4]);
+    out.extend_from_slice(&key.to_le_bytes());
+    out.extend_from_slice(&e.log_id.index.to_le_bytes());
+    out.extend_from_slice(&data);
+    let crc = crc32c::crc32c(&out[8..]);
+    out[4..8].copy_from_slice(&crc.to_le_bytes());
     Ok(out)
+}
+
+/// The entry in a frame's body (its CRC checked), opened when sealed.
+fn unframe(body: &[u8], dse: Option<&Dse>) -> Result<Entry, String> {
+    if body.len() < 12 {
+        return Err("an entry too short".into());
+    }
+    let key = u32::from_le_bytes([body[0], body[1], body[2], body[3]]);
+    let mut idx = [0u8; 8];
+    idx.copy_from_slice(&body[4..12]);
+    let index = u64::from_le_bytes(idx);
+    let plain;
+    let bytes = if key == 0 {
+        &body[12..]
+    } else {
+        let Some(d) = dse else {
+            return Err(format!(
+                "an entry is sealed under data key {key}: start the instance with its master key"
+            ));
+        };
+        plain = d
+            .open_sealed(key, &entry_aad(index, key), &body[12..])
+            .ok_or("a sealed entry fails authentication (altered, moved, or another key)")?;
+        &plain[..]
+    };
+    let e: Entry = postcard::from_bytes(bytes).map_err(|e| e.to_string())?;
+    if e.log_id.index != index {
+        return Err(format!(
+            "entry {} stands where entry {index} should",
+            e.log_id.index
+        ));
+    }
+    Ok(e)
 }
 
 fn meta_of(e: &Entry, offset: u64, len: u32) -> Meta {
@@ -69,7 +130,7 @@ fn meta_of(e: &Entry, offset: u64, len: u32) -> Meta {
         len,
         log_id: e.log_id,
         last_lsn: match &e.payload {
-            EntryPayload::Normal(b) => Some(b.last_lsn),
+            EntryPayload::Normal(Change::Log(b)) => Some(b.last_lsn),
             _ => None,
         },
         membership: matches!(e.payload, EntryPayload::Membership(_)),
@@ -126,7 +187,7 @@ fn small_bytes<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, StorageError> {
 
 impl LogStore {
     /// Opens (or creates) the Raft log in `dir`, cutting a torn tail.
-    pub(crate) fn open(dir: &Path) -> Result<LogStore, StorageError> {
+    pub(crate) fn open(dir: &Path, dse: Option<Arc<Dse>>) -> Result<LogStore, StorageError> {
         std::fs::create_dir_all(dir).map_err(|e| io_err("cannot create", dir, e))?;
         let path = dir.join("raft.log");
         let mut file = OpenOptions::new()
@@ -154,6 +215,7 @@ impl LogStore {
                 "bad header",
             ));
         }
+        let purged_read: Option<LogId> = read_small(&dir.join("purged"))?;
         let mut index = BTreeMap::new();
         let mut off = HEADER as usize;
         while off < data.len() {
@@ -170,7 +232,7 @@ impl LogStore {
             }
             let len = u32::from_le_bytes(data[off..off + 4].try_into().unwrap_or([0; 4]));
             let body = &data[off + 8..off + 8 + len as usize];
-            let e: Entry = postcard::from_bytes(body)
+            let e = unframe(body, dse.as_deref())
                 .map_err(|e| sto_err(&format!("{} is damaged", path.display()), e))?;
             index.insert(e.log_id.index, meta_of(&e, off as u64, len));
             off += 8 + len as usize;
@@ -184,13 +246,14 @@ impl LogStore {
                 .and_then(|()| file.sync_all())
                 .map_err(|e| io_err("cannot cut the torn tail of", &path, e))?;
         }
-        let purged: Option<LogId> = read_small(&dir.join("purged"))?;
+        let purged = purged_read;
         if let Some(p) = purged {
             index.retain(|i, _| *i > p.index);
         }
         Ok(LogStore {
             inner: Arc::new(Mutex::new(Inner {
                 dir: dir.to_path_buf(),
+                dse,
                 file,
                 end: off as u64,
                 index,
@@ -210,17 +273,22 @@ impl LogStore {
     }
 
     fn read(&self, metas: &[Meta]) -> Result<Vec<Entry>, StorageError> {
-        let file = lock(&self.inner)
-            .file
-            .try_clone()
-            .map_err(|e| sto_err("cannot read the Raft log", e))?;
+        let (file, dse) = {
+            let i = lock(&self.inner);
+            let f = i
+                .file
+                .try_clone()
+                .map_err(|e| sto_err("cannot read the Raft log", e))?;
+            (f, i.dse.clone())
+        };
         metas
             .iter()
             .map(|m| {
                 let mut body = vec![0u8; m.len as usize];
                 file.read_exact_at(&mut body, m.offset + 8)
                     .map_err(|e| sto_err("cannot read the Raft log", e))?;
-                postcard::from_bytes(&body).map_err(|e| sto_err("a Raft log entry is damaged", e))
+                unframe(&body, dse.as_deref())
+                    .map_err(|e| sto_err("a Raft log entry is damaged", e))
             })
             .collect()
     }
@@ -284,7 +352,7 @@ impl RaftLogStorage<Ha> for LogStore {
         let mut buf = Vec::new();
         let mut metas = Vec::new();
         for e in entries {
-            let f = frame(&e)?;
+            let f = frame(&e, i.dse.as_deref())?;
             metas.push(meta_of(&e, i.end + buf.len() as u64, (f.len() - 8) as u32));
             buf.extend_from_slice(&f);
         }

@@ -7,7 +7,7 @@
 //! the log holds whole; a batch applied again after a crash skips the records already there.
 
 use crate::logstore::LogStore;
-use crate::types::{Entry, Ha, LogId, Membership, StorageError, sto_err};
+use crate::types::{Change, Entry, Ha, LogId, Membership, StorageError, sto_err};
 use openraft::storage::{RaftStateMachine, Snapshot, SnapshotMeta};
 use openraft::{EntryPayload, OptionalSend, RaftSnapshotBuilder, StoredMembership};
 use sealmq_storage::log::{Log, LogConfig};
@@ -18,6 +18,8 @@ use std::sync::{Arc, Mutex};
 struct Inner {
     /// The instance's recovery log while no engine holds it.
     log: Option<Log>,
+    /// The queue manager's directory (its policy key is written there).
+    qm_dir: std::path::PathBuf,
     applied: Option<LogId>,
     membership: Membership,
 }
@@ -29,7 +31,11 @@ pub(crate) struct Machine {
 
 impl Machine {
     /// Opens the instance's log and finds what of the Raft log it holds.
-    pub(crate) fn open(log_cfg: LogConfig, store: &LogStore) -> Result<Machine, String> {
+    pub(crate) fn open(
+        qm_dir: &std::path::Path,
+        log_cfg: LogConfig,
+        store: &LogStore,
+    ) -> Result<Machine, String> {
         let (log, _) = Log::open(log_cfg, u64::MAX, |_| Ok(())).map_err(|e| e.to_string())?;
         let held = log.last_lsn();
         let mut applied = None;
@@ -62,6 +68,7 @@ impl Machine {
         Ok(Machine {
             inner: Arc::new(Mutex::new(Inner {
                 log: Some(log),
+                qm_dir: qm_dir.to_path_buf(),
                 applied,
                 membership,
             })),
@@ -98,12 +105,19 @@ impl RaftStateMachine<Ha> for Machine {
         let mut out = Vec::new();
         let mut last = None;
         for e in entries {
-            if let (EntryPayload::Normal(b), Some(log)) = (&e.payload, &i.log)
-                && let Some(t) = log
-                    .append_replicated(&b.records)
-                    .map_err(|e| sto_err("cannot apply a replicated batch", e))?
-            {
-                last = Some(t);
+            match (&e.payload, &i.log) {
+                (EntryPayload::Normal(Change::Log(b)), Some(log)) => {
+                    if let Some(t) = log
+                        .append_replicated(&b.records)
+                        .map_err(|e| sto_err("cannot apply a replicated batch", e))?
+                    {
+                        last = Some(t);
+                    }
+                }
+                (EntryPayload::Normal(Change::PolicyKey(k)), _) => {
+                    crate::logstore::replace_file(&i.qm_dir, sealmq_storage::POLICY_KEY_FILE, k)?;
+                }
+                _ => {}
             }
             if let EntryPayload::Membership(m) = &e.payload {
                 i.membership = StoredMembership::new(Some(e.log_id), m.clone());

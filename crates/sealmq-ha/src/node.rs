@@ -4,7 +4,7 @@
 use crate::logstore::LogStore;
 use crate::machine::Machine;
 use crate::net::{Network, serve};
-use crate::types::{Batch, Ha, NodeId};
+use crate::types::{Batch, Change, Ha, NodeId};
 use crate::{Group, HA_DIR};
 use openraft::{BasicNode, Config, Raft, RaftMetrics, ServerState, SnapshotPolicy};
 use sealmq_storage::log::{LogConfig, Lsn, Replicator, ReplicatorRef};
@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// How long a batch may wait for the group before the active instance gives up on it.
@@ -77,6 +78,8 @@ pub struct Node {
     store: LogStore,
     dir: PathBuf,
     first_term: u64,
+    /// A batch the group did not take: the active engine's log is broken from then on.
+    failed: Arc<AtomicBool>,
 }
 
 impl Node {
@@ -95,8 +98,8 @@ impl Node {
             .enable_all()
             .build()
             .map_err(|e| format!("cannot start the replication runtime: {e}"))?;
-        let store = LogStore::open(&dir).map_err(|e| e.to_string())?;
-        let machine = Machine::open(log_cfg, &store)?;
+        let store = LogStore::open(&dir, log_cfg.dse.clone()).map_err(|e| e.to_string())?;
+        let machine = Machine::open(qm_dir, log_cfg, &store)?;
         let config = Config {
             cluster_name: qm.to_string(),
             heartbeat_interval: HEARTBEAT_MS,
@@ -151,6 +154,7 @@ impl Node {
             store,
             dir,
             first_term,
+            failed: Arc::default(),
         };
         node.spawn_status_writer();
         Ok(node)
@@ -203,7 +207,51 @@ impl Node {
         ReplicatorRef(Arc::new(RaftReplicator {
             raft: self.raft.clone(),
             rt: self.rt.handle().clone(),
+            failed: self.failed.clone(),
         }))
+    }
+
+    /// Whether this instance can no longer act as the active one: it is not the leader, it
+    /// has heard from no majority for longer than an election takes, or a batch failed.
+    pub fn must_step_down(&self) -> Option<String> {
+        let m = self.metrics();
+        if self.failed.load(Ordering::Relaxed) {
+            return Some("a log batch was not replicated".into());
+        }
+        if !(m.state == ServerState::Leader && m.current_leader == Some(self.group.me())) {
+            let next = m.current_leader.map_or_else(
+                || "none yet".to_string(),
+                |l| {
+                    self.group
+                        .by_id(l)
+                        .map_or_else(|| format!("#{l}"), |i| i.name.clone())
+                },
+            );
+            return Some(format!("the group has another active instance ({next})"));
+        }
+        match m.millis_since_quorum_ack {
+            Some(ms) if ms > 2 * ELECTION_MS.1 => {
+                Some(format!("no majority of the group has answered for {ms} ms"))
+            }
+            _ => None,
+        }
+    }
+
+    /// Gives the group this instance's policy key (the active instance does, before it
+    /// serves: the stored policies' tags then verify on whichever instance is active next).
+    pub fn share_policy_key(&self, key: &[u8]) -> Result<(), String> {
+        let r = self.rt.block_on(async {
+            tokio::time::timeout(
+                COMMIT_WAIT,
+                self.raft.client_write(Change::PolicyKey(key.to_vec())),
+            )
+            .await
+        });
+        match r {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(format!("the policy key was not replicated: {e}")),
+            Err(_) => Err("the policy key was not replicated in time".into()),
+        }
     }
 
     pub fn status(&self) -> Status {
@@ -340,6 +388,7 @@ impl View {
 struct RaftReplicator {
     raft: Raft<Ha>,
     rt: tokio::runtime::Handle,
+    failed: Arc<AtomicBool>,
 }
 
 impl Replicator for RaftReplicator {
@@ -350,8 +399,11 @@ impl Replicator for RaftReplicator {
             records: records.to_vec(),
         };
         let r = self.rt.block_on(async {
-            tokio::time::timeout(COMMIT_WAIT, self.raft.client_write(batch)).await
+            tokio::time::timeout(COMMIT_WAIT, self.raft.client_write(Change::Log(batch))).await
         });
+        if !matches!(r, Ok(Ok(_))) {
+            self.failed.store(true, Ordering::Relaxed);
+        }
         match r {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => Err(format!("this instance is no longer active: {e}")),

@@ -12,10 +12,20 @@ pub struct Batch {
     pub records: Vec<u8>,
 }
 
+/// What an entry of the group's log changes on every instance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Change {
+    /// A batch of the active instance's recovery log.
+    Log(Batch),
+    /// The queue manager's policy key (`policy.key`): the stored policies' tags verify on
+    /// whichever instance is active.
+    PolicyKey(Vec<u8>),
+}
+
 openraft::declare_raft_types!(
     /// sealmq's Raft types: entries carry log batches; nothing is answered but "committed".
     pub Ha:
-        D = Batch,
+        D = Change,
         R = (),
         NodeId = u64,
         Node = openraft::BasicNode,

@@ -122,7 +122,8 @@ pub fn init(qm_dir: &Path) {
         .unwrap_or(DEFAULT_MAX_BYTES);
     let file = Rotating::new(&qm_dir.join("errors"), max);
     let filter = tracing_subscriber::EnvFilter::try_from_env("SEALMQ_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        // Raft's own progress (each vote, each election) is for debugging, not the error log.
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,openraft=warn"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(false)

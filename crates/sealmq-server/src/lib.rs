@@ -26,6 +26,7 @@ mod pam;
 mod peer;
 pub mod perms;
 pub mod security;
+pub mod standby;
 pub mod stats;
 mod svcrun;
 
@@ -55,6 +56,10 @@ pub struct ServerConfig {
     pub tls: bool,
     /// Serve Prometheus metrics over HTTP on this address (`GET /metrics`).
     pub metrics: Option<SocketAddr>,
+    /// The active instance of a replicated queue manager (docs/ha.md): its log batches are
+    /// durable once its group's majority holds them, and its first start makes the queue
+    /// manager when the group's log is still empty.
+    pub replicator: Option<sealmq_storage::log::ReplicatorRef>,
 }
 
 /// How long a new connection has to complete its TLS handshake and first frame, and how long
@@ -134,7 +139,14 @@ impl Server {
             .chain(sealmq_storage::dse::Dse::secret_env(&cfg.dir))
             .collect();
         perms::scrub_secrets(&secrets);
-        let (qm, report) = sealmq_engine::start(qcfg).map_err(|e| e.to_string())?;
+        let replicated = cfg.replicator.is_some();
+        qcfg.replicator = cfg.replicator.clone();
+        let (qm, report) = if replicated {
+            sealmq_engine::start_or_create(qcfg)
+        } else {
+            sealmq_engine::start(qcfg)
+        }
+        .map_err(|e| e.to_string())?;
         tracing::info!(
             "queue manager {} started ({fds} descriptors): {} messages recovered, {} log records replayed{}",
             cfg.name,

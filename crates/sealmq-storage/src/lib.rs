@@ -42,3 +42,8 @@ pub fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
         .create(dir)
 }
 pub use log::{Log, LogConfig, Lsn, Recovered};
+
+/// The queue manager's policy key (`<QM dir>/policy.key`, 32 bytes, 0600): the stored
+/// policies' tags are made under it (the engine's `policies.rs`); the instances of a
+/// replicated queue manager share it through their log.
+pub const POLICY_KEY_FILE: &str = "policy.key";

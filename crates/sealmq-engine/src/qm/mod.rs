@@ -173,15 +173,32 @@ impl QueueManager {
             );
         }
         let (qm, _) = QueueManager::recover(cfg.clone())?;
-        qm.log_durable(&Record::Qmgr(QmgrDef::new(&cfg.name)))?;
-        *write(&qm.qmgr) = QmgrDef::new(&cfg.name);
-        qm.ensure_default_objects()?;
-        // Safe by default, as MQ's new queue managers: no SYSTEM.* channel, no channel
-        // running as the queue manager's own user, until the administrator allows it.
-        for r in crate::chlauth::default_rules() {
-            qm.set_chlauth(r)?;
-        }
+        qm.make_new()?;
         Ok(qm)
+    }
+
+    /// What a new queue manager is made with: its definition, MQ's default objects and the
+    /// CHLAUTH rules that make it safe by default (no SYSTEM.* channel, no channel running as
+    /// the queue manager's own user, until the administrator allows it).
+    fn make_new(&self) -> MqResult<()> {
+        let name = self.cfg.name.clone();
+        self.log_durable(&Record::Qmgr(QmgrDef::new(&name)))?;
+        *write(&self.qmgr) = QmgrDef::new(&name);
+        self.ensure_default_objects()?;
+        for r in crate::chlauth::default_rules() {
+            self.set_chlauth(r)?;
+        }
+        Ok(())
+    }
+
+    /// Recovers a queue manager whose log may still be empty (the first instance of a
+    /// replicated group to be active makes it, and the others receive it through the log).
+    pub(crate) fn recover_or_make(cfg: QmConfig) -> MqResult<(Arc<QueueManager>, StartReport)> {
+        let (qm, report) = QueueManager::recover(cfg)?;
+        if qm.log.last_lsn() == 0 {
+            qm.make_new()?;
+        }
+        Ok((qm, report))
     }
 
     /// Recovers an existing queue manager: loads the newest checkpoint, replays the log after
