@@ -70,6 +70,11 @@ pub struct CreateArgs {
     /// With --ha: which of the group's instances this one is.
     #[arg(long, requires = "ha")]
     pub instance: Option<String>,
+    /// Sign the queue manager's identity with this CA keystore (`sealmq keystore init DIR
+    /// --authority`), which its keystore then trusts: the instances of a replicated queue
+    /// manager made with one CA trust each other.
+    #[arg(long, value_name = "CA_KEYSTORE")]
+    pub ca: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -169,8 +174,13 @@ pub fn create(a: CreateArgs) -> CliResult {
             qm.shutdown().map_err(|e| e.to_string())?;
         }
     }
-    let spec = IdentitySpec::new(Dn::parse(&format!("CN={}", a.qm))?, KeyKind::P256, 3650);
-    Keystore::init(&dir.join("keystore"), &spec, None)?;
+    // An instance's certificate names its instance too (docs/ha.md).
+    let dn = match &group {
+        Some(g) => sealmq_ha::instance_dn(&a.qm, &g.instance),
+        None => format!("CN={}", a.qm),
+    };
+    let spec = IdentitySpec::new(Dn::parse(&dn)?, KeyKind::P256, 3650);
+    Keystore::init(&dir.join("keystore"), &spec, a.ca.as_deref())?;
     match &group {
         Some(g) => println!(
             "Queue manager {} instance {} of {} created in {}.",

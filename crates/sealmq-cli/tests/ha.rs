@@ -29,6 +29,8 @@ struct Instance {
 
 struct Group {
     instances: Vec<Instance>,
+    /// Where the CA keystore that signs every instance's identity lives.
+    _ca: Home,
 }
 
 impl Group {
@@ -39,11 +41,16 @@ impl Group {
             .map(|n| format!("{n}@127.0.0.1:{}", free_port()))
             .collect();
         let spec = spec.join(",");
+        // One CA signs the instances' identities, so that each trusts the others (TLS).
+        let ca_home = Home::new();
+        let ca = ca_home.dir.path().join("ca");
+        let ca = ca.to_str().unwrap();
+        ca_home.ok(&["keystore", "init", ca, "--dn", "CN=HA CA", "--authority"]);
         let instances: Vec<Instance> = names
             .iter()
             .map(|n| {
                 let home = Home::new();
-                home.ok(&["create", QM, "--ha", &spec, "--instance", n]);
+                home.ok(&["create", QM, "--ha", &spec, "--instance", n, "--ca", ca]);
                 Instance {
                     name: n,
                     home,
@@ -51,7 +58,10 @@ impl Group {
                 }
             })
             .collect();
-        let g = Group { instances };
+        let g = Group {
+            instances,
+            _ca: ca_home,
+        };
         for i in 0..3 {
             g.start(i);
         }

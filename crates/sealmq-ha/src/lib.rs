@@ -17,6 +17,7 @@ mod net;
 mod node;
 mod types;
 
+pub use net::instance_dn;
 pub use node::{Node, Role, Status};
 pub use types::Batch;
 

@@ -1,10 +1,14 @@
-//! The network between the instances of a group (docs/ha.md): one TCP connection from each
-//! instance to each other, frames of a u32 length and a postcard body.
+//! The network between the instances of a group (docs/ha.md): one TLS connection from each
+//! instance to each other (rustls, both sides presenting their keystore identity and checking
+//! the other's against their own keystore's trust), frames of a u32 length and a postcard body.
 //!
-//! A connection opens with `Hello` (the queue manager's name and the caller's instance id),
-//! in a frame of at most [`HELLO_MAX`] bytes: an instance answers nothing else before it, and
-//! refuses a caller that is not another instance of its group. Raft's own errors travel as
-//! text (openraft retries); the caller sees an unreachable peer as such and backs off.
+//! An instance's certificate names it: subject `CN=<queue manager>,OU=<instance>`. A
+//! connection opens with `Hello` (the queue manager's name and the caller's instance id), in a
+//! frame of at most [`HELLO_MAX`] bytes: an instance answers nothing else before it, and refuses
+//! a caller that is not another instance of its group or whose certificate is not that
+//! instance's; a caller likewise refuses an instance whose certificate is not the one it
+//! called. Raft's own errors travel as text (openraft retries); the caller sees an unreachable
+//! peer as such and backs off.
 
 use crate::Group;
 use crate::types::{Ha, NodeId};
@@ -18,8 +22,42 @@ use openraft::{BasicNode, Raft};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio_rustls::{TlsAcceptor, TlsConnector};
+
+type ClientStream = tokio_rustls::client::TlsStream<TcpStream>;
+
+/// The subject an instance's certificate carries.
+pub fn instance_dn(qm: &str, instance: &str) -> String {
+    sealmq_protect::dn::Dn::parse(&format!("CN={qm},OU={instance}"))
+        .map(|d| d.to_string())
+        .unwrap_or_default()
+}
+
+/// TLS of the group's connections, from this instance's keystore.
+#[derive(Clone)]
+pub(crate) struct Tls {
+    pub(crate) acceptor: TlsAcceptor,
+    pub(crate) connector: TlsConnector,
+}
+
+impl Tls {
+    pub(crate) fn load(keystore: &std::path::Path, qm: &str) -> Result<Tls, String> {
+        let server = sealmq_wire::tls::server_config(keystore)
+            .map_err(|e| format!("the instance's TLS identity ({}): {e}", keystore.display()))?;
+        let client = sealmq_wire::tls::client_config(keystore, Some(qm))
+            .map_err(|e| format!("the instance's TLS identity ({}): {e}", keystore.display()))?;
+        Ok(Tls {
+            acceptor: TlsAcceptor::from(server),
+            connector: TlsConnector::from(client),
+        })
+    }
+}
+
+fn peer_dn(certs: Option<&[rustls::pki_types::CertificateDer<'_>]>) -> String {
+    sealmq_wire::tls::principal(certs).unwrap_or_default()
+}
 
 /// The largest frame before `Hello` is accepted.
 pub(crate) const HELLO_MAX: usize = 4096;
@@ -48,16 +86,17 @@ enum Answer {
     Failed(String),
 }
 
-async fn write_frame<T: Serialize>(s: &mut TcpStream, v: &T) -> std::io::Result<()> {
+async fn write_frame<T: Serialize, S: AsyncWrite + Unpin>(s: &mut S, v: &T) -> std::io::Result<()> {
     let body = postcard::to_stdvec(v).map_err(std::io::Error::other)?;
     let mut out = Vec::with_capacity(body.len() + 4);
     out.extend_from_slice(&(body.len() as u32).to_le_bytes());
     out.extend_from_slice(&body);
-    s.write_all(&out).await
+    s.write_all(&out).await?;
+    s.flush().await
 }
 
-async fn read_frame<T: for<'de> Deserialize<'de>>(
-    s: &mut TcpStream,
+async fn read_frame<T: for<'de> Deserialize<'de>, S: AsyncRead + Unpin>(
+    s: &mut S,
     max: usize,
 ) -> std::io::Result<T> {
     let mut len = [0u8; 4];
@@ -74,10 +113,16 @@ async fn read_frame<T: for<'de> Deserialize<'de>>(
 }
 
 /// Serves the group's other instances on `listener` until the runtime ends.
-pub(crate) async fn serve(listener: TcpListener, raft: Raft<Ha>, group: Arc<Group>, qm: String) {
+pub(crate) async fn serve(
+    listener: TcpListener,
+    raft: Raft<Ha>,
+    group: Arc<Group>,
+    qm: String,
+    tls: Tls,
+) {
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNS));
     loop {
-        let (mut s, peer) = match listener.accept().await {
+        let (tcp, peer) = match listener.accept().await {
             Ok(x) => x,
             Err(e) => {
                 tracing::warn!("high availability: accept failed: {e}");
@@ -92,20 +137,35 @@ pub(crate) async fn serve(listener: TcpListener, raft: Raft<Ha>, group: Arc<Grou
             continue;
         };
         let (raft, group, qm) = (raft.clone(), group.clone(), qm.clone());
+        let acceptor = tls.acceptor.clone();
         tokio::spawn(async move {
             let _slot = slot;
-            let _ = s.set_nodelay(true);
+            let _ = tcp.set_nodelay(true);
+            let mut s = match tokio::time::timeout(HELLO_WAIT, acceptor.accept(tcp)).await {
+                Ok(Ok(s)) => s,
+                Ok(Err(e)) => {
+                    tracing::warn!("high availability: a connection from {peer} refused: TLS: {e}");
+                    return;
+                }
+                Err(_) => return,
+            };
+            let dn = peer_dn(s.get_ref().1.peer_certificates());
             let hello =
-                tokio::time::timeout(HELLO_WAIT, read_frame::<Rpc>(&mut s, HELLO_MAX)).await;
+                tokio::time::timeout(HELLO_WAIT, read_frame::<Rpc, _>(&mut s, HELLO_MAX)).await;
             let from = match hello {
                 Ok(Ok(Rpc::Hello { qm: q, from }))
-                    if q == qm && from != group.me() && group.by_id(from).is_some() =>
+                    if q == qm
+                        && from != group.me()
+                        && group
+                            .by_id(from)
+                            .is_some_and(|i| dn == instance_dn(&qm, &i.name)) =>
                 {
                     from
                 }
                 _ => {
                     tracing::warn!(
-                        "high availability: a connection from {peer} refused: not an instance of this group"
+                        "high availability: a connection from {peer} ({dn}) refused: not \
+                         another instance of this group"
                     );
                     let _ = write_frame(
                         &mut s,
@@ -119,7 +179,7 @@ pub(crate) async fn serve(listener: TcpListener, raft: Raft<Ha>, group: Arc<Grou
                 return;
             }
             tracing::debug!("high availability: instance {from} connected from {peer}");
-            while let Ok(rpc) = read_frame::<Rpc>(&mut s, FRAME_MAX).await {
+            while let Ok(rpc) = read_frame::<Rpc, _>(&mut s, FRAME_MAX).await {
                 let answer = match rpc {
                     Rpc::Hello { .. } => Answer::Failed("Hello twice".into()),
                     Rpc::Append(r) => raft
@@ -147,6 +207,7 @@ pub(crate) async fn serve(listener: TcpListener, raft: Raft<Ha>, group: Arc<Grou
 pub(crate) struct Network {
     pub(crate) group: Arc<Group>,
     pub(crate) qm: String,
+    pub(crate) tls: Tls,
 }
 
 impl RaftNetworkFactory<Ha> for Network {
@@ -158,6 +219,12 @@ impl RaftNetworkFactory<Ha> for Network {
             addr: node.addr.clone(),
             me: self.group.me(),
             qm: self.qm.clone(),
+            dn: self
+                .group
+                .by_id(target)
+                .map(|i| instance_dn(&self.qm, &i.name))
+                .unwrap_or_default(),
+            connector: self.tls.connector.clone(),
             conn: None,
         }
     }
@@ -169,15 +236,30 @@ pub(crate) struct Peer {
     addr: String,
     me: NodeId,
     qm: String,
-    conn: Option<TcpStream>,
+    /// The subject the target's certificate must carry.
+    dn: String,
+    connector: TlsConnector,
+    conn: Option<ClientStream>,
 }
 
 type Rpc_<E> = RPCError<NodeId, BasicNode, RaftError<NodeId, E>>;
 
 impl Peer {
-    async fn connect(&mut self) -> Result<TcpStream, std::io::Error> {
-        let mut s = TcpStream::connect(&self.addr).await?;
-        s.set_nodelay(true)?;
+    async fn connect(&mut self) -> Result<ClientStream, std::io::Error> {
+        let tcp = TcpStream::connect(&self.addr).await?;
+        tcp.set_nodelay(true)?;
+        // Instances have no DNS names: the certificate is checked against the keystore's trust
+        // and the queue manager's name, then against the instance called, below.
+        let name = rustls::pki_types::ServerName::try_from("sealmq-instance")
+            .map_err(std::io::Error::other)?;
+        let mut s = self.connector.connect(name, tcp).await?;
+        let dn = peer_dn(s.get_ref().1.peer_certificates());
+        if dn != self.dn {
+            return Err(std::io::Error::other(format!(
+                "the instance at {} presents '{dn}', not '{}'",
+                self.addr, self.dn
+            )));
+        }
         write_frame(
             &mut s,
             &Rpc::Hello {
@@ -186,7 +268,7 @@ impl Peer {
             },
         )
         .await?;
-        match read_frame::<Answer>(&mut s, HELLO_MAX).await? {
+        match read_frame::<Answer, _>(&mut s, HELLO_MAX).await? {
             Answer::Hello => Ok(s),
             Answer::Failed(why) => Err(std::io::Error::other(format!(
                 "instance {} refused this one: {why}",
@@ -215,7 +297,7 @@ impl Peer {
         };
         let exchange = async {
             write_frame(&mut s, &rpc).await?;
-            read_frame::<Answer>(&mut s, FRAME_MAX).await
+            read_frame::<Answer, _>(&mut s, FRAME_MAX).await
         };
         match tokio::time::timeout(ttl, exchange).await {
             Ok(Ok(Answer::Failed(why))) => {

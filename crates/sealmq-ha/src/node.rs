@@ -120,9 +120,11 @@ impl Node {
         let listener = rt
             .block_on(tokio::net::TcpListener::bind(&my_addr))
             .map_err(|e| format!("cannot listen for the other instances on {my_addr}: {e}"))?;
+        let tls = crate::net::Tls::load(&qm_dir.join("keystore"), qm)?;
         let network = Network {
             group: group.clone(),
             qm: qm.to_string(),
+            tls: tls.clone(),
         };
         let raft = rt
             .block_on(Raft::new(
@@ -133,7 +135,13 @@ impl Node {
                 machine.clone(),
             ))
             .map_err(|e| format!("cannot start replication: {e}"))?;
-        rt.spawn(serve(listener, raft.clone(), group.clone(), qm.to_string()));
+        rt.spawn(serve(
+            listener,
+            raft.clone(),
+            group.clone(),
+            qm.to_string(),
+            tls,
+        ));
         if store.last_index().is_none() {
             let members: BTreeMap<NodeId, BasicNode> = group
                 .instances
