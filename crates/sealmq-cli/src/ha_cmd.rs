@@ -7,16 +7,22 @@
 //! from the group's log.
 
 use crate::CliResult;
-use sealmq_ha::{Group, Node, Status};
+use clap::{Args, Subcommand};
+use sealmq_ha::{Group, Node, Role, Status};
 use sealmq_server::standby::{Standby, Why};
 use sealmq_server::{Server, ServerConfig};
 use sealmq_storage::log::LogConfig;
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 /// The lock one process of an instance holds for its whole life.
 const INSTANCE_LOCK: &str = "ha/instance.lock";
+/// Left by an instance that hands its role over, for the process that replaces it.
+const HOLD_FILE: &str = "ha/hold";
 
 fn take_lock(path: &Path, qm: &str) -> Result<std::fs::File, String> {
     let f = std::fs::File::options()
@@ -42,7 +48,12 @@ pub fn run(cfg: ServerConfig, group: Group) -> CliResult {
     let mut log_cfg = LogConfig::new(dir.join("log"));
     log_cfg.dse = sealmq_storage::dse::Dse::load(&dir).map_err(|e| e.to_string())?;
     let node = Arc::new(Node::start(&dir, &cfg.name, group.clone(), log_cfg)?);
+    // An instance that just handed its role over stands for no election a while.
+    if std::fs::remove_file(dir.join(HOLD_FILE)).is_ok() {
+        node.hold_elections(sealmq_ha::SWITCH_HOLD);
+    }
     let _ = std::fs::write(dir.join("qm.pid"), std::process::id().to_string());
+    serve_admin(&dir, node.clone())?;
     let why: Why = {
         let (node, qm, me) = (node.clone(), cfg.name.clone(), group.instance.clone());
         Arc::new(move || match node.active() {
@@ -119,6 +130,9 @@ pub fn run(cfg: ServerConfig, group: Group) -> CliResult {
                         "instance {} is no longer active: {why}; it starts again as a replica",
                         group.instance
                     );
+                    if why.contains("sealmq ha switch") {
+                        let _ = std::fs::write(dir.join(HOLD_FILE), b"");
+                    }
                     restart_as_replica();
                 }
             }
@@ -181,3 +195,249 @@ pub fn print_status(qm: &str, st: &Status) {
         );
     }
 }
+
+/// The instance's administration socket (`<QM dir>/ha/ha.sock`, 0600: the queue manager's
+/// user only), served in every role: one JSON request, one JSON answer.
+const ADMIN_SOCKET: &str = "ha.sock";
+
+#[derive(Serialize, Deserialize)]
+enum Request {
+    /// The active instance's view of the group.
+    View,
+    /// Ask an instance to stand for election.
+    Switch(String),
+}
+
+#[derive(Serialize, Deserialize)]
+enum Answer {
+    View(Status),
+    Done,
+    Failed(String),
+}
+
+fn serve_admin(dir: &Path, node: Arc<Node>) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(sealmq_ha::HA_DIR).join(ADMIN_SOCKET);
+    let _ = std::fs::remove_file(&path);
+    let l = UnixListener::bind(&path)
+        .map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| format!("cannot protect {}: {e}", path.display()))?;
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            let node = node.clone();
+            std::thread::spawn(move || {
+                let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+                let mut line = String::new();
+                let mut r = BufReader::new(&s).take(4096);
+                if r.read_line(&mut line).is_err() {
+                    return;
+                }
+                let answer = match serde_json::from_str::<Request>(&line) {
+                    Ok(Request::View) => {
+                        node.group_view().map_or_else(Answer::Failed, Answer::View)
+                    }
+                    Ok(Request::Switch(to)) => {
+                        tracing::info!(
+                            "high availability: sealmq ha switch asks {to} to be active"
+                        );
+                        node.switch_to(&to)
+                            .map_or_else(Answer::Failed, |()| Answer::Done)
+                    }
+                    Err(e) => Answer::Failed(format!("not a request: {e}")),
+                };
+                let mut w = &s;
+                let _ = serde_json::to_writer(&mut w, &answer);
+                let _ = w.write_all(b"\n");
+            });
+        }
+    });
+    Ok(())
+}
+
+use std::io::Read as _;
+
+fn ask(dir: &Path, req: &Request) -> Result<Answer, String> {
+    let path = dir.join(sealmq_ha::HA_DIR).join(ADMIN_SOCKET);
+    let mut s = UnixStream::connect(&path)
+        .map_err(|e| format!("no instance runs here ({}: {e})", path.display()))?;
+    s.set_read_timeout(Some(Duration::from_secs(30)))
+        .map_err(|e| e.to_string())?;
+    let mut line = serde_json::to_vec(req).map_err(|e| e.to_string())?;
+    line.push(b'\n');
+    s.write_all(&line).map_err(|e| e.to_string())?;
+    let mut answer = String::new();
+    BufReader::new(&s)
+        .read_line(&mut answer)
+        .map_err(|e| format!("the instance did not answer: {e}"))?;
+    serde_json::from_str(&answer).map_err(|e| format!("the instance answered nonsense: {e}"))
+}
+
+fn view(dir: &Path) -> Result<Status, String> {
+    match ask(dir, &Request::View)? {
+        Answer::View(s) => Ok(s),
+        Answer::Failed(e) => Err(e),
+        Answer::Done => Err("an unexpected answer".into()),
+    }
+}
+
+#[derive(Subcommand)]
+pub enum HaCmd {
+    /// Move the active role to another instance (in sync with the group); applications and
+    /// channels reconnect to it.
+    Switch(SwitchArgs),
+    /// Take an instance out for maintenance: refused when the others could not keep a
+    /// majority in sync without it; an active instance hands its role over first.
+    Drain(DrainArgs),
+    /// Readiness: exit 0 for a healthy instance, active or replica (and say which).
+    Ready(ReadyArgs),
+}
+
+#[derive(Args)]
+pub struct SwitchArgs {
+    /// Queue manager name.
+    pub qm: String,
+    /// The instance to make active.
+    #[arg(long)]
+    pub to: String,
+}
+
+#[derive(Args)]
+pub struct DrainArgs {
+    /// Queue manager name.
+    pub qm: String,
+    /// The instance to drain (the one running under this SEALMQ_HOME).
+    #[arg(long)]
+    pub instance: String,
+}
+
+#[derive(Args)]
+pub struct ReadyArgs {
+    /// Queue manager name.
+    pub qm: String,
+}
+
+pub fn command(c: HaCmd) -> CliResult {
+    match c {
+        HaCmd::Switch(a) => switch(&a.qm, &a.to),
+        HaCmd::Drain(a) => drain(&a),
+        HaCmd::Ready(a) => ready(&a.qm),
+    }
+}
+
+fn group_dir(qm: &str) -> CliResult<(std::path::PathBuf, Group)> {
+    let dir = crate::qm_cmd::exists(qm)?;
+    let g = Group::load(&dir)?.ok_or_else(|| format!("queue manager {qm} is not replicated"))?;
+    Ok((dir, g))
+}
+
+fn switch(qm: &str, to: &str) -> CliResult {
+    let (dir, g) = group_dir(qm)?;
+    if g.id_of(to).is_none() {
+        return Err(format!("{to} is not an instance of {qm}").into());
+    }
+    let v = view(&dir)?;
+    if v.active.as_deref() == Some(to) {
+        println!("Instance {to} of {qm} is active already.");
+        return Ok(());
+    }
+    match ask(&dir, &Request::Switch(to.to_string()))? {
+        Answer::Done => {}
+        Answer::Failed(e) => return Err(format!("instance {to} did not stand: {e}").into()),
+        Answer::View(_) => return Err("an unexpected answer".to_string().into()),
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(v) = view(&dir)
+            && v.active.as_deref() == Some(to)
+        {
+            println!("Instance {to} of {qm} is active.");
+            return Ok(());
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(format!("instance {to} did not become active within 30 s").into());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn drain(a: &DrainArgs) -> CliResult {
+    let (dir, g) = group_dir(&a.qm)?;
+    if a.instance != g.instance {
+        return Err(format!(
+            "instance {} does not run under this SEALMQ_HOME (this is instance {}): drain it \
+             where it runs",
+            a.instance, g.instance
+        )
+        .into());
+    }
+    let v = view(&dir)?;
+    let others: Vec<&str> = v
+        .instances
+        .iter()
+        .filter(|i| i.name != a.instance && i.in_sync == Some(true))
+        .map(|i| i.name.as_str())
+        .collect();
+    let majority = g.instances.len() / 2 + 1;
+    if others.len() < majority {
+        return Err(format!(
+            "draining {} would leave {} of {} instances in sync ({}); the group needs {majority} \
+             to go on: bring the others back in sync first",
+            a.instance,
+            others.len(),
+            g.instances.len(),
+            if others.is_empty() {
+                "none".to_string()
+            } else {
+                others.join(", ")
+            }
+        )
+        .into());
+    }
+    if v.active.as_deref() == Some(a.instance.as_str()) {
+        switch(&a.qm, others[0])?;
+    }
+    crate::qm_cmd::stop(crate::qm_cmd::StopArgs {
+        qm: a.qm.clone(),
+        immediate: false,
+    })?;
+    println!(
+        "Instance {} of {} drained; the group goes on with {}.",
+        a.instance,
+        a.qm,
+        others.join(" and ")
+    );
+    Ok(())
+}
+
+fn ready(qm: &str) -> CliResult {
+    let (dir, _) = group_dir(qm)?;
+    if !crate::qm_cmd::running(&dir) {
+        return Err(format!("not ready: instance of {qm} is not running").into());
+    }
+    let st =
+        status_of(&dir).ok_or("not ready: the instance has not said its role yet".to_string())?;
+    match st.role {
+        Role::Active if Client::connect_local(&dir, "sealmq-ready").is_ok() => {
+            println!("ready: active");
+            Ok(())
+        }
+        Role::Replica if st.active.is_some() && st.applied_index + 64 >= st.log_index => {
+            println!(
+                "ready: replica (active instance {})",
+                st.active.as_deref().unwrap_or_default()
+            );
+            Ok(())
+        }
+        r => Err(format!(
+            "not ready: {} (active instance: {}, applied {} of {})",
+            r.name(),
+            st.active.as_deref().unwrap_or("none"),
+            st.applied_index,
+            st.log_index
+        )
+        .into()),
+    }
+}
+
+use sealmq_client::Client;

@@ -75,6 +75,9 @@ enum Command {
     /// Encryption at rest: master key files, master-key rotation, status.
     #[command(subcommand)]
     Dse(dse_cmd::DseCmd),
+    /// A replicated queue manager's instances: switch the active role, drain one, readiness.
+    #[command(subcommand)]
+    Ha(ha_cmd::HaCmd),
     /// Protect a payload offline, unprotect it, or show what an envelope holds.
     #[command(subcommand)]
     Message(message_cmd::MessageCmd),
@@ -129,6 +132,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Create(a) => qm_cmd::create(a),
         Command::Dse(c) => dse_cmd::run(c),
+        Command::Ha(c) => ha_cmd::command(c),
         Command::Delete(a) => qm_cmd::delete(a),
         Command::Start(a) => qm_cmd::start(a),
         Command::Stop(a) => qm_cmd::stop(a),

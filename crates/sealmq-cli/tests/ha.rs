@@ -157,6 +157,26 @@ fn drain(c: &mut Client) -> HashMap<u64, u32> {
     seen
 }
 
+/// After a failover: every acknowledged unit (`from..acked`) is there exactly once; the unit
+/// whose commit was cut off (`acked..tried`) is there whole or not at all; nothing else is.
+fn check_round(c: &mut Client, from: u64, acked: u64, tried: u64) -> HashMap<u64, u32> {
+    let seen = drain(c);
+    assert!(seen.values().all(|&k| k == 1), "duplicates");
+    for n in from..acked {
+        assert!(seen.contains_key(&n), "committed {n} lost");
+    }
+    let extra: Vec<u64> = (acked..tried).filter(|n| seen.contains_key(n)).collect();
+    assert!(
+        extra.is_empty() || extra.len() as u64 == (tried - acked).min(10),
+        "a unit of work seen in part: {extra:?}"
+    );
+    assert!(
+        seen.keys().all(|n| *n >= from && *n < tried),
+        "a message from nowhere"
+    );
+    seen
+}
+
 #[test]
 fn committed_messages_survive_kill_9_of_the_active_instance_exactly_once() {
     let kills: usize = std::env::var("SEALMQ_HA_KILLS")
@@ -191,7 +211,7 @@ fn committed_messages_survive_kill_9_of_the_active_instance_exactly_once() {
     let mut expected: Vec<u64> = Vec::new();
     let mut worst = Duration::ZERO;
     let mut times = Vec::new();
-    for round in 0..kills {
+    for _ in 0..kills {
         let a = g.wait_active();
         let stop = Arc::new(AtomicBool::new(false));
         let acked = Arc::new(AtomicU64::new(next));
@@ -214,23 +234,7 @@ fn committed_messages_survive_kill_9_of_the_active_instance_exactly_once() {
         assert_ne!(a, b);
         stop.store(true, Ordering::Relaxed);
         let tried = t.join().unwrap();
-        let acked = acked.load(Ordering::Relaxed);
-        // Every acknowledged unit is there exactly once; a unit whose commit was cut off is
-        // there whole or not at all.
-        let seen = drain(&mut g.client(b));
-        assert!(seen.values().all(|&k| k == 1), "round {round}: duplicates");
-        for n in next..acked {
-            assert!(seen.contains_key(&n), "round {round}: committed {n} lost");
-        }
-        let extra: Vec<u64> = (acked..tried).filter(|n| seen.contains_key(n)).collect();
-        assert!(
-            extra.is_empty() || extra.len() as u64 == (tried - acked).min(10),
-            "round {round}: a unit of work seen in part: {extra:?}"
-        );
-        assert!(
-            seen.keys().all(|n| *n >= next && *n < tried),
-            "round {round}: a message from nowhere"
-        );
+        let seen = check_round(&mut g.client(b), next, acked.load(Ordering::Relaxed), tried);
         expected.extend(seen.keys());
         next = tried;
         // The killed instance comes back as a replica and catches up.
@@ -249,4 +253,76 @@ fn committed_messages_survive_kill_9_of_the_active_instance_exactly_once() {
         .home
         .ok_in(&["mqsc", QM], Some("DISPLAY POLICY(HA.SIGNED)\n"));
     assert!(shown.contains("SIGNALG(SHA256)"), "{shown}");
+}
+
+#[test]
+fn a_switch_under_load_loses_nothing_and_a_drain_that_would_break_quorum_is_refused() {
+    let g = Group::new();
+    let a = g.wait_active();
+    g.instances[a]
+        .home
+        .ok_in(&["mqsc", QM], Some("DEFINE QLOCAL(HA.Q) DEFPSIST(YES)\n"));
+    g.wait_in_sync();
+    // Readiness: the active instance and a healthy replica are both ready, and say which.
+    for i in 0..3 {
+        wait_for(LONG, "every instance ready", || {
+            g.instances[i]
+                .home
+                .run(&["ha", "ready", QM], None)
+                .status
+                .success()
+        });
+        let said = g.instances[i].home.ok(&["ha", "ready", QM]);
+        let role = if i == a {
+            "ready: active"
+        } else {
+            "ready: replica"
+        };
+        assert!(said.contains(role), "{said}");
+    }
+    // A controlled switch while an application puts: it sees its connection end, and
+    // nothing it committed is lost or doubled.
+    let to = (a + 1) % 3;
+    let stop = Arc::new(AtomicBool::new(false));
+    let acked = Arc::new(AtomicU64::new(0));
+    let t = {
+        let (c, stop, acked) = (g.client(a), stop.clone(), acked.clone());
+        std::thread::spawn(move || putter(c, 0, stop, acked))
+    };
+    wait_for(LONG, "some units committed", || {
+        acked.load(Ordering::Relaxed) >= 50
+    });
+    let name = g.instances[to].name;
+    let said = g.instances[a].home.ok(&["ha", "switch", QM, "--to", name]);
+    assert!(
+        said.contains(&format!("Instance {name} of {QM} is active")),
+        "{said}"
+    );
+    let b = g.wait_active();
+    assert_eq!(b, to);
+    stop.store(true, Ordering::Relaxed);
+    let tried = t.join().unwrap();
+    check_round(&mut g.client(b), 0, acked.load(Ordering::Relaxed), tried);
+    g.wait_in_sync();
+    // With one replica gone, draining the other would leave one instance: refused.
+    let (r1, r2) = ((b + 1) % 3, (b + 2) % 3);
+    g.instances[r1].home.kill9(QM);
+    let refused =
+        g.instances[r2]
+            .home
+            .fails(&["ha", "drain", QM, "--instance", g.instances[r2].name]);
+    assert!(refused.contains("would leave 1 of 3"), "{refused}");
+    assert!(g.status(r2).contains("ROLE(replica)"));
+    // With all three in sync it is drained, and the group goes on.
+    g.start(r1);
+    g.wait_in_sync();
+    let drained = g.instances[r2]
+        .home
+        .ok(&["ha", "drain", QM, "--instance", g.instances[r2].name]);
+    assert!(drained.contains("drained"), "{drained}");
+    assert!(g.status(r2).contains("STATUS(ENDED)"));
+    let put = g.instances[b]
+        .home
+        .ok(&["put", QM, "HA.Q", "--count", "5", "--persistent"]);
+    assert!(put.contains("put 5"), "{put}");
 }

@@ -18,7 +18,7 @@ mod node;
 mod types;
 
 pub use net::instance_dn;
-pub use node::{Node, Role, Status};
+pub use node::{Node, Role, SWITCH_HOLD, Status};
 pub use types::Batch;
 
 use serde::{Deserialize, Serialize};

@@ -70,10 +70,23 @@ const HELLO_WAIT: Duration = Duration::from_secs(5);
 
 #[derive(Serialize, Deserialize)]
 enum Rpc {
-    Hello { qm: String, from: NodeId },
+    Hello {
+        qm: String,
+        from: NodeId,
+    },
     Append(AppendEntriesRequest<Ha>),
     Vote(VoteRequest<NodeId>),
     Snapshot(InstallSnapshotRequest<Ha>),
+    /// `sealmq ha switch --to` this instance: stand for election until elected (5 s at most).
+    Elect,
+    /// Stand for no election for this many milliseconds (the third instance, during a switch).
+    Hold(u64),
+    /// To the active instance: hand the active role to this instance.
+    Switch(String),
+    /// Are you there?
+    Ping,
+    /// The active instance's view of the group (`sealmq ha drain` decides on it).
+    View,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -82,6 +95,8 @@ enum Answer {
     Append(AppendEntriesResponse<NodeId>),
     Vote(VoteResponse<NodeId>),
     Snapshot(InstallSnapshotResponse<NodeId>),
+    Elected,
+    View(crate::Status),
     /// Refused or failed, and why.
     Failed(String),
 }
@@ -113,12 +128,42 @@ async fn read_frame<T: for<'de> Deserialize<'de>, S: AsyncRead + Unpin>(
 }
 
 /// Serves the group's other instances on `listener` until the runtime ends.
+/// What an instance's view of the group is, when it is active.
+pub(crate) type ViewFn = Arc<dyn Fn() -> Option<crate::Status> + Send + Sync>;
+
+/// Stands for election every 100 ms until elected, for 5 s at most: the others vote once the
+/// active instance's lease on them has run out.
+pub(crate) fn stand_for_election(raft: Raft<Ha>) {
+    tokio::spawn(async move {
+        for _ in 0..50 {
+            let m = raft.metrics().borrow().clone();
+            if m.state == openraft::ServerState::Leader {
+                return;
+            }
+            let _ = raft.trigger().elect().await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+}
+
+/// Stands for no election for `d` (it still votes).
+pub(crate) fn hold_elections(raft: &Raft<Ha>, d: Duration) {
+    raft.runtime_config().elect(false);
+    let raft = raft.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(d).await;
+        raft.runtime_config().elect(true);
+    });
+}
+
 pub(crate) async fn serve(
     listener: TcpListener,
     raft: Raft<Ha>,
     group: Arc<Group>,
     qm: String,
     tls: Tls,
+    view: ViewFn,
+    handover: Arc<crate::node::Handover>,
 ) {
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNS));
     loop {
@@ -137,7 +182,7 @@ pub(crate) async fn serve(
             continue;
         };
         let (raft, group, qm) = (raft.clone(), group.clone(), qm.clone());
-        let acceptor = tls.acceptor.clone();
+        let (acceptor, view, handover) = (tls.acceptor.clone(), view.clone(), handover.clone());
         tokio::spawn(async move {
             let _slot = slot;
             let _ = tcp.set_nodelay(true);
@@ -194,6 +239,26 @@ pub(crate) async fn serve(
                         .install_snapshot(r)
                         .await
                         .map_or_else(|e| Answer::Failed(e.to_string()), Answer::Snapshot),
+                    Rpc::Elect => {
+                        tracing::info!(
+                            "high availability: instance {from} asks this one to stand for election"
+                        );
+                        stand_for_election(raft.clone());
+                        Answer::Elected
+                    }
+                    Rpc::Hold(ms) => {
+                        hold_elections(&raft, Duration::from_millis(ms.min(10_000)));
+                        Answer::Elected
+                    }
+                    Rpc::Switch(to) => handover
+                        .run(&to)
+                        .await
+                        .map_or_else(Answer::Failed, |()| Answer::Elected),
+                    Rpc::View => match view() {
+                        Some(v) => Answer::View(handover.live(v).await),
+                        None => Answer::Failed("this instance is not the active one".into()),
+                    },
+                    Rpc::Ping => Answer::Elected,
                 };
                 if write_frame(&mut s, &answer).await.is_err() {
                     break;
@@ -204,6 +269,7 @@ pub(crate) async fn serve(
 }
 
 /// Makes the connections to the other instances.
+#[derive(Clone)]
 pub(crate) struct Network {
     pub(crate) group: Arc<Group>,
     pub(crate) qm: String,
@@ -314,6 +380,64 @@ impl Peer {
             Err(_) => Err(RPCError::Network(NetworkError::new(
                 &std::io::Error::other(format!("instance {} did not answer in time", self.target)),
             ))),
+        }
+    }
+}
+
+impl Network {
+    /// One request to another instance, on a connection of its own.
+    async fn ask(&self, target: NodeId, rpc: Rpc) -> Result<Answer, String> {
+        let addr = self
+            .group
+            .by_id(target)
+            .map(|i| i.addr.clone())
+            .ok_or("no such instance")?;
+        let mut f = Network {
+            group: self.group.clone(),
+            qm: self.qm.clone(),
+            tls: self.tls.clone(),
+        };
+        let mut p = f.new_client(target, &BasicNode::new(addr)).await;
+        p.call::<openraft::error::Infallible>(rpc, Duration::from_secs(5))
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    /// Asks instance `target` to stand for election.
+    pub(crate) async fn elect(&self, target: NodeId) -> Result<(), String> {
+        self.done(target, Rpc::Elect).await
+    }
+
+    /// Asks instance `target` to stand for no election for `ms` milliseconds.
+    pub(crate) async fn hold(&self, target: NodeId, ms: u64) -> Result<(), String> {
+        self.done(target, Rpc::Hold(ms)).await
+    }
+
+    /// Asks the active instance `target` to hand its role to `to`.
+    pub(crate) async fn switch(&self, target: NodeId, to: &str) -> Result<(), String> {
+        self.done(target, Rpc::Switch(to.to_string())).await
+    }
+
+    /// Whether instance `target` answers now.
+    pub(crate) async fn ping(&self, target: NodeId) -> bool {
+        tokio::time::timeout(Duration::from_secs(2), self.done(target, Rpc::Ping))
+            .await
+            .is_ok_and(|r| r.is_ok())
+    }
+
+    async fn done(&self, target: NodeId, rpc: Rpc) -> Result<(), String> {
+        match self.ask(target, rpc).await? {
+            Answer::Elected => Ok(()),
+            Answer::Failed(e) => Err(e),
+            _ => Err("an unexpected answer".into()),
+        }
+    }
+
+    /// The view of the group that instance `target` has as the active one.
+    pub(crate) async fn view(&self, target: NodeId) -> Result<crate::Status, String> {
+        match self.ask(target, Rpc::View).await? {
+            Answer::View(s) => Ok(s),
+            _ => Err("an unexpected answer".into()),
         }
     }
 }

@@ -20,7 +20,7 @@ const COMMIT_WAIT: Duration = Duration::from_secs(10);
 /// Heartbeat and election timing (milliseconds): a failed active instance is replaced within
 /// about a second.
 const HEARTBEAT_MS: u64 = 100;
-const ELECTION_MS: (u64, u64) = (500, 1000);
+const ELECTION_MS: (u64, u64) = (400, 800);
 
 /// An instance's role, as `dspmq -o nativeha` names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,6 +80,9 @@ pub struct Node {
     first_term: u64,
     /// A batch the group did not take: the active engine's log is broken from then on.
     failed: Arc<AtomicBool>,
+    /// Requests to the other instances that are not Raft's (switch, view).
+    asker: Network,
+    handover: Arc<Handover>,
 }
 
 impl Node {
@@ -126,6 +129,11 @@ impl Node {
             qm: qm.to_string(),
             tls: tls.clone(),
         };
+        let asker = Network {
+            group: group.clone(),
+            qm: qm.to_string(),
+            tls: tls.clone(),
+        };
         let raft = rt
             .block_on(Raft::new(
                 me,
@@ -135,12 +143,34 @@ impl Node {
                 machine.clone(),
             ))
             .map_err(|e| format!("cannot start replication: {e}"))?;
+        let view: crate::net::ViewFn = {
+            let raft = raft.clone();
+            let v = View {
+                group: group.clone(),
+                store: store.clone(),
+                machine: machine.clone(),
+                first_term: raft.metrics().borrow().current_term,
+            };
+            Arc::new(move || {
+                let m = raft.metrics().borrow().clone();
+                (m.state == ServerState::Leader).then(|| v.status(&m))
+            })
+        };
+        let handover = Arc::new(Handover {
+            raft: raft.clone(),
+            group: group.clone(),
+            asker: asker.clone(),
+            handing: Arc::default(),
+            fence: Arc::default(),
+        });
         rt.spawn(serve(
             listener,
             raft.clone(),
             group.clone(),
             qm.to_string(),
             tls,
+            view,
+            handover.clone(),
         ));
         if store.last_index().is_none() {
             let members: BTreeMap<NodeId, BasicNode> = group
@@ -163,6 +193,8 @@ impl Node {
             dir,
             first_term,
             failed: Arc::default(),
+            asker,
+            handover,
         };
         node.spawn_status_writer();
         Ok(node)
@@ -216,6 +248,7 @@ impl Node {
             raft: self.raft.clone(),
             rt: self.rt.handle().clone(),
             failed: self.failed.clone(),
+            fence: self.handover.fence.clone(),
         }))
     }
 
@@ -223,6 +256,13 @@ impl Node {
     /// has heard from no majority for longer than an election takes, or a batch failed.
     pub fn must_step_down(&self) -> Option<String> {
         let m = self.metrics();
+        if self.handover.handing.load(Ordering::Relaxed) {
+            return Some("it hands the active role over (sealmq ha switch)".into());
+        }
+        if self.handover.fence.load(Ordering::Relaxed) {
+            // A hand-over is under way: its batches are refused on purpose.
+            return None;
+        }
         if self.failed.load(Ordering::Relaxed) {
             return Some("a log batch was not replicated".into());
         }
@@ -259,6 +299,35 @@ impl Node {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => Err(format!("the policy key was not replicated: {e}")),
             Err(_) => Err("the policy key was not replicated in time".into()),
+        }
+    }
+
+    /// `sealmq ha switch --to NAME`: the active instance (this one, or asked over the group's
+    /// connections) hands its role to that instance (see [`Handover`]).
+    pub fn switch_to(&self, name: &str) -> Result<(), String> {
+        let m = self.metrics();
+        match m.current_leader {
+            Some(l) if l == self.group.me() => self.rt.block_on(self.handover.run(name)),
+            Some(l) => self.rt.block_on(self.asker.switch(l, name)),
+            None => Err("the group has no active instance now".into()),
+        }
+    }
+
+    /// Stands for no election for `d` (an instance that just handed its role over).
+    pub fn hold_elections(&self, d: Duration) {
+        let _g = self.rt.enter();
+        crate::net::hold_elections(&self.raft, d);
+    }
+
+    /// The active instance's view of the group (this one's when it is active).
+    pub fn group_view(&self) -> Result<Status, String> {
+        let m = self.metrics();
+        match m.current_leader {
+            Some(l) if l == self.group.me() => {
+                Ok(self.rt.block_on(self.handover.live(self.status())))
+            }
+            Some(l) => self.rt.block_on(self.asker.view(l)),
+            None => Err("the group has no active instance now".into()),
         }
     }
 
@@ -392,15 +461,114 @@ impl View {
     }
 }
 
+/// How the active instance hands its role over (`sealmq ha switch`): the third instance holds
+/// its elections, the target stands for election until elected, and this instance steps down
+/// (its process starts again as a replica that holds its own elections a while): the others'
+/// leases on it run out, and the target, in sync, wins.
+pub(crate) struct Handover {
+    raft: Raft<Ha>,
+    group: Arc<Group>,
+    asker: Network,
+    /// Set once the target stands: the orchestrator steps this instance down.
+    pub(crate) handing: Arc<AtomicBool>,
+    /// Set while the role is handed over: the engine's batches are refused from then on, so
+    /// that the target can hold every committed entry when it stands.
+    pub(crate) fence: Arc<AtomicBool>,
+}
+
+/// How long the instances that are not the target stand for no election during a switch.
+pub const SWITCH_HOLD: Duration = Duration::from_secs(3);
+/// The most entries a switch's target may lack when it is asked to stand.
+const SWITCH_BACKLOG: u64 = 10_000;
+
+impl Handover {
+    /// The active instance's view with each other instance asked whether it is there: one
+    /// that does not answer is not in sync, however much of the log it held when it went.
+    pub(crate) async fn live(&self, mut v: Status) -> Status {
+        for i in &mut v.instances {
+            if i.name != self.group.instance
+                && let Some(id) = self.group.id_of(&i.name)
+                && !self.asker.ping(id).await
+            {
+                i.in_sync = Some(false);
+                i.role = Role::Unknown;
+            }
+        }
+        let n = v
+            .instances
+            .iter()
+            .filter(|i| i.in_sync == Some(true))
+            .count();
+        v.quorum = Some(format!("{n}/{}", v.instances.len()));
+        v
+    }
+
+    pub(crate) async fn run(&self, to: &str) -> Result<(), String> {
+        let m = self.raft.metrics().borrow().clone();
+        let me = self.group.me();
+        if !(m.state == ServerState::Leader && m.current_leader == Some(me)) {
+            return Err("this instance is not the active one".into());
+        }
+        let x = self
+            .group
+            .id_of(to)
+            .ok_or_else(|| format!("{to} is not an instance of this group"))?;
+        if x == me {
+            return Ok(());
+        }
+        let behind = |m: &RaftMetrics<NodeId, BasicNode>| {
+            let matched = m
+                .replication
+                .as_ref()
+                .and_then(|r| r.get(&x).copied().flatten())
+                .map_or(0, |l| l.index);
+            m.last_log_index.unwrap_or(0).saturating_sub(matched)
+        };
+        if behind(&m) > SWITCH_BACKLOG {
+            return Err(format!(
+                "instance {to} is {} entries behind; it cannot be made active now",
+                behind(&m)
+            ));
+        }
+        // No new batch from here on; the target catches up with what was committed.
+        self.fence.store(true, Ordering::Relaxed);
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let m = self.raft.metrics().borrow().clone();
+            if behind(&m) == 0 {
+                break;
+            }
+            if std::time::Instant::now() > deadline {
+                self.fence.store(false, Ordering::Relaxed);
+                return Err(format!("instance {to} did not catch up within 5 s"));
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        if let Some(third) = (1..=self.group.instances.len() as u64).find(|i| *i != me && *i != x) {
+            // A third instance that is down cannot stand anyway.
+            let _ = self.asker.hold(third, SWITCH_HOLD.as_millis() as u64).await;
+        }
+        self.asker.elect(x).await?;
+        self.handing.store(true, Ordering::Relaxed);
+        tracing::info!("high availability: handing the active role to {to}");
+        Ok(())
+    }
+}
+
 /// The active engine's log batches, made durable on a majority through Raft.
 struct RaftReplicator {
     raft: Raft<Ha>,
     rt: tokio::runtime::Handle,
     failed: Arc<AtomicBool>,
+    fence: Arc<AtomicBool>,
 }
 
 impl Replicator for RaftReplicator {
     fn replicate(&self, first_lsn: Lsn, last_lsn: Lsn, records: &[u8]) -> Result<(), String> {
+        if self.fence.load(Ordering::Relaxed) {
+            self.failed.store(true, Ordering::Relaxed);
+            return Err("this instance is handing the active role over".into());
+        }
         let batch = Batch {
             first_lsn,
             last_lsn,

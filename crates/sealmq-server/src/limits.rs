@@ -48,12 +48,16 @@ impl TakeSlot for Arc<Limit> {
 /// A socket a connection arrived on, as far as refusing it early needs.
 pub(crate) trait EarlySock {
     fn set_write_timeout_ms(&self, ms: u64);
+    fn set_read_timeout_ms(&self, ms: u64);
     fn close(&self);
 }
 
 impl EarlySock for TcpStream {
     fn set_write_timeout_ms(&self, ms: u64) {
         let _ = self.set_write_timeout(Some(Duration::from_millis(ms)));
+    }
+    fn set_read_timeout_ms(&self, ms: u64) {
+        let _ = self.set_read_timeout(Some(Duration::from_millis(ms)));
     }
     fn close(&self) {
         let _ = self.shutdown(std::net::Shutdown::Both);
@@ -63,6 +67,9 @@ impl EarlySock for TcpStream {
 impl EarlySock for UnixStream {
     fn set_write_timeout_ms(&self, ms: u64) {
         let _ = self.set_write_timeout(Some(Duration::from_millis(ms)));
+    }
+    fn set_read_timeout_ms(&self, ms: u64) {
+        let _ = self.set_read_timeout(Some(Duration::from_millis(ms)));
     }
     fn close(&self) {
         let _ = self.shutdown(std::net::Shutdown::Both);

@@ -3,12 +3,12 @@
 //! and the name of the active instance, so that an application with a connection list moves
 //! on at once and an administrator knows where to go. Nothing is read from the caller.
 
-use crate::limits::refuse_early;
+use crate::limits::EarlySock;
 use std::net::{SocketAddr, TcpListener};
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -33,13 +33,13 @@ fn refuse_loop<L, S>(
 ) -> impl FnOnce() + Send + 'static
 where
     L: Send + 'static,
-    S: crate::limits::EarlySock + 'static,
-    for<'a> &'a S: std::io::Write,
+    S: EarlySock + Send + 'static,
+    for<'a> &'a S: std::io::Write + std::io::Read,
 {
     move || {
         while !stop.load(Ordering::Relaxed) {
             match accept(&l) {
-                Ok(s) => refuse_early(&s, REPLICA_REASON, &why()),
+                Ok(s) => refuse(s, &why()),
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                     std::thread::sleep(Duration::from_millis(20));
                 }
@@ -48,6 +48,50 @@ where
         }
     }
 }
+
+/// Answers 2059 and the reason, then lets the caller's Hello arrive before closing (closing
+/// at once would make the caller's write fail, and it would see 2009 instead of the reason).
+fn refuse<S>(s: S, why: &str)
+where
+    S: EarlySock + Send + 'static,
+    for<'a> &'a S: std::io::Write + std::io::Read,
+{
+    s.set_write_timeout_ms(200);
+    let mut w = &s;
+    let _ = sealmq_wire::write_response(
+        &mut w,
+        0,
+        &sealmq_wire::Response::Err {
+            reason: REPLICA_REASON,
+            detail: why.into(),
+        },
+    );
+    // Read (and drop) what the caller sends for a moment, off the accept loop; a flood of
+    // callers past LINGERING is closed at once.
+    static LINGERING: AtomicUsize = AtomicUsize::new(0);
+    if LINGERING.fetch_add(1, Ordering::AcqRel) >= MAX_LINGERING {
+        LINGERING.fetch_sub(1, Ordering::AcqRel);
+        s.close();
+        return;
+    }
+    std::thread::spawn(move || {
+        s.set_read_timeout_ms(500);
+        let mut buf = [0u8; 4096];
+        let mut r = &s;
+        let mut n = 0;
+        while n < 1 << 16 {
+            match std::io::Read::read(&mut r, &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(k) => n += k,
+            }
+        }
+        s.close();
+        LINGERING.fetch_sub(1, Ordering::AcqRel);
+    });
+}
+
+/// Refused connections a replica lets finish their Hello at once.
+const MAX_LINGERING: usize = 64;
 
 impl Standby {
     /// Binds `<QM dir>/qm.sock` and, when given, `listen`; refuses whoever connects.
