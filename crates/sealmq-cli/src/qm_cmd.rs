@@ -27,7 +27,9 @@ pub fn qm_dir(name: &str) -> PathBuf {
 
 pub(crate) fn exists(name: &str) -> CliResult<PathBuf> {
     let d = qm_dir(name);
-    if !d.join("log").exists() {
+    // An instance of a replicated queue manager is one by its group file, even with its data
+    // gone (a wiped disk is rebuilt from the group's log at its next start).
+    if !d.join("log").exists() && !d.join(sealmq_ha::GROUP_FILE).exists() {
         return Err(format!("2058 Q_MGR_NAME_ERROR: no queue manager '{name}' under {} (create it with 'sealmq create {name}')", home().display()).into());
     }
     Ok(d)
@@ -75,6 +77,10 @@ pub struct CreateArgs {
     /// manager made with one CA trust each other.
     #[arg(long, value_name = "CA_KEYSTORE")]
     pub ca: Option<PathBuf>,
+    /// With --ha: the group exists already (this instance replaces one whose disk was lost);
+    /// it receives the group's log from the active instance instead of forming the group.
+    #[arg(long, requires = "ha")]
+    pub rejoin: bool,
 }
 
 #[derive(Args)]
@@ -168,6 +174,12 @@ pub fn create(a: CreateArgs) -> CliResult {
             g.save(&dir)?;
             std::fs::create_dir_all(dir.join("log"))
                 .map_err(|e| format!("cannot create {}: {e}", dir.join("log").display()))?;
+            if !a.rejoin {
+                let ha = dir.join(sealmq_ha::HA_DIR);
+                std::fs::create_dir_all(&ha)
+                    .and_then(|()| std::fs::write(ha.join(sealmq_ha::FORM_FILE), b""))
+                    .map_err(|e| format!("cannot create {}: {e}", ha.display()))?;
+            }
         }
         None => {
             let qm = sealmq_engine::create(cfg).map_err(|e| e.to_string())?;

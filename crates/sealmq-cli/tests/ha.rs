@@ -99,10 +99,33 @@ impl Group {
 
     /// Waits until the active instance sees every instance in sync.
     fn wait_in_sync(&self) {
-        wait_for(LONG, "every instance in sync", || {
-            self.active()
-                .is_some_and(|a| self.status(a).contains("QUORUM(3/3)"))
-        });
+        let deadline = Instant::now() + LONG;
+        while !self
+            .active()
+            .is_some_and(|a| self.status(a).contains("QUORUM(3/3)"))
+        {
+            if Instant::now() > deadline {
+                let all: Vec<String> = (0..3).map(|i| self.status(i)).collect();
+                let errs: Vec<String> = (0..3)
+                    .map(|i| {
+                        std::fs::read_to_string(self.dir(i).join("errors").join("SEALMQ01.LOG"))
+                            .unwrap_or_default()
+                            .lines()
+                            .filter(|l| l.contains("ERROR") || l.contains("WARN"))
+                            .rev()
+                            .take(5)
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    })
+                    .collect();
+                panic!(
+                    "not every instance in sync:\n{}\n{}",
+                    all.join("\n"),
+                    errs.join("\n--\n")
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     fn client(&self, i: usize) -> Client {
@@ -325,4 +348,107 @@ fn a_switch_under_load_loses_nothing_and_a_drain_that_would_break_quorum_is_refu
         .home
         .ok(&["put", QM, "HA.Q", "--count", "5", "--persistent"]);
     assert!(put.contains("put 5"), "{put}");
+}
+
+fn signal(g: &Group, i: usize, sig: &str) {
+    let pid = g.instances[i].home.pid(QM);
+    let ok = std::process::Command::new("kill")
+        .args([sig, &pid])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill {sig} {pid}");
+}
+
+fn put_n(g: &Group, i: usize, n: u32) {
+    let out = g.instances[i].home.ok(&[
+        "put",
+        QM,
+        "HA.Q",
+        "--size",
+        "100",
+        "--count",
+        &n.to_string(),
+        "--persistent",
+        "--syncpoint",
+        "10",
+    ]);
+    assert!(out.contains(&format!("put {n}")), "{out}");
+}
+
+fn got_all(g: &Group, i: usize) -> String {
+    g.instances[i]
+        .home
+        .ok(&["get", QM, "HA.Q", "--all", "--verify"])
+}
+
+#[test]
+fn a_paused_replica_a_torn_raft_log_a_wiped_instance_and_a_hung_active_one_lose_nothing() {
+    let g = Group::new();
+    let a = g.wait_active();
+    g.instances[a]
+        .home
+        .ok_in(&["mqsc", QM], Some("DEFINE QLOCAL(HA.Q) DEFPSIST(YES)\n"));
+    put_n(&g, a, 100);
+    g.wait_in_sync();
+    let (r1, r2) = ((a + 1) % 3, (a + 2) % 3);
+    // A replica paused: the other one keeps the majority; resumed, it catches up.
+    signal(&g, r1, "-STOP");
+    put_n(&g, a, 100);
+    signal(&g, r1, "-CONT");
+    g.wait_in_sync();
+    // A replica whose Raft log ends in a torn write: the torn entry is cut, the rest comes
+    // again from the active instance.
+    g.instances[r2].home.ok(&["stop", QM]);
+    let raft_log = g.dir(r2).join("ha").join("raft.log");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&raft_log)
+        .unwrap();
+    std::io::Write::write_all(&mut f, &[0x40, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef, 1, 2, 3]).unwrap();
+    drop(f);
+    put_n(&g, a, 100);
+    g.start(r2);
+    g.wait_in_sync();
+    // An instance whose disk was wiped (its data gone, its identity and group kept) is
+    // rebuilt from the group's log, and can then serve everything.
+    g.instances[r1].home.kill9(QM);
+    for d in ["log", "ha", "checkpoint", "queues", "policy.key"] {
+        let p = g.dir(r1).join(d);
+        let _ = std::fs::remove_dir_all(&p);
+        let _ = std::fs::remove_file(&p);
+    }
+    put_n(&g, a, 100);
+    g.start(r1);
+    g.wait_in_sync();
+    let name = g.instances[r1].name;
+    g.instances[a].home.ok(&["ha", "switch", QM, "--to", name]);
+    assert_eq!(g.wait_active(), r1);
+    // The active instance hangs (SIGSTOP): the others elect one of them and go on; woken, the
+    // old one acknowledges nothing and rejoins as a replica.
+    g.wait_in_sync();
+    signal(&g, r1, "-STOP");
+    let b = {
+        let mut found = None;
+        wait_for(LONG, "another active instance", || {
+            found = (0..3)
+                .filter(|i| *i != r1)
+                .find(|i| Client::connect_local(&g.dir(*i), "ha-probe").is_ok());
+            found.is_some()
+        });
+        found.unwrap_or_default()
+    };
+    put_n(&g, b, 100);
+    signal(&g, r1, "-CONT");
+    wait_for(
+        LONG,
+        "the old active instance to rejoin as a replica",
+        || g.status(r1).contains("ROLE(replica)"),
+    );
+    g.wait_in_sync();
+    let got = got_all(&g, b);
+    assert!(
+        got.contains("got 500 ok 500 corrupt 0 duplicate 0"),
+        "{got}"
+    );
 }

@@ -28,6 +28,9 @@ use std::path::Path;
 pub const GROUP_FILE: &str = "ha.toml";
 /// The instance's Raft state (log, vote) and its status, under the queue manager's directory.
 pub const HA_DIR: &str = "ha";
+/// Left in `ha/` by `sealmq create --ha` for a new instance: it may form the group at its
+/// first start (an instance rebuilt with `--rejoin`, or whose data was lost, does not).
+pub const FORM_FILE: &str = "form";
 /// How many instances a group has (as MQ's Native HA).
 pub const INSTANCES: usize = 3;
 

@@ -172,7 +172,10 @@ impl Node {
             view,
             handover.clone(),
         ));
-        if store.last_index().is_none() {
+        // Only a new instance forms the group (its first membership); one whose data was lost
+        // waits for the active instance to send it the group's log.
+        let form = dir.join(crate::FORM_FILE);
+        if store.last_index().is_none() && form.exists() {
             let members: BTreeMap<NodeId, BasicNode> = group
                 .instances
                 .iter()
@@ -183,6 +186,7 @@ impl Node {
                 tracing::info!("high availability: the group was formed already ({e})");
             }
         }
+        let _ = std::fs::remove_file(&form);
         let first_term = raft.metrics().borrow().current_term;
         let node = Node {
             rt,
@@ -265,6 +269,9 @@ impl Node {
         }
         if self.failed.load(Ordering::Relaxed) {
             return Some("a log batch was not replicated".into());
+        }
+        if let Err(e) = &m.running_state {
+            return Some(format!("its replication stopped: {e}"));
         }
         if !(m.state == ServerState::Leader && m.current_leader == Some(self.group.me())) {
             let next = m.current_leader.map_or_else(
