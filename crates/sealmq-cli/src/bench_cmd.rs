@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// local-rr, put1, mover-rr, stream, partner, deep, drain or amqp.
+    /// local-rr, put1, mover-rr, stream, partner, deep, drain, amqp or ha.
     pub scenario: String,
     /// Use this existing, running queue manager instead of a throw-away one.
     #[arg(long)]
@@ -106,6 +106,9 @@ pub struct BenchArgs {
     /// BENCH.AMQP.Q) with the same client in the same rounds (benches/artemis-amqp.sh).
     #[arg(long)]
     pub peer: Option<String>,
+    /// ha: how many times the active instance is killed for the failover figures.
+    #[arg(long)]
+    pub kills: Option<usize>,
     /// drain: consumers draining the queue at once.
     #[arg(long, default_value_t = 1)]
     pub consumers: usize,
@@ -374,6 +377,9 @@ fn measure(
 pub fn run(a: BenchArgs) -> CliResult {
     if matches!(a.scenario.as_str(), "mover-rr" | "stream" | "partner") {
         return crate::bench_chl::run(&a);
+    }
+    if a.scenario == "ha" {
+        return crate::bench_ha::run(&a);
     }
     if matches!(a.scenario.as_str(), "deep" | "drain" | "amqp") {
         let qm = prepare(&a)?;

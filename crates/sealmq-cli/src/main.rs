@@ -10,6 +10,7 @@ mod bench_chl;
 mod bench_cmd;
 mod bench_deep;
 mod bench_drain;
+mod bench_ha;
 mod bench_net;
 mod browse_fmt;
 mod consume_cmd;
@@ -67,7 +68,7 @@ enum Command {
     Get(app_cmd::GetArgs),
     /// Browse messages without removing them.
     Browse(app_cmd::BrowseArgs),
-    /// Run a benchmark scenario (local-rr, put1, mover-rr, stream, partner, deep, drain, amqp).
+    /// Run a benchmark scenario (local-rr, put1, mover-rr, stream, partner, deep, drain, amqp, ha).
     Bench(bench_cmd::BenchArgs),
     /// Identities and trust for applications and queue managers.
     #[command(subcommand)]

@@ -1,0 +1,245 @@
+//! `sealmq bench ha`: a replicated queue manager (three instances on loopback) against a
+//! single one, side by side in one run (docs/benchmarks.md):
+//!
+//! - persistent put rate, each put its own unit of work (acknowledged only once durable: on
+//!   one disk for the single queue manager, on a majority of the group for the replicated
+//!   one), with 1 and 16 producers, medians of interleaved rounds and their ratio;
+//! - failover: the active instance killed with `kill -9` `--kills` times, the time until
+//!   another instance accepts applications (median and worst);
+//! - catch-up: an instance stopped while `--messages` persistent messages are put, then
+//!   started: the time until it holds the whole log again.
+
+use crate::CliResult;
+use crate::bench_app::{join_all, open_q};
+use crate::bench_cmd::BenchArgs;
+use sealmq_client::Client;
+use sealmq_engine::{Md, OpenOptions, Persistence};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+const SINGLE: &str = "BENCH.SINGLE";
+const HA: &str = "BENCH.HA";
+const NAMES: [&str; 3] = ["a", "b", "c"];
+
+struct Bed {
+    root: PathBuf,
+    exe: PathBuf,
+}
+
+impl Bed {
+    fn home(&self, who: &str) -> PathBuf {
+        self.root.join(who)
+    }
+
+    fn qm_dir(&self, who: &str, qm: &str) -> PathBuf {
+        self.home(who).join("qmgrs").join(qm)
+    }
+
+    fn sealmq(&self, who: &str, args: &[&str], stdin: Option<&str>) -> CliResult<String> {
+        use std::io::Write;
+        let mut c = Command::new(&self.exe);
+        c.args(args)
+            .env("SEALMQ_HOME", self.home(who))
+            .env_remove("SEALMQ_KEYSTORE")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = c.spawn().map_err(|e| e.to_string())?;
+        if let (Some(s), Some(mut i)) = (stdin, child.stdin.take()) {
+            let _ = i.write_all(s.as_bytes());
+        }
+        let out = child.wait_with_output().map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!(
+                "bench: sealmq {} failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr)
+            )
+            .into());
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// The instance of the group that serves applications now.
+    fn active(&self) -> Option<&'static str> {
+        NAMES
+            .into_iter()
+            .find(|n| Client::connect_local(&self.qm_dir(n, HA), "bench-probe").is_ok())
+    }
+
+    fn wait<T>(&self, what: &str, limit: Duration, mut f: impl FnMut() -> Option<T>) -> CliResult<T> {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(t) = f() {
+                return Ok(t);
+            }
+            if Instant::now() > deadline {
+                return Err(format!("bench: timed out waiting for {what}").into());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn in_sync(&self) -> CliResult {
+        self.wait("every instance in sync", Duration::from_secs(120), || {
+            let a = self.active()?;
+            let st = self.sealmq(a, &["status", HA], None).ok()?;
+            st.contains("QUORUM(3/3)").then_some(())
+        })
+    }
+
+    fn start_instance(&self, n: &str) -> CliResult {
+        self.sealmq(n, &["start", HA, "--background"], None).map(|_| ())
+    }
+}
+
+impl Drop for Bed {
+    fn drop(&mut self) {
+        let _ = self.sealmq("single", &["stop", SINGLE, "--immediate"], None);
+        for n in NAMES {
+            let _ = self.sealmq(n, &["stop", HA, "--immediate"], None);
+        }
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+fn setup() -> CliResult<Bed> {
+    let root = std::env::temp_dir().join(format!("sealmq-bench-ha-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).map_err(|e| e.to_string())?;
+    let bed = Bed {
+        root,
+        exe: std::env::current_exe().map_err(|e| e.to_string())?,
+    };
+    let ca = bed.root.join("ca");
+    let ca = ca.to_string_lossy().into_owned();
+    bed.sealmq("ca", &["keystore", "init", &ca, "--dn", "CN=BENCH CA", "--authority"], None)?;
+    let mut spec = Vec::new();
+    for n in NAMES {
+        spec.push(format!("{n}@127.0.0.1:{}", crate::bench_net::free_port()?));
+    }
+    let spec = spec.join(",");
+    for n in NAMES {
+        bed.sealmq(n, &["create", HA, "--ha", &spec, "--instance", n, "--ca", &ca], None)?;
+        bed.start_instance(n)?;
+    }
+    bed.sealmq("single", &["create", SINGLE], None)?;
+    bed.sealmq("single", &["start", SINGLE, "--background"], None)?;
+    let define = "DEFINE QLOCAL(BENCH.Q) DEFPSIST(YES) MAXDEPTH(999999999)\n";
+    bed.sealmq("single", &["mqsc", SINGLE], Some(define))?;
+    let a = bed.wait("an active instance", Duration::from_secs(60), || bed.active())?;
+    bed.sealmq(a, &["mqsc", HA], Some(define))?;
+    bed.in_sync()?;
+    Ok(bed)
+}
+
+/// Persistent puts of 1 KiB, each committed, by `producers` for `secs`: puts per second.
+fn put_rate(dir: &Path, producers: usize, secs: f64) -> CliResult<f64> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let count = Arc::new(AtomicU64::new(0));
+    let mut threads = Vec::new();
+    for _ in 0..producers {
+        let mut c = Client::connect_local(dir, "bench-ha").map_err(|e| e.to_string())?;
+        let (stop, count) = (stop.clone(), count.clone());
+        threads.push(std::thread::spawn(move || -> Result<(), String> {
+            let h = open_q(&mut c, "BENCH.Q", OpenOptions::output())?;
+            let payload = vec![0x48u8; 1024];
+            while !stop.load(Ordering::Relaxed) {
+                let mut md = Md {
+                    persistence: Persistence::Persistent,
+                    ..Md::default()
+                };
+                c.put(h, &mut md, &payload, true).map_err(|e| e.to_string())?;
+                c.commit().map_err(|e| e.to_string())?;
+                count.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(())
+        }));
+    }
+    let t = Instant::now();
+    std::thread::sleep(Duration::from_secs_f64(secs));
+    let n = count.load(Ordering::Relaxed);
+    let el = t.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    join_all(threads)?;
+    let mut c = Client::connect_local(dir, "bench-ha").map_err(|e| e.to_string())?;
+    let _ = c.mqsc("CLEAR QLOCAL(BENCH.Q)\n", false);
+    Ok(n as f64 / el)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+pub fn run(a: &BenchArgs) -> CliResult {
+    let bed = setup()?;
+    let secs = a.seconds.max(1) as f64;
+    let mut report = serde_json::Map::new();
+    for producers in [1usize, 16] {
+        let (mut single, mut ha) = (Vec::new(), Vec::new());
+        for _ in 0..a.rounds.max(1) {
+            single.push(put_rate(&bed.qm_dir("single", SINGLE), producers, secs)?);
+            let act = bed.active().ok_or_else(|| "bench: no active instance".to_string())?;
+            ha.push(put_rate(&bed.qm_dir(act, HA), producers, secs)?);
+        }
+        let (s, h) = (median(&mut single), median(&mut ha));
+        println!(
+            "persistent put, {producers} producer(s): single {s:.0}/s, replicated {h:.0}/s, ratio {:.2}",
+            h / s.max(1e-9)
+        );
+        report.insert(format!("put_{producers}_single"), s.into());
+        report.insert(format!("put_{producers}_replicated"), h.into());
+        report.insert(format!("put_{producers}_ratio"), (h / s.max(1e-9)).into());
+    }
+    let kills = a.kills.unwrap_or(10);
+    let mut gaps = Vec::new();
+    for _ in 0..kills {
+        let act = bed.active().ok_or_else(|| "bench: no active instance".to_string())?;
+        let pid = std::fs::read_to_string(bed.qm_dir(act, HA).join("qm.pid")).map_err(|e| e.to_string())?;
+        let killed = Instant::now();
+        let ok = Command::new("kill").args(["-9", pid.trim()]).status().map_err(|e| e.to_string())?;
+        if !ok.success() {
+            return Err(format!("bench: cannot kill pid {}", pid.trim()).into());
+        }
+        bed.wait("another active instance", Duration::from_secs(60), || {
+            bed.active().filter(|n| *n != act)
+        })?;
+        gaps.push(killed.elapsed().as_secs_f64());
+        bed.wait("the killed instance's lock", Duration::from_secs(20), || {
+            (!crate::qm_cmd::running(&bed.qm_dir(act, HA))).then_some(())
+        })?;
+        bed.start_instance(act)?;
+        bed.in_sync()?;
+    }
+    if !gaps.is_empty() {
+        let worst = gaps.iter().copied().fold(0.0, f64::max);
+        let med = median(&mut gaps);
+        println!("failover over {kills} kill -9: median {med:.2} s, worst {worst:.2} s");
+        report.insert("failover_median_s".into(), med.into());
+        report.insert("failover_worst_s".into(), worst.into());
+    }
+    let messages = a.messages.unwrap_or(20_000);
+    let act = bed.active().ok_or_else(|| "bench: no active instance".to_string())?;
+    let behind = NAMES.into_iter().find(|n| *n != act).unwrap_or("a");
+    bed.sealmq(behind, &["stop", HA], None)?;
+    let n = messages.to_string();
+    bed.sealmq(act, &["put", HA, "BENCH.Q", "--size", "1024", "--count", &n, "--persistent", "--syncpoint", "100"], None)?;
+    let t = Instant::now();
+    bed.start_instance(behind)?;
+    bed.in_sync()?;
+    let catch = t.elapsed().as_secs_f64();
+    println!(
+        "catch-up of an instance {} MiB behind ({messages} messages of 1 KiB): {catch:.2} s",
+        messages * 1024 >> 20
+    );
+    report.insert("catch_up_s".into(), catch.into());
+    report.insert("catch_up_messages".into(), messages.into());
+    if a.json {
+        println!("{}", serde_json::Value::Object(report));
+    }
+    Ok(())
+}
