@@ -70,7 +70,12 @@ impl Bed {
             .find(|n| Client::connect_local(&self.qm_dir(n, HA), "bench-probe").is_ok())
     }
 
-    fn wait<T>(&self, what: &str, limit: Duration, mut f: impl FnMut() -> Option<T>) -> CliResult<T> {
+    fn wait<T>(
+        &self,
+        what: &str,
+        limit: Duration,
+        mut f: impl FnMut() -> Option<T>,
+    ) -> CliResult<T> {
         let deadline = Instant::now() + limit;
         loop {
             if let Some(t) = f() {
@@ -92,7 +97,8 @@ impl Bed {
     }
 
     fn start_instance(&self, n: &str) -> CliResult {
-        self.sealmq(n, &["start", HA, "--background"], None).map(|_| ())
+        self.sealmq(n, &["start", HA, "--background"], None)
+            .map(|_| ())
     }
 }
 
@@ -116,21 +122,38 @@ fn setup() -> CliResult<Bed> {
     };
     let ca = bed.root.join("ca");
     let ca = ca.to_string_lossy().into_owned();
-    bed.sealmq("ca", &["keystore", "init", &ca, "--dn", "CN=BENCH CA", "--authority"], None)?;
+    bed.sealmq(
+        "ca",
+        &[
+            "keystore",
+            "init",
+            &ca,
+            "--dn",
+            "CN=BENCH CA",
+            "--authority",
+        ],
+        None,
+    )?;
     let mut spec = Vec::new();
     for n in NAMES {
         spec.push(format!("{n}@127.0.0.1:{}", crate::bench_net::free_port()?));
     }
     let spec = spec.join(",");
     for n in NAMES {
-        bed.sealmq(n, &["create", HA, "--ha", &spec, "--instance", n, "--ca", &ca], None)?;
+        bed.sealmq(
+            n,
+            &["create", HA, "--ha", &spec, "--instance", n, "--ca", &ca],
+            None,
+        )?;
         bed.start_instance(n)?;
     }
     bed.sealmq("single", &["create", SINGLE], None)?;
     bed.sealmq("single", &["start", SINGLE, "--background"], None)?;
     let define = "DEFINE QLOCAL(BENCH.Q) DEFPSIST(YES) MAXDEPTH(999999999)\n";
     bed.sealmq("single", &["mqsc", SINGLE], Some(define))?;
-    let a = bed.wait("an active instance", Duration::from_secs(60), || bed.active())?;
+    let a = bed.wait("an active instance", Duration::from_secs(60), || {
+        bed.active()
+    })?;
     bed.sealmq(a, &["mqsc", HA], Some(define))?;
     bed.in_sync()?;
     Ok(bed)
@@ -152,7 +175,8 @@ fn put_rate(dir: &Path, producers: usize, secs: f64) -> CliResult<f64> {
                     persistence: Persistence::Persistent,
                     ..Md::default()
                 };
-                c.put(h, &mut md, &payload, true).map_err(|e| e.to_string())?;
+                c.put(h, &mut md, &payload, true)
+                    .map_err(|e| e.to_string())?;
                 c.commit().map_err(|e| e.to_string())?;
                 count.fetch_add(1, Ordering::Relaxed);
             }
@@ -183,7 +207,9 @@ pub fn run(a: &BenchArgs) -> CliResult {
         let (mut single, mut ha) = (Vec::new(), Vec::new());
         for _ in 0..a.rounds.max(1) {
             single.push(put_rate(&bed.qm_dir("single", SINGLE), producers, secs)?);
-            let act = bed.active().ok_or_else(|| "bench: no active instance".to_string())?;
+            let act = bed
+                .active()
+                .ok_or_else(|| "bench: no active instance".to_string())?;
             ha.push(put_rate(&bed.qm_dir(act, HA), producers, secs)?);
         }
         let (s, h) = (median(&mut single), median(&mut ha));
@@ -198,10 +224,16 @@ pub fn run(a: &BenchArgs) -> CliResult {
     let kills = a.kills.unwrap_or(10);
     let mut gaps = Vec::new();
     for _ in 0..kills {
-        let act = bed.active().ok_or_else(|| "bench: no active instance".to_string())?;
-        let pid = std::fs::read_to_string(bed.qm_dir(act, HA).join("qm.pid")).map_err(|e| e.to_string())?;
+        let act = bed
+            .active()
+            .ok_or_else(|| "bench: no active instance".to_string())?;
+        let pid = std::fs::read_to_string(bed.qm_dir(act, HA).join("qm.pid"))
+            .map_err(|e| e.to_string())?;
         let killed = Instant::now();
-        let ok = Command::new("kill").args(["-9", pid.trim()]).status().map_err(|e| e.to_string())?;
+        let ok = Command::new("kill")
+            .args(["-9", pid.trim()])
+            .status()
+            .map_err(|e| e.to_string())?;
         if !ok.success() {
             return Err(format!("bench: cannot kill pid {}", pid.trim()).into());
         }
@@ -209,9 +241,11 @@ pub fn run(a: &BenchArgs) -> CliResult {
             bed.active().filter(|n| *n != act)
         })?;
         gaps.push(killed.elapsed().as_secs_f64());
-        bed.wait("the killed instance's lock", Duration::from_secs(20), || {
-            (!crate::qm_cmd::running(&bed.qm_dir(act, HA))).then_some(())
-        })?;
+        bed.wait(
+            "the killed instance's lock",
+            Duration::from_secs(20),
+            || (!crate::qm_cmd::running(&bed.qm_dir(act, HA))).then_some(()),
+        )?;
         bed.start_instance(act)?;
         bed.in_sync()?;
     }
@@ -223,18 +257,35 @@ pub fn run(a: &BenchArgs) -> CliResult {
         report.insert("failover_worst_s".into(), worst.into());
     }
     let messages = a.messages.unwrap_or(20_000);
-    let act = bed.active().ok_or_else(|| "bench: no active instance".to_string())?;
+    let act = bed
+        .active()
+        .ok_or_else(|| "bench: no active instance".to_string())?;
     let behind = NAMES.into_iter().find(|n| *n != act).unwrap_or("a");
     bed.sealmq(behind, &["stop", HA], None)?;
     let n = messages.to_string();
-    bed.sealmq(act, &["put", HA, "BENCH.Q", "--size", "1024", "--count", &n, "--persistent", "--syncpoint", "100"], None)?;
+    bed.sealmq(
+        act,
+        &[
+            "put",
+            HA,
+            "BENCH.Q",
+            "--size",
+            "1024",
+            "--count",
+            &n,
+            "--persistent",
+            "--syncpoint",
+            "100",
+        ],
+        None,
+    )?;
     let t = Instant::now();
     bed.start_instance(behind)?;
     bed.in_sync()?;
     let catch = t.elapsed().as_secs_f64();
     println!(
         "catch-up of an instance {} MiB behind ({messages} messages of 1 KiB): {catch:.2} s",
-        messages * 1024 >> 20
+        (messages * 1024) >> 20
     );
     report.insert("catch_up_s".into(), catch.into());
     report.insert("catch_up_messages".into(), messages.into());
