@@ -102,6 +102,7 @@ pub fn run(cfg: ServerConfig, group: Group) -> CliResult {
             restart_as_replica();
         }
     };
+    node.set_serving();
     tracing::info!(
         "queue manager {} instance {}: active",
         cfg.name,

@@ -30,7 +30,7 @@ fn the_readme_tour_runs_as_written() {
     for b in &tour {
         script.push_str(b);
     }
-    for port in ["1414", "1415", "5672", "9157"] {
+    for port in ["1414", "1415", "5672", "9157", "9101", "9102", "9103"] {
         script = script.replace(port, &free_port().to_string());
     }
     let dir = tempfile::tempdir().unwrap();
@@ -60,6 +60,12 @@ fn the_readme_tour_runs_as_written() {
             .env("SEALMQ_HOME", dir.path().join("home"))
             .output();
     }
+    for i in ["a", "b", "c"] {
+        let _ = Command::new(env!("CARGO_BIN_EXE_sealmq"))
+            .args(["stop", "QMHA", "--immediate"])
+            .env("SEALMQ_HOME", dir.path().join(format!("ha-{i}")))
+            .output();
+    }
     assert!(o.status.success(), "the tour failed:\n{out}\n{err}");
     for seen in [
         "got 1000 ok 1000",
@@ -68,6 +74,8 @@ fn the_readme_tour_runs_as_written() {
         "hi",
         "RUNNING",
         "sealmq_",
+        "QUORUM(3/3)",
+        "kept by the group",
     ] {
         assert!(
             out.contains(seen),

@@ -82,6 +82,7 @@ pub struct Node {
     failed: Arc<AtomicBool>,
     /// Requests to the other instances that are not Raft's (switch, view).
     asker: Network,
+    serving: Arc<AtomicBool>,
     handover: Arc<Handover>,
 }
 
@@ -143,6 +144,7 @@ impl Node {
                 machine.clone(),
             ))
             .map_err(|e| format!("cannot start replication: {e}"))?;
+        let serving: Arc<AtomicBool> = Arc::default();
         let view: crate::net::ViewFn = {
             let raft = raft.clone();
             let v = View {
@@ -150,6 +152,7 @@ impl Node {
                 store: store.clone(),
                 machine: machine.clone(),
                 first_term: raft.metrics().borrow().current_term,
+                serving: serving.clone(),
             };
             Arc::new(move || {
                 let m = raft.metrics().borrow().clone();
@@ -199,6 +202,7 @@ impl Node {
             failed: Arc::default(),
             asker,
             handover,
+            serving,
         };
         node.spawn_status_writer();
         Ok(node)
@@ -239,6 +243,12 @@ impl Node {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// The queue manager serves on this (active) instance from now on: its status says
+    /// "active" only then.
+    pub fn set_serving(&self) {
+        self.serving.store(true, Ordering::Relaxed);
     }
 
     /// The engine of the now active instance takes over the log (see `Machine`).
@@ -348,6 +358,7 @@ impl Node {
             store: self.store.clone(),
             machine: self.machine.clone(),
             first_term: self.first_term,
+            serving: self.serving.clone(),
         }
     }
 
@@ -383,6 +394,8 @@ struct View {
     store: LogStore,
     machine: Machine,
     first_term: u64,
+    /// The queue manager serves on this instance (an elected instance is "unknown" until).
+    serving: Arc<AtomicBool>,
 }
 
 impl View {
@@ -434,7 +447,11 @@ impl View {
         Status {
             instance: self.group.instance.clone(),
             role: if m.current_leader == Some(me) && m.state == ServerState::Leader {
-                Role::Active
+                if self.serving.load(Ordering::Relaxed) {
+                    Role::Active
+                } else {
+                    Role::Unknown
+                }
             } else if m.current_leader.is_some() {
                 Role::Replica
             } else {
