@@ -60,7 +60,7 @@ fn links(text: &str) -> Vec<String> {
 }
 
 /// Files sealmq writes at run time, named in the documents (not in the repository).
-const RUNTIME: &[&str] = &["keystore.toml"];
+const RUNTIME: &[&str] = &["keystore.toml", "ha.toml"];
 
 const CODE_EXT: &[&str] = &["rs", "md", "toml", "py", "java", "js", "sh", "xml"];
 
