@@ -347,7 +347,7 @@ fn switch(qm: &str, to: &str) -> CliResult {
         Answer::Failed(e) => return Err(format!("instance {to} did not stand: {e}").into()),
         Answer::View(_) => return Err("an unexpected answer".to_string().into()),
     }
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
     loop {
         if let Ok(v) = view(&dir)
             && v.active.as_deref() == Some(to)
@@ -356,7 +356,7 @@ fn switch(qm: &str, to: &str) -> CliResult {
             return Ok(());
         }
         if std::time::Instant::now() > deadline {
-            return Err(format!("instance {to} did not become active within 30 s").into());
+            return Err(format!("instance {to} did not become active within 60 s").into());
         }
         std::thread::sleep(Duration::from_millis(50));
     }

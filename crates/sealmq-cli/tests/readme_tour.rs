@@ -74,7 +74,7 @@ fn the_readme_tour_runs_as_written() {
         "hi",
         "RUNNING",
         "sealmq_",
-        "QUORUM(3/3)",
+        "ROLE(active)",
         "kept by the group",
     ] {
         assert!(

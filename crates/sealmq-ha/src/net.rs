@@ -77,7 +77,7 @@ enum Rpc {
     Append(AppendEntriesRequest<Ha>),
     Vote(VoteRequest<NodeId>),
     Snapshot(InstallSnapshotRequest<Ha>),
-    /// `sealmq ha switch --to` this instance: stand for election until elected (5 s at most).
+    /// `sealmq ha switch --to` this instance: stand for election until elected (10 s at most).
     Elect,
     /// Stand for no election for this many milliseconds (the third instance, during a switch).
     Hold(u64),
@@ -131,11 +131,11 @@ async fn read_frame<T: for<'de> Deserialize<'de>, S: AsyncRead + Unpin>(
 /// What an instance's view of the group is, when it is active.
 pub(crate) type ViewFn = Arc<dyn Fn() -> Option<crate::Status> + Send + Sync>;
 
-/// Stands for election every 100 ms until elected, for 5 s at most: the others vote once the
+/// Stands for election every 100 ms until elected, for 10 s at most: the others vote once the
 /// active instance's lease on them has run out.
 pub(crate) fn stand_for_election(raft: Raft<Ha>) {
     tokio::spawn(async move {
-        for _ in 0..50 {
+        for _ in 0..100 {
             let m = raft.metrics().borrow().clone();
             if m.state == openraft::ServerState::Leader {
                 return;

@@ -15,6 +15,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+/// How long a started instance stands for no election (it votes).
+const START_HOLD: Duration = Duration::from_millis(1500);
 /// How long a batch may wait for the group before the active instance gives up on it.
 const COMMIT_WAIT: Duration = Duration::from_secs(10);
 /// Heartbeat and election timing (milliseconds): a failed active instance is replaced within
@@ -190,6 +192,12 @@ impl Node {
             }
         }
         let _ = std::fs::remove_file(&form);
+        // A (re)started instance first listens for the active one: standing at once, before
+        // the active instance's heartbeats reach it, would only unseat it for nothing.
+        {
+            let _g = rt.enter();
+            crate::net::hold_elections(&raft, START_HOLD);
+        }
         let first_term = raft.metrics().borrow().current_term;
         let node = Node {
             rt,

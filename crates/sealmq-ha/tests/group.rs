@@ -68,6 +68,9 @@ fn batches_reach_every_instance_and_survive_the_active_ones_loss() {
             let spec = IdentitySpec::new(dn, KeyKind::P256, 30);
             Keystore::init(&dir.join("keystore"), &spec, Some(&ca)).unwrap();
         }
+        // A new instance: it may form the group.
+        std::fs::create_dir_all(dir.join("ha")).unwrap();
+        std::fs::write(dir.join("ha").join(sealmq_ha::FORM_FILE), b"").unwrap();
         let g = Group::parse(&spec, name).unwrap();
         Node::start(&dir, "QM", g, LogConfig::new(dir.join("log"))).unwrap()
     };
@@ -88,6 +91,7 @@ fn batches_reach_every_instance_and_survive_the_active_ones_loss() {
     let n = nodes[active].as_ref().unwrap();
     assert!(n.wait_active(|| false));
     n.release_log();
+    n.set_serving();
     let rep = n.replicator();
     rep.0.replicate(1, 10, &batch(1, 10)).unwrap();
     rep.0.replicate(11, 15, &batch(11, 5)).unwrap();
