@@ -75,21 +75,21 @@ fn batches_reach_every_instance_and_survive_the_active_ones_loss() {
         Node::start(&dir, "QM", g, LogConfig::new(dir.join("log"))).unwrap()
     };
     let mut nodes: Vec<Option<Node>> = ["a", "b", "c"].iter().map(|n| Some(start(n))).collect();
-    let active = wait_for("an active instance", || {
-        nodes
+    // Every instance agrees who is active, and says so in its status (an early election may
+    // change who: Raft allows it; agreement is what counts).
+    let active = wait_for("every instance to agree on an active one", || {
+        let a = nodes
             .iter()
-            .position(|n| n.as_ref().is_some_and(|n| n.is_active()))
-    });
-    // Every instance agrees who is active, and says so in its status.
-    let name = ["a", "b", "c"][active];
-    wait_for("every instance to know the active one", || {
+            .position(|n| n.as_ref().is_some_and(|n| n.is_active()))?;
+        let name = ["a", "b", "c"][a];
         nodes
             .iter()
             .all(|n| n.as_ref().unwrap().status().active.as_deref() == Some(name))
-            .then_some(())
+            .then_some(a)
     });
     let n = nodes[active].as_ref().unwrap();
-    assert!(n.wait_active(|| false));
+    let until = Instant::now() + Duration::from_secs(30);
+    assert!(n.wait_active(|| Instant::now() > until));
     n.release_log();
     n.set_serving();
     let rep = n.replicator();
@@ -119,7 +119,8 @@ fn batches_reach_every_instance_and_survive_the_active_ones_loss() {
     });
     assert_ne!(next, active);
     let n = nodes[next].as_ref().unwrap();
-    assert!(n.wait_active(|| false));
+    let until = Instant::now() + Duration::from_secs(30);
+    assert!(n.wait_active(|| Instant::now() > until));
     n.release_log();
     let got = records(&dirs[next]);
     assert_eq!(got.len(), 15);
