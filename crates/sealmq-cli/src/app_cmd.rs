@@ -24,7 +24,9 @@ pub struct ConnArgs {
     pub qm: String,
     /// Queue name.
     pub queue: String,
-    /// Reach the queue manager over TCP (HOST:PORT) instead of its local socket.
+    /// Reach the queue manager over TCP (HOST:PORT) instead of its local socket; a list
+    /// (h1:p1,h2:p2,h3:p3 or MQ's h1(p1),h2(p2),h3(p3)) is tried in order until an address
+    /// serves, e.g. the instances of a replicated queue manager.
     #[arg(long)]
     pub conn: Option<String>,
     /// Use TLS on --conn, with the identity and trust of --keystore (or SEALMQ_KEYSTORE).
@@ -186,14 +188,18 @@ pub(crate) fn connect(c: &ConnArgs, appl: &str) -> CliResult<Client> {
     let creds = credentials(c.user.as_deref(), c.password_fd, c.allow_cleartext_password)?;
     let creds = creds.as_ref();
     let r = match (&c.conn, c.tls) {
-        (Some(addr), true) => {
+        (Some(list), true) => {
             let ks = c
                 .keystore
                 .as_ref()
                 .ok_or_else(|| "--tls needs --keystore DIR (or SEALMQ_KEYSTORE)".to_string())?;
-            Client::connect_tls_channel_as(addr, ks, Some(&c.qm), &c.channel, appl, creds)
+            Client::connect_first(list, |addr| {
+                Client::connect_tls_channel_as(addr, ks, Some(&c.qm), &c.channel, appl, creds)
+            })
         }
-        (Some(addr), false) => Client::connect_tcp_channel_as(addr, &c.channel, appl, creds),
+        (Some(list), false) => Client::connect_first(list, |addr| {
+            Client::connect_tcp_channel_as(addr, &c.channel, appl, creds)
+        }),
         (None, _) => Client::connect_local_as(&qm_dir(&c.qm), appl, creds),
     };
     let mut client = r.map_err(|e| -> crate::CliError { e.to_string().into() })?;

@@ -5,6 +5,7 @@
 //! reached, 2009 when the connection breaks (the queue manager then backs out the unit of
 //! work).
 
+pub mod connlist;
 pub mod consume;
 mod intercept;
 pub mod nonblocking;
@@ -40,6 +41,9 @@ impl std::fmt::Display for ClientError {
 impl std::error::Error for ClientError {}
 
 pub type Result<T> = std::result::Result<T, ClientError>;
+
+/// How long a connection waits for the queue manager's answer to its Hello.
+pub const HELLO_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 fn broken(e: WireError) -> ClientError {
     // A TLS alert after the handshake (TLS 1.3 rejects a client certificate only then) is a
@@ -139,7 +143,12 @@ impl Client {
             detail: e.to_string(),
         })?;
         let closer = s.try_clone().ok();
+        // A queue manager that accepts but never answers (hung, or paused) is given up on.
+        let _ = s.set_read_timeout(Some(HELLO_WAIT));
         let mut c = Client::hello(Box::new(s), Box::new(w), appl, "", creds)?;
+        if let Some(k) = &closer {
+            let _ = k.set_read_timeout(None);
+        }
         c.closer = closer.map(|s| -> Box<dyn Fn() + Send + Sync> {
             Box::new(move || {
                 let _ = s.shutdown(std::net::Shutdown::Both);

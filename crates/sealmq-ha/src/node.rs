@@ -177,10 +177,11 @@ impl Node {
             view,
             handover.clone(),
         ));
-        // Only a new instance forms the group (its first membership); one whose data was lost
-        // waits for the active instance to send it the group's log.
+        // The group is formed once, by its first instance (by name) when it is new; every other
+        // instance, and one whose data was lost, waits for the active instance to send it the
+        // group's log (two instances forming it at once would stand against each other).
         let form = dir.join(crate::FORM_FILE);
-        if store.last_index().is_none() && form.exists() {
+        if store.last_index().is_none() && form.exists() && me == 1 {
             let members: BTreeMap<NodeId, BasicNode> = group
                 .instances
                 .iter()
