@@ -448,37 +448,41 @@ fn unexpected<E: std::error::Error>() -> Rpc_<E> {
     )))
 }
 
+/// A Raft request to the peer, answered by the answer of its kind.
+macro_rules! raft_rpc {
+    ($name:ident, $req:ty, $resp:ty, $err:ty, $rpc:path, $answer:path) => {
+        async fn $name(&mut self, rpc: $req, option: RPCOption) -> Result<$resp, Rpc_<$err>> {
+            match self.call($rpc(rpc), option.hard_ttl()).await? {
+                $answer(r) => Ok(r),
+                _ => Err(unexpected()),
+            }
+        }
+    };
+}
+
 impl RaftNetwork<Ha> for Peer {
-    async fn append_entries(
-        &mut self,
-        rpc: AppendEntriesRequest<Ha>,
-        option: RPCOption,
-    ) -> Result<AppendEntriesResponse<NodeId>, Rpc_<openraft::error::Infallible>> {
-        match self.call(Rpc::Append(rpc), option.hard_ttl()).await? {
-            Answer::Append(r) => Ok(r),
-            _ => Err(unexpected()),
-        }
-    }
-
-    async fn install_snapshot(
-        &mut self,
-        rpc: InstallSnapshotRequest<Ha>,
-        option: RPCOption,
-    ) -> Result<InstallSnapshotResponse<NodeId>, Rpc_<InstallSnapshotError>> {
-        match self.call(Rpc::Snapshot(rpc), option.hard_ttl()).await? {
-            Answer::Snapshot(r) => Ok(r),
-            _ => Err(unexpected()),
-        }
-    }
-
-    async fn vote(
-        &mut self,
-        rpc: VoteRequest<NodeId>,
-        option: RPCOption,
-    ) -> Result<VoteResponse<NodeId>, Rpc_<openraft::error::Infallible>> {
-        match self.call(Rpc::Vote(rpc), option.hard_ttl()).await? {
-            Answer::Vote(r) => Ok(r),
-            _ => Err(unexpected()),
-        }
-    }
+    raft_rpc!(
+        append_entries,
+        AppendEntriesRequest<Ha>,
+        AppendEntriesResponse<NodeId>,
+        openraft::error::Infallible,
+        Rpc::Append,
+        Answer::Append
+    );
+    raft_rpc!(
+        install_snapshot,
+        InstallSnapshotRequest<Ha>,
+        InstallSnapshotResponse<NodeId>,
+        InstallSnapshotError,
+        Rpc::Snapshot,
+        Answer::Snapshot
+    );
+    raft_rpc!(
+        vote,
+        VoteRequest<NodeId>,
+        VoteResponse<NodeId>,
+        openraft::error::Infallible,
+        Rpc::Vote,
+        Answer::Vote
+    );
 }

@@ -35,11 +35,7 @@ pub enum Role {
 
 impl Role {
     pub fn name(self) -> &'static str {
-        match self {
-            Role::Active => "active",
-            Role::Replica => "replica",
-            Role::Unknown => "unknown",
-        }
+        ["active", "replica", "unknown"][self as usize]
     }
 }
 
@@ -48,9 +44,12 @@ impl Role {
 pub struct InstanceStatus {
     pub name: String,
     pub role: Role,
-    /// Whether it holds every entry the active instance has (known on the active instance).
+    /// Whether it holds every entry the active instance has (known on the active instance;
+    /// left out elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_sync: Option<bool>,
-    /// Bytes of Raft log it lacks (known on the active instance).
+    /// Bytes of Raft log it lacks (known on the active instance; left out elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backlog: Option<u64>,
     pub replication_address: String,
 }
@@ -60,12 +59,15 @@ pub struct InstanceStatus {
 pub struct Status {
     pub instance: String,
     pub role: Role,
+    /// The active instance, when one is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active: Option<String>,
     pub term: u64,
     /// The last Raft entry this instance holds, and the last it applied.
     pub log_index: u64,
     pub applied_index: u64,
     /// Instances holding every committed entry, of the group (e.g. 3/3), when active.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quorum: Option<String>,
     pub instances: Vec<InstanceStatus>,
     /// Elections this instance has seen begin (terms since it started).

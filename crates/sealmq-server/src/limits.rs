@@ -52,29 +52,22 @@ pub(crate) trait EarlySock {
     fn close(&self);
 }
 
-impl EarlySock for TcpStream {
-    fn set_write_timeout_ms(&self, ms: u64) {
-        let _ = self.set_write_timeout(Some(Duration::from_millis(ms)));
-    }
-    fn set_read_timeout_ms(&self, ms: u64) {
-        let _ = self.set_read_timeout(Some(Duration::from_millis(ms)));
-    }
-    fn close(&self) {
-        let _ = self.shutdown(std::net::Shutdown::Both);
-    }
+macro_rules! early_sock {
+    ($($t:ty),*) => {$(
+        impl EarlySock for $t {
+            fn set_write_timeout_ms(&self, ms: u64) {
+                let _ = self.set_write_timeout(Some(Duration::from_millis(ms)));
+            }
+            fn set_read_timeout_ms(&self, ms: u64) {
+                let _ = self.set_read_timeout(Some(Duration::from_millis(ms)));
+            }
+            fn close(&self) {
+                let _ = self.shutdown(std::net::Shutdown::Both);
+            }
+        }
+    )*};
 }
-
-impl EarlySock for UnixStream {
-    fn set_write_timeout_ms(&self, ms: u64) {
-        let _ = self.set_write_timeout(Some(Duration::from_millis(ms)));
-    }
-    fn set_read_timeout_ms(&self, ms: u64) {
-        let _ = self.set_read_timeout(Some(Duration::from_millis(ms)));
-    }
-    fn close(&self) {
-        let _ = self.shutdown(std::net::Shutdown::Both);
-    }
-}
+early_sock!(TcpStream, UnixStream);
 
 /// Answers a connection refused before its Hello (docs/wire.md: an Err frame, then close).
 pub(crate) fn refuse_early<S: EarlySock>(s: &S, reason: u32, detail: &str)
