@@ -68,7 +68,14 @@ impl CheckpointWriter {
     pub fn create_with(dir: &Path, lsn: Lsn, dse: Option<Arc<Dse>>) -> Result<CheckpointWriter> {
         crate::create_private_dir(dir)
             .map_err(|e| StorageError::io("cannot create checkpoint directory", dir, e))?;
-        let tmp = dir.join(format!("{}.tmp", name(lsn)));
+        // A temporary name of this writer's own: two checkpoints at one LSN (a queue manager
+        // stopping and the next one of the same directory, with no record between) must not
+        // write, rename or remove each other's file.
+        static WRITERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = WRITERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let stem = name(lsn);
+        let stem = stem.strip_suffix(".ckp").unwrap_or(&stem);
+        let tmp = dir.join(format!("{stem}.{}-{n}.ckp.tmp", std::process::id()));
         let f = crate::create_private_file(&tmp)
             .map_err(|e| StorageError::io("cannot create checkpoint", &tmp, e))?;
         let leftover = Leftover(Some(tmp.clone()));
