@@ -75,6 +75,16 @@ impl Group {
         g
     }
 
+    /// A group whose active instance defined HA.Q; that instance.
+    fn with_queue() -> (Group, usize) {
+        let g = Group::new();
+        let a = g.wait_active();
+        g.instances[a]
+            .home
+            .ok_in(&["mqsc", QM], Some("DEFINE QLOCAL(HA.Q) DEFPSIST(YES)\n"));
+        (g, a)
+    }
+
     fn start(&self, i: usize) {
         let x = &self.instances[i];
         let listen = format!("127.0.0.1:{}", x.app_port);
@@ -344,11 +354,7 @@ fn committed_messages_survive_kill_9_of_the_active_instance_exactly_once() {
 
 #[test]
 fn a_switch_under_load_loses_nothing_and_a_drain_that_would_break_quorum_is_refused() {
-    let g = Group::new();
-    let a = g.wait_active();
-    g.instances[a]
-        .home
-        .ok_in(&["mqsc", QM], Some("DEFINE QLOCAL(HA.Q) DEFPSIST(YES)\n"));
+    let (g, a) = Group::with_queue();
     g.wait_in_sync();
     // Readiness: the active instance and a healthy replica are both ready, and say which.
     for i in 0..3 {
@@ -476,11 +482,7 @@ fn got_all(g: &Group, i: usize) -> String {
 
 #[test]
 fn a_paused_replica_a_torn_raft_log_a_wiped_instance_and_a_hung_active_one_lose_nothing() {
-    let g = Group::new();
-    let a = g.wait_active();
-    g.instances[a]
-        .home
-        .ok_in(&["mqsc", QM], Some("DEFINE QLOCAL(HA.Q) DEFPSIST(YES)\n"));
+    let (g, a) = Group::with_queue();
     put_n(&g, 100);
     g.wait_in_sync();
     let (r1, r2) = ((a + 1) % 3, (a + 2) % 3);

@@ -7,15 +7,8 @@ use sealmq_protect::dn::Dn;
 use sealmq_protect::identity::IdentitySpec;
 use sealmq_protect::{KeyKind, Keystore};
 use sealmq_storage::log::{Log, LogConfig, frame};
+use sealmq_testkit::free_port;
 use std::time::{Duration, Instant};
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + Duration::from_secs(30);

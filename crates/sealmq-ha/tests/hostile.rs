@@ -7,17 +7,10 @@ use sealmq_protect::dn::Dn;
 use sealmq_protect::identity::IdentitySpec;
 use sealmq_protect::{KeyKind, Keystore};
 use sealmq_storage::log::LogConfig;
+use sealmq_testkit::free_port;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 fn ca(dir: &Path) {
     let mut spec = IdentitySpec::new(Dn::parse("CN=HA CA").unwrap(), KeyKind::P256, 30);
