@@ -8,6 +8,8 @@
 //! default) and prints the longest time without an active instance.
 
 mod common;
+#[path = "ha/follow.rs"]
+mod follow;
 
 use common::Home;
 use sealmq_client::Client;

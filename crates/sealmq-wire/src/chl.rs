@@ -148,6 +148,26 @@ pub fn read_chl(r: &mut impl Read, max: usize) -> Result<Option<ChlFrame>, WireE
     }
 }
 
+/// Reads the answer to a channel's first frame. A replica of a replicated queue manager
+/// answers every connection with an application's error response (2059 and where the active
+/// instance is, docs/ha.md): that is read as [`ChlFrame::Refused`] with its reason.
+pub fn read_answer(r: &mut impl Read, max: usize) -> Result<Option<ChlFrame>, WireError> {
+    match read_frame(r, max)? {
+        None => Ok(None),
+        Some((kind, _, body)) if ChlFrame::is_channel_kind(kind) => {
+            Ok(Some(ChlFrame::decode(kind, &body)?))
+        }
+        Some((kind, _, body)) => match crate::Response::decode(kind, &body)? {
+            crate::Response::Err { reason, detail } => {
+                Ok(Some(ChlFrame::Refused { reason, detail }))
+            }
+            _ => Err(WireError::Protocol(format!(
+                "a channel's partner answered with an application's frame of kind {kind}"
+            ))),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,6 +252,37 @@ mod tests {
 
     const GOLDEN_LEN: usize = 292;
     const GOLDEN_FNV: u64 = 0xa291_189c_2c68_8663;
+
+    #[test]
+    fn a_replicas_refusal_reads_as_a_channel_refusal() {
+        let mut buf = Vec::new();
+        crate::write_response(
+            &mut buf,
+            0,
+            &crate::Response::Err {
+                reason: 2059,
+                detail: "replica; the active instance is b".into(),
+            },
+        )
+        .unwrap();
+        match read_answer(&mut &buf[..], 4096).unwrap() {
+            Some(ChlFrame::Refused { reason, detail }) => {
+                assert_eq!(reason, 2059);
+                assert!(detail.contains("active instance is b"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut buf = Vec::new();
+        write_chl(&mut buf, &ChlFrame::Heartbeat).unwrap();
+        assert_eq!(
+            read_answer(&mut &buf[..], 4096).unwrap(),
+            Some(ChlFrame::Heartbeat)
+        );
+        // Any other application frame is a protocol error, not a frame.
+        let mut buf = Vec::new();
+        crate::write_response(&mut buf, 0, &crate::Response::Ok).unwrap();
+        assert!(read_answer(&mut &buf[..], 4096).is_err());
+    }
 
     proptest! {
         #[test]

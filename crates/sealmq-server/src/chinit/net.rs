@@ -6,6 +6,7 @@
 
 use sealmq_engine::channels::ChannelDef;
 use sealmq_types::sync::lock;
+use sealmq_wire::chl::{ChlFrame, read_answer, write_chl};
 use sealmq_wire::tls::Shared;
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -34,6 +35,85 @@ pub fn parse_conname(c: &str) -> Result<String, String> {
     ))
 }
 
+/// A CONNAME list, `h1(p1),h2(p2),h3(p3)` as MQ writes it (or `h1:p1,h2:p2`): the addresses
+/// of a partner that may be at one of several places (the instances of a replicated queue
+/// manager), tried in order.
+pub fn parse_connames(c: &str) -> Result<Vec<String>, String> {
+    let list: Vec<String> = c
+        .split(',')
+        .filter(|a| !a.trim().is_empty())
+        .map(parse_conname)
+        .collect::<Result<_, _>>()?;
+    if list.is_empty() {
+        return Err("the channel has no CONNAME (the partner's host(port))".into());
+    }
+    Ok(list)
+}
+
+/// How long a partner has to answer the first frame before the next address is tried.
+const FIRST_ANSWER: Duration = Duration::from_secs(30);
+
+/// The answer a partner gave to the first frame of a channel.
+pub struct Answered {
+    pub link: Link,
+    pub answer: ChlFrame,
+    /// The address that answered (for CHSTATUS's CONNAME).
+    pub addr: String,
+}
+
+/// Sends `first` and reads the partner's answer. A replica of a replicated queue manager
+/// answers every connection with an application's 2059 (docs/ha.md): that is read as a
+/// channel refusal with the same reason.
+pub fn exchange(link: &mut Link, first: &ChlFrame) -> Result<ChlFrame, String> {
+    write_chl(&mut link.w, first)
+        .and_then(|_| link.w.flush())
+        .map_err(|e| format!("sending: {e}"))?;
+    let _ = link.tcp.set_read_timeout(Some(FIRST_ANSWER));
+    let got = read_answer(&mut link.r, sealmq_wire::HELLO_MAX);
+    let _ = link.tcp.set_read_timeout(None);
+    got.map_err(|e| e.to_string())?
+        .ok_or_else(|| "the partner closed the connection".to_string())
+}
+
+/// Whether an answer means "not here, try the next address": a replica's 2059.
+fn not_here(answer: &ChlFrame) -> bool {
+    matches!(answer, ChlFrame::Refused { reason, .. } if *reason == REPLICA_REASON)
+}
+
+const REPLICA_REASON: u32 = 2059;
+
+impl Link {
+    /// Connects to the channel's CONNAME, each address of a list in turn, sends `first` and
+    /// returns the first answer that is not a replica's (nor a failed connection). When every
+    /// address fails, the error names each one's failure.
+    pub fn connect_first(
+        def: &ChannelDef,
+        keystore_dir: &Path,
+        first: &ChlFrame,
+    ) -> Result<Answered, String> {
+        let addrs = parse_connames(&def.conname)?;
+        let mut failed = Vec::new();
+        for addr in addrs {
+            let mut link = match Link::connect_to(def, keystore_dir, &addr) {
+                Ok(l) => l,
+                Err(e) => {
+                    failed.push(e);
+                    continue;
+                }
+            };
+            match exchange(&mut link, first) {
+                Ok(answer) if !not_here(&answer) => return Ok(Answered { link, answer, addr }),
+                Ok(ChlFrame::Refused { reason, detail }) => {
+                    failed.push(format!("{addr} [{reason}]: {detail}"))
+                }
+                Ok(_) => {}
+                Err(e) => failed.push(format!("{addr}: {e}")),
+            }
+        }
+        Err(failed.join("; "))
+    }
+}
+
 pub struct Link {
     pub r: BufReader<Box<dyn Read + Send>>,
     pub w: BufWriter<Box<dyn Write + Send>>,
@@ -46,13 +126,12 @@ pub struct Link {
 }
 
 impl Link {
-    pub fn connect(def: &ChannelDef, keystore_dir: &Path) -> Result<Link, String> {
-        let addr = parse_conname(&def.conname)?;
+    fn connect_to(def: &ChannelDef, keystore_dir: &Path, addr: &str) -> Result<Link, String> {
         let sa = addr
             .to_socket_addrs()
-            .map_err(|e| format!("CONNAME '{}': {e}", def.conname))?
+            .map_err(|e| format!("CONNAME '{addr}': {e}"))?
             .next()
-            .ok_or_else(|| format!("CONNAME '{}' resolves to no address", def.conname))?;
+            .ok_or_else(|| format!("CONNAME '{addr}' resolves to no address"))?;
         let tcp = TcpStream::connect_timeout(&sa, Duration::from_secs(10))
             .map_err(|e| format!("cannot connect to {addr}: {e}"))?;
         let _ = tcp.set_nodelay(true);

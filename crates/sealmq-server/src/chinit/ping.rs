@@ -9,7 +9,7 @@ use sealmq_engine::Connection;
 use sealmq_engine::MqResult;
 use sealmq_engine::channels::ChlType;
 use sealmq_types::ReasonCode;
-use sealmq_wire::chl::{CHL_VERSIONS, ChlFrame, read_chl, write_chl};
+use sealmq_wire::chl::{CHL_VERSIONS, ChlFrame, write_chl};
 use std::io::Write;
 use std::time::Instant;
 
@@ -47,7 +47,6 @@ impl Control {
                 format!("PING CHANNEL({name}): {m}"),
             )
         };
-        let mut link = Link::connect(&def, &self.keystore_dir).map_err(unreachable)?;
         let start = ChlFrame::Start {
             versions: CHL_VERSIONS.to_vec(),
             channel: def.name.clone(),
@@ -59,23 +58,19 @@ impl Control {
             indoubt: None,
             reset_seq: None,
         };
-        write_chl(&mut link.w, &start)
-            .and_then(|_| link.w.flush())
-            .map_err(|e| unreachable(e.to_string()))?;
-        let answer = read_chl(&mut link.r, sealmq_wire::HELLO_MAX);
-        let _ = write_chl(&mut link.w, &ChlFrame::Close).and_then(|_| link.w.flush());
-        match answer {
-            Ok(Some(ChlFrame::StartOk { qmgr, .. })) => Ok(format!(
-                "SMQ0148I Channel {name} pinged: {qmgr} answered at {} in {} ms.",
-                def.conname,
+        let mut a = Link::connect_first(&def, &self.keystore_dir, &start).map_err(unreachable)?;
+        let _ = write_chl(&mut a.link.w, &ChlFrame::Close).and_then(|_| a.link.w.flush());
+        let addr = a.addr;
+        match a.answer {
+            ChlFrame::StartOk { qmgr, .. } => Ok(format!(
+                "SMQ0148I Channel {name} pinged: {qmgr} answered at {addr} in {} ms.",
                 began.elapsed().as_millis()
             )),
-            Ok(Some(ChlFrame::Refused { reason, detail })) => Err(fail(
+            ChlFrame::Refused { reason, detail } => Err(fail(
                 ReasonCode::from_code(reason).unwrap_or(ReasonCode::ChannelNotAvailable),
                 format!("PING CHANNEL({name}): the partner refused: {detail}"),
             )),
-            Ok(other) => Err(unreachable(format!("unexpected answer {other:?}"))),
-            Err(e) => Err(unreachable(e.to_string())),
+            other => Err(unreachable(format!("unexpected answer {other:?}"))),
         }
     }
 }

@@ -8,7 +8,7 @@ use super::receiver::{PeerInfo, admit, refuse, serve_as};
 use super::{Initiator, Run};
 use sealmq_engine::channels::ChlType;
 use sealmq_types::ReasonCode;
-use sealmq_wire::chl::{CHL_VERSIONS, ChlFrame, read_chl, write_chl};
+use sealmq_wire::chl::{CHL_VERSIONS, ChlFrame};
 use std::io::{Read, Write};
 use std::sync::Arc;
 use std::time::Instant;
@@ -21,35 +21,33 @@ pub(crate) fn main(ci: Arc<Initiator>, run: Arc<Run>) {
             break;
         };
         let started = Instant::now();
-        let err = match Link::connect(&def, &ci.keystore_dir) {
+        let ask = ChlFrame::Request {
+            versions: CHL_VERSIONS.to_vec(),
+            channel: def.name.clone(),
+            qmgr: ci.qm.name(),
+        };
+        let err = match Link::connect_first(&def, &ci.keystore_dir, &ask) {
             Err(e) => e,
-            Ok(mut link) => {
-                run.set_sock(link.tcp.try_clone().ok());
-                let ask = ChlFrame::Request {
-                    versions: CHL_VERSIONS.to_vec(),
-                    channel: def.name.clone(),
-                    qmgr: ci.qm.name(),
-                };
-                match write_chl(&mut link.w, &ask)
-                    .and_then(|_| link.w.flush())
-                    .map_err(|e| e.to_string())
-                    .and_then(|_| {
-                        read_chl(&mut link.r, sealmq_wire::HELLO_MAX).map_err(|e| e.to_string())
-                    }) {
-                    Ok(Some(start @ ChlFrame::Start { .. })) => {
+            Ok(a) => {
+                run.set_sock(a.link.tcp.try_clone().ok());
+                run.status().conname = a.addr;
+                match a.answer {
+                    start @ ChlFrame::Start { .. } => {
                         if let ChlFrame::Start { hbint, .. } = &start {
-                            super::receiver::set_silence_limit(&link.tcp, (*hbint).min(def.hbint));
+                            super::receiver::set_silence_limit(
+                                &a.link.tcp,
+                                (*hbint).min(def.hbint),
+                            );
                         }
                         // Started here, not by a partner: no CHLAUTH (as MQ), the channel's user.
                         let user = super::receiver::channel_user(&ci.qm, &def);
-                        serve_as(&ci, &run, &def, &user, start, link.r, link.w);
+                        serve_as(&ci, &run, &def, &user, start, a.link.r, a.link.w);
                         run.status().error.clone()
                     }
-                    Ok(Some(ChlFrame::Refused { reason, detail })) => {
+                    ChlFrame::Refused { reason, detail } => {
                         format!("the partner refused the channel [{reason}]: {detail}")
                     }
-                    Ok(other) => format!("unexpected answer {other:?}"),
-                    Err(e) => e,
+                    other => format!("unexpected answer {other:?}"),
                 }
             }
         };

@@ -115,11 +115,7 @@ fn record_stop(run: &Run, m: &str) {
 }
 
 fn session(ci: &Arc<Initiator>, run: &Arc<Run>, def: &ChannelDef) -> End {
-    let link = match Link::connect(def, &ci.keystore_dir) {
-        Ok(l) => l,
-        Err(e) => return End::Retry(e),
-    };
-    session_on(ci, run, def, link)
+    session_on(ci, run, def, None)
 }
 
 /// A server channel (SVR) whose requester connected: it sends on that connection until the
@@ -131,16 +127,23 @@ pub(crate) fn serve_svr(ci: &Arc<Initiator>, def: &ChannelDef, link: Link, peer:
         s.conname = peer.to_string();
         s.xmitq = def.xmitq.clone();
     }
-    match session_on(ci, &run, def, link) {
+    match session_on(ci, &run, def, Some(link)) {
         End::Stopped | End::Idle => {}
         End::Fatal(m) | End::Retry(m) => record_stop(&run, &m),
     }
     run.finish();
 }
 
-fn session_on(ci: &Arc<Initiator>, run: &Arc<Run>, def: &ChannelDef, mut link: Link) -> End {
+/// Starts the channel with the partner, on `accepted` (a requester's connection) or on a
+/// connection of its own to CONNAME — the first address of a list where the partner's queue
+/// manager is active — then sends until the session ends.
+fn session_on(
+    ci: &Arc<Initiator>,
+    run: &Arc<Run>,
+    def: &ChannelDef,
+    accepted: Option<Link>,
+) -> End {
     let qm = &ci.qm;
-    run.set_sock(link.tcp.try_clone().ok());
     if run.stop_requested() {
         return End::Stopped;
     }
@@ -164,14 +167,26 @@ fn session_on(ci: &Arc<Initiator>, run: &Arc<Run>, def: &ChannelDef, mut link: L
         indoubt: rec.indoubt.as_ref().map(|d| d.batch),
         reset_seq: rec.reset,
     };
-    if let Err(e) = write_chl(&mut link.w, &start).and_then(|_| link.w.flush()) {
-        return End::Retry(format!("sending to {}: {e}", def.conname));
-    }
-    let ok = match read_chl(&mut link.r, sealmq_wire::HELLO_MAX) {
-        Ok(Some(f)) => f,
-        Ok(None) => return End::Retry(format!("{} closed the connection", def.conname)),
-        Err(e) => return End::Retry(format!("{}: {e}", def.conname)),
+    let (mut link, ok) = match accepted {
+        Some(mut link) => {
+            run.set_sock(link.tcp.try_clone().ok());
+            match super::net::exchange(&mut link, &start) {
+                Ok(ok) => (link, ok),
+                Err(e) => return End::Retry(format!("{}: {e}", def.conname)),
+            }
+        }
+        None => match Link::connect_first(def, &ci.keystore_dir, &start) {
+            Ok(a) => {
+                run.set_sock(a.link.tcp.try_clone().ok());
+                run.status().conname = a.addr;
+                (a.link, a.answer)
+            }
+            Err(e) => return End::Retry(e),
+        },
     };
+    if run.stop_requested() {
+        return End::Stopped;
+    }
     let (batchsz, max_msg, hbint, last_seq, last_batch, rqm) = match ok {
         ChlFrame::StartOk {
             qmgr,
