@@ -9,7 +9,8 @@ use crate::CliResult;
 use crate::browse_fmt;
 use crate::qm_cmd::qm_dir;
 use clap::Args;
-use sealmq_client::Client;
+use sealmq_client::reconnect::Connector;
+use sealmq_client::{Client, Reconnecting};
 use sealmq_mqi::{Browse, GetOptions, Md, OpenOptions, Persistence};
 use std::collections::HashSet;
 use std::io::Write;
@@ -50,6 +51,19 @@ pub struct ConnArgs {
     /// Send the password over --conn without --tls (refused unless the queue manager allows it).
     #[arg(long, requires = "user")]
     pub allow_cleartext_password: bool,
+    /// Reconnect by itself when the connection is lost (MQ's MQCNO_RECONNECT), e.g. when the
+    /// active instance of a replicated queue manager is lost: the list is tried again, the
+    /// queue reopened, a unit of work cut off done again (docs/ha.md).
+    #[arg(long)]
+    pub reconnect: bool,
+    /// With --reconnect: give up (2548) after this many seconds without a connection.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 120,
+        requires = "reconnect"
+    )]
+    pub reconnect_timeout: u64,
 }
 
 /// A password from an open file descriptor: its first line, without the line end. The
@@ -184,29 +198,51 @@ pub struct BrowseArgs {
     pub raw: bool,
 }
 
-pub(crate) fn connect(c: &ConnArgs, appl: &str) -> CliResult<Client> {
+/// How the connection of `c` is made (and made again, with --reconnect).
+fn dialer(c: &ConnArgs, appl: &str) -> CliResult<Connector> {
     let creds = credentials(c.user.as_deref(), c.password_fd, c.allow_cleartext_password)?;
-    let creds = creds.as_ref();
-    let r = match (&c.conn, c.tls) {
-        (Some(list), true) => {
-            let ks = c
-                .keystore
-                .as_ref()
-                .ok_or_else(|| "--tls needs --keystore DIR (or SEALMQ_KEYSTORE)".to_string())?;
-            Client::connect_first(list, |addr| {
-                Client::connect_tls_channel_as(addr, ks, Some(&c.qm), &c.channel, appl, creds)
-            })
+    let tls_keystore = match (c.tls, &c.keystore) {
+        (false, _) => None,
+        (true, Some(ks)) => Some(ks.clone()),
+        (true, None) => {
+            return Err("--tls needs --keystore DIR (or SEALMQ_KEYSTORE)"
+                .to_string()
+                .into());
         }
-        (Some(list), false) => Client::connect_first(list, |addr| {
-            Client::connect_tcp_channel_as(addr, &c.channel, appl, creds)
-        }),
-        (None, _) => Client::connect_local_as(&qm_dir(&c.qm), appl, creds),
     };
-    let mut client = r.map_err(|e| -> crate::CliError { e.to_string().into() })?;
-    if let Some(ks) = &c.keystore {
-        client.set_keystore(ks).map_err(|e| e.to_string())?;
+    let (conn, qm, channel) = (c.conn.clone(), c.qm.clone(), c.channel.clone());
+    let (keystore, appl) = (c.keystore.clone(), appl.to_string());
+    Ok(Box::new(move || {
+        let creds = creds.as_ref();
+        let mut client = match (&conn, &tls_keystore) {
+            (Some(list), Some(ks)) => Client::connect_first(list, |addr| {
+                Client::connect_tls_channel_as(addr, ks, Some(&qm), &channel, &appl, creds)
+            }),
+            (Some(list), None) => Client::connect_first(list, |addr| {
+                Client::connect_tcp_channel_as(addr, &channel, &appl, creds)
+            }),
+            (None, _) => Client::connect_local_as(&qm_dir(&qm), &appl, creds),
+        }?;
+        if let Some(ks) = &keystore {
+            client.set_keystore(ks)?;
+        }
+        Ok(client)
+    }))
+}
+
+pub(crate) fn connect(c: &ConnArgs, appl: &str) -> CliResult<Client> {
+    let mut dial = dialer(c, appl)?;
+    dial().map_err(|e| e.to_string().into())
+}
+
+/// The connection of `put` and `get`: one that reconnects by itself with --reconnect.
+pub(crate) fn connect_app(c: &ConnArgs, appl: &str) -> CliResult<Reconnecting> {
+    if !c.reconnect {
+        return Ok(Reconnecting::plain(connect(c, appl)?));
     }
-    Ok(client)
+    let mut r = Reconnecting::connect(dialer(c, appl)?).map_err(|e| e.to_string())?;
+    r.timeout = Duration::from_secs(c.reconnect_timeout);
+    Ok(r)
 }
 
 fn generated(run: u64, seq: u64, size: usize) -> Vec<u8> {
@@ -249,7 +285,7 @@ fn id24(s: &str) -> [u8; 24] {
 }
 
 pub fn put(a: PutArgs) -> CliResult {
-    let mut c = connect(&a.c, "sealmq-put")?;
+    let mut c = connect_app(&a.c, "sealmq-put")?;
     let h = if a.put1 {
         None
     } else {
@@ -266,7 +302,8 @@ pub fn put(a: PutArgs) -> CliResult {
     let sync = a.syncpoint.filter(|k| *k > 0);
     let mut out = std::io::stdout().lock();
     let mut committed = 0u64;
-    for i in 0..a.count {
+    let mut i = 0;
+    while i < a.count {
         let payload = match (&a.message, a.size) {
             (Some(m), _) => m.as_bytes().to_vec(),
             (None, Some(s)) => generated(run, i, s),
@@ -286,26 +323,39 @@ pub fn put(a: PutArgs) -> CliResult {
             Some(h) => c.put(h, &mut md, &payload, sync.is_some()),
             None => c.put1(&a.c.queue, &mut md, &payload, sync.is_some()),
         };
-        r.map_err(|e| format!("put {} of {}: {e}", i + 1, a.count))?;
-        if let Some(k) = sync
-            && (i + 1) % k == 0
-        {
-            c.commit()
-                .map_err(|e| format!("commit after {} messages: {e}", i + 1))?;
-            committed = i + 1;
-            if a.log_commits {
-                let _ = writeln!(out, "committed {committed}");
-                let _ = out.flush();
+        match r {
+            Ok(()) => {}
+            // Reconnected: the unit of work since the last commit is gone; put it again.
+            Err(e) if e.reason == 2003 && a.c.reconnect => {
+                eprintln!("{e}: putting from message {} again", committed + 1);
+                i = committed;
+                continue;
             }
+            // Reconnected during a put outside syncpoint: it may be there; put it again.
+            Err(e) if e.reason == 2549 && a.c.reconnect => {
+                eprintln!(
+                    "{e}: putting message {} again (it may now be there twice)",
+                    i + 1
+                );
+                continue;
+            }
+            Err(e) => return Err(format!("put {} of {}: {e}", i + 1, a.count).into()),
         }
-        if a.progress && (i + 1) % 1000 == 0 {
-            eprintln!("put {}/{}", i + 1, a.count);
+        i += 1;
+        let due = sync.is_some_and(|k| i % k == 0 || i == a.count);
+        if !due {
+            if a.progress && i % 1000 == 0 {
+                eprintln!("put {i}/{}", a.count);
+            }
+            continue;
         }
-    }
-    if sync.is_some() && committed < a.count {
-        c.commit().map_err(|e| format!("final commit: {e}"))?;
+        if !commit_put(&mut c, &a, md.msg_id, i)? {
+            i = committed;
+            continue;
+        }
+        committed = i;
         if a.log_commits {
-            let _ = writeln!(out, "committed {}", a.count);
+            let _ = writeln!(out, "committed {committed}");
             let _ = out.flush();
         }
     }
@@ -319,9 +369,68 @@ pub fn put(a: PutArgs) -> CliResult {
     Ok(())
 }
 
+/// Commits the messages put up to `i`; `false` (with --reconnect) when the unit of work was
+/// lost and is to be put again. A commit cut off by a lost connection is in doubt: the last
+/// message's id on the queue says it took effect (a consumer that took it already makes it
+/// look lost: the unit of work is then put twice).
+fn commit_put(c: &mut Reconnecting, a: &PutArgs, last_id: [u8; 24], i: u64) -> CliResult<bool> {
+    match c.commit() {
+        Ok(()) => Ok(true),
+        Err(e) if e.reason == 2003 && a.c.reconnect => {
+            eprintln!("{e}: putting the unit of work again");
+            Ok(false)
+        }
+        Err(e) if e.reason == 2549 && a.c.reconnect => {
+            let there = a.qmgr.is_empty() && !on_queue(c, &a.c.queue, &[last_id])?.is_empty();
+            eprintln!(
+                "{e}: the unit of work ending at message {i} was {}",
+                if there {
+                    "committed"
+                } else {
+                    "lost: putting it again"
+                }
+            );
+            Ok(there)
+        }
+        Err(e) => Err(format!("commit after {i} messages: {e}").into()),
+    }
+}
+
+/// Which of the messages `ids` are on `queue` (browsed by message id).
+fn on_queue(c: &mut Reconnecting, queue: &str, ids: &[[u8; 24]]) -> CliResult<HashSet<[u8; 24]>> {
+    let mut there = HashSet::new();
+    if ids.is_empty() {
+        return Ok(there);
+    }
+    let (h, _) = c
+        .open(queue, OpenOptions::browse())
+        .map_err(|e| e.to_string())?;
+    for id in ids {
+        let gmo = GetOptions {
+            browse: Browse::First,
+            matching: sealmq_mqi::Match {
+                msg_id: Some(*id),
+                ..Default::default()
+            },
+            accept_truncated: true,
+            buffer: Some(0),
+            ..Default::default()
+        };
+        match c.get(h, &gmo) {
+            Ok(_) => {
+                there.insert(*id);
+            }
+            Err(e) if e.reason == 2033 => {}
+            Err(e) => return Err(e.to_string().into()),
+        }
+    }
+    let _ = c.close(h);
+    Ok(there)
+}
+
 /// `sealmq get`'s connection, its input handle and how many messages it is to get.
-pub(crate) fn open_for_get(a: &GetArgs) -> CliResult<(Client, u32, u64)> {
-    let mut c = connect(&a.c, "sealmq-get")?;
+pub(crate) fn open_for_get(a: &GetArgs) -> CliResult<(Reconnecting, u32, u64)> {
+    let mut c = connect_app(&a.c, "sealmq-get")?;
     let (h, _) = c
         .open(&a.c.queue, OpenOptions::input())
         .map_err(|e| e.to_string())?;
@@ -345,29 +454,58 @@ pub fn get(a: GetArgs) -> CliResult {
         ..Default::default()
     };
     let mut t = Tally::new(&a);
-    while t.got < limit {
-        match c.get(h, &gmo) {
-            Ok(m) => {
-                t.take(&m.payload);
-                if let Some(k) = sync
-                    && t.got.is_multiple_of(k)
-                {
-                    c.commit().map_err(|e| e.to_string())?;
+    loop {
+        while t.got < limit {
+            match c.get(h, &gmo) {
+                Ok(m) => {
+                    t.take(&m);
+                    if sync.is_some_and(|k| t.got.is_multiple_of(k)) {
+                        commit_get(&mut c, &a, &mut t)?;
+                    }
                 }
+                Err(e) if e.reason == 2033 => break,
+                // Reconnected: what was got since the last commit is back on the queue.
+                Err(e) if e.reason == 2003 && a.c.reconnect => {
+                    eprintln!("{e}");
+                    t.come_again(&mut c, &a.c.queue)?;
+                }
+                Err(e) if e.reason == 2549 && a.c.reconnect => {
+                    eprintln!("{e}: a message got outside syncpoint may have been lost");
+                }
+                Err(e) => return Err(e.to_string().into()),
             }
-            Err(e) if e.reason == 2033 => break,
-            Err(e) => return Err(e.to_string().into()),
         }
-    }
-    if sync.is_some() {
-        c.commit().map_err(|e| e.to_string())?;
+        if sync.is_none() || commit_get(&mut c, &a, &mut t)? {
+            break;
+        }
     }
     let _ = c.close(h);
     let _ = c.disconnect();
     t.finish(&a, limit)
 }
 
-/// What `sealmq get` got: printed, or checked (`--verify`), then summed up.
+/// Commits what `get` got; `false` (with --reconnect) when the connection was lost first:
+/// the messages got since the last commit come again unless the commit took effect (a
+/// commit cut off is in doubt), and are not counted twice.
+fn commit_get(c: &mut Reconnecting, a: &GetArgs, t: &mut Tally) -> CliResult<bool> {
+    match c.commit() {
+        Ok(()) => {
+            t.committed();
+            Ok(true)
+        }
+        Err(e) if (e.reason == 2003 || e.reason == 2549) && a.c.reconnect => {
+            eprintln!("{e}");
+            t.come_again(c, &a.c.queue)?;
+            Ok(false)
+        }
+        Err(e) => Err(e.to_string().into()),
+    }
+}
+
+/// What `sealmq get` got: printed, or checked (`--verify`), then summed up. With
+/// --reconnect, the messages of a unit of work cut off by a lost connection were backed out,
+/// or committed when the commit was under way: those still on the queue (browsed by message
+/// id) are not counted, and are when they come again.
 pub(crate) struct Tally {
     pub(crate) got: u64,
     ok: u64,
@@ -376,6 +514,17 @@ pub(crate) struct Tally {
     seen: HashSet<(u64, u64)>,
     verify: bool,
     quiet: bool,
+    /// The messages taken since the last commit (under syncpoint with --reconnect).
+    pending: Option<Vec<([u8; 24], Taken)>>,
+}
+
+/// How one message was counted.
+#[derive(Clone, Copy)]
+enum Taken {
+    Ok((u64, u64)),
+    Dup,
+    Corrupt,
+    Shown,
 }
 
 impl Tally {
@@ -388,23 +537,86 @@ impl Tally {
             seen: HashSet::new(),
             verify: a.verify,
             quiet: a.quiet,
+            pending: (a.c.reconnect && a.syncpoint.is_some_and(|k| k > 0)).then(Vec::new),
         }
     }
 
-    pub(crate) fn take(&mut self, payload: &[u8]) {
-        self.got += 1;
-        if self.verify {
-            match check(payload) {
-                Some(id) if self.seen.insert(id) => self.ok += 1,
-                Some(_) => self.dup += 1,
-                None => self.corrupt += 1,
+    /// The messages taken so far are committed.
+    pub(crate) fn committed(&mut self) {
+        self.uncommitted(0);
+    }
+
+    /// All but the last `n` messages taken are committed (asynchronous consume under
+    /// syncpoint commits by itself).
+    pub(crate) fn uncommitted(&mut self, n: u64) {
+        if let Some(p) = &mut self.pending {
+            let n = (n as usize).min(p.len());
+            p.drain(..p.len() - n);
+        }
+    }
+
+    /// After a lost connection: the messages taken since the last commit that are on the
+    /// queue again are taken back (they come again).
+    pub(crate) fn come_again(&mut self, c: &mut Reconnecting, queue: &str) -> CliResult {
+        let Some(p) = self.pending.take() else {
+            return Ok(());
+        };
+        let ids: Vec<[u8; 24]> = p.iter().map(|(id, _)| *id).collect();
+        let back = on_queue(c, queue, &ids)?;
+        eprintln!(
+            "{} of the {} message(s) got since the last commit are back on the queue",
+            back.len(),
+            p.len()
+        );
+        for (id, t) in p {
+            if !back.contains(&id) {
+                continue;
             }
-        } else if !self.quiet {
-            let _ = writeln!(
-                std::io::stdout().lock(),
-                "{}",
-                String::from_utf8_lossy(payload)
-            );
+            self.got -= 1;
+            match t {
+                Taken::Ok(k) => {
+                    self.seen.remove(&k);
+                    self.ok -= 1;
+                }
+                Taken::Dup => self.dup -= 1,
+                Taken::Corrupt => self.corrupt -= 1,
+                Taken::Shown => {}
+            }
+        }
+        self.pending = Some(Vec::new());
+        Ok(())
+    }
+
+    pub(crate) fn take(&mut self, m: &sealmq_mqi::Got) {
+        self.got += 1;
+        let payload = &m.payload;
+        let taken = if self.verify {
+            match check(payload) {
+                Some(id) if self.seen.insert(id) => {
+                    self.ok += 1;
+                    Taken::Ok(id)
+                }
+                Some(_) => {
+                    self.dup += 1;
+                    Taken::Dup
+                }
+                None => {
+                    self.corrupt += 1;
+                    Taken::Corrupt
+                }
+            }
+        } else {
+            if !self.quiet {
+                let _ = writeln!(
+                    std::io::stdout().lock(),
+                    "{}",
+                    String::from_utf8_lossy(payload)
+                );
+            }
+            Taken::Shown
+        };
+        if let Some(p) = &mut self.pending {
+            p.push((m.md.msg_id, taken));
         }
     }
 

@@ -29,18 +29,41 @@ pub fn get_async(a: GetArgs) -> CliResult {
         limit: (!a.all).then_some(limit),
         ..Default::default()
     };
-    let mut consumer = c.consume(h, opts).map_err(|e| e.to_string())?;
+    let syncpoint = opts.mode == ConsumeMode::Syncpoint;
+    let mut consumer = c.consume_following(h, opts).map_err(|e| e.to_string())?;
     let wait = Duration::from_millis(a.wait).max(EMPTY_AFTER);
     let mut t = Tally::new(&a);
-    while t.got < limit {
-        match consumer.next(wait).map_err(|e| e.to_string())? {
-            Some(m) => t.take(&m.payload),
-            None => break,
+    loop {
+        while t.got < limit {
+            if syncpoint {
+                t.uncommitted(consumer.uncommitted());
+            }
+            match consumer.next(&mut c, wait) {
+                Ok(Some(m)) => t.take(&m),
+                Ok(None) => break,
+                // Reconnected (--reconnect): what was handed out since the last commit comes
+                // again.
+                Err(e) if e.reason == 2003 && a.c.reconnect => {
+                    eprintln!("{e}");
+                    t.come_again(&mut c, &a.c.queue)?;
+                }
+                Err(e) => return Err(e.to_string().into()),
+            }
         }
-    }
-    // Committed for this application but not handed over yet: still ours to print.
-    for m in consumer.stop().map_err(|e| e.to_string())? {
-        t.take(&m.payload);
+        // Committed for this application but not handed over yet: still ours to print.
+        match consumer.stop(&mut c) {
+            Ok(rest) => {
+                for m in rest {
+                    t.take(&m);
+                }
+                break;
+            }
+            Err(e) if e.reason == 2003 && a.c.reconnect => {
+                eprintln!("{e}");
+                t.come_again(&mut c, &a.c.queue)?;
+            }
+            Err(e) => return Err(e.to_string().into()),
+        }
     }
     let _ = c.close(h);
     let _ = c.disconnect();

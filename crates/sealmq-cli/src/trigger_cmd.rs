@@ -257,6 +257,8 @@ pub fn run(a: TriggerMonitorArgs) -> CliResult {
         user: None,
         allow_cleartext_password: false,
         password_fd: None,
+        reconnect: false,
+        reconnect_timeout: 0,
     };
     let mut client = connect(&c, "sealmq-trigger-monitor")?;
     // The monitor reads definitions on every trigger: find out now if it may.

@@ -551,7 +551,7 @@ impl Consumer {
         self.stop_inner()
     }
 
-    fn stop_inner(&mut self) -> Result<Vec<Got>> {
+    pub(crate) fn stop_inner(&mut self) -> Result<Vec<Got>> {
         if self.stopped {
             return Ok(Vec::new());
         }

@@ -10,8 +10,10 @@ pub mod consume;
 mod intercept;
 pub mod nonblocking;
 mod readahead;
+pub mod reconnect;
 
 pub use consume::{CallbackHandle, ConsumeMode, ConsumeOptions, Consumer};
+pub use reconnect::Reconnecting;
 
 use sealmq_mqi::{GetOptions, OpenOptions};
 use sealmq_mqi::{Got, Md};

@@ -1,6 +1,9 @@
 //! Async use of the client: the same calls, run on tokio's blocking pool so an async
-//! application never blocks its executor (a get with a long wait included).
+//! application never blocks its executor (a get with a long wait included). A client made
+//! with [`AsyncClient::connect_reconnecting`] reconnects by itself ([`crate::reconnect`]),
+//! its consumers included.
 
+use crate::reconnect::{Connector, Following, Reconnecting};
 use crate::{Client, ClientError, Result};
 use sealmq_mqi::{GetOptions, OpenOptions};
 use sealmq_mqi::{Got, Md};
@@ -11,7 +14,7 @@ use std::sync::{Arc, Mutex};
 /// An async handle on a [`Client`]; clones share the one connection (calls take turns).
 #[derive(Clone)]
 pub struct AsyncClient {
-    inner: Arc<Mutex<Client>>,
+    inner: Arc<Mutex<Reconnecting>>,
 }
 
 fn joined(e: tokio::task::JoinError) -> ClientError {
@@ -24,7 +27,7 @@ fn joined(e: tokio::task::JoinError) -> ClientError {
 impl AsyncClient {
     async fn run<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&mut Client) -> Result<T> + Send + 'static,
+        f: impl FnOnce(&mut Reconnecting) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || f(&mut lock(&inner)))
@@ -37,9 +40,7 @@ impl AsyncClient {
         let c = tokio::task::spawn_blocking(move || Client::connect_local(&qm_dir, &appl))
             .await
             .map_err(joined)??;
-        Ok(AsyncClient {
-            inner: Arc::new(Mutex::new(c)),
-        })
+        Ok(AsyncClient::from(c))
     }
 
     /// Connects over TCP.
@@ -47,9 +48,24 @@ impl AsyncClient {
         let c = tokio::task::spawn_blocking(move || Client::connect_tcp(&addr, &appl))
             .await
             .map_err(joined)??;
+        Ok(AsyncClient::from(c))
+    }
+
+    /// Connects with `connect`, and again with it whenever the connection is lost
+    /// (MQCNO_RECONNECT): handles are reopened and consumers restarted; see
+    /// [`crate::reconnect`] for what calls answer when it happens.
+    pub async fn connect_reconnecting(connect: Connector) -> Result<AsyncClient> {
+        let r = tokio::task::spawn_blocking(move || Reconnecting::connect(connect))
+            .await
+            .map_err(joined)??;
         Ok(AsyncClient {
-            inner: Arc::new(Mutex::new(c)),
+            inner: Arc::new(Mutex::new(r)),
         })
+    }
+
+    /// How many times the connection was made again.
+    pub fn reconnects(&self) -> u64 {
+        lock(&self.inner).reconnects()
     }
 
     pub async fn open(&self, name: &str, opts: OpenOptions) -> Result<(u32, String)> {
@@ -95,15 +111,27 @@ impl AsyncClient {
 /// the queue manager pushes, one `next().await` at a time, with the semantics of
 /// [`crate::Consumer`] (under syncpoint a message counts as processed at the next call).
 pub struct ConsumerStream {
-    inner: Arc<Mutex<Option<crate::Consumer>>>,
+    inner: Arc<Mutex<Option<Following>>>,
+    conn: Arc<Mutex<Reconnecting>>,
+}
+
+impl From<Client> for AsyncClient {
+    /// An async handle on a connection made already (it does not reconnect).
+    fn from(c: Client) -> AsyncClient {
+        AsyncClient {
+            inner: Arc::new(Mutex::new(Reconnecting::plain(c))),
+        }
+    }
 }
 
 impl AsyncClient {
-    /// Starts asynchronous consume of `hobj` ([`Client::consume`]).
+    /// Starts asynchronous consume of `hobj` ([`Client::consume`]); on a reconnecting client
+    /// it follows the connection ([`Following`]).
     pub async fn consume(&self, hobj: u32, opts: crate::ConsumeOptions) -> Result<ConsumerStream> {
-        let c = self.run(move |c| c.consume(hobj, opts)).await?;
+        let c = self.run(move |c| c.consume_following(hobj, opts)).await?;
         Ok(ConsumerStream {
             inner: Arc::new(Mutex::new(Some(c))),
+            conn: self.inner.clone(),
         })
     }
 }
@@ -111,9 +139,9 @@ impl AsyncClient {
 impl ConsumerStream {
     /// The next message, waiting up to `wait`; `None` when none came.
     pub async fn next(&mut self, wait: std::time::Duration) -> Result<Option<Got>> {
-        let inner = self.inner.clone();
+        let (inner, conn) = (self.inner.clone(), self.conn.clone());
         tokio::task::spawn_blocking(move || match lock(&inner).as_mut() {
-            Some(c) => c.next(wait),
+            Some(c) => c.next_by(wait, |f| f(&mut lock(&conn))),
             None => Ok(None),
         })
         .await
@@ -122,9 +150,9 @@ impl ConsumerStream {
 
     /// Stops the consumer ([`crate::Consumer::stop`]).
     pub async fn stop(self) -> Result<Vec<Got>> {
-        let inner = self.inner.clone();
+        let (inner, conn) = (self.inner.clone(), self.conn.clone());
         tokio::task::spawn_blocking(move || match lock(&inner).take() {
-            Some(c) => c.stop(),
+            Some(mut c) => c.stop(&mut lock(&conn)),
             None => Ok(Vec::new()),
         })
         .await

@@ -53,6 +53,7 @@ pub enum ReasonCode {
     ResourceProblem = 2102,
     ObjectNameError = 2152,
     QMgrQuiescing = 2161,
+    QMgrStopping = 2162,
     UnexpectedError = 2195,
     MsgTooBigForChannel = 2218,
     KeyRepositoryError = 2381,
@@ -64,12 +65,15 @@ pub enum ReasonCode {
     PropertyTypeError = 2473,
     PropertiesTooBig = 2478,
     ChannelNotAvailable = 2537,
+    HostNotAvailable = 2538,
     UnknownChannelName = 2540,
+    ReconnectFailed = 2548,
+    CallInterrupted = 2549,
 }
 
 impl ReasonCode {
     /// Every code, in numeric order.
-    pub const ALL: [ReasonCode; 46] = [
+    pub const ALL: [ReasonCode; 50] = [
         Self::BackedOut,
         Self::ConnectionBroken,
         Self::GetInhibited,
@@ -104,6 +108,7 @@ impl ReasonCode {
         Self::ResourceProblem,
         Self::ObjectNameError,
         Self::QMgrQuiescing,
+        Self::QMgrStopping,
         Self::UnexpectedError,
         Self::MsgTooBigForChannel,
         Self::KeyRepositoryError,
@@ -115,7 +120,10 @@ impl ReasonCode {
         Self::PropertyTypeError,
         Self::PropertiesTooBig,
         Self::ChannelNotAvailable,
+        Self::HostNotAvailable,
         Self::UnknownChannelName,
+        Self::ReconnectFailed,
+        Self::CallInterrupted,
     ];
 
     /// The numeric code, as MQ numbers it.
@@ -160,6 +168,7 @@ impl ReasonCode {
             Self::ResourceProblem => "RESOURCE_PROBLEM",
             Self::ObjectNameError => "OBJECT_NAME_ERROR",
             Self::QMgrQuiescing => "Q_MGR_QUIESCING",
+            Self::QMgrStopping => "Q_MGR_STOPPING",
             Self::UnexpectedError => "UNEXPECTED_ERROR",
             Self::MsgTooBigForChannel => "MSG_TOO_BIG_FOR_CHANNEL",
             Self::KeyRepositoryError => "KEY_REPOSITORY_ERROR",
@@ -171,7 +180,10 @@ impl ReasonCode {
             Self::PropertyTypeError => "PROPERTY_TYPE_ERROR",
             Self::PropertiesTooBig => "PROPERTIES_TOO_BIG",
             Self::ChannelNotAvailable => "CHANNEL_NOT_AVAILABLE",
+            Self::HostNotAvailable => "HOST_NOT_AVAILABLE",
             Self::UnknownChannelName => "UNKNOWN_CHANNEL_NAME",
+            Self::ReconnectFailed => "RECONNECT_FAILED",
+            Self::CallInterrupted => "CALL_INTERRUPTED",
         }
     }
 

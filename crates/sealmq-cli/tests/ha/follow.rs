@@ -85,3 +85,96 @@ fn a_sender_with_a_conname_list_follows_a_failover_and_delivers_every_message_on
     );
     src.ok(&["stop", "SRC"]);
 }
+
+/// Runs `sealmq` with `args` (a --reconnect application) in the background; once `ready`
+/// holds, kills the active instance `a` with `kill -9`, restarts it as a replica, and returns
+/// what the application printed (it must end well) and the new active instance.
+fn across_a_kill(g: &Group, a: usize, args: &[&str], ready: impl Fn() -> bool) -> (String, usize) {
+    use std::process::Stdio;
+    let app = g.instances[a]
+        .home
+        .cmd(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the application");
+    wait_for(LONG, "the application to get going", &ready);
+    g.instances[a].home.kill9(QM);
+    let b = g.wait_active();
+    assert_ne!(a, b);
+    g.start(a);
+    let out = app.wait_with_output().expect("the application's output");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    );
+    assert!(
+        out.status.success(),
+        "{args:?} should have followed the failover:\n{stdout}\n{stderr}"
+    );
+    // The application saw the failover (it says what it did about it), or it would prove
+    // nothing.
+    assert!(
+        stderr.contains("connection was lost"),
+        "{args:?} ended before the kill:\n{stdout}\n{stderr}"
+    );
+    eprintln!("{args:?} across a kill: {}", stderr.trim());
+    g.wait_in_sync();
+    (stdout, b)
+}
+
+#[test]
+fn applications_with_reconnect_follow_failovers_and_lose_or_repeat_nothing() {
+    let (g, a) = Group::with_queue();
+    g.instances[a].home.mqsc(
+        QM,
+        "DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app')\n\
+         SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
+         SET AUTHREC PROFILE('HA.Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET,BROWSE)\n",
+    );
+    let list: Vec<String> = (0..3)
+        .map(|i| format!("127.0.0.1({})", g.instances[i].app_port))
+        .collect();
+    let list = list.join(",");
+    let app = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = ["--conn", &list, "--channel", "APP.SVRCONN", "--reconnect"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    // A producer in units of work of 20: the active instance dies under it.
+    let put = app(&[
+        "--size",
+        "200",
+        "--count",
+        "2000",
+        "--persistent",
+        "--syncpoint",
+        "20",
+    ]);
+    let mut args = vec!["put", QM, "HA.Q"];
+    args.extend(put.iter().map(String::as_str));
+    let depth = |i: usize| g.instances[i].home.depth(QM, "HA.Q");
+    let (out, b) = across_a_kill(&g, a, &args, || depth(a) >= 400);
+    assert!(out.contains("put 2000 message(s)"), "{out}");
+    assert_eq!(depth(b), 2000, "every message put once, none lost");
+    // A consumer in units of work of 10 (MQGET), then one by asynchronous consume.
+    for (a, mode) in [(b, None), (usize::MAX, Some("--async"))] {
+        let a = if a == usize::MAX { g.wait_active() } else { a };
+        let before = depth(a);
+        let mut get = vec!["--count", "1000", "--wait", "10000", "--syncpoint", "10"];
+        get.extend(["--verify"]);
+        get.extend(mode);
+        let get = app(&get);
+        let mut args = vec!["get", QM, "HA.Q"];
+        args.extend(get.iter().map(String::as_str));
+        let (out, c) = across_a_kill(&g, a, &args, || depth(a) + 50 <= before);
+        assert!(
+            out.contains("got 1000 ok 1000 corrupt 0 duplicate 0"),
+            "{mode:?}: {out}"
+        );
+        assert_eq!(depth(c), before - 1000, "{mode:?}: every message got once");
+    }
+}
