@@ -27,6 +27,7 @@ struct Instance {
     name: &'static str,
     home: Home,
     app_port: u16,
+    metrics_port: u16,
 }
 
 struct Group {
@@ -63,6 +64,7 @@ impl Group {
                     name: n,
                     home,
                     app_port: free_port(),
+                    metrics_port: free_port(),
                 }
             })
             .collect();
@@ -90,8 +92,16 @@ impl Group {
     fn start(&self, i: usize) {
         let x = &self.instances[i];
         let listen = format!("127.0.0.1:{}", x.app_port);
-        x.home
-            .ok(&["start", QM, "--background", "--listen", &listen]);
+        let metrics = format!("127.0.0.1:{}", x.metrics_port);
+        x.home.ok(&[
+            "start",
+            QM,
+            "--background",
+            "--listen",
+            &listen,
+            "--metrics",
+            &metrics,
+        ]);
     }
 
     fn dir(&self, i: usize) -> std::path::PathBuf {

@@ -44,3 +44,4 @@ pub use mqi::{Browse, Connection, GetOptions, Got, Hobj, OpenOptions, PutOptions
 pub use objects::{QType, QmgrDef, QueueDef};
 pub use qm::{ChlAuthAction, QmConfig, QueueManager, QueueStatus, ServiceObject, StartReport};
 pub use queue::Match;
+pub use sealmq_storage::log::{ReplicaStatus, ReplicationStatus};

@@ -7,12 +7,14 @@ use crate::net::{Network, serve};
 use crate::types::{Batch, Change, Ha, NodeId};
 use crate::{Group, HA_DIR};
 use openraft::{BasicNode, Config, Raft, RaftMetrics, ServerState, SnapshotPolicy};
-use sealmq_storage::log::{LogConfig, Lsn, Replicator, ReplicatorRef};
+use sealmq_storage::log::{
+    LogConfig, Lsn, ReplicaStatus, ReplicationStatus, Replicator, ReplicatorRef,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// How long a started instance stands for no election (it votes).
@@ -274,6 +276,8 @@ impl Node {
             rt: self.rt.handle().clone(),
             failed: self.failed.clone(),
             fence: self.handover.fence.clone(),
+            view: self.view(),
+            counts: Default::default(),
         }))
     }
 
@@ -596,6 +600,17 @@ struct RaftReplicator {
     rt: tokio::runtime::Handle,
     failed: Arc<AtomicBool>,
     fence: Arc<AtomicBool>,
+    view: View,
+    counts: Counts,
+}
+
+/// What the active instance's replication cost: batches, bytes, the wait for a majority.
+#[derive(Default)]
+struct Counts {
+    batches: AtomicU64,
+    bytes: AtomicU64,
+    wait_us: AtomicU64,
+    wait_us_max: AtomicU64,
 }
 
 impl Replicator for RaftReplicator {
@@ -609,10 +624,18 @@ impl Replicator for RaftReplicator {
             last_lsn,
             records: records.to_vec(),
         };
+        let began = std::time::Instant::now();
         let r = self.rt.block_on(async {
             tokio::time::timeout(COMMIT_WAIT, self.raft.client_write(Change::Log(batch))).await
         });
-        if !matches!(r, Ok(Ok(_))) {
+        if matches!(r, Ok(Ok(_))) {
+            let c = &self.counts;
+            let us = began.elapsed().as_micros() as u64;
+            c.batches.fetch_add(1, Ordering::Relaxed);
+            c.bytes.fetch_add(records.len() as u64, Ordering::Relaxed);
+            c.wait_us.fetch_add(us, Ordering::Relaxed);
+            c.wait_us_max.fetch_max(us, Ordering::Relaxed);
+        } else {
             self.failed.store(true, Ordering::Relaxed);
         }
         match r {
@@ -623,5 +646,34 @@ impl Replicator for RaftReplicator {
                 COMMIT_WAIT.as_secs()
             )),
         }
+    }
+
+    fn status(&self) -> Option<ReplicationStatus> {
+        let st = self.view.status(&self.raft.metrics().borrow().clone());
+        let c = &self.counts;
+        Some(ReplicationStatus {
+            instance: st.instance,
+            role: st.role.name().to_ascii_uppercase(),
+            quorum: st.quorum.unwrap_or_default(),
+            term: st.term,
+            log_index: st.log_index,
+            applied_index: st.applied_index,
+            elections: st.elections,
+            batches: c.batches.load(Ordering::Relaxed),
+            bytes: c.bytes.load(Ordering::Relaxed),
+            wait_us: c.wait_us.load(Ordering::Relaxed),
+            wait_us_max: c.wait_us_max.load(Ordering::Relaxed),
+            instances: st
+                .instances
+                .into_iter()
+                .map(|i| ReplicaStatus {
+                    name: i.name,
+                    role: i.role.name().to_ascii_uppercase(),
+                    in_sync: i.in_sync,
+                    backlog: i.backlog,
+                    address: i.replication_address,
+                })
+                .collect(),
+        })
     }
 }

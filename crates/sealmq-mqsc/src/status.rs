@@ -147,8 +147,40 @@ fn qmstatus(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>),
         "LISTENERS" => qm.listener_control().map(|l| l.status().len()).unwrap_or(0),
         "LOGBYTES" => qm.log_stats().bytes,
     ];
-    let blocks = select_all([block], &c.attrs, &["QMNAME"], true)?;
+    let mut block = block;
+    let repl = qm.replication();
+    if let Some(r) = &repl {
+        block.extend(replication_attrs(r));
+    }
+    let mut blocks = select_all([block], &c.attrs, &["QMNAME"], true)?;
+    // Every instance of a replicated queue manager, as `dspmq -o nativeha -x` lists them,
+    // with ALL or no attribute asked.
+    let all = c.attrs.iter().all(|a| a.key == "ALL" || a.key == "WHERE");
+    if let (Some(r), true) = (repl, all) {
+        blocks.extend(r.instances.iter().map(|i| {
+            let known = |v: Option<String>| v.unwrap_or_else(|| "UNKNOWN".into());
+            let block: Block = attrs![
+                "QMNAME" => qm.name(), "INSTANCE" => i.name, "ROLE" => i.role,
+                "INSYNC" => known(i.in_sync.map(|b| if b { "YES" } else { "NO" }.to_string())),
+                "BACKLOG" => known(i.backlog.map(|b| b.to_string())),
+                "REPLADDR" => i.address,
+            ];
+            block
+        }));
+    }
     Ok(("SMQ0192I Queue manager status.".into(), blocks))
+}
+
+/// A replicated queue manager's fields in DISPLAY QMSTATUS (docs/ha.md).
+fn replication_attrs(r: &sealmq_engine::ReplicationStatus) -> Block {
+    let avg = r.wait_us.checked_div(r.batches).unwrap_or(0);
+    attrs![
+        "HA" => "REPLICATED", "INSTANCE" => r.instance, "ROLE" => r.role,
+        "QUORUM" => if r.quorum.is_empty() { "UNKNOWN" } else { r.quorum.as_str() },
+        "HATERM" => r.term, "LOGINDEX" => r.log_index, "APPLIED" => r.applied_index,
+        "ELECTIONS" => r.elections, "REPLBATCH" => r.batches, "REPLBYTES" => r.bytes,
+        "REPLAVGUS" => avg, "REPLMAXUS" => r.wait_us_max,
+    ]
 }
 
 fn ping(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {

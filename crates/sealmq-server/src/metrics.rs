@@ -244,5 +244,88 @@ pub fn render(qm: &QueueManager, security: &Security, chinit: &Arc<Initiator>) -
             );
         }
     }
+    if let Some(r) = qm.replication() {
+        replication(&mut o, &r);
+    }
     o.text
+}
+
+/// A replicated queue manager's group (docs/ha.md), as its active instance sees it.
+fn replication(o: &mut Out, r: &sealmq_engine::ReplicationStatus) {
+    let gauges: [(&str, &str, f64); 5] = [
+        (
+            "sealmq_ha_instances_in_sync",
+            "Instances holding every committed entry of the replicated log.",
+            r.instances
+                .iter()
+                .filter(|i| i.in_sync == Some(true))
+                .count() as f64,
+        ),
+        (
+            "sealmq_ha_instances",
+            "Instances of the replicated queue manager's group.",
+            r.instances.len() as f64,
+        ),
+        (
+            "sealmq_ha_term",
+            "The Raft term (one more at every election that elects).",
+            r.term as f64,
+        ),
+        (
+            "sealmq_ha_log_index",
+            "The last entry of the replicated log this instance holds.",
+            r.log_index as f64,
+        ),
+        (
+            "sealmq_ha_replication_wait_max_seconds",
+            "The longest wait of a batch for a majority since the instance became active.",
+            r.wait_us_max as f64 / 1e6,
+        ),
+    ];
+    for (name, help, v) in gauges {
+        o.family(name, "gauge", help);
+        o.sample(name, &[("instance", &r.instance)], v);
+    }
+    let counters: [(&str, &str, f64); 4] = [
+        (
+            "sealmq_ha_elections_total",
+            "Elections this instance saw begin since it started.",
+            r.elections as f64,
+        ),
+        (
+            "sealmq_ha_replicated_batches_total",
+            "Log batches made durable on a majority.",
+            r.batches as f64,
+        ),
+        (
+            "sealmq_ha_replicated_bytes_total",
+            "Log bytes made durable on a majority.",
+            r.bytes as f64,
+        ),
+        (
+            "sealmq_ha_replication_wait_seconds_total",
+            "Time batches waited for a majority (divided by the batches: the mean latency).",
+            r.wait_us as f64 / 1e6,
+        ),
+    ];
+    for (name, help, v) in counters {
+        o.family(name, "counter", help);
+        o.sample(name, &[("instance", &r.instance)], v);
+    }
+    o.family(
+        "sealmq_ha_backlog_bytes",
+        "gauge",
+        "Bytes of replicated log an instance lacks (-1: not known).",
+    );
+    for i in &r.instances {
+        let v = i.backlog.map_or(-1.0, |b| b as f64);
+        o.sample(
+            "sealmq_ha_backlog_bytes",
+            &[
+                ("instance", &i.name),
+                ("role", &i.role.to_ascii_lowercase()),
+            ],
+            v,
+        );
+    }
 }

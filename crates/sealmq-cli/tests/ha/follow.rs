@@ -177,4 +177,48 @@ fn applications_with_reconnect_follow_failovers_and_lose_or_repeat_nothing() {
         );
         assert_eq!(depth(c), before - 1000, "{mode:?}: every message got once");
     }
+    // The active instance shows the group in DISPLAY QMSTATUS and its metrics.
+    let a = g.wait_active();
+    let st = g.instances[a].home.mqsc(QM, "DISPLAY QMSTATUS ALL\n");
+    for want in [
+        "HA(REPLICATED)",
+        "ROLE(ACTIVE)",
+        "QUORUM(3/3)",
+        &format!("INSTANCE({})", g.instances[a].name),
+    ] {
+        assert!(st.contains(want), "{want} in {st}");
+    }
+    assert_eq!(st.matches("INSYNC(YES)").count(), 3, "{st}");
+    assert_eq!(st.matches("ROLE(REPLICA)").count(), 2, "{st}");
+    let one = g.instances[a].home.mqsc(QM, "DISPLAY QMSTATUS QUORUM\n");
+    assert!(
+        one.contains("QUORUM(3/3)") && !one.contains("INSYNC"),
+        "{one}"
+    );
+    let batches: u64 = common::field(&st, "REPLBATCH").parse().unwrap_or(0);
+    assert!(batches > 0, "{st}");
+    let metrics = scrape(g.instances[a].metrics_port);
+    for want in [
+        "sealmq_ha_instances_in_sync{qmgr=\"HAQM\",instance=",
+        "sealmq_ha_elections_total{",
+        "sealmq_ha_replication_wait_seconds_total{",
+        "sealmq_ha_backlog_bytes{",
+    ] {
+        assert!(metrics.contains(want), "{want} in\n{metrics}");
+    }
+    let in_sync = format!(
+        "sealmq_ha_instances_in_sync{{qmgr=\"{QM}\",instance=\"{}\"}} 3\n",
+        g.instances[a].name
+    );
+    assert!(metrics.contains(&in_sync), "{in_sync} in\n{metrics}");
+}
+
+/// `GET /metrics` of the Prometheus endpoint on `port`.
+fn scrape(port: u16) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("the metrics endpoint");
+    let _ = s.write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n");
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
 }

@@ -685,6 +685,12 @@ impl QueueManager {
     pub fn log_stats(&self) -> sealmq_storage::log::LogStats {
         self.log.stats()
     }
+
+    /// The group of a replicated queue manager as this (active) instance sees it; `None` for
+    /// a queue manager on one instance.
+    pub fn replication(&self) -> Option<sealmq_storage::log::ReplicationStatus> {
+        self.cfg.replicator.as_ref().and_then(|r| r.0.status())
+    }
 }
 
 /// A temporary dynamic queue (made from a model queue at open, gone at close or restart); a

@@ -17,6 +17,46 @@ use super::*;
 pub trait Replicator: Send + Sync {
     /// `records` are framed as in a segment (`frame`), unencrypted, LSNs `first..=last`.
     fn replicate(&self, first: Lsn, last: Lsn, records: &[u8]) -> std::result::Result<(), String>;
+
+    /// The group as this instance sees it now (DISPLAY QMSTATUS, the metrics).
+    fn status(&self) -> Option<ReplicationStatus> {
+        None
+    }
+}
+
+/// A replicated queue manager's group as its active instance sees it (docs/ha.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReplicationStatus {
+    /// This instance's name and role (ACTIVE, REPLICA, UNKNOWN).
+    pub instance: String,
+    pub role: String,
+    /// Instances holding every committed entry, of the group (`3/3`); empty when unknown.
+    pub quorum: String,
+    pub term: u64,
+    /// The last Raft entry held, and the last applied.
+    pub log_index: u64,
+    pub applied_index: u64,
+    /// Elections seen begin since the instance started.
+    pub elections: u64,
+    /// Batches this instance replicated as the active one, their bytes, and the time they
+    /// waited for a majority (microseconds: in all, and the longest).
+    pub batches: u64,
+    pub bytes: u64,
+    pub wait_us: u64,
+    pub wait_us_max: u64,
+    pub instances: Vec<ReplicaStatus>,
+}
+
+/// One instance of the group.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReplicaStatus {
+    pub name: String,
+    pub role: String,
+    /// Whether it holds every entry the active instance has; `None`: not known here.
+    pub in_sync: Option<bool>,
+    /// Bytes of Raft log it lacks; `None`: not known here.
+    pub backlog: Option<u64>,
+    pub address: String,
 }
 
 /// A shared [`Replicator`] in a [`LogConfig`].
