@@ -72,6 +72,10 @@ pub struct CreateArgs {
     /// With --ha: which of the group's instances this one is.
     #[arg(long, requires = "ha")]
     pub instance: Option<String>,
+    /// With --ha: listen for the other instances here instead of at this instance's address
+    /// in --ha (behind a NAT or a proxy); connections to them leave from this host.
+    #[arg(long, requires = "ha", value_name = "HOST:PORT")]
+    pub ha_bind: Option<String>,
     /// Sign the queue manager's identity with this CA keystore (`sealmq keystore init DIR
     /// --authority`), which its keystore then trusts: the instances of a replicated queue
     /// manager made with one CA trust each other.
@@ -155,7 +159,13 @@ pub fn create(a: CreateArgs) -> CliResult {
             .map_err(|e| format!("cannot share {} with group {g}: {e}", dir.display()))?;
     }
     let group = match (&a.ha, &a.instance) {
-        (Some(spec), Some(me)) => Some(sealmq_ha::Group::parse(spec, me)?),
+        (Some(spec), Some(me)) => {
+            let g = sealmq_ha::Group::parse(spec, me)?;
+            Some(match &a.ha_bind {
+                Some(b) => g.with_bind(b)?,
+                None => g,
+            })
+        }
         _ => None,
     };
     let mut cfg = QmConfig::new(&a.qm, &dir);

@@ -10,6 +10,8 @@
 mod common;
 #[path = "ha/follow.rs"]
 mod follow;
+#[path = "ha/partition.rs"]
+mod partition;
 
 use common::Home;
 use sealmq_client::Client;
@@ -43,11 +45,19 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Group {
     fn new() -> Group {
+        Group::at(|_| (format!("127.0.0.1:{}", free_port()), None))
+    }
+
+    /// A group whose instance `i` has the replication address and `--ha-bind` that
+    /// `addr(i)` gives.
+    fn at(addr: impl Fn(usize) -> (String, Option<String>)) -> Group {
         let one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
         let names = ["a", "b", "c"];
+        let addrs: Vec<(String, Option<String>)> = (0..3).map(addr).collect();
         let spec: Vec<String> = names
             .iter()
-            .map(|n| format!("{n}@127.0.0.1:{}", free_port()))
+            .zip(&addrs)
+            .map(|(n, (a, _))| format!("{n}@{a}"))
             .collect();
         let spec = spec.join(",");
         // One CA signs the instances' identities, so that each trusts the others (TLS).
@@ -57,9 +67,14 @@ impl Group {
         ca_home.ok(&["keystore", "init", ca, "--dn", "CN=HA CA", "--authority"]);
         let instances: Vec<Instance> = names
             .iter()
-            .map(|n| {
+            .zip(&addrs)
+            .map(|(n, (_, bind))| {
                 let home = Home::new();
-                home.ok(&["create", QM, "--ha", &spec, "--instance", n, "--ca", ca]);
+                let mut args = vec!["create", QM, "--ha", &spec, "--instance", n, "--ca", ca];
+                if let Some(b) = bind {
+                    args.extend(["--ha-bind", b.as_str()]);
+                }
+                home.ok(&args);
                 Instance {
                     name: n,
                     home,

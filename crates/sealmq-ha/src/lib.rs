@@ -41,6 +41,14 @@ pub struct Instance {
     pub addr: String,
 }
 
+/// The address this instance listens on for the others when it is not its replication
+/// address (`sealmq create --ha-bind`: behind a NAT, a proxy or a load balancer). Its own
+/// connections to the others then leave from that address's host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Bind {
+    pub addr: String,
+}
+
 /// The group of a replicated queue manager, as this instance knows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Group {
@@ -50,6 +58,9 @@ pub struct Group {
     pub instance: String,
     /// Every instance, by name (so that every instance numbers them alike).
     pub instances: Vec<Instance>,
+    /// Where this instance listens, when not at its replication address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bind: Option<Bind>,
 }
 
 fn valid_name(n: &str) -> bool {
@@ -111,7 +122,30 @@ impl Group {
             version: 1,
             instance: instance.to_string(),
             instances,
+            bind: None,
         })
+    }
+
+    /// `--ha-bind HOST:PORT`: listen there, not at this instance's replication address.
+    pub fn with_bind(mut self, addr: &str) -> Result<Group, String> {
+        let ok = addr
+            .rsplit_once(':')
+            .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok());
+        if !ok {
+            return Err(format!("--ha-bind: '{addr}' is not HOST:PORT"));
+        }
+        self.bind = Some(Bind {
+            addr: addr.to_string(),
+        });
+        Ok(self)
+    }
+
+    /// The address this instance listens on for the others.
+    pub fn listen_addr(&self) -> Option<String> {
+        match &self.bind {
+            Some(b) => Some(b.addr.clone()),
+            None => self.by_id(self.me()).map(|i| i.addr.clone()),
+        }
     }
 
     /// The group of the queue manager in `dir`; `None` when it is not replicated.
@@ -136,9 +170,13 @@ impl Group {
             .iter()
             .map(|i| format!("{}@{}", i.name, i.addr))
             .collect();
-        Group::parse(&spec.join(","), &g.instance)
-            .map(Some)
-            .map_err(|e| format!("{}: {e}", path.display()))
+        let parsed = Group::parse(&spec.join(","), &g.instance)
+            .and_then(|p| match &g.bind {
+                Some(b) => p.with_bind(&b.addr),
+                None => Ok(p),
+            })
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Some(parsed))
     }
 
     pub fn save(&self, dir: &Path) -> Result<(), String> {
@@ -195,7 +233,12 @@ mod tests {
         assert_eq!(Group::load(d.path()).unwrap(), None);
         let g = Group::parse("a@h:1,b@h:2,c@h:3", "a").unwrap();
         g.save(d.path()).unwrap();
-        assert_eq!(Group::load(d.path()).unwrap(), Some(g));
+        assert_eq!(Group::load(d.path()).unwrap(), Some(g.clone()));
+        let g = g.with_bind("127.0.0.11:7001").unwrap();
+        assert_eq!(g.listen_addr().as_deref(), Some("127.0.0.11:7001"));
+        g.save(d.path()).unwrap();
+        assert_eq!(Group::load(d.path()).unwrap(), Some(g.clone()));
+        assert!(g.with_bind("nowhere").is_err());
         std::fs::write(d.path().join(GROUP_FILE), "version = 1\ninstance = 3").unwrap();
         assert!(Group::load(d.path()).is_err());
     }

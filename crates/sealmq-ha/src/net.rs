@@ -292,6 +292,7 @@ impl RaftNetworkFactory<Ha> for Network {
                 .unwrap_or_default(),
             connector: self.tls.connector.clone(),
             conn: None,
+            source: self.group.bind.as_ref().and_then(|b| source_ip(&b.addr)),
         }
     }
 }
@@ -306,13 +307,40 @@ pub(crate) struct Peer {
     dn: String,
     connector: TlsConnector,
     conn: Option<ClientStream>,
+    /// The local address connections leave from (the host of `--ha-bind`), if any.
+    source: Option<std::net::IpAddr>,
+}
+
+/// The IP of a `HOST:PORT` that names one (an unspecified one, 0.0.0.0, names none).
+fn source_ip(addr: &str) -> Option<std::net::IpAddr> {
+    let (h, _) = addr.rsplit_once(':')?;
+    let ip: std::net::IpAddr = h.trim_matches(['[', ']']).parse().ok()?;
+    (!ip.is_unspecified()).then_some(ip)
+}
+
+/// A TCP connection to `addr`, leaving from `source` when given.
+async fn dial(addr: &str, source: Option<std::net::IpAddr>) -> std::io::Result<TcpStream> {
+    let Some(ip) = source else {
+        return TcpStream::connect(addr).await;
+    };
+    let to = tokio::net::lookup_host(addr)
+        .await?
+        .find(|a| a.is_ipv4() == ip.is_ipv4())
+        .ok_or_else(|| std::io::Error::other(format!("{addr} has no address like {ip}")))?;
+    let sock = if ip.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    sock.bind(std::net::SocketAddr::new(ip, 0))?;
+    sock.connect(to).await
 }
 
 type Rpc_<E> = RPCError<NodeId, BasicNode, RaftError<NodeId, E>>;
 
 impl Peer {
     async fn connect(&mut self) -> Result<ClientStream, std::io::Error> {
-        let tcp = TcpStream::connect(&self.addr).await?;
+        let tcp = dial(&self.addr, self.source).await?;
         tcp.set_nodelay(true)?;
         // Instances have no DNS names: the certificate is checked against the keystore's trust
         // and the queue manager's name, then against the instance called, below.

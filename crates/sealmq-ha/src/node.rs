@@ -124,8 +124,7 @@ impl Node {
         let group = Arc::new(group);
         let me = group.me();
         let my_addr = group
-            .by_id(me)
-            .map(|i| i.addr.clone())
+            .listen_addr()
             .ok_or("this instance is not in its group")?;
         let listener = rt
             .block_on(tokio::net::TcpListener::bind(&my_addr))
