@@ -86,19 +86,35 @@ fn a_sender_with_a_conname_list_follows_a_failover_and_delivers_every_message_on
     src.ok(&["stop", "SRC"]);
 }
 
-/// Runs `sealmq` with `args` (a --reconnect application) in the background; once `ready`
-/// holds, kills the active instance `a` with `kill -9`, restarts it as a replica, and returns
-/// what the application printed (it must end well) and the new active instance.
-fn across_a_kill(g: &Group, a: usize, args: &[&str], ready: impl Fn() -> bool) -> (String, usize) {
+/// Runs `app` in the background; once `ready` holds, kills the active instance `a` with
+/// `kill -9`, restarts it as a replica, and returns the application's output (it must end
+/// well) and the new active instance.
+fn across_a_kill(
+    g: &Group,
+    a: usize,
+    mut app: std::process::Command,
+    ready: impl Fn() -> bool,
+) -> (String, String, usize) {
     use std::process::Stdio;
-    let app = g.instances[a]
-        .home
-        .cmd(args)
+    let what = format!("{app:?}");
+    let mut app = app
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("start the application");
-    wait_for(LONG, "the application to get going", &ready);
+    let deadline = std::time::Instant::now() + LONG;
+    while !ready() {
+        if std::time::Instant::now() > deadline || app.try_wait().ok().flatten().is_some() {
+            let _ = app.kill();
+            let out = app.wait_with_output().expect("the application's output");
+            panic!(
+                "{what} did not get going before the kill:\n{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     g.instances[a].home.kill9(QM);
     let b = g.wait_active();
     assert_ne!(a, b);
@@ -110,16 +126,26 @@ fn across_a_kill(g: &Group, a: usize, args: &[&str], ready: impl Fn() -> bool) -
     );
     assert!(
         out.status.success(),
-        "{args:?} should have followed the failover:\n{stdout}\n{stderr}"
+        "{what} should have followed the failover:\n{stdout}\n{stderr}"
     );
-    // The application saw the failover (it says what it did about it), or it would prove
-    // nothing.
+    g.wait_in_sync();
+    (stdout, stderr, b)
+}
+
+/// [`across_a_kill`] of a `sealmq` application with --reconnect, which must say it saw the
+/// connection lost (or the test would prove nothing).
+fn sealmq_across_a_kill(
+    g: &Group,
+    a: usize,
+    args: &[&str],
+    ready: impl Fn() -> bool,
+) -> (String, usize) {
+    let (stdout, stderr, b) = across_a_kill(g, a, g.instances[a].home.cmd(args), ready);
     assert!(
         stderr.contains("connection was lost"),
         "{args:?} ended before the kill:\n{stdout}\n{stderr}"
     );
     eprintln!("{args:?} across a kill: {}", stderr.trim());
-    g.wait_in_sync();
     (stdout, b)
 }
 
@@ -157,7 +183,7 @@ fn applications_with_reconnect_follow_failovers_and_lose_or_repeat_nothing() {
     let mut args = vec!["put", QM, "HA.Q"];
     args.extend(put.iter().map(String::as_str));
     let depth = |i: usize| g.instances[i].home.depth(QM, "HA.Q");
-    let (out, b) = across_a_kill(&g, a, &args, || depth(a) >= 400);
+    let (out, b) = sealmq_across_a_kill(&g, a, &args, || depth(a) >= 400);
     assert!(out.contains("put 2000 message(s)"), "{out}");
     assert_eq!(depth(b), 2000, "every message put once, none lost");
     // A consumer in units of work of 10 (MQGET), then one by asynchronous consume.
@@ -170,7 +196,7 @@ fn applications_with_reconnect_follow_failovers_and_lose_or_repeat_nothing() {
         let get = app(&get);
         let mut args = vec!["get", QM, "HA.Q"];
         args.extend(get.iter().map(String::as_str));
-        let (out, c) = across_a_kill(&g, a, &args, || depth(a) + 50 <= before);
+        let (out, c) = sealmq_across_a_kill(&g, a, &args, || depth(a) + 50 <= before);
         assert!(
             out.contains("got 1000 ok 1000 corrupt 0 duplicate 0"),
             "{mode:?}: {out}"
@@ -221,4 +247,82 @@ fn scrape(port: u16) -> String {
     let mut out = String::new();
     let _ = s.read_to_string(&mut out);
     out
+}
+
+const PROTON: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/amqp/proton_failover.py");
+
+/// The JSON line an AMQP application printed.
+fn json(out: &str) -> serde_json::Value {
+    out.lines()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("no JSON line in {out}"))
+}
+
+#[test]
+fn amqp_clients_with_a_failover_list_follow_a_failover() {
+    use sealmq_engine::{GetOptions, Md, OpenOptions};
+    let (g, a) = Group::with_queue();
+    let port = sealmq_testkit::free_port();
+    // The AMQP channel is replicated like every definition: the active instance runs it.
+    g.instances[a].home.mqsc(
+        QM,
+        &format!(
+            "DEFINE CHANNEL(APP.AMQP) CHLTYPE(AMQP) PORT({port}) IPADDR(127.0.0.1) MCAUSER('app')\n\
+             SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
+             SET AUTHREC PROFILE('HA.Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET,BROWSE,INQ)\n\
+             START CHANNEL(APP.AMQP)\n"
+        ),
+    );
+    // The list starts with an address where nothing listens: Proton passes it over.
+    let urls = format!(
+        "amqp://127.0.0.1:{},amqp://127.0.0.1:{port}",
+        sealmq_testkit::free_port()
+    );
+    let proton = |cmd: &str, n: &str| {
+        let mut c = std::process::Command::new("python3");
+        c.args([PROTON, &urls, cmd, "HA.Q", n]);
+        c
+    };
+    let depth = |i: usize| g.instances[i].home.depth(QM, "HA.Q");
+    let (out, _, b) = across_a_kill(&g, a, proton("send", "3000"), || depth(a) >= 300);
+    let sent = json(&out);
+    assert_eq!(sent["accepted"], 3000, "{out}");
+    assert!(
+        sent["reconnects"].as_u64() >= Some(1),
+        "no failover seen: {out}"
+    );
+    // Every message accepted is there; one whose outcome the failover cut off may be there
+    // twice (AMQP's at-least-once), never more than were sent again.
+    let mut c = g.client(b);
+    let (h, _) = c.open("HA.Q", OpenOptions::input()).unwrap();
+    let mut seen = std::collections::HashMap::<String, u32>::new();
+    while let Ok(m) = c.get(h, &GetOptions::default()) {
+        *seen
+            .entry(String::from_utf8_lossy(&m.payload).to_string())
+            .or_default() += 1;
+    }
+    let twice: u64 = seen.values().map(|k| u64::from(*k - 1)).sum();
+    assert_eq!(seen.len(), 3000, "every message accepted is there");
+    assert!(
+        twice <= sent["resent"].as_u64().unwrap_or(0),
+        "{sent} {twice}"
+    );
+    // A receiver follows the next failover and sees every message.
+    let (out_h, _) = c.open("HA.Q", OpenOptions::output()).unwrap();
+    for i in 0..2000 {
+        let mut md = Md::default();
+        c.put(out_h, &mut md, format!("fo {i}").as_bytes(), false)
+            .unwrap();
+    }
+    drop(c);
+    let before = depth(b);
+    let (out, _, _) = across_a_kill(&g, b, proton("receive", "2000"), || {
+        depth(b) + 100 <= before
+    });
+    let got = json(&out);
+    assert_eq!(got["distinct"], 2000, "{out}");
+    assert!(
+        got["reconnects"].as_u64() >= Some(1),
+        "no failover seen: {out}"
+    );
 }
