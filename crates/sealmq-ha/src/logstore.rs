@@ -1,8 +1,8 @@
 //! The Raft log of an instance, on its own disk (`<QM dir>/ha/raft.log`, docs/ha.md).
 //!
 //! One append-only file: a 16-byte header, then one frame per entry (length u32, CRC32C u32 of
-//! the body, body = the entry in postcard). Appends are synced before openraft is told they are
-//! durable; a torn tail (a frame cut short or failing its CRC at the end) is cut at open;
+//! the body, body = the entry in postcard). Appends are synced (by one thread, in order, one
+//! sync for every append waiting) before openraft is told they are durable; a torn tail (a frame cut short or failing its CRC at the end) is cut at open;
 //! damage before the end is an error. The vote is its own file, replaced atomically. An index
 //! of every entry (its place in the file and what recovery needs of it) is kept in memory;
 //! entries themselves are read from the file when asked for.
@@ -50,6 +50,35 @@ struct Inner {
 #[derive(Clone)]
 pub(crate) struct LogStore {
     inner: Arc<Mutex<Inner>>,
+    /// Appends written and waiting for their sync (see [`flusher`]).
+    flush: std::sync::mpsc::Sender<LogFlushed<Ha>>,
+}
+
+/// Syncs the Raft log for the appends written before, in order, one sync for all those
+/// waiting (group commit), then tells openraft they are durable. An append returns once
+/// written: on the active instance the batch goes to the replicas while its own sync runs,
+/// so a batch waits for the slower of the two, not for both one after the other.
+fn flusher(file: File) -> std::sync::mpsc::Sender<LogFlushed<Ha>> {
+    let (tx, rx) = std::sync::mpsc::channel::<LogFlushed<Ha>>();
+    let spawned = std::thread::Builder::new()
+        .name("sealmq-ha-sync".into())
+        .spawn(move || {
+            while let Ok(first) = rx.recv() {
+                let mut waiting = vec![first];
+                waiting.extend(rx.try_iter());
+                let r = file.sync_data();
+                for cb in waiting {
+                    cb.log_io_completed(match &r {
+                        Ok(()) => Ok(()),
+                        Err(e) => Err(std::io::Error::new(e.kind(), e.to_string())),
+                    });
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::error!("cannot start the Raft log's sync thread: {e}");
+    }
+    tx
 }
 
 fn io_err(what: &str, p: &Path, e: std::io::Error) -> StorageError {
@@ -250,7 +279,11 @@ impl LogStore {
         if let Some(p) = purged {
             index.retain(|i, _| *i > p.index);
         }
+        let syncing = file
+            .try_clone()
+            .map_err(|e| io_err("cannot share", &path, e))?;
         Ok(LogStore {
+            flush: flusher(syncing),
             inner: Arc::new(Mutex::new(Inner {
                 dir: dir.to_path_buf(),
                 dse,
@@ -356,11 +389,7 @@ impl RaftLogStorage<Ha> for LogStore {
             metas.push(meta_of(&e, i.end + buf.len() as u64, (f.len() - 8) as u32));
             buf.extend_from_slice(&f);
         }
-        let res = i
-            .file
-            .write_all_at(&buf, i.end)
-            .and_then(|()| i.file.sync_data());
-        if let Err(e) = res {
+        if let Err(e) = i.file.write_all_at(&buf, i.end) {
             // Cut back so the file stays a valid prefix; openraft stops on this error.
             let _ = i.file.set_len(i.end);
             callback.log_io_completed(Err(std::io::Error::other(e.to_string())));
@@ -371,7 +400,12 @@ impl RaftLogStorage<Ha> for LogStore {
             i.index.insert(m.log_id.index, m);
         }
         drop(i);
-        callback.log_io_completed(Ok(()));
+        // Durable once the sync thread synced it: openraft counts it only then.
+        if let Err(std::sync::mpsc::SendError(cb)) = self.flush.send(callback) {
+            let e = std::io::Error::other("the Raft log's sync thread has ended");
+            cb.log_io_completed(Err(std::io::Error::other(e.to_string())));
+            return Err(sto_err("cannot sync the Raft log", e));
+        }
         Ok(())
     }
 
