@@ -64,6 +64,11 @@ pub struct ConnArgs {
         requires = "reconnect"
     )]
     pub reconnect_timeout: u64,
+    /// A call that gets no answer within this many seconds (beyond its own --wait) counts as
+    /// a lost connection (2009; with --reconnect the next address is tried): a queue manager
+    /// that hangs is left. Without it a call waits as long as it takes.
+    #[arg(long, value_name = "SECS")]
+    pub call_timeout: Option<u64>,
 }
 
 /// A password from an open file descriptor: its first line, without the line end. The
@@ -212,6 +217,7 @@ fn dialer(c: &ConnArgs, appl: &str) -> CliResult<Connector> {
     };
     let (conn, qm, channel) = (c.conn.clone(), c.qm.clone(), c.channel.clone());
     let (keystore, appl) = (c.keystore.clone(), appl.to_string());
+    let call_timeout = c.call_timeout.map(Duration::from_secs);
     Ok(Box::new(move || {
         let creds = creds.as_ref();
         let mut client = match (&conn, &tls_keystore) {
@@ -226,6 +232,7 @@ fn dialer(c: &ConnArgs, appl: &str) -> CliResult<Connector> {
         if let Some(ks) = &keystore {
             client.set_keystore(ks)?;
         }
+        client.set_call_timeout(call_timeout);
         Ok(client)
     }))
 }

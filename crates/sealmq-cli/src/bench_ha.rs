@@ -6,8 +6,10 @@
 //!   one), with 1 and 16 producers, medians of interleaved rounds and their ratio;
 //! - failover: the active instance killed with `kill -9` `--kills` times, the time until
 //!   another instance accepts applications (median and worst);
-//! - catch-up: an instance stopped while `--messages` persistent messages are put, then
-//!   started: the time until it holds the whole log again.
+//! - catch-up: an instance stopped while `--messages` persistent messages of `--size` bytes
+//!   (1 KiB by default) are put, then started: the time until it holds the whole log again;
+//! - rebuild: that instance's disk wiped (identity and group kept), then started: the time
+//!   until it holds the group's whole log again.
 
 use crate::CliResult;
 use crate::bench_app::{join_all, open_q};
@@ -89,7 +91,7 @@ impl Bed {
     }
 
     fn in_sync(&self) -> CliResult {
-        self.wait("every instance in sync", Duration::from_secs(120), || {
+        self.wait("every instance in sync", Duration::from_secs(900), || {
             let a = self.active()?;
             let st = self.sealmq(a, &["status", HA], None).ok()?;
             st.contains("QUORUM(3/3)").then_some(())
@@ -257,12 +259,13 @@ pub fn run(a: &BenchArgs) -> CliResult {
         report.insert("failover_worst_s".into(), worst.into());
     }
     let messages = a.messages.unwrap_or(20_000);
+    let size = a.size.unwrap_or(1024);
     let act = bed
         .active()
         .ok_or_else(|| "bench: no active instance".to_string())?;
     let behind = NAMES.into_iter().find(|n| *n != act).unwrap_or("a");
     bed.sealmq(behind, &["stop", HA], None)?;
-    let n = messages.to_string();
+    let (n, sz) = (messages.to_string(), size.to_string());
     bed.sealmq(
         act,
         &[
@@ -270,7 +273,7 @@ pub fn run(a: &BenchArgs) -> CliResult {
             HA,
             "BENCH.Q",
             "--size",
-            "1024",
+            &sz,
             "--count",
             &n,
             "--persistent",
@@ -279,16 +282,34 @@ pub fn run(a: &BenchArgs) -> CliResult {
         ],
         None,
     )?;
+    let mib = (messages * size as u64) >> 20;
     let t = Instant::now();
     bed.start_instance(behind)?;
     bed.in_sync()?;
     let catch = t.elapsed().as_secs_f64();
     println!(
-        "catch-up of an instance {} MiB behind ({messages} messages of 1 KiB): {catch:.2} s",
-        (messages * 1024) >> 20
+        "catch-up of an instance {mib} MiB behind ({messages} messages of {size} B): {catch:.2} s"
     );
     report.insert("catch_up_s".into(), catch.into());
     report.insert("catch_up_messages".into(), messages.into());
+    report.insert("catch_up_mib".into(), mib.into());
+    // The same instance with its disk wiped (identity and group kept) is rebuilt from the
+    // group's log: the whole history, not only what it missed.
+    bed.sealmq(behind, &["stop", HA], None)?;
+    let dir = bed.qm_dir(behind, HA);
+    for d in ["log", "ha", "checkpoint", "queues", "policy.key"] {
+        let p = dir.join(d);
+        let _ = std::fs::remove_dir_all(&p);
+        let _ = std::fs::remove_file(&p);
+    }
+    let t = Instant::now();
+    bed.start_instance(behind)?;
+    bed.in_sync()?;
+    let rebuilt = t.elapsed().as_secs_f64();
+    println!(
+        "rebuild of a wiped instance from the group's log (over {mib} MiB of history): {rebuilt:.2} s"
+    );
+    report.insert("rebuild_s".into(), rebuilt.into());
     if a.json {
         println!("{}", serde_json::Value::Object(report));
     }

@@ -259,6 +259,7 @@ pub fn run(a: TriggerMonitorArgs) -> CliResult {
         password_fd: None,
         reconnect: false,
         reconnect_timeout: 0,
+        call_timeout: None,
     };
     let mut client = connect(&c, "sealmq-trigger-monitor")?;
     // The monitor reads definitions on every trigger: find out now if it may.

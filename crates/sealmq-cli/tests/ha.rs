@@ -10,6 +10,8 @@
 mod common;
 #[path = "ha/follow.rs"]
 mod follow;
+#[path = "ha/large.rs"]
+mod large;
 #[path = "ha/partition.rs"]
 mod partition;
 

@@ -44,7 +44,8 @@ impl std::error::Error for ClientError {}
 
 pub type Result<T> = std::result::Result<T, ClientError>;
 
-/// How long a connection waits for the queue manager's answer to its Hello.
+/// How long a connection waits for the queue manager's answer to its Hello (and, over TLS,
+/// its handshake).
 pub const HELLO_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 fn broken(e: WireError) -> ClientError {
@@ -89,8 +90,13 @@ pub struct Client {
     ra: readahead::ReadAheads,
     /// The DEFREADA the last Opened answer gave (version 2).
     last_defreada: Option<u8>,
-    /// Shuts the socket down when the client goes while its reader thread still reads it.
-    closer: Option<Box<dyn Fn() + Send + Sync>>,
+    /// The socket, to shut down when the client goes while its reader thread still reads
+    /// it, and to bound a call's wait for its answer.
+    sock: Option<Box<dyn SockCtl>>,
+    /// How long a call waits for its answer beyond its own wait (`None`: as long as it takes).
+    call_timeout: Option<std::time::Duration>,
+    /// The current call's own wait (a get's).
+    call_wait: std::time::Duration,
     max_frame: usize,
     pub qmgr: String,
     /// The principal the queue manager authenticated.
@@ -144,18 +150,14 @@ impl Client {
             reason: 2059,
             detail: e.to_string(),
         })?;
-        let closer = s.try_clone().ok();
+        let sock = s.try_clone().ok();
         // A queue manager that accepts but never answers (hung, or paused) is given up on.
         let _ = s.set_read_timeout(Some(HELLO_WAIT));
         let mut c = Client::hello(Box::new(s), Box::new(w), appl, "", creds)?;
-        if let Some(k) = &closer {
+        if let Some(k) = &sock {
             let _ = k.set_read_timeout(None);
         }
-        c.closer = closer.map(|s| -> Box<dyn Fn() + Send + Sync> {
-            Box::new(move || {
-                let _ = s.shutdown(std::net::Shutdown::Both);
-            })
-        });
+        c.sock = sock.map(|s| -> Box<dyn SockCtl> { Box::new(s) });
         Ok(c)
     }
 
@@ -197,9 +199,14 @@ impl Client {
             reason: 2059,
             detail: e.to_string(),
         })?;
-        let closer = s.try_clone().ok();
+        let sock = s.try_clone().ok();
+        // A queue manager that accepts but never answers (hung, or paused) is given up on.
+        let _ = s.set_read_timeout(Some(HELLO_WAIT));
         let mut c = Client::hello(Box::new(s), Box::new(w), appl, channel, creds)?;
-        c.closer = closer.map(tcp_closer);
+        if let Some(k) = &sock {
+            let _ = k.set_read_timeout(None);
+        }
+        c.sock = sock.map(|s| -> Box<dyn SockCtl> { Box::new(s) });
         Ok(c)
     }
 
@@ -247,6 +254,7 @@ impl Client {
         let name = rustls::pki_types::ServerName::try_from("sealmq.invalid")
             .map_err(|e| ssl(e.to_string()))?;
         let conn = rustls::ClientConnection::new(cfg, name).map_err(|e| ssl(e.to_string()))?;
+        let _ = s.set_read_timeout(Some(HELLO_WAIT));
         let mut stream = rustls::StreamOwned::new(conn, s);
         while stream.conn.is_handshaking() {
             stream
@@ -254,7 +262,7 @@ impl Client {
                 .complete_io(&mut stream.sock)
                 .map_err(|e| ssl(format!("TLS handshake with {addr} failed: {e}")))?;
         }
-        let closer = stream.sock.try_clone().ok();
+        let sock = stream.sock.try_clone().ok();
         let shared = sealmq_wire::tls::Shared(std::sync::Arc::new(std::sync::Mutex::new(stream)));
         let mut c = Client::hello(
             Box::new(shared.clone()),
@@ -263,8 +271,20 @@ impl Client {
             channel,
             creds,
         )?;
-        c.closer = closer.map(tcp_closer);
+        if let Some(k) = &sock {
+            let _ = k.set_read_timeout(None);
+        }
+        c.sock = sock.map(|s| -> Box<dyn SockCtl> { Box::new(s) });
         Ok(c)
+    }
+
+    /// Bounds how long a call waits for the queue manager's answer beyond its own wait (a
+    /// get's): past it the connection counts as lost (2009) and is closed. A queue manager
+    /// that hangs (a stopped process, a machine gone without a word) is so left for another
+    /// — with [`crate::Reconnecting`], the next address of the list. `None` (the default):
+    /// a call waits as long as it takes. Asynchronous consumers are not bounded by it.
+    pub fn set_call_timeout(&mut self, t: Option<std::time::Duration>) {
+        self.call_timeout = t;
     }
 
     fn hello(
@@ -283,7 +303,9 @@ impl Client {
             next_tag: 1,
             ra: Default::default(),
             last_defreada: None,
-            closer: None,
+            sock: None,
+            call_timeout: None,
+            call_wait: std::time::Duration::ZERO,
             max_frame: sealmq_wire::HELLO_MAX,
             qmgr: String::new(),
             user: String::new(),
@@ -323,10 +345,39 @@ impl Client {
         sealmq_wire::write_request(&mut *consume::lock(&self.w), id, &req)
             .map_err(|e| broken(WireError::Io(e)))?;
         self.icpt.idle_work();
+        let bound = match (self.call_timeout, &self.r, &self.sock) {
+            (Some(t), Reader::Direct(_), Some(s)) => {
+                let t = t + self.call_wait;
+                s.read_timeout(Some(t));
+                Some(t)
+            }
+            _ => None,
+        };
         let answer = match &mut self.r {
-            Reader::Direct(r) => sealmq_wire::read_response(r, self.max_frame)
-                .map_err(broken)?
-                .ok_or_else(consume::closed)?,
+            Reader::Direct(r) => {
+                let got = sealmq_wire::read_response(r, self.max_frame);
+                if let (Some(t), Some(s)) = (bound, &self.sock) {
+                    s.read_timeout(None);
+                    if let Err(WireError::Io(e)) = &got
+                        && matches!(
+                            e.kind(),
+                            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                        )
+                    {
+                        // An answer may still come: the connection cannot be used again.
+                        s.close();
+                        return Err(ClientError {
+                            reason: ReasonCode::ConnectionBroken.code(),
+                            detail: format!(
+                                "the queue manager did not answer within {} s; the connection \
+                                 is closed",
+                                t.as_secs_f64().ceil()
+                            ),
+                        });
+                    }
+                }
+                got.map_err(broken)?.ok_or_else(consume::closed)?
+            }
             Reader::Demux(rx) => rx.recv().map_err(|_| consume::closed())??,
             Reader::Gone => return Err(consume::closed()),
         };
@@ -509,7 +560,10 @@ impl Client {
     /// MQGET without client-side protection.
     pub(crate) fn get_raw(&mut self, hobj: u32, gmo: &GetOptions) -> Result<Got> {
         let req = GetReq::from_options(hobj, gmo);
-        match self.call(Request::Get(req))? {
+        self.call_wait = gmo.wait.unwrap_or_default();
+        let answer = self.call(Request::Get(req));
+        self.call_wait = std::time::Duration::ZERO;
+        match answer? {
             Response::Got {
                 md,
                 payload,
@@ -570,17 +624,31 @@ impl Drop for Client {
     /// A reader thread (asynchronous consume) holds the socket: shut it down, so the queue
     /// manager sees the connection end (and backs out what it holds) and the thread ends.
     fn drop(&mut self) {
-        if let (Reader::Demux(_), Some(close)) = (&self.r, &self.closer) {
-            close();
+        if let (Reader::Demux(_), Some(s)) = (&self.r, &self.sock) {
+            s.close();
         }
     }
 }
 
-fn tcp_closer(s: TcpStream) -> Box<dyn Fn() + Send + Sync> {
-    Box::new(move || {
-        let _ = s.shutdown(std::net::Shutdown::Both);
-    })
+/// What the client does to its connection's socket beside reading and writing it.
+pub(crate) trait SockCtl: Send + Sync {
+    fn close(&self);
+    fn read_timeout(&self, t: Option<std::time::Duration>);
 }
+
+macro_rules! sock_ctl {
+    ($($t:ty),*) => {$(
+        impl SockCtl for $t {
+            fn close(&self) {
+                let _ = self.shutdown(std::net::Shutdown::Both);
+            }
+            fn read_timeout(&self, t: Option<std::time::Duration>) {
+                let _ = self.set_read_timeout(t);
+            }
+        }
+    )*};
+}
+sock_ctl!(TcpStream, UnixStream);
 
 fn open_bits(opts: &OpenOptions) -> u8 {
     let mut bits = 0u8;

@@ -19,6 +19,12 @@ use std::time::Duration;
 
 /// How long a started instance stands for no election (it votes).
 const START_HOLD: Duration = Duration::from_millis(1500);
+/// The most bytes of log records one Raft entry carries: a batch is replicated as entries of
+/// at most this much (a record larger than it alone), so that an AppendEntries — which
+/// openraft gives one heartbeat interval — stays small whatever the batch.
+const ENTRY_BYTES: usize = 256 * 1024;
+/// Entries in one AppendEntries: with [`ENTRY_BYTES`], at most 4 MiB of records.
+const PAYLOAD_ENTRIES: u64 = 16;
 /// How long a batch may wait for the group before the active instance gives up on it.
 const COMMIT_WAIT: Duration = Duration::from_secs(10);
 /// Heartbeat and election timing (milliseconds): a failed active instance is replaced within
@@ -115,7 +121,7 @@ impl Node {
             heartbeat_interval: HEARTBEAT_MS,
             election_timeout_min: ELECTION_MS.0,
             election_timeout_max: ELECTION_MS.1,
-            max_payload_entries: 64,
+            max_payload_entries: PAYLOAD_ENTRIES,
             snapshot_policy: SnapshotPolicy::Never,
             ..Default::default()
         }
@@ -618,14 +624,38 @@ impl Replicator for RaftReplicator {
             self.failed.store(true, Ordering::Relaxed);
             return Err("this instance is handing the active role over".into());
         }
-        let batch = Batch {
-            first_lsn,
-            last_lsn,
-            records: records.to_vec(),
-        };
+        let runs = sealmq_storage::log::split_batch(records, ENTRY_BYTES)
+            .map_err(|e| format!("a batch to replicate is damaged: {e}"))?;
+        debug_assert!(runs.first().is_none_or(|r| r.0 == first_lsn));
+        debug_assert!(runs.last().is_none_or(|r| r.1 == last_lsn));
         let began = std::time::Instant::now();
         let r = self.rt.block_on(async {
-            tokio::time::timeout(COMMIT_WAIT, self.raft.client_write(Change::Log(batch))).await
+            tokio::time::timeout(COMMIT_WAIT, async {
+                // Every run submitted in order, then every answer awaited: one commit wait.
+                let mut answers = Vec::with_capacity(runs.len());
+                for (first_lsn, last_lsn, bytes) in runs {
+                    let batch = Batch {
+                        first_lsn,
+                        last_lsn,
+                        records: bytes.to_vec(),
+                    };
+                    let rx = self
+                        .raft
+                        .client_write_ff(Change::Log(batch))
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    answers.push(rx);
+                }
+                for rx in answers {
+                    match rx.await {
+                        Ok(Ok(_)) => {}
+                        Ok(Err(e)) => return Err(e.to_string()),
+                        Err(e) => return Err(e.to_string()),
+                    }
+                }
+                Ok(())
+            })
+            .await
         });
         if matches!(r, Ok(Ok(_))) {
             let c = &self.counts;

@@ -152,16 +152,7 @@ fn sealmq_across_a_kill(
 #[test]
 fn applications_with_reconnect_follow_failovers_and_lose_or_repeat_nothing() {
     let (g, a) = Group::with_queue();
-    g.instances[a].home.mqsc(
-        QM,
-        "DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app')\n\
-         SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
-         SET AUTHREC PROFILE('HA.Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET,BROWSE)\n",
-    );
-    let list: Vec<String> = (0..3)
-        .map(|i| format!("127.0.0.1({})", g.instances[i].app_port))
-        .collect();
-    let list = list.join(",");
+    let list = app_channel(&g, a, &[0, 1, 2]);
     let app = |extra: &[&str]| -> Vec<String> {
         let mut v: Vec<String> = ["--conn", &list, "--channel", "APP.SVRCONN", "--reconnect"]
             .iter()
@@ -324,5 +315,80 @@ fn amqp_clients_with_a_failover_list_follow_a_failover() {
     assert!(
         got["reconnects"].as_u64() >= Some(1),
         "no failover seen: {out}"
+    );
+}
+
+/// Defines APP.SVRCONN for the application user `app` (on the active instance `a`); the
+/// connection list of the instances in `order`.
+fn app_channel(g: &Group, a: usize, order: &[usize]) -> String {
+    g.instances[a].home.mqsc(
+        QM,
+        "DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app')\n\
+         SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
+         SET AUTHREC PROFILE('HA.Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET,BROWSE)\n",
+    );
+    let list: Vec<String> = order
+        .iter()
+        .map(|i| format!("127.0.0.1({})", g.instances[*i].app_port))
+        .collect();
+    list.join(",")
+}
+
+#[test]
+fn an_application_with_a_call_timeout_leaves_a_hung_active_instance() {
+    use std::process::Stdio;
+    let (g, a) = Group::with_queue();
+    // The hung instance last: an address that accepts and never answers costs a connection
+    // its Hello wait (30 s) before the next is tried.
+    let mut order: Vec<usize> = (0..3).filter(|i| *i != a).collect();
+    order.push(a);
+    let list = app_channel(&g, a, &order);
+    let app = g.instances[a]
+        .home
+        .cmd(&[
+            "put",
+            QM,
+            "HA.Q",
+            "--conn",
+            &list,
+            "--channel",
+            "APP.SVRCONN",
+            "--reconnect",
+            "--call-timeout",
+            "3",
+            "--size",
+            "200",
+            "--count",
+            "1500",
+            "--persistent",
+            "--syncpoint",
+            "20",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the application");
+    let depth = |i: usize| g.instances[i].home.depth(QM, "HA.Q");
+    wait_for(LONG, "the application to get going", || depth(a) >= 300);
+    // The active instance hangs (SIGSTOP): its connections stay open and say nothing.
+    super::signal(&g, a, "-STOP");
+    let b = g.wait_active();
+    assert_ne!(a, b);
+    let out = app.wait_with_output().expect("the application's output");
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        out.status.success(),
+        "the application should have left the hung instance: {stderr}"
+    );
+    assert!(stderr.contains("did not answer within"), "{stderr}");
+    super::signal(&g, a, "-CONT");
+    g.wait_in_sync();
+    let b = g.wait_active();
+    let got = g.instances[b]
+        .home
+        .ok(&["get", QM, "HA.Q", "--all", "--verify"]);
+    assert!(
+        got.contains("got 1500 ok 1500 corrupt 0 duplicate 0"),
+        "every message put once: {got}"
     );
 }

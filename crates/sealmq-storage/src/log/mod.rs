@@ -25,7 +25,7 @@ use std::thread::JoinHandle;
 
 mod replica;
 mod writer;
-pub use replica::{ReplicaStatus, ReplicationStatus, Replicator, ReplicatorRef};
+pub use replica::{ReplicaStatus, ReplicationStatus, Replicator, ReplicatorRef, split_batch};
 use writer::{Writer, create_segment};
 
 /// Log sequence number: strictly increasing across the log's life.

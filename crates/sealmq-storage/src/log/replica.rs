@@ -69,6 +69,42 @@ impl std::fmt::Debug for ReplicatorRef {
     }
 }
 
+/// Splits a batch framed by [`frame`] into runs of whole records of at most `max` bytes (a
+/// record larger than that alone): each run's first and last LSN and its bytes. A replicated
+/// batch travels as one Raft entry per run, so that no entry — and no message between
+/// instances — grows with the batch.
+pub fn split_batch(buf: &[u8], max: usize) -> Result<Vec<(Lsn, Lsn, &[u8])>> {
+    let mut out = Vec::new();
+    let (mut start, mut off) = (0usize, 0usize);
+    let (mut first, mut last) = (0, 0);
+    while off < buf.len() {
+        let head = buf.get(off..off + RECORD_HEADER).ok_or_else(|| {
+            StorageError::Decode(format!("a batch ends inside a record at {off}"))
+        })?;
+        let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        let lsn = u64::from_le_bytes(head[8..16].try_into().unwrap_or([0; 8]));
+        let n = RECORD_HEADER + len;
+        if off + n > buf.len() {
+            return Err(StorageError::Decode(format!(
+                "a batch ends inside the record of LSN {lsn}"
+            )));
+        }
+        if off > start && off + n - start > max {
+            out.push((first, last, &buf[start..off]));
+            start = off;
+        }
+        if off == start {
+            first = lsn;
+        }
+        last = lsn;
+        off += n;
+    }
+    if off > start {
+        out.push((first, last, &buf[start..off]));
+    }
+    Ok(out)
+}
+
 /// One record of a replicated batch.
 pub struct Framed<'a> {
     pub lsn: Lsn,
@@ -115,5 +151,41 @@ impl Log {
             last = Some(self.append_as(Some(r.lsn), r.kind, r.payload)?);
         }
         Ok(last)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_splits_into_runs_of_whole_records() {
+        let mut buf = Vec::new();
+        for (lsn, size) in [(5u64, 10usize), (6, 10), (7, 100), (8, 10), (9, 10)] {
+            frame(&mut buf, lsn, 0, 1, &vec![lsn as u8; size]);
+        }
+        let runs = split_batch(&buf, 2 * (RECORD_HEADER + 10)).unwrap();
+        let lsns: Vec<(Lsn, Lsn)> = runs.iter().map(|(f, l, _)| (*f, *l)).collect();
+        // The large record goes alone; the others two by two.
+        assert_eq!(lsns, vec![(5, 6), (7, 7), (8, 9)]);
+        let whole: Vec<u8> = runs.iter().flat_map(|(_, _, b)| b.to_vec()).collect();
+        assert_eq!(whole, buf);
+        for (f, l, b) in runs {
+            let recs = parse_batch(b).unwrap();
+            assert_eq!((recs[0].lsn, recs[recs.len() - 1].lsn), (f, l));
+        }
+        assert_eq!(split_batch(&buf, usize::MAX).unwrap().len(), 1);
+        assert!(split_batch(&buf[..buf.len() - 1], 1000).is_err());
+        assert!(split_batch(&[], 10).unwrap().is_empty());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_bytes_split_or_are_refused_without_panic(
+            b in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200),
+            max in 1usize..100,
+        ) {
+            let _ = split_batch(&b, max);
+        }
     }
 }
