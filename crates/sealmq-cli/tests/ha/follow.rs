@@ -381,7 +381,11 @@ fn an_application_with_a_call_timeout_leaves_a_hung_active_instance() {
         "the application should have left the hung instance: {stderr}"
     );
     assert!(stderr.contains("did not answer within"), "{stderr}");
+    // Woken, it finds it lost the role and comes back as a replica.
     super::signal(&g, a, "-CONT");
+    wait_for(LONG, "the woken instance to refuse applications", || {
+        sealmq_client::Client::connect_local(&g.dir(a), "ha-probe").is_err_and(|e| e.reason == 2059)
+    });
     g.wait_in_sync();
     let b = g.wait_active();
     let got = g.instances[b]
