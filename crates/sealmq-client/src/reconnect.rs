@@ -161,6 +161,10 @@ impl Reconnecting {
         mut f: impl FnMut(&mut Client, u32) -> Result<T>,
     ) -> Result<T> {
         loop {
+            // Connected first (a reconnection reopens the handles), then the live handle.
+            if self.client.is_none() {
+                self.reconnect()?;
+            }
             let live = match hobj {
                 0 => 0,
                 h => self
