@@ -248,3 +248,27 @@ pub(crate) fn keepalive(tcp: &TcpStream, secs: i32) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_conname_list_is_read_in_both_forms_and_bad_ones_refused() {
+        assert_eq!(
+            parse_connames("h1(1414), h2(1415),10.0.0.3:1416").unwrap(),
+            vec!["h1:1414", "h2:1415", "10.0.0.3:1416"]
+        );
+        assert_eq!(parse_connames("h(1)").unwrap(), vec!["h:1"]);
+        for bad in ["", ",", "h1(x)", "h1", "h1(1414),h2"] {
+            assert!(parse_connames(bad).is_err(), "{bad}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_conname_is_read_or_refused_without_panic(s in ".{0,120}") {
+            let _ = parse_connames(&s);
+        }
+    }
+}
