@@ -146,19 +146,7 @@ impl Client {
                 path.display()
             ),
         })?;
-        let w = s.try_clone().map_err(|e| ClientError {
-            reason: 2059,
-            detail: e.to_string(),
-        })?;
-        let sock = s.try_clone().ok();
-        // A queue manager that accepts but never answers (hung, or paused) is given up on.
-        let _ = s.set_read_timeout(Some(HELLO_WAIT));
-        let mut c = Client::hello(Box::new(s), Box::new(w), appl, "", creds)?;
-        if let Some(k) = &sock {
-            let _ = k.set_read_timeout(None);
-        }
-        c.sock = sock.map(|s| -> Box<dyn SockCtl> { Box::new(s) });
-        Ok(c)
+        Client::hello_plain(s, appl, "", creds)
     }
 
     /// Connects over TCP through the default channel (SYSTEM.DEF.SVRCONN).
@@ -195,19 +183,7 @@ impl Client {
             detail: format!("cannot reach a queue manager at {addr} ({e})"),
         })?;
         let _ = s.set_nodelay(true);
-        let w = s.try_clone().map_err(|e| ClientError {
-            reason: 2059,
-            detail: e.to_string(),
-        })?;
-        let sock = s.try_clone().ok();
-        // A queue manager that accepts but never answers (hung, or paused) is given up on.
-        let _ = s.set_read_timeout(Some(HELLO_WAIT));
-        let mut c = Client::hello(Box::new(s), Box::new(w), appl, channel, creds)?;
-        if let Some(k) = &sock {
-            let _ = k.set_read_timeout(None);
-        }
-        c.sock = sock.map(|s| -> Box<dyn SockCtl> { Box::new(s) });
-        Ok(c)
+        Client::hello_plain(s, appl, channel, creds)
     }
 
     /// Connects over TCP with TLS: `keystore_dir` holds the application's identity and the
@@ -285,6 +261,28 @@ impl Client {
     /// a call waits as long as it takes. Asynchronous consumers are not bounded by it.
     pub fn set_call_timeout(&mut self, t: Option<std::time::Duration>) {
         self.call_timeout = t;
+    }
+
+    /// Hello over a stream without TLS (Unix or TCP); a queue manager that accepts but never
+    /// answers (hung, or paused) is given up on after [`HELLO_WAIT`].
+    fn hello_plain<S: Plain>(
+        s: S,
+        appl: &str,
+        channel: &str,
+        creds: Option<&Credentials>,
+    ) -> Result<Client> {
+        let w = s.dup().map_err(|e| ClientError {
+            reason: ReasonCode::QMgrNotAvailable.code(),
+            detail: e.to_string(),
+        })?;
+        let sock = s.dup().ok();
+        s.read_timeout(Some(HELLO_WAIT));
+        let mut c = Client::hello(Box::new(s), Box::new(w), appl, channel, creds)?;
+        if let Some(k) = &sock {
+            k.read_timeout(None);
+        }
+        c.sock = sock.map(|s| -> Box<dyn SockCtl> { Box::new(s) });
+        Ok(c)
     }
 
     fn hello(
@@ -636,6 +634,11 @@ pub(crate) trait SockCtl: Send + Sync {
     fn read_timeout(&self, t: Option<std::time::Duration>);
 }
 
+/// A stream without TLS a connection is made on.
+trait Plain: SockCtl + Read + Write + Sized + 'static {
+    fn dup(&self) -> std::io::Result<Self>;
+}
+
 macro_rules! sock_ctl {
     ($($t:ty),*) => {$(
         impl SockCtl for $t {
@@ -644,6 +647,11 @@ macro_rules! sock_ctl {
             }
             fn read_timeout(&self, t: Option<std::time::Duration>) {
                 let _ = self.set_read_timeout(t);
+            }
+        }
+        impl Plain for $t {
+            fn dup(&self) -> std::io::Result<Self> {
+                self.try_clone()
             }
         }
     )*};

@@ -252,9 +252,10 @@ pub fn render(qm: &QueueManager, security: &Security, chinit: &Arc<Initiator>) -
 
 /// A replicated queue manager's group (docs/ha.md), as its active instance sees it.
 fn replication(o: &mut Out, r: &sealmq_engine::ReplicationStatus) {
-    let gauges: [(&str, &str, f64); 5] = [
+    let families: [(&str, &str, &str, f64); 9] = [
         (
             "sealmq_ha_instances_in_sync",
+            "gauge",
             "Instances holding every committed entry of the replicated log.",
             r.instances
                 .iter()
@@ -263,53 +264,55 @@ fn replication(o: &mut Out, r: &sealmq_engine::ReplicationStatus) {
         ),
         (
             "sealmq_ha_instances",
+            "gauge",
             "Instances of the replicated queue manager's group.",
             r.instances.len() as f64,
         ),
         (
             "sealmq_ha_term",
+            "gauge",
             "The Raft term (one more at every election that elects).",
             r.term as f64,
         ),
         (
             "sealmq_ha_log_index",
+            "gauge",
             "The last entry of the replicated log this instance holds.",
             r.log_index as f64,
         ),
         (
             "sealmq_ha_replication_wait_max_seconds",
+            "gauge",
             "The longest wait of a batch for a majority since the instance became active.",
             r.wait_us_max as f64 / 1e6,
         ),
-    ];
-    for (name, help, v) in gauges {
-        o.family(name, "gauge", help);
-        o.sample(name, &[("instance", &r.instance)], v);
-    }
-    let counters: [(&str, &str, f64); 4] = [
         (
             "sealmq_ha_elections_total",
+            "counter",
             "Elections this instance saw begin since it started.",
             r.elections as f64,
         ),
         (
             "sealmq_ha_replicated_batches_total",
+            "counter",
             "Log batches made durable on a majority.",
             r.batches as f64,
         ),
         (
             "sealmq_ha_replicated_bytes_total",
+            "counter",
             "Log bytes made durable on a majority.",
             r.bytes as f64,
         ),
         (
             "sealmq_ha_replication_wait_seconds_total",
+            "counter",
             "Time batches waited for a majority (divided by the batches: the mean latency).",
             r.wait_us as f64 / 1e6,
         ),
     ];
-    for (name, help, v) in counters {
-        o.family(name, "counter", help);
+    for (name, kind, help, v) in families {
+        o.family(name, kind, help);
         o.sample(name, &[("instance", &r.instance)], v);
     }
     o.family(
