@@ -47,6 +47,7 @@ pub fn run(cfg: ServerConfig, group: Group) -> CliResult {
     let qm_lock = take_lock(&dir.join("qm.lock"), &cfg.name)?;
     let mut log_cfg = LogConfig::new(dir.join("log"));
     log_cfg.dse = sealmq_storage::dse::Dse::load(&dir).map_err(|e| e.to_string())?;
+    keep_secret_env(&dir);
     let node = Arc::new(Node::start(&dir, &cfg.name, group.clone(), log_cfg)?);
     // An instance that just handed its role over stands for no election a while.
     if std::fs::remove_file(dir.join(HOLD_FILE)).is_ok() {
@@ -152,9 +153,16 @@ pub fn run(cfg: ServerConfig, group: Group) -> CliResult {
 fn restart_as_replica() -> ! {
     use std::os::unix::process::CommandExt;
     let err = match std::env::current_exe() {
-        Ok(exe) => std::process::Command::new(exe)
-            .args(std::env::args_os().skip(1))
-            .exec(),
+        Ok(exe) => {
+            let mut cmd = std::process::Command::new(exe);
+            cmd.args(std::env::args_os().skip(1));
+            // The master key's variable, scrubbed from this process's environment when the
+            // queue manager started, is given to the next process alone.
+            if let Some((name, value)) = SECRET_ENV.get() {
+                cmd.env(name, value.as_str());
+            }
+            cmd.exec()
+        }
         Err(e) => e,
     };
     tracing::error!("cannot start again ({err}); this instance ends");
@@ -165,6 +173,21 @@ fn restart_as_replica() -> ! {
 pub fn status_of(dir: &Path) -> Option<Status> {
     let text = std::fs::read_to_string(dir.join(sealmq_ha::HA_DIR).join("status.json")).ok()?;
     serde_json::from_str(&text).ok()
+}
+
+/// The environment variable of the master key (`--dse env:VAR` or `passphrase-env:VAR`) and
+/// its value, read before the queue manager scrubs it from the environment: an instance that
+/// restarts itself as a replica needs it again. Kept for the process's life, as the keys it
+/// opens are.
+static SECRET_ENV: std::sync::OnceLock<(String, zeroize::Zeroizing<String>)> =
+    std::sync::OnceLock::new();
+
+fn keep_secret_env(dir: &Path) {
+    if let Some(name) = sealmq_storage::dse::Dse::secret_env(dir)
+        && let Ok(value) = std::env::var(&name)
+    {
+        let _ = SECRET_ENV.set((name, zeroize::Zeroizing::new(value)));
+    }
 }
 
 /// `sealmq status QM` of a replicated queue manager: every instance as this one sees it, in

@@ -10,6 +10,8 @@
 mod common;
 #[path = "ha/follow.rs"]
 mod follow;
+#[path = "ha/keys.rs"]
+mod keys;
 #[path = "ha/large.rs"]
 mod large;
 #[path = "ha/partition.rs"]
@@ -37,8 +39,22 @@ struct Instance {
 struct Group {
     _one: std::sync::MutexGuard<'static, ()>,
     instances: Vec<Instance>,
+    /// Environment the instances are created and started with (a master key's variable).
+    env: Vec<(String, String)>,
     /// Where the CA keystore that signs every instance's identity lives.
     _ca: Home,
+}
+
+/// Runs a command that must succeed; its standard output.
+fn run_ok(cmd: &mut std::process::Command) -> String {
+    let out = cmd.output().expect("run sealmq");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).to_string()
 }
 
 /// One group at a time: nine instances and their applications on a two-core machine would
@@ -50,9 +66,23 @@ impl Group {
         Group::at(|_| (format!("127.0.0.1:{}", free_port()), None))
     }
 
+    /// A group whose instances have encryption at rest, each its master key from the
+    /// environment variable SEALMQ_HA_MK (`--dse env:SEALMQ_HA_MK`).
+    fn with_env_master_key() -> Group {
+        let env = vec![("SEALMQ_HA_MK".to_string(), "ab".repeat(32))];
+        Group::build(|_| (format!("127.0.0.1:{}", free_port()), None), env)
+    }
+
     /// A group whose instance `i` has the replication address and `--ha-bind` that
     /// `addr(i)` gives.
     fn at(addr: impl Fn(usize) -> (String, Option<String>)) -> Group {
+        Group::build(addr, Vec::new())
+    }
+
+    fn build(
+        addr: impl Fn(usize) -> (String, Option<String>),
+        env: Vec<(String, String)>,
+    ) -> Group {
         let one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
         let names = ["a", "b", "c"];
         let addrs: Vec<(String, Option<String>)> = (0..3).map(addr).collect();
@@ -76,7 +106,11 @@ impl Group {
                 if let Some(b) = bind {
                     args.extend(["--ha-bind", b.as_str()]);
                 }
-                home.ok(&args);
+                let dse = env.first().map(|(k, _)| format!("env:{k}"));
+                if let Some(d) = &dse {
+                    args.extend(["--dse", d.as_str()]);
+                }
+                run_ok(home.cmd(&args).envs(env.iter().cloned()));
                 Instance {
                     name: n,
                     home,
@@ -88,6 +122,7 @@ impl Group {
         let g = Group {
             _one: one,
             instances,
+            env,
             _ca: ca_home,
         };
         for i in 0..3 {
@@ -110,15 +145,19 @@ impl Group {
         let x = &self.instances[i];
         let listen = format!("127.0.0.1:{}", x.app_port);
         let metrics = format!("127.0.0.1:{}", x.metrics_port);
-        x.home.ok(&[
-            "start",
-            QM,
-            "--background",
-            "--listen",
-            &listen,
-            "--metrics",
-            &metrics,
-        ]);
+        run_ok(
+            x.home
+                .cmd(&[
+                    "start",
+                    QM,
+                    "--background",
+                    "--listen",
+                    &listen,
+                    "--metrics",
+                    &metrics,
+                ])
+                .envs(self.env.iter().cloned()),
+        );
     }
 
     fn dir(&self, i: usize) -> std::path::PathBuf {
