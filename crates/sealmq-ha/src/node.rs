@@ -389,9 +389,10 @@ impl Node {
         let path = self.dir.join("status.json");
         let view = self.view();
         self.rt.spawn(async move {
+            let mut last = String::new();
             loop {
                 let m = rx.borrow_and_update().clone();
-                view.write(&path, &m);
+                view.write(&path, &m, &mut last);
                 tokio::select! {
                     r = rx.changed() => if r.is_err() { break },
                     _ = tokio::time::sleep(Duration::from_millis(500)) => {}
@@ -494,13 +495,18 @@ impl View {
     }
 
     /// Writes the status file (through a temporary name, so a reader never sees half).
-    fn write(&self, path: &Path, m: &RaftMetrics<NodeId, BasicNode>) {
+    /// Writes the status when it differs from `last` (what was written before) or the file
+    /// is gone.
+    fn write(&self, path: &Path, m: &RaftMetrics<NodeId, BasicNode>, last: &mut String) {
         let Ok(text) = serde_json::to_string_pretty(&self.status(m)) else {
             return;
         };
+        if text == *last && path.exists() {
+            return;
+        }
         let tmp = path.with_extension("tmp");
-        if std::fs::write(&tmp, text).is_ok() {
-            let _ = std::fs::rename(&tmp, path);
+        if std::fs::write(&tmp, &text).is_ok() && std::fs::rename(&tmp, path).is_ok() {
+            *last = text;
         }
     }
 }

@@ -49,6 +49,9 @@ class Failover(MessagingHandler):
         # lost is a reconnection.
         if self.connected:
             self.reconnects += 1
+            sys.stderr.write("disconnected: accepted %d, seen %d, pending %d\n" % (
+                len(self.accepted), len(self.seen), len(self.pending)))
+            sys.stderr.flush()
         self.connected = False
         # Outcomes that did not come: those messages go again.
         self.resend.extend(self.pending.values())

@@ -119,7 +119,7 @@ fn across_a_kill(
     let b = g.wait_active();
     assert_ne!(a, b);
     g.start(a);
-    let out = app.wait_with_output().expect("the application's output");
+    let out = finish(app, &what);
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout).to_string(),
         String::from_utf8_lossy(&out.stderr).to_string(),
@@ -130,6 +130,25 @@ fn across_a_kill(
     );
     g.wait_in_sync();
     (stdout, stderr, b)
+}
+
+/// Waits for an application to end (3 minutes at most: one that does not is killed and its
+/// output shown).
+fn finish(mut app: std::process::Child, what: &str) -> std::process::Output {
+    let deadline = std::time::Instant::now() + 3 * LONG;
+    while app.try_wait().ok().flatten().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = app.kill();
+            let out = app.wait_with_output().expect("the application's output");
+            panic!(
+                "{what} did not end after the failover:\n{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    app.wait_with_output().expect("the application's output")
 }
 
 /// [`across_a_kill`] of a `sealmq` application with --reconnect, which must say it saw the
@@ -374,7 +393,7 @@ fn an_application_with_a_call_timeout_leaves_a_hung_active_instance() {
     super::signal(&g, a, "-STOP");
     let b = g.wait_active();
     assert_ne!(a, b);
-    let out = app.wait_with_output().expect("the application's output");
+    let out = finish(app, "the producer");
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(
         out.status.success(),
