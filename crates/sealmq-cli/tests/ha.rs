@@ -227,6 +227,22 @@ impl Group {
         }
     }
 
+    /// The instances, the active one `a` last (a list must pass over the replicas).
+    fn replicas_first(&self, a: usize) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..3).filter(|i| *i != a).collect();
+        order.push(a);
+        order
+    }
+
+    /// The connection list (MQ's form) of the instances in `order`.
+    fn list(&self, order: &[usize]) -> String {
+        let list: Vec<String> = order
+            .iter()
+            .map(|i| format!("127.0.0.1({})", self.instances[*i].app_port))
+            .collect();
+        list.join(",")
+    }
+
     fn client(&self, i: usize) -> Client {
         Client::connect_local(&self.dir(i), "ha-app").expect("connect to the active instance")
     }
@@ -384,13 +400,7 @@ fn committed_messages_survive_kill_9_of_the_active_instance_exactly_once() {
     // A network application given the instances as a connection list reaches the active one,
     // the replicas before it in the list passing it on (each answers 2059).
     let b = g.wait_active();
-    let mut order: Vec<usize> = (0..3).filter(|i| *i != b).collect();
-    order.push(b);
-    let list: Vec<String> = order
-        .iter()
-        .map(|i| format!("127.0.0.1({})", g.instances[*i].app_port))
-        .collect();
-    let list = list.join(",");
+    let list = g.list(&g.replicas_first(b));
     let put = g.instances[b].home.ok(&[
         "put",
         QM,

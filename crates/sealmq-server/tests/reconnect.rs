@@ -19,6 +19,12 @@ fn restart(server: Server, cfg: &sealmq_server::ServerConfig) -> Server {
     Server::start(cfg).expect("the queue manager starts again")
 }
 
+/// A reconnecting application of the queue manager of `cfg`, through its local socket.
+fn reconnecting(cfg: &sealmq_server::ServerConfig) -> Reconnecting {
+    let dir = cfg.dir.clone();
+    Reconnecting::connect(Box::new(move || Client::connect_local(&dir, "recon"))).expect("connect")
+}
+
 fn stop(server: Server, cfg: &sealmq_server::ServerConfig) {
     let mut admin = Client::connect_local(&cfg.dir, "admin").expect("connect to stop");
     let _ = admin.stop(true);
@@ -29,9 +35,7 @@ fn stop(server: Server, cfg: &sealmq_server::ServerConfig) {
 fn handles_survive_a_restart_and_a_cut_off_unit_of_work_is_reported() {
     let (_d, cfg) = setup("QMR");
     let mut server = Server::start(&cfg).unwrap();
-    let dir = cfg.dir.clone();
-    let mut c = Reconnecting::connect(Box::new(move || Client::connect_local(&dir, "recon")))
-        .expect("connect");
+    let mut c = reconnecting(&cfg);
     let (out, _) = c.open("Q", OpenOptions::output()).unwrap();
     let (inp, _) = c.open("Q", OpenOptions::input()).unwrap();
     // A unit of work under way when the queue manager goes: 2003, and it is not there.
@@ -72,9 +76,7 @@ fn handles_survive_a_restart_and_a_cut_off_unit_of_work_is_reported() {
 fn a_consumer_under_syncpoint_follows_and_what_it_had_not_committed_comes_again() {
     let (_d, cfg) = setup("QMF");
     let mut server = Server::start(&cfg).unwrap();
-    let dir = cfg.dir.clone();
-    let mut c = Reconnecting::connect(Box::new(move || Client::connect_local(&dir, "recon")))
-        .expect("connect");
+    let mut c = reconnecting(&cfg);
     let (out, _) = c.open("Q", OpenOptions::output()).unwrap();
     for i in 0..5 {
         c.put(out, &mut persistent(), format!("m{i}").as_bytes(), false)

@@ -18,12 +18,7 @@ fn a_sender_with_a_conname_list_follows_a_failover_and_delivers_every_message_on
          SET CHLAUTH('SRC.HAQM') TYPE(BLOCKUSER) USERLIST('nobody')\n",
     );
     // The list names the replicas first: the sender must pass over them.
-    let mut order: Vec<usize> = (0..3).filter(|i| *i != a).collect();
-    order.push(a);
-    let list: Vec<String> = order
-        .iter()
-        .map(|i| format!("127.0.0.1({})", g.instances[*i].app_port))
-        .collect();
+    let list = g.list(&g.replicas_first(a));
     let src = Home::new();
     src.ok(&["create", "SRC"]);
     src.ok(&["start", "SRC", "--background"]);
@@ -34,7 +29,7 @@ fn a_sender_with_a_conname_list_follows_a_failover_and_delivers_every_message_on
              DEFINE CHANNEL(SRC.HAQM) CHLTYPE(SDR) CONNAME('{}') XMITQ(HAQM) \
              BATCHSZ(20) SHORTTMR(1) SHORTRTY(120)\n\
              DEFINE QREMOTE(HA.REMOTE) RNAME(HA.Q) RQMNAME({QM}) XMITQ(HAQM)\n",
-            list.join(",")
+            list
         ),
     );
     let total = 3000u64;
@@ -105,13 +100,7 @@ fn across_a_kill(
     let deadline = std::time::Instant::now() + LONG;
     while !ready() {
         if std::time::Instant::now() > deadline || app.try_wait().ok().flatten().is_some() {
-            let _ = app.kill();
-            let out = app.wait_with_output().expect("the application's output");
-            panic!(
-                "{what} did not get going before the kill:\n{}\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
+            give_up(app, &format!("{what} did not get going before the kill"));
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
@@ -132,19 +121,24 @@ fn across_a_kill(
     (stdout, stderr, b)
 }
 
+/// Kills an application and fails the test with `why` and what it printed.
+fn give_up(mut app: std::process::Child, why: &str) -> ! {
+    let _ = app.kill();
+    let out = app.wait_with_output().expect("the application's output");
+    panic!(
+        "{why}:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Waits for an application to end (3 minutes at most: one that does not is killed and its
 /// output shown).
 fn finish(mut app: std::process::Child, what: &str) -> std::process::Output {
     let deadline = std::time::Instant::now() + 3 * LONG;
     while app.try_wait().ok().flatten().is_none() {
         if std::time::Instant::now() > deadline {
-            let _ = app.kill();
-            let out = app.wait_with_output().expect("the application's output");
-            panic!(
-                "{what} did not end after the failover:\n{}\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
+            give_up(app, &format!("{what} did not end after the failover"));
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
@@ -346,11 +340,7 @@ fn app_channel(g: &Group, a: usize, order: &[usize]) -> String {
          SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
          SET AUTHREC PROFILE('HA.Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET,BROWSE)\n",
     );
-    let list: Vec<String> = order
-        .iter()
-        .map(|i| format!("127.0.0.1({})", g.instances[*i].app_port))
-        .collect();
-    list.join(",")
+    g.list(order)
 }
 
 #[test]
@@ -359,9 +349,7 @@ fn an_application_with_a_call_timeout_leaves_a_hung_active_instance() {
     let (g, a) = Group::with_queue();
     // The hung instance last: an address that accepts and never answers costs a connection
     // its Hello wait (30 s) before the next is tried.
-    let mut order: Vec<usize> = (0..3).filter(|i| *i != a).collect();
-    order.push(a);
-    let list = app_channel(&g, a, &order);
+    let list = app_channel(&g, a, &g.replicas_first(a));
     let app = g.instances[a]
         .home
         .cmd(&[

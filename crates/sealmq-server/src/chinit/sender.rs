@@ -83,7 +83,7 @@ pub(crate) fn main(ci: Arc<Initiator>, run: Arc<Run>) {
         };
         run.status().xmitq = def.xmitq.clone();
         let started = Instant::now();
-        match session(&ci, &run, &def) {
+        match session_on(&ci, &run, &def, None) {
             End::Stopped => break,
             End::Idle => {
                 tracing::info!(
@@ -112,10 +112,6 @@ pub(crate) fn main(ci: Arc<Initiator>, run: Arc<Run>) {
 fn record_stop(run: &Run, m: &str) {
     tracing::warn!("channel {} stopped: {m}", run.name);
     run.status().error = m.to_string();
-}
-
-fn session(ci: &Arc<Initiator>, run: &Arc<Run>, def: &ChannelDef) -> End {
-    session_on(ci, run, def, None)
 }
 
 /// A server channel (SVR) whose requester connected: it sends on that connection until the
