@@ -48,7 +48,14 @@ pub fn run(cfg: ServerConfig, group: Group) -> CliResult {
     let mut log_cfg = LogConfig::new(dir.join("log"));
     log_cfg.dse = sealmq_storage::dse::Dse::load(&dir).map_err(|e| e.to_string())?;
     keep_secret_env(&dir);
-    let node = Arc::new(Node::start(&dir, &cfg.name, group.clone(), log_cfg)?);
+    let state = Arc::new(EngineState {
+        cfg: {
+            let mut q = sealmq_engine::QmConfig::new(&cfg.name, &dir);
+            q.dse = log_cfg.dse.clone();
+            q
+        },
+    });
+    let node = Arc::new(Node::start(&dir, &cfg.name, group.clone(), log_cfg, state)?);
     // An instance that just handed its role over stands for no election a while.
     if std::fs::remove_file(dir.join(HOLD_FILE)).is_ok() {
         node.hold_elections(sealmq_ha::SWITCH_HOLD);
@@ -144,6 +151,21 @@ pub fn run(cfg: ServerConfig, group: Group) -> CliResult {
                     .into());
             }
         }
+    }
+}
+
+/// A replica's snapshots, made and installed by the engine (its state files).
+struct EngineState {
+    cfg: sealmq_engine::QmConfig,
+}
+
+impl sealmq_ha::StateFiles for EngineState {
+    fn write_state(&self, to: &Path) -> Result<u64, String> {
+        sealmq_engine::qm::write_state(self.cfg.clone(), to).map_err(|e| e.to_string())
+    }
+
+    fn install_state(&self, from: &Path) -> Result<u64, String> {
+        sealmq_engine::qm::install_state(&self.cfg, from).map_err(|e| e.to_string())
     }
 }
 

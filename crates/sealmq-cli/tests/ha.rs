@@ -16,6 +16,8 @@ mod keys;
 mod large;
 #[path = "ha/partition.rs"]
 mod partition;
+#[path = "ha/snapshot.rs"]
+mod snapshot;
 
 use common::Home;
 use sealmq_client::Client;
@@ -106,7 +108,10 @@ impl Group {
                 if let Some(b) = bind {
                     args.extend(["--ha-bind", b.as_str()]);
                 }
-                let dse = env.first().map(|(k, _)| format!("env:{k}"));
+                let dse = env
+                    .iter()
+                    .find(|(k, _)| k == "SEALMQ_HA_MK")
+                    .map(|(k, _)| format!("env:{k}"));
                 if let Some(d) = &dse {
                     args.extend(["--dse", d.as_str()]);
                 }
@@ -277,12 +282,14 @@ fn putter(mut c: Client, from: u64, stop: Arc<AtomicBool>, acked: Arc<AtomicU64>
                 persistence: Persistence::Persistent,
                 ..Md::default()
             };
-            if c.put(h, &mut md, &n.to_le_bytes(), true).is_err() {
+            if let Err(e) = c.put(h, &mut md, &n.to_le_bytes(), true) {
+                eprintln!("putter: put {n}: {e}");
                 return n;
             }
             n += 1;
         }
-        if c.commit().is_err() {
+        if let Err(e) = c.commit() {
+            eprintln!("putter: commit at {n}: {e}");
             return n;
         }
         acked.store(n, Ordering::Relaxed);

@@ -17,6 +17,7 @@ mod net;
 mod node;
 mod types;
 
+pub use machine::{SNAPSHOT_BYTES, SNAPSHOT_DIR, StateFiles};
 pub use net::instance_dn;
 pub use node::{Node, Role, SWITCH_HOLD, Status};
 pub use types::Batch;

@@ -57,8 +57,9 @@ pub(crate) struct LogStore {
 /// Syncs the Raft log for the appends written before, in order, one sync for all those
 /// waiting (group commit), then tells openraft they are durable. An append returns once
 /// written: on the active instance the batch goes to the replicas while its own sync runs,
-/// so a batch waits for the slower of the two, not for both one after the other.
-fn flusher(file: File) -> std::sync::mpsc::Sender<LogFlushed<Ha>> {
+/// so a batch waits for the slower of the two, not for both one after the other. The file is
+/// taken anew for each sync: a purge may have replaced it (by a copy synced whole).
+fn flusher(inner: Arc<Mutex<Inner>>) -> std::sync::mpsc::Sender<LogFlushed<Ha>> {
     let (tx, rx) = std::sync::mpsc::channel::<LogFlushed<Ha>>();
     let spawned = std::thread::Builder::new()
         .name("sealmq-ha-sync".into())
@@ -66,7 +67,7 @@ fn flusher(file: File) -> std::sync::mpsc::Sender<LogFlushed<Ha>> {
             while let Ok(first) = rx.recv() {
                 let mut waiting = vec![first];
                 waiting.extend(rx.try_iter());
-                let r = file.sync_data();
+                let r = lock(&inner).file.try_clone().and_then(|f| f.sync_data());
                 for cb in waiting {
                     cb.log_io_completed(match &r {
                         Ok(()) => Ok(()),
@@ -187,7 +188,9 @@ pub(crate) fn replace_file(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), S
 }
 
 /// A small value with its CRC, as the vote and purge files hold it.
-fn read_small<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, StorageError> {
+pub(crate) fn read_small<T: serde::de::DeserializeOwned>(
+    path: &Path,
+) -> Result<Option<T>, StorageError> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -207,11 +210,54 @@ fn read_small<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, 
         .map_err(|e| sto_err(&format!("{} is damaged", path.display()), e))
 }
 
-fn small_bytes<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, StorageError> {
+pub(crate) fn small_bytes<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, StorageError> {
     let body = postcard::to_stdvec(v).map_err(|e| sto_err("cannot encode", e))?;
     let mut out = crc32c::crc32c(&body).to_le_bytes().to_vec();
     out.extend_from_slice(&body);
     Ok(out)
+}
+
+/// Purged bytes at the head of the Raft log past which (and past what it still holds) the
+/// file is rewritten without them.
+const REWRITE_MIN: u64 = 64 << 20;
+
+impl Inner {
+    /// Replaces the file by one holding the entries from offset `start` on (a copy written,
+    /// synced and renamed over it): purged entries give their room back.
+    fn rewrite(&mut self, start: u64) -> Result<(), StorageError> {
+        let path = self.dir.join("raft.log");
+        let tmp = self.dir.join("raft.log.tmp");
+        let mut head = [0u8; HEADER as usize];
+        head[..8].copy_from_slice(MAGIC);
+        let copy = || -> std::io::Result<File> {
+            let mut out = OpenOptions::new()
+                .create(true)
+                .truncate(true)
+                .read(true)
+                .write(true)
+                .mode(0o600)
+                .open(&tmp)?;
+            out.write_all(&head)?;
+            let mut from = self.file.try_clone()?;
+            std::io::Seek::seek(&mut from, std::io::SeekFrom::Start(start))?;
+            std::io::copy(&mut (&mut from).take(self.end - start), &mut out)?;
+            out.sync_all()?;
+            Ok(out)
+        };
+        let out = copy().map_err(|e| io_err("cannot rewrite", &tmp, e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| io_err("cannot replace", &path, e))?;
+        File::open(&self.dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| io_err("cannot sync", &self.dir, e))?;
+        let shift = start - HEADER;
+        for m in self.index.values_mut() {
+            m.offset -= shift;
+        }
+        self.end -= shift;
+        self.file = out;
+        tracing::info!("high availability: the Raft log gave back {shift} bytes of purged entries");
+        Ok(())
+    }
 }
 
 impl LogStore {
@@ -279,20 +325,18 @@ impl LogStore {
         if let Some(p) = purged {
             index.retain(|i, _| *i > p.index);
         }
-        let syncing = file
-            .try_clone()
-            .map_err(|e| io_err("cannot share", &path, e))?;
+        let inner = Arc::new(Mutex::new(Inner {
+            dir: dir.to_path_buf(),
+            dse,
+            file,
+            end: off as u64,
+            index,
+            purged,
+            vote: read_small(&dir.join("vote"))?,
+        }));
         Ok(LogStore {
-            flush: flusher(syncing),
-            inner: Arc::new(Mutex::new(Inner {
-                dir: dir.to_path_buf(),
-                dse,
-                file,
-                end: off as u64,
-                index,
-                purged,
-                vote: read_small(&dir.join("vote"))?,
-            })),
+            flush: flusher(inner.clone()),
+            inner,
         })
     }
 
@@ -428,6 +472,11 @@ impl RaftLogStorage<Ha> for LogStore {
         replace_file(&i.dir, "purged", &small_bytes(&log_id)?)?;
         i.purged = Some(log_id);
         i.index.retain(|k, _| *k > log_id.index);
+        let start = i.index.values().next().map_or(i.end, |m| m.offset);
+        let dead = start - HEADER;
+        if dead >= REWRITE_MIN && dead >= i.end - start {
+            i.rewrite(start)?;
+        }
         Ok(())
     }
 }

@@ -5,42 +5,148 @@
 //! (this instance is active: its flusher writes each batch once the group has committed it).
 //! What the instance has applied is what its log holds: at open, the last entry whose batch
 //! the log holds whole; a batch applied again after a crash skips the records already there.
+//!
+//! **Snapshots.** Once a replica has applied `snapshot_bytes` of batches since its last one, it
+//! checkpoints its copy of the queue manager (so its log is released up to there) and writes
+//! the state as of that checkpoint to `ha/snapshot/state` ([`StateFiles`], the engine's
+//! state file), with openraft's description of it in `ha/snapshot/meta`; openraft then purges
+//! the Raft log before it. An instance too far behind, or whose data was lost, is sent that
+//! file in chunks and installs it: its log, checkpoint and queue files are replaced by the
+//! state, sealed under its own keys. A crash while installing leaves `ha/snapshot/installing`:
+//! the next start drops the instance's data and Raft log (its vote kept) and is sent the
+//! snapshot again.
 
-use crate::logstore::LogStore;
+use crate::logstore::{LogStore, read_small, replace_file, small_bytes};
 use crate::types::{Change, Entry, Ha, LogId, Membership, StorageError, sto_err};
 use openraft::storage::{RaftStateMachine, Snapshot, SnapshotMeta};
-use openraft::{EntryPayload, OptionalSend, RaftSnapshotBuilder, StoredMembership};
+use openraft::{
+    BasicNode, EntryPayload, OptionalSend, Raft, RaftSnapshotBuilder, StoredMembership,
+};
 use sealmq_storage::log::{Log, LogConfig};
 use sealmq_types::sync::lock;
-use std::io::Cursor;
-use std::sync::{Arc, Mutex};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// What the instance's queue manager storage does for snapshots (the process that runs the
+/// instance provides it: it links the engine, which this crate does not).
+pub trait StateFiles: Send + Sync {
+    /// Checkpoints the replica's copy of the queue manager (its log closed meanwhile) and
+    /// writes its state to `to`; returns the LSN the state stands at.
+    fn write_state(&self, to: &Path) -> Result<u64, String>;
+    /// Replaces the instance's log, checkpoint and queue files by the state in `from`.
+    fn install_state(&self, from: &Path) -> Result<u64, String>;
+}
+
+/// Under the instance's `ha/`: the current snapshot and its description.
+pub const SNAPSHOT_DIR: &str = "snapshot";
+const STATE: &str = "state";
+const META: &str = "meta";
+const RECEIVING: &str = "receiving";
+const BUILDING: &str = "building";
+/// Left while a snapshot is installed: a start that finds it drops the instance's data.
+pub const INSTALLING: &str = "installing";
+/// Batches applied between a replica's snapshots (`SEALMQ_HA_SNAPSHOT_BYTES` overrides it).
+pub const SNAPSHOT_BYTES: u64 = 256 << 20;
+
+type Meta = SnapshotMeta<u64, BasicNode>;
 
 struct Inner {
     /// The instance's recovery log while no engine holds it.
     log: Option<Log>,
+    /// The engine took the log for good (this instance is active): no snapshot is made.
+    released: bool,
+    log_cfg: LogConfig,
     /// The queue manager's directory (its policy key is written there).
-    qm_dir: std::path::PathBuf,
+    qm_dir: PathBuf,
     applied: Option<LogId>,
     membership: Membership,
+    /// Batch bytes applied since the last snapshot, and how many make the next.
+    since: u64,
+    every: u64,
+    snapshot: Option<Meta>,
 }
 
 #[derive(Clone)]
 pub(crate) struct Machine {
     inner: Arc<Mutex<Inner>>,
+    /// Held while a snapshot is made or installed (the log is closed then): the engine waits
+    /// for it before taking the log.
+    work: Arc<Mutex<()>>,
+    state: Arc<dyn StateFiles>,
+    snap_dir: PathBuf,
+    /// The Raft node, told when a snapshot is ready to purge its log.
+    raft: Arc<OnceLock<Raft<Ha>>>,
+}
+
+fn snapshot_every() -> u64 {
+    std::env::var("SEALMQ_HA_SNAPSHOT_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(SNAPSHOT_BYTES)
+}
+
+/// Drops what a start found half installed: the instance's data and Raft log go (its vote
+/// stays), and the active instance sends the snapshot again.
+pub(crate) fn recover_interrupted_install(qm_dir: &Path, ha_dir: &Path) -> Result<(), String> {
+    let snap = ha_dir.join(SNAPSHOT_DIR);
+    if !snap.join(INSTALLING).exists() {
+        return Ok(());
+    }
+    tracing::warn!(
+        "high availability: a snapshot was being installed when this instance stopped; its \
+         data is dropped and the snapshot will be sent again"
+    );
+    for d in [
+        qm_dir.join("log"),
+        qm_dir.join("checkpoint"),
+        qm_dir.join("queues"),
+        snap,
+    ] {
+        if let Err(e) = std::fs::remove_dir_all(&d)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            return Err(format!("cannot remove {}: {e}", d.display()));
+        }
+    }
+    for f in ["raft.log", "purged"] {
+        let p = ha_dir.join(f);
+        if let Err(e) = std::fs::remove_file(&p)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            return Err(format!("cannot remove {}: {e}", p.display()));
+        }
+    }
+    Ok(())
 }
 
 impl Machine {
     /// Opens the instance's log and finds what of the Raft log it holds.
     pub(crate) fn open(
-        qm_dir: &std::path::Path,
+        qm_dir: &Path,
         log_cfg: LogConfig,
         store: &LogStore,
+        state: Arc<dyn StateFiles>,
     ) -> Result<Machine, String> {
-        let (log, _) = Log::open(log_cfg, u64::MAX, |_| Ok(())).map_err(|e| e.to_string())?;
+        let snap_dir = qm_dir.join(crate::HA_DIR).join(SNAPSHOT_DIR);
+        sealmq_storage::create_private_dir(&snap_dir)
+            .map_err(|e| format!("cannot create {}: {e}", snap_dir.display()))?;
+        let snapshot: Option<Meta> = read_small(&snap_dir.join(META)).map_err(|e| e.to_string())?;
+        let (log, _) =
+            Log::open(log_cfg.clone(), u64::MAX, |_| Ok(())).map_err(|e| e.to_string())?;
         let held = log.last_lsn();
-        let mut applied = None;
+        // The snapshot's entries are in the instance's checkpoint (it was made from it, or
+        // installed with it).
+        let mut applied = snapshot.as_ref().and_then(|s| s.last_log_id);
+        let mut membership = snapshot
+            .as_ref()
+            .map(|s| s.last_membership.clone())
+            .unwrap_or_default();
         let mut membership_at = None;
         for m in store.metas() {
+            if applied.is_some_and(|a| m.log_id.index <= a.index) {
+                continue;
+            }
             match m.last_lsn {
                 Some(l) if l > held => break,
                 Some(_) => applied = Some(m.log_id),
@@ -48,7 +154,6 @@ impl Machine {
                 None => {}
             }
         }
-        let mut membership = StoredMembership::default();
         if let (Some(a), Some(at)) = (applied, membership_at)
             && at <= a.index
         {
@@ -62,29 +167,123 @@ impl Machine {
             }
         }
         tracing::info!(
-            "high availability: this instance's log holds LSN {held}, Raft entry {}",
-            applied.map_or(0, |a| a.index)
+            "high availability: this instance's log holds LSN {held}, Raft entry {}{}",
+            applied.map_or(0, |a| a.index),
+            snapshot
+                .as_ref()
+                .map(|s| format!(" (snapshot {})", s.snapshot_id))
+                .unwrap_or_default()
         );
         Ok(Machine {
             inner: Arc::new(Mutex::new(Inner {
                 log: Some(log),
+                released: false,
+                log_cfg,
                 qm_dir: qm_dir.to_path_buf(),
                 applied,
                 membership,
+                since: 0,
+                every: snapshot_every(),
+                snapshot,
             })),
+            work: Arc::default(),
+            state,
+            snap_dir,
+            raft: Arc::default(),
         })
     }
 
+    /// The Raft node this machine belongs to (told when a snapshot is made).
+    pub(crate) fn set_raft(&self, raft: Raft<Ha>) {
+        let _ = self.raft.set(raft);
+    }
+
     /// The engine of the now active instance takes the log: it is written through to disk
-    /// and closed here (the engine reopens it).
+    /// and closed here (the engine reopens it). A snapshot being made finishes first.
     pub(crate) fn release_log(&self) {
-        if let Some(log) = lock(&self.inner).log.take() {
+        let _w = lock(&self.work);
+        let mut i = lock(&self.inner);
+        i.released = true;
+        if let Some(log) = i.log.take() {
             log.close();
         }
     }
 
     pub(crate) fn applied(&self) -> Option<LogId> {
         lock(&self.inner).applied
+    }
+
+    fn reopen(&self, i: &mut Inner) -> Result<(), StorageError> {
+        let (log, _) = Log::open(i.log_cfg.clone(), u64::MAX, |_| Ok(()))
+            .map_err(|e| sto_err("cannot open this instance's log again", e))?;
+        i.log = Some(log);
+        Ok(())
+    }
+
+    /// A replica's snapshot: its copy of the queue manager checkpointed and written out.
+    fn make_snapshot(&self) -> Result<(), StorageError> {
+        let _w = lock(&self.work);
+        let (log, applied, membership) = {
+            let mut i = lock(&self.inner);
+            if i.released {
+                return Ok(());
+            }
+            i.since = 0;
+            (i.log.take(), i.applied, i.membership.clone())
+        };
+        if let Some(log) = log {
+            log.close();
+        }
+        let started = std::time::Instant::now();
+        let building = self.snap_dir.join(BUILDING);
+        let made = self.state.write_state(&building);
+        self.reopen(&mut lock(&self.inner))?;
+        let lsn = match made {
+            Ok(l) => l,
+            Err(e) => {
+                // Not the instance's failure: its copy stands; the next snapshot tries again.
+                tracing::warn!("high availability: no snapshot was made: {e}");
+                let _ = std::fs::remove_file(&building);
+                return Ok(());
+            }
+        };
+        let meta = Meta {
+            last_log_id: applied,
+            last_membership: membership,
+            snapshot_id: format!("{}-{lsn}", applied.map_or(0, |a| a.index)),
+        };
+        std::fs::rename(&building, self.snap_dir.join(STATE))
+            .map_err(|e| sto_err("cannot keep the snapshot", e))?;
+        replace_file(&self.snap_dir, META, &small_bytes(&meta)?)?;
+        let size = std::fs::metadata(self.snap_dir.join(STATE)).map_or(0, |m| m.len());
+        tracing::info!(
+            "high availability: snapshot {} made ({size} bytes, LSN {lsn}) in {} ms",
+            meta.snapshot_id,
+            started.elapsed().as_millis()
+        );
+        lock(&self.inner).snapshot = Some(meta);
+        if let Some(raft) = self.raft.get() {
+            let raft = raft.clone();
+            tokio::spawn(async move {
+                if let Err(e) = raft.trigger().snapshot().await {
+                    tracing::warn!("high availability: the snapshot was not taken up: {e}");
+                }
+            });
+        }
+        Ok(())
+    }
+
+    async fn current(&self) -> Result<Option<Snapshot<Ha>>, StorageError> {
+        let Some(meta) = lock(&self.inner).snapshot.clone() else {
+            return Ok(None);
+        };
+        let file = tokio::fs::File::open(self.snap_dir.join(STATE))
+            .await
+            .map_err(|e| sto_err("cannot open the snapshot", e))?;
+        Ok(Some(Snapshot {
+            meta,
+            snapshot: Box::new(file),
+        }))
     }
 }
 
@@ -101,33 +300,42 @@ impl RaftStateMachine<Ha> for Machine {
         I: IntoIterator<Item = Entry> + OptionalSend,
         I::IntoIter: OptionalSend,
     {
-        let mut i = lock(&self.inner);
         let mut out = Vec::new();
-        let mut last = None;
-        for e in entries {
-            match (&e.payload, &i.log) {
-                (EntryPayload::Normal(Change::Log(b)), Some(log)) => {
-                    if let Some(t) = log
-                        .append_replicated(&b.records)
-                        .map_err(|e| sto_err("cannot apply a replicated batch", e))?
-                    {
-                        last = Some(t);
+        let due = {
+            let mut i = lock(&self.inner);
+            let mut last = None;
+            for e in entries {
+                match (&e.payload, &i.log) {
+                    (EntryPayload::Normal(Change::Log(b)), Some(log)) => {
+                        if let Some(t) = log
+                            .append_replicated(&b.records)
+                            .map_err(|e| sto_err("cannot apply a replicated batch", e))?
+                        {
+                            last = Some(t);
+                        }
+                        i.since += b.records.len() as u64;
                     }
+                    (EntryPayload::Normal(Change::PolicyKey(k)), _) => {
+                        replace_file(&i.qm_dir, sealmq_storage::POLICY_KEY_FILE, k)?;
+                    }
+                    _ => {}
                 }
-                (EntryPayload::Normal(Change::PolicyKey(k)), _) => {
-                    crate::logstore::replace_file(&i.qm_dir, sealmq_storage::POLICY_KEY_FILE, k)?;
+                if let EntryPayload::Membership(m) = &e.payload {
+                    i.membership = StoredMembership::new(Some(e.log_id), m.clone());
                 }
-                _ => {}
+                i.applied = Some(e.log_id);
+                out.push(());
             }
-            if let EntryPayload::Membership(m) = &e.payload {
-                i.membership = StoredMembership::new(Some(e.log_id), m.clone());
+            if let (Some(t), Some(log)) = (last, &i.log) {
+                log.wait(&t)
+                    .map_err(|e| sto_err("cannot apply a replicated batch", e))?;
             }
-            i.applied = Some(e.log_id);
-            out.push(());
-        }
-        if let (Some(t), Some(log)) = (last, &i.log) {
-            log.wait(&t)
-                .map_err(|e| sto_err("cannot apply a replicated batch", e))?;
+            i.log.is_some() && i.since >= i.every
+        };
+        if due {
+            // Seconds of disk work: the runtime's other tasks (heartbeats, votes) move to
+            // another thread meanwhile.
+            tokio::task::block_in_place(|| self.make_snapshot())?;
         }
         Ok(out)
     }
@@ -136,31 +344,80 @@ impl RaftStateMachine<Ha> for Machine {
         self.clone()
     }
 
-    async fn begin_receiving_snapshot(&mut self) -> Result<Box<Cursor<Vec<u8>>>, StorageError> {
-        Ok(Box::new(Cursor::new(Vec::new())))
+    async fn begin_receiving_snapshot(&mut self) -> Result<Box<tokio::fs::File>, StorageError> {
+        let f = tokio::fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
+            .mode(0o600)
+            .open(self.snap_dir.join(RECEIVING))
+            .await
+            .map_err(|e| sto_err("cannot receive a snapshot", e))?;
+        Ok(Box::new(f))
     }
 
     async fn install_snapshot(
         &mut self,
-        _meta: &SnapshotMeta<u64, openraft::BasicNode>,
-        _snapshot: Box<Cursor<Vec<u8>>>,
+        meta: &Meta,
+        snapshot: Box<tokio::fs::File>,
     ) -> Result<(), StorageError> {
-        Err(sto_err(
-            "a snapshot was offered",
-            "this sealmq catches instances up from the Raft log only (docs/ha.md)",
-        ))
+        snapshot
+            .sync_all()
+            .await
+            .map_err(|e| sto_err("cannot write the snapshot received", e))?;
+        drop(snapshot);
+        tokio::task::block_in_place(|| {
+            let _w = lock(&self.work);
+            let started = std::time::Instant::now();
+            let mut i = lock(&self.inner);
+            if i.released {
+                return Err(sto_err(
+                    "a snapshot was sent to the active instance",
+                    "it holds the group's state",
+                ));
+            }
+            if let Some(log) = i.log.take() {
+                log.close();
+            }
+            replace_file(&self.snap_dir, INSTALLING, b"")?;
+            let lsn = self
+                .state
+                .install_state(&self.snap_dir.join(RECEIVING))
+                .map_err(|e| sto_err("cannot install the snapshot received", e))?;
+            std::fs::rename(self.snap_dir.join(RECEIVING), self.snap_dir.join(STATE))
+                .map_err(|e| sto_err("cannot keep the snapshot", e))?;
+            replace_file(&self.snap_dir, META, &small_bytes(meta)?)?;
+            self.reopen(&mut i)?;
+            i.applied = meta.last_log_id;
+            i.membership = meta.last_membership.clone();
+            i.since = 0;
+            i.snapshot = Some(meta.clone());
+            std::fs::remove_file(self.snap_dir.join(INSTALLING))
+                .map_err(|e| sto_err("cannot finish installing the snapshot", e))?;
+            tracing::info!(
+                "high availability: snapshot {} installed (LSN {lsn}) in {} ms",
+                meta.snapshot_id,
+                started.elapsed().as_millis()
+            );
+            Ok(())
+        })
     }
 
     async fn get_current_snapshot(&mut self) -> Result<Option<Snapshot<Ha>>, StorageError> {
-        Ok(None)
+        self.current().await
     }
 }
 
 impl RaftSnapshotBuilder<Ha> for Machine {
+    /// The snapshot a replica made from its checkpoint (openraft is told to take it up only
+    /// once there is one).
     async fn build_snapshot(&mut self) -> Result<Snapshot<Ha>, StorageError> {
-        Err(sto_err(
-            "a snapshot was asked for",
-            "this sealmq keeps the whole Raft log (docs/ha.md)",
-        ))
+        self.current().await?.ok_or_else(|| {
+            sto_err(
+                "a snapshot was asked for",
+                "none was made yet (a replica makes one every SEALMQ_HA_SNAPSHOT_BYTES)",
+            )
+        })
     }
 }

@@ -25,6 +25,11 @@ const START_HOLD: Duration = Duration::from_millis(1500);
 const ENTRY_BYTES: usize = 256 * 1024;
 /// Entries in one AppendEntries: with [`ENTRY_BYTES`], at most 4 MiB of records.
 const PAYLOAD_ENTRIES: u64 = 16;
+/// Raft entries kept before a snapshot's: an instance that far behind catches up from the
+/// log, one further behind is sent the snapshot (`SEALMQ_HA_SNAPSHOT_KEEP` overrides it).
+const KEEP_BEFORE_SNAPSHOT: u64 = 256;
+/// How long a snapshot's chunk may wait for its answer (the last one, for the install).
+const SNAPSHOT_INSTALL_WAIT: Duration = Duration::from_secs(300);
 /// How long a batch may wait for the group before the active instance gives up on it.
 const COMMIT_WAIT: Duration = Duration::from_secs(10);
 /// Heartbeat and election timing (milliseconds): a failed active instance is replaced within
@@ -106,8 +111,10 @@ impl Node {
         qm: &str,
         group: Group,
         log_cfg: LogConfig,
+        state: Arc<dyn crate::StateFiles>,
     ) -> Result<Node, String> {
         let dir = qm_dir.join(HA_DIR);
+        crate::machine::recover_interrupted_install(qm_dir, &dir)?;
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("sealmq-ha")
@@ -115,14 +122,24 @@ impl Node {
             .build()
             .map_err(|e| format!("cannot start the replication runtime: {e}"))?;
         let store = LogStore::open(&dir, log_cfg.dse.clone()).map_err(|e| e.to_string())?;
-        let machine = Machine::open(qm_dir, log_cfg, &store)?;
+        let machine = Machine::open(qm_dir, log_cfg, &store, state)?;
         let config = Config {
             cluster_name: qm.to_string(),
             heartbeat_interval: HEARTBEAT_MS,
             election_timeout_min: ELECTION_MS.0,
             election_timeout_max: ELECTION_MS.1,
             max_payload_entries: PAYLOAD_ENTRIES,
+            // A replica makes its snapshots from its own checkpoints (machine.rs) and then
+            // asks openraft to take them up; entries just before one stay for an instance
+            // a little behind.
             snapshot_policy: SnapshotPolicy::Never,
+            // The last chunk's answer waits for the snapshot to be installed (its queue
+            // files written): seconds for a deep queue manager.
+            install_snapshot_timeout: SNAPSHOT_INSTALL_WAIT.as_millis() as u64,
+            max_in_snapshot_log_to_keep: std::env::var("SEALMQ_HA_SNAPSHOT_KEEP")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(KEEP_BEFORE_SNAPSHOT),
             ..Default::default()
         }
         .validate()
@@ -155,6 +172,7 @@ impl Node {
                 machine.clone(),
             ))
             .map_err(|e| format!("cannot start replication: {e}"))?;
+        machine.set_raft(raft.clone());
         let serving: Arc<AtomicBool> = Arc::default();
         let view: crate::net::ViewFn = {
             let raft = raft.clone();

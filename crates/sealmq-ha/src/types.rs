@@ -1,7 +1,6 @@
 //! The Raft type configuration: what an entry carries between instances.
 
 use serde::{Deserialize, Serialize};
-use std::io::Cursor;
 
 /// One batch of the active instance's recovery log: records framed as in a log segment
 /// (unencrypted: each instance seals its own copy), LSNs `first_lsn..=last_lsn`.
@@ -83,7 +82,7 @@ openraft::declare_raft_types!(
         NodeId = u64,
         Node = openraft::BasicNode,
         Entry = openraft::Entry<Ha>,
-        SnapshotData = Cursor<Vec<u8>>,
+        SnapshotData = tokio::fs::File,
         AsyncRuntime = openraft::TokioRuntime,
 );
 

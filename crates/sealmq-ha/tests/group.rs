@@ -65,7 +65,7 @@ fn batches_reach_every_instance_and_survive_the_active_ones_loss() {
         std::fs::create_dir_all(dir.join("ha")).unwrap();
         std::fs::write(dir.join("ha").join(sealmq_ha::FORM_FILE), b"").unwrap();
         let g = Group::parse(&spec, name).unwrap();
-        Node::start(&dir, "QM", g, LogConfig::new(dir.join("log"))).unwrap()
+        Node::start(&dir, "QM", g, LogConfig::new(dir.join("log")), no_state()).unwrap()
     };
     let mut nodes: Vec<Option<Node>> = ["a", "b", "c"].iter().map(|n| Some(start(n))).collect();
     // Every instance agrees who is active, and says so in its status (an early election may
@@ -134,4 +134,18 @@ fn batches_reach_every_instance_and_survive_the_active_ones_loss() {
     }
     assert_eq!(records(&dirs[last]).len(), 16);
     assert_eq!(records(&dirs[next]).len(), 15);
+}
+
+/// Snapshots are the engine's (tested with real instances in the CLI's HA tests).
+fn no_state() -> std::sync::Arc<dyn sealmq_ha::StateFiles> {
+    struct NoState;
+    impl sealmq_ha::StateFiles for NoState {
+        fn write_state(&self, _: &std::path::Path) -> Result<u64, String> {
+            Err("no snapshots here".into())
+        }
+        fn install_state(&self, _: &std::path::Path) -> Result<u64, String> {
+            Err("no snapshots here".into())
+        }
+    }
+    std::sync::Arc::new(NoState)
 }

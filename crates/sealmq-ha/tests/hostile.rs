@@ -27,7 +27,7 @@ fn start(dir: &Path, spec: &str, name: &str) -> Node {
     std::fs::create_dir_all(dir.join("ha")).unwrap();
     std::fs::write(dir.join("ha").join(sealmq_ha::FORM_FILE), b"").unwrap();
     let g = Group::parse(spec, name).unwrap();
-    Node::start(dir, "QM", g, LogConfig::new(dir.join("log"))).unwrap()
+    Node::start(dir, "QM", g, LogConfig::new(dir.join("log")), no_state()).unwrap()
 }
 
 /// A connection closed by the other side within a few seconds, having sent nothing useful.
@@ -83,4 +83,18 @@ fn instances_outside_the_group_and_strangers_are_refused() {
     for n in nodes {
         n.shutdown();
     }
+}
+
+/// Snapshots are the engine's (tested with real instances in the CLI's HA tests).
+fn no_state() -> std::sync::Arc<dyn sealmq_ha::StateFiles> {
+    struct NoState;
+    impl sealmq_ha::StateFiles for NoState {
+        fn write_state(&self, _: &std::path::Path) -> Result<u64, String> {
+            Err("no snapshots here".into())
+        }
+        fn install_state(&self, _: &std::path::Path) -> Result<u64, String> {
+            Err("no snapshots here".into())
+        }
+    }
+    std::sync::Arc::new(NoState)
 }

@@ -27,6 +27,7 @@ mod damaged;
 mod defaults;
 mod policies;
 mod rebuild;
+mod replica;
 mod routing;
 mod security;
 mod services;
@@ -35,6 +36,7 @@ mod triggers;
 pub use damaged::DAMAGED_DIR;
 pub use defaults::default_channel_name;
 use rebuild::Rebuild;
+pub use replica::{install_state, write_state};
 pub use security::ChlAuthAction;
 pub use services::ServiceObject;
 
@@ -66,6 +68,10 @@ pub struct QmConfig {
     /// A replicated queue manager's active instance: log batches count as durable once a
     /// majority of its group holds them (docs/ha.md).
     pub replicator: Option<sealmq_storage::log::ReplicatorRef>,
+    /// A replica's copy of a replicated queue manager's state, recovered only to be
+    /// checkpointed (`qm/replica.rs`): units of work still open stay open (listed in the
+    /// checkpoint, not backed out) and nothing is written to the log.
+    pub replica_copy: bool,
 }
 
 impl QmConfig {
@@ -83,6 +89,7 @@ impl QmConfig {
             msg_cache_bytes: None,
             queue_file_bytes: None,
             replicator: None,
+            replica_copy: false,
         }
     }
 }
@@ -315,6 +322,20 @@ impl QueueManager {
         })?;
         report.records_replayed = rec.records;
         report.log_truncated = rec.truncated.is_some();
+        // A replica's copy keeps its open units of work open: they go on in the group's log.
+        // Each is listed with the LSN before its first record, as the engine lists its own.
+        let still_open: HashMap<TxId, Lsn> = if cfg.replica_copy {
+            std::mem::take(&mut rb.pending)
+                .into_iter()
+                .flat_map(|(tx, p)| {
+                    let before = p.first.saturating_sub(1);
+                    std::iter::once((tx, before))
+                        .chain(p.joined.into_iter().map(move |j| (j, before)))
+                })
+                .collect()
+        } else {
+            HashMap::new()
+        };
         // Units of work that never ended are backed out, as MQ does at restart.
         let unfinished: Vec<TxId> = rb.pending.keys().copied().collect();
         report.backed_out = unfinished.len();
@@ -351,7 +372,7 @@ impl QueueManager {
             ctl: Default::default(),
             policies: RwLock::new(HashMap::new()),
             apply: RwLock::new(()),
-            active: Mutex::new(HashMap::new()),
+            active: Mutex::new(still_open),
             next_seq: AtomicU64::new(rb.max_seq + 1),
             next_tx: AtomicU64::new(rb.max_tx + 1),
             next_conn: AtomicU64::new(1),
@@ -385,6 +406,9 @@ impl QueueManager {
             rb.deleted(&name);
         }
         qm.qctx.budget.store(qm.cache_budget(), Ordering::Relaxed);
+        if qm.cfg.replica_copy {
+            return Ok((qm, report));
+        }
         // A queue manager created by an older release gains the default objects it lacks.
         if existing {
             qm.ensure_default_objects()?;

@@ -8,6 +8,11 @@ use super::*;
 #[derive(Default)]
 pub(crate) struct PendingTx {
     pub(crate) ops: Vec<Record>,
+    /// The LSN of its first record (a replica's checkpoint replays from there).
+    pub(crate) first: Lsn,
+    /// Units of work it took in (JOIN): their records name them, so a checkpoint lists them
+    /// as active too.
+    pub(crate) joined: Vec<TxId>,
 }
 
 /// State rebuilt during recovery, before the queue manager exists.
@@ -211,6 +216,13 @@ impl Rebuild {
         }
     }
 
+    fn pending_tx(&mut self, tx: TxId, lsn: Lsn) -> &mut PendingTx {
+        self.pending.entry(tx).or_insert_with(|| PendingTx {
+            first: lsn,
+            ..Default::default()
+        })
+    }
+
     pub(crate) fn record(&mut self, lsn: Lsn, r: Record) {
         let tx_of = |r: &Record| match r {
             Record::Put { tx, .. }
@@ -305,7 +317,7 @@ impl Rebuild {
             } => self.apply_get(&queue, seq),
             r @ (Record::Put { .. } | Record::Get { .. }) => {
                 if let Some(tx) = tx_of(&r) {
-                    self.pending.entry(tx).or_default().ops.push(r);
+                    self.pending_tx(tx, lsn).ops.push(r);
                 }
             }
             Record::Commit(tx) => {
@@ -328,7 +340,11 @@ impl Rebuild {
             }
             Record::Join { from, into } => {
                 if let Some(p) = self.pending.remove(&from) {
-                    self.pending.entry(into).or_default().ops.extend(p.ops);
+                    let t = self.pending_tx(into, p.first);
+                    t.first = t.first.min(p.first);
+                    t.ops.extend(p.ops);
+                    t.joined.push(from);
+                    t.joined.extend(p.joined);
                 }
             }
         }

@@ -140,6 +140,21 @@ pub fn parse_batch(mut buf: &[u8]) -> Result<Vec<Framed<'_>>> {
 }
 
 impl Log {
+    /// Makes an empty log in `cfg.dir` that goes on at LSN `first` (a replica that installed
+    /// a snapshot: its log holds what follows the snapshot, at the group's LSNs). Refused
+    /// when the directory already holds segments.
+    pub fn begin_at(cfg: &LogConfig, first: Lsn) -> Result<()> {
+        crate::create_private_dir(&cfg.dir)
+            .map_err(|e| StorageError::io("cannot create the log directory", &cfg.dir, e))?;
+        if !list_segments(&cfg.dir)?.is_empty() {
+            return Err(StorageError::Decode(format!(
+                "{} already holds a log",
+                cfg.dir.display()
+            )));
+        }
+        writer::create_segment(&cfg.dir, 1, first.max(1)).map(|_| ())
+    }
+
     /// A replica's copy of a batch: each record at its own LSN, those at or below the log's
     /// last skipped; returns the ticket of the last appended (wait on it for durability).
     pub fn append_replicated(&self, records: &[u8]) -> Result<Option<Ticket>> {

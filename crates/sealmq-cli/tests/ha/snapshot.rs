@@ -1,0 +1,154 @@
+//! Snapshots (docs/ha.md): replicas checkpoint their copy of the queue manager and snapshot it,
+//! the Raft log is purged behind the snapshots, and an instance whose disk was wiped is sent
+//! a snapshot (its Raft log no longer reaches back) while messages flow — with encryption at
+//! rest, each instance sealing its own files.
+
+use super::*;
+
+/// Error-log lines of instance `i` that contain `what`.
+fn logged(g: &Group, i: usize, what: &str) -> usize {
+    std::fs::read_to_string(g.dir(i).join("errors").join("SEALMQ01.LOG"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains(what))
+        .count()
+}
+
+#[test]
+fn replicas_snapshot_the_log_is_purged_and_a_wiped_instance_rejoins_by_snapshot_under_load() {
+    let env = vec![
+        ("SEALMQ_HA_MK".to_string(), "cd".repeat(32)),
+        (
+            "SEALMQ_HA_SNAPSHOT_BYTES".to_string(),
+            (256 << 10).to_string(),
+        ),
+        ("SEALMQ_HA_SNAPSHOT_KEEP".to_string(), "4".to_string()),
+    ];
+    let g = Group::build(|_| (format!("127.0.0.1:{}", free_port()), None), env);
+    let a = g.wait_active();
+    g.instances[a]
+        .home
+        .ok_in(
+            &["mqsc", QM],
+            Some("DEFINE QLOCAL(HA.Q) DEFPSIST(YES) MAXDEPTH(100000)\n"),
+        );
+    // A unit of work stays open across the replicas' snapshots: its records are before
+    // their checkpoints, its commit after.
+    let mut open_uow = g.client(a);
+    let (h, _) = open_uow.open("HA.Q", OpenOptions::output()).unwrap();
+    for n in 0..3u64 {
+        let mut md = Md {
+            persistence: Persistence::Persistent,
+            ..Md::default()
+        };
+        open_uow
+            .put(h, &mut md, &(1_000_000 + n).to_le_bytes(), true)
+            .unwrap();
+    }
+    put_numbered(&mut g.client(a), BULK, 4000, 40);
+    let replicas: Vec<usize> = (0..3).filter(|i| *i != a).collect();
+    for &r in &replicas {
+        wait_for(LONG, "the replicas' snapshots and purged Raft logs", || {
+            logged(&g, r, "snapshot") > 0 && g.dir(r).join("ha").join("purged").exists()
+        });
+    }
+    open_uow.commit().unwrap();
+    drop(open_uow);
+    g.wait_in_sync();
+    // The replicas' logs were released by their checkpoints: their own copy is small.
+    let r = replicas[0];
+    let segments = std::fs::read_dir(g.dir(r).join("log")).unwrap().count();
+    assert!(
+        std::fs::read_dir(g.dir(r).join("checkpoint"))
+            .unwrap()
+            .count()
+            >= 1,
+        "a replica's checkpoint"
+    );
+    assert!(segments <= 2, "a replica kept {segments} log segments");
+    // The active role moves to a replica whose Raft log was purged.
+    let b = r;
+    let name = g.instances[b].name;
+    g.instances[a].home.ok(&["ha", "switch", QM, "--to", name]);
+    assert_eq!(g.wait_active(), b);
+    g.wait_in_sync();
+    // The third instance loses its disk and comes back while an application puts: the
+    // active instance's log no longer reaches back, so it is sent a snapshot.
+    let w = (0..3).find(|i| *i != b && *i != a).unwrap();
+    g.instances[w].home.kill9(QM);
+    for d in ["log", "ha", "checkpoint", "queues", "policy.key"] {
+        let p = g.dir(w).join(d);
+        let _ = std::fs::remove_dir_all(&p);
+        let _ = std::fs::remove_file(&p);
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let acked = Arc::new(AtomicU64::new(0));
+    let t = {
+        let (c, stop, acked) = (g.client(b), stop.clone(), acked.clone());
+        std::thread::spawn(move || putter(c, 0, stop, acked))
+    };
+    g.start(w);
+    g.wait_in_sync();
+    assert!(
+        logged(&g, w, "installed") > 0,
+        "the wiped instance was rebuilt without a snapshot"
+    );
+    stop.store(true, Ordering::Relaxed);
+    let tried = t.join().unwrap();
+    let acked = acked.load(Ordering::Relaxed);
+    if tried != acked {
+        for i in 0..3 {
+            let log = std::fs::read_to_string(g.dir(i).join("errors").join("SEALMQ01.LOG"))
+                .unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(30).collect();
+            eprintln!("== instance {i}:\n{}", tail.join("\n"));
+        }
+    }
+    assert_eq!(tried, acked, "the application's connection broke");
+    // The rebuilt instance serves everything: the 4,000, the unit of work committed after
+    // the snapshots, and what was put while it rejoined — each once.
+    g.instances[b]
+        .home
+        .ok(&["ha", "switch", QM, "--to", g.instances[w].name]);
+    assert_eq!(g.wait_active(), w);
+    let seen = drain(&mut g.client(w));
+    assert!(seen.values().all(|&k| k == 1), "duplicates");
+    for n in 0..acked {
+        assert!(
+            seen.contains_key(&n),
+            "{n} put while the instance rejoined is lost"
+        );
+    }
+    for n in 0..3 {
+        assert!(
+            seen.contains_key(&(1_000_000 + n)),
+            "the open unit of work is lost"
+        );
+    }
+    for n in BULK..BULK + 4000 {
+        assert!(seen.contains_key(&n), "{n} of the bulk is lost");
+    }
+    assert_eq!(seen.len() as u64, acked + 3 + 4000);
+}
+
+/// Numbers of the bulk put before the snapshots.
+const BULK: u64 = 2_000_000;
+
+/// Puts `count` persistent messages of 1,000 bytes numbered from `from`, `unit` to a unit of
+/// work.
+fn put_numbered(c: &mut Client, from: u64, count: u64, unit: u64) {
+    let (h, _) = c.open("HA.Q", OpenOptions::output()).unwrap();
+    let mut body = vec![0u8; 1000];
+    for n in from..from + count {
+        body[..8].copy_from_slice(&n.to_le_bytes());
+        let mut md = Md {
+            persistence: Persistence::Persistent,
+            ..Md::default()
+        };
+        c.put(h, &mut md, &body, true).unwrap();
+        if (n - from + 1) % unit == 0 {
+            c.commit().unwrap();
+        }
+    }
+    c.commit().unwrap();
+}
