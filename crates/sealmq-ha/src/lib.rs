@@ -15,6 +15,7 @@ mod logstore;
 mod machine;
 mod net;
 mod node;
+mod snapwire;
 mod types;
 
 pub use machine::{SNAPSHOT_BYTES, SNAPSHOT_DIR, StateFiles};

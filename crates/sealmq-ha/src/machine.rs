@@ -25,6 +25,7 @@ use openraft::{
 use sealmq_storage::log::{Log, LogConfig};
 use sealmq_types::sync::lock;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// What the instance's queue manager storage does for snapshots (the process that runs the
@@ -76,6 +77,8 @@ pub(crate) struct Machine {
     snap_dir: PathBuf,
     /// The Raft node, told when a snapshot is ready to purge its log.
     raft: Arc<OnceLock<Raft<Ha>>>,
+    /// The last entry applied, for the status (read without waiting for a snapshot).
+    applied_index: Arc<AtomicU64>,
 }
 
 fn snapshot_every() -> u64 {
@@ -190,6 +193,7 @@ impl Machine {
             state,
             snap_dir,
             raft: Arc::default(),
+            applied_index: Arc::new(AtomicU64::new(applied.map_or(0, |a| a.index))),
         })
     }
 
@@ -209,8 +213,9 @@ impl Machine {
         }
     }
 
-    pub(crate) fn applied(&self) -> Option<LogId> {
-        lock(&self.inner).applied
+    /// The index of the last entry applied (0: none).
+    pub(crate) fn applied_index(&self) -> u64 {
+        self.applied_index.load(Ordering::Relaxed)
     }
 
     fn reopen(&self, i: &mut Inner) -> Result<(), StorageError> {
@@ -326,6 +331,8 @@ impl RaftStateMachine<Ha> for Machine {
                 i.applied = Some(e.log_id);
                 out.push(());
             }
+            self.applied_index
+                .store(i.applied.map_or(0, |a| a.index), Ordering::Relaxed);
             if let (Some(t), Some(log)) = (last, &i.log) {
                 log.wait(&t)
                     .map_err(|e| sto_err("cannot apply a replicated batch", e))?;
@@ -370,14 +377,18 @@ impl RaftStateMachine<Ha> for Machine {
         tokio::task::block_in_place(|| {
             let _w = lock(&self.work);
             let started = std::time::Instant::now();
-            let mut i = lock(&self.inner);
-            if i.released {
-                return Err(sto_err(
-                    "a snapshot was sent to the active instance",
-                    "it holds the group's state",
-                ));
-            }
-            if let Some(log) = i.log.take() {
+            // The state lock is not held meanwhile: the status reads it.
+            let log = {
+                let mut i = lock(&self.inner);
+                if i.released {
+                    return Err(sto_err(
+                        "a snapshot was sent to the active instance",
+                        "it holds the group's state",
+                    ));
+                }
+                i.log.take()
+            };
+            if let Some(log) = log {
                 log.close();
             }
             replace_file(&self.snap_dir, INSTALLING, b"")?;
@@ -388,11 +399,15 @@ impl RaftStateMachine<Ha> for Machine {
             std::fs::rename(self.snap_dir.join(RECEIVING), self.snap_dir.join(STATE))
                 .map_err(|e| sto_err("cannot keep the snapshot", e))?;
             replace_file(&self.snap_dir, META, &small_bytes(meta)?)?;
+            let mut i = lock(&self.inner);
             self.reopen(&mut i)?;
             i.applied = meta.last_log_id;
             i.membership = meta.last_membership.clone();
             i.since = 0;
             i.snapshot = Some(meta.clone());
+            self.applied_index
+                .store(i.applied.map_or(0, |a| a.index), Ordering::Relaxed);
+            drop(i);
             std::fs::remove_file(self.snap_dir.join(INSTALLING))
                 .map_err(|e| sto_err("cannot finish installing the snapshot", e))?;
             tracing::info!(

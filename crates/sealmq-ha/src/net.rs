@@ -40,10 +40,16 @@ pub fn instance_dn(qm: &str, instance: &str) -> String {
 pub(crate) struct Tls {
     pub(crate) acceptor: TlsAcceptor,
     pub(crate) connector: TlsConnector,
+    /// The instance's data keys, for the snapshots it sends and receives.
+    pub(crate) seal: Arc<crate::snapwire::SnapSeal>,
 }
 
 impl Tls {
-    pub(crate) fn load(keystore: &std::path::Path, qm: &str) -> Result<Tls, String> {
+    pub(crate) fn load(
+        keystore: &std::path::Path,
+        qm: &str,
+        dse: Option<Arc<sealmq_storage::dse::Dse>>,
+    ) -> Result<Tls, String> {
         let server = sealmq_wire::tls::server_config(keystore)
             .map_err(|e| format!("the instance's TLS identity ({}): {e}", keystore.display()))?;
         let client = sealmq_wire::tls::client_config(keystore, Some(qm))
@@ -51,6 +57,7 @@ impl Tls {
         Ok(Tls {
             acceptor: TlsAcceptor::from(server),
             connector: TlsConnector::from(client),
+            seal: Arc::new(crate::snapwire::SnapSeal::new(dse)),
         })
     }
 }
@@ -183,6 +190,7 @@ pub(crate) async fn serve(
         };
         let (raft, group, qm) = (raft.clone(), group.clone(), qm.clone());
         let (acceptor, view, handover) = (tls.acceptor.clone(), view.clone(), handover.clone());
+        let seal = tls.seal.clone();
         tokio::spawn(async move {
             let _slot = slot;
             let _ = tcp.set_nodelay(true);
@@ -235,10 +243,15 @@ pub(crate) async fn serve(
                         .vote(r)
                         .await
                         .map_or_else(|e| Answer::Failed(e.to_string()), Answer::Vote),
-                    Rpc::Snapshot(r) => raft
-                        .install_snapshot(r)
-                        .await
-                        .map_or_else(|e| Answer::Failed(e.to_string()), Answer::Snapshot),
+                    Rpc::Snapshot(mut r) => {
+                        match seal.incoming(&r.meta.snapshot_id, r.offset, &mut r.data) {
+                            Ok(()) => raft
+                                .install_snapshot(r)
+                                .await
+                                .map_or_else(|e| Answer::Failed(e.to_string()), Answer::Snapshot),
+                            Err(e) => Answer::Failed(e),
+                        }
+                    }
                     Rpc::Elect => {
                         tracing::info!(
                             "high availability: instance {from} asks this one to stand for election"
@@ -291,6 +304,8 @@ impl RaftNetworkFactory<Ha> for Network {
                 .map(|i| instance_dn(&self.qm, &i.name))
                 .unwrap_or_default(),
             connector: self.tls.connector.clone(),
+            seal: self.tls.seal.clone(),
+            sending: None,
             conn: None,
             source: self.group.bind.as_ref().and_then(|b| source_ip(&b.addr)),
         }
@@ -306,6 +321,9 @@ pub(crate) struct Peer {
     /// The subject the target's certificate must carry.
     dn: String,
     connector: TlsConnector,
+    /// This instance's data keys, and what seals the snapshot being sent.
+    seal: Arc<crate::snapwire::SnapSeal>,
+    sending: Option<(u32, [u8; 8])>,
     conn: Option<ClientStream>,
     /// The local address connections leave from (the host of `--ha-bind`), if any.
     source: Option<std::net::IpAddr>,
@@ -497,14 +515,25 @@ impl RaftNetwork<Ha> for Peer {
         Rpc::Append,
         Answer::Append
     );
-    raft_rpc!(
-        install_snapshot,
-        InstallSnapshotRequest<Ha>,
-        InstallSnapshotResponse<NodeId>,
-        InstallSnapshotError,
-        Rpc::Snapshot,
-        Answer::Snapshot
-    );
+    /// A chunk of this instance's snapshot, opened for the wire (the receiver seals it
+    /// under its own key).
+    async fn install_snapshot(
+        &mut self,
+        mut rpc: InstallSnapshotRequest<Ha>,
+        option: RPCOption,
+    ) -> Result<InstallSnapshotResponse<NodeId>, Rpc_<InstallSnapshotError>> {
+        let mut sending = self.sending;
+        if let Err(e) = self.seal.outgoing(&mut sending, rpc.offset, &mut rpc.data) {
+            return Err(RPCError::Network(NetworkError::new(
+                &std::io::Error::other(e),
+            )));
+        }
+        self.sending = sending;
+        match self.call(Rpc::Snapshot(rpc), option.hard_ttl()).await? {
+            Answer::Snapshot(r) => Ok(r),
+            _ => Err(unexpected()),
+        }
+    }
     raft_rpc!(
         vote,
         VoteRequest<NodeId>,

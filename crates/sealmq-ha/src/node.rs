@@ -122,6 +122,7 @@ impl Node {
             .build()
             .map_err(|e| format!("cannot start the replication runtime: {e}"))?;
         let store = LogStore::open(&dir, log_cfg.dse.clone()).map_err(|e| e.to_string())?;
+        let dse = log_cfg.dse.clone();
         let machine = Machine::open(qm_dir, log_cfg, &store, state)?;
         let config = Config {
             cluster_name: qm.to_string(),
@@ -152,7 +153,7 @@ impl Node {
         let listener = rt
             .block_on(tokio::net::TcpListener::bind(&my_addr))
             .map_err(|e| format!("cannot listen for the other instances on {my_addr}: {e}"))?;
-        let tls = crate::net::Tls::load(&qm_dir.join("keystore"), qm)?;
+        let tls = crate::net::Tls::load(&qm_dir.join("keystore"), qm, dse)?;
         let network = Network {
             group: group.clone(),
             qm: qm.to_string(),
@@ -499,7 +500,7 @@ impl View {
             active: m.current_leader.map(|l| self.name_of(l)),
             term: m.current_term,
             log_index: last,
-            applied_index: self.machine.applied().map_or(0, |a| a.index),
+            applied_index: self.machine.applied_index(),
             quorum,
             instances,
             elections: m.current_term.saturating_sub(self.first_term),

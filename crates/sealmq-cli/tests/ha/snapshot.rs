@@ -26,12 +26,10 @@ fn replicas_snapshot_the_log_is_purged_and_a_wiped_instance_rejoins_by_snapshot_
     ];
     let g = Group::build(|_| (format!("127.0.0.1:{}", free_port()), None), env);
     let a = g.wait_active();
-    g.instances[a]
-        .home
-        .ok_in(
-            &["mqsc", QM],
-            Some("DEFINE QLOCAL(HA.Q) DEFPSIST(YES) MAXDEPTH(100000)\n"),
-        );
+    g.instances[a].home.ok_in(
+        &["mqsc", QM],
+        Some("DEFINE QLOCAL(HA.Q) DEFPSIST(YES) MAXDEPTH(100000)\n"),
+    );
     // A unit of work stays open across the replicas' snapshots: its records are before
     // their checkpoints, its commit after.
     let mut open_uow = g.client(a);
@@ -93,6 +91,15 @@ fn replicas_snapshot_the_log_is_purged_and_a_wiped_instance_rejoins_by_snapshot_
         logged(&g, w, "installed") > 0,
         "the wiped instance was rebuilt without a snapshot"
     );
+    // Snapshots made, sent and installed: nothing of a message is in clear on any disk.
+    for i in 0..3 {
+        assert!(
+            g.dir(i).join("ha/snapshot/state").exists(),
+            "instance {i}'s snapshot"
+        );
+        let clear = files_holding(&g.dir(i), MARKER);
+        assert!(clear.is_empty(), "in clear on disk: {clear:?}");
+    }
     stop.store(true, Ordering::Relaxed);
     let tried = t.join().unwrap();
     let acked = acked.load(Ordering::Relaxed);
@@ -131,6 +138,26 @@ fn replicas_snapshot_the_log_is_purged_and_a_wiped_instance_rejoins_by_snapshot_
     assert_eq!(seen.len() as u64, acked + 3 + 4000);
 }
 
+/// In every bulk message: no file of an instance may hold it in clear (encryption at rest).
+const MARKER: &[u8] = b"SNAPSHOT-TEST-CLEAR-MARKER";
+
+/// Files under `dir` whose bytes hold `what`.
+fn files_holding(dir: &std::path::Path, what: &[u8]) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files_holding(&p, what));
+        } else if std::fs::read(&p).is_ok_and(|b| b.windows(what.len()).any(|w| w == what)) {
+            out.push(p);
+        }
+    }
+    out
+}
+
 /// Numbers of the bulk put before the snapshots.
 const BULK: u64 = 2_000_000;
 
@@ -139,6 +166,7 @@ const BULK: u64 = 2_000_000;
 fn put_numbered(c: &mut Client, from: u64, count: u64, unit: u64) {
     let (h, _) = c.open("HA.Q", OpenOptions::output()).unwrap();
     let mut body = vec![0u8; 1000];
+    body[100..100 + MARKER.len()].copy_from_slice(MARKER);
     for n in from..from + count {
         body[..8].copy_from_slice(&n.to_le_bytes());
         let mut md = Md {

@@ -195,6 +195,14 @@ impl QueueManager {
             return;
         };
         let mut keep = oldest.min(ckp_key);
+        // A replicated queue manager's snapshots are sealed too, and sent from this disk.
+        if let Ok(dir) = std::fs::read_dir(self.cfg.dir.join(super::replica::STATE_DIR)) {
+            for f in dir.flatten() {
+                if let Some(k) = super::replica::state_key_id(&f.path()) {
+                    keep = keep.min(k);
+                }
+            }
+        }
         for q in read(&self.locals).values() {
             let store = q.lock().store.clone();
             if let Some(k) = store.and_then(|s| s.min_key_id()) {

@@ -36,7 +36,7 @@ mod triggers;
 pub use damaged::DAMAGED_DIR;
 pub use defaults::default_channel_name;
 use rebuild::Rebuild;
-pub use replica::{install_state, write_state};
+pub use replica::{install_state, state_key_id, write_state};
 pub use security::ChlAuthAction;
 pub use services::ServiceObject;
 

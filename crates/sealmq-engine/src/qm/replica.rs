@@ -12,8 +12,12 @@
 //! a checkpoint written (and sealed) as this instance's own, and a log that goes on at the
 //! same LSNs as the group's.
 //!
-//! State file, version 1: `SMQSTATE`, version u16 LE, 6 reserved bytes; then frames: length
-//! u32 LE of the body, CRC32C u32 LE of tag and body, tag u8, body:
+//! State file, version 1: a 32-byte head (`SMQSTATE`, version u16 LE, flags u16 LE, key id
+//! u32 LE, stream id 8 bytes, 8 reserved: `sealmq_storage::dse::StreamHead`); under encryption
+//! at rest (flag 1) everything after it is sealed as a stream under that data key
+//! (`Dse::stream_xor`: AES-256 counter mode, so that it can be sent in chunks and sealed
+//! again by the receiver under its own key). Then frames: length u32 LE of the body, CRC32C
+//! u32 LE of tag and body, tag u8, body:
 //!
 //! | tag | frame | body |
 //! | --- | --- | --- |
@@ -27,10 +31,14 @@
 use super::*;
 use crate::queue::placed_of;
 use sealmq_storage::codec::{Dec, Enc};
+use sealmq_storage::dse::{Dse, StreamHead};
 use sealmq_storage::qstore::{IndexOp, QueueStore};
 use sealmq_types::sync::{lock, read};
 use std::io::{BufReader, BufWriter, Read, Write};
 
+/// Where a replicated queue manager keeps its state files (`sealmq-ha`'s `ha/snapshot`):
+/// their data keys stay in the keyring.
+pub(crate) const STATE_DIR: &str = "ha/snapshot";
 const MAGIC: &[u8; 8] = b"SMQSTATE";
 const VERSION: u16 = 1;
 const HEAD: u8 = 1;
@@ -58,13 +66,48 @@ fn bad(p: &Path, detail: impl std::fmt::Display) -> MqError {
     )
 }
 
+/// Sealing of a state file after its head: the data key, the stream, and where it stands.
+struct Seal {
+    dse: Arc<Dse>,
+    key: u32,
+    stream: [u8; 8],
+    pos: u64,
+}
+
+impl Seal {
+    fn apply(&mut self, bytes: &mut [u8]) -> MqResult<()> {
+        self.dse
+            .stream_xor(self.key, self.stream, self.pos, bytes)
+            .map_err(StorageError::from)?;
+        self.pos += bytes.len() as u64;
+        Ok(())
+    }
+}
+
 struct Writer {
     out: BufWriter<std::fs::File>,
     path: PathBuf,
     frames: u64,
+    seal: Option<Seal>,
 }
 
 impl Writer {
+    fn write(&mut self, bytes: &[u8]) -> MqResult<()> {
+        let sealed;
+        let bytes = match &mut self.seal {
+            None => bytes,
+            Some(s) => {
+                let mut b = bytes.to_vec();
+                s.apply(&mut b)?;
+                sealed = b;
+                &sealed[..]
+            }
+        };
+        self.out
+            .write_all(bytes)
+            .map_err(|e| io_err("cannot write", &self.path, e))
+    }
+
     fn frame(&mut self, tag: u8, body: &[u8]) -> MqResult<()> {
         let mut crc = crc32c::crc32c(&[tag]);
         crc = crc32c::crc32c_append(crc, body);
@@ -72,13 +115,22 @@ impl Writer {
         head[..4].copy_from_slice(&(body.len() as u32).to_le_bytes());
         head[4..8].copy_from_slice(&crc.to_le_bytes());
         head[8] = tag;
-        self.out
-            .write_all(&head)
-            .and_then(|()| self.out.write_all(body))
-            .map_err(|e| io_err("cannot write", &self.path, e))?;
+        self.write(&head)?;
+        self.write(body)?;
         self.frames += 1;
         Ok(())
     }
+}
+
+/// The data key a state file is sealed under, if it is (the keyring keeps that key).
+pub fn state_key_id(path: &Path) -> Option<u32> {
+    let mut head = [0u8; StreamHead::LEN];
+    let mut f = std::fs::File::open(path).ok()?;
+    f.read_exact(&mut head).ok()?;
+    StreamHead::decode(&head)
+        .filter(|h| &h.magic == MAGIC)
+        .and_then(|h| h.sealed)
+        .map(|(k, _)| k)
 }
 
 /// Checkpoints a replica's copy of the queue manager in `cfg.dir` (its log must be closed:
@@ -97,18 +149,28 @@ pub fn write_state(mut cfg: QmConfig, to: &Path) -> MqResult<Lsn> {
         .min(lsn);
     let file =
         sealmq_storage::create_private_file(to).map_err(|e| io_err("cannot create", to, e))?;
+    let seal = match &cfg.dse {
+        Some(d) => Some(Seal {
+            dse: d.clone(),
+            key: d.current(),
+            stream: Dse::new_stream().map_err(StorageError::from)?,
+            pos: 0,
+        }),
+        None => None,
+    };
+    let head = StreamHead {
+        magic: *MAGIC,
+        version: VERSION,
+        sealed: seal.as_ref().map(|s| (s.key, s.stream)),
+    };
     let mut w = Writer {
         out: BufWriter::with_capacity(1 << 20, file),
         path: to.to_path_buf(),
         frames: 0,
+        seal: None,
     };
-    let mut head = Vec::with_capacity(16);
-    head.extend_from_slice(MAGIC);
-    head.extend_from_slice(&VERSION.to_le_bytes());
-    head.extend_from_slice(&[0u8; 6]);
-    w.out
-        .write_all(&head)
-        .map_err(|e| io_err("cannot write", to, e))?;
+    w.write(&head.encode())?;
+    w.seal = seal;
     let mut e = Enc::new();
     e.u64(lsn).u64(replay_from);
     w.frame(HEAD, &e.buf)?;
@@ -181,48 +243,67 @@ struct Reader {
     input: BufReader<std::fs::File>,
     path: PathBuf,
     frames: u64,
+    seal: Option<Seal>,
 }
 
 impl Reader {
-    fn open(path: &Path) -> MqResult<Reader> {
+    fn open(path: &Path, dse: Option<&Arc<Dse>>) -> MqResult<Reader> {
         let f = std::fs::File::open(path).map_err(|e| io_err("cannot open", path, e))?;
         let mut input = BufReader::with_capacity(1 << 20, f);
-        let mut head = [0u8; 16];
+        let mut head = [0u8; StreamHead::LEN];
         input
             .read_exact(&mut head)
-            .map_err(|_| bad(path, "it is shorter than its header"))?;
-        if &head[..8] != MAGIC {
+            .map_err(|_| bad(path, "it is shorter than its head"))?;
+        let Some(head) = StreamHead::decode(&head).filter(|h| &h.magic == MAGIC) else {
             return Err(bad(path, "not a sealmq state file"));
-        }
-        let v = u16::from_le_bytes([head[8], head[9]]);
-        if v != VERSION {
+        };
+        if head.version != VERSION {
             return Err(bad(
                 path,
-                format!("version {v}; this build reads {VERSION}"),
+                format!("version {}; this build reads {VERSION}", head.version),
             ));
         }
+        let seal = match (head.sealed, dse) {
+            (None, _) => None,
+            (Some((key, stream)), Some(d)) => Some(Seal {
+                dse: d.clone(),
+                key,
+                stream,
+                pos: 0,
+            }),
+            (Some(_), None) => {
+                return Err(bad(path, "it is sealed and this instance has no keys"));
+            }
+        };
         Ok(Reader {
             input,
             path: path.to_path_buf(),
             frames: 0,
+            seal,
         })
+    }
+
+    fn read(&mut self, buf: &mut [u8], what: &str) -> MqResult<()> {
+        self.input
+            .read_exact(buf)
+            .map_err(|_| bad(&self.path, what))?;
+        if let Some(s) = &mut self.seal {
+            s.apply(buf)?;
+        }
+        Ok(())
     }
 
     /// The next frame: its tag and body (the END frame checked and not returned).
     fn next(&mut self) -> MqResult<Option<(u8, Vec<u8>)>> {
         let mut head = [0u8; 9];
-        self.input
-            .read_exact(&mut head)
-            .map_err(|_| bad(&self.path, "it ends without its END frame"))?;
+        self.read(&mut head, "it ends without its END frame")?;
         let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
         let crc = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
         if len > MAX_FRAME {
             return Err(bad(&self.path, format!("a frame of {len} bytes")));
         }
         let mut body = vec![0u8; len];
-        self.input
-            .read_exact(&mut body)
-            .map_err(|_| bad(&self.path, "a frame is cut short"))?;
+        self.read(&mut body, "a frame is cut short")?;
         if crc32c::crc32c_append(crc32c::crc32c(&[head[8]]), &body) != crc {
             return Err(bad(
                 &self.path,
@@ -266,7 +347,10 @@ impl Filling {
 /// whatever its log, checkpoints and queue files held is removed first. Returns the LSN the
 /// state stands at; the log goes on after it.
 pub fn install_state(cfg: &QmConfig, from: &Path) -> MqResult<Lsn> {
-    let mut r = Reader::open(from)?;
+    // Read whole once before anything is removed: a damaged file changes nothing.
+    let mut check = Reader::open(from, cfg.dse.as_ref())?;
+    while check.next()?.is_some() {}
+    let mut r = Reader::open(from, cfg.dse.as_ref())?;
     let Some((HEAD, head)) = r.next()? else {
         return Err(bad(from, "it does not begin with HEAD"));
     };
