@@ -174,7 +174,7 @@ fn put_numbered(c: &mut Client, from: u64, count: u64, unit: u64) {
             ..Md::default()
         };
         c.put(h, &mut md, &body, true).unwrap();
-        if (n - from + 1) % unit == 0 {
+        if (n - from + 1).is_multiple_of(unit) {
             c.commit().unwrap();
         }
     }

@@ -77,8 +77,7 @@ struct Seal {
 impl Seal {
     fn apply(&mut self, bytes: &mut [u8]) -> MqResult<()> {
         self.dse
-            .stream_xor(self.key, self.stream, self.pos, bytes)
-            .map_err(StorageError::from)?;
+            .stream_xor(self.key, self.stream, self.pos, bytes)?;
         self.pos += bytes.len() as u64;
         Ok(())
     }
@@ -153,7 +152,7 @@ pub fn write_state(mut cfg: QmConfig, to: &Path) -> MqResult<Lsn> {
         Some(d) => Some(Seal {
             dse: d.clone(),
             key: d.current(),
-            stream: Dse::new_stream().map_err(StorageError::from)?,
+            stream: Dse::new_stream()?,
             pos: 0,
         }),
         None => None,
