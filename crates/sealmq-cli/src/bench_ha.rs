@@ -9,7 +9,10 @@
 //! - catch-up: an instance stopped while `--messages` persistent messages of `--size` bytes
 //!   (1 KiB by default) are put, then started: the time until it holds the whole log again;
 //! - rebuild: that instance's disk wiped (identity and group kept), then started: the time
-//!   until it holds the group's whole log again.
+//!   until it holds the group's whole log again (the active instance never purged its log);
+//! - snapshot rejoin: the active role moved to the third instance, whose Raft log was purged
+//!   behind its snapshots, and the wiped one started again: the time until it is in sync,
+//!   having installed a snapshot and the log after it.
 
 use crate::CliResult;
 use crate::bench_app::{join_all, open_q};
@@ -310,6 +313,45 @@ pub fn run(a: &BenchArgs) -> CliResult {
         "rebuild of a wiped instance from the group's log (over {mib} MiB of history): {rebuilt:.2} s"
     );
     report.insert("rebuild_s".into(), rebuilt.into());
+    // The active role moves to the instance that was a replica all along: its Raft log was
+    // purged behind its snapshots, so a wiped instance is sent a snapshot.
+    let other = NAMES
+        .into_iter()
+        .find(|n| *n != act && *n != behind)
+        .unwrap_or("c");
+    bed.sealmq(act, &["ha", "switch", HA, "--to", other], None)?;
+    bed.wait("the switch", Duration::from_secs(60), || {
+        (bed.active() == Some(other)).then_some(())
+    })?;
+    bed.in_sync()?;
+    bed.sealmq(behind, &["stop", HA], None)?;
+    for d in ["log", "ha", "checkpoint", "queues", "policy.key"] {
+        let p = dir.join(d);
+        let _ = std::fs::remove_dir_all(&p);
+        let _ = std::fs::remove_file(&p);
+    }
+    let t = Instant::now();
+    bed.start_instance(behind)?;
+    bed.in_sync()?;
+    let rejoined = t.elapsed().as_secs_f64();
+    let errlog =
+        std::fs::read_to_string(dir.join("errors").join("SEALMQ01.LOG")).unwrap_or_default();
+    let by_snapshot = errlog
+        .lines()
+        .any(|l| l.contains("snapshot") && l.contains("installed"));
+    let snap_mib = std::fs::metadata(bed.qm_dir(other, HA).join("ha/snapshot/state"))
+        .map_or(0, |m| m.len() >> 20);
+    println!(
+        "rejoin of a wiped instance {} ({snap_mib} MiB snapshot, then the log after it): {rejoined:.2} s",
+        if by_snapshot {
+            "by snapshot"
+        } else {
+            "from the log (no snapshot was sent)"
+        }
+    );
+    report.insert("snapshot_rejoin_s".into(), rejoined.into());
+    report.insert("snapshot_mib".into(), snap_mib.into());
+    report.insert("snapshot_used".into(), by_snapshot.into());
     if a.json {
         println!("{}", serde_json::Value::Object(report));
     }
