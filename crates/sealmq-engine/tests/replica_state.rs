@@ -142,3 +142,56 @@ proptest::proptest! {
         proptest::prop_assert!(install_state(&c, &p).is_err());
     }
 }
+
+/// A queue manager with encryption at rest, segments of 64 KiB, its messages put and got
+/// and then checkpointed; whether its first data key is still in its keyring.
+fn first_key_kept(replicated: bool) -> bool {
+    use sealmq_storage::dse::{Dse, MasterSource};
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("qm");
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = d.path().join("mk");
+    std::fs::write(
+        &key,
+        sealmq_storage::dse::new_master_hex().unwrap().as_str(),
+    )
+    .unwrap();
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let src = MasterSource::File(key);
+    Dse::create(&dir, &src).unwrap();
+    let dse = Arc::new(Dse::open(&dir, &src).unwrap());
+    let first = dse.current();
+    if replicated {
+        std::fs::write(dir.join("ha.toml"), "").unwrap();
+    }
+    let mut cfg = QmConfig::new("QM1", &dir);
+    cfg.dse = Some(dse.clone());
+    cfg.segment_bytes = 64 << 10;
+    let qm = sealmq_engine::create(cfg).unwrap();
+    qm.define(QueueDef::new("Q", QType::Local), false).unwrap();
+    let c = Connection::connect(&qm, "t", "t").unwrap();
+    for i in 0..2000u32 {
+        c.put1(
+            "Q",
+            &mut persistent(),
+            &[i as u8; 200],
+            PutOptions::default(),
+        )
+        .unwrap();
+    }
+    let h = c.open("Q", OpenOptions::input()).unwrap();
+    while c.get(&h, GetOptions::default()).is_ok() {}
+    qm.checkpoint().unwrap();
+    qm.checkpoint().unwrap();
+    dse.has_key(first)
+}
+
+#[test]
+fn an_instance_of_a_replicated_queue_manager_keeps_every_data_key() {
+    // Its Raft log shares the keyring and holds entries sealed under the oldest keys.
+    assert!(first_key_kept(true));
+    assert!(
+        !first_key_kept(false),
+        "a single queue manager prunes its keyring"
+    );
+}

@@ -191,6 +191,12 @@ impl QueueManager {
         let (Some(d), None) = (&self.cfg.dse, &self.cfg.archive_dir) else {
             return;
         };
+        // An instance of a replicated queue manager shares its keyring with its Raft log,
+        // whose entries (kept until a snapshot lets them go) are sealed under keys this log
+        // no longer uses: nothing is dropped (docs/ha.md, limits).
+        if self.cfg.dir.join("ha.toml").exists() {
+            return;
+        }
         let Some(oldest) = self.log.oldest_key_id() else {
             return;
         };
