@@ -48,7 +48,7 @@ fn crashed(cfg: QmConfig) {
         ..Default::default()
     };
     for i in 100..103u32 {
-        c.put1("Q", &mut persistent(), &i.to_le_bytes(), uow.clone())
+        c.put1("Q", &mut persistent(), &i.to_le_bytes(), uow)
             .unwrap();
     }
     let h = c.open("Q", OpenOptions::input()).unwrap();
