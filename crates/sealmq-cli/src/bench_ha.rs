@@ -199,6 +199,15 @@ fn put_rate(dir: &Path, producers: usize, secs: f64) -> CliResult<f64> {
     Ok(n as f64 / el)
 }
 
+/// An instance's data gone, its identity and group kept (as a lost disk rebuilt).
+fn wipe(dir: &Path) {
+    for d in ["log", "ha", "checkpoint", "queues", "policy.key"] {
+        let p = dir.join(d);
+        let _ = std::fs::remove_dir_all(&p);
+        let _ = std::fs::remove_file(&p);
+    }
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v.get(v.len() / 2).copied().unwrap_or(0.0)
@@ -300,11 +309,7 @@ pub fn run(a: &BenchArgs) -> CliResult {
     // group's log: the whole history, not only what it missed.
     bed.sealmq(behind, &["stop", HA], None)?;
     let dir = bed.qm_dir(behind, HA);
-    for d in ["log", "ha", "checkpoint", "queues", "policy.key"] {
-        let p = dir.join(d);
-        let _ = std::fs::remove_dir_all(&p);
-        let _ = std::fs::remove_file(&p);
-    }
+    wipe(&dir);
     let t = Instant::now();
     bed.start_instance(behind)?;
     bed.in_sync()?;
@@ -325,11 +330,7 @@ pub fn run(a: &BenchArgs) -> CliResult {
     })?;
     bed.in_sync()?;
     bed.sealmq(behind, &["stop", HA], None)?;
-    for d in ["log", "ha", "checkpoint", "queues", "policy.key"] {
-        let p = dir.join(d);
-        let _ = std::fs::remove_dir_all(&p);
-        let _ = std::fs::remove_file(&p);
-    }
+    wipe(&dir);
     let t = Instant::now();
     bed.start_instance(behind)?;
     bed.in_sync()?;
