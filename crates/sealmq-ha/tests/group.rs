@@ -2,6 +2,8 @@
 //! one's log batches reach every instance's log; when it goes, another becomes active with
 //! every committed batch.
 
+mod common;
+use common::no_state;
 use sealmq_ha::{Group, Node, Role};
 use sealmq_protect::dn::Dn;
 use sealmq_protect::identity::IdentitySpec;
@@ -134,18 +136,4 @@ fn batches_reach_every_instance_and_survive_the_active_ones_loss() {
     }
     assert_eq!(records(&dirs[last]).len(), 16);
     assert_eq!(records(&dirs[next]).len(), 15);
-}
-
-/// Snapshots are the engine's (tested with real instances in the CLI's HA tests).
-fn no_state() -> std::sync::Arc<dyn sealmq_ha::StateFiles> {
-    struct NoState;
-    impl sealmq_ha::StateFiles for NoState {
-        fn write_state(&self, _: &std::path::Path) -> Result<u64, String> {
-            Err("no snapshots here".into())
-        }
-        fn install_state(&self, _: &std::path::Path) -> Result<u64, String> {
-            Err("no snapshots here".into())
-        }
-    }
-    std::sync::Arc::new(NoState)
 }

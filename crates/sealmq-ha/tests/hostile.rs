@@ -2,6 +2,8 @@
 //! CA, one that names another instance, plain TCP, and frames before `Hello` larger than a
 //! Hello may be. Refusals cost the attacker a closed connection and the group nothing.
 
+mod common;
+use common::no_state;
 use sealmq_ha::{Group, Node};
 use sealmq_protect::dn::Dn;
 use sealmq_protect::identity::IdentitySpec;
@@ -83,18 +85,4 @@ fn instances_outside_the_group_and_strangers_are_refused() {
     for n in nodes {
         n.shutdown();
     }
-}
-
-/// Snapshots are the engine's (tested with real instances in the CLI's HA tests).
-fn no_state() -> std::sync::Arc<dyn sealmq_ha::StateFiles> {
-    struct NoState;
-    impl sealmq_ha::StateFiles for NoState {
-        fn write_state(&self, _: &std::path::Path) -> Result<u64, String> {
-            Err("no snapshots here".into())
-        }
-        fn install_state(&self, _: &std::path::Path) -> Result<u64, String> {
-            Err("no snapshots here".into())
-        }
-    }
-    std::sync::Arc::new(NoState)
 }
