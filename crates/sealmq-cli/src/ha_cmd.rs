@@ -47,6 +47,8 @@ pub fn run(cfg: ServerConfig, group: Group) -> CliResult {
     let qm_lock = take_lock(&dir.join("qm.lock"), &cfg.name)?;
     let mut log_cfg = LogConfig::new(dir.join("log"));
     log_cfg.dse = sealmq_storage::dse::Dse::load(&dir).map_err(|e| e.to_string())?;
+    // A replica's copy: each batch is applied once the group's synced Raft logs hold it.
+    log_cfg.durable_elsewhere = true;
     keep_secret_env(&dir);
     let state = Arc::new(EngineState {
         cfg: {

@@ -163,6 +163,66 @@ fn bit_flip_in_the_last_record_is_a_torn_tail_but_in_the_middle_is_damage() {
     }
 }
 
+/// A copy of batches durable elsewhere (a replicated queue manager's log): no sync per batch,
+/// so after a power loss its last segment's tail may hold anything, valid records after a hole
+/// included. That tail is cut, not refused (the Raft log gives it again); a sealed segment
+/// (synced when the next one began) is still refused when damaged.
+#[test]
+fn a_copy_cuts_its_damaged_unsynced_tail_even_with_valid_records_after_it() {
+    let d = tempfile::tempdir().unwrap();
+    let mut c = cfg(d.path());
+    c.durable_elsewhere = true;
+    c.segment_bytes = 4096;
+    let (log, _) = Log::open(c.clone(), 0, |_| Ok(())).unwrap();
+    for i in 0..40u8 {
+        log.append_durable(i, &[i; 100]).unwrap();
+    }
+    log.sync_to_disk().unwrap();
+    drop(log);
+    let mut segs: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    segs.sort();
+    assert!(segs.len() >= 2, "the copy rolled its segments: {segs:?}");
+    let last = segs.last().unwrap().clone();
+    let clean = std::fs::read(&last).unwrap();
+    let rec_len = 21 + 100;
+    let in_last = (clean.len() - SEG_HEADER as usize) / rec_len;
+    assert!(in_last >= 3);
+    // A hole (zeros) over the last segment's second record, valid records after it.
+    let mut b = clean.clone();
+    let hole = SEG_HEADER as usize + rec_len;
+    b[hole..hole + rec_len].fill(0);
+    std::fs::write(&last, &b).unwrap();
+    // The log as a single queue manager opens it: damage, nothing skipped.
+    assert!(matches!(
+        replay(d.path()),
+        Err(StorageError::Corrupt { .. })
+    ));
+    // As a copy: cut after the first record of the last segment, and appending goes on there.
+    let mut got = Vec::new();
+    let (log, rec) = Log::open(c.clone(), 0, |r| {
+        got.push(r.lsn);
+        Ok(())
+    })
+    .unwrap();
+    assert!(rec.truncated.is_some());
+    let kept = 40 - in_last as u64 + 1;
+    assert_eq!(got, (1..=kept).collect::<Vec<_>>());
+    assert_eq!(log.append_durable(9, b"again").unwrap(), kept + 1);
+    drop(log);
+    // A damaged segment that is not the last is refused even for a copy.
+    let first = segs.first().unwrap();
+    let mut b = std::fs::read(first).unwrap();
+    b[SEG_HEADER as usize + 30] ^= 0x10;
+    std::fs::write(first, &b).unwrap();
+    assert!(matches!(
+        Log::open(c, 0, |_| Ok(())).map(|_| ()),
+        Err(StorageError::Corrupt { .. })
+    ));
+}
+
 #[test]
 fn segments_roll_and_are_released_and_archived() {
     let d = tempfile::tempdir().unwrap();

@@ -140,6 +140,9 @@ impl QueueManager {
                 });
             }
         }
+        // A log that does not sync each batch (a replicated queue manager's) is synced before
+        // a checkpoint says its records up to `lsn` are on disk.
+        self.log.sync_to_disk()?;
         let mut w = CheckpointWriter::create_with(
             &self.cfg.dir.join("checkpoint"),
             lsn,

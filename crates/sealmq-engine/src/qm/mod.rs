@@ -310,11 +310,9 @@ impl QueueManager {
         log_cfg.fail_writes = cfg.fail_writes.clone();
         log_cfg.replicator = cfg.replicator.clone();
         // A replicated batch is durable once a majority's Raft logs hold it (synced there): the
-        // active instance's own copy is written without a sync of its own; what a crash takes
-        // of it comes back from the Raft log when the instance starts again (docs/ha.md).
-        if cfg.replicator.is_some() {
-            log_cfg.sync = false;
-        }
+        // active instance's own copy is written without a sync per batch; what a crash takes
+        // of its tail comes back from the Raft log when the instance starts again (docs/ha.md).
+        log_cfg.durable_elsewhere = cfg.replicator.is_some() || cfg.replica_copy;
         let (log, rec) = Log::open(log_cfg, replay_from, |r| {
             let record = Record::decode(r.kind, r.payload)?;
             rb.record(r.lsn, record);

@@ -63,6 +63,13 @@ pub struct LogConfig {
     /// A replicated queue manager's active instance: each batch counts as durable only once
     /// the replicator says a majority of the group holds it (`replica.rs`).
     pub replicator: Option<ReplicatorRef>,
+    /// This log is a copy of batches already durable elsewhere (an instance of a replicated
+    /// queue manager: its synced Raft log holds each batch before it is written here). A batch
+    /// is written without a sync of its own; the log is synced when a segment ends, on
+    /// [`Log::sync_to_disk`] (before a checkpoint) and on close, so what a power loss can take
+    /// is only the last segment's unsynced tail. At open, damage in that tail is cut even when
+    /// valid records follow it: the Raft log gives them again.
+    pub durable_elsewhere: bool,
 }
 
 impl LogConfig {
@@ -76,6 +83,7 @@ impl LogConfig {
             dse: None,
             reserve_bytes: crate::space::DEFAULT_RESERVE,
             replicator: None,
+            durable_elsewhere: false,
         }
     }
 }
@@ -145,6 +153,10 @@ struct State {
     roll_wanted: bool,
     /// Segments started so far (a roll waits for this to move).
     rolls: u64,
+    /// A sync of the open segment is wanted ([`Log::sync_to_disk`]).
+    sync_wanted: bool,
+    /// Syncs asked for and done so far.
+    syncs: u64,
 }
 
 /// Pending bytes past which the flusher writes even if nobody waits yet.
@@ -365,15 +377,24 @@ impl Log {
                         off += n;
                     }
                     None => {
-                        // Torn tail only if it is the last segment and nothing valid follows.
+                        // Torn tail only if it is the last segment and nothing valid follows
+                        // (or anything may follow: a copy's unsynced tail, see
+                        // `durable_elsewhere`).
                         let later_valid = (off + 1..data.len())
                             .any(|o| parse_record(&data[o..], last_lsn).is_some());
-                        if !is_last || later_valid {
+                        if !is_last || (later_valid && !cfg.durable_elsewhere) {
                             return Err(StorageError::Corrupt {
                                 path: path.clone(),
                                 offset: off as u64,
                                 detail: "a record fails its checksum or framing and valid records follow it".into(),
                             });
+                        }
+                        if later_valid {
+                            tracing::warn!(
+                                "the log's unsynced tail in {} is damaged at offset {off}: it \
+                                 is cut there, and what it held is applied again from the Raft log",
+                                path.display()
+                            );
                         }
                         tail = Some((*number, path.clone(), off as u64));
                         break;
@@ -427,6 +448,8 @@ impl Log {
                 flush_wanted: false,
                 roll_wanted: false,
                 rolls: 0,
+                sync_wanted: false,
+                syncs: 0,
             }),
             work: Condvar::new(),
             segments: Mutex::new(infos),
@@ -656,6 +679,41 @@ impl Log {
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         }
+    }
+
+    /// Writes what is pending and syncs the open segment, for a log that does not sync each
+    /// batch ([`LogConfig::durable_elsewhere`]); nothing to do for one that does.
+    pub fn sync_to_disk(&self) -> Result<()> {
+        if !self.shared.cfg.durable_elsewhere || !self.shared.cfg.sync {
+            return Ok(());
+        }
+        let mut st = lock(&self.shared.state);
+        let seen = st.syncs;
+        st.sync_wanted = true;
+        st.flush_wanted = true;
+        self.shared.work.notify_all();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while st.syncs == seen {
+            if let Some(b) = &st.broken {
+                return Err(StorageError::Broken(b.clone()));
+            }
+            let now = std::time::Instant::now();
+            if st.closed {
+                return Err(StorageError::Closed);
+            }
+            if now >= deadline {
+                return Err(StorageError::Broken(
+                    "the log's disk did not finish a sync within 30 s".into(),
+                ));
+            }
+            st = self
+                .shared
+                .work
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        Ok(())
     }
 
     /// Number of segment files the log holds.

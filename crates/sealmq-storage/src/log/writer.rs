@@ -41,6 +41,7 @@ impl Writer {
                 let mut st = lock(&self.shared.state);
                 while !st.closed
                     && !st.roll_wanted
+                    && !st.sync_wanted
                     && (st.pending.is_empty()
                         || (!st.flush_wanted && st.pending.len() < EAGER_FLUSH))
                 {
@@ -54,6 +55,21 @@ impl Writer {
                     let mut st = lock(&self.shared.state);
                     if r.is_ok() {
                         st.rolls += 1;
+                    }
+                    drop(st);
+                    self.shared.work.notify_all();
+                    continue;
+                }
+                if st.sync_wanted && st.pending.is_empty() {
+                    st.sync_wanted = false;
+                    drop(st);
+                    let r = self.file.sync_data();
+                    let mut st = lock(&self.shared.state);
+                    match r {
+                        Ok(()) => st.syncs += 1,
+                        Err(e) => {
+                            st.broken = Some(format!("cannot sync {}: {e}", self.path.display()))
+                        }
                     }
                     drop(st);
                     self.shared.work.notify_all();
@@ -81,6 +97,10 @@ impl Writer {
                     }
                 }
                 if st.pending.is_empty() {
+                    drop(st);
+                    if let Err(e) = self.sync_copy() {
+                        tracing::warn!("cannot sync {} at close: {e}", self.path.display());
+                    }
                     return;
                 }
                 st.flush_wanted = false;
@@ -171,7 +191,7 @@ impl Writer {
                 return Err(std::io::Error::from_raw_os_error(28)); // ENOSPC
             }
             self.file.write_all(buf)?;
-            if cfg.sync {
+            if cfg.sync && !cfg.durable_elsewhere {
                 self.file.sync_data()?;
             }
             Ok(())
@@ -195,8 +215,21 @@ impl Writer {
         }
     }
 
+    /// A copy of batches durable elsewhere syncs its segment when it ends or the log closes,
+    /// so that only the last segment's tail can be lost (`LogConfig::durable_elsewhere`).
+    fn sync_copy(&self) -> std::io::Result<()> {
+        let cfg = &self.shared.cfg;
+        if cfg.durable_elsewhere && cfg.sync {
+            self.file.sync_data()?;
+        }
+        Ok(())
+    }
+
     /// Closes the current segment and starts the next, its first record `first`.
     fn start_segment(&mut self, first: Lsn) -> std::result::Result<(), WriteErr> {
+        // A segment that is not the last one must be whole after a power loss.
+        self.sync_copy()
+            .map_err(|e| Failed(format!("cannot sync {}: {e}", self.path.display())))?;
         let cfg = &self.shared.cfg;
         let number = self.number + 1;
         let (f, path) = create_segment(&cfg.dir, number, first).map_err(|e| match &e {
