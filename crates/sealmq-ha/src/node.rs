@@ -121,7 +121,8 @@ impl Node {
             .enable_all()
             .build()
             .map_err(|e| format!("cannot start the replication runtime: {e}"))?;
-        let store = LogStore::open(&dir, log_cfg.dse.clone()).map_err(|e| e.to_string())?;
+        let store =
+            LogStore::open(&dir, log_cfg.dse.clone(), group.me()).map_err(|e| e.to_string())?;
         let dse = log_cfg.dse.clone();
         let machine = Machine::open(qm_dir, log_cfg, &store, state)?;
         let config = Config {
@@ -442,14 +443,7 @@ impl View {
     fn status(&self, m: &RaftMetrics<NodeId, BasicNode>) -> Status {
         let me = self.group.me();
         let last = m.last_log_index.unwrap_or(0);
-        let metas = self.store.metas();
-        let backlog_of = |matched: u64| -> u64 {
-            metas
-                .iter()
-                .filter(|x| x.log_id.index > matched)
-                .map(|x| u64::from(x.len) + 8)
-                .sum()
-        };
+        let backlog_of = |matched: u64| -> u64 { self.store.bytes_after(matched) };
         let instances: Vec<InstanceStatus> = self
             .group
             .instances
