@@ -164,8 +164,24 @@ fn setup() -> CliResult<Bed> {
     Ok(bed)
 }
 
-/// Persistent puts of 1 KiB, each committed, by `producers` for `secs`: puts per second.
-fn put_rate(dir: &Path, producers: usize, secs: f64) -> CliResult<f64> {
+/// CPU seconds of the queue manager processes running in `dirs` (each one's `qm.pid`).
+fn qm_cpu(dirs: &[PathBuf]) -> f64 {
+    dirs.iter()
+        .filter_map(|d| std::fs::read_to_string(d.join("qm.pid")).ok())
+        .map(|pid| crate::bench_cmd::cpu_seconds(pid.trim()))
+        .sum()
+}
+
+/// One run of [`put_rate`]: puts per second, and the CPU every queue manager process
+/// involved spent per put (µs).
+struct Rate {
+    per_s: f64,
+    cpu_us: f64,
+}
+
+/// Persistent puts of 1 KiB, each committed, by `producers` for `secs` on the queue manager in
+/// `dir`; `procs` are the directories of every process whose CPU counts (the instances).
+fn put_rate(dir: &Path, procs: &[PathBuf], producers: usize, secs: f64) -> CliResult<Rate> {
     let stop = Arc::new(AtomicBool::new(false));
     let count = Arc::new(AtomicU64::new(0));
     let mut threads = Vec::new();
@@ -188,15 +204,19 @@ fn put_rate(dir: &Path, producers: usize, secs: f64) -> CliResult<f64> {
             Ok(())
         }));
     }
-    let t = Instant::now();
+    let (t, n0, cpu0) = (Instant::now(), count.load(Ordering::Relaxed), qm_cpu(procs));
     std::thread::sleep(Duration::from_secs_f64(secs));
-    let n = count.load(Ordering::Relaxed);
+    let n = count.load(Ordering::Relaxed) - n0;
     let el = t.elapsed().as_secs_f64();
+    let cpu = qm_cpu(procs) - cpu0;
     stop.store(true, Ordering::Relaxed);
     join_all(threads)?;
     let mut c = Client::connect_local(dir, "bench-ha").map_err(|e| e.to_string())?;
     let _ = c.mqsc("CLEAR QLOCAL(BENCH.Q)\n", false);
-    Ok(n as f64 / el)
+    Ok(Rate {
+        per_s: n as f64 / el,
+        cpu_us: cpu * 1e6 / (n.max(1) as f64),
+    })
 }
 
 /// An instance's data gone, its identity and group kept (as a lost disk rebuilt).
@@ -217,23 +237,39 @@ pub fn run(a: &BenchArgs) -> CliResult {
     let bed = setup()?;
     let secs = a.seconds.max(1) as f64;
     let mut report = serde_json::Map::new();
+    let single_dir = bed.qm_dir("single", SINGLE);
+    let instances: Vec<PathBuf> = NAMES.iter().map(|n| bed.qm_dir(n, HA)).collect();
     for producers in [1usize, 16] {
         let (mut single, mut ha) = (Vec::new(), Vec::new());
+        let (mut single_cpu, mut ha_cpu) = (Vec::new(), Vec::new());
         for _ in 0..a.rounds.max(1) {
-            single.push(put_rate(&bed.qm_dir("single", SINGLE), producers, secs)?);
+            let r = put_rate(
+                &single_dir,
+                std::slice::from_ref(&single_dir),
+                producers,
+                secs,
+            )?;
+            single.push(r.per_s);
+            single_cpu.push(r.cpu_us);
             let act = bed
                 .active()
                 .ok_or_else(|| "bench: no active instance".to_string())?;
-            ha.push(put_rate(&bed.qm_dir(act, HA), producers, secs)?);
+            let r = put_rate(&bed.qm_dir(act, HA), &instances, producers, secs)?;
+            ha.push(r.per_s);
+            ha_cpu.push(r.cpu_us);
         }
         let (s, h) = (median(&mut single), median(&mut ha));
+        let (sc, hc) = (median(&mut single_cpu), median(&mut ha_cpu));
         println!(
-            "persistent put, {producers} producer(s): single {s:.0}/s, replicated {h:.0}/s, ratio {:.2}",
+            "persistent put, {producers} producer(s): single {s:.0}/s, replicated {h:.0}/s, ratio {:.2}; \
+             queue manager CPU per put: single {sc:.0} µs, three instances {hc:.0} µs",
             h / s.max(1e-9)
         );
         report.insert(format!("put_{producers}_single"), s.into());
         report.insert(format!("put_{producers}_replicated"), h.into());
         report.insert(format!("put_{producers}_ratio"), (h / s.max(1e-9)).into());
+        report.insert(format!("put_{producers}_single_cpu_us"), sc.into());
+        report.insert(format!("put_{producers}_replicated_cpu_us"), hc.into());
     }
     let kills = a.kills.unwrap_or(10);
     let mut gaps = Vec::new();
