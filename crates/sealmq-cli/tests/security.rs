@@ -199,6 +199,16 @@ fn every_route_to_a_queue_checks_the_same_authority() {
     }
     assert_eq!(h.depth("QMO", "FAR"), 0);
     assert_eq!(h.depth("QMO", "LOCAL.Q"), 0);
+    // A queue manager with no route is refused alike (2035, not 2087): an unauthorized user
+    // does not learn which routes exist. The administrator is told there is no route.
+    let o = app_put(&h, "QMO", &addr, "ANY.Q", Some("NOWHERE"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("2035") && !err.contains("2087"),
+        "{err}"
+    );
+    let err = h.fails(&["put", "QMO", "ANY.Q", "--qmgr", "NOWHERE", "--message", "x"]);
+    assert!(err.contains("2087"), "{err}");
     // PUT on the transmission queue opens the way by queue-manager name, not by the alias.
     h.mqsc(
         "QMO",
@@ -224,6 +234,17 @@ fn every_route_to_a_queue_checks_the_same_authority() {
             .success()
     );
     assert_eq!(h.depth("QMO", "FAR"), 2);
+    // Authorized for a name with no route: now 2087 (what is missing is the route).
+    h.mqsc(
+        "QMO",
+        "SET AUTHREC PROFILE('NOWHERE') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT)\n",
+    );
+    let o = app_put(&h, "QMO", &addr, "ANY.Q", Some("NOWHERE"));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("2087"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     // The administrator too needs a record to put to a system queue.
     let err = h.fails(&[
         "put",
