@@ -507,6 +507,33 @@ fn a_group_named_at_create_reaches_the_socket_and_authority_decides() {
     );
     assert!(ent.contains("AUTHLIST(PUT)"), "{ent}");
     h.ok(&["stop", "QMG"]);
+    // The directory is shared with the group: every file in it but the group's name must
+    // still be the owner's alone. Made readable by an administrator's slip, each is refused
+    // at start, naming the fix, and the start succeeds once it is fixed.
+    let dir = h.dir.path().join("qmgrs").join("QMG");
+    let errlog = std::fs::read_dir(dir.join("errors"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .next()
+        .expect("an error log");
+    for (path, mode) in [
+        (dir.join("policy.key"), 0o640),
+        (errlog, 0o644),
+        (dir.join("qm.log"), 0o604),
+    ] {
+        let was = std::fs::metadata(&path).unwrap().permissions().mode();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        let err = h.fails(&["start", "QMG", "--background"]);
+        assert!(
+            err.contains(&*path.to_string_lossy()) && err.contains("go-rwx"),
+            "{}: {err}",
+            path.display()
+        );
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(was)).unwrap();
+    }
+    h.ok(&["start", "QMG", "--background"]);
+    h.ok(&["stop", "QMG"]);
 }
 
 #[test]

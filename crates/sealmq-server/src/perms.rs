@@ -16,7 +16,54 @@ use std::path::Path;
 pub const GROUP_FILE: &str = "qm.group";
 
 /// The subdirectories that hold data and must be the owner's alone.
-const DATA_DIRS: [&str; 5] = ["log", "checkpoint", "keystore", "stats", "accounting"];
+const DATA_DIRS: [&str; 8] = [
+    "log",
+    "checkpoint",
+    "keystore",
+    "stats",
+    "accounting",
+    "queues",
+    "ha",
+    "errors",
+];
+
+/// Files directly in the queue manager's directory that its group may read: the group's
+/// name. Every other file there (the policy key, the keyring, the process's log) must be
+/// private even when the directory is shared with a group.
+const SHARED_FILES: [&str; 1] = [GROUP_FILE];
+
+/// How deep under a data directory files are checked (queue files sit two levels down).
+const DEPTH: usize = 3;
+
+fn exposed(path: &Path, mode: u32, fix: &Path, recursive: bool) -> String {
+    format!(
+        "{} is readable or writable by others (mode {:04o}); fix it with: chmod {}go-rwx {}",
+        path.display(),
+        mode & 0o777,
+        if recursive { "-R " } else { "" },
+        fix.display()
+    )
+}
+
+/// The first file or directory under `dir` (to `depth` levels) that others may use.
+fn first_exposed(dir: &Path, depth: usize) -> Option<(std::path::PathBuf, u32)> {
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let Ok(m) = std::fs::symlink_metadata(e.path()) else {
+            continue;
+        };
+        let mode = m.permissions().mode();
+        if !m.file_type().is_symlink() && mode & 0o077 != 0 {
+            return Some((e.path(), mode));
+        }
+        if m.is_dir()
+            && depth > 1
+            && let Some(x) = first_exposed(&e.path(), depth - 1)
+        {
+            return Some(x);
+        }
+    }
+    None
+}
 
 /// Every file and directory the server creates from now on is private to its user.
 pub fn private_umask() {
@@ -98,18 +145,22 @@ pub fn check(dir: &Path) -> Result<(), String> {
         if sub == "keystore" {
             continue;
         }
-        for e in std::fs::read_dir(&p).into_iter().flatten().flatten() {
-            if let Ok(m) = e.metadata()
-                && m.permissions().mode() & 0o077 != 0
-            {
-                return Err(format!(
-                    "{} is readable or writable by others (mode {:04o}); fix it with: chmod -R \
-                     go-rwx {}",
-                    e.path().display(),
-                    m.permissions().mode() & 0o777,
-                    p.display()
-                ));
-            }
+        if let Some((path, mode)) = first_exposed(&p, DEPTH) {
+            return Err(exposed(&path, mode, &p, true));
+        }
+    }
+    // Files directly in the directory (a group may traverse it): the policy key, the
+    // keyring and the rest are the owner's alone.
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = e.file_name();
+        if SHARED_FILES.iter().any(|f| name == std::ffi::OsStr::new(f)) {
+            continue;
+        }
+        if let Ok(m) = std::fs::symlink_metadata(e.path())
+            && m.is_file()
+            && m.permissions().mode() & 0o077 != 0
+        {
+            return Err(exposed(&e.path(), m.permissions().mode(), &e.path(), false));
         }
     }
     Ok(())
