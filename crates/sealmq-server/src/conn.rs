@@ -3,6 +3,7 @@
 
 use crate::dispatch::{self, err, handle};
 use crate::icpt::Icpt;
+use crate::limits::PendingSlot;
 use crate::peer::{Peer, TlsPeer};
 use crate::{Ctx, HANDSHAKE, acct, admit, chinit};
 use sealmq_engine::Connection;
@@ -23,6 +24,7 @@ pub(crate) fn serve_tls(
     cfg: Arc<rustls::ServerConfig>,
     ctx: &Ctx,
     addr: String,
+    pending: Option<PendingSlot>,
 ) {
     let raw = sock.try_clone().ok();
     let Ok(conn) = rustls::ServerConnection::new(cfg) else {
@@ -71,6 +73,7 @@ pub(crate) fn serve_tls(
         &peer,
         ctx,
         &first,
+        pending,
     );
 }
 
@@ -184,15 +187,26 @@ impl Drop for Active<'_> {
 
 /// Serves a connection without TLS: `r` and `w` are the same socket, read with the first
 /// frame's deadline.
+/// `pending`: a TCP socket's place among those waiting for their first frame; once the frame
+/// is here it gives way to a MAXCHL slot (the local socket counts at accept instead).
 pub(crate) fn serve_plain(
     qm: &Arc<QueueManager>,
     r: impl std::io::Read + Send + 'static,
     w: impl Write + Send + 'static,
     peer: &Peer,
     ctx: &Ctx,
+    pending: Option<PendingSlot>,
 ) {
     let (r, first) = TimedRead::first_frame(r);
-    serve(qm, BufReader::new(r), BufWriter::new(w), peer, ctx, &first);
+    serve(
+        qm,
+        BufReader::new(r),
+        BufWriter::new(w),
+        peer,
+        ctx,
+        &first,
+        pending,
+    );
 }
 
 /// Serves one connection until it ends. Dropping the engine connection backs out.
@@ -203,105 +217,132 @@ pub(crate) fn serve(
     peer: &Peer,
     ctx: &Ctx,
     first: &std::sync::atomic::AtomicU64,
+    pending: Option<PendingSlot>,
 ) {
     ctx.active.fetch_add(1, Ordering::Relaxed);
     let _active = Active(&ctx.active);
     // Hello first (or a channel's Start).
-    let (id, appl, client_max, channel, asserted, password, version) =
-        match sealmq_wire::read_first(&mut r, sealmq_wire::HELLO_MAX).inspect(|_| {
-            first.store(0, Ordering::Relaxed);
-        }) {
-            Ok(Some(sealmq_wire::First::Channel(start))) => {
-                let Peer::Tcp { tls, addr, sock } = peer else {
-                    return;
-                };
-                // Channels keep their own deadlines (heartbeats).
-                if let Some(s) = sock {
-                    let _ = s.set_read_timeout(None);
-                }
-                let info = chinit::receiver::PeerInfo {
-                    tls: tls.as_ref().map(|t| (t.dn.clone(), t.suite.clone())),
-                    addr: addr.clone(),
-                    sock: sock.as_ref().and_then(|s| s.try_clone().ok()),
-                };
-                if matches!(start, sealmq_wire::chl::ChlFrame::Request { .. }) {
-                    chinit::requester::serve_request(
-                        &ctx.chinit,
-                        start,
-                        Box::new(r),
-                        Box::new(w),
-                        info,
-                    );
-                } else {
-                    chinit::receiver::serve(&ctx.chinit, start, r, w, info);
-                }
-                return;
-            }
-            Ok(Some(sealmq_wire::First::Request(id, Request::Hello(hello)))) => {
-                let sealmq_wire::Hello {
-                    versions,
-                    max_msg,
-                    appl,
-                    channel,
-                    user,
-                    password,
-                } = hello;
-                if !versions.iter().any(|v| sealmq_wire::VERSIONS.contains(v)) {
+    let frame = sealmq_wire::read_first(&mut r, sealmq_wire::HELLO_MAX).inspect(|_| {
+        first.store(0, Ordering::Relaxed);
+    });
+    // The first frame is here: the socket leaves those waiting and counts against MAXCHL
+    // from now on, or is refused with 2537.
+    let _slot = match (pending, &frame) {
+        (Some(p), Ok(Some(f))) => {
+            drop(p);
+            match ctx.slot(qm, &format!("connection from {}", peer.describe())) {
+                Some(s) => Some(s),
+                None => {
+                    let id = match f {
+                        sealmq_wire::First::Request(id, _) => *id,
+                        sealmq_wire::First::Channel(_) => 0,
+                    };
                     let _ = sealmq_wire::write_response(
                         &mut w,
                         id,
                         &Response::Err {
-                            reason: 2195,
-                            detail: format!(
-                                "no common protocol version (server speaks {:?}, client {:?})",
-                                sealmq_wire::VERSIONS,
-                                versions
-                            ),
+                            reason: 2537,
+                            detail: crate::MAXCHL_REFUSAL.into(),
                         },
                     );
                     return;
                 }
-                let version = versions
-                    .iter()
-                    .copied()
-                    .filter(|v| sealmq_wire::VERSIONS.contains(v))
-                    .max()
-                    .unwrap_or(1);
-                (id, appl, max_msg, channel, user, password, version)
             }
-            Ok(Some(sealmq_wire::First::Request(id, _))) => {
+        }
+        _ => None,
+    };
+    let (id, appl, client_max, channel, asserted, password, version) = match frame {
+        Ok(Some(sealmq_wire::First::Channel(start))) => {
+            let Peer::Tcp { tls, addr, sock } = peer else {
+                return;
+            };
+            // Channels keep their own deadlines (heartbeats).
+            if let Some(s) = sock {
+                let _ = s.set_read_timeout(None);
+            }
+            let info = chinit::receiver::PeerInfo {
+                tls: tls.as_ref().map(|t| (t.dn.clone(), t.suite.clone())),
+                addr: addr.clone(),
+                sock: sock.as_ref().and_then(|s| s.try_clone().ok()),
+            };
+            if matches!(start, sealmq_wire::chl::ChlFrame::Request { .. }) {
+                chinit::requester::serve_request(
+                    &ctx.chinit,
+                    start,
+                    Box::new(r),
+                    Box::new(w),
+                    info,
+                );
+            } else {
+                chinit::receiver::serve(&ctx.chinit, start, r, w, info);
+            }
+            return;
+        }
+        Ok(Some(sealmq_wire::First::Request(id, Request::Hello(hello)))) => {
+            let sealmq_wire::Hello {
+                versions,
+                max_msg,
+                appl,
+                channel,
+                user,
+                password,
+            } = hello;
+            if !versions.iter().any(|v| sealmq_wire::VERSIONS.contains(v)) {
                 let _ = sealmq_wire::write_response(
                     &mut w,
                     id,
                     &Response::Err {
                         reason: 2195,
-                        detail: "the first request must be Hello".into(),
+                        detail: format!(
+                            "no common protocol version (server speaks {:?}, client {:?})",
+                            sealmq_wire::VERSIONS,
+                            versions
+                        ),
                     },
                 );
                 return;
             }
-            Err(WireError::Protocol(m)) => {
-                // docs/wire.md: a protocol error before the handshake answers Err 2195.
-                ctx.security.events.log(&format!(
-                    "protocol error before the handshake from {}: {m}",
-                    peer.describe()
-                ));
-                let _ = sealmq_wire::write_response(
-                    &mut w,
-                    0,
-                    &Response::Err {
-                        reason: 2195,
-                        detail: format!("protocol error: {m}; closing the connection"),
-                    },
-                );
-                return;
-            }
-            Err(WireError::Io(e)) => {
-                missed_deadline(&e, ctx, peer, "sent no complete first frame");
-                return;
-            }
-            Ok(None) => return,
-        };
+            let version = versions
+                .iter()
+                .copied()
+                .filter(|v| sealmq_wire::VERSIONS.contains(v))
+                .max()
+                .unwrap_or(1);
+            (id, appl, max_msg, channel, user, password, version)
+        }
+        Ok(Some(sealmq_wire::First::Request(id, _))) => {
+            let _ = sealmq_wire::write_response(
+                &mut w,
+                id,
+                &Response::Err {
+                    reason: 2195,
+                    detail: "the first request must be Hello".into(),
+                },
+            );
+            return;
+        }
+        Err(WireError::Protocol(m)) => {
+            // docs/wire.md: a protocol error before the handshake answers Err 2195.
+            ctx.security.events.log(&format!(
+                "protocol error before the handshake from {}: {m}",
+                peer.describe()
+            ));
+            let _ = sealmq_wire::write_response(
+                &mut w,
+                0,
+                &Response::Err {
+                    reason: 2195,
+                    detail: format!("protocol error: {m}; closing the connection"),
+                },
+            );
+            return;
+        }
+        Err(WireError::Io(e)) => {
+            missed_deadline(&e, ctx, peer, "sent no complete first frame");
+            return;
+        }
+        Ok(None) => return,
+    };
     let hello = admit::Hello {
         appl: &appl,
         channel: &channel,

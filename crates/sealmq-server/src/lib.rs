@@ -179,6 +179,31 @@ impl Server {
         )?);
         let ci = chinit::Initiator::new(qm.clone(), cfg.dir.join("keystore"), security.clone());
         qm.set_chinit(Arc::new(chinit::Control(ci.clone())));
+        // The descriptors shared out: MAXCHL is capped to what they allow, a reserve is kept
+        // for the administrator, channels and files, and sockets before their first frame
+        // have a small budget of their own (docs/limits.md).
+        let budget = limits::Budget::of(fds);
+        ci.limit.set_cap(budget.connections);
+        let maxchl = qm.qmgr().maxchl;
+        if maxchl > budget.connections {
+            tracing::warn!(
+                "MAXCHL({maxchl}) is capped to {} connections: the process may hold {fds} \
+                 descriptors (its hard open-file limit), of which {} are kept for the \
+                 administrator, channels and files and {} for {} sockets that have not sent \
+                 their first frame; raise the hard limit (LimitNOFILE, ulimit -Hn) to serve more",
+                budget.connections,
+                budget.reserve,
+                budget.pending as u64 * limits::FDS_PER_CONNECTION,
+                budget.pending
+            );
+        }
+        tracing::info!(
+            "descriptors: {fds}; connections at most {} (MAXCHL {maxchl}); {} sockets may wait \
+             for their first frame ({} per address)",
+            budget.connections.min(maxchl),
+            budget.pending,
+            budget.pending_per_addr
+        );
         let ctx = Ctx {
             socks: socks.clone(),
             next_sock: Arc::new(std::sync::atomic::AtomicU64::new(1)),
@@ -192,6 +217,7 @@ impl Server {
             chinit: ci.clone(),
             instances: Arc::default(),
             limit: ci.limit.clone(),
+            pending: limits::Pending::new(budget.pending, budget.pending_per_addr),
         };
         {
             let (qm, ctx) = (qm.clone(), ctx.clone());
@@ -233,7 +259,7 @@ impl Server {
                                 admin,
                                 pid,
                             };
-                            conn::serve_plain(&qm, s, w, &peer, &ctx);
+                            conn::serve_plain(&qm, s, w, &peer, &ctx, None);
                             ctx.unregister(id);
                         }
                     });
@@ -423,10 +449,13 @@ struct Ctx {
     instances: Arc<admit::Instances>,
     /// Connections counted against MAXCHL.
     limit: Arc<Limit>,
+    /// TCP sockets waiting for their first frame.
+    pending: Arc<limits::Pending>,
 }
 
 /// What a connection refused over MAXCHL is told.
-const MAXCHL_REFUSAL: &str = "the queue manager serves MAXCHL connections already: try again later";
+pub(crate) const MAXCHL_REFUSAL: &str =
+    "the queue manager serves MAXCHL connections already: try again later";
 
 impl Ctx {
     /// A MAXCHL slot for a new connection, or `None` (logged, naming `who`).
@@ -434,11 +463,16 @@ impl Ctx {
         let maxchl = qm.qmgr().maxchl;
         let s = self.limit.take(maxchl);
         if s.is_none() {
-            self.security.events.log(&format!(
-                "{who} refused: MAXCHL({maxchl}) connections are served"
-            ));
+            self.refused(who, maxchl);
         }
         s
+    }
+
+    /// Logs a refusal over MAXCHL (at most a line a second under a flood).
+    fn refused(&self, who: &str, maxchl: u32) {
+        if let Some(line) = self.limit.refusal_line(who, maxchl) {
+            self.security.events.log(&line);
+        }
     }
 
     fn register(&self, s: Sock) -> u64 {

@@ -205,19 +205,32 @@ fn accept_loop(tl: &TcpListener, stop: &AtomicBool, qm: &Arc<QueueManager>, ctx:
             }
             continue;
         }
-        let Some(slot) = ctx.slot(qm, &format!("connection from {addr}")) else {
+        // MAXCHL connections served: refused now, before any thread or buffer is given.
+        let maxchl = qm.qmgr().maxchl;
+        if ctx.limit.full(maxchl) {
+            ctx.refused(&format!("connection from {addr}"), maxchl);
             if ctx.security.tls().is_none() {
                 refuse_early(&s, 2537, MAXCHL_REFUSAL);
+            } else {
+                let _ = s.shutdown(std::net::Shutdown::Both);
             }
             continue;
+        }
+        // Until its first frame the socket counts among those waiting (a budget of their own,
+        // the oldest closed first), not against MAXCHL.
+        let Ok(held) = s.try_clone() else {
+            continue;
         };
+        let (pending, line) = ctx.pending.admit(&crate::admit::ip_of(&addr), held);
+        if let Some(line) = line {
+            ctx.security.events.log(&line);
+        }
         // The handshake and first frame must come within HANDSHAKE.
         let _ = s.set_read_timeout(Some(crate::HANDSHAKE));
         // The configuration in use now: REFRESH SECURITY TYPE(SSL) may replace it.
         let tls = ctx.security.tls();
         let (qm, ctx) = (qm.clone(), ctx.clone());
         std::thread::spawn(move || {
-            let _slot = slot;
             let Ok(k) = s.try_clone() else { return };
             let id = ctx.register(Sock::Tcp(k));
             match tls {
@@ -228,10 +241,10 @@ fn accept_loop(tl: &TcpListener, stop: &AtomicBool, qm: &Arc<QueueManager>, ctx:
                             addr,
                             sock: s.try_clone().ok(),
                         };
-                        conn::serve_plain(&qm, s, w, &peer, &ctx);
+                        conn::serve_plain(&qm, s, w, &peer, &ctx, Some(pending));
                     }
                 }
-                Some(cfg) => serve_tls(&qm, s, cfg, &ctx, addr),
+                Some(cfg) => serve_tls(&qm, s, cfg, &ctx, addr, Some(pending)),
             }
             ctx.unregister(id);
         });
