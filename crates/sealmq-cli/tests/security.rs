@@ -728,6 +728,94 @@ fn a_full_disk_is_drained_cleared_and_used_again_without_a_restart() {
     h.ok(&["stop", "QD"]);
 }
 
+/// Issue 27: a queue manager whose 40 MiB file system was filled by persistent puts, then
+/// killed, starts again (it does not need the queued messages' size again before serving),
+/// says what it waits for, serves gets, drains, fills again; and with the queue kept empty,
+/// 20,000 persistent puts of 4 KiB (twice the file system) never meet a full disk: the log's
+/// space comes back before it runs out, not after a refused put.
+#[test]
+fn a_full_disk_restarts_and_steady_traffic_never_fills_it() {
+    let h = Home::new();
+    let qmgrs = h.dir.path().join("qmgrs");
+    let Some(_disk) = SmallDisk::mount(&qmgrs, "40m") else {
+        eprintln!("cannot mount a small file system (not root?): skipped");
+        return;
+    };
+    h.ok(&["create", "QN"]);
+    h.ok(&["start", "QN", "--background"]);
+    h.mqsc("QN", "DEFINE QLOCAL(F.Q) MAXDEPTH(999999) DEFPSIST(YES)\n");
+    let put = |n: &str| {
+        h.run(
+            &[
+                "put",
+                "QN",
+                "F.Q",
+                "--size",
+                "4096",
+                "--count",
+                n,
+                "--persistent",
+            ],
+            None,
+        )
+    };
+    let fill = || {
+        for _ in 0..100 {
+            let o = put("500");
+            if !o.status.success() {
+                let err = stderr_of(&o);
+                assert!(err.contains("2102"), "{err}");
+                return;
+            }
+        }
+        panic!("the disk never filled");
+    };
+    fill();
+    let depth = h.depth("QN", "F.Q");
+    assert!(depth > 5000, "{depth}");
+    // Killed on the full disk: the next start replays the log and must not need the queued
+    // messages' size again before it serves.
+    let pid = h.pid("QN");
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-9", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    wait_for(Duration::from_secs(20), "the killed process to go", || {
+        !std::path::Path::new(&format!("/proc/{pid}")).exists()
+    });
+    h.ok(&["start", "QN", "--background"]);
+    assert_eq!(h.depth("QN", "F.Q"), depth, "nothing lost");
+    let log = log_of(&h, "QN");
+    assert!(log.contains("waits for room"), "{log}");
+    // It serves gets, drains and fills again.
+    let got = h.ok(&["get", "QN", "F.Q", "--count", "100", "--verify"]);
+    assert!(got.contains("got 100 ok 100"), "{got}");
+    h.ok(&["get", "QN", "F.Q", "--count", &(depth - 100).to_string()]);
+    assert_eq!(h.depth("QN", "F.Q"), 0);
+    wait_for(Duration::from_secs(30), "puts accepted again", || {
+        put("1").status.success()
+    });
+    fill();
+    h.mqsc("QN", "CLEAR QLOCAL(F.Q)\n");
+    h.ok(&["stop", "QN"]);
+    h.ok(&["start", "QN", "--background"]);
+    assert_eq!(h.depth("QN", "F.Q"), 0);
+    // Steady traffic at depth 0: 20,000 puts of 4 KiB, each message got again at once.
+    let mut refused = Vec::new();
+    for round in 0..40 {
+        let o = put("500");
+        if !o.status.success() {
+            refused.push(format!("round {round}: {}", stderr_of(&o)));
+        }
+        h.ok(&["get", "QN", "F.Q", "--count", "500"]);
+    }
+    assert!(refused.is_empty(), "{refused:?}");
+    h.ok(&["stop", "QN"]);
+}
+
 fn stderr_of(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 pub enum StorageError {
     /// Writing or syncing failed (disk full, I/O error). Nothing of the failed batch is durable.
     #[error(
-        "log write failed in {path}: {source}; nothing of this commit was kept, and later commits will succeed once the cause is fixed"
+        "writing {path} failed: {source}; nothing of this write was kept, and later ones will succeed once the cause is fixed"
     )]
     Write {
         path: PathBuf,

@@ -56,6 +56,22 @@ pub(crate) fn ensure(dir: &Path, bytes: u64) -> bool {
     }
 }
 
+/// Bytes free (for an unprivileged user) on the file system of `dir`, and its size.
+pub fn free_space(dir: &Path) -> Option<(u64, u64)> {
+    let s = rustix::fs::statvfs(dir).ok()?;
+    Some((
+        s.f_bavail.saturating_mul(s.f_frsize),
+        s.f_blocks.saturating_mul(s.f_frsize),
+    ))
+}
+
+/// The free space under which the log starts a new segment and a checkpoint releases the
+/// old one before the disk fills (not after a refused write): twice the reserve, or a quarter
+/// of a small file system.
+pub fn low_water(total: u64, reserve: u64) -> u64 {
+    reserve.saturating_mul(2).max(1 << 20).min(total / 4)
+}
+
 /// Gives the reserve back to the file system; whether there was one.
 pub(crate) fn release(dir: &Path) -> bool {
     std::fs::remove_file(path(dir)).is_ok()

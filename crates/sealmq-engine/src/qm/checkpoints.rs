@@ -23,6 +23,9 @@ pub(crate) const FRAMES_VERSION: u32 = 3;
 /// index is rewritten from its live entries.
 const REWRITE_MIN: u64 = 64 << 20;
 const REWRITE_PER_MSG: u64 = 160;
+/// Log bytes written since the last checkpoint past which a disk under its low-water mark
+/// has the log start a new segment (so the old one can be released).
+const LOW_ROLL_MIN: u64 = 1 << 20;
 
 impl QueueManager {
     /// Takes a checkpoint when enough log was written since the last one, or the message
@@ -40,7 +43,14 @@ impl QueueManager {
                     .compare_exchange(last, now, Ordering::AcqRel, Ordering::Relaxed)
                     .is_ok()
         };
-        if (written >= self.cfg.checkpoint_bytes || short_due || self.qctx.checkpoint_due())
+        // The disk is filling (under its low-water mark) and the log grew since the last
+        // checkpoint: a new segment and a checkpoint now give the old segment's space back
+        // before a put is refused for want of it.
+        let low_due = written >= LOW_ROLL_MIN && self.log.space_low();
+        if (written >= self.cfg.checkpoint_bytes
+            || short_due
+            || low_due
+            || self.qctx.checkpoint_due())
             && !self.checkpointing.swap(true, Ordering::AcqRel)
         {
             let qm = self.clone();
@@ -69,6 +79,8 @@ impl QueueManager {
     pub fn checkpoint(&self) -> MqResult<Lsn> {
         let _one = lock(&self.checkpoint_lock);
         let bytes_now = self.log.stats().bytes;
+        let grew = bytes_now.saturating_sub(self.bytes_at_checkpoint.load(Ordering::Relaxed))
+            >= LOW_ROLL_MIN;
         let (lsn, replay_from, mut frames, snaps) = {
             let _g = write(&self.apply);
             let (lsn, active) = {
@@ -167,9 +179,10 @@ impl QueueManager {
                 tracing::warn!("{e}");
             }
         }
-        // Short of space: the active segment (which filled the disk) is closed so it can go.
+        // Short of space, or about to be: the active segment (which fills the disk) is closed
+        // so it can go.
         let short = self.log.space_short();
-        if short {
+        if short || (grew && self.log.space_low()) {
             self.log.roll();
         }
         // Replay reads records after `replay_from`: a segment whose records are all at or

@@ -118,6 +118,9 @@ pub struct StartReport {
     pub messages: u64,
     pub log_truncated: bool,
     pub backed_out: usize,
+    /// The checkpoint after recovery did not fit on the disk: the queue manager serves, and
+    /// writes it once there is room.
+    pub checkpoint_postponed: bool,
 }
 
 pub struct QueueManager {
@@ -415,10 +418,31 @@ impl QueueManager {
         // grows with every crash until the next checkpoint is due.
         // A checkpoint of an older release (messages in the checkpoint, or no index ends) is
         // converted now.
+        // On a full disk that checkpoint (which writes the messages replayed from the log to
+        // queue files) may not fit: the queue manager serves anyway — the messages stay
+        // readable from memory and the log, nothing is lost — and the next checkpoint that
+        // fits, once gets and clears have made room, writes them and releases the log.
         if report.records_replayed > 0
             || (report.checkpoint_lsn > 0 && frames_version < checkpoints::FRAMES_VERSION)
         {
-            qm.checkpoint()?;
+            match qm.checkpoint() {
+                Ok(_) => {}
+                Err(e) if e.reason == sealmq_types::ReasonCode::ResourceProblem => {
+                    let free = sealmq_storage::space::free_space(&qm.cfg.dir)
+                        .map_or_else(String::new, |(f, _)| format!(" ({} KiB free)", f >> 10));
+                    tracing::warn!(
+                        "the checkpoint after recovery was not written ({e}): the queue manager \
+                         serves with the {} message(s) it recovered held in memory and in its \
+                         log, and waits for room on the file system of {}{free} to write them \
+                         to queue files; gets and CLEAR QLOCAL make room, persistent puts are \
+                         refused while the disk is full",
+                        report.messages,
+                        qm.cfg.dir.display()
+                    );
+                    report.checkpoint_postponed = true;
+                }
+                Err(e) => return Err(e),
+            }
         }
         Ok((qm, report))
     }

@@ -179,6 +179,10 @@ struct Shared {
     bytes: AtomicU64,
     /// The reserve was spent: space is short (`space.rs`).
     short: AtomicBool,
+    /// The file system's free space was under its low-water mark when last looked at, and
+    /// when that was (ms since the epoch).
+    low: AtomicBool,
+    low_checked_ms: AtomicU64,
 }
 
 /// The recovery log.
@@ -457,6 +461,8 @@ impl Log {
             batches: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
             short: AtomicBool::new(!crate::space::ensure(&cfg.dir, cfg.reserve_bytes)),
+            low: AtomicBool::new(false),
+            low_checked_ms: AtomicU64::new(0),
             cfg,
         });
         let writer = Writer {
@@ -637,6 +643,31 @@ impl Log {
     /// gives space back ([`Log::restore_reserve`]).
     pub fn space_short(&self) -> bool {
         self.shared.short.load(Ordering::Acquire)
+    }
+
+    /// Whether the log's file system has less free space than its low-water mark
+    /// ([`crate::space::low_water`]): time to start a new segment and checkpoint, so that the
+    /// space of the old one comes back before a write is refused. Looked at most every
+    /// 100 ms (a `statvfs`); between, the last answer.
+    pub fn space_low(&self) -> bool {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let last = self.shared.low_checked_ms.load(Ordering::Relaxed);
+        if now >= last + 100
+            && self
+                .shared
+                .low_checked_ms
+                .compare_exchange(last, now, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+        {
+            let low =
+                crate::space::free_space(&self.shared.cfg.dir).is_some_and(|(free, total)| {
+                    free < crate::space::low_water(total, self.shared.cfg.reserve_bytes)
+                });
+            self.shared.low.store(low, Ordering::Relaxed);
+        }
+        self.shared.low.load(Ordering::Relaxed)
     }
 
     /// Writes the reserve again if it was spent; true when it is in place (space no longer
