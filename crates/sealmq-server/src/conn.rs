@@ -367,6 +367,18 @@ pub(crate) fn serve(
         }
     };
     conn.set_origin(peer.origin(&channel));
+    // A get that waits notices within HBINT an application that went away (its unit of
+    // work is then backed out as the connection ends).
+    let hbint = qm
+        .channel(if channel.is_empty() {
+            sealmq_engine::channels::DEFAULT_SVRCONN
+        } else {
+            &channel
+        })
+        .map(|c| c.hbint);
+    if let Some((every, alive)) = peer.liveness(hbint) {
+        conn.set_liveness(every, alive);
+    }
     let max_msg = client_max.min(qm.qmgr().max_msg_len).max(1024);
     let max_frame = max_msg as usize + sealmq_wire::FRAME_OVERHEAD;
     if sealmq_wire::write_response(

@@ -258,6 +258,7 @@ impl Server {
                                 user: user.clone(),
                                 admin,
                                 pid,
+                                sock: s.try_clone().ok(),
                             };
                             conn::serve_plain(&qm, s, w, &peer, &ctx, None);
                             ctx.unregister(id);

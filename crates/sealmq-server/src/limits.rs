@@ -128,8 +128,9 @@ pub(crate) struct Budget {
     pub connections: u32,
 }
 
-/// Descriptors a served connection holds (the socket and the clones its thread keeps).
-pub(crate) const FDS_PER_CONNECTION: u64 = 5;
+/// Descriptors a served connection holds (the socket and the clones its thread keeps: to
+/// write, to be shut down at a stop, to see the peer go while a get waits, ...).
+pub(crate) const FDS_PER_CONNECTION: u64 = 6;
 
 impl Budget {
     pub(crate) fn of(fds: u64) -> Budget {
@@ -306,7 +307,7 @@ mod tests {
         assert!(b.pending >= 4 && b.pending_per_addr >= 2);
         let used = b.reserve + (b.pending as u64 + u64::from(b.connections)) * FDS_PER_CONNECTION;
         assert!(used <= 1024, "{b:?}");
-        assert!(b.connections >= 100, "{b:?}");
+        assert!(b.connections >= 90, "{b:?}");
         // A tiny limit still leaves the administrator half of it.
         let b = Budget::of(64);
         assert!(b.reserve >= 32, "{b:?}");
@@ -314,7 +315,7 @@ mod tests {
         let b = Budget::of(1 << 20);
         assert_eq!(b.reserve, 4096);
         assert_eq!(b.pending, 256);
-        assert!(b.connections > 200_000);
+        assert!(b.connections > 150_000);
     }
 
     #[test]

@@ -52,3 +52,18 @@ pub(crate) fn peer_cred(s: &UnixStream) -> Option<(u32, u32)> {
     };
     (rc == 0).then_some((cred.uid, cred.pid as u32))
 }
+
+/// Whether the peer of socket `fd` has gone: it closed (or shut down its writing side), the
+/// connection was reset, or the socket failed. Looks without waiting and without reading
+/// (bytes the peer sent are left for the reader).
+pub(crate) fn hung_up(fd: std::os::fd::BorrowedFd<'_>) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut p = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLRDHUP,
+        revents: 0,
+    };
+    // SAFETY: poll reads and writes one pollfd we own, for a descriptor the caller keeps open.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    n > 0 && p.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
+}

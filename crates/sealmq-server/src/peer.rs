@@ -2,11 +2,20 @@
 //! of it (principal, TLS requirements).
 
 use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
+use std::sync::Arc;
+use std::time::Duration;
 
 /// Who is on the other end of a connection.
 pub(crate) enum Peer {
-    /// The Unix socket: the OS user, and whether it is the queue manager's own.
-    Local { user: String, admin: bool, pid: u32 },
+    /// The Unix socket: the OS user, whether it is the queue manager's own, its process, and
+    /// the socket (to notice the application going away while a get waits).
+    Local {
+        user: String,
+        admin: bool,
+        pid: u32,
+        sock: Option<UnixStream>,
+    },
     /// TCP, with what TLS established (if any), the peer's address and the socket.
     Tcp {
         tls: Option<TlsPeer>,
@@ -42,6 +51,31 @@ impl Peer {
                 conname: crate::chinit::host_port(addr),
             },
         }
+    }
+}
+
+/// How often a waiting get of a local application looks whether it is still there (the
+/// Unix socket has no heartbeat interval of its own).
+const LOCAL_LIVENESS: Duration = Duration::from_secs(5);
+
+impl Peer {
+    /// How often, and how, a get that waits asks whether the application is still there:
+    /// every HBINT of its SVRCONN channel (MQ's heartbeat interval; none with HBINT(0)), or
+    /// every 5 s on the Unix socket, by looking whether its socket hung up.
+    pub(crate) fn liveness(
+        &self,
+        hbint: Option<u32>,
+    ) -> Option<(Duration, Arc<dyn Fn() -> bool + Send + Sync>)> {
+        use std::os::fd::{AsFd, OwnedFd};
+        let (every, fd): (Duration, OwnedFd) = match self {
+            Peer::Local { sock: Some(s), .. } => (LOCAL_LIVENESS, s.try_clone().ok()?.into()),
+            Peer::Tcp { sock: Some(s), .. } => {
+                let secs = hbint.filter(|h| *h > 0)?;
+                (Duration::from_secs(secs.into()), s.try_clone().ok()?.into())
+            }
+            _ => return None,
+        };
+        Some((every, Arc::new(move || !crate::os::hung_up(fd.as_fd()))))
     }
 }
 

@@ -28,6 +28,7 @@ impl Connection {
             );
         }
         let deadline = gmo.wait.map(|w| Instant::now() + w);
+        let live = self.liveness();
         loop {
             let waiter;
             {
@@ -74,11 +75,28 @@ impl Connection {
                     _ => return mqerr!(NoMsgAvailable, "no message available on '{}'", h.name),
                 }
             }
-            let woken = waiter.wait_until(deadline.unwrap_or_else(Instant::now));
+            // With a liveness check, wake at least every interval to ask it.
+            let until = deadline.unwrap_or_else(Instant::now);
+            let until = match &live {
+                Some(l) => until.min(Instant::now() + l.every),
+                None => until,
+            };
+            let woken = waiter.wait_until(until);
             let mut st = q.lock();
             st.remove_waiter(&waiter);
             if self.qm.is_quiescing() {
                 return mqerr!(QMgrQuiescing, "queue manager {} is ending", self.qm.name());
+            }
+            if !woken
+                && deadline.is_some_and(|d| Instant::now() < d)
+                && live.as_ref().is_some_and(|l| !(l.alive)())
+            {
+                st.renotify();
+                return mqerr!(
+                    ConnectionBroken,
+                    "the application went away while its get on '{}' waited",
+                    h.name
+                );
             }
             if !woken && deadline.is_some_and(|d| Instant::now() >= d) {
                 // One last look, then give up (passing on any wake-up this waiter received).

@@ -11,7 +11,7 @@ use crate::records::Record;
 use sealmq_types::ReasonCode;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 mod get;
 mod put;
@@ -187,12 +187,37 @@ pub struct Connection {
     uow: Mutex<Option<Uow>>,
     /// This connection in the queue manager's registry (DISPLAY CONN).
     pub(crate) entry: Arc<crate::conns::Entry>,
+    /// How a get that waits finds out, every so often, whether the application is still
+    /// there (the server looks at its socket): see [`Connection::set_liveness`].
+    liveness: Mutex<Option<Liveness>>,
+}
+
+/// Whether the application behind a connection is still there, asked every `every` while a
+/// get waits.
+#[derive(Clone)]
+pub(crate) struct Liveness {
+    pub(crate) every: Duration,
+    pub(crate) alive: Arc<dyn Fn() -> bool + Send + Sync>,
 }
 
 impl Connection {
     /// Where this connection came from (the server sets it; DISPLAY CONN shows it).
     pub fn set_origin(&self, o: crate::conns::Origin) {
         self.entry.set_origin(o);
+    }
+
+    /// While a get waits, `alive` is asked every `every` (MQ's heartbeat interval, HBINT)
+    /// whether the application is still there; when it is not, the get ends with 2009
+    /// (CONNECTION_BROKEN) and the server ends the connection, backing out its unit of work.
+    pub fn set_liveness(&self, every: Duration, alive: Arc<dyn Fn() -> bool + Send + Sync>) {
+        *sealmq_types::sync::lock(&self.liveness) = Some(Liveness {
+            every: every.max(Duration::from_millis(100)),
+            alive,
+        });
+    }
+
+    pub(crate) fn liveness(&self) -> Option<Liveness> {
+        sealmq_types::sync::lock(&self.liveness).clone()
     }
 }
 
@@ -230,6 +255,7 @@ impl Connection {
             appl: appl.to_string(),
             uow: Mutex::new(None),
             entry: qm.conns.add(id, user, appl, internal),
+            liveness: Mutex::new(None),
         }
     }
 }
@@ -510,6 +536,7 @@ impl Connection {
             appl: self.appl.clone(),
             uow: Mutex::new(None),
             entry: self.entry.clone(),
+            liveness: Mutex::new(None),
         };
         twin.open_at(name, qmgr, opts)
     }
@@ -526,6 +553,7 @@ impl Connection {
             appl: self.appl.clone(),
             uow: Mutex::new(None),
             entry: self.entry.clone(),
+            liveness: Mutex::new(self.liveness()),
         }
     }
 
