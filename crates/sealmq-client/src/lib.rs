@@ -239,14 +239,12 @@ impl Client {
                 .map_err(|e| ssl(format!("TLS handshake with {addr} failed: {e}")))?;
         }
         let sock = stream.sock.try_clone().ok();
-        let shared = sealmq_wire::tls::Shared(std::sync::Arc::new(std::sync::Mutex::new(stream)));
-        let mut c = Client::hello(
-            Box::new(shared.clone()),
-            Box::new(shared),
-            appl,
-            channel,
-            creds,
-        )?;
+        // Read by the consumers' reader thread while the application writes (credits,
+        // settles): locked only to move bytes through TLS, never while waiting.
+        let rustls::StreamOwned { conn, sock: s } = stream;
+        let duplex = sealmq_wire::duplex::Duplex::new(conn, s);
+        let reader = duplex.handle().map_err(|e| ssl(e.to_string()))?;
+        let mut c = Client::hello(Box::new(reader), Box::new(duplex), appl, channel, creds)?;
         if let Some(k) = &sock {
             let _ = k.set_read_timeout(None);
         }

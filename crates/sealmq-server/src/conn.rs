@@ -13,8 +13,8 @@ use sealmq_wire::{Request, Response, WireError};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::net::TcpStream;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Completes the TLS handshake, takes the principal from the client certificate, and serves.
@@ -59,17 +59,23 @@ pub(crate) fn serve_tls(
         .negotiated_cipher_suite()
         .map(|c| format!("{:?}", c.suite()))
         .unwrap_or_default();
-    let shared = sealmq_wire::tls::Shared(Arc::new(Mutex::new(stream)));
+    // Read by this thread while a pusher writes (asynchronous consume): the TLS connection
+    // is locked only to move bytes through it, never while waiting for the client.
+    let rustls::StreamOwned { conn, sock } = stream;
+    let duplex = sealmq_wire::duplex::Duplex::new(conn, sock);
+    let Ok(reader) = duplex.handle() else {
+        return;
+    };
     let peer = Peer::Tcp {
         tls: Some(TlsPeer { dn, suite }),
         addr,
         sock: raw,
     };
-    let (r, first) = TimedRead::first_frame(shared.clone());
+    let (r, first) = TimedRead::first_frame(reader);
     serve(
         qm,
         BufReader::new(r),
-        BufWriter::new(shared),
+        BufWriter::new(duplex),
         &peer,
         ctx,
         &first,
@@ -464,14 +470,6 @@ pub(crate) fn serve(
             Request::Credit { tag, n } => {
                 consumers.credit(tag, n);
                 continue;
-            }
-            Request::Consume(_) if matches!(peer, Peer::Tcp { tls: Some(_), .. }) => {
-                // A TLS stream is read and written under one lock: a pusher would wait for
-                // the connection's next request.
-                Some(Response::Err {
-                    reason: 2195,
-                    detail: "asynchronous consume over TLS is not provided yet: use gets".into(),
-                })
             }
             Request::Consume(ref c) => Some(match handles.get(&c.hobj) {
                 Some(h) => {

@@ -9,6 +9,7 @@
 
 pub mod chl;
 pub mod consume;
+pub mod duplex;
 pub mod tls;
 
 pub use consume::{ConsumeReq, Delivery};
