@@ -9,6 +9,7 @@
 //! the attempt at once, as MQ's client does: every instance would refuse it the same way.
 
 use crate::{Client, ClientError, Result};
+use sealmq_types::ReasonCode;
 
 /// The most addresses a list may name.
 pub const MAX_ADDRESSES: usize = 16;
@@ -51,7 +52,14 @@ pub fn parse(spec: &str) -> std::result::Result<Vec<String>, String> {
 
 /// Whether a failed connection should go on to the next address of a list.
 pub fn try_next(e: &ClientError) -> bool {
-    matches!(e.reason, 2059 | 2538 | 2009 | 2393)
+    [
+        ReasonCode::QMgrNotAvailable,
+        ReasonCode::HostNotAvailable,
+        ReasonCode::ConnectionBroken,
+        ReasonCode::SslInitializationError,
+    ]
+    .iter()
+    .any(|r| r.code() == e.reason)
 }
 
 impl Client {
@@ -63,7 +71,7 @@ impl Client {
         mut connect: impl FnMut(&str) -> Result<Client>,
     ) -> Result<Client> {
         let addrs = parse(spec).map_err(|detail| ClientError {
-            reason: 2538,
+            reason: ReasonCode::HostNotAvailable.code(),
             detail,
         })?;
         let mut said = Vec::new();
@@ -75,7 +83,7 @@ impl Client {
             }
         }
         Err(ClientError {
-            reason: 2059,
+            reason: ReasonCode::QMgrNotAvailable.code(),
             detail: format!("no address of the list serves ({})", said.join("; ")),
         })
     }

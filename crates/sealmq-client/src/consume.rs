@@ -18,6 +18,7 @@
 
 use crate::{Client, ClientError, Out, Reader, Result, broken};
 use sealmq_mqi::{Got, Match};
+use sealmq_types::ReasonCode;
 pub(crate) use sealmq_types::sync::lock;
 use sealmq_wire::consume::mode;
 use sealmq_wire::{ConsumeReq, Delivery, Request, Response};
@@ -169,7 +170,7 @@ impl Client {
     pub fn consume(&mut self, hobj: u32, opts: ConsumeOptions) -> Result<Consumer> {
         if self.version < sealmq_wire::V_CONSUME {
             return Err(ClientError {
-                reason: 2195,
+                reason: ReasonCode::UnexpectedError.code(),
                 detail: "the queue manager does not offer asynchronous consume (protocol \
                          version 2)"
                     .into(),
@@ -177,7 +178,7 @@ impl Client {
         }
         if self.icpt.protects(hobj) {
             return Err(ClientError {
-                reason: 2063,
+                reason: ReasonCode::SecurityError.code(),
                 detail: "the queue has a security policy this application applies itself; \
                          asynchronous consume of it is not provided: use gets, or QM-side \
                          interception (INTERCEPT(YES))"
@@ -197,7 +198,7 @@ impl Client {
                 .name("sealmq-client-reader".into())
                 .spawn(move || demux(r, max, atx, routes))
                 .map_err(|e| ClientError {
-                    reason: 2102,
+                    reason: ReasonCode::ResourceProblem.code(),
                     detail: format!("cannot start the connection's reader: {e}"),
                 })?;
             self.r = Reader::Demux(arx);
@@ -670,7 +671,7 @@ impl CallbackHandle {
     pub fn stop(self) -> Result<u64> {
         self.stop.store(true, Ordering::Release);
         self.t.join().map_err(|_| ClientError {
-            reason: 2195,
+            reason: ReasonCode::UnexpectedError.code(),
             detail: "the consumer's callback panicked".into(),
         })?
     }

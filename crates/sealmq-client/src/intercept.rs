@@ -11,6 +11,7 @@ use crate::{Client, ClientError, Result};
 use sealmq_mqi::{Browse, GetOptions};
 use sealmq_mqi::{Got, Md};
 use sealmq_protect::{Keystore, Policy, Protector, Qop};
+use sealmq_types::ReasonCode;
 use sealmq_types::sync::lock;
 use sealmq_wire::{Request, Response};
 use std::collections::HashMap;
@@ -33,7 +34,7 @@ pub(crate) struct State {
 
 fn security(detail: String) -> ClientError {
     ClientError {
-        reason: 2063,
+        reason: ReasonCode::SecurityError.code(),
         detail,
     }
 }
@@ -240,7 +241,7 @@ impl Client {
                         // Backed out above when the get ran in its own unit of work; inside
                         // the application's, the message stays with that unit.
                         return Err(ClientError {
-                            reason: 2080,
+                            reason: ReasonCode::TruncatedMsgFailed.code(),
                             detail: format!(
                                 "message of {data_len} bytes does not fit the {b}-byte buffer"
                             ),

@@ -328,7 +328,7 @@ impl Client {
                 Ok(c)
             }
             other => Err(ClientError {
-                reason: 2195,
+                reason: ReasonCode::UnexpectedError.code(),
                 detail: format!("unexpected answer to Hello: {other:?}"),
             }),
         }
@@ -381,7 +381,7 @@ impl Client {
             (_, Response::Err { reason, detail }) => Err(ClientError { reason, detail }),
             (rid, resp) if rid == id => Ok(resp),
             (rid, _) => Err(ClientError {
-                reason: 2195,
+                reason: ReasonCode::UnexpectedError.code(),
                 detail: format!("answer to request {rid} while waiting for {id}"),
             }),
         }
@@ -389,7 +389,7 @@ impl Client {
 
     fn unexpected<T>(r: Response) -> Result<T> {
         Err(ClientError {
-            reason: 2195,
+            reason: ReasonCode::UnexpectedError.code(),
             detail: format!("unexpected answer {r:?}"),
         })
     }
@@ -454,7 +454,7 @@ impl Client {
             return Ok(());
         }
         Err(ClientError {
-            reason: 2195,
+            reason: ReasonCode::UnexpectedError.code(),
             detail: format!(
                 "the queue manager speaks protocol version {}, which has no message properties; \
                  put without properties or upgrade it",
@@ -503,7 +503,7 @@ impl Client {
                 sealmq_mqi::policy::decode(&policy)
                     .map(Some)
                     .map_err(|e| ClientError {
-                        reason: 2195,
+                        reason: ReasonCode::UnexpectedError.code(),
                         detail: format!("the policy of '{name}' does not read: {e}"),
                     })
             }

@@ -7,6 +7,7 @@ use crate::reconnect::{Connector, Following, Reconnecting};
 use crate::{Client, ClientError, Result};
 use sealmq_mqi::{GetOptions, OpenOptions};
 use sealmq_mqi::{Got, Md};
+use sealmq_types::ReasonCode;
 use sealmq_types::sync::lock;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -19,7 +20,7 @@ pub struct AsyncClient {
 
 fn joined(e: tokio::task::JoinError) -> ClientError {
     ClientError {
-        reason: 2195,
+        reason: ReasonCode::UnexpectedError.code(),
         detail: format!("client task failed: {e}"),
     }
 }

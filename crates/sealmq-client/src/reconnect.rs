@@ -33,7 +33,15 @@ pub type Connector = Box<dyn FnMut() -> Result<Client> + Send>;
 /// Whether a failure means the connection (or its queue manager) is gone, so that
 /// reconnecting is the cure: broken, quiescing or stopping.
 pub fn lost(e: &ClientError) -> bool {
-    matches!(e.reason, 2009 | 2161 | 2162 | 2202 | 2203)
+    [
+        ReasonCode::ConnectionBroken,
+        ReasonCode::QMgrQuiescing,
+        ReasonCode::QMgrStopping,
+        ReasonCode::ConnectionQuiescing,
+        ReasonCode::ConnectionStopping,
+    ]
+    .iter()
+    .any(|r| r.code() == e.reason)
 }
 
 /// An open handle as the application knows it, and how to open it again.

@@ -8,6 +8,7 @@ use crate::peer::{Peer, TlsPeer};
 use crate::{Ctx, HANDSHAKE, acct, admit, chinit};
 use sealmq_engine::Connection;
 use sealmq_engine::{Hobj, QueueManager};
+use sealmq_types::ReasonCode;
 use sealmq_types::sync::lock;
 use sealmq_wire::{Request, Response, WireError};
 use std::collections::HashMap;
@@ -247,7 +248,7 @@ pub(crate) fn serve(
                         &mut w,
                         id,
                         &Response::Err {
-                            reason: 2537,
+                            reason: ReasonCode::ChannelNotAvailable.code(),
                             detail: crate::MAXCHL_REFUSAL.into(),
                         },
                     );
@@ -298,7 +299,7 @@ pub(crate) fn serve(
                     &mut w,
                     id,
                     &Response::Err {
-                        reason: 2195,
+                        reason: ReasonCode::UnexpectedError.code(),
                         detail: format!(
                             "no common protocol version (server speaks {:?}, client {:?})",
                             sealmq_wire::VERSIONS,
@@ -321,7 +322,7 @@ pub(crate) fn serve(
                 &mut w,
                 id,
                 &Response::Err {
-                    reason: 2195,
+                    reason: ReasonCode::UnexpectedError.code(),
                     detail: "the first request must be Hello".into(),
                 },
             );
@@ -337,7 +338,7 @@ pub(crate) fn serve(
                 &mut w,
                 0,
                 &Response::Err {
-                    reason: 2195,
+                    reason: ReasonCode::UnexpectedError.code(),
                     detail: format!("protocol error: {m}; closing the connection"),
                 },
             );
@@ -447,7 +448,7 @@ pub(crate) fn serve(
                     &mut *lock(&out),
                     0,
                     &Response::Err {
-                        reason: 2195,
+                        reason: ReasonCode::UnexpectedError.code(),
                         detail: format!("protocol error: {m}; closing the connection"),
                     },
                 );
@@ -463,7 +464,7 @@ pub(crate) fn serve(
                 if version < sealmq_wire::V_CONSUME =>
             {
                 Some(Response::Err {
-                    reason: 2195,
+                    reason: ReasonCode::UnexpectedError.code(),
                     detail: "asynchronous consume needs protocol version 2".into(),
                 })
             }
@@ -487,7 +488,7 @@ pub(crate) fn serve(
                     }
                 }
                 None => Response::Err {
-                    reason: 2019,
+                    reason: ReasonCode::HobjError.code(),
                     detail: format!("object handle {} is not open", c.hobj),
                 },
             }),
@@ -504,7 +505,7 @@ pub(crate) fn serve(
                 Response::Ok
             } else {
                 Response::Err {
-                    reason: 2195,
+                    reason: ReasonCode::UnexpectedError.code(),
                     detail: format!("no consumer {tag}"),
                 }
             }),

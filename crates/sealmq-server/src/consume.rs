@@ -16,6 +16,7 @@
 use crate::icpt::Icpt;
 use sealmq_engine::mqi::{Browse, GetOptions};
 use sealmq_engine::{Connection, Hobj, Match, QueueManager};
+use sealmq_types::ReasonCode;
 use sealmq_types::sync::lock;
 use sealmq_wire::consume::mode;
 use sealmq_wire::{ConsumeReq, Delivery, Response};
@@ -108,10 +109,16 @@ impl Consumers {
     /// makes no sense.
     pub(crate) fn start(&mut self, src: Source<'_>, req: ConsumeReq) -> Result<(), (u32, String)> {
         if self.0.contains_key(&req.tag) {
-            return Err((2195, format!("consumer {} is already started", req.tag)));
+            return Err((
+                ReasonCode::UnexpectedError.code(),
+                format!("consumer {} is already started", req.tag),
+            ));
         }
         if req.mode > mode::READAHEAD {
-            return Err((2195, format!("unknown consume mode {}", req.mode)));
+            return Err((
+                ReasonCode::UnexpectedError.code(),
+                format!("unknown consume mode {}", req.mode),
+            ));
         }
         // Stopped consumers whose batches are all settled are gone already (`forget_idle`).
         if self.0.values().filter(|c| c.pusher.is_some()).count() >= MAX_CONSUMERS {
@@ -121,7 +128,10 @@ impl Consumers {
             ));
         }
         if req.mode == mode::BROWSE && !src.hobj_browsable() {
-            return Err((2036, "the handle was not opened for browse".into()));
+            return Err((
+                ReasonCode::NotOpenForBrowse.code(),
+                "the handle was not opened for browse".into(),
+            ));
         }
         // Unsettled messages count as MQ's uncommitted ones (MAXUMSGS): a window, a batch,
         // the credit granted later and the messages held unsettled are each at most that many.
@@ -163,7 +173,12 @@ impl Consumers {
                 let _slot = slot;
                 pusher.run()
             })
-            .map_err(|e| (2102, format!("cannot start a consumer thread: {e}")))?;
+            .map_err(|e| {
+                (
+                    ReasonCode::ResourceProblem.code(),
+                    format!("cannot start a consumer thread: {e}"),
+                )
+            })?;
         self.0.insert(
             req.tag,
             Consumer {
@@ -203,11 +218,14 @@ impl Consumers {
 
     fn settle_batch(&self, tag: u32, batch: u32, commit: bool) -> (u32, String) {
         let Some(c) = self.0.get(&tag) else {
-            return (2195, format!("no consumer {tag}"));
+            return (
+                ReasonCode::UnexpectedError.code(),
+                format!("no consumer {tag}"),
+            );
         };
         let Some((count, conns)) = lock(&c.shared.unsettled).remove(&batch) else {
             return (
-                2195,
+                ReasonCode::UnexpectedError.code(),
                 format!("batch {batch} of consumer {tag} is not pushed or settled"),
             );
         };
@@ -525,9 +543,14 @@ impl Pusher {
                     Response::Got { md, payload, .. } => Ok((md, payload)),
                     // A message failing its checks went to the protection error queue in
                     // this batch's unit of work: nothing to deliver.
-                    Response::Err { reason: 2063, .. } => return Step::Nothing,
+                    Response::Err { reason, .. } if reason == ReasonCode::SecurityError.code() => {
+                        return Step::Nothing;
+                    }
                     Response::Err { reason, detail } => Err((reason, detail)),
-                    other => Err((2195, format!("unexpected {other:?}"))),
+                    other => Err((
+                        ReasonCode::UnexpectedError.code(),
+                        format!("unexpected {other:?}"),
+                    )),
                 }
             }
             None => conn
@@ -547,7 +570,7 @@ impl Pusher {
                     payload,
                 }))
             }
-            Err((2033, _)) => Step::Nothing,
+            Err((reason, _)) if reason == ReasonCode::NoMsgAvailable.code() => Step::Nothing,
             Err((reason, detail)) => Step::End(reason, detail),
         }
     }

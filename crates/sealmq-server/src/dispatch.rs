@@ -5,6 +5,7 @@ use crate::icpt::{Icpt, security};
 use crate::{Ctx, signal_stop};
 use sealmq_engine::mqi::{Browse, GetOptions, OpenOptions, PutOptions};
 use sealmq_engine::{Connection, Hobj, Match, MqError, QueueManager};
+use sealmq_types::ReasonCode;
 use sealmq_wire::{GetReq, Request, Response, open};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -137,17 +138,17 @@ pub(crate) fn handle(
         )
     {
         return Some(Response::Err {
-            reason: 2161,
+            reason: ReasonCode::QMgrQuiescing.code(),
             detail: format!("queue manager {} is ending", qm.name()),
         });
     }
     let no_handle = |h: u32| Response::Err {
-        reason: 2019,
+        reason: ReasonCode::HobjError.code(),
         detail: format!("object handle {h} is not open"),
     };
     Some(match req {
         Request::Hello { .. } => Response::Err {
-            reason: 2195,
+            reason: ReasonCode::UnexpectedError.code(),
             detail: "already connected".into(),
         },
         Request::Open {
@@ -246,7 +247,7 @@ pub(crate) fn handle(
         Request::Mqsc { script, json } => {
             if !admin {
                 return Some(Response::Err {
-                    reason: 2035,
+                    reason: ReasonCode::NotAuthorized.code(),
                     detail: "MQSC needs the queue manager's own user".into(),
                 });
             }
@@ -262,7 +263,7 @@ pub(crate) fn handle(
         Request::Stop { immediate } => {
             if !admin {
                 return Some(Response::Err {
-                    reason: 2035,
+                    reason: ReasonCode::NotAuthorized.code(),
                     detail: "stopping the queue manager needs its own user".into(),
                 });
             }
@@ -286,7 +287,7 @@ pub(crate) fn handle(
             use sealmq_engine::authority::auth;
             if !may(auth::INQ) && !may(auth::PUT) {
                 return Some(Response::Err {
-                    reason: 2035,
+                    reason: ReasonCode::NotAuthorized.code(),
                     detail: format!(
                         "'{}' may not read the policy of '{name}': it needs INQ or PUT on it",
                         conn.user
@@ -312,7 +313,7 @@ pub(crate) fn handle(
             // Only for a message this handle really got: nobody puts forged entries on the
             // protection error queue.
             Some(_) if !recent.take(hobj, &md.msg_id, &payload) => Response::Err {
-                reason: 2035,
+                reason: ReasonCode::NotAuthorized.code(),
                 detail: format!(
                     "a protection error may be reported only for a message handle {hobj} got"
                 ),
@@ -335,7 +336,7 @@ pub(crate) fn handle(
         | Request::Credit { .. }
         | Request::Settle { .. }
         | Request::ConsumeStop { .. } => Response::Err {
-            reason: 2195,
+            reason: ReasonCode::UnexpectedError.code(),
             detail: "asynchronous consume is not served here".into(),
         },
     })

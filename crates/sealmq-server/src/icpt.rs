@@ -4,6 +4,7 @@
 use crate::dispatch::{err, get_options};
 use sealmq_engine::mqi::Browse;
 use sealmq_engine::{Connection, Hobj, QueueManager, intercept};
+use sealmq_types::ReasonCode;
 use sealmq_wire::{GetReq, Response};
 
 /// QM-side interception for one connection (SPEC §5.5.2): on a SVRCONN channel with
@@ -18,7 +19,7 @@ pub(crate) struct Icpt<'a> {
 
 pub(crate) fn security(detail: String) -> Response {
     Response::Err {
-        reason: 2063,
+        reason: ReasonCode::SecurityError.code(),
         detail,
     }
 }
@@ -56,7 +57,7 @@ impl Icpt<'_> {
     ) -> Response {
         let Some(policy) = qm.policy(&h.name) else {
             return Response::Err {
-                reason: 2195,
+                reason: ReasonCode::UnexpectedError.code(),
                 detail: "policy vanished".into(),
             };
         };
@@ -97,14 +98,14 @@ impl Icpt<'_> {
                             let _ = conn.backout();
                         }
                         return Response::Err {
-                            reason: 2080,
+                            reason: ReasonCode::TruncatedMsgFailed.code(),
                             detail: format!(
                                 "message of {data_len} bytes does not fit the {b}-byte buffer"
                             ),
                         };
                     }
                     payload.truncate(b);
-                    warning = 2079;
+                    warning = ReasonCode::TruncatedMsgAccepted.code();
                 }
                 if own_uow && let Err(e) = conn.commit() {
                     return err(e);

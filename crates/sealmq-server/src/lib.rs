@@ -33,6 +33,7 @@ mod svcrun;
 use limits::{Limit, TakeSlot, refuse_early};
 use peer::Peer;
 pub(crate) use peer::generic_match;
+use sealmq_types::ReasonCode;
 use sealmq_types::sync::lock;
 
 use sealmq_engine::{QmConfig, QueueManager};
@@ -243,7 +244,11 @@ impl Server {
                         match ctx.slot(&qm, &format!("local connection of {user}")) {
                             Some(g) => Some(g),
                             None => {
-                                refuse_early(&s, 2537, MAXCHL_REFUSAL);
+                                refuse_early(
+                                    &s,
+                                    ReasonCode::ChannelNotAvailable.code(),
+                                    MAXCHL_REFUSAL,
+                                );
                                 continue;
                             }
                         }

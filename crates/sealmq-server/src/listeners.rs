@@ -199,7 +199,11 @@ fn accept_loop(tl: &TcpListener, stop: &AtomicBool, qm: &Arc<QueueManager>, ctx:
                 .events
                 .log(&format!("connection from {addr} refused (2035): {why}"));
             if ctx.security.tls().is_none() {
-                refuse_early(&s, 2035, crate::admit::NOT_AUTHORIZED);
+                refuse_early(
+                    &s,
+                    ReasonCode::NotAuthorized.code(),
+                    crate::admit::NOT_AUTHORIZED,
+                );
             } else {
                 let _ = s.shutdown(std::net::Shutdown::Both);
             }
@@ -210,7 +214,7 @@ fn accept_loop(tl: &TcpListener, stop: &AtomicBool, qm: &Arc<QueueManager>, ctx:
         if ctx.limit.full(maxchl) {
             ctx.refused(&format!("connection from {addr}"), maxchl);
             if ctx.security.tls().is_none() {
-                refuse_early(&s, 2537, MAXCHL_REFUSAL);
+                refuse_early(&s, ReasonCode::ChannelNotAvailable.code(), MAXCHL_REFUSAL);
             } else {
                 let _ = s.shutdown(std::net::Shutdown::Both);
             }

@@ -13,7 +13,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// The reason a replica gives.
-pub const REPLICA_REASON: u32 = 2059;
+pub const REPLICA_REASON: u32 = sealmq_types::ReasonCode::QMgrNotAvailable as u32;
 
 /// What a replica says to a caller: computed at each connection (the active instance changes).
 pub type Why = Arc<dyn Fn() -> String + Send + Sync>;

@@ -55,6 +55,8 @@ pub enum ReasonCode {
     QMgrQuiescing = 2161,
     QMgrStopping = 2162,
     UnexpectedError = 2195,
+    ConnectionQuiescing = 2202,
+    ConnectionStopping = 2203,
     MsgTooBigForChannel = 2218,
     KeyRepositoryError = 2381,
     SslInitializationError = 2393,
@@ -73,7 +75,7 @@ pub enum ReasonCode {
 
 impl ReasonCode {
     /// Every code, in numeric order.
-    pub const ALL: [ReasonCode; 50] = [
+    pub const ALL: [ReasonCode; 52] = [
         Self::BackedOut,
         Self::ConnectionBroken,
         Self::GetInhibited,
@@ -110,6 +112,8 @@ impl ReasonCode {
         Self::QMgrQuiescing,
         Self::QMgrStopping,
         Self::UnexpectedError,
+        Self::ConnectionQuiescing,
+        Self::ConnectionStopping,
         Self::MsgTooBigForChannel,
         Self::KeyRepositoryError,
         Self::SslInitializationError,
@@ -170,6 +174,8 @@ impl ReasonCode {
             Self::QMgrQuiescing => "Q_MGR_QUIESCING",
             Self::QMgrStopping => "Q_MGR_STOPPING",
             Self::UnexpectedError => "UNEXPECTED_ERROR",
+            Self::ConnectionQuiescing => "CONNECTION_QUIESCING",
+            Self::ConnectionStopping => "CONNECTION_STOPPING",
             Self::MsgTooBigForChannel => "MSG_TOO_BIG_FOR_CHANNEL",
             Self::KeyRepositoryError => "KEY_REPOSITORY_ERROR",
             Self::SslInitializationError => "SSL_INITIALIZATION_ERROR",
