@@ -83,6 +83,15 @@ impl World {
         String::from_utf8_lossy(&o.stdout).into_owned()
     }
 
+    fn depth(&self, q: &str) -> u64 {
+        let out = self.mqsc(&format!("DISPLAY QLOCAL({q}) CURDEPTH\n"));
+        out.split("CURDEPTH(")
+            .nth(1)
+            .and_then(|r| r.split(')').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no CURDEPTH in {out}"))
+    }
+
     fn ks(&self, name: &str) -> PathBuf {
         self.home.path().join("ks").join(name)
     }
@@ -424,5 +433,103 @@ fn put_and_put1_share_reused_keys_made_ahead() {
     }
     assert_eq!(g.protection_counters().unwrap().key_unwrap, 3);
     drop((c, g));
+    w.ok(&["stop", "QMP"]);
+}
+
+/// Issue 27: asynchronous consume with client-side protection. bob consumes a
+/// Confidentiality queue (key reuse 32) under syncpoint: every message in plaintext, in
+/// order, one key unwrap per reused key. carol, not a recipient, consumes outside a unit of
+/// work: each message gives her 2063 and goes to the protection error queue, none is lost.
+#[test]
+fn consumers_unprotect_with_key_reuse_and_hand_failures_to_the_error_queue() {
+    use sealmq_client::{ConsumeMode, ConsumeOptions};
+    use std::time::Duration;
+    let w = World::started(&["alice", "bob", "carol"]);
+    w.mqsc("DEFINE QLOCAL(CONF.Q) MAXDEPTH(10000)\n");
+    w.ok(&[
+        "policy",
+        "set",
+        "-m",
+        "QMP",
+        "-p",
+        "CONF.Q",
+        "-e",
+        "AES256",
+        "-r",
+        "CN=bob,O=Example",
+        "-c",
+        "32",
+    ]);
+    let mut a = Client::connect_local(&w.qm_dir(), "alice").unwrap();
+    a.set_keystore(&w.ks("alice")).unwrap();
+    let (out, _) = a.open("CONF.Q", OpenOptions::output()).unwrap();
+    let put = |a: &mut Client, n: std::ops::Range<u32>| {
+        for i in n {
+            a.put(
+                out,
+                &mut Md::default(),
+                format!("conf {i:04}").as_bytes(),
+                false,
+            )
+            .unwrap();
+        }
+    };
+    put(&mut a, 0..320);
+    let mut b = Client::connect_local(&w.qm_dir(), "bob").unwrap();
+    b.set_keystore(&w.ks("bob")).unwrap();
+    let (q, _) = b.open("CONF.Q", OpenOptions::input()).unwrap();
+    let opts = |mode| ConsumeOptions {
+        mode,
+        window: 100,
+        batch: 20,
+        batch_ms: 200,
+        ..Default::default()
+    };
+    let mut consumer = b.consume(q, opts(ConsumeMode::Syncpoint)).unwrap();
+    let mut got = Vec::new();
+    while let Some(g) = consumer.next(Duration::from_millis(1000)).unwrap() {
+        got.push(String::from_utf8_lossy(&g.payload).into_owned());
+    }
+    got.extend(
+        consumer
+            .stop()
+            .unwrap()
+            .iter()
+            .map(|g| String::from_utf8_lossy(&g.payload).into_owned()),
+    );
+    let want: Vec<String> = (0..320).map(|i| format!("conf {i:04}")).collect();
+    assert!(got == want, "{} of 320 in order", got.len());
+    let unwraps = b.protection_counters().unwrap().key_unwrap;
+    assert!(
+        unwraps <= 11,
+        "{unwraps} unwraps for 320 messages under 32-fold key reuse"
+    );
+    assert_eq!(w.depth("CONF.Q"), 0);
+    // carol is no recipient.
+    put(&mut a, 0..5);
+    let mut c = Client::connect_local(&w.qm_dir(), "carol").unwrap();
+    c.set_keystore(&w.ks("carol")).unwrap();
+    let (q, _) = c.open("CONF.Q", OpenOptions::input()).unwrap();
+    let mut consumer = c.consume(q, opts(ConsumeMode::Auto)).unwrap();
+    let mut refused = 0;
+    loop {
+        match consumer.next(Duration::from_millis(1000)) {
+            Ok(Some(g)) => panic!("carol read {:?}", String::from_utf8_lossy(&g.payload)),
+            Ok(None) => break,
+            Err(e) => {
+                assert_eq!(e.reason, 2063, "{e}");
+                refused += 1;
+            }
+        }
+    }
+    assert!(consumer.stop().unwrap().is_empty());
+    assert_eq!(refused, 5);
+    assert_eq!(w.depth("CONF.Q"), 0);
+    assert_eq!(
+        w.depth("SYSTEM.PROTECTION.ERROR.QUEUE"),
+        5,
+        "every failure kept"
+    );
+    drop((a, b, c));
     w.ok(&["stop", "QMP"]);
 }

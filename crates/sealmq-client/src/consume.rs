@@ -29,9 +29,13 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Request ids of the client's calls stay below this; consumers use the top bit.
+/// Request ids of the client's calls stay below this; consumers use the top bit, and the
+/// next one for a consumer's protection-error reports. Consumer tags stay below
+/// [`CONSUMER_TAGS`].
 pub(crate) const CONSUMER_IDS: u32 = 0x7fff_ffff;
 const CONSUMER_ID: u32 = 0x8000_0000;
+const REPORT_ID: u32 = 0x4000_0000;
+const CONSUMER_TAGS: u32 = 0x3fff_ffff;
 
 pub(crate) fn closed() -> ClientError {
     ClientError {
@@ -96,6 +100,8 @@ pub(crate) enum Event {
         detail: String,
     },
     Stopped(Result<()>),
+    /// The answer to a protection-error report.
+    Reported(Result<()>),
     Broken(ClientError),
 }
 
@@ -154,7 +160,11 @@ fn demux(
                     Response::Err { reason, detail } => Err(ClientError { reason, detail }),
                     _ => Ok(()),
                 };
-                routes.send(id & !CONSUMER_ID, Event::Stopped(r));
+                if id & REPORT_ID != 0 {
+                    routes.send(id & CONSUMER_TAGS, Event::Reported(r));
+                } else {
+                    routes.send(id & !CONSUMER_ID, Event::Stopped(r));
+                }
             }
             resp => {
                 if tx.send(Ok((id, resp))).is_err() {
@@ -176,17 +186,15 @@ impl Client {
                     .into(),
             });
         }
-        if self.icpt.protects(hobj) {
-            return Err(ClientError {
-                reason: ReasonCode::SecurityError.code(),
-                detail: "the queue has a security policy this application applies itself; \
-                         asynchronous consume of it is not provided: use gets, or QM-side \
-                         interception (INTERCEPT(YES))"
-                    .into(),
-            });
-        }
+        // Client-side protection: each pushed message is unprotected here (key reuse as for
+        // gets: one protector per keystore per process).
+        let guard = self.icpt.guard(hobj)?.map(|(policy, protector)| Guard {
+            hobj,
+            policy,
+            protector,
+        });
         let tag = self.next_tag;
-        self.next_tag = (self.next_tag % CONSUMER_IDS) + 1;
+        self.next_tag = (self.next_tag % CONSUMER_TAGS) + 1;
         let (tx, rx) = std::sync::mpsc::channel();
         lock(&self.routes.0).insert(tag, tx);
         if let Reader::Direct(_) = self.r
@@ -242,8 +250,17 @@ impl Client {
             stopped: false,
             committed: 0,
             empty: false,
+            guard,
+            reported: None,
         })
     }
+}
+
+/// What a consumer of a handle with a policy this side applies unprotects with.
+struct Guard {
+    hobj: u32,
+    policy: Arc<sealmq_protect::Policy>,
+    protector: Arc<sealmq_protect::Protector>,
 }
 
 #[derive(Default)]
@@ -282,6 +299,10 @@ pub struct Consumer {
     committed: u64,
     /// The queue manager said it had nothing more for this consumer (since its last push).
     empty: bool,
+    /// Client-side protection: pushed messages are unprotected (and checked) here.
+    guard: Option<Guard>,
+    /// The answer to the last protection-error report, once it came.
+    reported: Option<Result<()>>,
 }
 
 fn total_of(batches: &BTreeMap<u32, Batch>, batch: u32) -> u32 {
@@ -300,6 +321,70 @@ fn got(d: Delivery) -> Got {
 }
 
 impl Consumer {
+    /// The message as the application gets it: unprotected and checked when this side
+    /// applies the queue's policy. One that fails its checks is handed back to the queue
+    /// manager for the protection error queue (outside any unit of work: under syncpoint its
+    /// batch's commit then removes the original), and the application gets 2063, as a get
+    /// would give it.
+    fn reveal(&mut self, d: Delivery) -> Result<Got> {
+        let Some(g) = &self.guard else {
+            return Ok(got(d));
+        };
+        let (hobj, policy, protector) = (g.hobj, g.policy.clone(), g.protector.clone());
+        let mut out = got(d);
+        match protector.unprotect(&policy, &out.payload) {
+            Ok(u) => {
+                if let Some(o) = &u.original {
+                    out.md.restore_original(o);
+                }
+                out.data_len = u.payload.len();
+                out.payload = u.payload;
+                Ok(out)
+            }
+            Err(e) => {
+                let refusal = ClientError {
+                    reason: ReasonCode::SecurityError.code(),
+                    detail: e.to_string(),
+                };
+                if self.opts.mode == ConsumeMode::Browse {
+                    return Err(refusal);
+                }
+                let report = Request::ProtectionError {
+                    hobj,
+                    md: out.md.clone(),
+                    check: e.check().map(|c| c.name().to_string()).unwrap_or_default(),
+                    detail: e.to_string(),
+                    signer: sealmq_protect::inspect(&out.payload, false)
+                        .ok()
+                        .and_then(|i| i.signer)
+                        .unwrap_or_default(),
+                    payload: out.payload,
+                    syncpoint: false,
+                };
+                self.reported = None;
+                self.send(CONSUMER_ID | REPORT_ID | self.tag, &report)?;
+                let deadline = Instant::now() + Duration::from_secs(60);
+                while self.reported.is_none() {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    match self.rx.recv_timeout(left) {
+                        Ok(ev) => self.on(ev)?,
+                        Err(_) => return Err(closed()),
+                    }
+                }
+                match self.reported.take() {
+                    Some(Err(e)) => Err(ClientError {
+                        reason: refusal.reason,
+                        detail: format!(
+                            "{}; and it could not be moved to the protection error queue: {e}",
+                            refusal.detail
+                        ),
+                    }),
+                    _ => Err(refusal),
+                }
+            }
+        }
+    }
+
     fn send(&self, id: u32, r: &Request) -> Result<()> {
         sealmq_wire::write_request(&mut *lock(&self.w), id, r)
             .map_err(|e| broken(sealmq_wire::WireError::Io(e)))
@@ -418,7 +503,14 @@ impl Consumer {
                 }
             }
             Event::Stopped(_) => {}
-            Event::Broken(e) => self.ended = Some(e),
+            Event::Reported(r) => self.reported = Some(r),
+            Event::Broken(e) => {
+                // A report waiting for its answer gets none.
+                if self.reported.is_none() {
+                    self.reported = Some(Err(e.clone()));
+                }
+                self.ended = Some(e)
+            }
         }
         Ok(())
     }
@@ -529,7 +621,7 @@ impl Consumer {
                             self.forget_done(batch);
                         }
                     }
-                    return Ok(Some(got(d)));
+                    return self.reveal(d).map(Some);
                 }
             } else if let Some(e) = &self.ended {
                 return Err(e.clone());
@@ -621,12 +713,22 @@ impl Consumer {
                 Err(_) => return Err(closed()),
             }
         }
-        let left: Vec<Got> = self.buffer.drain(..).map(got).collect();
+        let left: Vec<Delivery> = self.buffer.drain(..).collect();
         if self.opts.mode == ConsumeMode::ReadAhead {
             // Not taken, in committed batches: non-persistent, gone as with MQ's read-ahead.
             return Ok(Vec::new());
         }
-        Ok(left)
+        // Each revealed as the application would get it; one failing its checks went to the
+        // protection error queue and is not handed over.
+        let mut out = Vec::with_capacity(left.len());
+        for d in left {
+            match self.reveal(d) {
+                Ok(g) => out.push(g),
+                Err(e) if e.reason == ReasonCode::SecurityError.code() => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
     }
 
     /// Runs `f` for each message on a thread of its own until [`CallbackHandle::stop`]

@@ -85,6 +85,22 @@ impl State {
         self.policy(hobj).is_some()
     }
 
+    /// What a consumer of `hobj` unprotects with: the policy and the protector (`None`: the
+    /// handle has no policy this side applies). An error when it has one and no keystore.
+    pub(crate) fn guard(&self, hobj: u32) -> Result<Option<(Arc<Policy>, Arc<Protector>)>> {
+        let Some(policy) = self.policy(hobj).cloned() else {
+            return Ok(None);
+        };
+        match &self.protector {
+            Some(p) => Ok(Some((policy, p.clone()))),
+            None => Err(security(format!(
+                "queue '{}' has a security policy ({}); the application needs a keystore (--keystore or SEALMQ_KEYSTORE)",
+                policy.name,
+                policy.qop()
+            ))),
+        }
+    }
+
     /// The policy this client must apply for a handle, if any.
     fn policy(&self, hobj: u32) -> Option<&Arc<Policy>> {
         if self.raw {

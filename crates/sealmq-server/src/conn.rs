@@ -406,7 +406,8 @@ pub(crate) fn serve(
     // From here on the connection's pushers (asynchronous consume) write too.
     let out: crate::consume::Out = Arc::new(std::sync::Mutex::new(Box::new(w)));
     let mut consumers = crate::consume::Consumers::default();
-    let mut recent = dispatch::RecentGets::default();
+    // Shared with this connection's consumers, which record what they push.
+    let recent = Arc::new(std::sync::Mutex::new(dispatch::RecentGets::default()));
     let mut next_h = 1u32;
     // QM-side interception keeps the keystore in use when the connection began.
     let protector = ctx.security.protector();
@@ -481,6 +482,7 @@ pub(crate) fn serve(
                         out: out.clone(),
                         intercept: if intercept { protector.clone() } else { None },
                         strip_properties: version < sealmq_wire::V_PROPERTIES,
+                        recent: recent.clone(),
                     };
                     match consumers.start(src, c.clone()) {
                         Ok(()) => Response::Ok,
@@ -532,7 +534,7 @@ pub(crate) fn serve(
             qm,
             &conn,
             &mut handles,
-            &mut recent,
+            &mut lock(&recent),
             &mut next_h,
             req,
             admin,

@@ -102,6 +102,9 @@ pub(crate) struct Source<'a> {
     pub intercept: Option<Arc<sealmq_protect::Protector>>,
     /// The client speaks a protocol version without message properties: leave them out.
     pub strip_properties: bool,
+    /// What the connection's handles got and were pushed (a protection error is accepted
+    /// only for one of them).
+    pub recent: Arc<Mutex<crate::dispatch::RecentGets>>,
 }
 
 impl Consumers {
@@ -157,7 +160,12 @@ impl Consumers {
             unsettled: Mutex::new(HashMap::new()),
             idle: Mutex::new(Vec::new()),
         });
+        // The client unprotects (client-side protection): it may report a pushed message
+        // that fails its checks, so what is pushed is remembered.
+        let recent =
+            (src.intercept.is_none() && src.qm.has_policy(&src.hobj.name)).then_some(src.recent);
         let pusher = Pusher {
+            recent,
             qm: src.qm.clone(),
             first: src.conn.uow_twin(),
             hobj: src.hobj,
@@ -322,6 +330,7 @@ struct Pusher {
     strip_properties: bool,
     req: ConsumeReq,
     shared: Arc<Shared>,
+    recent: Option<Arc<Mutex<crate::dispatch::RecentGets>>>,
 }
 
 /// What one get of the pusher gave.
@@ -560,6 +569,11 @@ impl Pusher {
         };
         match got {
             Ok((mut md, payload)) => {
+                if let Some(r) = &self.recent
+                    && !browse
+                {
+                    lock(r).pushed(self.req.hobj, &md.msg_id, &payload);
+                }
                 if self.strip_properties {
                     md.properties.clear();
                 }

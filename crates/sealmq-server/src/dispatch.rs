@@ -73,13 +73,26 @@ pub(crate) fn get_options(g: &GetReq) -> GetOptions {
     }
 }
 
-/// Messages each handle got lately (digests of message id and stored bytes): a protection
-/// error may be reported only for one of them.
+/// Messages each handle got lately (digests of message id and stored bytes), and those its
+/// consumers were pushed: a protection error may be reported only for one of them.
 #[derive(Default)]
-pub(crate) struct RecentGets(HashMap<u32, std::collections::VecDeque<[u8; 32]>>);
+pub(crate) struct RecentGets {
+    got: HashMap<u32, std::collections::VecDeque<[u8; 32]>>,
+    pushed: HashMap<u32, std::collections::VecDeque<[u8; 32]>>,
+}
 
 /// How many gets of a handle are remembered for a protection-error report.
 const RECENT: usize = 8;
+/// How many pushed messages of a handle are (a consumer's window holds at most MAXUMSGS,
+/// 10,000 by default; the client reports a failure when the application reaches it).
+const PUSHED: usize = 10_000;
+
+fn remember(q: &mut std::collections::VecDeque<[u8; 32]>, most: usize, d: [u8; 32]) {
+    if q.len() == most {
+        q.pop_front();
+    }
+    q.push_back(d);
+}
 
 fn got_digest(msg_id: &[u8], payload: &[u8]) -> [u8; 32] {
     let mut c = aws_lc_rs::digest::Context::new(&aws_lc_rs::digest::SHA256);
@@ -92,30 +105,35 @@ fn got_digest(msg_id: &[u8], payload: &[u8]) -> [u8; 32] {
 
 impl RecentGets {
     pub(crate) fn got(&mut self, hobj: u32, msg_id: &[u8], payload: &[u8]) {
-        let q = self.0.entry(hobj).or_default();
-        if q.len() == RECENT {
-            q.pop_front();
-        }
-        q.push_back(got_digest(msg_id, payload));
+        remember(
+            self.got.entry(hobj).or_default(),
+            RECENT,
+            got_digest(msg_id, payload),
+        );
     }
 
-    /// Whether `hobj` got this message (and forgets it: one report per get).
+    /// A consumer of `hobj` was pushed this message (destructively).
+    pub(crate) fn pushed(&mut self, hobj: u32, msg_id: &[u8], payload: &[u8]) {
+        remember(
+            self.pushed.entry(hobj).or_default(),
+            PUSHED,
+            got_digest(msg_id, payload),
+        );
+    }
+
+    /// Whether `hobj` got or was pushed this message (and forgets it: one report each).
     fn take(&mut self, hobj: u32, msg_id: &[u8], payload: &[u8]) -> bool {
         let d = got_digest(msg_id, payload);
-        match self.0.get_mut(&hobj) {
-            Some(q) => match q.iter().position(|x| *x == d) {
-                Some(i) => {
-                    q.remove(i);
-                    true
-                }
-                None => false,
-            },
-            None => false,
-        }
+        [&mut self.got, &mut self.pushed].into_iter().any(|m| {
+            m.get_mut(&hobj)
+                .and_then(|q| q.iter().position(|x| *x == d).map(|i| q.remove(i)))
+                .is_some()
+        })
     }
 
     pub(crate) fn closed(&mut self, hobj: u32) {
-        self.0.remove(&hobj);
+        self.got.remove(&hobj);
+        self.pushed.remove(&hobj);
     }
 }
 
