@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// local-rr, put1, mover-rr, stream, partner, deep, drain, amqp or ha.
+    /// local-rr, put1, mover-rr, stream, partner, deep, drain, amqp, ha or connections.
     pub scenario: String,
     /// Use this existing, running queue manager instead of a throw-away one.
     #[arg(long)]
@@ -115,6 +115,9 @@ pub struct BenchArgs {
     /// drain: asynchronous consume's window (messages pushed ahead).
     #[arg(long, default_value_t = 1000)]
     pub window: u32,
+    /// connections: idle client connections held beside the busy pairs.
+    #[arg(long, default_value_t = 10_000)]
+    pub connections: usize,
 }
 
 /// CPU seconds (user + system) of a process, from /proc.
@@ -380,6 +383,9 @@ pub fn run(a: BenchArgs) -> CliResult {
     }
     if a.scenario == "ha" {
         return crate::bench_ha::run(&a);
+    }
+    if a.scenario == "connections" {
+        return crate::bench_conns::run(&a);
     }
     if matches!(a.scenario.as_str(), "deep" | "drain" | "amqp") {
         let qm = prepare(&a)?;

@@ -8,6 +8,7 @@ mod bench_amqp;
 mod bench_app;
 mod bench_chl;
 mod bench_cmd;
+mod bench_conns;
 mod bench_deep;
 mod bench_drain;
 mod bench_ha;
@@ -68,7 +69,7 @@ enum Command {
     Get(app_cmd::GetArgs),
     /// Browse messages without removing them.
     Browse(app_cmd::BrowseArgs),
-    /// Run a benchmark scenario (local-rr, put1, mover-rr, stream, partner, deep, drain, amqp, ha).
+    /// Run a benchmark scenario (local-rr, put1, mover-rr, stream, partner, deep, drain, amqp, ha, connections).
     Bench(bench_cmd::BenchArgs),
     /// Identities and trust for applications and queue managers.
     #[command(subcommand)]

@@ -534,7 +534,7 @@ pub(crate) fn serve(
             qm,
             &conn,
             &mut handles,
-            &mut lock(&recent),
+            &recent,
             &mut next_h,
             req,
             admin,

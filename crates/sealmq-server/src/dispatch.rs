@@ -6,10 +6,11 @@ use crate::{Ctx, signal_stop};
 use sealmq_engine::mqi::{Browse, GetOptions, OpenOptions, PutOptions};
 use sealmq_engine::{Connection, Hobj, Match, MqError, QueueManager};
 use sealmq_types::ReasonCode;
+use sealmq_types::sync::lock;
 use sealmq_wire::{GetReq, Request, Response, open};
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The answer to a put or put1 of `stored` (the payload, protected first under interception;
@@ -142,7 +143,7 @@ pub(crate) fn handle(
     qm: &Arc<QueueManager>,
     conn: &Connection,
     handles: &mut HashMap<u32, Arc<Hobj>>,
-    recent: &mut RecentGets,
+    recent: &Mutex<RecentGets>,
     next_h: &mut u32,
     req: Request,
     admin: bool,
@@ -202,7 +203,7 @@ pub(crate) fn handle(
         ),
         Request::Close { hobj } => match handles.remove(&hobj) {
             Some(h) => {
-                recent.closed(hobj);
+                lock(recent).closed(hobj);
                 conn.close(&h).map(|_| Response::Ok).unwrap_or_else(err)
             }
             None => no_handle(hobj),
@@ -247,7 +248,7 @@ pub(crate) fn handle(
                     // Protection errors are reported for queues with a policy only: the digest
                     // is taken there, not on every get.
                     if (g.browse == 0 || g.browse == 3) && qm.has_policy(&h.name) {
-                        recent.got(g.hobj, &got.md.msg_id, &got.payload);
+                        lock(recent).got(g.hobj, &got.md.msg_id, &got.payload);
                     }
                     Response::Got {
                         md: got.md,
@@ -330,7 +331,7 @@ pub(crate) fn handle(
         } => match handles.get(&hobj) {
             // Only for a message this handle really got: nobody puts forged entries on the
             // protection error queue.
-            Some(_) if !recent.take(hobj, &md.msg_id, &payload) => Response::Err {
+            Some(_) if !lock(recent).take(hobj, &md.msg_id, &payload) => Response::Err {
                 reason: ReasonCode::NotAuthorized.code(),
                 detail: format!(
                     "a protection error may be reported only for a message handle {hobj} got"

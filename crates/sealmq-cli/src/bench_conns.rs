@@ -1,0 +1,235 @@
+//! `sealmq bench connections` (issue 27): what idle client connections cost the queue manager
+//! and whether they slow the busy ones. A throw-away queue manager on a loopback port; in
+//! each round, `--pairs` requester/responder pairs (2 KB non-persistent request/reply over
+//! TCP through a SVRCONN channel) run `--seconds` alone, then again with `--connections`
+//! idle clients connected (each said Hello and holds its connection). Printed: the queue
+//! manager's resident memory and threads per idle connection, and the request/reply rate with
+//! them as a ratio of the rate without (medians of the rounds).
+
+#![allow(unsafe_code)]
+
+use crate::CliResult;
+use crate::bench_app::{join_all, open_q, request_reply};
+use crate::bench_cmd::BenchArgs;
+use sealmq_client::Client;
+use sealmq_engine::Md;
+use sealmq_engine::mqi::{GetOptions, OpenOptions};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+const QM: &str = "BENCH.CONNS";
+const CHANNEL: &str = "BENCH.SVRCONN";
+
+/// A field of /proc/PID/status in its unit (kB for memory).
+fn status(pid: &str, key: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| {
+            v.trim_start_matches(':')
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0)
+}
+
+/// Lets this process hold the idle connections' sockets, and the queue manager it starts
+/// (which inherits the limit) serve them: the hard limit is raised to `want` where this
+/// process may (as root), else the soft limit to the hard one. Returns the limit in force.
+fn raise_fd_limit(want: u64) -> u64 {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit read and write one rlimit struct we own.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return 0;
+        }
+        if lim.rlim_max < want {
+            let more = libc::rlimit {
+                rlim_cur: want,
+                rlim_max: want,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &more) == 0 {
+                return want;
+            }
+        }
+        lim.rlim_cur = lim.rlim_max;
+        libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        lim.rlim_cur
+    }
+}
+
+/// Request/reply over `pairs` pairs for `secs`: round trips per second.
+fn rr(addr: &str, pairs: usize, secs: f64) -> CliResult<f64> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let count = Arc::new(AtomicU64::new(0));
+    let mut threads = Vec::new();
+    for p in 0..pairs {
+        let req_q = format!("RR.REQ.{p}");
+        let rep_q = format!("RR.REP.{p}");
+        let mut requester = Client::connect_tcp_channel(addr, CHANNEL, "bench-requester")
+            .map_err(|e| e.to_string())?;
+        let mut responder = Client::connect_tcp_channel(addr, CHANNEL, "bench-responder")
+            .map_err(|e| e.to_string())?;
+        let (stop_a, stop_b, count) = (stop.clone(), stop.clone(), count.clone());
+        let (rq, rp) = (req_q.clone(), rep_q.clone());
+        threads.push(std::thread::spawn(move || -> Result<(), String> {
+            let hin = open_q(&mut responder, &rq, OpenOptions::input())?;
+            let hout = open_q(&mut responder, &rp, OpenOptions::output())?;
+            let gmo = GetOptions {
+                wait: Some(Duration::from_millis(200)),
+                ..Default::default()
+            };
+            while !stop_a.load(Ordering::Relaxed) {
+                let Ok(g) = responder.get(hin, &gmo) else {
+                    continue;
+                };
+                let mut md = Md {
+                    correl_id: g.md.msg_id,
+                    ..Md::default()
+                };
+                responder
+                    .put(hout, &mut md, &g.payload, false)
+                    .map_err(|e| e.to_string())?;
+            }
+            Ok(())
+        }));
+        threads.push(std::thread::spawn(move || -> Result<(), String> {
+            let hreq = open_q(&mut requester, &req_q, OpenOptions::output())?;
+            let hrep = open_q(&mut requester, &rep_q, OpenOptions::input())?;
+            let payload = vec![0x52u8; 2048];
+            while !stop_b.load(Ordering::Relaxed) {
+                request_reply(
+                    &mut requester,
+                    (hreq, hrep),
+                    Md::default(),
+                    &payload,
+                    Duration::from_secs(10),
+                    None,
+                )?;
+                count.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(())
+        }));
+    }
+    // The first round trips warm the connections up; the clock starts after them.
+    std::thread::sleep(Duration::from_millis(300));
+    let (t, n0) = (Instant::now(), count.load(Ordering::Relaxed));
+    std::thread::sleep(Duration::from_secs_f64(secs));
+    let n = count.load(Ordering::Relaxed) - n0;
+    let el = t.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    join_all(threads)?;
+    Ok(n as f64 / el)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+pub fn run(a: &BenchArgs) -> CliResult {
+    let idle_n = a.connections.max(1);
+    let pairs = a.pairs.max(1);
+    // The queue manager budgets 6 descriptors a connection and keeps a reserve (docs/wire.md).
+    let fds = raise_fd_limit(((idle_n + 2 * pairs) as u64 * 8 + 8192).max(65_536));
+    println!("open-file limit {fds} (the queue manager caps MAXCHL by it)");
+    let secs = a.seconds.max(1) as f64;
+    let mut net = crate::bench_net::Net::new("conns")?;
+    net.create(QM, None)?;
+    let port = crate::bench_net::free_port()?;
+    net.start(QM, port, false)?;
+    let mut script = format!(
+        "ALTER QMGR MAXCHL({})\n\
+         DEFINE CHANNEL({CHANNEL}) CHLTYPE(SVRCONN) MCAUSER('bench') MAXINST(999999999) MAXINSTC(999999999)\n\
+         SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('bench') AUTHADD(CONNECT)\n\
+         SET AUTHREC PROFILE('RR.**') OBJTYPE(QUEUE) PRINCIPAL('bench') AUTHADD(PUT,GET)\n",
+        idle_n + 2 * pairs + 64
+    );
+    for p in 0..pairs {
+        script.push_str(&format!(
+            "DEFINE QLOCAL(RR.REQ.{p})\nDEFINE QLOCAL(RR.REP.{p})\n"
+        ));
+    }
+    net.mqsc(QM, &script)?;
+    let pid = std::fs::read_to_string(net.dir(QM).join("qm.pid"))
+        .map_err(|e| e.to_string())?
+        .trim()
+        .to_string();
+    let addr = format!("127.0.0.1:{port}");
+    let (mut alone, mut busy, mut per_conn_kib, mut threads_per_conn) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut opened = 0;
+    for round in 0..a.rounds.max(1) {
+        alone.push(rr(&addr, pairs, secs)?);
+        let (rss0, thr0) = (status(&pid, "VmRSS"), status(&pid, "Threads"));
+        let t = Instant::now();
+        let mut idle = Vec::with_capacity(idle_n);
+        for i in 0..idle_n {
+            match Client::connect_tcp_channel(&addr, CHANNEL, "bench-idle") {
+                Ok(c) => idle.push(c),
+                Err(e) => {
+                    // Past what the descriptors allow: room is left for the busy pairs.
+                    println!("idle connection {i} refused: {e}");
+                    idle.truncate(idle.len().saturating_sub(2 * pairs + 8));
+                    break;
+                }
+            }
+        }
+        opened = idle.len();
+        let connect_s = t.elapsed().as_secs_f64();
+        // Let the queue manager settle (threads parked, buffers in place).
+        std::thread::sleep(Duration::from_millis(500));
+        let (rss1, thr1) = (status(&pid, "VmRSS"), status(&pid, "Threads"));
+        let n = opened.max(1) as f64;
+        per_conn_kib.push(rss1.saturating_sub(rss0) as f64 / n);
+        threads_per_conn.push(thr1.saturating_sub(thr0) as f64 / n);
+        busy.push(rr(&addr, pairs, secs)?);
+        println!(
+            "round {}/{}: {opened} idle connections opened in {connect_s:.1} s; queue manager \
+             {} MiB resident, {thr1} threads; request/reply {:.0}/s alone, {:.0}/s beside them",
+            round + 1,
+            a.rounds.max(1),
+            rss1 >> 10,
+            alone[round],
+            busy[round]
+        );
+        drop(idle);
+        // The idle connections end before the next round measures alone.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while status(&pid, "Threads") > thr0 + 8 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    let (r0, r1) = (median(&mut alone), median(&mut busy));
+    let kib = median(&mut per_conn_kib);
+    let thr = median(&mut threads_per_conn);
+    println!(
+        "{opened} idle connections: {kib:.1} KiB resident and {thr:.2} threads each in the queue \
+         manager (targets: at most 32 KiB; threads independent of the connection count); \
+         request/reply of {pairs} pair(s) beside them {r1:.0}/s against {r0:.0}/s alone, ratio \
+         {:.2} (target at least 0.9)",
+        r1 / r0.max(1e-9)
+    );
+    if a.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "idle_connections": opened,
+                "kib_per_idle_connection": kib,
+                "threads_per_idle_connection": thr,
+                "rr_alone": r0,
+                "rr_beside_idle": r1,
+                "ratio": r1 / r0.max(1e-9),
+            })
+        );
+    }
+    net.stop(QM)?;
+    Ok(())
+}
