@@ -67,9 +67,11 @@ fn raise_fd_limit(want: u64) -> u64 {
 
 /// Request/reply over `pairs` pairs for `secs`: round trips per second.
 fn rr(addr: &str, pairs: usize, secs: f64) -> CliResult<f64> {
+    // Requesters stop first, then responders: a request in flight gets its reply.
     let stop = Arc::new(AtomicBool::new(false));
+    let stop_responders = Arc::new(AtomicBool::new(false));
     let count = Arc::new(AtomicU64::new(0));
-    let mut threads = Vec::new();
+    let (mut threads, mut responders) = (Vec::new(), Vec::new());
     for p in 0..pairs {
         let req_q = format!("RR.REQ.{p}");
         let rep_q = format!("RR.REP.{p}");
@@ -77,9 +79,9 @@ fn rr(addr: &str, pairs: usize, secs: f64) -> CliResult<f64> {
             .map_err(|e| e.to_string())?;
         let mut responder = Client::connect_tcp_channel(addr, CHANNEL, "bench-responder")
             .map_err(|e| e.to_string())?;
-        let (stop_a, stop_b, count) = (stop.clone(), stop.clone(), count.clone());
+        let (stop_a, stop_b, count) = (stop_responders.clone(), stop.clone(), count.clone());
         let (rq, rp) = (req_q.clone(), rep_q.clone());
-        threads.push(std::thread::spawn(move || -> Result<(), String> {
+        responders.push(std::thread::spawn(move || -> Result<(), String> {
             let hin = open_q(&mut responder, &rq, OpenOptions::input())?;
             let hout = open_q(&mut responder, &rp, OpenOptions::output())?;
             let gmo = GetOptions {
@@ -125,7 +127,10 @@ fn rr(addr: &str, pairs: usize, secs: f64) -> CliResult<f64> {
     let n = count.load(Ordering::Relaxed) - n0;
     let el = t.elapsed().as_secs_f64();
     stop.store(true, Ordering::Relaxed);
-    join_all(threads)?;
+    let requesters = join_all(threads);
+    stop_responders.store(true, Ordering::Relaxed);
+    join_all(responders)?;
+    requesters?;
     Ok(n as f64 / el)
 }
 
