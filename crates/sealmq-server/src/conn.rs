@@ -1,17 +1,16 @@
 //! Serving one application connection: the TLS handshake, Hello and admission, then requests
 //! until the connection ends (its unit of work backed out, its handles closed).
 
-use crate::dispatch::{self, err, handle};
+use crate::dispatch::{Session, err};
 use crate::icpt::Icpt;
 use crate::limits::PendingSlot;
 use crate::peer::{Peer, TlsPeer};
 use crate::{Ctx, HANDSHAKE, acct, admit, chinit};
 use sealmq_engine::Connection;
-use sealmq_engine::{Hobj, QueueManager};
+use sealmq_engine::QueueManager;
 use sealmq_types::ReasonCode;
 use sealmq_types::sync::lock;
 use sealmq_wire::{Request, Response, WireError};
-use std::collections::HashMap;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
@@ -402,13 +401,10 @@ pub(crate) fn serve(
     {
         return;
     }
-    let mut handles: HashMap<u32, Arc<Hobj>> = HashMap::new();
+    let mut session = Session::new(qm, conn, ctx, admin);
     // From here on the connection's pushers (asynchronous consume) write too.
     let out: crate::consume::Out = Arc::new(std::sync::Mutex::new(Box::new(w)));
     let mut consumers = crate::consume::Consumers::default();
-    // Shared with this connection's consumers, which record what they push.
-    let recent = Arc::new(std::sync::Mutex::new(dispatch::RecentGets::default()));
-    let mut next_h = 1u32;
     // QM-side interception keeps the keystore in use when the connection began.
     let protector = ctx.security.protector();
     let conn_no = ctx.conns.fetch_add(1, Ordering::Relaxed) + 1;
@@ -473,16 +469,16 @@ pub(crate) fn serve(
                 consumers.credit(tag, n);
                 continue;
             }
-            Request::Consume(ref c) => Some(match handles.get(&c.hobj) {
+            Request::Consume(ref c) => Some(match session.handles.get(&c.hobj) {
                 Some(h) => {
                     let src = crate::consume::Source {
                         qm,
-                        conn: &conn,
+                        conn: &session.conn,
                         hobj: h.clone(),
                         out: out.clone(),
                         intercept: if intercept { protector.clone() } else { None },
                         strip_properties: version < sealmq_wire::V_PROPERTIES,
-                        recent: recent.clone(),
+                        recent: session.recent.clone(),
                     };
                     match consumers.start(src, c.clone()) {
                         Ok(()) => Response::Ok,
@@ -530,17 +526,7 @@ pub(crate) fn serve(
             stored: std::cell::Cell::new(None),
         };
         let call = acct.as_ref().map(|_| acct::Accounting::begin(&req));
-        let resp = handle(
-            qm,
-            &conn,
-            &mut handles,
-            &recent,
-            &mut next_h,
-            req,
-            admin,
-            &icpt,
-            ctx,
-        );
+        let resp = session.handle(req, &icpt);
         if let (Some(a), Some(call)) = (acct.as_mut(), call) {
             a.end(call, resp.as_ref(), icpt.stored.get());
         }
@@ -570,10 +556,7 @@ pub(crate) fn serve(
     }
     // Pushers end first; their unsettled batches are backed out.
     drop(consumers);
-    for (_, h) in handles.drain() {
-        let _ = conn.close(&h);
-    }
-    drop(conn);
+    session.end();
     if let Some(a) = acct {
         a.finish();
     }

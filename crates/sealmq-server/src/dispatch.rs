@@ -138,227 +138,270 @@ impl RecentGets {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn handle(
-    qm: &Arc<QueueManager>,
-    conn: &Connection,
-    handles: &mut HashMap<u32, Arc<Hobj>>,
-    recent: &Mutex<RecentGets>,
-    next_h: &mut u32,
-    req: Request,
-    admin: bool,
-    icpt: &Icpt<'_>,
-    ctx: &Ctx,
-) -> Option<Response> {
-    if qm.is_quiescing()
-        && !matches!(
-            req,
-            Request::Commit | Request::Backout | Request::Close { .. } | Request::Disconnect
-        )
-    {
-        return Some(Response::Err {
-            reason: ReasonCode::QMgrQuiescing.code(),
-            detail: format!("queue manager {} is ending", qm.name()),
-        });
+/// One application connection once admitted: its engine connection and what its requests
+/// work on (open handles, what they got), answering one request at a time.
+pub(crate) struct Session<'a> {
+    pub(crate) qm: &'a Arc<QueueManager>,
+    pub(crate) conn: Connection,
+    pub(crate) ctx: &'a Ctx,
+    /// The queue manager's own OS user on the local socket (MQSC, stop).
+    pub(crate) admin: bool,
+    pub(crate) handles: HashMap<u32, Arc<Hobj>>,
+    /// Shared with the connection's consumers, which record what they push.
+    pub(crate) recent: Arc<Mutex<RecentGets>>,
+    next_h: u32,
+}
+
+impl<'a> Session<'a> {
+    pub(crate) fn new(
+        qm: &'a Arc<QueueManager>,
+        conn: Connection,
+        ctx: &'a Ctx,
+        admin: bool,
+    ) -> Self {
+        Session {
+            qm,
+            conn,
+            ctx,
+            admin,
+            handles: HashMap::new(),
+            recent: Arc::default(),
+            next_h: 1,
+        }
     }
-    let no_handle = |h: u32| Response::Err {
-        reason: ReasonCode::HobjError.code(),
-        detail: format!("object handle {h} is not open"),
-    };
-    Some(match req {
-        Request::Hello { .. } => Response::Err {
-            reason: ReasonCode::UnexpectedError.code(),
-            detail: "already connected".into(),
-        },
-        Request::Open {
-            name,
-            options,
-            dyn_name,
-        } => {
-            let dn = if dyn_name.is_empty() {
-                "AMQ.*".to_string()
-            } else {
-                dyn_name
-            };
-            opened(
+
+    /// The connection ends: its handles are closed (its unit of work is backed out as the
+    /// engine connection drops).
+    pub(crate) fn end(mut self) {
+        for (_, h) in self.handles.drain() {
+            let _ = self.conn.close(&h);
+        }
+    }
+}
+
+impl Session<'_> {
+    /// Answers one request (`None`: the client disconnects).
+    pub(crate) fn handle(&mut self, req: Request, icpt: &Icpt<'_>) -> Option<Response> {
+        let Session {
+            qm,
+            conn,
+            ctx,
+            admin,
+            handles,
+            recent,
+            next_h,
+        } = self;
+        let (qm, ctx, admin, conn, recent) = (*qm, *ctx, *admin, &*conn, &**recent);
+        if qm.is_quiescing()
+            && !matches!(
+                req,
+                Request::Commit | Request::Backout | Request::Close { .. } | Request::Disconnect
+            )
+        {
+            return Some(Response::Err {
+                reason: ReasonCode::QMgrQuiescing.code(),
+                detail: format!("queue manager {} is ending", qm.name()),
+            });
+        }
+        let no_handle = |h: u32| Response::Err {
+            reason: ReasonCode::HobjError.code(),
+            detail: format!("object handle {h} is not open"),
+        };
+        Some(match req {
+            Request::Hello { .. } => Response::Err {
+                reason: ReasonCode::UnexpectedError.code(),
+                detail: "already connected".into(),
+            },
+            Request::Open {
+                name,
+                options,
+                dyn_name,
+            } => {
+                let dn = if dyn_name.is_empty() {
+                    "AMQ.*".to_string()
+                } else {
+                    dyn_name
+                };
+                opened(
+                    qm,
+                    conn.open_dynamic(&name, open_options(options), &dn),
+                    &name,
+                    handles,
+                    next_h,
+                    icpt,
+                )
+            }
+            Request::OpenAt {
+                name,
+                qmgr,
+                options,
+            } => opened(
                 qm,
-                conn.open_dynamic(&name, open_options(options), &dn),
+                conn.open_at(&name, &qmgr, open_options(options)),
                 &name,
                 handles,
                 next_h,
                 icpt,
-            )
-        }
-        Request::OpenAt {
-            name,
-            qmgr,
-            options,
-        } => opened(
-            qm,
-            conn.open_at(&name, &qmgr, open_options(options)),
-            &name,
-            handles,
-            next_h,
-            icpt,
-        ),
-        Request::Close { hobj } => match handles.remove(&hobj) {
-            Some(h) => {
-                lock(recent).closed(hobj);
-                conn.close(&h).map(|_| Response::Ok).unwrap_or_else(err)
-            }
-            None => no_handle(hobj),
-        },
-        Request::Put {
-            hobj,
-            md,
-            payload,
-            syncpoint,
-        } => match handles.get(&hobj) {
-            Some(h) => {
-                let stored = icpt.protect(qm, &h.name, &md, payload);
-                put_answer(stored, md, syncpoint, |md, b, pmo| conn.put(h, md, b, pmo))
-            }
-            None => no_handle(hobj),
-        },
-        Request::Put1 {
-            name,
-            md,
-            payload,
-            syncpoint,
-        } => {
-            let stored = icpt.protect(qm, &name, &md, payload);
-            put_answer(stored, md, syncpoint, |md, b, pmo| {
-                conn.put1(&name, md, b, pmo)
-            })
-        }
-        Request::Get(g)
-            if icpt.on
-                && qm
-                    .policy(handles.get(&g.hobj).map(|h| h.name.as_str()).unwrap_or(""))
-                    .is_some_and(|p| p.qop() != sealmq_protect::Qop::None) =>
-        {
-            match handles.get(&g.hobj) {
-                Some(h) => icpt.get(qm, conn, h, &g),
-                None => no_handle(g.hobj),
-            }
-        }
-        Request::Get(g) => match handles.get(&g.hobj) {
-            Some(h) => match conn.get(h, get_options(&g)) {
-                Ok(got) => {
-                    // Protection errors are reported for queues with a policy only: the digest
-                    // is taken there, not on every get.
-                    if (g.browse == 0 || g.browse == 3) && qm.has_policy(&h.name) {
-                        lock(recent).got(g.hobj, &got.md.msg_id, &got.payload);
-                    }
-                    Response::Got {
-                        md: got.md,
-                        payload: got.payload,
-                        data_len: got.data_len as u64,
-                        warning: got.warning.map(|w| w.code()).unwrap_or(0),
-                    }
+            ),
+            Request::Close { hobj } => match handles.remove(&hobj) {
+                Some(h) => {
+                    lock(recent).closed(hobj);
+                    conn.close(&h).map(|_| Response::Ok).unwrap_or_else(err)
                 }
-                Err(e) => err(e),
+                None => no_handle(hobj),
             },
-            None => no_handle(g.hobj),
-        },
-        Request::Commit => conn.commit().map(|_| Response::Ok).unwrap_or_else(err),
-        Request::Backout => conn.backout().map(|_| Response::Ok).unwrap_or_else(err),
-        Request::Mqsc { script, json } => {
-            if !admin {
-                return Some(Response::Err {
-                    reason: ReasonCode::NotAuthorized.code(),
-                    detail: "MQSC needs the queue manager's own user".into(),
-                });
+            Request::Put {
+                hobj,
+                md,
+                payload,
+                syncpoint,
+            } => match handles.get(&hobj) {
+                Some(h) => {
+                    let stored = icpt.protect(qm, &h.name, &md, payload);
+                    put_answer(stored, md, syncpoint, |md, b, pmo| conn.put(h, md, b, pmo))
+                }
+                None => no_handle(hobj),
+            },
+            Request::Put1 {
+                name,
+                md,
+                payload,
+                syncpoint,
+            } => {
+                let stored = icpt.protect(qm, &name, &md, payload);
+                put_answer(stored, md, syncpoint, |md, b, pmo| {
+                    conn.put1(&name, md, b, pmo)
+                })
             }
-            let r = sealmq_mqsc::run(qm, &script);
-            let failed = r.iter().filter(|x| !x.ok).count() as u32;
-            let text = if json {
-                sealmq_mqsc::render_json(&r)
-            } else {
-                sealmq_mqsc::render_text(&r)
-            };
-            Response::Mqsc { text, failed }
-        }
-        Request::Stop { immediate } => {
-            if !admin {
-                return Some(Response::Err {
-                    reason: ReasonCode::NotAuthorized.code(),
-                    detail: "stopping the queue manager needs its own user".into(),
-                });
+            Request::Get(g)
+                if icpt.on
+                    && qm
+                        .policy(handles.get(&g.hobj).map(|h| h.name.as_str()).unwrap_or(""))
+                        .is_some_and(|p| p.qop() != sealmq_protect::Qop::None) =>
+            {
+                match handles.get(&g.hobj) {
+                    Some(h) => icpt.get(qm, conn, h, &g),
+                    None => no_handle(g.hobj),
+                }
             }
-            ctx.immediate.store(immediate, Ordering::Relaxed);
-            signal_stop(&ctx.stop, &ctx.stopped, qm);
-            Response::Ok
-        }
-        Request::Heartbeat => Response::Ok,
-        // A policy names its recipients and signers: told only to a principal that may
-        // inquire on the queue, or put to it (put1 learns the policy this way).
-        Request::Policy { name } => {
-            let may = |a| {
-                qm.check_authority(
-                    &conn.user,
-                    sealmq_engine::authority::AuthObj::Queue,
-                    &name,
-                    a,
-                )
-                .is_ok()
-            };
-            use sealmq_engine::authority::auth;
-            if !may(auth::INQ) && !may(auth::PUT) {
-                return Some(Response::Err {
+            Request::Get(g) => match handles.get(&g.hobj) {
+                Some(h) => match conn.get(h, get_options(&g)) {
+                    Ok(got) => {
+                        // Protection errors are reported for queues with a policy only: the digest
+                        // is taken there, not on every get.
+                        if (g.browse == 0 || g.browse == 3) && qm.has_policy(&h.name) {
+                            lock(recent).got(g.hobj, &got.md.msg_id, &got.payload);
+                        }
+                        Response::Got {
+                            md: got.md,
+                            payload: got.payload,
+                            data_len: got.data_len as u64,
+                            warning: got.warning.map(|w| w.code()).unwrap_or(0),
+                        }
+                    }
+                    Err(e) => err(e),
+                },
+                None => no_handle(g.hobj),
+            },
+            Request::Commit => conn.commit().map(|_| Response::Ok).unwrap_or_else(err),
+            Request::Backout => conn.backout().map(|_| Response::Ok).unwrap_or_else(err),
+            Request::Mqsc { script, json } => {
+                if !admin {
+                    return Some(Response::Err {
+                        reason: ReasonCode::NotAuthorized.code(),
+                        detail: "MQSC needs the queue manager's own user".into(),
+                    });
+                }
+                let r = sealmq_mqsc::run(qm, &script);
+                let failed = r.iter().filter(|x| !x.ok).count() as u32;
+                let text = if json {
+                    sealmq_mqsc::render_json(&r)
+                } else {
+                    sealmq_mqsc::render_text(&r)
+                };
+                Response::Mqsc { text, failed }
+            }
+            Request::Stop { immediate } => {
+                if !admin {
+                    return Some(Response::Err {
+                        reason: ReasonCode::NotAuthorized.code(),
+                        detail: "stopping the queue manager needs its own user".into(),
+                    });
+                }
+                ctx.immediate.store(immediate, Ordering::Relaxed);
+                signal_stop(&ctx.stop, &ctx.stopped, qm);
+                Response::Ok
+            }
+            Request::Heartbeat => Response::Ok,
+            // A policy names its recipients and signers: told only to a principal that may
+            // inquire on the queue, or put to it (put1 learns the policy this way).
+            Request::Policy { name } => {
+                let may = |a| {
+                    qm.check_authority(
+                        &conn.user,
+                        sealmq_engine::authority::AuthObj::Queue,
+                        &name,
+                        a,
+                    )
+                    .is_ok()
+                };
+                use sealmq_engine::authority::auth;
+                if !may(auth::INQ) && !may(auth::PUT) {
+                    return Some(Response::Err {
+                        reason: ReasonCode::NotAuthorized.code(),
+                        detail: format!(
+                            "'{}' may not read the policy of '{name}': it needs INQ or PUT on it",
+                            conn.user
+                        ),
+                    });
+                }
+                Response::Policy {
+                    policy: qm
+                        .policy(&name)
+                        .map(|p| sealmq_engine::policies::encode(&p))
+                        .unwrap_or_default(),
+                }
+            }
+            Request::ProtectionError {
+                hobj,
+                md,
+                payload,
+                check,
+                detail,
+                signer,
+                syncpoint,
+            } => match handles.get(&hobj) {
+                // Only for a message this handle really got: nobody puts forged entries on the
+                // protection error queue.
+                Some(_) if !lock(recent).take(hobj, &md.msg_id, &payload) => Response::Err {
                     reason: ReasonCode::NotAuthorized.code(),
                     detail: format!(
-                        "'{}' may not read the policy of '{name}': it needs INQ or PUT on it",
-                        conn.user
+                        "a protection error may be reported only for a message handle {hobj} got"
                     ),
-                });
-            }
-            Response::Policy {
-                policy: qm
-                    .policy(&name)
-                    .map(|p| sealmq_engine::policies::encode(&p))
-                    .unwrap_or_default(),
-            }
-        }
-        Request::ProtectionError {
-            hobj,
-            md,
-            payload,
-            check,
-            detail,
-            signer,
-            syncpoint,
-        } => match handles.get(&hobj) {
-            // Only for a message this handle really got: nobody puts forged entries on the
-            // protection error queue.
-            Some(_) if !lock(recent).take(hobj, &md.msg_id, &payload) => Response::Err {
-                reason: ReasonCode::NotAuthorized.code(),
-                detail: format!(
-                    "a protection error may be reported only for a message handle {hobj} got"
-                ),
+                },
+                Some(h) => {
+                    let failure = sealmq_engine::dlh::ProtectionFailure {
+                        check,
+                        detail,
+                        signer,
+                    };
+                    conn.put_protection_error(&h.name, failure, &md, &payload, syncpoint)
+                        .map(|_| Response::Ok)
+                        .unwrap_or_else(err)
+                }
+                None => no_handle(hobj),
             },
-            Some(h) => {
-                let failure = sealmq_engine::dlh::ProtectionFailure {
-                    check,
-                    detail,
-                    signer,
-                };
-                conn.put_protection_error(&h.name, failure, &md, &payload, syncpoint)
-                    .map(|_| Response::Ok)
-                    .unwrap_or_else(err)
-            }
-            None => no_handle(hobj),
-        },
-        Request::Disconnect => return None,
-        // Served by the connection (conn.rs), which owns the consumers.
-        Request::Consume(_)
-        | Request::Credit { .. }
-        | Request::Settle { .. }
-        | Request::ConsumeStop { .. } => Response::Err {
-            reason: ReasonCode::UnexpectedError.code(),
-            detail: "asynchronous consume is not served here".into(),
-        },
-    })
+            Request::Disconnect => return None,
+            // Served by the connection (conn.rs), which owns the consumers.
+            Request::Consume(_)
+            | Request::Credit { .. }
+            | Request::Settle { .. }
+            | Request::ConsumeStop { .. } => Response::Err {
+                reason: ReasonCode::UnexpectedError.code(),
+                detail: "asynchronous consume is not served here".into(),
+            },
+        })
+    }
 }
 
 /// The reply to an open: the handle registered, and the policy of the name opened.
