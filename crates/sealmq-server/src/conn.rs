@@ -1,15 +1,14 @@
 //! Serving one application connection: the TLS handshake, Hello and admission, then requests
 //! until the connection ends (its unit of work backed out, its handles closed).
 
-use crate::dispatch::{Session, err};
-use crate::icpt::Icpt;
+use crate::dispatch::err;
 use crate::limits::PendingSlot;
 use crate::peer::{Peer, TlsPeer};
-use crate::{Ctx, HANDSHAKE, acct, admit, chinit};
+use crate::session::{Negotiated, Session};
+use crate::{Ctx, HANDSHAKE, admit, chinit};
 use sealmq_engine::Connection;
 use sealmq_engine::QueueManager;
 use sealmq_types::ReasonCode;
-use sealmq_types::sync::lock;
 use sealmq_wire::{Request, Response, WireError};
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::net::TcpStream;
@@ -129,7 +128,7 @@ impl<R: std::io::Read> std::io::Read for TimedRead<R> {
 ///
 /// With an idle limit (a SVRCONN's DISCINT), a client silent that long since `since` is ended:
 /// `None`, as for a stop.
-fn wait_readable(
+pub(crate) fn wait_readable(
     r: &mut impl BufRead,
     ctx: &Ctx,
     idle: Option<(std::time::Instant, Duration)>,
@@ -159,7 +158,7 @@ fn wait_readable(
 }
 
 /// A SVRCONN channel's DISCINT, when it has one: how long a client may stay silent.
-fn svrconn_discint(qm: &QueueManager, channel: &str) -> Option<Duration> {
+pub(crate) fn svrconn_discint(qm: &QueueManager, channel: &str) -> Option<Duration> {
     if channel.is_empty() {
         return None;
     }
@@ -169,7 +168,7 @@ fn svrconn_discint(qm: &QueueManager, channel: &str) -> Option<Duration> {
 }
 
 /// Logs a read that ended at the deadline (not a peer that simply went away).
-fn missed_deadline(e: &std::io::Error, ctx: &Ctx, peer: &Peer, what: &str) {
+pub(crate) fn missed_deadline(e: &std::io::Error, ctx: &Ctx, peer: &Peer, what: &str) {
     if matches!(
         e.kind(),
         std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
@@ -401,163 +400,17 @@ pub(crate) fn serve(
     {
         return;
     }
-    let mut session = Session::new(qm, conn, ctx, admin);
-    // From here on the connection's pushers (asynchronous consume) write too.
-    let out: crate::consume::Out = Arc::new(std::sync::Mutex::new(Box::new(w)));
-    let mut consumers = crate::consume::Consumers::default();
-    // QM-side interception keeps the keystore in use when the connection began.
-    let protector = ctx.security.protector();
-    let conn_no = ctx.conns.fetch_add(1, Ordering::Relaxed) + 1;
-    let mut acct = acct::Accounting::start(qm, &ctx.dir, conn_no, user, &appl);
-    // Waiting for a request may take forever (an idle application) unless the SVRCONN has a
-    // DISCINT; once its first byte is here, the rest must follow within HANDSHAKE (the
-    // socket's read timeout, shorter when DISCINT is).
-    let idle_limit = svrconn_discint(qm, &channel);
-    if let (Some(limit), Peer::Tcp { sock: Some(s), .. }) = (idle_limit, peer) {
-        let _ = s.set_read_timeout(Some(limit.min(HANDSHAKE)));
-    }
-    let mut last = std::time::Instant::now();
-    loop {
-        match wait_readable(&mut r, ctx, idle_limit.map(|l| (last, l))) {
-            Some(true) => {}
-            Some(false) => break,
-            None => {
-                if let Some(l) = idle_limit.filter(|l| last.elapsed() >= *l) {
-                    tracing::info!(
-                        channel = %channel,
-                        peer = %peer.describe(),
-                        "client idle for DISCINT({}) seconds: connection ended",
-                        l.as_secs()
-                    );
-                }
-                break;
-            }
-        }
-        let (id, req) = match sealmq_wire::read_request(&mut r, max_frame) {
-            Ok(Some(x)) => x,
-            Ok(None) => break,
-            Err(WireError::Io(e)) => {
-                missed_deadline(&e, ctx, peer, "stopped in the middle of a frame");
-                break;
-            }
-            Err(WireError::Protocol(m)) => {
-                let _ = sealmq_wire::write_response(
-                    &mut *lock(&out),
-                    0,
-                    &Response::Err {
-                        reason: ReasonCode::UnexpectedError.code(),
-                        detail: format!("protocol error: {m}; closing the connection"),
-                    },
-                );
-                break;
-            }
-        };
-        last = std::time::Instant::now();
-        let consume = match req {
-            Request::Consume(_)
-            | Request::Credit { .. }
-            | Request::Settle { .. }
-            | Request::ConsumeStop { .. }
-                if version < sealmq_wire::V_CONSUME =>
-            {
-                Some(Response::Err {
-                    reason: ReasonCode::UnexpectedError.code(),
-                    detail: "asynchronous consume needs protocol version 2".into(),
-                })
-            }
-            Request::Credit { tag, n } => {
-                consumers.credit(tag, n);
-                continue;
-            }
-            Request::Consume(ref c) => Some(match session.handles.get(&c.hobj) {
-                Some(h) => {
-                    let src = crate::consume::Source {
-                        qm,
-                        conn: &session.conn,
-                        hobj: h.clone(),
-                        out: out.clone(),
-                        intercept: if intercept { protector.clone() } else { None },
-                        strip_properties: version < sealmq_wire::V_PROPERTIES,
-                        recent: session.recent.clone(),
-                    };
-                    match consumers.start(src, c.clone()) {
-                        Ok(()) => Response::Ok,
-                        Err((reason, detail)) => Response::Err { reason, detail },
-                    }
-                }
-                None => Response::Err {
-                    reason: ReasonCode::HobjError.code(),
-                    detail: format!("object handle {} is not open", c.hobj),
-                },
-            }),
-            Request::Settle { tag, batch, commit } => {
-                let (reason, detail) = consumers.settle(tag, batch, commit);
-                Some(Response::Settled {
-                    tag,
-                    batch,
-                    reason,
-                    detail,
-                })
-            }
-            Request::ConsumeStop { tag } => Some(if consumers.stop(tag) {
-                Response::Ok
-            } else {
-                Response::Err {
-                    reason: ReasonCode::UnexpectedError.code(),
-                    detail: format!("no consumer {tag}"),
-                }
-            }),
-            ref other => {
-                if let Request::Close { hobj } = other {
-                    consumers.close_handle(*hobj);
-                }
-                None
-            }
-        };
-        if let Some(resp) = consume {
-            if sealmq_wire::write_response(&mut *lock(&out), id, &resp).is_err() {
-                break;
-            }
-            continue;
-        }
-        let icpt = Icpt {
-            on: intercept,
-            protector: protector.as_deref(),
-            stored: std::cell::Cell::new(None),
-        };
-        let call = acct.as_ref().map(|_| acct::Accounting::begin(&req));
-        let resp = session.handle(req, &icpt);
-        if let (Some(a), Some(call)) = (acct.as_mut(), call) {
-            a.end(call, resp.as_ref(), icpt.stored.get());
-        }
-        let mut resp = resp;
-        if version < sealmq_wire::V_CONSUME
-            && let Some(Response::Opened(o)) = resp.as_mut()
-        {
-            o.read_ahead = None;
-        }
-        // An older client cannot read message properties: it gets the message without.
-        if version < sealmq_wire::V_PROPERTIES
-            && let Some(Response::Got { md, .. }) = resp.as_mut()
-        {
-            md.properties.clear();
-        }
-        let done = resp.is_none();
-        if let Some(resp) = resp
-            && sealmq_wire::write_response(&mut *lock(&out), id, &resp).is_err()
-        {
-            break;
-        }
-        if done {
-            let _ = sealmq_wire::write_response(&mut *lock(&out), id, &Response::Ok);
-            break;
-        }
-        last = std::time::Instant::now();
-    }
-    // Pushers end first; their unsettled batches are backed out.
-    drop(consumers);
-    session.end();
-    if let Some(a) = acct {
-        a.finish();
-    }
+    Session::new(qm, conn, ctx, admin).serve(
+        r,
+        w,
+        peer,
+        &Negotiated {
+            version,
+            max_frame,
+            intercept,
+            channel: &channel,
+            appl: &appl,
+            user,
+        },
+    );
 }

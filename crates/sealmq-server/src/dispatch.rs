@@ -2,15 +2,16 @@
 //! commit, backout, close, MQSC, stop, and the protection the connection's channel asks for.
 
 use crate::icpt::{Icpt, security};
-use crate::{Ctx, signal_stop};
+use crate::session::Session;
+use crate::signal_stop;
 use sealmq_engine::mqi::{Browse, GetOptions, OpenOptions, PutOptions};
-use sealmq_engine::{Connection, Hobj, Match, MqError, QueueManager};
+use sealmq_engine::{Hobj, Match, MqError, QueueManager};
 use sealmq_types::ReasonCode;
 use sealmq_types::sync::lock;
 use sealmq_wire::{GetReq, Request, Response, open};
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The answer to a put or put1 of `stored` (the payload, protected first under interception;
@@ -135,47 +136,6 @@ impl RecentGets {
     pub(crate) fn closed(&mut self, hobj: u32) {
         self.got.remove(&hobj);
         self.pushed.remove(&hobj);
-    }
-}
-
-/// One application connection once admitted: its engine connection and what its requests
-/// work on (open handles, what they got), answering one request at a time.
-pub(crate) struct Session<'a> {
-    pub(crate) qm: &'a Arc<QueueManager>,
-    pub(crate) conn: Connection,
-    pub(crate) ctx: &'a Ctx,
-    /// The queue manager's own OS user on the local socket (MQSC, stop).
-    pub(crate) admin: bool,
-    pub(crate) handles: HashMap<u32, Arc<Hobj>>,
-    /// Shared with the connection's consumers, which record what they push.
-    pub(crate) recent: Arc<Mutex<RecentGets>>,
-    next_h: u32,
-}
-
-impl<'a> Session<'a> {
-    pub(crate) fn new(
-        qm: &'a Arc<QueueManager>,
-        conn: Connection,
-        ctx: &'a Ctx,
-        admin: bool,
-    ) -> Self {
-        Session {
-            qm,
-            conn,
-            ctx,
-            admin,
-            handles: HashMap::new(),
-            recent: Arc::default(),
-            next_h: 1,
-        }
-    }
-
-    /// The connection ends: its handles are closed (its unit of work is backed out as the
-    /// engine connection drops).
-    pub(crate) fn end(mut self) {
-        for (_, h) in self.handles.drain() {
-            let _ = self.conn.close(&h);
-        }
     }
 }
 

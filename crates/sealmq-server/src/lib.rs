@@ -26,6 +26,7 @@ mod pam;
 mod peer;
 pub mod perms;
 pub mod security;
+mod session;
 pub mod standby;
 pub mod stats;
 mod svcrun;
