@@ -655,3 +655,87 @@ fn async_consume_over_tls_delivers_every_message_once() {
     drop(local);
     h.ok(&["stop", "QT"]);
 }
+
+/// Issue 27: a consumer whose client stops reading does not hold the queue manager. Its
+/// pushes fill the socket; once writes make no progress for the channel's HBINT (HBINT(5);
+/// one to three intervals, as the last bytes drip into the buffers) the connection ends, so
+/// its pusher is freed and its unsettled batches go back to the queue — while the client
+/// still holds its socket open.
+#[test]
+fn a_consumer_whose_client_stops_reading_is_ended_and_its_messages_return() {
+    use sealmq_wire::{ConsumeReq, Hello, Request, Response, Secret};
+    let h = Home::new();
+    let port = common::free_port();
+    h.ok(&["create", "QR"]);
+    h.start_tcp("QR", port);
+    h.mqsc(
+        "QR",
+        "DEFINE QLOCAL(C.Q) MAXDEPTH(100000)\n\
+         DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app') HBINT(5)\n\
+         SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
+         SET AUTHREC PROFILE('C.Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(GET,PUT)\n",
+    );
+    // 128 MiB: far more than the socket buffers hold.
+    h.ok(&["put", "QR", "C.Q", "--size", "65536", "--count", "2000"]);
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let hello = Request::Hello(Hello {
+        versions: sealmq_wire::VERSIONS.to_vec(),
+        max_msg: 4 << 20,
+        appl: "stalled".into(),
+        channel: "APP.SVRCONN".into(),
+        user: String::new(),
+        password: Secret::new(""),
+    });
+    let mut call = |id: u32, r: &Request, s: &mut std::net::TcpStream| {
+        sealmq_wire::write_request(s, id, r).unwrap();
+        loop {
+            let (got, resp) = sealmq_wire::read_response(s, 8 << 20).unwrap().unwrap();
+            if got == id {
+                return resp;
+            }
+        }
+    };
+    assert!(matches!(call(1, &hello, &mut s), Response::HelloOk { .. }));
+    let open = Request::Open {
+        name: "C.Q".into(),
+        options: sealmq_wire::open::INPUT_SHARED,
+        dyn_name: String::new(),
+    };
+    let Response::Opened(o) = call(2, &open, &mut s) else {
+        panic!("not opened");
+    };
+    let consume = Request::Consume(ConsumeReq {
+        hobj: o.hobj,
+        tag: 1,
+        mode: sealmq_wire::consume::mode::SYNCPOINT,
+        window: 10_000,
+        batch: 100,
+        batch_ms: 50,
+        match_msg_id: None,
+        match_correl_id: None,
+    });
+    assert!(matches!(call(3, &consume, &mut s), Response::Ok));
+    // From now on the client reads nothing; its socket stays open.
+    let t = std::time::Instant::now();
+    wait_for(
+        Duration::from_secs(60),
+        "the stalled connection to end",
+        || {
+            !h.mqsc("QR", "DISPLAY CONN(*) APPLTAG\n")
+                .contains("stalled")
+        },
+    );
+    let ended = t.elapsed();
+    wait_for(Duration::from_secs(30), "its batches backed out", || {
+        uncom(&h, "QR", "C.Q") == 0
+    });
+    assert_eq!(h.depth("QR", "C.Q"), 2_000, "every message back");
+    eprintln!("a consumer that stopped reading was ended after {ended:?}");
+    // One to three HBINTs without progress, and a little for the end itself.
+    assert!(
+        ended >= Duration::from_secs(4) && ended < Duration::from_secs(25),
+        "{ended:?}"
+    );
+    drop(s);
+    h.ok(&["stop", "QR"]);
+}

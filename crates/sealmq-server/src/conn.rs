@@ -384,6 +384,7 @@ pub(crate) fn serve(
     if let Some((every, alive)) = peer.liveness(hbint) {
         conn.set_liveness(every, alive);
     }
+    peer.limit_write_stall(hbint);
     let max_msg = client_max.min(qm.qmgr().max_msg_len).max(1024);
     let max_frame = max_msg as usize + sealmq_wire::FRAME_OVERHEAD;
     if sealmq_wire::write_response(

@@ -79,6 +79,82 @@ impl Peer {
     }
 }
 
+/// The least time a write to a client may make no progress before the connection is ended.
+const WRITE_STALL_MIN: Duration = Duration::from_secs(5);
+/// On the Unix socket (no heartbeat interval of its own).
+const LOCAL_WRITE_STALL: Duration = Duration::from_secs(60);
+
+impl Peer {
+    /// A client that reads nothing while the queue manager has something for it (answers,
+    /// asynchronous consume's pushes) is ended once a write has made no progress for its
+    /// channel's heartbeat interval (at least 5 s; 60 s on the Unix socket; none with
+    /// HBINT(0)) — each blocked send may end with the last bytes that fit, so the end comes
+    /// after one to three such intervals: its threads and pusher are freed and its unit of
+    /// work and unsettled batches backed out, instead of waiting on it forever.
+    pub(crate) fn limit_write_stall(&self, hbint: Option<u32>) {
+        match self {
+            Peer::Local { sock: Some(s), .. } => {
+                let _ = s.set_write_timeout(Some(LOCAL_WRITE_STALL));
+            }
+            Peer::Tcp { sock: Some(s), .. } => {
+                if let Some(h) = hbint.filter(|h| *h > 0) {
+                    let stall = Duration::from_secs(u64::from(h)).max(WRITE_STALL_MIN);
+                    let _ = s.set_write_timeout(Some(stall));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Peer {
+    /// Shuts the connection's socket down (both ways), so that its reader wakes and the
+    /// connection ends: after a write failed or stalled.
+    pub(crate) fn shutter(&self) -> Option<Box<dyn Fn() + Send + Sync>> {
+        match self {
+            Peer::Local { sock: Some(s), .. } => {
+                let s = s.try_clone().ok()?;
+                Some(Box::new(move || {
+                    let _ = s.shutdown(std::net::Shutdown::Both);
+                }))
+            }
+            Peer::Tcp { sock: Some(s), .. } => {
+                let s = s.try_clone().ok()?;
+                Some(Box::new(move || {
+                    let _ = s.shutdown(std::net::Shutdown::Both);
+                }))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The writer of a connection: a write or flush that fails (the client stopped reading past
+/// the write-stall limit, or went away) shuts the socket down, so the whole connection ends —
+/// its request loop too — and what it held is backed out.
+pub(crate) struct EndOnFailure<W> {
+    pub(crate) w: W,
+    pub(crate) end: Option<Box<dyn Fn() + Send + Sync>>,
+}
+
+impl<W: std::io::Write> std::io::Write for EndOnFailure<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.w.write(buf).inspect_err(|_| self.fail())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.w.flush().inspect_err(|_| self.fail())
+    }
+}
+
+impl<W> EndOnFailure<W> {
+    fn fail(&self) {
+        if let Some(end) = &self.end {
+            end();
+        }
+    }
+}
+
 pub(crate) struct TlsPeer {
     /// The client certificate's subject DN.
     pub(crate) dn: String,

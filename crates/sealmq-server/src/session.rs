@@ -81,6 +81,11 @@ impl<'a> Session<'a> {
             n.user,
         );
         // From here on the connection's pushers (asynchronous consume) write too.
+        // A write that fails ends the connection (docs/wire.md, write stall).
+        let w = crate::peer::EndOnFailure {
+            w,
+            end: peer.shutter(),
+        };
         let out: crate::consume::Out = Arc::new(std::sync::Mutex::new(Box::new(w)));
         let mut consumers = crate::consume::Consumers::default();
         // QM-side interception keeps the keystore in use when the connection began.
