@@ -686,7 +686,7 @@ fn a_consumer_whose_client_stops_reading_is_ended_and_its_messages_return() {
         user: String::new(),
         password: Secret::new(""),
     });
-    let mut call = |id: u32, r: &Request, s: &mut std::net::TcpStream| {
+    let call = |id: u32, r: &Request, s: &mut std::net::TcpStream| {
         sealmq_wire::write_request(s, id, r).unwrap();
         loop {
             let (got, resp) = sealmq_wire::read_response(s, 8 << 20).unwrap().unwrap();
