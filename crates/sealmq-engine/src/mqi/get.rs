@@ -28,7 +28,8 @@ impl Connection {
             );
         }
         let deadline = gmo.wait.map(|w| Instant::now() + w);
-        let live = self.liveness();
+        // Asked only by a get that may wait.
+        let live = gmo.wait.and_then(|_| self.liveness());
         loop {
             let waiter;
             {

@@ -697,11 +697,24 @@ impl Log {
         let seen = st.rolls;
         st.roll_wanted = true;
         self.shared.work.notify_one();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while st.rolls == seen && st.roll_wanted && !st.closed {
+        let _ = self.wait_flusher(st, std::time::Duration::from_secs(10), |st| {
+            st.rolls != seen || !st.roll_wanted || st.closed
+        });
+    }
+
+    /// Waits (at most `limit`) until the flusher has done what `done` looks for; returns the
+    /// state and whether it was done in time.
+    fn wait_flusher<'a>(
+        &'a self,
+        mut st: std::sync::MutexGuard<'a, State>,
+        limit: std::time::Duration,
+        done: impl Fn(&State) -> bool,
+    ) -> (std::sync::MutexGuard<'a, State>, bool) {
+        let deadline = std::time::Instant::now() + limit;
+        while !done(&st) {
             let now = std::time::Instant::now();
             if now >= deadline {
-                return;
+                return (st, false);
             }
             st = self
                 .shared
@@ -710,6 +723,7 @@ impl Log {
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         }
+        (st, true)
     }
 
     /// Writes what is pending and syncs the open segment, for a log that does not sync each
@@ -723,28 +737,20 @@ impl Log {
         st.sync_wanted = true;
         st.flush_wanted = true;
         self.shared.work.notify_all();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while st.syncs == seen {
-            if let Some(b) = &st.broken {
-                return Err(StorageError::Broken(b.clone()));
-            }
-            let now = std::time::Instant::now();
-            if st.closed {
-                return Err(StorageError::Closed);
-            }
-            if now >= deadline {
-                return Err(StorageError::Broken(
-                    "the log's disk did not finish a sync within 30 s".into(),
-                ));
-            }
-            st = self
-                .shared
-                .work
-                .wait_timeout(st, deadline - now)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
+        let (st, _) = self.wait_flusher(st, std::time::Duration::from_secs(30), |st| {
+            st.syncs != seen || st.broken.is_some() || st.closed
+        });
+        if st.syncs != seen {
+            Ok(())
+        } else if let Some(b) = &st.broken {
+            Err(StorageError::Broken(b.clone()))
+        } else if st.closed {
+            Err(StorageError::Closed)
+        } else {
+            Err(StorageError::Broken(
+                "the log's disk did not finish a sync within 30 s".into(),
+            ))
         }
-        Ok(())
     }
 
     /// Number of segment files the log holds.
