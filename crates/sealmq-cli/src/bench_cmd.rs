@@ -120,6 +120,18 @@ pub struct BenchArgs {
     pub connections: usize,
 }
 
+/// A field of a process's /proc status, in its unit (kB for memory; 0 when unknown).
+pub(crate) fn proc_status(pid: &str, key: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
 /// CPU seconds (user + system) of a process, from /proc.
 pub(crate) fn cpu_seconds(pid: &str) -> f64 {
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;

@@ -10,7 +10,7 @@
 
 use crate::CliResult;
 use crate::bench_app::{join_all, open_q, request_reply};
-use crate::bench_cmd::BenchArgs;
+use crate::bench_cmd::{BenchArgs, proc_status as status};
 use sealmq_client::Client;
 use sealmq_engine::Md;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
@@ -20,22 +20,6 @@ use std::time::{Duration, Instant};
 
 const QM: &str = "BENCH.CONNS";
 const CHANNEL: &str = "BENCH.SVRCONN";
-
-/// A field of /proc/PID/status in its unit (kB for memory).
-fn status(pid: &str, key: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix(key))
-        .and_then(|v| {
-            v.trim_start_matches(':')
-                .split_whitespace()
-                .next()?
-                .parse()
-                .ok()
-        })
-        .unwrap_or(0)
-}
 
 /// Lets this process hold the idle connections' sockets, and the queue manager it starts
 /// (which inherits the limit) serve them: the hard limit is raised to `want` where this

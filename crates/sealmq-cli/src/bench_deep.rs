@@ -18,15 +18,7 @@ const BATCH: u64 = 500;
 
 /// Peak resident set of a process (VmHWM), bytes.
 fn peak_rss(pid: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-        })
-        .unwrap_or(0)
-        * 1024
+    crate::bench_cmd::proc_status(pid, "VmHWM") * 1024
 }
 
 fn disk_used(dir: &Path) -> u64 {

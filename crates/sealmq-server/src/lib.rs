@@ -420,17 +420,34 @@ fn signal_stop(stop: &AtomicBool, stopped: &(Mutex<bool>, std::sync::Condvar), q
     cv.notify_all();
 }
 
-/// A served socket, kept so that shutdown can close it.
-enum Sock {
+/// A served socket (a handle on it): kept so that shutdown can close it, watched while a get
+/// waits, given its write-stall limit.
+pub(crate) enum Sock {
     Unix(UnixStream),
     Tcp(TcpStream),
 }
 
 impl Sock {
-    fn shutdown(&self) {
+    pub(crate) fn shutdown(&self) {
         let _ = match self {
             Sock::Unix(s) => s.shutdown(std::net::Shutdown::Both),
             Sock::Tcp(s) => s.shutdown(std::net::Shutdown::Both),
+        };
+    }
+
+    /// Whether the peer closed, shut down its writing side or reset the connection.
+    pub(crate) fn hung_up(&self) -> bool {
+        use std::os::fd::AsFd;
+        crate::os::hung_up(match self {
+            Sock::Unix(s) => s.as_fd(),
+            Sock::Tcp(s) => s.as_fd(),
+        })
+    }
+
+    pub(crate) fn set_write_timeout(&self, d: Duration) {
+        let _ = match self {
+            Sock::Unix(s) => s.set_write_timeout(Some(d)),
+            Sock::Tcp(s) => s.set_write_timeout(Some(d)),
         };
     }
 }

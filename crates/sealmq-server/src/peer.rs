@@ -3,6 +3,7 @@
 
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
+use crate::Sock;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -57,8 +58,32 @@ impl Peer {
 /// How often a waiting get of a local application looks whether it is still there (the
 /// Unix socket has no heartbeat interval of its own).
 const LOCAL_LIVENESS: Duration = Duration::from_secs(5);
+/// The least time a write to a client may make no progress before the connection is ended.
+const WRITE_STALL_MIN: Duration = Duration::from_secs(5);
+/// On the Unix socket (no heartbeat interval of its own).
+const LOCAL_WRITE_STALL: Duration = Duration::from_secs(60);
 
 impl Peer {
+    /// Another handle on the connection's socket, if it has one.
+    fn sock(&self) -> Option<Sock> {
+        match self {
+            Peer::Local { sock: Some(s), .. } => s.try_clone().ok().map(Sock::Unix),
+            Peer::Tcp { sock: Some(s), .. } => s.try_clone().ok().map(Sock::Tcp),
+            _ => None,
+        }
+    }
+
+    /// The channel's heartbeat interval on TCP (none with HBINT(0)), `local` on the Unix
+    /// socket.
+    fn interval(&self, hbint: Option<u32>, local: Duration) -> Option<Duration> {
+        match self {
+            Peer::Local { .. } => Some(local),
+            Peer::Tcp { .. } => hbint
+                .filter(|h| *h > 0)
+                .map(|h| Duration::from_secs(h.into())),
+        }
+    }
+
     /// How often, and how, a get that waits asks whether the application is still there:
     /// every HBINT of its SVRCONN channel (MQ's heartbeat interval; none with HBINT(0)), or
     /// every 5 s on the Unix socket, by looking whether its socket hung up.
@@ -66,25 +91,11 @@ impl Peer {
         &self,
         hbint: Option<u32>,
     ) -> Option<(Duration, Arc<dyn Fn() -> bool + Send + Sync>)> {
-        use std::os::fd::{AsFd, OwnedFd};
-        let (every, fd): (Duration, OwnedFd) = match self {
-            Peer::Local { sock: Some(s), .. } => (LOCAL_LIVENESS, s.try_clone().ok()?.into()),
-            Peer::Tcp { sock: Some(s), .. } => {
-                let secs = hbint.filter(|h| *h > 0)?;
-                (Duration::from_secs(secs.into()), s.try_clone().ok()?.into())
-            }
-            _ => return None,
-        };
-        Some((every, Arc::new(move || !crate::os::hung_up(fd.as_fd()))))
+        let every = self.interval(hbint, LOCAL_LIVENESS)?;
+        let s = self.sock()?;
+        Some((every, Arc::new(move || !s.hung_up())))
     }
-}
 
-/// The least time a write to a client may make no progress before the connection is ended.
-const WRITE_STALL_MIN: Duration = Duration::from_secs(5);
-/// On the Unix socket (no heartbeat interval of its own).
-const LOCAL_WRITE_STALL: Duration = Duration::from_secs(60);
-
-impl Peer {
     /// A client that reads nothing while the queue manager has something for it (answers,
     /// asynchronous consume's pushes) is ended once a write has made no progress for its
     /// channel's heartbeat interval (at least 5 s; 60 s on the Unix socket; none with
@@ -92,40 +103,16 @@ impl Peer {
     /// after one to three such intervals: its threads and pusher are freed and its unit of
     /// work and unsettled batches backed out, instead of waiting on it forever.
     pub(crate) fn limit_write_stall(&self, hbint: Option<u32>) {
-        match self {
-            Peer::Local { sock: Some(s), .. } => {
-                let _ = s.set_write_timeout(Some(LOCAL_WRITE_STALL));
-            }
-            Peer::Tcp { sock: Some(s), .. } => {
-                if let Some(h) = hbint.filter(|h| *h > 0) {
-                    let stall = Duration::from_secs(u64::from(h)).max(WRITE_STALL_MIN);
-                    let _ = s.set_write_timeout(Some(stall));
-                }
-            }
-            _ => {}
+        if let (Some(stall), Some(s)) = (self.interval(hbint, LOCAL_WRITE_STALL), self.sock()) {
+            s.set_write_timeout(stall.max(WRITE_STALL_MIN));
         }
     }
-}
 
-impl Peer {
     /// Shuts the connection's socket down (both ways), so that its reader wakes and the
     /// connection ends: after a write failed or stalled.
     pub(crate) fn shutter(&self) -> Option<Box<dyn Fn() + Send + Sync>> {
-        match self {
-            Peer::Local { sock: Some(s), .. } => {
-                let s = s.try_clone().ok()?;
-                Some(Box::new(move || {
-                    let _ = s.shutdown(std::net::Shutdown::Both);
-                }))
-            }
-            Peer::Tcp { sock: Some(s), .. } => {
-                let s = s.try_clone().ok()?;
-                Some(Box::new(move || {
-                    let _ = s.shutdown(std::net::Shutdown::Both);
-                }))
-            }
-            _ => None,
-        }
+        let s = self.sock()?;
+        Some(Box::new(move || s.shutdown()))
     }
 }
 
