@@ -20,27 +20,10 @@ fn restart(qm: Arc<QueueManager>, cfg: QmConfig) -> (Arc<QueueManager>, StartRep
     sealmq_engine::start(cfg).unwrap()
 }
 
-fn persistent() -> Md {
-    Md {
-        persistence: Persistence::Persistent,
-        ..Md::default()
-    }
-}
+mod common;
 
-fn bodies(qm: &Arc<QueueManager>, q: &str) -> Vec<Vec<u8>> {
-    let c = Connection::connect(qm, "t", "t").unwrap();
-    let h = c.open(q, OpenOptions::browse()).unwrap();
-    let mut out = Vec::new();
-    let mut opt = GetOptions {
-        browse: Browse::First,
-        ..Default::default()
-    };
-    while let Ok(g) = c.get(&h, opt.clone()) {
-        out.push(g.payload);
-        opt.browse = Browse::Next;
-    }
-    out
-}
+use common::bodies;
+use common::persistent;
 
 #[test]
 fn committed_persistent_messages_and_definitions_survive_nothing_else_does() {

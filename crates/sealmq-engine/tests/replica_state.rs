@@ -6,25 +6,13 @@ use sealmq_engine::qm::{install_state, write_state};
 use sealmq_engine::*;
 use std::sync::Arc;
 
-fn persistent() -> Md {
-    Md {
-        persistence: Persistence::Persistent,
-        ..Md::default()
-    }
-}
+mod common;
 
+use common::persistent;
+
+/// The payloads on `q`, sorted: these tests compare which messages a copy holds.
 fn bodies(qm: &Arc<QueueManager>, q: &str) -> Vec<Vec<u8>> {
-    let c = Connection::connect(qm, "t", "t").unwrap();
-    let h = c.open(q, OpenOptions::browse()).unwrap();
-    let mut out = Vec::new();
-    let mut opt = GetOptions {
-        browse: Browse::First,
-        ..Default::default()
-    };
-    while let Ok(g) = c.get(&h, opt.clone()) {
-        out.push(g.payload);
-        opt.browse = Browse::Next;
-    }
+    let mut out = common::bodies(qm, q);
     out.sort();
     out
 }

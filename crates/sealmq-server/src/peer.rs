@@ -1,9 +1,9 @@
 //! Who is on the other end of a connection, and what a TCP application's SVRCONN channel makes
 //! of it (principal, TLS requirements).
 
+use crate::Sock;
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
-use crate::Sock;
 use std::sync::Arc;
 use std::time::Duration;
 
