@@ -145,28 +145,7 @@ fn sslpeermap_maps_a_certificate_to_an_mcauser_whose_authority_applies() {
     let port = free_port();
     h.ok(&["create", "QT"]);
     let alice = h.dir.path().join("alice");
-    h.ok(&["keystore", "init", &s(&alice), "--dn", "CN=alice,O=Example"]);
-    h.ok(&[
-        "keystore",
-        "trust",
-        &s(&alice),
-        &s(&h.qm_dir("QT").join("keystore/identity.pem")),
-    ]);
-    h.ok(&[
-        "keystore",
-        "trust",
-        &s(&h.qm_dir("QT").join("keystore")),
-        &s(&alice.join("identity.pem")),
-    ]);
-    h.ok(&[
-        "start",
-        "QT",
-        "--background",
-        "--tls",
-        "--listen",
-        &format!("127.0.0.1:{port}"),
-    ]);
-    let addr = format!("127.0.0.1:{port}");
+    let addr = h.start_tls_for("QT", port, &alice, "CN=alice,O=Example");
     h.mqsc(
         "QT",
         "DEFINE QLOCAL(APP.Q)\n\

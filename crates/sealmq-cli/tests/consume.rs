@@ -593,35 +593,7 @@ fn async_consume_over_tls_delivers_every_message_once() {
     let port = common::free_port();
     h.ok(&["create", "QT"]);
     let app = h.dir.path().join("app");
-    let s = |p: &std::path::Path| p.to_string_lossy().into_owned();
-    h.ok(&[
-        "keystore",
-        "init",
-        &s(&app),
-        "--dn",
-        "CN=consumer,O=Example",
-    ]);
-    let qm_ks = h.qm_dir("QT").join("keystore");
-    h.ok(&[
-        "keystore",
-        "trust",
-        &s(&app),
-        &s(&qm_ks.join("identity.pem")),
-    ]);
-    h.ok(&[
-        "keystore",
-        "trust",
-        &s(&qm_ks),
-        &s(&app.join("identity.pem")),
-    ]);
-    h.ok(&[
-        "start",
-        "QT",
-        "--background",
-        "--tls",
-        "--listen",
-        &format!("127.0.0.1:{port}"),
-    ]);
+    let addr = h.start_tls_for("QT", port, &app, "CN=consumer,O=Example");
     h.mqsc(
         "QT",
         "DEFINE QLOCAL(C.Q) MAXDEPTH(100000)\n\
@@ -632,7 +604,6 @@ fn async_consume_over_tls_delivers_every_message_once() {
     );
     let mut local = Client::connect_local(&h.qm_dir("QT"), "filler").unwrap();
     fill(&mut local, 2000);
-    let addr = format!("127.0.0.1:{port}");
     let mut c = Client::connect_tls_channel(&addr, &app, Some("QT"), "TLS.SVRCONN", "tls-consumer")
         .unwrap();
     let (hobj, _) = c.open("C.Q", OpenOptions::input()).unwrap();

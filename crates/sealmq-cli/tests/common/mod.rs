@@ -106,6 +106,29 @@ impl Home {
     }
 
     /// SIGKILL, then wait until the dead process's lock is released.
+    /// An application identity `dn` in `app` that trusts queue manager `qm` and is trusted by
+    /// it; then `qm` started with TLS on a loopback `port`. Returns the address.
+    pub fn start_tls_for(&self, qm: &str, port: u16, app: &std::path::Path, dn: &str) -> String {
+        let s = |p: &std::path::Path| p.to_string_lossy().into_owned();
+        let qm_ks = self.qm_dir(qm).join("keystore");
+        self.ok(&["keystore", "init", &s(app), "--dn", dn]);
+        self.ok(&[
+            "keystore",
+            "trust",
+            &s(app),
+            &s(&qm_ks.join("identity.pem")),
+        ]);
+        self.ok(&[
+            "keystore",
+            "trust",
+            &s(&qm_ks),
+            &s(&app.join("identity.pem")),
+        ]);
+        let addr = format!("127.0.0.1:{port}");
+        self.ok(&["start", qm, "--background", "--tls", "--listen", &addr]);
+        addr
+    }
+
     pub fn kill9(&self, qm: &str) {
         let status = Command::new("kill")
             .arg("-9")
