@@ -92,6 +92,31 @@ impl World {
             .unwrap_or_else(|| panic!("no CURDEPTH in {out}"))
     }
 
+    /// A local application using the keystore of `name` (client-side protection).
+    fn client(&self, name: &str, appl: &str) -> Client {
+        let mut c = Client::connect_local(&self.qm_dir(), appl).unwrap();
+        c.set_keystore(&self.ks(name)).unwrap();
+        c
+    }
+
+    /// A Confidentiality policy on `q` (AES-256 to bob), each key used `reuse` times.
+    fn confidential_to_bob(&self, q: &str, reuse: &str) {
+        self.ok(&[
+            "policy",
+            "set",
+            "-m",
+            "QMP",
+            "-p",
+            q,
+            "-e",
+            "AES256",
+            "-r",
+            "CN=bob,O=Example",
+            "-c",
+            reuse,
+        ]);
+    }
+
     fn ks(&self, name: &str) -> PathBuf {
         self.home.path().join("ks").join(name)
     }
@@ -311,8 +336,7 @@ fn end_to_end_protection_scenarios() {
 
     // A policy change applies at the next open, not to handles already open.
     {
-        let mut c = Client::connect_local(&w.qm_dir(), "opener").unwrap();
-        c.set_keystore(&w.ks("alice")).unwrap();
+        let mut c = w.client("alice", "opener");
         let (before, _) = c.open("APP.Q", OpenOptions::output()).unwrap();
         w.ok(&["policy", "remove", "-m", "QMP", "-p", "APP.Q"]);
         c.put(before, &mut Md::default(), b"old policy", false)
@@ -385,22 +409,8 @@ fn end_to_end_protection_scenarios() {
 fn put_and_put1_share_reused_keys_made_ahead() {
     let w = World::started(&["alice", "bob"]);
     w.mqsc("DEFINE QLOCAL(CONF.Q)\n");
-    w.ok(&[
-        "policy",
-        "set",
-        "-m",
-        "QMP",
-        "-p",
-        "CONF.Q",
-        "-e",
-        "AES256",
-        "-r",
-        "CN=bob,O=Example",
-        "-c",
-        "4",
-    ]);
-    let mut c = Client::connect_local(&w.qm_dir(), "reuser").unwrap();
-    c.set_keystore(&w.ks("alice")).unwrap();
+    w.confidential_to_bob("CONF.Q", "4");
+    let mut c = w.client("alice", "reuser");
     let (h, _) = c.open("CONF.Q", OpenOptions::output()).unwrap();
     for i in 0..12u32 {
         let before = c.protection_counters().unwrap().key_wrap;
@@ -424,8 +434,7 @@ fn put_and_put1_share_reused_keys_made_ahead() {
     assert_eq!(p.key_wrap, 4, "three keys used, one made ahead: {p:?}");
     assert_eq!((p.put_reuse_misses, p.put_reuse_hits), (3, 9), "{p:?}");
 
-    let mut g = Client::connect_local(&w.qm_dir(), "bob").unwrap();
-    g.set_keystore(&w.ks("bob")).unwrap();
+    let mut g = w.client("bob", "bob");
     let (q, _) = g.open("CONF.Q", OpenOptions::input()).unwrap();
     for i in 0..12u32 {
         let m = g.get(q, &GetOptions::default()).unwrap();
@@ -446,22 +455,8 @@ fn consumers_unprotect_with_key_reuse_and_hand_failures_to_the_error_queue() {
     use std::time::Duration;
     let w = World::started(&["alice", "bob", "carol"]);
     w.mqsc("DEFINE QLOCAL(CONF.Q) MAXDEPTH(10000)\n");
-    w.ok(&[
-        "policy",
-        "set",
-        "-m",
-        "QMP",
-        "-p",
-        "CONF.Q",
-        "-e",
-        "AES256",
-        "-r",
-        "CN=bob,O=Example",
-        "-c",
-        "32",
-    ]);
-    let mut a = Client::connect_local(&w.qm_dir(), "alice").unwrap();
-    a.set_keystore(&w.ks("alice")).unwrap();
+    w.confidential_to_bob("CONF.Q", "32");
+    let mut a = w.client("alice", "alice");
     let (out, _) = a.open("CONF.Q", OpenOptions::output()).unwrap();
     let put = |a: &mut Client, n: std::ops::Range<u32>| {
         for i in n {
@@ -475,8 +470,7 @@ fn consumers_unprotect_with_key_reuse_and_hand_failures_to_the_error_queue() {
         }
     };
     put(&mut a, 0..320);
-    let mut b = Client::connect_local(&w.qm_dir(), "bob").unwrap();
-    b.set_keystore(&w.ks("bob")).unwrap();
+    let mut b = w.client("bob", "bob");
     let (q, _) = b.open("CONF.Q", OpenOptions::input()).unwrap();
     let opts = |mode| ConsumeOptions {
         mode,
@@ -507,8 +501,7 @@ fn consumers_unprotect_with_key_reuse_and_hand_failures_to_the_error_queue() {
     assert_eq!(w.depth("CONF.Q"), 0);
     // carol is no recipient.
     put(&mut a, 0..5);
-    let mut c = Client::connect_local(&w.qm_dir(), "carol").unwrap();
-    c.set_keystore(&w.ks("carol")).unwrap();
+    let mut c = w.client("carol", "carol");
     let (q, _) = c.open("CONF.Q", OpenOptions::input()).unwrap();
     let mut consumer = c.consume(q, opts(ConsumeMode::Auto)).unwrap();
     let mut refused = 0;
