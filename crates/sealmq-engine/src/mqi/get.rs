@@ -3,9 +3,84 @@
 use super::*;
 use sealmq_types::sync::lock;
 
+/// A get taken as far as it goes without blocking (the event-driven server's MQGET): done, a
+/// removal that becomes final once its log record is durable, or a wait for a message.
+pub enum GetStep {
+    Done(MqResult<Got>),
+    /// A persistent message taken outside a unit of work: hidden now, removed once
+    /// [`DurableGet::ticket`] is durable; then [`Connection::get_durable`].
+    Durable(DurableGet),
+    /// No message yet: wait until [`GetWait::waiter`] is woken or the deadline passes, then
+    /// [`Connection::get_resume`].
+    Wait(GetWait),
+}
+
+/// A persistent get outside a unit of work, waiting for its record to be durable.
+pub struct DurableGet {
+    q: Arc<LocalQueue>,
+    got: Got,
+    ticket: sealmq_storage::log::Ticket,
+    seq: u64,
+    tx: TxId,
+}
+
+impl DurableGet {
+    pub fn ticket(&self) -> &sealmq_storage::log::Ticket {
+        &self.ticket
+    }
+}
+
+/// A get waiting for a message on a queue.
+pub struct GetWait {
+    pub waiter: Arc<Waiter>,
+    q: Arc<LocalQueue>,
+}
+
 impl Connection {
     /// MQGET.
     pub fn get(&self, h: &Hobj, gmo: GetOptions) -> MqResult<Got> {
+        let deadline = gmo.wait.map(|w| Instant::now() + w);
+        // Asked only by a get that may wait.
+        let live = gmo.wait.and_then(|_| self.liveness());
+        let mut step = self.get_step(h, &gmo, deadline);
+        loop {
+            step = match step {
+                GetStep::Done(r) => return r,
+                GetStep::Durable(d) => {
+                    let r = self.qm.log.wait(&d.ticket);
+                    return self.get_durable(d, r);
+                }
+                GetStep::Wait(w) => {
+                    // With a liveness check, wake at least every interval to ask it.
+                    let until = deadline.unwrap_or_else(Instant::now);
+                    let until = match &live {
+                        Some(l) => until.min(Instant::now() + l.every),
+                        None => until,
+                    };
+                    let woken = w.waiter.wait_until(until);
+                    let gone = !woken
+                        && deadline.is_some_and(|d| Instant::now() < d)
+                        && live.as_ref().is_some_and(|l| !(l.alive)());
+                    match self.get_resume(h, &gmo, w, woken, deadline, gone) {
+                        Some(s) => s,
+                        None => self.get_step(h, &gmo, deadline),
+                    }
+                }
+            };
+        }
+    }
+
+    /// MQGET as far as it goes without blocking: a message found is taken (a persistent one
+    /// outside a unit of work only once its record is durable: [`GetStep::Durable`]); with
+    /// none and time left before `deadline`, a waiter is registered on the queue.
+    pub fn get_step(&self, h: &Hobj, gmo: &GetOptions, deadline: Option<Instant>) -> GetStep {
+        match self.get_checks(h, gmo) {
+            Ok(q) => self.get_look(h, &q, gmo, deadline),
+            Err(e) => GetStep::Done(Err(e)),
+        }
+    }
+
+    fn get_checks(&self, h: &Hobj, gmo: &GetOptions) -> MqResult<Arc<LocalQueue>> {
         self.check_running()?;
         if h.closed.load(Ordering::Acquire) {
             return mqerr!(HobjError, "'{}' is closed", h.name);
@@ -27,100 +102,121 @@ impl Connection {
                 h.name
             );
         }
-        let deadline = gmo.wait.map(|w| Instant::now() + w);
-        // Asked only by a get that may wait.
-        let live = gmo.wait.and_then(|_| self.liveness());
+        Ok(q.clone())
+    }
+
+    fn get_look(
+        &self,
+        h: &Hobj,
+        q: &Arc<LocalQueue>,
+        gmo: &GetOptions,
+        deadline: Option<Instant>,
+    ) -> GetStep {
+        let browsing = matches!(gmo.browse, Browse::First | Browse::Next);
         loop {
-            let waiter;
-            {
-                let mut st = q.lock();
-                if !browsing && !st.def.get_enabled {
-                    return mqerr!(
-                        GetInhibited,
-                        "gets from '{}' are inhibited (GET(DISABLED))",
-                        h.name
-                    );
-                }
-                let mut expired = Vec::new();
-                let found = match gmo.browse {
-                    Browse::First => st.find(&gmo.matching, None, &mut expired),
-                    Browse::Next => {
-                        let after = *lock(&h.cursor);
-                        st.find(&gmo.matching, after, &mut expired)
-                    }
-                    Browse::MsgUnderCursor => {
-                        let cur = *lock(&h.cursor);
-                        cur.filter(|k| st.entries.get(*k).is_some_and(|e| e.is_visible()))
-                    }
-                    Browse::None => st.find(&gmo.matching, None, &mut expired),
-                };
-                self.discard_expired(&mut st, &q.name, expired);
-                if let Some(key) = found {
-                    match self.take_found(h, q, st, key, &gmo, browsing) {
-                        Some(r) => return r,
-                        None => continue,
-                    }
-                }
-                if gmo.browse == Browse::MsgUnderCursor {
-                    return mqerr!(
-                        NoMsgAvailable,
-                        "no message under the browse cursor of '{}'",
-                        h.name
-                    );
-                }
-                match deadline {
-                    Some(d) if Instant::now() < d => {
-                        waiter = Waiter::new(gmo.matching.clone(), browsing);
-                        st.waiters.push_back(waiter.clone());
-                    }
-                    _ => return mqerr!(NoMsgAvailable, "no message available on '{}'", h.name),
-                }
-            }
-            // With a liveness check, wake at least every interval to ask it.
-            let until = deadline.unwrap_or_else(Instant::now);
-            let until = match &live {
-                Some(l) => until.min(Instant::now() + l.every),
-                None => until,
-            };
-            let woken = waiter.wait_until(until);
             let mut st = q.lock();
-            st.remove_waiter(&waiter);
-            if self.qm.is_quiescing() {
-                return mqerr!(QMgrQuiescing, "queue manager {} is ending", self.qm.name());
-            }
-            if !woken
-                && deadline.is_some_and(|d| Instant::now() < d)
-                && live.as_ref().is_some_and(|l| !(l.alive)())
-            {
-                st.renotify();
-                return mqerr!(
-                    ConnectionBroken,
-                    "the application went away while its get on '{}' waited",
+            if !browsing && !st.def.get_enabled {
+                return GetStep::Done(mqerr!(
+                    GetInhibited,
+                    "gets from '{}' are inhibited (GET(DISABLED))",
                     h.name
-                );
+                ));
             }
-            if !woken && deadline.is_some_and(|d| Instant::now() >= d) {
-                // One last look, then give up (passing on any wake-up this waiter received).
-                let mut expired = Vec::new();
-                let after = if gmo.browse == Browse::Next {
-                    *lock(&h.cursor)
-                } else {
-                    None
-                };
-                if let Some(key) = st.find(&gmo.matching, after, &mut expired) {
-                    match self.take_found(h, q, st, key, &gmo, browsing) {
-                        Some(r) => return r,
-                        None => continue,
-                    }
+            let mut expired = Vec::new();
+            let found = match gmo.browse {
+                Browse::First => st.find(&gmo.matching, None, &mut expired),
+                Browse::Next => {
+                    let after = *lock(&h.cursor);
+                    st.find(&gmo.matching, after, &mut expired)
                 }
-                st.renotify();
-                return mqerr!(
-                    NoMsgAvailable,
-                    "no message arrived on '{}' within the wait interval",
-                    h.name
-                );
+                Browse::MsgUnderCursor => {
+                    let cur = *lock(&h.cursor);
+                    cur.filter(|k| st.entries.get(*k).is_some_and(|e| e.is_visible()))
+                }
+                Browse::None => st.find(&gmo.matching, None, &mut expired),
+            };
+            self.discard_expired(&mut st, &q.name, expired);
+            if let Some(key) = found {
+                match self.take_found(h, q, st, key, gmo, browsing) {
+                    Some(r) => return r,
+                    None => continue,
+                }
             }
+            if gmo.browse == Browse::MsgUnderCursor {
+                return GetStep::Done(mqerr!(
+                    NoMsgAvailable,
+                    "no message under the browse cursor of '{}'",
+                    h.name
+                ));
+            }
+            return match deadline {
+                Some(d) if Instant::now() < d => {
+                    let waiter = Waiter::new(gmo.matching.clone(), browsing);
+                    st.waiters.push_back(waiter.clone());
+                    GetStep::Wait(GetWait {
+                        waiter,
+                        q: q.clone(),
+                    })
+                }
+                _ => GetStep::Done(mqerr!(
+                    NoMsgAvailable,
+                    "no message available on '{}'",
+                    h.name
+                )),
+            };
         }
+    }
+
+    /// After a wait: `woken` by a message, or not (the deadline passed, or a liveness tick);
+    /// `gone`: the application went away meanwhile. `None`: look again ([`Self::get_step`]).
+    pub fn get_resume(
+        &self,
+        h: &Hobj,
+        gmo: &GetOptions,
+        w: GetWait,
+        woken: bool,
+        deadline: Option<Instant>,
+        gone: bool,
+    ) -> Option<GetStep> {
+        let browsing = matches!(gmo.browse, Browse::First | Browse::Next);
+        let q = &w.q;
+        let mut st = q.lock();
+        st.remove_waiter(&w.waiter);
+        if self.qm.is_quiescing() {
+            return Some(GetStep::Done(mqerr!(
+                QMgrQuiescing,
+                "queue manager {} is ending",
+                self.qm.name()
+            )));
+        }
+        if gone {
+            // Its wake-up, if it had one, goes to another getter.
+            st.renotify();
+            return Some(GetStep::Done(mqerr!(
+                ConnectionBroken,
+                "the application went away while its get on '{}' waited",
+                h.name
+            )));
+        }
+        if !woken && deadline.is_some_and(|d| Instant::now() >= d) {
+            // One last look, then give up (passing on any wake-up this waiter received).
+            let mut expired = Vec::new();
+            let after = if gmo.browse == Browse::Next {
+                *lock(&h.cursor)
+            } else {
+                None
+            };
+            if let Some(key) = st.find(&gmo.matching, after, &mut expired) {
+                return self.take_found(h, q, st, key, gmo, browsing);
+            }
+            st.renotify();
+            return Some(GetStep::Done(mqerr!(
+                NoMsgAvailable,
+                "no message arrived on '{}' within the wait interval",
+                h.name
+            )));
+        }
+        None
     }
 
     fn discard_expired(&self, st: &mut crate::queue::QueueState, queue: &str, expired: Vec<u64>) {
@@ -154,7 +250,7 @@ impl Connection {
         key: Key,
         gmo: &GetOptions,
         browsing: bool,
-    ) -> Option<MqResult<Got>> {
+    ) -> Option<GetStep> {
         let seq = key.1;
         let mut pre = None;
         if let Some((store, loc)) = st.entries.get(key).and_then(|e| st.to_read(e)) {
@@ -182,12 +278,27 @@ impl Connection {
                         .set_aside(&q.name, &mut st, seq, loc, &e.to_string());
                     return None;
                 }
-                Err(e) => return Some(Err(e)),
+                Err(e) => return Some(GetStep::Done(Err(e))),
             }
         }
         let taken = self.take(h, q, &mut st, key, gmo, browsing, pre);
         drop(st);
-        Some(self.finish_take(q, taken))
+        Some(match taken {
+            Ok(Taken::Done(got)) => GetStep::Done(Ok(got)),
+            Ok(Taken::Durable {
+                got,
+                ticket,
+                seq,
+                tx,
+            }) => GetStep::Durable(DurableGet {
+                q: q.clone(),
+                got,
+                ticket,
+                seq,
+                tx,
+            }),
+            Err(e) => GetStep::Done(Err(e)),
+        })
     }
 
     /// Takes the message at `key` with `st` held; `pre`: its message, read already.
@@ -313,37 +424,32 @@ impl Connection {
         Ok(self.qm.log.append(rec.kind(), &rec.encode())?)
     }
 
-    /// Completes a get whose removal must become durable first.
-    fn finish_take(&self, q: &Arc<LocalQueue>, taken: MqResult<Taken>) -> MqResult<Got> {
-        match taken? {
-            Taken::Done(got) => Ok(got),
-            Taken::Durable {
-                got,
-                ticket,
-                seq,
-                tx,
-            } => {
-                let r = self.qm.log.wait(&ticket);
-                let mut st = q.lock();
-                match r {
-                    Ok(()) => {
-                        st.remove(seq);
-                        st.stats.got(got.data_len);
-                        drop(st);
-                        self.qm.end_tx(tx);
-                        self.qm.maybe_checkpoint();
-                        Ok(got)
-                    }
-                    Err(e) => {
-                        st.set_state(seq, EntryState::Visible);
-                        if let Some(m) = st.msg_of(seq) {
-                            st.notify(&m);
-                        }
-                        drop(st);
-                        self.qm.end_tx(tx);
-                        Err(e.into())
-                    }
+    /// Completes a persistent get outside a unit of work once its record's wait ended
+    /// (`waited`): removed for good, or visible again when the record could not be written.
+    pub fn get_durable(
+        &self,
+        d: DurableGet,
+        waited: sealmq_storage::Result<()>,
+    ) -> MqResult<Got> {
+        let DurableGet { q, got, seq, tx, .. } = d;
+        let mut st = q.lock();
+        match waited {
+            Ok(()) => {
+                st.remove(seq);
+                st.stats.got(got.data_len);
+                drop(st);
+                self.qm.end_tx(tx);
+                self.qm.maybe_checkpoint();
+                Ok(got)
+            }
+            Err(e) => {
+                st.set_state(seq, EntryState::Visible);
+                if let Some(m) = st.msg_of(seq) {
+                    st.notify(&m);
                 }
+                drop(st);
+                self.qm.end_tx(tx);
+                Err(e.into())
             }
         }
     }

@@ -20,6 +20,8 @@ mod triggers;
 mod uow;
 
 pub use sealmq_mqi::{Browse, GetOptions, Got, OpenOptions, PutOptions};
+pub use get::{DurableGet, GetStep, GetWait};
+pub use put::{DurablePut, PutStep};
 
 pub(crate) enum Target {
     Local(Arc<LocalQueue>),

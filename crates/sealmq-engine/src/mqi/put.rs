@@ -60,9 +60,50 @@ impl Dest {
     }
 }
 
+/// A put taken as far as it goes without blocking (the event-driven server's MQPUT).
+pub enum PutStep {
+    Done,
+    /// A persistent put outside a unit of work: the message turns visible once
+    /// [`DurablePut::ticket`] is durable; then [`Connection::put_durable`].
+    Durable(DurablePut),
+}
+
+/// A persistent put outside a unit of work, waiting for its record to be durable.
+pub struct DurablePut {
+    q: Arc<LocalQueue>,
+    seq: u64,
+    msg: Arc<Message>,
+    tx: TxId,
+    ticket: sealmq_storage::log::Ticket,
+}
+
+impl DurablePut {
+    pub fn ticket(&self) -> &sealmq_storage::log::Ticket {
+        &self.ticket
+    }
+}
+
 impl Connection {
     /// MQPUT.
     pub fn put(&self, h: &Hobj, md: &mut Md, payload: &[u8], pmo: PutOptions) -> MqResult<()> {
+        match self.put_step(h, md, payload, pmo)? {
+            PutStep::Done => Ok(()),
+            PutStep::Durable(d) => {
+                let r = self.qm.log.wait(&d.ticket);
+                self.put_durable(d, r)
+            }
+        }
+    }
+
+    /// MQPUT as far as it goes without blocking: a persistent message outside a unit of work
+    /// is logged and turns visible only once its record is durable ([`PutStep::Durable`]).
+    pub fn put_step(
+        &self,
+        h: &Hobj,
+        md: &mut Md,
+        payload: &[u8],
+        pmo: PutOptions,
+    ) -> MqResult<PutStep> {
         self.check_running()?;
         may_put(h)?;
         let dest = Dest::of(h);
@@ -86,37 +127,92 @@ impl Connection {
             self.qm.new_tx()
         };
         reserve(&dest, seq, &msg, tx)?;
-        if persistent {
-            self.log_put(&dest.q, seq, &msg, tx, pmo.syncpoint)?;
-        }
+        let ticket = if persistent {
+            Some(self.log_put(&dest.q, seq, &msg, tx, pmo.syncpoint)?)
+        } else {
+            None
+        };
         if pmo.syncpoint {
             // Visible at commit (`uow.rs`).
             let u = uow.get_or_insert_with(Default::default);
             u.logged |= persistent;
             u.ops.push(Op::Put { q: dest.q, seq });
             drop(uow);
-        } else {
-            drop(uow);
-            let trigger = self.make_visible(&dest.q, seq, &msg);
             if persistent {
-                self.qm.end_tx(tx);
+                self.qm.maybe_checkpoint();
             }
-            if let Some(d) = trigger {
-                triggers::fire(&self.qm, &d);
-            }
+            return Ok(PutStep::Done);
         }
-        if persistent {
-            self.qm.maybe_checkpoint();
+        drop(uow);
+        if let Some(ticket) = ticket {
+            return Ok(PutStep::Durable(DurablePut {
+                q: dest.q,
+                seq,
+                msg,
+                tx,
+                ticket,
+            }));
         }
+        if let Some(d) = self.make_visible(&dest.q, seq, &msg) {
+            triggers::fire(&self.qm, &d);
+        }
+        Ok(PutStep::Done)
+    }
+
+    /// Completes a persistent put outside a unit of work once its record's wait ended
+    /// (`waited`): the message turns visible, or leaves the queue when the record could not
+    /// be written.
+    pub fn put_durable(&self, d: DurablePut, waited: sealmq_storage::Result<()>) -> MqResult<()> {
+        let DurablePut { q, seq, msg, tx, .. } = d;
+        if let Err(e) = waited {
+            let mut st = q.lock();
+            st.remove(seq);
+            st.stats.unput(msg.payload.len());
+            drop(st);
+            self.qm.end_tx(tx);
+            return Err(e.into());
+        }
+        let trigger = self.make_visible(&q, seq, &msg);
+        self.qm.end_tx(tx);
+        if let Some(d) = trigger {
+            triggers::fire(&self.qm, &d);
+        }
+        self.qm.maybe_checkpoint();
         Ok(())
     }
 
     /// MQPUT1: open, put, close.
     pub fn put1(&self, name: &str, md: &mut Md, payload: &[u8], pmo: PutOptions) -> MqResult<()> {
+        match self.put1_step(name, md, payload, pmo)? {
+            PutStep::Done => Ok(()),
+            PutStep::Durable(d) => {
+                let r = self.qm.log.wait(&d.ticket);
+                self.put_durable(d, r)
+            }
+        }
+    }
+
+    /// MQPUT1 as far as it goes without blocking (see [`Self::put_step`]); the handle is
+    /// closed before the put's record is durable (the message's queue is held by the step).
+    pub fn put1_step(
+        &self,
+        name: &str,
+        md: &mut Md,
+        payload: &[u8],
+        pmo: PutOptions,
+    ) -> MqResult<PutStep> {
         let h = self.open(name, OpenOptions::output())?;
-        let r = self.put(&h, md, payload, pmo);
+        let r = self.put_step(&h, md, payload, pmo);
         let c = self.close(&h);
-        r.and(c)
+        match (r, c) {
+            (Ok(step), Ok(())) => Ok(step),
+            (Ok(PutStep::Durable(d)), Err(e)) => {
+                // Put but not closed: the put completes, the close's failure is reported.
+                let r = self.qm.log.wait(&d.ticket);
+                self.put_durable(d, r).and(Err(e))
+            }
+            (Ok(PutStep::Done), Err(e)) | (Err(e), _) => Err(e),
+        }
     }
 
     /// A disk that filled: what fills the log waits until gets and clears make room (the
@@ -199,9 +295,9 @@ impl Connection {
         Ok(())
     }
 
-    /// Appends the PUT record: in a unit of work without waiting (its commit waits), else
-    /// waiting until it is durable. A record that could not be written takes the message off
-    /// the queue again.
+    /// Appends the PUT record without waiting (a unit of work's commit waits, or the put's
+    /// [`PutStep::Durable`]). A record that could not be written takes the message off the
+    /// queue again.
     fn log_put(
         &self,
         q: &Arc<LocalQueue>,
@@ -209,28 +305,22 @@ impl Connection {
         msg: &Arc<Message>,
         tx: TxId,
         syncpoint: bool,
-    ) -> MqResult<()> {
+    ) -> MqResult<sealmq_storage::log::Ticket> {
         self.qm.register_tx(tx);
         let bytes = Record::encode_put(tx, !syncpoint, &q.name, seq, msg);
-        let res = if syncpoint {
-            self.qm.log.append(Record::PUT_KIND, &bytes).map(|_| ())
-        } else {
-            self.qm
-                .log
-                .append_durable(Record::PUT_KIND, &bytes)
-                .map(|_| ())
-        };
-        if let Err(e) = res {
-            let mut st = q.lock();
-            st.remove(seq);
-            st.stats.unput(msg.payload.len());
-            drop(st);
-            if !syncpoint {
-                self.qm.end_tx(tx);
+        match self.qm.log.append(Record::PUT_KIND, &bytes) {
+            Ok(t) => Ok(t),
+            Err(e) => {
+                let mut st = q.lock();
+                st.remove(seq);
+                st.stats.unput(msg.payload.len());
+                drop(st);
+                if !syncpoint {
+                    self.qm.end_tx(tx);
+                }
+                Err(e.into())
             }
-            return Err(e.into());
         }
-        Ok(())
     }
 
     /// A put outside a unit of work turns visible: one waiting getter is woken; the queue's

@@ -548,6 +548,15 @@ impl QueueManager {
     }
 
     /// Getters waiting on a local queue (statistics, and tests that must not sleep).
+    /// Completes once the record of `t` is durable (or its batch failed), without holding a
+    /// thread: for the durable steps of a put or get.
+    pub fn durable(
+        &self,
+        t: &sealmq_storage::log::Ticket,
+    ) -> impl std::future::Future<Output = sealmq_storage::Result<()>> + Send + 'static {
+        self.log.wait_async(t)
+    }
+
     pub fn waiting(&self, name: &str) -> usize {
         self.local(name)
             .map(|q| q.lock().waiters.len())

@@ -28,6 +28,8 @@ pub struct Waiter {
     pub browse: bool,
     woken: Mutex<bool>,
     cv: Condvar,
+    /// A task waiting without a thread ([`Waiter::woken`]).
+    waker: Mutex<Option<std::task::Waker>>,
 }
 
 impl Waiter {
@@ -37,12 +39,31 @@ impl Waiter {
             browse,
             woken: Mutex::new(false),
             cv: Condvar::new(),
+            waker: Mutex::new(None),
         })
     }
 
     pub(crate) fn wake(&self) {
         *lock(&self.woken) = true;
         self.cv.notify_one();
+        if let Some(w) = lock(&self.waker).take() {
+            w.wake();
+        }
+    }
+
+    /// Completes once woken (and takes the wake-up), without holding a thread: the
+    /// event-driven server's get-wait.
+    pub fn woken(&self) -> impl std::future::Future<Output = ()> + '_ {
+        std::future::poll_fn(move |cx| {
+            let mut w = lock(&self.woken);
+            if *w {
+                *w = false;
+                return std::task::Poll::Ready(());
+            }
+            // Stored under `woken`'s lock: a wake after the look above finds it.
+            *lock(&self.waker) = Some(cx.waker().clone());
+            std::task::Poll::Pending
+        })
     }
 
     /// Waits until woken or `until`; returns whether it was woken.

@@ -126,6 +126,24 @@ struct Batch {
     /// Waiters of this batch sleep here (with `Shared::state`), so finishing a batch wakes
     /// only its own committers, not those of the next one.
     cv: Condvar,
+    /// Tasks waiting for this batch without a thread ([`Log::wait_async`]); woken with `cv`.
+    wakers: Mutex<Vec<std::task::Waker>>,
+}
+
+impl Batch {
+    /// Sets the outcome and wakes every waiter, threads and tasks.
+    fn finish(&self, r: std::result::Result<(), String>) {
+        let _ = self.result.set(r);
+        self.finish_wake();
+    }
+
+    /// Wakes every waiter once the outcome is set.
+    fn finish_wake(&self) {
+        self.cv.notify_all();
+        for w in std::mem::take(&mut *lock(&self.wakers)) {
+            w.wake();
+        }
+    }
 }
 
 /// Proof of an appended record; wait on it for durability.
@@ -575,6 +593,36 @@ impl Log {
         }
     }
 
+    /// Waits, without holding a thread, until the record of `t` is durable or its batch
+    /// failed: the event-driven server's persistent puts and gets (docs/wire.md).
+    pub fn wait_async(&self, t: &Ticket) -> impl std::future::Future<Output = Result<()>> + Send + 'static {
+        let (shared, batch) = (self.shared.clone(), t.batch.clone());
+        let mut asked = false;
+        std::future::poll_fn(move |cx| {
+            if batch.result.get().is_none() {
+                lock(&batch.wakers).push(cx.waker().clone());
+                if !asked {
+                    asked = true;
+                    let mut st = lock(&shared.state);
+                    if batch.result.get().is_none() {
+                        batch.waiters.fetch_add(1, Ordering::Relaxed);
+                        st.flush_wanted = true;
+                        shared.work.notify_one();
+                    }
+                }
+            }
+            // Looked at again after the waker is in place: a batch that finished meanwhile
+            // is not missed.
+            match batch.result.get() {
+                Some(r) => std::task::Poll::Ready(r.clone().map_err(|e| StorageError::Write {
+                    path: shared.cfg.dir.clone(),
+                    source: std::io::Error::other(e),
+                })),
+                None => std::task::Poll::Pending,
+            }
+        })
+    }
+
     /// Appends and waits: one durable record.
     pub fn append_durable(&self, kind: u8, payload: &[u8]) -> Result<Lsn> {
         let t = self.append(kind, payload)?;
@@ -769,10 +817,9 @@ impl Log {
             let _ = h.join();
         }
         let batch = lock(&self.shared.state).batch.clone();
-        let _ = batch.result.set(Err(
+        batch.finish(Err(
             "the log was closed before this record was written".into()
         ));
-        batch.cv.notify_all();
     }
 }
 

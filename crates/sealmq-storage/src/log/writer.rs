@@ -161,7 +161,7 @@ impl Writer {
             let _ = batch.result.set(result.map_err(|e| e.to_string()));
             last_waiters = batch.waiters.load(Ordering::Relaxed);
             drop(st);
-            batch.cv.notify_all();
+            batch.finish_wake();
             spare = buf;
             spare.clear();
         }
