@@ -256,7 +256,7 @@ pub(crate) fn serve(
         }
         _ => None,
     };
-    let (id, appl, client_max, channel, asserted, password, version) = match frame {
+    let (id, hello) = match frame {
         Ok(Some(sealmq_wire::First::Channel(start))) => {
             let Peer::Tcp { tls, addr, sock } = peer else {
                 return;
@@ -283,38 +283,7 @@ pub(crate) fn serve(
             }
             return;
         }
-        Ok(Some(sealmq_wire::First::Request(id, Request::Hello(hello)))) => {
-            let sealmq_wire::Hello {
-                versions,
-                max_msg,
-                appl,
-                channel,
-                user,
-                password,
-            } = hello;
-            if !versions.iter().any(|v| sealmq_wire::VERSIONS.contains(v)) {
-                let _ = sealmq_wire::write_response(
-                    &mut w,
-                    id,
-                    &Response::Err {
-                        reason: ReasonCode::UnexpectedError.code(),
-                        detail: format!(
-                            "no common protocol version (server speaks {:?}, client {:?})",
-                            sealmq_wire::VERSIONS,
-                            versions
-                        ),
-                    },
-                );
-                return;
-            }
-            let version = versions
-                .iter()
-                .copied()
-                .filter(|v| sealmq_wire::VERSIONS.contains(v))
-                .max()
-                .unwrap_or(1);
-            (id, appl, max_msg, channel, user, password, version)
-        }
+        Ok(Some(sealmq_wire::First::Request(id, Request::Hello(hello)))) => (id, hello),
         Ok(Some(sealmq_wire::First::Request(id, _))) => {
             let _ = sealmq_wire::write_response(
                 &mut w,
@@ -348,29 +317,101 @@ pub(crate) fn serve(
         }
         Ok(None) => return,
     };
+    let (conn, a, ok) = match welcome(qm, ctx, peer, hello) {
+        Ok(x) => x,
+        Err(resp) => {
+            let _ = sealmq_wire::write_response(&mut w, id, &resp);
+            return;
+        }
+    };
+    peer.limit_write_stall(a.hbint);
+    if let Some((every, alive)) = peer.liveness(a.hbint) {
+        conn.set_liveness(every, alive);
+    }
+    if sealmq_wire::write_response(&mut w, id, &ok).is_err() {
+        return;
+    }
+    // From here on the connection's pushers (asynchronous consume) write too. A write that
+    // fails ends the connection (docs/wire.md, write stall).
+    let w = crate::peer::EndOnFailure {
+        w,
+        end: peer.shutter(),
+    };
+    let out: crate::consume::Out = Arc::new(std::sync::Mutex::new(Box::new(w)));
+    let n = a.negotiated();
+    Session::new(qm, conn, ctx, a.admin, &n, Ok(out)).serve(r, peer, &n);
+}
+
+/// What a connection's Hello settled once admitted.
+pub(crate) struct Admitted {
+    pub(crate) admin: bool,
+    pub(crate) intercept: bool,
+    pub(crate) user: String,
+    pub(crate) appl: String,
+    pub(crate) channel: String,
+    pub(crate) version: u16,
+    pub(crate) max_frame: usize,
+    /// The SVRCONN's heartbeat interval (a dead client is looked for that often).
+    pub(crate) hbint: Option<u32>,
+}
+
+impl Admitted {
+    pub(crate) fn negotiated(&self) -> Negotiated<'_> {
+        Negotiated {
+            version: self.version,
+            max_frame: self.max_frame,
+            intercept: self.intercept,
+            channel: &self.channel,
+            appl: &self.appl,
+            user: &self.user,
+        }
+    }
+}
+
+/// A Hello answered: a version both speak, the principal admitted (authentication, CHLAUTH,
+/// MAXINST...: may block on PAM) and connected. `Ok`: the connection and the HelloOk to send;
+/// `Err`: the refusal to send before closing.
+pub(crate) fn welcome(
+    qm: &Arc<QueueManager>,
+    ctx: &Ctx,
+    peer: &Peer,
+    hello: sealmq_wire::Hello,
+) -> Result<(Connection, Admitted, Response), Response> {
+    let sealmq_wire::Hello {
+        versions,
+        max_msg: client_max,
+        appl,
+        channel,
+        user: asserted,
+        password,
+    } = hello;
+    if !versions.iter().any(|v| sealmq_wire::VERSIONS.contains(v)) {
+        return Err(Response::Err {
+            reason: ReasonCode::UnexpectedError.code(),
+            detail: format!(
+                "no common protocol version (server speaks {:?}, client {:?})",
+                sealmq_wire::VERSIONS,
+                versions
+            ),
+        });
+    }
+    let version = versions
+        .iter()
+        .copied()
+        .filter(|v| sealmq_wire::VERSIONS.contains(v))
+        .max()
+        .unwrap_or(1);
     let hello = admit::Hello {
         appl: &appl,
         channel: &channel,
         user: &asserted,
         password: password.expose(),
     };
-    let admitted = match admit::admit(qm, &ctx.security, &ctx.instances, peer, &hello) {
-        Ok(a) => a,
-        Err((reason, detail)) => {
-            let _ = sealmq_wire::write_response(&mut w, id, &Response::Err { reason, detail });
-            return;
-        }
-    };
+    let admitted = admit::admit(qm, &ctx.security, &ctx.instances, peer, &hello)
+        .map_err(|(reason, detail)| Response::Err { reason, detail })?;
     drop(password);
-    let (admin, intercept) = (admitted.admin, admitted.intercept);
-    let user = admitted.user.as_str();
-    let conn = match Connection::connect(qm, user, &appl) {
-        Ok(c) => c,
-        Err(e) => {
-            let _ = sealmq_wire::write_response(&mut w, id, &err(e));
-            return;
-        }
-    };
+    let user = admitted.user;
+    let conn = Connection::connect(qm, &user, &appl).map_err(err)?;
     conn.set_origin(peer.origin(&channel));
     // A get that waits notices within HBINT an application that went away (its unit of
     // work is then backed out as the connection ends).
@@ -381,37 +422,35 @@ pub(crate) fn serve(
             &channel
         })
         .map(|c| c.hbint);
-    if let Some((every, alive)) = peer.liveness(hbint) {
-        conn.set_liveness(every, alive);
-    }
-    peer.limit_write_stall(hbint);
     let max_msg = client_max.min(qm.qmgr().max_msg_len).max(1024);
-    let max_frame = max_msg as usize + sealmq_wire::FRAME_OVERHEAD;
-    if sealmq_wire::write_response(
-        &mut w,
-        id,
-        &Response::HelloOk {
-            version,
-            max_msg,
-            qmgr: qm.name(),
-            user: user.to_string(),
-        },
-    )
-    .is_err()
-    {
-        return;
-    }
-    Session::new(qm, conn, ctx, admin).serve(
-        r,
-        w,
-        peer,
-        &Negotiated {
-            version,
-            max_frame,
-            intercept,
-            channel: &channel,
-            appl: &appl,
+    let ok = Response::HelloOk {
+        version,
+        max_msg,
+        qmgr: qm.name(),
+        user: user.clone(),
+    };
+    Ok((
+        conn,
+        Admitted {
+            admin: admitted.admin,
+            intercept: admitted.intercept,
             user,
+            appl,
+            channel,
+            version,
+            max_frame: max_msg as usize + sealmq_wire::FRAME_OVERHEAD,
+            hbint,
         },
+        ok,
+    ))
+}
+
+/// Logs a client ended for its SVRCONN's DISCINT.
+pub(crate) fn discint_ended(channel: &str, peer: &str, limit: Duration) {
+    tracing::info!(
+        channel = %channel,
+        peer = %peer,
+        "client idle for DISCINT({}) seconds: connection ended",
+        limit.as_secs()
     );
 }

@@ -35,6 +35,33 @@ fn put_answer(
         .unwrap_or_else(err)
 }
 
+/// The answer to a get through `h`; what it took from a queue with a policy is remembered
+/// (a protection error may be reported for it).
+pub(crate) fn got_answer(
+    qm: &QueueManager,
+    recent: &std::sync::Mutex<RecentGets>,
+    h: &Hobj,
+    g: &GetReq,
+    got: sealmq_engine::MqResult<sealmq_engine::Got>,
+) -> Response {
+    match got {
+        Ok(got) => {
+            // Protection errors are reported for queues with a policy only: the digest is
+            // taken there, not on every get.
+            if (g.browse == 0 || g.browse == 3) && qm.has_policy(&h.name) {
+                lock(recent).got(g.hobj, &got.md.msg_id, &got.payload);
+            }
+            Response::Got {
+                md: got.md,
+                payload: got.payload,
+                data_len: got.data_len as u64,
+                warning: got.warning.map(|w| w.code()).unwrap_or(0),
+            }
+        }
+        Err(e) => err(e),
+    }
+}
+
 pub(crate) fn err(e: MqError) -> Response {
     Response::Err {
         reason: e.reason.code(),
@@ -139,7 +166,7 @@ impl RecentGets {
     }
 }
 
-impl Session<'_> {
+impl Session {
     /// Answers one request (`None`: the client disconnects).
     pub(crate) fn handle(&mut self, req: Request, icpt: &Icpt<'_>) -> Option<Response> {
         let Session {
@@ -150,8 +177,9 @@ impl Session<'_> {
             handles,
             recent,
             next_h,
+            ..
         } = self;
-        let (qm, ctx, admin, conn, recent) = (*qm, *ctx, *admin, &*conn, &**recent);
+        let (qm, ctx, admin, conn, recent) = (&*qm, &*ctx, *admin, &*conn, &**recent);
         if qm.is_quiescing()
             && !matches!(
                 req,
@@ -245,22 +273,10 @@ impl Session<'_> {
                 }
             }
             Request::Get(g) => match handles.get(&g.hobj) {
-                Some(h) => match conn.get(h, get_options(&g)) {
-                    Ok(got) => {
-                        // Protection errors are reported for queues with a policy only: the digest
-                        // is taken there, not on every get.
-                        if (g.browse == 0 || g.browse == 3) && qm.has_policy(&h.name) {
-                            lock(recent).got(g.hobj, &got.md.msg_id, &got.payload);
-                        }
-                        Response::Got {
-                            md: got.md,
-                            payload: got.payload,
-                            data_len: got.data_len as u64,
-                            warning: got.warning.map(|w| w.code()).unwrap_or(0),
-                        }
-                    }
-                    Err(e) => err(e),
-                },
+                Some(h) => {
+                    let got = conn.get(h, get_options(&g));
+                    got_answer(qm, recent, h, &g, got)
+                }
                 None => no_handle(g.hobj),
             },
             Request::Commit => conn.commit().map(|_| Response::Ok).unwrap_or_else(err),

@@ -16,6 +16,7 @@ pub mod connauth;
 mod consume;
 mod dispatch;
 pub mod errlog;
+mod evloop;
 pub mod events;
 mod icpt;
 mod limits;
@@ -96,11 +97,13 @@ pub struct Server {
     /// The interval statistics writer (it writes a last interval when the server stops).
     stats: Option<std::thread::JoinHandle<()>>,
     metrics: Option<metrics::Endpoint>,
+    /// The event loop serving applications (none with SEALMQ_SERVER=threads).
+    net: Option<Arc<evloop::Net>>,
     _lock: File,
 }
 
 /// The OS user name of a uid, from /etc/passwd (the uid itself when unknown).
-fn user_name(uid: u32) -> String {
+pub(crate) fn user_name(uid: u32) -> String {
     std::fs::read_to_string("/etc/passwd")
         .ok()
         .and_then(|p| {
@@ -184,7 +187,20 @@ impl Server {
         // The descriptors shared out: MAXCHL is capped to what they allow, a reserve is kept
         // for the administrator, channels and files, and sockets before their first frame
         // have a small budget of their own (docs/limits.md).
-        let budget = limits::Budget::of(fds);
+        // Applications are served on the event loop (`evloop/`), or with a thread each when
+        // SEALMQ_SERVER=threads asks for it (to measure one against the other).
+        let net = if evloop::threaded() {
+            tracing::info!("SEALMQ_SERVER=threads: a thread serves each connection");
+            None
+        } else {
+            Some(evloop::Net::new()?)
+        };
+        let per_conn = if net.is_some() {
+            limits::FDS_PER_CONNECTION
+        } else {
+            limits::FDS_PER_THREADED_CONNECTION
+        };
+        let budget = limits::Budget::with(fds, per_conn);
         ci.limit.set_cap(budget.connections);
         let maxchl = qm.qmgr().maxchl;
         if maxchl > budget.connections {
@@ -195,7 +211,7 @@ impl Server {
                  their first frame; raise the hard limit (LimitNOFILE, ulimit -Hn) to serve more",
                 budget.connections,
                 budget.reserve,
-                budget.pending as u64 * limits::FDS_PER_CONNECTION,
+                budget.pending as u64 * per_conn,
                 budget.pending
             );
         }
@@ -221,59 +237,23 @@ impl Server {
             limit: ci.limit.clone(),
             pending: limits::Pending::new(budget.pending, budget.pending_per_addr),
         };
-        {
-            let (qm, ctx) = (qm.clone(), ctx.clone());
-            std::thread::spawn(move || {
-                for s in ul.incoming() {
-                    if ctx.stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let s = match s {
-                        Ok(s) => s,
-                        Err(e) => {
-                            limits::accept_failed("the local socket", &e);
-                            continue;
-                        }
-                    };
-                    let (uid, pid) = os::peer_cred(&s).unwrap_or((u32::MAX, 0));
-                    let user = user_name(uid);
-                    let admin = uid == me_uid;
-                    // The administrator always gets in; other local users count as MAXCHL does.
-                    let slot = if admin {
-                        None
-                    } else {
-                        match ctx.slot(&qm, &format!("local connection of {user}")) {
-                            Some(g) => Some(g),
-                            None => {
-                                refuse_early(
-                                    &s,
-                                    ReasonCode::ChannelNotAvailable.code(),
-                                    MAXCHL_REFUSAL,
-                                );
-                                continue;
-                            }
-                        }
-                    };
-                    let _ = s.set_read_timeout(Some(HANDSHAKE));
-                    let (qm, ctx) = (qm.clone(), ctx.clone());
-                    std::thread::spawn(move || {
-                        let _slot = slot;
-                        if let (Ok(w), Ok(k)) = (s.try_clone(), s.try_clone()) {
-                            let id = ctx.register(Sock::Unix(k));
-                            let peer = Peer::Local {
-                                user: user.clone(),
-                                admin,
-                                pid,
-                                sock: s.try_clone().ok(),
-                            };
-                            conn::serve_plain(&qm, s, w, &peer, &ctx, None);
-                            ctx.unregister(id);
-                        }
-                    });
-                }
-            });
+        match &net {
+            Some(net) => {
+                let _guard = net.handle().enter();
+                ul.set_nonblocking(true)
+                    .map_err(|e| format!("cannot listen on {}: {e}", starting.display()))?;
+                let l = tokio::net::UnixListener::from_std(ul)
+                    .map_err(|e| format!("cannot listen on {}: {e}", starting.display()))?;
+                net.handle()
+                    .spawn(evloop::accept_local(l, qm.clone(), ctx.clone(), me_uid));
+            }
+            None => threaded_local(ul, qm.clone(), ctx.clone(), me_uid),
         }
-        let listeners = listeners::Listeners::new(qm.clone(), ctx.clone());
+        let listeners = listeners::Listeners::new(
+            qm.clone(),
+            ctx.clone(),
+            net.as_ref().map(|n| n.handle().clone()),
+        );
         qm.set_listener_control(Arc::new(listeners::Control(listeners.clone())));
         // `--listen` is a listener without an object, named as MQ names runmqlsr's.
         let mut tcp = None;
@@ -333,6 +313,7 @@ impl Server {
             services,
             stats: Some(stats),
             metrics,
+            net,
             _lock: lock,
         })
     }
@@ -396,6 +377,10 @@ impl Server {
         if let Some(m) = self.metrics.take() {
             m.stop();
         }
+        // Connections still on the event loop end with it (their units of work back out).
+        if let Some(net) = self.net.take().and_then(|n| Arc::try_unwrap(n).ok()) {
+            net.stop();
+        }
         let r = self.qm.shutdown().map_err(|e| e.to_string());
         // `sealmq stop` reads how the queue manager ended once the process is gone: a
         // checkpoint that failed is reported there, not only in the log.
@@ -412,6 +397,59 @@ impl Server {
     }
 }
 
+/// The local socket's accept loop with a thread per connection (SEALMQ_SERVER=threads).
+fn threaded_local(ul: UnixListener, qm: Arc<QueueManager>, ctx: Ctx, me_uid: u32) {
+    std::thread::spawn(move || {
+        for s in ul.incoming() {
+            if ctx.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let s = match s {
+                Ok(s) => s,
+                Err(e) => {
+                    limits::accept_failed("the local socket", &e);
+                    continue;
+                }
+            };
+            let (uid, pid) = os::peer_cred(&s).unwrap_or((u32::MAX, 0));
+            let user = user_name(uid);
+            let admin = uid == me_uid;
+            // The administrator always gets in; other local users count as MAXCHL does.
+            let slot = if admin {
+                None
+            } else {
+                match ctx.slot(&qm, &format!("local connection of {user}")) {
+                    Some(g) => Some(g),
+                    None => {
+                        refuse_early(
+                            &s,
+                            ReasonCode::ChannelNotAvailable.code(),
+                            MAXCHL_REFUSAL,
+                        );
+                        continue;
+                    }
+                }
+            };
+            let _ = s.set_read_timeout(Some(HANDSHAKE));
+            let (qm, ctx) = (qm.clone(), ctx.clone());
+            std::thread::spawn(move || {
+                let _slot = slot;
+                if let (Ok(w), Ok(k)) = (s.try_clone(), s.try_clone()) {
+                    let id = ctx.register(Sock::Unix(k));
+                    let peer = Peer::Local {
+                        user: user.clone(),
+                        admin,
+                        pid,
+                        sock: s.try_clone().ok(),
+                    };
+                    conn::serve_plain(&qm, s, w, &peer, &ctx, None);
+                    ctx.unregister(id);
+                }
+            });
+        }
+    });
+}
+
 fn signal_stop(stop: &AtomicBool, stopped: &(Mutex<bool>, std::sync::Condvar), qm: &QueueManager) {
     qm.quiesce();
     stop.store(true, Ordering::Relaxed);
@@ -425,6 +463,8 @@ fn signal_stop(stop: &AtomicBool, stopped: &(Mutex<bool>, std::sync::Condvar), q
 pub(crate) enum Sock {
     Unix(UnixStream),
     Tcp(TcpStream),
+    /// A connection on the event loop: told to end.
+    Task(Arc<tokio::sync::Notify>),
 }
 
 impl Sock {
@@ -432,6 +472,10 @@ impl Sock {
         let _ = match self {
             Sock::Unix(s) => s.shutdown(std::net::Shutdown::Both),
             Sock::Tcp(s) => s.shutdown(std::net::Shutdown::Both),
+            Sock::Task(n) => {
+                n.notify_one();
+                Ok(())
+            }
         };
     }
 
@@ -441,6 +485,7 @@ impl Sock {
         crate::os::hung_up(match self {
             Sock::Unix(s) => s.as_fd(),
             Sock::Tcp(s) => s.as_fd(),
+            Sock::Task(_) => return false,
         })
     }
 
@@ -448,6 +493,7 @@ impl Sock {
         let _ = match self {
             Sock::Unix(s) => s.set_write_timeout(Some(d)),
             Sock::Tcp(s) => s.set_write_timeout(Some(d)),
+            Sock::Task(_) => Ok(()),
         };
     }
 }

@@ -128,18 +128,26 @@ pub(crate) struct Budget {
     pub connections: u32,
 }
 
-/// Descriptors a served connection holds (the socket and the clones its thread keeps: to
-/// write, to be shut down at a stop, to see the peer go while a get waits, ...).
-pub(crate) const FDS_PER_CONNECTION: u64 = 6;
+/// Descriptors a connection holds with a thread of its own (the socket and the clones its
+/// thread keeps: to write, to be shut down at a stop, to see the peer go while a get waits).
+pub(crate) const FDS_PER_THREADED_CONNECTION: u64 = 6;
+/// On the event loop: the socket alone.
+pub(crate) const FDS_PER_CONNECTION: u64 = 1;
 
 impl Budget {
+    #[cfg(test)]
     pub(crate) fn of(fds: u64) -> Budget {
+        Budget::with(fds, FDS_PER_CONNECTION)
+    }
+
+    /// The budget when each connection holds `per` descriptors.
+    pub(crate) fn with(fds: u64, per: u64) -> Budget {
+        let per = per.max(1);
         let reserve = (fds / 4).clamp(128, 4096).min(fds / 2);
         let rest = fds.saturating_sub(reserve);
         // A quarter of the rest for sockets before their first frame, at most 256.
-        let pending = (rest / 4 / FDS_PER_CONNECTION).clamp(4, 256) as usize;
-        let connections =
-            rest.saturating_sub(pending as u64 * FDS_PER_CONNECTION) / FDS_PER_CONNECTION;
+        let pending = (rest / 4 / per).clamp(4, 256) as usize;
+        let connections = rest.saturating_sub(pending as u64 * per) / per;
         Budget {
             fds,
             reserve,
@@ -163,11 +171,14 @@ pub(crate) struct Pending {
 
 struct PendingInner {
     next: u64,
-    queue: VecDeque<(u64, String, TcpStream)>,
+    queue: VecDeque<(u64, String, Closer)>,
     /// Sockets closed to make room, since the last log line.
     closed: u64,
     logged: Option<Instant>,
 }
+
+/// Closes a socket waiting for its first frame (to make room).
+pub(crate) type Closer = Box<dyn FnOnce() + Send>;
 
 /// One socket waiting for its first frame; dropping it (the frame came, or the connection
 /// ended) takes it off the list.
@@ -205,7 +216,7 @@ impl Pending {
     pub(crate) fn admit(
         self: &Arc<Self>,
         addr: &str,
-        sock: TcpStream,
+        close: Closer,
     ) -> (PendingSlot, Option<String>) {
         let mut victims = Vec::new();
         let mut i = lock(&self.inner);
@@ -224,7 +235,7 @@ impl Pending {
         }
         let id = i.next;
         i.next += 1;
-        i.queue.push_back((id, addr.to_string(), sock));
+        i.queue.push_back((id, addr.to_string(), close));
         i.closed += victims.len() as u64;
         let line = (i.closed > 0 && i.logged.is_none_or(|t| t.elapsed() >= REFUSAL_LOG_EVERY))
             .then(|| {
@@ -239,8 +250,8 @@ impl Pending {
                 )
             });
         drop(i);
-        for (_, _, s) in victims {
-            let _ = s.shutdown(std::net::Shutdown::Both);
+        for (_, _, close) in victims {
+            close();
         }
         (
             PendingSlot {
@@ -276,6 +287,29 @@ macro_rules! early_sock {
 }
 early_sock!(TcpStream, UnixStream);
 
+/// [`refuse_early`] on the event loop.
+pub(crate) async fn refuse_early_async<S: tokio::io::AsyncWrite + Unpin>(
+    mut s: S,
+    reason: u32,
+    detail: &str,
+) {
+    use tokio::io::AsyncWriteExt;
+    let mut b = Vec::new();
+    let _ = sealmq_wire::write_response(
+        &mut b,
+        0,
+        &Response::Err {
+            reason,
+            detail: detail.into(),
+        },
+    );
+    let _ = tokio::time::timeout(Duration::from_millis(200), async {
+        s.write_all(&b).await?;
+        s.shutdown().await
+    })
+    .await;
+}
+
 /// Answers a connection refused before its Hello (docs/wire.md: an Err frame, then close).
 pub(crate) fn refuse_early<S: EarlySock>(s: &S, reason: u32, detail: &str)
 where
@@ -307,7 +341,11 @@ mod tests {
         assert!(b.pending >= 4 && b.pending_per_addr >= 2);
         let used = b.reserve + (b.pending as u64 + u64::from(b.connections)) * FDS_PER_CONNECTION;
         assert!(used <= 1024, "{b:?}");
-        assert!(b.connections >= 90, "{b:?}");
+        assert!(b.connections >= 500, "{b:?}");
+        // With a thread per connection, each holds six.
+        let t = Budget::with(1024, FDS_PER_THREADED_CONNECTION);
+        let used = t.reserve + (t.pending as u64 + u64::from(t.connections)) * 6;
+        assert!(used <= 1024 && t.connections >= 90 && t.connections < 128, "{t:?}");
         // A tiny limit still leaves the administrator half of it.
         let b = Budget::of(64);
         assert!(b.reserve >= 32, "{b:?}");
@@ -333,6 +371,13 @@ mod tests {
     }
 
     /// Three sockets connected to a throw-away listener: (ours, the far end).
+    fn closer(s: &TcpStream) -> Closer {
+        let s = s.try_clone().unwrap();
+        Box::new(move || {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        })
+    }
+
     fn pairs(n: usize) -> Vec<(TcpStream, TcpStream)> {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
@@ -358,17 +403,17 @@ mod tests {
         let mut slots = Vec::new();
         // Two from the flooding address, one from another.
         for (i, addr) in ["10.0.0.9", "10.0.0.9", "10.0.0.1"].iter().enumerate() {
-            let (slot, line) = p.admit(addr, socks[i].0.try_clone().unwrap());
+            let (slot, line) = p.admit(addr, closer(&socks[i].0));
             assert!(line.is_none());
             slots.push(slot);
         }
         // A third from the flooding address closes its own oldest, not the other's.
-        let (slot, line) = p.admit("10.0.0.9", socks[3].0.try_clone().unwrap());
+        let (slot, line) = p.admit("10.0.0.9", closer(&socks[3].0));
         slots.push(slot);
         assert!(line.unwrap().contains("10.0.0.9"));
         assert!(closed(&mut socks[0].1));
         // A new address when the budget is spent: the oldest of all goes (the flood's).
-        let (slot, _) = p.admit("10.0.0.2", socks[4].0.try_clone().unwrap());
+        let (slot, _) = p.admit("10.0.0.2", closer(&socks[4].0));
         slots.push(slot);
         assert!(closed(&mut socks[1].1));
         // The other address's socket was never touched.

@@ -23,12 +23,17 @@ struct Running {
     listener: Arc<TcpListener>,
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// The accept task on the event loop (its own copy of the socket).
+    task: Option<tokio::task::AbortHandle>,
     status: ListenerStatus,
 }
 
 impl Running {
     fn end(mut self) {
         self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.task.take() {
+            t.abort();
+        }
         // SAFETY: shutdown(2) on a descriptor this Arc keeps open wakes the blocked accept.
         unsafe {
             libc::shutdown(self.listener.as_raw_fd(), libc::SHUT_RDWR);
@@ -43,14 +48,21 @@ impl Running {
 pub(crate) struct Listeners {
     qm: Arc<QueueManager>,
     ctx: Ctx,
+    /// The event loop connections are served on (none: a thread each).
+    net: Option<tokio::runtime::Handle>,
     running: Mutex<HashMap<String, Running>>,
 }
 
 impl Listeners {
-    pub(crate) fn new(qm: Arc<QueueManager>, ctx: Ctx) -> Arc<Listeners> {
+    pub(crate) fn new(
+        qm: Arc<QueueManager>,
+        ctx: Ctx,
+        net: Option<tokio::runtime::Handle>,
+    ) -> Arc<Listeners> {
         Arc::new(Listeners {
             qm,
             ctx,
+            net,
             running: Mutex::new(HashMap::new()),
         })
     }
@@ -95,26 +107,47 @@ impl Listeners {
         let local = tl.local_addr().map_err(|e| {
             MqError::new(ReasonCode::ResourceProblem, format!("listener {name}: {e}"))
         })?;
-        let listener = Arc::new(tl);
         let stop = Arc::new(AtomicBool::new(false));
-        let thread = {
-            let (l, stop, qm, ctx) = (
-                listener.clone(),
-                stop.clone(),
-                self.qm.clone(),
-                self.ctx.clone(),
-            );
-            std::thread::Builder::new()
-                .name(format!("listener {name}"))
-                .spawn(move || accept_loop(&l, &stop, &qm, &ctx))
-                .map_err(|e| MqError::new(ReasonCode::ResourceProblem, e.to_string()))?
+        let (thread, task) = match &self.net {
+            Some(rt) => {
+                let ioerr = |e: std::io::Error| {
+                    MqError::new(ReasonCode::ResourceProblem, format!("listener {name}: {e}"))
+                };
+                let copy = tl.try_clone().map_err(ioerr)?;
+                copy.set_nonblocking(true).map_err(ioerr)?;
+                let _in = rt.enter();
+                let l = tokio::net::TcpListener::from_std(copy).map_err(ioerr)?;
+                let t = rt.spawn(crate::evloop::accept_tcp(
+                    l,
+                    self.qm.clone(),
+                    self.ctx.clone(),
+                ));
+                (None, Some(t.abort_handle()))
+            }
+            None => {
+                let (l, stop, qm, ctx) = (
+                    Arc::new(tl.try_clone().map_err(|e| {
+                        MqError::new(ReasonCode::ResourceProblem, format!("listener {name}: {e}"))
+                    })?),
+                    stop.clone(),
+                    self.qm.clone(),
+                    self.ctx.clone(),
+                );
+                let t = std::thread::Builder::new()
+                    .name(format!("listener {name}"))
+                    .spawn(move || accept_loop(&l, &stop, &qm, &ctx))
+                    .map_err(|e| MqError::new(ReasonCode::ResourceProblem, e.to_string()))?;
+                (Some(t), None)
+            }
         };
+        let listener = Arc::new(tl);
         running.insert(
             name.to_string(),
             Running {
                 listener,
                 stop,
-                thread: Some(thread),
+                thread,
+                task,
                 status: ListenerStatus {
                     name: name.to_string(),
                     addr: local.to_string(),
@@ -225,7 +258,12 @@ fn accept_loop(tl: &TcpListener, stop: &AtomicBool, qm: &Arc<QueueManager>, ctx:
         let Ok(held) = s.try_clone() else {
             continue;
         };
-        let (pending, line) = ctx.pending.admit(&crate::admit::ip_of(&addr), held);
+        let (pending, line) = ctx.pending.admit(
+            &crate::admit::ip_of(&addr),
+            Box::new(move || {
+                let _ = held.shutdown(std::net::Shutdown::Both);
+            }),
+        );
         if let Some(line) = line {
             ctx.security.events.log(&line);
         }

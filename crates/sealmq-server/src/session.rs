@@ -1,9 +1,10 @@
-//! An admitted application connection (a [`Session`]): its requests read one at a time
-//! and answered, asynchronous consume's requests served beside them, accounting, DISCINT,
-//! and the end of the connection (consumers stopped, handles closed, the unit of work backed
-//! out). Each request itself is answered by `dispatch.rs`.
+//! An admitted application connection (a [`Session`]): its engine connection, open handles,
+//! consumers and accounting, and the one path every request takes ([`Session::request`]),
+//! whichever server reads it (the event loop, `evloop/`, or a thread of its own, `conn.rs`).
+//! Each request itself is answered by `dispatch.rs`.
 
 use crate::conn::{missed_deadline, svrconn_discint, wait_readable};
+use crate::consume::{Consumers, Out};
 use crate::dispatch::RecentGets;
 use crate::icpt::Icpt;
 use crate::peer::Peer;
@@ -13,22 +14,32 @@ use sealmq_types::ReasonCode;
 use sealmq_types::sync::lock;
 use sealmq_wire::{Request, Response, WireError};
 use std::collections::HashMap;
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
-/// One application connection once admitted: its engine connection and what its requests
-/// work on (open handles, what they got).
-pub(crate) struct Session<'a> {
-    pub(crate) qm: &'a Arc<QueueManager>,
+/// One application connection once admitted: its engine connection, what its requests work
+/// on (open handles, what they got) and what the Hello settled.
+pub(crate) struct Session {
+    pub(crate) qm: Arc<QueueManager>,
     pub(crate) conn: Connection,
-    pub(crate) ctx: &'a Ctx,
+    pub(crate) ctx: Ctx,
     /// The queue manager's own OS user on the local socket (MQSC, stop).
     pub(crate) admin: bool,
     pub(crate) handles: HashMap<u32, Arc<Hobj>>,
     /// Shared with the connection's consumers, which record what they push.
     pub(crate) recent: Arc<Mutex<RecentGets>>,
     pub(crate) next_h: u32,
+    /// The protocol version both speak.
+    pub(crate) version: u16,
+    /// QM-side interception, with the keystore in use when the connection began.
+    pub(crate) intercept: bool,
+    pub(crate) protector: Option<Arc<sealmq_protect::Protector>>,
+    /// Where asynchronous consume's pushers write: made when the first consumer starts.
+    out: Option<Out>,
+    make_out: Option<MakeOut>,
+    consumers: Consumers,
+    acct: Option<acct::Accounting>,
 }
 
 /// What the Hello settled for the rest of the connection.
@@ -44,213 +55,260 @@ pub(crate) struct Negotiated<'a> {
     pub(crate) user: &'a str,
 }
 
-impl<'a> Session<'a> {
+/// Makes the writer of a connection's pushers (on the event loop, a forwarding task).
+pub(crate) type MakeOut = Box<dyn FnOnce() -> Out + Send>;
+
+/// What becomes of a request.
+pub(crate) enum Flow {
+    /// Answer it.
+    Reply(Response),
+    /// No answer (Credit).
+    Silent,
+    /// The client disconnects: answer Ok and end.
+    End,
+}
+
+impl Session {
     pub(crate) fn new(
-        qm: &'a Arc<QueueManager>,
+        qm: &Arc<QueueManager>,
         conn: Connection,
-        ctx: &'a Ctx,
+        ctx: &Ctx,
         admin: bool,
+        n: &Negotiated<'_>,
+        out: Result<Out, MakeOut>,
     ) -> Self {
+        let (out, make_out) = match out {
+            Ok(o) => (Some(o), None),
+            Err(m) => (None, Some(m)),
+        };
+        let conn_no = ctx.conns.fetch_add(1, Ordering::Relaxed) + 1;
         Session {
-            qm,
+            acct: acct::Accounting::start(qm, &ctx.dir, conn_no, n.user, n.appl),
+            qm: qm.clone(),
             conn,
-            ctx,
+            ctx: ctx.clone(),
             admin,
             handles: HashMap::new(),
             recent: Arc::default(),
             next_h: 1,
+            version: n.version,
+            intercept: n.intercept,
+            protector: ctx.security.protector(),
+            out,
+            make_out,
+            consumers: Consumers::default(),
         }
     }
 
-    /// Serves requests until the client disconnects, the connection fails or the queue
-    /// manager stops; then ends the connection.
-    pub(crate) fn serve(
-        mut self,
-        mut r: impl BufRead + Send + 'static,
-        w: impl Write + Send + 'static,
-        peer: &Peer,
-        n: &Negotiated<'_>,
-    ) {
-        let (qm, ctx) = (self.qm, self.ctx);
-        let (version, max_frame, intercept, channel, appl, user) = (
-            n.version,
-            n.max_frame,
-            n.intercept,
-            n.channel,
-            n.appl,
-            n.user,
-        );
-        // From here on the connection's pushers (asynchronous consume) write too.
-        // A write that fails ends the connection (docs/wire.md, write stall).
-        let w = crate::peer::EndOnFailure {
-            w,
-            end: peer.shutter(),
-        };
-        let out: crate::consume::Out = Arc::new(std::sync::Mutex::new(Box::new(w)));
-        let mut consumers = crate::consume::Consumers::default();
-        // QM-side interception keeps the keystore in use when the connection began.
-        let protector = ctx.security.protector();
-        let conn_no = ctx.conns.fetch_add(1, Ordering::Relaxed) + 1;
-        let mut acct = acct::Accounting::start(qm, &ctx.dir, conn_no, user, appl);
+    /// Serves requests read by this thread until the client disconnects, the connection
+    /// fails or the queue manager stops; then ends the connection.
+    pub(crate) fn serve(mut self, mut r: impl BufRead, peer: &Peer, n: &Negotiated<'_>) {
+        let (qm, ctx) = (self.qm.clone(), self.ctx.clone());
+        let channel = n.channel;
         // Waiting for a request may take forever (an idle application) unless the SVRCONN has a
         // DISCINT; once its first byte is here, the rest must follow within HANDSHAKE (the
         // socket's read timeout, shorter when DISCINT is).
-        let idle_limit = svrconn_discint(qm, channel);
+        let idle_limit = svrconn_discint(&qm, channel);
         if let (Some(limit), Peer::Tcp { sock: Some(s), .. }) = (idle_limit, peer) {
             let _ = s.set_read_timeout(Some(limit.min(HANDSHAKE)));
         }
         let mut last = std::time::Instant::now();
         loop {
-            match wait_readable(&mut r, ctx, idle_limit.map(|l| (last, l))) {
+            match wait_readable(&mut r, &ctx, idle_limit.map(|l| (last, l))) {
                 Some(true) => {}
                 Some(false) => break,
                 None => {
                     if let Some(l) = idle_limit.filter(|l| last.elapsed() >= *l) {
-                        tracing::info!(
-                            channel = %channel,
-                            peer = %peer.describe(),
-                            "client idle for DISCINT({}) seconds: connection ended",
-                            l.as_secs()
-                        );
+                        crate::conn::discint_ended(channel, &peer.describe(), l);
                     }
                     break;
                 }
             }
-            let (id, req) = match sealmq_wire::read_request(&mut r, max_frame) {
+            let (id, req) = match sealmq_wire::read_request(&mut r, n.max_frame) {
                 Ok(Some(x)) => x,
                 Ok(None) => break,
                 Err(WireError::Io(e)) => {
-                    missed_deadline(&e, ctx, peer, "stopped in the middle of a frame");
+                    missed_deadline(&e, &ctx, peer, "stopped in the middle of a frame");
                     break;
                 }
                 Err(WireError::Protocol(m)) => {
-                    let _ = sealmq_wire::write_response(
-                        &mut *lock(&out),
-                        0,
-                        &Response::Err {
-                            reason: ReasonCode::UnexpectedError.code(),
-                            detail: format!("protocol error: {m}; closing the connection"),
-                        },
-                    );
+                    let _ = self.write(0, &protocol_error(&m));
                     break;
                 }
             };
-            last = std::time::Instant::now();
-            let consume = match req {
-                Request::Consume(_)
-                | Request::Credit { .. }
-                | Request::Settle { .. }
-                | Request::ConsumeStop { .. }
-                    if version < sealmq_wire::V_CONSUME =>
-                {
-                    Some(Response::Err {
-                        reason: ReasonCode::UnexpectedError.code(),
-                        detail: "asynchronous consume needs protocol version 2".into(),
-                    })
-                }
-                Request::Credit { tag, n } => {
-                    consumers.credit(tag, n);
-                    continue;
-                }
-                Request::Consume(ref c) => Some(match self.handles.get(&c.hobj) {
-                    Some(h) => {
-                        let src = crate::consume::Source {
-                            qm,
-                            conn: &self.conn,
-                            hobj: h.clone(),
-                            out: out.clone(),
-                            intercept: if intercept { protector.clone() } else { None },
-                            strip_properties: version < sealmq_wire::V_PROPERTIES,
-                            recent: self.recent.clone(),
-                        };
-                        match consumers.start(src, c.clone()) {
-                            Ok(()) => Response::Ok,
-                            Err((reason, detail)) => Response::Err { reason, detail },
-                        }
+            match self.request(req) {
+                Flow::Reply(resp) => {
+                    if self.write(id, &resp).is_err() {
+                        break;
                     }
-                    None => Response::Err {
-                        reason: ReasonCode::HobjError.code(),
-                        detail: format!("object handle {} is not open", c.hobj),
-                    },
-                }),
-                Request::Settle { tag, batch, commit } => {
-                    let (reason, detail) = consumers.settle(tag, batch, commit);
-                    Some(Response::Settled {
-                        tag,
-                        batch,
-                        reason,
-                        detail,
-                    })
                 }
-                Request::ConsumeStop { tag } => Some(if consumers.stop(tag) {
+                Flow::Silent => {}
+                Flow::End => {
+                    let _ = self.write(id, &Response::Ok);
+                    break;
+                }
+            }
+            last = std::time::Instant::now();
+        }
+        self.end();
+    }
+
+    fn write(&mut self, id: u32, resp: &Response) -> std::io::Result<()> {
+        sealmq_wire::write_response(&mut *lock(&self.out()), id, resp)
+    }
+
+    fn out(&mut self) -> Out {
+        if let Some(o) = &self.out {
+            return o.clone();
+        }
+        let o = match self.make_out.take() {
+            Some(make) => make(),
+            None => Arc::new(Mutex::new(Box::new(std::io::sink()) as Box<dyn std::io::Write + Send>)),
+        };
+        self.out = Some(o.clone());
+        o
+    }
+
+    /// Answers one request: asynchronous consume's here, the rest in `dispatch.rs`, with
+    /// accounting and what an older protocol version cannot carry left out.
+    pub(crate) fn request(&mut self, req: Request) -> Flow {
+        let req = match self.consume_request(req) {
+            Ok(flow) => return flow,
+            Err(req) => req,
+        };
+        let protector = self.protector.clone();
+        let icpt = Icpt {
+            on: self.intercept,
+            protector: protector.as_deref(),
+            stored: std::cell::Cell::new(None),
+        };
+        let call = self.acct.as_ref().map(|_| acct::Accounting::begin(&req));
+        let resp = self.handle(req, &icpt);
+        match resp {
+            Some(r) => Flow::Reply(self.answered(call, r, icpt.stored.get())),
+            None => Flow::End,
+        }
+    }
+
+    /// An answer as it leaves: accounted, and without what an older client cannot read.
+    pub(crate) fn answered(
+        &mut self,
+        call: Option<acct::Call>,
+        mut resp: Response,
+        stored: Option<u64>,
+    ) -> Response {
+        if let (Some(a), Some(call)) = (self.acct.as_mut(), call) {
+            a.end(call, Some(&resp), stored);
+        }
+        if self.version < sealmq_wire::V_CONSUME
+            && let Response::Opened(o) = &mut resp
+        {
+            o.read_ahead = None;
+        }
+        // An older client cannot read message properties: it gets the message without.
+        if self.version < sealmq_wire::V_PROPERTIES
+            && let Response::Got { md, .. } = &mut resp
+        {
+            md.properties.clear();
+        }
+        resp
+    }
+
+    /// The start of a request's accounting record.
+    pub(crate) fn begin(&self, req: &Request) -> Option<acct::Call> {
+        self.acct.as_ref().map(|_| acct::Accounting::begin(req))
+    }
+
+    /// Asynchronous consume's requests (`Err`: not one of them).
+    fn consume_request(&mut self, req: Request) -> Result<Flow, Request> {
+        let resp = match req {
+            Request::Consume(_)
+            | Request::Credit { .. }
+            | Request::Settle { .. }
+            | Request::ConsumeStop { .. }
+                if self.version < sealmq_wire::V_CONSUME =>
+            {
+                Response::Err {
+                    reason: ReasonCode::UnexpectedError.code(),
+                    detail: "asynchronous consume needs protocol version 2".into(),
+                }
+            }
+            Request::Credit { tag, n } => {
+                self.consumers.credit(tag, n);
+                return Ok(Flow::Silent);
+            }
+            Request::Consume(ref c) => match self.handles.get(&c.hobj).cloned() {
+                Some(h) => {
+                    let out = self.out();
+                    let src = crate::consume::Source {
+                        qm: &self.qm,
+                        conn: &self.conn,
+                        hobj: h,
+                        out,
+                        intercept: if self.intercept {
+                            self.protector.clone()
+                        } else {
+                            None
+                        },
+                        strip_properties: self.version < sealmq_wire::V_PROPERTIES,
+                        recent: self.recent.clone(),
+                    };
+                    match self.consumers.start(src, c.clone()) {
+                        Ok(()) => Response::Ok,
+                        Err((reason, detail)) => Response::Err { reason, detail },
+                    }
+                }
+                None => Response::Err {
+                    reason: ReasonCode::HobjError.code(),
+                    detail: format!("object handle {} is not open", c.hobj),
+                },
+            },
+            Request::Settle { tag, batch, commit } => {
+                let (reason, detail) = self.consumers.settle(tag, batch, commit);
+                Response::Settled {
+                    tag,
+                    batch,
+                    reason,
+                    detail,
+                }
+            }
+            Request::ConsumeStop { tag } => {
+                if self.consumers.stop(tag) {
                     Response::Ok
                 } else {
                     Response::Err {
                         reason: ReasonCode::UnexpectedError.code(),
                         detail: format!("no consumer {tag}"),
                     }
-                }),
-                ref other => {
-                    if let Request::Close { hobj } = other {
-                        consumers.close_handle(*hobj);
-                    }
-                    None
                 }
-            };
-            if let Some(resp) = consume {
-                if sealmq_wire::write_response(&mut *lock(&out), id, &resp).is_err() {
-                    break;
+            }
+            other => {
+                if let Request::Close { hobj } = &other {
+                    self.consumers.close_handle(*hobj);
                 }
-                continue;
+                return Err(other);
             }
-            let icpt = Icpt {
-                on: intercept,
-                protector: protector.as_deref(),
-                stored: std::cell::Cell::new(None),
-            };
-            let call = acct.as_ref().map(|_| acct::Accounting::begin(&req));
-            let resp = self.handle(req, &icpt);
-            if let (Some(a), Some(call)) = (acct.as_mut(), call) {
-                a.end(call, resp.as_ref(), icpt.stored.get());
-            }
-            let mut resp = resp;
-            if version < sealmq_wire::V_CONSUME
-                && let Some(Response::Opened(o)) = resp.as_mut()
-            {
-                o.read_ahead = None;
-            }
-            // An older client cannot read message properties: it gets the message without.
-            if version < sealmq_wire::V_PROPERTIES
-                && let Some(Response::Got { md, .. }) = resp.as_mut()
-            {
-                md.properties.clear();
-            }
-            let done = resp.is_none();
-            if let Some(resp) = resp
-                && sealmq_wire::write_response(&mut *lock(&out), id, &resp).is_err()
-            {
-                break;
-            }
-            if done {
-                let _ = sealmq_wire::write_response(&mut *lock(&out), id, &Response::Ok);
-                break;
-            }
-            last = std::time::Instant::now();
-        }
-
-        // Pushers end first; their unsettled batches are backed out.
-        drop(consumers);
-        self.end();
-        if let Some(a) = acct {
-            a.finish();
-        }
+        };
+        Ok(Flow::Reply(resp))
     }
 
-    /// The connection ends: its handles are closed (its unit of work is backed out as the
-    /// engine connection drops).
-    fn end(mut self) {
+    /// The connection ends: its pushers first (their unsettled batches are backed out), then
+    /// its handles are closed (its unit of work is backed out as the engine connection drops).
+    pub(crate) fn end(mut self) {
+        drop(std::mem::take(&mut self.consumers));
         for (_, h) in self.handles.drain() {
             let _ = self.conn.close(&h);
         }
+        if let Some(a) = self.acct.take() {
+            a.finish();
+        }
+    }
+}
+
+/// The answer to a malformed frame (the connection is then closed).
+pub(crate) fn protocol_error(m: &str) -> Response {
+    Response::Err {
+        reason: ReasonCode::UnexpectedError.code(),
+        detail: format!("protocol error: {m}; closing the connection"),
     }
 }

@@ -1,0 +1,300 @@
+//! One connection on the event loop, from its first frame to its end: a task that holds the
+//! socket and a small read buffer and no thread. Admission (which may ask PAM) and requests
+//! that may block run on the blocking pool; puts and gets — their waits for a log force or
+//! a message included — run on the loop itself.
+
+use super::frames::{self, Waited};
+use super::out::Writer;
+use super::{Blocking, Stream};
+use crate::conn::{FIRST_FRAME_TOTAL, discint_ended, missed_deadline, svrconn_discint, welcome};
+use crate::limits::PendingSlot;
+use crate::peer::Peer;
+use crate::session::{Flow, Session, protocol_error};
+use crate::{Ctx, HANDSHAKE, MAXCHL_REFUSAL, chinit};
+use sealmq_engine::QueueManager;
+use sealmq_types::ReasonCode;
+use sealmq_wire::{First, Request, Response, WireError};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::io::BufReader;
+use tokio::sync::Notify;
+
+/// The read buffer of a connection (requests larger than it are read straight into their
+/// own buffer): what an idle connection costs beside its socket and task.
+const READ_BUF: usize = 512;
+/// A client's write stall limit on the Unix socket (no heartbeat interval of its own).
+const LOCAL_WRITE_STALL: Duration = Duration::from_secs(60);
+/// The least write stall limit on TCP.
+const WRITE_STALL_MIN: Duration = Duration::from_secs(5);
+
+/// Counts a connection while it is served.
+struct Active(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for Active {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Serves a connection until it ends. `ended` is notified to end it from outside (a stop,
+/// a pending socket closed to make room, a write that failed).
+pub(crate) async fn serve<S: Stream>(
+    qm: Arc<QueueManager>,
+    ctx: Ctx,
+    s: S,
+    peer: Peer,
+    pending: Option<PendingSlot>,
+    ended: Arc<Notify>,
+) {
+    ctx.active.fetch_add(1, Ordering::Relaxed);
+    let _active = Active(ctx.active.clone());
+    let (rd, wr) = tokio::io::split(s);
+    let mut rd = BufReader::with_capacity(READ_BUF, rd);
+    let first = tokio::select! {
+        r = tokio::time::timeout(
+            FIRST_FRAME_TOTAL,
+            frames::read(&mut rd, sealmq_wire::HELLO_MAX, HANDSHAKE),
+        ) => match r {
+            Ok(r) => r,
+            Err(_) => Err(WireError::Io(std::io::ErrorKind::TimedOut.into())),
+        },
+        _ = ended.notified() => return,
+    };
+    let first = first.and_then(|f| match f {
+        Some(b) => sealmq_wire::read_first(&mut &b[..], sealmq_wire::HELLO_MAX),
+        None => Ok(None),
+    });
+    // The first frame is here: the socket leaves those waiting and counts against MAXCHL
+    // from now on, or is refused with 2537.
+    let slot = match (pending, &first) {
+        (Some(p), Ok(Some(f))) => {
+            drop(p);
+            match ctx.slot(&qm, &format!("connection from {}", peer.describe())) {
+                Some(s) => Some(s),
+                None => {
+                    let id = match f {
+                        First::Request(id, _) => *id,
+                        First::Channel(_) => 0,
+                    };
+                    let refusal = Response::Err {
+                        reason: ReasonCode::ChannelNotAvailable.code(),
+                        detail: MAXCHL_REFUSAL.into(),
+                    };
+                    return refuse(wr, &ended, id, refusal).await;
+                }
+            }
+        }
+        _ => None,
+    };
+    let (id, hello) = match first {
+        Ok(Some(First::Channel(start))) => {
+            // Channels run on threads of their own (chinit/), with their own heartbeats.
+            let leftover = rd.buffer().to_vec();
+            let s = rd.into_inner().unsplit(wr);
+            if let (Some(b), Peer::Tcp { tls, addr, .. }) = (s.into_blocking(), &peer) {
+                let info = chinit::receiver::PeerInfo {
+                    tls: tls.as_ref().map(|t| (t.dn.clone(), t.suite.clone())),
+                    addr: addr.clone(),
+                    sock: b.sock.as_ref().and_then(|s| s.try_clone().ok()),
+                };
+                let ci = ctx.chinit.clone();
+                // A thread of its own for as long as the channel runs (not the blocking pool,
+                // which serves short requests); it keeps the channel's MAXCHL slot.
+                let _ = std::thread::Builder::new()
+                    .name("channel".into())
+                    .spawn(move || {
+                        let _slot = slot;
+                        channel(&ci, start, b, leftover, info)
+                    });
+            }
+            return;
+        }
+        Ok(Some(First::Request(id, Request::Hello(hello)))) => (id, hello),
+        Ok(Some(First::Request(id, _))) => {
+            let refusal = Response::Err {
+                reason: ReasonCode::UnexpectedError.code(),
+                detail: "the first request must be Hello".into(),
+            };
+            return refuse(wr, &ended, id, refusal).await;
+        }
+        Err(WireError::Protocol(m)) => {
+            // docs/wire.md: a protocol error before the handshake answers Err 2195.
+            ctx.security.events.log(&format!(
+                "protocol error before the handshake from {}: {m}",
+                peer.describe()
+            ));
+            return refuse(wr, &ended, 0, protocol_error(&m)).await;
+        }
+        Err(WireError::Io(e)) => {
+            missed_deadline(&e, &ctx, &peer, "sent no complete first frame");
+            return;
+        }
+        Ok(None) => return,
+    };
+    let _slot = slot;
+    // Admission may ask PAM: on the blocking pool.
+    let (q, c, peer) = (qm.clone(), ctx.clone(), peer);
+    let Ok((welcomed, peer)) =
+        tokio::task::spawn_blocking(move || (welcome(&q, &c, &peer, hello), peer)).await
+    else {
+        return;
+    };
+    let (conn, a, ok) = match welcomed {
+        Ok(x) => x,
+        Err(resp) => return refuse(wr, &ended, id, resp).await,
+    };
+    let stall = match &peer {
+        Peer::Local { .. } => LOCAL_WRITE_STALL,
+        Peer::Tcp { .. } => a
+            .hbint
+            .filter(|h| *h > 0)
+            .map_or(Duration::from_secs(3600 * 24 * 365), |h| {
+                Duration::from_secs(h.into()).max(WRITE_STALL_MIN)
+            }),
+    };
+    let w = Writer::new(wr, stall, ended.clone());
+    if w.write(&frames::encode(id, &ok)).await.is_err() {
+        return;
+    }
+    let n = a.negotiated();
+    let rt = tokio::runtime::Handle::current();
+    let pushers = w.clone();
+    let make_out: crate::session::MakeOut = Box::new(move || {
+        Arc::new(std::sync::Mutex::new(
+            Box::new(pushers.for_pushers(&rt)) as Box<dyn std::io::Write + Send>
+        ))
+    });
+    let session = Session::new(&qm, conn, &ctx, a.admin, &n, Err(make_out));
+    let idle = svrconn_discint(&qm, &a.channel);
+    let mut l = Loop {
+        session: Some(session),
+        rd,
+        w,
+        ended,
+        max_frame: a.max_frame,
+    };
+    l.run(idle, &a.channel, &peer).await;
+    if let Some(s) = l.session.take() {
+        // Closing handles may wait for the log: on the blocking pool.
+        let _ = tokio::task::spawn_blocking(move || s.end()).await;
+    }
+}
+
+/// Refuses a connection before its session: one frame, then close.
+async fn refuse<S: Stream>(wr: tokio::io::WriteHalf<S>, ended: &Arc<Notify>, id: u32, resp: Response) {
+    let w = Writer::new(wr, Duration::from_millis(500), ended.clone());
+    let _ = w.write(&frames::encode(id, &resp)).await;
+}
+
+/// A channel's first frame arrived on a client listener: served as a channel is, on this
+/// (blocking) thread.
+fn channel(
+    ci: &Arc<chinit::Initiator>,
+    start: sealmq_wire::chl::ChlFrame,
+    b: Blocking,
+    leftover: Vec<u8>,
+    info: chinit::receiver::PeerInfo,
+) {
+    use std::io::Read;
+    let r = std::io::Cursor::new(leftover).chain(b.r);
+    if matches!(start, sealmq_wire::chl::ChlFrame::Request { .. }) {
+        chinit::requester::serve_request(ci, start, Box::new(r), b.w, info);
+    } else {
+        chinit::receiver::serve(ci, start, std::io::BufReader::new(r), b.w, info);
+    }
+}
+
+/// The request loop of an admitted connection.
+struct Loop<S> {
+    /// Away (on the blocking pool) while a request that may block is served.
+    session: Option<Session>,
+    rd: BufReader<tokio::io::ReadHalf<S>>,
+    w: Arc<Writer<S>>,
+    ended: Arc<Notify>,
+    max_frame: usize,
+}
+
+impl<S: Stream> Loop<S> {
+    async fn run(&mut self, idle: Option<Duration>, channel: &str, peer: &Peer) {
+        loop {
+            // The next request: as long as it takes (an idle application) unless the SVRCONN
+            // has a DISCINT; once its first byte is here, the rest within HANDSHAKE.
+            let waited = tokio::select! {
+                w = frames::first_byte(&mut self.rd) => w,
+                _ = sleep_or_forever(idle) => {
+                    if let Some(l) = idle {
+                        discint_ended(channel, &peer.describe(), l);
+                    }
+                    return;
+                }
+                _ = self.ended.notified() => return,
+            };
+            if !matches!(waited, Waited::Ready) {
+                return;
+            }
+            let frame = tokio::select! {
+                f = frames::read(&mut self.rd, self.max_frame, HANDSHAKE) => f,
+                _ = self.ended.notified() => return,
+            };
+            let decoded = frame.and_then(|f| match f {
+                Some(b) => sealmq_wire::read_request(&mut &b[..], self.max_frame),
+                None => Ok(None),
+            });
+            let (id, req) = match decoded {
+                Ok(Some(x)) => x,
+                Ok(None) => return,
+                Err(WireError::Io(e)) => {
+                    if let Some(s) = &self.session {
+                        missed_deadline(&e, &s.ctx, peer, "stopped in the middle of a frame");
+                    }
+                    return;
+                }
+                Err(WireError::Protocol(m)) => {
+                    let _ = self.w.write(&frames::encode(0, &protocol_error(&m))).await;
+                    return;
+                }
+            };
+            let flow = match self.serve(req).await {
+                Some(f) => f,
+                None => return,
+            };
+            let (resp, end) = match flow {
+                Flow::Reply(r) => (r, false),
+                Flow::Silent => continue,
+                Flow::End => (Response::Ok, true),
+            };
+            if self.w.write(&frames::encode(id, &resp)).await.is_err() || end {
+                return;
+            }
+        }
+    }
+
+    /// Serves one request: puts and gets here (`direct.rs`), the rest on the blocking pool.
+    /// `None`: the connection ends (the session was lost with a blocking task).
+    async fn serve(&mut self, req: Request) -> Option<Flow> {
+        let mut s = self.session.take()?;
+        let req = match super::direct::try_serve(&mut s, req, &mut self.rd, &self.ended).await {
+            Ok(flow) => {
+                self.session = Some(s);
+                return Some(flow);
+            }
+            Err(req) => req,
+        };
+        let (s, flow) = tokio::task::spawn_blocking(move || {
+            let f = s.request(req);
+            (s, f)
+        })
+        .await
+        .ok()?;
+        self.session = Some(s);
+        Some(flow)
+    }
+}
+
+async fn sleep_or_forever(d: Option<Duration>) {
+    match d {
+        Some(d) => tokio::time::sleep(d).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,158 @@
+//! Puts and gets served on the event loop itself: the engine's steps never block, a
+//! persistent one awaits its log force, and a get that waits awaits its queue's wake-up, its
+//! deadline, or its client going away — no thread is held meanwhile.
+
+use crate::dispatch::{err, get_options};
+
+use crate::session::{Flow, Session};
+use sealmq_engine::mqi::{GetStep, PutOptions, PutStep};
+use sealmq_types::ReasonCode;
+use sealmq_engine::{Connection, Hobj, QueueManager};
+use sealmq_wire::{GetReq, Request, Response};
+use std::time::Instant;
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+use tokio::sync::Notify;
+
+/// Serves `req` here when it is a put, a get, a heartbeat or a credit the event loop can
+/// serve; `Err` hands it back for the blocking pool (everything else, and puts and gets that
+/// QM-side interception protects).
+pub(crate) async fn try_serve<R: AsyncRead + Unpin>(
+    s: &mut Session,
+    req: Request,
+    rd: &mut BufReader<R>,
+    ended: &Notify,
+) -> Result<Flow, Request> {
+    match &req {
+        Request::Heartbeat | Request::Credit { .. } => return Ok(s.request(req)),
+        Request::Put { .. } | Request::Put1 { .. } if !s.intercept => {}
+        Request::Get(g) if !intercepted(s, g.hobj) => {}
+        _ => return Err(req),
+    }
+    if s.qm.is_quiescing() {
+        return Ok(Flow::Reply(Response::Err {
+            reason: ReasonCode::QMgrQuiescing.code(),
+            detail: format!("queue manager {} is ending", s.qm.name()),
+        }));
+    }
+    let call = s.begin(&req);
+    let resp = match req {
+        Request::Put {
+            hobj,
+            mut md,
+            payload,
+            syncpoint,
+        } => match s.handles.get(&hobj) {
+            Some(h) => {
+                let step = s.conn.put_step(h, &mut md, &payload, pmo(syncpoint));
+                put_done(&s.qm, &s.conn, step, md).await
+            }
+            None => no_handle(hobj),
+        },
+        Request::Put1 {
+            name,
+            mut md,
+            payload,
+            syncpoint,
+        } => {
+            let step = s.conn.put1_step(&name, &mut md, &payload, pmo(syncpoint));
+            put_done(&s.qm, &s.conn, step, md).await
+        }
+        Request::Get(g) => match s.handles.get(&g.hobj).cloned() {
+            Some(h) => {
+                let got = get(&s.qm, &s.conn, &h, &g, rd, ended).await;
+                crate::dispatch::got_answer(&s.qm, &s.recent, &h, &g, got)
+            }
+            None => no_handle(g.hobj),
+        },
+        other => return Err(other),
+    };
+    Ok(Flow::Reply(s.answered(call, resp, None)))
+}
+
+/// Gets through `hobj` are protected or unprotected by the queue manager (QM-side
+/// interception): the blocking pool serves them.
+fn intercepted(s: &Session, hobj: u32) -> bool {
+    s.intercept
+        && s.handles.get(&hobj).is_some_and(|h| {
+            s.qm.policy(&h.name)
+                .is_some_and(|p| p.qop() != sealmq_protect::Qop::None)
+        })
+}
+
+fn pmo(syncpoint: bool) -> PutOptions {
+    PutOptions {
+        syncpoint,
+        ..Default::default()
+    }
+}
+
+fn no_handle(h: u32) -> Response {
+    Response::Err {
+        reason: ReasonCode::HobjError.code(),
+        detail: format!("object handle {h} is not open"),
+    }
+}
+
+async fn put_done(
+    qm: &QueueManager,
+    conn: &Connection,
+    step: sealmq_engine::MqResult<PutStep>,
+    md: sealmq_engine::Md,
+) -> Response {
+    let done = match step {
+        Ok(PutStep::Done) => Ok(()),
+        Ok(PutStep::Durable(d)) => {
+            let waited = qm.durable(d.ticket()).await;
+            conn.put_durable(d, waited)
+        }
+        Err(e) => Err(e),
+    };
+    match done {
+        Ok(()) => Response::Put { md },
+        Err(e) => err(e),
+    }
+}
+
+/// MQGET on the event loop: a wait holds no thread, and ends early when the client goes
+/// away (its socket closes or fails) or the connection is ended.
+async fn get<R: AsyncRead + Unpin>(
+    qm: &QueueManager,
+    conn: &Connection,
+    h: &Hobj,
+    g: &GetReq,
+    rd: &mut BufReader<R>,
+    ended: &Notify,
+) -> sealmq_engine::MqResult<sealmq_engine::Got> {
+    let gmo = get_options(g);
+    let deadline = gmo.wait.map(|w| Instant::now() + w);
+    let mut step = conn.get_step(h, &gmo, deadline);
+    // The client sent more while its get waits: it is alive, and its bytes stay buffered.
+    let mut more = false;
+    loop {
+        step = match step {
+            GetStep::Done(r) => return r,
+            GetStep::Durable(d) => {
+                let waited = qm.durable(d.ticket()).await;
+                return conn.get_durable(d, waited);
+            }
+            GetStep::Wait(w) => {
+                let until = deadline.unwrap_or_else(Instant::now);
+                let (woken, gone) = loop {
+                    tokio::select! {
+                        _ = w.waiter.woken() => break (true, false),
+                        _ = tokio::time::sleep_until(until.into()) => break (false, false),
+                        r = rd.fill_buf(), if !more => match r {
+                            Ok([]) | Err(_) => break (false, true),
+                            Ok(_) => more = true,
+                        },
+                        _ = ended.notified() => break (false, true),
+                    }
+                };
+                match conn.get_resume(h, &gmo, w, woken, deadline, gone) {
+                    Some(next) => next,
+                    None => conn.get_step(h, &gmo, deadline),
+                }
+            }
+        };
+    }
+}

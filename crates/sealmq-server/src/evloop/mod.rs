@@ -1,0 +1,296 @@
+//! The event-driven server (docs/wire.md, "the server"): every application connection — TCP,
+//! TLS and the local socket — is a task on a small tokio runtime (a worker per core), not a
+//! thread. An idle or half-open connection holds its socket, a 512-byte read buffer and its
+//! task; puts and gets run on the loop, waiting for a log force or a message without a thread;
+//! requests that may block otherwise (admission with PAM, MQSC, commit, open and close,
+//! QM-side protection) run on a bounded blocking pool. A channel arriving on a listener is
+//! handed to a thread of the channel initiator as before.
+//!
+//! `SEALMQ_SERVER=threads` in the queue manager's environment serves with a thread per
+//! connection instead (`conn.rs`): kept to measure one against the other (`sealmq bench
+//! connections --compare`).
+
+mod conn;
+mod direct;
+mod frames;
+mod out;
+
+use crate::limits::refuse_early_async;
+use crate::peer::{Peer, TlsPeer};
+use crate::{Ctx, MAXCHL_REFUSAL, Sock};
+use sealmq_engine::QueueManager;
+use sealmq_types::ReasonCode;
+use std::io::{Read, Write};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::Notify;
+
+/// Threads of the blocking pool at most: requests that may block, admissions, channels
+/// arriving on a listener. Independent of how many connections there are.
+const BLOCKING_THREADS: usize = 64;
+
+/// Whether this process serves applications with a thread per connection (for comparison).
+pub(crate) fn threaded() -> bool {
+    std::env::var("SEALMQ_SERVER").is_ok_and(|v| v == "threads")
+}
+
+/// The event loop's runtime.
+pub(crate) struct Net {
+    rt: tokio::runtime::Runtime,
+}
+
+impl Net {
+    pub(crate) fn new() -> Result<Arc<Net>, String> {
+        let workers = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+            .clamp(2, 8);
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers)
+            .max_blocking_threads(BLOCKING_THREADS)
+            .thread_name("sealmq-net")
+            .enable_io()
+            .enable_time()
+            .build()
+            .map_err(|e| format!("cannot start the event loop: {e}"))?;
+        Ok(Arc::new(Net { rt }))
+    }
+
+    pub(crate) fn handle(&self) -> &tokio::runtime::Handle {
+        self.rt.handle()
+    }
+
+    /// Ends every connection still on the loop (their units of work are backed out); the
+    /// requests in the blocking pool get a moment to finish.
+    pub(crate) fn stop(self) {
+        self.rt.shutdown_timeout(std::time::Duration::from_secs(2));
+    }
+}
+
+/// A connection's stream on the event loop.
+pub(crate) trait Stream: AsyncRead + AsyncWrite + Unpin + Send + 'static {
+    /// The connection as a blocking reader and writer, for a channel that arrived on it.
+    fn into_blocking(self) -> Option<Blocking>;
+}
+
+/// A connection handed to a blocking thread.
+pub(crate) struct Blocking {
+    pub(crate) r: Box<dyn Read + Send>,
+    pub(crate) w: Box<dyn Write + Send>,
+    pub(crate) sock: Option<std::net::TcpStream>,
+}
+
+fn blocking_tcp(s: tokio::net::TcpStream) -> Option<std::net::TcpStream> {
+    let s = s.into_std().ok()?;
+    s.set_nonblocking(false).ok()?;
+    Some(s)
+}
+
+impl Stream for tokio::net::TcpStream {
+    fn into_blocking(self) -> Option<Blocking> {
+        let s = blocking_tcp(self)?;
+        Some(Blocking {
+            r: Box::new(s.try_clone().ok()?),
+            w: Box::new(s.try_clone().ok()?),
+            sock: Some(s),
+        })
+    }
+}
+
+impl Stream for tokio_rustls::server::TlsStream<tokio::net::TcpStream> {
+    fn into_blocking(self) -> Option<Blocking> {
+        let (s, conn) = self.into_inner();
+        let s = blocking_tcp(s)?;
+        let raw = s.try_clone().ok();
+        let duplex = sealmq_wire::duplex::Duplex::new(conn, s);
+        Some(Blocking {
+            r: Box::new(duplex.handle().ok()?),
+            w: Box::new(std::io::BufWriter::new(duplex)),
+            sock: raw,
+        })
+    }
+}
+
+impl Stream for tokio::net::UnixStream {
+    fn into_blocking(self) -> Option<Blocking> {
+        None
+    }
+}
+
+/// Accepts TCP connections on `l` until the task is aborted or the queue manager stops.
+pub(crate) async fn accept_tcp(l: tokio::net::TcpListener, qm: Arc<QueueManager>, ctx: Ctx) {
+    loop {
+        let (s, addr) = match l.accept().await {
+            Ok(x) => x,
+            Err(e) => {
+                crate::limits::accept_failed("a TCP listener", &e);
+                // Out of descriptors: give what holds them a moment instead of spinning.
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                continue;
+            }
+        };
+        if ctx.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let _ = s.set_nodelay(true);
+        let addr = addr.to_string();
+        let ip = crate::admit::ip_of(&addr);
+        // A blocked address is refused before anything else: no task, no TLS, no password.
+        if let Some(why) = qm.address_blocked(&ip) {
+            ctx.security
+                .events
+                .log(&format!("connection from {addr} refused (2035): {why}"));
+            if ctx.security.tls().is_none() {
+                tokio::spawn(refuse_early_async(
+                    s,
+                    ReasonCode::NotAuthorized.code(),
+                    crate::admit::NOT_AUTHORIZED,
+                ));
+            }
+            continue;
+        }
+        // MAXCHL connections served: refused now, before any buffer is given.
+        let maxchl = qm.qmgr().maxchl;
+        if ctx.limit.full(maxchl) {
+            ctx.refused(&format!("connection from {addr}"), maxchl);
+            if ctx.security.tls().is_none() {
+                tokio::spawn(refuse_early_async(
+                    s,
+                    ReasonCode::ChannelNotAvailable.code(),
+                    MAXCHL_REFUSAL,
+                ));
+            }
+            continue;
+        }
+        // Until its first frame the socket counts among those waiting (a budget of their own,
+        // the oldest closed first), not against MAXCHL.
+        let ended = Arc::new(Notify::new());
+        let end = ended.clone();
+        let (pending, line) = ctx
+            .pending
+            .admit(&ip, Box::new(move || end.notify_one()));
+        if let Some(line) = line {
+            ctx.security.events.log(&line);
+        }
+        // The configuration in use now: REFRESH SECURITY TYPE(SSL) may replace it.
+        let tls = ctx.security.tls();
+        let (qm, ctx) = (qm.clone(), ctx.clone());
+        tokio::spawn(async move {
+            let id = ctx.register(Sock::Task(ended.clone()));
+            match tls {
+                None => {
+                    let peer = Peer::Tcp {
+                        tls: None,
+                        addr,
+                        sock: None,
+                    };
+                    conn::serve(qm, ctx.clone(), s, peer, Some(pending), ended).await;
+                }
+                Some(cfg) => {
+                    if let Some((s, peer)) = handshake(s, cfg, &ctx, addr, &ended).await {
+                        conn::serve(qm, ctx.clone(), s, peer, Some(pending), ended).await;
+                    }
+                }
+            }
+            ctx.unregister(id);
+        });
+    }
+}
+
+/// The TLS handshake of a new connection, within the first frame's time; the principal from
+/// the client certificate.
+async fn handshake(
+    s: tokio::net::TcpStream,
+    cfg: Arc<rustls::ServerConfig>,
+    ctx: &Ctx,
+    addr: String,
+    ended: &Notify,
+) -> Option<(tokio_rustls::server::TlsStream<tokio::net::TcpStream>, Peer)> {
+    let accept = tokio_rustls::TlsAcceptor::from(cfg).accept(s);
+    let s = tokio::select! {
+        r = tokio::time::timeout(crate::conn::FIRST_FRAME_TOTAL, accept) => match r {
+            Ok(Ok(s)) => s,
+            // Untrusted or broken peer: the alert rustls prepared was sent.
+            Ok(Err(_)) => return None,
+            Err(_) => {
+                ctx.security.events.log(&format!(
+                    "{addr} did not finish its TLS handshake within {} s: closed",
+                    crate::conn::FIRST_FRAME_TOTAL.as_secs()
+                ));
+                return None;
+            }
+        },
+        _ = ended.notified() => return None,
+    };
+    let (_, conn) = s.get_ref();
+    let dn = sealmq_wire::tls::principal(conn.peer_certificates())?;
+    let suite = conn
+        .negotiated_cipher_suite()
+        .map(|c| format!("{:?}", c.suite()))
+        .unwrap_or_default();
+    let peer = Peer::Tcp {
+        tls: Some(TlsPeer { dn, suite }),
+        addr,
+        sock: None,
+    };
+    Some((s, peer))
+}
+
+/// Accepts connections on the local socket: the administrator always gets in; other local
+/// users count as MAXCHL does.
+pub(crate) async fn accept_local(
+    l: tokio::net::UnixListener,
+    qm: Arc<QueueManager>,
+    ctx: Ctx,
+    me_uid: u32,
+) {
+    loop {
+        let s = match l.accept().await {
+            Ok((s, _)) => s,
+            Err(e) => {
+                crate::limits::accept_failed("the local socket", &e);
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                continue;
+            }
+        };
+        if ctx.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let (uid, pid) = s
+            .peer_cred()
+            .map(|c| (c.uid(), c.pid().unwrap_or(0) as u32))
+            .unwrap_or((u32::MAX, 0));
+        let user = crate::user_name(uid);
+        let admin = uid == me_uid;
+        let slot = if admin {
+            None
+        } else {
+            match ctx.slot(&qm, &format!("local connection of {user}")) {
+                Some(g) => Some(g),
+                None => {
+                    tokio::spawn(refuse_early_async(
+                        s,
+                        ReasonCode::ChannelNotAvailable.code(),
+                        MAXCHL_REFUSAL,
+                    ));
+                    continue;
+                }
+            }
+        };
+        let (qm, ctx) = (qm.clone(), ctx.clone());
+        tokio::spawn(async move {
+            let _slot = slot;
+            let ended = Arc::new(Notify::new());
+            let id = ctx.register(Sock::Task(ended.clone()));
+            let peer = Peer::Local {
+                user,
+                admin,
+                pid,
+                sock: None,
+            };
+            conn::serve(qm, ctx.clone(), s, peer, None, ended).await;
+            ctx.unregister(id);
+        });
+    }
+}

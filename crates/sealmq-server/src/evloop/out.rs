@@ -1,0 +1,98 @@
+//! A connection's writing side on the event loop: answers written by its task, and what
+//! asynchronous consume's pushers (threads) hand over through a bounded channel. A write that
+//! makes no progress for the write-stall limit ends the connection.
+
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncWrite, AsyncWriteExt, WriteHalf};
+use tokio::sync::{Mutex, Notify};
+
+/// Frames a pusher may have waiting before it waits itself (back-pressure on the pusher,
+/// never on the queue manager).
+const PUSHED_IN_FLIGHT: usize = 64;
+
+/// The writing half of a connection, shared by its task and its pushers' forwarder.
+pub(crate) struct Writer<S> {
+    half: Mutex<WriteHalf<S>>,
+    /// How long a write may make no progress.
+    stall: Duration,
+    /// Notified when the connection must end (a write failed or stalled).
+    ended: Arc<Notify>,
+}
+
+impl<S: AsyncWrite + Send + 'static> Writer<S> {
+    pub(crate) fn new(half: WriteHalf<S>, stall: Duration, ended: Arc<Notify>) -> Arc<Self> {
+        Arc::new(Writer {
+            half: Mutex::new(half),
+            stall,
+            ended,
+        })
+    }
+
+    /// Writes one or more whole frames; a failure or stall ends the connection.
+    pub(crate) async fn write(&self, bytes: &[u8]) -> std::io::Result<()> {
+        let mut w = self.half.lock().await;
+        let r = tokio::time::timeout(self.stall, async {
+            w.write_all(bytes).await?;
+            w.flush().await
+        })
+        .await
+        .unwrap_or_else(|_| {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the client read nothing for the write-stall limit",
+            ))
+        });
+        if r.is_err() {
+            let _ = w.shutdown().await;
+            self.ended.notify_one();
+        }
+        r
+    }
+
+    /// A writer for the connection's pushers (blocking threads): frames go through a bounded
+    /// channel to a task that writes them.
+    pub(crate) fn for_pushers(self: &Arc<Self>, rt: &tokio::runtime::Handle) -> PushOut {
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(PUSHED_IN_FLIGHT);
+        let me = self.clone();
+        rt.spawn(async move {
+            while let Some(mut b) = rx.recv().await {
+                // What else is waiting goes out in the same write.
+                while let Ok(more) = rx.try_recv() {
+                    b.extend_from_slice(&more);
+                }
+                if me.write(&b).await.is_err() {
+                    break;
+                }
+            }
+        });
+        PushOut {
+            buf: Vec::new(),
+            tx,
+        }
+    }
+}
+
+/// What a pusher writes to: its frames are gathered until it flushes, then handed over.
+pub(crate) struct PushOut {
+    buf: Vec<u8>,
+    tx: tokio::sync::mpsc::Sender<Vec<u8>>,
+}
+
+impl std::io::Write for PushOut {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(b);
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let b = std::mem::take(&mut self.buf);
+        // Called on a pusher's thread, never on the event loop.
+        self.tx.blocking_send(b).map_err(|_| {
+            std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the connection ended")
+        })
+    }
+}
