@@ -31,7 +31,8 @@ use std::time::{Duration, Instant};
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// local-rr, put1, mover-rr, stream, partner, deep, drain, amqp, ha or connections.
+    /// local-rr, put1, mover-rr, stream, partner, deep, drain, amqp, ha, connections or
+    /// servers.
     pub scenario: String,
     /// Use this existing, running queue manager instead of a throw-away one.
     #[arg(long)]
@@ -398,6 +399,9 @@ pub fn run(a: BenchArgs) -> CliResult {
     }
     if a.scenario == "connections" {
         return crate::bench_conns::run(&a);
+    }
+    if a.scenario == "servers" {
+        return crate::bench_servers::run(&a);
     }
     if matches!(a.scenario.as_str(), "deep" | "drain" | "amqp") {
         let qm = prepare(&a)?;

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 const QM: &str = "BENCH.CONNS";
-const CHANNEL: &str = "BENCH.SVRCONN";
+pub(crate) const CHANNEL: &str = "BENCH.SVRCONN";
 
 /// Lets this process hold the idle connections' sockets, and the queue manager it starts
 /// (which inherits the limit) serve them: the hard limit is raised to `want` where this
@@ -50,7 +50,7 @@ fn raise_fd_limit(want: u64) -> u64 {
 }
 
 /// Request/reply over `pairs` pairs for `secs`: round trips per second.
-fn rr(addr: &str, pairs: usize, secs: f64) -> CliResult<f64> {
+pub(crate) fn rr(addr: &str, pairs: usize, secs: f64) -> CliResult<f64> {
     // Requesters stop first, then responders: a request in flight gets its reply.
     let stop = Arc::new(AtomicBool::new(false));
     let stop_responders = Arc::new(AtomicBool::new(false));
@@ -118,9 +118,25 @@ fn rr(addr: &str, pairs: usize, secs: f64) -> CliResult<f64> {
     Ok(n as f64 / el)
 }
 
-fn median(v: &mut [f64]) -> f64 {
+pub(crate) fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// The channel, authority and request/reply queues of `pairs` pairs, with MAXCHL `maxchl`.
+pub(crate) fn setup_script(maxchl: usize, pairs: usize) -> String {
+    let mut script = format!(
+        "ALTER QMGR MAXCHL({maxchl})\n\
+         DEFINE CHANNEL({CHANNEL}) CHLTYPE(SVRCONN) MCAUSER('bench') MAXINST(999999999) MAXINSTC(999999999)\n\
+         SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('bench') AUTHADD(CONNECT)\n\
+         SET AUTHREC PROFILE('RR.**') OBJTYPE(QUEUE) PRINCIPAL('bench') AUTHADD(PUT,GET)\n"
+    );
+    for p in 0..pairs {
+        script.push_str(&format!(
+            "DEFINE QLOCAL(RR.REQ.{p})\nDEFINE QLOCAL(RR.REP.{p})\n"
+        ));
+    }
+    script
 }
 
 pub fn run(a: &BenchArgs) -> CliResult {
@@ -134,18 +150,7 @@ pub fn run(a: &BenchArgs) -> CliResult {
     net.create(QM, None)?;
     let port = crate::bench_net::free_port()?;
     net.start(QM, port, false)?;
-    let mut script = format!(
-        "ALTER QMGR MAXCHL({})\n\
-         DEFINE CHANNEL({CHANNEL}) CHLTYPE(SVRCONN) MCAUSER('bench') MAXINST(999999999) MAXINSTC(999999999)\n\
-         SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('bench') AUTHADD(CONNECT)\n\
-         SET AUTHREC PROFILE('RR.**') OBJTYPE(QUEUE) PRINCIPAL('bench') AUTHADD(PUT,GET)\n",
-        idle_n + 2 * pairs + 64
-    );
-    for p in 0..pairs {
-        script.push_str(&format!(
-            "DEFINE QLOCAL(RR.REQ.{p})\nDEFINE QLOCAL(RR.REP.{p})\n"
-        ));
-    }
+    let script = setup_script(idle_n + 2 * pairs + 64, pairs);
     net.mqsc(QM, &script)?;
     let pid = std::fs::read_to_string(net.dir(QM).join("qm.pid"))
         .map_err(|e| e.to_string())?

@@ -31,9 +31,18 @@ impl Net {
     }
 
     pub(crate) fn sealmq(&self, args: &[&str]) -> CliResult {
+        self.sealmq_env(args, None)
+    }
+
+    /// `sealmq args` with one more environment variable.
+    fn sealmq_env(&self, args: &[&str], env: Option<(&str, &str)>) -> CliResult {
         let mut cmd = Command::new(&self.exe);
         cmd.env("SEALMQ_HOME", &self.home)
-            .env_remove("SEALMQ_KEYSTORE");
+            .env_remove("SEALMQ_KEYSTORE")
+            .env_remove("SEALMQ_SERVER");
+        if let Some((k, v)) = env {
+            cmd.env(k, v);
+        }
         Ok(crate::bench_app::run_sealmq(&mut cmd, args)?)
     }
 
@@ -68,12 +77,24 @@ impl Net {
     }
 
     pub(crate) fn start(&mut self, qm: &str, port: u16, tls: bool) -> CliResult {
+        self.start_with(qm, port, tls, None)
+    }
+
+    /// [`Self::start`] with one more environment variable for the queue manager (e.g.
+    /// SEALMQ_SERVER=threads).
+    pub(crate) fn start_with(
+        &mut self,
+        qm: &str,
+        port: u16,
+        tls: bool,
+        env: Option<(&str, &str)>,
+    ) -> CliResult {
         let listen = format!("127.0.0.1:{port}");
         let mut args = vec!["start", qm, "--background", "--listen", &listen];
         if tls {
             args.push("--tls");
         }
-        self.sealmq(&args)?;
+        self.sealmq_env(&args, env)?;
         let pid = std::fs::read_to_string(self.dir(qm).join("qm.pid"))
             .map_err(|e| e.to_string())?
             .trim()

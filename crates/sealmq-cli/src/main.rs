@@ -9,6 +9,7 @@ mod bench_app;
 mod bench_chl;
 mod bench_cmd;
 mod bench_conns;
+mod bench_servers;
 mod bench_deep;
 mod bench_drain;
 mod bench_ha;

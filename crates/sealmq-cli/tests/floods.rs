@@ -325,7 +325,9 @@ fn two_thousand_sockets_against_1024_descriptors_lock_no_one_out() {
         .and_then(|r| r.split_whitespace().next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no MAXCHL cap in the log: {log}"));
-    assert!(cap < 1024 / 4, "{cap}");
+    // A descriptor a connection on the event loop, beside the reserve and the sockets that
+    // wait for their first frame.
+    assert!(cap < 1024 * 3 / 4, "{cap}");
     let addr = format!("127.0.0.1:{port}");
     let mut established =
         sealmq_client::Client::connect_tcp_channel(&addr, "APP.SVRCONN", "before").unwrap();
@@ -376,7 +378,8 @@ fn two_thousand_sockets_against_1024_descriptors_lock_no_one_out() {
         flood.len()
     );
     assert!(peak_fds < 1024, "{peak_fds} descriptors");
-    assert!(peak_threads < 400, "{peak_threads} threads");
+    // No thread per socket: the event loop's workers and its bounded blocking pool.
+    assert!(peak_threads < 120, "{peak_threads} threads");
     assert!(slowest_admin < Duration::from_secs(10), "{slowest_admin:?}");
     assert_eq!(
         h.depth("QD", "APP.E"),

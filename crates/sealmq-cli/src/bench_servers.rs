@@ -1,0 +1,132 @@
+//! `sealmq bench servers` (issue 27): the event-driven server against the thread-per-connection
+//! one it replaced, side by side in one run. Two throw-away queue managers on loopback ports,
+//! one started with `SEALMQ_SERVER=threads`; in each round, for 1, 4 and 64 pairs (or
+//! `--pairs`), 2 KB non-persistent request/reply and persistent puts outside a unit of work
+//! (one queue per putter) run `--seconds` on each, the order alternating from round to round.
+//! Printed: each rate, and the event loop's as a ratio of the threads' (medians of rounds).
+
+use crate::CliResult;
+use crate::bench_app::{join_all, open_q, put_plain};
+use crate::bench_cmd::BenchArgs;
+use crate::bench_conns::{CHANNEL, median, rr, setup_script};
+use sealmq_client::Client;
+use sealmq_engine::md::Persistence;
+use sealmq_engine::mqi::OpenOptions;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+const EVENTS: &str = "BENCH.EVENTS";
+const THREADS: &str = "BENCH.THREADS";
+
+/// Persistent 2 KB puts outside a unit of work by `putters` connections for `secs`: puts per
+/// second.
+fn put_rate(addr: &str, putters: usize, secs: f64) -> CliResult<f64> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let count = Arc::new(AtomicU64::new(0));
+    let mut threads = Vec::new();
+    for p in 0..putters {
+        let mut c = Client::connect_tcp_channel(addr, CHANNEL, "bench-putter")
+            .map_err(|e| e.to_string())?;
+        let (stop, count) = (stop.clone(), count.clone());
+        threads.push(std::thread::spawn(move || -> Result<(), String> {
+            let h = open_q(&mut c, &format!("RR.PUT.{p}"), OpenOptions::output())?;
+            let payload = vec![0x50u8; 2048];
+            while !stop.load(Ordering::Relaxed) {
+                put_plain(&mut c, h, Persistence::Persistent, &payload, false)?;
+                count.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(())
+        }));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let (t, n0) = (Instant::now(), count.load(Ordering::Relaxed));
+    std::thread::sleep(Duration::from_secs_f64(secs));
+    let n = count.load(Ordering::Relaxed) - n0;
+    let el = t.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    join_all(threads)?;
+    Ok(n as f64 / el)
+}
+
+pub fn run(a: &BenchArgs) -> CliResult {
+    let secs = a.seconds.max(1) as f64;
+    let sizes: Vec<usize> = if a.pairs > 1 {
+        vec![a.pairs]
+    } else {
+        vec![1, 4, 64]
+    };
+    let most = sizes.iter().copied().max().unwrap_or(1);
+    let mut net = crate::bench_net::Net::new("servers")?;
+    let mut addrs = Vec::new();
+    for (qm, env) in [(EVENTS, None), (THREADS, Some(("SEALMQ_SERVER", "threads")))] {
+        net.create(qm, None)?;
+        let port = crate::bench_net::free_port()?;
+        net.start_with(qm, port, false, env)?;
+        let mut script = setup_script(4 * most + 64, most);
+        for p in 0..most {
+            script.push_str(&format!("DEFINE QLOCAL(RR.PUT.{p}) MAXDEPTH(999999999)\n"));
+        }
+        net.mqsc(qm, &script)?;
+        addrs.push((qm, format!("127.0.0.1:{port}")));
+    }
+    // (kind, pairs) -> rates of [event loop, threads], one per round.
+    let kinds: Vec<(&str, usize)> = ["rr", "put"]
+        .iter()
+        .flat_map(|k| sizes.iter().map(move |p| (*k, *p)))
+        .collect();
+    let mut rates = vec![[Vec::new(), Vec::new()]; kinds.len()];
+    let rounds = a.rounds.max(1);
+    for round in 0..rounds {
+        for (k, &(kind, pairs)) in kinds.iter().enumerate() {
+            let order: [usize; 2] = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+            for i in order {
+                let (qm, addr) = &addrs[i];
+                let r = match kind {
+                    "rr" => rr(addr, pairs, secs)?,
+                    _ => {
+                        let r = put_rate(addr, pairs, secs)?;
+                        let clear: String = (0..pairs)
+                            .map(|p| format!("CLEAR QLOCAL(RR.PUT.{p})\n"))
+                            .collect();
+                        net.mqsc(qm, &clear)?;
+                        r
+                    }
+                };
+                rates[k][i].push(r);
+            }
+            println!(
+                "round {}/{rounds}: {kind} {pairs} pair(s): event loop {:.0}/s, threads {:.0}/s",
+                round + 1,
+                rates[k][0][round],
+                rates[k][1][round]
+            );
+        }
+    }
+    let mut json = Vec::new();
+    for (k, &(kind, pairs)) in kinds.iter().enumerate() {
+        let e = median(&mut rates[k][0]);
+        let t = median(&mut rates[k][1]);
+        let what = if kind == "rr" {
+            "request/reply"
+        } else {
+            "persistent put"
+        };
+        println!(
+            "{what}, {pairs} pair(s): event loop {e:.0}/s, threads {t:.0}/s, ratio {:.2} \
+             (target at least 1.0)",
+            e / t.max(1e-9)
+        );
+        json.push(serde_json::json!({
+            "kind": kind, "pairs": pairs, "event_loop": e, "threads": t,
+            "ratio": e / t.max(1e-9),
+        }));
+    }
+    if a.json {
+        println!("{}", serde_json::Value::Array(json));
+    }
+    for (qm, _) in &addrs {
+        net.stop(qm)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,126 @@
+//! Issue 27, the event-driven server, against a real queue manager process: idle connections
+//! and gets that wait hold a socket each and no thread; the thread-per-connection server kept
+//! for comparison (SEALMQ_SERVER=threads) still serves.
+
+mod common;
+
+use common::{Home, free_port, wait_for};
+use sealmq_client::Client;
+use sealmq_engine::mqi::{GetOptions, OpenOptions};
+use std::time::Duration;
+
+fn status_field(pid: &str, key: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.trim_start_matches(':').split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+fn fds_of(pid: &str) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
+}
+
+const APP: &str = "DEFINE QLOCAL(APP.Q)\n\
+     DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app')\n\
+     SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
+     SET AUTHREC PROFILE('APP.*') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET)\n";
+
+/// Threads the blocking pool may add under load (evloop/mod.rs BLOCKING_THREADS) and a few.
+const POOL: u64 = 64 + 8;
+
+#[test]
+fn idle_connections_and_waiting_gets_hold_a_socket_each_and_no_thread() {
+    let h = Home::new();
+    h.ok(&["create", "QE"]);
+    let port = free_port();
+    h.start_tcp("QE", port);
+    h.mqsc("QE", APP);
+    let pid = h.pid("QE");
+    let addr = format!("127.0.0.1:{port}");
+    // One connection first, so that what the first one starts (the blocking pool) is counted.
+    let first = Client::connect_tcp_channel(&addr, "APP.SVRCONN", "first").unwrap();
+    let (threads0, fds0) = (status_field(&pid, "Threads"), fds_of(&pid));
+    let idle: Vec<Client> = (0..300)
+        .map(|_| Client::connect_tcp_channel(&addr, "APP.SVRCONN", "idle").unwrap())
+        .collect();
+    let (threads1, fds1) = (status_field(&pid, "Threads"), fds_of(&pid));
+    eprintln!(
+        "300 idle connections: threads {threads0} -> {threads1}, descriptors {fds0} -> {fds1}"
+    );
+    assert!(fds1 <= fds0 + 300 + 8, "{fds0} -> {fds1} descriptors");
+    assert!(threads1 <= threads0 + 8, "{threads0} -> {threads1} threads");
+
+    // 100 applications wait in a get: no thread each in the queue manager.
+    let getters: Vec<_> = (0..100)
+        .map(|_| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                let mut c = Client::connect_tcp_channel(&addr, "APP.SVRCONN", "getter").unwrap();
+                let (hq, _) = c.open("APP.Q", OpenOptions::input()).unwrap();
+                let gmo = GetOptions {
+                    wait: Some(Duration::from_secs(60)),
+                    ..Default::default()
+                };
+                c.get(hq, &gmo).map(|g| g.payload)
+            })
+        })
+        .collect();
+    wait_for(Duration::from_secs(30), "100 getters open", || {
+        h.mqsc("QE", "DISPLAY QSTATUS(APP.Q) IPPROCS\n")
+            .contains("IPPROCS(100)")
+    });
+    // Watched for a second while they wait (a thread each would show at once).
+    let mut most = 0;
+    for _ in 0..10 {
+        most = most.max(status_field(&pid, "Threads"));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    eprintln!("100 gets waiting: at most {most} threads (before the idle connections {threads0})");
+    assert!(most <= threads0 + POOL, "{most} threads with 100 gets waiting");
+    for i in 0..100 {
+        h.ok(&["put", "QE", "APP.Q", "--message", &format!("m{i}")]);
+    }
+    let mut got: Vec<String> = getters
+        .into_iter()
+        .map(|t| String::from_utf8(t.join().unwrap().unwrap()).unwrap())
+        .collect();
+    got.sort();
+    got.dedup();
+    assert_eq!(got.len(), 100, "every waiting get took one message");
+    drop(idle);
+    drop(first);
+    h.ok(&["stop", "QE"]);
+}
+
+#[test]
+fn the_thread_per_connection_server_still_serves_when_asked_for() {
+    let h = Home::new();
+    h.ok(&["create", "QT"]);
+    let port = free_port();
+    let o = h
+        .cmd(&["start", "QT", "--background", "--listen", &format!("127.0.0.1:{port}")])
+        .env("SEALMQ_SERVER", "threads")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    h.mqsc("QT", APP);
+    let pid = h.pid("QT");
+    let addr = format!("127.0.0.1:{port}");
+    let threads0 = status_field(&pid, "Threads");
+    let mut held: Vec<Client> = (0..20)
+        .map(|_| Client::connect_tcp_channel(&addr, "APP.SVRCONN", "t").unwrap())
+        .collect();
+    // A thread each: this is the server it is.
+    assert!(status_field(&pid, "Threads") >= threads0 + 20);
+    let c = &mut held[0];
+    let (hq, _) = c
+        .open("APP.Q", OpenOptions { output: true, ..OpenOptions::input() })
+        .unwrap();
+    c.put(hq, &mut Default::default(), b"threaded", false).unwrap();
+    let g = c.get(hq, &GetOptions::default()).unwrap();
+    assert_eq!(g.payload, b"threaded");
+    drop(held);
+    h.ok(&["stop", "QT"]);
+}
