@@ -59,7 +59,10 @@ pub fn run(a: &BenchArgs) -> CliResult {
     let most = sizes.iter().copied().max().unwrap_or(1);
     let mut net = crate::bench_net::Net::new("servers")?;
     let mut addrs = Vec::new();
-    for (qm, env) in [(EVENTS, None), (THREADS, Some(("SEALMQ_SERVER", "threads")))] {
+    for (qm, env) in [
+        (EVENTS, None),
+        (THREADS, Some(("SEALMQ_SERVER", "threads"))),
+    ] {
         net.create(qm, None)?;
         let port = crate::bench_net::free_port()?;
         net.start_with(qm, port, false, env)?;
@@ -76,12 +79,24 @@ pub fn run(a: &BenchArgs) -> CliResult {
         .flat_map(|k| sizes.iter().map(move |p| (*k, *p)))
         .collect();
     let mut rates = vec![[Vec::new(), Vec::new()]; kinds.len()];
+    // The queue managers' CPU per operation (µs), same shape.
+    let mut cpu = vec![[Vec::new(), Vec::new()]; kinds.len()];
+    let pids: Vec<String> = addrs
+        .iter()
+        .map(|(qm, _)| {
+            std::fs::read_to_string(net.dir(qm).join("qm.pid"))
+                .map(|p| p.trim().to_string())
+                .unwrap_or_default()
+        })
+        .collect();
     let rounds = a.rounds.max(1);
     for round in 0..rounds {
         for (k, &(kind, pairs)) in kinds.iter().enumerate() {
             let order: [usize; 2] = if round % 2 == 0 { [0, 1] } else { [1, 0] };
             for i in order {
                 let (qm, addr) = &addrs[i];
+                let c0 = crate::bench_cmd::cpu_seconds(&pids[i]);
+                let t0 = Instant::now();
                 let r = match kind {
                     "rr" => rr(addr, pairs, secs)?,
                     _ => {
@@ -93,6 +108,10 @@ pub fn run(a: &BenchArgs) -> CliResult {
                         r
                     }
                 };
+                // The whole run (warm-up and wind-down too): rate × its seconds operations.
+                let ops = r * (t0.elapsed().as_secs_f64() - 0.3).max(secs);
+                let used = crate::bench_cmd::cpu_seconds(&pids[i]) - c0;
+                cpu[k][i].push(used * 1e6 / ops.max(1.0));
                 rates[k][i].push(r);
             }
             println!(
@@ -107,6 +126,7 @@ pub fn run(a: &BenchArgs) -> CliResult {
     for (k, &(kind, pairs)) in kinds.iter().enumerate() {
         let e = median(&mut rates[k][0]);
         let t = median(&mut rates[k][1]);
+        let (ce, ct) = (median(&mut cpu[k][0]), median(&mut cpu[k][1]));
         let what = if kind == "rr" {
             "request/reply"
         } else {
@@ -114,12 +134,13 @@ pub fn run(a: &BenchArgs) -> CliResult {
         };
         println!(
             "{what}, {pairs} pair(s): event loop {e:.0}/s, threads {t:.0}/s, ratio {:.2} \
-             (target at least 1.0)",
+             (target at least 1.0); queue manager CPU per operation {ce:.0} µs against {ct:.0} µs",
             e / t.max(1e-9)
         );
         json.push(serde_json::json!({
             "kind": kind, "pairs": pairs, "event_loop": e, "threads": t,
             "ratio": e / t.max(1e-9),
+            "cpu_us_event_loop": ce, "cpu_us_threads": ct,
         }));
     }
     if a.json {

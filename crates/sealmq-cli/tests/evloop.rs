@@ -14,7 +14,13 @@ fn status_field(pid: &str, key: &str) -> u64 {
         .unwrap_or_default()
         .lines()
         .find_map(|l| l.strip_prefix(key))
-        .and_then(|v| v.trim_start_matches(':').split_whitespace().next()?.parse().ok())
+        .and_then(|v| {
+            v.trim_start_matches(':')
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
         .unwrap_or(0)
 }
 
@@ -78,7 +84,10 @@ fn idle_connections_and_waiting_gets_hold_a_socket_each_and_no_thread() {
         std::thread::sleep(Duration::from_millis(100));
     }
     eprintln!("100 gets waiting: at most {most} threads (before the idle connections {threads0})");
-    assert!(most <= threads0 + POOL, "{most} threads with 100 gets waiting");
+    assert!(
+        most <= threads0 + POOL,
+        "{most} threads with 100 gets waiting"
+    );
     for i in 0..100 {
         h.ok(&["put", "QE", "APP.Q", "--message", &format!("m{i}")]);
     }
@@ -100,7 +109,13 @@ fn the_thread_per_connection_server_still_serves_when_asked_for() {
     h.ok(&["create", "QT"]);
     let port = free_port();
     let o = h
-        .cmd(&["start", "QT", "--background", "--listen", &format!("127.0.0.1:{port}")])
+        .cmd(&[
+            "start",
+            "QT",
+            "--background",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ])
         .env("SEALMQ_SERVER", "threads")
         .output()
         .unwrap();
@@ -116,9 +131,16 @@ fn the_thread_per_connection_server_still_serves_when_asked_for() {
     assert!(status_field(&pid, "Threads") >= threads0 + 20);
     let c = &mut held[0];
     let (hq, _) = c
-        .open("APP.Q", OpenOptions { output: true, ..OpenOptions::input() })
+        .open(
+            "APP.Q",
+            OpenOptions {
+                output: true,
+                ..OpenOptions::input()
+            },
+        )
         .unwrap();
-    c.put(hq, &mut Default::default(), b"threaded", false).unwrap();
+    c.put(hq, &mut Default::default(), b"threaded", false)
+        .unwrap();
     let g = c.get(hq, &GetOptions::default()).unwrap();
     assert_eq!(g.payload, b"threaded");
     drop(held);

@@ -371,6 +371,7 @@ impl Admitted {
 /// A Hello answered: a version both speak, the principal admitted (authentication, CHLAUTH,
 /// MAXINST...: may block on PAM) and connected. `Ok`: the connection and the HelloOk to send;
 /// `Err`: the refusal to send before closing.
+#[allow(clippy::result_large_err)] // once per connection
 pub(crate) fn welcome(
     qm: &Arc<QueueManager>,
     ctx: &Ctx,

@@ -16,8 +16,8 @@ pub mod connauth;
 mod consume;
 mod dispatch;
 pub mod errlog;
-mod evloop;
 pub mod events;
+mod evloop;
 mod icpt;
 mod limits;
 mod listeners;
@@ -244,16 +244,17 @@ impl Server {
                     .map_err(|e| format!("cannot listen on {}: {e}", starting.display()))?;
                 let l = tokio::net::UnixListener::from_std(ul)
                     .map_err(|e| format!("cannot listen on {}: {e}", starting.display()))?;
-                net.handle()
-                    .spawn(evloop::accept_local(l, qm.clone(), ctx.clone(), me_uid));
+                net.handle().spawn(evloop::accept_local(
+                    l,
+                    qm.clone(),
+                    ctx.clone(),
+                    me_uid,
+                    net.clone(),
+                ));
             }
             None => threaded_local(ul, qm.clone(), ctx.clone(), me_uid),
         }
-        let listeners = listeners::Listeners::new(
-            qm.clone(),
-            ctx.clone(),
-            net.as_ref().map(|n| n.handle().clone()),
-        );
+        let listeners = listeners::Listeners::new(qm.clone(), ctx.clone(), net.clone());
         qm.set_listener_control(Arc::new(listeners::Control(listeners.clone())));
         // `--listen` is a listener without an object, named as MQ names runmqlsr's.
         let mut tcp = None;
@@ -378,7 +379,7 @@ impl Server {
             m.stop();
         }
         // Connections still on the event loop end with it (their units of work back out).
-        if let Some(net) = self.net.take().and_then(|n| Arc::try_unwrap(n).ok()) {
+        if let Some(net) = self.net.take() {
             net.stop();
         }
         let r = self.qm.shutdown().map_err(|e| e.to_string());
@@ -421,11 +422,7 @@ fn threaded_local(ul: UnixListener, qm: Arc<QueueManager>, ctx: Ctx, me_uid: u32
                 match ctx.slot(&qm, &format!("local connection of {user}")) {
                     Some(g) => Some(g),
                     None => {
-                        refuse_early(
-                            &s,
-                            ReasonCode::ChannelNotAvailable.code(),
-                            MAXCHL_REFUSAL,
-                        );
+                        refuse_early(&s, ReasonCode::ChannelNotAvailable.code(), MAXCHL_REFUSAL);
                         continue;
                     }
                 }

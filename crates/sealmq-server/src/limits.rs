@@ -345,7 +345,10 @@ mod tests {
         // With a thread per connection, each holds six.
         let t = Budget::with(1024, FDS_PER_THREADED_CONNECTION);
         let used = t.reserve + (t.pending as u64 + u64::from(t.connections)) * 6;
-        assert!(used <= 1024 && t.connections >= 90 && t.connections < 128, "{t:?}");
+        assert!(
+            used <= 1024 && t.connections >= 90 && t.connections < 128,
+            "{t:?}"
+        );
         // A tiny limit still leaves the administrator half of it.
         let b = Budget::of(64);
         assert!(b.reserve >= 32, "{b:?}");

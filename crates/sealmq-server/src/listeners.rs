@@ -49,7 +49,7 @@ pub(crate) struct Listeners {
     qm: Arc<QueueManager>,
     ctx: Ctx,
     /// The event loop connections are served on (none: a thread each).
-    net: Option<tokio::runtime::Handle>,
+    net: Option<Arc<crate::evloop::Net>>,
     running: Mutex<HashMap<String, Running>>,
 }
 
@@ -57,7 +57,7 @@ impl Listeners {
     pub(crate) fn new(
         qm: Arc<QueueManager>,
         ctx: Ctx,
-        net: Option<tokio::runtime::Handle>,
+        net: Option<Arc<crate::evloop::Net>>,
     ) -> Arc<Listeners> {
         Arc::new(Listeners {
             qm,
@@ -109,7 +109,8 @@ impl Listeners {
         })?;
         let stop = Arc::new(AtomicBool::new(false));
         let (thread, task) = match &self.net {
-            Some(rt) => {
+            Some(net) => {
+                let rt = net.handle();
                 let ioerr = |e: std::io::Error| {
                     MqError::new(ReasonCode::ResourceProblem, format!("listener {name}: {e}"))
                 };
@@ -121,6 +122,7 @@ impl Listeners {
                     l,
                     self.qm.clone(),
                     self.ctx.clone(),
+                    net.clone(),
                 ));
                 (None, Some(t.abort_handle()))
             }

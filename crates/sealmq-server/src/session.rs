@@ -59,6 +59,7 @@ pub(crate) struct Negotiated<'a> {
 pub(crate) type MakeOut = Box<dyn FnOnce() -> Out + Send>;
 
 /// What becomes of a request.
+#[allow(clippy::large_enum_variant)] // one at a time, moved once
 pub(crate) enum Flow {
     /// Answer it.
     Reply(Response),
@@ -163,7 +164,9 @@ impl Session {
         }
         let o = match self.make_out.take() {
             Some(make) => make(),
-            None => Arc::new(Mutex::new(Box::new(std::io::sink()) as Box<dyn std::io::Write + Send>)),
+            None => Arc::new(Mutex::new(
+                Box::new(std::io::sink()) as Box<dyn std::io::Write + Send>
+            )),
         };
         self.out = Some(o.clone());
         o
@@ -220,6 +223,7 @@ impl Session {
     }
 
     /// Asynchronous consume's requests (`Err`: not one of them).
+    #[allow(clippy::result_large_err)] // the request handed back, moved once
     fn consume_request(&mut self, req: Request) -> Result<Flow, Request> {
         let resp = match req {
             Request::Consume(_)

@@ -426,12 +426,10 @@ impl Connection {
 
     /// Completes a persistent get outside a unit of work once its record's wait ended
     /// (`waited`): removed for good, or visible again when the record could not be written.
-    pub fn get_durable(
-        &self,
-        d: DurableGet,
-        waited: sealmq_storage::Result<()>,
-    ) -> MqResult<Got> {
-        let DurableGet { q, got, seq, tx, .. } = d;
+    pub fn get_durable(&self, d: DurableGet, waited: sealmq_storage::Result<()>) -> MqResult<Got> {
+        let DurableGet {
+            q, got, seq, tx, ..
+        } = d;
         let mut st = q.lock();
         match waited {
             Ok(()) => {

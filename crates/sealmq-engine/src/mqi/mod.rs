@@ -19,9 +19,9 @@ mod remote;
 mod triggers;
 mod uow;
 
-pub use sealmq_mqi::{Browse, GetOptions, Got, OpenOptions, PutOptions};
 pub use get::{DurableGet, GetStep, GetWait};
 pub use put::{DurablePut, PutStep};
+pub use sealmq_mqi::{Browse, GetOptions, Got, OpenOptions, PutOptions};
 
 pub(crate) enum Target {
     Local(Arc<LocalQueue>),

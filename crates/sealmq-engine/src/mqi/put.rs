@@ -163,7 +163,9 @@ impl Connection {
     /// (`waited`): the message turns visible, or leaves the queue when the record could not
     /// be written.
     pub fn put_durable(&self, d: DurablePut, waited: sealmq_storage::Result<()>) -> MqResult<()> {
-        let DurablePut { q, seq, msg, tx, .. } = d;
+        let DurablePut {
+            q, seq, msg, tx, ..
+        } = d;
         if let Err(e) = waited {
             let mut st = q.lock();
             st.remove(seq);

@@ -22,7 +22,7 @@ use tokio::sync::Notify;
 
 /// The read buffer of a connection (requests larger than it are read straight into their
 /// own buffer): what an idle connection costs beside its socket and task.
-const READ_BUF: usize = 512;
+const READ_BUF: usize = 4096;
 /// A client's write stall limit on the Unix socket (no heartbeat interval of its own).
 const LOCAL_WRITE_STALL: Duration = Duration::from_secs(60);
 /// The least write stall limit on TCP.
@@ -182,7 +182,12 @@ pub(crate) async fn serve<S: Stream>(
 }
 
 /// Refuses a connection before its session: one frame, then close.
-async fn refuse<S: Stream>(wr: tokio::io::WriteHalf<S>, ended: &Arc<Notify>, id: u32, resp: Response) {
+async fn refuse<S: Stream>(
+    wr: tokio::io::WriteHalf<S>,
+    ended: &Arc<Notify>,
+    id: u32,
+    resp: Response,
+) {
     let w = Writer::new(wr, Duration::from_millis(500), ended.clone());
     let _ = w.write(&frames::encode(id, &resp)).await;
 }

@@ -6,8 +6,8 @@ use crate::dispatch::{err, get_options};
 
 use crate::session::{Flow, Session};
 use sealmq_engine::mqi::{GetStep, PutOptions, PutStep};
-use sealmq_types::ReasonCode;
 use sealmq_engine::{Connection, Hobj, QueueManager};
+use sealmq_types::ReasonCode;
 use sealmq_wire::{GetReq, Request, Response};
 use std::time::Instant;
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
@@ -16,6 +16,7 @@ use tokio::sync::Notify;
 /// Serves `req` here when it is a put, a get, a heartbeat or a credit the event loop can
 /// serve; `Err` hands it back for the blocking pool (everything else, and puts and gets that
 /// QM-side interception protects).
+#[allow(clippy::result_large_err)] // the request handed back, moved once
 pub(crate) async fn try_serve<R: AsyncRead + Unpin>(
     s: &mut Session,
     req: Request,

@@ -64,9 +64,9 @@ pub(crate) async fn read<R: AsyncRead + Unpin>(
         }
         Ok(buf)
     };
-    match tokio::time::timeout(rest, gather).await {
-        Ok(r) => r.map(Some),
-        Err(_) => Err(WireError::Io(std::io::Error::new(
+    match super::out::within(rest, gather).await {
+        Some(r) => r.map(Some),
+        None => Err(WireError::Io(std::io::Error::new(
             std::io::ErrorKind::TimedOut,
             "the rest of the frame did not arrive in time",
         ))),

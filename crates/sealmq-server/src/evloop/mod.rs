@@ -26,8 +26,8 @@ use std::sync::atomic::Ordering;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Notify;
 
-/// Threads of the blocking pool at most: requests that may block, admissions, channels
-/// arriving on a listener. Independent of how many connections there are.
+/// Threads of the blocking pools at most, all loops together: requests that may block and
+/// admissions. Independent of how many connections there are.
 const BLOCKING_THREADS: usize = 64;
 
 /// Whether this process serves applications with a thread per connection (for comparison).
@@ -35,36 +35,99 @@ pub(crate) fn threaded() -> bool {
     std::env::var("SEALMQ_SERVER").is_ok_and(|v| v == "threads")
 }
 
-/// The event loop's runtime.
+/// The event loops: one single-threaded tokio runtime per core (2 to 8), each on a thread of
+/// its own with its own epoll, so a connection's readiness wakes the thread that serves it
+/// (no work stealing, no hand-off between workers). Connections are spread over them in
+/// turn; the listeners accept on the first.
 pub(crate) struct Net {
-    rt: tokio::runtime::Runtime,
+    loops: Vec<Loop>,
+    next: std::sync::atomic::AtomicUsize,
+}
+
+struct Loop {
+    handle: tokio::runtime::Handle,
+    /// Taken at stop: the loop's thread ends its runtime and returns.
+    ends: std::sync::Mutex<
+        Option<(
+            tokio::sync::oneshot::Sender<()>,
+            std::thread::JoinHandle<()>,
+        )>,
+    >,
 }
 
 impl Net {
     pub(crate) fn new() -> Result<Arc<Net>, String> {
-        let workers = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(2)
-            .clamp(2, 8);
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(workers)
-            .max_blocking_threads(BLOCKING_THREADS)
-            .thread_name("sealmq-net")
-            .enable_io()
-            .enable_time()
-            .build()
-            .map_err(|e| format!("cannot start the event loop: {e}"))?;
-        Ok(Arc::new(Net { rt }))
+        let n = std::env::var("SEALMQ_NET_THREADS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(2)
+                    .clamp(2, 8)
+            })
+            .max(1);
+        let mut loops = Vec::with_capacity(n);
+        for i in 0..n {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .max_blocking_threads((BLOCKING_THREADS / n).max(4))
+                .thread_name("sealmq-net-pool")
+                .enable_io()
+                .enable_time()
+                .build()
+                .map_err(|e| format!("cannot start the event loop: {e}"))?;
+            let handle = rt.handle().clone();
+            let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+            let thread = std::thread::Builder::new()
+                .name(format!("sealmq-net-{i}"))
+                .spawn(move || {
+                    // Until the server stops (or drops its Net).
+                    let _ = rt.block_on(rx);
+                    // Connections still here end (their units of work back out); requests in
+                    // the blocking pool get a moment to finish.
+                    rt.shutdown_timeout(std::time::Duration::from_secs(2));
+                })
+                .map_err(|e| format!("cannot start the event loop: {e}"))?;
+            loops.push(Loop {
+                handle,
+                ends: std::sync::Mutex::new(Some((tx, thread))),
+            });
+        }
+        Ok(Arc::new(Net {
+            loops,
+            next: std::sync::atomic::AtomicUsize::new(0),
+        }))
     }
 
+    /// The first loop (listeners accept there).
     pub(crate) fn handle(&self) -> &tokio::runtime::Handle {
-        self.rt.handle()
+        &self.loops[0].handle
     }
 
-    /// Ends every connection still on the loop (their units of work are backed out); the
-    /// requests in the blocking pool get a moment to finish.
-    pub(crate) fn stop(self) {
-        self.rt.shutdown_timeout(std::time::Duration::from_secs(2));
+    /// The loop the next connection goes to.
+    fn place(&self) -> &tokio::runtime::Handle {
+        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.loops.len();
+        &self.loops[i].handle
+    }
+
+    /// Ends every connection still on the loops and waits for them (not from a loop's own
+    /// thread).
+    pub(crate) fn stop(&self) {
+        let ends: Vec<_> = self
+            .loops
+            .iter()
+            .filter_map(|l| sealmq_types::sync::lock(&l.ends).take())
+            .collect();
+        let threads: Vec<_> = ends
+            .into_iter()
+            .map(|(tx, t)| {
+                let _ = tx.send(());
+                t
+            })
+            .collect();
+        for t in threads {
+            let _ = t.join();
+        }
     }
 }
 
@@ -119,7 +182,12 @@ impl Stream for tokio::net::UnixStream {
 }
 
 /// Accepts TCP connections on `l` until the task is aborted or the queue manager stops.
-pub(crate) async fn accept_tcp(l: tokio::net::TcpListener, qm: Arc<QueueManager>, ctx: Ctx) {
+pub(crate) async fn accept_tcp(
+    l: tokio::net::TcpListener,
+    qm: Arc<QueueManager>,
+    ctx: Ctx,
+    net: Arc<Net>,
+) {
     loop {
         let (s, addr) = match l.accept().await {
             Ok(x) => x,
@@ -167,16 +235,19 @@ pub(crate) async fn accept_tcp(l: tokio::net::TcpListener, qm: Arc<QueueManager>
         // the oldest closed first), not against MAXCHL.
         let ended = Arc::new(Notify::new());
         let end = ended.clone();
-        let (pending, line) = ctx
-            .pending
-            .admit(&ip, Box::new(move || end.notify_one()));
+        let (pending, line) = ctx.pending.admit(&ip, Box::new(move || end.notify_one()));
         if let Some(line) = line {
             ctx.security.events.log(&line);
         }
         // The configuration in use now: REFRESH SECURITY TYPE(SSL) may replace it.
         let tls = ctx.security.tls();
         let (qm, ctx) = (qm.clone(), ctx.clone());
-        tokio::spawn(async move {
+        // Served on a loop of its own choosing, registered with that loop's epoll.
+        let Ok(s) = s.into_std() else { continue };
+        net.place().spawn(async move {
+            let Ok(s) = tokio::net::TcpStream::from_std(s) else {
+                return;
+            };
             let id = ctx.register(Sock::Task(ended.clone()));
             match tls {
                 None => {
@@ -244,6 +315,7 @@ pub(crate) async fn accept_local(
     qm: Arc<QueueManager>,
     ctx: Ctx,
     me_uid: u32,
+    net: Arc<Net>,
 ) {
     loop {
         let s = match l.accept().await {
@@ -279,7 +351,11 @@ pub(crate) async fn accept_local(
             }
         };
         let (qm, ctx) = (qm.clone(), ctx.clone());
-        tokio::spawn(async move {
+        let Ok(s) = s.into_std() else { continue };
+        net.place().spawn(async move {
+            let Ok(s) = tokio::net::UnixStream::from_std(s) else {
+                return;
+            };
             let _slot = slot;
             let ended = Arc::new(Notify::new());
             let id = ctx.register(Sock::Task(ended.clone()));

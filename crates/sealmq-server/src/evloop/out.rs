@@ -32,12 +32,11 @@ impl<S: AsyncWrite + Send + 'static> Writer<S> {
     /// Writes one or more whole frames; a failure or stall ends the connection.
     pub(crate) async fn write(&self, bytes: &[u8]) -> std::io::Result<()> {
         let mut w = self.half.lock().await;
-        let r = tokio::time::timeout(self.stall, async {
+        let write = async {
             w.write_all(bytes).await?;
             w.flush().await
-        })
-        .await
-        .unwrap_or_else(|_| {
+        };
+        let r = within(self.stall, write).await.unwrap_or_else(|| {
             Err(std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
                 "the client read nothing for the write-stall limit",
@@ -70,6 +69,17 @@ impl<S: AsyncWrite + Send + 'static> Writer<S> {
             buf: Vec::new(),
             tx,
         }
+    }
+}
+
+/// `f`'s output, or `None` when it takes longer than `limit`. A future that completes at
+/// once (most writes and reads: the socket had room, the bytes were there) costs no timer.
+pub(crate) async fn within<F: std::future::Future>(limit: Duration, f: F) -> Option<F::Output> {
+    let mut f = std::pin::pin!(f);
+    let first = std::future::poll_fn(|cx| std::task::Poll::Ready(f.as_mut().poll(cx))).await;
+    match first {
+        std::task::Poll::Ready(v) => Some(v),
+        std::task::Poll::Pending => tokio::time::timeout(limit, f).await.ok(),
     }
 }
 

@@ -595,7 +595,10 @@ impl Log {
 
     /// Waits, without holding a thread, until the record of `t` is durable or its batch
     /// failed: the event-driven server's persistent puts and gets (docs/wire.md).
-    pub fn wait_async(&self, t: &Ticket) -> impl std::future::Future<Output = Result<()>> + Send + 'static {
+    pub fn wait_async(
+        &self,
+        t: &Ticket,
+    ) -> impl std::future::Future<Output = Result<()>> + Send + 'static {
         let (shared, batch) = (self.shared.clone(), t.batch.clone());
         let mut asked = false;
         std::future::poll_fn(move |cx| {
