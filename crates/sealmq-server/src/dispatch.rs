@@ -167,20 +167,9 @@ impl RecentGets {
 }
 
 impl Session {
-    /// Answers one request (`None`: the client disconnects).
+    /// Answers one request (`None`: the client disconnects): one method per request kind.
     pub(crate) fn handle(&mut self, req: Request, icpt: &Icpt<'_>) -> Option<Response> {
-        let Session {
-            qm,
-            conn,
-            ctx,
-            admin,
-            handles,
-            recent,
-            next_h,
-            ..
-        } = self;
-        let (qm, ctx, admin, conn, recent) = (&*qm, &*ctx, *admin, &*conn, &**recent);
-        if qm.is_quiescing()
+        if self.qm.is_quiescing()
             && !matches!(
                 req,
                 Request::Commit | Request::Backout | Request::Close { .. } | Request::Disconnect
@@ -188,13 +177,9 @@ impl Session {
         {
             return Some(Response::Err {
                 reason: ReasonCode::QMgrQuiescing.code(),
-                detail: format!("queue manager {} is ending", qm.name()),
+                detail: format!("queue manager {} is ending", self.qm.name()),
             });
         }
-        let no_handle = |h: u32| Response::Err {
-            reason: ReasonCode::HobjError.code(),
-            detail: format!("object handle {h} is not open"),
-        };
         Some(match req {
             Request::Hello { .. } => Response::Err {
                 reason: ReasonCode::UnexpectedError.code(),
@@ -204,140 +189,36 @@ impl Session {
                 name,
                 options,
                 dyn_name,
-            } => {
-                let dn = if dyn_name.is_empty() {
-                    "AMQ.*".to_string()
-                } else {
-                    dyn_name
-                };
-                opened(
-                    qm,
-                    conn.open_dynamic(&name, open_options(options), &dn),
-                    &name,
-                    handles,
-                    next_h,
-                    icpt,
-                )
-            }
+            } => self.open(&name, options, dyn_name, icpt),
             Request::OpenAt {
                 name,
                 qmgr,
                 options,
-            } => opened(
-                qm,
-                conn.open_at(&name, &qmgr, open_options(options)),
-                &name,
-                handles,
-                next_h,
-                icpt,
-            ),
-            Request::Close { hobj } => match handles.remove(&hobj) {
-                Some(h) => {
-                    lock(recent).closed(hobj);
-                    conn.close(&h).map(|_| Response::Ok).unwrap_or_else(err)
-                }
-                None => no_handle(hobj),
-            },
+            } => self.open_at(&name, &qmgr, options, icpt),
+            Request::Close { hobj } => self.close(hobj),
             Request::Put {
                 hobj,
                 md,
                 payload,
                 syncpoint,
-            } => match handles.get(&hobj) {
-                Some(h) => {
-                    let stored = icpt.protect(qm, &h.name, &md, payload);
-                    put_answer(stored, md, syncpoint, |md, b, pmo| conn.put(h, md, b, pmo))
-                }
-                None => no_handle(hobj),
-            },
+            } => self.put(hobj, md, payload, syncpoint, icpt),
             Request::Put1 {
                 name,
                 md,
                 payload,
                 syncpoint,
-            } => {
-                let stored = icpt.protect(qm, &name, &md, payload);
-                put_answer(stored, md, syncpoint, |md, b, pmo| {
-                    conn.put1(&name, md, b, pmo)
-                })
-            }
-            Request::Get(g)
-                if icpt.on
-                    && qm
-                        .policy(handles.get(&g.hobj).map(|h| h.name.as_str()).unwrap_or(""))
-                        .is_some_and(|p| p.qop() != sealmq_protect::Qop::None) =>
-            {
-                match handles.get(&g.hobj) {
-                    Some(h) => icpt.get(qm, conn, h, &g),
-                    None => no_handle(g.hobj),
-                }
-            }
-            Request::Get(g) => match handles.get(&g.hobj) {
-                Some(h) => {
-                    let got = conn.get(h, get_options(&g));
-                    got_answer(qm, recent, h, &g, got)
-                }
-                None => no_handle(g.hobj),
-            },
-            Request::Commit => conn.commit().map(|_| Response::Ok).unwrap_or_else(err),
-            Request::Backout => conn.backout().map(|_| Response::Ok).unwrap_or_else(err),
-            Request::Mqsc { script, json } => {
-                if !admin {
-                    return Some(Response::Err {
-                        reason: ReasonCode::NotAuthorized.code(),
-                        detail: "MQSC needs the queue manager's own user".into(),
-                    });
-                }
-                let r = sealmq_mqsc::run(qm, &script);
-                let failed = r.iter().filter(|x| !x.ok).count() as u32;
-                let text = if json {
-                    sealmq_mqsc::render_json(&r)
-                } else {
-                    sealmq_mqsc::render_text(&r)
-                };
-                Response::Mqsc { text, failed }
-            }
-            Request::Stop { immediate } => {
-                if !admin {
-                    return Some(Response::Err {
-                        reason: ReasonCode::NotAuthorized.code(),
-                        detail: "stopping the queue manager needs its own user".into(),
-                    });
-                }
-                ctx.immediate.store(immediate, Ordering::Relaxed);
-                signal_stop(&ctx.stop, &ctx.stopped, qm);
-                Response::Ok
-            }
+            } => self.put1(&name, md, payload, syncpoint, icpt),
+            Request::Get(g) => self.get(&g, icpt),
+            Request::Commit => self.conn.commit().map(|_| Response::Ok).unwrap_or_else(err),
+            Request::Backout => self
+                .conn
+                .backout()
+                .map(|_| Response::Ok)
+                .unwrap_or_else(err),
+            Request::Mqsc { script, json } => self.mqsc(&script, json),
+            Request::Stop { immediate } => self.stop(immediate),
             Request::Heartbeat => Response::Ok,
-            // A policy names its recipients and signers: told only to a principal that may
-            // inquire on the queue, or put to it (put1 learns the policy this way).
-            Request::Policy { name } => {
-                let may = |a| {
-                    qm.check_authority(
-                        &conn.user,
-                        sealmq_engine::authority::AuthObj::Queue,
-                        &name,
-                        a,
-                    )
-                    .is_ok()
-                };
-                use sealmq_engine::authority::auth;
-                if !may(auth::INQ) && !may(auth::PUT) {
-                    return Some(Response::Err {
-                        reason: ReasonCode::NotAuthorized.code(),
-                        detail: format!(
-                            "'{}' may not read the policy of '{name}': it needs INQ or PUT on it",
-                            conn.user
-                        ),
-                    });
-                }
-                Response::Policy {
-                    policy: qm
-                        .policy(&name)
-                        .map(|p| sealmq_engine::policies::encode(&p))
-                        .unwrap_or_default(),
-                }
-            }
+            Request::Policy { name } => self.policy(&name),
             Request::ProtectionError {
                 hobj,
                 md,
@@ -346,29 +227,16 @@ impl Session {
                 detail,
                 signer,
                 syncpoint,
-            } => match handles.get(&hobj) {
-                // Only for a message this handle really got: nobody puts forged entries on the
-                // protection error queue.
-                Some(_) if !lock(recent).take(hobj, &md.msg_id, &payload) => Response::Err {
-                    reason: ReasonCode::NotAuthorized.code(),
-                    detail: format!(
-                        "a protection error may be reported only for a message handle {hobj} got"
-                    ),
-                },
-                Some(h) => {
-                    let failure = sealmq_engine::dlh::ProtectionFailure {
-                        check,
-                        detail,
-                        signer,
-                    };
-                    conn.put_protection_error(&h.name, failure, &md, &payload, syncpoint)
-                        .map(|_| Response::Ok)
-                        .unwrap_or_else(err)
-                }
-                None => no_handle(hobj),
-            },
+            } => {
+                let failure = sealmq_engine::dlh::ProtectionFailure {
+                    check,
+                    detail,
+                    signer,
+                };
+                self.protection_error(hobj, failure, &md, &payload, syncpoint)
+            }
             Request::Disconnect => return None,
-            // Served by the connection (conn.rs), which owns the consumers.
+            // Served by the session (session.rs), which owns the consumers.
             Request::Consume(_)
             | Request::Credit { .. }
             | Request::Settle { .. }
@@ -378,48 +246,221 @@ impl Session {
             },
         })
     }
-}
 
-/// The reply to an open: the handle registered, and the policy of the name opened.
-fn opened(
-    qm: &QueueManager,
-    r: sealmq_engine::MqResult<Hobj>,
-    name: &str,
-    handles: &mut HashMap<u32, Arc<Hobj>>,
-    next_h: &mut u32,
-    icpt: &Icpt<'_>,
-) -> Response {
-    match r {
-        Ok(h) => {
-            let id = *next_h;
-            *next_h += 1;
-            let resolved = h.resolved.clone();
-            // The policy binds to the name opened (an alias without one sees envelopes).
-            let policy = qm
+    /// MQOPEN (a model queue makes a dynamic queue named after `dyn_name`, `AMQ.*` when empty).
+    fn open(&mut self, name: &str, options: u8, dyn_name: String, icpt: &Icpt<'_>) -> Response {
+        let dn = if dyn_name.is_empty() {
+            "AMQ.*".to_string()
+        } else {
+            dyn_name
+        };
+        let r = self.conn.open_dynamic(name, open_options(options), &dn);
+        self.opened(r, name, icpt)
+    }
+
+    /// MQOPEN of a queue on another queue manager (output).
+    fn open_at(&mut self, name: &str, qmgr: &str, options: u8, icpt: &Icpt<'_>) -> Response {
+        let r = self.conn.open_at(name, qmgr, open_options(options));
+        self.opened(r, name, icpt)
+    }
+
+    /// MQCLOSE.
+    fn close(&mut self, hobj: u32) -> Response {
+        match self.handles.remove(&hobj) {
+            Some(h) => {
+                lock(&self.recent).closed(hobj);
+                self.conn
+                    .close(&h)
+                    .map(|_| Response::Ok)
+                    .unwrap_or_else(err)
+            }
+            None => no_handle(hobj),
+        }
+    }
+
+    /// MQPUT (protected first under QM-side interception).
+    fn put(
+        &self,
+        hobj: u32,
+        md: sealmq_engine::Md,
+        payload: Vec<u8>,
+        syncpoint: bool,
+        icpt: &Icpt<'_>,
+    ) -> Response {
+        match self.handles.get(&hobj) {
+            Some(h) => {
+                let stored = icpt.protect(&self.qm, &h.name, &md, payload);
+                put_answer(stored, md, syncpoint, |md, b, pmo| {
+                    self.conn.put(h, md, b, pmo)
+                })
+            }
+            None => no_handle(hobj),
+        }
+    }
+
+    /// MQPUT1 (protected first under QM-side interception).
+    fn put1(
+        &self,
+        name: &str,
+        md: sealmq_engine::Md,
+        payload: Vec<u8>,
+        syncpoint: bool,
+        icpt: &Icpt<'_>,
+    ) -> Response {
+        let stored = icpt.protect(&self.qm, name, &md, payload);
+        put_answer(stored, md, syncpoint, |md, b, pmo| {
+            self.conn.put1(name, md, b, pmo)
+        })
+    }
+
+    /// MQGET (unprotected under QM-side interception when the queue has a policy).
+    fn get(&self, g: &GetReq, icpt: &Icpt<'_>) -> Response {
+        let Some(h) = self.handles.get(&g.hobj) else {
+            return no_handle(g.hobj);
+        };
+        if icpt.on
+            && self
+                .qm
+                .policy(&h.name)
+                .is_some_and(|p| p.qop() != sealmq_protect::Qop::None)
+        {
+            return icpt.get(&self.qm, &self.conn, h, g);
+        }
+        let got = self.conn.get(h, get_options(g));
+        got_answer(&self.qm, &self.recent, h, g, got)
+    }
+
+    /// MQSC, for the queue manager's own user.
+    fn mqsc(&self, script: &str, json: bool) -> Response {
+        if !self.admin {
+            return Response::Err {
+                reason: ReasonCode::NotAuthorized.code(),
+                detail: "MQSC needs the queue manager's own user".into(),
+            };
+        }
+        let r = sealmq_mqsc::run(&self.qm, script);
+        let failed = r.iter().filter(|x| !x.ok).count() as u32;
+        let text = if json {
+            sealmq_mqsc::render_json(&r)
+        } else {
+            sealmq_mqsc::render_text(&r)
+        };
+        Response::Mqsc { text, failed }
+    }
+
+    /// Stops the queue manager, for its own user.
+    fn stop(&self, immediate: bool) -> Response {
+        if !self.admin {
+            return Response::Err {
+                reason: ReasonCode::NotAuthorized.code(),
+                detail: "stopping the queue manager needs its own user".into(),
+            };
+        }
+        self.ctx.immediate.store(immediate, Ordering::Relaxed);
+        signal_stop(&self.ctx.stop, &self.ctx.stopped, &self.qm);
+        Response::Ok
+    }
+
+    /// A policy names its recipients and signers: told only to a principal that may inquire
+    /// on the queue, or put to it (put1 learns the policy this way).
+    fn policy(&self, name: &str) -> Response {
+        use sealmq_engine::authority::{AuthObj, auth};
+        let may = |a| {
+            self.qm
+                .check_authority(&self.conn.user, AuthObj::Queue, name, a)
+                .is_ok()
+        };
+        if !may(auth::INQ) && !may(auth::PUT) {
+            return Response::Err {
+                reason: ReasonCode::NotAuthorized.code(),
+                detail: format!(
+                    "'{}' may not read the policy of '{name}': it needs INQ or PUT on it",
+                    self.conn.user
+                ),
+            };
+        }
+        Response::Policy {
+            policy: self
+                .qm
                 .policy(name)
                 .map(|p| sealmq_engine::policies::encode(&p))
-                .unwrap_or_default();
-            let read_ahead = qm
-                .queue_def(name)
-                .or_else(|_| qm.queue_def(&resolved))
-                .map(|d| match d.def_read_ahead() {
-                    sealmq_engine::objects::ReadAhead::No => sealmq_wire::read_ahead::NO,
-                    sealmq_engine::objects::ReadAhead::Yes => sealmq_wire::read_ahead::YES,
-                    sealmq_engine::objects::ReadAhead::Disabled => {
-                        sealmq_wire::read_ahead::DISABLED
-                    }
-                })
-                .unwrap_or(sealmq_wire::read_ahead::NO);
-            handles.insert(id, Arc::new(h));
-            Response::Opened(sealmq_wire::Opened {
-                hobj: id,
-                resolved,
-                policy,
-                intercepted: icpt.on,
-                // Version 1 peers do not read it: conn.rs drops it for them.
-                read_ahead: Some(read_ahead),
-            })
+                .unwrap_or_default(),
         }
-        Err(e) => err(e),
+    }
+
+    /// A message got through `hobj` failed a protection check in the application: moved to
+    /// the protection error queue — only for a message this handle really got, so nobody puts
+    /// forged entries there.
+    fn protection_error(
+        &self,
+        hobj: u32,
+        failure: sealmq_engine::dlh::ProtectionFailure,
+        md: &sealmq_engine::Md,
+        payload: &[u8],
+        syncpoint: bool,
+    ) -> Response {
+        let Some(h) = self.handles.get(&hobj) else {
+            return no_handle(hobj);
+        };
+        if !lock(&self.recent).take(hobj, &md.msg_id, payload) {
+            return Response::Err {
+                reason: ReasonCode::NotAuthorized.code(),
+                detail: format!(
+                    "a protection error may be reported only for a message handle {hobj} got"
+                ),
+            };
+        }
+        self.conn
+            .put_protection_error(&h.name, failure, md, payload, syncpoint)
+            .map(|_| Response::Ok)
+            .unwrap_or_else(err)
+    }
+
+    /// The reply to an open: the handle registered, and the policy of the name opened.
+    fn opened(
+        &mut self,
+        r: sealmq_engine::MqResult<Hobj>,
+        name: &str,
+        icpt: &Icpt<'_>,
+    ) -> Response {
+        let h = match r {
+            Ok(h) => h,
+            Err(e) => return err(e),
+        };
+        let id = self.next_h;
+        self.next_h += 1;
+        let qm = &self.qm;
+        let resolved = h.resolved.clone();
+        // The policy binds to the name opened (an alias without one sees envelopes).
+        let policy = qm
+            .policy(name)
+            .map(|p| sealmq_engine::policies::encode(&p))
+            .unwrap_or_default();
+        let read_ahead = qm
+            .queue_def(name)
+            .or_else(|_| qm.queue_def(&resolved))
+            .map(|d| match d.def_read_ahead() {
+                sealmq_engine::objects::ReadAhead::No => sealmq_wire::read_ahead::NO,
+                sealmq_engine::objects::ReadAhead::Yes => sealmq_wire::read_ahead::YES,
+                sealmq_engine::objects::ReadAhead::Disabled => sealmq_wire::read_ahead::DISABLED,
+            })
+            .unwrap_or(sealmq_wire::read_ahead::NO);
+        self.handles.insert(id, Arc::new(h));
+        Response::Opened(sealmq_wire::Opened {
+            hobj: id,
+            resolved,
+            policy,
+            intercepted: icpt.on,
+            // Version 1 peers do not read it: the session drops it for them.
+            read_ahead: Some(read_ahead),
+        })
+    }
+}
+
+/// The answer for a handle this connection does not have open.
+pub(crate) fn no_handle(h: u32) -> Response {
+    Response::Err {
+        reason: ReasonCode::HobjError.code(),
+        detail: format!("object handle {h} is not open"),
     }
 }

@@ -202,11 +202,13 @@ fn channel(
     info: chinit::receiver::PeerInfo,
 ) {
     use std::io::Read;
-    let r = std::io::Cursor::new(leftover).chain(b.r);
+    // Buffered as the threaded server's were: a frame leaves in one write.
+    let r = std::io::BufReader::new(std::io::Cursor::new(leftover).chain(b.r));
+    let w = Box::new(std::io::BufWriter::new(b.w));
     if matches!(start, sealmq_wire::chl::ChlFrame::Request { .. }) {
-        chinit::requester::serve_request(ci, start, Box::new(r), b.w, info);
+        chinit::requester::serve_request(ci, start, Box::new(r), w, info);
     } else {
-        chinit::receiver::serve(ci, start, std::io::BufReader::new(r), b.w, info);
+        chinit::receiver::serve(ci, start, r, w, info);
     }
 }
 

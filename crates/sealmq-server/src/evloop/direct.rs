@@ -2,7 +2,7 @@
 //! persistent one awaits its log force, and a get that waits awaits its queue's wake-up, its
 //! deadline, or its client going away — no thread is held meanwhile.
 
-use crate::dispatch::{err, get_options};
+use crate::dispatch::{err, get_options, no_handle};
 
 use crate::session::{Flow, Session};
 use sealmq_engine::mqi::{GetStep, PutOptions, PutStep};
@@ -84,13 +84,6 @@ fn pmo(syncpoint: bool) -> PutOptions {
     PutOptions {
         syncpoint,
         ..Default::default()
-    }
-}
-
-fn no_handle(h: u32) -> Response {
-    Response::Err {
-        reason: ReasonCode::HobjError.code(),
-        detail: format!("object handle {h} is not open"),
     }
 }
 

@@ -169,7 +169,7 @@ impl Stream for tokio_rustls::server::TlsStream<tokio::net::TcpStream> {
         let duplex = sealmq_wire::duplex::Duplex::new(conn, s);
         Some(Blocking {
             r: Box::new(duplex.handle().ok()?),
-            w: Box::new(std::io::BufWriter::new(duplex)),
+            w: Box::new(duplex),
             sock: raw,
         })
     }
