@@ -1,14 +1,14 @@
 //! The event-driven server (docs/wire.md, "the server"): every application connection — TCP,
-//! TLS and the local socket — is a task on a small tokio runtime (a worker per core), not a
-//! thread. An idle or half-open connection holds its socket, a 512-byte read buffer and its
-//! task; puts and gets run on the loop, waiting for a log force or a message without a thread;
-//! requests that may block otherwise (admission with PAM, MQSC, commit, open and close,
-//! QM-side protection) run on a bounded blocking pool. A channel arriving on a listener is
+//! TLS and the local socket — is a task on one of a few single-threaded tokio runtimes (one
+//! per core), not a thread. An idle or half-open connection holds its socket, a 4 KiB read
+//! buffer and its task; puts and gets run on the loop, waiting for a log force or a message
+//! without a thread; requests that may block otherwise (admission with PAM, MQSC, commit,
+//! open and close, QM-side protection) run on bounded blocking pools. A channel arriving on a listener is
 //! handed to a thread of the channel initiator as before.
 //!
 //! `SEALMQ_SERVER=threads` in the queue manager's environment serves with a thread per
 //! connection instead (`conn.rs`): kept to measure one against the other (`sealmq bench
-//! connections --compare`).
+//! servers`).
 
 mod conn;
 mod direct;
