@@ -33,8 +33,9 @@ const APP: &str = "DEFINE QLOCAL(APP.Q)\n\
      SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
      SET AUTHREC PROFILE('APP.*') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET)\n";
 
-/// Threads the blocking pool may add under load (evloop/mod.rs BLOCKING_THREADS) and a few.
-const POOL: u64 = 64 + 8;
+/// Threads the blocking pools may add under load (evloop/mod.rs BLOCKING_THREADS), and the
+/// loops themselves (up to 8) and a few.
+const POOL: u64 = 64 + 16;
 
 #[test]
 fn idle_connections_and_waiting_gets_hold_a_socket_each_and_no_thread() {
@@ -101,6 +102,58 @@ fn idle_connections_and_waiting_gets_hold_a_socket_each_and_no_thread() {
     drop(idle);
     drop(first);
     h.ok(&["stop", "QE"]);
+}
+
+/// 200 applications opening and closing at once (requests served on the blocking pool): the
+/// queue manager's threads stay within the pool's bound and the administrator is served.
+#[test]
+fn a_burst_of_blocking_requests_stays_within_the_pool() {
+    let h = Home::new();
+    h.ok(&["create", "QP"]);
+    let port = free_port();
+    h.start_tcp("QP", port);
+    h.mqsc("QP", APP);
+    let pid = h.pid("QP");
+    let addr = format!("127.0.0.1:{port}");
+    let threads0 = status_field(&pid, "Threads");
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let burst: Vec<_> = (0..200)
+        .map(|_| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                let mut c = Client::connect_tcp_channel(&addr, "APP.SVRCONN", "burst").unwrap();
+                for _ in 0..20 {
+                    let (hq, _) = c.open("APP.Q", OpenOptions::output()).unwrap();
+                    c.close(hq).unwrap();
+                }
+            })
+        })
+        .collect();
+    let watch = {
+        let (pid, done) = (pid.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut most = 0;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                most = most.max(status_field(&pid, "Threads"));
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            most
+        })
+    };
+    let t = std::time::Instant::now();
+    h.mqsc("QP", "DISPLAY QMGR MAXCHL\n");
+    let admin = t.elapsed();
+    for b in burst {
+        b.join().unwrap();
+    }
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let most = watch.join().unwrap();
+    eprintln!(
+        "200 connections x 20 opens: at most {most} threads (from {threads0}); administrator {admin:?}"
+    );
+    assert!(most <= threads0 + POOL, "{most} threads");
+    assert!(admin < Duration::from_secs(10), "{admin:?}");
+    h.ok(&["stop", "QP"]);
 }
 
 #[test]

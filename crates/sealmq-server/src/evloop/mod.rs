@@ -266,6 +266,9 @@ pub(crate) async fn accept_tcp(
             }
             ctx.unregister(id);
         });
+        // The connections just placed read their first frame before the next accept: a burst
+        // of clients that send their Hello at once never crowds the sockets waiting for one.
+        tokio::task::yield_now().await;
     }
 }
 
