@@ -156,6 +156,58 @@ fn a_burst_of_blocking_requests_stays_within_the_pool() {
     h.ok(&["stop", "QP"]);
 }
 
+/// 100 wrong passwords at once from one address keep admissions busy on the blocking pools
+/// (the password gate and its failure delays): the administrator's MQSC on the local socket
+/// (admitted on the loop, served on a thread of its own) answers at once meanwhile.
+#[test]
+fn the_administrator_is_served_while_logins_fill_the_blocking_pool() {
+    let h = Home::new();
+    h.ok(&["create", "QL"]);
+    h.passwd("QL", "payuser", "right-horse-battery");
+    let port = free_port();
+    h.start_tcp("QL", port);
+    h.mqsc(
+        "QL",
+        "DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN)\n\
+         DEFINE AUTHINFO(APP.IDPW) AUTHTYPE(IDPWOS) CHCKCLNT(REQUIRED) ADOPTCTX(YES) PWCLEAR(YES)\n\
+         ALTER QMGR CONNAUTH(APP.IDPW)\nREFRESH SECURITY TYPE(CONNAUTH)\n",
+    );
+    let addr = format!("127.0.0.1:{port}");
+    let threads0 = status_field(&h.pid("QL"), "Threads");
+    let logins: Vec<_> = (0..100)
+        .map(|i| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                let creds = sealmq_client::Credentials {
+                    user: "payuser".into(),
+                    password: sealmq_wire::Secret(format!("wrong-{i}").into()),
+                    allow_cleartext: true,
+                };
+                Client::connect_tcp_channel_as(&addr, "APP.SVRCONN", "login", Some(&creds))
+                    .err()
+                    .map(|e| e.reason)
+            })
+        })
+        .collect();
+    // While they wait at the gate (two checked at once, a second each at least).
+    let pid = h.pid("QL");
+    wait_for(Duration::from_secs(20), "the pools to fill", || {
+        status_field(&pid, "Threads") >= threads0 + 8
+    });
+    let t = std::time::Instant::now();
+    let out = h.mqsc("QL", "DISPLAY QMGR MAXCHL\n");
+    let admin = t.elapsed();
+    assert!(out.contains("MAXCHL("), "{out}");
+    let refused: Vec<Option<u32>> = logins.into_iter().map(|t| t.join().unwrap()).collect();
+    eprintln!("100 wrong passwords: administrator answered in {admin:?}");
+    assert!(
+        refused.iter().all(|r| matches!(r, Some(2035) | Some(2537))),
+        "{refused:?}"
+    );
+    assert!(admin < Duration::from_secs(3), "{admin:?}");
+    h.ok(&["stop", "QL"]);
+}
+
 #[test]
 fn the_thread_per_connection_server_still_serves_when_asked_for() {
     let h = Home::new();

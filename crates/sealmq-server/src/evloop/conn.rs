@@ -133,12 +133,16 @@ pub(crate) async fn serve<S: Stream>(
         Ok(None) => return,
     };
     let _slot = slot;
-    // Admission may ask PAM: on the blocking pool.
-    let (q, c, peer) = (qm.clone(), ctx.clone(), peer);
-    let Ok((welcomed, peer)) =
-        tokio::task::spawn_blocking(move || (welcome(&q, &c, &peer, hello), peer)).await
-    else {
-        return;
+    // Admission may ask PAM: on the blocking pool — except the administrator's on the local
+    // socket (no password, no PAM), which never waits behind others' logins.
+    let (welcomed, peer) = if matches!(peer, Peer::Local { admin: true, .. }) {
+        (welcome(&qm, &ctx, &peer, hello), peer)
+    } else {
+        let (q, c) = (qm.clone(), ctx.clone());
+        match tokio::task::spawn_blocking(move || (welcome(&q, &c, &peer, hello), peer)).await {
+            Ok(x) => x,
+            Err(_) => return,
+        }
     };
     let (conn, a, ok) = match welcomed {
         Ok(x) => x,
@@ -288,12 +292,26 @@ impl<S: Stream> Loop<S> {
             }
             Err(req) => req,
         };
-        let (s, flow) = tokio::task::spawn_blocking(move || {
-            let f = s.request(req);
-            (s, f)
-        })
-        .await
-        .ok()?;
+        let (s, flow) = if s.admin {
+            // The administrator's requests (MQSC, stop) run on a thread of their own, never
+            // queued behind a blocking pool that others' requests may have filled.
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            std::thread::Builder::new()
+                .name("sealmq-admin".into())
+                .spawn(move || {
+                    let f = s.request(req);
+                    let _ = tx.send((s, f));
+                })
+                .ok()?;
+            rx.await.ok()?
+        } else {
+            tokio::task::spawn_blocking(move || {
+                let f = s.request(req);
+                (s, f)
+            })
+            .await
+            .ok()?
+        };
         self.session = Some(s);
         Some(flow)
     }
