@@ -104,18 +104,23 @@ pub(crate) fn rr(addr: &str, pairs: usize, secs: f64) -> CliResult<f64> {
             Ok(())
         }));
     }
-    // The first round trips warm the connections up; the clock starts after them.
-    std::thread::sleep(Duration::from_millis(300));
-    let (t, n0) = (Instant::now(), count.load(Ordering::Relaxed));
-    std::thread::sleep(Duration::from_secs_f64(secs));
-    let n = count.load(Ordering::Relaxed) - n0;
-    let el = t.elapsed().as_secs_f64();
+    let rate = per_second_after_warmup(&count, secs);
     stop.store(true, Ordering::Relaxed);
     let requesters = join_all(threads);
     stop_responders.store(true, Ordering::Relaxed);
     join_all(responders)?;
     requesters?;
-    Ok(n as f64 / el)
+    Ok(rate)
+}
+
+/// What `count` gains per second over `secs`, after 300 ms in which the first operations warm
+/// the connections up.
+pub(crate) fn per_second_after_warmup(count: &AtomicU64, secs: f64) -> f64 {
+    std::thread::sleep(Duration::from_millis(300));
+    let (t, n0) = (Instant::now(), count.load(Ordering::Relaxed));
+    std::thread::sleep(Duration::from_secs_f64(secs));
+    let n = count.load(Ordering::Relaxed) - n0;
+    n as f64 / t.elapsed().as_secs_f64()
 }
 
 /// An idle application connection as the bench holds it: a socket that said Hello on the

@@ -8,13 +8,13 @@
 use crate::CliResult;
 use crate::bench_app::{join_all, open_q, put_plain};
 use crate::bench_cmd::BenchArgs;
-use crate::bench_conns::{CHANNEL, median, rr, setup_script};
+use crate::bench_conns::{CHANNEL, median, per_second_after_warmup, rr, setup_script};
 use sealmq_client::Client;
 use sealmq_engine::md::Persistence;
 use sealmq_engine::mqi::OpenOptions;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 const EVENTS: &str = "BENCH.EVENTS";
 const THREADS: &str = "BENCH.THREADS";
@@ -39,14 +39,10 @@ fn put_rate(addr: &str, putters: usize, secs: f64) -> CliResult<f64> {
             Ok(())
         }));
     }
-    std::thread::sleep(Duration::from_millis(300));
-    let (t, n0) = (Instant::now(), count.load(Ordering::Relaxed));
-    std::thread::sleep(Duration::from_secs_f64(secs));
-    let n = count.load(Ordering::Relaxed) - n0;
-    let el = t.elapsed().as_secs_f64();
+    let rate = per_second_after_warmup(&count, secs);
     stop.store(true, Ordering::Relaxed);
     join_all(threads)?;
-    Ok(n as f64 / el)
+    Ok(rate)
 }
 
 pub fn run(a: &BenchArgs) -> CliResult {

@@ -4,34 +4,25 @@
 
 mod common;
 
-use common::{Home, free_port, wait_for};
+use common::{Home, fds_of, free_port, status_field, wait_for};
 use sealmq_client::Client;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
 use std::time::Duration;
-
-fn status_field(pid: &str, key: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix(key))
-        .and_then(|v| {
-            v.trim_start_matches(':')
-                .split_whitespace()
-                .next()?
-                .parse()
-                .ok()
-        })
-        .unwrap_or(0)
-}
-
-fn fds_of(pid: &str) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
-}
 
 const APP: &str = "DEFINE QLOCAL(APP.Q)\n\
      DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app')\n\
      SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
      SET AUTHREC PROFILE('APP.*') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET)\n";
+
+/// `qm` created and started on a loopback port with the application channel and queue:
+/// its process id and address.
+fn serving(h: &Home, qm: &str) -> (String, String) {
+    h.ok(&["create", qm]);
+    let port = free_port();
+    h.start_tcp(qm, port);
+    h.mqsc(qm, APP);
+    (h.pid(qm), format!("127.0.0.1:{port}"))
+}
 
 /// Threads the blocking pools may add under load (evloop/mod.rs BLOCKING_THREADS), and the
 /// loops themselves (up to 8) and a few.
@@ -40,12 +31,7 @@ const POOL: u64 = 64 + 16;
 #[test]
 fn idle_connections_and_waiting_gets_hold_a_socket_each_and_no_thread() {
     let h = Home::new();
-    h.ok(&["create", "QE"]);
-    let port = free_port();
-    h.start_tcp("QE", port);
-    h.mqsc("QE", APP);
-    let pid = h.pid("QE");
-    let addr = format!("127.0.0.1:{port}");
+    let (pid, addr) = serving(&h, "QE");
     // One connection first, so that what the first one starts (the blocking pool) is counted.
     let first = Client::connect_tcp_channel(&addr, "APP.SVRCONN", "first").unwrap();
     let (threads0, fds0) = (status_field(&pid, "Threads"), fds_of(&pid));
@@ -109,12 +95,7 @@ fn idle_connections_and_waiting_gets_hold_a_socket_each_and_no_thread() {
 #[test]
 fn a_burst_of_blocking_requests_stays_within_the_pool() {
     let h = Home::new();
-    h.ok(&["create", "QP"]);
-    let port = free_port();
-    h.start_tcp("QP", port);
-    h.mqsc("QP", APP);
-    let pid = h.pid("QP");
-    let addr = format!("127.0.0.1:{port}");
+    let (pid, addr) = serving(&h, "QP");
     let threads0 = status_field(&pid, "Threads");
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let burst: Vec<_> = (0..200)

@@ -7,28 +7,8 @@
 
 mod common;
 
-use common::{Home, free_port, wait_for};
+use common::{Home, fds_of, free_port, status_field, wait_for};
 use std::time::{Duration, Instant};
-
-/// A field of /proc/PID/status, in its unit (kB for memory).
-fn status_field(pid: &str, key: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix(key))
-        .and_then(|v| {
-            v.trim_start_matches(':')
-                .split_whitespace()
-                .next()?
-                .parse()
-                .ok()
-        })
-        .unwrap_or(0)
-}
-
-fn fds_of(pid: &str) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
-}
 
 /// The administrator's MQSC on the local socket, timed.
 fn admin_served(h: &Home, qm: &str) -> Duration {

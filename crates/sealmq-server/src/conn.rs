@@ -182,9 +182,17 @@ pub(crate) fn missed_deadline(e: &std::io::Error, ctx: &Ctx, peer: &Peer, what: 
 }
 
 /// Counts a connection while it is served.
-struct Active<'a>(&'a std::sync::atomic::AtomicUsize);
+pub(crate) struct Active(Arc<std::sync::atomic::AtomicUsize>);
 
-impl Drop for Active<'_> {
+impl Active {
+    /// Counts one more connection served, until dropped.
+    pub(crate) fn count(ctx: &Ctx) -> Active {
+        ctx.active.fetch_add(1, Ordering::Relaxed);
+        Active(ctx.active.clone())
+    }
+}
+
+impl Drop for Active {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
     }
@@ -224,8 +232,7 @@ pub(crate) fn serve(
     first: &std::sync::atomic::AtomicU64,
     pending: Option<PendingSlot>,
 ) {
-    ctx.active.fetch_add(1, Ordering::Relaxed);
-    let _active = Active(&ctx.active);
+    let _active = Active::count(ctx);
     // Hello first (or a channel's Start).
     let frame = sealmq_wire::read_first(&mut r, sealmq_wire::HELLO_MAX).inspect(|_| {
         first.store(0, Ordering::Relaxed);

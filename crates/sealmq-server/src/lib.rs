@@ -413,19 +413,10 @@ fn threaded_local(ul: UnixListener, qm: Arc<QueueManager>, ctx: Ctx, me_uid: u32
                 }
             };
             let (uid, pid) = os::peer_cred(&s).unwrap_or((u32::MAX, 0));
-            let user = user_name(uid);
-            let admin = uid == me_uid;
-            // The administrator always gets in; other local users count as MAXCHL does.
-            let slot = if admin {
-                None
-            } else {
-                match ctx.slot(&qm, &format!("local connection of {user}")) {
-                    Some(g) => Some(g),
-                    None => {
-                        refuse_early(&s, ReasonCode::ChannelNotAvailable.code(), MAXCHL_REFUSAL);
-                        continue;
-                    }
-                }
+            let (user, admin) = (user_name(uid), uid == me_uid);
+            let Ok(slot) = ctx.local_slot(&qm, admin, &user) else {
+                refuse_early(&s, ReasonCode::ChannelNotAvailable.code(), MAXCHL_REFUSAL);
+                continue;
             };
             let _ = s.set_read_timeout(Some(HANDSHAKE));
             let (qm, ctx) = (qm.clone(), ctx.clone());
@@ -533,6 +524,23 @@ impl Ctx {
             self.refused(who, maxchl);
         }
         s
+    }
+
+    /// A local connection's MAXCHL slot: the administrator always gets in (no slot); other
+    /// local users count as MAXCHL does. `Err`: refused (logged).
+    #[allow(clippy::result_unit_err)]
+    fn local_slot(
+        &self,
+        qm: &QueueManager,
+        admin: bool,
+        user: &str,
+    ) -> Result<Option<limits::LimitSlot>, ()> {
+        if admin {
+            return Ok(None);
+        }
+        self.slot(qm, &format!("local connection of {user}"))
+            .map(Some)
+            .ok_or(())
     }
 
     /// Logs a refusal over MAXCHL (at most a line a second under a flood).

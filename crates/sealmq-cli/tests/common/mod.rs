@@ -217,3 +217,24 @@ pub fn json_lines(mut cmd: Command, what: &str, args: &[&str]) -> Vec<serde_json
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
         .collect()
 }
+
+/// A field of /proc/PID/status, in its unit (kB for memory; 0 when unknown).
+pub fn status_field(pid: &str, key: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| {
+            v.trim_start_matches(':')
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0)
+}
+
+/// The descriptors process `pid` holds.
+pub fn fds_of(pid: &str) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
+}

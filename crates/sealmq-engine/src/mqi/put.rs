@@ -86,7 +86,13 @@ impl DurablePut {
 impl Connection {
     /// MQPUT.
     pub fn put(&self, h: &Hobj, md: &mut Md, payload: &[u8], pmo: PutOptions) -> MqResult<()> {
-        match self.put_step(h, md, payload, pmo)? {
+        let step = self.put_step(h, md, payload, pmo)?;
+        self.put_waited(step)
+    }
+
+    /// Completes a put's step on this thread (waiting for the log when it must).
+    fn put_waited(&self, step: PutStep) -> MqResult<()> {
+        match step {
             PutStep::Done => Ok(()),
             PutStep::Durable(d) => {
                 let r = self.qm.log.wait(&d.ticket);
@@ -167,10 +173,7 @@ impl Connection {
             q, seq, msg, tx, ..
         } = d;
         if let Err(e) = waited {
-            let mut st = q.lock();
-            st.remove(seq);
-            st.stats.unput(msg.payload.len());
-            drop(st);
+            unput(&q, seq, &msg);
             self.qm.end_tx(tx);
             return Err(e.into());
         }
@@ -185,13 +188,8 @@ impl Connection {
 
     /// MQPUT1: open, put, close.
     pub fn put1(&self, name: &str, md: &mut Md, payload: &[u8], pmo: PutOptions) -> MqResult<()> {
-        match self.put1_step(name, md, payload, pmo)? {
-            PutStep::Done => Ok(()),
-            PutStep::Durable(d) => {
-                let r = self.qm.log.wait(&d.ticket);
-                self.put_durable(d, r)
-            }
-        }
+        let step = self.put1_step(name, md, payload, pmo)?;
+        self.put_waited(step)
     }
 
     /// MQPUT1 as far as it goes without blocking (see [`Self::put_step`]); the handle is
@@ -208,12 +206,9 @@ impl Connection {
         let c = self.close(&h);
         match (r, c) {
             (Ok(step), Ok(())) => Ok(step),
-            (Ok(PutStep::Durable(d)), Err(e)) => {
-                // Put but not closed: the put completes, the close's failure is reported.
-                let r = self.qm.log.wait(&d.ticket);
-                self.put_durable(d, r).and(Err(e))
-            }
-            (Ok(PutStep::Done), Err(e)) | (Err(e), _) => Err(e),
+            // Put but not closed: the put completes, the close's failure is reported.
+            (Ok(step), Err(e)) => self.put_waited(step).and(Err(e)),
+            (Err(e), _) => Err(e),
         }
     }
 
@@ -313,10 +308,7 @@ impl Connection {
         match self.qm.log.append(Record::PUT_KIND, &bytes) {
             Ok(t) => Ok(t),
             Err(e) => {
-                let mut st = q.lock();
-                st.remove(seq);
-                st.stats.unput(msg.payload.len());
-                drop(st);
+                unput(q, seq, msg);
                 if !syncpoint {
                     self.qm.end_tx(tx);
                 }
@@ -340,6 +332,13 @@ impl Connection {
         st.trigger_due(msg, || self.qm.qmgr().trig_int_ms())
             .then(|| st.def.clone())
     }
+}
+
+/// A message whose record could not be written leaves its queue again.
+fn unput(q: &LocalQueue, seq: u64, msg: &Message) {
+    let mut st = q.lock();
+    st.remove(seq);
+    st.stats.unput(msg.payload.len());
 }
 
 /// The handle was opened for output and puts are allowed on what it opened.

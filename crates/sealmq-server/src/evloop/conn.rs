@@ -15,7 +15,6 @@ use sealmq_engine::QueueManager;
 use sealmq_types::ReasonCode;
 use sealmq_wire::{First, Request, Response, WireError};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::io::BufReader;
 use tokio::sync::Notify;
@@ -28,15 +27,6 @@ const LOCAL_WRITE_STALL: Duration = Duration::from_secs(60);
 /// The least write stall limit on TCP.
 const WRITE_STALL_MIN: Duration = Duration::from_secs(5);
 
-/// Counts a connection while it is served.
-struct Active(Arc<std::sync::atomic::AtomicUsize>);
-
-impl Drop for Active {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
 /// Serves a connection until it ends. `ended` is notified to end it from outside (a stop,
 /// a pending socket closed to make room, a write that failed).
 pub(crate) async fn serve<S: Stream>(
@@ -47,8 +37,7 @@ pub(crate) async fn serve<S: Stream>(
     pending: Option<PendingSlot>,
     ended: Arc<Notify>,
 ) {
-    ctx.active.fetch_add(1, Ordering::Relaxed);
-    let _active = Active(ctx.active.clone());
+    let _active = crate::conn::Active::count(&ctx);
     let (rd, wr) = tokio::io::split(s);
     let mut rd = BufReader::with_capacity(READ_BUF, rd);
     let first = tokio::select! {

@@ -336,22 +336,14 @@ pub(crate) async fn accept_local(
             .peer_cred()
             .map(|c| (c.uid(), c.pid().unwrap_or(0) as u32))
             .unwrap_or((u32::MAX, 0));
-        let user = crate::user_name(uid);
-        let admin = uid == me_uid;
-        let slot = if admin {
-            None
-        } else {
-            match ctx.slot(&qm, &format!("local connection of {user}")) {
-                Some(g) => Some(g),
-                None => {
-                    tokio::spawn(refuse_early_async(
-                        s,
-                        ReasonCode::ChannelNotAvailable.code(),
-                        MAXCHL_REFUSAL,
-                    ));
-                    continue;
-                }
-            }
+        let (user, admin) = (crate::user_name(uid), uid == me_uid);
+        let Ok(slot) = ctx.local_slot(&qm, admin, &user) else {
+            tokio::spawn(refuse_early_async(
+                s,
+                ReasonCode::ChannelNotAvailable.code(),
+                MAXCHL_REFUSAL,
+            ));
+            continue;
         };
         let (qm, ctx) = (qm.clone(), ctx.clone());
         let Ok(s) = s.into_std() else { continue };
