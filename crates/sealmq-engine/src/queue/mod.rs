@@ -26,10 +26,18 @@ pub use sealmq_mqi::Match;
 pub struct Waiter {
     pub matching: Match,
     pub browse: bool,
-    woken: Mutex<bool>,
+    state: Mutex<WaitState>,
     cv: Condvar,
-    /// A task waiting without a thread ([`Waiter::woken`]).
-    waker: Mutex<Option<std::task::Waker>>,
+}
+
+/// A waiter's wake-up and who waits for it: a thread on the condition variable, or a task
+/// ([`Waiter::woken`]). The condition variable is signalled only when a thread sleeps on it
+/// (a signal costs a system call even when no one waits).
+#[derive(Default)]
+struct WaitState {
+    woken: bool,
+    sleeping: bool,
+    waker: Option<std::task::Waker>,
 }
 
 impl Waiter {
@@ -37,16 +45,21 @@ impl Waiter {
         Arc::new(Waiter {
             matching,
             browse,
-            woken: Mutex::new(false),
+            state: Mutex::new(WaitState::default()),
             cv: Condvar::new(),
-            waker: Mutex::new(None),
         })
     }
 
     pub(crate) fn wake(&self) {
-        *lock(&self.woken) = true;
-        self.cv.notify_one();
-        if let Some(w) = lock(&self.waker).take() {
+        let (sleeping, waker) = {
+            let mut st = lock(&self.state);
+            st.woken = true;
+            (st.sleeping, st.waker.take())
+        };
+        if sleeping {
+            self.cv.notify_one();
+        }
+        if let Some(w) = waker {
             w.wake();
         }
     }
@@ -55,32 +68,37 @@ impl Waiter {
     /// event-driven server's get-wait.
     pub fn woken(&self) -> impl std::future::Future<Output = ()> + '_ {
         std::future::poll_fn(move |cx| {
-            let mut w = lock(&self.woken);
-            if *w {
-                *w = false;
+            let mut st = lock(&self.state);
+            if st.woken {
+                st.woken = false;
                 return std::task::Poll::Ready(());
             }
-            // Stored under `woken`'s lock: a wake after the look above finds it.
-            *lock(&self.waker) = Some(cx.waker().clone());
+            // Stored under the same lock: a wake after the look above finds it.
+            match &mut st.waker {
+                Some(w) if w.will_wake(cx.waker()) => {}
+                w => *w = Some(cx.waker().clone()),
+            }
             std::task::Poll::Pending
         })
     }
 
     /// Waits until woken or `until`; returns whether it was woken.
     pub fn wait_until(&self, until: std::time::Instant) -> bool {
-        let mut w = lock(&self.woken);
-        while !*w {
+        let mut st = lock(&self.state);
+        while !st.woken {
             let now = std::time::Instant::now();
             if now >= until {
                 return false;
             }
-            w = self
+            st.sleeping = true;
+            st = self
                 .cv
-                .wait_timeout(w, until - now)
+                .wait_timeout(st, until - now)
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
+            st.sleeping = false;
         }
-        *w = false;
+        st.woken = false;
         true
     }
 }

@@ -158,7 +158,7 @@ pub(crate) async fn serve<S: Stream>(
             Box::new(pushers.for_pushers(&rt)) as Box<dyn std::io::Write + Send>
         ))
     });
-    let session = Session::new(&qm, conn, &ctx, a.admin, &n, Err(make_out));
+    let session = Box::new(Session::new(&qm, conn, &ctx, a.admin, &n, Err(make_out)));
     let idle = svrconn_discint(&qm, &a.channel);
     let mut l = Loop {
         session: Some(session),
@@ -207,8 +207,9 @@ fn channel(
 
 /// The request loop of an admitted connection.
 struct Loop<S> {
-    /// Away (on the blocking pool) while a request that may block is served.
-    session: Option<Session>,
+    /// Away (on the blocking pool) while a request that may block is served. Boxed: it
+    /// moves out and back for each such request.
+    session: Option<Box<Session>>,
     rd: BufReader<tokio::io::ReadHalf<S>>,
     w: Arc<Writer<S>>,
     ended: Arc<Notify>,

@@ -82,8 +82,16 @@ fn eof(got: usize, want: usize) -> WireError {
 
 /// A response as the bytes of its frame.
 pub(crate) fn encode(id: u32, resp: &sealmq_wire::Response) -> Vec<u8> {
-    let mut v = Vec::new();
+    let mut v = Vec::with_capacity(256 + resp_payload_len(resp));
     // Writing to a Vec cannot fail short of a frame over 4 GiB, which no response is.
     let _ = sealmq_wire::write_response_unflushed(&mut v, id, resp);
     v
+}
+
+/// The payload a response carries (a message got), to size its frame once.
+fn resp_payload_len(resp: &sealmq_wire::Response) -> usize {
+    match resp {
+        sealmq_wire::Response::Got { payload, .. } => payload.len(),
+        _ => 0,
+    }
 }

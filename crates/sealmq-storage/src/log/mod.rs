@@ -128,18 +128,29 @@ struct Batch {
     cv: Condvar,
     /// Tasks waiting for this batch without a thread ([`Log::wait_async`]); woken with `cv`.
     wakers: Mutex<Vec<std::task::Waker>>,
+    /// Threads that sleep on `cv` (counted under `Shared::state`): without one, finishing
+    /// the batch spares the signal's system call.
+    sleepers: AtomicU64,
 }
 
 impl Batch {
     /// Sets the outcome and wakes every waiter, threads and tasks.
     fn finish(&self, r: std::result::Result<(), String>) {
         let _ = self.result.set(r);
-        self.finish_wake();
+        self.cv.notify_all();
+        self.wake_tasks();
     }
 
-    /// Wakes every waiter once the outcome is set.
+    /// Wakes every waiter once the outcome was set under `Shared::state` (so a thread
+    /// counted in `sleepers` is seen).
     fn finish_wake(&self) {
-        self.cv.notify_all();
+        if self.sleepers.load(Ordering::Acquire) > 0 {
+            self.cv.notify_all();
+        }
+        self.wake_tasks();
+    }
+
+    fn wake_tasks(&self) {
         for w in std::mem::take(&mut *lock(&self.wakers)) {
             w.wake();
         }
@@ -582,6 +593,7 @@ impl Log {
             st.flush_wanted = true;
             self.shared.work.notify_one();
         }
+        t.batch.sleepers.fetch_add(1, Ordering::Release);
         loop {
             if let Some(r) = t.batch.result.get() {
                 return r.clone().map_err(|e| StorageError::Write {
