@@ -1,5 +1,5 @@
 //! `sealmq dump QM`: MQSC that recreates a queue manager's configuration — every queue,
-//! channel, listener, process, AUTHINFO, authority record, CHLAUTH rule and policy, and the
+//! channel, listener, process, topic, AUTHINFO, authority record, CHLAUTH rule and policy, and the
 //! queue manager's attributes (MQ's dmpmqcfg). It asks the running queue manager with DISPLAY
 //! commands, as an administrator would, and writes each object as one command with every
 //! attribute (blank ones as `' '`, so a changed default object cannot leak into a replay).
@@ -99,6 +99,7 @@ pub fn dump(c: &mut Client, qm: &str) -> CliResult<String> {
         ("Processes", "PROCESS"),
         ("Listeners", "LISTENER"),
         ("Services", "SERVICE"),
+        ("Topics", "TOPIC"),
     ] {
         out.push_str(&format!("\n* {title}\n"));
         for o in objects(c, &format!("DISPLAY {obj}(*) ALL"))? {

@@ -27,16 +27,32 @@ pub mod auth {
     pub const CTRLX: u32 = 1 << 15;
     pub const CLR: u32 = 1 << 16;
     pub const CRT: u32 = 1 << 17;
+    /// Topics (issue 28): publish, subscribe, resume a durable subscription.
+    pub const PUB: u32 = 1 << 18;
+    pub const SUB: u32 = 1 << 19;
+    pub const RESUME: u32 = 1 << 20;
     /// Every authority (records written before the MQI context authorities existed hold 511,
-    /// which still grants everything they granted).
-    pub const ALL: u32 = (1 << 18) - 1;
+    /// and before topics 2^18 - 1, which still grant everything they granted then).
+    pub const ALL: u32 = (1 << 21) - 1;
     /// MQ's ALLADM: the administration authorities.
     pub const ALLADM: u32 = CHG | CLR | DLT | DSP | CTRL | CTRLX;
     /// MQ's ALLMQI: every authority an application's MQI calls use.
-    pub const ALLMQI: u32 =
-        ALTUSR | BROWSE | CONNECT | GET | INQ | PUT | PASSALL | PASSID | SETALL | SETID | SET;
+    pub const ALLMQI: u32 = ALTUSR
+        | BROWSE
+        | CONNECT
+        | GET
+        | INQ
+        | PUT
+        | PASSALL
+        | PASSID
+        | SETALL
+        | SETID
+        | SET
+        | PUB
+        | SUB
+        | RESUME;
 
-    pub const NAMES: [(&str, u32); 18] = [
+    pub const NAMES: [(&str, u32); 21] = [
         ("CONNECT", CONNECT),
         ("PUT", PUT),
         ("GET", GET),
@@ -55,6 +71,9 @@ pub mod auth {
         ("CTRLX", CTRLX),
         ("CLR", CLR),
         ("CRT", CRT),
+        ("PUB", PUB),
+        ("SUB", SUB),
+        ("RESUME", RESUME),
     ];
 
     /// Parses an authority name (`ALL`, `ALLADM`, `ALLMQI` and `NONE` too).
@@ -82,7 +101,8 @@ pub mod auth {
 
 named_enum! {
     pub enum AuthObj("OBJTYPE") {
-        Queue = 0 "QUEUE", Qmgr = 1 "QMGR", Channel = 2 "CHANNEL", AuthInfo = 3 "AUTHINFO"
+        Queue = 0 "QUEUE", Qmgr = 1 "QMGR", Channel = 2 "CHANNEL", AuthInfo = 3 "AUTHINFO",
+        Topic = 4 "TOPIC"
     }
 }
 

@@ -362,19 +362,83 @@ const DEEP: u32 = 999_999_999;
 /// The system objects a new queue manager is created with: name, type, description, MAXDEPTH
 /// (0: the default) and DEFPSIST.
 #[rustfmt::skip]
+/// The model queues of managed durable and non-durable subscriptions (issue 28).
+pub const DURABLE_MODEL: &str = "SYSTEM.DURABLE.MODEL.QUEUE";
+pub const NDURABLE_MODEL: &str = "SYSTEM.NDURABLE.MODEL.QUEUE";
+
 const SYSTEM_QUEUES: &[(&str, QType, &str, u32, bool)] = &[
     (DEAD_LETTER_Q, QType::Local, "dead-letter queue", DEEP, true),
     (POLICY_Q, QType::Local, "security policies", 0, true),
-    (PROTECTION_ERROR_Q, QType::Local, "messages that failed a protection check", DEEP, true),
-    (DEFAULT_MODEL_Q, QType::Model, "default model for dynamic queues", 0, false),
-    (CHANNEL_SYNC_Q, QType::Local, "channel synchronisation store", DEEP, true),
-    (DEFAULT_LOCAL_Q, QType::Local,
-        "default local queue: DEFINE QLOCAL without LIKE copies it", 0, false),
-    (DEFAULT_ALIAS_Q, QType::Alias, "default alias queue", 0, false),
-    (DEFAULT_REMOTE_Q, QType::Remote, "default remote queue", 0, false),
-    (CHANNEL_INITQ, QType::Local,
-        "channel initiation queue: trigger messages that start channels", 1000, false),
-    (DEFAULT_INITIATION_Q, QType::Local, "default initiation queue", 0, false),
+    (
+        PROTECTION_ERROR_Q,
+        QType::Local,
+        "messages that failed a protection check",
+        DEEP,
+        true,
+    ),
+    (
+        DEFAULT_MODEL_Q,
+        QType::Model,
+        "default model for dynamic queues",
+        0,
+        false,
+    ),
+    (
+        CHANNEL_SYNC_Q,
+        QType::Local,
+        "channel synchronisation store",
+        DEEP,
+        true,
+    ),
+    (
+        DEFAULT_LOCAL_Q,
+        QType::Local,
+        "default local queue: DEFINE QLOCAL without LIKE copies it",
+        0,
+        false,
+    ),
+    (
+        DEFAULT_ALIAS_Q,
+        QType::Alias,
+        "default alias queue",
+        0,
+        false,
+    ),
+    (
+        DEFAULT_REMOTE_Q,
+        QType::Remote,
+        "default remote queue",
+        0,
+        false,
+    ),
+    (
+        CHANNEL_INITQ,
+        QType::Local,
+        "channel initiation queue: trigger messages that start channels",
+        1000,
+        false,
+    ),
+    (
+        DEFAULT_INITIATION_Q,
+        QType::Local,
+        "default initiation queue",
+        0,
+        false,
+    ),
+    (
+        DURABLE_MODEL,
+        QType::Model,
+        "model of managed durable subscriptions' queues",
+        0,
+        false,
+    ),
+    (
+        NDURABLE_MODEL,
+        QType::Model,
+        "model of managed non-durable subscriptions' queues",
+        0,
+        false,
+    ),
 ];
 
 /// The system objects a new queue manager is created with.
@@ -388,6 +452,9 @@ pub fn system_queues() -> Vec<QueueDef> {
                 q.max_depth = max_depth;
             }
             q.def_persistent = persistent;
+            if name == DURABLE_MODEL {
+                q.def_type = DefType::PermanentDynamic;
+            }
             q
         })
         .collect()

@@ -8,6 +8,7 @@ use crate::md::Message;
 use crate::objects::{QmgrDef, QueueDef};
 use crate::queue::TxId;
 use crate::services::{ListenerDef, ProcessDef, ServiceDef};
+use crate::topics::TopicDef;
 use sealmq_storage::Result;
 use sealmq_storage::codec::{Dec, Enc, Field};
 use sealmq_types::coded_enum;
@@ -84,6 +85,9 @@ pub enum Record {
     /// A SERVICE defined or altered, and deleted.
     DefineService(ServiceDef),
     DeleteService(String),
+    /// A TOPIC object defined or altered, and deleted (issue 28).
+    DefineTopic(TopicDef),
+    DeleteTopic(String),
 }
 
 coded_enum!(Record, "log record" {
@@ -112,6 +116,8 @@ coded_enum!(Record, "log record" {
     23 => DeleteService(n),
     24 => MoveMsg { from, to, seq, backout_count, msg },
     25 => Join { from, into },
+    26 => DefineTopic(t),
+    27 => DeleteTopic(n),
 });
 
 /// The definitions records and frames carry, each with its own versioned encoding.
@@ -136,7 +142,8 @@ fields_by_methods!(
     AuthInfoDef,
     ListenerDef,
     ProcessDef,
-    ServiceDef
+    ServiceDef,
+    TopicDef
 );
 
 impl Record {
@@ -189,6 +196,7 @@ pub enum Frame {
     Listener(ListenerDef),
     Process(ProcessDef),
     Service(ServiceDef),
+    Topic(TopicDef),
     /// The version of the frames (absent before 2: messages were MESSAGE frames then).
     Format(u32),
     /// Version 3: where a queue's index journal ended once this checkpoint's batches were
@@ -215,6 +223,7 @@ coded_enum!(Frame, "checkpoint frame" {
     12 => Service(s),
     13 => Format(v),
     14 => QueueIndex { queue, file, len },
+    15 => Topic(t),
 });
 
 impl Frame {

@@ -25,8 +25,11 @@ pub(crate) fn authrec(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
             ));
         }
         Some(a) => Some(
-            AuthObj::parse(choice(a, &["QUEUE", "QMGR", "CHANNEL", "AUTHINFO"])?)
-                .ok_or_else(|| bad(a, "expected QUEUE, QMGR, CHANNEL or AUTHINFO"))?,
+            AuthObj::parse(choice(
+                a,
+                &["QUEUE", "QMGR", "CHANNEL", "AUTHINFO", "TOPIC"],
+            )?)
+            .ok_or_else(|| bad(a, "expected QUEUE, QMGR, CHANNEL, AUTHINFO or TOPIC"))?,
         ),
         None => None,
     };
@@ -191,10 +194,10 @@ pub(crate) fn entauth(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
             "GROUP" => group = Some(one(a)?.to_string()),
             "OBJNAME" => objname = Some(one(a)?.to_string()),
             "OBJTYPE" => {
-                objtype = Some(
-                    AuthObj::parse(one(a)?)
-                        .ok_or_else(|| bad(a, "expected QUEUE, QMGR, CHANNEL or AUTHINFO"))?,
-                )
+                objtype =
+                    Some(AuthObj::parse(one(a)?).ok_or_else(|| {
+                        bad(a, "expected QUEUE, QMGR, CHANNEL, AUTHINFO or TOPIC")
+                    })?)
             }
             "ALL" | "AUTHLIST" | "SERVCOMP" => {}
             _ => return Err(bad(a, "is not a DISPLAY ENTAUTH attribute")),

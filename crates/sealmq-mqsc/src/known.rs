@@ -57,7 +57,7 @@ const NOT_PROVIDED: &[(&str, &str)] = &[
     ("REPOS", "clusters are not provided"),
     ("REPOSNL", "clusters are not provided"),
     ("CLWLEXIT", "cluster workload exits are not provided"),
-    ("PARENT", "publish/subscribe is not provided"),
+    ("PARENT", "publish/subscribe hierarchies are not provided"),
     ("MSGEXIT", "channel exits are not provided"),
     ("MREXIT", "channel exits are not provided"),
     ("RCVEXIT", "channel exits are not provided"),
@@ -133,7 +133,7 @@ pub(crate) fn shown(noted: &Noted) -> impl Iterator<Item = (String, String)> + '
 /// refused saying so (docs/administration.md, "Not provided").
 pub(crate) fn object_not_provided(obj: &str) -> Option<&'static str> {
     Some(match obj {
-        "TOPIC" | "SUB" | "SBSTATUS" | "TPSTATUS" | "PUBSUB" => "publish/subscribe is not provided",
+        "SUB" | "SBSTATUS" | "PUBSUB" => "subscriptions are not provided yet",
         "NAMELIST" | "NL" => "namelists are not provided",
         "COMMINFO" => "multicast (COMMINFO) is not provided",
         "CLUSQMGR" => "clusters are not provided",

@@ -19,6 +19,7 @@ mod policy;
 mod queues;
 mod services;
 mod status;
+mod topics;
 
 pub use exec::{Response, render_json, render_text, run};
 pub use parse::{Command, parse};

@@ -56,6 +56,9 @@ pub enum Obj {
     Conn,
     /// The queue manager's status (DISPLAY QMSTATUS).
     QmStatus,
+    /// Topic objects (TOPIC) and the topic tree's status (TPSTATUS).
+    Topic,
+    TpStatus,
     /// An MQ object type of a feature sealmq does not provide (TOPIC, SUB, NAMELIST, ...):
     /// refused naming the feature.
     NotProvided(&'static str),
@@ -129,32 +132,17 @@ fn obj(w: &str) -> Option<Obj> {
         "SVSTATUS" => Obj::SvStatus,
         "CONN" => Obj::Conn,
         "QMSTATUS" => Obj::QmStatus,
+        "TOPIC" => Obj::Topic,
+        "TPSTATUS" | "TOPICSTATUS" => Obj::TpStatus,
         _ => return None,
     })
 }
 
 /// An MQ object type sealmq does not provide, kept by its name so the refusal can say so.
 fn not_provided(w: &str) -> Option<Obj> {
-    const NAMES: [&str; 19] = [
-        "TOPIC",
-        "SUB",
-        "SBSTATUS",
-        "TPSTATUS",
-        "PUBSUB",
-        "NAMELIST",
-        "NL",
-        "COMMINFO",
-        "CLUSQMGR",
-        "CFSTRUCT",
-        "STGCLASS",
-        "CFSTATUS",
-        "ARCHIVE",
-        "LOG",
-        "USAGE",
-        "SMDS",
-        "CLNTCONN",
-        "RQMNAME",
-        "TOPICSTATUS",
+    const NAMES: [&str; 16] = [
+        "SUB", "SBSTATUS", "PUBSUB", "NAMELIST", "NL", "COMMINFO", "CLUSQMGR", "CFSTRUCT",
+        "STGCLASS", "CFSTATUS", "ARCHIVE", "LOG", "USAGE", "SMDS", "CLNTCONN", "RQMNAME",
     ];
     NAMES.iter().find(|n| **n == w).map(|n| Obj::NotProvided(n))
 }

@@ -14,7 +14,7 @@ use sealmq_types::ReasonCode;
 use sealmq_types::attrs;
 use std::sync::Arc;
 
-fn not_defined(what: &str, name: &str) -> Fail {
+pub(crate) fn not_defined(what: &str, name: &str) -> Fail {
     Fail {
         at: None,
         reason: Some(ReasonCode::UnknownObjectName),
@@ -154,28 +154,33 @@ fn no_server() -> Fail {
 
 /// What DEFINE, ALTER, DELETE and DISPLAY do with one kind of object (LISTENER, PROCESS,
 /// SERVICE): the same steps, with the kind's names, messages and calls.
-struct Kind<T> {
+pub(crate) struct Kind<T> {
     /// In messages: "service".
-    what: &'static str,
+    pub(crate) what: &'static str,
     /// Starting answers: "Service".
-    title: &'static str,
+    pub(crate) title: &'static str,
     /// DISPLAY's name attribute: "SERVICE".
-    key: &'static str,
+    pub(crate) key: &'static str,
     /// DISPLAY's answer: "service(s)".
-    plural: &'static str,
+    pub(crate) plural: &'static str,
     /// The number of the "defined" message; altered, deleted and displayed follow it.
-    msg: u32,
+    pub(crate) msg: u32,
     /// What DEFINE starts from without LIKE.
-    default: &'static str,
-    new: fn(&str) -> T,
-    name: fn(&mut T) -> &mut String,
-    apply: fn(&mut T, &[Attr]) -> Result<(), Fail>,
-    block: fn(&T) -> Block,
+    pub(crate) default: &'static str,
+    pub(crate) new: fn(&str) -> T,
+    pub(crate) name: fn(&mut T) -> &mut String,
+    pub(crate) apply: fn(&mut T, &[Attr]) -> Result<(), Fail>,
+    pub(crate) block: fn(&T) -> Block,
 }
 
 impl<T: sealmq_engine::ServiceObject> Kind<T> {
     /// `c` when it defines, alters, deletes or displays; `None` for another verb.
-    fn run(&self, qm: &QueueManager, c: &Command, name: &str) -> Option<Result<Answer, Fail>> {
+    pub(crate) fn run(
+        &self,
+        qm: &QueueManager,
+        c: &Command,
+        name: &str,
+    ) -> Option<Result<Answer, Fail>> {
         Some(match c.verb {
             Verb::Define => self.define_new(qm, c, name),
             Verb::Alter => self.get_or_fail(qm, name).and_then(|mut d| {
@@ -231,7 +236,7 @@ impl<T: sealmq_engine::ServiceObject> Kind<T> {
     }
 }
 
-type Answer = (String, Vec<Block>);
+pub(crate) type Answer = (String, Vec<Block>);
 
 const SERVICE: Kind<ServiceDef> = Kind {
     what: "service",
@@ -466,6 +471,8 @@ pub(crate) fn route(
         (Define | Alter | Delete | Display, Obj::Process) => process(qm, c),
         (Define | Alter | Delete | Display | Start | Stop, Obj::Service) => service(qm, c),
         (Display, Obj::SvStatus) => svstatus(qm, c),
+        (Define | Alter | Delete | Display, Obj::Topic) => crate::topics::topic(qm, c),
+        (Display, Obj::TpStatus) => crate::topics::tpstatus(qm, c),
         _ => return None,
     })
 }

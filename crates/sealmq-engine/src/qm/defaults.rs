@@ -1,7 +1,8 @@
 //! The default objects every queue manager has, as MQ's `crtmqm` makes them: the system
 //! queues, the templates a DEFINE without LIKE copies (SYSTEM.DEFAULT.LOCAL.QUEUE,
-//! SYSTEM.DEF.SENDER, ...), the default listener, process and AUTHINFO, and the channel
-//! initiation queue. A queue manager created by an older release gains the ones it lacks
+//! SYSTEM.DEF.SENDER, ...), the default listener, process and AUTHINFO, the channel
+//! initiation queue, and the topic tree's root (SYSTEM.BASE.TOPIC) and template
+//! (SYSTEM.DEFAULT.TOPIC) with the subscriptions' model queues. A queue manager created by an older release gains the ones it lacks
 //! at its next start; an administrator's changes to them are kept.
 
 use super::*;
@@ -10,6 +11,7 @@ use crate::channels::DEFAULT_SVRCONN;
 use crate::services::{
     DEFAULT_LISTENER, DEFAULT_PROCESS, DEFAULT_SERVICE, ListenerDef, ProcessDef, ServiceDef,
 };
+use crate::topics::{BASE_TOPIC, DEFAULT_TOPIC, TopicDef};
 
 /// The default channel of each type: a DEFINE CHANNEL without LIKE copies it.
 pub fn default_channel_name(t: ChlType) -> &'static str {
@@ -52,6 +54,12 @@ impl QueueManager {
         }
         if self.object::<ServiceDef>(DEFAULT_SERVICE).is_none() {
             self.define_object(ServiceDef::new(DEFAULT_SERVICE), false)?;
+        }
+        if self.object::<TopicDef>(BASE_TOPIC).is_none() {
+            self.define_object(TopicDef::base(), false)?;
+        }
+        if self.object::<TopicDef>(DEFAULT_TOPIC).is_none() {
+            self.define_object(TopicDef::new(DEFAULT_TOPIC), false)?;
         }
         if self.authinfo(DEFAULT_IDPWOS).is_none() {
             self.define_authinfo(AuthInfoDef::new(DEFAULT_IDPWOS))?;

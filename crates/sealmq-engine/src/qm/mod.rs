@@ -297,9 +297,10 @@ impl QueueManager {
                     Frame::AuthInfo(a) => {
                         rb.sec.authinfo.insert(a.name.clone(), a);
                     }
-                    f @ (Frame::Listener(_) | Frame::Process(_) | Frame::Service(_)) => {
-                        rb.svc.apply_frame(f)
-                    }
+                    f @ (Frame::Listener(_)
+                    | Frame::Process(_)
+                    | Frame::Service(_)
+                    | Frame::Topic(_)) => rb.svc.apply_frame(f),
                 }
             }
         }

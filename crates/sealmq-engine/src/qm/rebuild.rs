@@ -271,7 +271,9 @@ impl Rebuild {
             | Record::DefineProcess(_)
             | Record::DeleteProcess(_)
             | Record::DefineService(_)
-            | Record::DeleteService(_) => {}
+            | Record::DeleteService(_)
+            | Record::DefineTopic(_)
+            | Record::DeleteTopic(_) => {}
             Record::Define(d) => {
                 if matches!(d.qtype, QType::Local) {
                     self.msgs.entry(d.name.clone()).or_default();

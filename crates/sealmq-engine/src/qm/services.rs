@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::services::{ListenerControl, ListenerDef, ProcessDef, ServiceControl, ServiceDef};
+use crate::topics::TopicDef;
 use sealmq_types::sync::{read, write};
 
 #[derive(Debug, Clone, Default)]
@@ -11,6 +12,7 @@ pub struct ServiceObjects {
     pub(crate) listeners: HashMap<String, ListenerDef>,
     pub(crate) processes: HashMap<String, ProcessDef>,
     pub(crate) services: HashMap<String, ServiceDef>,
+    pub(crate) topics: HashMap<String, TopicDef>,
 }
 
 /// What the server registered to run listeners and services.
@@ -30,6 +32,7 @@ impl ServiceObjects {
             .collect();
         f.extend(self.processes.values().cloned().map(Frame::Process));
         f.extend(self.services.values().cloned().map(Frame::Service));
+        f.extend(self.topics.values().cloned().map(Frame::Topic));
         f
     }
 
@@ -44,6 +47,9 @@ impl ServiceObjects {
             }
             Frame::Service(s) => {
                 self.services.insert(s.name.clone(), s);
+            }
+            Frame::Topic(t) => {
+                self.topics.insert(t.name.clone(), t);
             }
             _ => {}
         }
@@ -70,6 +76,12 @@ impl ServiceObjects {
             Record::DeleteService(n) => {
                 self.services.remove(n);
             }
+            Record::DefineTopic(t) => {
+                self.topics.insert(t.name.clone(), t.clone());
+            }
+            Record::DeleteTopic(n) => {
+                self.topics.remove(n);
+            }
             _ => return false,
         }
         true
@@ -87,6 +99,14 @@ pub trait ServiceObject: Clone {
         false
     }
     fn validate(&self) -> MqResult<()>;
+    /// Checks against the other objects of its kind (a topic string names one topic).
+    fn check(&self, _all: &ServiceObjects) -> MqResult<()> {
+        Ok(())
+    }
+    /// Whether DELETE is refused outright (the root of the topic tree).
+    fn undeletable(_name: &str) -> Option<&'static str> {
+        None
+    }
     fn define_record(&self) -> Record;
     fn delete_record(name: &str) -> Record;
     fn map(o: &ServiceObjects) -> &HashMap<String, Self>;
@@ -137,6 +157,76 @@ svc_object!(
     DefineProcess,
     DeleteProcess
 );
+impl ServiceObject for TopicDef {
+    const WHAT: &'static str = "topic";
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn validate(&self) -> MqResult<()> {
+        TopicDef::validate(self)
+    }
+    /// One topic object per topic string, as MQ's (2 objects for `a/b` would make its
+    /// attributes ambiguous).
+    fn check(&self, all: &ServiceObjects) -> MqResult<()> {
+        // SYSTEM.DEFAULT.TOPIC, a template, shares the root's blank string.
+        match all
+            .topics
+            .values()
+            .filter(|_| !self.topicstr.is_empty())
+            .find(|t| t.topicstr == self.topicstr && t.name != self.name)
+        {
+            Some(t) => mqerr!(
+                TopicStringError,
+                "topic string '{}' is already topic object {}'s",
+                self.topicstr,
+                t.name
+            ),
+            None => Ok(()),
+        }
+    }
+    fn undeletable(name: &str) -> Option<&'static str> {
+        (name == crate::topics::BASE_TOPIC)
+            .then_some("it is the root of the topic tree that ASPARENT resolves to")
+    }
+    fn define_record(&self) -> Record {
+        Record::DefineTopic(self.clone())
+    }
+    fn delete_record(name: &str) -> Record {
+        Record::DeleteTopic(name.to_string())
+    }
+    fn map(o: &ServiceObjects) -> &HashMap<String, Self> {
+        &o.topics
+    }
+    fn map_mut(o: &mut ServiceObjects) -> &mut HashMap<String, Self> {
+        &mut o.topics
+    }
+}
+
+impl QueueManager {
+    /// The topic strings of the topic tree's nodes: those topic objects administer.
+    pub fn topic_nodes(&self) -> Vec<String> {
+        read(&self.svc)
+            .topics
+            .values()
+            .filter(|t| !t.topicstr.is_empty())
+            .map(|t| t.topicstr.clone())
+            .collect()
+    }
+
+    /// `topic`'s attributes, ASPARENT resolved up the tree (DISPLAY TPSTATUS, publish and
+    /// subscribe).
+    pub fn topic_effective(&self, topic: &str) -> crate::topics::Effective {
+        let svc = read(&self.svc);
+        let by_str: HashMap<&str, &TopicDef> = svc
+            .topics
+            .values()
+            .filter(|t| !t.topicstr.is_empty() || t.name == crate::topics::BASE_TOPIC)
+            .map(|t| (crate::topics::node_of(&t.topicstr), t))
+            .collect();
+        crate::topics::effective(topic, |s| by_str.get(s).copied())
+    }
+}
+
 svc_object!(
     ServiceDef,
     "service",
@@ -152,6 +242,7 @@ impl QueueManager {
         obj.validate()?;
         let (what, name) = (T::WHAT, obj.name().to_string());
         let mut svc = write(&self.svc);
+        obj.check(&svc)?;
         if T::map(&svc).contains_key(&name) && !replace {
             return mqerr!(
                 ObjectAlreadyExists,
@@ -168,6 +259,9 @@ impl QueueManager {
         let what = T::WHAT;
         if !T::map(&read(&self.svc)).contains_key(name) {
             return mqerr!(UnknownObjectName, "{what} '{name}' is not defined");
+        }
+        if let Some(why) = T::undeletable(name) {
+            return mqerr!(ObjectInUse, "{what} {name} cannot be deleted: {why}");
         }
         if T::running(self, name) {
             return mqerr!(
