@@ -23,7 +23,7 @@ const GEN_MIN: usize = 28;
 pub struct ConnArgs {
     /// Queue manager name.
     pub qm: String,
-    /// Queue name.
+    /// Queue name (for `pub` and `sub`: the topic string).
     pub queue: String,
     /// Reach the queue manager over TCP (HOST:PORT) instead of its local socket; a list
     /// (h1:p1,h2:p2,h3:p3 or MQ's h1(p1),h2(p2),h3(p3)) is tried in order until an address

@@ -1,5 +1,5 @@
 //! `sealmq dump QM`: MQSC that recreates a queue manager's configuration — every queue,
-//! channel, listener, process, topic, AUTHINFO, authority record, CHLAUTH rule and policy, and the
+//! channel, listener, process, topic, administrative subscription, AUTHINFO, authority record, CHLAUTH rule and policy, and the
 //! queue manager's attributes (MQ's dmpmqcfg). It asks the running queue manager with DISPLAY
 //! commands, as an administrator would, and writes each object as one command with every
 //! attribute (blank ones as `' '`, so a changed default object cannot leak into a replay).
@@ -136,6 +136,21 @@ pub fn dump(c: &mut Client, qm: &str) -> CliResult<String> {
             quote(s(&o, "CHANNEL")),
             s(&o, "CHLTYPE"),
             attrs(&o, &["CHANNEL", "CHLTYPE"], true)
+        ));
+    }
+    out.push_str("\n* Subscriptions (administrative and durable)\n");
+    for o in objects(c, "DISPLAY SUB(*) ALL")? {
+        if s(&o, "SUBTYPE") != "ADMIN" {
+            continue;
+        }
+        out.push_str(&format!(
+            "DEFINE SUB({}){} REPLACE\n",
+            quote(s(&o, "SUB")),
+            attrs(
+                &o,
+                &["SUB", "SUBID", "SUBTYPE", "TOPICOBJ", "DESTQMGR", "DURABLE"],
+                false
+            )
         ));
     }
     out.push_str("\n* Authority records\n");

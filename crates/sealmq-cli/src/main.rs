@@ -24,6 +24,7 @@ mod io;
 mod keystore_cmd;
 mod message_cmd;
 mod policy_cmd;
+mod pubsub_cmd;
 mod qm_cmd;
 mod trigger_cmd;
 
@@ -70,6 +71,11 @@ enum Command {
     Get(app_cmd::GetArgs),
     /// Browse messages without removing them.
     Browse(app_cmd::BrowseArgs),
+    /// Publish messages on a topic string (QM TOPICSTR).
+    Pub(pubsub_cmd::PubArgs),
+    /// Subscribe to a topic string (QM TOPICSTR, `#` and `+` wildcards) and print what is
+    /// published.
+    Sub(pubsub_cmd::SubArgs),
     /// Run a benchmark scenario (local-rr, put1, mover-rr, stream, partner, deep, drain, amqp, ha, connections).
     Bench(bench_cmd::BenchArgs),
     /// Identities and trust for applications and queue managers.
@@ -147,6 +153,8 @@ fn main() -> ExitCode {
         Command::Put(a) => app_cmd::put(a),
         Command::Get(a) => app_cmd::get(a),
         Command::Browse(a) => app_cmd::browse(a),
+        Command::Pub(a) => pubsub_cmd::publish(a),
+        Command::Sub(a) => pubsub_cmd::subscribe(a),
         Command::Bench(a) => bench_cmd::run(a),
         Command::Keystore(c) => keystore_cmd::run(c),
         Command::Message(c) => message_cmd::run(c),

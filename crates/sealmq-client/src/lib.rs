@@ -9,6 +9,7 @@ pub mod connlist;
 pub mod consume;
 mod intercept;
 pub mod nonblocking;
+pub mod pubsub;
 mod readahead;
 pub mod reconnect;
 

@@ -36,6 +36,7 @@ pub mod queue;
 pub mod records;
 pub mod services;
 pub mod stats;
+pub mod subs;
 pub mod topics;
 
 pub use boot::{create, start, start_or_create};

@@ -8,6 +8,7 @@ use crate::md::Message;
 use crate::objects::{QmgrDef, QueueDef};
 use crate::queue::TxId;
 use crate::services::{ListenerDef, ProcessDef, ServiceDef};
+use crate::subs::SubDef;
 use crate::topics::TopicDef;
 use sealmq_storage::Result;
 use sealmq_storage::codec::{Dec, Enc, Field};
@@ -88,6 +89,9 @@ pub enum Record {
     /// A TOPIC object defined or altered, and deleted (issue 28).
     DefineTopic(TopicDef),
     DeleteTopic(String),
+    /// A durable subscription made or altered, and deleted (issue 28).
+    DefineSub(SubDef),
+    DeleteSub(String),
 }
 
 coded_enum!(Record, "log record" {
@@ -118,6 +122,8 @@ coded_enum!(Record, "log record" {
     25 => Join { from, into },
     26 => DefineTopic(t),
     27 => DeleteTopic(n),
+    28 => DefineSub(s),
+    29 => DeleteSub(n),
 });
 
 /// The definitions records and frames carry, each with its own versioned encoding.
@@ -143,7 +149,8 @@ fields_by_methods!(
     ListenerDef,
     ProcessDef,
     ServiceDef,
-    TopicDef
+    TopicDef,
+    SubDef
 );
 
 impl Record {
@@ -197,6 +204,7 @@ pub enum Frame {
     Process(ProcessDef),
     Service(ServiceDef),
     Topic(TopicDef),
+    Sub(SubDef),
     /// The version of the frames (absent before 2: messages were MESSAGE frames then).
     Format(u32),
     /// Version 3: where a queue's index journal ended once this checkpoint's batches were
@@ -224,6 +232,7 @@ coded_enum!(Frame, "checkpoint frame" {
     13 => Format(v),
     14 => QueueIndex { queue, file, len },
     15 => Topic(t),
+    16 => Sub(s),
 });
 
 impl Frame {

@@ -133,7 +133,7 @@ pub(crate) fn shown(noted: &Noted) -> impl Iterator<Item = (String, String)> + '
 /// refused saying so (docs/administration.md, "Not provided").
 pub(crate) fn object_not_provided(obj: &str) -> Option<&'static str> {
     Some(match obj {
-        "SUB" | "SBSTATUS" | "PUBSUB" => "subscriptions are not provided yet",
+        "PUBSUB" => "publish/subscribe hierarchies and clusters are not provided",
         "NAMELIST" | "NL" => "namelists are not provided",
         "COMMINFO" => "multicast (COMMINFO) is not provided",
         "CLUSQMGR" => "clusters are not provided",

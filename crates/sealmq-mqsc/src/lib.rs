@@ -19,6 +19,7 @@ mod policy;
 mod queues;
 mod services;
 mod status;
+mod subs;
 mod topics;
 
 pub use exec::{Response, render_json, render_text, run};

@@ -59,6 +59,9 @@ pub enum Obj {
     /// Topic objects (TOPIC) and the topic tree's status (TPSTATUS).
     Topic,
     TpStatus,
+    /// Subscriptions (SUB) and their status (SBSTATUS).
+    Sub,
+    SbStatus,
     /// An MQ object type of a feature sealmq does not provide (TOPIC, SUB, NAMELIST, ...):
     /// refused naming the feature.
     NotProvided(&'static str),
@@ -134,15 +137,17 @@ fn obj(w: &str) -> Option<Obj> {
         "QMSTATUS" => Obj::QmStatus,
         "TOPIC" => Obj::Topic,
         "TPSTATUS" | "TOPICSTATUS" => Obj::TpStatus,
+        "SUB" | "SUBSCRIPTION" => Obj::Sub,
+        "SBSTATUS" => Obj::SbStatus,
         _ => return None,
     })
 }
 
 /// An MQ object type sealmq does not provide, kept by its name so the refusal can say so.
 fn not_provided(w: &str) -> Option<Obj> {
-    const NAMES: [&str; 16] = [
-        "SUB", "SBSTATUS", "PUBSUB", "NAMELIST", "NL", "COMMINFO", "CLUSQMGR", "CFSTRUCT",
-        "STGCLASS", "CFSTATUS", "ARCHIVE", "LOG", "USAGE", "SMDS", "CLNTCONN", "RQMNAME",
+    const NAMES: [&str; 14] = [
+        "PUBSUB", "NAMELIST", "NL", "COMMINFO", "CLUSQMGR", "CFSTRUCT", "STGCLASS", "CFSTATUS",
+        "ARCHIVE", "LOG", "USAGE", "SMDS", "CLNTCONN", "RQMNAME",
     ];
     NAMES.iter().find(|n| **n == w).map(|n| Obj::NotProvided(n))
 }

@@ -473,6 +473,8 @@ pub(crate) fn route(
         (Display, Obj::SvStatus) => svstatus(qm, c),
         (Define | Alter | Delete | Display, Obj::Topic) => crate::topics::topic(qm, c),
         (Display, Obj::TpStatus) => crate::topics::tpstatus(qm, c),
+        (Define | Alter | Delete | Display, Obj::Sub) => crate::subs::sub(qm, c),
+        (Display, Obj::SbStatus) => crate::subs::sbstatus(qm, c),
         _ => return None,
     })
 }

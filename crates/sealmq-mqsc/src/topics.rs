@@ -191,6 +191,7 @@ pub(crate) fn tpstatus(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fa
     };
     nodes.sort();
     nodes.dedup();
+    let subs = qm.subs();
     let blocks: Vec<Block> = nodes
         .iter()
         .map(|t| {
@@ -205,7 +206,8 @@ pub(crate) fn tpstatus(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fa
                 "PMSGDLV" => e.pmsgdlv.name(), "NPMSGDLV" => e.npmsgdlv.name(),
                 "USEDLQ" => if e.usedlq { "YES" } else { "NO" },
                 "MDURMDL" => e.mdurmdl, "MNDURMDL" => e.mndurmdl,
-                "RETAINED" => "NO", "PUBCOUNT" => 0, "SUBCOUNT" => 0,
+                "RETAINED" => "NO", "PUBCOUNT" => 0,
+                "SUBCOUNT" => subs.iter().filter(|s| s.topicstr == *t).count(),
             ]
         })
         .collect();

@@ -237,6 +237,20 @@ impl Session {
             }
             Request::Disconnect => return None,
             // Served by the session (session.rs), which owns the consumers.
+            Request::Publish {
+                topic,
+                md,
+                payload,
+                syncpoint,
+            } => self.publish(&topic, md, payload, syncpoint),
+            Request::Subscribe {
+                name,
+                topic,
+                durable,
+                selector,
+                resume,
+            } => self.subscribe(&name, &topic, durable, &selector, resume, icpt),
+            Request::Unsubscribe { name } => self.unsubscribe(&name),
             Request::Consume(_)
             | Request::Credit { .. }
             | Request::Settle { .. }
@@ -269,10 +283,13 @@ impl Session {
         match self.handles.remove(&hobj) {
             Some(h) => {
                 lock(&self.recent).closed(hobj);
-                self.conn
+                let r = self
+                    .conn
                     .close(&h)
                     .map(|_| Response::Ok)
-                    .unwrap_or_else(err)
+                    .unwrap_or_else(err);
+                self.closed_subscription(hobj);
+                r
             }
             None => no_handle(hobj),
         }
@@ -417,7 +434,7 @@ impl Session {
     }
 
     /// The reply to an open: the handle registered, and the policy of the name opened.
-    fn opened(
+    pub(crate) fn opened(
         &mut self,
         r: sealmq_engine::MqResult<Hobj>,
         name: &str,

@@ -26,6 +26,7 @@ mod os;
 mod pam;
 mod peer;
 pub mod perms;
+mod pubsub;
 pub mod security;
 mod session;
 pub mod standby;

@@ -40,6 +40,9 @@ pub(crate) struct Session {
     make_out: Option<MakeOut>,
     consumers: Consumers,
     acct: Option<acct::Accounting>,
+    /// Non-durable subscriptions made on this connection, with the handle of their queue:
+    /// they end with the handle or the connection.
+    pub(crate) nondurable: Vec<(u32, String)>,
 }
 
 /// What the Hello settled for the rest of the connection.
@@ -98,6 +101,7 @@ impl Session {
             out,
             make_out,
             consumers: Consumers::default(),
+            nondurable: Vec::new(),
         }
     }
 
@@ -302,6 +306,9 @@ impl Session {
         drop(std::mem::take(&mut self.consumers));
         for (_, h) in self.handles.drain() {
             let _ = self.conn.close(&h);
+        }
+        for (_, n) in std::mem::take(&mut self.nondurable) {
+            let _ = self.qm.delete_sub(&n);
         }
         if let Some(a) = self.acct.take() {
             a.finish();

@@ -20,11 +20,13 @@ use sealmq_types::{coded_enum, coded_struct};
 use std::io::{self, Read, Write};
 
 /// Protocol versions this build speaks.
-pub const VERSIONS: &[u16] = &[1, 2, 3];
+pub const VERSIONS: &[u16] = &[1, 2, 3, 4];
 /// The first version with asynchronous consume (requests 16-19, responses 136-138).
 pub const V_CONSUME: u16 = 2;
 /// The first version whose descriptors may carry message properties (docs/wire.md).
 pub const V_PROPERTIES: u16 = 3;
+/// The first version with publish/subscribe (requests 20-22).
+pub const V_PUBSUB: u16 = 4;
 /// Largest frame accepted before Hello negotiates a larger one.
 pub const HELLO_MAX: usize = 64 * 1024;
 /// Overhead allowed above the message size in a frame.
@@ -282,6 +284,27 @@ pub enum Request {
     ConsumeStop {
         tag: u32,
     },
+    /// Version 4: MQPUT to a topic string: a publication, answered `Put`.
+    Publish {
+        topic: String,
+        md: Md,
+        payload: Vec<u8>,
+        syncpoint: bool,
+    },
+    /// Version 4: MQSUB with a managed queue: makes (or with `resume`, resumes) subscription
+    /// `name` (blank, non-durable: the queue manager names it) to `topic`; answered `Opened`,
+    /// the subscription's queue opened for input.
+    Subscribe {
+        name: String,
+        topic: String,
+        durable: bool,
+        selector: String,
+        resume: bool,
+    },
+    /// Version 4: MQCLOSE with MQCO_REMOVE_SUB: ends subscription `name`; answered Ok.
+    Unsubscribe {
+        name: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -382,6 +405,9 @@ coded_enum!(Request, "request" {
     17 => Credit { tag, n },
     18 => Settle { tag, batch, commit },
     19 => ConsumeStop { tag },
+    20 => Publish { topic, md, payload, syncpoint },
+    21 => Subscribe { name, topic, durable, selector, resume },
+    22 => Unsubscribe { name },
 });
 
 coded_enum!(Response, "response" {

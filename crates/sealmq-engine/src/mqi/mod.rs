@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 mod get;
+mod publish;
 mod put;
 mod remote;
 mod triggers;
@@ -284,7 +285,25 @@ impl Connection {
             Some(read(&self.qm.qmgr).max_handles())
         };
         let slot = self.entry.reserve(self.qm.conns.next_handle(), max)?;
-        self.open_in(name, opts, dyn_name, slot)
+        self.open_in(name, opts, dyn_name, slot, false)
+    }
+
+    /// Opens the managed queue of subscription `sub` for input, for its subscriber: the
+    /// queue is the subscription's, so no queue authority is asked (SUB on the topic was).
+    pub fn open_subscription(&self, sub: &crate::subs::SubDef) -> MqResult<Hobj> {
+        if sub.destclas != crate::subs::DestClass::Managed
+            || (!self.internal && sub.subuser != self.user)
+        {
+            return mqerr!(
+                NotAuthorized,
+                "subscription '{}' is not one of '{}''s with a managed queue",
+                sub.name,
+                self.user
+            );
+        }
+        let max = Some(read(&self.qm.qmgr).max_handles());
+        let slot = self.entry.reserve(self.qm.conns.next_handle(), max)?;
+        self.open_in(&sub.dest, OpenOptions::input(), "AMQ.*", slot, true)
     }
 
     fn open_in(
@@ -293,6 +312,7 @@ impl Connection {
         opts: OpenOptions,
         dyn_name: &str,
         slot: crate::conns::HandleSlot,
+        trusted: bool,
     ) -> MqResult<Hobj> {
         self.check_running()?;
         if !(opts.input_any() || opts.browse || opts.output || opts.inquire || opts.set) {
@@ -317,7 +337,7 @@ impl Connection {
                 needed |= a;
             }
         }
-        if !self.internal {
+        if !self.internal && !trusted {
             self.qm
                 .check_authority(&self.user, AuthObj::Queue, name, needed)?;
         }
@@ -378,7 +398,13 @@ impl Connection {
                         Some((xq, _)) => xq,
                         // A remote definition naming this queue manager: the local queue.
                         None if target_def.remote_name != name => {
-                            return self.open_in(&target_def.remote_name, opts, dyn_name, slot);
+                            return self.open_in(
+                                &target_def.remote_name,
+                                opts,
+                                dyn_name,
+                                slot,
+                                trusted,
+                            );
                         }
                         None => {
                             return mqerr!(

@@ -26,6 +26,7 @@ mod compaction;
 mod damaged;
 mod defaults;
 mod policies;
+mod pubsub;
 mod rebuild;
 mod replica;
 mod routing;
@@ -139,6 +140,8 @@ pub struct QueueManager {
     pub started: u64,
     /// LISTENER, PROCESS and SERVICE objects.
     pub(crate) svc: RwLock<services::ServiceObjects>,
+    /// Publications and deliveries counted per subscription (DISPLAY SBSTATUS).
+    pub(crate) sub_stats: Mutex<HashMap<String, pubsub::SubStats>>,
     /// The server's listeners and services, when a server runs this queue manager.
     ctl: RwLock<services::Controls>,
     pub(crate) policies: RwLock<HashMap<String, sealmq_protect::Policy>>,
@@ -300,7 +303,8 @@ impl QueueManager {
                     f @ (Frame::Listener(_)
                     | Frame::Process(_)
                     | Frame::Service(_)
-                    | Frame::Topic(_)) => rb.svc.apply_frame(f),
+                    | Frame::Topic(_)
+                    | Frame::Sub(_)) => rb.svc.apply_frame(f),
                 }
             }
         }
@@ -369,6 +373,7 @@ impl QueueManager {
             channels: RwLock::new(std::mem::take(&mut rb.channels)),
             sec: RwLock::new(std::mem::take(&mut rb.sec)),
             svc: RwLock::new(std::mem::take(&mut rb.svc)),
+            sub_stats: Default::default(),
             conns: Default::default(),
             started: sealmq_types::time::now_secs(),
             ctl: Default::default(),

@@ -273,7 +273,9 @@ impl Rebuild {
             | Record::DefineService(_)
             | Record::DeleteService(_)
             | Record::DefineTopic(_)
-            | Record::DeleteTopic(_) => {}
+            | Record::DeleteTopic(_)
+            | Record::DefineSub(_)
+            | Record::DeleteSub(_) => {}
             Record::Define(d) => {
                 if matches!(d.qtype, QType::Local) {
                     self.msgs.entry(d.name.clone()).or_default();

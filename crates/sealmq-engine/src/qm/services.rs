@@ -13,6 +13,9 @@ pub struct ServiceObjects {
     pub(crate) processes: HashMap<String, ProcessDef>,
     pub(crate) services: HashMap<String, ServiceDef>,
     pub(crate) topics: HashMap<String, TopicDef>,
+    /// Subscriptions by name: durable ones are logged and checkpointed, non-durable ones
+    /// live with their connection only.
+    pub(crate) subs: HashMap<String, crate::subs::SubDef>,
 }
 
 /// What the server registered to run listeners and services.
@@ -33,6 +36,13 @@ impl ServiceObjects {
         f.extend(self.processes.values().cloned().map(Frame::Process));
         f.extend(self.services.values().cloned().map(Frame::Service));
         f.extend(self.topics.values().cloned().map(Frame::Topic));
+        f.extend(
+            self.subs
+                .values()
+                .filter(|s| s.durable)
+                .cloned()
+                .map(Frame::Sub),
+        );
         f
     }
 
@@ -50,6 +60,9 @@ impl ServiceObjects {
             }
             Frame::Topic(t) => {
                 self.topics.insert(t.name.clone(), t);
+            }
+            Frame::Sub(s) => {
+                self.subs.insert(s.name.clone(), s);
             }
             _ => {}
         }
@@ -81,6 +94,12 @@ impl ServiceObjects {
             }
             Record::DeleteTopic(n) => {
                 self.topics.remove(n);
+            }
+            Record::DefineSub(s) => {
+                self.subs.insert(s.name.clone(), s.clone());
+            }
+            Record::DeleteSub(n) => {
+                self.subs.remove(n);
             }
             _ => return false,
         }
@@ -203,13 +222,15 @@ impl ServiceObject for TopicDef {
 }
 
 impl QueueManager {
-    /// The topic strings of the topic tree's nodes: those topic objects administer.
+    /// The topic strings of the topic tree's nodes: those topic objects administer and
+    /// those subscriptions are to.
     pub fn topic_nodes(&self) -> Vec<String> {
-        read(&self.svc)
-            .topics
+        let svc = read(&self.svc);
+        svc.topics
             .values()
             .filter(|t| !t.topicstr.is_empty())
             .map(|t| t.topicstr.clone())
+            .chain(svc.subs.values().map(|s| s.topicstr.clone()))
             .collect()
     }
 

@@ -1,0 +1,217 @@
+//! Publish/subscribe with real processes (issue 28): wildcard and selector subscriptions get
+//! exactly the publications they should; a durable subscription keeps what was published
+//! while its subscriber was away, across a restart and a `kill -9`; a unit of work that
+//! publishes then backs out delivers nothing; PUB and SUB authority are checked up the topic
+//! tree (2035 otherwise).
+
+mod common;
+
+use common::{Home, field, free_port};
+
+fn publish(h: &Home, qm: &str, topic: &str, msg: &str, extra: &[&str]) {
+    let mut a = vec!["pub", qm, topic, "--message", msg];
+    a.extend_from_slice(extra);
+    h.ok(&a);
+}
+
+/// The payloads on `q`, taken off it, sorted.
+fn drain(h: &Home, qm: &str, q: &str) -> Vec<String> {
+    let out = h.ok(&["get", qm, q, "--all"]);
+    let mut v: Vec<String> = out.lines().map(str::to_string).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn wildcard_and_selector_subscriptions_get_exactly_theirs() {
+    let h = Home::new();
+    h.ok(&["create", "PS1"]);
+    h.ok(&["start", "PS1", "--background"]);
+    h.mqsc(
+        "PS1",
+        "DEFINE QLOCAL(ALL.Q)\nDEFINE QLOCAL(FRUIT.Q)\nDEFINE QLOCAL(APPLES.Q)\nDEFINE QLOCAL(RED.Q)\n\
+         DEFINE QLOCAL(CHAR.Q)\n\
+         DEFINE SUB(ALL) TOPICSTR('#') DEST(ALL.Q)\n\
+         DEFINE SUB(FRUIT) TOPICSTR('price/fruit/#') DEST(FRUIT.Q)\n\
+         DEFINE SUB(APPLES) TOPICSTR('price/+/apples') DEST(APPLES.Q)\n\
+         DEFINE SUB(RED) TOPICSTR('price/fruit/+') DEST(RED.Q) SELECTOR('colour = ''red''')\n\
+         DEFINE SUB(CHARS) TOPICSTR('price/*s') WSCHEMA(CHAR) DEST(CHAR.Q)\n",
+    );
+    publish(
+        &h,
+        "PS1",
+        "price/fruit/apples",
+        "fa",
+        &["--property", "colour=red"],
+    );
+    publish(
+        &h,
+        "PS1",
+        "price/fruit/pears",
+        "fp",
+        &["--property", "colour=green"],
+    );
+    publish(&h, "PS1", "price/veg/apples", "va", &[]);
+    publish(&h, "PS1", "price/fruit", "f", &[]);
+    publish(&h, "PS1", "stock/x", "sx", &[]);
+    assert_eq!(drain(&h, "PS1", "ALL.Q"), ["f", "fa", "fp", "sx", "va"]);
+    assert_eq!(
+        drain(&h, "PS1", "FRUIT.Q"),
+        ["f", "fa", "fp"],
+        "# matches no level too"
+    );
+    assert_eq!(drain(&h, "PS1", "APPLES.Q"), ["fa", "va"]);
+    assert_eq!(drain(&h, "PS1", "RED.Q"), ["fa"]);
+    assert_eq!(drain(&h, "PS1", "CHAR.Q"), ["fa", "fp", "va"]);
+    let st = h.mqsc("PS1", "DISPLAY SBSTATUS(FRUIT) NUMMSGS\n");
+    assert_eq!(field(&st, "NUMMSGS"), "3");
+    // Publishing on a wildcard is refused; so is a topic with PUB(DISABLED) (2051).
+    let o = h.run(&["pub", "PS1", "price/#", "--message", "x"], None);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("2425"), "{o:?}");
+    h.mqsc(
+        "PS1",
+        "DEFINE TOPIC(CLOSED) TOPICSTR('closed') PUB(DISABLED) SUB(DISABLED)\n",
+    );
+    let o = h.run(&["pub", "PS1", "closed/a", "--message", "x"], None);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("2051"), "{o:?}");
+    let o = h.run(
+        &["mqsc", "PS1"],
+        Some("DEFINE SUB(NO) TOPICSTR('closed/#') DEST(ALL.Q)\n"),
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("2503"), "{o:?}");
+    h.ok(&["stop", "PS1"]);
+}
+
+#[test]
+fn a_durable_subscription_keeps_what_was_published_while_away() {
+    let h = Home::new();
+    h.ok(&["create", "PS2"]);
+    h.ok(&["start", "PS2", "--background"]);
+    // Made and left by a subscriber; what comes meanwhile waits on its managed queue.
+    h.ok(&[
+        "sub",
+        "PS2",
+        "orders/#",
+        "--name",
+        "AUDIT",
+        "--durable",
+        "--count",
+        "0",
+    ]);
+    publish(&h, "PS2", "orders/new", "one", &["--persistent"]);
+    h.ok(&["stop", "PS2"]);
+    h.ok(&["start", "PS2", "--background"]);
+    publish(&h, "PS2", "orders/paid", "two", &["--persistent"]);
+    h.kill9("PS2");
+    h.ok(&["start", "PS2", "--background"]);
+    let out = h.ok(&["sub", "PS2", "orders/#", "--name", "AUDIT", "--resume"]);
+    let mut got: Vec<&str> = out.lines().collect();
+    got.sort();
+    assert_eq!(got, ["one", "two"]);
+    // A non-durable subscription ends with its subscriber: nothing is kept for it.
+    h.ok(&["sub", "PS2", "orders/#", "--count", "0"]);
+    let subs = h.mqsc("PS2", "DISPLAY SUB(*)\n");
+    assert!(
+        subs.contains("SUB(AUDIT)") && !subs.contains("NDURABLE"),
+        "{subs}"
+    );
+    h.ok(&[
+        "sub", "PS2", "orders/#", "--name", "AUDIT", "--resume", "--remove",
+    ]);
+    let o = h.run(&["mqsc", "PS2"], Some("DISPLAY SUB(AUDIT)\n"));
+    assert!(!o.status.success(), "AUDIT was removed");
+    h.ok(&["stop", "PS2"]);
+}
+
+#[test]
+fn publications_in_a_unit_of_work_arrive_at_commit_or_not_at_all() {
+    let h = Home::new();
+    h.ok(&["create", "PS3"]);
+    h.ok(&["start", "PS3", "--background"]);
+    h.mqsc(
+        "PS3",
+        "DEFINE QLOCAL(A.Q)\nDEFINE QLOCAL(B.Q) MAXDEPTH(1)\n\
+         DEFINE SUB(A) TOPICSTR('t') DEST(A.Q)\nDEFINE SUB(B) TOPICSTR('t') DEST(B.Q)\n",
+    );
+    h.ok(&[
+        "pub",
+        "PS3",
+        "t",
+        "--message",
+        "x",
+        "--count",
+        "3",
+        "--syncpoint",
+        "--backout",
+    ]);
+    assert_eq!(h.depth("PS3", "A.Q"), 0);
+    assert_eq!(h.depth("PS3", "B.Q"), 0);
+    h.ok(&["pub", "PS3", "t", "--message", "y", "--syncpoint"]);
+    assert_eq!(h.depth("PS3", "A.Q"), 1);
+    assert_eq!(h.depth("PS3", "B.Q"), 1);
+    // B.Q is full: a persistent publication to its durable subscription fails as a whole
+    // (PMSGDLV ALLDUR), and A.Q gets nothing either.
+    let o = h.run(&["pub", "PS3", "t", "--message", "z", "--persistent"], None);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("2502"), "{o:?}");
+    assert_eq!(h.depth("PS3", "A.Q"), 1);
+    // Non-persistent ones go where they can (NPMSGDLV ALLAVAIL).
+    h.ok(&["pub", "PS3", "t", "--message", "n", "--nonpersistent"]);
+    assert_eq!(h.depth("PS3", "A.Q"), 2);
+    h.ok(&["stop", "PS3"]);
+}
+
+#[test]
+fn pub_and_sub_authority_is_checked_up_the_tree() {
+    let h = Home::new();
+    h.ok(&["create", "PS4"]);
+    let port = free_port();
+    h.start_tcp("PS4", port);
+    let addr = format!("127.0.0.1:{port}");
+    h.mqsc(
+        "PS4",
+        "DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app')\n\
+         SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
+         DEFINE TOPIC('DEV.BASE.TOPIC') TOPICSTR('dev/')\n\
+         SET AUTHREC PROFILE('DEV.**') PRINCIPAL('app') OBJTYPE(TOPIC) AUTHADD(PUB)\n",
+    );
+    let via = |args: &[&str]| {
+        let mut a = args.to_vec();
+        a.extend_from_slice(&["--conn", &addr, "--channel", "APP.SVRCONN"]);
+        h.run(&a, None)
+    };
+    let err = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    // PUB under dev/ (granted on DEV.BASE.TOPIC, found up the tree), not elsewhere.
+    assert!(
+        via(&["pub", "PS4", "dev/news", "--message", "m"])
+            .status
+            .success()
+    );
+    let o = via(&["pub", "PS4", "prod/news", "--message", "m"]);
+    assert!(err(&o).contains("2035"), "{o:?}");
+    // SUB is refused until granted; then the subscriber gets the publication.
+    let o = via(&["sub", "PS4", "dev/#"]);
+    assert!(err(&o).contains("2035"), "{o:?}");
+    h.mqsc(
+        "PS4",
+        "SET AUTHREC PROFILE('DEV.**') PRINCIPAL('app') OBJTYPE(TOPIC) AUTHADD(SUB)\n",
+    );
+    let o = via(&[
+        "sub",
+        "PS4",
+        "dev/#",
+        "--name",
+        "S",
+        "--durable",
+        "--count",
+        "0",
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(
+        via(&["pub", "PS4", "dev/news", "--message", "hello"])
+            .status
+            .success()
+    );
+    let o = via(&["sub", "PS4", "dev/#", "--name", "S", "--resume", "--remove"]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "hello", "{o:?}");
+    h.ok(&["stop", "PS4"]);
+}

@@ -1,0 +1,82 @@
+//! Publish and subscribe (protocol version 4, issue 28): MQPUT to a topic string, MQSUB with
+//! a managed queue (then MQGET through the handle it gives), MQCLOSE with MQCO_REMOVE_SUB.
+
+use crate::{Client, ClientError, Result};
+use sealmq_mqi::Md;
+use sealmq_types::ReasonCode;
+use sealmq_wire::Request;
+
+/// What to subscribe to ([`Client::subscribe`]).
+#[derive(Debug, Clone, Default)]
+pub struct Subscription {
+    /// The subscription's name: required for a durable one; blank for a non-durable one
+    /// (the queue manager names it).
+    pub name: String,
+    /// The topic string, with `#` and `+` wildcard levels.
+    pub topic: String,
+    /// Kept when the application disconnects, and resumed by name.
+    pub durable: bool,
+    /// A message selector on the publications' properties (blank: every publication).
+    pub selector: String,
+    /// Resume an existing durable subscription instead of making one.
+    pub resume: bool,
+}
+
+impl Client {
+    fn check_pubsub(&self) -> Result<()> {
+        if self.version >= sealmq_wire::V_PUBSUB {
+            return Ok(());
+        }
+        Err(ClientError {
+            reason: ReasonCode::UnexpectedError.code(),
+            detail: format!(
+                "the queue manager speaks protocol version {}, which has no publish/subscribe; \
+                 upgrade it",
+                self.version
+            ),
+        })
+    }
+
+    /// Publishes on `topic` (MQPUT to a topic); `md` comes back as the queue manager filled it.
+    pub fn publish(
+        &mut self,
+        topic: &str,
+        md: &mut Md,
+        payload: &[u8],
+        syncpoint: bool,
+    ) -> Result<()> {
+        self.check_pubsub()?;
+        let req = Request::Publish {
+            topic: topic.to_string(),
+            md: md.clone(),
+            payload: payload.to_vec(),
+            syncpoint,
+        };
+        self.call_put(req, md)?;
+        self.icpt.in_uow |= syncpoint;
+        Ok(())
+    }
+
+    /// MQSUB with a managed queue: returns the handle to get publications through and the
+    /// queue's name.
+    pub fn subscribe(&mut self, s: &Subscription) -> Result<(u32, String)> {
+        self.check_pubsub()?;
+        let r = self.call(Request::Subscribe {
+            name: s.name.clone(),
+            topic: s.topic.clone(),
+            durable: s.durable,
+            selector: s.selector.clone(),
+            resume: s.resume,
+        })?;
+        self.opened(r)
+    }
+
+    /// Ends subscription `name` (a durable one is removed; MQ's MQCO_REMOVE_SUB).
+    pub fn unsubscribe(&mut self, name: &str) -> Result<()> {
+        self.check_pubsub()?;
+        self.call(Request::Unsubscribe {
+            name: name.to_string(),
+        })
+        .map(|_| ())
+    }
+}

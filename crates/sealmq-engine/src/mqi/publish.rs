@@ -1,0 +1,162 @@
+//! Publishing (issue 28): an MQPUT to a topic string puts one copy to the destination queue of
+//! every subscription it reaches, all in one unit of work — the publisher's own when it
+//! publishes under syncpoint (delivered at its commit, or not at all), else one of the queue
+//! manager's, committed before the publish returns. PMSGDLV and NPMSGDLV decide what a copy
+//! that cannot be put (a full or put-inhibited queue) does to the others.
+
+use super::*;
+use crate::md::{Md, NONE_ID, Persistence};
+use crate::subs::{DestClass, PRTY_ASPUB, SubDef};
+use crate::topics::Delivery;
+
+impl Connection {
+    /// Publishes on `topic`: returns how many subscriptions received a copy. The descriptor
+    /// is filled as a put fills it (persistence and priority from the topic's DEFPSIST and
+    /// DEFPRTY when left to the definition; a new message id; the context).
+    pub fn publish(
+        &self,
+        topic: &str,
+        md: &mut Md,
+        payload: &[u8],
+        pmo: PutOptions,
+    ) -> MqResult<usize> {
+        self.check_running()?;
+        if topic.is_empty()
+            || topic.len() > crate::topics::TOPIC_STR_MAX
+            || crate::topics::has_wildcard(topic)
+        {
+            return mqerr!(
+                TopicStringError,
+                "cannot publish on '{topic}': a topic string of 1 to {} characters without \
+                 wildcard levels (# or +)",
+                crate::topics::TOPIC_STR_MAX
+            );
+        }
+        let e = self.qm.topic_effective(topic);
+        if !e.publish {
+            return mqerr!(
+                PutInhibited,
+                "publications on '{topic}' are inhibited (PUB(DISABLED) on topic {})",
+                e.admin
+            );
+        }
+        if !self.internal {
+            self.qm
+                .check_topic_authority(&self.user, topic, crate::authority::auth::PUB)?;
+        }
+        if md.persistence == Persistence::AsQueueDef {
+            md.persistence = if e.persistent {
+                Persistence::Persistent
+            } else {
+                Persistence::NotPersistent
+            };
+        }
+        if md.priority < 0 {
+            md.priority = i32::from(e.priority);
+        }
+        md.priority = md.priority.min(9);
+        if md.msg_id == NONE_ID {
+            md.msg_id = self.qm.unique_id();
+        }
+        if !pmo.pass_context {
+            md.put_time_ms = crate::md::now_ms();
+            md.user_id = self.user.clone();
+            md.put_appl_name = self.appl.clone();
+        }
+        if !md.reply_to_q.is_empty() && md.reply_to_qmgr.is_empty() {
+            md.reply_to_qmgr = self.qm.name();
+        }
+        let subs: Vec<SubDef> = self
+            .qm
+            .subs_for(topic)
+            .into_iter()
+            .filter(|s| selected(s, md))
+            .collect();
+        if subs.is_empty() {
+            return Ok(0);
+        }
+        let persistent = md.persistence == Persistence::Persistent;
+        let dlv = if persistent { e.pmsgdlv } else { e.npmsgdlv };
+        let d = Connection::connect_internal(&self.qm)?;
+        let mut delivered = Vec::new();
+        for s in &subs {
+            let mut copy = md.clone();
+            // Each copy is a message of its own; a managed queue's copies carry the SUBID
+            // (MQ's), which is how a subscriber tells its subscriptions apart.
+            copy.msg_id = self.qm.unique_id();
+            if s.destclas == DestClass::Managed {
+                copy.correl_id = subid_bytes(&s.subid);
+            }
+            if s.pubprty != PRTY_ASPUB {
+                copy.priority = i32::from(s.pubprty);
+            }
+            match deliver(&d, s, &mut copy, payload) {
+                Ok(()) => delivered.push(s.name.clone()),
+                Err(err) => {
+                    let spare = match dlv {
+                        Delivery::AllAvail => true,
+                        Delivery::AllDur | Delivery::AsParent => !s.durable,
+                        Delivery::All => false,
+                    };
+                    if !spare {
+                        let _ = d.backout();
+                        return mqerr!(
+                            PublicationFailure,
+                            "publication on '{topic}' could not reach subscription {} ({err}); \
+                             nothing was delivered ({}MSGDLV {} of topic {})",
+                            s.name,
+                            if persistent { "P" } else { "NP" },
+                            dlv.name(),
+                            e.admin
+                        );
+                    }
+                    tracing::warn!(
+                        "publication on '{topic}' not delivered to subscription {}: {err}",
+                        s.name
+                    );
+                }
+            }
+        }
+        if pmo.syncpoint {
+            if let Err(err) = self.join(&d) {
+                let _ = d.backout();
+                return Err(err);
+            }
+        } else {
+            d.commit()?;
+        }
+        for n in &delivered {
+            self.qm.count_delivery(n);
+        }
+        Ok(delivered.len())
+    }
+}
+
+/// Whether the subscription's SELECTOR (if any) selects the publication.
+fn selected(s: &SubDef, md: &Md) -> bool {
+    s.selector.is_empty()
+        || sealmq_mqi::selector::Selector::parse(&s.selector).is_ok_and(|sel| sel.matches(md))
+}
+
+fn deliver(d: &Connection, s: &SubDef, md: &mut Md, payload: &[u8]) -> MqResult<()> {
+    let h = d.open(&s.dest, OpenOptions::output())?;
+    let pmo = PutOptions {
+        syncpoint: true,
+        pass_context: true,
+    };
+    let r = d.put(&h, md, payload, pmo);
+    let c = d.close(&h);
+    r.and(c)
+}
+
+/// A SUBID's 24 bytes from its hex.
+pub(crate) fn subid_bytes(hex: &str) -> crate::md::MsgId {
+    let mut id = NONE_ID;
+    for (i, b) in id.iter_mut().enumerate() {
+        *b = hex
+            .get(2 * i..2 * i + 2)
+            .and_then(|h| u8::from_str_radix(h, 16).ok())
+            .unwrap_or(0);
+    }
+    id
+}
