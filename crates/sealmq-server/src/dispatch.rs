@@ -237,6 +237,18 @@ impl Session {
             }
             Request::Disconnect => return None,
             // Served by the session (session.rs), which owns the consumers.
+            Request::Publish { .. } | Request::Subscribe { .. } | Request::Unsubscribe { .. }
+                if self.version < sealmq_wire::V_PUBSUB =>
+            {
+                Response::Err {
+                    reason: ReasonCode::UnexpectedError.code(),
+                    detail: format!(
+                        "publish/subscribe needs protocol version {}; this connection speaks {}",
+                        sealmq_wire::V_PUBSUB,
+                        self.version
+                    ),
+                }
+            }
             Request::Publish {
                 topic,
                 md,
