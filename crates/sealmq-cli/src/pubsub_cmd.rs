@@ -32,6 +32,9 @@ pub struct PubArgs {
     /// Back out instead of committing (with --syncpoint): nothing is delivered.
     #[arg(long, requires = "syncpoint")]
     pub backout: bool,
+    /// Keep the (last) publication for subscriptions made later (MQPMO_RETAIN).
+    #[arg(long)]
+    pub retain: bool,
     /// A message property, `name=value` or `name:TYPE=value` (as `sealmq put`); repeatable.
     #[arg(long = "property", value_name = "NAME[:TYPE]=VALUE", value_parser = sealmq_mqi::props::parse_assignment)]
     pub properties: Vec<sealmq_mqi::Property>,
@@ -90,7 +93,7 @@ pub fn publish(a: PubArgs) -> CliResult {
             properties: a.properties.clone(),
             ..Md::default()
         };
-        c.publish(topic, &mut md, &payload, a.syncpoint)
+        c.publish_with(topic, &mut md, &payload, a.syncpoint, a.retain)
             .map_err(text)?;
     }
     if a.syncpoint {

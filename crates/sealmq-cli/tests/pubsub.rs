@@ -215,3 +215,103 @@ fn pub_and_sub_authority_is_checked_up_the_tree() {
     assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "hello", "{o:?}");
     h.ok(&["stop", "PS4"]);
 }
+
+#[test]
+fn a_retained_publication_reaches_late_subscribers_until_cleared() {
+    let h = Home::new();
+    h.ok(&["create", "PS5"]);
+    h.ok(&["start", "PS5", "--background"]);
+    publish(
+        &h,
+        "PS5",
+        "weather/today",
+        "rain",
+        &["--retain", "--persistent"],
+    );
+    publish(
+        &h,
+        "PS5",
+        "weather/today",
+        "sun",
+        &["--retain", "--persistent"],
+    );
+    publish(&h, "PS5", "weather/tomorrow", "snow", &["--retain"]);
+    let st = h.mqsc("PS5", "DISPLAY TPSTATUS('weather/today') RETAINED\n");
+    assert_eq!(field(&st, "RETAINED"), "YES");
+    // A persistent retained publication survives a restart; a non-persistent one does not.
+    h.ok(&["stop", "PS5"]);
+    h.ok(&["start", "PS5", "--background"]);
+    h.mqsc(
+        "PS5",
+        "DEFINE QLOCAL(LATE.Q)\nDEFINE SUB(LATE) TOPICSTR('weather/#') DEST(LATE.Q)\n",
+    );
+    assert_eq!(
+        drain(&h, "PS5", "LATE.Q"),
+        ["sun"],
+        "only the last, persistent one"
+    );
+    // A subscriber that arrives later gets it too, then what is published after.
+    let out = h.ok(&["sub", "PS5", "weather/+", "--count", "1"]);
+    assert_eq!(out.trim(), "sun");
+    h.mqsc("PS5", "CLEAR TOPICSTR('weather/today') CLRTYPE(RETAINED)\n");
+    let st = h.mqsc("PS5", "DISPLAY TPSTATUS('weather/today') RETAINED\n");
+    assert_eq!(field(&st, "RETAINED"), "NO");
+    let out = h.ok(&["sub", "PS5", "weather/+"]);
+    assert_eq!(out.trim(), "", "cleared: nothing for a new subscriber");
+    let o = h.run(
+        &["mqsc", "PS5"],
+        Some("CLEAR TOPICSTR('weather/today') CLRTYPE(RETAINED)\n"),
+    );
+    assert!(!o.status.success(), "nothing left to clear");
+    h.ok(&["stop", "PS5"]);
+}
+
+#[test]
+fn fan_out_is_counted_and_psmode_disabled_stops_publish_subscribe() {
+    let h = Home::new();
+    h.ok(&["create", "PS6"]);
+    h.ok(&["start", "PS6", "--background", "--metrics", "127.0.0.1:0"]);
+    h.mqsc(
+        "PS6",
+        "DEFINE QLOCAL(A.Q)\nDEFINE QLOCAL(B.Q)\n\
+         DEFINE SUB(A) TOPICSTR('f/#') DEST(A.Q)\nDEFINE SUB(B) TOPICSTR('f/x') DEST(B.Q)\n",
+    );
+    h.ok(&["pub", "PS6", "f/x", "--count", "3"]);
+    h.ok(&["pub", "PS6", "f/y"]);
+    let listeners = std::fs::read_to_string(h.qm_dir("PS6").join("listeners")).unwrap();
+    let addr = listeners
+        .lines()
+        .find_map(|l| l.strip_prefix("metrics:"))
+        .unwrap()
+        .to_string();
+    let m = {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        write!(s, "GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    };
+    for line in [
+        "sealmq_publications_total{qmgr=\"PS6\"} 4",
+        "sealmq_publication_deliveries_total{qmgr=\"PS6\"} 7",
+        "sealmq_subscriptions{qmgr=\"PS6\",durable=\"yes\"} 2",
+        "sealmq_subscription_messages_total{qmgr=\"PS6\",subscription=\"B\",topic=\"f/x\"} 3",
+    ] {
+        assert!(m.lines().any(|l| l == line), "no '{line}' in\n{m}");
+    }
+    let ps = h.mqsc("PS6", "DISPLAY PUBSUB ALL\n");
+    assert_eq!(field(&ps, "STATUS"), "ACTIVE");
+    assert_eq!(field(&ps, "SUBCOUNT"), "2");
+    h.mqsc("PS6", "ALTER QMGR PSMODE(DISABLED)\n");
+    let o = h.run(&["pub", "PS6", "f/x"], None);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("2531"), "{o:?}");
+    assert_eq!(
+        field(&h.mqsc("PS6", "DISPLAY PUBSUB\n"), "STATUS"),
+        "INACTIVE"
+    );
+    h.mqsc("PS6", "ALTER QMGR PSMODE(ENABLED)\n");
+    h.ok(&["pub", "PS6", "f/x"]);
+    assert_eq!(h.depth("PS6", "B.Q"), 4);
+    h.ok(&["stop", "PS6"]);
+}

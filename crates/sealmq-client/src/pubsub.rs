@@ -45,12 +45,26 @@ impl Client {
         payload: &[u8],
         syncpoint: bool,
     ) -> Result<()> {
+        self.publish_with(topic, md, payload, syncpoint, false)
+    }
+
+    /// Publishes on `topic`; with `retain`, the publication is kept for subscriptions made
+    /// later (MQPMO_RETAIN), replacing the topic string's last retained one.
+    pub fn publish_with(
+        &mut self,
+        topic: &str,
+        md: &mut Md,
+        payload: &[u8],
+        syncpoint: bool,
+        retain: bool,
+    ) -> Result<()> {
         self.check_pubsub()?;
         let req = Request::Publish {
             topic: topic.to_string(),
             md: md.clone(),
             payload: payload.to_vec(),
             syncpoint,
+            retain,
         };
         self.call_put(req, md)?;
         self.icpt.in_uow |= syncpoint;

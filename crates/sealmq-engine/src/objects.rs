@@ -204,6 +204,15 @@ pub const DEFAULT_MAXHANDS: u32 = 256;
 
 impl QmgrDef {
     /// MAXHANDS (kept with the noted attributes; MQ's default 256).
+    /// PSMODE (kept with the noted attributes; MQ's default ENABLED): DISABLED refuses
+    /// publishing and subscribing (2531); COMPAT is taken as ENABLED (no queued interface).
+    pub fn pubsub_enabled(&self) -> bool {
+        !self
+            .noted
+            .get("PSMODE")
+            .is_some_and(|m| m.eq_ignore_ascii_case("DISABLED"))
+    }
+
     pub fn max_handles(&self) -> u32 {
         crate::noted::num::<u32>(&self.noted, "MAXHANDS").unwrap_or(DEFAULT_MAXHANDS)
     }
@@ -365,6 +374,8 @@ const DEEP: u32 = 999_999_999;
 /// The model queues of managed durable and non-durable subscriptions (issue 28).
 pub const DURABLE_MODEL: &str = "SYSTEM.DURABLE.MODEL.QUEUE";
 pub const NDURABLE_MODEL: &str = "SYSTEM.NDURABLE.MODEL.QUEUE";
+/// Where retained publications are kept, one per topic string (issue 28, MQ's name).
+pub const RETAINED_Q: &str = "SYSTEM.RETAINED.PUB.QUEUE";
 
 const SYSTEM_QUEUES: &[(&str, QType, &str, u32, bool)] = &[
     (DEAD_LETTER_Q, QType::Local, "dead-letter queue", DEEP, true),
@@ -424,6 +435,13 @@ const SYSTEM_QUEUES: &[(&str, QType, &str, u32, bool)] = &[
         "default initiation queue",
         0,
         false,
+    ),
+    (
+        RETAINED_Q,
+        QType::Local,
+        "retained publications, one per topic string",
+        DEEP,
+        true,
     ),
     (
         DURABLE_MODEL,

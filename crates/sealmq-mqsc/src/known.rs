@@ -133,7 +133,6 @@ pub(crate) fn shown(noted: &Noted) -> impl Iterator<Item = (String, String)> + '
 /// refused saying so (docs/administration.md, "Not provided").
 pub(crate) fn object_not_provided(obj: &str) -> Option<&'static str> {
     Some(match obj {
-        "PUBSUB" => "publish/subscribe hierarchies and clusters are not provided",
         "NAMELIST" | "NL" => "namelists are not provided",
         "COMMINFO" => "multicast (COMMINFO) is not provided",
         "CLUSQMGR" => "clusters are not provided",

@@ -62,6 +62,10 @@ pub enum Obj {
     /// Subscriptions (SUB) and their status (SBSTATUS).
     Sub,
     SbStatus,
+    /// A topic string (CLEAR TOPICSTR ... CLRTYPE(RETAINED)).
+    TopicStr,
+    /// The publish/subscribe engine's status (DISPLAY PUBSUB).
+    PubSub,
     /// An MQ object type of a feature sealmq does not provide (TOPIC, SUB, NAMELIST, ...):
     /// refused naming the feature.
     NotProvided(&'static str),
@@ -139,15 +143,17 @@ fn obj(w: &str) -> Option<Obj> {
         "TPSTATUS" | "TOPICSTATUS" => Obj::TpStatus,
         "SUB" | "SUBSCRIPTION" => Obj::Sub,
         "SBSTATUS" => Obj::SbStatus,
+        "TOPICSTR" => Obj::TopicStr,
+        "PUBSUB" => Obj::PubSub,
         _ => return None,
     })
 }
 
 /// An MQ object type sealmq does not provide, kept by its name so the refusal can say so.
 fn not_provided(w: &str) -> Option<Obj> {
-    const NAMES: [&str; 14] = [
-        "PUBSUB", "NAMELIST", "NL", "COMMINFO", "CLUSQMGR", "CFSTRUCT", "STGCLASS", "CFSTATUS",
-        "ARCHIVE", "LOG", "USAGE", "SMDS", "CLNTCONN", "RQMNAME",
+    const NAMES: [&str; 13] = [
+        "NAMELIST", "NL", "COMMINFO", "CLUSQMGR", "CFSTRUCT", "STGCLASS", "CFSTATUS", "ARCHIVE",
+        "LOG", "USAGE", "SMDS", "CLNTCONN", "RQMNAME",
     ];
     NAMES.iter().find(|n| **n == w).map(|n| Obj::NotProvided(n))
 }
@@ -219,7 +225,7 @@ pub fn parse(text: &str) -> Result<Command, ParseError> {
         && !matches!(ts.get(i).map(|t| &t.tok), Some(Tok::Open));
     if !matches!(
         o,
-        Obj::Qmgr | Obj::AuthRec | Obj::Chinit | Obj::EntAuth | Obj::QmStatus
+        Obj::Qmgr | Obj::AuthRec | Obj::Chinit | Obj::EntAuth | Obj::QmStatus | Obj::PubSub
     ) && !optional_name
     {
         match ts.get(i).map(|t| &t.tok) {

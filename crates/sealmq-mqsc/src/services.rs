@@ -475,6 +475,8 @@ pub(crate) fn route(
         (Display, Obj::TpStatus) => crate::topics::tpstatus(qm, c),
         (Define | Alter | Delete | Display, Obj::Sub) => crate::subs::sub(qm, c),
         (Display, Obj::SbStatus) => crate::subs::sbstatus(qm, c),
+        (Clear, Obj::TopicStr) => crate::topics::clear(qm, c),
+        (Display, Obj::PubSub) => crate::topics::pubsub(qm, c),
         _ => return None,
     })
 }

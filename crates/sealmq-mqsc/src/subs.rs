@@ -178,7 +178,12 @@ pub(crate) fn sub(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fail> {
                 }
             }
             let replace = c.verb == Verb::Alter || c.attrs.iter().any(|a| a.key == "REPLACE");
+            let new = qm.sub(&name).is_none();
             qm.define_sub(d, replace)?;
+            // A new subscription gets the retained publications it matches.
+            if new && let Some(s) = qm.sub(&name) {
+                sealmq_engine::Connection::connect_internal(qm)?.deliver_retained(&s)?;
+            }
             let done = if c.verb == Verb::Alter {
                 "altered"
             } else {

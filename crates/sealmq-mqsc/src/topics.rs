@@ -171,6 +171,65 @@ pub(crate) fn topic(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fail>
     })
 }
 
+/// DISPLAY PUBSUB: the queue manager's publish/subscribe engine (no hierarchy: LOCAL only).
+pub(crate) fn pubsub(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fail> {
+    for a in &c.attrs {
+        if a.key == "TYPE" {
+            choice(a, &["LOCAL", "ALL", "CHILD", "PARENT"])?;
+        }
+    }
+    let enabled = qm.check_pubsub_enabled().is_ok();
+    let nodes = {
+        let mut n = qm.topic_nodes();
+        n.sort();
+        n.dedup();
+        n.len()
+    };
+    let block = attrs![
+        "QMNAME" => qm.name(), "TYPE" => "LOCAL",
+        "STATUS" => if enabled { "ACTIVE" } else { "INACTIVE" },
+        "SUBCOUNT" => qm.subs().len(), "TPCOUNT" => nodes,
+    ];
+    let blocks = crate::exec::select_all([block], &c.attrs, &["QMNAME", "TYPE"], true)?;
+    Ok(("SMQ0226I Display publish/subscribe status.".into(), blocks))
+}
+
+/// CLEAR TOPICSTR(topic string) CLRTYPE(RETAINED): the string's retained publication goes.
+pub(crate) fn clear(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fail> {
+    let topic = c.name.clone().unwrap_or_default();
+    for a in &c.attrs {
+        match a.key.as_str() {
+            "CLRTYPE" => {
+                choice(a, &["RETAINED"])?;
+            }
+            "SCOPE" => {
+                choice(a, &["LOCAL", "ALL"])?;
+            }
+            "CMDSCOPE" => {}
+            _ => return Err(bad(a, "is not a CLEAR TOPICSTR attribute")),
+        }
+    }
+    if !c.attrs.iter().any(|a| a.key == "CLRTYPE") {
+        return Err(Fail {
+            at: None,
+            reason: None,
+            message: "CLRTYPE(RETAINED) is required".into(),
+        });
+    }
+    let had = sealmq_engine::Connection::connect_internal(qm)?.clear_retained(&topic)?;
+    if !had {
+        return Err(Fail {
+            at: None,
+            reason: Some(sealmq_types::ReasonCode::UnknownObjectName),
+            message: format!("topic string '{topic}' has no retained publication"),
+        });
+    }
+    Ok((
+        format!("SMQ0225I Retained publication of '{topic}' cleared."),
+        vec![],
+    ))
+}
+
 /// DISPLAY TPSTATUS(topic string): the string's attributes once ASPARENT is resolved, and
 /// the topic object they come from first (ADMIN). A wildcard (`#`, `+`) lists the topic
 /// strings of the tree it matches.
@@ -192,6 +251,8 @@ pub(crate) fn tpstatus(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fa
     nodes.sort();
     nodes.dedup();
     let subs = qm.subs();
+    let conn = sealmq_engine::Connection::connect_internal(qm)?;
+    let retained = |t: &str| conn.has_retained(t).unwrap_or(false);
     let blocks: Vec<Block> = nodes
         .iter()
         .map(|t| {
@@ -206,7 +267,7 @@ pub(crate) fn tpstatus(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fa
                 "PMSGDLV" => e.pmsgdlv.name(), "NPMSGDLV" => e.npmsgdlv.name(),
                 "USEDLQ" => if e.usedlq { "YES" } else { "NO" },
                 "MDURMDL" => e.mdurmdl, "MNDURMDL" => e.mndurmdl,
-                "RETAINED" => "NO", "PUBCOUNT" => 0,
+                "RETAINED" => if retained(t) { "YES" } else { "NO" }, "PUBCOUNT" => 0,
                 "SUBCOUNT" => subs.iter().filter(|s| s.topicstr == *t).count(),
             ]
         })

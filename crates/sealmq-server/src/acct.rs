@@ -19,8 +19,18 @@ use std::time::{Duration, Instant};
 pub const FORMAT_VERSION: u32 = 1;
 
 /// The MQI operations an accounting record counts, in the order it lists them.
-const OPS: [&str; 9] = [
-    "open", "close", "put", "put1", "get", "browse", "commit", "backout", "other",
+const OPS: [&str; 11] = [
+    "open",
+    "close",
+    "put",
+    "put1",
+    "get",
+    "browse",
+    "commit",
+    "backout",
+    "publish",
+    "subscribe",
+    "other",
 ];
 
 fn op_of(req: &Request) -> usize {
@@ -33,7 +43,9 @@ fn op_of(req: &Request) -> usize {
         Request::Get(_) => 4,
         Request::Commit => 6,
         Request::Backout => 7,
-        _ => 8,
+        Request::Publish { .. } => 8,
+        Request::Subscribe { .. } | Request::Unsubscribe { .. } => 9,
+        _ => 10,
     }
 }
 
@@ -102,7 +114,9 @@ impl Accounting {
     /// Starts timing a call (before the request is handled).
     pub fn begin(req: &Request) -> Call {
         let bytes_in = match req {
-            Request::Put { payload, .. } | Request::Put1 { payload, .. } => payload.len() as u64,
+            Request::Put { payload, .. }
+            | Request::Put1 { payload, .. }
+            | Request::Publish { payload, .. } => payload.len() as u64,
             _ => 0,
         };
         Call {

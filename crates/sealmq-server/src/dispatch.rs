@@ -254,7 +254,8 @@ impl Session {
                 md,
                 payload,
                 syncpoint,
-            } => self.publish(&topic, md, payload, syncpoint),
+                retain,
+            } => self.publish(&topic, md, payload, syncpoint, retain),
             Request::Subscribe {
                 name,
                 topic,

@@ -244,10 +244,51 @@ pub fn render(qm: &QueueManager, security: &Security, chinit: &Arc<Initiator>) -
             );
         }
     }
+    pubsub(&mut o, qm);
     if let Some(r) = qm.replication() {
         replication(&mut o, &r);
     }
     o.text
+}
+
+/// Publications, subscriptions and fan-out (issue 28).
+fn pubsub(o: &mut Out, qm: &QueueManager) {
+    let (pubs, copies) = qm.publication_totals();
+    o.family(
+        "sealmq_publications_total",
+        "counter",
+        "Publications since the queue manager started.",
+    );
+    o.sample("sealmq_publications_total", &[], pubs as f64);
+    o.family(
+        "sealmq_publication_deliveries_total",
+        "counter",
+        "Copies of publications put to subscriptions' queues since the start (fan-out).",
+    );
+    o.sample("sealmq_publication_deliveries_total", &[], copies as f64);
+    let subs = qm.subs();
+    o.family(
+        "sealmq_subscriptions",
+        "gauge",
+        "Subscriptions, durable and not.",
+    );
+    for (label, durable) in [("yes", true), ("no", false)] {
+        let n = subs.iter().filter(|s| s.durable == durable).count();
+        o.sample("sealmq_subscriptions", &[("durable", label)], n as f64);
+    }
+    o.family(
+        "sealmq_subscription_messages_total",
+        "counter",
+        "Publications delivered to each subscription since the start (NUMMSGS).",
+    );
+    for s in &subs {
+        let n = qm.sub_stats(&s.name).delivered;
+        o.sample(
+            "sealmq_subscription_messages_total",
+            &[("subscription", &s.name), ("topic", &s.topicstr)],
+            n as f64,
+        );
+    }
 }
 
 /// A replicated queue manager's group (docs/ha.md), as its active instance sees it.

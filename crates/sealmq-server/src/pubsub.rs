@@ -24,12 +24,13 @@ impl Session {
         mut md: Md,
         payload: Vec<u8>,
         syncpoint: bool,
+        retain: bool,
     ) -> Response {
         let pmo = PutOptions {
             syncpoint,
             ..Default::default()
         };
-        match self.conn.publish(topic, &mut md, &payload, pmo) {
+        match self.conn.publish(topic, &mut md, &payload, pmo, retain) {
             Ok(_) => Response::Put { md },
             Err(e) => err(e),
         }
@@ -107,10 +108,15 @@ impl Session {
                 if let Err(e) = self.qm.define_sub(s, false) {
                     return err(e);
                 }
-                match self.qm.sub(&name) {
-                    Some(s) => s,
-                    None => return refuse(ReasonCode::NoSubscription, name),
+                let Some(s) = self.qm.sub(&name) else {
+                    return refuse(ReasonCode::NoSubscription, name);
+                };
+                // A new subscription gets the retained publications it matches.
+                if let Err(e) = self.conn.deliver_retained(&s) {
+                    let _ = self.qm.delete_sub(&name);
+                    return err(e);
                 }
+                s
             }
         };
         let r = self.conn.open_subscription(&sub);

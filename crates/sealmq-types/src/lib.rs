@@ -72,6 +72,7 @@ pub enum ReasonCode {
     PropertiesTooBig = 2478,
     PublicationFailure = 2502,
     SubInhibited = 2503,
+    PubsubInhibited = 2531,
     ChannelNotAvailable = 2537,
     HostNotAvailable = 2538,
     UnknownChannelName = 2540,
@@ -81,7 +82,7 @@ pub enum ReasonCode {
 
 impl ReasonCode {
     /// Every code, in numeric order.
-    pub const ALL: [ReasonCode; 58] = [
+    pub const ALL: [ReasonCode; 59] = [
         Self::BackedOut,
         Self::ConnectionBroken,
         Self::GetInhibited,
@@ -135,6 +136,7 @@ impl ReasonCode {
         Self::PropertiesTooBig,
         Self::PublicationFailure,
         Self::SubInhibited,
+        Self::PubsubInhibited,
         Self::ChannelNotAvailable,
         Self::HostNotAvailable,
         Self::UnknownChannelName,
@@ -203,6 +205,7 @@ impl ReasonCode {
             Self::PropertiesTooBig => "PROPERTIES_TOO_BIG",
             Self::PublicationFailure => "PUBLICATION_FAILURE",
             Self::SubInhibited => "SUB_INHIBITED",
+            Self::PubsubInhibited => "PUBSUB_INHIBITED",
             Self::ChannelNotAvailable => "CHANNEL_NOT_AVAILABLE",
             Self::HostNotAvailable => "HOST_NOT_AVAILABLE",
             Self::UnknownChannelName => "UNKNOWN_CHANNEL_NAME",

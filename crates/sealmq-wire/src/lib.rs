@@ -284,12 +284,14 @@ pub enum Request {
     ConsumeStop {
         tag: u32,
     },
-    /// Version 4: MQPUT to a topic string: a publication, answered `Put`.
+    /// Version 4: MQPUT to a topic string: a publication, answered `Put`; `retain`: kept as
+    /// the topic string's retained publication (MQPMO_RETAIN).
     Publish {
         topic: String,
         md: Md,
         payload: Vec<u8>,
         syncpoint: bool,
+        retain: bool,
     },
     /// Version 4: MQSUB with a managed queue: makes (or with `resume`, resumes) subscription
     /// `name` (blank, non-durable: the queue manager names it) to `topic`; answered `Opened`,
@@ -405,7 +407,7 @@ coded_enum!(Request, "request" {
     17 => Credit { tag, n },
     18 => Settle { tag, batch, commit },
     19 => ConsumeStop { tag },
-    20 => Publish { topic, md, payload, syncpoint },
+    20 => Publish { topic, md, payload, syncpoint, retain },
     21 => Subscribe { name, topic, durable, selector, resume },
     22 => Unsubscribe { name },
 });

@@ -198,6 +198,7 @@ fn publish_and_subscribe_requests_round_trip() {
             md: Md::default(),
             payload: vec![7; 12],
             syncpoint: true,
+            retain: true,
         },
         Request::Subscribe {
             name: "AUDIT".into(),

@@ -17,11 +17,13 @@ mod get;
 mod publish;
 mod put;
 mod remote;
+mod retained;
 mod triggers;
 mod uow;
 
 pub use get::{DurableGet, GetStep, GetWait};
 pub use put::{DurablePut, PutStep};
+pub use retained::{TOPIC_PROP, retained_key};
 pub use sealmq_mqi::{Browse, GetOptions, Got, OpenOptions, PutOptions};
 
 pub(crate) enum Target {

@@ -19,8 +19,10 @@ impl Connection {
         md: &mut Md,
         payload: &[u8],
         pmo: PutOptions,
+        retain: bool,
     ) -> MqResult<usize> {
         self.check_running()?;
+        self.qm.check_pubsub_enabled()?;
         if topic.is_empty()
             || topic.len() > crate::topics::TOPIC_STR_MAX
             || crate::topics::has_wildcard(topic)
@@ -66,18 +68,23 @@ impl Connection {
         if !md.reply_to_q.is_empty() && md.reply_to_qmgr.is_empty() {
             md.reply_to_qmgr = self.qm.name();
         }
+        self.qm.count_publication();
         let subs: Vec<SubDef> = self
             .qm
             .subs_for(topic)
             .into_iter()
             .filter(|s| selected(s, md))
             .collect();
-        if subs.is_empty() {
+        if subs.is_empty() && !retain {
             return Ok(0);
         }
         let persistent = md.persistence == Persistence::Persistent;
         let dlv = if persistent { e.pmsgdlv } else { e.npmsgdlv };
         let d = Connection::connect_internal(&self.qm)?;
+        if retain && let Err(err) = d.retain(topic, Some((md, payload))) {
+            let _ = d.backout();
+            return Err(err);
+        }
         let mut delivered = Vec::new();
         for s in &subs {
             let mut copy = md.clone();
@@ -133,7 +140,7 @@ impl Connection {
 }
 
 /// Whether the subscription's SELECTOR (if any) selects the publication.
-fn selected(s: &SubDef, md: &Md) -> bool {
+pub(crate) fn selected(s: &SubDef, md: &Md) -> bool {
     s.selector.is_empty()
         || sealmq_mqi::selector::Selector::parse(&s.selector).is_ok_and(|sel| sel.matches(md))
 }

@@ -142,6 +142,8 @@ pub struct QueueManager {
     pub(crate) svc: RwLock<services::ServiceObjects>,
     /// Publications and deliveries counted per subscription (DISPLAY SBSTATUS).
     pub(crate) sub_stats: Mutex<HashMap<String, pubsub::SubStats>>,
+    /// Publications since the start (metrics).
+    pub(crate) publications: AtomicU64,
     /// The server's listeners and services, when a server runs this queue manager.
     ctl: RwLock<services::Controls>,
     pub(crate) policies: RwLock<HashMap<String, sealmq_protect::Policy>>,
@@ -374,6 +376,7 @@ impl QueueManager {
             sec: RwLock::new(std::mem::take(&mut rb.sec)),
             svc: RwLock::new(std::mem::take(&mut rb.svc)),
             sub_stats: Default::default(),
+            publications: AtomicU64::new(0),
             conns: Default::default(),
             started: sealmq_types::time::now_secs(),
             ctl: Default::default(),

@@ -18,6 +18,19 @@ pub struct SubStats {
 }
 
 impl QueueManager {
+    /// 2531 while ALTER QMGR PSMODE(DISABLED) is in force.
+    pub fn check_pubsub_enabled(&self) -> MqResult<()> {
+        if read(&self.qmgr).pubsub_enabled() {
+            return Ok(());
+        }
+        mqerr!(
+            PubsubInhibited,
+            "publish/subscribe is disabled on queue manager {} (ALTER QMGR PSMODE(ENABLED) \
+             enables it)",
+            self.name()
+        )
+    }
+
     /// 2035 unless `user` holds `needed` (PUB, SUB, RESUME) on a topic object at or above
     /// `topic`: as MQ's, a grant on any administrative node up the tree counts.
     pub fn check_topic_authority(&self, user: &str, topic: &str, needed: u32) -> MqResult<()> {
@@ -60,6 +73,7 @@ impl QueueManager {
     /// a given destination exists on this queue manager (2085); a new one gets a SUBID.
     /// Durable ones are logged; a non-durable one is kept in memory only.
     pub fn define_sub(&self, mut s: SubDef, replace: bool) -> MqResult<()> {
+        self.check_pubsub_enabled()?;
         let old = read(&self.svc).subs.get(&s.name).cloned();
         s.subid = match &old {
             Some(o) => o.subid.clone(),
@@ -207,6 +221,20 @@ impl QueueManager {
 
     pub fn sub_stats(&self, name: &str) -> SubStats {
         lock(&self.sub_stats).get(name).cloned().unwrap_or_default()
+    }
+
+    /// Publications since the start, and copies delivered (all subscriptions).
+    pub fn publication_totals(&self) -> (u64, u64) {
+        let delivered = lock(&self.sub_stats).values().map(|s| s.delivered).sum();
+        (
+            self.publications.load(std::sync::atomic::Ordering::Relaxed),
+            delivered,
+        )
+    }
+
+    pub(crate) fn count_publication(&self) {
+        self.publications
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     pub(crate) fn count_delivery(&self, name: &str) {
