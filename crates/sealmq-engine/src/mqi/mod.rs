@@ -18,12 +18,14 @@ mod publish;
 mod put;
 mod remote;
 mod retained;
+mod subscribe;
 mod triggers;
 mod uow;
 
 pub use get::{DurableGet, GetStep, GetWait};
 pub use put::{DurablePut, PutStep};
 pub use retained::{TOPIC_PROP, retained_key};
+pub use subscribe::SubOpen;
 pub use sealmq_mqi::{Browse, GetOptions, Got, OpenOptions, PutOptions};
 
 pub(crate) enum Target {

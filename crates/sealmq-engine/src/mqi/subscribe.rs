@@ -1,0 +1,133 @@
+//! MQSUB with a managed queue (issue 28), as the native protocol and AMQP links make
+//! subscriptions: SUB authority up the topic tree, the subscription made (with the retained
+//! publications it matches) or resumed, its queue opened for input for the subscriber.
+
+use super::*;
+use crate::subs::{DestClass, SubDef, SubType};
+
+/// Whether a subscription is made, resumed, or either (a JMS durable subscriber attaches the
+/// same way both times).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubOpen {
+    Create,
+    Resume,
+    CreateOrResume,
+}
+
+impl Connection {
+    /// Makes or resumes subscription `name` (blank, non-durable: named by the queue manager)
+    /// to `topic` and opens its managed queue for input. A durable subscription resumed with
+    /// another topic string or selector (a JMS application changing its subscriber) is made
+    /// again, as JMS requires.
+    pub fn subscribe(
+        &self,
+        name: &str,
+        topic: &str,
+        durable: bool,
+        selector: &str,
+        how: SubOpen,
+    ) -> MqResult<(SubDef, Hobj)> {
+        self.check_running()?;
+        let existing = (!name.is_empty()).then(|| self.qm.sub(name)).flatten();
+        let existing = match (existing, how) {
+            (Some(s), SubOpen::CreateOrResume)
+                if s.topicstr != topic || s.selector != selector || !s.durable =>
+            {
+                self.own(&s)?;
+                self.qm.delete_sub(&s.name)?;
+                None
+            }
+            (e, _) => e,
+        };
+        let sub = match (existing, how) {
+            (None, SubOpen::Resume) => {
+                return mqerr!(
+                    NoSubscription,
+                    "subscription '{name}' does not exist to resume"
+                );
+            }
+            (Some(_), SubOpen::Create) => {
+                return mqerr!(
+                    SubAlreadyExists,
+                    "subscription '{name}' already exists: resume it"
+                );
+            }
+            (Some(s), _) => {
+                if !self.internal {
+                    self.qm
+                        .check_topic_authority(&self.user, &s.topicstr, auth::SUB)?;
+                }
+                self.own(&s)?;
+                s
+            }
+            (None, _) => {
+                if !self.internal {
+                    self.qm
+                        .check_topic_authority(&self.user, topic, auth::SUB)?;
+                }
+                let name = match (name.is_empty(), durable) {
+                    (false, _) => name.to_string(),
+                    (true, true) => {
+                        return mqerr!(ObjectNameError, "a durable subscription needs a name");
+                    }
+                    (true, false) => {
+                        let id = self.qm.unique_id();
+                        let tail: String = id[16..].iter().map(|b| format!("{b:02X}")).collect();
+                        format!("{}.{}.{tail}", self.qm.name(), self.id)
+                    }
+                };
+                let s = SubDef {
+                    topicstr: topic.to_string(),
+                    destclas: DestClass::Managed,
+                    durable,
+                    subtype: SubType::Api,
+                    subuser: self.user.clone(),
+                    selector: selector.to_string(),
+                    ..SubDef::new(&name)
+                };
+                self.qm.define_sub(s, false)?;
+                let Some(s) = self.qm.sub(&name) else {
+                    return mqerr!(NoSubscription, "subscription '{name}' went as it was made");
+                };
+                // A new subscription gets the retained publications it matches.
+                if let Err(e) = self.deliver_retained(&s) {
+                    let _ = self.qm.delete_sub(&name);
+                    return Err(e);
+                }
+                s
+            }
+        };
+        match self.open_subscription(&sub) {
+            Ok(h) => Ok((sub, h)),
+            Err(e) => {
+                if !sub.durable {
+                    let _ = self.qm.delete_sub(&sub.name);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Ends subscription `name`: the subscriber's own, or any for the queue manager's work.
+    pub fn unsubscribe(&self, name: &str) -> MqResult<()> {
+        let Some(s) = self.qm.sub(name) else {
+            return mqerr!(NoSubscription, "subscription '{name}' does not exist");
+        };
+        self.own(&s)?;
+        self.qm.delete_sub(name).map(|_| ())
+    }
+
+    /// Refuses (2035) a subscription that is not this connection's user's.
+    fn own(&self, s: &SubDef) -> MqResult<()> {
+        if self.internal || s.subuser == self.user || self.qm.admin() == Some(self.user.as_str())
+        {
+            return Ok(());
+        }
+        mqerr!(
+            NotAuthorized,
+            "subscription '{}' is not '{}''s",
+            s.name,
+            self.user
+        )
+    }
+}
