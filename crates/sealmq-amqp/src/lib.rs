@@ -11,6 +11,7 @@ pub mod link;
 pub mod listener;
 pub mod mapping;
 pub mod outgoing;
+pub mod publish;
 pub mod sasl;
 pub mod status;
 pub mod txn;

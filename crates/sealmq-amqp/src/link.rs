@@ -93,25 +93,140 @@ pub(crate) fn security_error(detail: String) -> Error {
     amqp_error(&MqError::new(ReasonCode::SecurityError, detail))
 }
 
-/// A topic address (a JMS Topic or TemporaryTopic: capability `topic` or `temporary-topic`)
-/// is refused with a clear error until publish/subscribe exists; `None` for a queue.
-pub fn topic_refusal(
-    caps: Option<&fe2o3_amqp::types::primitives::Array<fe2o3_amqp::types::primitives::Symbol>>,
-    address: Option<&str>,
-) -> Option<Error> {
-    let topic = caps?
-        .iter()
-        .find(|c| matches!(c.as_str(), "topic" | "temporary-topic"))?;
+type Caps = fe2o3_amqp::types::primitives::Array<fe2o3_amqp::types::primitives::Symbol>;
+
+/// A temporary topic (a JMS TemporaryTopic: capability `temporary-topic`) is refused with a
+/// clear error; `None` for anything else.
+pub fn topic_refusal(caps: Option<&Caps>, address: Option<&str>) -> Option<Error> {
+    caps?.iter().find(|c| c.as_str() == "temporary-topic")?;
     Some(Error::new(
         AmqpError::NotImplemented,
         format!(
-            "'{}' is a topic (capability '{}'): publish/subscribe is not provided in this \
-             release; use a queue",
+            "'{}' is a temporary topic: temporary topics are not provided in this release; \
+             use a topic or a temporary queue",
             address.unwrap_or("(dynamic)"),
-            topic.as_str()
         ),
         None,
     ))
+}
+
+/// The topic string a terminus names when it is a topic (issue 28): an address with the
+/// capability `topic` (a JMS Topic on Qpid JMS), or an address `topic://STRING` (MQ's and
+/// other brokers' convention for plain AMQP clients). `None`: a queue.
+pub fn topic_of(caps: Option<&Caps>, address: Option<&str>) -> Option<String> {
+    let a = address?.trim();
+    if let Some(t) = a.strip_prefix("topic://") {
+        return Some(t.to_string());
+    }
+    caps?
+        .iter()
+        .any(|c| c.as_str() == "topic")
+        .then(|| a.to_string())
+}
+
+/// The topic a link the application sends on publishes to (its target's).
+pub fn target_topic(t: Option<&fe2o3_amqp::types::messaging::Target>) -> Option<String> {
+    let t = t?;
+    topic_of(t.capabilities.as_ref(), t.address.as_deref())
+}
+
+/// The topic an attach of a link the application sends on names, read from the attach (the
+/// acceptor keeps no remote capabilities on the link).
+pub fn attach_publish_topic(attach: &fe2o3_amqp::types::performatives::Attach) -> Option<String> {
+    use fe2o3_amqp::types::definitions::Role;
+    use fe2o3_amqp::types::messaging::TargetArchetype;
+    match (&attach.role, attach.target.as_deref()) {
+        (Role::Sender, Some(TargetArchetype::Target(t))) => target_topic(Some(t)),
+        _ => None,
+    }
+}
+
+/// A link the application sends on to `topic` is refused before its attach is answered when
+/// its principal may not publish there (PUB up the topic tree, as MQ checks at MQOPEN), or
+/// publish/subscribe is disabled.
+pub fn publish_early(mq: &Connection, topic: &str) -> Result<(), Error> {
+    let qm = mq.qm();
+    qm.check_pubsub_enabled()
+        .and_then(|()| {
+            qm.check_topic_authority(&mq.user, topic, sealmq_engine::authority::auth::PUB)
+        })
+        .map_err(|e| amqp_error(&e))
+}
+
+/// A non-durable subscription of a link (a JMS non-durable subscriber): it ends when the
+/// link's task is done with its queue.
+pub struct SubEnd {
+    pub mq: Arc<Connection>,
+    pub name: String,
+}
+
+impl Drop for SubEnd {
+    fn drop(&mut self) {
+        let (mq, name) = (self.mq.clone(), std::mem::take(&mut self.name));
+        let end = move || {
+            if let Err(e) = mq.unsubscribe(&name) {
+                tracing::warn!("subscription {name} of an AMQP link did not end: {e}");
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                rt.spawn_blocking(end);
+            }
+            Err(_) => end(),
+        }
+    }
+}
+
+/// A link the application receives on from a topic (a JMS subscriber): its subscription made
+/// before the attach is answered (2035 without SUB, as a refusal of the attach) — durable
+/// when the source is (a JMS durable subscriber: unsettled-state durability), named
+/// `<container id>:<link name>` and resumed by that name; else non-durable, ended with the
+/// link. `Ok(None)`: the source is not a topic.
+pub async fn subscribe_early(
+    mq: &Arc<Connection>,
+    attach: &fe2o3_amqp::types::performatives::Attach,
+    container: &str,
+) -> Result<Option<(Opened, Option<SubEnd>)>, Error> {
+    use fe2o3_amqp::types::definitions::Role;
+    use fe2o3_amqp::types::messaging::TerminusDurability;
+    if attach.role != Role::Receiver {
+        return Ok(None);
+    }
+    let Some(src) = attach.source.as_deref() else {
+        return Ok(None);
+    };
+    let Some(topic) = topic_of(src.capabilities.as_ref(), src.address.as_deref()) else {
+        return Ok(None);
+    };
+    let selector = match &src.filter {
+        Some(f) => selector_of(f)?.map(|s| s.text().to_string()),
+        None => None,
+    }
+    .unwrap_or_default();
+    let durable = src.durable != TerminusDurability::None;
+    let name = if durable {
+        format!("{container}:{}", attach.name)
+    } else {
+        String::new()
+    };
+    let how = sealmq_engine::mqi::SubOpen::CreateOrResume;
+    let c = mq.clone();
+    let made = blocking(move || c.subscribe(&name, &topic, durable, &selector, how)).await;
+    match made {
+        Some(Ok((sub, h))) => {
+            let end = (!sub.durable).then(|| SubEnd {
+                mq: mq.clone(),
+                name: sub.name.clone(),
+            });
+            Ok(Some(((sub.dest, Arc::new(h)), end)))
+        }
+        Some(Err(e)) => Err(amqp_error(&e)),
+        None => Err(Error::new(
+            AmqpError::InternalError,
+            "the channel is ending".to_string(),
+            None,
+        )),
+    }
 }
 
 /// The refusal of a link whose remote terminus is a topic (the target of a link the
@@ -150,6 +265,10 @@ pub async fn open_early(
     use fe2o3_amqp::types::messaging::{DistributionMode, TargetArchetype};
     let (name, opts) = match attach.role {
         Role::Sender => match attach.target.as_deref() {
+            // A topic: publications, no queue to open (incoming.rs).
+            Some(TargetArchetype::Target(t)) if target_topic(Some(t)).is_some() => {
+                return Ok(None);
+            }
             Some(TargetArchetype::Target(t)) if !t.dynamic => {
                 (address(t.address.as_ref()), OpenOptions::output())
             }

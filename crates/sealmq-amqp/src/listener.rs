@@ -541,7 +541,8 @@ async fn connection(
                 tally,
                 txns,
             };
-            // Each attach is read here first: a topic is refused once the link exists.
+            // Each attach is read here first: a temporary topic is refused once the link
+            // exists; a topic subscriber's subscription is made before it is answered.
             while let Some(mut attach) = session.next_incoming_attach().await {
                 let Some(place) = links_open.take(max_links) else {
                     // Past handle-max (which was advertised): the session ends with the error.
@@ -557,9 +558,23 @@ async fn connection(
                 };
                 // Refusals before the attach is answered: a topic, a queue the principal may
                 // not open (or that does not exist), a bad selector.
+                let mut sub_end = None;
+                let publish_to = link::attach_publish_topic(&attach);
                 let early = match link::attach_topic(&attach) {
                     Some(e) => Err(e),
-                    None => link::open_early(&mq, &attach).await,
+                    None if publish_to.is_some() => {
+                        let t = publish_to.clone().unwrap_or_default();
+                        link::publish_early(&mq, &t).map(|()| None)
+                    }
+                    None => match link::subscribe_early(&mq, &attach, ctx.client.client_id()).await
+                    {
+                        Ok(Some((opened, end))) => {
+                            sub_end = end;
+                            Ok(Some(opened))
+                        }
+                        Ok(None) => link::open_early(&mq, &attach).await,
+                        Err(e) => Err(e),
+                    },
                 };
                 if early.is_err() {
                     // Answered with no terminus (AMQP's refusal of an attach), the error follows
@@ -589,7 +604,10 @@ async fn connection(
                     (Ok(LinkEndpoint::Receiver(r)), Ok(opened)) => {
                         let ctx = ctx.clone();
                         tokio::spawn(async move {
-                            crate::incoming::incoming(ctx, r, opened).await;
+                            match publish_to {
+                                Some(t) => crate::publish::incoming_topic(ctx, r, t).await,
+                                None => crate::incoming::incoming(ctx, r, opened).await,
+                            }
                             drop(place);
                         });
                     }
@@ -597,6 +615,9 @@ async fn connection(
                         let ctx = ctx.clone();
                         tokio::spawn(async move {
                             crate::outgoing::outgoing(ctx, s, opened).await;
+                            // A non-durable subscription ends with its link, after its queue
+                            // was closed.
+                            drop(sub_end);
                             drop(place);
                         });
                     }

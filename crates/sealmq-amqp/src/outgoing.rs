@@ -89,6 +89,9 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
             return;
         }
     };
+    // A topic subscriber asks for copies (JMS does): its subscription's queue is its own, and
+    // its messages are taken, not browsed.
+    let copy = copy && h.opened_for_browse();
     let _shown = ctx
         .client
         .link(format!("{}:{name}", if copy { "BROWSE" } else { "GET" }));

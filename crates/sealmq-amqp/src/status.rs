@@ -75,6 +75,13 @@ impl Drop for ClientGuard {
     }
 }
 
+impl Client {
+    /// The client's container id (as DISPLAY CHSTATUS shows it as CLIENTID).
+    pub fn client_id(&self) -> &str {
+        &self.client_id
+    }
+}
+
 /// One connection's figures.
 pub struct Client {
     id: u64,

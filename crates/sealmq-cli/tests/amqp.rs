@@ -175,16 +175,20 @@ fn released_comes_back_counted_rejected_goes_to_the_dead_letter_queue_and_author
     let e = proton(&url, &["badselect", "APP.Q", "colour == 'red'"]);
     let text = e[0]["error"].as_str().unwrap_or_default().to_string();
     assert!(text.contains("2459"), "{text}");
-    // A topic (JMS Topic: capability 'topic') is refused both ways until publish/subscribe
-    // exists, and nothing is made of it.
+    // A topic (JMS Topic: capability 'topic') needs PUB and SUB on the topic tree, which
+    // 'app' has not here: refused both ways (2035), and no subscription is made of it.
     let e = proton(&url, &["topic", "APP.Q"]);
     for kind in ["sender", "receiver"] {
         let text = e[0][kind].as_str().unwrap_or_default().to_string();
         assert!(
-            text.contains("not-implemented") && text.contains("publish/subscribe"),
+            text.contains("unauthorized-access") && text.contains("2035"),
             "{kind}: {text}"
         );
     }
+    assert!(
+        h.mqsc("QB", "DISPLAY SUB(*)\n")
+            .contains("Display of 0 subscription")
+    );
     // The queue manager goes on serving.
     proton(&url, &["send", "APP.Q", "1"]);
     assert_eq!(h.depth("QB", "APP.Q"), 1);

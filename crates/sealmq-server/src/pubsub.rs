@@ -49,7 +49,9 @@ impl Session {
         if !durable && !resume && self.nondurable.len() >= MAX_NONDURABLE {
             return Response::Err {
                 reason: ReasonCode::HandleNotAvailable.code(),
-                detail: format!("at most {MAX_NONDURABLE} non-durable subscriptions per connection"),
+                detail: format!(
+                    "at most {MAX_NONDURABLE} non-durable subscriptions per connection"
+                ),
             };
         }
         let how = if resume {

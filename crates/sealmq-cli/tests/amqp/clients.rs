@@ -180,10 +180,51 @@ fn a_jms_application_on_qpid_jms_uses_queues_selectors_transactions_and_temporar
             "{k}: {f:?}"
         );
     }
-    // A JMS Topic: publish/subscribe is not provided, and the application is told so.
+    // A JMS TemporaryTopic is refused, and the application is told so; so is a topic
+    // subscriber with a selector that does not parse.
     let t = jms(&url, &["topic", "PRICES"]);
-    for k in ["producer", "consumer"] {
-        let e = t[0][k].as_str().unwrap_or_default();
-        assert!(e.contains("publish/subscribe"), "{k}: {t:?}");
-    }
+    let e = t[0]["producer"].as_str().unwrap_or_default();
+    assert!(e.contains("temporary topic"), "{t:?}");
+    assert!(
+        t[0]["consumer"].is_string(),
+        "a bad selector is refused: {t:?}"
+    );
+}
+
+/// JMS topics on Qpid JMS (issue 28): a publisher and three subscribers — one with a
+/// selector, one durable that leaves and comes back for what it missed — and a sealmq
+/// subscriber beside them.
+#[test]
+fn jms_topics_with_qpid_jms_publish_to_durable_and_non_durable_subscribers() {
+    let h = Home::new();
+    let url = setup(&h, "QT");
+    h.mqsc(
+        "QT",
+        "SET AUTHREC PROFILE('SYSTEM.BASE.TOPIC') OBJTYPE(TOPIC) PRINCIPAL('app') AUTHADD(PUB,SUB)\n\
+         DEFINE QLOCAL(NATIVE.Q)\nDEFINE SUB(NATIVE) TOPICSTR('prices') DEST(NATIVE.Q)\n",
+    );
+    let got = jms(&url, &["pubsub", "prices"]);
+    let g = &got[0];
+    assert_eq!(
+        g["all"],
+        serde_json::json!(["price 0", "price 1", "price 2", "while away"])
+    );
+    assert_eq!(g["red"], serde_json::json!(["price 1"]));
+    assert_eq!(g["red_extra"], false, "the selector let one through: {g}");
+    assert_eq!(
+        g["durable"],
+        serde_json::json!(["price 0", "price 1", "price 2"])
+    );
+    assert_eq!(g["durable_again"], serde_json::json!(["while away"]));
+    // The JMS publications reached a sealmq administrative subscription too.
+    assert_eq!(h.depth("QT", "NATIVE.Q"), 4);
+    // The durable subscription is kept under the client id and the subscription name; the
+    // non-durable ones went with their links.
+    let subs = h.mqsc("QT", "DISPLAY SBSTATUS(*) DURABLE\n");
+    assert!(subs.contains("SUB(jms-audit:AUDIT)"), "{subs}");
+    common::wait_for(
+        std::time::Duration::from_secs(20),
+        "the JMS non-durable subscriptions to end",
+        || !h.mqsc("QT", "DISPLAY SUB(*)\n").contains("NDURABLE"),
+    );
 }

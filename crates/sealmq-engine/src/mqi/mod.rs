@@ -25,8 +25,8 @@ mod uow;
 pub use get::{DurableGet, GetStep, GetWait};
 pub use put::{DurablePut, PutStep};
 pub use retained::{TOPIC_PROP, retained_key};
-pub use subscribe::SubOpen;
 pub use sealmq_mqi::{Browse, GetOptions, Got, OpenOptions, PutOptions};
+pub use subscribe::SubOpen;
 
 pub(crate) enum Target {
     Local(Arc<LocalQueue>),

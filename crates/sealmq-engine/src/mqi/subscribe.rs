@@ -119,8 +119,7 @@ impl Connection {
 
     /// Refuses (2035) a subscription that is not this connection's user's.
     fn own(&self, s: &SubDef) -> MqResult<()> {
-        if self.internal || s.subuser == self.user || self.qm.admin() == Some(self.user.as_str())
-        {
+        if self.internal || s.subuser == self.user || self.qm.admin() == Some(self.user.as_str()) {
             return Ok(());
         }
         mqerr!(

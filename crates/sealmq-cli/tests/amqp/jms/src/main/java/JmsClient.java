@@ -10,8 +10,11 @@
 //   java -cp ... JmsClient URL temp                a temporary queue, sent to and read from
 //   java -cp ... JmsClient URL forbidden QUEUE     a producer and a consumer on a queue the
 //                                                  principal may not use; prints the errors
-//   java -cp ... JmsClient URL topic NAME          a producer and a consumer on a topic; prints
-//                                                  the errors (publish/subscribe is refused)
+//   java -cp ... JmsClient URL topic NAME          a producer and a consumer on a temporary
+//                                                  topic; prints the errors (refused)
+//   java -cp ... JmsClient URL pubsub NAME         a publisher and three subscribers on topic
+//                                                  NAME: one with a selector, one durable that
+//                                                  disconnects and comes back for what it missed
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -61,7 +64,18 @@ public class JmsClient {
         return v.toString();
     }
 
+    static String list(List<String> items) {
+        List<String> quoted = new ArrayList<>();
+        for (String s : items) {
+            quoted.add(q(s));
+        }
+        return "[" + String.join(",", quoted) + "]";
+    }
+
     static String body(Message m) throws Exception {
+        if (m == null) {
+            return "(none)";
+        }
         if (m instanceof TextMessage) {
             return ((TextMessage) m).getText();
         }
@@ -207,17 +221,54 @@ public class JmsClient {
                             + q(errors[1]) + "}");
                     break;
                 }
+                case "pubsub": {
+                    try (Connection dc = f.createConnection()) {
+                        dc.setClientID("jms-audit");
+                        dc.start();
+                        Session s = c.createSession(false, Session.AUTO_ACKNOWLEDGE);
+                        javax.jms.Topic t = s.createTopic(args[2]);
+                        Session ds = dc.createSession(false, Session.AUTO_ACKNOWLEDGE);
+                        javax.jms.Topic dt = ds.createTopic(args[2]);
+                        MessageConsumer all = s.createConsumer(t);
+                        MessageConsumer red = s.createConsumer(t, "colour = 'red'");
+                        MessageConsumer durable = ds.createDurableSubscriber(dt, "AUDIT");
+                        MessageProducer p = s.createProducer(t);
+                        for (int i = 0; i < 3; i++) {
+                            TextMessage m = s.createTextMessage("price " + i);
+                            m.setStringProperty("colour", i == 1 ? "red" : "blue");
+                            p.send(m);
+                        }
+                        List<String> a = new ArrayList<>(), r = new ArrayList<>(),
+                                d1 = new ArrayList<>(), d2 = new ArrayList<>();
+                        for (int i = 0; i < 3; i++) {
+                            a.add(body(all.receive(WAIT)));
+                            d1.add(body(durable.receive(WAIT)));
+                        }
+                        r.add(body(red.receive(WAIT)));
+                        Message extra = red.receive(500);
+                        durable.close();
+                        // Published while the durable subscriber is away: kept for it.
+                        p.send(s.createTextMessage("while away"));
+                        a.add(body(all.receive(WAIT)));
+                        MessageConsumer back = ds.createDurableSubscriber(dt, "AUDIT");
+                        d2.add(body(back.receive(WAIT)));
+                        back.close();
+                        System.out.println("{\"all\":" + list(a) + ",\"red\":" + list(r)
+                                + ",\"red_extra\":" + (extra != null) + ",\"durable\":"
+                                + list(d1) + ",\"durable_again\":" + list(d2) + "}");
+                    }
+                    break;
+                }
                 case "topic": {
                     String[] errors = new String[2];
                     try (Session ts = c.createSession(false, Session.AUTO_ACKNOWLEDGE)) {
-                        javax.jms.Topic t = ts.createTopic(args[2]);
                         try {
-                            ts.createProducer(t).send(ts.createTextMessage("x"));
+                            ts.createTemporaryTopic();
                         } catch (javax.jms.JMSException e) {
                             errors[0] = e.getMessage();
                         }
                         try {
-                            ts.createConsumer(t).receive(1000);
+                            ts.createConsumer(ts.createTopic(args[2]), "nonsense ===").receive(1000);
                         } catch (javax.jms.JMSException e) {
                             errors[1] = e.getMessage();
                         }

@@ -1,0 +1,67 @@
+//! A link the application sends on to a topic (a JMS publisher, or a plain AMQP client
+//! sending to `topic://...`): each transfer is a publication (issue 28, docs/pubsub.md), in
+//! the transaction that posted it when there is one, else on its own; accepted once
+//! delivered to every subscription it reaches, rejected with the MQ reason otherwise.
+
+use crate::link::{Ctx, amqp_error, blocking};
+use crate::mapping;
+use crate::status::timed;
+use fe2o3_amqp::Receiver;
+use fe2o3_amqp::types::definitions::{AmqpError, Error};
+use fe2o3_amqp::types::messaging::Body;
+use fe2o3_amqp::types::primitives::Value;
+use sealmq_engine::mqi::PutOptions;
+
+pub async fn incoming_topic(ctx: Ctx, mut r: Receiver, topic: String) {
+    let _shown = ctx.client.link(format!("PUB:{topic}"));
+    while let Ok(d) = r.recv::<Body<Value>>().await {
+        let posted = ctx.txns.posted(*d.delivery_id());
+        let (md, payload) = match mapping::to_mq(d.message()) {
+            Ok(x) => x,
+            Err(why) => {
+                if let Some(p) = posted {
+                    p.done(Err(format!("a transfer could not be read: {why}")));
+                }
+                let _ = r
+                    .reject(&d, Error::new(AmqpError::DecodeError, why, None))
+                    .await;
+                continue;
+            }
+        };
+        let uow = posted.as_ref().map(|p| p.uow.clone());
+        let (mq, t, tally) = (ctx.mq.clone(), topic.clone(), ctx.tally.clone());
+        let done = blocking(move || {
+            let mut md = md;
+            let pmo = PutOptions {
+                syncpoint: uow.is_some(),
+                ..Default::default()
+            };
+            let on = uow.as_deref().unwrap_or(&mq);
+            let (r, cpu) = timed(tally.as_ref(), || {
+                on.publish(&t, &mut md, &payload, pmo, false)
+            });
+            if let Some(tl) = &tally {
+                tl.call("publish", r.is_ok(), payload.len() as u64, cpu);
+            }
+            r
+        })
+        .await;
+        let Some(done) = done else { break };
+        match (done, posted) {
+            (Ok(_), p) => {
+                if let Some(p) = p {
+                    p.done(Ok(()));
+                }
+                ctx.client.received();
+                let _ = r.accept(&d).await;
+            }
+            (Err(e), p) => {
+                if let Some(p) = p {
+                    p.done(Err(format!("a publication failed: {e}")));
+                }
+                let _ = r.reject(&d, amqp_error(&e)).await;
+            }
+        }
+    }
+    let _ = r.close().await;
+}
