@@ -526,3 +526,109 @@ fn consumers_unprotect_with_key_reuse_and_hand_failures_to_the_error_queue() {
     drop((a, b, c));
     w.ok(&["stop", "QMP"]);
 }
+
+/// A protection policy on a topic (issue 28, beyond IBM MQ): alice's publication is protected
+/// once, in her process; every subscription's copy is that envelope on its queue; bob, a
+/// recipient, reads it; carol, subscribed too but no recipient, gets 2063.
+#[test]
+fn a_protected_topic_keeps_every_subscribers_copy_an_envelope() {
+    let w = World::started(&["alice", "bob", "carol"]);
+    w.mqsc("DEFINE TOPIC(FRUIT) TOPICSTR('price/fruit')\n");
+    w.ok(&[
+        "policy",
+        "set",
+        "-m",
+        "QMP",
+        "-p",
+        "FRUIT",
+        "-s",
+        "SHA256",
+        "-e",
+        "AES256",
+        "-r",
+        "CN=bob,O=Example",
+        "-a",
+        "CN=alice,O=Example",
+    ]);
+    let (alice, bob, carol) = (w.ks("alice"), w.ks("bob"), w.ks("carol"));
+    for (name, ks) in [("BOB", &bob), ("CAROL", &carol)] {
+        w.ok(&[
+            "sub",
+            "QMP",
+            "price/fruit/#",
+            "--name",
+            name,
+            "--durable",
+            "--count",
+            "0",
+            "--keystore",
+            s(ks),
+        ]);
+    }
+    w.ok(&[
+        "pub",
+        "QMP",
+        "price/fruit/apples",
+        "--message",
+        "apples 3",
+        "--keystore",
+        s(&alice),
+    ]);
+    // Each subscription's queue holds an envelope, never the plaintext.
+    let mut raw = Client::connect_local(&w.qm_dir(), "raw").unwrap();
+    raw.set_raw(true);
+    for name in ["BOB", "CAROL"] {
+        let out = w.mqsc(&format!("DISPLAY SUB({name}) DEST\n"));
+        let dest = out
+            .split("DEST(")
+            .nth(1)
+            .unwrap()
+            .split(')')
+            .next()
+            .unwrap();
+        let (h, _) = raw.open(dest, OpenOptions::browse()).unwrap();
+        let g = raw
+            .get(
+                h,
+                &GetOptions {
+                    browse: sealmq_engine::mqi::Browse::First,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        assert!(
+            sealmq_protect::header::has_magic(&g.payload),
+            "{name}'s copy"
+        );
+        assert!(!String::from_utf8_lossy(&g.payload).contains("apples"));
+        raw.close(h).unwrap();
+    }
+    let out = w.ok(&[
+        "sub",
+        "QMP",
+        "price/fruit/#",
+        "--name",
+        "BOB",
+        "--resume",
+        "--keystore",
+        s(&bob),
+    ]);
+    assert_eq!(out.trim(), "apples 3");
+    let o = w.cmd(
+        &[
+            "sub",
+            "QMP",
+            "price/fruit/#",
+            "--name",
+            "CAROL",
+            "--resume",
+            "--keystore",
+            s(&carol),
+        ],
+        None,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("2063"), "{err}");
+    // Carol's copy moved, still protected, to the protection error queue; bob's is read.
+    assert_eq!(w.depth("SYSTEM.PROTECTION.ERROR.QUEUE"), 1);
+}

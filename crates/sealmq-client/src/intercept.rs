@@ -20,19 +20,19 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 #[derive(Default)]
 pub(crate) struct State {
-    protector: Option<Arc<Protector>>,
+    pub(crate) protector: Option<Arc<Protector>>,
     /// Policies (and QM-side interception) of open handles.
     handles: HashMap<u32, (Option<Arc<Policy>>, bool)>,
     /// A unit of work is open on this connection.
     pub(crate) in_uow: bool,
     /// Raw mode: never protect or unprotect (`browse --raw`).
-    raw: bool,
+    pub(crate) raw: bool,
     /// A policy whose next reused key may be made while the queue manager works on the
     /// request just sent (see [`State::idle_work`]).
-    next_key: Option<Arc<Policy>>,
+    pub(crate) next_key: Option<Arc<Policy>>,
 }
 
-fn security(detail: String) -> ClientError {
+pub(crate) fn security(detail: String) -> ClientError {
     ClientError {
         reason: ReasonCode::SecurityError.code(),
         detail,
@@ -138,7 +138,7 @@ impl Client {
         self.icpt.protector.as_ref().map(|p| p.counters())
     }
 
-    fn protect_for(&self, policy: &Policy, md: &Md, payload: &[u8]) -> Result<Vec<u8>> {
+    pub(crate) fn protect_for(&self, policy: &Policy, md: &Md, payload: &[u8]) -> Result<Vec<u8>> {
         if policy.qop() == Qop::None {
             return Ok(payload.to_vec());
         }

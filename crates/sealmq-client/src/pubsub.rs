@@ -4,7 +4,7 @@
 use crate::{Client, ClientError, Result};
 use sealmq_mqi::Md;
 use sealmq_types::ReasonCode;
-use sealmq_wire::Request;
+use sealmq_wire::{Request, Response};
 
 /// What to subscribe to ([`Client::subscribe`]).
 #[derive(Debug, Clone, Default)]
@@ -59,10 +59,30 @@ impl Client {
         retain: bool,
     ) -> Result<()> {
         self.check_pubsub()?;
+        // A protected topic: protected here, once, for the policy's recipients; every
+        // subscriber's copy is that envelope.
+        let stored = if self.icpt.raw || self.icpt.protector.is_none() {
+            payload.to_vec()
+        } else {
+            match self.call(Request::Policy {
+                name: format!("{}{topic}", sealmq_wire::TOPIC_PREFIX),
+            })? {
+                Response::Policy { policy } if !policy.is_empty() => {
+                    let p = std::sync::Arc::new(
+                        sealmq_mqi::policy::decode(&policy)
+                            .map_err(|e| crate::intercept::security(e.to_string()))?,
+                    );
+                    let stored = self.protect_for(&p, md, payload)?;
+                    self.icpt.next_key = Some(p);
+                    stored
+                }
+                _ => payload.to_vec(),
+            }
+        };
         let req = Request::Publish {
             topic: topic.to_string(),
             md: md.clone(),
-            payload: payload.to_vec(),
+            payload: stored,
             syncpoint,
             retain,
         };

@@ -9,6 +9,8 @@ use sealmq_types::{named_enum, put_fields, take_fields};
 
 /// MQ's limit on a subscription name (MQ_SUB_NAME_LENGTH).
 pub const SUB_NAME_MAX: usize = 10_240;
+/// The start of every managed subscription queue's name.
+pub const MANAGED_PREFIX: &str = "SYSTEM.MANAGED.";
 /// PUBPRTY(ASPUB), stored in the priority's byte.
 pub const PRTY_ASPUB: u8 = 255;
 

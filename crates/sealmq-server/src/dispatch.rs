@@ -46,10 +46,17 @@ pub(crate) fn got_answer(
 ) -> Response {
     match got {
         Ok(got) => {
-            // Protection errors are reported for queues with a policy only: the digest is
-            // taken there, not on every get.
-            if (g.browse == 0 || g.browse == 3) && qm.has_policy(&h.name) {
-                lock(recent).got(g.hobj, &got.md.msg_id, &got.payload);
+            // Protection errors are reported for queues with a policy only, and subscription
+            // queues of protected topics: the digest is taken there, not on every get.
+            if g.browse == 0 || g.browse == 3 {
+                if qm.has_policy(&h.name) {
+                    lock(recent).got(g.hobj, &got.md.msg_id, &got.payload);
+                } else if h.name.starts_with(sealmq_engine::subs::MANAGED_PREFIX) {
+                    let mut r = lock(recent);
+                    if r.protected.contains(&g.hobj) {
+                        r.got(g.hobj, &got.md.msg_id, &got.payload);
+                    }
+                }
             }
             Response::Got {
                 md: got.md,
@@ -108,6 +115,8 @@ pub(crate) fn get_options(g: &GetReq) -> GetOptions {
 pub(crate) struct RecentGets {
     got: HashMap<u32, std::collections::VecDeque<[u8; 32]>>,
     pushed: HashMap<u32, std::collections::VecDeque<[u8; 32]>>,
+    /// Handles of subscriptions to protected topics (their queue has no policy of its own).
+    pub(crate) protected: std::collections::HashSet<u32>,
 }
 
 /// How many gets of a handle are remembered for a protection-error report.
@@ -163,6 +172,7 @@ impl RecentGets {
     pub(crate) fn closed(&mut self, hobj: u32) {
         self.got.remove(&hobj);
         self.pushed.remove(&hobj);
+        self.protected.remove(&hobj);
     }
 }
 
@@ -395,6 +405,31 @@ impl Session {
     /// on the queue, or put to it (put1 learns the policy this way).
     fn policy(&self, name: &str) -> Response {
         use sealmq_engine::authority::{AuthObj, auth};
+        // A topic's (version 4: `topic://STRING`): told to a principal that may publish or
+        // subscribe there.
+        if let Some(topic) = name.strip_prefix(sealmq_wire::TOPIC_PREFIX) {
+            let may = |a| {
+                self.qm
+                    .check_topic_authority(&self.conn.user, topic, a)
+                    .is_ok()
+            };
+            if !may(auth::PUB) && !may(auth::SUB) {
+                return Response::Err {
+                    reason: ReasonCode::NotAuthorized.code(),
+                    detail: format!(
+                        "'{}' may not read the policy of topic '{topic}': it needs PUB or SUB",
+                        self.conn.user
+                    ),
+                };
+            }
+            return Response::Policy {
+                policy: self
+                    .qm
+                    .topic_policy(topic)
+                    .map(|p| sealmq_engine::policies::encode(&p))
+                    .unwrap_or_default(),
+            };
+        }
         let may = |a| {
             self.qm
                 .check_authority(&self.conn.user, AuthObj::Queue, name, a)
@@ -461,11 +496,14 @@ impl Session {
         self.next_h += 1;
         let qm = &self.qm;
         let resolved = h.resolved.clone();
-        // The policy binds to the name opened (an alias without one sees envelopes).
-        let policy = qm
-            .policy(name)
-            .map(|p| sealmq_engine::policies::encode(&p))
-            .unwrap_or_default();
+        // The policy binds to the name opened (an alias without one sees envelopes); a
+        // subscription's queue has its topic's (`topic://STRING`).
+        let policy = match name.strip_prefix(sealmq_wire::TOPIC_PREFIX) {
+            Some(topic) => qm.topic_policy(topic),
+            None => qm.policy(name),
+        }
+        .map(|p| sealmq_engine::policies::encode(&p))
+        .unwrap_or_default();
         let read_ahead = qm
             .queue_def(name)
             .or_else(|_| qm.queue_def(&resolved))

@@ -63,9 +63,20 @@ impl Session {
             Ok(x) => x,
             Err(e) => return err(e),
         };
-        let resp = self.opened(Ok(h), &sub.dest, icpt);
-        if let (Response::Opened(o), false) = (&resp, sub.durable) {
-            self.nondurable.push((o.hobj, sub.name));
+        let resp = self.opened(
+            Ok(h),
+            &format!("{}{}", sealmq_wire::TOPIC_PREFIX, sub.topicstr),
+            icpt,
+        );
+        if let Response::Opened(o) = &resp {
+            if !o.policy.is_empty() {
+                sealmq_types::sync::lock(&self.recent)
+                    .protected
+                    .insert(o.hobj);
+            }
+            if !sub.durable {
+                self.nondurable.push((o.hobj, sub.name));
+            }
         }
         resp
     }

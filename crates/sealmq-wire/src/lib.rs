@@ -27,6 +27,8 @@ pub const V_CONSUME: u16 = 2;
 pub const V_PROPERTIES: u16 = 3;
 /// The first version with publish/subscribe (requests 20-22).
 pub const V_PUBSUB: u16 = 4;
+/// Request 13 (Policy) for a topic string rather than a queue name: `topic://STRING`.
+pub const TOPIC_PREFIX: &str = "topic://";
 /// Largest frame accepted before Hello negotiates a larger one.
 pub const HELLO_MAX: usize = 64 * 1024;
 /// Overhead allowed above the message size in a frame.

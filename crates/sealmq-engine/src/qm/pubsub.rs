@@ -68,6 +68,30 @@ impl QueueManager {
         )
     }
 
+    /// The protection policy covering publications on `topic` (issue 28, docs/pubsub.md): at
+    /// the closest node at or above it that has one, a policy named for the node's topic
+    /// object, or for the node's topic string itself. Wildcard levels are not resolved: a
+    /// subscription's `price/#` is covered by what covers `price`.
+    pub fn topic_policy(&self, topic: &str) -> Option<sealmq_protect::Policy> {
+        let objects: HashMap<String, String> = read(&self.svc)
+            .topics
+            .values()
+            .filter(|t| !t.topicstr.is_empty() || t.name == crate::topics::BASE_TOPIC)
+            .map(|t| {
+                (
+                    crate::topics::node_of(&t.topicstr).to_string(),
+                    t.name.clone(),
+                )
+            })
+            .collect();
+        crate::topics::ancestors(topic).find_map(|node| {
+            objects
+                .get(node)
+                .and_then(|o| self.policy(o))
+                .or_else(|| (!node.is_empty()).then(|| self.policy(node)).flatten())
+        })
+    }
+
     /// Makes or replaces a subscription after MQ's checks: the topic takes subscriptions
     /// (2503) and, for a durable one, durable ones (2436 in MQ; 2503 here, naming DURSUB);
     /// a given destination exists on this queue manager (2085); a new one gets a SUBID.
