@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// local-rr, put1, mover-rr, stream, partner, deep, drain, amqp, ha, connections or
+    /// local-rr, put1, mover-rr, stream, partner, deep, drain, amqp, ha, connections, fanout or
     /// servers.
     pub scenario: String,
     /// Use this existing, running queue manager instead of a throw-away one.
@@ -100,7 +100,8 @@ pub struct BenchArgs {
     /// key in the environment of this run).
     #[arg(long)]
     pub dse: bool,
-    /// deep, drain, amqp: how many messages fill the queue (amqp: put and got per way).
+    /// deep, drain, amqp: how many messages fill the queue (amqp: put and got per way);
+    /// fanout: deliveries per run (publications × subscribers).
     #[arg(long)]
     pub messages: Option<u64>,
     /// amqp: also measure this AMQP 1.0 broker (HOST:PORT, SASL ANONYMOUS, queue
@@ -110,7 +111,7 @@ pub struct BenchArgs {
     /// ha: how many times the active instance is killed for the failover figures.
     #[arg(long)]
     pub kills: Option<usize>,
-    /// drain: consumers draining the queue at once.
+    /// drain: consumers draining the queue at once; fanout: subscribers (default 1, 10, 100).
     #[arg(long, default_value_t = 1)]
     pub consumers: usize,
     /// drain: asynchronous consume's window (messages pushed ahead).
@@ -403,9 +404,11 @@ pub fn run(a: BenchArgs) -> CliResult {
     if a.scenario == "servers" {
         return crate::bench_servers::run(&a);
     }
-    if matches!(a.scenario.as_str(), "deep" | "drain" | "amqp") {
+    if matches!(a.scenario.as_str(), "deep" | "drain" | "amqp" | "fanout") {
         let qm = prepare(&a)?;
-        let r = if a.scenario == "deep" {
+        let r = if a.scenario == "fanout" {
+            crate::bench_fanout::run(&a, &qm.dir, &qm.pid)
+        } else if a.scenario == "deep" {
             crate::bench_deep::run(&a, &qm.dir, &qm.pid)
         } else if a.scenario == "amqp" {
             crate::bench_amqp::run(&a, &qm.dir)

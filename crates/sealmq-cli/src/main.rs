@@ -11,6 +11,7 @@ mod bench_cmd;
 mod bench_conns;
 mod bench_deep;
 mod bench_drain;
+mod bench_fanout;
 mod bench_ha;
 mod bench_net;
 mod bench_servers;
@@ -76,7 +77,7 @@ enum Command {
     /// Subscribe to a topic string (QM TOPICSTR, `#` and `+` wildcards) and print what is
     /// published.
     Sub(pubsub_cmd::SubArgs),
-    /// Run a benchmark scenario (local-rr, put1, mover-rr, stream, partner, deep, drain, amqp, ha, connections).
+    /// Run a benchmark scenario (local-rr, put1, mover-rr, stream, partner, deep, drain, amqp, ha, connections, servers, fanout).
     Bench(bench_cmd::BenchArgs),
     /// Identities and trust for applications and queue managers.
     #[command(subcommand)]
