@@ -631,4 +631,20 @@ fn a_protected_topic_keeps_every_subscribers_copy_an_envelope() {
     assert!(!o.status.success() && err.contains("2063"), "{err}");
     // Carol's copy moved, still protected, to the protection error queue; bob's is read.
     assert_eq!(w.depth("SYSTEM.PROTECTION.ERROR.QUEUE"), 1);
+    // Nowhere on disk (log, queue files, checkpoints) is the plaintext.
+    let mut todo = vec![w.qm_dir()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if let Ok(bytes) = std::fs::read(&p) {
+                assert!(
+                    !bytes.windows(8).any(|x| x == b"apples 3"),
+                    "plaintext in {}",
+                    p.display()
+                );
+            }
+        }
+    }
 }
