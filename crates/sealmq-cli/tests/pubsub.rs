@@ -315,3 +315,47 @@ fn fan_out_is_counted_and_psmode_disabled_stops_publish_subscribe() {
     assert_eq!(h.depth("PS6", "B.Q"), 4);
     h.ok(&["stop", "PS6"]);
 }
+
+/// A connection that keeps subscribing is stopped at 256 non-durable subscriptions (2017);
+/// the refused ones leave nothing behind, and when the connection goes its subscriptions and
+/// their queues go with it.
+#[test]
+fn a_subscription_flood_stops_at_its_limit_and_leaves_nothing_behind() {
+    use sealmq_client::Client;
+    use sealmq_client::pubsub::Subscription;
+    let h = Home::new();
+    h.ok(&["create", "PS7"]);
+    h.ok(&["start", "PS7", "--background"]);
+    h.mqsc("PS7", "ALTER QMGR MAXHANDS(1000)\n");
+    let mut c = Client::connect_local(&h.qm_dir("PS7"), "flood").unwrap();
+    let s = Subscription {
+        topic: "flood/#".into(),
+        ..Default::default()
+    };
+    let mut made = 0;
+    let mut refused = 0;
+    for _ in 0..300 {
+        match c.subscribe(&s) {
+            Ok(_) => made += 1,
+            Err(e) => {
+                assert_eq!(e.reason, 2017, "{e:?}");
+                refused += 1;
+            }
+        }
+    }
+    assert_eq!((made, refused), (256, 44));
+    let ps = h.mqsc("PS7", "DISPLAY PUBSUB SUBCOUNT\n");
+    assert_eq!(field(&ps, "SUBCOUNT"), "256");
+    drop(c);
+    common::wait_for(
+        std::time::Duration::from_secs(20),
+        "the flood's subscriptions and queues to go",
+        || {
+            field(&h.mqsc("PS7", "DISPLAY PUBSUB SUBCOUNT\n"), "SUBCOUNT") == "0"
+                && !h
+                    .mqsc("PS7", "DISPLAY QLOCAL(SYSTEM.MANAGED.*)\n")
+                    .contains("QUEUE(")
+        },
+    );
+    h.ok(&["stop", "PS7"]);
+}
