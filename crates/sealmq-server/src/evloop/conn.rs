@@ -282,9 +282,12 @@ impl<S: Stream> Loop<S> {
             }
             Err(req) => req,
         };
-        let (s, flow) = if s.admin {
-            // The administrator's requests (MQSC, stop) run on a thread of their own, never
-            // queued behind a blocking pool that others' requests may have filled.
+        let lifeline = s.admin && matches!(req, Request::Mqsc { .. } | Request::Stop { .. });
+        let (s, flow) = if lifeline {
+            // The administrator's MQSC and stop run on a thread of their own, never queued
+            // behind a blocking pool that others' requests may have filled. (Its other
+            // requests — an application run as the queue manager's user — use the pool: a
+            // thread made per request cost more than the request.)
             let (tx, rx) = tokio::sync::oneshot::channel();
             std::thread::Builder::new()
                 .name("sealmq-admin".into())
