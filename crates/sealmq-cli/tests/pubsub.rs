@@ -359,3 +359,55 @@ fn a_subscription_flood_stops_at_its_limit_and_leaves_nothing_behind() {
     );
     h.ok(&["stop", "PS7"]);
 }
+
+/// Persistent publications to a durable subscription under a unit of work, across `kill -9`:
+/// cut before the commit, none arrives; committed, all do.
+#[test]
+fn publications_in_a_unit_of_work_are_all_or_none_across_kill_9() {
+    use sealmq_client::Client;
+    use sealmq_engine::{Md, Persistence};
+    let h = Home::new();
+    h.ok(&["create", "PS8"]);
+    h.ok(&["start", "PS8", "--background"]);
+    h.mqsc(
+        "PS8",
+        "DEFINE QLOCAL(KEEP.Q)\nDEFINE SUB(KEEP) TOPICSTR('orders/#') DEST(KEEP.Q)\n",
+    );
+    let publish = |n: usize, commit: bool| {
+        let mut c = Client::connect_local(&h.qm_dir("PS8"), "uow-pub").unwrap();
+        for i in 0..n {
+            let mut md = Md {
+                persistence: Persistence::Persistent,
+                ..Md::default()
+            };
+            c.publish("orders/new", &mut md, format!("order {i}").as_bytes(), true)
+                .unwrap();
+        }
+        if commit {
+            c.commit().unwrap();
+        }
+        c
+    };
+    // Cut before its commit: the connection is still open when the queue manager dies.
+    let open = publish(3, false);
+    // (CURDEPTH counts uncommitted puts, as MQ's does: a get shows what is visible.)
+    let o = h.run(&["get", "PS8", "KEEP.Q"], None);
+    let seen = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        !seen.contains("order"),
+        "not visible before the commit: {seen}"
+    );
+    h.kill9("PS8");
+    drop(open);
+    h.ok(&["start", "PS8", "--background"]);
+    assert_eq!(
+        h.depth("PS8", "KEEP.Q"),
+        0,
+        "none of a unit of work cut off"
+    );
+    drop(publish(3, true));
+    h.kill9("PS8");
+    h.ok(&["start", "PS8", "--background"]);
+    assert_eq!(h.depth("PS8", "KEEP.Q"), 3, "all of a committed one");
+    h.ok(&["stop", "PS8"]);
+}
