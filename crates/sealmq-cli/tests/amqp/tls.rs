@@ -248,8 +248,14 @@ fn an_intercepting_amqp_channel_protects_and_unprotects_for_python_applications(
             },
         )
         .unwrap();
-    raw.put(fh, &mut sealmq_engine::Md::default(), b"forged", false)
-        .unwrap();
+    // Priority 9: taken before "hello 0" (an AMQP message's default priority is 4), so the
+    // link meets it before it delivers anything; at the same or a lower priority the
+    // application could take "hello 0" and leave before its link got to the forged one.
+    let mut forged = sealmq_engine::Md {
+        priority: 9,
+        ..Default::default()
+    };
+    raw.put(fh, &mut forged, b"forged", false).unwrap();
     proton_with(&url, &w.alice, &["send", "SECRET.FORGED", "1"]);
     let got = proton_with(&url, &w.alice, &["receive", "SECRET.FORGED", "1"]);
     assert_eq!(got[0]["body"], "hello 0");
