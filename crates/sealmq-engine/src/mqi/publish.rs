@@ -46,28 +46,7 @@ impl Connection {
             self.qm
                 .check_topic_authority(&self.user, topic, crate::authority::auth::PUB)?;
         }
-        if md.persistence == Persistence::AsQueueDef {
-            md.persistence = if e.persistent {
-                Persistence::Persistent
-            } else {
-                Persistence::NotPersistent
-            };
-        }
-        if md.priority < 0 {
-            md.priority = i32::from(e.priority);
-        }
-        md.priority = md.priority.min(9);
-        if md.msg_id == NONE_ID {
-            md.msg_id = self.qm.unique_id();
-        }
-        if !pmo.pass_context {
-            md.put_time_ms = crate::md::now_ms();
-            md.user_id = self.user.clone();
-            md.put_appl_name = self.appl.clone();
-        }
-        if !md.reply_to_q.is_empty() && md.reply_to_qmgr.is_empty() {
-            md.reply_to_qmgr = self.qm.name();
-        }
+        self.fill_defaults(md, e.persistent, e.priority, &pmo);
         self.qm.count_publication();
         let subs: Vec<SubDef> = self
             .qm

@@ -260,21 +260,35 @@ impl Connection {
     /// Fills the descriptor as the queue manager does: persistence and priority from the
     /// queue's defaults, a message id, the context (unless passed), the reply-to queue manager.
     fn fill_descriptor(&self, md: &mut Md, dest: &Dest, pmo: &PutOptions) -> MqResult<()> {
-        if md.persistence == Persistence::AsQueueDef {
-            md.persistence = if dest.def_persistent {
-                Persistence::Persistent
-            } else {
-                Persistence::NotPersistent
-            };
-        }
+        self.fill_defaults(md, dest.def_persistent, dest.def_priority, pmo);
         if md.persistence == Persistence::Persistent && dest.temporary {
             return mqerr!(
                 OptionsError,
                 "a temporary dynamic queue cannot hold persistent messages"
             );
         }
+        Ok(())
+    }
+
+    /// What a put and a publication fill alike: persistence and priority left to the
+    /// definition (a queue's, a topic's), a message id, the context (unless passed), no
+    /// backout count, the reply-to queue manager.
+    pub(crate) fn fill_defaults(
+        &self,
+        md: &mut Md,
+        def_persistent: bool,
+        def_priority: u8,
+        pmo: &PutOptions,
+    ) {
+        if md.persistence == Persistence::AsQueueDef {
+            md.persistence = if def_persistent {
+                Persistence::Persistent
+            } else {
+                Persistence::NotPersistent
+            };
+        }
         if md.priority < 0 {
-            md.priority = i32::from(dest.def_priority);
+            md.priority = i32::from(def_priority);
         }
         md.priority = md.priority.min(9);
         if md.msg_id == NONE_ID {
@@ -289,7 +303,6 @@ impl Connection {
         if !md.reply_to_q.is_empty() && md.reply_to_qmgr.is_empty() {
             md.reply_to_qmgr = self.qm.name();
         }
-        Ok(())
     }
 
     /// Appends the PUT record without waiting (a unit of work's commit waits, or the put's

@@ -5,7 +5,6 @@
 use super::*;
 use crate::authority::{AuthObj, auth};
 use crate::subs::{DestClass, SubDef};
-use crate::topics::TopicDef;
 use sealmq_types::sync::{read, write};
 
 /// What DISPLAY SBSTATUS counts for one subscription since this start.
@@ -37,18 +36,11 @@ impl QueueManager {
         if self.cfg.admin.as_deref() == Some(user) || self.cfg.admin.is_none() {
             return Ok(());
         }
-        let objects: Vec<String> = {
-            let svc = read(&self.svc);
-            let by_node: HashMap<&str, &TopicDef> = svc
-                .topics
-                .values()
-                .filter(|t| !t.topicstr.is_empty() || t.name == crate::topics::BASE_TOPIC)
-                .map(|t| (crate::topics::node_of(&t.topicstr), t))
-                .collect();
-            crate::topics::ancestors(topic)
-                .filter_map(|n| by_node.get(n).map(|t| t.name.clone()))
-                .collect()
-        };
+        let objects: Vec<String> = self
+            .topic_path(topic)
+            .into_iter()
+            .filter_map(|(_, o)| o.map(|t| t.name))
+            .collect();
         let mut has = 0;
         for o in &objects {
             has |= self.authorities_of(user, AuthObj::Topic, o);
@@ -73,22 +65,9 @@ impl QueueManager {
     /// object, or for the node's topic string itself. Wildcard levels are not resolved: a
     /// subscription's `price/#` is covered by what covers `price`.
     pub fn topic_policy(&self, topic: &str) -> Option<sealmq_protect::Policy> {
-        let objects: HashMap<String, String> = read(&self.svc)
-            .topics
-            .values()
-            .filter(|t| !t.topicstr.is_empty() || t.name == crate::topics::BASE_TOPIC)
-            .map(|t| {
-                (
-                    crate::topics::node_of(&t.topicstr).to_string(),
-                    t.name.clone(),
-                )
-            })
-            .collect();
-        crate::topics::ancestors(topic).find_map(|node| {
-            objects
-                .get(node)
-                .and_then(|o| self.policy(o))
-                .or_else(|| (!node.is_empty()).then(|| self.policy(node)).flatten())
+        self.topic_path(topic).into_iter().find_map(|(node, o)| {
+            o.and_then(|t| self.policy(&t.name))
+                .or_else(|| (!node.is_empty()).then(|| self.policy(&node)).flatten())
         })
     }
 

@@ -237,14 +237,28 @@ impl QueueManager {
     /// `topic`'s attributes, ASPARENT resolved up the tree (DISPLAY TPSTATUS, publish and
     /// subscribe).
     pub fn topic_effective(&self, topic: &str) -> crate::topics::Effective {
+        let path = self.topic_path(topic);
+        crate::topics::effective(topic, |s| {
+            path.iter()
+                .find(|(n, _)| n == s)
+                .and_then(|(_, o)| o.as_ref())
+        })
+    }
+
+    /// The nodes at and above `topic`, closest first, each with the topic object that
+    /// administers it (SYSTEM.DEFAULT.TOPIC, a template, administers nothing): what
+    /// attributes, authority and policies are resolved along.
+    pub(crate) fn topic_path(&self, topic: &str) -> Vec<(String, Option<TopicDef>)> {
         let svc = read(&self.svc);
-        let by_str: HashMap<&str, &TopicDef> = svc
+        let by_node: HashMap<&str, &TopicDef> = svc
             .topics
             .values()
             .filter(|t| !t.topicstr.is_empty() || t.name == crate::topics::BASE_TOPIC)
             .map(|t| (crate::topics::node_of(&t.topicstr), t))
             .collect();
-        crate::topics::effective(topic, |s| by_str.get(s).copied())
+        crate::topics::ancestors(topic)
+            .map(|n| (n.to_string(), by_node.get(n).map(|t| (*t).clone())))
+            .collect()
     }
 }
 
