@@ -15,6 +15,7 @@ pub mod publish;
 pub mod sasl;
 pub mod status;
 pub mod txn;
+pub mod unsub;
 
 pub use listener::{AmqpChannel, Services};
 pub use mapping::{to_amqp, to_mq};

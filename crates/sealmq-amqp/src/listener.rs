@@ -560,7 +560,10 @@ async fn connection(
                 // not open (or that does not exist), a bad selector.
                 let mut sub_end = None;
                 let publish_to = link::attach_publish_topic(&attach);
+                // A JMS unsubscribe looks its durable subscription up by the link's name.
+                let unsub = crate::unsub::lookup(&mq, &mut attach, ctx.client.client_id());
                 let early = match link::attach_topic(&attach) {
+                    _ if unsub.is_some() => Ok(None),
                     Some(e) => Err(e),
                     None if publish_to.is_some() => {
                         let t = publish_to.clone().unwrap_or_default();
@@ -585,7 +588,20 @@ async fn connection(
                         fe2o3_amqp::types::definitions::Role::Receiver => attach.source = None,
                     }
                 }
-                let accepted = links.accept_incoming_attach(attach, &mut session).await;
+                let accepted = match (
+                    links.accept_incoming_attach(attach, &mut session).await,
+                    unsub,
+                ) {
+                    (Ok(LinkEndpoint::Sender(s)), Some(l)) => {
+                        let mq = mq.clone();
+                        tokio::spawn(async move {
+                            crate::unsub::serve(mq, s, l).await;
+                            drop(place);
+                        });
+                        continue;
+                    }
+                    (a, _) => a,
+                };
                 // A refused link waits a while for the client's detach, then goes; its queue
                 // handle (if one was opened) is closed as it drops.
                 match (accepted, early) {

@@ -117,6 +117,13 @@ pub struct BenchArgs {
     /// drain: asynchronous consume's window (messages pushed ahead).
     #[arg(long, default_value_t = 1000)]
     pub window: u32,
+    /// fanout: subscriber counts to run, comma-separated (a `--consumers` above 1 overrides).
+    #[arg(long, default_value = "1,10,100")]
+    pub subscribers: String,
+    /// fanout: subscribers take their messages by asynchronous consume (read-ahead) instead
+    /// of one get request per message.
+    #[arg(long)]
+    pub consume: bool,
     /// connections: idle client connections held beside the busy pairs.
     #[arg(long, default_value_t = 10_000)]
     pub connections: usize,

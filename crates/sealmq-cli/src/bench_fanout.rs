@@ -1,18 +1,19 @@
-//! `sealmq bench fanout [--consumers K] [--messages N] [--size BYTES] [--persistent]
-//! [--rounds R]` (issue 28): one publisher, K subscribers on the topic `bench/fanout` (1, 10 and
-//! 100 unless `--consumers`), each getting from its managed queue on a connection of its own.
+//! `sealmq bench fanout [--subscribers 1,10,100] [--messages N] [--size BYTES] [--persistent]
+//! [--consume] [--rounds R]` (issue 28): one publisher, K subscribers on the topic
+//! `bench/fanout`, each taking from its managed queue on a connection of its own — one get
+//! (waiting) per message, or with `--consume` by asynchronous consume (read-ahead outside a
+//! unit of work, as a RabbitMQ consumer with automatic acknowledgement takes pushed messages).
 //! Non-persistent publications to non-durable subscriptions by default; `--persistent`:
 //! persistent publications (a commit every 100) to durable subscriptions. Each run reports
 //! deliveries per second (publications × subscribers, until the last subscriber has all), the
 //! publish rate and the queue manager's CPU per delivery; `--rounds` interleaves and ends with
-//! medians. The comparison with a peer broker (RabbitMQ's fanout exchange, Artemis multicast)
-//! is not built yet.
+//! medians. `benches/rabbitmq-fanout.sh` runs it beside RabbitMQ's fanout exchange.
 
 use crate::CliResult;
 use crate::bench_cmd::{BenchArgs, cpu_seconds};
 use crate::bench_conns::median;
-use sealmq_client::Client;
 use sealmq_client::pubsub::Subscription;
+use sealmq_client::{Client, ConsumeMode, ConsumeOptions};
 use sealmq_engine::mqi::GetOptions;
 use sealmq_engine::{Md, Persistence};
 use std::path::{Path, PathBuf};
@@ -34,6 +35,7 @@ fn subscriber(
     i: usize,
     n: u64,
     durable: bool,
+    consume: bool,
     ready: Arc<Barrier>,
 ) -> Result<Instant, String> {
     let mut c = Client::connect_local(&dir, "bench-sub").map_err(|e| e.to_string())?;
@@ -49,15 +51,39 @@ fn subscriber(
         ..Default::default()
     };
     let (h, _) = c.subscribe(&s).map_err(|e| e.to_string())?;
-    ready.wait();
-    let gmo = GetOptions {
-        wait: Some(Duration::from_secs(30)),
-        ..Default::default()
+    let wait = Duration::from_secs(30);
+    let done = if !consume {
+        ready.wait();
+        let gmo = GetOptions {
+            wait: Some(wait),
+            ..Default::default()
+        };
+        for _ in 0..n {
+            c.get(h, &gmo).map_err(|e| format!("subscriber {i}: {e}"))?;
+        }
+        Instant::now()
+    } else {
+        let opts = ConsumeOptions {
+            mode: ConsumeMode::ReadAhead,
+            ..Default::default()
+        };
+        let mut consumer = c.consume(h, opts).map_err(|e| e.to_string())?;
+        ready.wait();
+        for got in 0..n {
+            if consumer
+                .next(wait)
+                .map_err(|e| format!("subscriber {i}: {e}"))?
+                .is_none()
+            {
+                return Err(format!(
+                    "subscriber {i}: nothing for 30 s after {got} messages"
+                ));
+            }
+        }
+        let done = Instant::now();
+        consumer.stop().map_err(|e| e.to_string())?;
+        done
     };
-    for _ in 0..n {
-        c.get(h, &gmo).map_err(|e| format!("subscriber {i}: {e}"))?;
-    }
-    let done = Instant::now();
     if durable {
         let _ = c.close(h);
         c.unsubscribe(&name).map_err(|e| e.to_string())?;
@@ -74,12 +100,13 @@ fn one_run(
     n: u64,
     size: usize,
     persistent: bool,
+    consume: bool,
 ) -> CliResult<Run> {
     let ready = Arc::new(Barrier::new(k + 1));
     let subs: Vec<_> = (0..k)
         .map(|i| {
             let (d, r) = (dir.to_path_buf(), ready.clone());
-            std::thread::spawn(move || subscriber(d, i, n, persistent, r))
+            std::thread::spawn(move || subscriber(d, i, n, persistent, consume, r))
         })
         .collect();
     let mut c = Client::connect_local(dir, "bench-pub").map_err(|e| e.to_string())?;
@@ -122,7 +149,15 @@ pub fn run(a: &BenchArgs, dir: &Path, pid: &str) -> CliResult {
     let sizes: Vec<usize> = if a.consumers > 1 {
         vec![a.consumers]
     } else {
-        vec![1, 10, 100]
+        a.subscribers
+            .split(',')
+            .map(|k| match k.trim().parse::<usize>() {
+                Ok(k) if (1..=1000).contains(&k) => Ok(k),
+                _ => Err(format!(
+                    "--subscribers: '{k}' is not a count from 1 to 1000"
+                )),
+            })
+            .collect::<Result<_, _>>()?
     };
     let size = a.size.unwrap_or(1024);
     let total = a.messages.unwrap_or(100_000);
@@ -137,7 +172,7 @@ pub fn run(a: &BenchArgs, dir: &Path, pid: &str) -> CliResult {
         for (j, &k) in sizes.iter().enumerate() {
             // About `total` deliveries per run, at least 200 publications.
             let n = (total / k as u64).max(200);
-            let r = one_run(dir, pid, k, n, size, a.persistent)?;
+            let r = one_run(dir, pid, k, n, size, a.persistent, a.consume)?;
             println!(
                 "round {}/{rounds}: {k} subscriber(s), {n} publications of {size} bytes: \
                  {:.0} deliveries/s, {:.0} publications/s, queue manager {:.1} µs per delivery",
@@ -160,7 +195,7 @@ pub fn run(a: &BenchArgs, dir: &Path, pid: &str) -> CliResult {
                 serde_json::json!({
                     "scenario": "fanout", "subscribers": k, "persistent": a.persistent,
                     "size": size, "deliveries_per_s": d, "publications_per_s": p,
-                    "qm_us_per_delivery": c,
+                    "qm_us_per_delivery": c, "consume": a.consume,
                 })
             );
         } else {

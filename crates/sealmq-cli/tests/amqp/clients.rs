@@ -222,6 +222,13 @@ fn jms_topics_with_qpid_jms_publish_to_durable_and_non_durable_subscribers() {
     // non-durable ones went with their links.
     let subs = h.mqsc("QT", "DISPLAY SBSTATUS(*) DURABLE\n");
     assert!(subs.contains("SUB(jms-audit:AUDIT)"), "{subs}");
+    // Session.unsubscribe removes it (and its managed queue); a second one finds nothing.
+    let u = jms(&url, &["unsubscribe", "AUDIT"]);
+    assert!(u[0]["first"].is_null(), "{u:?}");
+    let second = u[0]["second"].as_str().unwrap_or_default();
+    assert!(second.contains("InvalidDestinationException"), "{u:?}");
+    let subs = h.mqsc("QT", "DISPLAY SUB(*)\n");
+    assert!(!subs.contains("jms-audit:AUDIT"), "{subs}");
     common::wait_for(
         std::time::Duration::from_secs(20),
         "the JMS non-durable subscriptions to end",

@@ -118,6 +118,20 @@ impl Connection {
     }
 }
 
+impl Connection {
+    /// Whether [`Connection::publish`] may wait for the log: a persistent publication outside a
+    /// unit of work (its copies are committed durably before it returns) or a retained one.
+    /// The rest never block, and the event-driven server serves them on its loop.
+    pub fn publish_may_block(&self, topic: &str, md: &Md, syncpoint: bool, retain: bool) -> bool {
+        let persistent = match md.persistence {
+            Persistence::Persistent => true,
+            Persistence::NotPersistent => false,
+            Persistence::AsQueueDef => self.qm.topic_effective(topic).persistent,
+        };
+        retain || (persistent && !syncpoint)
+    }
+}
+
 /// Whether the subscription's SELECTOR (if any) selects the publication.
 pub(crate) fn selected(s: &SubDef, md: &Md) -> bool {
     s.selector.is_empty()

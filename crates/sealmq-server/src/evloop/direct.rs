@@ -13,9 +13,9 @@ use std::time::Instant;
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::sync::Notify;
 
-/// Serves `req` here when it is a put, a get, a heartbeat or a credit the event loop can
-/// serve; `Err` hands it back for the blocking pool (everything else, and puts and gets that
-/// QM-side interception protects).
+/// Serves `req` here when it is a put, a get, a publication, a heartbeat or a credit the event
+/// loop can serve; `Err` hands it back for the blocking pool (everything else, puts and gets
+/// that QM-side interception protects, publications that may wait for the log).
 #[allow(clippy::result_large_err)] // the request handed back, moved once
 pub(crate) async fn try_serve<R: AsyncRead + Unpin>(
     s: &mut Session,
@@ -27,6 +27,16 @@ pub(crate) async fn try_serve<R: AsyncRead + Unpin>(
         Request::Heartbeat | Request::Credit { .. } => return Ok(s.request(req)),
         Request::Put { .. } | Request::Put1 { .. } if !s.intercept => {}
         Request::Get(g) if !intercepted(s, g.hobj) => {}
+        // A publication that cannot wait for the log (non-persistent, or under syncpoint):
+        // its copies are put here, as a put is.
+        Request::Publish {
+            topic,
+            md,
+            syncpoint,
+            retain,
+            ..
+        } if s.version >= sealmq_wire::V_PUBSUB
+            && !s.conn.publish_may_block(topic, md, *syncpoint, *retain) => {}
         _ => return Err(req),
     }
     if s.qm.is_quiescing() {
@@ -58,6 +68,13 @@ pub(crate) async fn try_serve<R: AsyncRead + Unpin>(
             let step = s.conn.put1_step(&name, &mut md, &payload, pmo(syncpoint));
             put_done(&s.qm, &s.conn, step, md).await
         }
+        Request::Publish {
+            topic,
+            md,
+            payload,
+            syncpoint,
+            retain,
+        } => s.publish(&topic, md, payload, syncpoint, retain),
         Request::Get(g) => match s.handles.get(&g.hobj).cloned() {
             Some(h) => {
                 let got = get(&s.qm, &s.conn, &h, &g, rd, ended).await;

@@ -15,6 +15,8 @@
 //   java -cp ... JmsClient URL pubsub NAME         a publisher and three subscribers on topic
 //                                                  NAME: one with a selector, one durable that
 //                                                  disconnects and comes back for what it missed
+//   java -cp ... JmsClient URL unsubscribe NAME    removes client id jms-audit's durable
+//                                                  subscription NAME, twice; prints the errors
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -256,6 +258,26 @@ public class JmsClient {
                         System.out.println("{\"all\":" + list(a) + ",\"red\":" + list(r)
                                 + ",\"red_extra\":" + (extra != null) + ",\"durable\":"
                                 + list(d1) + ",\"durable_again\":" + list(d2) + "}");
+                    }
+                    break;
+                }
+                case "unsubscribe": {
+                    // Session.unsubscribe of the durable subscription NAME of client id
+                    // jms-audit, twice: the second finds none.
+                    try (Connection dc = f.createConnection()) {
+                        dc.setClientID("jms-audit");
+                        dc.start();
+                        Session ds = dc.createSession(false, Session.AUTO_ACKNOWLEDGE);
+                        String[] errors = new String[2];
+                        for (int i = 0; i < 2; i++) {
+                            try {
+                                ds.unsubscribe(args[2]);
+                            } catch (javax.jms.JMSException e) {
+                                errors[i] = e.getClass().getSimpleName() + ": " + e.getMessage();
+                            }
+                        }
+                        System.out.println("{\"first\":" + q(errors[0]) + ",\"second\":"
+                                + q(errors[1]) + "}");
                     }
                     break;
                 }
