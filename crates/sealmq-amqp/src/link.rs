@@ -177,10 +177,22 @@ impl Drop for SubEnd {
     }
 }
 
+/// The subscription a JMS durable subscriber's link names (Qpid JMS's link names, `|` ending
+/// the subscription's name): `<container id>:<name>` — `name`, or `name|2`, `name|3` for the
+/// further consumers of a shared one — or `global:<name>` for a shared subscription of
+/// connections without a client id (`name|global`, `name|global2`, ...), which all share it.
+pub fn subscription_name(container: &str, link: &str) -> String {
+    match link.split_once('|') {
+        Some((name, rest)) if rest.starts_with("global") => format!("global:{name}"),
+        Some((name, _)) => format!("{container}:{name}"),
+        None => format!("{container}:{link}"),
+    }
+}
+
 /// A link the application receives on from a topic (a JMS subscriber): its subscription made
 /// before the attach is answered (2035 without SUB, as a refusal of the attach) — durable
 /// when the source is (a JMS durable subscriber: unsettled-state durability), named
-/// `<container id>:<link name>` and resumed by that name; else non-durable, ended with the
+/// as [`subscription_name`] says and resumed by that name; else non-durable, ended with the
 /// link. `Ok(None)`: the source is not a topic.
 pub async fn subscribe_early(
     mq: &Arc<Connection>,
@@ -204,8 +216,21 @@ pub async fn subscribe_early(
     }
     .unwrap_or_default();
     let durable = src.durable != TerminusDurability::None;
+    let shared = src
+        .capabilities
+        .as_ref()
+        .is_some_and(|c| c.iter().any(|c| c.as_str() == "shared"));
+    if shared && !durable {
+        return Err(Error::new(
+            AmqpError::NotImplemented,
+            "shared non-durable subscriptions (createSharedConsumer) are not provided: use a \
+             shared durable subscription or a queue"
+                .to_string(),
+            None,
+        ));
+    }
     let name = if durable {
-        format!("{container}:{}", attach.name)
+        subscription_name(container, &attach.name)
     } else {
         String::new()
     };

@@ -330,6 +330,8 @@ async fn handshake(
         .guarded(&ip, precheck, no_password_needed);
         let mut b = ConnectionAcceptor::builder()
             .container_id(qm.name())
+            // JMS 2 shared durable subscriptions (Qpid JMS asks for this capability).
+            .add_offered_capabilities("SHARED-SUBS")
             .max_frame_size(65_536u32)
             .channel_max(MAX_SESSIONS - 1);
         // AMQPKA: sent as the idle-time-out (the client sends something at least every half
@@ -560,7 +562,9 @@ async fn connection(
                 // not open (or that does not exist), a bad selector.
                 let mut sub_end = None;
                 let publish_to = link::attach_publish_topic(&attach);
-                // A JMS unsubscribe looks its durable subscription up by the link's name.
+                // A JMS unsubscribe looks its durable subscription up by the link's name
+                // (after any removal of that subscription still under way).
+                crate::unsub::settled(&mq, &attach, ctx.client.client_id()).await;
                 let unsub = crate::unsub::lookup(&mq, &mut attach, ctx.client.client_id());
                 let early = match link::attach_topic(&attach) {
                     _ if unsub.is_some() => Ok(None),

@@ -314,6 +314,20 @@ fn fan_out_is_counted_and_psmode_disabled_stops_publish_subscribe() {
     h.ok(&["pub", "PS6", "f/x"]);
     assert_eq!(h.depth("PS6", "B.Q"), 4);
     h.ok(&["stop", "PS6"]);
+    // The interval statistics files (the last written at stop) count the same: 5
+    // publications (the refused one not among them) delivering 9 copies.
+    let (mut p, mut d) = (0, 0);
+    for f in std::fs::read_dir(h.qm_dir("PS6").join("stats"))
+        .unwrap()
+        .flatten()
+    {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(f.path()).unwrap()).unwrap();
+        p += v["pubsub"]["publications"].as_u64().unwrap();
+        d += v["pubsub"]["deliveries"].as_u64().unwrap();
+        assert_eq!(v["pubsub"]["subscriptions"], 2, "{v}");
+    }
+    assert_eq!((p, d), (5, 9));
 }
 
 /// A connection that keeps subscribing is stopped at 256 non-durable subscriptions (2017);

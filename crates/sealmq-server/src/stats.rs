@@ -3,7 +3,8 @@
 //! queue manager stops, one JSON file under `<QM dir>/stats/`: per queue (puts, gets, browses,
 //! bytes, depth and its high-water mark), per channel (messages, bytes, batches, average batch
 //! size), the channel initiator's adapter and dispatcher tasks, and the queue manager's own
-//! protection work (SPLPROT, QM-side interception) per primitive with key-reuse hits and misses.
+//! protection work (SPLPROT, QM-side interception) per primitive with key-reuse hits and misses,
+//! and publish/subscribe (publications, copies delivered, fan-out, subscriptions).
 //! The newest [`KEEP`] files are kept.
 
 use crate::chinit::Initiator;
@@ -33,6 +34,8 @@ struct Previous {
     crypto: Option<(usize, Snapshot)>,
     /// Per channel-initiator task: requests, CPU ns, elapsed ns.
     tasks: HashMap<String, (u64, u64, u64)>,
+    /// Publications and copies delivered, since the start.
+    pubsub: (u64, u64),
 }
 
 /// The statistics writer of one queue manager.
@@ -156,6 +159,7 @@ impl Writer {
             .collect();
         let channels = self.channels();
         let crypto = self.crypto();
+        let pubsub = self.pubsub();
         json!({
             "version": FORMAT_VERSION,
             "qmgr": self.qm.name(),
@@ -165,6 +169,24 @@ impl Writer {
             "channels": channels,
             "chinit_tasks": self.tasks(end.saturating_sub(start)),
             "crypto": crypto,
+            "pubsub": pubsub,
+        })
+    }
+
+    /// Publish/subscribe over the interval: publications, the copies they delivered and the
+    /// average fan-out; the subscriptions (durable ones apart) at its end.
+    fn pubsub(&mut self) -> Value {
+        let (p, d) = self.qm.publication_totals();
+        let (bp, bd) = std::mem::replace(&mut self.prev.pubsub, (p, d));
+        let (p, d) = (p.saturating_sub(bp), d.saturating_sub(bd));
+        let subs = self.qm.subs();
+        let durable = subs.iter().filter(|s| s.durable).count();
+        json!({
+            "publications": p,
+            "deliveries": d,
+            "avg_fanout": if p == 0 { 0.0 } else { (d as f64 / p as f64 * 100.0).round() / 100.0 },
+            "subscriptions": subs.len(),
+            "durable_subscriptions": durable,
         })
     }
 

@@ -227,8 +227,32 @@ fn jms_topics_with_qpid_jms_publish_to_durable_and_non_durable_subscribers() {
     assert!(u[0]["first"].is_null(), "{u:?}");
     let second = u[0]["second"].as_str().unwrap_or_default();
     assert!(second.contains("InvalidDestinationException"), "{u:?}");
-    let subs = h.mqsc("QT", "DISPLAY SUB(*)\n");
-    assert!(!subs.contains("jms-audit:AUDIT"), "{subs}");
+    // (The client's unsubscribe returns when its detach is answered; the removal follows.)
+    common::wait_for(
+        std::time::Duration::from_secs(20),
+        "the unsubscribed subscription to go",
+        || !h.mqsc("QT", "DISPLAY SUB(*)\n").contains("jms-audit:AUDIT"),
+    );
+    // JMS 2 shared durable subscriptions: two connections without a client id take the
+    // publications between them, each once; a shared non-durable one is refused plainly.
+    let sh = jms(&url, &["shared", "rates", "RATES"]);
+    let s = &sh[0];
+    let all: Vec<String> = (0..10).map(|i| format!("m{i}")).collect();
+    let mut want = all.clone();
+    want.sort();
+    assert_eq!(s["got"], serde_json::json!(want), "{s}");
+    assert!(
+        s["volatile"]
+            .as_str()
+            .is_some_and(|e| e.contains("not provided")),
+        "{s}"
+    );
+    assert!(s["unsubscribe"].is_null(), "{s}");
+    common::wait_for(
+        std::time::Duration::from_secs(20),
+        "the shared subscription to go",
+        || !h.mqsc("QT", "DISPLAY SUB(*)\n").contains("RATES"),
+    );
     common::wait_for(
         std::time::Duration::from_secs(20),
         "the JMS non-durable subscriptions to end",

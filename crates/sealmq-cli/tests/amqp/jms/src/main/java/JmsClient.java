@@ -15,6 +15,9 @@
 //   java -cp ... JmsClient URL pubsub NAME         a publisher and three subscribers on topic
 //                                                  NAME: one with a selector, one durable that
 //                                                  disconnects and comes back for what it missed
+//   java -cp ... JmsClient URL shared TOPIC NAME   two connections share a durable subscription
+//                                                  (no client id); then a shared non-durable one
+//                                                  and an unsubscribe
 //   java -cp ... JmsClient URL unsubscribe NAME    removes client id jms-audit's durable
 //                                                  subscription NAME, twice; prints the errors
 
@@ -278,6 +281,58 @@ public class JmsClient {
                         }
                         System.out.println("{\"first\":" + q(errors[0]) + ",\"second\":"
                                 + q(errors[1]) + "}");
+                    }
+                    break;
+                }
+                case "shared": {
+                    // Two connections without a client id share the durable subscription NAME
+                    // on topic TOPIC (JMS 2 createSharedDurableConsumer); 10 publications are
+                    // split between them. Then a shared non-durable consumer (refused), and
+                    // the subscription's removal.
+                    try (Connection c2 = f.createConnection()) {
+                        c2.start();
+                        Session s1 = c.createSession(false, Session.AUTO_ACKNOWLEDGE);
+                        Session s2 = c2.createSession(false, Session.AUTO_ACKNOWLEDGE);
+                        javax.jms.Topic t = s1.createTopic(args[2]);
+                        MessageConsumer a = s1.createSharedDurableConsumer(t, args[3]);
+                        MessageConsumer b = s2.createSharedDurableConsumer(s2.createTopic(args[2]), args[3]);
+                        MessageProducer p = s1.createProducer(t);
+                        for (int i = 0; i < 10; i++) {
+                            p.send(s1.createTextMessage("m" + i));
+                        }
+                        List<String> got = new ArrayList<>();
+                        int fromA = 0, fromB = 0;
+                        long end = System.currentTimeMillis() + WAIT;
+                        while (got.size() < 10 && System.currentTimeMillis() < end) {
+                            Message m = a.receive(100);
+                            if (m != null) {
+                                got.add(body(m));
+                                fromA++;
+                            }
+                            m = b.receive(100);
+                            if (m != null) {
+                                got.add(body(m));
+                                fromB++;
+                            }
+                        }
+                        Collections.sort(got);
+                        String volatileErr = null;
+                        try {
+                            s1.createSharedConsumer(t, "VOLATILE").close();
+                        } catch (javax.jms.JMSException e) {
+                            volatileErr = e.getMessage();
+                        }
+                        a.close();
+                        b.close();
+                        String unsub = null;
+                        try {
+                            s1.unsubscribe(args[3]);
+                        } catch (javax.jms.JMSException e) {
+                            unsub = e.getClass().getSimpleName() + ": " + e.getMessage();
+                        }
+                        System.out.println("{\"got\":" + list(got) + ",\"from_a\":" + fromA
+                                + ",\"from_b\":" + fromB + ",\"volatile\":" + q(volatileErr)
+                                + ",\"unsubscribe\":" + q(unsub) + "}");
                     }
                     break;
                 }
