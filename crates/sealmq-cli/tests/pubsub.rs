@@ -2,7 +2,7 @@
 //! exactly the publications they should; a durable subscription keeps what was published
 //! while its subscriber was away, across a restart and a `kill -9`; a unit of work that
 //! publishes then backs out delivers nothing; PUB and SUB authority are checked up the topic
-//! tree (2035 otherwise).
+//! tree (2035 otherwise); WILDCARD(BLOCK) keeps wildcards made above a topic object out.
 
 mod common;
 
@@ -79,6 +79,20 @@ fn wildcard_and_selector_subscriptions_get_exactly_theirs() {
         Some("DEFINE SUB(NO) TOPICSTR('closed/#') DEST(ALL.Q)\n"),
     );
     assert!(String::from_utf8_lossy(&o.stdout).contains("2503"), "{o:?}");
+    // WILDCARD(BLOCK) on price/fruit: wildcard subscriptions made above it (ALL's '#',
+    // APPLES's 'price/+/apples', CHARS's 'price/*s') no longer get what is published under it;
+    // FRUIT's 'price/fruit/#', made at it, still does.
+    h.mqsc(
+        "PS1",
+        "DEFINE TOPIC(FRUIT) TOPICSTR('price/fruit') WILDCARD(BLOCK)
+",
+    );
+    publish(&h, "PS1", "price/fruit/apples", "fa2", &[]);
+    publish(&h, "PS1", "price/veg/apples", "va2", &[]);
+    assert_eq!(drain(&h, "PS1", "ALL.Q"), ["va2"]);
+    assert_eq!(drain(&h, "PS1", "APPLES.Q"), ["va2"]);
+    assert_eq!(drain(&h, "PS1", "CHAR.Q"), ["va2"]);
+    assert_eq!(drain(&h, "PS1", "FRUIT.Q"), ["fa2"]);
     h.ok(&["stop", "PS1"]);
 }
 

@@ -114,6 +114,41 @@ impl SubDef {
         }
     }
 
+    /// What the subscription's topic string fixes before its first wildcard (`None`: it has
+    /// none). Topic scheme: the levels before the first `#` or `+` level (`a/+/c` → `a`);
+    /// character scheme: the characters before the first `*` or `?`.
+    pub fn wildcard_base(&self) -> Option<&str> {
+        let t = self.topicstr.as_str();
+        match self.wschema {
+            WildSchema::Topic => {
+                let mut end = 0usize;
+                for (i, level) in t.split('/').enumerate() {
+                    if level == "#" || level == "+" {
+                        return Some(if i == 0 {
+                            ""
+                        } else {
+                            &t[..end.saturating_sub(1)]
+                        });
+                    }
+                    end += level.len() + 1;
+                }
+                None
+            }
+            WildSchema::Char => t.find(['*', '?']).map(|i| &t[..i]),
+        }
+    }
+
+    /// Whether WILDCARD(BLOCK) on the topic node `blocked` keeps this subscription from its
+    /// publications: it has a wildcard made above that node (MQ: "wildcard subscriptions made
+    /// to topics above this topic object ... do not receive publications made to this topic or
+    /// to topics below").
+    pub fn blocked_by(&self, blocked: &str) -> bool {
+        self.wildcard_base().is_some_and(|base| {
+            blocked.len() > base.trim_end_matches('/').len()
+                && (base.is_empty() || blocked.starts_with(base))
+        })
+    }
+
     pub fn encode(&self, e: &mut Enc) {
         e.u8(1);
         put_fields!(e, self: name, topicstr, topicobj, dest, destqmgr, destclas, selector,
@@ -157,6 +192,29 @@ pub fn full_topic(object_str: &str, given: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wildcard_block_stops_only_wildcards_made_above_the_node() {
+        let sub = |t: &str, w: WildSchema| SubDef {
+            topicstr: t.into(),
+            wschema: w,
+            ..SubDef::new("S")
+        };
+        let t = WildSchema::Topic;
+        assert!(sub("#", t).blocked_by("a/b"));
+        assert!(sub("a/#", t).blocked_by("a/b"));
+        assert!(sub("a/+/c", t).blocked_by("a/b"));
+        assert!(!sub("a/b/#", t).blocked_by("a/b"));
+        assert!(!sub("a/b/+", t).blocked_by("a/b"));
+        assert!(!sub("a/b/c", t).blocked_by("a/b"));
+        assert!(!sub("x/#", t).blocked_by("a/b"));
+        assert_eq!(sub("a/b/#", t).wildcard_base(), Some("a/b"));
+        assert_eq!(sub("+", t).wildcard_base(), Some(""));
+        let c = WildSchema::Char;
+        assert!(sub("a/*", c).blocked_by("a/b"));
+        assert!(!sub("a/b*", c).blocked_by("a/b"));
+        assert!(!sub("a/b/*", c).blocked_by("a/b"));
+    }
 
     #[test]
     fn a_sub_record_round_trips() {

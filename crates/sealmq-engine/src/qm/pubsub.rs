@@ -212,10 +212,28 @@ impl QueueManager {
 
     /// The subscriptions a publication on `topic` reaches.
     pub fn subs_for(&self, topic: &str) -> Vec<SubDef> {
+        // Topic nodes at or above the topic with WILDCARD(BLOCK) (looked for only when some
+        // topic object has it).
+        let any_block = read(&self.svc)
+            .topics
+            .values()
+            .any(|t| t.wildcard == crate::topics::Wildcard::Block);
+        let blocks: Vec<String> = if any_block {
+            self.topic_path(topic)
+                .into_iter()
+                .filter(|(_, t)| {
+                    t.as_ref()
+                        .is_some_and(|t| t.wildcard == crate::topics::Wildcard::Block)
+                })
+                .map(|(node, _)| node)
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut v: Vec<SubDef> = read(&self.svc)
             .subs
             .values()
-            .filter(|s| s.covers(topic))
+            .filter(|s| s.covers(topic) && !blocks.iter().any(|b| s.blocked_by(b)))
             .cloned()
             .collect();
         v.sort_by(|a, b| a.name.cmp(&b.name));
