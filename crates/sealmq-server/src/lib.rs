@@ -22,6 +22,7 @@ mod icpt;
 mod limits;
 mod listeners;
 pub mod metrics;
+mod metrics_ibm;
 mod os;
 mod pam;
 mod peer;

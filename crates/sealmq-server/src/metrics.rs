@@ -3,7 +3,8 @@
 //! manager started, read at each scrape (nothing is reset by a scrape, so it can sit beside
 //! the interval files and RESET QSTATS): per local queue depth, puts, gets, browses and bytes;
 //! per channel instance messages, bytes and batches; the channel initiator's tasks; the QM's
-//! own protection work per primitive and its key-reuse hits and misses.
+//! own protection work per primitive and its key-reuse hits and misses; and the names of IBM's
+//! MQ exporter (`metrics_ibm.rs`) for the dashboards built on it.
 
 use crate::chinit::Initiator;
 use crate::security::Security;
@@ -74,17 +75,17 @@ fn esc(v: &str) -> String {
         .replace('\n', "\\n")
 }
 
-struct Out {
+pub(crate) struct Out {
     text: String,
     qmgr: String,
 }
 
 impl Out {
-    fn family(&mut self, name: &str, kind: &str, help: &str) {
+    pub(crate) fn family(&mut self, name: &str, kind: &str, help: &str) {
         let _ = writeln!(self.text, "# HELP {name} {help}\n# TYPE {name} {kind}");
     }
 
-    fn sample(&mut self, name: &str, labels: &[(&str, &str)], v: f64) {
+    pub(crate) fn sample(&mut self, name: &str, labels: &[(&str, &str)], v: f64) {
         let mut l = format!("qmgr=\"{}\"", esc(&self.qmgr));
         for (k, val) in labels {
             let _ = write!(l, ",{k}=\"{}\"", esc(val));
@@ -204,6 +205,19 @@ pub fn render(qm: &QueueManager, security: &Security, chinit: &Arc<Initiator>) -
         for (op, n, _) in ops {
             o.sample("sealmq_crypto_operations_total", &[("op", op)], n as f64);
         }
+        // The same counts under the name and label issue 29's dashboards use.
+        o.family(
+            "sealmq_protect_operations_total",
+            "counter",
+            "Protection operations of the queue manager, per primitive.",
+        );
+        for (op, n, _) in ops {
+            o.sample(
+                "sealmq_protect_operations_total",
+                &[("primitive", op)],
+                n as f64,
+            );
+        }
         o.family(
             "sealmq_crypto_seconds_total",
             "counter",
@@ -245,6 +259,7 @@ pub fn render(qm: &QueueManager, security: &Security, chinit: &Arc<Initiator>) -
         }
     }
     pubsub(&mut o, qm);
+    crate::metrics_ibm::render(&mut o, qm, chinit);
     if let Some(r) = qm.replication() {
         replication(&mut o, &r);
     }

@@ -52,6 +52,42 @@ impl QueueManager {
         )
     }
 
+    /// Every local queue's status for the metrics endpoint: its definition's DESCR and USAGE
+    /// (XMITQ or NORMAL), its status, and the age of its oldest committed message in seconds
+    /// (MSGAGE; 0 when empty, or when that message cannot be read).
+    pub fn queue_gauges(&self) -> Vec<(String, String, String, QueueStatus, u64)> {
+        let now = sealmq_mqi::md::now_ms();
+        self.each_local(
+            |_| true,
+            |name, st| {
+                let age = st
+                    .entries
+                    .oldest()
+                    .and_then(|e| st.message(e).ok())
+                    .map(|m| (now - m.md.put_time_ms).max(0) as u64 / 1000)
+                    .unwrap_or(0);
+                let usage = st.def.usage.name();
+                let status = QueueStatus {
+                    depth: st.depth(),
+                    input_opens: st.open_input,
+                    output_opens: st.open_output,
+                    uncommitted: st.in_uow,
+                    waiting: st.waiters.len(),
+                    high_water: st.high_water,
+                    file_bytes: st.file_bytes(),
+                    max_file_bytes: st.def.max_file_bytes(),
+                };
+                (
+                    name.to_string(),
+                    st.def.descr.clone(),
+                    usage.to_string(),
+                    status,
+                    age,
+                )
+            },
+        )
+    }
+
     /// The figures of every local queue for a statistics interval (see [`QueueInterval`]).
     pub fn queue_intervals(&self) -> Vec<QueueInterval> {
         self.each_local(

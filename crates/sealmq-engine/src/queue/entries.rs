@@ -296,6 +296,18 @@ impl Entries {
         })
     }
 
+    /// The committed entry put first (the lowest sequence among each priority's first
+    /// visible entry): MSGAGE's message.
+    pub fn oldest(&self) -> Option<&Entry> {
+        self.ranks
+            .iter()
+            .filter_map(|d| {
+                d.iter()
+                    .find(|e| !e.is_tomb() && e.state() == EntryState::Visible)
+            })
+            .min_by_key(|e| e.seq)
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (Key, &Entry)> {
         self.iter_from(None)
     }

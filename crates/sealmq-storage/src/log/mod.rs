@@ -115,6 +115,9 @@ pub struct LogStats {
     pub records: u64,
     pub batches: u64,
     pub bytes: u64,
+    /// Time to write and sync a batch (replication included), in nanoseconds: a moving
+    /// average weighting the newest batch 1/8 (0 before the first).
+    pub write_nanos_avg: u64,
 }
 
 /// The completion of one batch.
@@ -206,6 +209,8 @@ struct Shared {
     records: AtomicU64,
     batches: AtomicU64,
     bytes: AtomicU64,
+    /// See [`LogStats::write_nanos_avg`] (written by the writer thread alone).
+    write_nanos_avg: AtomicU64,
     /// The reserve was spent: space is short (`space.rs`).
     short: AtomicBool,
     /// The file system's free space was under its low-water mark when last looked at, and
@@ -488,6 +493,7 @@ impl Log {
             segments: Mutex::new(infos),
             records: AtomicU64::new(0),
             batches: AtomicU64::new(0),
+            write_nanos_avg: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
             short: AtomicBool::new(!crate::space::ensure(&cfg.dir, cfg.reserve_bytes)),
             low: AtomicBool::new(false),
@@ -655,6 +661,7 @@ impl Log {
             records: self.shared.records.load(Ordering::Relaxed),
             batches: self.shared.batches.load(Ordering::Relaxed),
             bytes: self.shared.bytes.load(Ordering::Relaxed),
+            write_nanos_avg: self.shared.write_nanos_avg.load(Ordering::Relaxed),
         }
     }
 

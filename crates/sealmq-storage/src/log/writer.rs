@@ -150,6 +150,14 @@ impl Writer {
                     st.durable = last;
                     self.shared.records.fetch_add(n, Ordering::Relaxed);
                     self.shared.batches.fetch_add(1, Ordering::Relaxed);
+                    let took = u64::try_from(last_sync.as_nanos()).unwrap_or(u64::MAX);
+                    let avg = self.shared.write_nanos_avg.load(Ordering::Relaxed);
+                    let avg = if avg == 0 {
+                        took
+                    } else {
+                        avg - avg / 8 + took / 8
+                    };
+                    self.shared.write_nanos_avg.store(avg, Ordering::Relaxed);
                     self.shared
                         .bytes
                         .fetch_add(buf.len() as u64, Ordering::Relaxed);
