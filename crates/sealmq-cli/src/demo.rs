@@ -123,6 +123,7 @@ fn queue_manager_demo(dir: &std::path::Path, count: u32) -> CliResult {
         listen: None,
         tls: false,
         metrics: None,
+        web: None,
         replicator: None,
     };
     let server = Server::start(&cfg)?;

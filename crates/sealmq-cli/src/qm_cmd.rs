@@ -104,6 +104,20 @@ pub struct StartArgs {
     /// scrape `/metrics`.
     #[arg(long)]
     pub metrics: Option<String>,
+    /// Serve IBM MQ's REST API over HTTPS at this address, e.g. 127.0.0.1:9443 (port 0: any;
+    /// the queue manager's keystore certificate; docs/rest.md).
+    #[arg(long)]
+    pub web: Option<String>,
+    /// --web: users (comma-separated; `*`: any authenticated user) in the admin role (any
+    /// MQSC command). The queue manager's administrator always is.
+    #[arg(long, requires = "web", value_delimiter = ',')]
+    pub web_admin: Vec<String>,
+    /// --web: users in the read-only role (DISPLAY and GET).
+    #[arg(long, requires = "web", value_delimiter = ',')]
+    pub web_readonly: Vec<String>,
+    /// --web: users in the messaging role (put, get and browse, as their authority allows).
+    #[arg(long, requires = "web", value_delimiter = ',')]
+    pub web_messaging: Vec<String>,
 }
 
 #[derive(Args)]
@@ -261,6 +275,18 @@ pub fn start(a: StartArgs) -> CliResult {
         if let Some(m) = &a.metrics {
             cmd.arg("--metrics").arg(m);
         }
+        if let Some(w) = &a.web {
+            cmd.arg("--web").arg(w);
+            for (flag, list) in [
+                ("--web-admin", &a.web_admin),
+                ("--web-readonly", &a.web_readonly),
+                ("--web-messaging", &a.web_messaging),
+            ] {
+                if !list.is_empty() {
+                    cmd.arg(flag).arg(list.join(","));
+                }
+            }
+        }
         if a.tls {
             cmd.arg("--tls");
         }
@@ -332,6 +358,17 @@ pub fn start(a: StartArgs) -> CliResult {
         tls: a.tls,
         metrics: match &a.metrics {
             Some(m) => Some(m.parse().map_err(|e| format!("--metrics '{m}': {e}"))?),
+            None => None,
+        },
+        web: match &a.web {
+            Some(w) => Some((
+                w.parse().map_err(|e| format!("--web '{w}': {e}"))?,
+                sealmq_web::Roles {
+                    admin: a.web_admin.clone(),
+                    readonly: a.web_readonly.clone(),
+                    messaging: a.web_messaging.clone(),
+                },
+            )),
             None => None,
         },
         replicator: None,

@@ -61,6 +61,9 @@ pub struct ServerConfig {
     pub tls: bool,
     /// Serve Prometheus metrics over HTTP on this address (`GET /metrics`).
     pub metrics: Option<SocketAddr>,
+    /// Serve the REST API over HTTPS on this address, with these roles (issue 29,
+    /// docs/rest.md).
+    pub web: Option<(SocketAddr, sealmq_web::Roles)>,
     /// The active instance of a replicated queue manager (docs/ha.md): its log batches are
     /// durable once its group's majority holds them, and its first start makes the queue
     /// manager when the group's log is still empty.
@@ -99,6 +102,7 @@ pub struct Server {
     /// The interval statistics writer (it writes a last interval when the server stops).
     stats: Option<std::thread::JoinHandle<()>>,
     metrics: Option<metrics::Endpoint>,
+    web: Option<sealmq_web::Web>,
     /// The event loop serving applications (none with SEALMQ_SERVER=threads).
     net: Option<Arc<evloop::Net>>,
     _lock: File,
@@ -280,12 +284,33 @@ impl Server {
             )?),
             None => None,
         };
+        let web = match &cfg.web {
+            Some((a, roles)) => {
+                let tls = ctx.security.channel_tls(false, "ANY").map_err(|e| {
+                    format!("--web needs the queue manager's keystore and certificate: {e}")
+                })?;
+                let sec = ctx.security.clone();
+                let verify: sealmq_web::Verify =
+                    Arc::new(move |addr: &str, u: &str, p: &str| sec.check_password(addr, u, p));
+                let cfg = sealmq_web::Config {
+                    addr: *a,
+                    tls,
+                    verify,
+                    roles: roles.clone(),
+                };
+                Some(sealmq_web::start(qm.clone(), cfg)?)
+            }
+            None => None,
+        };
         let mut addrs = format!("unix:{}\n", socket.display());
         if let Some(t) = tcp {
             addrs.push_str(&format!("{}:{t}\n", if cfg.tls { "tls" } else { "tcp" }));
         }
         if let Some(m) = &metrics {
             addrs.push_str(&format!("metrics:{}\n", m.addr));
+        }
+        if let Some(w) = &web {
+            addrs.push_str(&format!("web:{}\n", w.addr));
         }
         let _ = std::fs::write(cfg.dir.join("listeners"), &addrs);
         let _ = std::fs::write(cfg.dir.join("qm.pid"), std::process::id().to_string());
@@ -316,6 +341,7 @@ impl Server {
             services,
             stats: Some(stats),
             metrics,
+            web,
             net,
             _lock: lock,
         })
@@ -379,6 +405,9 @@ impl Server {
         }
         if let Some(m) = self.metrics.take() {
             m.stop();
+        }
+        if let Some(w) = self.web.take() {
+            w.stop();
         }
         // Connections still on the event loop end with it (their units of work back out).
         if let Some(net) = self.net.take() {

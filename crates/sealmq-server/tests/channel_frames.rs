@@ -25,6 +25,7 @@ fn start(name: &str) -> (sealmq_testkit::TempQm, Server) {
         listen: Some("127.0.0.1:0".parse().unwrap()),
         tls: false,
         metrics: None,
+        web: None,
         replicator: None,
     })
     .unwrap();

@@ -44,6 +44,7 @@ fn live() -> &'static Live {
             listen: Some("127.0.0.1:0".parse().unwrap()),
             tls: false,
             metrics: None,
+            web: None,
             replicator: None,
         })
         .unwrap();

@@ -21,6 +21,7 @@ pub fn setup(name: &str) -> (sealmq_testkit::TempQm, ServerConfig) {
         listen: None,
         tls: false,
         metrics: None,
+        web: None,
         replicator: None,
     };
     (t, cfg)

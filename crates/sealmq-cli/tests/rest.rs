@@ -1,0 +1,470 @@
+//! IBM MQ's REST API on `sealmq start --web` (issue 29), driven by an ordinary HTTP client
+//! (curl): runCommand and runCommandJSON for define, display, alter and delete; a read-only
+//! user refused a DEFINE with nothing changed; the CSRF header required; bad JSON, an unknown
+//! qualifier and an oversized body answered 400 with MQ's error JSON; login sessions; and
+//! messages put, got and browsed with their headers, round-tripping with sealmq's own put and
+//! get.
+
+mod common;
+
+use common::Home;
+use serde_json::Value;
+
+struct Web {
+    h: Home,
+    base: String,
+}
+
+struct Answer {
+    status: u16,
+    headers: String,
+    body: String,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+    fn header(&self, name: &str) -> Option<String> {
+        self.headers.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| v.trim().to_string())
+        })
+    }
+}
+
+impl Web {
+    /// curl with `args`, then the URL under /ibmmq/rest/v2/.
+    fn curl(&self, args: &[&str], path: &str) -> Answer {
+        let dir = self.h.dir.path();
+        let (hdr, body) = (dir.join("curl.h"), dir.join("curl.b"));
+        let o = std::process::Command::new("curl")
+            .args(["-s", "-k", "--max-time", "30", "-D"])
+            .arg(&hdr)
+            .arg("-o")
+            .arg(&body)
+            .args(["-w", "%{http_code}"])
+            .args(args)
+            .arg(format!("{}/ibmmq/rest/v2/{path}", self.base))
+            .output()
+            .expect("curl runs (./test installs it)");
+        let status = String::from_utf8_lossy(&o.stdout)
+            .trim()
+            .parse()
+            .unwrap_or(0);
+        Answer {
+            status,
+            headers: std::fs::read_to_string(&hdr).unwrap_or_default(),
+            body: std::fs::read_to_string(&body).unwrap_or_default(),
+        }
+    }
+
+    fn mqsc_json(&self, user: &str, body: &str) -> Answer {
+        self.curl(
+            &[
+                "-u",
+                user,
+                "-H",
+                "ibm-mq-rest-csrf-token: x",
+                "-H",
+                "Content-Type: application/json",
+                "--data-binary",
+                body,
+            ],
+            "admin/action/qmgr/QW/mqsc",
+        )
+    }
+}
+
+fn web() -> Web {
+    let h = Home::new();
+    h.ok(&["create", "QW"]);
+    h.passwd("QW", "mqadmin", "admin-horse-battery");
+    h.passwd("QW", "reader", "reader-horse-battery");
+    h.passwd("QW", "app", "app-horse-battery");
+    h.ok(&[
+        "start",
+        "QW",
+        "--background",
+        "--web",
+        "127.0.0.1:0",
+        "--web-admin",
+        "mqadmin",
+        "--web-readonly",
+        "reader",
+        "--web-messaging",
+        "app",
+    ]);
+    h.mqsc(
+        "QW",
+        "SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
+         DEFINE QLOCAL(APP.Q)\n\
+         SET AUTHREC PROFILE('APP.Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET,BROWSE)\n\
+         DEFINE QLOCAL(SECRET.Q)\n",
+    );
+    let listeners = std::fs::read_to_string(h.qm_dir("QW").join("listeners")).unwrap();
+    let addr = listeners
+        .lines()
+        .find_map(|l| l.strip_prefix("web:"))
+        .expect("a web: line")
+        .to_string();
+    Web {
+        h,
+        base: format!("https://{addr}"),
+    }
+}
+
+const ADMIN: &str = "mqadmin:admin-horse-battery";
+const READER: &str = "reader:reader-horse-battery";
+const APP: &str = "app:app-horse-battery";
+
+#[test]
+fn run_command_and_run_command_json_define_display_alter_delete() {
+    let w = web();
+    let r = w.mqsc_json(
+        ADMIN,
+        r#"{"type":"runCommandJSON","command":"define","qualifier":"qlocal","name":"REST.Q",
+            "parameters":{"maxdepth":42,"descr":"made over REST"}}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["overallCompletionCode"], 0, "{}", r.body);
+    let r = w.mqsc_json(
+        ADMIN,
+        r#"{"type":"runCommandJSON","command":"display","qualifier":"qlocal","name":"REST.Q",
+            "responseParameters":["maxdepth","descr","curdepth"]}"#,
+    );
+    let v = r.json();
+    let p = &v["commandResponse"][0]["parameters"];
+    assert_eq!(p["queue"], "REST.Q", "{v}");
+    assert_eq!(p["maxdepth"], 42, "{v}");
+    assert_eq!(p["descr"], "made over REST", "case kept: {v}");
+    assert_eq!(p["curdepth"], 0, "{v}");
+    // runCommand: MQSC text in, text lines out.
+    let r = w.mqsc_json(
+        ADMIN,
+        r#"{"type":"runCommand","parameters":{"command":"ALTER QLOCAL(REST.Q) MAXDEPTH(7)"}}"#,
+    );
+    assert_eq!(r.json()["overallCompletionCode"], 0, "{}", r.body);
+    let r = w.mqsc_json(
+        ADMIN,
+        r#"{"type":"runCommand","parameters":{"command":"DISPLAY QLOCAL(REST.Q) MAXDEPTH"}}"#,
+    );
+    let v = r.json();
+    let text = v["commandResponse"][0]["text"].to_string();
+    assert!(text.contains("MAXDEPTH(7)"), "{v}");
+    // A command that fails: 200 with the failure in the codes, as MQ answers.
+    let r = w.mqsc_json(
+        ADMIN,
+        r#"{"type":"runCommand","parameters":{"command":"DELETE QLOCAL(NO.SUCH.Q)"}}"#,
+    );
+    let v = r.json();
+    assert_eq!(r.status, 200);
+    assert_eq!(v["overallCompletionCode"], 2, "{v}");
+    assert_eq!(v["overallReasonCode"], 3008, "{v}");
+    assert_eq!(v["commandResponse"][0]["reasonCode"], 2085, "{v}");
+    let r = w.mqsc_json(
+        ADMIN,
+        r#"{"type":"runCommandJSON","command":"delete","qualifier":"qlocal","name":"REST.Q"}"#,
+    );
+    assert_eq!(r.json()["overallCompletionCode"], 0, "{}", r.body);
+    assert!(!w.h.mqsc("QW", "DISPLAY QLOCAL(*)\n").contains("REST.Q"));
+    // The GET resources.
+    let r = w.curl(&["-u", READER], "admin/qmgr/QW/queue/APP.Q");
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["queue"][0]["name"], "APP.Q", "{}", r.body);
+    assert_eq!(
+        r.json()["queue"][0]["status"]["currentDepth"],
+        0,
+        "{}",
+        r.body
+    );
+    let r = w.curl(&["-u", READER], "admin/qmgr");
+    assert_eq!(r.json()["qmgr"][0]["name"], "QW", "{}", r.body);
+    let r = w.curl(&["-u", READER], "admin/qmgr/NOPE");
+    assert_eq!(r.status, 404);
+    assert_eq!(r.json()["error"][0]["messageId"], "MQWB0009E", "{}", r.body);
+    w.h.ok(&["stop", "QW"]);
+}
+
+#[test]
+fn roles_csrf_and_bad_requests_are_refused_with_mq_errors() {
+    let w = web();
+    // A read-only user may DISPLAY, not DEFINE: refused, and nothing was made.
+    let r = w.mqsc_json(
+        READER,
+        r#"{"type":"runCommandJSON","command":"define","qualifier":"qlocal","name":"RO.Q"}"#,
+    );
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert_eq!(r.json()["error"][0]["messageId"], "MQWB0103E");
+    assert!(!w.h.mqsc("QW", "DISPLAY QLOCAL(*)\n").contains("RO.Q"));
+    let r = w.mqsc_json(
+        READER,
+        r#"{"type":"runCommand","parameters":{"command":"DISPLAY QLOCAL(APP.Q)"}}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    // The messaging user has no admin role at all; nobody unauthenticated gets in.
+    let r = w.mqsc_json(
+        APP,
+        r#"{"type":"runCommand","parameters":{"command":"DISPLAY QLOCAL(APP.Q)"}}"#,
+    );
+    assert_eq!(r.status, 403);
+    let r = w.mqsc_json("mqadmin:wrong-password", r#"{"type":"runCommand"}"#);
+    assert_eq!(r.status, 401);
+    assert_eq!(r.json()["error"][0]["messageId"], "MQWB0104E");
+    // No CSRF header: refused before anything runs.
+    let r = w.curl(
+        &[
+            "-u",
+            ADMIN,
+            "-H",
+            "Content-Type: application/json",
+            "--data-binary",
+            r#"{"type":"runCommandJSON","command":"define","qualifier":"qlocal","name":"CSRF.Q"}"#,
+        ],
+        "admin/action/qmgr/QW/mqsc",
+    );
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert_eq!(r.json()["error"][0]["messageId"], "MQWB0100E");
+    assert!(!w.h.mqsc("QW", "DISPLAY QLOCAL(*)\n").contains("CSRF.Q"));
+    // Bad JSON, an unknown qualifier, a second command smuggled into a value.
+    for body in [
+        "{not json",
+        r#"{"type":"runCommandJSON","command":"define","qualifier":"qwidget","name":"X"}"#,
+        r#"{"type":"runCommandJSON","command":"define","qualifier":"qlocal","name":"X","parameters":{"descr":"a\nDELETE QLOCAL(APP.Q)"}}"#,
+        r#"{"type":"runCommand","parameters":{"command":"DISPLAY QMGR\nDELETE QLOCAL(APP.Q)"}}"#,
+    ] {
+        let r = w.mqsc_json(ADMIN, body);
+        assert_eq!(r.status, 400, "{body}: {}", r.body);
+        let e = &r.json()["error"][0];
+        assert_eq!(e["type"], "rest", "{}", r.body);
+        assert!(e["messageId"].as_str().unwrap().starts_with("MQWB"), "{e}");
+        assert!(
+            e["explanation"].is_string() && e["action"].is_string(),
+            "{e}"
+        );
+    }
+    assert!(w.h.mqsc("QW", "DISPLAY QLOCAL(*)\n").contains("APP.Q"));
+    // An oversized body: 400 too, and the server goes on.
+    let big = w.h.dir.path().join("big.json");
+    std::fs::write(&big, vec![b' '; (4 << 20) + 1]).unwrap();
+    let r = w.curl(
+        &[
+            "-u",
+            ADMIN,
+            "-H",
+            "ibm-mq-rest-csrf-token: x",
+            "--data-binary",
+            &format!("@{}", big.display()),
+        ],
+        "admin/action/qmgr/QW/mqsc",
+    );
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(r.json()["error"][0]["messageId"], "MQWB0901E");
+    let r = w.curl(&["-u", READER], "admin/qmgr/QW");
+    assert_eq!(r.status, 200);
+    // Sockets that never finish TLS: one address holds at most 16; the 17th is closed at
+    // once, and a real client still gets served meanwhile (from another address).
+    let addr = w.base.trim_start_matches("https://").to_string();
+    let idle: Vec<std::net::TcpStream> = (0..16)
+        .map(|_| std::net::TcpStream::connect(&addr).unwrap())
+        .collect();
+    let mut extra = std::net::TcpStream::connect(&addr).unwrap();
+    extra
+        .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let mut b = [0u8; 1];
+    use std::io::Read;
+    assert!(
+        matches!(extra.read(&mut b), Ok(0) | Err(_)),
+        "the 17th socket from one address is closed"
+    );
+    let o = std::process::Command::new("curl")
+        .args([
+            "-s",
+            "-k",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            "-u",
+            READER,
+        ])
+        .args(["--interface", "127.0.0.3"])
+        .arg(format!("{}/ibmmq/rest/v2/admin/qmgr/QW", w.base))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "200", "{o:?}");
+    drop(idle);
+    // No password in the queue manager's log.
+    let log = std::fs::read_to_string(w.h.qm_dir("QW").join("qm.log")).unwrap_or_default();
+    assert!(!log.contains("horse-battery"), "a password reached the log");
+    w.h.ok(&["stop", "QW"]);
+}
+
+#[test]
+fn a_login_session_is_a_cookie_and_logout_ends_it() {
+    let w = web();
+    let jar = w.h.dir.path().join("jar");
+    let jar = jar.to_str().unwrap();
+    let r = w.curl(
+        &[
+            "-c",
+            jar,
+            "-H",
+            "Content-Type: application/json",
+            "--data-binary",
+            r#"{"username":"reader","password":"reader-horse-battery"}"#,
+        ],
+        "login",
+    );
+    assert_eq!(r.status, 204, "{}", r.body);
+    let cookie = r.header("set-cookie").unwrap_or_default();
+    assert!(
+        cookie.contains("LtpaToken2=") && cookie.contains("HttpOnly") && cookie.contains("Secure"),
+        "{cookie}"
+    );
+    let r = w.curl(&["-b", jar], "login");
+    assert_eq!(r.json()["user"][0]["name"], "reader", "{}", r.body);
+    let r = w.curl(&["-b", jar], "admin/qmgr/QW");
+    assert_eq!(r.status, 200);
+    // Logout needs the CSRF header too; then the cookie is worth nothing.
+    let r = w.curl(&["-b", jar, "-X", "DELETE"], "login");
+    assert_eq!(r.status, 403);
+    let r = w.curl(
+        &["-b", jar, "-X", "DELETE", "-H", "ibm-mq-rest-csrf-token: x"],
+        "login",
+    );
+    assert_eq!(r.status, 204);
+    let r = w.curl(&["-b", jar], "admin/qmgr/QW");
+    assert_eq!(r.status, 401, "{}", r.body);
+    let r = w.curl(
+        &[
+            "-H",
+            "Content-Type: application/json",
+            "--data-binary",
+            r#"{"username":"reader","password":"wrong"}"#,
+        ],
+        "login",
+    );
+    assert_eq!(r.status, 401);
+    w.h.ok(&["stop", "QW"]);
+}
+
+#[test]
+fn messages_put_get_and_browse_with_their_headers() {
+    let w = web();
+    let msg = "messaging/qmgr/QW/queue/APP.Q/message";
+    let correl = "0a".repeat(24);
+    let r = w.curl(
+        &[
+            "-u",
+            APP,
+            "-H",
+            "ibm-mq-rest-csrf-token: x",
+            "-H",
+            "Content-Type: text/plain;charset=utf-8",
+            "-H",
+            "ibm-mq-md-persistence: persistent",
+            "-H",
+            &format!("ibm-mq-md-correlationId: {correl}"),
+            "-H",
+            "ibm-mq-md-replyTo: REPLY.Q@QW",
+            "-H",
+            "ibm-mq-md-expiry: 600000",
+            "-H",
+            "ibm-mq-usr-colour: red",
+            "-H",
+            "ibm-mq-usr-count: 42,int",
+            "--data-binary",
+            "hello from REST",
+        ],
+        msg,
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let id = r.header("ibm-mq-md-messageId").unwrap();
+    assert_eq!(id.len(), 48);
+    // sealmq's own browse sees what the headers said.
+    let seen = w.h.ok(&["browse", "QW", "APP.Q"]);
+    assert!(seen.contains("hello from REST"), "{seen}");
+    assert!(seen.contains("colour") && seen.contains("red"), "{seen}");
+    assert!(seen.contains("count") && seen.contains("42"), "{seen}");
+    assert!(seen.contains("Persistence(PERSISTENT)"), "{seen}");
+    assert!(
+        seen.contains(&format!("CorrelId(X'{}')", correl.to_uppercase())) || seen.contains(&correl),
+        "{seen}"
+    );
+    // Browse over REST: the message stays.
+    let r = w.curl(&["-u", APP], msg);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body, "hello from REST");
+    assert_eq!(
+        r.header("ibm-mq-md-messageId").as_deref(),
+        Some(id.as_str())
+    );
+    assert_eq!(
+        r.header("ibm-mq-md-persistence").as_deref(),
+        Some("persistent")
+    );
+    assert_eq!(r.header("ibm-mq-md-replyTo").as_deref(), Some("REPLY.Q@QW"));
+    assert_eq!(r.header("ibm-mq-usr-colour").as_deref(), Some("red"));
+    assert_eq!(r.header("ibm-mq-usr-count").as_deref(), Some("42,int"));
+    assert_eq!(w.h.depth("QW", "APP.Q"), 1);
+    // A get matching the correlation id takes it.
+    let r = w.curl(
+        &["-u", APP, "-X", "DELETE", "-H", "ibm-mq-rest-csrf-token: x"],
+        &format!("{msg}?correlationId={correl}&wait=1000"),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        r.header("ibm-mq-md-correlationId").as_deref(),
+        Some(correl.as_str())
+    );
+    assert_eq!(w.h.depth("QW", "APP.Q"), 0);
+    // Empty: 204 after the wait.
+    let r = w.curl(
+        &["-u", APP, "-X", "DELETE", "-H", "ibm-mq-rest-csrf-token: x"],
+        &format!("{msg}?wait=200"),
+    );
+    assert_eq!(r.status, 204);
+    // A message sealmq put, got over REST.
+    w.h.ok(&["put", "QW", "APP.Q", "--message", "from the CLI"]);
+    let r = w.curl(
+        &["-u", APP, "-X", "DELETE", "-H", "ibm-mq-rest-csrf-token: x"],
+        msg,
+    );
+    assert_eq!(r.body, "from the CLI");
+    // Authority is the user's: no PUT on SECRET.Q (2035); a bad header is a 400.
+    let r = w.curl(
+        &[
+            "-u",
+            APP,
+            "-H",
+            "ibm-mq-rest-csrf-token: x",
+            "--data-binary",
+            "x",
+        ],
+        "messaging/qmgr/QW/queue/SECRET.Q/message",
+    );
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert_eq!(r.json()["error"][0]["reasonCode"], 2035, "{}", r.body);
+    let r = w.curl(
+        &[
+            "-u",
+            APP,
+            "-H",
+            "ibm-mq-rest-csrf-token: x",
+            "-H",
+            "ibm-mq-md-persistence: sometimes",
+            "--data-binary",
+            "x",
+        ],
+        msg,
+    );
+    assert_eq!(r.status, 400, "{}", r.body);
+    // The read-only user has no messaging role.
+    let r = w.curl(&["-u", READER], msg);
+    assert_eq!(r.status, 403);
+    w.h.ok(&["stop", "QW"]);
+}

@@ -1,0 +1,446 @@
+//! The administrative REST API in IBM MQ's shape: `POST .../admin/action/qmgr/{qm}/mqsc` with
+//! `runCommand` (an MQSC command as text) or `runCommandJSON` (command, qualifier, name,
+//! parameters, responseParameters), and GET `/admin/qmgr`, `/admin/qmgr/{qm}`,
+//! `/admin/qmgr/{qm}/queue[/{q}]`, `/admin/qmgr/{qm}/channel[/{c}]`. Commands run through
+//! sealmq's MQSC processor: an admin may run any, a read-only user DISPLAY only.
+//! runCommandJSON is turned into one MQSC command from allow-listed verbs and qualifiers,
+//! checked keys and quoted values, so a request cannot smuggle a second command.
+
+use crate::auth::{Rq, Who, bad_json, forbidden, not_allowed};
+use crate::{Body, Ctx, reply};
+use hyper::{Method, Response};
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+
+/// MQRCCF_COMMAND_FAILED: the overall reason of a command that failed.
+const COMMAND_FAILED: u32 = 3008;
+
+const COMMANDS: &[&str] = &[
+    "define", "alter", "delete", "display", "clear", "start", "stop", "set", "reset", "refresh",
+    "ping", "resolve", "purge",
+];
+
+const QUALIFIERS: &[&str] = &[
+    "qlocal", "qremote", "qalias", "qmodel", "queue", "qstatus", "channel", "chstatus", "chlauth",
+    "qmgr", "qmstatus", "topic", "tpstatus", "sub", "sbstatus", "authinfo", "namelist", "process",
+    "listener", "lsstatus", "service", "svstatus", "policy", "conn", "pubsub", "authrec",
+    "security",
+];
+
+/// Qualifiers that name no object.
+const UNNAMED: &[&str] = &["qmgr", "qmstatus", "pubsub", "security"];
+
+/// Attributes whose values are strings kept as given (quoted in MQSC, so case is kept).
+const STRINGS: &[&str] = &[
+    "descr",
+    "topicstr",
+    "conname",
+    "selector",
+    "trigdata",
+    "userdata",
+    "envrdata",
+    "applicid",
+    "sslpeer",
+    "mcauser",
+    "rqmname",
+    "custom",
+    "address",
+    "userlist",
+    "dest",
+    "destqmgr",
+    "subuser",
+    "profile",
+    "principal",
+    "group",
+    "ldapuser",
+    "connaudit",
+    "recip",
+    "signer",
+];
+
+pub(crate) async fn route(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, segs: &[&str]) -> Response<Body> {
+    let me = ctx.qm.name();
+    let known = |qm: &str| qm == me;
+    match (segs, &rq.method) {
+        (["action", "qmgr", qm, "mqsc"], &Method::POST) if known(qm) => mqsc(ctx, who, rq).await,
+        (["action", "qmgr", qm, "mqsc"], _) if known(qm) => not_allowed(),
+        (["qmgr"], &Method::GET) => {
+            if !who.readonly {
+                return forbidden("display queue managers");
+            }
+            reply::json(200, &json!({"qmgr": [qmgr(ctx)]}))
+        }
+        (["qmgr", qm], &Method::GET) if known(qm) => {
+            if !who.readonly {
+                return forbidden(&format!("display {qm}"));
+            }
+            reply::json(200, &json!({"qmgr": [qmgr(ctx)]}))
+        }
+        (["qmgr", qm, kind @ ("queue" | "channel"), rest @ ..], &Method::GET)
+            if known(qm) && rest.len() <= 1 =>
+        {
+            if !who.readonly {
+                return forbidden(&format!("display {kind}s"));
+            }
+            objects(ctx, kind, rest.first().copied()).await
+        }
+        (["qmgr", qm, ..] | ["action", "qmgr", qm, ..], _) if !known(qm) => reply::error(
+            404,
+            "MQWB0009E",
+            &format!("Could not query the queue manager '{qm}'."),
+            &format!("This server serves queue manager {me}."),
+            2058,
+        ),
+        _ => reply::error(
+            404,
+            "MQWB0902E",
+            &format!("No administrative resource at {}.", rq.path),
+            "See docs/rest.md for the resources.",
+            0,
+        ),
+    }
+}
+
+fn qmgr(ctx: &Ctx) -> Value {
+    json!({
+        "name": ctx.qm.name(),
+        "state": "running",
+        "started": ctx.qm.started,
+        "platform": "unix",
+    })
+}
+
+/// Queues (with their status when local) or channels, from DISPLAY.
+async fn objects(ctx: &Arc<Ctx>, kind: &str, name: Option<&str>) -> Response<Body> {
+    let pattern = name.unwrap_or("*");
+    if !valid_value(pattern) {
+        return bad_json("an object name without control characters");
+    }
+    let script = match kind {
+        "queue" => format!(
+            "DISPLAY QUEUE({}) ALL\nDISPLAY QSTATUS({}) ALL\n",
+            quote(pattern),
+            quote(pattern)
+        ),
+        _ => format!("DISPLAY CHANNEL({}) ALL\n", quote(pattern)),
+    };
+    let qm = ctx.qm.clone();
+    let Some(out) = crate::blocking(move || sealmq_mqsc::run(&qm, &script)).await else {
+        return reply::error(500, "MQWB0000E", "The command did not run.", "Retry.", 0);
+    };
+    let Some(first) = out.first() else {
+        return reply::error(500, "MQWB0000E", "The command did not run.", "Retry.", 0);
+    };
+    if !first.ok {
+        let reason = first.reason.unwrap_or(COMMAND_FAILED);
+        let status = if reason == 2085 { 404 } else { 400 };
+        return reply::error(
+            status,
+            "MQWB0903E",
+            &first.message,
+            "Check the name.",
+            reason,
+        );
+    }
+    let status: Vec<Map<String, Value>> = out
+        .get(1)
+        .map(|r| r.objects.iter().map(params).collect())
+        .unwrap_or_default();
+    let list: Vec<Value> = first
+        .objects
+        .iter()
+        .map(|b| {
+            let mut p = params(b);
+            let key = if kind == "queue" { "queue" } else { "channel" };
+            let name = p.remove(key).unwrap_or(Value::Null);
+            let mut o =
+                json!({"name": name, "type": p.get("type").cloned().unwrap_or(Value::Null)});
+            if kind == "queue"
+                && let Some(s) = status.iter().find(|s| s.get("queue") == Some(&o["name"]))
+            {
+                o["status"] = json!({
+                    "currentDepth": s.get("curdepth"),
+                    "openInputCount": s.get("ipprocs"),
+                    "openOutputCount": s.get("opprocs"),
+                    "uncommittedMessages": s.get("uncom"),
+                    "currentFileSize": s.get("curfsize"),
+                });
+            }
+            o["attributes"] = Value::Object(p);
+            o
+        })
+        .collect();
+    if name.is_some_and(|n| !n.contains('*')) && list.is_empty() {
+        return reply::error(
+            404,
+            "MQWB0903E",
+            &format!("{kind} {pattern} was not found."),
+            "Check the name.",
+            2085,
+        );
+    }
+    reply::json(200, &json!({ kind: list }))
+}
+
+/// A DISPLAY block as MQ's REST parameters: lower-case keys, numbers as numbers.
+fn params(b: &sealmq_mqsc::exec::Block) -> Map<String, Value> {
+    let mut m = Map::new();
+    for (k, v) in b {
+        let key = k.to_ascii_lowercase();
+        let val = match v.parse::<i64>() {
+            Ok(n) if !v.is_empty() && v.len() <= 18 && !STRINGS.contains(&key.as_str()) => json!(n),
+            _ => json!(v),
+        };
+        match m.get_mut(&key) {
+            Some(Value::Array(a)) => a.push(val),
+            Some(prev) => {
+                let first = prev.take();
+                *prev = json!([first, val]);
+            }
+            None => {
+                m.insert(key, val);
+            }
+        }
+    }
+    m
+}
+
+async fn mqsc(ctx: &Arc<Ctx>, who: &Who, rq: &Rq) -> Response<Body> {
+    let v: Value = match serde_json::from_slice(&rq.body) {
+        Ok(v) => v,
+        Err(e) => return bad_json(&e.to_string()),
+    };
+    let (script, as_json) = match v["type"].as_str() {
+        Some("runCommand") => match v["parameters"]["command"].as_str() {
+            Some(c) if valid_value(c) && !c.trim().is_empty() => (c.trim().to_string(), false),
+            Some(_) => return bad_json("one MQSC command, on one line"),
+            None => return bad_json("runCommand takes {\"parameters\": {\"command\": \"...\"}}"),
+        },
+        Some("runCommandJSON") => match command_of(&v) {
+            Ok(c) => (c, true),
+            Err(e) => return e,
+        },
+        _ => return bad_json("\"type\" is runCommand or runCommandJSON"),
+    };
+    let verb = script
+        .split(|c: char| c.is_whitespace() || c == '(')
+        .next()
+        .unwrap_or("")
+        .to_ascii_uppercase();
+    let display = matches!(verb.as_str(), "DISPLAY" | "DIS");
+    if !(who.admin || (who.readonly && display)) {
+        tracing::warn!(user = %who.user, "REST MQSC refused: {verb} needs the admin role");
+        return forbidden(&format!("run {verb}"));
+    }
+    let qm = ctx.qm.clone();
+    let s2 = script.clone();
+    let Some(out) = crate::blocking(move || sealmq_mqsc::run(&qm, &s2)).await else {
+        return reply::error(500, "MQWB0000E", "The command did not run.", "Retry.", 0);
+    };
+    if out.len() != 1 {
+        return bad_json("exactly one MQSC command");
+    }
+    let r = &out[0];
+    tracing::info!(user = %who.user, ok = r.ok, "REST MQSC: {script}");
+    let (cc, rc) = if r.ok {
+        (0, 0)
+    } else {
+        (2, r.reason.unwrap_or(COMMAND_FAILED))
+    };
+    let mut responses: Vec<Value> = Vec::new();
+    if as_json {
+        for b in &r.objects {
+            responses.push(json!({"completionCode": 0, "reasonCode": 0, "parameters": params(b)}));
+        }
+        if !r.ok || r.objects.is_empty() && !display {
+            let mut e = json!({"completionCode": cc, "reasonCode": rc});
+            if !r.ok {
+                e["message"] = json!([r.message]);
+            }
+            responses.push(e);
+        }
+    } else {
+        if r.objects.is_empty() {
+            responses.push(json!({"completionCode": cc, "reasonCode": rc, "text": [r.message]}));
+        }
+        for b in &r.objects {
+            let text: Vec<String> = std::iter::once(r.message.clone())
+                .chain(b.iter().map(|(k, v)| format!("   {k}({v})")))
+                .collect();
+            responses.push(json!({"completionCode": 0, "reasonCode": 0, "text": text}));
+        }
+    }
+    reply::json(
+        200,
+        &json!({
+            "commandResponse": responses,
+            "overallCompletionCode": cc,
+            "overallReasonCode": if r.ok { 0 } else { COMMAND_FAILED },
+        }),
+    )
+}
+
+/// The MQSC command a runCommandJSON body asks for.
+fn command_of(v: &Value) -> Result<String, Response<Body>> {
+    let command = v["command"].as_str().unwrap_or("").to_ascii_lowercase();
+    if !COMMANDS.contains(&command.as_str()) {
+        return Err(bad_json(&format!(
+            "command '{}' is not one of {}",
+            v["command"].as_str().unwrap_or(""),
+            COMMANDS.join(", ")
+        )));
+    }
+    let qualifier = v["qualifier"].as_str().unwrap_or("").to_ascii_lowercase();
+    if !QUALIFIERS.contains(&qualifier.as_str()) {
+        return Err(reply::error(
+            400,
+            "MQWB0909E",
+            &format!(
+                "The qualifier '{}' is not valid for runCommandJSON.",
+                v["qualifier"].as_str().unwrap_or("")
+            ),
+            &format!("Use one of {}.", QUALIFIERS.join(", ")),
+            0,
+        ));
+    }
+    let mut cmd = format!(
+        "{} {}",
+        command.to_ascii_uppercase(),
+        qualifier.to_ascii_uppercase()
+    );
+    if !UNNAMED.contains(&qualifier.as_str()) {
+        let Some(name) = v["name"]
+            .as_str()
+            .filter(|n| !n.is_empty() && valid_value(n))
+        else {
+            return Err(bad_json(&format!("{qualifier} needs a \"name\"")));
+        };
+        cmd.push_str(&format!("({})", quote(name)));
+    }
+    if let Some(p) = v.get("parameters").filter(|p| !p.is_null()) {
+        let Some(p) = p.as_object() else {
+            return Err(bad_json("\"parameters\" is an object"));
+        };
+        for (k, val) in p {
+            if !valid_key(k) {
+                return Err(bad_json(&format!("'{k}' is not an attribute name")));
+            }
+            let key = k.to_ascii_lowercase();
+            let vals: Vec<&Value> = match val {
+                Value::Array(a) => a.iter().collect(),
+                other => vec![other],
+            };
+            let mut out = Vec::new();
+            for x in vals {
+                out.push(match x {
+                    Value::String(s) if valid_value(s) => {
+                        if STRINGS.contains(&key.as_str()) || !plain(s) {
+                            quote(s)
+                        } else {
+                            s.clone()
+                        }
+                    }
+                    Value::Number(n) => n.to_string(),
+                    Value::Bool(b) => if *b { "YES" } else { "NO" }.to_string(),
+                    _ => return Err(bad_json(&format!("'{k}' has a value sealmq cannot take"))),
+                });
+            }
+            cmd.push_str(&format!(" {}({})", key.to_ascii_uppercase(), out.join(",")));
+        }
+    }
+    if command == "display" {
+        match v.get("responseParameters").and_then(Value::as_array) {
+            Some(list) if !list.is_empty() => {
+                for x in list {
+                    let Some(k) = x.as_str().filter(|k| valid_key(k)) else {
+                        return Err(bad_json("responseParameters are attribute names"));
+                    };
+                    cmd.push(' ');
+                    cmd.push_str(&k.to_ascii_uppercase());
+                }
+            }
+            _ => cmd.push_str(" ALL"),
+        }
+    }
+    Ok(cmd)
+}
+
+fn valid_key(k: &str) -> bool {
+    !k.is_empty()
+        && k.len() <= 32
+        && k.chars().all(|c| c.is_ascii_alphanumeric())
+        && k.starts_with(|c: char| c.is_ascii_alphabetic())
+}
+
+/// A value without control characters (no second line, so no second command).
+fn valid_value(s: &str) -> bool {
+    s.len() <= 10_240 && !s.chars().any(char::is_control)
+}
+
+/// A token MQSC takes unquoted as it is.
+fn plain(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '*' | '/' | '%'))
+}
+
+/// MQSC quoting: in single quotes, a quote doubled.
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn cmd(v: Value) -> Option<String> {
+        command_of(&v).ok()
+    }
+
+    #[test]
+    fn run_command_json_becomes_one_mqsc_command() {
+        assert_eq!(
+            cmd(json!({"command":"define","qualifier":"qlocal","name":"Q1",
+                "parameters":{"maxdepth":10,"descr":"it's mine","defpsist":"yes"}})),
+            Some("DEFINE QLOCAL('Q1') DEFPSIST(yes) DESCR('it''s mine') MAXDEPTH(10)".into())
+        );
+        assert_eq!(
+            cmd(json!({"command":"display","qualifier":"qlocal","name":"Q*",
+                "responseParameters":["curdepth","maxdepth"]})),
+            Some("DISPLAY QLOCAL('Q*') CURDEPTH MAXDEPTH".into())
+        );
+        assert_eq!(
+            cmd(json!({"command":"display","qualifier":"qmgr"})),
+            Some("DISPLAY QMGR ALL".into())
+        );
+        assert!(cmd(json!({"command":"define","qualifier":"nonsense","name":"X"})).is_none());
+        assert!(cmd(json!({"command":"format","qualifier":"qlocal","name":"X"})).is_none());
+        assert!(cmd(json!({"command":"define","qualifier":"qlocal"})).is_none());
+        assert!(
+            cmd(json!({"command":"define","qualifier":"qlocal","name":"X",
+            "parameters":{"descr":"a\nDELETE QLOCAL(Y)"}}))
+            .is_none()
+        );
+        assert!(
+            cmd(json!({"command":"define","qualifier":"qlocal","name":"X",
+            "parameters":{"bad key)":"x"}}))
+            .is_none()
+        );
+    }
+
+    proptest! {
+        /// Whatever a body holds, the command is one line, and a name or value never leaves
+        /// its quotes.
+        #[test]
+        fn no_body_makes_more_than_one_command(name in ".{0,40}", descr in ".{0,40}", key in "[a-zA-Z]{1,8}") {
+            let v = json!({"command":"alter","qualifier":"qlocal","name":name,
+                "parameters":{"descr":descr.clone(), key: descr}});
+            if let Ok(c) = command_of(&v) {
+                prop_assert!(!c.contains('\n') && !c.contains('\r'));
+                let parsed = sealmq_mqsc::parse(&c);
+                prop_assert!(parsed.is_ok(), "{c}: {:?}", parsed.err());
+            }
+        }
+    }
+}

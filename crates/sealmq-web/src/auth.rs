@@ -1,0 +1,294 @@
+//! Who a request is, and what it may do: HTTP basic credentials or the session cookie of
+//! `POST /login` (checked by the queue manager's connection authentication), the roles of
+//! [`Roles`], and the CSRF header every request that changes something carries
+//! (`ibm-mq-rest-csrf-token`, any value, as MQ's REST API wants it: a browser sends no such
+//! header on a cross-site form or image request).
+
+use crate::{Body, Ctx, MAX_SESSIONS, reply};
+use base64::Engine;
+use hyper::header::{AUTHORIZATION, COOKIE, HeaderValue, SET_COOKIE};
+use hyper::{HeaderMap, Method, Response};
+use sealmq_types::sync::lock;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Checks a user id and password from an address (the queue manager's connection
+/// authentication, behind its gate: failures answered after the same delay). Blocks.
+pub type Verify = Arc<dyn Fn(&str, &str, &str) -> bool + Send + Sync>;
+
+/// The session cookie's name (MQ's).
+pub const COOKIE_NAME: &str = "LtpaToken2";
+/// A session unused this long ends.
+pub const SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
+/// The CSRF header.
+pub const CSRF: &str = "ibm-mq-rest-csrf-token";
+
+/// Users in each role (MQ's MQWebAdmin, MQWebAdminRO, MQWebUser); `*` is any authenticated
+/// user. The queue manager's administrator is always an admin. Nobody else has a role
+/// unless named.
+#[derive(Clone, Debug, Default)]
+pub struct Roles {
+    pub admin: Vec<String>,
+    pub readonly: Vec<String>,
+    pub messaging: Vec<String>,
+}
+
+fn named(list: &[String], user: &str) -> bool {
+    list.iter().any(|u| u == "*" || u == user)
+}
+
+/// An authenticated request's principal and roles.
+#[derive(Clone, Debug)]
+pub(crate) struct Who {
+    pub user: String,
+    pub admin: bool,
+    pub readonly: bool,
+    pub messaging: bool,
+}
+
+impl Who {
+    fn of(ctx: &Ctx, user: &str) -> Who {
+        let admin = ctx.qm.admin() == Some(user) || named(&ctx.roles.admin, user);
+        Who {
+            user: user.to_string(),
+            admin,
+            readonly: admin || named(&ctx.roles.readonly, user),
+            messaging: admin || named(&ctx.roles.messaging, user),
+        }
+    }
+
+    fn role_names(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        if self.admin {
+            v.push("MQWebAdmin");
+        }
+        if self.readonly {
+            v.push("MQWebAdminRO");
+        }
+        if self.messaging {
+            v.push("MQWebUser");
+        }
+        v
+    }
+}
+
+/// A request read whole.
+pub(crate) struct Rq {
+    pub method: Method,
+    pub path: String,
+    pub query: String,
+    pub headers: HeaderMap,
+    pub body: bytes::Bytes,
+    pub peer: SocketAddr,
+}
+
+impl Rq {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+/// Login sessions by token.
+#[derive(Default)]
+pub(crate) struct Sessions(Mutex<HashMap<String, (String, Instant)>>);
+
+impl Sessions {
+    fn open(&self, user: &str) -> Option<String> {
+        let mut b = [0u8; 32];
+        aws_lc_rs::rand::fill(&mut b).ok()?;
+        let token: String = b.iter().map(|x| format!("{x:02x}")).collect();
+        let mut m = lock(&self.0);
+        m.retain(|_, (_, used)| used.elapsed() < SESSION_IDLE);
+        if m.len() >= MAX_SESSIONS
+            && let Some(oldest) = m
+                .iter()
+                .min_by_key(|(_, (_, t))| *t)
+                .map(|(k, _)| k.clone())
+        {
+            m.remove(&oldest);
+        }
+        m.insert(token.clone(), (user.to_string(), Instant::now()));
+        Some(token)
+    }
+
+    fn user(&self, token: &str) -> Option<String> {
+        let mut m = lock(&self.0);
+        let e = m.get_mut(token)?;
+        if e.1.elapsed() >= SESSION_IDLE {
+            m.remove(token);
+            return None;
+        }
+        e.1 = Instant::now();
+        Some(e.0.clone())
+    }
+
+    fn close(&self, token: &str) {
+        lock(&self.0).remove(token);
+    }
+}
+
+fn cookie_token(rq: &Rq) -> Option<String> {
+    rq.headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|c| {
+            let (k, v) = c.trim().split_once('=')?;
+            (k == COOKIE_NAME && !v.is_empty()).then(|| v.to_string())
+        })
+}
+
+fn basic(rq: &Rq) -> Option<(String, String)> {
+    let v = rq.header(AUTHORIZATION.as_str())?;
+    let b64 = v
+        .strip_prefix("Basic ")
+        .or_else(|| v.strip_prefix("basic "))?;
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(b64.trim())
+        .ok()?;
+    let s = String::from_utf8(raw).ok()?;
+    let (u, p) = s.split_once(':')?;
+    Some((u.to_string(), p.to_string()))
+}
+
+fn unauthenticated() -> Response<Body> {
+    let mut r = reply::error(
+        401,
+        "MQWB0104E",
+        "The REST API request is not authenticated.",
+        "Send HTTP basic credentials, or log in with POST /ibmmq/rest/v2/login and send its cookie.",
+        0,
+    );
+    r.headers_mut().insert(
+        "www-authenticate",
+        HeaderValue::from_static("Basic realm=\"IBM MQ\""),
+    );
+    r
+}
+
+async fn check(ctx: &Arc<Ctx>, rq: &Rq, user: String, password: String) -> bool {
+    let (verify, addr) = (ctx.verify.clone(), rq.peer.ip().to_string());
+    crate::blocking(move || verify(&addr, &user, &password))
+        .await
+        .unwrap_or(false)
+}
+
+/// The request's principal: its session cookie's, or its basic credentials' (checked now).
+pub(crate) async fn authenticate(ctx: &Arc<Ctx>, rq: &Rq) -> Result<Who, Response<Body>> {
+    if let Some(t) = cookie_token(rq)
+        && let Some(u) = ctx.sessions.user(&t)
+    {
+        return Ok(Who::of(ctx, &u));
+    }
+    let Some((user, password)) = basic(rq) else {
+        return Err(unauthenticated());
+    };
+    if check(ctx, rq, user.clone(), password).await {
+        Ok(Who::of(ctx, &user))
+    } else {
+        tracing::warn!(peer = %rq.peer, user = %user, "REST request refused: bad credentials");
+        Err(unauthenticated())
+    }
+}
+
+/// A request that changes something must carry the CSRF header.
+pub(crate) fn csrf(rq: &Rq) -> Result<(), Response<Body>> {
+    if rq.method == Method::GET || rq.method == Method::HEAD || rq.headers.contains_key(CSRF) {
+        return Ok(());
+    }
+    Err(reply::error(
+        403,
+        "MQWB0100E",
+        &format!("The CSRF header {CSRF} was omitted from the request."),
+        &format!("Resubmit the request with the header {CSRF} (any value)."),
+        0,
+    ))
+}
+
+/// `/login`: POST `{"username","password"}` opens a session (its cookie), GET tells who the
+/// session is, DELETE ends it.
+pub(crate) async fn login(ctx: &Arc<Ctx>, rq: &Rq) -> Response<Body> {
+    match rq.method {
+        Method::POST => {
+            let v: serde_json::Value = match serde_json::from_slice(&rq.body) {
+                Ok(v) => v,
+                Err(e) => return bad_json(&e.to_string()),
+            };
+            let (Some(user), Some(password)) = (v["username"].as_str(), v["password"].as_str())
+            else {
+                return bad_json("a login body is {\"username\": \"...\", \"password\": \"...\"}");
+            };
+            if !check(ctx, rq, user.to_string(), password.to_string()).await {
+                tracing::warn!(peer = %rq.peer, user = %user, "REST login refused");
+                return unauthenticated();
+            }
+            let Some(token) = ctx.sessions.open(user) else {
+                return reply::error(500, "MQWB0000E", "No session could be made.", "Retry.", 0);
+            };
+            let mut r = reply::with_type(204, bytes::Bytes::new(), "text/plain");
+            let c =
+                format!("{COOKIE_NAME}={token}; Path=/ibmmq; Secure; HttpOnly; SameSite=Strict");
+            if let Ok(h) = HeaderValue::from_str(&c) {
+                r.headers_mut().insert(SET_COOKIE, h);
+            }
+            r
+        }
+        Method::GET => match authenticate(ctx, rq).await {
+            Ok(w) => reply::json(
+                200,
+                &serde_json::json!({"user": [{"name": w.user, "role": w.role_names()}]}),
+            ),
+            Err(r) => r,
+        },
+        Method::DELETE => {
+            if let Err(r) = csrf(rq) {
+                return r;
+            }
+            if let Some(t) = cookie_token(rq) {
+                ctx.sessions.close(&t);
+            }
+            let mut r = reply::with_type(204, bytes::Bytes::new(), "text/plain");
+            let c = format!(
+                "{COOKIE_NAME}=; Path=/ibmmq; Secure; HttpOnly; SameSite=Strict; Max-Age=0"
+            );
+            if let Ok(h) = HeaderValue::from_str(&c) {
+                r.headers_mut().insert(SET_COOKIE, h);
+            }
+            r
+        }
+        _ => not_allowed(),
+    }
+}
+
+pub(crate) fn bad_json(detail: &str) -> Response<Body> {
+    reply::error(
+        400,
+        "MQWB0907E",
+        &format!("The request body is not the JSON this resource takes: {detail}"),
+        "Correct the body (docs/rest.md) and resubmit the request.",
+        0,
+    )
+}
+
+pub(crate) fn not_allowed() -> Response<Body> {
+    reply::error(
+        405,
+        "MQWB0908E",
+        "The HTTP method is not supported by this resource.",
+        "Use a method the resource takes (docs/rest.md).",
+        0,
+    )
+}
+
+pub(crate) fn forbidden(what: &str) -> Response<Body> {
+    reply::error(
+        403,
+        "MQWB0103E",
+        &format!("Not authorized to {what}."),
+        "Ask the administrator for the role (sealmq start --web-admin/--web-readonly/--web-messaging).",
+        2035,
+    )
+}

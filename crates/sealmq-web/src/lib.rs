@@ -1,0 +1,331 @@
+//! # sealmq-web: the queue manager's HTTPS server (issue 29)
+//!
+//! IBM MQ runs its REST API in a separate server (mqweb); sealmq runs it in the queue manager
+//! when started with `--web HOST:PORT`. HTTPS only, with the queue manager's certificate from
+//! its keystore; HTTP/1.1 by the `hyper` crate. Every request is authenticated (HTTP basic, or
+//! the session cookie of `POST /ibmmq/rest/v2/login`) against the queue manager's connection
+//! authentication, given a role (admin, read-only, messaging: [`Roles`]), and — for messages —
+//! checked against the same authority records as any other connection of that user.
+//! docs/rest.md describes every shape.
+//!
+//! Limits: [`MAX_CONNECTIONS`] connections at once and [`MAX_PER_ADDRESS`] from one address
+//! (further ones are closed at accept, before any TLS work),
+//! [`HANDSHAKE`] for TLS, [`HEADER_TIMEOUT`] for a request's headers, [`MAX_BODY`] bytes of
+//! body, [`MAX_SESSIONS`] login sessions (the oldest goes), [`MAX_WAIT`] for a get's wait.
+
+// A refusal is the response itself, made once and answered at once: not worth a box.
+#![allow(clippy::result_large_err)]
+
+mod admin;
+mod auth;
+mod messaging;
+mod reply;
+
+pub use auth::{Roles, Verify};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::{Request, Response};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use sealmq_engine::QueueManager;
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Notify, Semaphore};
+
+/// Connections served at once; one more is closed as soon as it is accepted.
+pub const MAX_CONNECTIONS: usize = 64;
+/// Connections from one address at once (so that one address cannot take them all).
+pub const MAX_PER_ADDRESS: usize = 16;
+/// Time for a TLS handshake.
+pub const HANDSHAKE: Duration = Duration::from_secs(10);
+/// Time for a request's headers (also an idle kept-alive connection's next request).
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Largest request body (a message to put, a command).
+pub const MAX_BODY: usize = 4 << 20;
+/// Login sessions kept at once.
+pub const MAX_SESSIONS: usize = 1024;
+/// Longest wait a get may ask for.
+pub const MAX_WAIT: Duration = Duration::from_secs(30);
+
+/// What the server needs from the queue manager's process.
+pub struct Config {
+    pub addr: SocketAddr,
+    /// TLS from the queue manager's keystore.
+    pub tls: Arc<rustls::ServerConfig>,
+    /// Connection authentication (user id and password).
+    pub verify: Verify,
+    pub roles: Roles,
+}
+
+/// A running server; [`Web::stop`] ends it.
+pub struct Web {
+    pub addr: SocketAddr,
+    stop: Arc<Notify>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Web {
+    pub fn stop(mut self) {
+        self.stop.notify_one();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+pub(crate) type Body = Full<Bytes>;
+
+/// What every request shares.
+pub(crate) struct Ctx {
+    pub qm: Arc<QueueManager>,
+    pub verify: Verify,
+    pub roles: Roles,
+    pub sessions: auth::Sessions,
+}
+
+/// Binds `cfg.addr` (port 0: any) and serves on a thread of its own.
+pub fn start(qm: Arc<QueueManager>, cfg: Config) -> Result<Web, String> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .max_blocking_threads(16)
+        .thread_name("sealmq-web")
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the web server's runtime: {e}"))?;
+    let std_listener = std::net::TcpListener::bind(cfg.addr)
+        .map_err(|e| format!("cannot serve HTTPS on {}: {e}", cfg.addr))?;
+    let addr = std_listener
+        .local_addr()
+        .map_err(|e| format!("web listener: {e}"))?;
+    std_listener
+        .set_nonblocking(true)
+        .map_err(|e| format!("web listener: {e}"))?;
+    let mut tls = (*cfg.tls).clone();
+    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
+    let ctx = Arc::new(Ctx {
+        qm,
+        verify: cfg.verify,
+        roles: cfg.roles,
+        sessions: auth::Sessions::default(),
+    });
+    let stop = Arc::new(Notify::new());
+    let stop2 = stop.clone();
+    let thread = std::thread::Builder::new()
+        .name("sealmq-web".into())
+        .spawn(move || {
+            rt.block_on(async move {
+                let listener = match tokio::net::TcpListener::from_std(std_listener) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        tracing::error!("web listener on {addr}: {e}");
+                        return;
+                    }
+                };
+                serve(listener, acceptor, ctx, stop2).await;
+            });
+            rt.shutdown_timeout(Duration::from_secs(2));
+        })
+        .map_err(|e| format!("cannot start the web server's thread: {e}"))?;
+    tracing::info!("REST API and web console on https://{addr}/ibmmq/");
+    Ok(Web {
+        addr,
+        stop,
+        thread: Some(thread),
+    })
+}
+
+async fn serve(
+    listener: tokio::net::TcpListener,
+    acceptor: tokio_rustls::TlsAcceptor,
+    ctx: Arc<Ctx>,
+    stop: Arc<Notify>,
+) {
+    let places = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let per_address: Arc<std::sync::Mutex<HashMap<IpAddr, usize>>> = Arc::default();
+    loop {
+        let (tcp, peer) = tokio::select! {
+            _ = stop.notified() => return,
+            r = listener.accept() => match r {
+                Ok(x) => x,
+                Err(e) => {
+                    tracing::warn!("web accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+        };
+        // At the limit: closed before any TLS work is spent on it.
+        let Ok(place) = places.clone().try_acquire_owned() else {
+            tracing::warn!(%peer, "web connection refused: {MAX_CONNECTIONS} connections open");
+            drop(tcp);
+            continue;
+        };
+        let Some(mine) = AddressPlace::take(&per_address, peer.ip()) else {
+            tracing::warn!(%peer, "web connection refused: {MAX_PER_ADDRESS} open from its address");
+            drop(tcp);
+            continue;
+        };
+        let (acceptor, ctx) = (acceptor.clone(), ctx.clone());
+        tokio::spawn(async move {
+            let _mine = mine;
+            let tls = match tokio::time::timeout(HANDSHAKE, acceptor.accept(tcp)).await {
+                Ok(Ok(t)) => t,
+                _ => return,
+            };
+            let svc = hyper::service::service_fn(move |rq| {
+                let ctx = ctx.clone();
+                async move { Ok::<_, std::convert::Infallible>(handle(ctx, peer, rq).await) }
+            });
+            let conn = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .max_buf_size(64 << 10)
+                .serve_connection(TokioIo::new(tls), svc);
+            let _ = conn.await;
+            drop(place);
+        });
+    }
+}
+
+/// One connection counted against its address; dropping it uncounts it.
+struct AddressPlace(Arc<std::sync::Mutex<HashMap<IpAddr, usize>>>, IpAddr);
+
+impl AddressPlace {
+    fn take(m: &Arc<std::sync::Mutex<HashMap<IpAddr, usize>>>, ip: IpAddr) -> Option<AddressPlace> {
+        let mut g = sealmq_types::sync::lock(m);
+        let n = g.entry(ip).or_insert(0);
+        if *n >= MAX_PER_ADDRESS {
+            return None;
+        }
+        *n += 1;
+        Some(AddressPlace(m.clone(), ip))
+    }
+}
+
+impl Drop for AddressPlace {
+    fn drop(&mut self) {
+        let mut g = sealmq_types::sync::lock(&self.0);
+        if let Some(n) = g.get_mut(&self.1) {
+            *n -= 1;
+            if *n == 0 {
+                g.remove(&self.1);
+            }
+        }
+    }
+}
+
+/// One request, read whole (within [`MAX_BODY`]) and answered.
+async fn handle(ctx: Arc<Ctx>, peer: SocketAddr, rq: Request<Incoming>) -> Response<Body> {
+    let (parts, body) = rq.into_parts();
+    let body = match Limited::new(body, MAX_BODY).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(_) => {
+            return reply::error(
+                400,
+                "MQWB0901E",
+                &format!("The request body is larger than {MAX_BODY} bytes or was cut short."),
+                "Send a smaller body.",
+                0,
+            );
+        }
+    };
+    let rq = auth::Rq {
+        method: parts.method,
+        path: parts.uri.path().to_string(),
+        query: parts.uri.query().unwrap_or("").to_string(),
+        headers: parts.headers,
+        body,
+        peer,
+    };
+    route(&ctx, rq).await
+}
+
+async fn route(ctx: &Arc<Ctx>, rq: auth::Rq) -> Response<Body> {
+    let segs: Vec<String> = rq
+        .path
+        .trim_matches('/')
+        .split('/')
+        .map(percent_decode)
+        .collect();
+    let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+    // /ibmmq/rest/{v1,v2,v3}/...
+    let rest = match segs.as_slice() {
+        ["ibmmq", "rest", v, rest @ ..] if matches!(*v, "v1" | "v2" | "v3") => rest,
+        _ => {
+            return reply::error(
+                404,
+                "MQWB0902E",
+                &format!("No resource at {}.", rq.path),
+                "REST resources are under /ibmmq/rest/v2/ (docs/rest.md).",
+                0,
+            );
+        }
+    };
+    if rest == ["login"] {
+        return auth::login(ctx, &rq).await;
+    }
+    let who = match auth::authenticate(ctx, &rq).await {
+        Ok(w) => w,
+        Err(r) => return r,
+    };
+    if let Err(r) = auth::csrf(&rq) {
+        return r;
+    }
+    match rest {
+        ["admin", ..] => admin::route(ctx, &who, &rq, &rest[1..]).await,
+        ["messaging", ..] => messaging::route(ctx, &who, &rq, &rest[1..]).await,
+        _ => reply::error(
+            404,
+            "MQWB0902E",
+            &format!("No resource at {}.", rq.path),
+            "REST resources are under /ibmmq/rest/v2/admin and /ibmmq/rest/v2/messaging.",
+            0,
+        ),
+    }
+}
+
+/// `%XX` escapes of a path segment decoded (invalid ones left as they are).
+pub(crate) fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let Some(v) = s
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(v);
+            i += 3;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Runs blocking work (password checks, MQSC, gets) off the runtime's worker.
+pub(crate) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    tokio::task::spawn_blocking(f).await.ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_escapes_decode() {
+        assert_eq!(percent_decode("A%2EB"), "A.B");
+        assert_eq!(percent_decode("bad%zz"), "bad%zz");
+        assert_eq!(percent_decode("end%4"), "end%4");
+        assert_eq!(percent_decode("%"), "%");
+    }
+}

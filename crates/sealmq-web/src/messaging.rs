@@ -1,0 +1,389 @@
+//! The messaging REST API in IBM MQ's shape, on `.../messaging/qmgr/{qm}/queue/{q}/message`:
+//! POST puts the body (`ibm-mq-md-*` headers for the descriptor, `ibm-mq-usr-*` for
+//! properties), DELETE gets destructively (`wait`, `correlationId`, `messageId`), GET browses
+//! the first message. Each request is a connection of its own as the authenticated user, so
+//! CONNECT, PUT, GET and BROWSE authority are checked as for any application. A queue with a
+//! protection policy is not protected or unprotected here: a put to it is refused (2063) and a
+//! get returns the envelope as it is.
+
+use crate::auth::{Rq, Who, forbidden, not_allowed};
+use crate::{Body, Ctx, MAX_WAIT, reply};
+use bytes::Bytes;
+use hyper::header::HeaderValue;
+use hyper::{Method, Response};
+use sealmq_engine::Connection;
+use sealmq_mqi::md::{Md, MsgId, NONE_ID, Persistence};
+use sealmq_mqi::options::{Browse, GetOptions, Got, Match, OpenOptions, PutOptions};
+use sealmq_mqi::props::{PropValue, Property};
+use sealmq_types::ReasonCode;
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
+use tokio::sync::Semaphore;
+
+/// Gets that wait at once (each holds a blocking thread); beyond them a get does not wait.
+const WAITING_GETS: usize = 8;
+static WAITERS: LazyLock<Arc<Semaphore>> = LazyLock::new(|| Arc::new(Semaphore::new(WAITING_GETS)));
+
+pub(crate) async fn route(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, segs: &[&str]) -> Response<Body> {
+    let me = ctx.qm.name();
+    let ["qmgr", qm, "queue", q, "message"] = segs else {
+        return reply::error(
+            404,
+            "MQWB0902E",
+            &format!("No messaging resource at {}.", rq.path),
+            "Messages are at /ibmmq/rest/v2/messaging/qmgr/{qm}/queue/{queue}/message.",
+            0,
+        );
+    };
+    if *qm != me {
+        return reply::error(
+            404,
+            "MQWB0009E",
+            &format!("Could not query the queue manager '{qm}'."),
+            &format!("This server serves queue manager {me}."),
+            2058,
+        );
+    }
+    if !who.messaging {
+        return forbidden(&format!("use messages on {q}"));
+    }
+    match rq.method {
+        Method::POST => put(ctx, who, rq, q).await,
+        Method::DELETE => get(ctx, who, rq, q, false).await,
+        Method::GET => get(ctx, who, rq, q, true).await,
+        _ => not_allowed(),
+    }
+}
+
+fn protected(ctx: &Ctx, q: &str) -> bool {
+    ctx.qm
+        .policy(q)
+        .is_some_and(|p| p.qop() != sealmq_protect::Qop::None)
+}
+
+fn bad(what: &str) -> Response<Body> {
+    reply::error(
+        400,
+        "MQWB0910E",
+        what,
+        "Correct the header or parameter (docs/rest.md) and resubmit the request.",
+        0,
+    )
+}
+
+/// 48 hexadecimal digits (MQ's form of a 24-byte id).
+fn id_of(s: &str) -> Option<MsgId> {
+    let s = s.trim();
+    if s.len() != 48 {
+        return None;
+    }
+    let mut id = NONE_ID;
+    for (i, b) in id.iter_mut().enumerate() {
+        *b = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(id)
+}
+
+fn hex(id: &MsgId) -> String {
+    id.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The descriptor the request's headers give.
+fn md_of(rq: &Rq) -> Result<Md, String> {
+    let mut md = Md::default();
+    let text = rq
+        .header("content-type")
+        .is_none_or(|t| t.starts_with("text/") || t.starts_with("application/json"));
+    if text {
+        md.format = "MQSTR".into();
+    }
+    if let Some(p) = rq.header("ibm-mq-md-persistence") {
+        md.persistence = match p {
+            "persistent" => Persistence::Persistent,
+            "nonPersistent" => Persistence::NotPersistent,
+            _ => {
+                return Err(format!(
+                    "ibm-mq-md-persistence '{p}': persistent or nonPersistent"
+                ));
+            }
+        };
+    }
+    if let Some(e) = rq.header("ibm-mq-md-expiry") {
+        md.expiry = match e {
+            "unlimited" => -1,
+            ms => match ms.parse::<u64>() {
+                Ok(ms) if ms > 0 => i32::try_from(ms.div_ceil(100)).unwrap_or(i32::MAX),
+                _ => return Err(format!("ibm-mq-md-expiry '{e}': milliseconds or unlimited")),
+            },
+        };
+    }
+    if let Some(c) = rq.header("ibm-mq-md-correlationId") {
+        md.correl_id = id_of(c).ok_or(format!("ibm-mq-md-correlationId '{c}': 48 hex digits"))?;
+    }
+    if let Some(p) = rq.header("ibm-mq-md-priority") {
+        md.priority = match p.parse::<i32>() {
+            Ok(n) if (0..=9).contains(&n) => n,
+            _ => return Err(format!("ibm-mq-md-priority '{p}': 0 to 9")),
+        };
+    }
+    if let Some(r) = rq.header("ibm-mq-md-replyTo") {
+        let (q, qm) = r.split_once('@').unwrap_or((r, ""));
+        if q.is_empty() || q.len() > 48 || qm.len() > 48 {
+            return Err(format!("ibm-mq-md-replyTo '{r}': QUEUE or QUEUE@QMGR"));
+        }
+        md.reply_to_q = q.to_string();
+        md.reply_to_qmgr = qm.to_string();
+    }
+    for (name, value) in rq.headers.iter() {
+        let Some(prop) = name.as_str().strip_prefix("ibm-mq-usr-") else {
+            continue;
+        };
+        let v = value.to_str().map_err(|_| format!("{name}: not text"))?;
+        md.properties.push(Property {
+            name: prop.to_string(),
+            value: prop_value(v).ok_or(format!("{name} '{v}': VALUE or VALUE,TYPE"))?,
+        });
+    }
+    Ok(md)
+}
+
+/// A property header's value: `VALUE,TYPE` (TYPE string, boolean, byte, short, int, long,
+/// float, double) or a string, in double quotes or bare.
+fn prop_value(v: &str) -> Option<PropValue> {
+    if let Some((val, ty)) = v.rsplit_once(',') {
+        let t = ty.trim().to_ascii_lowercase();
+        let val = val.trim();
+        let typed = match t.as_str() {
+            "string" => Some(PropValue::String(val.trim_matches('"').to_string())),
+            "boolean" => val.parse().ok().map(PropValue::Bool),
+            "byte" => val.parse().ok().map(PropValue::Byte),
+            "short" => val.parse().ok().map(PropValue::Short),
+            "int" => val.parse().ok().map(PropValue::Int),
+            "long" => val.parse().ok().map(PropValue::Long),
+            "float" => val.parse().ok().map(PropValue::Float),
+            "double" => val.parse().ok().map(PropValue::Double),
+            _ => None,
+        };
+        if typed.is_some() {
+            return typed;
+        }
+        if matches!(
+            t.as_str(),
+            "boolean" | "byte" | "short" | "int" | "long" | "float" | "double"
+        ) {
+            return None;
+        }
+    }
+    let s = v.trim();
+    let s = s
+        .strip_prefix('"')
+        .and_then(|x| x.strip_suffix('"'))
+        .unwrap_or(s);
+    Some(PropValue::String(s.to_string()))
+}
+
+fn prop_text(v: &PropValue) -> String {
+    match v {
+        PropValue::String(s) => s.clone(),
+        PropValue::Bool(b) => format!("{b},boolean"),
+        PropValue::Byte(n) => format!("{n},byte"),
+        PropValue::Short(n) => format!("{n},short"),
+        PropValue::Int(n) => format!("{n},int"),
+        PropValue::Long(n) => format!("{n},long"),
+        PropValue::Float(n) => format!("{n},float"),
+        PropValue::Double(n) => format!("{n},double"),
+        PropValue::Null => ",null".into(),
+        PropValue::Bytes(b) => format!(
+            "{},bytes",
+            b.iter().map(|x| format!("{x:02x}")).collect::<String>()
+        ),
+    }
+}
+
+async fn put(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, q: &str) -> Response<Body> {
+    if protected(ctx, q) {
+        return reply::error(
+            403,
+            "MQWB0911E",
+            &format!("Queue {q} has a protection policy; the REST API does not protect messages."),
+            "Put with an application that protects (sealmq put, the client library).",
+            ReasonCode::SecurityError.code(),
+        );
+    }
+    let mut md = match md_of(rq) {
+        Ok(m) => m,
+        Err(e) => return bad(&e),
+    };
+    let (qm, user, q2, body) = (
+        ctx.qm.clone(),
+        who.user.clone(),
+        q.to_string(),
+        rq.body.clone(),
+    );
+    let done = crate::blocking(move || {
+        let c = Connection::connect(&qm, &user, "sealmq REST")?;
+        let h = c.open(&q2, OpenOptions::output())?;
+        c.put(&h, &mut md, &body, PutOptions::default())?;
+        Ok::<_, sealmq_engine::MqError>(md)
+    })
+    .await;
+    match done {
+        Some(Ok(md)) => {
+            let mut r = reply::with_type(201, Bytes::new(), "text/plain");
+            if let Ok(v) = HeaderValue::from_str(&hex(&md.msg_id)) {
+                r.headers_mut().insert("ibm-mq-md-messageId", v);
+            }
+            r
+        }
+        Some(Err(e)) => reply::mq(&e),
+        None => reply::error(500, "MQWB0000E", "The put did not run.", "Retry.", 0),
+    }
+}
+
+async fn get(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, q: &str, browse: bool) -> Response<Body> {
+    let mut matching = Match::default();
+    let mut wait = Duration::ZERO;
+    for (k, v) in form_urlencoded::parse(rq.query.as_bytes()) {
+        match k.as_ref() {
+            "wait" => match v.parse::<u64>() {
+                Ok(ms) => wait = Duration::from_millis(ms).min(MAX_WAIT),
+                Err(_) => return bad(&format!("wait '{v}': milliseconds")),
+            },
+            "correlationId" => match id_of(&v) {
+                Some(id) => matching.correl_id = Some(id),
+                None => return bad(&format!("correlationId '{v}': 48 hex digits")),
+            },
+            "messageId" => match id_of(&v) {
+                Some(id) => matching.msg_id = Some(id),
+                None => return bad(&format!("messageId '{v}': 48 hex digits")),
+            },
+            _ => {}
+        }
+    }
+    // A wait holds a blocking thread: only WAITING_GETS at once; the rest do not wait.
+    let permit = if wait.is_zero() {
+        None
+    } else {
+        WAITERS.clone().try_acquire_owned().ok()
+    };
+    if permit.is_none() {
+        wait = Duration::ZERO;
+    }
+    let gmo = GetOptions {
+        wait: (!wait.is_zero()).then_some(wait),
+        browse: if browse { Browse::First } else { Browse::None },
+        matching,
+        ..Default::default()
+    };
+    let (qm, user, q2) = (ctx.qm.clone(), who.user.clone(), q.to_string());
+    let got = crate::blocking(move || {
+        let c = Connection::connect(&qm, &user, "sealmq REST")?;
+        let opts = if browse {
+            OpenOptions::browse()
+        } else {
+            OpenOptions::input()
+        };
+        let h = c.open(&q2, opts)?;
+        let g = c.get(&h, gmo);
+        drop(permit);
+        g
+    })
+    .await;
+    match got {
+        Some(Ok(g)) => message(g),
+        Some(Err(e)) if e.reason == ReasonCode::NoMsgAvailable => {
+            reply::with_type(204, Bytes::new(), "text/plain")
+        }
+        Some(Err(e)) => reply::mq(&e),
+        None => reply::error(500, "MQWB0000E", "The get did not run.", "Retry.", 0),
+    }
+}
+
+/// A message as MQ's REST API answers it: the body, the descriptor in headers.
+fn message(g: Got) -> Response<Body> {
+    let text = g.md.format.trim() == "MQSTR";
+    let mut r = reply::with_type(
+        200,
+        Bytes::from(g.payload),
+        if text {
+            "text/plain; charset=utf-8"
+        } else {
+            "application/octet-stream"
+        },
+    );
+    let md = &g.md;
+    let mut put = |k: &str, v: String| {
+        if let (Ok(n), Ok(v)) = (
+            hyper::header::HeaderName::from_bytes(k.as_bytes()),
+            HeaderValue::from_str(&v),
+        ) {
+            r.headers_mut().append(n, v);
+        }
+    };
+    put("ibm-mq-md-messageId", hex(&md.msg_id));
+    if md.correl_id != NONE_ID {
+        put("ibm-mq-md-correlationId", hex(&md.correl_id));
+    }
+    put(
+        "ibm-mq-md-persistence",
+        if md.persistence == Persistence::Persistent {
+            "persistent"
+        } else {
+            "nonPersistent"
+        }
+        .into(),
+    );
+    put(
+        "ibm-mq-md-expiry",
+        if md.expiry < 0 {
+            "unlimited".into()
+        } else {
+            (i64::from(md.expiry) * 100).to_string()
+        },
+    );
+    put("ibm-mq-md-priority", md.priority.to_string());
+    if !md.reply_to_q.trim().is_empty() {
+        let to = if md.reply_to_qmgr.trim().is_empty() {
+            md.reply_to_q.trim().to_string()
+        } else {
+            format!("{}@{}", md.reply_to_q.trim(), md.reply_to_qmgr.trim())
+        };
+        put("ibm-mq-md-replyTo", to);
+    }
+    for p in &md.properties {
+        put(&format!("ibm-mq-usr-{}", p.name), prop_text(&p.value));
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn property_headers_take_a_type() {
+        assert_eq!(prop_value("42,int"), Some(PropValue::Int(42)));
+        assert_eq!(prop_value("\"red\""), Some(PropValue::String("red".into())));
+        assert_eq!(prop_value("a,b"), Some(PropValue::String("a,b".into())));
+        assert_eq!(prop_value("x,int"), None);
+        assert_eq!(prop_value("true,boolean"), Some(PropValue::Bool(true)));
+        assert_eq!(prop_text(&PropValue::Int(42)), "42,int");
+    }
+
+    #[test]
+    fn ids_are_48_hex_digits() {
+        let id = id_of(&"0a".repeat(24)).unwrap();
+        assert_eq!(hex(&id), "0a".repeat(24));
+        assert!(id_of("zz").is_none());
+        assert!(id_of(&"g0".repeat(24)).is_none());
+    }
+
+    proptest! {
+        #[test]
+        fn header_values_never_panic(v in ".{0,60}") {
+            let _ = prop_value(&v);
+            let _ = id_of(&v);
+        }
+    }
+}
