@@ -188,6 +188,21 @@ impl Group {
             .unwrap_or(false)
     }
 
+    /// `sealmq ha switch` from instance `from` to `to`, then waits until `to` is active. On a
+    /// loaded machine the switch may outlast the command's own 60 s wait; whether `to` became
+    /// active is what the wait (LONG) after it decides.
+    fn switch(&self, from: usize, to: usize) {
+        let o = self.instances[from]
+            .home
+            .run(&["ha", "switch", QM, "--to", self.instances[to].name], None);
+        if !o.status.success() {
+            eprintln!("ha switch: {}", String::from_utf8_lossy(&o.stderr));
+        }
+        wait_for(LONG, "the switched-to instance to become active", || {
+            self.active() == Some(to)
+        });
+    }
+
     fn wait_active(&self) -> usize {
         let mut found = None;
         wait_for(LONG, "an active instance", || {

@@ -154,7 +154,9 @@ fn basic(rq: &Rq) -> Option<(String, String)> {
     Some((u.to_string(), p.to_string()))
 }
 
-fn unauthenticated() -> Response<Body> {
+/// Answers 401. The Basic challenge goes only to a request that tried Basic credentials: a
+/// browser's script (the console) that gets it would open the browser's login dialog, stalled.
+fn unauthenticated(rq: &Rq) -> Response<Body> {
     let mut r = reply::error(
         401,
         "MQWB0104E",
@@ -162,10 +164,12 @@ fn unauthenticated() -> Response<Body> {
         "Send HTTP basic credentials, or log in with POST /ibmmq/rest/v2/login and send its cookie.",
         0,
     );
-    r.headers_mut().insert(
-        "www-authenticate",
-        HeaderValue::from_static("Basic realm=\"IBM MQ\""),
-    );
+    if rq.headers.contains_key(AUTHORIZATION) {
+        r.headers_mut().insert(
+            "www-authenticate",
+            HeaderValue::from_static("Basic realm=\"IBM MQ\""),
+        );
+    }
     r
 }
 
@@ -184,13 +188,13 @@ pub(crate) async fn authenticate(ctx: &Arc<Ctx>, rq: &Rq) -> Result<Who, Respons
         return Ok(Who::of(ctx, &u));
     }
     let Some((user, password)) = basic(rq) else {
-        return Err(unauthenticated());
+        return Err(unauthenticated(rq));
     };
     if check(ctx, rq, user.clone(), password).await {
         Ok(Who::of(ctx, &user))
     } else {
         tracing::warn!(peer = %rq.peer, user = %user, "REST request refused: bad credentials");
-        Err(unauthenticated())
+        Err(unauthenticated(rq))
     }
 }
 
@@ -223,7 +227,7 @@ pub(crate) async fn login(ctx: &Arc<Ctx>, rq: &Rq) -> Response<Body> {
             };
             if !check(ctx, rq, user.to_string(), password.to_string()).await {
                 tracing::warn!(peer = %rq.peer, user = %user, "REST login refused");
-                return unauthenticated();
+                return unauthenticated(rq);
             }
             let Some(token) = ctx.sessions.open(user) else {
                 return reply::error(500, "MQWB0000E", "No session could be made.", "Retry.", 0);

@@ -6,7 +6,8 @@
 //! the session cookie of `POST /ibmmq/rest/v2/login`) against the queue manager's connection
 //! authentication, given a role (admin, read-only, messaging: [`Roles`]), and — for messages —
 //! checked against the same authority records as any other connection of that user.
-//! docs/rest.md describes every shape.
+//! docs/rest.md describes every shape; the web console (`console.rs`, docs/console.md) is a
+//! page over the same API.
 //!
 //! Limits: [`MAX_CONNECTIONS`] connections at once and [`MAX_PER_ADDRESS`] from one address
 //! (further ones are closed at accept, before any TLS work),
@@ -18,6 +19,7 @@
 
 mod admin;
 mod auth;
+mod console;
 mod messaging;
 mod reply;
 
@@ -245,6 +247,11 @@ async fn handle(ctx: Arc<Ctx>, peer: SocketAddr, rq: Request<Incoming>) -> Respo
 }
 
 async fn route(ctx: &Arc<Ctx>, rq: auth::Rq) -> Response<Body> {
+    if rq.method == hyper::Method::GET
+        && let Some(r) = console::file(&rq.path)
+    {
+        return r;
+    }
     let segs: Vec<String> = rq
         .path
         .trim_matches('/')

@@ -3,8 +3,7 @@
 //! environment when it starts, yet an instance that hands the active role over restarts
 //! itself as a replica and must open its files again.
 
-use super::{Group, LONG, QM};
-use sealmq_testkit::wait_for;
+use super::{Group, QM};
 
 #[test]
 fn an_instance_with_its_master_key_in_the_environment_comes_back_after_handing_over() {
@@ -15,19 +14,13 @@ fn an_instance_with_its_master_key_in_the_environment_comes_back_after_handing_o
         .ok_in(&["mqsc", QM], Some("DEFINE QLOCAL(HA.Q) DEFPSIST(YES)\n"));
     g.wait_in_sync();
     let to = (a + 1) % 3;
-    g.instances[a]
-        .home
-        .ok(&["ha", "switch", QM, "--to", g.instances[to].name]);
-    wait_for(LONG, "the switch", || g.active() == Some(to));
+    g.switch(a, to);
     // The old active instance restarted itself as a replica: it is in sync again.
     g.wait_in_sync();
     let st = g.status(a);
     assert!(st.contains("ROLE(replica)"), "{st}");
     // And it can be active again, its files opened with its key.
-    g.instances[to]
-        .home
-        .ok(&["ha", "switch", QM, "--to", g.instances[a].name]);
-    wait_for(LONG, "the switch back", || g.active() == Some(a));
+    g.switch(to, a);
     let home = &g.instances[a].home;
     home.ok(&["put", QM, "HA.Q", "--message", "sealed", "--persistent"]);
     assert!(home.ok(&["get", QM, "HA.Q"]).contains("sealed"));

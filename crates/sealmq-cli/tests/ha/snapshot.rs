@@ -66,9 +66,7 @@ fn replicas_snapshot_the_log_is_purged_and_a_wiped_instance_rejoins_by_snapshot_
     assert!(segments <= 2, "a replica kept {segments} log segments");
     // The active role moves to a replica whose Raft log was purged.
     let b = r;
-    let name = g.instances[b].name;
-    g.instances[a].home.ok(&["ha", "switch", QM, "--to", name]);
-    assert_eq!(g.wait_active(), b);
+    g.switch(a, b);
     g.wait_in_sync();
     // The third instance loses its disk and comes back while an application puts: the
     // active instance's log no longer reaches back, so it is sent a snapshot.
@@ -114,10 +112,7 @@ fn replicas_snapshot_the_log_is_purged_and_a_wiped_instance_rejoins_by_snapshot_
     assert_eq!(tried, acked, "the application's connection broke");
     // The rebuilt instance serves everything: the 4,000, the unit of work committed after
     // the snapshots, and what was put while it rejoined — each once.
-    g.instances[b]
-        .home
-        .ok(&["ha", "switch", QM, "--to", g.instances[w].name]);
-    assert_eq!(g.wait_active(), w);
+    g.switch(b, w);
     let seen = drain(&mut g.client(w));
     assert!(seen.values().all(|&k| k == 1), "duplicates");
     for n in 0..acked {

@@ -1,0 +1,92 @@
+//! The web console in a real browser (issue 29): Debian's Chromium, driven headless through
+//! playwright-core (both installed by `./test`), loads the page from `sealmq start --web`, logs
+//! in with the keyboard, lists the queues, puts a message through the form and sees the depth
+//! change; the message is really on the queue (sealmq's own depth), and the page fits a
+//! phone's width. Screenshots go to `SEALMQ_SCREENSHOTS` when set (docs/console.md's).
+
+mod common;
+
+use common::Home;
+use std::path::PathBuf;
+
+#[test]
+fn the_console_lists_queues_and_a_put_through_its_form_changes_the_depth() {
+    let h = Home::new();
+    h.ok(&["create", "QC"]);
+    h.passwd("QC", "opsuser", "ops-horse-battery");
+    h.ok(&[
+        "start",
+        "QC",
+        "--background",
+        "--web",
+        "127.0.0.1:0",
+        "--web-admin",
+        "opsuser",
+        "--web-messaging",
+        "opsuser",
+    ]);
+    h.mqsc(
+        "QC",
+        "SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('opsuser') AUTHADD(CONNECT)\n\
+         DEFINE QLOCAL(APP.Q) DESCR('orders in')\nDEFINE QLOCAL(APP.REPLY)\n\
+         SET AUTHREC PROFILE('APP.**') OBJTYPE(QUEUE) PRINCIPAL('opsuser') AUTHADD(PUT,GET,BROWSE)\n",
+    );
+    let listeners = std::fs::read_to_string(h.qm_dir("QC").join("listeners")).unwrap();
+    let addr = listeners
+        .lines()
+        .find_map(|l| l.strip_prefix("web:"))
+        .unwrap()
+        .to_string();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let shots = std::env::var_os("SEALMQ_SCREENSHOTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| h.dir.path().to_path_buf());
+    assert!(
+        std::path::Path::new("/usr/bin/chromium").exists(),
+        "Chromium is missing: ./test installs Debian's chromium package"
+    );
+    let o = std::process::Command::new("node")
+        .arg(root.join("crates/sealmq-cli/tests/console/drive.js"))
+        .env("PLAYWRIGHT", root.join("target/node"))
+        .env("BASE", format!("https://{addr}"))
+        .env("USER", "opsuser")
+        .env("PASSWORD", "ops-horse-battery")
+        .env("QUEUE", "APP.Q")
+        .env("SHOTS", &shots)
+        .output()
+        .expect("node runs (./test installs Node.js and playwright-core)");
+    let text = String::from_utf8_lossy(&o.stdout);
+    let v: serde_json::Value = serde_json::from_str(text.trim())
+        .unwrap_or_else(|e| panic!("{e}: {text}\n{}", String::from_utf8_lossy(&o.stderr)));
+    assert!(v["failure"].is_null(), "{v}");
+    assert_eq!(v["title"], "sealmq console", "{v}");
+    assert_eq!(v["qmgr"], "QC", "{v}");
+    let queues: Vec<&str> = v["queues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|q| q.as_str())
+        .collect();
+    assert!(
+        queues.contains(&"APP.Q") && queues.contains(&"APP.REPLY"),
+        "{v}"
+    );
+    assert!(!queues.iter().any(|q| q.starts_with("SYSTEM.")), "{v}");
+    assert_eq!(v["depth_before"], "0", "{v}");
+    assert_eq!(v["depth_after"], "1", "{v}");
+    assert!(
+        v["browse"]
+            .as_str()
+            .is_some_and(|b| b.contains("put through the console form")),
+        "{v}"
+    );
+    assert_eq!(
+        v["phone_overflow"], false,
+        "the page is wider than a phone: {v}"
+    );
+    assert_eq!(v["errors"], serde_json::json!([]), "script errors: {v}");
+    assert!(shots.join("console.png").exists());
+    // The form's put is on the queue.
+    assert_eq!(h.depth("QC", "APP.Q"), 1);
+    h.ok(&["stop", "QC"]);
+}

@@ -1,0 +1,75 @@
+// Drives sealmq's web console in headless Chromium (Debian's, through playwright-core), as a
+// user with a keyboard would: log in, find a queue, put a message through the form, watch the
+// depth change, browse it. Prints one JSON line of what it saw; screenshots go to SHOTS.
+//
+//   PLAYWRIGHT=<dir with node_modules> BASE=https://127.0.0.1:PORT USER=.. PASSWORD=.. \
+//   QUEUE=APP.Q SHOTS=<dir> node drive.js
+"use strict";
+const path = require("path");
+const { chromium } = require(path.join(process.env.PLAYWRIGHT, "node_modules", "playwright-core"));
+
+(async () => {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  const out = {};
+  const errors = [];
+  let page = null;
+  try {
+    const ctx = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1200, height: 900 } });
+    page = await ctx.newPage();
+    page.on("pageerror", (e) => errors.push(String(e)));
+    // Script errors count; a 401 the page expects (asking who is logged in before anyone is)
+    // is logged by the browser as a failed load, and does not.
+    page.on("console", (m) => {
+      if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) errors.push(m.text());
+    });
+    await page.goto(process.env.BASE + "/ibmmq/console/");
+    await page.waitForSelector("#login-form");
+    // Keyboard only: focus the first field, type, Tab, type, Enter.
+    await page.focus("#username");
+    await page.keyboard.type(process.env.USER);
+    await page.keyboard.press("Tab");
+    await page.keyboard.type(process.env.PASSWORD);
+    await page.keyboard.press("Enter");
+    const q = process.env.QUEUE;
+    const depth = `tr[data-queue="${q}"] td.depth`;
+    await page.waitForSelector(depth, { timeout: 15000 });
+    out.title = await page.title();
+    out.qmgr = await page.textContent("#qmgr-name");
+    out.queues = await page.$$eval("#queues tbody tr", (rows) => rows.map((r) => r.dataset.queue));
+    out.depth_before = await page.textContent(depth);
+    await page.selectOption("#put-queue", q);
+    await page.fill("#put-text", "put through the console form");
+    await page.click("#put-form button[type=submit]");
+    await page.waitForFunction((sel) => {
+      const c = document.querySelector(sel);
+      return c && c.textContent === "1";
+    }, depth, { timeout: 15000 });
+    out.depth_after = await page.textContent(depth);
+    await page.click(`button[aria-label="Browse ${q}"]`);
+    await page.waitForFunction(() => document.querySelector("#browse-out").textContent.includes("put through"),
+      null, { timeout: 15000 });
+    out.browse = await page.textContent("#browse-out");
+    await page.screenshot({ path: path.join(process.env.SHOTS, "console.png"), fullPage: true });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: path.join(process.env.SHOTS, "console-phone.png"), fullPage: true });
+    out.phone_overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth + 1);
+    out.errors = errors;
+  } catch (e) {
+    out.failure = String(e);
+    // What the page showed, to tell why.
+    if (page) {
+      out.errors = errors;
+      out.status = await page.textContent("#status").catch(() => null);
+      out.who = await page.textContent("#who").catch(() => null);
+      out.login_hidden = await page.$eval("#login-section", (s) => s.hidden).catch(() => null);
+    }
+  } finally {
+    await browser.close();
+  }
+  console.log(JSON.stringify(out));
+})();

@@ -1,0 +1,186 @@
+// sealmq's web console: a page over the REST API (docs/rest.md), no framework, no build step.
+// It logs in with POST /login (the session cookie), then reads /admin and /messaging.
+"use strict";
+
+const API = "/ibmmq/rest/v2";
+const CSRF = { "ibm-mq-rest-csrf-token": "console" };
+let qmgr = null;
+let roles = [];
+const history = new Map(); // queue -> recent depths
+const $ = (id) => document.getElementById(id);
+
+function say(text) { $("status").textContent = text || ""; }
+
+async function call(method, path, body, headers) {
+  const h = Object.assign({}, method === "GET" ? {} : CSRF, headers || {});
+  const r = await fetch(API + path, { method, headers: h, body, credentials: "same-origin" });
+  if (r.status === 401) { showLogin(); throw new Error("Log in again."); }
+  return r;
+}
+
+async function json(method, path, body) {
+  const r = await call(method, path, body === undefined ? undefined : JSON.stringify(body),
+    body === undefined ? {} : { "Content-Type": "application/json" });
+  const v = r.status === 204 ? {} : await r.json();
+  if (!r.ok) {
+    const e = v.error && v.error[0];
+    throw new Error(e ? e.message : "HTTP " + r.status);
+  }
+  return v;
+}
+
+function showLogin() {
+  $("login-section").hidden = false;
+  $("app").hidden = true;
+  $("logout").hidden = true;
+  $("who").textContent = "";
+}
+
+async function start() {
+  let me;
+  try { me = await json("GET", "/login"); } catch (e) { showLogin(); return; }
+  const u = me.user[0];
+  roles = u.role;
+  $("who").textContent = u.name + " (" + roles.join(", ") + ")";
+  $("login-section").hidden = true;
+  $("app").hidden = false;
+  $("logout").hidden = false;
+  $("define-section").hidden = !roles.includes("MQWebAdmin");
+  $("put-section").hidden = !roles.includes("MQWebUser");
+  const q = await json("GET", "/admin/qmgr");
+  qmgr = q.qmgr[0].name;
+  $("qmgr-name").textContent = qmgr;
+  const facts = $("qm-facts");
+  facts.replaceChildren();
+  for (const [k, v] of [["Name", qmgr], ["State", q.qmgr[0].state],
+    ["Started", new Date(q.qmgr[0].started * 1000).toISOString()]]) {
+    const dt = document.createElement("dt"); dt.textContent = k;
+    const dd = document.createElement("dd"); dd.textContent = v;
+    facts.append(dt, dd);
+  }
+  await refresh();
+  await channels();
+}
+
+function spark(values) {
+  const w = 120, h = 24, max = Math.max(1, ...values);
+  const pts = values.map((v, i) =>
+    (values.length < 2 ? 0 : (i * w) / (values.length - 1)).toFixed(1) + "," +
+    (h - (v * (h - 2)) / max - 1).toFixed(1)).join(" ");
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("width", w); svg.setAttribute("height", h);
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", "depth samples: " + values.join(", "));
+  const line = document.createElementNS(ns, "polyline");
+  line.setAttribute("points", pts); line.setAttribute("fill", "none");
+  line.setAttribute("stroke", "#0b5394"); line.setAttribute("stroke-width", "2");
+  svg.append(line);
+  return svg;
+}
+
+async function refresh() {
+  if (!qmgr) return;
+  const v = await json("GET", "/admin/qmgr/" + encodeURIComponent(qmgr) + "/queue");
+  const rows = [];
+  const select = $("put-queue");
+  const chosen = select.value;
+  select.replaceChildren();
+  for (const q of v.queue) {
+    if (q.type !== "QLOCAL" || q.name.startsWith("SYSTEM.")) continue;
+    const depth = (q.status && q.status.currentDepth) || 0;
+    const h = history.get(q.name) || [];
+    h.push(depth); if (h.length > 60) h.shift();
+    history.set(q.name, h);
+    const tr = document.createElement("tr");
+    tr.dataset.queue = q.name;
+    const cell = (text, cls) => { const td = document.createElement("td"); td.textContent = text; if (cls) td.className = cls; return td; };
+    const sparkCell = document.createElement("td"); sparkCell.append(spark(h));
+    const handles = q.status ? q.status.openInputCount + "/" + q.status.openOutputCount : "";
+    const act = document.createElement("td");
+    if (roles.includes("MQWebUser")) {
+      const b = document.createElement("button");
+      b.type = "button"; b.textContent = "Browse";
+      b.setAttribute("aria-label", "Browse " + q.name);
+      b.addEventListener("click", () => browse(q.name));
+      act.append(b);
+    }
+    const depthCell = cell(String(depth), "num depth");
+    tr.append(cell(q.name), depthCell, sparkCell, cell(handles, "num"),
+      cell((q.attributes && q.attributes.descr) || ""), act);
+    rows.push(tr);
+    const o = document.createElement("option"); o.value = o.textContent = q.name;
+    select.append(o);
+  }
+  if (chosen) select.value = chosen;
+  $("queues").tBodies[0].replaceChildren(...rows);
+}
+
+async function channels() {
+  const v = await json("GET", "/admin/qmgr/" + encodeURIComponent(qmgr) + "/channel");
+  $("channels").tBodies[0].replaceChildren(...v.channel
+    .filter((c) => !c.name.startsWith("SYSTEM."))
+    .map((c) => {
+      const tr = document.createElement("tr");
+      for (const t of [c.name, c.type]) { const td = document.createElement("td"); td.textContent = t; tr.append(td); }
+      return tr;
+    }));
+}
+
+async function browse(queue) {
+  const r = await call("GET", "/messaging/qmgr/" + encodeURIComponent(qmgr) + "/queue/" +
+    encodeURIComponent(queue) + "/message");
+  if (r.status === 204) { $("browse-out").textContent = queue + ": no message."; return; }
+  if (!r.ok) { const v = await r.json(); say(v.error[0].message); return; }
+  const lines = [queue + ": first message"];
+  for (const [k, v] of r.headers) if (k.startsWith("ibm-mq-")) lines.push(k + ": " + v);
+  lines.push("", await r.text());
+  $("browse-out").textContent = lines.join("\n");
+}
+
+$("login-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  say("");
+  const r = await fetch(API + "/login", {
+    method: "POST", headers: { "Content-Type": "application/json" }, credentials: "same-origin",
+    body: JSON.stringify({ username: $("username").value, password: $("password").value }),
+  });
+  $("password").value = "";
+  if (r.status !== 204) { say("The user or password was not accepted."); return; }
+  try { await start(); } catch (e) { say(e.message); }
+});
+
+$("logout").addEventListener("click", async () => {
+  try { await call("DELETE", "/login"); } catch (e) { /* ended anyway */ }
+  qmgr = null;
+  showLogin();
+});
+
+$("put-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const q = $("put-queue").value;
+  const headers = { "Content-Type": "text/plain;charset=utf-8" };
+  if ($("put-persistent").checked) headers["ibm-mq-md-persistence"] = "persistent";
+  const r = await call("POST", "/messaging/qmgr/" + encodeURIComponent(qmgr) + "/queue/" +
+    encodeURIComponent(q) + "/message", $("put-text").value, headers);
+  if (r.status === 201) { say(""); $("status").textContent = "Put to " + q + "."; }
+  else { const v = await r.json(); say(v.error[0].message); }
+  await refresh();
+});
+
+$("define-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  try {
+    const parameters = {};
+    if ($("define-descr").value) parameters.descr = $("define-descr").value;
+    const v = await json("POST", "/admin/action/qmgr/" + encodeURIComponent(qmgr) + "/mqsc", {
+      type: "runCommandJSON", command: "define", qualifier: "qlocal",
+      name: $("define-name").value, parameters,
+    });
+    say(v.overallCompletionCode === 0 ? "Defined." : v.commandResponse[0].message.join(" "));
+  } catch (e) { say(e.message); }
+  await refresh();
+});
+
+setInterval(() => { refresh().catch((e) => say(e.message)); }, 5000);
+start().catch((e) => say(e.message));
