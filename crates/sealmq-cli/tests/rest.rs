@@ -449,6 +449,25 @@ fn messages_put_get_and_browse_with_their_headers() {
     );
     assert_eq!(r.status, 403, "{}", r.body);
     assert_eq!(r.json()["error"][0]["reasonCode"], 2035, "{}", r.body);
+    // The administrator grants it over REST (SET AUTHREC as runCommandJSON); then it works.
+    let r = w.mqsc_json(
+        ADMIN,
+        r#"{"type":"runCommandJSON","command":"set","qualifier":"authrec","name":"SECRET.Q",
+            "parameters":{"objtype":"queue","principal":"app","authadd":["put"]}}"#,
+    );
+    assert_eq!(r.json()["overallCompletionCode"], 0, "{}", r.body);
+    let r = w.curl(
+        &[
+            "-u",
+            APP,
+            "-H",
+            "ibm-mq-rest-csrf-token: x",
+            "--data-binary",
+            "x",
+        ],
+        "messaging/qmgr/QW/queue/SECRET.Q/message",
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
     let r = w.curl(
         &[
             "-u",

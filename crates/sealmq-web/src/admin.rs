@@ -315,7 +315,12 @@ fn command_of(v: &Value) -> Result<String, Response<Body>> {
         else {
             return Err(bad_json(&format!("{qualifier} needs a \"name\"")));
         };
-        cmd.push_str(&format!("({})", quote(name)));
+        if qualifier == "authrec" {
+            // MQSC names an authority record's profile with PROFILE().
+            cmd.push_str(&format!(" PROFILE({})", quote(name)));
+        } else {
+            cmd.push_str(&format!("({})", quote(name)));
+        }
     }
     if let Some(p) = v.get("parameters").filter(|p| !p.is_null()) {
         let Some(p) = p.as_object() else {
@@ -413,6 +418,14 @@ mod tests {
         assert_eq!(
             cmd(json!({"command":"display","qualifier":"qmgr"})),
             Some("DISPLAY QMGR ALL".into())
+        );
+        assert_eq!(
+            cmd(json!({"command":"set","qualifier":"authrec","name":"APP.*",
+                "parameters":{"objtype":"queue","principal":"app","authadd":["put","get"]}})),
+            Some(
+                "SET AUTHREC PROFILE('APP.*') AUTHADD(put,get) OBJTYPE(queue) PRINCIPAL('app')"
+                    .into()
+            )
         );
         assert!(cmd(json!({"command":"define","qualifier":"nonsense","name":"X"})).is_none());
         assert!(cmd(json!({"command":"format","qualifier":"qlocal","name":"X"})).is_none());
