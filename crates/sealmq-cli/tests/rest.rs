@@ -182,6 +182,33 @@ fn run_command_and_run_command_json_define_display_alter_delete() {
     );
     let r = w.curl(&["-u", READER], "admin/qmgr");
     assert_eq!(r.json()["qmgr"][0]["name"], "QW", "{}", r.body);
+    // sealmq's resources: policies, the keystore's certificates with their expiry, and the
+    // protection work.
+    w.h.mqsc("QW", "SET POLICY(APP.Q) SIGNALG(SHA256)\n");
+    let r = w.curl(&["-u", READER], "admin/qmgr/QW/policy");
+    assert_eq!(r.json()["policy"][0]["name"], "APP.Q", "{}", r.body);
+    assert_eq!(
+        r.json()["policy"][0]["attributes"]["signalg"],
+        "SHA256",
+        "{}",
+        r.body
+    );
+    let r = w.curl(&["-u", READER], "admin/qmgr/QW/certificate");
+    let v = r.json();
+    let id = &v["certificate"][0];
+    assert_eq!(id["use"], "identity", "{v}");
+    assert_eq!(id["subject"], "CN=QW", "{v}");
+    assert!(id["daysToExpiry"].as_i64().is_some_and(|d| d > 300), "{v}");
+    let r = w.curl(&["-u", READER], "admin/qmgr/QW/protection");
+    let v = r.json();
+    assert_eq!(v["protection"]["keystore"], true, "{v}");
+    assert!(
+        v["protection"]["operations"]["sign"]["count"].is_u64(),
+        "{v}"
+    );
+    assert_eq!(v["protection"]["errorQueueDepth"], 0, "{v}");
+    let r = w.curl(&["-u", APP], "admin/qmgr/QW/protection");
+    assert_eq!(r.status, 403, "the messaging role sees no administration");
     let r = w.curl(&["-u", READER], "admin/qmgr/NOPE");
     assert_eq!(r.status, 404);
     assert_eq!(r.json()["error"][0]["messageId"], "MQWB0009E", "{}", r.body);

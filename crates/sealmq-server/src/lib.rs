@@ -292,11 +292,16 @@ impl Server {
                 let sec = ctx.security.clone();
                 let verify: sealmq_web::Verify =
                     Arc::new(move |addr: &str, u: &str, p: &str| sec.check_password(addr, u, p));
+                let sec = ctx.security.clone();
+                let protection: sealmq_web::Protection =
+                    Arc::new(move || sec.protector().map(|p| p.counters()));
                 let cfg = sealmq_web::Config {
                     addr: *a,
                     tls,
                     verify,
                     roles: roles.clone(),
+                    keystore: cfg.dir.join("keystore"),
+                    protection,
                 };
                 Some(sealmq_web::start(qm.clone(), cfg)?)
             }

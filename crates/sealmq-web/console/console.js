@@ -60,6 +60,7 @@ async function start() {
   }
   await refresh();
   await channels();
+  await protection();
 }
 
 function spark(values) {
@@ -125,6 +126,33 @@ async function channels() {
       for (const t of [c.name, c.type]) { const td = document.createElement("td"); td.textContent = t; tr.append(td); }
       return tr;
     }));
+}
+
+function row(cells) {
+  const tr = document.createElement("tr");
+  for (const t of cells) { const td = document.createElement("td"); td.textContent = String(t); tr.append(td); }
+  return tr;
+}
+
+async function protection() {
+  const base = "/admin/qmgr/" + encodeURIComponent(qmgr);
+  const p = (await json("GET", base + "/protection")).protection;
+  const ops = p.operations || {};
+  $("protection").tBodies[0].replaceChildren(...Object.keys(ops).map((k) =>
+    row([k, ops[k].count, ops[k].seconds.toFixed(3)])));
+  const facts = $("protection-facts");
+  facts.replaceChildren();
+  const reuse = p.keyReuse || {};
+  for (const [k, v] of [["Key reuse (put hits/misses)", (reuse.putHits || 0) + "/" + (reuse.putMisses || 0)],
+    ["Key reuse (get hits/misses)", (reuse.getHits || 0) + "/" + (reuse.getMisses || 0)],
+    ["Protection error queue depth", p.errorQueueDepth]]) {
+    const dt = document.createElement("dt"); dt.textContent = k;
+    const dd = document.createElement("dd"); dd.textContent = v;
+    facts.append(dt, dd);
+  }
+  const c = await json("GET", base + "/certificate");
+  $("certificates").tBodies[0].replaceChildren(...c.certificate.map((x) =>
+    row([x.use, x.subject, x.daysToExpiry])));
 }
 
 async function browse(queue) {

@@ -1,7 +1,8 @@
 //! The administrative REST API in IBM MQ's shape: `POST .../admin/action/qmgr/{qm}/mqsc` with
 //! `runCommand` (an MQSC command as text) or `runCommandJSON` (command, qualifier, name,
 //! parameters, responseParameters), and GET `/admin/qmgr`, `/admin/qmgr/{qm}`,
-//! `/admin/qmgr/{qm}/queue[/{q}]`, `/admin/qmgr/{qm}/channel[/{c}]`. Commands run through
+//! `/admin/qmgr/{qm}/queue[/{q}]`, `/admin/qmgr/{qm}/channel[/{c}]`, and sealmq's
+//! `/policy[/{p}]`, `/certificate`, `/protection` (`extensions.rs`). Commands run through
 //! sealmq's MQSC processor: an admin may run any, a read-only user DISPLAY only.
 //! runCommandJSON is turned into one MQSC command from allow-listed verbs and qualifiers,
 //! checked keys and quoted values, so a request cannot smuggle a second command.
@@ -76,9 +77,21 @@ pub(crate) async fn route(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, segs: &[&str]) -> 
             }
             reply::json(200, &json!({"qmgr": [qmgr(ctx)]}))
         }
-        (["qmgr", qm, kind @ ("queue" | "channel"), rest @ ..], &Method::GET)
-            if known(qm) && rest.len() <= 1 =>
-        {
+        (["qmgr", qm, "certificate"], &Method::GET) if known(qm) => {
+            crate::extensions::certificates(ctx, who).await
+        }
+        (["qmgr", qm, "protection"], &Method::GET) if known(qm) => {
+            crate::extensions::protection(ctx, who)
+        }
+        (
+            [
+                "qmgr",
+                qm,
+                kind @ ("queue" | "channel" | "policy"),
+                rest @ ..,
+            ],
+            &Method::GET,
+        ) if known(qm) && rest.len() <= 1 => {
             if !who.readonly {
                 return forbidden(&format!("display {kind}s"));
             }
@@ -122,6 +135,7 @@ async fn objects(ctx: &Arc<Ctx>, kind: &str, name: Option<&str>) -> Response<Bod
             quote(pattern),
             quote(pattern)
         ),
+        "policy" => format!("DISPLAY POLICY({})\n", quote(pattern)),
         _ => format!("DISPLAY CHANNEL({}) ALL\n", quote(pattern)),
     };
     let qm = ctx.qm.clone();
@@ -151,8 +165,7 @@ async fn objects(ctx: &Arc<Ctx>, kind: &str, name: Option<&str>) -> Response<Bod
         .iter()
         .map(|b| {
             let mut p = params(b);
-            let key = if kind == "queue" { "queue" } else { "channel" };
-            let name = p.remove(key).unwrap_or(Value::Null);
+            let name = p.remove(kind).unwrap_or(Value::Null);
             let mut o =
                 json!({"name": name, "type": p.get("type").cloned().unwrap_or(Value::Null)});
             if kind == "queue"

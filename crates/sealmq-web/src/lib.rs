@@ -20,10 +20,12 @@
 mod admin;
 mod auth;
 mod console;
+mod extensions;
 mod messaging;
 mod reply;
 
 pub use auth::{Roles, Verify};
+pub use extensions::Protection;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -60,6 +62,10 @@ pub struct Config {
     /// Connection authentication (user id and password).
     pub verify: Verify,
     pub roles: Roles,
+    /// The queue manager's keystore directory (certificates and their expiry).
+    pub keystore: std::path::PathBuf,
+    /// The queue manager's protection counters.
+    pub protection: Protection,
 }
 
 /// A running server; [`Web::stop`] ends it.
@@ -86,6 +92,8 @@ pub(crate) struct Ctx {
     pub verify: Verify,
     pub roles: Roles,
     pub sessions: auth::Sessions,
+    pub keystore: std::path::PathBuf,
+    pub protection: Protection,
 }
 
 /// Binds `cfg.addr` (port 0: any) and serves on a thread of its own.
@@ -113,6 +121,8 @@ pub fn start(qm: Arc<QueueManager>, cfg: Config) -> Result<Web, String> {
         verify: cfg.verify,
         roles: cfg.roles,
         sessions: auth::Sessions::default(),
+        keystore: cfg.keystore,
+        protection: cfg.protection,
     });
     let stop = Arc::new(Notify::new());
     let stop2 = stop.clone();

@@ -54,6 +54,9 @@ const { chromium } = require(path.join(process.env.PLAYWRIGHT, "node_modules", "
     await page.waitForFunction(() => document.querySelector("#browse-out").textContent.includes("put through"),
       null, { timeout: 15000 });
     out.browse = await page.textContent("#browse-out");
+    await page.waitForSelector("#certificates tbody tr", { timeout: 15000 });
+    out.protection = await page.$$eval("#protection tbody tr td:first-child", (c) => c.map((x) => x.textContent));
+    out.certificates = await page.$$eval("#certificates tbody tr", (rows) => rows.map((r) => r.textContent));
     await page.screenshot({ path: path.join(process.env.SHOTS, "console.png"), fullPage: true });
     await page.setViewportSize({ width: 390, height: 844 });
     await page.screenshot({ path: path.join(process.env.SHOTS, "console-phone.png"), fullPage: true });
