@@ -31,12 +31,7 @@ fn the_console_lists_queues_and_a_put_through_its_form_changes_the_depth() {
          DEFINE QLOCAL(APP.Q) DESCR('orders in')\nDEFINE QLOCAL(APP.REPLY)\n\
          SET AUTHREC PROFILE('APP.**') OBJTYPE(QUEUE) PRINCIPAL('opsuser') AUTHADD(PUT,GET,BROWSE)\n",
     );
-    let listeners = std::fs::read_to_string(h.qm_dir("QC").join("listeners")).unwrap();
-    let addr = listeners
-        .lines()
-        .find_map(|l| l.strip_prefix("web:"))
-        .unwrap()
-        .to_string();
+    let addr = h.listener("QC", "web");
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let shots = std::env::var_os("SEALMQ_SCREENSHOTS")
         .map(PathBuf::from)

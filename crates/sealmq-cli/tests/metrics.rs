@@ -61,12 +61,7 @@ fn ibm_exporter_names_parse_and_the_dashboard_asks_only_for_them() {
     );
     h.ok(&["put", "QMX", "ORDERS.IN", "--message", "a", "--count", "3"]);
     h.ok(&["get", "QMX", "ORDERS.IN", "--quiet"]);
-    let listeners = std::fs::read_to_string(h.qm_dir("QMX").join("listeners")).unwrap();
-    let addr = listeners
-        .lines()
-        .find_map(|l| l.strip_prefix("metrics:"))
-        .unwrap()
-        .to_string();
+    let addr = h.listener("QMX", "metrics");
     let url = format!("http://{addr}/metrics");
     // The oldest message's age counts in whole seconds: scrape until it shows one.
     let deadline = std::time::Instant::now() + Duration::from_secs(20);

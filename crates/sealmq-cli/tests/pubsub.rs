@@ -292,12 +292,7 @@ fn fan_out_is_counted_and_psmode_disabled_stops_publish_subscribe() {
     );
     h.ok(&["pub", "PS6", "f/x", "--count", "3"]);
     h.ok(&["pub", "PS6", "f/y"]);
-    let listeners = std::fs::read_to_string(h.qm_dir("PS6").join("listeners")).unwrap();
-    let addr = listeners
-        .lines()
-        .find_map(|l| l.strip_prefix("metrics:"))
-        .unwrap()
-        .to_string();
+    let addr = h.listener("PS6", "metrics");
     let m = {
         use std::io::{Read, Write};
         let mut s = std::net::TcpStream::connect(&addr).unwrap();

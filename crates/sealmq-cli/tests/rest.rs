@@ -104,12 +104,7 @@ fn web() -> Web {
          SET AUTHREC PROFILE('APP.Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET,BROWSE)\n\
          DEFINE QLOCAL(SECRET.Q)\n",
     );
-    let listeners = std::fs::read_to_string(h.qm_dir("QW").join("listeners")).unwrap();
-    let addr = listeners
-        .lines()
-        .find_map(|l| l.strip_prefix("web:"))
-        .expect("a web: line")
-        .to_string();
+    let addr = h.listener("QW", "web");
     Web {
         h,
         base: format!("https://{addr}"),
@@ -376,6 +371,40 @@ fn a_login_session_is_a_cookie_and_logout_ends_it() {
         "login",
     );
     assert_eq!(r.status, 401);
+    // Parallel logins with wrong passwords are each refused (401), and a right one made
+    // among them still gets in.
+    let attempts: Vec<_> = (0..12)
+        .map(|i| {
+            let base = w.base.clone();
+            std::thread::spawn(move || {
+                let user = if i == 6 {
+                    READER.to_string()
+                } else {
+                    format!("reader:wrong-{i}")
+                };
+                let o = std::process::Command::new("curl")
+                    .args([
+                        "-s",
+                        "-k",
+                        "--max-time",
+                        "30",
+                        "-o",
+                        "/dev/null",
+                        "-w",
+                        "%{http_code}",
+                    ])
+                    .args(["-u", &user])
+                    .arg(format!("{base}/ibmmq/rest/v2/admin/qmgr/QW"))
+                    .output()
+                    .unwrap();
+                (i, String::from_utf8_lossy(&o.stdout).to_string())
+            })
+        })
+        .collect();
+    for t in attempts {
+        let (i, code) = t.join().unwrap();
+        assert_eq!(code, if i == 6 { "200" } else { "401" }, "attempt {i}");
+    }
     w.h.ok(&["stop", "QW"]);
 }
 

@@ -21,7 +21,6 @@ pub(crate) fn file(path: &str) -> Option<Response<Body>> {
     let (body, ctype) = match path {
         "/" | "/ibmmq" | "/ibmmq/" | "/ibmmq/console" => {
             let mut r = reply::with_type(302, Bytes::new(), "text/plain");
-            *r.status_mut() = hyper::StatusCode::FOUND;
             r.headers_mut()
                 .insert("location", HeaderValue::from_static("/ibmmq/console/"));
             return Some(r);

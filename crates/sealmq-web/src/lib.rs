@@ -51,6 +51,8 @@ pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 pub const MAX_BODY: usize = 4 << 20;
 /// Login sessions kept at once.
 pub const MAX_SESSIONS: usize = 1024;
+/// Gets that wait at once (each holds a blocking thread); beyond them a get does not wait.
+pub const WAITING_GETS: usize = 8;
 /// Longest wait a get may ask for.
 pub const MAX_WAIT: Duration = Duration::from_secs(30);
 
@@ -94,6 +96,8 @@ pub(crate) struct Ctx {
     pub sessions: auth::Sessions,
     pub keystore: std::path::PathBuf,
     pub protection: Protection,
+    /// Places for gets that wait ([`WAITING_GETS`]).
+    pub waiters: Arc<Semaphore>,
 }
 
 /// Binds `cfg.addr` (port 0: any) and serves on a thread of its own.
@@ -123,6 +127,7 @@ pub fn start(qm: Arc<QueueManager>, cfg: Config) -> Result<Web, String> {
         sessions: auth::Sessions::default(),
         keystore: cfg.keystore,
         protection: cfg.protection,
+        waiters: Arc::new(Semaphore::new(WAITING_GETS)),
     });
     let stop = Arc::new(Notify::new());
     let stop2 = stop.clone();

@@ -16,13 +16,8 @@ use sealmq_mqi::md::{Md, MsgId, NONE_ID, Persistence};
 use sealmq_mqi::options::{Browse, GetOptions, Got, Match, OpenOptions, PutOptions};
 use sealmq_mqi::props::{PropValue, Property};
 use sealmq_types::ReasonCode;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::Semaphore;
-
-/// Gets that wait at once (each holds a blocking thread); beyond them a get does not wait.
-const WAITING_GETS: usize = 8;
-static WAITERS: LazyLock<Arc<Semaphore>> = LazyLock::new(|| Arc::new(Semaphore::new(WAITING_GETS)));
 
 pub(crate) async fn route(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, segs: &[&str]) -> Response<Body> {
     let me = ctx.qm.name();
@@ -260,11 +255,11 @@ async fn get(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, q: &str, browse: bool) -> Respo
             _ => {}
         }
     }
-    // A wait holds a blocking thread: only WAITING_GETS at once; the rest do not wait.
+    // A wait holds a blocking thread: only crate::WAITING_GETS at once; the rest do not wait.
     let permit = if wait.is_zero() {
         None
     } else {
-        WAITERS.clone().try_acquire_owned().ok()
+        ctx.waiters.clone().try_acquire_owned().ok()
     };
     if permit.is_none() {
         wait = Duration::ZERO;

@@ -79,6 +79,18 @@ impl Home {
         assert!(o.status.success(), "sealmq passwd {qm} {user}: {o:?}");
     }
 
+    /// The address of a running queue manager's listener of `kind` (`metrics`, `web`, `tcp`):
+    /// the `kind:` line of `<QM dir>/listeners`.
+    #[allow(dead_code)]
+    pub fn listener(&self, qm: &str, kind: &str) -> String {
+        let text = std::fs::read_to_string(self.qm_dir(qm).join("listeners")).unwrap();
+        let prefix = format!("{kind}:");
+        text.lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .unwrap_or_else(|| panic!("no {kind}: line in {text}"))
+            .to_string()
+    }
+
     pub fn mqsc(&self, qm: &str, script: &str) -> String {
         self.ok_in(&["mqsc", qm], Some(script))
     }

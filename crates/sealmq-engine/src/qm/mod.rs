@@ -111,6 +111,21 @@ pub struct QueueStatus {
     pub max_file_bytes: u64,
 }
 
+impl QueueStatus {
+    pub(crate) fn of(st: &crate::queue::QueueState) -> QueueStatus {
+        QueueStatus {
+            depth: st.depth(),
+            input_opens: st.open_input,
+            output_opens: st.open_output,
+            uncommitted: st.in_uow,
+            waiting: st.waiters.len(),
+            high_water: st.high_water,
+            file_bytes: st.file_bytes(),
+            max_file_bytes: st.def.max_file_bytes(),
+        }
+    }
+}
+
 /// What a start found.
 #[derive(Debug, Clone, Default)]
 pub struct StartReport {
@@ -543,17 +558,7 @@ impl QueueManager {
         let Some(q) = self.local(name) else {
             return mqerr!(UnknownObjectName, "local queue '{name}' is not defined");
         };
-        let st = q.lock();
-        Ok(QueueStatus {
-            depth: st.depth(),
-            input_opens: st.open_input,
-            output_opens: st.open_output,
-            uncommitted: st.in_uow,
-            waiting: st.waiters.len(),
-            high_water: st.high_water,
-            file_bytes: st.file_bytes(),
-            max_file_bytes: st.def.max_file_bytes(),
-        })
+        Ok(QueueStatus::of(&q.lock()))
     }
 
     /// Getters waiting on a local queue (statistics, and tests that must not sleep).

@@ -67,16 +67,7 @@ impl QueueManager {
                     .map(|m| (now - m.md.put_time_ms).max(0) as u64 / 1000)
                     .unwrap_or(0);
                 let usage = st.def.usage.name();
-                let status = QueueStatus {
-                    depth: st.depth(),
-                    input_opens: st.open_input,
-                    output_opens: st.open_output,
-                    uncommitted: st.in_uow,
-                    waiting: st.waiters.len(),
-                    high_water: st.high_water,
-                    file_bytes: st.file_bytes(),
-                    max_file_bytes: st.def.max_file_bytes(),
-                };
+                let status = QueueStatus::of(st);
                 (
                     name.to_string(),
                     st.def.descr.clone(),
