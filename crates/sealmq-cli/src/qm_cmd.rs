@@ -118,6 +118,14 @@ pub struct StartArgs {
     /// --web: users in the messaging role (put, get and browse, as their authority allows).
     #[arg(long, requires = "web", value_delimiter = ',')]
     pub web_messaging: Vec<String>,
+    /// --web: log in a client certificate the keystore trusts as the user its subject's CN
+    /// names, without a password (docs/rest.md).
+    #[arg(long, requires = "web")]
+    pub web_client_certs: bool,
+    /// --web: protect and unprotect messages on queues and topics with a policy with the
+    /// queue manager's identity for REST users, as a channel with INTERCEPT(YES) does.
+    #[arg(long, requires = "web")]
+    pub web_intercept: bool,
 }
 
 #[derive(Args)]
@@ -286,6 +294,12 @@ pub fn start(a: StartArgs) -> CliResult {
                     cmd.arg(flag).arg(list.join(","));
                 }
             }
+            if a.web_client_certs {
+                cmd.arg("--web-client-certs");
+            }
+            if a.web_intercept {
+                cmd.arg("--web-intercept");
+            }
         }
         if a.tls {
             cmd.arg("--tls");
@@ -363,10 +377,14 @@ pub fn start(a: StartArgs) -> CliResult {
         web: match &a.web {
             Some(w) => Some((
                 w.parse().map_err(|e| format!("--web '{w}': {e}"))?,
-                sealmq_web::Roles {
-                    admin: a.web_admin.clone(),
-                    readonly: a.web_readonly.clone(),
-                    messaging: a.web_messaging.clone(),
+                sealmq_web::Options {
+                    roles: sealmq_web::Roles {
+                        admin: a.web_admin.clone(),
+                        readonly: a.web_readonly.clone(),
+                        messaging: a.web_messaging.clone(),
+                    },
+                    client_certs: a.web_client_certs,
+                    intercept: a.web_intercept,
                 },
             )),
             None => None,

@@ -63,7 +63,7 @@ pub struct ServerConfig {
     pub metrics: Option<SocketAddr>,
     /// Serve the REST API over HTTPS on this address, with these roles (issue 29,
     /// docs/rest.md).
-    pub web: Option<(SocketAddr, sealmq_web::Roles)>,
+    pub web: Option<(SocketAddr, sealmq_web::Options)>,
     /// The active instance of a replicated queue manager (docs/ha.md): its log batches are
     /// durable once its group's majority holds them, and its first start makes the queue
     /// manager when the group's log is still empty.
@@ -285,23 +285,16 @@ impl Server {
             None => None,
         };
         let web = match &cfg.web {
-            Some((a, roles)) => {
+            Some((a, options)) => {
                 let tls = ctx.security.channel_tls(false, "ANY").map_err(|e| {
                     format!("--web needs the queue manager's keystore and certificate: {e}")
                 })?;
-                let sec = ctx.security.clone();
-                let verify: sealmq_web::Verify =
-                    Arc::new(move |addr: &str, u: &str, p: &str| sec.check_password(addr, u, p));
-                let sec = ctx.security.clone();
-                let protection: sealmq_web::Protection =
-                    Arc::new(move || sec.protector().map(|p| p.counters()));
                 let cfg = sealmq_web::Config {
                     addr: *a,
                     tls,
-                    verify,
-                    roles: roles.clone(),
-                    keystore: cfg.dir.join("keystore"),
-                    protection,
+                    options: options.clone(),
+                    qm_dir: cfg.dir.clone(),
+                    host: Arc::new(WebHost(ctx.security.clone())),
                 };
                 Some(sealmq_web::start(qm.clone(), cfg)?)
             }
@@ -594,5 +587,19 @@ impl Ctx {
 
     fn unregister(&self, id: u64) {
         lock(&self.socks).remove(&id);
+    }
+}
+
+/// What the HTTPS server asks of the queue manager: connection authentication behind its
+/// gate, and the identity it protects with.
+struct WebHost(Arc<security::Security>);
+
+impl sealmq_web::Host for WebHost {
+    fn check_password(&self, addr: &str, user: &str, password: &str) -> bool {
+        self.0.check_password(addr, user, password)
+    }
+
+    fn protector(&self) -> Option<Arc<sealmq_protect::Protector>> {
+        self.0.protector()
     }
 }

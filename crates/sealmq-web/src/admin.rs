@@ -11,6 +11,7 @@ use crate::auth::{Rq, Who, bad_json, forbidden, not_allowed};
 use crate::{Body, Ctx, reply};
 use hyper::{Method, Response};
 use serde_json::{Map, Value, json};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// MQRCCF_COMMAND_FAILED: the overall reason of a command that failed.
@@ -83,6 +84,10 @@ pub(crate) async fn route(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, segs: &[&str]) -> 
         (["qmgr", qm, "protection"], &Method::GET) if known(qm) => {
             crate::extensions::protection(ctx, who)
         }
+        (["qmgr", qm, "errorlog"], &Method::GET) if known(qm) => {
+            crate::extensions::error_log(ctx, who, &rq.query).await
+        }
+        (["qmgr", qm, "ha"], &Method::GET) if known(qm) => crate::extensions::ha(ctx, who).await,
         (
             [
                 "qmgr",
@@ -160,6 +165,27 @@ async fn objects(ctx: &Arc<Ctx>, kind: &str, name: Option<&str>) -> Response<Bod
         .get(1)
         .map(|r| r.objects.iter().map(params).collect())
         .unwrap_or_default();
+    // Oldest message age and put/get counts since start (the console's rates), by queue.
+    let (ages, totals) = if kind == "queue" {
+        let qm = ctx.qm.clone();
+        crate::blocking(move || {
+            let ages: HashMap<String, u64> = qm
+                .queue_gauges()
+                .into_iter()
+                .map(|(name, _, _, _, age)| (name, age))
+                .collect();
+            let totals: HashMap<String, (u64, u64)> = qm
+                .queue_totals()
+                .into_iter()
+                .map(|(name, _, c)| (name, (c.puts, c.gets)))
+                .collect();
+            (ages, totals)
+        })
+        .await
+        .unwrap_or_default()
+    } else {
+        Default::default()
+    };
     let list: Vec<Value> = first
         .objects
         .iter()
@@ -177,7 +203,12 @@ async fn objects(ctx: &Arc<Ctx>, kind: &str, name: Option<&str>) -> Response<Bod
                     "openOutputCount": s.get("opprocs"),
                     "uncommittedMessages": s.get("uncom"),
                     "currentFileSize": s.get("curfsize"),
+                    "oldestMessageAge": o["name"].as_str().and_then(|n| ages.get(n)),
                 });
+                if let Some((puts, gets)) = o["name"].as_str().and_then(|n| totals.get(n)) {
+                    o["status"]["putCount"] = json!(puts);
+                    o["status"]["getCount"] = json!(gets);
+                }
             }
             o["attributes"] = Value::Object(p);
             o

@@ -1,4 +1,5 @@
-//! Who a request is, and what it may do: HTTP basic credentials or the session cookie of
+//! Who a request is, and what it may do: a client certificate (with `--web-client-certs`: its
+//! subject's CN is the user), HTTP basic credentials or the session cookie of
 //! `POST /login` (checked by the queue manager's connection authentication), the roles of
 //! [`Roles`], and the CSRF header every request that changes something carries
 //! (`ibm-mq-rest-csrf-token`, any value, as MQ's REST API wants it: a browser sends no such
@@ -13,10 +14,6 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// Checks a user id and password from an address (the queue manager's connection
-/// authentication, behind its gate: failures answered after the same delay). Blocks.
-pub type Verify = Arc<dyn Fn(&str, &str, &str) -> bool + Send + Sync>;
 
 /// The session cookie's name (MQ's).
 pub const COOKIE_NAME: &str = "LtpaToken2";
@@ -50,12 +47,13 @@ pub(crate) struct Who {
 
 impl Who {
     fn of(ctx: &Ctx, user: &str) -> Who {
-        let admin = ctx.qm.admin() == Some(user) || named(&ctx.roles.admin, user);
+        let roles = &ctx.options.roles;
+        let admin = ctx.qm.admin() == Some(user) || named(&roles.admin, user);
         Who {
             user: user.to_string(),
             admin,
-            readonly: admin || named(&ctx.roles.readonly, user),
-            messaging: admin || named(&ctx.roles.messaging, user),
+            readonly: admin || named(&roles.readonly, user),
+            messaging: admin || named(&roles.messaging, user),
         }
     }
 
@@ -82,6 +80,8 @@ pub(crate) struct Rq {
     pub headers: HeaderMap,
     pub body: bytes::Bytes,
     pub peer: SocketAddr,
+    /// The user a client certificate of this connection names (`--web-client-certs`).
+    pub cert_user: Option<Arc<str>>,
 }
 
 impl Rq {
@@ -174,14 +174,39 @@ fn unauthenticated(rq: &Rq) -> Response<Body> {
 }
 
 async fn check(ctx: &Arc<Ctx>, rq: &Rq, user: String, password: String) -> bool {
-    let (verify, addr) = (ctx.verify.clone(), rq.peer.ip().to_string());
-    crate::blocking(move || verify(&addr, &user, &password))
+    let (host, addr) = (ctx.host.clone(), rq.peer.ip().to_string());
+    crate::blocking(move || host.check_password(&addr, &user, &password))
         .await
         .unwrap_or(false)
 }
 
-/// The request's principal: its session cookie's, or its basic credentials' (checked now).
+/// The user a client certificate names: its subject's common name, when it is a user id
+/// (1 to 64 characters of letters, digits and `._@-`; a CN that is not one logs nobody in).
+/// The TLS handshake has already checked that the certificate chains to one the queue
+/// manager's keystore trusts.
+pub(crate) fn certificate_user(
+    certs: Option<&[rustls::pki_types::CertificateDer]>,
+) -> Option<String> {
+    let leaf = certs?.first()?;
+    let cert = sealmq_protect::cert::Cert::from_der(leaf).ok()?;
+    let cn = cert
+        .subject()
+        .attributes()
+        .find(|(oid, _)| *oid == "2.5.4.3")
+        .map(|(_, v)| v.to_string())?;
+    let ok = (1..=64).contains(&cn.len())
+        && cn
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '@' | '-'));
+    ok.then_some(cn)
+}
+
+/// The request's principal: its client certificate's (with `--web-client-certs`), its
+/// session cookie's, or its basic credentials' (checked now).
 pub(crate) async fn authenticate(ctx: &Arc<Ctx>, rq: &Rq) -> Result<Who, Response<Body>> {
+    if let Some(u) = &rq.cert_user {
+        return Ok(Who::of(ctx, u));
+    }
     if let Some(t) = cookie_token(rq)
         && let Some(u) = ctx.sessions.user(&t)
     {

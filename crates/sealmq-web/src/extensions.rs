@@ -10,9 +10,6 @@ use hyper::Response;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-/// The queue manager's protection counters now (`None`: it has no keystore).
-pub type Protection = Arc<dyn Fn() -> Option<sealmq_protect::counters::Snapshot> + Send + Sync>;
-
 fn now_unix() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -25,7 +22,7 @@ pub(crate) async fn certificates(ctx: &Arc<Ctx>, who: &Who) -> Response<Body> {
     if !who.readonly {
         return crate::auth::forbidden("display certificates");
     }
-    let dir = ctx.keystore.clone();
+    let dir = ctx.qm_dir.join("keystore");
     let loaded = crate::blocking(move || sealmq_protect::keystore::Keystore::load(&dir)).await;
     let ks = match loaded {
         Some(Ok(k)) => k,
@@ -72,7 +69,7 @@ pub(crate) fn protection(ctx: &Arc<Ctx>, who: &Who) -> Response<Body> {
         .queue_status(sealmq_engine::objects::PROTECTION_ERROR_Q)
         .map(|s| s.depth)
         .unwrap_or(0);
-    let Some(s) = (ctx.protection)() else {
+    let Some(s) = ctx.host.protector().map(|p| p.counters()) else {
         return reply::json(
             200,
             &json!({"protection": {"keystore": false, "errorQueueDepth": depth}}),
@@ -99,4 +96,102 @@ pub(crate) fn protection(ctx: &Arc<Ctx>, who: &Who) -> Response<Body> {
             "errorQueueDepth": depth,
         }}),
     )
+}
+
+/// Lines `/errorlog` answers by default, and at most.
+const LOG_LINES: usize = 50;
+const LOG_LINES_MAX: usize = 500;
+/// Bytes read from the end of the error log for them.
+const LOG_TAIL_BYTES: u64 = 256 << 10;
+
+/// `/errorlog?lines=N`: the last entries of the queue manager's error log
+/// (`<QM dir>/errors/SEALMQ01.LOG`), oldest first.
+pub(crate) async fn error_log(ctx: &Arc<Ctx>, who: &Who, query: &str) -> Response<Body> {
+    if !who.readonly {
+        return crate::auth::forbidden("display the error log");
+    }
+    let mut want = LOG_LINES;
+    for (k, v) in form_urlencoded::parse(query.as_bytes()) {
+        if k == "lines" {
+            match v.parse::<usize>() {
+                Ok(n) if n > 0 => want = n.min(LOG_LINES_MAX),
+                _ => return crate::auth::bad_json(&format!("lines '{v}': a number from 1")),
+            }
+        }
+    }
+    let path = ctx.qm_dir.join("errors").join("SEALMQ01.LOG");
+    let read = crate::blocking(move || tail(&path, LOG_TAIL_BYTES)).await;
+    let text = match read {
+        Some(Ok(t)) => t,
+        Some(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Some(Err(e)) => {
+            tracing::warn!("REST error log: {e}");
+            return reply::error(
+                500,
+                "MQWB0912E",
+                "The error log cannot be read.",
+                "Retry.",
+                0,
+            );
+        }
+        None => return reply::error(500, "MQWB0000E", "The error log was not read.", "Retry.", 0),
+    };
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let from = lines.len().saturating_sub(want);
+    reply::json(200, &json!({ "errorLog": &lines[from..] }))
+}
+
+/// The last `max` bytes of a file as text, from the first whole line in them.
+fn tail(path: &std::path::Path, max: u64) -> std::io::Result<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path)?;
+    let len = f.metadata()?.len();
+    let start = len.saturating_sub(max);
+    f.seek(SeekFrom::Start(start))?;
+    let mut b = Vec::new();
+    f.take(max).read_to_end(&mut b)?;
+    if start > 0
+        && let Some(nl) = b.iter().position(|&c| c == b'\n')
+    {
+        b.drain(..=nl);
+    }
+    Ok(String::from_utf8_lossy(&b).into_owned())
+}
+
+/// `/ha`: the instance's view of a replicated queue manager (`sealmq status`'s figures, from
+/// `<QM dir>/ha/status.json`), or `{"replicated": false}`.
+pub(crate) async fn ha(ctx: &Arc<Ctx>, who: &Who) -> Response<Body> {
+    if !who.readonly {
+        return crate::auth::forbidden("display high availability");
+    }
+    let path = ctx.qm_dir.join("ha").join("status.json");
+    let read = crate::blocking(move || std::fs::read(&path)).await;
+    let status = match read {
+        Some(Ok(b)) => serde_json::from_slice::<Value>(&b).ok(),
+        _ => None,
+    };
+    let v = match status {
+        Some(Value::Object(mut m)) => {
+            m.insert("replicated".into(), json!(true));
+            Value::Object(m)
+        }
+        _ => json!({"replicated": false}),
+    };
+    reply::json(200, &json!({ "ha": v }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tail_starts_at_a_whole_line() {
+        let dir = std::env::temp_dir().join(format!("sealmq-web-tail-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("log");
+        std::fs::write(&p, "first line\nsecond line\nthird\n").unwrap();
+        assert_eq!(tail(&p, 10).unwrap(), "third\n");
+        assert_eq!(tail(&p, 1000).unwrap(), "first line\nsecond line\nthird\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -24,8 +24,7 @@ mod extensions;
 mod messaging;
 mod reply;
 
-pub use auth::{Roles, Verify};
-pub use extensions::Protection;
+pub use auth::Roles;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -56,18 +55,38 @@ pub const WAITING_GETS: usize = 8;
 /// Longest wait a get may ask for.
 pub const MAX_WAIT: Duration = Duration::from_secs(30);
 
+/// What the server asks of the queue manager's process beyond its engine.
+pub trait Host: Send + Sync {
+    /// Checks a user id and password from an address (the queue manager's connection
+    /// authentication, behind its gate: failures answered after the same delay). Blocks.
+    fn check_password(&self, addr: &str, user: &str, password: &str) -> bool;
+    /// What the queue manager protects and unprotects with (`None`: it has no keystore).
+    fn protector(&self) -> Option<Arc<sealmq_protect::Protector>>;
+}
+
+/// What the administrator chose for the server (`sealmq start --web ...`).
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    pub roles: Roles,
+    /// `--web-client-certs`: a client certificate the keystore trusts logs its subject's CN in
+    /// as a user (as mqweb maps a certificate to a user), without a password.
+    pub client_certs: bool,
+    /// `--web-intercept`: messages to and from queues with a policy are protected and
+    /// unprotected by the queue manager's identity for REST users, as on a channel with
+    /// INTERCEPT(YES); without it a put to such a queue is refused and a get returns the
+    /// envelope as stored.
+    pub intercept: bool,
+}
+
 /// What the server needs from the queue manager's process.
 pub struct Config {
     pub addr: SocketAddr,
-    /// TLS from the queue manager's keystore.
+    /// TLS from the queue manager's keystore (client certificates asked for, not required).
     pub tls: Arc<rustls::ServerConfig>,
-    /// Connection authentication (user id and password).
-    pub verify: Verify,
-    pub roles: Roles,
-    /// The queue manager's keystore directory (certificates and their expiry).
-    pub keystore: std::path::PathBuf,
-    /// The queue manager's protection counters.
-    pub protection: Protection,
+    pub options: Options,
+    /// The queue manager's directory (its keystore, error log and HA status).
+    pub qm_dir: std::path::PathBuf,
+    pub host: Arc<dyn Host>,
 }
 
 /// A running server; [`Web::stop`] ends it.
@@ -91,11 +110,10 @@ pub(crate) type Body = Full<Bytes>;
 /// What every request shares.
 pub(crate) struct Ctx {
     pub qm: Arc<QueueManager>,
-    pub verify: Verify,
-    pub roles: Roles,
+    pub host: Arc<dyn Host>,
+    pub options: Options,
     pub sessions: auth::Sessions,
-    pub keystore: std::path::PathBuf,
-    pub protection: Protection,
+    pub qm_dir: std::path::PathBuf,
     /// Places for gets that wait ([`WAITING_GETS`]).
     pub waiters: Arc<Semaphore>,
 }
@@ -122,11 +140,10 @@ pub fn start(qm: Arc<QueueManager>, cfg: Config) -> Result<Web, String> {
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
     let ctx = Arc::new(Ctx {
         qm,
-        verify: cfg.verify,
-        roles: cfg.roles,
+        host: cfg.host,
+        options: cfg.options,
         sessions: auth::Sessions::default(),
-        keystore: cfg.keystore,
-        protection: cfg.protection,
+        qm_dir: cfg.qm_dir,
         waiters: Arc::new(Semaphore::new(WAITING_GETS)),
     });
     let stop = Arc::new(Notify::new());
@@ -193,9 +210,15 @@ async fn serve(
                 Ok(Ok(t)) => t,
                 _ => return,
             };
+            let cert_user = if ctx.options.client_certs {
+                auth::certificate_user(tls.get_ref().1.peer_certificates())
+            } else {
+                None
+            };
+            let cert_user: Option<Arc<str>> = cert_user.map(Into::into);
             let svc = hyper::service::service_fn(move |rq| {
-                let ctx = ctx.clone();
-                async move { Ok::<_, std::convert::Infallible>(handle(ctx, peer, rq).await) }
+                let (ctx, cert_user) = (ctx.clone(), cert_user.clone());
+                async move { Ok::<_, std::convert::Infallible>(handle(ctx, peer, cert_user, rq).await) }
             });
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
@@ -236,7 +259,12 @@ impl Drop for AddressPlace {
 }
 
 /// One request, read whole (within [`MAX_BODY`]) and answered.
-async fn handle(ctx: Arc<Ctx>, peer: SocketAddr, rq: Request<Incoming>) -> Response<Body> {
+async fn handle(
+    ctx: Arc<Ctx>,
+    peer: SocketAddr,
+    cert_user: Option<Arc<str>>,
+    rq: Request<Incoming>,
+) -> Response<Body> {
     let (parts, body) = rq.into_parts();
     let body = match Limited::new(body, MAX_BODY).collect().await {
         Ok(b) => b.to_bytes(),
@@ -257,6 +285,7 @@ async fn handle(ctx: Arc<Ctx>, peer: SocketAddr, rq: Request<Incoming>) -> Respo
         headers: parts.headers,
         body,
         peer,
+        cert_user,
     };
     route(&ctx, rq).await
 }

@@ -1,17 +1,22 @@
 //! The messaging REST API in IBM MQ's shape, on `.../messaging/qmgr/{qm}/queue/{q}/message`:
 //! POST puts the body (`ibm-mq-md-*` headers for the descriptor, `ibm-mq-usr-*` for
 //! properties), DELETE gets destructively (`wait`, `correlationId`, `messageId`), GET browses
-//! the first message. Each request is a connection of its own as the authenticated user, so
-//! CONNECT, PUT, GET and BROWSE authority are checked as for any application. A queue with a
-//! protection policy is not protected or unprotected here: a put to it is refused (2063) and a
-//! get returns the envelope as it is.
+//! the first message; `.../topic/{topic string}/message` takes POST, a publication. Each
+//! request is a connection of its own as the authenticated user, so CONNECT, PUT, GET,
+//! BROWSE and PUB authority are checked as for any application.
+//!
+//! A queue or topic with a protection policy: with `--web-intercept` the queue manager
+//! protects what is put or published and unprotects what is got with its own identity, as on
+//! a channel with INTERCEPT(YES) (a message failing a check moves to the protection error
+//! queue and the request gets 2063); without it a put or publication is refused (2063) and a
+//! get returns the envelope as stored.
 
 use crate::auth::{Rq, Who, forbidden, not_allowed};
 use crate::{Body, Ctx, MAX_WAIT, reply};
 use bytes::Bytes;
 use hyper::header::HeaderValue;
 use hyper::{Method, Response};
-use sealmq_engine::Connection;
+use sealmq_engine::{Connection, MqError, intercept};
 use sealmq_mqi::md::{Md, MsgId, NONE_ID, Persistence};
 use sealmq_mqi::options::{Browse, GetOptions, Got, Match, OpenOptions, PutOptions};
 use sealmq_mqi::props::{PropValue, Property};
@@ -21,16 +26,23 @@ use std::time::Duration;
 
 pub(crate) async fn route(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, segs: &[&str]) -> Response<Body> {
     let me = ctx.qm.name();
-    let ["qmgr", qm, "queue", q, "message"] = segs else {
-        return reply::error(
-            404,
-            "MQWB0902E",
-            &format!("No messaging resource at {}.", rq.path),
-            "Messages are at /ibmmq/rest/v2/messaging/qmgr/{qm}/queue/{queue}/message.",
-            0,
-        );
+    let (qm, target) = match segs {
+        ["qmgr", qm, "queue", q, "message"] => (*qm, Target::Queue(q.to_string())),
+        ["qmgr", qm, "topic", topic @ .., "message"] if !topic.is_empty() => {
+            (*qm, Target::Topic(topic.join("/")))
+        }
+        _ => {
+            return reply::error(
+                404,
+                "MQWB0902E",
+                &format!("No messaging resource at {}.", rq.path),
+                "Messages are at /ibmmq/rest/v2/messaging/qmgr/{qm}/queue/{queue}/message \
+                 and /ibmmq/rest/v2/messaging/qmgr/{qm}/topic/{topic string}/message.",
+                0,
+            );
+        }
     };
-    if *qm != me {
+    if qm != me {
         return reply::error(
             404,
             "MQWB0009E",
@@ -40,20 +52,50 @@ pub(crate) async fn route(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, segs: &[&str]) -> 
         );
     }
     if !who.messaging {
-        return forbidden(&format!("use messages on {q}"));
+        return forbidden(&format!("use messages on {}", target.name()));
     }
-    match rq.method {
-        Method::POST => put(ctx, who, rq, q).await,
-        Method::DELETE => get(ctx, who, rq, q, false).await,
-        Method::GET => get(ctx, who, rq, q, true).await,
+    match (&target, &rq.method) {
+        (_, &Method::POST) => put(ctx, who, rq, target).await,
+        (Target::Queue(q), &Method::DELETE) => get(ctx, who, rq, q, false).await,
+        (Target::Queue(q), &Method::GET) => get(ctx, who, rq, q, true).await,
         _ => not_allowed(),
     }
 }
 
-fn protected(ctx: &Ctx, q: &str) -> bool {
-    ctx.qm
-        .policy(q)
-        .is_some_and(|p| p.qop() != sealmq_protect::Qop::None)
+/// What a request puts to or gets from.
+enum Target {
+    Queue(String),
+    Topic(String),
+}
+
+impl Target {
+    fn name(&self) -> &str {
+        match self {
+            Target::Queue(q) | Target::Topic(q) => q,
+        }
+    }
+
+    /// Its policy, when it has a quality of protection.
+    fn policy(&self, ctx: &Ctx) -> Option<sealmq_protect::Policy> {
+        match self {
+            Target::Queue(q) => intercept::policy(&ctx.qm, q),
+            Target::Topic(t) => ctx
+                .qm
+                .topic_policy(t)
+                .filter(|p| p.qop() != sealmq_protect::Qop::None),
+        }
+    }
+}
+
+/// A protection failure: the reason to the client, the detail to the error log.
+fn protection_error(user: &str, target: &str, detail: &str) -> MqError {
+    tracing::warn!(user = %user, "REST message on {target} refused: {detail}");
+    MqError::new(
+        ReasonCode::SecurityError,
+        format!(
+            "the message on {target} could not be protected or unprotected (the queue manager's error log says why)"
+        ),
+    )
 }
 
 fn bad(what: &str) -> Response<Body> {
@@ -195,13 +237,17 @@ fn prop_text(v: &PropValue) -> String {
     }
 }
 
-async fn put(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, q: &str) -> Response<Body> {
-    if protected(ctx, q) {
+async fn put(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, target: Target) -> Response<Body> {
+    let policy = target.policy(ctx);
+    if policy.is_some() && !ctx.options.intercept {
         return reply::error(
             403,
             "MQWB0911E",
-            &format!("Queue {q} has a protection policy; the REST API does not protect messages."),
-            "Put with an application that protects (sealmq put, the client library).",
+            &format!(
+                "{} has a protection policy; this server does not protect messages.",
+                target.name()
+            ),
+            "Put with an application that protects (sealmq put, the client library), or start the queue manager with --web-intercept.",
             ReasonCode::SecurityError.code(),
         );
     }
@@ -209,17 +255,36 @@ async fn put(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, q: &str) -> Response<Body> {
         Ok(m) => m,
         Err(e) => return bad(&e),
     };
-    let (qm, user, q2, body) = (
+    let (qm, user, host, body) = (
         ctx.qm.clone(),
         who.user.clone(),
-        q.to_string(),
+        ctx.host.clone(),
         rq.body.clone(),
     );
     let done = crate::blocking(move || {
         let c = Connection::connect(&qm, &user, "sealmq REST")?;
-        let h = c.open(&q2, OpenOptions::output())?;
-        c.put(&h, &mut md, &body, PutOptions::default())?;
-        Ok::<_, sealmq_engine::MqError>(md)
+        // Protected under the policy before it is stored (never twice: an envelope is kept).
+        let mut stored = body.to_vec();
+        if let Some(p) = &policy
+            && !sealmq_protect::header::has_magic(&body)
+        {
+            let Some(protector) = host.protector() else {
+                return Err(protection_error(&user, target.name(), "no keystore"));
+            };
+            stored = protector
+                .protect(p, &body, md.protection_original())
+                .map_err(|e| protection_error(&user, target.name(), &e.to_string()))?;
+        }
+        match &target {
+            Target::Queue(q) => {
+                let h = c.open(q, OpenOptions::output())?;
+                c.put(&h, &mut md, &stored, PutOptions::default())?;
+            }
+            Target::Topic(t) => {
+                c.publish(t, &mut md, &stored, PutOptions::default(), false)?;
+            }
+        }
+        Ok::<_, MqError>(md)
     })
     .await;
     match done {
@@ -271,6 +336,12 @@ async fn get(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, q: &str, browse: bool) -> Respo
         ..Default::default()
     };
     let (qm, user, q2) = (ctx.qm.clone(), who.user.clone(), q.to_string());
+    let unprotect = ctx
+        .options
+        .intercept
+        .then(|| intercept::policy(&ctx.qm, q))
+        .flatten();
+    let host = ctx.host.clone();
     let got = crate::blocking(move || {
         let c = Connection::connect(&qm, &user, "sealmq REST")?;
         let opts = if browse {
@@ -279,7 +350,10 @@ async fn get(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, q: &str, browse: bool) -> Respo
             OpenOptions::input()
         };
         let h = c.open(&q2, opts)?;
-        let g = c.get(&h, gmo);
+        let g = match &unprotect {
+            None => c.get(&h, gmo),
+            Some(policy) => get_unprotected(&c, &h, gmo, policy, &host, &user, browse),
+        };
         drop(permit);
         g
     })
@@ -291,6 +365,49 @@ async fn get(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, q: &str, browse: bool) -> Respo
         }
         Some(Err(e)) => reply::mq(&e),
         None => reply::error(500, "MQWB0000E", "The get did not run.", "Retry.", 0),
+    }
+}
+
+/// A get from a queue with a policy (`--web-intercept`): the message is got in a unit of work
+/// and unprotected; one failing a check moves to the protection error queue (not when
+/// browsing) and the request gets 2063.
+fn get_unprotected(
+    c: &Connection,
+    h: &sealmq_engine::Hobj,
+    mut gmo: GetOptions,
+    policy: &sealmq_protect::Policy,
+    host: &Arc<dyn crate::Host>,
+    user: &str,
+    browse: bool,
+) -> Result<Got, MqError> {
+    gmo.syncpoint = !browse;
+    let mut g = c.get(h, gmo)?;
+    let protector = host.protector();
+    match intercept::unprotect(
+        c,
+        protector.as_deref(),
+        policy,
+        &h.name,
+        &g,
+        browse,
+        !browse,
+    ) {
+        Ok((md, payload)) => {
+            if !browse {
+                c.commit()?;
+            }
+            g.data_len = payload.len();
+            g.md = md;
+            g.payload = payload;
+            Ok(g)
+        }
+        Err(detail) => {
+            if !browse {
+                // The failed message was moved to the error queue in this unit of work.
+                c.commit()?;
+            }
+            Err(protection_error(user, &h.name, &detail))
+        }
     }
 }
 

@@ -68,6 +68,7 @@ pub(crate) fn mq(e: &sealmq_engine::MqError) -> Response<Body> {
     let (status, id) = match e.reason {
         R::UnknownObjectName => (404, "MQWB0903E"),
         R::NotAuthorized => (403, "MQWB0103E"),
+        R::SecurityError => (403, "MQWB0911E"),
         R::QFull | R::PutInhibited | R::GetInhibited | R::MsgTooBigForQ | R::ObjectInUse => {
             (409, "MQWB0904E")
         }
