@@ -29,8 +29,18 @@ fn the_console_lists_queues_and_a_put_through_its_form_changes_the_depth() {
         "QC",
         "SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('opsuser') AUTHADD(CONNECT)\n\
          DEFINE QLOCAL(APP.Q) DESCR('orders in')\nDEFINE QLOCAL(APP.REPLY)\n\
-         SET AUTHREC PROFILE('APP.**') OBJTYPE(QUEUE) PRINCIPAL('opsuser') AUTHADD(PUT,GET,BROWSE)\n",
+         SET AUTHREC PROFILE('APP.**') OBJTYPE(QUEUE) PRINCIPAL('opsuser') AUTHADD(PUT,GET,BROWSE)\n\
+         DEFINE QLOCAL(PAY.Q)\nSET POLICY(PAY.Q) SIGNALG(SHA256) ENCALG(AES256) RECIP('CN=QC')\n\
+         DEFINE QLOCAL(TO.PARTNER.XMIT) USAGE(XMITQ)\n\
+         DEFINE CHANNEL(TO.PARTNER) CHLTYPE(SDR) CONNAME('127.0.0.1(1)') XMITQ(TO.PARTNER.XMIT)\n",
     );
+    // An application connected while the console looks: a get that waits.
+    let mut waiting = h
+        .cmd(&["get", "QC", "APP.REPLY", "--wait", "120000"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
     let addr = h.listener("QC", "web");
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let shots = std::env::var_os("SEALMQ_SCREENSHOTS")
@@ -80,6 +90,34 @@ fn the_console_lists_queues_and_a_put_through_its_form_changes_the_depth() {
         "the page is wider than a phone: {v}"
     );
     assert_eq!(v["errors"], serde_json::json!([]), "script errors: {v}");
+    // The application waiting on APP.REPLY is among the connections, with its user.
+    let conns = v["connections"].to_string();
+    assert!(conns.contains("sealmq"), "{v}");
+    let channels = v["channels"].as_array().unwrap();
+    assert!(
+        channels
+            .iter()
+            .any(|c| c[0] == "TO.PARTNER" && c[1] == "SDR"),
+        "{v}"
+    );
+    let policies = v["policies"].as_array().unwrap();
+    assert!(
+        policies
+            .iter()
+            .any(|p| p[0] == "PAY.Q" && p[1] == "SHA256" && p[2] == "AES256"),
+        "{v}"
+    );
+    // The queue's row: depth 1, the put counted, the oldest message's age shown.
+    let row = &v["queue_row"];
+    assert_eq!(row[1], "1", "{v}");
+    assert!(
+        row[5].as_str().is_some_and(|a| a.parse::<u64>().is_ok()),
+        "{v}"
+    );
+    assert!(v["ha"].as_str().unwrap().contains("Not replicated"), "{v}");
+    assert!(v["errorlog"].as_str().unwrap().contains("REST API"), "{v}");
+    let _ = waiting.kill();
+    let _ = waiting.wait();
     assert!(shots.join("console.png").exists());
     // The form's put is on the queue.
     assert_eq!(h.depth("QC", "APP.Q"), 1);

@@ -7,6 +7,7 @@ const CSRF = { "ibm-mq-rest-csrf-token": "console" };
 let qmgr = null;
 let roles = [];
 const history = new Map(); // queue -> recent depths
+const counts = new Map(); // queue -> {puts, gets, at}: the last sample, for rates
 const $ = (id) => document.getElementById(id);
 
 function say(text) { $("status").textContent = text || ""; }
@@ -59,8 +60,27 @@ async function start() {
     facts.append(dt, dd);
   }
   await refresh();
-  await channels();
   await protection();
+  await slow();
+}
+
+// What changes less often than depths: connections, channel status, HA, the error log.
+async function slow() {
+  if (!qmgr) return;
+  await connections();
+  await channels();
+  await ha();
+  await errorLog();
+}
+
+function base() { return "/admin/qmgr/" + encodeURIComponent(qmgr); }
+
+// runCommandJSON DISPLAY: the parameters of each answer.
+async function display(qualifier, name, parameters) {
+  const v = await json("POST", "/admin/action/qmgr/" + encodeURIComponent(qmgr) + "/mqsc", {
+    type: "runCommandJSON", command: "display", qualifier, name, parameters: parameters || {},
+  });
+  return (v.commandResponse || []).filter((r) => r.parameters).map((r) => r.parameters);
 }
 
 function spark(values) {
@@ -98,6 +118,16 @@ async function refresh() {
     const cell = (text, cls) => { const td = document.createElement("td"); td.textContent = text; if (cls) td.className = cls; return td; };
     const sparkCell = document.createElement("td"); sparkCell.append(spark(h));
     const handles = q.status ? q.status.openInputCount + "/" + q.status.openOutputCount : "";
+    const st = q.status || {};
+    const now = Date.now();
+    const last = counts.get(q.name);
+    let putRate = "", getRate = "";
+    if (last && now > last.at && st.putCount !== undefined) {
+      const secs = (now - last.at) / 1000;
+      putRate = ((st.putCount - last.puts) / secs).toFixed(1);
+      getRate = ((st.getCount - last.gets) / secs).toFixed(1);
+    }
+    if (st.putCount !== undefined) counts.set(q.name, { puts: st.putCount, gets: st.getCount, at: now });
     const act = document.createElement("td");
     if (roles.includes("MQWebUser")) {
       const b = document.createElement("button");
@@ -107,7 +137,9 @@ async function refresh() {
       act.append(b);
     }
     const depthCell = cell(String(depth), "num depth");
-    tr.append(cell(q.name), depthCell, sparkCell, cell(handles, "num"),
+    tr.append(cell(q.name), depthCell, sparkCell, cell(putRate, "num"), cell(getRate, "num"),
+      cell(st.oldestMessageAge === undefined || st.oldestMessageAge === null ? "" : String(st.oldestMessageAge), "num age"),
+      cell(handles, "num"),
       cell((q.attributes && q.attributes.descr) || ""), act);
     rows.push(tr);
     const o = document.createElement("option"); o.value = o.textContent = q.name;
@@ -118,14 +150,45 @@ async function refresh() {
 }
 
 async function channels() {
-  const v = await json("GET", "/admin/qmgr/" + encodeURIComponent(qmgr) + "/channel");
+  const v = await json("GET", base() + "/channel");
+  let status = [];
+  try { status = await display("chstatus", "*"); } catch (e) { /* no status: definitions only */ }
+  const of = new Map(status.map((s) => [s.channel, s]));
   $("channels").tBodies[0].replaceChildren(...v.channel
     .filter((c) => !c.name.startsWith("SYSTEM."))
     .map((c) => {
-      const tr = document.createElement("tr");
-      for (const t of [c.name, c.type]) { const td = document.createElement("td"); td.textContent = t; tr.append(td); }
-      return tr;
+      const s = of.get(c.name) || {};
+      const partner = (c.attributes && c.attributes.conname) || s.conname || "";
+      return row([c.name, c.type, s.status || "INACTIVE", partner, s.msgs === undefined ? "" : s.msgs]);
     }));
+}
+
+async function connections() {
+  const list = await display("conn", "*", { type: "CONN" });
+  $("connections").tBodies[0].replaceChildren(...list
+    .filter((c) => c.appltype !== "SYSTEM")
+    .map((c) => row([c.conn, c.userid, c.appltag, c.channel || "", c.conname || "", c.handles])));
+}
+
+async function ha() {
+  const h = (await json("GET", base() + "/ha")).ha;
+  const summary = $("ha-summary");
+  if (!h.replicated) {
+    summary.textContent = "Not replicated: one instance.";
+    $("ha").hidden = true;
+    return;
+  }
+  $("ha").hidden = false;
+  summary.textContent = "This instance: " + h.instance + " (" + h.role + "); active: " +
+    (h.active || "none") + "; quorum " + (h.quorum || "unknown") + "; term " + h.term + ".";
+  $("ha").tBodies[0].replaceChildren(...(h.instances || []).map((i) =>
+    row([i.name, i.role, i.in_sync === undefined ? "unknown" : (i.in_sync ? "yes" : "no"),
+      i.backlog === undefined ? "unknown" : i.backlog])));
+}
+
+async function errorLog() {
+  const v = await json("GET", base() + "/errorlog?lines=20");
+  $("errorlog").textContent = v.errorLog.join("\n");
 }
 
 function row(cells) {
@@ -135,8 +198,7 @@ function row(cells) {
 }
 
 async function protection() {
-  const base = "/admin/qmgr/" + encodeURIComponent(qmgr);
-  const p = (await json("GET", base + "/protection")).protection;
+  const p = (await json("GET", base() + "/protection")).protection;
   const ops = p.operations || {};
   $("protection").tBodies[0].replaceChildren(...Object.keys(ops).map((k) =>
     row([k, ops[k].count, ops[k].seconds.toFixed(3)])));
@@ -150,9 +212,15 @@ async function protection() {
     const dd = document.createElement("dd"); dd.textContent = v;
     facts.append(dt, dd);
   }
-  const c = await json("GET", base + "/certificate");
+  const c = await json("GET", base() + "/certificate");
   $("certificates").tBodies[0].replaceChildren(...c.certificate.map((x) =>
     row([x.use, x.subject, x.daysToExpiry])));
+  const pol = await json("GET", base() + "/policy");
+  $("policies").tBodies[0].replaceChildren(...pol.policy.map((x) => {
+    const a = x.attributes || {};
+    const list = (v) => (Array.isArray(v) ? v.join("; ") : (v || ""));
+    return row([x.name, a.signalg || "", a.encalg || "", list(a.recip), a.keyreuse === undefined ? "" : a.keyreuse]);
+  }));
 }
 
 async function browse(queue) {
@@ -211,4 +279,5 @@ $("define-form").addEventListener("submit", async (ev) => {
 });
 
 setInterval(() => { refresh().catch((e) => say(e.message)); }, 5000);
+setInterval(() => { slow().catch((e) => say(e.message)); }, 15000);
 start().catch((e) => say(e.message));

@@ -193,7 +193,7 @@ async fn objects(ctx: &Arc<Ctx>, kind: &str, name: Option<&str>) -> Response<Bod
             let mut p = params(b);
             let name = p.remove(kind).unwrap_or(Value::Null);
             let mut o =
-                json!({"name": name, "type": p.get("type").cloned().unwrap_or(Value::Null)});
+                json!({"name": name, "type": p.get("type").or(p.get("chltype")).cloned().unwrap_or(Value::Null)});
             if kind == "queue"
                 && let Some(s) = status.iter().find(|s| s.get("queue") == Some(&o["name"]))
             {

@@ -57,6 +57,19 @@ const { chromium } = require(path.join(process.env.PLAYWRIGHT, "node_modules", "
     await page.waitForSelector("#certificates tbody tr", { timeout: 15000 });
     out.protection = await page.$$eval("#protection tbody tr td:first-child", (c) => c.map((x) => x.textContent));
     out.certificates = await page.$$eval("#certificates tbody tr", (rows) => rows.map((r) => r.textContent));
+    // The slower parts: connections, channel status, policies, HA, the error log.
+    await page.waitForFunction(() => document.querySelector("#errorlog").textContent.length > 0
+      && document.querySelectorAll("#connections tbody tr").length > 0
+      && document.querySelectorAll("#policies tbody tr").length > 0,
+    null, { timeout: 15000 });
+    const rows = (sel) => page.$$eval(sel + " tbody tr", (rs) => rs.map((r) =>
+      Array.from(r.cells).map((c) => c.textContent)));
+    out.connections = await rows("#connections");
+    out.channels = await rows("#channels");
+    out.policies = await rows("#policies");
+    out.queue_row = (await rows("#queues")).find((r) => r[0] === q);
+    out.ha = await page.textContent("#ha-summary");
+    out.errorlog = await page.textContent("#errorlog");
     await page.screenshot({ path: path.join(process.env.SHOTS, "console.png"), fullPage: true });
     await page.setViewportSize({ width: 390, height: 844 });
     await page.screenshot({ path: path.join(process.env.SHOTS, "console-phone.png"), fullPage: true });
