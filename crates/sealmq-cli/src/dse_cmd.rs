@@ -80,7 +80,12 @@ pub fn run(c: DseCmd) -> CliResult {
             if !Dse::configured(&dir) {
                 println!("QMNAME({}) DSE(OFF)", a.qm);
             } else {
-                println!("QMNAME({}) DSE(ON) MASTER({})", a.qm, Dse::source(&dir)?);
+                let (master_age, key_age) = Dse::ages(&dir)?;
+                println!(
+                    "QMNAME({}) DSE(ON) MASTER({}) MASTERAGE({master_age}) KEYAGE({key_age})",
+                    a.qm,
+                    Dse::source(&dir)?
+                );
             }
             Ok(())
         }

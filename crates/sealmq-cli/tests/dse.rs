@@ -73,9 +73,38 @@ fn encrypted_at_rest_across_kill_restart_wrong_key_and_rotation() {
     assert!(contains_anywhere(&h.qm_dir("QMP"), MARKER.as_bytes()).is_some());
     assert!(h.ok(&["dse", "status", "QMP"]).contains("DSE(OFF)"));
 
-    // Restart with the key: every message is there.
-    h.ok(&["start", "QME", "--background"]);
+    // Restart with the key: every message is there; the metrics tell the keys' ages.
+    h.ok(&["start", "QME", "--background", "--metrics", "127.0.0.1:0"]);
     assert_eq!(h.depth("QME", "PAY.Q"), 20);
+    let scrape = std::process::Command::new("curl")
+        .args(["-s", "--max-time", "10"])
+        .arg(format!("http://{}/metrics", h.listener("QME", "metrics")))
+        .output()
+        .unwrap();
+    let scrape = String::from_utf8_lossy(&scrape.stdout);
+    for name in [
+        "sealmq_dse_data_key_age_seconds",
+        "sealmq_dse_master_key_age_seconds",
+    ] {
+        let age: f64 = scrape
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}{{qmgr=\"QME\"}} ")))
+            .or_else(|| {
+                scrape
+                    .lines()
+                    .find_map(|l| l.strip_prefix(&format!("{name} ")))
+            })
+            .unwrap_or_else(|| panic!("{name} missing:\n{scrape}"))
+            .trim()
+            .parse()
+            .unwrap();
+        assert!((0.0..600.0).contains(&age), "{name} {age}");
+    }
+    let status = h.ok(&["dse", "status", "QME"]);
+    assert!(
+        status.contains("MASTERAGE(") && status.contains("KEYAGE("),
+        "{status}"
+    );
 
     // Rotation while it runs: the data keys are rewrapped under a key from the environment.
     let new_hex = "5eed".repeat(16);

@@ -51,7 +51,10 @@ fn value(s: &Value, name: &str, want: &[(&str, &str)]) -> Option<f64> {
 #[test]
 fn ibm_exporter_names_parse_and_the_dashboard_asks_only_for_them() {
     let h = Home::new();
-    h.ok(&["create", "QMX"]);
+    // With encryption at rest, so that its key ages are exported too.
+    let key = h.dir.path().join("master.key");
+    h.ok(&["dse", "keygen", key.to_str().unwrap()]);
+    h.ok(&["create", "QMX", "--dse", &format!("file:{}", key.display())]);
     h.ok(&["start", "QMX", "--background", "--metrics", "127.0.0.1:0"]);
     h.mqsc(
         "QMX",
@@ -155,6 +158,8 @@ fn ibm_exporter_names_parse_and_the_dashboard_asks_only_for_them() {
         "ibmmq_channel_status",
         "ibmmq_qmgr_status",
         "sealmq_protect_operations",
+        "sealmq_dse_data_key_age_seconds",
+        "sealmq_dse_master_key_age_seconds",
     ] {
         assert!(families.contains(must), "{must} not exported: {families:?}");
     }

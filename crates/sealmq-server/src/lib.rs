@@ -143,6 +143,7 @@ impl Server {
         // The queue manager's own user is the administrator; everyone else needs AUTHRECs.
         qcfg.admin = Some(user_name(me_uid));
         qcfg.dse = sealmq_storage::dse::Dse::load(&cfg.dir).map_err(|e| e.to_string())?;
+        let dse = qcfg.dse.clone();
         // The secrets are read: no other process of this user may read them from us.
         let secrets: Vec<String> = svcrun::SECRET_ENV
             .iter()
@@ -281,6 +282,7 @@ impl Server {
                 qm.clone(),
                 ctx.security.clone(),
                 ci.clone(),
+                dse,
             )?),
             None => None,
         };

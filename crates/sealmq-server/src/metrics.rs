@@ -9,6 +9,7 @@
 use crate::chinit::Initiator;
 use crate::security::Security;
 use sealmq_engine::QueueManager;
+use sealmq_storage::dse::Dse;
 use std::fmt::Write;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -33,6 +34,7 @@ pub fn start(
     qm: Arc<QueueManager>,
     security: Arc<Security>,
     chinit: Arc<Initiator>,
+    dse: Option<Arc<Dse>>,
 ) -> Result<Endpoint, String> {
     let http = Arc::new(
         tiny_http::Server::http(addr)
@@ -53,7 +55,12 @@ pub fn start(
                     &b"text/plain; version=0.0.4; charset=utf-8"[..],
                 )
                 .ok();
-                let r = tiny_http::Response::from_string(render(&qm, &security, &chinit));
+                let r = tiny_http::Response::from_string(render(
+                    &qm,
+                    &security,
+                    &chinit,
+                    dse.as_deref(),
+                ));
                 match ct {
                     Some(h) => r.with_header(h),
                     None => r,
@@ -95,7 +102,12 @@ impl Out {
 }
 
 /// The whole exposition, read now.
-pub fn render(qm: &QueueManager, security: &Security, chinit: &Arc<Initiator>) -> String {
+pub fn render(
+    qm: &QueueManager,
+    security: &Security,
+    chinit: &Arc<Initiator>,
+    dse: Option<&Dse>,
+) -> String {
     let mut o = Out {
         text: String::new(),
         qmgr: qm.name(),
@@ -259,11 +271,38 @@ pub fn render(qm: &QueueManager, security: &Security, chinit: &Arc<Initiator>) -
         }
     }
     pubsub(&mut o, qm);
+    if let Some(d) = dse {
+        dse_ages(&mut o, d);
+    }
     crate::metrics_ibm::render(&mut o, qm, chinit);
     if let Some(r) = qm.replication() {
         replication(&mut o, &r);
     }
     o.text
+}
+
+/// Encryption at rest: how old its keys are (issue 29).
+fn dse_ages(o: &mut Out, d: &Dse) {
+    o.family(
+        "sealmq_dse_data_key_age_seconds",
+        "gauge",
+        "Seconds since the data key that seals what is written now was made (a new one at each start and log segment).",
+    );
+    o.sample(
+        "sealmq_dse_data_key_age_seconds",
+        &[],
+        d.data_key_age() as f64,
+    );
+    o.family(
+        "sealmq_dse_master_key_age_seconds",
+        "gauge",
+        "Seconds since the master key last wrapped the keyring (made, or sealmq dse rotate).",
+    );
+    o.sample(
+        "sealmq_dse_master_key_age_seconds",
+        &[],
+        d.master_key_age() as f64,
+    );
 }
 
 /// Publications, subscriptions and fan-out (issue 28).

@@ -20,7 +20,7 @@ use sealmq_types::sync::{lock, read, write};
 use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use zeroize::Zeroizing;
 
@@ -30,7 +30,10 @@ pub const KEYRING: &str = "dse.keyring";
 /// key itself), in the queue manager's directory.
 pub const SOURCE_FILE: &str = "dse.source";
 const MAGIC: &[u8; 4] = b"SMQK";
-const VERSION: u16 = 1;
+/// Version 2 (issue 29) adds when the master key last wrapped the ring and when each data key
+/// was made; version 1 is still read (those times taken from the file's modification time)
+/// and rewritten as version 2 at its next change.
+const VERSION: u16 = 2;
 /// PBKDF2 iterations for a passphrase.
 pub const PBKDF2_ITERATIONS: u32 = 310_000;
 const CHECK: &[u8] = b"sealmq encryption at rest: master key check";
@@ -206,6 +209,18 @@ pub struct Dse {
     master: Mutex<Master>,
     keys: RwLock<BTreeMap<u32, Arc<LessSafeKey>>>,
     current: AtomicU32,
+    /// When the current data key was made, and when the master key last wrapped the ring
+    /// (UNIX seconds): the key ages the metrics show.
+    current_made: AtomicU64,
+    master_since: AtomicU64,
+}
+
+/// Seconds since the UNIX epoch now.
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 impl std::fmt::Debug for Dse {
@@ -214,12 +229,21 @@ impl std::fmt::Debug for Dse {
     }
 }
 
-/// The keyring file: magic, version, salt, a check value sealed under the master key, and the
-/// wrapped data keys.
+/// A data key as the keyring holds it: its id, when it was made (UNIX seconds), and its bytes
+/// wrapped under the master key.
+struct Entry {
+    id: u32,
+    made: u64,
+    wrapped: Vec<u8>,
+}
+
+/// The keyring file: magic, version, salt, when the master key last wrapped it, a check value
+/// sealed under the master key, and the wrapped data keys.
 struct Keyring {
     salt: [u8; 16],
+    master_since: u64,
     check: Vec<u8>,
-    entries: Vec<(u32, Vec<u8>)>,
+    entries: Vec<Entry>,
 }
 
 fn id_aad(id: u32) -> [u8; 8] {
@@ -241,20 +265,41 @@ impl Keyring {
         if b.len() < 26 || &b[..4] != MAGIC {
             return Err(bad("not a sealmq keyring"));
         }
-        if u16::from_le_bytes([b[4], b[5]]) != VERSION {
+        let version = u16::from_le_bytes([b[4], b[5]]);
+        if version != 1 && version != VERSION {
             return Err(bad("a keyring version this build does not read"));
         }
         let mut salt = [0u8; 16];
         salt.copy_from_slice(&b[6..22]);
         let mut d = crate::codec::Dec::new(&b[22..], "keyring");
+        // Version 1 kept no times: the file's last change stands in for them.
+        let file_time = || {
+            std::fs::metadata(path)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_secs())
+                .unwrap_or(0)
+        };
+        let master_since = if version >= 2 { d.u64()? } else { file_time() };
         let check = d.bytes()?.to_vec();
         let n = d.u32()?;
         let mut entries = Vec::new();
         for _ in 0..n {
-            entries.push((d.u32()?, d.bytes()?.to_vec()));
+            let id = d.u32()?;
+            let made = if version >= 2 { d.u64()? } else { master_since };
+            entries.push(Entry {
+                id,
+                made,
+                wrapped: d.bytes()?.to_vec(),
+            });
+        }
+        if !d.is_empty() {
+            return Err(bad("bytes after the last data key"));
         }
         Ok(Keyring {
             salt,
+            master_since,
             check,
             entries,
         })
@@ -267,9 +312,10 @@ impl Keyring {
         e.buf.extend_from_slice(MAGIC);
         e.buf.extend_from_slice(&VERSION.to_le_bytes());
         e.buf.extend_from_slice(&self.salt);
+        e.u64(self.master_since);
         e.bytes(&self.check).u32(self.entries.len() as u32);
-        for (id, w) in &self.entries {
-            e.u32(*id).bytes(w);
+        for k in &self.entries {
+            e.u32(k.id).u64(k.made).bytes(&k.wrapped);
         }
         let tmp = path.with_extension("keyring.tmp");
         let write = || -> std::io::Result<()> {
@@ -299,10 +345,10 @@ impl Keyring {
     fn unwrap_all(&self, m: &Master) -> Result<Vec<(u32, Zeroizing<Vec<u8>>)>> {
         self.entries
             .iter()
-            .map(|(id, w)| {
-                open_with(&m.key, &id_aad(*id), w)
-                    .map(|raw| (*id, Zeroizing::new(raw)))
-                    .ok_or_else(|| key_err(format!("data key {id} does not unwrap")))
+            .map(|k| {
+                open_with(&m.key, &id_aad(k.id), &k.wrapped)
+                    .map(|raw| (k.id, Zeroizing::new(raw)))
+                    .ok_or_else(|| key_err(format!("data key {} does not unwrap", k.id)))
             })
             .collect()
     }
@@ -336,11 +382,14 @@ fn locked<T>(qm_dir: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
 
 /// Adds a fresh data key, wrapped under `m`, to `ring`: its id and its AEAD context.
 fn add_key(ring: &mut Keyring, m: &Master) -> Result<(u32, LessSafeKey)> {
-    let id = ring.entries.iter().map(|(id, _)| *id).max().unwrap_or(0) + 1;
+    let id = ring.entries.iter().map(|k| k.id).max().unwrap_or(0) + 1;
     let mut raw = Zeroizing::new([0u8; 32]);
     aws_lc_rs::rand::fill(&mut raw[..]).map_err(|_| key_err("no randomness for a key"))?;
-    ring.entries
-        .push((id, seal_with(&m.key, &id_aad(id), &raw[..])?));
+    ring.entries.push(Entry {
+        id,
+        made: unix_now(),
+        wrapped: seal_with(&m.key, &id_aad(id), &raw[..])?,
+    });
     Ok((id, aead(&raw[..])?))
 }
 
@@ -356,6 +405,7 @@ impl Dse {
         let m = Master::load(src, &salt)?;
         let ring = Keyring {
             salt,
+            master_since: unix_now(),
             check: seal_with(&m.key, b"CHECK", CHECK)?,
             entries: Vec::new(),
         };
@@ -425,6 +475,8 @@ impl Dse {
             master: Mutex::new(m),
             keys: RwLock::new(keys.into_iter().map(|(k, v)| (k, Arc::new(v))).collect()),
             current: AtomicU32::new(current),
+            current_made: AtomicU64::new(unix_now()),
+            master_since: AtomicU64::new(ring.master_since),
         })
     }
 
@@ -447,6 +499,9 @@ impl Dse {
             ring.write(&path)?;
             write(&self.keys).insert(id, Arc::new(key));
             self.current.store(id, Ordering::Release);
+            self.current_made.store(unix_now(), Ordering::Relaxed);
+            self.master_since
+                .store(ring.master_since, Ordering::Relaxed);
             Ok(id)
         })
     }
@@ -463,14 +518,22 @@ impl Dse {
         let mut salt = [0u8; 16];
         aws_lc_rs::rand::fill(&mut salt).map_err(|_| key_err("no randomness for a salt"))?;
         let n = Master::load(new, &salt)?;
+        let made: BTreeMap<u32, u64> = ring.entries.iter().map(|k| (k.id, k.made)).collect();
         let entries = ring
             .unwrap_all(&m)?
             .into_iter()
-            .map(|(id, raw)| Ok((id, seal_with(&n.key, &id_aad(id), &raw)?)))
+            .map(|(id, raw)| {
+                Ok(Entry {
+                    id,
+                    made: made.get(&id).copied().unwrap_or(0),
+                    wrapped: seal_with(&n.key, &id_aad(id), &raw)?,
+                })
+            })
             .collect::<Result<Vec<_>>>()?;
         let count = entries.len();
         Keyring {
             salt,
+            master_since: unix_now(),
             check: seal_with(&n.key, b"CHECK", CHECK)?,
             entries,
         }
@@ -486,7 +549,7 @@ impl Dse {
             let path = self.dir.join(KEYRING);
             let mut ring = Keyring::read(&path)?;
             let before = ring.entries.len();
-            ring.entries.retain(|(id, _)| *id >= min_id);
+            ring.entries.retain(|k| k.id >= min_id);
             let dropped = before - ring.entries.len();
             if dropped > 0 {
                 ring.write(&path)?;
@@ -494,6 +557,29 @@ impl Dse {
             }
             Ok(dropped)
         })
+    }
+
+    /// Seconds since the data key new records are sealed with was made.
+    pub fn data_key_age(&self) -> u64 {
+        unix_now().saturating_sub(self.current_made.load(Ordering::Relaxed))
+    }
+
+    /// Seconds since the master key last wrapped the keyring (made it, or a rotation), as
+    /// this process last read the keyring (at start, then at each roll of the log).
+    pub fn master_key_age(&self) -> u64 {
+        unix_now().saturating_sub(self.master_since.load(Ordering::Relaxed))
+    }
+
+    /// The ages of `qm_dir`'s keys from its keyring alone (no master key needed): seconds
+    /// since the master key last wrapped it and since its newest data key was made.
+    pub fn ages(qm_dir: &Path) -> Result<(u64, u64)> {
+        let ring = Keyring::read(&qm_dir.join(KEYRING))?;
+        let now = unix_now();
+        let newest = ring.entries.iter().map(|k| k.made).max().unwrap_or(0);
+        Ok((
+            now.saturating_sub(ring.master_since),
+            now.saturating_sub(newest),
+        ))
     }
 
     /// The key id new records are sealed with.
@@ -637,6 +723,72 @@ mod tests {
         // SAFETY (edition 2024): tests set distinct variables, read by this process only.
         unsafe { std::env::set_var(var, hex.as_str()) };
         MasterSource::Env(var.into())
+    }
+
+    #[test]
+    fn a_version_1_keyring_opens_and_is_rewritten_as_version_2_with_key_times() {
+        let d = tempfile::tempdir().unwrap();
+        let src = env_key("SEALMQ_TEST_DSE_V1");
+        Dse::create(d.path(), &src).unwrap();
+        let k = Dse::open(d.path(), &src).unwrap();
+        let sealed = k
+            .seal(k.current(), b"aad", b"kept across the upgrade")
+            .unwrap();
+        let id = k.current();
+        drop(k);
+        // The same ring in version 1's layout: no master time, no key times.
+        let path = d.path().join(KEYRING);
+        let ring = Keyring::read(&path).unwrap();
+        let mut e = crate::codec::Enc::new();
+        e.buf.extend_from_slice(MAGIC);
+        e.buf.extend_from_slice(&1u16.to_le_bytes());
+        e.buf.extend_from_slice(&ring.salt);
+        e.bytes(&ring.check).u32(ring.entries.len() as u32);
+        for k in &ring.entries {
+            e.u32(k.id).bytes(&k.wrapped);
+        }
+        std::fs::write(&path, &e.buf).unwrap();
+        let (master_age, key_age) = Dse::ages(d.path()).unwrap();
+        assert!(master_age < 60 && key_age < 60, "{master_age} {key_age}");
+        // It opens, its keys still open what they sealed, and the start rewrote it as v2.
+        let k = Dse::open(d.path(), &src).unwrap();
+        assert_eq!(
+            k.open_sealed(id, b"aad", &sealed).as_deref(),
+            Some(&b"kept across the upgrade"[..])
+        );
+        let b = std::fs::read(&path).unwrap();
+        assert_eq!(u16::from_le_bytes([b[4], b[5]]), VERSION);
+        assert!(k.data_key_age() < 60 && k.master_key_age() < 60);
+        // Truncated or with bytes after it: an error, not a panic.
+        for bad in [&b[..b.len() - 1], &[&b[..], &[0u8][..]].concat()[..]] {
+            std::fs::write(&path, bad).unwrap();
+            assert!(Keyring::read(&path).is_err());
+        }
+    }
+
+    #[test]
+    fn a_rotation_restarts_the_master_key_age_and_keeps_the_data_keys_times() {
+        let d = tempfile::tempdir().unwrap();
+        let (old, new) = (
+            env_key("SEALMQ_TEST_DSE_AGE_OLD"),
+            env_key("SEALMQ_TEST_DSE_AGE_NEW"),
+        );
+        Dse::create(d.path(), &old).unwrap();
+        drop(Dse::open(d.path(), &old).unwrap());
+        let path = d.path().join(KEYRING);
+        // Make the ring look a day old, then rotate.
+        let mut ring = Keyring::read(&path).unwrap();
+        ring.master_since -= 86_400;
+        for k in &mut ring.entries {
+            k.made -= 86_400;
+        }
+        ring.write(&path).unwrap();
+        let (master_age, key_age) = Dse::ages(d.path()).unwrap();
+        assert!(master_age >= 86_400 && key_age >= 86_400);
+        Dse::rotate(d.path(), &old, &new).unwrap();
+        let (master_age, key_age) = Dse::ages(d.path()).unwrap();
+        assert!(master_age < 60, "{master_age}");
+        assert!(key_age >= 86_400, "data keys keep their times: {key_age}");
     }
 
     #[test]
