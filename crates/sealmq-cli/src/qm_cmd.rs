@@ -108,8 +108,9 @@ pub struct StartArgs {
     /// the queue manager's keystore certificate; docs/rest.md).
     #[arg(long)]
     pub web: Option<String>,
-    /// --web: users (comma-separated; `*`: any authenticated user) in the admin role (any
-    /// MQSC command). The queue manager's administrator always is.
+    /// --web: users (comma-separated; `*`: any authenticated user; `group:NAME`: the members
+    /// of operating-system group NAME) in the admin role (any MQSC command). The queue
+    /// manager's administrator always is.
     #[arg(long, requires = "web", value_delimiter = ',')]
     pub web_admin: Vec<String>,
     /// --web: users in the read-only role (DISPLAY and GET).

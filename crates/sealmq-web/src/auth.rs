@@ -23,7 +23,7 @@ pub const SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
 pub const CSRF: &str = "ibm-mq-rest-csrf-token";
 
 /// Users in each role (MQ's MQWebAdmin, MQWebAdminRO, MQWebUser); `*` is any authenticated
-/// user. The queue manager's administrator is always an admin. Nobody else has a role
+/// user, `group:NAME` every member of operating-system group NAME. The queue manager's administrator is always an admin. Nobody else has a role
 /// unless named.
 #[derive(Clone, Debug, Default)]
 pub struct Roles {
@@ -32,8 +32,16 @@ pub struct Roles {
     pub messaging: Vec<String>,
 }
 
-fn named(list: &[String], user: &str) -> bool {
-    list.iter().any(|u| u == "*" || u == user)
+/// Whether `list` names `user`: by name, by `*`, or by `group:NAME` when the user is a
+/// member of operating-system group NAME (`groups`, looked up only when a list names one).
+fn named(list: &[String], user: &str, groups: &mut Option<Vec<String>>) -> bool {
+    list.iter().any(|u| match u.strip_prefix("group:") {
+        Some(g) => groups
+            .get_or_insert_with(|| sealmq_engine::authority::os_groups(user))
+            .iter()
+            .any(|m| m == g),
+        None => u == "*" || u == user,
+    })
 }
 
 /// An authenticated request's principal and roles.
@@ -48,12 +56,13 @@ pub(crate) struct Who {
 impl Who {
     fn of(ctx: &Ctx, user: &str) -> Who {
         let roles = &ctx.options.roles;
-        let admin = ctx.qm.admin() == Some(user) || named(&roles.admin, user);
+        let mut groups = None;
+        let admin = ctx.qm.admin() == Some(user) || named(&roles.admin, user, &mut groups);
         Who {
             user: user.to_string(),
             admin,
-            readonly: admin || named(&roles.readonly, user),
-            messaging: admin || named(&roles.messaging, user),
+            readonly: admin || named(&roles.readonly, user, &mut groups),
+            messaging: admin || named(&roles.messaging, user, &mut groups),
         }
     }
 
@@ -320,4 +329,23 @@ pub(crate) fn forbidden(what: &str) -> Response<Body> {
         "Ask the administrator for the role (sealmq start --web-admin/--web-readonly/--web-messaging).",
         2035,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_name_users_any_user_and_os_groups() {
+        let list = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let mut g = None;
+        assert!(named(&list(&["ops", "app"]), "app", &mut g));
+        assert!(g.is_none(), "no group looked up when none is named");
+        assert!(!named(&list(&["ops"]), "app", &mut None));
+        assert!(named(&list(&["*"]), "anyone", &mut None));
+        // root's primary group is root on every Linux system.
+        assert!(named(&list(&["group:root"]), "root", &mut None));
+        assert!(!named(&list(&["group:root"]), "no-such-user-here", &mut None));
+        assert!(!named(&list(&["group:"]), "root", &mut None));
+    }
 }
