@@ -48,6 +48,9 @@ struct Group {
 }
 
 /// Runs a command that must succeed; its standard output.
+/// The password of `ops`, the read-only REST user of every instance.
+const OPS_PASSWORD: &str = "ops-horse-battery";
+
 fn run_ok(cmd: &mut std::process::Command) -> String {
     let out = cmd.output().expect("run sealmq");
     assert!(
@@ -116,6 +119,7 @@ impl Group {
                     args.extend(["--dse", d.as_str()]);
                 }
                 run_ok(home.cmd(&args).envs(env.iter().cloned()));
+                home.passwd(QM, "ops", OPS_PASSWORD);
                 Instance {
                     name: n,
                     home,
@@ -160,6 +164,10 @@ impl Group {
                     &listen,
                     "--metrics",
                     &metrics,
+                    "--web",
+                    "127.0.0.1:0",
+                    "--web-readonly",
+                    "ops",
                 ])
                 .envs(self.env.iter().cloned()),
         );
@@ -378,6 +386,24 @@ fn committed_messages_survive_kill_9_of_the_active_instance_exactly_once() {
         },
     );
     g.wait_in_sync();
+    // The REST API (and so the web console) of the active instance shows the group's roles.
+    let web = g.instances[a].home.listener(QM, "web");
+    let o = std::process::Command::new("curl")
+        .args(["-s", "-k", "--max-time", "30", "-u"])
+        .arg(format!("ops:{OPS_PASSWORD}"))
+        .arg(format!("https://{web}/ibmmq/rest/v2/admin/qmgr/{QM}/ha"))
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)));
+    assert_eq!(v["ha"]["replicated"], true, "{v}");
+    assert_eq!(v["ha"]["role"], "active", "{v}");
+    assert_eq!(v["ha"]["instance"], g.instances[a].name, "{v}");
+    assert_eq!(
+        v["ha"]["instances"].as_array().map(Vec::len),
+        Some(3),
+        "{v}"
+    );
     let mut rng = 0x9e37_79b9_7f4a_7c15_u64 ^ u64::from(std::process::id());
     let mut next = 0u64;
     let mut expected: Vec<u64> = Vec::new();

@@ -345,7 +345,11 @@ mod tests {
         assert!(named(&list(&["*"]), "anyone", &mut None));
         // root's primary group is root on every Linux system.
         assert!(named(&list(&["group:root"]), "root", &mut None));
-        assert!(!named(&list(&["group:root"]), "no-such-user-here", &mut None));
+        assert!(!named(
+            &list(&["group:root"]),
+            "no-such-user-here",
+            &mut None
+        ));
         assert!(!named(&list(&["group:"]), "root", &mut None));
     }
 }
