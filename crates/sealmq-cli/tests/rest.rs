@@ -581,6 +581,9 @@ fn client_certificates_topics_interception_and_the_console_resources() {
     let (app_ks, stranger_ks) = (h.dir.path().join("app-ks"), h.dir.path().join("stranger"));
     client_identity(&h, "QC", &app_ks, "CN=app", true);
     client_identity(&h, "QC", &stranger_ks, "CN=app", false);
+    // Trusted, but its CN is no user id: it logs nobody in.
+    let odd_ks = h.dir.path().join("odd");
+    client_identity(&h, "QC", &odd_ks, "CN=app x", true);
     h.ok(&[
         "start",
         "QC",
@@ -628,6 +631,10 @@ fn client_certificates_topics_interception_and_the_console_resources() {
         "an untrusted certificate was served: {}",
         r.body
     );
+    let cert = cert_args(&odd_ks);
+    let cert: Vec<&str> = cert.iter().map(String::as_str).collect();
+    let r = w.curl(&cert, "login");
+    assert_eq!(r.status, 401, "{}", r.body);
     // Interception: plaintext in, an envelope stored, plaintext out.
     let msg = "messaging/qmgr/QC/queue/PAY.Q/message";
     let r = w.curl(
@@ -716,6 +723,16 @@ fn client_certificates_topics_interception_and_the_console_resources() {
     assert_eq!(r.status, 201, "{}", r.body);
     let raw = w.h.ok(&["browse", "QC", "PRICES.Q", "--raw"]);
     assert!(!raw.contains("pears 4"), "published in clear: {raw}");
+    // A wildcard is no topic to publish on (2425 TOPIC_STRING_ERROR).
+    let r = w.curl(
+        &with(
+            &app,
+            &["-H", "ibm-mq-rest-csrf-token: x", "--data-binary", "x"],
+        ),
+        "messaging/qmgr/QC/topic/prices/%23/message",
+    );
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(r.json()["error"][0]["reasonCode"], 2425, "{}", r.body);
     let r = w.curl(
         &with(&app, &["-X", "GET"]),
         "messaging/qmgr/QC/topic/prices/fruit/message",
@@ -746,6 +763,15 @@ fn client_certificates_topics_interception_and_the_console_resources() {
         !r.body.contains("horse-battery") && !r.body.contains("pay 100"),
         "no secret in the error log"
     );
+    for bad in [
+        "lines=0",
+        "lines=-1",
+        "lines=many",
+        "lines=99999999999999999999999",
+    ] {
+        let r = w.curl(&["-u", READER], &format!("admin/qmgr/QC/errorlog?{bad}"));
+        assert_eq!(r.status, 400, "{bad}: {}", r.body);
+    }
     let r = w.curl(&["-u", READER], "admin/qmgr/QC/errorlog?lines=2");
     assert_eq!(
         r.json()["errorLog"].as_array().map(Vec::len),
