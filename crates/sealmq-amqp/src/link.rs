@@ -198,7 +198,7 @@ pub async fn subscribe_early(
     mq: &Arc<Connection>,
     attach: &fe2o3_amqp::types::performatives::Attach,
     container: &str,
-) -> Result<Option<(Opened, Option<SubEnd>)>, Error> {
+) -> Result<Option<(Opened, Option<SubEnd>, String)>, Error> {
     use fe2o3_amqp::types::definitions::Role;
     use fe2o3_amqp::types::messaging::TerminusDurability;
     if attach.role != Role::Receiver {
@@ -243,7 +243,7 @@ pub async fn subscribe_early(
                 mq: mq.clone(),
                 name: sub.name.clone(),
             });
-            Ok(Some(((sub.dest, Arc::new(h)), end)))
+            Ok(Some(((sub.dest, Arc::new(h)), end, sub.topicstr)))
         }
         Some(Err(e)) => Err(amqp_error(&e)),
         None => Err(Error::new(

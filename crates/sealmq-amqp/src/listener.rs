@@ -561,6 +561,7 @@ async fn connection(
                 // Refusals before the attach is answered: a topic, a queue the principal may
                 // not open (or that does not exist), a bad selector.
                 let mut sub_end = None;
+                let mut sub_topic = None;
                 let publish_to = link::attach_publish_topic(&attach);
                 // A JMS unsubscribe looks its durable subscription up by the link's name
                 // (after any removal of that subscription still under way).
@@ -575,8 +576,9 @@ async fn connection(
                     }
                     None => match link::subscribe_early(&mq, &attach, ctx.client.client_id()).await
                     {
-                        Ok(Some((opened, end))) => {
+                        Ok(Some((opened, end, topic))) => {
                             sub_end = end;
+                            sub_topic = Some(topic);
                             Ok(Some(opened))
                         }
                         Ok(None) => link::open_early(&mq, &attach).await,
@@ -634,7 +636,7 @@ async fn connection(
                     (Ok(LinkEndpoint::Sender(s)), Ok(opened)) => {
                         let ctx = ctx.clone();
                         tokio::spawn(async move {
-                            crate::outgoing::outgoing(ctx, s, opened).await;
+                            crate::outgoing::outgoing(ctx, s, opened, sub_topic).await;
                             // A non-durable subscription ends with its link, after its queue
                             // was closed.
                             drop(sub_end);

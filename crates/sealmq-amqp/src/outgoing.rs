@@ -45,8 +45,10 @@ enum Settle {
 /// Twins with no unit of work open, for the next deliveries.
 type Pool = Arc<Mutex<Vec<Arc<Connection>>>>;
 
-/// Serves a receiving link until it or its connection ends.
-pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
+/// Serves a receiving link until it or its connection ends; `topic` is the topic string of
+/// a subscription's link (under interception its messages are unprotected under the topic's
+/// policy).
+pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>, topic: Option<String>) {
     // A filter is never ignored: delivering what it would have left out is worse than
     // refusing the link. A JMS selector is applied; any other filter refuses the link.
     let selector = match s.source().as_ref().and_then(|src| src.filter.as_ref()) {
@@ -167,7 +169,9 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
             }
         };
         let plain = match &ctx.icpt {
-            Some(i) => tokio::task::block_in_place(|| unprotect(&twin, i, &h.name, &got, copy)),
+            Some(i) => tokio::task::block_in_place(|| {
+                unprotect(&twin, i, &h.name, topic.as_deref(), &got, copy)
+            }),
             None => Some((got.md.clone(), got.payload.clone())),
         };
         let Some((md, payload)) = plain else {
@@ -231,16 +235,22 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>) {
     blocking(move || c.close(&h)).await;
 }
 
-/// What the application gets of a message under interception: unprotected when its queue has
-/// a policy; `None` when it failed a check (moved aside unless `copy`; logged).
+/// What the application gets of a message under interception: unprotected when its queue (or
+/// a subscription's topic) has a policy; `None` when it failed a check (moved aside unless
+/// `copy`; logged).
 fn unprotect(
     twin: &Connection,
     icpt: &Intercept,
     queue: &str,
+    topic: Option<&str>,
     got: &Got,
     copy: bool,
 ) -> Option<(sealmq_engine::Md, Vec<u8>)> {
-    let Some(policy) = intercept::policy(twin.qm(), queue) else {
+    let policy = match topic {
+        Some(t) => intercept::topic_policy(twin.qm(), t),
+        None => intercept::policy(twin.qm(), queue),
+    };
+    let Some(policy) = policy else {
         return Some((got.md.clone(), got.payload.clone()));
     };
     match intercept::unprotect(twin, icpt.0.as_deref(), &policy, queue, got, copy, !copy) {

@@ -1,9 +1,11 @@
 //! A link the application sends on to a topic (a JMS publisher, or a plain AMQP client
 //! sending to `topic://...`): each transfer is a publication (issue 28, docs/pubsub.md), in
 //! the transaction that posted it when there is one, else on its own; accepted once
-//! delivered to every subscription it reaches, rejected with the MQ reason otherwise.
+//! delivered to every subscription it reaches, rejected with the MQ reason otherwise. On a
+//! channel with INTERCEPT(YES) a publication on a topic with a policy is protected once by the
+//! queue manager before it is delivered.
 
-use crate::link::{Ctx, amqp_error, blocking};
+use crate::link::{Ctx, Intercept, amqp_error, blocking};
 use crate::mapping;
 use crate::status::timed;
 use fe2o3_amqp::Receiver;
@@ -11,6 +13,8 @@ use fe2o3_amqp::types::definitions::{AmqpError, Error};
 use fe2o3_amqp::types::messaging::Body;
 use fe2o3_amqp::types::primitives::Value;
 use sealmq_engine::mqi::PutOptions;
+use sealmq_engine::{MqError, intercept};
+use sealmq_types::ReasonCode;
 
 pub async fn incoming_topic(ctx: Ctx, mut r: Receiver, topic: String) {
     let _shown = ctx.client.link(format!("PUB:{topic}"));
@@ -30,8 +34,23 @@ pub async fn incoming_topic(ctx: Ctx, mut r: Receiver, topic: String) {
         };
         let uow = posted.as_ref().map(|p| p.uow.clone());
         let (mq, t, tally) = (ctx.mq.clone(), topic.clone(), ctx.tally.clone());
+        let icpt = ctx.icpt.clone();
         let done = blocking(move || {
             let mut md = md;
+            // Under interception: protected once, under the topic's policy, for every
+            // subscriber (a 2063 when it cannot be).
+            let payload = match &icpt {
+                Some(Intercept(p)) => {
+                    match intercept::protect_topic(mq.qm(), p.as_deref(), &t, &md, &payload) {
+                        Ok(Some(stored)) => stored,
+                        Ok(None) => payload,
+                        Err(detail) => {
+                            return Err(MqError::new(ReasonCode::SecurityError, detail));
+                        }
+                    }
+                }
+                None => payload,
+            };
             let pmo = PutOptions {
                 syncpoint: uow.is_some(),
                 ..Default::default()

@@ -19,6 +19,13 @@ fn no_keystore() -> String {
     "the queue manager has no keystore to protect with (<QM dir>/keystore)".to_string()
 }
 
+/// The policy under which an intercepting connection protects what it publishes on `topic`
+/// and unprotects what its subscriptions to it get (issue 28: the topic's own, or the closest
+/// one above it), when it has a quality of protection.
+pub fn topic_policy(qm: &QueueManager, topic: &str) -> Option<Policy> {
+    qm.topic_policy(topic).filter(|p| p.qop() != Qop::None)
+}
+
 /// The bytes to store for a put to `name`: `None` when they are stored as given (no policy, or
 /// already a protected message: never protected twice), else the protected message. The error
 /// is the detail of a 2063 (MQRC_SECURITY_ERROR).
@@ -29,10 +36,31 @@ pub fn protect(
     md: &Md,
     payload: &[u8],
 ) -> Result<Option<Vec<u8>>, String> {
+    protect_under(policy(qm, name), protector, md, payload)
+}
+
+/// As [`protect`], for a publication on `topic`: protected once, under the topic's policy,
+/// for every subscriber.
+pub fn protect_topic(
+    qm: &QueueManager,
+    protector: Option<&Protector>,
+    topic: &str,
+    md: &Md,
+    payload: &[u8],
+) -> Result<Option<Vec<u8>>, String> {
+    protect_under(topic_policy(qm, topic), protector, md, payload)
+}
+
+fn protect_under(
+    policy: Option<Policy>,
+    protector: Option<&Protector>,
+    md: &Md,
+    payload: &[u8],
+) -> Result<Option<Vec<u8>>, String> {
     if sealmq_protect::header::has_magic(payload) {
         return Ok(None);
     }
-    let Some(policy) = policy(qm, name) else {
+    let Some(policy) = policy else {
         return Ok(None);
     };
     let protector = protector.ok_or_else(no_keystore)?;

@@ -97,6 +97,8 @@ pub(crate) struct Source<'a> {
     pub qm: &'a Arc<QueueManager>,
     pub conn: &'a Connection,
     pub hobj: Arc<Hobj>,
+    /// The topic string when the handle is a subscription's queue (its policy is the topic's).
+    pub topic: Option<String>,
     pub out: Out,
     /// QM-side interception on this connection, with the keystore to unprotect with.
     pub intercept: Option<Arc<sealmq_protect::Protector>>,
@@ -162,10 +164,14 @@ impl Consumers {
         });
         // The client unprotects (client-side protection): it may report a pushed message
         // that fails its checks, so what is pushed is remembered.
-        let recent =
-            (src.intercept.is_none() && src.qm.has_policy(&src.hobj.name)).then_some(src.recent);
+        let protected = match &src.topic {
+            Some(t) => src.qm.topic_policy(t).is_some(),
+            None => src.qm.has_policy(&src.hobj.name),
+        };
+        let recent = (src.intercept.is_none() && protected).then_some(src.recent);
         let pusher = Pusher {
             recent,
+            topic: src.topic,
             qm: src.qm.clone(),
             first: src.conn.uow_twin(),
             hobj: src.hobj,
@@ -325,6 +331,8 @@ struct Pusher {
     qm: Arc<QueueManager>,
     first: Connection,
     hobj: Arc<Hobj>,
+    /// A subscription's topic string (its policy is the topic's).
+    topic: Option<String>,
     out: Out,
     intercept: Option<Arc<sealmq_protect::Protector>>,
     strip_properties: bool,
@@ -535,20 +543,22 @@ impl Pusher {
             accept_truncated: false,
             buffer: None,
         };
-        let policy = self.intercept.as_ref().filter(|_| {
-            self.qm
-                .policy(&self.hobj.name)
-                .is_some_and(|p| p.qop() != sealmq_protect::Qop::None)
+        let policy = self.intercept.as_ref().and_then(|p| {
+            match &self.topic {
+                Some(t) => sealmq_engine::intercept::topic_policy(&self.qm, t),
+                None => sealmq_engine::intercept::policy(&self.qm, &self.hobj.name),
+            }
+            .map(|policy| (p, policy))
         });
         let got = match policy {
-            Some(p) => {
+            Some((p, policy)) => {
                 let icpt = Icpt {
                     on: true,
                     protector: Some(p),
                     stored: std::cell::Cell::new(None),
                 };
                 let g = sealmq_wire::GetReq::from_options(self.req.hobj, &gmo);
-                match icpt.get(&self.qm, conn, &self.hobj, &g) {
+                match icpt.get(conn, &self.hobj, &g, &policy) {
                     Response::Got { md, payload, .. } => Ok((md, payload)),
                     // A message failing its checks went to the protection error queue in
                     // this batch's unit of work: nothing to deliver.

@@ -265,7 +265,7 @@ impl Session {
                 payload,
                 syncpoint,
                 retain,
-            } => self.publish(&topic, md, payload, syncpoint, retain),
+            } => self.publish(&topic, md, payload, syncpoint, retain, icpt),
             Request::Subscribe {
                 name,
                 topic,
@@ -301,8 +301,19 @@ impl Session {
         self.opened(r, name, icpt)
     }
 
+    /// The policy a get through `hobj` is unprotected under when the queue manager
+    /// intercepts: its queue's, or for a subscription's queue its topic's (with a quality of
+    /// protection).
+    pub(crate) fn intercept_policy(&self, hobj: u32) -> Option<sealmq_protect::Policy> {
+        match self.topics.get(&hobj) {
+            Some(topic) => sealmq_engine::intercept::topic_policy(&self.qm, topic),
+            None => sealmq_engine::intercept::policy(&self.qm, &self.handles.get(&hobj)?.name),
+        }
+    }
+
     /// MQCLOSE.
     fn close(&mut self, hobj: u32) -> Response {
+        self.topics.remove(&hobj);
         match self.handles.remove(&hobj) {
             Some(h) => {
                 lock(&self.recent).closed(hobj);
@@ -359,12 +370,9 @@ impl Session {
             return no_handle(g.hobj);
         };
         if icpt.on
-            && self
-                .qm
-                .policy(&h.name)
-                .is_some_and(|p| p.qop() != sealmq_protect::Qop::None)
+            && let Some(policy) = self.intercept_policy(g.hobj)
         {
-            return icpt.get(&self.qm, &self.conn, h, g);
+            return icpt.get(&self.conn, h, g, &policy);
         }
         let got = self.conn.get(h, get_options(g));
         got_answer(&self.qm, &self.recent, h, g, got)

@@ -46,21 +46,37 @@ impl Icpt<'_> {
         }
     }
 
-    /// A get under a policy: unprotected for the application; a message failing a check
-    /// moves to the error queue in the same unit of work and the application gets 2063.
-    pub(crate) fn get(
+    /// The bytes to publish on `topic`: protected once under its policy for every subscriber
+    /// (issue 28), unless already protected. Errors are 2063 details.
+    pub(crate) fn protect_topic(
         &self,
         qm: &QueueManager,
+        topic: &str,
+        md: &sealmq_engine::Md,
+        payload: Vec<u8>,
+    ) -> Result<Vec<u8>, String> {
+        if !self.on {
+            return Ok(payload);
+        }
+        match intercept::protect_topic(qm, self.protector, topic, md, &payload)? {
+            Some(stored) => {
+                self.stored.set(Some(stored.len() as u64));
+                Ok(stored)
+            }
+            None => Ok(payload),
+        }
+    }
+
+    /// A get under `policy` (the queue's, or for a subscription's handle its topic's):
+    /// unprotected for the application; a message failing a check moves to the error queue
+    /// in the same unit of work and the application gets 2063.
+    pub(crate) fn get(
+        &self,
         conn: &Connection,
         h: &Hobj,
         g: &GetReq,
+        policy: &sealmq_protect::Policy,
     ) -> Response {
-        let Some(policy) = qm.policy(&h.name) else {
-            return Response::Err {
-                reason: ReasonCode::UnexpectedError.code(),
-                detail: "policy vanished".into(),
-            };
-        };
         if self.protector.is_none() {
             return security(
                 "the queue manager has no keystore to protect with (<QM dir>/keystore)".into(),
@@ -80,7 +96,7 @@ impl Icpt<'_> {
         let unprotected = intercept::unprotect(
             conn,
             self.protector,
-            &policy,
+            policy,
             &h.name,
             &got,
             browsing,

@@ -17,7 +17,8 @@ use sealmq_wire::Response;
 pub(crate) const MAX_NONDURABLE: usize = 256;
 
 impl Session {
-    /// MQPUT to a topic string.
+    /// MQPUT to a topic string (protected first, once for every subscriber, under QM-side
+    /// interception when the topic has a policy).
     pub(crate) fn publish(
         &self,
         topic: &str,
@@ -25,10 +26,15 @@ impl Session {
         payload: Vec<u8>,
         syncpoint: bool,
         retain: bool,
+        icpt: &Icpt<'_>,
     ) -> Response {
         let pmo = PutOptions {
             syncpoint,
             ..Default::default()
+        };
+        let payload = match icpt.protect_topic(&self.qm, topic, &md, payload) {
+            Ok(p) => p,
+            Err(detail) => return crate::icpt::security(detail),
         };
         match self.conn.publish(topic, &mut md, &payload, pmo, retain) {
             Ok(_) => Response::Put { md },
@@ -74,6 +80,7 @@ impl Session {
                     .protected
                     .insert(o.hobj);
             }
+            self.topics.insert(o.hobj, sub.topicstr.clone());
             if !sub.durable {
                 self.nondurable.push((o.hobj, sub.name));
             }
@@ -94,6 +101,7 @@ impl Session {
                 .collect();
             if s.subuser == self.conn.user || self.admin {
                 for h in open {
+                    self.topics.remove(&h);
                     if let Some(h) = self.handles.remove(&h) {
                         let _ = self.conn.close(&h);
                     }

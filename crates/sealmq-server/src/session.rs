@@ -43,6 +43,9 @@ pub(crate) struct Session {
     /// Non-durable subscriptions made on this connection, with the handle of their queue:
     /// they end with the handle or the connection.
     pub(crate) nondurable: Vec<(u32, String)>,
+    /// The topic string of each handle that is a subscription's queue: under QM-side
+    /// interception its gets are unprotected under the topic's policy.
+    pub(crate) topics: HashMap<u32, String>,
 }
 
 /// What the Hello settled for the rest of the connection.
@@ -102,6 +105,7 @@ impl Session {
             make_out,
             consumers: Consumers::default(),
             nondurable: Vec::new(),
+            topics: HashMap::new(),
         }
     }
 
@@ -252,6 +256,7 @@ impl Session {
                         qm: &self.qm,
                         conn: &self.conn,
                         hobj: h,
+                        topic: self.topics.get(&c.hobj).cloned(),
                         out,
                         intercept: if self.intercept {
                             self.protector.clone()

@@ -529,3 +529,121 @@ fn a_protected_message_too_big_for_the_buffer_stays_on_the_queue() {
     drop(admin);
     server.wait().unwrap();
 }
+
+#[test]
+fn qm_side_interception_protects_publications_once_and_unprotects_each_subscribers_copy() {
+    use sealmq_client::pubsub::Subscription;
+    use sealmq_protect::identity::IdentitySpec;
+    use sealmq_protect::{Dn, KeyKind, Keystore};
+    let (d, mut cfg) = setup("QMT");
+    let qm_ks = cfg.dir.join("keystore");
+    Keystore::init(
+        &qm_ks,
+        &IdentitySpec::new(Dn::parse("CN=QMT").unwrap(), KeyKind::P256, 30),
+        None,
+    )
+    .unwrap();
+    // The application's keystore holds its TLS identity only: it cannot protect.
+    let tls_ks = d.home().join("app-tls");
+    Keystore::init(
+        &tls_ks,
+        &IdentitySpec::new(Dn::parse("CN=app").unwrap(), KeyKind::P256, 30),
+        None,
+    )
+    .unwrap();
+    Keystore::load(&tls_ks)
+        .unwrap()
+        .trust(&std::fs::read(qm_ks.join("identity.pem")).unwrap())
+        .unwrap();
+    Keystore::load(&qm_ks)
+        .unwrap()
+        .trust(&std::fs::read(tls_ks.join("identity.pem")).unwrap())
+        .unwrap();
+    cfg.tls = true;
+    cfg.listen = Some("127.0.0.1:0".parse().unwrap());
+    let server = Server::start(&cfg).unwrap();
+    let addr = server.tcp_addr().unwrap().to_string();
+    let mut admin = Client::connect_local(&cfg.dir, "admin").unwrap();
+    let (out, failed) = admin
+        .mqsc(
+            "DEFINE CHANNEL(APP.ICPT) CHLTYPE(SVRCONN) MCAUSER('app') SSLCIPH(ANY) INTERCEPT(YES)\n\
+             SET AUTHREC PROFILE('QMT') OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
+             DEFINE TOPIC(PAYROLL) TOPICSTR('payroll')\n\
+             SET POLICY(PAYROLL) SIGNALG(SHA256) ENCALG(AES256) RECIP('CN=QMT')\n\
+             SET AUTHREC PROFILE('PAYROLL') OBJTYPE(TOPIC) PRINCIPAL('app') AUTHADD(PUB,SUB)\n\
+             DEFINE QLOCAL(AUDIT.Q)\n\
+             DEFINE SUB(AUDIT) TOPICSTR('payroll/#') DEST(AUDIT.Q)\n",
+            false,
+        )
+        .unwrap();
+    assert_eq!(failed, 0, "{out}");
+    let connect = |appl: &str| {
+        Client::connect_tls_channel(&addr, &tls_ks, Some("QMT"), "APP.ICPT", appl).unwrap()
+    };
+    let mut subscriber = connect("subscriber");
+    let (sh, _) = subscriber
+        .subscribe(&Subscription {
+            topic: "payroll/#".into(),
+            ..Default::default()
+        })
+        .unwrap();
+    let mut publisher = connect("publisher");
+    publisher
+        .publish("payroll/march", &mut Md::default(), b"alice 4200", false)
+        .unwrap();
+    // Each subscription's copy is the one envelope the queue manager made.
+    let mut raw = Client::connect_local(&cfg.dir, "raw").unwrap();
+    raw.set_raw(true);
+    let (rh, _) = raw
+        .open(
+            "AUDIT.Q",
+            OpenOptions {
+                browse: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let stored = raw
+        .get(
+            rh,
+            &GetOptions {
+                browse: sealmq_engine::mqi::Browse::First,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert!(sealmq_protect::header::has_magic(&stored.payload));
+    assert!(
+        !stored.payload.windows(10).any(|w| w == b"alice 4200"),
+        "published in clear"
+    );
+    // The intercepting subscriber reads it in clear, unprotected by the queue manager.
+    let got = subscriber
+        .get(
+            sh,
+            &GetOptions {
+                wait: Some(std::time::Duration::from_secs(10)),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(got.payload, b"alice 4200");
+    // A publication the queue manager cannot protect (no recipient certificate): 2063, and
+    // nothing was delivered.
+    let (out, failed) = admin
+        .mqsc(
+            "SET POLICY(PAYROLL) SIGNALG(SHA256) ENCALG(AES256) RECIP('CN=nobody')\n",
+            false,
+        )
+        .unwrap();
+    assert_eq!(failed, 0, "{out}");
+    let e = publisher
+        .publish("payroll/april", &mut Md::default(), b"bob 3900", false)
+        .unwrap_err();
+    assert_eq!(e.reason, 2063, "{e}");
+    assert_eq!(server.queue_manager().depth("AUDIT.Q").unwrap(), 1);
+    drop((subscriber, publisher, raw));
+    admin.stop(true).unwrap();
+    drop(admin);
+    server.wait().unwrap();
+}

@@ -264,24 +264,20 @@ async fn put(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, target: Target) -> Response<Bod
     let done = crate::blocking(move || {
         let c = Connection::connect(&qm, &user, "sealmq REST")?;
         // Protected under the policy before it is stored (never twice: an envelope is kept).
-        let mut stored = body.to_vec();
-        if let Some(p) = &policy
-            && !sealmq_protect::header::has_magic(&body)
-        {
-            let Some(protector) = host.protector() else {
-                return Err(protection_error(&user, target.name(), "no keystore"));
-            };
-            stored = protector
-                .protect(p, &body, md.protection_original())
-                .map_err(|e| protection_error(&user, target.name(), &e.to_string()))?;
+        let protector = host.protector();
+        let protected = match &target {
+            Target::Queue(q) => intercept::protect(&qm, protector.as_deref(), q, &md, &body),
+            Target::Topic(t) => intercept::protect_topic(&qm, protector.as_deref(), t, &md, &body),
         }
+        .map_err(|e| protection_error(&user, target.name(), &e))?;
+        let stored = protected.as_deref().unwrap_or(&body);
         match &target {
             Target::Queue(q) => {
                 let h = c.open(q, OpenOptions::output())?;
-                c.put(&h, &mut md, &stored, PutOptions::default())?;
+                c.put(&h, &mut md, stored, PutOptions::default())?;
             }
             Target::Topic(t) => {
-                c.publish(t, &mut md, &stored, PutOptions::default(), false)?;
+                c.publish(t, &mut md, stored, PutOptions::default(), false)?;
             }
         }
         Ok::<_, MqError>(md)

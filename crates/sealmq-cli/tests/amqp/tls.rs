@@ -261,6 +261,74 @@ fn an_intercepting_amqp_channel_protects_and_unprotects_for_python_applications(
     assert_eq!(got[0]["body"], "hello 0");
     common_wait(&w.h, "QI", "SYSTEM.PROTECTION.ERROR.QUEUE", 1);
     common_wait(&w.h, "QI", "SECRET.FORGED", 0);
+    // A protected topic: a publication through the intercepting channel is protected once by
+    // the queue manager (every subscription's copy an envelope), and an AMQP subscriber on the
+    // same channel reads it in clear.
+    w.h.mqsc(
+        "QI",
+        &format!(
+            "DEFINE TOPIC(PAYROLL) TOPICSTR('payroll')
+             SET POLICY(PAYROLL) SIGNALG(SHA256) ENCALG(AES256) RECIP('CN=QI')
+             SET AUTHREC PROFILE('PAYROLL') OBJTYPE(TOPIC) PRINCIPAL('{ALICE}') AUTHADD(PUB,SUB)
+             DEFINE QLOCAL(AUDIT.Q)
+DEFINE SUB(AUDIT) TOPICSTR('payroll/#') DEST(AUDIT.Q)
+"
+        ),
+    );
+    let mut sub = Command::new("python3");
+    sub.arg(super::CLIENT)
+        .arg(&url)
+        .args(["receive", "topic://payroll/#", "1"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in &w.alice {
+        sub.env(k, v);
+    }
+    let sub = sub.spawn().unwrap();
+    super::common::wait_for(
+        std::time::Duration::from_secs(30),
+        "the AMQP subscriber's subscription",
+        || {
+            let subs = w.h.mqsc("QI", "DISPLAY SUB(*)\n");
+            subs.lines()
+                .filter(|l| l.trim_start().starts_with("SUB("))
+                .count()
+                >= 2
+        },
+    );
+    assert_eq!(
+        proton_with(&url, &w.alice, &["send", "topic://payroll/march", "1"])[0]["sent"],
+        1
+    );
+    let out = sub.wait_with_output().unwrap();
+    let got: serde_json::Value = serde_json::from_str(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or(""),
+    )
+    .unwrap_or_else(|e| panic!("{e}: {out:?}"));
+    assert_eq!(got["body"], "hello 0", "{got}");
+    let (ah, _) = raw
+        .open(
+            "AUDIT.Q",
+            OpenOptions {
+                browse: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let g = raw
+        .get(
+            ah,
+            &GetOptions {
+                browse: Browse::First,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert!(sealmq_protect::header::has_magic(&g.payload));
+    assert!(!String::from_utf8_lossy(&g.payload).contains("hello"));
     drop(raw);
     w.h.ok(&["stop", "QI"]);
 }

@@ -36,6 +36,7 @@ pub(crate) async fn try_serve<R: AsyncRead + Unpin>(
             retain,
             ..
         } if s.version >= sealmq_wire::V_PUBSUB
+            && !s.intercept
             && !s.conn.publish_may_block(topic, md, *syncpoint, *retain) => {}
         _ => return Err(req),
     }
@@ -74,7 +75,14 @@ pub(crate) async fn try_serve<R: AsyncRead + Unpin>(
             payload,
             syncpoint,
             retain,
-        } => s.publish(&topic, md, payload, syncpoint, retain),
+        } => {
+            let icpt = crate::icpt::Icpt {
+                on: false,
+                protector: None,
+                stored: std::cell::Cell::new(None),
+            };
+            s.publish(&topic, md, payload, syncpoint, retain, &icpt)
+        }
         Request::Get(g) => match s.handles.get(&g.hobj).cloned() {
             Some(h) => {
                 let got = get(&s.qm, &s.conn, &h, &g, rd, ended).await;
@@ -90,11 +98,7 @@ pub(crate) async fn try_serve<R: AsyncRead + Unpin>(
 /// Gets through `hobj` are protected or unprotected by the queue manager (QM-side
 /// interception): the blocking pool serves them.
 fn intercepted(s: &Session, hobj: u32) -> bool {
-    s.intercept
-        && s.handles.get(&hobj).is_some_and(|h| {
-            s.qm.policy(&h.name)
-                .is_some_and(|p| p.qop() != sealmq_protect::Qop::None)
-        })
+    s.intercept && s.intercept_policy(hobj).is_some()
 }
 
 fn pmo(syncpoint: bool) -> PutOptions {
