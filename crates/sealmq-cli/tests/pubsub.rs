@@ -434,3 +434,76 @@ fn publications_in_a_unit_of_work_are_all_or_none_across_kill_9() {
     assert_eq!(h.depth("PS8", "KEEP.Q"), 3, "all of a committed one");
     h.ok(&["stop", "PS8"]);
 }
+
+#[test]
+fn a_subscription_with_destqmgr_delivers_to_another_queue_manager_through_a_channel() {
+    let h = Home::new();
+    let (p1, p2) = (free_port(), free_port());
+    for (qm, port) in [("PSA", p1), ("PSB", p2)] {
+        h.ok(&["create", qm]);
+        h.start_tcp(qm, port);
+    }
+    h.mqsc(
+        "PSA",
+        &format!(
+            "DEFINE QLOCAL(PSB) USAGE(XMITQ)\n\
+             DEFINE CHANNEL(PSA.PSB) CHLTYPE(SDR) CONNAME('127.0.0.1({p2})') XMITQ(PSB) SHORTTMR(0)\n"
+        ),
+    );
+    h.mqsc(
+        "PSB",
+        "DEFINE QLOCAL(PRICES.IN)\nDEFINE CHANNEL(PSA.PSB) CHLTYPE(RCVR)\n\
+         SET CHLAUTH('PSA.PSB') TYPE(BLOCKUSER) USERLIST('nobody')\n",
+    );
+    // No route to a queue manager: refused when defined (2087), not at the first publication.
+    let o = h.run(
+        &["mqsc", "PSA"],
+        Some("DEFINE SUB(LOST) TOPICSTR('prices/#') DEST(PRICES.IN) DESTQMGR(NOWHERE)\n"),
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!o.status.success() && out.contains("2087"), "{out}");
+    let o = h.run(
+        &["mqsc", "PSA"],
+        Some("DEFINE SUB(MANAGED) TOPICSTR('prices/#') DESTCLAS(MANAGED) DESTQMGR(PSB)\n"),
+    );
+    assert!(
+        !o.status.success(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    h.mqsc(
+        "PSA",
+        "DEFINE QLOCAL(LOCAL.COPY)\n\
+         DEFINE SUB(TO.PSB) TOPICSTR('prices/#') DEST(PRICES.IN) DESTQMGR(PSB)\n\
+         DEFINE SUB(HERE) TOPICSTR('prices/#') DEST(LOCAL.COPY)\n\
+         START CHANNEL(PSA.PSB)\n",
+    );
+    let shown = h.mqsc("PSA", "DISPLAY SUB(TO.PSB) DESTQMGR\n");
+    assert!(shown.contains("DESTQMGR(PSB)"), "{shown}");
+    for i in 0..5 {
+        publish(
+            &h,
+            "PSA",
+            "prices/fruit",
+            &format!("apples {i}"),
+            &["--persistent"],
+        );
+    }
+    common::wait_for(
+        std::time::Duration::from_secs(60),
+        "the copies on PSB's PRICES.IN",
+        || h.depth("PSB", "PRICES.IN") == 5,
+    );
+    let got = drain(&h, "PSB", "PRICES.IN");
+    assert_eq!(got.len(), 5, "{got:?}");
+    assert!(got.iter().all(|m| m.contains("apples")), "{got:?}");
+    assert_eq!(h.depth("PSA", "LOCAL.COPY"), 5);
+    // It survives a restart, DESTQMGR and all.
+    h.ok(&["stop", "PSA"]);
+    h.start_tcp("PSA", p1);
+    let shown = h.mqsc("PSA", "DISPLAY SUB(TO.PSB) DESTQMGR\n");
+    assert!(shown.contains("DESTQMGR(PSB)"), "{shown}");
+    for qm in ["PSA", "PSB"] {
+        h.ok(&["stop", qm]);
+    }
+}

@@ -139,7 +139,12 @@ pub(crate) fn selected(s: &SubDef, md: &Md) -> bool {
 }
 
 fn deliver(d: &Connection, s: &SubDef, md: &mut Md, payload: &[u8]) -> MqResult<()> {
-    let h = d.open(&s.dest, OpenOptions::output())?;
+    // DESTQMGR: through the transmission queue that reaches that queue manager.
+    let h = if s.destqmgr.is_empty() {
+        d.open(&s.dest, OpenOptions::output())?
+    } else {
+        d.open_at(&s.dest, &s.destqmgr, OpenOptions::output())?
+    };
     let pmo = PutOptions {
         syncpoint: true,
         pass_context: true,

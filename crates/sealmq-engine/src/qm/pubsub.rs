@@ -73,7 +73,8 @@ impl QueueManager {
 
     /// Makes or replaces a subscription after MQ's checks: the topic takes subscriptions
     /// (2503) and, for a durable one, durable ones (2436 in MQ; 2503 here, naming DURSUB);
-    /// a given destination exists on this queue manager (2085); a new one gets a SUBID.
+    /// a given destination exists on this queue manager (2085), or with DESTQMGR a route to
+    /// that queue manager does (2087); a new one gets a SUBID.
     /// Durable ones are logged; a non-durable one is kept in memory only.
     pub fn define_sub(&self, mut s: SubDef, replace: bool) -> MqResult<()> {
         self.check_pubsub_enabled()?;
@@ -88,15 +89,26 @@ impl QueueManager {
                 _ => String::new(),
             };
         }
-        if !s.destqmgr.is_empty() && s.destqmgr != self.name() {
-            return mqerr!(
-                UnknownRemoteQMgr,
-                "subscription {}: DESTQMGR({}) — delivery to another queue manager's queue is                  not provided yet; give a remote queue definition as DEST",
-                s.name,
-                s.destqmgr
-            );
+        // DESTQMGR: copies go to DEST on another queue manager, through the transmission
+        // queue that reaches it (as a put to QUEUE@QMGR); the route must exist now.
+        if s.destqmgr.trim() == self.name() {
+            s.destqmgr.clear();
         }
-        s.destqmgr.clear();
+        s.destqmgr = s.destqmgr.trim().to_string();
+        if !s.destqmgr.is_empty() {
+            if s.destclas == DestClass::Managed {
+                return mqerr!(
+                    OptionsError,
+                    "subscription {}: DESTQMGR({}) needs a DEST queue (DESTCLAS(PROVIDED)): a \
+                     managed queue is always this queue manager's",
+                    s.name,
+                    s.destqmgr
+                );
+            }
+            if self.route(&s.destqmgr)?.is_none() {
+                s.destqmgr.clear();
+            }
+        }
         let e = self.topic_effective(&s.topicstr);
         if !e.subscribe {
             return mqerr!(
@@ -142,7 +154,7 @@ impl QueueManager {
             s.dest = self.managed_queue(&s, &e)?;
         }
         s.validate()?;
-        if s.destclas == DestClass::Provided {
+        if s.destclas == DestClass::Provided && s.destqmgr.is_empty() {
             self.queue_def(&s.dest)?;
         }
         if s.durable {
