@@ -33,8 +33,12 @@ pub struct PubArgs {
     #[arg(long, requires = "syncpoint")]
     pub backout: bool,
     /// Keep the (last) publication for subscriptions made later (MQPMO_RETAIN).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "topic_object")]
     pub retain: bool,
+    /// Open this topic object to publish (MQOPEN of MQOT_TOPIC), the topic string joined
+    /// under its TOPICSTR (give '' to publish on the object's own), and put through it.
+    #[arg(long)]
+    pub topic_object: Option<String>,
     /// A message property, `name=value` or `name:TYPE=value` (as `sealmq put`); repeatable.
     #[arg(long = "property", value_name = "NAME[:TYPE]=VALUE", value_parser = sealmq_mqi::props::parse_assignment)]
     pub properties: Vec<sealmq_mqi::Property>,
@@ -66,6 +70,10 @@ pub struct SubArgs {
     /// Remove the (durable) subscription at the end.
     #[arg(long)]
     pub remove: bool,
+    /// Only what is published from now on: not the retained publications
+    /// (MQSO_NEW_PUBLICATIONS_ONLY).
+    #[arg(long)]
+    pub new_publications_only: bool,
 }
 
 fn text(e: impl std::fmt::Display) -> crate::CliError {
@@ -74,7 +82,12 @@ fn text(e: impl std::fmt::Display) -> crate::CliError {
 
 pub fn publish(a: PubArgs) -> CliResult {
     let mut c = connect(&a.c, "sealmq-pub")?;
-    let topic = &a.c.queue;
+    // With --topic-object: one open, then a put through the handle per publication.
+    let opened = match &a.topic_object {
+        Some(o) => Some(c.open_topic(o, &a.c.queue).map_err(text)?),
+        None => None,
+    };
+    let topic = opened.as_ref().map_or(&a.c.queue, |(_, t)| t);
     let persistence = if a.persistent {
         Persistence::Persistent
     } else if a.nonpersistent {
@@ -93,8 +106,14 @@ pub fn publish(a: PubArgs) -> CliResult {
             properties: a.properties.clone(),
             ..Md::default()
         };
-        c.publish_with(topic, &mut md, &payload, a.syncpoint, a.retain)
-            .map_err(text)?;
+        match &opened {
+            Some((h, _)) => c.put(*h, &mut md, &payload, a.syncpoint),
+            None => c.publish_with(topic, &mut md, &payload, a.syncpoint, a.retain),
+        }
+        .map_err(text)?;
+    }
+    if let Some((h, _)) = &opened {
+        c.close(*h).map_err(text)?;
     }
     if a.syncpoint {
         if a.backout {
@@ -116,6 +135,7 @@ pub fn subscribe(a: SubArgs) -> CliResult {
         durable: a.durable,
         selector: a.selector.clone(),
         resume: a.resume,
+        new_only: a.new_publications_only,
     };
     let (h, queue) = c.subscribe(&s).map_err(text)?;
     eprintln!("subscribed to '{}' (queue {queue})", a.c.queue);

@@ -507,3 +507,114 @@ fn a_subscription_with_destqmgr_delivers_to_another_queue_manager_through_a_chan
         h.ok(&["stop", qm]);
     }
 }
+
+#[test]
+fn a_topic_opened_to_publish_and_a_subscription_for_new_publications_only() {
+    let h = Home::new();
+    let port = free_port();
+    h.ok(&["create", "PST"]);
+    h.start_tcp("PST", port);
+    let addr = format!("127.0.0.1:{port}");
+    h.mqsc(
+        "PST",
+        "DEFINE TOPIC(NEWS) TOPICSTR('news')\n\
+         DEFINE QLOCAL(NEWS.Q)\nDEFINE SUB(NEWS.ALL) TOPICSTR('news/#') DEST(NEWS.Q)\n\
+         DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app')\n\
+         SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n",
+    );
+    // MQOPEN of topic object NEWS with a topic string under it: puts through the handle are
+    // publications on news/today; with '' on the object's own string.
+    let out = h.ok(&[
+        "pub",
+        "PST",
+        "today",
+        "--topic-object",
+        "NEWS",
+        "--message",
+        "m",
+        "--count",
+        "3",
+    ]);
+    assert!(out.contains("on 'news/today'"), "{out}");
+    h.ok(&["pub", "PST", "", "--topic-object", "NEWS", "--message", "m"]);
+    assert_eq!(h.depth("PST", "NEWS.Q"), 4);
+    for (object, topic, reason) in [("NO.SUCH.TOPIC", "x", "2085"), ("NEWS", "#", "2425")] {
+        let err = h.fails(&["pub", "PST", topic, "--topic-object", object]);
+        assert!(err.contains(reason), "{object} {topic}: {err}");
+    }
+    // Authority is checked at the open, before anything is published.
+    let via = |args: &[&str]| {
+        let mut a = args.to_vec();
+        a.extend_from_slice(&["--conn", &addr, "--channel", "APP.SVRCONN"]);
+        h.run(&a, None)
+    };
+    let o = via(&["pub", "PST", "today", "--topic-object", "NEWS"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("2035"), "{o:?}");
+    assert_eq!(h.depth("PST", "NEWS.Q"), 4);
+    h.mqsc(
+        "PST",
+        "SET AUTHREC PROFILE('NEWS') OBJTYPE(TOPIC) PRINCIPAL('app') AUTHADD(PUB,SUB)\n",
+    );
+    let o = via(&["pub", "PST", "today", "--topic-object", "NEWS"]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(h.depth("PST", "NEWS.Q"), 5);
+    // A retained publication: a new subscription gets it, unless it asks for new
+    // publications only.
+    h.ok(&[
+        "pub",
+        "PST",
+        "news/weather",
+        "--message",
+        "sunny",
+        "--retain",
+    ]);
+    let got = h.ok(&[
+        "sub",
+        "PST",
+        "news/weather",
+        "--count",
+        "1",
+        "--wait",
+        "2000",
+    ]);
+    assert_eq!(got.trim(), "sunny");
+    let got = h.ok(&[
+        "sub",
+        "PST",
+        "news/weather",
+        "--new-publications-only",
+        "--count",
+        "1",
+        "--wait",
+        "500",
+    ]);
+    assert_eq!(got.trim(), "", "a retained publication given anyway");
+    // A connection holds at most 256 topics open to publish; one closed makes room; a topic
+    // handle is not one to get from (2037).
+    use sealmq_engine::mqi::GetOptions;
+    let mut c = sealmq_client::Client::connect_local(&h.qm_dir("PST"), "many").unwrap();
+    let mut open = Vec::new();
+    for i in 0..256 {
+        open.push(c.open_topic("NEWS", &format!("t{i}")).unwrap().0);
+    }
+    let e = c.open_topic("NEWS", "one.more").unwrap_err();
+    assert_eq!(e.reason, 2017, "{e}");
+    assert_eq!(
+        c.get(open[0], &GetOptions::default()).unwrap_err().reason,
+        2037
+    );
+    c.close(open[0]).unwrap();
+    let (h2, topic) = c.open_topic("NEWS", "one.more").unwrap();
+    assert_eq!(topic, "news/one.more");
+    c.put(
+        h2,
+        &mut sealmq_engine::Md::default(),
+        b"via a handle",
+        false,
+    )
+    .unwrap();
+    // (NEWS.ALL took the retained publication too: 6 before this one.)
+    assert_eq!(h.depth("PST", "NEWS.Q"), 7);
+    drop(c);
+    h.ok(&["stop", "PST"]);
+}

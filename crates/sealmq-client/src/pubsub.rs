@@ -20,6 +20,9 @@ pub struct Subscription {
     pub selector: String,
     /// Resume an existing durable subscription instead of making one.
     pub resume: bool,
+    /// MQSO_NEW_PUBLICATIONS_ONLY: a new subscription is not given the retained
+    /// publications, only what is published from now on (protocol version 5).
+    pub new_only: bool,
 }
 
 impl Client {
@@ -95,14 +98,54 @@ impl Client {
     /// queue's name.
     pub fn subscribe(&mut self, s: &Subscription) -> Result<(u32, String)> {
         self.check_pubsub()?;
-        let r = self.call(Request::Subscribe {
-            name: s.name.clone(),
-            topic: s.topic.clone(),
-            durable: s.durable,
-            selector: s.selector.clone(),
-            resume: s.resume,
+        let req = if s.new_only {
+            self.check_version(sealmq_wire::V_TOPIC_OPEN, "new publications only")?;
+            Request::SubscribeWith {
+                name: s.name.clone(),
+                topic: s.topic.clone(),
+                durable: s.durable,
+                selector: s.selector.clone(),
+                resume: s.resume,
+                new_only: true,
+            }
+        } else {
+            Request::Subscribe {
+                name: s.name.clone(),
+                topic: s.topic.clone(),
+                durable: s.durable,
+                selector: s.selector.clone(),
+                resume: s.resume,
+            }
+        };
+        let r = self.call(req)?;
+        self.opened(r)
+    }
+
+    /// MQOPEN of a topic for output (MQOT_TOPIC): topic object `object` (blank: none) and
+    /// topic string `topic`, joined by `/` as MQ joins them. Returns the handle — a put
+    /// through it is a publication, protected first when the topic has a policy — and the
+    /// full topic string. PUB authority is checked now (2035), and at each publication.
+    pub fn open_topic(&mut self, object: &str, topic: &str) -> Result<(u32, String)> {
+        self.check_pubsub()?;
+        self.check_version(sealmq_wire::V_TOPIC_OPEN, "opening a topic")?;
+        let r = self.call(Request::OpenTopic {
+            object: object.to_string(),
+            topic: topic.to_string(),
         })?;
         self.opened(r)
+    }
+
+    fn check_version(&self, need: u16, what: &str) -> Result<()> {
+        if self.version >= need {
+            return Ok(());
+        }
+        Err(ClientError {
+            reason: ReasonCode::UnexpectedError.code(),
+            detail: format!(
+                "{what} needs protocol version {need}; the queue manager speaks {}: upgrade it",
+                self.version
+            ),
+        })
     }
 
     /// Ends subscription `name` (a durable one is removed; MQ's MQCO_REMOVE_SUB).

@@ -35,7 +35,7 @@ const OPS: [&str; 11] = [
 
 fn op_of(req: &Request) -> usize {
     match req {
-        Request::Open { .. } | Request::OpenAt { .. } => 0,
+        Request::Open { .. } | Request::OpenAt { .. } | Request::OpenTopic { .. } => 0,
         Request::Close { .. } => 1,
         Request::Put { .. } => 2,
         Request::Put1 { .. } => 3,
@@ -44,7 +44,9 @@ fn op_of(req: &Request) -> usize {
         Request::Commit => 6,
         Request::Backout => 7,
         Request::Publish { .. } => 8,
-        Request::Subscribe { .. } | Request::Unsubscribe { .. } => 9,
+        Request::Subscribe { .. } | Request::SubscribeWith { .. } | Request::Unsubscribe { .. } => {
+            9
+        }
         _ => 10,
     }
 }

@@ -247,6 +247,19 @@ impl Session {
             }
             Request::Disconnect => return None,
             // Served by the session (session.rs), which owns the consumers.
+            Request::OpenTopic { .. } | Request::SubscribeWith { .. }
+                if self.version < sealmq_wire::V_TOPIC_OPEN =>
+            {
+                Response::Err {
+                    reason: ReasonCode::UnexpectedError.code(),
+                    detail: format!(
+                        "opening a topic and subscription options need protocol version {}; \
+                         this connection speaks {}",
+                        sealmq_wire::V_TOPIC_OPEN,
+                        self.version
+                    ),
+                }
+            }
             Request::Publish { .. } | Request::Subscribe { .. } | Request::Unsubscribe { .. }
                 if self.version < sealmq_wire::V_PUBSUB =>
             {
@@ -272,7 +285,16 @@ impl Session {
                 durable,
                 selector,
                 resume,
-            } => self.subscribe(&name, &topic, durable, &selector, resume, icpt),
+            } => self.subscribe(&name, &topic, durable, &selector, resume, false, icpt),
+            Request::SubscribeWith {
+                name,
+                topic,
+                durable,
+                selector,
+                resume,
+                new_only,
+            } => self.subscribe(&name, &topic, durable, &selector, resume, new_only, icpt),
+            Request::OpenTopic { object, topic } => self.open_topic(&object, &topic, icpt),
             Request::Unsubscribe { name } => self.unsubscribe(&name),
             Request::Consume(_)
             | Request::Credit { .. }
@@ -314,6 +336,9 @@ impl Session {
     /// MQCLOSE.
     fn close(&mut self, hobj: u32) -> Response {
         self.topics.remove(&hobj);
+        if self.publishers.remove(&hobj).is_some() {
+            return Response::Ok;
+        }
         match self.handles.remove(&hobj) {
             Some(h) => {
                 lock(&self.recent).closed(hobj);
@@ -338,6 +363,10 @@ impl Session {
         syncpoint: bool,
         icpt: &Icpt<'_>,
     ) -> Response {
+        // A topic opened for output: a put through it is a publication.
+        if let Some(topic) = self.publishers.get(&hobj) {
+            return self.publish(topic, md, payload, syncpoint, false, icpt);
+        }
         match self.handles.get(&hobj) {
             Some(h) => {
                 let stored = icpt.protect(&self.qm, &h.name, &md, payload);
@@ -367,6 +396,12 @@ impl Session {
     /// MQGET (unprotected under QM-side interception when the queue has a policy).
     fn get(&self, g: &GetReq, icpt: &Icpt<'_>) -> Response {
         let Some(h) = self.handles.get(&g.hobj) else {
+            if self.publishers.contains_key(&g.hobj) {
+                return Response::Err {
+                    reason: ReasonCode::NotOpenForInput.code(),
+                    detail: format!("handle {} is a topic opened to publish", g.hobj),
+                };
+            }
             return no_handle(g.hobj);
         };
         if icpt.on

@@ -15,6 +15,9 @@ use sealmq_wire::Response;
 /// Non-durable subscriptions one connection may hold at once (each has a queue and a handle;
 /// MAXHANDS bounds the handles too).
 pub(crate) const MAX_NONDURABLE: usize = 256;
+/// Topics one connection may hold open to publish at once (each a topic string of up to
+/// 10,240 bytes, held by the session rather than the engine's handle table).
+pub(crate) const MAX_PUBLISHERS: usize = 256;
 
 impl Session {
     /// MQPUT to a topic string (protected first, once for every subscriber, under QM-side
@@ -42,7 +45,45 @@ impl Session {
         }
     }
 
-    /// MQSUB with a managed queue (made, or resumed by name when durable).
+    /// MQOPEN of a topic for output (wire version 5): checked now (object, wildcards, PUB
+    /// authority); puts through the handle publish on the full topic string.
+    pub(crate) fn open_topic(&mut self, object: &str, topic: &str, icpt: &Icpt<'_>) -> Response {
+        if self.publishers.len() >= MAX_PUBLISHERS
+            || self.handles.len() + self.publishers.len()
+                >= usize::try_from(self.qm.qmgr().max_handles()).unwrap_or(usize::MAX)
+        {
+            return Response::Err {
+                reason: ReasonCode::HandleNotAvailable.code(),
+                detail: format!(
+                    "at most {MAX_PUBLISHERS} topics open to publish per connection, and \
+                     MAXHANDS handles in all: close one first"
+                ),
+            };
+        }
+        let full = match self.conn.open_topic(object, topic) {
+            Ok(t) => t,
+            Err(e) => return err(e),
+        };
+        let id = self.next_h;
+        self.next_h += 1;
+        let policy = self
+            .qm
+            .topic_policy(&full)
+            .map(|p| sealmq_engine::policies::encode(&p))
+            .unwrap_or_default();
+        self.publishers.insert(id, full.clone());
+        Response::Opened(sealmq_wire::Opened {
+            hobj: id,
+            resolved: full,
+            policy,
+            intercepted: icpt.on,
+            read_ahead: None,
+        })
+    }
+
+    /// MQSUB with a managed queue (made, or resumed by name when durable); `new_only`:
+    /// MQSO_NEW_PUBLICATIONS_ONLY.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn subscribe(
         &mut self,
         name: &str,
@@ -50,6 +91,7 @@ impl Session {
         durable: bool,
         selector: &str,
         resume: bool,
+        new_only: bool,
         icpt: &Icpt<'_>,
     ) -> Response {
         if !durable && !resume && self.nondurable.len() >= MAX_NONDURABLE {
@@ -65,7 +107,10 @@ impl Session {
         } else {
             SubOpen::Create
         };
-        let (sub, h) = match self.conn.subscribe(name, topic, durable, selector, how) {
+        let (sub, h) = match self
+            .conn
+            .subscribe_with(name, topic, durable, selector, how, new_only)
+        {
             Ok(x) => x,
             Err(e) => return err(e),
         };

@@ -46,6 +46,8 @@ pub(crate) struct Session {
     /// The topic string of each handle that is a subscription's queue: under QM-side
     /// interception its gets are unprotected under the topic's policy.
     pub(crate) topics: HashMap<u32, String>,
+    /// Topics opened to publish (wire version 5): handle to full topic string.
+    pub(crate) publishers: HashMap<u32, String>,
 }
 
 /// What the Hello settled for the rest of the connection.
@@ -106,6 +108,7 @@ impl Session {
             consumers: Consumers::default(),
             nondurable: Vec::new(),
             topics: HashMap::new(),
+            publishers: HashMap::new(),
         }
     }
 

@@ -20,13 +20,16 @@ use sealmq_types::{coded_enum, coded_struct};
 use std::io::{self, Read, Write};
 
 /// Protocol versions this build speaks.
-pub const VERSIONS: &[u16] = &[1, 2, 3, 4];
+pub const VERSIONS: &[u16] = &[1, 2, 3, 4, 5];
 /// The first version with asynchronous consume (requests 16-19, responses 136-138).
 pub const V_CONSUME: u16 = 2;
 /// The first version whose descriptors may carry message properties (docs/wire.md).
 pub const V_PROPERTIES: u16 = 3;
 /// The first version with publish/subscribe (requests 20-22).
 pub const V_PUBSUB: u16 = 4;
+/// The first version with topics opened for output and subscriptions' options (requests
+/// 23-24).
+pub const V_TOPIC_OPEN: u16 = 5;
 /// Request 13 (Policy) for a topic string rather than a queue name: `topic://STRING`.
 pub const TOPIC_PREFIX: &str = "topic://";
 /// Largest frame accepted before Hello negotiates a larger one.
@@ -309,6 +312,23 @@ pub enum Request {
     Unsubscribe {
         name: String,
     },
+    /// Version 5: MQOPEN of a topic for output (MQOT_TOPIC): topic object `object` and/or
+    /// topic string `topic`; answered `Opened` (`resolved`: the full topic string, `policy`:
+    /// the topic's). A `Put` through the handle is a publication; `Close` ends it.
+    OpenTopic {
+        object: String,
+        topic: String,
+    },
+    /// Version 5: `Subscribe` with MQSO_NEW_PUBLICATIONS_ONLY (`new_only`: a new subscription
+    /// is not given the retained publications).
+    SubscribeWith {
+        name: String,
+        topic: String,
+        durable: bool,
+        selector: String,
+        resume: bool,
+        new_only: bool,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -412,6 +432,8 @@ coded_enum!(Request, "request" {
     20 => Publish { topic, md, payload, syncpoint, retain },
     21 => Subscribe { name, topic, durable, selector, resume },
     22 => Unsubscribe { name },
+    23 => OpenTopic { object, topic },
+    24 => SubscribeWith { name, topic, durable, selector, resume, new_only },
 });
 
 coded_enum!(Response, "response" {

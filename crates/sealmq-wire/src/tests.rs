@@ -210,6 +210,18 @@ fn publish_and_subscribe_requests_round_trip() {
         Request::Unsubscribe {
             name: "AUDIT".into(),
         },
+        Request::OpenTopic {
+            object: "DEV.BASE.TOPIC".into(),
+            topic: "news".into(),
+        },
+        Request::SubscribeWith {
+            name: String::new(),
+            topic: "news/#".into(),
+            durable: false,
+            selector: String::new(),
+            resume: false,
+            new_only: true,
+        },
     ];
     for (i, r) in reqs.iter().enumerate() {
         let mut buf = Vec::new();

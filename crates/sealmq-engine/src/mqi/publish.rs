@@ -10,6 +10,48 @@ use crate::subs::{DestClass, PRTY_ASPUB, SubDef};
 use crate::topics::Delivery;
 
 impl Connection {
+    /// MQOPEN of a topic for output (MQOT_TOPIC): the topic string publications through the
+    /// handle go to — topic object `object`'s TOPICSTR and `string` joined by `/` (either may
+    /// be blank, not both). Checked now as MQ checks at open: the object exists (2085), the
+    /// string has no wildcard (2425), publications are not inhibited (2051) and the user has
+    /// PUB authority (2035). Each publication through the handle is checked again.
+    pub fn open_topic(&self, object: &str, string: &str) -> MqResult<String> {
+        self.check_running()?;
+        self.qm.check_pubsub_enabled()?;
+        let object_str = match object.trim() {
+            "" => String::new(),
+            o => match self.qm.object::<crate::topics::TopicDef>(o) {
+                Some(t) => t.topicstr,
+                None => return mqerr!(UnknownObjectName, "topic object '{o}' is not defined"),
+            },
+        };
+        let topic = crate::subs::full_topic(&object_str, string);
+        if topic.is_empty()
+            || topic.len() > crate::topics::TOPIC_STR_MAX
+            || crate::topics::has_wildcard(&topic)
+        {
+            return mqerr!(
+                TopicStringError,
+                "cannot open '{topic}' to publish: a topic string of 1 to {} characters \
+                 without wildcard levels (# or +)",
+                crate::topics::TOPIC_STR_MAX
+            );
+        }
+        let e = self.qm.topic_effective(&topic);
+        if !e.publish {
+            return mqerr!(
+                PutInhibited,
+                "publications on '{topic}' are inhibited (PUB(DISABLED) on topic {})",
+                e.admin
+            );
+        }
+        if !self.internal {
+            self.qm
+                .check_topic_authority(&self.user, &topic, crate::authority::auth::PUB)?;
+        }
+        Ok(topic)
+    }
+
     /// Publishes on `topic`: returns how many subscriptions received a copy. The descriptor
     /// is filled as a put fills it (persistence and priority from the topic's DEFPSIST and
     /// DEFPRTY when left to the definition; a new message id; the context).

@@ -27,6 +27,21 @@ impl Connection {
         selector: &str,
         how: SubOpen,
     ) -> MqResult<(SubDef, Hobj)> {
+        self.subscribe_with(name, topic, durable, selector, how, false)
+    }
+
+    /// As [`Connection::subscribe`]; `new_only` (MQSO_NEW_PUBLICATIONS_ONLY): a new
+    /// subscription is not given the retained publications it matches, only what is
+    /// published from now on.
+    pub fn subscribe_with(
+        &self,
+        name: &str,
+        topic: &str,
+        durable: bool,
+        selector: &str,
+        how: SubOpen,
+        new_only: bool,
+    ) -> MqResult<(SubDef, Hobj)> {
         self.check_running()?;
         let existing = (!name.is_empty()).then(|| self.qm.sub(name)).flatten();
         let existing = match (existing, how) {
@@ -89,8 +104,14 @@ impl Connection {
                 let Some(s) = self.qm.sub(&name) else {
                     return mqerr!(NoSubscription, "subscription '{name}' went as it was made");
                 };
-                // A new subscription gets the retained publications it matches.
-                if let Err(e) = self.deliver_retained(&s) {
+                // A new subscription gets the retained publications it matches (unless it
+                // asked for new publications only).
+                let given = if new_only {
+                    Ok(0)
+                } else {
+                    self.deliver_retained(&s)
+                };
+                if let Err(e) = given {
                     let _ = self.qm.delete_sub(&name);
                     return Err(e);
                 }

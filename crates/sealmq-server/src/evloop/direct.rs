@@ -25,8 +25,9 @@ pub(crate) async fn try_serve<R: AsyncRead + Unpin>(
 ) -> Result<Flow, Request> {
     match &req {
         Request::Heartbeat | Request::Credit { .. } => return Ok(s.request(req)),
-        Request::Put { .. } | Request::Put1 { .. } if !s.intercept => {}
-        Request::Get(g) if !intercepted(s, g.hobj) => {}
+        Request::Put { hobj, .. } if !s.intercept && !s.publishers.contains_key(hobj) => {}
+        Request::Put1 { .. } if !s.intercept => {}
+        Request::Get(g) if !intercepted(s, g.hobj) && !s.publishers.contains_key(&g.hobj) => {}
         // A publication that cannot wait for the log (non-persistent, or under syncpoint):
         // its copies are put here, as a put is.
         Request::Publish {
