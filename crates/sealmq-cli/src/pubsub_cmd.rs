@@ -74,6 +74,9 @@ pub struct SubArgs {
     /// (MQSO_NEW_PUBLICATIONS_ONLY).
     #[arg(long)]
     pub new_publications_only: bool,
+    /// Copies go to this queue of yours instead of a managed one (needs PUT and GET on it).
+    #[arg(long, default_value = "")]
+    pub dest: String,
 }
 
 fn text(e: impl std::fmt::Display) -> crate::CliError {
@@ -136,6 +139,7 @@ pub fn subscribe(a: SubArgs) -> CliResult {
         selector: a.selector.clone(),
         resume: a.resume,
         new_only: a.new_publications_only,
+        dest: a.dest.clone(),
     };
     let (h, queue) = c.subscribe(&s).map_err(text)?;
     eprintln!("subscribed to '{}' (queue {queue})", a.c.queue);

@@ -558,6 +558,45 @@ fn a_topic_opened_to_publish_and_a_subscription_for_new_publications_only() {
     let o = via(&["pub", "PST", "today", "--topic-object", "NEWS"]);
     assert!(o.status.success(), "{o:?}");
     assert_eq!(h.depth("PST", "NEWS.Q"), 5);
+    // A subscription to a queue of the subscriber's (MQSUB without MQSO_MANAGED): it must be
+    // one the subscriber may put to (2035 otherwise), and copies wait there while it is away.
+    h.mqsc(
+        "PST",
+        "DEFINE QLOCAL(APP.NEWS)
+         SET AUTHREC PROFILE('APP.NEWS') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(GET)
+",
+    );
+    let mine = [
+        "sub",
+        "PST",
+        "news/#",
+        "--name",
+        "APP.OWN",
+        "--durable",
+        "--dest",
+        "APP.NEWS",
+    ];
+    let o = via(&mine);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("2035"), "{o:?}");
+    h.mqsc(
+        "PST",
+        "SET AUTHREC PROFILE('APP.NEWS') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT)
+",
+    );
+    let o = via(&mine);
+    assert!(o.status.success(), "{o:?}");
+    h.ok(&["pub", "PST", "news/sport", "--message", "goal"]);
+    assert_eq!(h.depth("PST", "APP.NEWS"), 1);
+    let mut again = mine.to_vec();
+    again.extend_from_slice(&["--resume", "--count", "1", "--remove"]);
+    let o = via(&again);
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "goal", "{o:?}");
+    let shown = h.mqsc(
+        "PST",
+        "DISPLAY SUB(*)
+",
+    );
+    assert!(!shown.contains("APP.OWN"), "{shown}");
     // A retained publication: a new subscription gets it, unless it asks for new
     // publications only.
     h.ok(&[
@@ -613,8 +652,8 @@ fn a_topic_opened_to_publish_and_a_subscription_for_new_publications_only() {
         false,
     )
     .unwrap();
-    // (NEWS.ALL took the retained publication too: 6 before this one.)
-    assert_eq!(h.depth("PST", "NEWS.Q"), 7);
+    // (NEWS.ALL took "goal" and the retained publication too: 7 before this one.)
+    assert_eq!(h.depth("PST", "NEWS.Q"), 8);
     drop(c);
     h.ok(&["stop", "PST"]);
 }

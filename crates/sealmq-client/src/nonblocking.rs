@@ -106,6 +106,41 @@ impl AsyncClient {
     pub async fn close(&self, hobj: u32) -> Result<()> {
         self.run(move |c| c.close(hobj)).await
     }
+
+    /// Publishes on `topic` (`retain`: MQPMO_RETAIN); returns the descriptor as filled.
+    pub async fn publish(
+        &self,
+        topic: &str,
+        md: Md,
+        payload: Vec<u8>,
+        syncpoint: bool,
+        retain: bool,
+    ) -> Result<Md> {
+        let topic = topic.to_string();
+        self.run(move |c| {
+            let mut md = md;
+            c.publish(&topic, &mut md, &payload, syncpoint, retain)
+                .map(|_| md)
+        })
+        .await
+    }
+
+    /// MQOPEN of a topic to publish: puts through the handle are publications.
+    pub async fn open_topic(&self, object: &str, topic: &str) -> Result<(u32, String)> {
+        let (object, topic) = (object.to_string(), topic.to_string());
+        self.run(move |c| c.open_topic(&object, &topic)).await
+    }
+
+    /// MQSUB with a managed queue: the handle to get (or consume) publications through.
+    pub async fn subscribe(&self, s: crate::pubsub::Subscription) -> Result<(u32, String)> {
+        self.run(move |c| c.subscribe(&s)).await
+    }
+
+    /// Ends subscription `name`.
+    pub async fn unsubscribe(&self, name: &str) -> Result<()> {
+        let name = name.to_string();
+        self.run(move |c| c.unsubscribe(&name)).await
+    }
 }
 
 /// An asynchronous consumer for tokio applications ([`AsyncClient::consume`]): the messages

@@ -23,6 +23,9 @@ pub struct Subscription {
     /// MQSO_NEW_PUBLICATIONS_ONLY: a new subscription is not given the retained
     /// publications, only what is published from now on (protocol version 5).
     pub new_only: bool,
+    /// A queue of the application's for the copies (MQSUB without MQSO_MANAGED: it needs
+    /// PUT and GET there); blank: a managed queue (protocol version 5 when given).
+    pub dest: String,
 }
 
 impl Client {
@@ -98,15 +101,19 @@ impl Client {
     /// queue's name.
     pub fn subscribe(&mut self, s: &Subscription) -> Result<(u32, String)> {
         self.check_pubsub()?;
-        let req = if s.new_only {
-            self.check_version(sealmq_wire::V_TOPIC_OPEN, "new publications only")?;
+        let req = if s.new_only || !s.dest.is_empty() {
+            self.check_version(
+                sealmq_wire::V_TOPIC_OPEN,
+                "a subscription for new publications only or to a given queue",
+            )?;
             Request::SubscribeWith {
                 name: s.name.clone(),
                 topic: s.topic.clone(),
                 durable: s.durable,
                 selector: s.selector.clone(),
                 resume: s.resume,
-                new_only: true,
+                new_only: s.new_only,
+                dest: s.dest.clone(),
             }
         } else {
             Request::Subscribe {

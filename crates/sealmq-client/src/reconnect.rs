@@ -50,8 +50,23 @@ struct Handle {
     qmgr: Option<String>,
     dyn_name: String,
     opts: OpenOptions,
+    /// A topic opened to publish (object, string), or a subscription, instead of a queue.
+    kind: Kind,
     /// The handle on the current connection.
     live: u32,
+}
+
+/// What a handle is, for reopening it.
+enum Kind {
+    Queue,
+    /// Opened with [`Client::open_topic`]: opened again the same way.
+    Topic {
+        object: String,
+        topic: String,
+    },
+    /// A subscription's queue: a durable one is resumed by name; a non-durable one is made
+    /// again (what was published while the connection was lost is not in it, as in MQ).
+    Subscription(crate::pubsub::Subscription),
 }
 
 /// What a call may do when its connection is lost mid-way.
@@ -264,10 +279,77 @@ impl Reconnecting {
                     String::new()
                 },
                 opts,
+                kind: Kind::Queue,
                 live,
             },
         );
         Ok((h, resolved))
+    }
+
+    /// A handle of another kind than a queue, known under a number of its own.
+    fn keep(&mut self, name: &str, kind: Kind, live: u32) -> u32 {
+        let h = self.next_handle;
+        self.next_handle += 1;
+        self.handles.insert(
+            h,
+            Handle {
+                name: name.to_string(),
+                qmgr: None,
+                dyn_name: String::new(),
+                opts: OpenOptions::default(),
+                kind,
+                live,
+            },
+        );
+        h
+    }
+
+    /// Publishes on `topic` ([`Client::publish_with`]); lost mid-way: 2549 (or 2003 under
+    /// syncpoint).
+    pub fn publish(
+        &mut self,
+        topic: &str,
+        md: &mut Md,
+        payload: &[u8],
+        syncpoint: bool,
+        retain: bool,
+    ) -> Result<()> {
+        self.in_uow |= syncpoint;
+        let first = md.clone();
+        self.with(0, Retry::Unknown, |c, _| {
+            *md = first.clone();
+            c.publish_with(topic, md, payload, syncpoint, retain)
+        })
+    }
+
+    /// MQOPEN of a topic to publish ([`Client::open_topic`]); the handle stays valid across
+    /// reconnections.
+    pub fn open_topic(&mut self, object: &str, topic: &str) -> Result<(u32, String)> {
+        let (live, full) = self.with(0, Retry::Again, |c, _| c.open_topic(object, topic))?;
+        let kind = Kind::Topic {
+            object: object.to_string(),
+            topic: topic.to_string(),
+        };
+        Ok((self.keep(&full, kind, live), full))
+    }
+
+    /// MQSUB with a managed queue ([`Client::subscribe`]); the handle stays valid across
+    /// reconnections: a durable subscription is resumed, a non-durable one made again.
+    pub fn subscribe(&mut self, s: &crate::pubsub::Subscription) -> Result<(u32, String)> {
+        let (live, queue) = self.with(0, Retry::Again, |c, _| c.subscribe(s))?;
+        let mut again = s.clone();
+        if s.durable {
+            again.resume = true;
+        }
+        Ok((self.keep(&queue, Kind::Subscription(again), live), queue))
+    }
+
+    /// Ends subscription `name` ([`Client::unsubscribe`]); handles on its queue close.
+    pub fn unsubscribe(&mut self, name: &str) -> Result<()> {
+        let r = self.with(0, Retry::Again, |c, _| c.unsubscribe(name));
+        self.handles
+            .retain(|_, x| !matches!(&x.kind, Kind::Subscription(s) if s.name == name));
+        r
     }
 
     /// MQCLOSE.
@@ -366,8 +448,14 @@ fn open_on(
     }
 }
 
-/// Opens a handle again: a dynamic queue first by its own name, then from its model.
+/// Opens a handle again: a dynamic queue first by its own name, then from its model; a topic
+/// or a subscription as it was made.
 fn reopen_one(c: &mut Client, x: &Handle) -> Result<u32> {
+    match &x.kind {
+        Kind::Queue => {}
+        Kind::Topic { object, topic } => return c.open_topic(object, topic).map(|(l, _)| l),
+        Kind::Subscription(s) => return c.subscribe(s).map(|(l, _)| l),
+    }
     if !x.dyn_name.is_empty() {
         match c.open(&x.dyn_name, x.opts) {
             Ok((live, _)) => return Ok(live),

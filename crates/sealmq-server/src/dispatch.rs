@@ -285,7 +285,15 @@ impl Session {
                 durable,
                 selector,
                 resume,
-            } => self.subscribe(&name, &topic, durable, &selector, resume, false, icpt),
+            } => self.subscribe(
+                &name,
+                &topic,
+                durable,
+                &selector,
+                resume,
+                Default::default(),
+                icpt,
+            ),
             Request::SubscribeWith {
                 name,
                 topic,
@@ -293,7 +301,11 @@ impl Session {
                 selector,
                 resume,
                 new_only,
-            } => self.subscribe(&name, &topic, durable, &selector, resume, new_only, icpt),
+                dest,
+            } => {
+                let o = sealmq_engine::mqi::SubOptions { new_only, dest };
+                self.subscribe(&name, &topic, durable, &selector, resume, o, icpt)
+            }
             Request::OpenTopic { object, topic } => self.open_topic(&object, &topic, icpt),
             Request::Unsubscribe { name } => self.unsubscribe(&name),
             Request::Consume(_)

@@ -81,8 +81,8 @@ impl Session {
         })
     }
 
-    /// MQSUB with a managed queue (made, or resumed by name when durable); `new_only`:
-    /// MQSO_NEW_PUBLICATIONS_ONLY.
+    /// MQSUB with a managed queue, or the subscriber's own (`o.dest`), made or resumed by
+    /// name when durable; `o.new_only`: MQSO_NEW_PUBLICATIONS_ONLY.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn subscribe(
         &mut self,
@@ -91,7 +91,7 @@ impl Session {
         durable: bool,
         selector: &str,
         resume: bool,
-        new_only: bool,
+        o: sealmq_engine::mqi::SubOptions,
         icpt: &Icpt<'_>,
     ) -> Response {
         if !durable && !resume && self.nondurable.len() >= MAX_NONDURABLE {
@@ -109,7 +109,7 @@ impl Session {
         };
         let (sub, h) = match self
             .conn
-            .subscribe_with(name, topic, durable, selector, how, new_only)
+            .subscribe_with(name, topic, durable, selector, how, o)
         {
             Ok(x) => x,
             Err(e) => return err(e),

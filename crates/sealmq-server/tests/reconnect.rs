@@ -115,3 +115,61 @@ fn a_consumer_under_syncpoint_follows_and_what_it_had_not_committed_comes_again(
     assert_eq!(server.queue_manager().depth("Q").unwrap(), 0);
     stop(server, &cfg);
 }
+
+#[test]
+fn a_topic_handle_and_subscriptions_follow_a_restart() {
+    use sealmq_client::pubsub::Subscription;
+    let (_d, cfg) = setup("QMS");
+    let mut server = Server::start(&cfg).unwrap();
+    let mut admin = Client::connect_local(&cfg.dir, "admin").unwrap();
+    let (out, failed) = admin
+        .mqsc("DEFINE TOPIC(NEWS) TOPICSTR('news')\n", false)
+        .unwrap();
+    assert_eq!(failed, 0, "{out}");
+    drop(admin);
+    let mut c = reconnecting(&cfg);
+    let (publisher, topic) = c.open_topic("NEWS", "today").unwrap();
+    assert_eq!(topic, "news/today");
+    let (durable, _) = c
+        .subscribe(&Subscription {
+            name: "KEEP".into(),
+            topic: "news/#".into(),
+            durable: true,
+            ..Default::default()
+        })
+        .unwrap();
+    let (fleeting, _) = c
+        .subscribe(&Subscription {
+            topic: "news/#".into(),
+            ..Default::default()
+        })
+        .unwrap();
+    c.put(publisher, &mut persistent(), b"before", false)
+        .unwrap();
+    server = restart(server, &cfg);
+    // A non-durable subscription went with the connection (and what it held); the durable
+    // one is resumed with what it had; both handles and the topic's go on.
+    let e = c
+        .put(publisher, &mut persistent(), b"?", false)
+        .unwrap_err();
+    assert_eq!(e.reason, 2549, "{e}");
+    c.put(publisher, &mut persistent(), b"after", false)
+        .unwrap();
+    let gmo = GetOptions {
+        wait: Some(Duration::from_secs(5)),
+        ..Default::default()
+    };
+    let mut kept = Vec::new();
+    while let Ok(g) = c.get(durable, &gmo) {
+        kept.push(String::from_utf8_lossy(&g.payload).into_owned());
+        if kept.last().is_some_and(|m| m == "after") {
+            break;
+        }
+    }
+    assert_eq!(kept.first().map(String::as_str), Some("before"), "{kept:?}");
+    assert_eq!(kept.last().map(String::as_str), Some("after"), "{kept:?}");
+    assert_eq!(c.get(fleeting, &gmo).unwrap().payload, b"after");
+    c.unsubscribe("KEEP").unwrap();
+    assert_eq!(c.get(durable, &gmo).unwrap_err().reason, 2019);
+    stop(server, &cfg);
+}

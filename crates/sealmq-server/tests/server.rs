@@ -251,6 +251,60 @@ fn the_async_client_consumes_pushed_messages() {
 }
 
 #[test]
+fn the_async_client_publishes_and_consumes_a_subscription() {
+    use sealmq_client::nonblocking::AsyncClient;
+    use sealmq_client::pubsub::Subscription;
+    use sealmq_client::{ConsumeMode, ConsumeOptions};
+    let (_d, cfg) = setup("QMP");
+    let server = Server::start(&cfg).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let dir = cfg.dir.clone();
+    let got = rt.block_on(async move {
+        let a = AsyncClient::connect_local(dir, "pubsub".into())
+            .await
+            .unwrap();
+        let (h, _) = a
+            .subscribe(Subscription {
+                topic: "prices/#".into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        for i in 0..50u32 {
+            a.publish(
+                "prices/fruit",
+                Md::default(),
+                i.to_le_bytes().to_vec(),
+                false,
+                false,
+            )
+            .await
+            .unwrap();
+        }
+        let (t, _) = a.open_topic("", "prices/veg").await.unwrap();
+        a.put(t, Md::default(), 50u32.to_le_bytes().to_vec(), false)
+            .await
+            .unwrap();
+        let opts = ConsumeOptions {
+            mode: ConsumeMode::Syncpoint,
+            window: 16,
+            batch: 4,
+            ..Default::default()
+        };
+        let mut s = a.consume(h, opts).await.unwrap();
+        let mut got = Vec::new();
+        while let Some(m) = s.next(Duration::from_millis(500)).await.unwrap() {
+            got.push(u32::from_le_bytes(m.payload[..4].try_into().unwrap()));
+        }
+        assert!(s.stop().await.unwrap().is_empty());
+        got
+    });
+    assert_eq!(got, (0..=50).collect::<Vec<u32>>());
+    server.request_stop();
+    server.wait().unwrap();
+}
+
+#[test]
 fn idle_and_slow_clients_do_not_block_others_and_truncation_crosses_the_wire() {
     let (_d, cfg) = setup("QMI");
     let server = Server::start(&cfg).unwrap();

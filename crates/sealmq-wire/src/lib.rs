@@ -319,8 +319,10 @@ pub enum Request {
         object: String,
         topic: String,
     },
-    /// Version 5: `Subscribe` with MQSO_NEW_PUBLICATIONS_ONLY (`new_only`: a new subscription
-    /// is not given the retained publications).
+    /// Version 5: `Subscribe` with MQSUB's further options: `new_only`
+    /// (MQSO_NEW_PUBLICATIONS_ONLY: a new subscription is not given the retained
+    /// publications) and `dest` (a queue of the subscriber's for the copies instead of a
+    /// managed one; blank: managed).
     SubscribeWith {
         name: String,
         topic: String,
@@ -328,6 +330,7 @@ pub enum Request {
         selector: String,
         resume: bool,
         new_only: bool,
+        dest: String,
     },
 }
 
@@ -433,7 +436,7 @@ coded_enum!(Request, "request" {
     21 => Subscribe { name, topic, durable, selector, resume },
     22 => Unsubscribe { name },
     23 => OpenTopic { object, topic },
-    24 => SubscribeWith { name, topic, durable, selector, resume, new_only },
+    24 => SubscribeWith { name, topic, durable, selector, resume, new_only, dest },
 });
 
 coded_enum!(Response, "response" {

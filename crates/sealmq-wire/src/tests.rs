@@ -221,6 +221,7 @@ fn publish_and_subscribe_requests_round_trip() {
             selector: String::new(),
             resume: false,
             new_only: true,
+            dest: "MY.NEWS.Q".into(),
         },
     ];
     for (i, r) in reqs.iter().enumerate() {

@@ -26,7 +26,7 @@ pub use get::{DurableGet, GetStep, GetWait};
 pub use put::{DurablePut, PutStep};
 pub use retained::{TOPIC_PROP, retained_key};
 pub use sealmq_mqi::{Browse, GetOptions, Got, OpenOptions, PutOptions};
-pub use subscribe::SubOpen;
+pub use subscribe::{SubOpen, SubOptions};
 
 pub(crate) enum Target {
     Local(Arc<LocalQueue>),

@@ -5,6 +5,17 @@
 use super::*;
 use crate::subs::{DestClass, SubDef, SubType};
 
+/// MQSUB's options beyond the subscription's name, topic, durability and selector.
+#[derive(Debug, Clone, Default)]
+pub struct SubOptions {
+    /// MQSO_NEW_PUBLICATIONS_ONLY: a new subscription is not given the retained publications
+    /// it matches, only what is published from now on.
+    pub new_only: bool,
+    /// A queue of the subscriber's for the copies (MQSUB without MQSO_MANAGED: PUT authority
+    /// on it when the subscription is made, GET when it is opened); blank: a managed queue.
+    pub dest: String,
+}
+
 /// Whether a subscription is made, resumed, or either (a JMS durable subscriber attaches the
 /// same way both times).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,12 +38,10 @@ impl Connection {
         selector: &str,
         how: SubOpen,
     ) -> MqResult<(SubDef, Hobj)> {
-        self.subscribe_with(name, topic, durable, selector, how, false)
+        self.subscribe_with(name, topic, durable, selector, how, SubOptions::default())
     }
 
-    /// As [`Connection::subscribe`]; `new_only` (MQSO_NEW_PUBLICATIONS_ONLY): a new
-    /// subscription is not given the retained publications it matches, only what is
-    /// published from now on.
+    /// As [`Connection::subscribe`], with MQSUB's further options ([`SubOptions`]).
     pub fn subscribe_with(
         &self,
         name: &str,
@@ -40,13 +49,17 @@ impl Connection {
         durable: bool,
         selector: &str,
         how: SubOpen,
-        new_only: bool,
+        o: SubOptions,
     ) -> MqResult<(SubDef, Hobj)> {
         self.check_running()?;
+        let dest = o.dest.trim();
         let existing = (!name.is_empty()).then(|| self.qm.sub(name)).flatten();
         let existing = match (existing, how) {
             (Some(s), SubOpen::CreateOrResume)
-                if s.topicstr != topic || s.selector != selector || !s.durable =>
+                if s.topicstr != topic
+                    || s.selector != selector
+                    || !s.durable
+                    || (!dest.is_empty() && s.dest != dest) =>
             {
                 self.own(&s)?;
                 self.qm.delete_sub(&s.name)?;
@@ -79,6 +92,12 @@ impl Connection {
                 if !self.internal {
                     self.qm
                         .check_topic_authority(&self.user, topic, auth::SUB)?;
+                    // Copies land on a given queue on the subscriber's behalf: it must be
+                    // one the subscriber may put to.
+                    if !dest.is_empty() {
+                        self.qm
+                            .check_authority(&self.user, AuthObj::Queue, dest, auth::PUT)?;
+                    }
                 }
                 let name = match (name.is_empty(), durable) {
                     (false, _) => name.to_string(),
@@ -91,9 +110,14 @@ impl Connection {
                         format!("{}.{}.{tail}", self.qm.name(), self.id)
                     }
                 };
+                let (destclas, dest) = match dest {
+                    "" => (DestClass::Managed, String::new()),
+                    q => (DestClass::Provided, q.to_string()),
+                };
                 let s = SubDef {
                     topicstr: topic.to_string(),
-                    destclas: DestClass::Managed,
+                    destclas,
+                    dest,
                     durable,
                     subtype: SubType::Api,
                     subuser: self.user.clone(),
@@ -106,7 +130,7 @@ impl Connection {
                 };
                 // A new subscription gets the retained publications it matches (unless it
                 // asked for new publications only).
-                let given = if new_only {
+                let given = if o.new_only {
                     Ok(0)
                 } else {
                     self.deliver_retained(&s)
@@ -118,7 +142,13 @@ impl Connection {
                 s
             }
         };
-        match self.open_subscription(&sub) {
+        // A managed queue is opened for the subscriber; a given one as the subscriber opens
+        // any queue for input (GET authority).
+        let opened = match sub.destclas {
+            DestClass::Managed => self.open_subscription(&sub),
+            DestClass::Provided => self.open(&sub.dest, OpenOptions::input()),
+        };
+        match opened {
             Ok(h) => Ok((sub, h)),
             Err(e) => {
                 if !sub.durable {
