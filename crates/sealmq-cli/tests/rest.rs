@@ -172,6 +172,12 @@ fn run_command_and_run_command_json_define_display_alter_delete() {
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.json()["queue"][0]["name"], "APP.Q", "{}", r.body);
     assert_eq!(
+        r.json()["queue"][0]["type"],
+        "local",
+        "MQ's name: {}",
+        r.body
+    );
+    assert_eq!(
         r.json()["queue"][0]["status"]["currentDepth"],
         0,
         "{}",
@@ -179,6 +185,14 @@ fn run_command_and_run_command_json_define_display_alter_delete() {
     );
     let r = w.curl(&["-u", READER], "admin/qmgr");
     assert_eq!(r.json()["qmgr"][0]["name"], "QW", "{}", r.body);
+    let st = &r.json()["qmgr"][0]["status"];
+    assert_eq!(st["publishSubscribeState"], "running", "{}", r.body);
+    assert!(st["connectionCount"].is_u64(), "{}", r.body);
+    assert!(
+        st["started"].as_str().is_some_and(|t| t.ends_with(".000Z")),
+        "{}",
+        r.body
+    );
     // sealmq's resources: policies, the keystore's certificates with their expiry, and the
     // protection work.
     w.h.mqsc("QW", "SET POLICY(APP.Q) SIGNALG(SHA256)\n");

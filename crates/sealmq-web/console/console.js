@@ -108,7 +108,7 @@ async function refresh() {
   const chosen = select.value;
   select.replaceChildren();
   for (const q of v.queue) {
-    if (q.type !== "QLOCAL" || q.name.startsWith("SYSTEM.")) continue;
+    if (q.type !== "local" || q.name.startsWith("SYSTEM.")) continue;
     const depth = (q.status && q.status.currentDepth) || 0;
     const h = history.get(q.name) || [];
     h.push(depth); if (h.length > 60) h.shift();

@@ -119,13 +119,50 @@ pub(crate) async fn route(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, segs: &[&str]) -> 
     }
 }
 
+/// The queue manager as MQ's `GET /admin/qmgr` answers it (`status` as with `?status=*`),
+/// with sealmq's `started` (UNIX seconds) and `platform` kept beside it.
 fn qmgr(ctx: &Ctx) -> Value {
+    let conns = ctx.qm.connections().iter().filter(|c| !c.internal).count();
+    let pubsub = if ctx.qm.check_pubsub_enabled().is_ok() {
+        "running"
+    } else {
+        "stopped"
+    };
     json!({
         "name": ctx.qm.name(),
         "state": "running",
         "started": ctx.qm.started,
         "platform": "unix",
+        "status": {
+            "started": iso8601(ctx.qm.started),
+            "channelInitiatorState": "running",
+            "ldapConnectionState": "disconnected",
+            "connectionCount": conns,
+            "publishSubscribeState": pubsub,
+        },
     })
+}
+
+/// UNIX seconds as MQ's REST API writes times (`2026-11-28T00:06:04.000Z`).
+fn iso8601(secs: u64) -> String {
+    let days = secs / 86_400;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.000Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 /// Queues (with their status when local) or channels, from DISPLAY.
@@ -192,8 +229,17 @@ async fn objects(ctx: &Arc<Ctx>, kind: &str, name: Option<&str>) -> Response<Bod
         .map(|b| {
             let mut p = params(b);
             let name = p.remove(kind).unwrap_or(Value::Null);
-            let mut o =
-                json!({"name": name, "type": p.get("type").or(p.get("chltype")).cloned().unwrap_or(Value::Null)});
+            let ty = p
+                .get("type")
+                .or(p.get("chltype"))
+                .cloned()
+                .unwrap_or(Value::Null);
+            // A queue's type as MQ's REST API names it (local, alias, remote, model).
+            let ty = match (kind, ty.as_str()) {
+                ("queue", Some(t)) => json!(queue_type(t)),
+                _ => ty,
+            };
+            let mut o = json!({"name": name, "type": ty});
             if kind == "queue"
                 && let Some(s) = status.iter().find(|s| s.get("queue") == Some(&o["name"]))
             {
@@ -224,6 +270,17 @@ async fn objects(ctx: &Arc<Ctx>, kind: &str, name: Option<&str>) -> Response<Bod
         );
     }
     reply::json(200, &json!({ kind: list }))
+}
+
+/// MQSC's queue type as MQ's REST API writes it.
+fn queue_type(t: &str) -> String {
+    match t {
+        "QLOCAL" => "local".into(),
+        "QALIAS" => "alias".into(),
+        "QREMOTE" => "remote".into(),
+        "QMODEL" => "model".into(),
+        other => other.to_ascii_lowercase(),
+    }
 }
 
 /// A DISPLAY block as MQ's REST parameters: lower-case keys, numbers as numbers.
@@ -445,6 +502,13 @@ mod tests {
 
     fn cmd(v: Value) -> Option<String> {
         command_of(&v).ok()
+    }
+
+    #[test]
+    fn times_are_written_as_mq_writes_them() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(951_782_400), "2000-02-29T00:00:00.000Z");
+        assert_eq!(iso8601(1_795_824_364), "2026-11-28T00:06:04.000Z");
     }
 
     #[test]
