@@ -127,6 +127,13 @@ fn run_command_and_run_command_json_define_display_alter_delete() {
     );
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.json()["overallCompletionCode"], 0, "{}", r.body);
+    assert!(
+        r.json()["commandResponse"][0]["message"][0]
+            .as_str()
+            .is_some_and(|m| m.contains("REST.Q")),
+        "the command's message, as MQ gives it: {}",
+        r.body
+    );
     let r = w.mqsc_json(
         ADMIN,
         r#"{"type":"runCommandJSON","command":"display","qualifier":"qlocal","name":"REST.Q",

@@ -354,8 +354,9 @@ async fn mqsc(ctx: &Arc<Ctx>, who: &Who, rq: &Rq) -> Response<Body> {
             responses.push(json!({"completionCode": 0, "reasonCode": 0, "parameters": params(b)}));
         }
         if !r.ok || r.objects.is_empty() && !display {
+            // MQ's answer carries the command's message, success or not.
             let mut e = json!({"completionCode": cc, "reasonCode": rc});
-            if !r.ok {
+            if !r.message.is_empty() {
                 e["message"] = json!([r.message]);
             }
             responses.push(e);
