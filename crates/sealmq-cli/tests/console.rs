@@ -90,6 +90,11 @@ fn the_console_lists_queues_and_a_put_through_its_form_changes_the_depth() {
         "the page is wider than a phone: {v}"
     );
     assert_eq!(v["errors"], serde_json::json!([]), "script errors: {v}");
+    // The browse list: the one message, its length and persistence, no payload.
+    let listed = v["browse_list"].as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{v}");
+    assert_eq!(listed[0][2], "28", "{v}");
+    assert_eq!(listed[0][3], "nonPersistent", "{v}");
     // The application waiting on APP.REPLY is among the connections, with its user.
     let conns = v["connections"].to_string();
     assert!(conns.contains("sealmq"), "{v}");

@@ -564,6 +564,71 @@ fn messages_put_get_and_browse_with_their_headers() {
         msg,
     );
     assert_eq!(r.status, 400, "{}", r.body);
+    // The message list (MQ's messagelist): summaries, no payload, nothing taken.
+    let r = w.curl(
+        &[
+            "-u",
+            APP,
+            "-H",
+            "ibm-mq-rest-csrf-token: x",
+            "-H",
+            &format!("ibm-mq-md-correlationId: {correl}"),
+            "-H",
+            "ibm-mq-md-persistence: persistent",
+            "-H",
+            "ibm-mq-md-replyTo: REPLY.Q",
+            "-H",
+            "Content-Type: text/plain;charset=utf-8",
+            "--data-binary",
+            "listed message",
+        ],
+        msg,
+    );
+    let id = r.header("ibm-mq-md-messageId").unwrap_or_default();
+    w.h.ok(&["put", "QW", "APP.Q", "--message", "second", "--count", "2"]);
+    let list_path = "messaging/qmgr/QW/queue/APP.Q/messagelist";
+    let r = w.curl(&["-u", APP], list_path);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let list = r.json()["messages"].as_array().cloned().unwrap_or_default();
+    assert_eq!(list.len(), 3, "{}", r.body);
+    assert_eq!(list[0]["messageId"], id.as_str(), "{}", r.body);
+    assert_eq!(list[0]["correlationId"], correl.as_str(), "{}", r.body);
+    assert_eq!(list[0]["persistence"], "persistent", "{}", r.body);
+    assert_eq!(list[0]["messageLength"], 14, "{}", r.body);
+    assert_eq!(list[0]["replyToQueue"], "REPLY.Q", "{}", r.body);
+    assert_eq!(list[0]["format"], "MQSTR", "{}", r.body);
+    assert!(
+        list[0]["putDateTime"]
+            .as_str()
+            .is_some_and(|t| t.ends_with('Z')),
+        "{}",
+        r.body
+    );
+    assert!(!r.body.contains("listed message"), "no payload in a list");
+    assert_eq!(w.h.depth("QW", "APP.Q"), 3, "nothing taken");
+    let r = w.curl(
+        &["-u", APP],
+        &format!("{list_path}?limit=5&correlationId={correl}"),
+    );
+    assert_eq!(
+        r.json()["messages"].as_array().map(Vec::len),
+        Some(1),
+        "{}",
+        r.body
+    );
+    let r = w.curl(&["-u", APP], &format!("{list_path}?limit=2"));
+    assert_eq!(
+        r.json()["messages"].as_array().map(Vec::len),
+        Some(2),
+        "{}",
+        r.body
+    );
+    for bad in ["limit=0", "limit=x", "messageId=zz"] {
+        let r = w.curl(&["-u", APP], &format!("{list_path}?{bad}"));
+        assert_eq!(r.status, 400, "{bad}: {}", r.body);
+    }
+    let r = w.curl(&["-u", READER], list_path);
+    assert_eq!(r.status, 403, "the read-only role browses no messages");
     // The read-only user has no messaging role.
     let r = w.curl(&["-u", READER], msg);
     assert_eq!(r.status, 403);

@@ -146,7 +146,7 @@ async function refresh() {
     select.append(o);
   }
   if (chosen) select.value = chosen;
-  $("queues").tBodies[0].replaceChildren(...rows);
+  fill("queues", ...rows);
 }
 
 async function channels() {
@@ -154,7 +154,7 @@ async function channels() {
   let status = [];
   try { status = await display("chstatus", "*"); } catch (e) { /* no status: definitions only */ }
   const of = new Map(status.map((s) => [s.channel, s]));
-  $("channels").tBodies[0].replaceChildren(...v.channel
+  fill("channels", ...v.channel
     .filter((c) => !c.name.startsWith("SYSTEM."))
     .map((c) => {
       const s = of.get(c.name) || {};
@@ -165,7 +165,7 @@ async function channels() {
 
 async function connections() {
   const list = await display("conn", "*", { type: "CONN" });
-  $("connections").tBodies[0].replaceChildren(...list
+  fill("connections", ...list
     .filter((c) => c.appltype !== "SYSTEM")
     .map((c) => row([c.conn, c.userid, c.appltag, c.channel || "", c.conname || "", c.handles])));
 }
@@ -181,7 +181,7 @@ async function ha() {
   $("ha").hidden = false;
   summary.textContent = "This instance: " + h.instance + " (" + h.role + "); active: " +
     (h.active || "none") + "; quorum " + (h.quorum || "unknown") + "; term " + h.term + ".";
-  $("ha").tBodies[0].replaceChildren(...(h.instances || []).map((i) =>
+  fill("ha", ...(h.instances || []).map((i) =>
     row([i.name, i.role, i.in_sync === undefined ? "unknown" : (i.in_sync ? "yes" : "no"),
       i.backlog === undefined ? "unknown" : i.backlog])));
 }
@@ -189,6 +189,17 @@ async function ha() {
 async function errorLog() {
   const v = await json("GET", base() + "/errorlog?lines=20");
   $("errorlog").textContent = v.errorLog.join("\n");
+}
+
+// Replaces a table's rows; each cell is labelled with its column's heading, which a phone's
+// narrow layout shows before the value (the headings themselves are hidden there).
+function fill(id, ...rows) {
+  const t = $(id);
+  const heads = Array.from(t.tHead.rows[0].cells).map((c) => c.textContent.trim());
+  for (const r of rows) {
+    Array.from(r.cells).forEach((c, i) => { if (heads[i]) c.dataset.label = heads[i]; });
+  }
+  t.tBodies[0].replaceChildren(...rows);
 }
 
 function row(cells) {
@@ -200,7 +211,7 @@ function row(cells) {
 async function protection() {
   const p = (await json("GET", base() + "/protection")).protection;
   const ops = p.operations || {};
-  $("protection").tBodies[0].replaceChildren(...Object.keys(ops).map((k) =>
+  fill("protection", ...Object.keys(ops).map((k) =>
     row([k, ops[k].count, ops[k].seconds.toFixed(3)])));
   const facts = $("protection-facts");
   facts.replaceChildren();
@@ -213,10 +224,10 @@ async function protection() {
     facts.append(dt, dd);
   }
   const c = await json("GET", base() + "/certificate");
-  $("certificates").tBodies[0].replaceChildren(...c.certificate.map((x) =>
+  fill("certificates", ...c.certificate.map((x) =>
     row([x.use, x.subject, x.daysToExpiry])));
   const pol = await json("GET", base() + "/policy");
-  $("policies").tBodies[0].replaceChildren(...pol.policy.map((x) => {
+  fill("policies", ...pol.policy.map((x) => {
     const a = x.attributes || {};
     const list = (v) => (Array.isArray(v) ? v.join("; ") : (v || ""));
     return row([x.name, a.signalg || "", a.encalg || "", list(a.recip), a.keyreuse === undefined ? "" : a.keyreuse]);
@@ -224,8 +235,12 @@ async function protection() {
 }
 
 async function browse(queue) {
-  const r = await call("GET", "/messaging/qmgr/" + encodeURIComponent(qmgr) + "/queue/" +
-    encodeURIComponent(queue) + "/message");
+  const base = "/messaging/qmgr/" + encodeURIComponent(qmgr) + "/queue/" + encodeURIComponent(queue);
+  const l = await call("GET", base + "/messagelist?limit=20");
+  const listed = l.ok ? (await l.json()).messages : [];
+  fill("browse-list", ...listed.map((m) =>
+    row([m.messageId, m.putDateTime, m.messageLength, m.persistence, m.priority])));
+  const r = await call("GET", base + "/message");
   if (r.status === 204) { $("browse-out").textContent = queue + ": no message."; return; }
   if (!r.ok) { const v = await r.json(); say(v.error[0].message); return; }
   const lines = [queue + ": first message"];

@@ -144,7 +144,7 @@ fn qmgr(ctx: &Ctx) -> Value {
 }
 
 /// UNIX seconds as MQ's REST API writes times (`2026-11-28T00:06:04.000Z`).
-fn iso8601(secs: u64) -> String {
+pub(crate) fn iso8601(secs: u64) -> String {
     let days = secs / 86_400;
     let rem = secs % 86_400;
     // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).

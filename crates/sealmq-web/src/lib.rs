@@ -22,6 +22,7 @@ mod auth;
 mod console;
 mod extensions;
 mod messaging;
+mod msglist;
 mod reply;
 
 pub use auth::Roles;

@@ -28,6 +28,18 @@ pub(crate) async fn route(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, segs: &[&str]) -> 
     let me = ctx.qm.name();
     let (qm, target) = match segs {
         ["qmgr", qm, "queue", q, "message"] => (*qm, Target::Queue(q.to_string())),
+        ["qmgr", qm, "queue", q, "messagelist"] => {
+            if *qm != me {
+                return other_qmgr(qm, &me);
+            }
+            if !who.messaging {
+                return forbidden(&format!("browse {q}"));
+            }
+            return match rq.method {
+                Method::GET => crate::msglist::list(ctx, who, rq, q).await,
+                _ => not_allowed(),
+            };
+        }
         ["qmgr", qm, "topic", topic @ .., "message"] if !topic.is_empty() => {
             (*qm, Target::Topic(topic.join("/")))
         }
@@ -43,13 +55,7 @@ pub(crate) async fn route(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, segs: &[&str]) -> 
         }
     };
     if qm != me {
-        return reply::error(
-            404,
-            "MQWB0009E",
-            &format!("Could not query the queue manager '{qm}'."),
-            &format!("This server serves queue manager {me}."),
-            2058,
-        );
+        return other_qmgr(qm, &me);
     }
     if !who.messaging {
         return forbidden(&format!("use messages on {}", target.name()));
@@ -60,6 +66,16 @@ pub(crate) async fn route(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, segs: &[&str]) -> 
         (Target::Queue(q), &Method::GET) => get(ctx, who, rq, q, true).await,
         _ => not_allowed(),
     }
+}
+
+fn other_qmgr(qm: &str, me: &str) -> Response<Body> {
+    reply::error(
+        404,
+        "MQWB0009E",
+        &format!("Could not query the queue manager '{qm}'."),
+        &format!("This server serves queue manager {me}."),
+        2058,
+    )
 }
 
 /// What a request puts to or gets from.
@@ -98,7 +114,7 @@ fn protection_error(user: &str, target: &str, detail: &str) -> MqError {
     )
 }
 
-fn bad(what: &str) -> Response<Body> {
+pub(crate) fn bad(what: &str) -> Response<Body> {
     reply::error(
         400,
         "MQWB0910E",
@@ -109,7 +125,7 @@ fn bad(what: &str) -> Response<Body> {
 }
 
 /// 48 hexadecimal digits (MQ's form of a 24-byte id).
-fn id_of(s: &str) -> Option<MsgId> {
+pub(crate) fn id_of(s: &str) -> Option<MsgId> {
     let s = s.trim();
     if s.len() != 48 {
         return None;
@@ -121,7 +137,7 @@ fn id_of(s: &str) -> Option<MsgId> {
     Some(id)
 }
 
-fn hex(id: &MsgId) -> String {
+pub(crate) fn hex(id: &MsgId) -> String {
     id.iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -54,6 +54,9 @@ const { chromium } = require(path.join(process.env.PLAYWRIGHT, "node_modules", "
     await page.waitForFunction(() => document.querySelector("#browse-out").textContent.includes("put through"),
       null, { timeout: 15000 });
     out.browse = await page.textContent("#browse-out");
+    await page.waitForSelector("#browse-list tbody tr", { timeout: 15000 });
+    out.browse_list = await page.$$eval("#browse-list tbody tr", (rs) => rs.map((r) =>
+      Array.from(r.cells).map((c) => c.textContent)));
     await page.waitForSelector("#certificates tbody tr", { timeout: 15000 });
     out.protection = await page.$$eval("#protection tbody tr td:first-child", (c) => c.map((x) => x.textContent));
     out.certificates = await page.$$eval("#certificates tbody tr", (rows) => rows.map((r) => r.textContent));
