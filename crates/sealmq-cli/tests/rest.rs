@@ -377,6 +377,12 @@ fn a_login_session_is_a_cookie_and_logout_ends_it() {
     );
     let r = w.curl(&["-b", jar], "login");
     assert_eq!(r.json()["user"][0]["name"], "reader", "{}", r.body);
+    assert_eq!(
+        r.json()["user"][0]["authenticationMechanism"],
+        "ltpaToken",
+        "{}",
+        r.body
+    );
     let r = w.curl(&["-b", jar], "admin/qmgr/QW");
     assert_eq!(r.status, 200);
     // Logout needs the CSRF header too; then the cookie is worth nothing.
@@ -708,6 +714,12 @@ fn client_certificates_topics_interception_and_the_console_resources() {
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.json()["user"][0]["name"], "app", "{}", r.body);
     assert_eq!(r.json()["user"][0]["role"][0], "MQWebUser", "{}", r.body);
+    assert_eq!(
+        r.json()["user"][0]["authenticationMechanism"],
+        "clientCertificate",
+        "{}",
+        r.body
+    );
     // One the keystore does not trust, though its CN is the same, gets no TLS session.
     let cert = cert_args(&stranger_ks);
     let cert: Vec<&str> = cert.iter().map(String::as_str).collect();

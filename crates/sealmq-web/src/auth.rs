@@ -48,18 +48,22 @@ fn named(list: &[String], user: &str, groups: &mut Option<Vec<String>>) -> bool 
 #[derive(Clone, Debug)]
 pub(crate) struct Who {
     pub user: String,
+    /// How the request was authenticated, as MQ's `GET /login` names it (`basic`,
+    /// `ltpaToken`, `clientCertificate`).
+    pub via: &'static str,
     pub admin: bool,
     pub readonly: bool,
     pub messaging: bool,
 }
 
 impl Who {
-    fn of(ctx: &Ctx, user: &str) -> Who {
+    fn of(ctx: &Ctx, user: &str, via: &'static str) -> Who {
         let roles = &ctx.options.roles;
         let mut groups = None;
         let admin = ctx.qm.admin() == Some(user) || named(&roles.admin, user, &mut groups);
         Who {
             user: user.to_string(),
+            via,
             admin,
             readonly: admin || named(&roles.readonly, user, &mut groups),
             messaging: admin || named(&roles.messaging, user, &mut groups),
@@ -214,18 +218,18 @@ pub(crate) fn certificate_user(
 /// session cookie's, or its basic credentials' (checked now).
 pub(crate) async fn authenticate(ctx: &Arc<Ctx>, rq: &Rq) -> Result<Who, Response<Body>> {
     if let Some(u) = &rq.cert_user {
-        return Ok(Who::of(ctx, u));
+        return Ok(Who::of(ctx, u, "clientCertificate"));
     }
     if let Some(t) = cookie_token(rq)
         && let Some(u) = ctx.sessions.user(&t)
     {
-        return Ok(Who::of(ctx, &u));
+        return Ok(Who::of(ctx, &u, "ltpaToken"));
     }
     let Some((user, password)) = basic(rq) else {
         return Err(unauthenticated(rq));
     };
     if check(ctx, rq, user.clone(), password).await {
-        Ok(Who::of(ctx, &user))
+        Ok(Who::of(ctx, &user, "basic"))
     } else {
         tracing::warn!(peer = %rq.peer, user = %user, "REST request refused: bad credentials");
         Err(unauthenticated(rq))
@@ -277,7 +281,11 @@ pub(crate) async fn login(ctx: &Arc<Ctx>, rq: &Rq) -> Response<Body> {
         Method::GET => match authenticate(ctx, rq).await {
             Ok(w) => reply::json(
                 200,
-                &serde_json::json!({"user": [{"name": w.user, "role": w.role_names()}]}),
+                &serde_json::json!({"user": [{
+                    "name": w.user,
+                    "role": w.role_names(),
+                    "authenticationMechanism": w.via,
+                }]}),
             ),
             Err(r) => r,
         },
