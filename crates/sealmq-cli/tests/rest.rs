@@ -38,6 +38,11 @@ impl Answer {
 impl Web {
     /// curl with `args`, then the URL under /ibmmq/rest/v2/.
     fn curl(&self, args: &[&str], path: &str) -> Answer {
+        self.curl_api("v2", args, path)
+    }
+
+    /// curl with `args`, then the URL under /ibmmq/rest/`api`/.
+    fn curl_api(&self, api: &str, args: &[&str], path: &str) -> Answer {
         let dir = self.h.dir.path();
         let (hdr, body) = (dir.join("curl.h"), dir.join("curl.b"));
         let o = std::process::Command::new("curl")
@@ -47,7 +52,7 @@ impl Web {
             .arg(&body)
             .args(["-w", "%{http_code}"])
             .args(args)
-            .arg(format!("{}/ibmmq/rest/v2/{path}", self.base))
+            .arg(format!("{}/ibmmq/rest/{api}/{path}", self.base))
             .output()
             .expect("curl runs (./test installs it)");
         let status = String::from_utf8_lossy(&o.stdout)
@@ -570,6 +575,39 @@ fn messages_put_get_and_browse_with_their_headers() {
         msg,
     );
     assert_eq!(r.status, 400, "{}", r.body);
+    // Version 3's ids: `ID:` before the hex, and an application's own correlation id.
+    let r = w.curl_api(
+        "v3",
+        &[
+            "-u",
+            APP,
+            "-H",
+            "ibm-mq-rest-csrf-token: x",
+            "-H",
+            "ibm-mq-md-correlationId: order-42",
+            "-H",
+            "Content-Type: text/plain;charset=utf-8",
+            "--data-binary",
+            "v3 message",
+        ],
+        msg,
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let id3 = r.header("ibm-mq-md-messageId").unwrap_or_default();
+    assert!(id3.starts_with("ID:") && id3.len() == 51, "{id3}");
+    let r = w.curl_api(
+        "v3",
+        &["-u", APP, "-X", "DELETE", "-H", "ibm-mq-rest-csrf-token: x"],
+        &format!("{msg}?correlationId=order-42"),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body, "v3 message");
+    let correl3 = r.header("ibm-mq-md-correlationId").unwrap_or_default();
+    assert!(correl3.starts_with("ID:6f726465722d3432"), "{correl3}");
+    assert_eq!(
+        r.header("ibm-mq-md-messageId").as_deref(),
+        Some(id3.as_str())
+    );
     // The message list (MQ's messagelist): summaries, no payload, nothing taken.
     let r = w.curl(
         &[

@@ -93,6 +93,9 @@ pub(crate) struct Rq {
     pub headers: HeaderMap,
     pub body: bytes::Bytes,
     pub peer: SocketAddr,
+    /// The REST API version of the path (`/ibmmq/rest/v1`, `v2`, `v3`): version 3 writes ids
+    /// with MQ's `ID:` prefix and takes an application's own correlation id.
+    pub api: u8,
     /// The user a client certificate of this connection names (`--web-client-certs`).
     pub cert_user: Option<Arc<str>>,
 }

@@ -287,11 +287,12 @@ async fn handle(
         body,
         peer,
         cert_user,
+        api: 2,
     };
     route(&ctx, rq).await
 }
 
-async fn route(ctx: &Arc<Ctx>, rq: auth::Rq) -> Response<Body> {
+async fn route(ctx: &Arc<Ctx>, mut rq: auth::Rq) -> Response<Body> {
     if rq.method == hyper::Method::GET
         && let Some(r) = console::file(&rq.path)
     {
@@ -306,7 +307,10 @@ async fn route(ctx: &Arc<Ctx>, rq: auth::Rq) -> Response<Body> {
     let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
     // /ibmmq/rest/{v1,v2,v3}/...
     let rest = match segs.as_slice() {
-        ["ibmmq", "rest", v, rest @ ..] if matches!(*v, "v1" | "v2" | "v3") => rest,
+        ["ibmmq", "rest", v, rest @ ..] if matches!(*v, "v1" | "v2" | "v3") => {
+            rq.api = if *v == "v3" { 3 } else { 2 };
+            rest
+        }
         _ => {
             return reply::error(
                 404,

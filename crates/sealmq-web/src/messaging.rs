@@ -124,9 +124,10 @@ pub(crate) fn bad(what: &str) -> Response<Body> {
     )
 }
 
-/// 48 hexadecimal digits (MQ's form of a 24-byte id).
+/// 48 hexadecimal digits (MQ's form of a 24-byte id), with or without version 3's `ID:`.
 pub(crate) fn id_of(s: &str) -> Option<MsgId> {
     let s = s.trim();
+    let s = s.strip_prefix("ID:").unwrap_or(s);
     if s.len() != 48 {
         return None;
     }
@@ -139,6 +140,36 @@ pub(crate) fn id_of(s: &str) -> Option<MsgId> {
 
 pub(crate) fn hex(id: &MsgId) -> String {
     id.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// An id as API version `api` writes it: 48 hex digits, `ID:` before them from version 3.
+pub(crate) fn id_text(api: u8, id: &MsgId) -> String {
+    if api >= 3 {
+        format!("ID:{}", hex(id))
+    } else {
+        hex(id)
+    }
+}
+
+/// A correlation id as API version `api` takes it: 48 hex digits (`ID:` and 48 hex digits
+/// from version 3), or from version 3 an application's own id — its UTF-8 bytes, at most 24,
+/// padded with zeros, as MQ's REST API v3 stores one.
+pub(crate) fn correl_of(api: u8, s: &str) -> Result<MsgId, String> {
+    let t = s.trim();
+    if api < 3 {
+        return id_of(t).ok_or(format!("correlation id '{s}': 48 hex digits"));
+    }
+    if t.starts_with("ID:") {
+        return id_of(t).ok_or(format!("correlation id '{s}': ID: and 48 hex digits"));
+    }
+    if t.is_empty() || t.len() > 24 {
+        return Err(format!(
+            "correlation id '{s}': ID: and 48 hex digits, or an application's id of 1 to 24 bytes"
+        ));
+    }
+    let mut id = NONE_ID;
+    id[..t.len()].copy_from_slice(t.as_bytes());
+    Ok(id)
 }
 
 /// The descriptor the request's headers give.
@@ -171,7 +202,7 @@ fn md_of(rq: &Rq) -> Result<Md, String> {
         };
     }
     if let Some(c) = rq.header("ibm-mq-md-correlationId") {
-        md.correl_id = id_of(c).ok_or(format!("ibm-mq-md-correlationId '{c}': 48 hex digits"))?;
+        md.correl_id = correl_of(rq.api, c).map_err(|e| format!("ibm-mq-md-correlationId: {e}"))?;
     }
     if let Some(p) = rq.header("ibm-mq-md-priority") {
         md.priority = match p.parse::<i32>() {
@@ -301,8 +332,9 @@ async fn put(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, target: Target) -> Response<Bod
     .await;
     match done {
         Some(Ok(md)) => {
+            let api = rq.api;
             let mut r = reply::with_type(201, Bytes::new(), "text/plain");
-            if let Ok(v) = HeaderValue::from_str(&hex(&md.msg_id)) {
+            if let Ok(v) = HeaderValue::from_str(&id_text(api, &md.msg_id)) {
                 r.headers_mut().insert("ibm-mq-md-messageId", v);
             }
             r
@@ -321,9 +353,9 @@ async fn get(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, q: &str, browse: bool) -> Respo
                 Ok(ms) => wait = Duration::from_millis(ms).min(MAX_WAIT),
                 Err(_) => return bad(&format!("wait '{v}': milliseconds")),
             },
-            "correlationId" => match id_of(&v) {
-                Some(id) => matching.correl_id = Some(id),
-                None => return bad(&format!("correlationId '{v}': 48 hex digits")),
+            "correlationId" => match correl_of(rq.api, &v) {
+                Ok(id) => matching.correl_id = Some(id),
+                Err(e) => return bad(&e),
             },
             "messageId" => match id_of(&v) {
                 Some(id) => matching.msg_id = Some(id),
@@ -371,7 +403,7 @@ async fn get(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, q: &str, browse: bool) -> Respo
     })
     .await;
     match got {
-        Some(Ok(g)) => message(g),
+        Some(Ok(g)) => message(g, rq.api),
         Some(Err(e)) if e.reason == ReasonCode::NoMsgAvailable => {
             reply::with_type(204, Bytes::new(), "text/plain")
         }
@@ -424,7 +456,7 @@ fn get_unprotected(
 }
 
 /// A message as MQ's REST API answers it: the body, the descriptor in headers.
-fn message(g: Got) -> Response<Body> {
+fn message(g: Got, api: u8) -> Response<Body> {
     let text = g.md.format.trim() == "MQSTR";
     let mut r = reply::with_type(
         200,
@@ -444,9 +476,9 @@ fn message(g: Got) -> Response<Body> {
             r.headers_mut().append(n, v);
         }
     };
-    put("ibm-mq-md-messageId", hex(&md.msg_id));
+    put("ibm-mq-md-messageId", id_text(api, &md.msg_id));
     if md.correl_id != NONE_ID {
-        put("ibm-mq-md-correlationId", hex(&md.correl_id));
+        put("ibm-mq-md-correlationId", id_text(api, &md.correl_id));
     }
     put(
         "ibm-mq-md-persistence",
@@ -496,6 +528,26 @@ mod tests {
     }
 
     #[test]
+    fn version_3_ids_carry_their_prefix_and_take_an_applications_own() {
+        let id = correl_of(3, &format!("ID:{}", "0b".repeat(24))).unwrap();
+        assert_eq!(id_text(3, &id), format!("ID:{}", "0b".repeat(24)));
+        assert_eq!(id_text(2, &id), "0b".repeat(24));
+        let own = correl_of(3, "order-42").unwrap();
+        assert_eq!(&own[..8], b"order-42");
+        assert!(own[8..].iter().all(|b| *b == 0));
+        assert!(correl_of(3, &"x".repeat(25)).is_err());
+        assert!(correl_of(3, "ID:zz").is_err());
+        assert!(
+            correl_of(2, "order-42").is_err(),
+            "version 2 takes hex only"
+        );
+        assert_eq!(
+            correl_of(2, &format!("ID:{}", "0b".repeat(24))).unwrap(),
+            id
+        );
+    }
+
+    #[test]
     fn ids_are_48_hex_digits() {
         let id = id_of(&"0a".repeat(24)).unwrap();
         assert_eq!(hex(&id), "0a".repeat(24));
@@ -508,6 +560,8 @@ mod tests {
         fn header_values_never_panic(v in ".{0,60}") {
             let _ = prop_value(&v);
             let _ = id_of(&v);
+            let _ = correl_of(3, &v);
+            let _ = correl_of(2, &v);
         }
     }
 }

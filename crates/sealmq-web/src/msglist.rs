@@ -5,7 +5,7 @@
 //! "messageLength"}]}`. Query: `limit` (at most [`MAX_LIST`]), `correlationId`, `messageId`.
 
 use crate::auth::{Rq, Who};
-use crate::messaging::{bad, hex, id_of};
+use crate::messaging::{bad, correl_of, id_of, id_text};
 use crate::{Body, Ctx, reply};
 use hyper::Response;
 use sealmq_engine::Connection;
@@ -27,9 +27,9 @@ pub(crate) async fn list(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, q: &str) -> Respons
                 Ok(n) if n > 0 => limit = n.min(MAX_LIST),
                 _ => return bad(&format!("limit '{v}': a number from 1")),
             },
-            "correlationId" => match id_of(&v) {
-                Some(id) => matching.correl_id = Some(id),
-                None => return bad(&format!("correlationId '{v}': 48 hex digits")),
+            "correlationId" => match correl_of(rq.api, &v) {
+                Ok(id) => matching.correl_id = Some(id),
+                Err(e) => return bad(&e),
             },
             "messageId" => match id_of(&v) {
                 Some(id) => matching.msg_id = Some(id),
@@ -38,7 +38,7 @@ pub(crate) async fn list(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, q: &str) -> Respons
             _ => {}
         }
     }
-    let (qm, user, q2) = (ctx.qm.clone(), who.user.clone(), q.to_string());
+    let (qm, user, q2, api) = (ctx.qm.clone(), who.user.clone(), q.to_string(), rq.api);
     let listed = crate::blocking(move || {
         let c = Connection::connect(&qm, &user, "sealmq REST")?;
         let h = c.open(&q2, OpenOptions::browse())?;
@@ -54,7 +54,7 @@ pub(crate) async fn list(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, q: &str) -> Respons
                 ..Default::default()
             };
             match c.get(&h, gmo) {
-                Ok(g) => out.push(summary(&g.md, g.data_len)),
+                Ok(g) => out.push(summary(&g.md, g.data_len, api)),
                 Err(e) if e.reason == ReasonCode::NoMsgAvailable => break,
                 // MQ answers an empty list for a GET-inhibited queue.
                 Err(e) if e.reason == ReasonCode::GetInhibited => break,
@@ -72,14 +72,14 @@ pub(crate) async fn list(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, q: &str) -> Respons
 }
 
 /// One message's summary, as MQ's messagelist writes it.
-fn summary(md: &sealmq_mqi::md::Md, len: usize) -> Value {
+fn summary(md: &sealmq_mqi::md::Md, len: usize, api: u8) -> Value {
     let correl = if md.correl_id == NONE_ID {
         String::new()
     } else {
-        hex(&md.correl_id)
+        id_text(api, &md.correl_id)
     };
     json!({
-        "messageId": hex(&md.msg_id),
+        "messageId": id_text(api, &md.msg_id),
         "correlationId": correl,
         "format": md.format.trim(),
         "persistence": if md.persistence == Persistence::Persistent { "persistent" } else { "nonPersistent" },
