@@ -14,6 +14,7 @@ fn the_console_lists_queues_and_a_put_through_its_form_changes_the_depth() {
     let h = Home::new();
     h.ok(&["create", "QC"]);
     h.passwd("QC", "opsuser", "ops-horse-battery");
+    h.passwd("QC", "appuser", "app-horse-battery");
     h.ok(&[
         "start",
         "QC",
@@ -23,11 +24,13 @@ fn the_console_lists_queues_and_a_put_through_its_form_changes_the_depth() {
         "--web-admin",
         "opsuser",
         "--web-messaging",
-        "opsuser",
+        "opsuser,appuser",
     ]);
     h.mqsc(
         "QC",
         "SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('opsuser') AUTHADD(CONNECT)\n\
+         SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('appuser') AUTHADD(CONNECT)\n\
+         SET AUTHREC PROFILE('APP.**') OBJTYPE(QUEUE) PRINCIPAL('appuser') AUTHADD(PUT,BROWSE)\n\
          DEFINE QLOCAL(APP.Q) DESCR('orders in')\nDEFINE QLOCAL(APP.REPLY)\n\
          SET AUTHREC PROFILE('APP.**') OBJTYPE(QUEUE) PRINCIPAL('opsuser') AUTHADD(PUT,GET,BROWSE)\n\
          DEFINE QLOCAL(PAY.Q)\nSET POLICY(PAY.Q) SIGNALG(SHA256) ENCALG(AES256) RECIP('CN=QC')\n\
@@ -57,6 +60,8 @@ fn the_console_lists_queues_and_a_put_through_its_form_changes_the_depth() {
         .env("USER", "opsuser")
         .env("PASSWORD", "ops-horse-battery")
         .env("QUEUE", "APP.Q")
+        .env("MSG_USER", "appuser")
+        .env("MSG_PASSWORD", "app-horse-battery")
         .env("SHOTS", &shots)
         .output()
         .expect("node runs (./test installs Node.js and playwright-core)");
@@ -124,7 +129,14 @@ fn the_console_lists_queues_and_a_put_through_its_form_changes_the_depth() {
     let _ = waiting.kill();
     let _ = waiting.wait();
     assert!(shots.join("console.png").exists());
-    // The form's put is on the queue.
-    assert_eq!(h.depth("QC", "APP.Q"), 1);
+    // A messaging-only user sees no administration, and put and browsed by name.
+    assert!(
+        v["msg_who"].as_str().is_some_and(|w| w.starts_with("appuser")),
+        "{v}"
+    );
+    assert_eq!(v["msg_admin_hidden"], true, "{v}");
+    assert_eq!(v["msg_browse_rows"], 2, "{v}");
+    // The forms' puts are on the queue.
+    assert_eq!(h.depth("QC", "APP.Q"), 2);
     h.ok(&["stop", "QC"]);
 }

@@ -48,9 +48,14 @@ async function start() {
   $("logout").hidden = false;
   $("define-section").hidden = !roles.includes("MQWebAdmin");
   $("put-section").hidden = !roles.includes("MQWebUser");
-  const q = await json("GET", "/admin/qmgr");
-  qmgr = q.qmgr[0].name;
+  $("browse-section").hidden = !roles.includes("MQWebUser");
+  // Without the read-only role only messaging is open to the user: the page keeps to it.
+  const admin = roles.includes("MQWebAdminRO");
+  for (const s of document.querySelectorAll(".admin-only")) s.hidden = !admin;
+  qmgr = u.queueManager;
   $("qmgr-name").textContent = qmgr;
+  if (!admin) return;
+  const q = await json("GET", "/admin/qmgr");
   const facts = $("qm-facts");
   facts.replaceChildren();
   for (const [k, v] of [["Name", qmgr], ["State", q.qmgr[0].state],
@@ -66,7 +71,7 @@ async function start() {
 
 // What changes less often than depths: connections, channel status, HA, the error log.
 async function slow() {
-  if (!qmgr) return;
+  if (!qmgr || !roles.includes("MQWebAdminRO")) return;
   await connections();
   await channels();
   await ha();
@@ -101,12 +106,10 @@ function spark(values) {
 }
 
 async function refresh() {
-  if (!qmgr) return;
+  if (!qmgr || !roles.includes("MQWebAdminRO")) return;
   const v = await json("GET", "/admin/qmgr/" + encodeURIComponent(qmgr) + "/queue");
   const rows = [];
-  const select = $("put-queue");
-  const chosen = select.value;
-  select.replaceChildren();
+  const names = [];
   for (const q of v.queue) {
     if (q.type !== "local" || q.name.startsWith("SYSTEM.")) continue;
     const depth = (q.status && q.status.currentDepth) || 0;
@@ -142,10 +145,10 @@ async function refresh() {
       cell(handles, "num"),
       cell((q.attributes && q.attributes.descr) || ""), act);
     rows.push(tr);
-    const o = document.createElement("option"); o.value = o.textContent = q.name;
-    select.append(o);
+    const o = document.createElement("option"); o.value = q.name;
+    names.push(o);
   }
-  if (chosen) select.value = chosen;
+  $("queue-names").replaceChildren(...names);
   fill("queues", ...rows);
 }
 
@@ -269,7 +272,7 @@ $("logout").addEventListener("click", async () => {
 
 $("put-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
-  const q = $("put-queue").value;
+  const q = $("put-queue").value.trim();
   const headers = { "Content-Type": "text/plain;charset=utf-8" };
   if ($("put-persistent").checked) headers["ibm-mq-md-persistence"] = "persistent";
   const r = await call("POST", "/messaging/qmgr/" + encodeURIComponent(qmgr) + "/queue/" +
@@ -277,6 +280,11 @@ $("put-form").addEventListener("submit", async (ev) => {
   if (r.status === 201) { say(""); $("status").textContent = "Put to " + q + "."; }
   else { const v = await r.json(); say(v.error[0].message); }
   await refresh();
+});
+
+$("browse-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  try { await browse($("browse-queue").value.trim()); } catch (e) { say(e.message); }
 });
 
 $("define-form").addEventListener("submit", async (ev) => {

@@ -288,6 +288,9 @@ pub(crate) async fn login(ctx: &Arc<Ctx>, rq: &Rq) -> Response<Body> {
                     "name": w.user,
                     "role": w.role_names(),
                     "authenticationMechanism": w.via,
+                    // sealmq's: the queue manager this server is, for a user without
+                    // the read-only role (who may not GET /admin/qmgr).
+                    "queueManager": ctx.qm.name(),
                 }]}),
             ),
             Err(r) => r,

@@ -42,7 +42,7 @@ const { chromium } = require(path.join(process.env.PLAYWRIGHT, "node_modules", "
     out.qmgr = await page.textContent("#qmgr-name");
     out.queues = await page.$$eval("#queues tbody tr", (rows) => rows.map((r) => r.dataset.queue));
     out.depth_before = await page.textContent(depth);
-    await page.selectOption("#put-queue", q);
+    await page.fill("#put-queue", q);
     await page.fill("#put-text", "put through the console form");
     await page.click("#put-form button[type=submit]");
     await page.waitForFunction((sel) => {
@@ -77,6 +77,30 @@ const { chromium } = require(path.join(process.env.PLAYWRIGHT, "node_modules", "
     await page.setViewportSize({ width: 390, height: 844 });
     await page.screenshot({ path: path.join(process.env.SHOTS, "console-phone.png"), fullPage: true });
     out.phone_overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth + 1);
+    // A user with the messaging role only: the page keeps to messaging (no administrative
+    // section), and a put and a browse by queue name work.
+    if (process.env.MSG_USER) {
+      await page.setViewportSize({ width: 1200, height: 900 });
+      await page.click("#logout");
+      await page.waitForSelector("#login-form", { state: "visible" });
+      await page.fill("#username", process.env.MSG_USER);
+      await page.fill("#password", process.env.MSG_PASSWORD);
+      await page.press("#password", "Enter");
+      await page.waitForFunction(() => document.querySelector("#who").textContent.includes("MQWebUser"),
+        null, { timeout: 15000 });
+      out.msg_who = await page.textContent("#who");
+      out.msg_admin_hidden = await page.$$eval(".admin-only", (ss) => ss.every((x) => x.hidden));
+      await page.fill("#put-queue", q);
+      await page.fill("#put-text", "put by a messaging user");
+      await page.click("#put-form button[type=submit]");
+      await page.waitForFunction((qq) => document.querySelector("#status").textContent === "Put to " + qq + ".",
+        q, { timeout: 15000 });
+      await page.fill("#browse-queue", q);
+      await page.click("#browse-form button[type=submit]");
+      await page.waitForFunction(() => document.querySelectorAll("#browse-list tbody tr").length === 2,
+        null, { timeout: 15000 });
+      out.msg_browse_rows = await page.$$eval("#browse-list tbody tr", (rs) => rs.length);
+    }
     out.errors = errors;
   } catch (e) {
     out.failure = String(e);
