@@ -85,7 +85,16 @@ pub struct CreateArgs {
     /// it receives the group's log from the active instance instead of forming the group.
     #[arg(long, requires = "ha")]
     pub rejoin: bool,
+    /// Host names and IP addresses the queue manager's certificate names (subjectAltName),
+    /// comma-separated, beside localhost, 127.0.0.1 and ::1: HTTPS clients of the REST API
+    /// (`start --web`) check the server by them.
+    #[arg(long, value_delimiter = ',', value_name = "HOST,...")]
+    pub host: Vec<String>,
 }
+
+/// The names every queue manager's certificate carries, so that a local HTTPS client can
+/// check it by name (`curl --cacert <QM dir>/keystore/identity.pem https://localhost:PORT`).
+const LOCAL_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
 #[derive(Args)]
 pub struct StartArgs {
@@ -155,6 +164,24 @@ pub struct MqscArgs {
 
 pub fn create(a: CreateArgs) -> CliResult {
     sealmq_engine::objects::validate_name(&a.qm).map_err(|e| e.to_string())?;
+    // Checked before anything is made: a name a certificate cannot carry is refused here.
+    for h in &a.host {
+        let h = h.trim();
+        let name = |h: &str| {
+            (1..=253).contains(&h.len())
+                && h.split('.').all(|l| {
+                    (1..=63).contains(&l.len())
+                        && l.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '*')
+                })
+        };
+        if !(h.parse::<std::net::IpAddr>().is_ok() || name(h)) {
+            return Err(format!(
+                "--host '{h}': a host name (letters, digits, '-', '.') or an IP address"
+            )
+            .into());
+        }
+    }
     let dir = qm_dir(&a.qm);
     if dir.join("log").exists() {
         return Err(format!(
@@ -224,7 +251,14 @@ pub fn create(a: CreateArgs) -> CliResult {
         Some(g) => sealmq_ha::instance_dn(&a.qm, &g.instance),
         None => format!("CN={}", a.qm),
     };
-    let spec = IdentitySpec::new(Dn::parse(&dn)?, KeyKind::P256, 3650);
+    let mut spec = IdentitySpec::new(Dn::parse(&dn)?, KeyKind::P256, 3650);
+    spec.hosts = LOCAL_HOSTS.iter().map(|h| h.to_string()).collect();
+    for h in &a.host {
+        let h = h.trim();
+        if !h.is_empty() && !spec.hosts.iter().any(|x| x == h) {
+            spec.hosts.push(h.to_string());
+        }
+    }
     Keystore::init(&dir.join("keystore"), &spec, a.ca.as_deref())?;
     match &group {
         Some(g) => println!(

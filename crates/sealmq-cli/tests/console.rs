@@ -131,7 +131,9 @@ fn the_console_lists_queues_and_a_put_through_its_form_changes_the_depth() {
     assert!(shots.join("console.png").exists());
     // A messaging-only user sees no administration, and put and browsed by name.
     assert!(
-        v["msg_who"].as_str().is_some_and(|w| w.starts_with("appuser")),
+        v["msg_who"]
+            .as_str()
+            .is_some_and(|w| w.starts_with("appuser")),
         "{v}"
     );
     assert_eq!(v["msg_admin_hidden"], true, "{v}");

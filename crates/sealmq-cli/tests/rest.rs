@@ -198,6 +198,29 @@ fn run_command_and_run_command_json_define_display_alter_delete() {
         "{}",
         r.body
     );
+    // The queue manager's certificate names localhost: a client that checks the server by
+    // its name and the certificate (no -k) gets in.
+    let port = w.base.rsplit(':').next().unwrap_or_default().to_string();
+    let ca = w.h.qm_dir("QW").join("keystore").join("identity.pem");
+    let o = std::process::Command::new("curl")
+        .args([
+            "-s",
+            "--max-time",
+            "30",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+        ])
+        .arg("--cacert")
+        .arg(&ca)
+        .args(["-u", READER])
+        .arg(format!(
+            "https://localhost:{port}/ibmmq/rest/v2/admin/qmgr/QW"
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "200", "{o:?}");
     let r = w.curl(&["-u", READER], "admin/qmgr");
     assert_eq!(r.json()["qmgr"][0]["name"], "QW", "{}", r.body);
     let st = &r.json()["qmgr"][0]["status"];
@@ -355,6 +378,10 @@ fn roles_csrf_and_bad_requests_are_refused_with_mq_errors() {
     let cert: Vec<&str> = cert.iter().map(String::as_str).collect();
     let r = w.curl(&cert, "admin/qmgr/QW");
     assert_eq!(r.status, 401, "{}", r.body);
+    // A --host a certificate cannot carry is refused before anything is made.
+    let err = w.h.fails(&["create", "QBAD", "--host", "bad host!"]);
+    assert!(err.contains("--host"), "{err}");
+    assert!(!w.h.qm_dir("QBAD").join("log").exists());
     // No password in the queue manager's log.
     let log = std::fs::read_to_string(w.h.qm_dir("QW").join("qm.log")).unwrap_or_default();
     assert!(!log.contains("horse-battery"), "a password reached the log");

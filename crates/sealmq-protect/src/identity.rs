@@ -27,6 +27,9 @@ pub struct IdentitySpec {
     pub not_after: SystemTime,
     /// The explicit insecure switch: allow an RSA-1024 key.
     pub insecure_rsa1024: bool,
+    /// Host names and IP addresses for the certificate's subjectAltName (a server that HTTPS
+    /// clients check by host name: the queue manager's REST API). Empty: none.
+    pub hosts: Vec<String>,
 }
 
 impl IdentitySpec {
@@ -40,6 +43,7 @@ impl IdentitySpec {
             not_before: now - Duration::from_secs(3600),
             not_after: now + Duration::from_secs(u64::from(days) * 86_400),
             insecure_rsa1024: false,
+            hosts: Vec::new(),
         }
     }
 }
@@ -164,6 +168,16 @@ pub fn make_identity(spec: &IdentitySpec, ca: Option<&Signer<'_>>) -> Result<Mad
     params.not_after = odt(spec.not_after)?;
     params.serial_number = Some(random_serial()?);
     params.key_identifier_method = KeyIdMethod::Sha256;
+    for h in &spec.hosts {
+        let san = match h.parse::<std::net::IpAddr>() {
+            Ok(ip) => rcgen::SanType::IpAddress(ip),
+            Err(_) => rcgen::SanType::DnsName(
+                rcgen::string::Ia5String::try_from(h.as_str())
+                    .map_err(|_| rerr(format!("'{h}' is not a host name")))?,
+            ),
+        };
+        params.subject_alt_names.push(san);
+    }
     if spec.authority {
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         params.key_usages = vec![
