@@ -583,9 +583,31 @@ fn a_topic_opened_to_publish_and_a_subscription_for_new_publications_only() {
         "SET AUTHREC PROFILE('APP.NEWS') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT)
 ",
     );
+    // PUT but no GET on a queue: refused when it is opened, and the durable subscription the
+    // call made is not left behind delivering there.
+    h.mqsc(
+        "PST",
+        "DEFINE QLOCAL(APP.DROP)
+         SET AUTHREC PROFILE('APP.DROP') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT)
+",
+    );
+    let o = via(&[
+        "sub",
+        "PST",
+        "news/#",
+        "--name",
+        "APP.HALF",
+        "--durable",
+        "--dest",
+        "APP.DROP",
+    ]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("2035"), "{o:?}");
+    let shown = h.mqsc("PST", "DISPLAY SUB(*)\n");
+    assert!(!shown.contains("APP.HALF"), "{shown}");
     let o = via(&mine);
     assert!(o.status.success(), "{o:?}");
     h.ok(&["pub", "PST", "news/sport", "--message", "goal"]);
+    assert_eq!(h.depth("PST", "APP.DROP"), 0);
     assert_eq!(h.depth("PST", "APP.NEWS"), 1);
     let mut again = mine.to_vec();
     again.extend_from_slice(&["--resume", "--count", "1", "--remove"]);

@@ -67,6 +67,9 @@ impl Connection {
             }
             (e, _) => e,
         };
+        // Whether this call made the subscription (then a failure below takes it away again,
+        // durable or not: nothing is left the subscriber did not get).
+        let made = existing.is_none();
         let sub = match (existing, how) {
             (None, SubOpen::Resume) => {
                 return mqerr!(
@@ -151,7 +154,7 @@ impl Connection {
         match opened {
             Ok(h) => Ok((sub, h)),
             Err(e) => {
-                if !sub.durable {
+                if made || !sub.durable {
                     let _ = self.qm.delete_sub(&sub.name);
                 }
                 Err(e)
