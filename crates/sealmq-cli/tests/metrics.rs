@@ -117,6 +117,31 @@ fn ibm_exporter_names_parse_and_the_dashboard_asks_only_for_them() {
         value(&s, "sealmq_protection_error_queue_depth", &[]),
         Some(0.0)
     );
+    // The resource families (IBM's resource publications): percentages within 0-100, sizes
+    // and the queue manager's own memory above nothing.
+    for name in [
+        "ibmmq_qmgr_user_cpu_time_percentage",
+        "ibmmq_qmgr_system_cpu_time_percentage",
+        "ibmmq_qmgr_user_cpu_time_estimate_for_queue_manager_percentage",
+        "ibmmq_qmgr_system_cpu_time_estimate_for_queue_manager_percentage",
+        "ibmmq_qmgr_ram_free_percentage",
+        "ibmmq_qmgr_queue_manager_file_system_free_space_percentage",
+        "ibmmq_qmgr_log_file_system_free_space_percentage",
+        "ibmmq_qmgr_mq_errors_file_system_free_space_percentage",
+    ] {
+        let v = value(&s, name, &qm);
+        assert!(v.is_some_and(|v| (0.0..=100.0).contains(&v)), "{name}: {v:?}");
+    }
+    for name in [
+        "ibmmq_qmgr_ram_total_bytes",
+        "ibmmq_qmgr_ram_total_estimate_for_queue_manager_bytes",
+        "ibmmq_qmgr_queue_manager_file_system_in_use_bytes",
+        "ibmmq_qmgr_log_in_use_bytes",
+    ] {
+        let v = value(&s, name, &qm);
+        assert!(v.is_some_and(|v| v > 0.0), "{name}: {v:?}");
+    }
+    assert!(value(&s, "ibmmq_qmgr_cpu_load_one_minute_average_percentage", &qm).is_some());
 
     // The dashboard: valid JSON, and every family its queries name is one the endpoint
     // declares.

@@ -23,6 +23,7 @@ mod limits;
 mod listeners;
 pub mod metrics;
 mod metrics_ibm;
+mod metrics_res;
 mod os;
 mod pam;
 mod peer;

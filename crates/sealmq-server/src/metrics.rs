@@ -275,6 +275,7 @@ pub fn render(
         dse_ages(&mut o, d);
     }
     crate::metrics_ibm::render(&mut o, qm, chinit);
+    crate::metrics_res::render(&mut o, qm);
     if let Some(r) = qm.replication() {
         replication(&mut o, &r);
     }
