@@ -5,7 +5,8 @@
 //! its status numbers (a queue manager RUNNING is 2, a channel RUNNING 3: MQ's MQQMSTA_* and
 //! MQCHS_* values). Beside them, what IBM's exporter lacks: the protection error queue's depth
 //! (`sealmq_protection_error_queue_depth`). Written into the same exposition as the `sealmq_*`
-//! families (`metrics.rs`); docs/statistics.md lists both, and `metrics_res.rs` adds IBM's resource families.
+//! families (`metrics.rs`); docs/statistics.md lists both, and `metrics_res.rs` adds IBM's
+//! resource families.
 
 use crate::chinit::{Initiator, State};
 use sealmq_engine::QueueManager;
