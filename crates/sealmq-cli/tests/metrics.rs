@@ -130,7 +130,10 @@ fn ibm_exporter_names_parse_and_the_dashboard_asks_only_for_them() {
         "ibmmq_qmgr_mq_errors_file_system_free_space_percentage",
     ] {
         let v = value(&s, name, &qm);
-        assert!(v.is_some_and(|v| (0.0..=100.0).contains(&v)), "{name}: {v:?}");
+        assert!(
+            v.is_some_and(|v| (0.0..=100.0).contains(&v)),
+            "{name}: {v:?}"
+        );
     }
     for name in [
         "ibmmq_qmgr_ram_total_bytes",

@@ -136,17 +136,26 @@ pub(crate) fn render(o: &mut Out, qm: &QueueManager) {
     {
         for (name, v) in [
             ("ibmmq_qmgr_cpu_load_one_minute_average_percentage", load[0]),
-            ("ibmmq_qmgr_cpu_load_five_minute_average_percentage", load[1]),
-            ("ibmmq_qmgr_cpu_load_fifteen_minute_average_percentage", load[2]),
+            (
+                "ibmmq_qmgr_cpu_load_five_minute_average_percentage",
+                load[1],
+            ),
+            (
+                "ibmmq_qmgr_cpu_load_fifteen_minute_average_percentage",
+                load[2],
+            ),
         ] {
-            g(o, name, "The machine's load average per CPU, percent.", v / cpus * 100.0);
+            g(
+                o,
+                name,
+                "The machine's load average per CPU, percent.",
+                v / cpus * 100.0,
+            );
         }
     }
     if let Ok(mem) = std::fs::read_to_string("/proc/meminfo")
-        && let (Some(total), Some(avail)) = (
-            kb_field(&mem, "MemTotal:"),
-            kb_field(&mem, "MemAvailable:"),
-        )
+        && let (Some(total), Some(avail)) =
+            (kb_field(&mem, "MemTotal:"), kb_field(&mem, "MemAvailable:"))
     {
         g(
             o,
@@ -222,7 +231,10 @@ mod tests {
 
     #[test]
     fn proc_readings_parse() {
-        assert_eq!(kb_field("MemTotal:  2048 kB\n", "MemTotal:"), Some(2048 * 1024));
+        assert_eq!(
+            kb_field("MemTotal:  2048 kB\n", "MemTotal:"),
+            Some(2048 * 1024)
+        );
         assert_eq!(kb_field("x", "MemTotal:"), None);
         assert!(machine_cpu().is_some_and(|(u, s, all)| u + s <= all));
         assert!(process_cpu().is_some());
