@@ -701,6 +701,10 @@ fn messages_put_get_and_browse_with_their_headers() {
         let r = w.curl(&["-u", APP], &format!("{list_path}?{bad}"));
         assert_eq!(r.status, 400, "{bad}: {}", r.body);
     }
+    // Without BROWSE on a queue its list is refused (2035).
+    let r = w.curl(&["-u", APP], "messaging/qmgr/QW/queue/SECRET.Q/messagelist");
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert_eq!(r.json()["error"][0]["reasonCode"], 2035, "{}", r.body);
     let r = w.curl(&["-u", READER], list_path);
     assert_eq!(r.status, 403, "the read-only role browses no messages");
     // The read-only user has no messaging role.

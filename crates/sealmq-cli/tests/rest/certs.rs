@@ -194,6 +194,16 @@ fn client_certificates_topics_interception_and_the_console_resources() {
     );
     assert_eq!(r.status, 400, "{}", r.body);
     assert_eq!(r.json()["error"][0]["reasonCode"], 2425, "{}", r.body);
+    // PUB is granted under prices only: elsewhere 2035, and nothing is delivered.
+    let r = w.curl(
+        &with(
+            &app,
+            &["-H", "ibm-mq-rest-csrf-token: x", "--data-binary", "x"],
+        ),
+        "messaging/qmgr/QC/topic/weather/message",
+    );
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert_eq!(r.json()["error"][0]["reasonCode"], 2035, "{}", r.body);
     let r = w.curl(
         &with(&app, &["-X", "GET"]),
         "messaging/qmgr/QC/topic/prices/fruit/message",
