@@ -246,11 +246,7 @@ fn unprotect(
     got: &Got,
     copy: bool,
 ) -> Option<(sealmq_engine::Md, Vec<u8>)> {
-    let policy = match topic {
-        Some(t) => intercept::topic_policy(twin.qm(), t),
-        None => intercept::policy(twin.qm(), queue),
-    };
-    let Some(policy) = policy else {
+    let Some(policy) = intercept::get_policy(twin.qm(), queue, topic) else {
         return Some((got.md.clone(), got.payload.clone()));
     };
     match intercept::unprotect(twin, icpt.0.as_deref(), &policy, queue, got, copy, !copy) {

@@ -26,6 +26,15 @@ pub fn topic_policy(qm: &QueueManager, topic: &str) -> Option<Policy> {
     qm.topic_policy(topic).filter(|p| p.qop() != Qop::None)
 }
 
+/// The policy a get from queue `queue` is unprotected under: for a subscription's queue
+/// (`topic` given) its topic's, else the queue's own.
+pub fn get_policy(qm: &QueueManager, queue: &str, topic: Option<&str>) -> Option<Policy> {
+    match topic {
+        Some(t) => topic_policy(qm, t),
+        None => policy(qm, queue),
+    }
+}
+
 /// The bytes to store for a put to `name`: `None` when they are stored as given (no policy, or
 /// already a protected message: never protected twice), else the protected message. The error
 /// is the detail of a 2063 (MQRC_SECURITY_ERROR).

@@ -544,11 +544,8 @@ impl Pusher {
             buffer: None,
         };
         let policy = self.intercept.as_ref().and_then(|p| {
-            match &self.topic {
-                Some(t) => sealmq_engine::intercept::topic_policy(&self.qm, t),
-                None => sealmq_engine::intercept::policy(&self.qm, &self.hobj.name),
-            }
-            .map(|policy| (p, policy))
+            sealmq_engine::intercept::get_policy(&self.qm, &self.hobj.name, self.topic.as_deref())
+                .map(|policy| (p, policy))
         });
         let got = match policy {
             Some((p, policy)) => {

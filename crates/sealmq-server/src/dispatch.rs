@@ -339,10 +339,9 @@ impl Session {
     /// intercepts: its queue's, or for a subscription's queue its topic's (with a quality of
     /// protection).
     pub(crate) fn intercept_policy(&self, hobj: u32) -> Option<sealmq_protect::Policy> {
-        match self.topics.get(&hobj) {
-            Some(topic) => sealmq_engine::intercept::topic_policy(&self.qm, topic),
-            None => sealmq_engine::intercept::policy(&self.qm, &self.handles.get(&hobj)?.name),
-        }
+        let queue = &self.handles.get(&hobj)?.name;
+        let topic = self.topics.get(&hobj).map(String::as_str);
+        sealmq_engine::intercept::get_policy(&self.qm, queue, topic)
     }
 
     /// MQCLOSE.

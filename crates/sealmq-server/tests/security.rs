@@ -331,27 +331,25 @@ fn svrconn_channels_set_mcauser_sslciph_and_sslpeer() {
     server.wait().unwrap();
 }
 
-#[test]
-fn qm_side_interception_protects_for_clients_without_a_keystore() {
+/// Queue manager `qm` (identity `CN=<qm>`) started with TLS on loopback, and an application
+/// keystore holding only a TLS identity `CN=app` (it does no protection of its own), each
+/// trusting the other: what QM-side interception needs (TLS with a client certificate).
+fn intercepting(
+    qm: &str,
+) -> (
+    sealmq_testkit::TempQm,
+    sealmq_server::ServerConfig,
+    std::path::PathBuf,
+    Server,
+) {
     use sealmq_protect::identity::IdentitySpec;
-    use sealmq_protect::{Dn, KeyKind, Keystore, Original, Protector};
-    let (d, mut cfg) = setup("QMI");
+    use sealmq_protect::{Dn, KeyKind, Keystore};
+    let (d, mut cfg) = setup(qm);
     let qm_ks = cfg.dir.join("keystore");
-    Keystore::init(
-        &qm_ks,
-        &IdentitySpec::new(Dn::parse("CN=QMI").unwrap(), KeyKind::P256, 30),
-        None,
-    )
-    .unwrap();
-    // Interception needs TLS with a client certificate: the application's keystore holds only
-    // its TLS identity (it does no protection of its own).
+    let id = |dn: &str| IdentitySpec::new(Dn::parse(dn).unwrap(), KeyKind::P256, 30);
+    Keystore::init(&qm_ks, &id(&format!("CN={qm}")), None).unwrap();
     let tls_ks = d.home().join("app-tls");
-    Keystore::init(
-        &tls_ks,
-        &IdentitySpec::new(Dn::parse("CN=app").unwrap(), KeyKind::P256, 30),
-        None,
-    )
-    .unwrap();
+    Keystore::init(&tls_ks, &id("CN=app"), None).unwrap();
     Keystore::load(&tls_ks)
         .unwrap()
         .trust(&std::fs::read(qm_ks.join("identity.pem")).unwrap())
@@ -363,6 +361,14 @@ fn qm_side_interception_protects_for_clients_without_a_keystore() {
     cfg.tls = true;
     cfg.listen = Some("127.0.0.1:0".parse().unwrap());
     let server = Server::start(&cfg).unwrap();
+    (d, cfg, tls_ks, server)
+}
+
+#[test]
+fn qm_side_interception_protects_for_clients_without_a_keystore() {
+    use sealmq_protect::{Keystore, Original, Protector};
+    let (_d, cfg, tls_ks, server) = intercepting("QMI");
+    let qm_ks = cfg.dir.join("keystore");
     let addr = server.tcp_addr().unwrap().to_string();
     let mut admin = Client::connect_local(&cfg.dir, "admin").unwrap();
     let (out, failed) = admin
@@ -533,35 +539,7 @@ fn a_protected_message_too_big_for_the_buffer_stays_on_the_queue() {
 #[test]
 fn qm_side_interception_protects_publications_once_and_unprotects_each_subscribers_copy() {
     use sealmq_client::pubsub::Subscription;
-    use sealmq_protect::identity::IdentitySpec;
-    use sealmq_protect::{Dn, KeyKind, Keystore};
-    let (d, mut cfg) = setup("QMT");
-    let qm_ks = cfg.dir.join("keystore");
-    Keystore::init(
-        &qm_ks,
-        &IdentitySpec::new(Dn::parse("CN=QMT").unwrap(), KeyKind::P256, 30),
-        None,
-    )
-    .unwrap();
-    // The application's keystore holds its TLS identity only: it cannot protect.
-    let tls_ks = d.home().join("app-tls");
-    Keystore::init(
-        &tls_ks,
-        &IdentitySpec::new(Dn::parse("CN=app").unwrap(), KeyKind::P256, 30),
-        None,
-    )
-    .unwrap();
-    Keystore::load(&tls_ks)
-        .unwrap()
-        .trust(&std::fs::read(qm_ks.join("identity.pem")).unwrap())
-        .unwrap();
-    Keystore::load(&qm_ks)
-        .unwrap()
-        .trust(&std::fs::read(tls_ks.join("identity.pem")).unwrap())
-        .unwrap();
-    cfg.tls = true;
-    cfg.listen = Some("127.0.0.1:0".parse().unwrap());
-    let server = Server::start(&cfg).unwrap();
+    let (_d, cfg, tls_ks, server) = intercepting("QMT");
     let addr = server.tcp_addr().unwrap().to_string();
     let mut admin = Client::connect_local(&cfg.dir, "admin").unwrap();
     let (out, failed) = admin

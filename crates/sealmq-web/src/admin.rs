@@ -202,26 +202,24 @@ async fn objects(ctx: &Arc<Ctx>, kind: &str, name: Option<&str>) -> Response<Bod
         .get(1)
         .map(|r| r.objects.iter().map(params).collect())
         .unwrap_or_default();
-    // Oldest message age and put/get counts since start (the console's rates), by queue.
-    let (ages, totals) = if kind == "queue" {
+    // Oldest message age and put/get counts since start (the console's rates) of the queues
+    // listed, read in one pass over those queues only.
+    let activity: HashMap<String, (u64, u64, u64)> = if kind == "queue" {
+        let names: std::collections::HashSet<String> = status
+            .iter()
+            .filter_map(|s| s.get("queue").and_then(Value::as_str).map(String::from))
+            .collect();
         let qm = ctx.qm.clone();
         crate::blocking(move || {
-            let ages: HashMap<String, u64> = qm
-                .queue_gauges()
+            qm.queue_activity(&names)
                 .into_iter()
-                .map(|(name, _, _, _, age)| (name, age))
-                .collect();
-            let totals: HashMap<String, (u64, u64)> = qm
-                .queue_totals()
-                .into_iter()
-                .map(|(name, _, c)| (name, (c.puts, c.gets)))
-                .collect();
-            (ages, totals)
+                .map(|(name, age, puts, gets)| (name, (age, puts, gets)))
+                .collect()
         })
         .await
         .unwrap_or_default()
     } else {
-        Default::default()
+        HashMap::new()
     };
     let list: Vec<Value> = first
         .objects
@@ -249,9 +247,9 @@ async fn objects(ctx: &Arc<Ctx>, kind: &str, name: Option<&str>) -> Response<Bod
                     "openOutputCount": s.get("opprocs"),
                     "uncommittedMessages": s.get("uncom"),
                     "currentFileSize": s.get("curfsize"),
-                    "oldestMessageAge": o["name"].as_str().and_then(|n| ages.get(n)),
+                    "oldestMessageAge": o["name"].as_str().and_then(|n| activity.get(n)).map(|a| a.0),
                 });
-                if let Some((puts, gets)) = o["name"].as_str().and_then(|n| totals.get(n)) {
+                if let Some((_, puts, gets)) = o["name"].as_str().and_then(|n| activity.get(n)) {
                     o["status"]["putCount"] = json!(puts);
                     o["status"]["getCount"] = json!(gets);
                 }
@@ -342,7 +340,13 @@ async fn mqsc(ctx: &Arc<Ctx>, who: &Who, rq: &Rq) -> Response<Body> {
         return bad_json("exactly one MQSC command");
     }
     let r = &out[0];
-    tracing::info!(user = %who.user, ok = r.ok, "REST MQSC: {script}");
+    // Changes are the administrator's record; the console's DISPLAYs every few seconds
+    // would bury them (and rotate the error log), so those go to debug.
+    if display {
+        tracing::debug!(user = %who.user, ok = r.ok, "REST MQSC: {script}");
+    } else {
+        tracing::info!(user = %who.user, ok = r.ok, "REST MQSC: {script}");
+    }
     let (cc, rc) = if r.ok {
         (0, 0)
     } else {

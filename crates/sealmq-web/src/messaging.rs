@@ -95,10 +95,7 @@ impl Target {
     fn policy(&self, ctx: &Ctx) -> Option<sealmq_protect::Policy> {
         match self {
             Target::Queue(q) => intercept::policy(&ctx.qm, q),
-            Target::Topic(t) => ctx
-                .qm
-                .topic_policy(t)
-                .filter(|p| p.qop() != sealmq_protect::Qop::None),
+            Target::Topic(t) => intercept::topic_policy(&ctx.qm, t),
         }
     }
 }

@@ -60,12 +60,7 @@ impl QueueManager {
         self.each_local(
             |_| true,
             |name, st| {
-                let age = st
-                    .entries
-                    .oldest()
-                    .and_then(|e| st.message(e).ok())
-                    .map(|m| (now - m.md.put_time_ms).max(0) as u64 / 1000)
-                    .unwrap_or(0);
+                let age = oldest_age(st, now);
                 let usage = st.def.usage.name();
                 let status = QueueStatus::of(st);
                 (
@@ -75,6 +70,23 @@ impl QueueManager {
                     status,
                     age,
                 )
+            },
+        )
+    }
+
+    /// For the local queues `names` holds (one pass, no other queue read): the age of the
+    /// oldest committed message in seconds (as [`QueueManager::queue_gauges`]) and the puts
+    /// and destructive gets since the start (the REST API's queue status).
+    pub fn queue_activity(
+        &self,
+        names: &std::collections::HashSet<String>,
+    ) -> Vec<(String, u64, u64, u64)> {
+        let now = sealmq_mqi::md::now_ms();
+        self.each_local(
+            |name| names.contains(name),
+            |name, st| {
+                let c = st.stats.total;
+                (name.to_string(), oldest_age(st, now), c.puts, c.gets)
             },
         )
     }
@@ -89,4 +101,14 @@ impl QueueManager {
             },
         )
     }
+}
+
+/// Seconds since the oldest committed message of `st` was put (MSGAGE; 0 when empty, or
+/// when that message cannot be read), at `now_ms`.
+fn oldest_age(st: &crate::queue::QueueState, now_ms: i64) -> u64 {
+    st.entries
+        .oldest()
+        .and_then(|e| st.message(e).ok())
+        .map(|m| (now_ms - m.md.put_time_ms).max(0) as u64 / 1000)
+        .unwrap_or(0)
 }
