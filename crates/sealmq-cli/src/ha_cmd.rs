@@ -112,6 +112,10 @@ pub fn run(cfg: ServerConfig, group: Group) -> CliResult {
             restart_as_replica();
         }
     };
+    {
+        let qm = server.queue_manager().clone();
+        node.set_local_sync(Box::new(move || qm.sync_log().map_err(|e| e.to_string())));
+    }
     node.set_serving();
     tracing::info!(
         "queue manager {} instance {}: active",

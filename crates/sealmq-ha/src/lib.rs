@@ -16,11 +16,13 @@ mod machine;
 mod net;
 mod node;
 mod snapwire;
+mod takeup;
 mod types;
 
 pub use machine::{SNAPSHOT_BYTES, SNAPSHOT_DIR, StateFiles};
 pub use net::instance_dn;
 pub use node::{Node, Role, SWITCH_HOLD, Status};
+pub use takeup::LocalSync;
 pub use types::Batch;
 
 use serde::{Deserialize, Serialize};

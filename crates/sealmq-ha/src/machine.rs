@@ -49,7 +49,7 @@ pub const INSTALLING: &str = "installing";
 /// Batches applied between a replica's snapshots (`SEALMQ_HA_SNAPSHOT_BYTES` overrides it).
 pub const SNAPSHOT_BYTES: u64 = 256 << 20;
 
-type Meta = SnapshotMeta<u64, BasicNode>;
+pub(crate) type Meta = SnapshotMeta<u64, BasicNode>;
 
 struct Inner {
     /// The instance's recovery log while no engine holds it.
@@ -257,16 +257,30 @@ impl Machine {
             last_membership: membership,
             snapshot_id: format!("{}-{lsn}", applied.map_or(0, |a| a.index)),
         };
-        std::fs::rename(&building, self.snap_dir.join(STATE))
-            .map_err(|e| sto_err("cannot keep the snapshot", e))?;
-        replace_file(&self.snap_dir, META, &small_bytes(&meta)?)?;
+        self.keep(&building, meta.clone())?;
         let size = std::fs::metadata(self.snap_dir.join(STATE)).map_or(0, |m| m.len());
         tracing::info!(
             "high availability: snapshot {} made ({size} bytes, LSN {lsn}) in {} ms",
             meta.snapshot_id,
             started.elapsed().as_millis()
         );
-        lock(&self.inner).snapshot = Some(meta);
+        self.hand_to_raft();
+        Ok(())
+    }
+
+    /// Makes the state file `from` the current snapshot, described by `meta`: the file, its
+    /// description and what chunks are read from change together (under the state lock).
+    fn keep(&self, from: &Path, meta: Meta) -> Result<(), StorageError> {
+        let mut i = lock(&self.inner);
+        std::fs::rename(from, self.snap_dir.join(STATE))
+            .map_err(|e| sto_err("cannot keep the snapshot", e))?;
+        replace_file(&self.snap_dir, META, &small_bytes(&meta)?)?;
+        i.snapshot = Some(meta);
+        Ok(())
+    }
+
+    /// Has openraft take up the current snapshot (and purge its log before it).
+    fn hand_to_raft(&self) {
         if let Some(raft) = self.raft.get() {
             let raft = raft.clone();
             tokio::spawn(async move {
@@ -275,7 +289,72 @@ impl Machine {
                 }
             });
         }
-        Ok(())
+    }
+
+    /// The current snapshot's description, if there is one.
+    pub(crate) fn snapshot_meta(&self) -> Option<Meta> {
+        lock(&self.inner).snapshot.clone()
+    }
+
+    /// Whether the engine holds the log (this instance is active).
+    pub(crate) fn is_released(&self) -> bool {
+        lock(&self.inner).released
+    }
+
+    /// Up to `max` bytes of snapshot `id`'s file from `offset`, with the sealing its head
+    /// names; fails when `id` is no longer the current snapshot.
+    pub(crate) fn read_snapshot(
+        &self,
+        id: &str,
+        offset: u64,
+        max: usize,
+    ) -> Result<(Vec<u8>, crate::snapwire::Sealing), String> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = {
+            let i = lock(&self.inner);
+            match &i.snapshot {
+                Some(m) if m.snapshot_id == id => {}
+                _ => return Err(format!("snapshot {id} is no longer this instance's")),
+            }
+            std::fs::File::open(self.snap_dir.join(STATE))
+                .map_err(|e| format!("cannot open the snapshot: {e}"))?
+        };
+        let mut head = [0u8; sealmq_storage::dse::StreamHead::LEN];
+        f.read_exact(&mut head)
+            .map_err(|e| format!("cannot read the snapshot: {e}"))?;
+        let sealing = sealmq_storage::dse::StreamHead::decode(&head)
+            .ok_or("the snapshot has no head")?
+            .sealed;
+        let mut data = Vec::with_capacity(max.min(4 << 20));
+        f.seek(SeekFrom::Start(offset))
+            .and_then(|_| f.take(max as u64).read_to_end(&mut data))
+            .map_err(|e| format!("cannot read the snapshot: {e}"))?;
+        Ok((data, sealing))
+    }
+
+    /// On the active instance: makes `from` — a replica's snapshot, fetched and sealed as
+    /// this instance's own — its current snapshot, so that openraft purges the Raft log
+    /// before it. Its entries are in this instance's log (it wrote them as the active one);
+    /// false when this instance has that snapshot or a later one already.
+    pub(crate) fn take_up(&self, from: &Path, meta: Meta) -> Result<bool, StorageError> {
+        let _w = lock(&self.work);
+        {
+            let i = lock(&self.inner);
+            if !i.released {
+                return Err(sto_err(
+                    "a replica's snapshot was fetched by an instance that is not active",
+                    "it makes its own",
+                ));
+            }
+            let have = i.snapshot.as_ref().and_then(|s| s.last_log_id);
+            if have.is_some_and(|h| Some(h) >= meta.last_log_id) {
+                let _ = std::fs::remove_file(from);
+                return Ok(false);
+            }
+        }
+        self.keep(from, meta)?;
+        self.hand_to_raft();
+        Ok(true)
     }
 
     async fn current(&self) -> Result<Option<Snapshot<Ha>>, StorageError> {
@@ -396,15 +475,12 @@ impl RaftStateMachine<Ha> for Machine {
                 .state
                 .install_state(&self.snap_dir.join(RECEIVING))
                 .map_err(|e| sto_err("cannot install the snapshot received", e))?;
-            std::fs::rename(self.snap_dir.join(RECEIVING), self.snap_dir.join(STATE))
-                .map_err(|e| sto_err("cannot keep the snapshot", e))?;
-            replace_file(&self.snap_dir, META, &small_bytes(meta)?)?;
+            self.keep(&self.snap_dir.join(RECEIVING), meta.clone())?;
             let mut i = lock(&self.inner);
             self.reopen(&mut i)?;
             i.applied = meta.last_log_id;
             i.membership = meta.last_membership.clone();
             i.since = 0;
-            i.snapshot = Some(meta.clone());
             self.applied_index
                 .store(i.applied.map_or(0, |a| a.index), Ordering::Relaxed);
             drop(i);

@@ -74,6 +74,8 @@ pub(crate) const FRAME_MAX: usize = 512 << 20;
 const MAX_CONNS: usize = 16;
 /// How long a caller has to say `Hello`.
 const HELLO_WAIT: Duration = Duration::from_secs(5);
+/// Bytes of a replica's snapshot the active instance fetches at a time (`Rpc::SnapshotChunk`).
+pub(crate) const FETCH_CHUNK: usize = 3 << 20;
 
 #[derive(Serialize, Deserialize)]
 enum Rpc {
@@ -94,6 +96,13 @@ enum Rpc {
     Ping,
     /// The active instance's view of the group (`sealmq ha drain` decides on it).
     View,
+    /// From the active instance: the description of this instance's current snapshot.
+    SnapshotMeta,
+    /// From the active instance: bytes of snapshot `id` from `offset` (in clear, inside TLS).
+    SnapshotChunk {
+        id: String,
+        offset: u64,
+    },
 }
 
 #[derive(Serialize, Deserialize)]
@@ -104,6 +113,9 @@ enum Answer {
     Snapshot(InstallSnapshotResponse<NodeId>),
     Elected,
     View(crate::Status),
+    SnapshotMeta(Option<crate::machine::Meta>),
+    /// At most [`FETCH_CHUNK`] bytes; fewer at the end of the file.
+    SnapshotChunk(Vec<u8>),
     /// Refused or failed, and why.
     Failed(String),
 }
@@ -163,15 +175,27 @@ pub(crate) fn hold_elections(raft: &Raft<Ha>, d: Duration) {
     });
 }
 
-pub(crate) async fn serve(
-    listener: TcpListener,
-    raft: Raft<Ha>,
-    group: Arc<Group>,
-    qm: String,
-    tls: Tls,
-    view: ViewFn,
-    handover: Arc<crate::node::Handover>,
-) {
+/// What the instance serves the others with.
+pub(crate) struct Served {
+    pub(crate) raft: Raft<Ha>,
+    pub(crate) group: Arc<Group>,
+    pub(crate) qm: String,
+    pub(crate) tls: Tls,
+    pub(crate) view: ViewFn,
+    pub(crate) handover: Arc<crate::node::Handover>,
+    pub(crate) machine: crate::machine::Machine,
+}
+
+pub(crate) async fn serve(listener: TcpListener, served: Served) {
+    let Served {
+        raft,
+        group,
+        qm,
+        tls,
+        view,
+        handover,
+        machine,
+    } = served;
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNS));
     loop {
         let (tcp, peer) = match listener.accept().await {
@@ -190,7 +214,7 @@ pub(crate) async fn serve(
         };
         let (raft, group, qm) = (raft.clone(), group.clone(), qm.clone());
         let (acceptor, view, handover) = (tls.acceptor.clone(), view.clone(), handover.clone());
-        let seal = tls.seal.clone();
+        let (seal, machine) = (tls.seal.clone(), machine.clone());
         tokio::spawn(async move {
             let _slot = slot;
             let _ = tcp.set_nodelay(true);
@@ -272,12 +296,38 @@ pub(crate) async fn serve(
                         None => Answer::Failed("this instance is not the active one".into()),
                     },
                     Rpc::Ping => Answer::Elected,
+                    Rpc::SnapshotMeta => Answer::SnapshotMeta(machine.snapshot_meta()),
+                    Rpc::SnapshotChunk { id, offset } => {
+                        snapshot_chunk(&machine, &seal, id, offset).await
+                    }
                 };
                 if write_frame(&mut s, &answer).await.is_err() {
                     break;
                 }
             }
         });
+    }
+}
+
+/// A chunk of this instance's current snapshot, opened for the wire (the active instance
+/// seals it under its own key).
+async fn snapshot_chunk(
+    machine: &crate::machine::Machine,
+    seal: &Arc<crate::snapwire::SnapSeal>,
+    id: String,
+    offset: u64,
+) -> Answer {
+    let (machine, seal) = (machine.clone(), seal.clone());
+    let read = tokio::task::spawn_blocking(move || {
+        let (mut data, mut sealing) = machine.read_snapshot(&id, offset, FETCH_CHUNK)?;
+        seal.outgoing(&mut sealing, offset, &mut data)?;
+        Ok::<_, String>(data)
+    })
+    .await;
+    match read {
+        Ok(Ok(data)) => Answer::SnapshotChunk(data),
+        Ok(Err(e)) => Answer::Failed(e),
+        Err(e) => Answer::Failed(format!("reading the snapshot failed: {e}")),
     }
 }
 
@@ -476,6 +526,55 @@ impl Network {
             Answer::Elected => Ok(()),
             Answer::Failed(e) => Err(e),
             _ => Err("an unexpected answer".into()),
+        }
+    }
+
+    /// The description of instance `target`'s current snapshot, if it has one.
+    pub(crate) async fn snapshot_meta(
+        &self,
+        target: NodeId,
+    ) -> Result<Option<crate::machine::Meta>, String> {
+        match self.ask(target, Rpc::SnapshotMeta).await? {
+            Answer::SnapshotMeta(m) => Ok(m),
+            _ => Err("an unexpected answer".into()),
+        }
+    }
+
+    /// Fetches instance `target`'s snapshot `id` on one connection, each chunk handed to
+    /// `sink` with its offset (in clear: the sink seals it); returns the bytes fetched.
+    pub(crate) async fn fetch_snapshot(
+        &self,
+        target: NodeId,
+        id: &str,
+        mut sink: impl FnMut(u64, Vec<u8>) -> Result<(), String>,
+    ) -> Result<u64, String> {
+        let addr = self
+            .group
+            .by_id(target)
+            .map(|i| i.addr.clone())
+            .ok_or("no such instance")?;
+        let mut f = self.clone();
+        let mut p = f.new_client(target, &BasicNode::new(addr)).await;
+        let mut offset = 0u64;
+        loop {
+            let rpc = Rpc::SnapshotChunk {
+                id: id.to_string(),
+                offset,
+            };
+            let data = match p
+                .call::<openraft::error::Infallible>(rpc, Duration::from_secs(30))
+                .await
+                .map_err(|e| e.to_string())?
+            {
+                Answer::SnapshotChunk(d) => d,
+                _ => return Err("an unexpected answer".into()),
+            };
+            let (n, last) = (data.len() as u64, data.len() < FETCH_CHUNK);
+            sink(offset, data)?;
+            offset += n;
+            if last {
+                return Ok(offset);
+            }
         }
     }
 

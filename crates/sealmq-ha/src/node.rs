@@ -101,6 +101,8 @@ pub struct Node {
     asker: Network,
     serving: Arc<AtomicBool>,
     handover: Arc<Handover>,
+    /// Syncs the active engine's log (set once it serves): taking up a replica's snapshot.
+    local_sync: Arc<std::sync::OnceLock<crate::takeup::LocalSync>>,
 }
 
 impl Node {
@@ -199,13 +201,29 @@ impl Node {
         });
         rt.spawn(serve(
             listener,
-            raft.clone(),
-            group.clone(),
-            qm.to_string(),
-            tls,
-            view,
-            handover.clone(),
+            crate::net::Served {
+                raft: raft.clone(),
+                group: group.clone(),
+                qm: qm.to_string(),
+                tls: tls.clone(),
+                view,
+                handover: handover.clone(),
+                machine: machine.clone(),
+            },
         ));
+        let local_sync: Arc<std::sync::OnceLock<crate::takeup::LocalSync>> = Arc::default();
+        rt.spawn(
+            crate::takeup::TakeUp {
+                raft: raft.clone(),
+                group: group.clone(),
+                asker: asker.clone(),
+                machine: machine.clone(),
+                seal: tls.seal.clone(),
+                snap_dir: dir.join(crate::SNAPSHOT_DIR),
+                sync: local_sync.clone(),
+            }
+            .run(),
+        );
         // The group is formed once, by its first instance (by name) when it is new; every other
         // instance, and one whose data was lost, waits for the active instance to send it the
         // group's log (two instances forming it at once would stand against each other).
@@ -241,6 +259,7 @@ impl Node {
             asker,
             handover,
             serving,
+            local_sync,
         };
         node.spawn_status_writer();
         Ok(node)
@@ -287,6 +306,12 @@ impl Node {
     /// "active" only then.
     pub fn set_serving(&self) {
         self.serving.store(true, Ordering::Relaxed);
+    }
+
+    /// How this (active) instance syncs its engine's log: it then takes up its replicas'
+    /// snapshots, so that its Raft log is purged behind them (takeup.rs).
+    pub fn set_local_sync(&self, sync: crate::takeup::LocalSync) {
+        let _ = self.local_sync.set(sync);
     }
 
     /// The engine of the now active instance takes over the log (see `Machine`).

@@ -12,7 +12,7 @@ use sealmq_types::sync::lock;
 use std::sync::{Arc, Mutex};
 
 /// Key and stream of the snapshot being sent or received.
-type Sealing = Option<(u32, [u8; 8])>;
+pub(crate) type Sealing = Option<(u32, [u8; 8])>;
 
 /// This instance's data keys and the snapshot it is receiving.
 #[derive(Default)]
@@ -74,28 +74,44 @@ impl SnapSeal {
     /// it is written.
     pub(crate) fn incoming(&self, id: &str, offset: u64, data: &mut [u8]) -> Result<(), String> {
         let mut r = lock(&self.receiving);
-        if offset == 0 {
-            let mut head = head_of(data)?;
-            if head.sealed.is_some() {
-                return Err("a snapshot arrived sealed under another instance's key".into());
-            }
-            let sealing = match &self.dse {
-                Some(d) => Some((d.current(), Dse::new_stream().map_err(|e| e.to_string())?)),
-                None => None,
-            };
-            head.sealed = sealing;
-            data[..StreamHead::LEN].copy_from_slice(&head.encode());
-            *r = Some((id.to_string(), sealing));
-        }
-        let sealing = match &*r {
+        let mut sealing = match &*r {
             Some((at, s)) if at == id => *s,
+            _ if offset == 0 => None,
             _ => {
                 return Err(format!(
                     "a chunk of snapshot {id} arrived before its beginning"
                 ));
             }
         };
-        match (sealing, &self.dse) {
+        self.seal_own(&mut sealing, offset, data)?;
+        if offset == 0 {
+            *r = Some((id.to_string(), sealing));
+        }
+        Ok(())
+    }
+
+    /// A chunk of a snapshot in clear (from the wire) sealed under this instance's own key;
+    /// `sealing` is chosen at the first chunk (offset 0, whose head it rewrites) and kept by
+    /// the caller for the others.
+    pub(crate) fn seal_own(
+        &self,
+        sealing: &mut Sealing,
+        offset: u64,
+        data: &mut [u8],
+    ) -> Result<(), String> {
+        if offset == 0 {
+            let mut head = head_of(data)?;
+            if head.sealed.is_some() {
+                return Err("a snapshot arrived sealed under another instance's key".into());
+            }
+            *sealing = match &self.dse {
+                Some(d) => Some((d.current(), Dse::new_stream().map_err(|e| e.to_string())?)),
+                None => None,
+            };
+            head.sealed = *sealing;
+            data[..StreamHead::LEN].copy_from_slice(&head.encode());
+        }
+        match (*sealing, &self.dse) {
             (Some(s), Some(d)) => xor(d, s, offset, data),
             _ => Ok(()),
         }

@@ -1,5 +1,5 @@
 //! Snapshots (docs/ha.md): replicas checkpoint their copy of the queue manager and snapshot it,
-//! the Raft log is purged behind the snapshots, and an instance whose disk was wiped is sent
+//! the active instance takes up their snapshots, the Raft logs are purged behind them, and an instance whose disk was wiped is sent
 //! a snapshot (its Raft log no longer reaches back) while messages flow — with encryption at
 //! rest, each instance sealing its own files.
 
@@ -50,6 +50,15 @@ fn replicas_snapshot_the_log_is_purged_and_a_wiped_instance_rejoins_by_snapshot_
             logged(&g, r, "snapshot") > 0 && g.dir(r).join("ha").join("purged").exists()
         });
     }
+    // The active instance takes up a replica's snapshot (it makes none of its own): its Raft
+    // log is purged behind it too.
+    wait_for(LONG, "the active instance's Raft log purged", || {
+        logged(&g, a, "taken up from instance") > 0 && g.dir(a).join("ha").join("purged").exists()
+    });
+    assert!(
+        g.dir(a).join("ha/snapshot/state").exists(),
+        "the active instance keeps the snapshot it took up"
+    );
     open_uow.commit().unwrap();
     drop(open_uow);
     g.wait_in_sync();
@@ -64,12 +73,9 @@ fn replicas_snapshot_the_log_is_purged_and_a_wiped_instance_rejoins_by_snapshot_
         "a replica's checkpoint"
     );
     assert!(segments <= 2, "a replica kept {segments} log segments");
-    // The active role moves to a replica whose Raft log was purged.
+    // The other replica loses its disk and comes back while an application puts: the active
+    // instance's log no longer reaches back, so it is sent the snapshot it took up.
     let b = r;
-    g.switch(a, b);
-    g.wait_in_sync();
-    // The third instance loses its disk and comes back while an application puts: the
-    // active instance's log no longer reaches back, so it is sent a snapshot.
     let w = (0..3).find(|i| *i != b && *i != a).unwrap();
     g.instances[w].home.kill9(QM);
     for d in ["log", "ha", "checkpoint", "queues", "policy.key"] {
@@ -80,7 +86,7 @@ fn replicas_snapshot_the_log_is_purged_and_a_wiped_instance_rejoins_by_snapshot_
     let stop = Arc::new(AtomicBool::new(false));
     let acked = Arc::new(AtomicU64::new(0));
     let t = {
-        let (c, stop, acked) = (g.client(b), stop.clone(), acked.clone());
+        let (c, stop, acked) = (g.client(a), stop.clone(), acked.clone());
         std::thread::spawn(move || putter(c, 0, stop, acked))
     };
     g.start(w);
@@ -110,8 +116,11 @@ fn replicas_snapshot_the_log_is_purged_and_a_wiped_instance_rejoins_by_snapshot_
         }
     }
     assert_eq!(tried, acked, "the application's connection broke");
-    // The rebuilt instance serves everything: the 4,000, the unit of work committed after
-    // the snapshots, and what was put while it rejoined — each once.
+    // The active role moves to a replica whose Raft log was purged, then to the rebuilt
+    // instance, which serves everything: the 4,000, the unit of work committed after the
+    // snapshots, and what was put while it rejoined — each once.
+    g.switch(a, b);
+    g.wait_in_sync();
     g.switch(b, w);
     let seen = drain(&mut g.client(w));
     assert!(seen.values().all(|&k| k == 1), "duplicates");

@@ -75,6 +75,15 @@ impl QueueManager {
         }
     }
 
+    /// Writes what the log holds pending and syncs its open segment (a replicated queue
+    /// manager's active instance does not sync each batch: a majority of the group holds it);
+    /// returns the LSN through which the log is on this instance's disk.
+    pub fn sync_log(&self) -> MqResult<Lsn> {
+        let lsn = self.log.last_lsn();
+        self.log.sync_to_disk()?;
+        Ok(lsn)
+    }
+
     /// Writes a checkpoint of the committed state and releases log segments no longer needed.
     pub fn checkpoint(&self) -> MqResult<Lsn> {
         let _one = lock(&self.checkpoint_lock);
