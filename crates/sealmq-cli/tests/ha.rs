@@ -554,6 +554,11 @@ fn signal(g: &Group, i: usize, sig: &str) {
         .unwrap()
         .success();
     assert!(ok, "kill {sig} {pid}");
+    // A stop takes effect once each of the process's threads is next scheduled: until then
+    // it still answers, and a probe could take it for the active instance.
+    if sig == "-STOP" {
+        wait_for(LONG, "the instance to stop", || g.paused(i));
+    }
 }
 
 /// Puts `n` messages in one unit of work at the active instance; refused at the connect
