@@ -531,17 +531,18 @@ fn threads_of(pid: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// Idle consumers cost the queue manager at most 1,024 pusher threads however many
-/// connections ask (200 × 32 idle consumers made 6,606 threads before): past it a consumer is
-/// refused with 2102, the administrator is served, and the threads go with the consumers.
+/// Idle consumers cost the queue manager no thread each (200 × 32 idle consumers made 6,606
+/// threads when each pusher was a thread): 4,096 of them run as tasks on two threads; past
+/// that a consumer is refused with 2102, the administrator is served, and the consumers'
+/// twins and tasks go with them.
 #[test]
-fn idle_consumers_are_bounded_by_the_pusher_limit() {
+fn idle_consumers_are_tasks_bounded_by_the_pusher_limit() {
     let h = Home::new();
     let _admin = qm(&h, "QB");
     let pid = h.pid("QB");
     let base = threads_of(&pid);
     let (mut apps, mut running, mut refused) = (Vec::new(), 0, 0);
-    for _ in 0..40 {
+    for _ in 0..136 {
         let mut app = Client::connect_local(&h.qm_dir("QB"), "idle").unwrap();
         let (hobj, _) = app.open("C.Q", OpenOptions::input()).unwrap();
         let mut mine = Vec::new();
@@ -559,11 +560,26 @@ fn idle_consumers_are_bounded_by_the_pusher_limit() {
     }
     let peak = threads_of(&pid);
     eprintln!(
-        "40 x 32 idle consumers: {running} running, {refused} refused; queue manager threads \
+        "136 x 32 idle consumers: {running} running, {refused} refused; queue manager threads \
          {base} -> {peak}"
     );
-    assert_eq!((running, refused), (1024, 256));
-    assert!(peak <= base + 1024 + 40 * 4, "{peak} threads");
+    assert_eq!((running, refused), (4096, 256));
+    // The pushers' runtime (2) and the blocking pool the consume requests passed through
+    // (at most 64): nothing per consumer.
+    assert!(
+        peak <= base + 2 + 64 + 8,
+        "{peak} threads for 4,096 consumers"
+    );
+    // Every consumer still works: a message put now reaches one of them.
+    let mut p = Client::connect_local(&h.qm_dir("QB"), "p").unwrap();
+    let (ph, _) = p.open("C.Q", OpenOptions::output()).unwrap();
+    p.put(ph, &mut Md::default(), b"to one of 4096", false)
+        .unwrap();
+    wait_for(
+        Duration::from_secs(30),
+        "a consumer to take the message",
+        || uncom(&h, "QB", "C.Q") == 1,
+    );
     assert!(h.mqsc("QB", "DISPLAY QMGR MAXUMSGS\n").contains("MAXUMSGS"));
     // Half the applications end their consumers one by one, half just disconnect.
     std::thread::scope(|s| {

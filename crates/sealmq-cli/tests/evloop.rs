@@ -234,6 +234,27 @@ fn the_thread_per_connection_server_still_serves_when_asked_for() {
         .unwrap();
     let g = c.get(hq, &GetOptions::default()).unwrap();
     assert_eq!(g.payload, b"threaded");
+    // Asynchronous consume on this server: the pushers' frames reach the connection's writer
+    // through a forwarding thread.
+    for n in 0..50u32 {
+        c.put(hq, &mut Default::default(), &n.to_le_bytes(), false)
+            .unwrap();
+    }
+    let mut consumer = c
+        .consume(
+            hq,
+            sealmq_client::ConsumeOptions {
+                window: 10,
+                batch: 5,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    for n in 0..50u32 {
+        let g = consumer.next(Duration::from_secs(10)).unwrap().unwrap();
+        assert_eq!(g.payload, n.to_le_bytes(), "in order, each once");
+    }
+    assert!(consumer.stop().unwrap().is_empty());
     drop(held);
     h.ok(&["stop", "QT"]);
 }

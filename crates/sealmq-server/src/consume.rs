@@ -1,6 +1,11 @@
 //! Asynchronous consume (wire version 2; docs/wire.md "Asynchronous consume"): one pusher
-//! thread per consumer gets the handle's messages and pushes them to the client while the
-//! connection's thread goes on serving requests (settlements, credit, commits, puts).
+//! task per consumer gets the handle's messages and pushes them to the client while the
+//! connection goes on serving requests (settlements, credit, commits, puts). Pushers run on
+//! a runtime of their own with two threads, whatever the number of consumers: a pusher waiting
+//! for credit, for a message or for its client to read holds no thread. What it pushes goes
+//! through a bounded channel to the connection's writer (the event loop's writing task, or
+//! on the thread-per-connection server a forwarding thread), so a client that stops reading
+//! makes its pusher wait, never the queue manager.
 //!
 //! Each batch is got in a unit of work of its own (a twin of the application's connection:
 //! same identity and handle, its own unit of work), so a batch is committed or backed out as
@@ -10,8 +15,8 @@
 //! connection ends (dropping their connections backs them out), so a crash of the
 //! application redelivers them, backout counts raised.
 //!
-//! Locks: the connection's writer (`Out`) is taken per frame by both threads; `credit` and
-//! `batches` are short; none is held while the engine gets a message.
+//! Locks: `credit`, `unsettled` and `idle` are short; none is held while the engine gets a
+//! message or across an await.
 
 use crate::icpt::Icpt;
 use sealmq_engine::mqi::{Browse, GetOptions};
@@ -25,22 +30,63 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
+use tokio::sync::Notify;
 
-/// The connection's writer, shared by its thread and its pushers.
+/// The connection's writer (thread-per-connection server), shared by its thread and the
+/// forwarder of its pushers' frames.
 pub(crate) type Out = Arc<Mutex<Box<dyn Write + Send>>>;
+
+/// Where a connection's pushers send their frames (whole frames, a batch at a time).
+pub(crate) type PushTx = tokio::sync::mpsc::Sender<Vec<u8>>;
+
+/// Frames a connection's pushers may have waiting before they wait themselves (back-pressure
+/// on the pushers, never on the queue manager).
+pub(crate) const PUSHED_IN_FLIGHT: usize = 64;
+
+/// For the thread-per-connection server: a channel whose frames a thread of the connection's
+/// writes to `out`, until every sender is gone or a write fails.
+pub(crate) fn forwarder(out: Out) -> Result<PushTx, String> {
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(PUSHED_IN_FLIGHT);
+    std::thread::Builder::new()
+        .name("consume-out".into())
+        .spawn(move || {
+            while let Some(b) = rx.blocking_recv() {
+                let mut w = lock(&out);
+                if w.write_all(&b).and_then(|_| w.flush()).is_err() {
+                    break;
+                }
+            }
+        })
+        .map_err(|e| format!("cannot start the consumers' writer: {e}"))?;
+    Ok(tx)
+}
+
+/// The pushers' runtime: two threads for every consumer of the process.
+fn runtime() -> Option<&'static tokio::runtime::Runtime> {
+    static RT: std::sync::OnceLock<Option<tokio::runtime::Runtime>> = std::sync::OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("sealmq-consume")
+            .enable_all()
+            .build()
+            .map_err(|e| tracing::error!("cannot start the consumers' runtime: {e}"))
+            .ok()
+    })
+    .as_ref()
+}
 
 /// Consumers one connection may run at once.
 const MAX_CONSUMERS: usize = 32;
 
-/// Pusher threads the whole process may run at once: a thread each, so that many idle
-/// consumers cannot take the host's process limit (200 connections of 32 consumers would
-/// be 6,400 threads). Past it, a new consumer is refused with 2102; existing ones go on.
-pub(crate) const MAX_PUSHERS: usize = 1024;
+/// Pushers the whole process may run at once (each a task, a twin connection and what it
+/// holds unsettled): past it, a new consumer is refused with 2102; existing ones go on.
+pub(crate) const MAX_PUSHERS: usize = 4096;
 
-/// Pusher threads running now, in this process.
+/// Pushers running now, in this process.
 static PUSHERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-/// One counted pusher thread; dropping it (when the thread ends) uncounts it.
+/// One counted pusher; dropping it (when the task ends) uncounts it.
 struct PusherSlot;
 
 impl PusherSlot {
@@ -60,9 +106,13 @@ impl Drop for PusherSlot {
     }
 }
 
-/// How long a pusher with nothing to push waits for a message before it looks whether it
-/// was stopped.
-const IDLE_WAIT: Duration = Duration::from_millis(100);
+/// How long a pusher with nothing to push waits for a message (or credit) before it looks
+/// again; a stop, credit or settlement ends the wait at once.
+const IDLE_WAIT: Duration = Duration::from_secs(1);
+
+/// A pusher under QM-side interception waits for a message on a thread (its get unprotects
+/// on the blocking side): at most this long at a time.
+const INTERCEPT_WAIT: Duration = Duration::from_millis(100);
 
 /// What the connection's thread and a pusher share.
 struct Shared {
@@ -74,7 +124,8 @@ struct Shared {
     held: std::sync::atomic::AtomicU64,
     /// MAXUMSGS when the consumer started.
     most: u64,
-    more: Condvar,
+    /// Credit granted, a batch settled, or the consumer stopped (one waiter: the pusher).
+    more: Notify,
     /// Batches pushed and not settled, with the units of work that got them (one per batch;
     /// read-ahead: one per message).
     unsettled: Mutex<HashMap<u32, (u32, Vec<Connection>)>>,
@@ -85,7 +136,29 @@ struct Shared {
 struct Consumer {
     hobj: u32,
     shared: Arc<Shared>,
-    pusher: Option<std::thread::JoinHandle<()>>,
+    /// Set when the pusher's task has ended.
+    pusher: Option<Arc<Ended>>,
+}
+
+/// A pusher's end, waited for by the connection (which is not on the pushers' runtime).
+#[derive(Default)]
+struct Ended {
+    done: Mutex<bool>,
+    cv: Condvar,
+}
+
+impl Ended {
+    fn set(&self) {
+        *lock(&self.done) = true;
+        self.cv.notify_all();
+    }
+
+    fn wait(&self) {
+        let mut d = lock(&self.done);
+        while !*d {
+            d = self.cv.wait(d).unwrap_or_else(|p| p.into_inner());
+        }
+    }
 }
 
 /// A connection's consumers, by tag.
@@ -99,7 +172,7 @@ pub(crate) struct Source<'a> {
     pub hobj: Arc<Hobj>,
     /// The topic string when the handle is a subscription's queue (its policy is the topic's).
     pub topic: Option<String>,
-    pub out: Out,
+    pub out: PushTx,
     /// QM-side interception on this connection, with the keystore to unprotect with.
     pub intercept: Option<Arc<sealmq_protect::Protector>>,
     /// The client speaks a protocol version without message properties: leave them out.
@@ -158,7 +231,7 @@ impl Consumers {
             credit: Mutex::new(u64::from(req.window)),
             held: std::sync::atomic::AtomicU64::new(0),
             most: u64::from(most),
-            more: Condvar::new(),
+            more: Notify::new(),
             unsettled: Mutex::new(HashMap::new()),
             idle: Mutex::new(Vec::new()),
         });
@@ -176,23 +249,25 @@ impl Consumers {
             first: src.conn.uow_twin(),
             hobj: src.hobj,
             out: src.out,
+            buf: Vec::new(),
             intercept: src.intercept,
             strip_properties: src.strip_properties,
             req: req.clone(),
             shared: shared.clone(),
         };
-        let t = std::thread::Builder::new()
-            .name(format!("consume-{}", req.tag))
-            .spawn(move || {
-                let _slot = slot;
-                pusher.run()
-            })
-            .map_err(|e| {
-                (
-                    ReasonCode::ResourceProblem.code(),
-                    format!("cannot start a consumer thread: {e}"),
-                )
-            })?;
+        let Some(rt) = runtime() else {
+            return Err((
+                ReasonCode::ResourceProblem.code(),
+                "the consumers' runtime could not start (see the error log)".into(),
+            ));
+        };
+        let t = Arc::new(Ended::default());
+        let ended = t.clone();
+        rt.spawn(async move {
+            let _slot = slot;
+            pusher.run().await;
+            ended.set();
+        });
         self.0.insert(
             req.tag,
             Consumer {
@@ -208,7 +283,7 @@ impl Consumers {
         if let Some(c) = self.0.get(&tag) {
             let mut credit = lock(&c.shared.credit);
             *credit = credit.saturating_add(u64::from(n)).min(c.shared.most);
-            c.shared.more.notify_all();
+            c.shared.more.notify_one();
         }
     }
 
@@ -256,7 +331,7 @@ impl Consumers {
         }
         lock(&c.shared.idle).extend(conns);
         c.shared.held.fetch_sub(u64::from(count), Ordering::AcqRel);
-        c.shared.more.notify_all();
+        c.shared.more.notify_one();
         match r {
             Ok(()) => (0, String::new()),
             Err(e) => (e.reason.code(), e.detail),
@@ -291,12 +366,12 @@ impl Consumers {
 }
 
 /// Stops pushers together: each is told first, then each is waited for, so that ending many
-/// costs one pusher's wait (at most IDLE_WAIT), not one each.
+/// costs at most one pusher's wait (an intercepting one's INTERCEPT_WAIT), not one each.
 fn halt_all<'a>(cs: impl Iterator<Item = &'a mut Consumer>) {
     let cs: Vec<&mut Consumer> = cs.collect();
     for c in &cs {
         c.shared.stop.store(true, Ordering::Release);
-        c.shared.more.notify_all();
+        c.shared.more.notify_one();
     }
     for c in cs {
         c.halt();
@@ -306,9 +381,9 @@ fn halt_all<'a>(cs: impl Iterator<Item = &'a mut Consumer>) {
 impl Consumer {
     fn halt(&mut self) {
         self.shared.stop.store(true, Ordering::Release);
-        self.shared.more.notify_all();
+        self.shared.more.notify_one();
         if let Some(t) = self.pusher.take() {
-            let _ = t.join();
+            t.wait();
         }
     }
 }
@@ -333,7 +408,9 @@ struct Pusher {
     hobj: Arc<Hobj>,
     /// A subscription's topic string (its policy is the topic's).
     topic: Option<String>,
-    out: Out,
+    out: PushTx,
+    /// Frames gathered until the batch's end is sent.
+    buf: Vec<u8>,
     intercept: Option<Arc<sealmq_protect::Protector>>,
     strip_properties: bool,
     req: ConsumeReq,
@@ -359,27 +436,31 @@ impl Pusher {
         credit > 0 && self.shared.held.load(Ordering::Acquire) < self.shared.most
     }
 
-    /// Waits for credit (and room under MAXUMSGS); false when stopped.
-    fn wait_credit(&self) -> bool {
-        let mut c = lock(&self.shared.credit);
-        while !self.may_push(*c) {
+    /// Waits for credit (and room under MAXUMSGS); false when stopped. A credit or a
+    /// settlement between the look and the wait leaves its notification stored: not lost.
+    async fn wait_credit(&self) -> bool {
+        loop {
             if self.stopped() {
                 return false;
             }
-            c = self
-                .shared
-                .more
-                .wait_timeout(c, IDLE_WAIT)
-                .map(|(g, _)| g)
-                .unwrap_or_else(|p| p.into_inner().0);
+            if self.may_push(*lock(&self.shared.credit)) {
+                return true;
+            }
+            let _ = tokio::time::timeout(IDLE_WAIT, self.shared.more.notified()).await;
         }
-        !self.stopped()
     }
 
-    fn send(&self, r: &Response, flush: bool) -> bool {
-        let mut w = lock(&self.out);
-        let ok = sealmq_wire::write_response_unflushed(&mut *w, 0, r).is_ok();
-        ok && (!flush || w.flush().is_ok())
+    /// Adds a frame to the batch being pushed; `flush` hands what was gathered to the
+    /// connection's writer (waiting while its channel is full). False: the connection ended.
+    async fn send(&mut self, r: &Response, flush: bool) -> bool {
+        if sealmq_wire::write_response_unflushed(&mut self.buf, 0, r).is_err() {
+            return false;
+        }
+        if !flush || self.buf.is_empty() {
+            return true;
+        }
+        let b = std::mem::take(&mut self.buf);
+        self.out.send(b).await.is_ok()
     }
 
     /// A twin with no unit of work open.
@@ -390,17 +471,17 @@ impl Pusher {
             .unwrap_or_else(|| self.first.uow_twin())
     }
 
-    fn push(&self, d: Delivery) -> bool {
+    async fn push(&mut self, d: Delivery) -> bool {
         if self.req.mode != mode::BROWSE {
             self.shared.held.fetch_add(1, Ordering::AcqRel);
         }
-        let ok = self.send(&Response::Delivery(d), false);
+        let ok = self.send(&Response::Delivery(d), false).await;
         let mut c = lock(&self.shared.credit);
         *c = c.saturating_sub(1);
         ok
     }
 
-    fn run(self) {
+    async fn run(mut self) {
         let mut spare: Vec<Connection> = Vec::new();
         let mut batch_no = 0u32;
         // Whether the client was told the queue had nothing for it (since the last push).
@@ -411,7 +492,7 @@ impl Pusher {
         // alone (carried), instead of joining theirs.
         let per_message = self.req.mode == mode::READAHEAD;
         let mut carried: Option<(Connection, Box<Delivery>)> = None;
-        'batches: while carried.is_some() || self.wait_credit() {
+        'batches: while carried.is_some() || self.wait_credit().await {
             batch_no = batch_no.wrapping_add(1).max(1);
             let mut conns: Vec<Connection> = Vec::new();
             let mut count = 0u32;
@@ -419,7 +500,7 @@ impl Pusher {
             let mut ended = None;
             if let Some((c, mut d)) = carried.take() {
                 d.batch = batch_no;
-                if !self.push(*d) {
+                if !self.push(*d).await {
                     break;
                 }
                 conns.push(c);
@@ -442,7 +523,7 @@ impl Pusher {
                     let wait = (count == 0 && told_empty).then_some(IDLE_WAIT);
                     let own = per_message.then(|| self.twin(&mut spare));
                     let step = match (&own, conns.first()) {
-                        (Some(c), _) | (None, Some(c)) => self.get(c, batch_no, wait, browse),
+                        (Some(c), _) | (None, Some(c)) => self.get(c, batch_no, wait, browse).await,
                         (None, None) => break,
                     };
                     match step {
@@ -457,7 +538,7 @@ impl Pusher {
                                 }
                                 conns.push(c);
                             }
-                            if !self.push(*d) {
+                            if !self.push(*d).await {
                                 break 'batches;
                             }
                             count += 1;
@@ -476,7 +557,7 @@ impl Pusher {
                                     batch: 0,
                                     count: 0,
                                 };
-                                if !self.send(&none, true) {
+                                if !self.send(&none, true).await {
                                     break 'batches;
                                 }
                                 told_empty = true;
@@ -505,7 +586,7 @@ impl Pusher {
                 } else {
                     lock(&self.shared.unsettled).insert(batch_no, (count, conns));
                 }
-                if !self.send(&end, true) {
+                if !self.send(&end, true).await {
                     break;
                 }
             } else {
@@ -513,24 +594,38 @@ impl Pusher {
             }
             if let Some((reason, detail)) = ended {
                 // Batch 0: the consumer itself ended.
-                let _ = self.send(
-                    &Response::Settled {
-                        tag: self.req.tag,
-                        batch: 0,
-                        reason,
-                        detail,
-                    },
-                    true,
-                );
+                let _ = self
+                    .send(
+                        &Response::Settled {
+                            tag: self.req.tag,
+                            batch: 0,
+                            reason,
+                            detail,
+                        },
+                        true,
+                    )
+                    .await;
                 break;
             }
         }
-        // A carried message not pushed goes back with its unit of work (the twin drops).
-        drop(carried);
-        let _ = lock(&self.out).flush();
+        // A carried message not pushed goes back with its unit of work (the twin drops:
+        // a backout may write the log, so on a thread let go for it).
+        if carried.is_some() {
+            tokio::task::block_in_place(|| drop(carried));
+        }
+        if !self.buf.is_empty() {
+            let b = std::mem::take(&mut self.buf);
+            let _ = self.out.send(b).await;
+        }
     }
 
-    fn get(&self, conn: &Connection, batch: u32, wait: Option<Duration>, browse: bool) -> Step {
+    async fn get(
+        &self,
+        conn: &Connection,
+        batch: u32,
+        wait: Option<Duration>,
+        browse: bool,
+    ) -> Step {
         let gmo = GetOptions {
             syncpoint: !browse,
             wait,
@@ -554,8 +649,14 @@ impl Pusher {
                     protector: Some(p),
                     stored: std::cell::Cell::new(None),
                 };
+                // This wait holds a thread: kept short, so that a stop is seen soon.
+                let gmo = GetOptions {
+                    wait: gmo.wait.map(|w| w.min(INTERCEPT_WAIT)),
+                    ..gmo
+                };
                 let g = sealmq_wire::GetReq::from_options(self.req.hobj, &gmo);
-                match icpt.get(conn, &self.hobj, &g, &policy) {
+                // Protection work (and this get's short wait) on a thread let go for it.
+                match tokio::task::block_in_place(|| icpt.get(conn, &self.hobj, &g, &policy)) {
                     Response::Got { md, payload, .. } => Ok((md, payload)),
                     // A message failing its checks went to the protection error queue in
                     // this batch's unit of work: nothing to deliver.
@@ -569,8 +670,9 @@ impl Pusher {
                     )),
                 }
             }
-            None => conn
-                .get(&self.hobj, gmo)
+            None => self
+                .get_plain(conn, &gmo)
+                .await
                 .map(|g| (g.md, g.payload))
                 .map_err(|e| (e.reason.code(), e.detail)),
         };
@@ -593,6 +695,41 @@ impl Pusher {
             }
             Err((reason, _)) if reason == ReasonCode::NoMsgAvailable.code() => Step::Nothing,
             Err((reason, detail)) => Step::End(reason, detail),
+        }
+    }
+
+    /// A get with no interception: a wait awaits the queue's wake-up or its deadline, a
+    /// persistent message got outside a unit of work its log force — no thread is held.
+    async fn get_plain(
+        &self,
+        conn: &Connection,
+        gmo: &GetOptions,
+    ) -> sealmq_engine::MqResult<sealmq_engine::Got> {
+        use sealmq_engine::mqi::GetStep;
+        let deadline = gmo.wait.map(|w| Instant::now() + w);
+        let mut step = conn.get_step(&self.hobj, gmo, deadline);
+        loop {
+            step = match step {
+                GetStep::Done(r) => return r,
+                GetStep::Durable(d) => {
+                    let waited = self.qm.durable(d.ticket()).await;
+                    return conn.get_durable(d, waited);
+                }
+                GetStep::Wait(w) => {
+                    let until = deadline.unwrap_or_else(Instant::now);
+                    // Credit, a settlement or a stop cuts the wait short (one last look).
+                    let (woken, cut) = tokio::select! {
+                        _ = w.waiter.woken() => (true, false),
+                        _ = tokio::time::sleep_until(until.into()) => (false, false),
+                        _ = self.shared.more.notified() => (false, true),
+                    };
+                    let deadline = if cut { Some(Instant::now()) } else { deadline };
+                    match conn.get_resume(&self.hobj, gmo, w, woken, deadline, false) {
+                        Some(next) => next,
+                        None => conn.get_step(&self.hobj, gmo, deadline),
+                    }
+                }
+            };
         }
     }
 }

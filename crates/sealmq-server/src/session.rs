@@ -35,8 +35,11 @@ pub(crate) struct Session {
     /// QM-side interception, with the keystore in use when the connection began.
     pub(crate) intercept: bool,
     pub(crate) protector: Option<Arc<sealmq_protect::Protector>>,
-    /// Where asynchronous consume's pushers write: made when the first consumer starts.
+    /// The connection's writer (thread-per-connection server).
     out: Option<Out>,
+    /// Where asynchronous consume's pushers send their frames: made when the first consumer
+    /// starts (`make_out` on the event loop, a forwarder of `out` otherwise).
+    pushes: Option<crate::consume::PushTx>,
     make_out: Option<MakeOut>,
     consumers: Consumers,
     acct: Option<acct::Accounting>,
@@ -63,8 +66,8 @@ pub(crate) struct Negotiated<'a> {
     pub(crate) user: &'a str,
 }
 
-/// Makes the writer of a connection's pushers (on the event loop, a forwarding task).
-pub(crate) type MakeOut = Box<dyn FnOnce() -> Out + Send>;
+/// Makes the channel of a connection's pushers (on the event loop, to a writing task).
+pub(crate) type MakeOut = Box<dyn FnOnce() -> crate::consume::PushTx + Send>;
 
 /// What becomes of a request.
 #[allow(clippy::large_enum_variant)] // one at a time, moved once
@@ -104,6 +107,7 @@ impl Session {
             intercept: n.intercept,
             protector: ctx.security.protector(),
             out,
+            pushes: None,
             make_out,
             consumers: Consumers::default(),
             nondurable: Vec::new(),
@@ -170,17 +174,26 @@ impl Session {
     }
 
     fn out(&mut self) -> Out {
-        if let Some(o) = &self.out {
-            return o.clone();
+        self.out
+            .get_or_insert_with(|| {
+                Arc::new(Mutex::new(
+                    Box::new(std::io::sink()) as Box<dyn std::io::Write + Send>
+                ))
+            })
+            .clone()
+    }
+
+    /// The channel the connection's pushers send through.
+    fn pushes(&mut self) -> Result<crate::consume::PushTx, String> {
+        if let Some(t) = &self.pushes {
+            return Ok(t.clone());
         }
-        let o = match self.make_out.take() {
+        let t = match self.make_out.take() {
             Some(make) => make(),
-            None => Arc::new(Mutex::new(
-                Box::new(std::io::sink()) as Box<dyn std::io::Write + Send>
-            )),
+            None => crate::consume::forwarder(self.out())?,
         };
-        self.out = Some(o.clone());
-        o
+        self.pushes = Some(t.clone());
+        Ok(t)
     }
 
     /// Answers one request: asynchronous consume's here, the rest in `dispatch.rs`, with
@@ -254,7 +267,15 @@ impl Session {
             }
             Request::Consume(ref c) => match self.handles.get(&c.hobj).cloned() {
                 Some(h) => {
-                    let out = self.out();
+                    let out = match self.pushes() {
+                        Ok(o) => o,
+                        Err(detail) => {
+                            return Ok(Flow::Reply(Response::Err {
+                                reason: ReasonCode::ResourceProblem.code(),
+                                detail,
+                            }));
+                        }
+                    };
                     let src = crate::consume::Source {
                         qm: &self.qm,
                         conn: &self.conn,

@@ -153,11 +153,7 @@ pub(crate) async fn serve<S: Stream>(
     let n = a.negotiated();
     let rt = tokio::runtime::Handle::current();
     let pushers = w.clone();
-    let make_out: crate::session::MakeOut = Box::new(move || {
-        Arc::new(std::sync::Mutex::new(
-            Box::new(pushers.for_pushers(&rt)) as Box<dyn std::io::Write + Send>
-        ))
-    });
+    let make_out: crate::session::MakeOut = Box::new(move || pushers.for_pushers(&rt));
     let session = Box::new(Session::new(&qm, conn, &ctx, a.admin, &n, Err(make_out)));
     let idle = svrconn_discint(&qm, &a.channel);
     let mut l = Loop {

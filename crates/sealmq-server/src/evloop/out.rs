@@ -1,5 +1,5 @@
 //! A connection's writing side on the event loop: answers written by its task, and what
-//! asynchronous consume's pushers (threads) hand over through a bounded channel. A write that
+//! asynchronous consume's pushers (tasks) hand over through a bounded channel. A write that
 //! makes no progress for the write-stall limit ends the connection.
 
 use std::sync::Arc;
@@ -7,9 +7,7 @@ use std::time::Duration;
 use tokio::io::{AsyncWrite, AsyncWriteExt, WriteHalf};
 use tokio::sync::{Mutex, Notify};
 
-/// Frames a pusher may have waiting before it waits itself (back-pressure on the pusher,
-/// never on the queue manager).
-const PUSHED_IN_FLIGHT: usize = 64;
+use crate::consume::{PUSHED_IN_FLIGHT, PushTx};
 
 /// The writing half of a connection, shared by its task and its pushers' forwarder.
 pub(crate) struct Writer<S> {
@@ -49,9 +47,9 @@ impl<S: AsyncWrite + Send + 'static> Writer<S> {
         r
     }
 
-    /// A writer for the connection's pushers (blocking threads): frames go through a bounded
-    /// channel to a task that writes them.
-    pub(crate) fn for_pushers(self: &Arc<Self>, rt: &tokio::runtime::Handle) -> PushOut {
+    /// The channel of the connection's pushers (tasks on their own runtime): a task of the
+    /// loop writes what they send, several batches in one write when they queue up.
+    pub(crate) fn for_pushers(self: &Arc<Self>, rt: &tokio::runtime::Handle) -> PushTx {
         let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(PUSHED_IN_FLIGHT);
         let me = self.clone();
         rt.spawn(async move {
@@ -65,10 +63,7 @@ impl<S: AsyncWrite + Send + 'static> Writer<S> {
                 }
             }
         });
-        PushOut {
-            buf: Vec::new(),
-            tx,
-        }
+        tx
     }
 }
 
@@ -80,29 +75,5 @@ pub(crate) async fn within<F: std::future::Future>(limit: Duration, f: F) -> Opt
     match first {
         std::task::Poll::Ready(v) => Some(v),
         std::task::Poll::Pending => tokio::time::timeout(limit, f).await.ok(),
-    }
-}
-
-/// What a pusher writes to: its frames are gathered until it flushes, then handed over.
-pub(crate) struct PushOut {
-    buf: Vec<u8>,
-    tx: tokio::sync::mpsc::Sender<Vec<u8>>,
-}
-
-impl std::io::Write for PushOut {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.buf.extend_from_slice(b);
-        Ok(b.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        if self.buf.is_empty() {
-            return Ok(());
-        }
-        let b = std::mem::take(&mut self.buf);
-        // Called on a pusher's thread, never on the event loop.
-        self.tx.blocking_send(b).map_err(|_| {
-            std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the connection ended")
-        })
     }
 }
