@@ -532,7 +532,7 @@ fn threads_of(pid: &str) -> u64 {
 }
 
 /// Idle consumers cost the queue manager no thread each (200 × 32 idle consumers made 6,606
-/// threads when each pusher was a thread): 4,096 of them run as tasks on two threads; past
+/// threads when each pusher was a thread): 4,096 of them run as tasks on one thread; past
 /// that a consumer is refused with 2102, the administrator is served, and the consumers'
 /// twins and tasks go with them.
 #[test]
@@ -564,7 +564,7 @@ fn idle_consumers_are_tasks_bounded_by_the_pusher_limit() {
          {base} -> {peak}"
     );
     assert_eq!((running, refused), (4096, 256));
-    // The pushers' runtime (2) and the blocking pool the consume requests passed through
+    // The pushers' runtime (1) and the blocking pool the consume requests passed through
     // (at most 64): nothing per consumer.
     assert!(
         peak <= base + 2 + 64 + 8,
