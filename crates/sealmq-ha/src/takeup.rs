@@ -73,12 +73,16 @@ impl TakeUp {
     /// The newest snapshot among the replicas later than this instance's own, if any.
     async fn newest(&self) -> Option<(NodeId, Meta)> {
         let have = self.machine.snapshot_meta().map_or(0, |m| index_of(&m));
+        // A snapshot past what this instance applied is not taken up (yet): openraft's
+        // snapshot may not stand ahead of its state machine.
+        let applied = self.machine.applied_index();
         let me = self.group.me();
         let mut best: Option<(NodeId, Meta)> = None;
         for id in (1..=self.group.instances.len() as u64).filter(|i| *i != me) {
             match self.asker.snapshot_meta(id).await {
                 Ok(Some(m))
                     if index_of(&m) > have
+                        && index_of(&m) <= applied
                         && lsn_of(&m).is_some()
                         && best
                             .as_ref()
