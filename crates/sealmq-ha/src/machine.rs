@@ -81,7 +81,7 @@ pub(crate) struct Machine {
     applied_index: Arc<AtomicU64>,
 }
 
-fn snapshot_every() -> u64 {
+pub(crate) fn snapshot_every() -> u64 {
     std::env::var("SEALMQ_HA_SNAPSHOT_BYTES")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -222,6 +222,7 @@ impl Node {
                 group: group.clone(),
                 asker: asker.clone(),
                 machine: machine.clone(),
+                store: store.clone(),
                 seal: tls.seal.clone(),
                 snap_dir: dir.join(crate::SNAPSHOT_DIR),
                 sync: local_sync.clone(),

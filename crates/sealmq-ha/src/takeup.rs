@@ -2,8 +2,9 @@
 //!
 //! A replica snapshots its own copy of the queue manager (machine.rs); the active instance
 //! cannot do so without stopping its queue manager while the whole state is written out. It
-//! takes up its replicas' snapshots instead: every [`EVERY`] it asks the others for the
-//! description of their current snapshot, and when one stands at a later Raft entry than its
+//! takes up its replicas' snapshots instead: every [`EVERY`], once its Raft log after its own
+//! snapshot is half a snapshot interval, it asks the others for the description of their
+//! current snapshot, and when one stands at a later Raft entry than its
 //! own — and its own log is on its disk through that snapshot's LSN (it syncs it first: the
 //! active instance's log is not synced per batch, the group holds each) — it fetches the state
 //! file in chunks over the group's TLS ([`Network::fetch_snapshot`]), seals it under its own
@@ -36,6 +37,7 @@ pub(crate) struct TakeUp {
     pub(crate) group: Arc<Group>,
     pub(crate) asker: Network,
     pub(crate) machine: Machine,
+    pub(crate) store: crate::logstore::LogStore,
     pub(crate) seal: Arc<SnapSeal>,
     pub(crate) snap_dir: PathBuf,
     /// Set once the engine serves on this instance (`Node::set_local_sync`).
@@ -63,6 +65,12 @@ impl TakeUp {
             let Some(sync) = self.sync.get() else {
                 continue;
             };
+            // The replicas are asked only once the Raft log after this instance's snapshot
+            // is half a snapshot interval: an idle group makes no connections for it.
+            let have = self.machine.snapshot_meta().map_or(0, |m| index_of(&m));
+            if self.store.bytes_after(have) < crate::machine::snapshot_every() / 2 {
+                continue;
+            }
             if let Err(e) = self.once(sync).await {
                 tracing::warn!("high availability: no replica's snapshot was taken up: {e}");
                 let _ = std::fs::remove_file(self.snap_dir.join(FETCHING));
