@@ -512,3 +512,98 @@ impl RaftSnapshotBuilder<Ha> for Machine {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct NoState;
+
+    impl StateFiles for NoState {
+        fn write_state(&self, _: &Path) -> Result<u64, String> {
+            Err("no engine in this test".into())
+        }
+
+        fn install_state(&self, _: &Path) -> Result<u64, String> {
+            Err("no engine in this test".into())
+        }
+    }
+
+    fn meta(index: u64, lsn: u64) -> Meta {
+        Meta {
+            last_log_id: Some(openraft::LogId::new(
+                openraft::CommittedLeaderId::new(1, 1),
+                index,
+            )),
+            last_membership: Default::default(),
+            snapshot_id: format!("{index}-{lsn}"),
+        }
+    }
+
+    /// A state file as a replica's snapshot crosses the wire: a head saying "clear", then
+    /// `body`.
+    fn fetched(dir: &Path, body: &[u8]) -> PathBuf {
+        let head = sealmq_storage::dse::StreamHead {
+            magic: *b"SMQSTATE",
+            version: 1,
+            sealed: None,
+        };
+        let p = dir.join("fetching");
+        let mut bytes = head.encode().to_vec();
+        bytes.extend_from_slice(body);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+
+    #[test]
+    fn the_active_instance_takes_up_only_later_snapshots_and_serves_only_its_current_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ha = tmp.path().join(crate::HA_DIR);
+        let store = LogStore::open(&ha, None, 1).unwrap();
+        let m = Machine::open(
+            tmp.path(),
+            LogConfig::new(tmp.path().join("log")),
+            &store,
+            Arc::new(NoState),
+        )
+        .unwrap();
+        let snap = ha.join(SNAPSHOT_DIR);
+        assert!(m.read_snapshot("7-40", 0, 10).is_err(), "no snapshot yet");
+        // A replica (the engine does not hold its log) makes its own: it takes none up.
+        let p = fetched(&snap, b"replica state");
+        assert!(m.take_up(&p, meta(7, 40)).is_err());
+        m.release_log();
+        assert!(m.take_up(&p, meta(7, 40)).unwrap());
+        assert_eq!(m.snapshot_meta().unwrap().snapshot_id, "7-40");
+        let (data, sealing) = m.read_snapshot("7-40", 0, 1 << 20).unwrap();
+        assert_eq!(sealing, None);
+        assert_eq!(
+            &data[sealmq_storage::dse::StreamHead::LEN..],
+            b"replica state"
+        );
+        let (tail, _) = m.read_snapshot("7-40", 40, 4).unwrap();
+        assert_eq!(tail, b"stat", "from an offset, at most what was asked");
+        assert!(m.read_snapshot("7-40", 1 << 30, 10).unwrap().0.is_empty());
+        assert!(
+            m.read_snapshot("6-30", 0, 10).is_err(),
+            "a snapshot that is not the current one is not served"
+        );
+        // An older or equal snapshot is not taken up over it (and its file goes).
+        let old = fetched(&snap, b"older");
+        assert!(!m.take_up(&old, meta(5, 30)).unwrap());
+        assert!(!old.exists());
+        assert_eq!(m.snapshot_meta().unwrap().snapshot_id, "7-40");
+        // A later one is, and the earlier one is no longer served.
+        let later = fetched(&snap, b"later state");
+        assert!(m.take_up(&later, meta(9, 70)).unwrap());
+        assert!(m.read_snapshot("7-40", 0, 10).is_err());
+        let (data, _) = m.read_snapshot("9-70", 0, 1 << 20).unwrap();
+        assert_eq!(
+            &data[sealmq_storage::dse::StreamHead::LEN..],
+            b"later state"
+        );
+        // What a restart reads back.
+        let kept: Option<Meta> = read_small(&snap.join(META)).unwrap();
+        assert_eq!(kept.unwrap().snapshot_id, "9-70");
+    }
+}
