@@ -77,10 +77,12 @@ pub fn exchange(link: &mut Link, first: &ChlFrame) -> Result<ChlFrame, String> {
 
 /// Whether an answer means "not here, try the next address": a replica's 2059.
 fn not_here(answer: &ChlFrame) -> bool {
-    matches!(answer, ChlFrame::Refused { reason, .. } if *reason == REPLICA_REASON)
+    matches!(
+        answer,
+        ChlFrame::Refused { reason, .. }
+            if *reason == sealmq_types::ReasonCode::QMgrNotAvailable.code()
+    )
 }
-
-const REPLICA_REASON: u32 = 2059;
 
 impl Link {
     /// Connects to the channel's CONNAME, each address of a list in turn, sends `first` and
