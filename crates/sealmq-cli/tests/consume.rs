@@ -650,7 +650,7 @@ fn async_consume_over_tls_delivers_every_message_once() {
 /// still holds its socket open.
 #[test]
 fn a_consumer_whose_client_stops_reading_is_ended_and_its_messages_return() {
-    use sealmq_wire::{ConsumeReq, Hello, Request, Response, Secret};
+    use sealmq_wire::ConsumeReq;
     let h = Home::new();
     let port = common::free_port();
     h.ok(&["create", "QR"]);
@@ -664,44 +664,20 @@ fn a_consumer_whose_client_stops_reading_is_ended_and_its_messages_return() {
     );
     // 128 MiB: far more than the socket buffers hold.
     h.ok(&["put", "QR", "C.Q", "--size", "65536", "--count", "2000"]);
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    let hello = Request::Hello(Hello {
-        versions: sealmq_wire::VERSIONS.to_vec(),
-        max_msg: 4 << 20,
-        appl: "stalled".into(),
-        channel: "APP.SVRCONN".into(),
-        user: String::new(),
-        password: Secret::new(""),
-    });
-    let call = |id: u32, r: &Request, s: &mut std::net::TcpStream| {
-        sealmq_wire::write_request(s, id, r).unwrap();
-        loop {
-            let (got, resp) = sealmq_wire::read_response(s, 8 << 20).unwrap().unwrap();
-            if got == id {
-                return resp;
-            }
-        }
-    };
-    assert!(matches!(call(1, &hello, &mut s), Response::HelloOk { .. }));
-    let open = Request::Open {
-        name: "C.Q".into(),
-        options: sealmq_wire::open::INPUT_SHARED,
-        dyn_name: String::new(),
-    };
-    let Response::Opened(o) = call(2, &open, &mut s) else {
-        panic!("not opened");
-    };
-    let consume = Request::Consume(ConsumeReq {
-        hobj: o.hobj,
-        tag: 1,
-        mode: sealmq_wire::consume::mode::SYNCPOINT,
-        window: 10_000,
-        batch: 100,
-        batch_ms: 50,
-        match_msg_id: None,
-        match_correl_id: None,
-    });
-    assert!(matches!(call(3, &consume, &mut s), Response::Ok));
+    let mut s = raw_consumer(
+        port,
+        "stalled",
+        ConsumeReq {
+            hobj: 0,
+            tag: 1,
+            mode: sealmq_wire::consume::mode::SYNCPOINT,
+            window: 10_000,
+            batch: 100,
+            batch_ms: 50,
+            match_msg_id: None,
+            match_correl_id: None,
+        },
+    );
     // From now on the client reads nothing; its socket stays open.
     let t = std::time::Instant::now();
     wait_for(
@@ -725,4 +701,96 @@ fn a_consumer_whose_client_stops_reading_is_ended_and_its_messages_return() {
     );
     drop(s);
     h.ok(&["stop", "QR"]);
+}
+
+/// A raw wire client on APP.SVRCONN at `port` that opened C.Q and started consumer `req` on
+/// it (`req.hobj` is filled in).
+fn raw_consumer(port: u16, appl: &str, mut req: sealmq_wire::ConsumeReq) -> std::net::TcpStream {
+    use sealmq_wire::{Hello, Request, Response, Secret};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let hello = Request::Hello(Hello {
+        versions: sealmq_wire::VERSIONS.to_vec(),
+        max_msg: 4 << 20,
+        appl: appl.into(),
+        channel: "APP.SVRCONN".into(),
+        user: String::new(),
+        password: Secret::new(""),
+    });
+    let call = |id: u32, r: &Request, s: &mut std::net::TcpStream| {
+        sealmq_wire::write_request(s, id, r).unwrap();
+        loop {
+            let (got, resp) = sealmq_wire::read_response(s, 8 << 20).unwrap().unwrap();
+            if got == id {
+                return resp;
+            }
+        }
+    };
+    assert!(matches!(call(1, &hello, &mut s), Response::HelloOk { .. }));
+    let open = Request::Open {
+        name: "C.Q".into(),
+        options: sealmq_wire::open::INPUT_SHARED,
+        dyn_name: String::new(),
+    };
+    let Response::Opened(o) = call(2, &open, &mut s) else {
+        panic!("not opened");
+    };
+    req.hobj = o.hobj;
+    assert!(matches!(
+        call(3, &Request::Consume(req), &mut s),
+        Response::Ok
+    ));
+    s
+}
+
+/// A pushed batch ends at 1 MiB of frames whatever batch size the client asked for, so what a
+/// connection's pushers gather for a client is bounded in bytes: 300 messages of 64 KiB on the
+/// queue, batches of up to 1,000 asked for, and none holds more than 17 of them.
+#[test]
+fn a_pushed_batch_is_bounded_in_bytes_whatever_the_batch_size_asked() {
+    use sealmq_wire::{ConsumeReq, Response};
+    let h = Home::new();
+    let port = common::free_port();
+    h.ok(&["create", "QZ"]);
+    h.start_tcp("QZ", port);
+    h.mqsc(
+        "QZ",
+        "DEFINE QLOCAL(C.Q) MAXDEPTH(100000)\n\
+         DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app')\n\
+         SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
+         SET AUTHREC PROFILE('C.Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(GET,PUT)\n",
+    );
+    h.ok(&["put", "QZ", "C.Q", "--size", "65536", "--count", "300"]);
+    let mut s = raw_consumer(
+        port,
+        "big-batches",
+        ConsumeReq {
+            hobj: 0,
+            tag: 1,
+            mode: sealmq_wire::consume::mode::SYNCPOINT,
+            window: 1000,
+            batch: 1000,
+            batch_ms: 5000,
+            match_msg_id: None,
+            match_correl_id: None,
+        },
+    );
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let (mut counts, mut delivered) = (Vec::new(), 0u32);
+    while counts.iter().sum::<u32>() < 300 {
+        match sealmq_wire::read_response(&mut s, 8 << 20)
+            .unwrap()
+            .unwrap()
+            .1
+        {
+            Response::Delivery(_) => delivered += 1,
+            Response::BatchEnd { count, .. } if count > 0 => counts.push(count),
+            _ => {}
+        }
+    }
+    eprintln!("batches pushed: {counts:?}");
+    assert_eq!(delivered, 300);
+    assert!(counts.iter().all(|c| *c <= 17), "{counts:?}");
+    assert!(counts.len() >= 300 / 17, "{counts:?}");
+    drop(s);
+    h.ok(&["stop", "QZ"]);
 }

@@ -112,6 +112,11 @@ impl Drop for PusherSlot {
 /// again; a stop, credit or settlement ends the wait at once.
 const IDLE_WAIT: Duration = Duration::from_secs(1);
 
+/// Bytes of frames a pusher gathers before it ends the batch (a message larger than that is a
+/// batch alone): with PUSHED_IN_FLIGHT batches a connection's pushers hold at most about
+/// 64 MiB for a client that does not read, whatever its window and batch size.
+const BATCH_BYTES: usize = 1 << 20;
+
 /// A pusher under QM-side interception waits for a message on a thread (its get unprotects
 /// on the blocking side): at most this long at a time.
 const INTERCEPT_WAIT: Duration = Duration::from_millis(100);
@@ -512,7 +517,9 @@ impl Pusher {
                     conns.push(self.twin(&mut spare));
                 }
                 loop {
-                    let full = count >= self.req.batch.max(1);
+                    // A batch also ends at BATCH_BYTES gathered: what waits for a client
+                    // that reads slowly is bounded in bytes, not only in messages.
+                    let full = count >= self.req.batch.max(1) || self.buf.len() >= BATCH_BYTES;
                     let late = began.is_some_and(|b: Instant| {
                         b.elapsed() >= Duration::from_millis(u64::from(self.req.batch_ms))
                     });
