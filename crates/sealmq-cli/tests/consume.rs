@@ -664,7 +664,7 @@ fn a_consumer_whose_client_stops_reading_is_ended_and_its_messages_return() {
     );
     // 128 MiB: far more than the socket buffers hold.
     h.ok(&["put", "QR", "C.Q", "--size", "65536", "--count", "2000"]);
-    let mut s = raw_consumer(
+    let s = raw_consumer(
         port,
         "stalled",
         ConsumeReq {
