@@ -383,6 +383,10 @@ fn group_dir(qm: &str) -> CliResult<(std::path::PathBuf, Group)> {
     Ok((dir, g))
 }
 
+/// How long `sealmq ha switch` waits for its target before it asks the active instance again
+/// (the target stands for election 10 s at most).
+const RESWITCH_AFTER: Duration = Duration::from_secs(12);
+
 fn switch(qm: &str, to: &str) -> CliResult {
     let (dir, g) = group_dir(qm)?;
     if g.id_of(to).is_none() {
@@ -399,12 +403,25 @@ fn switch(qm: &str, to: &str) -> CliResult {
         Answer::View(_) => return Err("an unexpected answer".to_string().into()),
     }
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let mut asked = std::time::Instant::now();
     loop {
-        if let Ok(v) = view(&dir)
-            && v.active.as_deref() == Some(to)
-        {
-            println!("Instance {to} of {qm} is active.");
-            return Ok(());
+        match view(&dir) {
+            Ok(v) if v.active.as_deref() == Some(to) => {
+                println!("Instance {to} of {qm} is active.");
+                return Ok(());
+            }
+            // The target stands for 10 s at most; on a loaded machine another instance may
+            // be elected meanwhile: the active one (whichever) is asked again.
+            Ok(v) if v.active.is_some() && asked.elapsed() >= RESWITCH_AFTER => {
+                asked = std::time::Instant::now();
+                if let Ok(Answer::Done) = ask(&dir, &Request::Switch(to.to_string())) {
+                    eprintln!(
+                        "sealmq: instance {} is active, not {to}: it was asked again",
+                        v.active.as_deref().unwrap_or("?")
+                    );
+                }
+            }
+            _ => {}
         }
         if std::time::Instant::now() > deadline {
             return Err(format!("instance {to} did not become active within 60 s").into());
