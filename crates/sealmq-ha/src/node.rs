@@ -117,12 +117,13 @@ impl Node {
     ) -> Result<Node, String> {
         let dir = qm_dir.join(HA_DIR);
         crate::machine::recover_interrupted_install(qm_dir, &dir)?;
-        // One worker: a batch's hand-offs between openraft's tasks stay on one thread instead
-        // of waking a second one to steal (measured: 16 producers put 0.47 of a single queue
-        // manager's rate against 0.36 with two). Disk work that lasts (a snapshot made or
-        // installed) runs under block_in_place, which hands the worker's place over.
+        // Two workers: a task that blocks (a replica's apply waiting for its log write, a
+        // sync on a loaded disk) leaves the other to the Raft core's heartbeats and votes. One
+        // worker put faster (16 producers 0.46 of a single queue manager against 0.36-0.41)
+        // but the HA suite failed under a full test run's load in two runs of five with it
+        // (a switch never completed; a paused-replica test), in none of many with two.
         let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
+            .worker_threads(2)
             .thread_name("sealmq-ha")
             .enable_all()
             .build()
