@@ -481,19 +481,19 @@ impl Peer {
 }
 
 impl Network {
-    /// One request to another instance, on a connection of its own.
-    async fn ask(&self, target: NodeId, rpc: Rpc) -> Result<Answer, String> {
+    /// A connection (made at its first call) to instance `target`.
+    async fn peer(&self, target: NodeId) -> Result<Peer, String> {
         let addr = self
             .group
             .by_id(target)
             .map(|i| i.addr.clone())
             .ok_or("no such instance")?;
-        let mut f = Network {
-            group: self.group.clone(),
-            qm: self.qm.clone(),
-            tls: self.tls.clone(),
-        };
-        let mut p = f.new_client(target, &BasicNode::new(addr)).await;
+        Ok(self.clone().new_client(target, &BasicNode::new(addr)).await)
+    }
+
+    /// One request to another instance, on a connection of its own.
+    async fn ask(&self, target: NodeId, rpc: Rpc) -> Result<Answer, String> {
+        let mut p = self.peer(target).await?;
         p.call::<openraft::error::Infallible>(rpc, Duration::from_secs(5))
             .await
             .map_err(|e| e.to_string())
@@ -548,13 +548,7 @@ impl Network {
         id: &str,
         mut sink: impl FnMut(u64, Vec<u8>) -> Result<(), String>,
     ) -> Result<u64, String> {
-        let addr = self
-            .group
-            .by_id(target)
-            .map(|i| i.addr.clone())
-            .ok_or("no such instance")?;
-        let mut f = self.clone();
-        let mut p = f.new_client(target, &BasicNode::new(addr)).await;
+        let mut p = self.peer(target).await?;
         let mut offset = 0u64;
         loop {
             let rpc = Rpc::SnapshotChunk {

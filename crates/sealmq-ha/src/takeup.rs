@@ -71,16 +71,16 @@ impl TakeUp {
             if self.store.bytes_after(have) < crate::machine::snapshot_every() / 2 {
                 continue;
             }
-            if let Err(e) = self.once(sync).await {
+            if let Err(e) = self.once(sync, have).await {
                 tracing::warn!("high availability: no replica's snapshot was taken up: {e}");
                 let _ = std::fs::remove_file(self.snap_dir.join(FETCHING));
             }
         }
     }
 
-    /// The newest snapshot among the replicas later than this instance's own, if any.
-    async fn newest(&self) -> Option<(NodeId, Meta)> {
-        let have = self.machine.snapshot_meta().map_or(0, |m| index_of(&m));
+    /// The newest snapshot among the replicas later than this instance's own (at entry
+    /// `have`), if any.
+    async fn newest(&self, have: u64) -> Option<(NodeId, Meta)> {
         // A snapshot past what this instance applied is not taken up (yet): openraft's
         // snapshot may not stand ahead of its state machine.
         let applied = self.machine.applied_index();
@@ -105,8 +105,8 @@ impl TakeUp {
         best
     }
 
-    async fn once(&self, sync: &LocalSync) -> Result<(), String> {
-        let Some((from, meta)) = self.newest().await else {
+    async fn once(&self, sync: &LocalSync, have: u64) -> Result<(), String> {
+        let Some((from, meta)) = self.newest(have).await else {
             return Ok(());
         };
         let lsn = lsn_of(&meta).unwrap_or(u64::MAX);

@@ -151,6 +151,25 @@ pub(crate) fn id_text(api: u8, id: &MsgId) -> String {
 /// A correlation id as API version `api` takes it: 48 hex digits (`ID:` and 48 hex digits
 /// from version 3), or from version 3 an application's own id — its UTF-8 bytes, at most 24,
 /// padded with zeros, as MQ's REST API v3 stores one.
+/// A query parameter that selects messages by id (`correlationId`, `messageId`) put into
+/// `matching`; any other key is left alone.
+pub(crate) fn match_param(
+    api: u8,
+    key: &str,
+    value: &str,
+    matching: &mut Match,
+) -> Result<(), String> {
+    match key {
+        "correlationId" => matching.correl_id = Some(correl_of(api, value)?),
+        "messageId" => {
+            matching.msg_id =
+                Some(id_of(value).ok_or_else(|| format!("messageId '{value}': 48 hex digits"))?)
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 pub(crate) fn correl_of(api: u8, s: &str) -> Result<MsgId, String> {
     let t = s.trim();
     if api < 3 {
@@ -350,15 +369,11 @@ async fn get(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, q: &str, browse: bool) -> Respo
                 Ok(ms) => wait = Duration::from_millis(ms).min(MAX_WAIT),
                 Err(_) => return bad(&format!("wait '{v}': milliseconds")),
             },
-            "correlationId" => match correl_of(rq.api, &v) {
-                Ok(id) => matching.correl_id = Some(id),
-                Err(e) => return bad(&e),
-            },
-            "messageId" => match id_of(&v) {
-                Some(id) => matching.msg_id = Some(id),
-                None => return bad(&format!("messageId '{v}': 48 hex digits")),
-            },
-            _ => {}
+            other => {
+                if let Err(e) = match_param(rq.api, other, &v, &mut matching) {
+                    return bad(&e);
+                }
+            }
         }
     }
     // A wait holds a blocking thread: only crate::WAITING_GETS at once; the rest do not wait.

@@ -5,7 +5,7 @@
 //! "messageLength"}]}`. Query: `limit` (at most [`MAX_LIST`]), `correlationId`, `messageId`.
 
 use crate::auth::{Rq, Who};
-use crate::messaging::{bad, correl_of, id_of, id_text};
+use crate::messaging::{bad, id_text, match_param};
 use crate::{Body, Ctx, reply};
 use hyper::Response;
 use sealmq_engine::Connection;
@@ -27,15 +27,11 @@ pub(crate) async fn list(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, q: &str) -> Respons
                 Ok(n) if n > 0 => limit = n.min(MAX_LIST),
                 _ => return bad(&format!("limit '{v}': a number from 1")),
             },
-            "correlationId" => match correl_of(rq.api, &v) {
-                Ok(id) => matching.correl_id = Some(id),
-                Err(e) => return bad(&e),
-            },
-            "messageId" => match id_of(&v) {
-                Some(id) => matching.msg_id = Some(id),
-                None => return bad(&format!("messageId '{v}': 48 hex digits")),
-            },
-            _ => {}
+            other => {
+                if let Err(e) = match_param(rq.api, other, &v, &mut matching) {
+                    return bad(&e);
+                }
+            }
         }
     }
     let (qm, user, q2, api) = (ctx.qm.clone(), who.user.clone(), q.to_string(), rq.api);
