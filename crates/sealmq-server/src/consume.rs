@@ -192,7 +192,14 @@ pub(crate) struct Source<'a> {
 impl Consumers {
     /// Starts consumer `req.tag` on the handle; refused when the tag is in use or the request
     /// makes no sense.
-    pub(crate) fn start(&mut self, src: Source<'_>, req: ConsumeReq) -> Result<(), (u32, String)> {
+    /// Started, the pusher answers request `id` (Ok) through the connection's pushers'
+    /// channel before its first push.
+    pub(crate) fn start(
+        &mut self,
+        src: Source<'_>,
+        req: ConsumeReq,
+        id: u32,
+    ) -> Result<(), (u32, String)> {
         if self.0.contains_key(&req.tag) {
             return Err((
                 ReasonCode::UnexpectedError.code(),
@@ -257,6 +264,7 @@ impl Consumers {
             hobj: src.hobj,
             out: src.out,
             buf: Vec::new(),
+            answer: id,
             intercept: src.intercept,
             strip_properties: src.strip_properties,
             req: req.clone(),
@@ -359,8 +367,8 @@ impl Consumers {
     }
 
     /// Ends every consumer of handle `hobj` (it is being closed), backing out their unsettled
-    /// batches.
-    pub(crate) fn close_handle(&mut self, hobj: u32) {
+    /// batches. Whether it had any.
+    pub(crate) fn close_handle(&mut self, hobj: u32) -> bool {
         let tags: Vec<u32> = self
             .0
             .iter()
@@ -369,6 +377,7 @@ impl Consumers {
             .collect();
         let mut ending: Vec<Consumer> = tags.iter().filter_map(|t| self.0.remove(t)).collect();
         halt_all(ending.iter_mut());
+        !ending.is_empty()
     }
 }
 
@@ -418,6 +427,8 @@ struct Pusher {
     out: PushTx,
     /// Frames gathered until the batch's end is sent.
     buf: Vec<u8>,
+    /// The Consume request this pusher answers (Ok) before anything else.
+    answer: u32,
     intercept: Option<Arc<sealmq_protect::Protector>>,
     strip_properties: bool,
     req: ConsumeReq,
@@ -460,7 +471,12 @@ impl Pusher {
     /// Adds a frame to the batch being pushed; `flush` hands what was gathered to the
     /// connection's writer (waiting while its channel is full). False: the connection ended.
     async fn send(&mut self, r: &Response, flush: bool) -> bool {
-        if sealmq_wire::write_response_unflushed(&mut self.buf, 0, r).is_err() {
+        self.send_answer(0, r, flush).await
+    }
+
+    /// As `send`, for a frame with request id `id` (0: a push).
+    async fn send_answer(&mut self, id: u32, r: &Response, flush: bool) -> bool {
+        if sealmq_wire::write_response_unflushed(&mut self.buf, id, r).is_err() {
             return false;
         }
         if !flush || self.buf.is_empty() {
@@ -489,6 +505,9 @@ impl Pusher {
     }
 
     async fn run(mut self) {
+        if !self.send_answer(self.answer, &Response::Ok, true).await {
+            return;
+        }
         let mut spare: Vec<Connection> = Vec::new();
         let mut batch_no = 0u32;
         // Whether the client was told the queue had nothing for it (since the last push).

@@ -152,7 +152,7 @@ impl Session {
                     break;
                 }
             };
-            match self.request(req) {
+            match self.request(id, req) {
                 Flow::Reply(resp) => {
                     if self.write(id, &resp).is_err() {
                         break;
@@ -196,13 +196,19 @@ impl Session {
         Ok(t)
     }
 
-    /// Answers one request: asynchronous consume's here, the rest in `dispatch.rs`, with
+    /// Answers request `id`: asynchronous consume's here, the rest in `dispatch.rs`, with
     /// accounting and what an older protocol version cannot carry left out.
-    pub(crate) fn request(&mut self, req: Request) -> Flow {
-        let req = match self.consume_request(req) {
+    pub(crate) fn request(&mut self, id: u32, req: Request) -> Flow {
+        let req = match self.consume_request(id, req) {
             Ok(flow) => return flow,
             Err(req) => req,
         };
+        // Closing a handle stops its consumers first: the close's answer then follows what
+        // they pushed, so that no push for them arrives after it.
+        let mut behind = false;
+        if let Request::Close { hobj } = &req {
+            behind = self.consumers.close_handle(*hobj);
+        }
         let protector = self.protector.clone();
         let icpt = Icpt {
             on: self.intercept,
@@ -212,9 +218,34 @@ impl Session {
         let call = self.acct.as_ref().map(|_| acct::Accounting::begin(&req));
         let resp = self.handle(req, &icpt);
         match resp {
-            Some(r) => Flow::Reply(self.answered(call, r, icpt.stored.get())),
+            Some(r) => {
+                let r = self.answered(call, r, icpt.stored.get());
+                if behind {
+                    self.behind_pushes(id, r)
+                } else {
+                    Flow::Reply(r)
+                }
+            }
             None => Flow::End,
         }
+    }
+
+    /// Answers `id` through the channel of the connection's pushers, after every frame they
+    /// sent before (the channel keeps their order; the connection's own answers do not pass
+    /// through it). For an answer that promises nothing more is pushed before it (docs/wire.md:
+    /// ConsumeStop, the Close of a handle with consumers). Never called on an event loop's
+    /// thread: the send waits while the channel is full.
+    fn behind_pushes(&mut self, id: u32, resp: Response) -> Flow {
+        let Some(tx) = self.pushes.clone() else {
+            return Flow::Reply(resp);
+        };
+        let mut frame = Vec::new();
+        if sealmq_wire::write_response_unflushed(&mut frame, id, &resp).is_err() {
+            return Flow::Reply(resp);
+        }
+        // A send that fails: the connection's writer ended, and so does the connection.
+        let _ = tx.blocking_send(frame);
+        Flow::Silent
     }
 
     /// An answer as it leaves: accounted, and without what an older client cannot read.
@@ -248,7 +279,7 @@ impl Session {
 
     /// Asynchronous consume's requests (`Err`: not one of them).
     #[allow(clippy::result_large_err)] // the request handed back, moved once
-    fn consume_request(&mut self, req: Request) -> Result<Flow, Request> {
+    fn consume_request(&mut self, id: u32, req: Request) -> Result<Flow, Request> {
         let resp = match req {
             Request::Consume(_)
             | Request::Credit { .. }
@@ -290,8 +321,10 @@ impl Session {
                         strip_properties: self.version < sealmq_wire::V_PROPERTIES,
                         recent: self.recent.clone(),
                     };
-                    match self.consumers.start(src, c.clone()) {
-                        Ok(()) => Response::Ok,
+                    // The pusher sends the answer before its first push (docs/wire.md:
+                    // answered Ok, then the pushes begin).
+                    match self.consumers.start(src, c.clone(), id) {
+                        Ok(()) => return Ok(Flow::Silent),
                         Err((reason, detail)) => Response::Err { reason, detail },
                     }
                 }
@@ -311,7 +344,8 @@ impl Session {
             }
             Request::ConsumeStop { tag } => {
                 if self.consumers.stop(tag) {
-                    Response::Ok
+                    // Everything the consumer pushed goes before the answer.
+                    return Ok(self.behind_pushes(id, Response::Ok));
                 } else {
                     Response::Err {
                         reason: ReasonCode::UnexpectedError.code(),
@@ -319,12 +353,7 @@ impl Session {
                     }
                 }
             }
-            other => {
-                if let Request::Close { hobj } = &other {
-                    self.consumers.close_handle(*hobj);
-                }
-                return Err(other);
-            }
+            other => return Err(other),
         };
         Ok(Flow::Reply(resp))
     }

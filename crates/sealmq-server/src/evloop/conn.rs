@@ -252,7 +252,7 @@ impl<S: Stream> Loop<S> {
                     return;
                 }
             };
-            let flow = match self.serve(req).await {
+            let flow = match self.serve(id, req).await {
                 Some(f) => f,
                 None => return,
             };
@@ -269,7 +269,7 @@ impl<S: Stream> Loop<S> {
 
     /// Serves one request: puts and gets here (`direct.rs`), the rest on the blocking pool.
     /// `None`: the connection ends (the session was lost with a blocking task).
-    async fn serve(&mut self, req: Request) -> Option<Flow> {
+    async fn serve(&mut self, id: u32, req: Request) -> Option<Flow> {
         let mut s = self.session.take()?;
         let req = match super::direct::try_serve(&mut s, req, &mut self.rd, &self.ended).await {
             Ok(flow) => {
@@ -288,14 +288,14 @@ impl<S: Stream> Loop<S> {
             std::thread::Builder::new()
                 .name("sealmq-admin".into())
                 .spawn(move || {
-                    let f = s.request(req);
+                    let f = s.request(id, req);
                     let _ = tx.send((s, f));
                 })
                 .ok()?;
             rx.await.ok()?
         } else {
             tokio::task::spawn_blocking(move || {
-                let f = s.request(req);
+                let f = s.request(id, req);
                 (s, f)
             })
             .await

@@ -24,7 +24,9 @@ pub(crate) async fn try_serve<R: AsyncRead + Unpin>(
     ended: &Notify,
 ) -> Result<Flow, Request> {
     match &req {
-        Request::Heartbeat | Request::Credit { .. } => return Ok(s.request(req)),
+        // Neither answers behind the pushers (the id is for those that do); the caller
+        // writes a heartbeat's answer with its id.
+        Request::Heartbeat | Request::Credit { .. } => return Ok(s.request(0, req)),
         Request::Put { hobj, .. } if !s.intercept && !s.publishers.contains_key(hobj) => {}
         Request::Put1 { .. } if !s.intercept => {}
         Request::Get(g) if !intercepted(s, g.hobj) && !s.publishers.contains_key(&g.hobj) => {}

@@ -1,0 +1,315 @@
+//! Asynchronous consume on the wire itself (docs/wire.md, version 2), with a raw client
+//! against real queue manager processes: the order of answers and pushes a client relies
+//! on, on both servers, what a pushed batch may hold, and a client that stops reading.
+
+mod common;
+
+use common::{Home, wait_for};
+use sealmq_wire::consume::mode;
+use sealmq_wire::{ConsumeReq, Hello, Request, Response, Secret};
+use std::net::TcpStream;
+use std::time::Duration;
+
+const APP: &str = "DEFINE QLOCAL(C.Q) MAXDEPTH(100000)\n\
+     DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app')\n\
+     SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
+     SET AUTHREC PROFILE('C.Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(GET,PUT)\n";
+
+/// The next frame, whatever it is (a push has id 0).
+fn next(s: &mut TcpStream) -> (u32, Response) {
+    sealmq_wire::read_response(s, 8 << 20)
+        .expect("a frame within the read timeout")
+        .expect("the connection still open")
+}
+
+/// A frame in a line: its id, and a push's consumer and batch (not its bytes).
+fn brief((id, r): &(u32, Response)) -> String {
+    match r {
+        Response::Delivery(d) => format!("id {id}: Delivery tag {} batch {}", d.tag, d.batch),
+        Response::BatchEnd { tag, batch, count } => {
+            format!("id {id}: BatchEnd tag {tag} batch {batch} count {count}")
+        }
+        other => format!("id {id}: {other:?}"),
+    }
+}
+
+/// Sends request `id` and returns its answer; a push read meanwhile fails the test (none is
+/// expected while these are asked).
+fn call(s: &mut TcpStream, id: u32, r: &Request) -> Response {
+    sealmq_wire::write_request(s, id, r).unwrap();
+    match next(s) {
+        (got, resp) if got == id => resp,
+        other => panic!(
+            "request {id}: a frame came before its answer: {}",
+            brief(&other)
+        ),
+    }
+}
+
+/// A raw wire client on APP.SVRCONN at `port` with C.Q open for input: the stream and the
+/// handle.
+fn raw_open(port: u16, appl: &str) -> (TcpStream, u32) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let hello = Request::Hello(Hello {
+        versions: sealmq_wire::VERSIONS.to_vec(),
+        max_msg: 4 << 20,
+        appl: appl.into(),
+        channel: "APP.SVRCONN".into(),
+        user: String::new(),
+        password: Secret::new(""),
+    });
+    assert!(matches!(call(&mut s, 1, &hello), Response::HelloOk { .. }));
+    let open = Request::Open {
+        name: "C.Q".into(),
+        options: sealmq_wire::open::INPUT_SHARED,
+        dyn_name: String::new(),
+    };
+    let Response::Opened(o) = call(&mut s, 2, &open) else {
+        panic!("not opened");
+    };
+    (s, o.hobj)
+}
+
+/// A raw client that opened C.Q and started consumer `req` on it (`req.hobj` filled in).
+fn raw_consumer(port: u16, appl: &str, mut req: ConsumeReq) -> TcpStream {
+    let (mut s, hobj) = raw_open(port, appl);
+    req.hobj = hobj;
+    assert!(matches!(
+        call(&mut s, 3, &Request::Consume(req)),
+        Response::Ok
+    ));
+    s
+}
+
+/// docs/wire.md: a Consume is "answered Ok, then the pushes begin", and a ConsumeStop is
+/// answered "once nothing more will be pushed for the consumer (everything pushed was written
+/// before the Ok)"; a client that drops a stopped consumer's route relies on it. A consumer's
+/// pushes come from a task of their own, so both answers go through the pushers' channel:
+/// here a consumer is started and stopped at once forty times on a full queue, on the
+/// event-driven server and on the thread-per-connection one, and every push falls between
+/// its consumer's two answers. The close of a handle whose consumer is still pushing is
+/// answered after its pushes too.
+#[test]
+fn consume_and_stop_answers_frame_every_push_on_both_servers() {
+    for server in ["evloop", "threads"] {
+        let h = Home::new();
+        let port = common::free_port();
+        h.ok(&["create", "QO"]);
+        let o = h
+            .cmd(&["start", "QO", "--background", "--listen"])
+            .arg(format!("127.0.0.1:{port}"))
+            .env("SEALMQ_SERVER", server)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{o:?}");
+        h.mqsc("QO", APP);
+        h.ok(&["put", "QO", "C.Q", "--size", "200", "--count", "3000"]);
+        let (mut s, hobj) = raw_open(port, "order");
+        let mut pushed_total = 0u32;
+        for round in 0..40u32 {
+            let tag = round + 1;
+            let (start_id, stop_id) = (100 + 2 * round, 101 + 2 * round);
+            let req = ConsumeReq {
+                hobj,
+                tag,
+                mode: mode::SYNCPOINT,
+                window: 100,
+                batch: 4,
+                batch_ms: 0,
+                match_msg_id: None,
+                match_correl_id: None,
+            };
+            sealmq_wire::write_request(&mut s, start_id, &Request::Consume(req)).unwrap();
+            match next(&mut s) {
+                (id, Response::Ok) if id == start_id => {}
+                other => panic!(
+                    "{server} round {round}: before the Consume's Ok: {}",
+                    brief(&other)
+                ),
+            }
+            sealmq_wire::write_request(&mut s, stop_id, &Request::ConsumeStop { tag }).unwrap();
+            let mut batches = Vec::new();
+            loop {
+                match next(&mut s) {
+                    (id, Response::Ok) if id == stop_id => break,
+                    (0, Response::Delivery(d)) => {
+                        assert_eq!(d.tag, tag, "{server}: a push of another consumer");
+                        pushed_total += 1;
+                    }
+                    (
+                        0,
+                        Response::BatchEnd {
+                            tag: t,
+                            batch,
+                            count,
+                        },
+                    ) if count > 0 => {
+                        assert_eq!(t, tag);
+                        batches.push(batch);
+                    }
+                    (0, Response::BatchEnd { .. }) => {}
+                    other => panic!("{server} round {round}: unexpected {}", brief(&other)),
+                }
+            }
+            // Whatever comes next is the answer asked for: nothing of the stopped consumer.
+            for (k, b) in batches.into_iter().enumerate() {
+                let id = 10_000 + round * 1_000 + k as u32;
+                let settle = Request::Settle {
+                    tag,
+                    batch: b,
+                    commit: false,
+                };
+                let r = call(&mut s, id, &settle);
+                assert!(
+                    matches!(r, Response::Settled { reason: 0, .. }),
+                    "{server}: {r:?}"
+                );
+            }
+        }
+        assert!(pushed_total > 0, "{server}: the consumers pushed nothing");
+        // A consumer still pushing when its handle closes: the close's answer follows its
+        // pushes.
+        let req = ConsumeReq {
+            hobj,
+            tag: 999,
+            mode: mode::SYNCPOINT,
+            window: 100,
+            batch: 4,
+            batch_ms: 0,
+            match_msg_id: None,
+            match_correl_id: None,
+        };
+        assert!(matches!(
+            call(&mut s, 90, &Request::Consume(req)),
+            Response::Ok
+        ));
+        sealmq_wire::write_request(&mut s, 91, &Request::Close { hobj }).unwrap();
+        loop {
+            match next(&mut s) {
+                (91, Response::Ok) => break,
+                (0, Response::Delivery(_) | Response::BatchEnd { .. }) => {}
+                other => panic!("{server}: before the Close's Ok: {}", brief(&other)),
+            }
+        }
+        assert!(matches!(
+            call(&mut s, 92, &Request::Heartbeat),
+            Response::Ok
+        ));
+        drop(s);
+        // Every message backed out: all 3,000 still there, none uncommitted.
+        common::wait_for(Duration::from_secs(30), "the backouts", || {
+            h.mqsc("QO", "DISPLAY QSTATUS(C.Q) UNCOM\n")
+                .contains("UNCOM(0)")
+        });
+        assert_eq!(h.depth("QO", "C.Q"), 3_000, "{server}");
+        h.ok(&["stop", "QO"]);
+    }
+}
+
+/// Issue 27: a consumer whose client stops reading does not hold the queue manager. Its
+/// pushes fill the socket; once writes make no progress for the channel's HBINT (HBINT(5);
+/// one to three intervals, as the last bytes drip into the buffers) the connection ends, so
+/// its pusher is freed and its unsettled batches go back to the queue — while the client
+/// still holds its socket open.
+#[test]
+fn a_consumer_whose_client_stops_reading_is_ended_and_its_messages_return() {
+    let h = Home::new();
+    let port = common::free_port();
+    h.ok(&["create", "QR"]);
+    h.start_tcp("QR", port);
+    h.mqsc("QR", APP);
+    h.mqsc(
+        "QR",
+        "ALTER CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) HBINT(5)\n",
+    );
+    // 128 MiB: far more than the socket buffers hold.
+    h.ok(&["put", "QR", "C.Q", "--size", "65536", "--count", "2000"]);
+    let s = raw_consumer(
+        port,
+        "stalled",
+        ConsumeReq {
+            hobj: 0,
+            tag: 1,
+            mode: mode::SYNCPOINT,
+            window: 10_000,
+            batch: 100,
+            batch_ms: 50,
+            match_msg_id: None,
+            match_correl_id: None,
+        },
+    );
+    // From now on the client reads nothing; its socket stays open.
+    let t = std::time::Instant::now();
+    wait_for(
+        Duration::from_secs(60),
+        "the stalled connection to end",
+        || {
+            !h.mqsc("QR", "DISPLAY CONN(*) APPLTAG\n")
+                .contains("stalled")
+        },
+    );
+    let ended = t.elapsed();
+    wait_for(Duration::from_secs(30), "its batches backed out", || {
+        uncom(&h, "QR", "C.Q") == 0
+    });
+    assert_eq!(h.depth("QR", "C.Q"), 2_000, "every message back");
+    eprintln!("a consumer that stopped reading was ended after {ended:?}");
+    // One to three HBINTs without progress, and a little for the end itself.
+    assert!(
+        ended >= Duration::from_secs(4) && ended < Duration::from_secs(25),
+        "{ended:?}"
+    );
+    drop(s);
+    h.ok(&["stop", "QR"]);
+}
+
+fn uncom(h: &Home, qm: &str, q: &str) -> u64 {
+    let out = h.mqsc(qm, &format!("DISPLAY QSTATUS({q}) UNCOM\n"));
+    common::field(&out, "UNCOM").parse().unwrap()
+}
+
+/// A pushed batch ends at 1 MiB of frames whatever batch size the client asked for, so what a
+/// connection's pushers gather for a client is bounded in bytes: 300 messages of 64 KiB on the
+/// queue, batches of up to 1,000 asked for, and none holds more than 17 of them.
+#[test]
+fn a_pushed_batch_is_bounded_in_bytes_whatever_the_batch_size_asked() {
+    let h = Home::new();
+    let port = common::free_port();
+    h.ok(&["create", "QZ"]);
+    h.start_tcp("QZ", port);
+    h.mqsc("QZ", APP);
+    h.ok(&["put", "QZ", "C.Q", "--size", "65536", "--count", "300"]);
+    let mut s = raw_consumer(
+        port,
+        "big-batches",
+        ConsumeReq {
+            hobj: 0,
+            tag: 1,
+            mode: mode::SYNCPOINT,
+            window: 1000,
+            batch: 1000,
+            batch_ms: 5000,
+            match_msg_id: None,
+            match_correl_id: None,
+        },
+    );
+    let (mut counts, mut delivered) = (Vec::new(), 0u32);
+    while counts.iter().sum::<u32>() < 300 {
+        match sealmq_wire::read_response(&mut s, 8 << 20)
+            .unwrap()
+            .unwrap()
+            .1
+        {
+            Response::Delivery(_) => delivered += 1,
+            Response::BatchEnd { count, .. } if count > 0 => counts.push(count),
+            _ => {}
+        }
+    }
+    eprintln!("batches pushed: {counts:?}");
+    assert_eq!(delivered, 300);
+    assert!(counts.iter().all(|c| *c <= 17), "{counts:?}");
+    assert!(counts.len() >= 300 / 17, "{counts:?}");
+    drop(s);
+    h.ok(&["stop", "QZ"]);
+}
