@@ -261,7 +261,73 @@ fn run_command_and_run_command_json_define_display_alter_delete() {
     let r = w.curl(&["-u", READER], "admin/qmgr/NOPE");
     assert_eq!(r.status, 404);
     assert_eq!(r.json()["error"][0]["messageId"], "MQWB0009E", "{}", r.body);
+    installation(&w);
     w.h.ok(&["stop", "QW"]);
+}
+
+/// MQ's installation resource: name, version and platform to every role, on every API
+/// version; the extended attributes (paths, the operating system) to the administrative roles
+/// only; another installation's name 404, an unknown attribute 400, a POST 405.
+fn installation(w: &Web) {
+    for api in ["v1", "v2", "v3"] {
+        for user in [READER, APP, ADMIN] {
+            let r = w.curl_api(api, &["-u", user], "admin/installation");
+            assert_eq!(r.status, 200, "{api} {user}: {}", r.body);
+            let i = &r.json()["installation"][0];
+            assert_eq!(i["name"], "Installation1", "{}", r.body);
+            assert_eq!(i["version"], env!("CARGO_PKG_VERSION"), "{}", r.body);
+            assert_eq!(i["platform"], "unix", "{}", r.body);
+            assert!(i.get("extended").is_none(), "{}", r.body);
+        }
+    }
+    let r = w.curl(
+        &["-u", READER],
+        "admin/installation/Installation1?attributes=*",
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let e = &r.json()["installation"][0]["extended"];
+    assert_eq!(e["dataPath"], w.h.dir.path().display().to_string(), "{e}");
+    let exe = std::path::Path::new(env!("CARGO_BIN_EXE_sealmq"));
+    assert_eq!(
+        e["installationPath"],
+        exe.parent().unwrap().display().to_string(),
+        "{e}"
+    );
+    assert!(
+        e["operatingSystem"]
+            .as_str()
+            .is_some_and(|o| o.starts_with("Linux (")),
+        "{e}"
+    );
+    assert_eq!(
+        e["level"],
+        format!("sealmq-{}", env!("CARGO_PKG_VERSION")),
+        "{e}"
+    );
+    let r = w.curl(
+        &["-u", ADMIN],
+        "admin/installation?attributes=extended.dataPath",
+    );
+    let e = r.json()["installation"][0]["extended"].clone();
+    assert_eq!(e.as_object().map(|o| o.len()), Some(1), "{e}");
+    let r = w.curl(&["-u", APP], "admin/installation?attributes=extended");
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert_eq!(r.json()["error"][0]["messageId"], "MQWB0103E", "{}", r.body);
+    let r = w.curl(&["-u", READER], "admin/installation/Installation2");
+    assert_eq!(r.status, 404, "{}", r.body);
+    assert_eq!(r.json()["error"][0]["messageId"], "MQWB0913E", "{}", r.body);
+    let r = w.curl(
+        &["-u", READER],
+        "admin/installation?attributes=extended.secret",
+    );
+    assert_eq!(r.status, 400, "{}", r.body);
+    let r = w.curl(
+        &["-u", ADMIN, "-X", "POST", "-H", "ibm-mq-rest-csrf-token: x"],
+        "admin/installation",
+    );
+    assert_eq!(r.status, 405, "{}", r.body);
+    let r = w.curl(&[], "admin/installation");
+    assert_eq!(r.status, 401, "no answer before authentication: {}", r.body);
 }
 
 #[test]

@@ -102,6 +102,10 @@ pub(crate) async fn route(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, segs: &[&str]) -> 
             }
             objects(ctx, kind, rest.first().copied()).await
         }
+        (["installation", rest @ ..], &Method::GET) if rest.len() <= 1 => {
+            installation(ctx, who, rq, rest.first().copied())
+        }
+        (["installation", ..], _) => not_allowed(),
         (["qmgr", qm, ..] | ["action", "qmgr", qm, ..], _) if !known(qm) => reply::error(
             404,
             "MQWB0009E",
@@ -117,6 +121,97 @@ pub(crate) async fn route(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, segs: &[&str]) -> 
             0,
         ),
     }
+}
+
+/// The one installation sealmq answers for, under MQ's name for a system's first.
+pub(crate) const INSTALLATION: &str = "Installation1";
+
+/// The extended attributes of MQ's installation resource that sealmq gives.
+const EXTENDED: &[&str] = &[
+    "level",
+    "operatingSystem",
+    "description",
+    "installationPath",
+    "dataPath",
+    "primary",
+];
+
+/// MQ's `GET /admin/installation[/{name}]`: the installation this server runs in, as
+/// `dspmqver` describes it. Name, version and platform to every role (MQ's MQWebAdmin,
+/// MQWebAdminRO and MQWebUser); the extended attributes (`?attributes=extended`, `*` or
+/// `extended.NAME,...`: paths and the operating system's release) to the administrative roles
+/// only — they tell an application user nothing it needs and an attacker where to look.
+fn installation(ctx: &Ctx, who: &Who, rq: &Rq, name: Option<&str>) -> Response<Body> {
+    if !(who.readonly || who.messaging) {
+        return forbidden("display the installation");
+    }
+    if let Some(n) = name.filter(|n| *n != INSTALLATION) {
+        return reply::error(
+            404,
+            "MQWB0913E",
+            &format!("No installation named '{n}'."),
+            &format!("This server runs in installation {INSTALLATION}."),
+            0,
+        );
+    }
+    let mut wanted: Vec<&str> = Vec::new();
+    for (k, v) in form_urlencoded::parse(rq.query.as_bytes()) {
+        if k != "attributes" {
+            return bad_json(&format!(
+                "'{k}' is not a query parameter of the installation"
+            ));
+        }
+        for a in v.split(',').map(str::trim) {
+            match a {
+                "extended" | "*" => wanted.extend_from_slice(EXTENDED),
+                other => match other.strip_prefix("extended.") {
+                    Some(e) => match EXTENDED.iter().find(|x| **x == e) {
+                        Some(x) => wanted.push(x),
+                        None => {
+                            return bad_json(&format!("'{other}' is not an installation attribute"));
+                        }
+                    },
+                    None => {
+                        return bad_json(&format!("'{other}' is not an installation attribute"));
+                    }
+                },
+            }
+        }
+    }
+    let mut i = json!({
+        "name": INSTALLATION,
+        "version": env!("CARGO_PKG_VERSION"),
+        "platform": "unix",
+    });
+    if !wanted.is_empty() {
+        if !who.readonly {
+            return forbidden("display the installation's extended attributes");
+        }
+        let os = |f: &str| {
+            std::fs::read_to_string(format!("/proc/sys/kernel/{f}"))
+                .map(|s| s.trim().to_string())
+                .unwrap_or_default()
+        };
+        let path =
+            |p: Option<&std::path::Path>| p.map(|p| p.display().to_string()).unwrap_or_default();
+        let exe = std::env::current_exe().ok();
+        // <home>/qmgrs/<QM>: the data path is the home.
+        let home = ctx.qm_dir.parent().and_then(|q| q.parent());
+        let mut ext = Map::new();
+        for a in wanted {
+            let v = match a {
+                "level" => json!(format!("sealmq-{}", env!("CARGO_PKG_VERSION"))),
+                "operatingSystem" => json!(format!("{} ({})", os("ostype"), os("osrelease"))),
+                "description" => json!("sealmq"),
+                "installationPath" => json!(path(exe.as_deref().and_then(|e| e.parent()))),
+                "dataPath" => json!(path(home)),
+                _ => json!(true),
+            };
+            ext.insert(a.to_string(), v);
+        }
+        i["extended"] = Value::Object(ext);
+    }
+    reply::json(200, &json!({"installation": [i]}))
 }
 
 /// The queue manager as MQ's `GET /admin/qmgr` answers it (`status` as with `?status=*`),
