@@ -5,6 +5,8 @@
 mod common;
 
 use common::{Home, wait_for};
+use sealmq_client::Client;
+use sealmq_engine::mqi::{GetOptions, OpenOptions};
 use sealmq_wire::consume::mode;
 use sealmq_wire::{ConsumeReq, Hello, Request, Response, Secret};
 use std::net::TcpStream;
@@ -312,4 +314,105 @@ fn a_pushed_batch_is_bounded_in_bytes_whatever_the_batch_size_asked() {
     assert!(counts.len() >= 300 / 17, "{counts:?}");
     drop(s);
     h.ok(&["stop", "QZ"]);
+}
+
+/// A client that stops reading and then stops its consumer (or closes its handle) holds none
+/// of the queue manager's threads while its pushes wait for room: 12 connections — more than
+/// the blocking pools of both event loops hold threads (4 each here) — each start a consumer,
+/// read nothing more (about 4 MiB each: the sockets' buffers and the pushers' channel full),
+/// and send ConsumeStop; an application that connects afterwards (its Hello and open need a
+/// pool thread) connects, opens, puts and gets within 15 s, and each stalled consumer's last
+/// batch, never handed over, is back on the queue within a second or so.
+#[test]
+fn stalled_clients_stopping_their_consumers_hold_no_thread() {
+    let h = Home::new();
+    let port = common::free_port();
+    h.ok(&["create", "QS"]);
+    // Blocking pools of 4 threads on each of 2 loops: 12 stalled stops are more than they hold.
+    let o = h
+        .cmd(&["start", "QS", "--background", "--listen"])
+        .arg(format!("127.0.0.1:{port}"))
+        .env("SEALMQ_NET_THREADS", "2")
+        .env("SEALMQ_BLOCKING_THREADS", "8")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    h.mqsc("QS", APP);
+    // No heartbeat: the write-stall limit never ends these connections during the test.
+    h.mqsc(
+        "QS",
+        "ALTER CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) HBINT(0)\n",
+    );
+    h.mqsc("QS", "DEFINE QLOCAL(LEGIT.Q)\nSET AUTHREC PROFILE('LEGIT.Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(GET,PUT)\n");
+    h.ok(&["put", "QS", "C.Q", "--size", "8192", "--count", "12000"]);
+    let mut stalled = Vec::new();
+    for _ in 0..12 {
+        stalled.push(raw_consumer(
+            port,
+            "stalled",
+            ConsumeReq {
+                hobj: 0,
+                tag: 1,
+                mode: mode::SYNCPOINT,
+                window: 10_000,
+                batch: 1,
+                batch_ms: 0,
+                match_msg_id: None,
+                match_correl_id: None,
+            },
+        ));
+    }
+    // Until every pusher waits for room: the count of messages got stops moving.
+    let mut last = u64::MAX;
+    wait_for(Duration::from_secs(60), "the pushes to stall", || {
+        let now = uncom(&h, "QS", "C.Q");
+        let still = now == last;
+        last = now;
+        still
+    });
+    eprintln!("{last} messages pushed and held before the stops");
+    for s in &mut stalled {
+        sealmq_wire::write_request(s, 4, &Request::ConsumeStop { tag: 1 }).unwrap();
+    }
+    let t = std::time::Instant::now();
+    let addr = format!("127.0.0.1:{port}");
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let r = (|| -> Result<(), String> {
+            let mut c = Client::connect_tcp_channel(&addr, "APP.SVRCONN", "legit")
+                .map_err(|e| e.to_string())?;
+            let (ho, _) = c
+                .open("LEGIT.Q", OpenOptions::output())
+                .map_err(|e| e.to_string())?;
+            let mut md = sealmq_engine::Md::default();
+            c.put(ho, &mut md, b"still served", false)
+                .map_err(|e| e.to_string())?;
+            let (hi, _) = c
+                .open("LEGIT.Q", OpenOptions::input())
+                .map_err(|e| e.to_string())?;
+            c.get(hi, &GetOptions::default())
+                .map_err(|e| e.to_string())?;
+            Ok(())
+        })();
+        let _ = done_tx.send(r);
+    });
+    let r = done_rx.recv_timeout(Duration::from_secs(15));
+    assert!(
+        matches!(r, Ok(Ok(()))),
+        "an application beside 12 stalled consumers being stopped: {r:?} after {:?}",
+        t.elapsed()
+    );
+    eprintln!("served after {:?}", t.elapsed());
+    // Each stopped pusher's batch that found no room went back to the queue.
+    wait_for(
+        Duration::from_secs(15),
+        "the batches never handed over backed out",
+        || uncom(&h, "QS", "C.Q") <= last - 12,
+    );
+    drop(stalled);
+    wait_for(Duration::from_secs(30), "every batch backed out", || {
+        uncom(&h, "QS", "C.Q") == 0
+    });
+    assert_eq!(h.depth("QS", "C.Q"), 12_000);
+    h.ok(&["stop", "QS"]);
 }

@@ -121,6 +121,11 @@ const BATCH_BYTES: usize = 1 << 20;
 /// on the blocking side): at most this long at a time.
 const INTERCEPT_WAIT: Duration = Duration::from_millis(100);
 
+/// How long a stopped consumer's pusher still waits for room in the connection's channel
+/// before it gives up its batch (backed out): a client that stopped reading cannot hold a
+/// stop — and the thread that waits for it — until the write-stall limit.
+const STOP_GRACE: Duration = Duration::from_secs(1);
+
 /// What the connection's thread and a pusher share.
 struct Shared {
     stop: AtomicBool,
@@ -133,11 +138,21 @@ struct Shared {
     most: u64,
     /// Credit granted, a batch settled, or the consumer stopped (one waiter: the pusher).
     more: Notify,
+    /// The consumer stopped (one waiter: the pusher waiting for room in the channel).
+    halted: Notify,
     /// Batches pushed and not settled, with the units of work that got them (one per batch;
     /// read-ahead: one per message).
     unsettled: Mutex<HashMap<u32, (u32, Vec<Connection>)>>,
     /// Twins with no unit of work open, for the next batches.
     idle: Mutex<Vec<Connection>>,
+}
+
+impl Shared {
+    fn tell_stop(&self) {
+        self.stop.store(true, Ordering::Release);
+        self.more.notify_one();
+        self.halted.notify_one();
+    }
 }
 
 struct Consumer {
@@ -246,6 +261,7 @@ impl Consumers {
             held: std::sync::atomic::AtomicU64::new(0),
             most: u64::from(most),
             more: Notify::new(),
+            halted: Notify::new(),
             unsettled: Mutex::new(HashMap::new()),
             idle: Mutex::new(Vec::new()),
         });
@@ -386,8 +402,7 @@ impl Consumers {
 fn halt_all<'a>(cs: impl Iterator<Item = &'a mut Consumer>) {
     let cs: Vec<&mut Consumer> = cs.collect();
     for c in &cs {
-        c.shared.stop.store(true, Ordering::Release);
-        c.shared.more.notify_one();
+        c.shared.tell_stop();
     }
     for c in cs {
         c.halt();
@@ -396,8 +411,7 @@ fn halt_all<'a>(cs: impl Iterator<Item = &'a mut Consumer>) {
 
 impl Consumer {
     fn halt(&mut self) {
-        self.shared.stop.store(true, Ordering::Release);
-        self.shared.more.notify_one();
+        self.shared.tell_stop();
         if let Some(t) = self.pusher.take() {
             t.wait();
         }
@@ -483,7 +497,45 @@ impl Pusher {
             return true;
         }
         let b = std::mem::take(&mut self.buf);
-        self.out.send(b).await.is_ok()
+        self.deliver(b).await
+    }
+
+    /// Hands `b` to the connection's writer, waiting while its channel is full — once the
+    /// consumer is stopped, STOP_GRACE at most. False: not handed over (the connection ended,
+    /// or the consumer was stopped while its client read nothing).
+    async fn deliver(&self, b: Vec<u8>) -> bool {
+        let halted = async {
+            loop {
+                if self.shared.stop.load(Ordering::Acquire) {
+                    break;
+                }
+                self.shared.halted.notified().await;
+            }
+            tokio::time::sleep(STOP_GRACE).await;
+        };
+        tokio::select! {
+            biased;
+            room = self.out.reserve() => match room {
+                Ok(p) => {
+                    p.send(b);
+                    true
+                }
+                Err(_) => false,
+            },
+            () = halted => false,
+        }
+    }
+
+    /// Batch `n` was never handed over: its messages go back now (a backout may write the
+    /// log: on a thread let go for it).
+    fn back_out(&self, n: u32) {
+        let taken = lock(&self.shared.unsettled).remove(&n);
+        if let Some((count, conns)) = taken {
+            self.shared
+                .held
+                .fetch_sub(u64::from(count), Ordering::AcqRel);
+            tokio::task::block_in_place(|| drop(conns));
+        }
     }
 
     /// A twin with no unit of work open.
@@ -615,6 +667,10 @@ impl Pusher {
                     lock(&self.shared.unsettled).insert(batch_no, (count, conns));
                 }
                 if !self.send(&end, true).await {
+                    // The client never gets this batch: it cannot settle it.
+                    if !browse {
+                        self.back_out(batch_no);
+                    }
                     break;
                 }
             } else {
@@ -643,7 +699,7 @@ impl Pusher {
         }
         if !self.buf.is_empty() {
             let b = std::mem::take(&mut self.buf);
-            let _ = self.out.send(b).await;
+            let _ = self.deliver(b).await;
         }
     }
 

@@ -78,6 +78,9 @@ pub(crate) enum Flow {
     Silent,
     /// The client disconnects: answer Ok and end.
     End,
+    /// Answer it after everything the connection's pushers sent so far: through their
+    /// channel (`Session::behind`), never beside it.
+    Behind(Response),
 }
 
 impl Session {
@@ -163,6 +166,20 @@ impl Session {
                     let _ = self.write(id, &Response::Ok);
                     break;
                 }
+                // This connection's own thread waits for room (a send that fails: the
+                // pushers' writer ended, and so does the connection).
+                Flow::Behind(resp) => match self.behind(id, &resp) {
+                    Some((tx, frame)) => {
+                        if tx.blocking_send(frame).is_err() {
+                            break;
+                        }
+                    }
+                    None => {
+                        if self.write(id, &resp).is_err() {
+                            break;
+                        }
+                    }
+                },
             }
             last = std::time::Instant::now();
         }
@@ -221,7 +238,7 @@ impl Session {
             Some(r) => {
                 let r = self.answered(call, r, icpt.stored.get());
                 if behind {
-                    self.behind_pushes(id, r)
+                    self.behind_pushes(r)
                 } else {
                     Flow::Reply(r)
                 }
@@ -230,22 +247,28 @@ impl Session {
         }
     }
 
-    /// Answers `id` through the channel of the connection's pushers, after every frame they
-    /// sent before (the channel keeps their order; the connection's own answers do not pass
-    /// through it). For an answer that promises nothing more is pushed before it (docs/wire.md:
-    /// ConsumeStop, the Close of a handle with consumers). Never called on an event loop's
-    /// thread: the send waits while the channel is full.
-    fn behind_pushes(&mut self, id: u32, resp: Response) -> Flow {
-        let Some(tx) = self.pushes.clone() else {
-            return Flow::Reply(resp);
-        };
-        let mut frame = Vec::new();
-        if sealmq_wire::write_response_unflushed(&mut frame, id, &resp).is_err() {
-            return Flow::Reply(resp);
+    /// An answer that promises nothing more is pushed before it (docs/wire.md: ConsumeStop,
+    /// the Close of a handle with consumers) goes behind the pushes when there are any.
+    fn behind_pushes(&self, resp: Response) -> Flow {
+        if self.pushes.is_some() {
+            Flow::Behind(resp)
+        } else {
+            Flow::Reply(resp)
         }
-        // A send that fails: the connection's writer ended, and so does the connection.
-        let _ = tx.blocking_send(frame);
-        Flow::Silent
+    }
+
+    /// Answer `id` as a frame for the pushers' channel, with the channel (`Flow::Behind`): the
+    /// channel keeps the order of what the pushers sent; the connection's own answers do not
+    /// pass through it. None: no pusher ever started (answer as any other).
+    pub(crate) fn behind(
+        &self,
+        id: u32,
+        resp: &Response,
+    ) -> Option<(crate::consume::PushTx, Vec<u8>)> {
+        let tx = self.pushes.clone()?;
+        let mut frame = Vec::new();
+        sealmq_wire::write_response_unflushed(&mut frame, id, resp).ok()?;
+        Some((tx, frame))
     }
 
     /// An answer as it leaves: accounted, and without what an older client cannot read.
@@ -345,7 +368,7 @@ impl Session {
             Request::ConsumeStop { tag } => {
                 if self.consumers.stop(tag) {
                     // Everything the consumer pushed goes before the answer.
-                    return Ok(self.behind_pushes(id, Response::Ok));
+                    return Ok(self.behind_pushes(Response::Ok));
                 } else {
                     Response::Err {
                         reason: ReasonCode::UnexpectedError.code(),

@@ -168,7 +168,9 @@ fn installation(ctx: &Ctx, who: &Who, rq: &Rq, name: Option<&str>) -> Response<B
                     Some(e) => match EXTENDED.iter().find(|x| **x == e) {
                         Some(x) => wanted.push(x),
                         None => {
-                            return bad_json(&format!("'{other}' is not an installation attribute"));
+                            return bad_json(&format!(
+                                "'{other}' is not an installation attribute"
+                            ));
                         }
                     },
                     None => {

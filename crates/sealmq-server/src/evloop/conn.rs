@@ -260,6 +260,24 @@ impl<S: Stream> Loop<S> {
                 Flow::Reply(r) => (r, false),
                 Flow::Silent => continue,
                 Flow::End => (Response::Ok, true),
+                Flow::Behind(r) => {
+                    let behind = self.session.as_ref().and_then(|s| s.behind(id, &r));
+                    match behind {
+                        // This task waits for room, holding no thread; the connection's end
+                        // (a write that stalled) ends the wait.
+                        Some((tx, frame)) => {
+                            let sent = tokio::select! {
+                                r = tx.send(frame) => r.is_ok(),
+                                _ = self.ended.notified() => false,
+                            };
+                            if !sent {
+                                return;
+                            }
+                            continue;
+                        }
+                        None => (r, false),
+                    }
+                }
             };
             if self.w.write(&frames::encode(id, &resp)).await.is_err() || end {
                 return;

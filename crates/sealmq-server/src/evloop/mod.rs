@@ -27,8 +27,16 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Notify;
 
 /// Threads of the blocking pools at most, all loops together: requests that may block and
-/// admissions. Independent of how many connections there are.
+/// admissions. Independent of how many connections there are; `SEALMQ_BLOCKING_THREADS`
+/// (8 to 1,024) sets it otherwise.
 const BLOCKING_THREADS: usize = 64;
+
+fn blocking_threads() -> usize {
+    std::env::var("SEALMQ_BLOCKING_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .map_or(BLOCKING_THREADS, |n| n.clamp(8, 1024))
+}
 
 /// Whether this process serves applications with a thread per connection (for comparison).
 pub(crate) fn threaded() -> bool {
@@ -67,10 +75,11 @@ impl Net {
                     .clamp(2, 8)
             })
             .max(1);
+        let blocking = blocking_threads();
         let mut loops = Vec::with_capacity(n);
         for i in 0..n {
             let rt = tokio::runtime::Builder::new_current_thread()
-                .max_blocking_threads((BLOCKING_THREADS / n).max(4))
+                .max_blocking_threads((blocking / n).max(4))
                 .thread_name("sealmq-net-pool")
                 .enable_io()
                 .enable_time()
