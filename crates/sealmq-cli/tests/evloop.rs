@@ -6,6 +6,7 @@ mod common;
 
 use common::{Home, fds_of, free_port, status_field, wait_for};
 use sealmq_client::Client;
+use sealmq_engine::Md;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
 use std::time::Duration;
 
@@ -257,4 +258,93 @@ fn the_thread_per_connection_server_still_serves_when_asked_for() {
     assert!(consumer.stop().unwrap().is_empty());
     drop(held);
     h.ok(&["stop", "QT"]);
+}
+
+/// Under QM-side interception a get that waits holds no thread either (the pool only
+/// unprotects the message once it is there): twelve intercepting applications wait on an
+/// empty protected queue with blocking pools of 4 threads on each of 2 loops, and another
+/// application still connects, puts and gets at once; then each waiting get receives its
+/// message, unprotected by the queue manager.
+#[test]
+fn intercepted_gets_that_wait_hold_no_thread() {
+    let h = Home::new();
+    let port = free_port();
+    h.ok(&["create", "QI"]);
+    let app = h.dir.path().join("app-ks");
+    let env = [
+        ("SEALMQ_NET_THREADS", "2"),
+        ("SEALMQ_BLOCKING_THREADS", "8"),
+    ];
+    let addr = h.start_tls_with("QI", port, &app, "CN=icpt", &env);
+    h.mqsc(
+        "QI",
+        "DEFINE QLOCAL(W.Q)\nDEFINE QLOCAL(LEGIT.Q)\n\
+         SET POLICY(W.Q) SIGNALG(SHA256) ENCALG(AES256) RECIP('CN=QI')\n\
+         DEFINE CHANNEL(ICPT) CHLTYPE(SVRCONN) SSLCIPH(ANY) INTERCEPT(YES)\n\
+         SET CHLAUTH('ICPT') TYPE(SSLPEERMAP) SSLPEER('CN=icpt') USERSRC(MAP) MCAUSER('app')\n\
+         SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
+         SET AUTHREC PROFILE('W.Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(GET,PUT)\n\
+         SET AUTHREC PROFILE('LEGIT.Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(GET,PUT)\n",
+    );
+    let connect = |appl: &str| {
+        Client::connect_tls_channel(&addr, &app, Some("QI"), "ICPT", appl)
+            .unwrap_or_else(|e| panic!("{appl}: {e}"))
+    };
+    let waiting: Vec<_> = (0..12)
+        .map(|i| {
+            let mut c = connect(&format!("waiter-{i}"));
+            std::thread::spawn(move || {
+                let (hw, _) = c.open("W.Q", OpenOptions::input()).unwrap();
+                let gmo = GetOptions {
+                    wait: Some(Duration::from_secs(60)),
+                    ..Default::default()
+                };
+                c.get(hw, &gmo).map(|g| g.payload)
+            })
+        })
+        .collect();
+    wait_for(Duration::from_secs(30), "the gets to wait", || {
+        // Eight at least: as many as the pools have threads (all twelve once they hold none).
+        let out = h.mqsc("QI", "DISPLAY QSTATUS(W.Q) ALL\n");
+        common::field(&out, "WAITING").parse::<u32>().unwrap_or(0) >= 8
+    });
+    let t = std::time::Instant::now();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut legit = connect("legit");
+    std::thread::spawn(move || {
+        let r = (|| -> Result<Vec<u8>, sealmq_client::ClientError> {
+            let (ho, _) = legit.open("LEGIT.Q", OpenOptions::output())?;
+            legit.put(ho, &mut Md::default(), b"still served", false)?;
+            let (hi, _) = legit.open("LEGIT.Q", OpenOptions::input())?;
+            let g = legit.get(hi, &GetOptions::default())?;
+            Ok(g.payload)
+        })();
+        let _ = tx.send((r, legit));
+    });
+    let (r, mut legit) = rx
+        .recv_timeout(Duration::from_secs(15))
+        .unwrap_or_else(|_| {
+            panic!("an application beside 12 waiting intercepted gets: not served in 15 s")
+        });
+    assert_eq!(r.unwrap(), b"still served");
+    eprintln!("served beside the waiting gets in {:?}", t.elapsed());
+    let (ho, _) = legit.open("W.Q", OpenOptions::output()).unwrap();
+    for i in 0..12 {
+        let body = format!("for waiting get {i}");
+        legit
+            .put(ho, &mut Md::default(), body.as_bytes(), false)
+            .unwrap();
+    }
+    let mut got: Vec<String> = waiting
+        .into_iter()
+        .map(|w| String::from_utf8(w.join().unwrap().unwrap()).unwrap())
+        .collect();
+    got.sort();
+    let mut want: Vec<String> = (0..12).map(|i| format!("for waiting get {i}")).collect();
+    want.sort();
+    assert_eq!(got, want, "each waiting get received one message, in clear");
+    assert_eq!(h.depth("QI", "W.Q"), 0);
+    assert_eq!(h.depth("QI", "SYSTEM.PROTECTION.ERROR.QUEUE"), 0);
+    drop(legit);
+    h.ok(&["stop", "QI"]);
 }

@@ -740,7 +740,8 @@ impl Pusher {
                 };
                 let g = sealmq_wire::GetReq::from_options(self.req.hobj, &gmo);
                 // Protection work (and this get's short wait) on a thread let go for it.
-                match tokio::task::block_in_place(|| icpt.get(conn, &self.hobj, &g, &policy)) {
+                match tokio::task::block_in_place(|| icpt.get(conn, &self.hobj, &g, &policy, None))
+                {
                     Response::Got { md, payload, .. } => Ok((md, payload)),
                     // A message failing its checks went to the protection error queue in
                     // this batch's unit of work: nothing to deliver.

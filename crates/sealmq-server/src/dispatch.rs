@@ -405,7 +405,9 @@ impl Session {
     }
 
     /// MQGET (unprotected under QM-side interception when the queue has a policy).
-    fn get(&self, g: &GetReq, icpt: &Icpt<'_>) -> Response {
+    fn get(&mut self, g: &GetReq, icpt: &Icpt<'_>) -> Response {
+        // A message the event loop took for this get once its wait ended (interception).
+        let taken = self.taken.take().filter(|t| t.hobj == g.hobj);
         let Some(h) = self.handles.get(&g.hobj) else {
             if self.publishers.contains_key(&g.hobj) {
                 return Response::Err {
@@ -418,7 +420,7 @@ impl Session {
         if icpt.on
             && let Some(policy) = self.intercept_policy(g.hobj)
         {
-            return icpt.get(&self.conn, h, g, &policy);
+            return icpt.get(&self.conn, h, g, &policy, taken);
         }
         let got = self.conn.get(h, get_options(g));
         got_answer(&self.qm, &self.recent, h, g, got)

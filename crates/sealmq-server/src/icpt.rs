@@ -17,6 +17,33 @@ pub(crate) struct Icpt<'a> {
     pub(crate) stored: std::cell::Cell<Option<u64>>,
 }
 
+/// A message an intercepted get took on the event loop once its wait ended (no thread held
+/// meanwhile), for the blocking pool to unprotect.
+pub(crate) struct Taken {
+    pub(crate) hobj: u32,
+    pub(crate) got: sealmq_engine::Got,
+    /// Taken in a unit of work of the get's own (the application's get was outside one).
+    pub(crate) own_uow: bool,
+}
+
+/// How an intercepted get takes its message: whole (the application's buffer applies to the
+/// unprotected message), and under syncpoint when the application's get is outside one, so
+/// that a message failing its checks moves to the error queue in the same unit of work. With
+/// whether that unit of work is the get's own.
+pub(crate) fn take_options(conn: &Connection, g: &GetReq) -> (sealmq_engine::GetOptions, bool) {
+    let gmo = get_options(g);
+    let browsing = matches!(gmo.browse, Browse::First | Browse::Next);
+    let own_uow = !browsing && !gmo.syncpoint && !conn.in_uow();
+    (take_options_of(&gmo, own_uow), own_uow)
+}
+
+fn take_options_of(gmo: &sealmq_engine::GetOptions, own_uow: bool) -> sealmq_engine::GetOptions {
+    let mut opts = gmo.clone();
+    opts.syncpoint = gmo.syncpoint || own_uow;
+    opts.buffer = None;
+    opts
+}
+
 pub(crate) fn security(detail: String) -> Response {
     Response::Err {
         reason: ReasonCode::SecurityError.code(),
@@ -70,28 +97,37 @@ impl Icpt<'_> {
     /// A get under `policy` (the queue's, or for a subscription's handle its topic's):
     /// unprotected for the application; a message failing a check moves to the error queue
     /// in the same unit of work and the application gets 2063.
+    /// `taken`: the message, already taken on the event loop after the get's wait
+    /// (`take_options`); otherwise it is got here.
     pub(crate) fn get(
         &self,
         conn: &Connection,
         h: &Hobj,
         g: &GetReq,
         policy: &sealmq_protect::Policy,
+        taken: Option<Taken>,
     ) -> Response {
         if self.protector.is_none() {
+            if taken.as_ref().is_some_and(|t| t.own_uow) {
+                let _ = conn.backout();
+            }
             return security(
                 "the queue manager has no keystore to protect with (<QM dir>/keystore)".into(),
             );
         }
         let gmo = get_options(g);
         let browsing = matches!(gmo.browse, Browse::First | Browse::Next);
-        let own_uow = !browsing && !gmo.syncpoint && !conn.in_uow();
-        let mut opts = gmo.clone();
-        opts.syncpoint = gmo.syncpoint || own_uow;
-        opts.buffer = None;
-        let got = match conn.get(h, opts.clone()) {
-            Ok(g) => g,
-            Err(e) => return err(e),
+        let (got, own_uow) = match taken {
+            Some(t) => (t.got, t.own_uow),
+            None => {
+                let (opts, own_uow) = take_options(conn, g);
+                match conn.get(h, opts) {
+                    Ok(g) => (g, own_uow),
+                    Err(e) => return err(e),
+                }
+            }
         };
+        let syncpoint = gmo.syncpoint || own_uow;
         self.stored.set(Some(got.payload.len() as u64));
         let unprotected = intercept::unprotect(
             conn,
@@ -100,7 +136,7 @@ impl Icpt<'_> {
             &h.name,
             &got,
             browsing,
-            opts.syncpoint,
+            syncpoint,
         );
         match unprotected {
             Ok((md, mut payload)) => {

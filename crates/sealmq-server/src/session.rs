@@ -51,6 +51,8 @@ pub(crate) struct Session {
     pub(crate) topics: HashMap<u32, String>,
     /// Topics opened to publish (wire version 5): handle to full topic string.
     pub(crate) publishers: HashMap<u32, String>,
+    /// A message the event loop took for the intercepted get it hands to the pool.
+    pub(crate) taken: Option<crate::icpt::Taken>,
 }
 
 /// What the Hello settled for the rest of the connection.
@@ -116,6 +118,7 @@ impl Session {
             nondurable: Vec::new(),
             topics: HashMap::new(),
             publishers: HashMap::new(),
+            taken: None,
         }
     }
 

@@ -435,12 +435,14 @@ fn qm_side_interception_protects_for_clients_without_a_keystore() {
         app.get(ah, &GetOptions::default()).unwrap().payload,
         b"pre-protected"
     );
-    // A plain message under ENFORCE: 2063 for the application, the message on the error queue.
+    // A plain message under ENFORCE: 2063 for the application, the message on the error queue
+    // — here for a get that waited (the event loop takes the message, the pool unprotects it).
     raw.put(rh, &mut Md::default(), b"plain", false).unwrap();
-    assert_eq!(
-        app.get(ah, &GetOptions::default()).unwrap_err().reason,
-        2063
-    );
+    let waiting = GetOptions {
+        wait: Some(std::time::Duration::from_secs(5)),
+        ..Default::default()
+    };
+    assert_eq!(app.get(ah, &waiting).unwrap_err().reason, 2063);
     assert_eq!(
         server
             .queue_manager()
@@ -473,6 +475,23 @@ fn qm_side_interception_protects_for_clients_without_a_keystore() {
     assert_eq!(rec["get_bytes"], envelopes, "{rec}");
     assert_eq!(rec["failed"], 1, "{rec}");
     assert_eq!(rec["calls"]["put1"]["count"], 2, "{rec}");
+    // A waiting get whose buffer is too small for the unprotected message: 2080 and the
+    // message stays; a waiting get with room takes it whole, in clear.
+    let mut app =
+        Client::connect_tls_channel(&addr, &tls_ks, Some("QMI"), "APP.ICPT", "icpt-buffers")
+            .unwrap();
+    let (ah, _) = app.open("Q", OpenOptions::input()).unwrap();
+    app.put1("Q", &mut Md::default(), b"0123456789", false)
+        .unwrap();
+    let small = GetOptions {
+        buffer: Some(4),
+        ..waiting.clone()
+    };
+    assert_eq!(app.get(ah, &small).unwrap_err().reason, 2080);
+    assert_eq!(server.queue_manager().depth("Q").unwrap(), 1);
+    assert_eq!(app.get(ah, &waiting).unwrap().payload, b"0123456789");
+    assert_eq!(server.queue_manager().depth("Q").unwrap(), 0);
+    drop(app);
     drop(raw);
     admin.stop(true).unwrap();
     drop(admin);

@@ -121,6 +121,18 @@ impl Home {
     /// An application identity `dn` in `app` that trusts queue manager `qm` and is trusted by
     /// it; then `qm` started with TLS on a loopback `port`. Returns the address.
     pub fn start_tls_for(&self, qm: &str, port: u16, app: &std::path::Path, dn: &str) -> String {
+        self.start_tls_with(qm, port, app, dn, &[])
+    }
+
+    /// As `start_tls_for`, with `env` in the queue manager's environment.
+    pub fn start_tls_with(
+        &self,
+        qm: &str,
+        port: u16,
+        app: &std::path::Path,
+        dn: &str,
+        env: &[(&str, &str)],
+    ) -> String {
         let s = |p: &std::path::Path| p.to_string_lossy().into_owned();
         let qm_ks = self.qm_dir(qm).join("keystore");
         self.ok(&["keystore", "init", &s(app), "--dn", dn]);
@@ -137,7 +149,12 @@ impl Home {
             &s(&app.join("identity.pem")),
         ]);
         let addr = format!("127.0.0.1:{port}");
-        self.ok(&["start", qm, "--background", "--tls", "--listen", &addr]);
+        let o = self
+            .cmd(&["start", qm, "--background", "--tls", "--listen", &addr])
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "start {qm}: {o:?}");
         addr
     }
 

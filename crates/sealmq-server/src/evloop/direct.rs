@@ -30,6 +30,11 @@ pub(crate) async fn try_serve<R: AsyncRead + Unpin>(
         Request::Put { hobj, .. } if !s.intercept && !s.publishers.contains_key(hobj) => {}
         Request::Put1 { .. } if !s.intercept => {}
         Request::Get(g) if !intercepted(s, g.hobj) && !s.publishers.contains_key(&g.hobj) => {}
+        // An intercepted get that may wait: the wait is here, holding no thread; the pool
+        // unprotects the message taken once it ends.
+        Request::Get(g) if g.wait_ms > 0 && s.handles.contains_key(&g.hobj) => {
+            return wait_then_unprotect(s, req, rd, ended).await;
+        }
         // A publication that cannot wait for the log (non-persistent, or under syncpoint):
         // its copies are put here, as a put is.
         Request::Publish {
@@ -131,6 +136,41 @@ async fn put_done(
     }
 }
 
+/// An intercepted get with a wait (QM-side interception): waits on the loop and takes the
+/// message as `icpt::take_options` says; `Err` hands the request, with the message taken,
+/// to the blocking pool, which unprotects it. A get that ends without a message is answered
+/// here.
+#[allow(clippy::result_large_err)] // the request handed back, moved once
+async fn wait_then_unprotect<R: AsyncRead + Unpin>(
+    s: &mut Session,
+    req: Request,
+    rd: &mut BufReader<R>,
+    ended: &Notify,
+) -> Result<Flow, Request> {
+    let Request::Get(g) = &req else {
+        return Err(req);
+    };
+    let Some(h) = s.handles.get(&g.hobj).cloned() else {
+        return Err(req);
+    };
+    if s.qm.is_quiescing() {
+        return Err(req);
+    }
+    let call = s.begin(&req);
+    let (opts, own_uow) = crate::icpt::take_options(&s.conn, g);
+    match get_with(&s.qm, &s.conn, &h, opts, rd, ended).await {
+        Ok(got) => {
+            s.taken = Some(crate::icpt::Taken {
+                hobj: g.hobj,
+                got,
+                own_uow,
+            });
+            Err(req)
+        }
+        Err(e) => Ok(Flow::Reply(s.answered(call, err(e), None))),
+    }
+}
+
 /// How long a get waits before it also watches its client's socket.
 const WATCH_AFTER: std::time::Duration = std::time::Duration::from_millis(500);
 
@@ -144,7 +184,18 @@ async fn get<R: AsyncRead + Unpin>(
     rd: &mut BufReader<R>,
     ended: &Notify,
 ) -> sealmq_engine::MqResult<sealmq_engine::Got> {
-    let gmo = get_options(g);
+    get_with(qm, conn, h, get_options(g), rd, ended).await
+}
+
+/// As `get`, with the engine's get options.
+async fn get_with<R: AsyncRead + Unpin>(
+    qm: &QueueManager,
+    conn: &Connection,
+    h: &Hobj,
+    gmo: sealmq_engine::GetOptions,
+    rd: &mut BufReader<R>,
+    ended: &Notify,
+) -> sealmq_engine::MqResult<sealmq_engine::Got> {
     let deadline = gmo.wait.map(|w| Instant::now() + w);
     let mut step = conn.get_step(h, &gmo, deadline);
     // The client sent more while its get waits: it is alive, and its bytes stay buffered.
