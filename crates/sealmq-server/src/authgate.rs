@@ -2,8 +2,11 @@
 //! and AMQP SASL PLAIN) passes through one [`Gate`], so that guessing costs the guesser, not
 //! the queue manager:
 //! - at most `parallel` checks run at once (an Argon2 check takes ~20 MiB, PAM a process's
-//!   worth of work); up to `queue` more wait their turn, and past that a check is refused at
-//!   once as busy (before the password is looked at);
+//!   worth of work); at most `parallel + queue` are under way — running, waiting their turn,
+//!   sleeping off a delay they owe or their failure's floor, each on a thread of the event
+//!   loop's blocking pool — and past that a check is refused at once as busy (before the
+//!   password is looked at), so that failing logins from many addresses cannot take the whole
+//!   pool that other applications' requests need;
 //! - at most `per_address` checks from one address are under way at once;
 //! - after failures, an address and a user owe a delay before their next check (doubling
 //!   from `base_delay` up to `max_delay`, forgotten `forget_after` the last failure);
@@ -36,7 +39,8 @@ impl Default for GateConfig {
     fn default() -> GateConfig {
         GateConfig {
             parallel: 2,
-            queue: 64,
+            // 32 under way at most: half the event loop's blocking pool (64 threads).
+            queue: 30,
             per_address: 4,
             floor: Duration::from_millis(1000),
             base_delay: Duration::from_millis(250),
@@ -62,6 +66,8 @@ struct State {
     waiting: usize,
     /// Checks under way per address (sleeping, waiting or running).
     inflight: HashMap<String, usize>,
+    /// Checks under way from every address (the sum of `inflight`).
+    under_way: usize,
     /// Recent failures per `a:<address>` and `u:<user>`: how many, and when the last was.
     failures: HashMap<String, (u32, Instant)>,
 }
@@ -88,6 +94,7 @@ struct Inflight<'a> {
 impl Drop for Inflight<'_> {
     fn drop(&mut self) {
         let mut st = self.gate.lock();
+        st.under_way = st.under_way.saturating_sub(1);
         if let Some(n) = st.inflight.get_mut(&self.addr) {
             *n = n.saturating_sub(1);
             if *n == 0 {
@@ -116,12 +123,11 @@ impl Gate {
         let owed = {
             let mut st = self.lock();
             let mine = st.inflight.get(addr).copied().unwrap_or(0);
-            if mine >= self.cfg.per_address
-                || st.waiting + st.running >= self.cfg.parallel + self.cfg.queue
-            {
+            if mine >= self.cfg.per_address || st.under_way >= self.cfg.parallel + self.cfg.queue {
                 return Verdict::Busy;
             }
             *st.inflight.entry(addr.to_string()).or_default() += 1;
+            st.under_way += 1;
             self.owed(&mut st, addr, user)
         };
         let _place = Inflight {
@@ -287,6 +293,45 @@ mod tests {
         let busy = verdicts.iter().filter(|v| **v == Verdict::Busy).count();
         assert!(busy >= 7, "{verdicts:?}");
         assert!(verdicts.contains(&Verdict::Accepted));
+    }
+
+    #[test]
+    fn checks_sleeping_off_a_delay_count_against_the_bound() {
+        let g = Arc::new(Gate::new(GateConfig {
+            floor: Duration::ZERO,
+            base_delay: Duration::from_millis(400),
+            max_delay: Duration::from_millis(400),
+            max_tracked: 100,
+            ..quick()
+        }));
+        for i in 0..8 {
+            g.check(&format!("10.2.0.{i}"), &format!("v{i}"), || false);
+        }
+        // Eight addresses that each owe 400 ms check at once: five (parallel 2 + queue 3)
+        // are under way, asleep, and the other three are busy at once.
+        let t = Instant::now();
+        let verdicts: Vec<(Verdict, Duration)> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..8)
+                .map(|i| {
+                    let g = g.clone();
+                    s.spawn(move || {
+                        let v = g.check(&format!("10.2.0.{i}"), &format!("w{i}"), || true);
+                        (v, t.elapsed())
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let busy: Vec<_> = verdicts
+            .iter()
+            .filter(|(v, _)| *v == Verdict::Busy)
+            .collect();
+        assert_eq!(busy.len(), 3, "{verdicts:?}");
+        assert!(
+            busy.iter().all(|(_, d)| *d < Duration::from_millis(300)),
+            "{verdicts:?}"
+        );
+        assert_eq!(g.lock().under_way, 0);
     }
 
     #[test]
