@@ -179,7 +179,10 @@ impl RecentGets {
 impl Session {
     /// Answers one request (`None`: the client disconnects): one method per request kind.
     pub(crate) fn handle(&mut self, req: Request, icpt: &Icpt<'_>) -> Option<Response> {
+        // A get whose message the event loop took already (interception) is finished, not
+        // refused: the message is in a unit of work of the application's connection.
         if self.qm.is_quiescing()
+            && self.taken.is_none()
             && !matches!(
                 req,
                 Request::Commit | Request::Backout | Request::Close { .. } | Request::Disconnect
