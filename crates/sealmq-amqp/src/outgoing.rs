@@ -28,6 +28,39 @@ use sealmq_types::ReasonCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// A get that may wait (`gmo.wait`), holding no thread while it does: the engine's steps,
+/// awaiting the queue's wake-up or the deadline (an idle receiving link costs its task, not
+/// a thread of the blocking pool).
+async fn get_waiting(
+    c: &Connection,
+    h: &sealmq_engine::Hobj,
+    gmo: &GetOptions,
+) -> sealmq_engine::MqResult<Got> {
+    use sealmq_engine::mqi::GetStep;
+    let deadline = gmo.wait.map(|w| std::time::Instant::now() + w);
+    let mut step = c.get_step(h, gmo, deadline);
+    loop {
+        step = match step {
+            GetStep::Done(r) => return r,
+            GetStep::Durable(d) => {
+                let waited = c.qm().durable(d.ticket()).await;
+                return c.get_durable(d, waited);
+            }
+            GetStep::Wait(w) => {
+                let until = deadline.unwrap_or_else(std::time::Instant::now);
+                let woken = tokio::select! {
+                    _ = w.waiter.woken() => true,
+                    _ = tokio::time::sleep_until(until.into()) => false,
+                };
+                match c.get_resume(h, gmo, w, woken, deadline, false) {
+                    Some(next) => next,
+                    None => c.get_step(h, gmo, deadline),
+                }
+            }
+        };
+    }
+}
+
 /// How long a get waits before it looks whether the link is still there.
 const GET_WAIT: Duration = Duration::from_millis(500);
 /// Deliveries one link has out and not settled at most (each holds a unit of work).
@@ -118,8 +151,8 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>, topic: Op
         let twin = lock(&pool)
             .pop()
             .unwrap_or_else(|| Arc::new(ctx.mq.uow_twin()));
-        // A message there now is got in place (no hand-over to another thread); only an
-        // empty queue waits, on a blocking thread, while the link's end is watched.
+        // A message there now is got in place (no hand-over to another thread); an empty
+        // queue is waited for here, holding no thread, while the link's end is watched.
         let now = GetOptions {
             wait: None,
             ..gmo.clone()
@@ -133,16 +166,13 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>, topic: Op
         let (t, h2, g) = (twin.clone(), h.clone(), gmo.clone());
         let job = async move {
             match got {
-                Some(r) => Ok(r),
-                None => tokio::task::spawn_blocking(move || t.get(&h2, g)).await,
+                Some(r) => r,
+                None => get_waiting(&t, &h2, &g).await,
             }
         };
         tokio::pin!(job);
         let got = tokio::select! {
-            r = &mut job => match r {
-                Ok(g) => g,
-                Err(_) => break,
-            },
+            r = &mut job => r,
             _ = s.on_detach() => {
                 // The link went while a get waited: whatever it took goes back.
                 let _ = job.await;

@@ -107,6 +107,49 @@ fn link_temporary_queue_and_session_floods_stop_at_their_limits() {
     h.ok(&["stop", "QF"]);
 }
 
+/// A receiving link on an empty queue waits holding no thread: 150 idle receiving links add
+/// no threads to the queue manager (before, each held a thread of the channel's blocking pool
+/// in a loop of half-second gets), and messages put afterwards wake them: all 300 arrive.
+#[test]
+fn idle_receiving_links_hold_no_thread_and_puts_wake_them() {
+    let h = Home::new();
+    let url = setup(&h, "QI", "");
+    let pid = h.pid("QI");
+    let threads = || {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Threads:"))
+            .and_then(|n| n.trim().parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let before = threads();
+    let u = url.clone();
+    let client = std::thread::spawn(move || hostile(&u, &["receivers", "APP.Q", "150", "12"]));
+    wait_for(Duration::from_secs(30), "150 receiving links", || {
+        let shown = h.mqsc("QI", "DISPLAY QSTATUS(APP.Q) IPPROCS\n");
+        common::field(&shown, "IPPROCS") == "150"
+    });
+    // Watched for two seconds while the links wait: a thread each would show at once (the
+    // blocking pool keeps a few of the threads their opens used for some seconds).
+    let t = std::time::Instant::now();
+    let mut most = 0;
+    while t.elapsed() < Duration::from_secs(2) {
+        most = most.max(threads());
+        std::thread::yield_now();
+    }
+    eprintln!("threads: {before} before 150 idle receiving links, at most {most} with them");
+    assert!(most <= before + 50, "{before} -> {most} threads");
+    h.ok(&["put", "QI", "APP.Q", "--count", "300"]);
+    let r = client.join().unwrap();
+    assert_eq!(r["opened"], 150, "{r}");
+    assert_eq!(r["received"], 300, "{r}");
+    wait_for(Duration::from_secs(20), "every delivery settled", || {
+        h.depth("QI", "APP.Q") == 0
+    });
+    h.ok(&["stop", "QI"]);
+}
+
 /// AMQP connections count against MAXCHL with every other network connection; a blocked
 /// address gets no further than the accept.
 #[test]

@@ -288,6 +288,46 @@ fn get_wait_wakes_one_waiter_and_the_matching_one_first() {
     assert_eq!(qm.depth("W").unwrap(), 0);
 }
 
+/// A get's wait abandoned without `get_resume` (the task awaiting it dropped, as when an
+/// asynchronous server drops a request's future) leaves no waiter behind to swallow a put's
+/// wake-up: the next getter that waits is the one woken.
+#[test]
+fn an_abandoned_wait_leaves_no_waiter_behind() {
+    use sealmq_engine::mqi::GetStep;
+    let (_d, qm) = qm();
+    local(&qm, "AW");
+    let c = Connection::connect(&qm, "app", "abandons").unwrap();
+    let h = c.open("AW", OpenOptions::input()).unwrap();
+    let gmo = GetOptions {
+        wait: Some(Duration::from_secs(30)),
+        ..Default::default()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let GetStep::Wait(w) = c.get_step(&h, &gmo, Some(deadline)) else {
+        panic!("an empty queue makes a get wait");
+    };
+    assert_eq!(qm.waiting("AW"), 1);
+    drop(w);
+    assert_eq!(qm.waiting("AW"), 0, "the abandoned waiter left the queue");
+    let qm2 = qm.clone();
+    let waiter = std::thread::spawn(move || {
+        let c = Connection::connect(&qm2, "app", "waits").unwrap();
+        let h = c.open("AW", OpenOptions::input()).unwrap();
+        c.get(
+            &h,
+            GetOptions {
+                wait: Some(Duration::from_secs(20)),
+                ..Default::default()
+            },
+        )
+        .map(|g| g.payload)
+        .map_err(|e| e.reason.code())
+    });
+    poll(|| qm.waiting("AW") == 1);
+    put(&c, "AW", b"for the live waiter");
+    assert_eq!(waiter.join().unwrap(), Ok(b"for the live waiter".to_vec()));
+}
+
 #[test]
 fn browse_first_next_and_under_cursor() {
     let (_d, qm) = qm();

@@ -8,6 +8,8 @@ usage: hostile_client.py URL COMMAND ARGS...
   links QUEUE N         N sending links on QUEUE in one connection, until one is refused
   temps N               N temporary queues (dynamic receiving links) in one connection
   sessions N            N sessions in one connection
+  receivers QUEUE N S   N receiving links on QUEUE in one connection (credit 10 each), held S
+                        seconds while they accept what arrives: how many messages they got
   login USER PASSWORD   one SASL PLAIN login: whether it got in, and how long the answer took
 """
 import json
@@ -37,10 +39,10 @@ class Flood(MessagingHandler):
     """Opens `n` links or sessions as fast as the connection takes them; counts how many were
     attached and how many refused, then closes."""
 
-    def __init__(self, url, kind, n, queue=None):
+    def __init__(self, url, kind, n, queue=None, hold=8.0):
         super().__init__()
-        self.url, self.kind, self.n, self.queue = url, kind, n, queue
-        self.opened = self.refused = 0
+        self.url, self.kind, self.n, self.queue, self.hold = url, kind, n, queue, hold
+        self.opened = self.refused = self.received = 0
         self.errors = []
         self.closed_by_peer = None
 
@@ -58,7 +60,12 @@ class Flood(MessagingHandler):
             elif self.kind == "sessions":
                 s = self.conn.session()
                 s.open()
-        self.timer = event.reactor.schedule(8.0, self)
+            elif self.kind == "receivers":
+                event.container.create_receiver(self.conn, self.queue, name="recv-%d" % i)
+        self.timer = event.reactor.schedule(self.hold, self)
+
+    def on_message(self, event):
+        self.received += 1
 
     def on_timer_task(self, event):
         self.finish()
@@ -113,10 +120,13 @@ def main():
         h = Flood(url, cmd, int(sys.argv[3]))
     elif cmd == "temps":
         h = Flood(url, cmd, int(sys.argv[3]))
+    elif cmd == "receivers":
+        h = Flood(url, cmd, int(sys.argv[4]), queue=sys.argv[3], hold=float(sys.argv[5]))
     else:
         h = Flood(url, cmd, int(sys.argv[4]), queue=sys.argv[3])
     Container(h).run()
-    out(opened=h.opened, refused=h.refused, errors=h.errors, closed=h.closed_by_peer)
+    out(opened=h.opened, refused=h.refused, errors=h.errors, closed=h.closed_by_peer,
+        received=h.received)
 
 
 if __name__ == "__main__":

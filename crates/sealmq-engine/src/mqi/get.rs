@@ -34,6 +34,21 @@ impl DurableGet {
 pub struct GetWait {
     pub waiter: Arc<Waiter>,
     q: Arc<LocalQueue>,
+    /// Handed to [`Connection::get_resume`] (which takes the waiter off its queue).
+    resumed: bool,
+}
+
+impl Drop for GetWait {
+    /// A wait abandoned without [`Connection::get_resume`] (the task that awaited it was
+    /// dropped): its waiter leaves the queue, and a wake-up it may have had goes to another
+    /// getter — else a put's wake-up could go to nobody.
+    fn drop(&mut self) {
+        if !self.resumed {
+            let mut st = self.q.lock();
+            st.remove_waiter(&self.waiter);
+            st.renotify();
+        }
+    }
 }
 
 impl Connection {
@@ -156,6 +171,7 @@ impl Connection {
                     GetStep::Wait(GetWait {
                         waiter,
                         q: q.clone(),
+                        resumed: false,
                     })
                 }
                 _ => GetStep::Done(mqerr!(
@@ -173,11 +189,12 @@ impl Connection {
         &self,
         h: &Hobj,
         gmo: &GetOptions,
-        w: GetWait,
+        mut w: GetWait,
         woken: bool,
         deadline: Option<Instant>,
         gone: bool,
     ) -> Option<GetStep> {
+        w.resumed = true;
         let browsing = matches!(gmo.browse, Browse::First | Browse::Next);
         let q = &w.q;
         let mut st = q.lock();
