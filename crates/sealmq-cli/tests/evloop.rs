@@ -260,14 +260,10 @@ fn the_thread_per_connection_server_still_serves_when_asked_for() {
     h.ok(&["stop", "QT"]);
 }
 
-/// Under QM-side interception a get that waits holds no thread either (the pool only
-/// unprotects the message once it is there): twelve intercepting applications wait on an
-/// empty protected queue with blocking pools of 4 threads on each of 2 loops, and another
-/// application still connects, puts and gets at once; then each waiting get receives its
-/// message, unprotected by the queue manager.
-#[test]
-fn intercepted_gets_that_wait_hold_no_thread() {
-    let h = Home::new();
+/// Queue manager QI on TLS with blocking pools of 4 threads on each of 2 loops; W.Q protected
+/// (Privacy, for the queue manager), LEGIT.Q plain; channel ICPT intercepts for `CN=icpt`
+/// (user `app`). The address and the application's keystore.
+fn intercepting(h: &Home) -> (String, std::path::PathBuf) {
     let port = free_port();
     h.ok(&["create", "QI"]);
     let app = h.dir.path().join("app-ks");
@@ -286,6 +282,102 @@ fn intercepted_gets_that_wait_hold_no_thread() {
          SET AUTHREC PROFILE('W.Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(GET,PUT)\n\
          SET AUTHREC PROFILE('LEGIT.Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(GET,PUT)\n",
     );
+    (addr, app)
+}
+
+/// Asynchronous consumers on an intercepting channel wait for messages holding no thread (the
+/// pushers' runtime lends a thread only to unprotect a message taken): 40 idle consumers on
+/// an empty protected queue add no threads; then 40 messages put through the channel reach
+/// them, each once and in clear.
+#[test]
+fn intercepting_consumers_wait_holding_no_thread() {
+    use sealmq_client::{ConsumeMode, ConsumeOptions};
+    let h = Home::new();
+    let (addr, app) = intercepting(&h);
+    let pid = h.pid("QI");
+    let connect = |appl: &str| {
+        Client::connect_tls_channel(&addr, &app, Some("QI"), "ICPT", appl)
+            .unwrap_or_else(|e| panic!("{appl}: {e}"))
+    };
+    let before = status_field(&pid, "Threads");
+    let total = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let consumers: Vec<_> = (0..40)
+        .map(|i| {
+            let mut c = connect(&format!("consumer-{i}"));
+            let total = total.clone();
+            std::thread::spawn(move || {
+                let (hw, _) = c.open("W.Q", OpenOptions::input()).unwrap();
+                let opts = ConsumeOptions {
+                    mode: ConsumeMode::Syncpoint,
+                    window: 10,
+                    batch: 1,
+                    batch_ms: 0,
+                    ..Default::default()
+                };
+                let mut consumer = c.consume(hw, opts).unwrap();
+                let mut got = Vec::new();
+                let t = std::time::Instant::now();
+                while total.load(std::sync::atomic::Ordering::SeqCst) < 40
+                    && t.elapsed() < Duration::from_secs(60)
+                {
+                    if let Some(g) = consumer.next(Duration::from_millis(200)).unwrap() {
+                        total.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        got.push(String::from_utf8(g.payload).unwrap());
+                    }
+                }
+                got.extend(
+                    consumer
+                        .stop()
+                        .unwrap()
+                        .into_iter()
+                        .map(|g| String::from_utf8(g.payload).unwrap()),
+                );
+                got
+            })
+        })
+        .collect();
+    wait_for(Duration::from_secs(30), "the consumers to start", || {
+        let out = h.mqsc("QI", "DISPLAY QSTATUS(W.Q) IPPROCS\n");
+        common::field(&out, "IPPROCS").parse::<u32>().unwrap_or(0) >= 40
+    });
+    // Watched for two seconds while they wait: a thread each would show at once.
+    let t = std::time::Instant::now();
+    let mut most = 0u64;
+    while t.elapsed() < Duration::from_secs(2) {
+        most = most.max(status_field(&pid, "Threads"));
+        std::thread::yield_now();
+    }
+    eprintln!("threads: {before} before 40 idle intercepting consumers, at most {most} with them");
+    assert!(most <= before + 16, "{before} -> {most} threads");
+    let mut putter = connect("putter");
+    let (ho, _) = putter.open("W.Q", OpenOptions::output()).unwrap();
+    for i in 0..40 {
+        let body = format!("for consumer {i:02}");
+        putter
+            .put(ho, &mut Md::default(), body.as_bytes(), false)
+            .unwrap();
+    }
+    let mut got: Vec<String> = consumers
+        .into_iter()
+        .flat_map(|c| c.join().unwrap())
+        .collect();
+    got.sort();
+    let want: Vec<String> = (0..40).map(|i| format!("for consumer {i:02}")).collect();
+    assert_eq!(got, want, "each message once, in clear");
+    assert_eq!(h.depth("QI", "W.Q"), 0);
+    drop(putter);
+    h.ok(&["stop", "QI"]);
+}
+
+/// Under QM-side interception a get that waits holds no thread either (the pool only
+/// unprotects the message once it is there): twelve intercepting applications wait on an
+/// empty protected queue with blocking pools of 4 threads on each of 2 loops, and another
+/// application still connects, puts and gets at once; then each waiting get receives its
+/// message, unprotected by the queue manager.
+#[test]
+fn intercepted_gets_that_wait_hold_no_thread() {
+    let h = Home::new();
+    let (addr, app) = intercepting(&h);
     let connect = |appl: &str| {
         Client::connect_tls_channel(&addr, &app, Some("QI"), "ICPT", appl)
             .unwrap_or_else(|e| panic!("{appl}: {e}"))

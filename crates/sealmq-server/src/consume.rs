@@ -117,10 +117,6 @@ const IDLE_WAIT: Duration = Duration::from_secs(1);
 /// 64 MiB for a client that does not read, whatever its window and batch size.
 const BATCH_BYTES: usize = 1 << 20;
 
-/// A pusher under QM-side interception waits for a message on a thread (its get unprotects
-/// on the blocking side): at most this long at a time.
-const INTERCEPT_WAIT: Duration = Duration::from_millis(100);
-
 /// How long a stopped consumer's pusher still waits for room in the connection's channel
 /// before it gives up its batch (backed out): a client that stopped reading cannot hold a
 /// stop — and the thread that waits for it — until the write-stall limit.
@@ -398,7 +394,7 @@ impl Consumers {
 }
 
 /// Stops pushers together: each is told first, then each is waited for, so that ending many
-/// costs at most one pusher's wait (an intercepting one's INTERCEPT_WAIT), not one each.
+/// costs at most one pusher's wait (STOP_GRACE for one whose client reads nothing), not one each.
 fn halt_all<'a>(cs: impl Iterator<Item = &'a mut Consumer>) {
     let cs: Vec<&mut Consumer> = cs.collect();
     for c in &cs {
@@ -733,15 +729,24 @@ impl Pusher {
                     protector: Some(p),
                     stored: std::cell::Cell::new(None),
                 };
-                // This wait holds a thread: kept short, so that a stop is seen soon.
-                let gmo = GetOptions {
-                    wait: gmo.wait.map(|w| w.min(INTERCEPT_WAIT)),
-                    ..gmo
-                };
                 let g = sealmq_wire::GetReq::from_options(self.req.hobj, &gmo);
-                // Protection work (and this get's short wait) on a thread let go for it.
-                match tokio::task::block_in_place(|| icpt.get(conn, &self.hobj, &g, &policy, None))
-                {
+                // The wait holds no thread: the message is taken here (as the queue
+                // manager's unprotecting get takes it), then unprotected on a thread let go
+                // for that work alone.
+                let (opts, own_uow) = crate::icpt::take_options(conn, &g);
+                let taken = match self.get_plain(conn, &opts).await {
+                    Ok(got) => crate::icpt::Taken {
+                        hobj: self.req.hobj,
+                        got,
+                        own_uow,
+                    },
+                    Err(e) if e.reason == ReasonCode::NoMsgAvailable => return Step::Nothing,
+                    Err(e) => return Step::End(e.reason.code(), e.detail),
+                };
+                let unprotected = tokio::task::block_in_place(|| {
+                    icpt.get(conn, &self.hobj, &g, &policy, Some(taken))
+                });
+                match unprotected {
                     Response::Got { md, payload, .. } => Ok((md, payload)),
                     // A message failing its checks went to the protection error queue in
                     // this batch's unit of work: nothing to deliver.
