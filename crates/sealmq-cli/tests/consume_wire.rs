@@ -416,3 +416,64 @@ fn stalled_clients_stopping_their_consumers_hold_no_thread() {
     assert_eq!(h.depth("QS", "C.Q"), 12_000);
     h.ok(&["stop", "QS"]);
 }
+
+/// What the queue manager holds for a client that stopped reading is bounded in bytes per
+/// connection (docs/wire.md): a consumer asking for batches of up to 1,000 messages of 64 KiB
+/// (1 MiB each, the batch bound) stops being pushed to once about 8 MiB wait for its writer
+/// beside the sockets' buffers — the pushers' channel alone held 64 such batches before.
+#[test]
+fn a_client_that_stops_reading_holds_a_bounded_number_of_bytes() {
+    let h = Home::new();
+    let port = common::free_port();
+    h.ok(&["create", "QB"]);
+    h.start_tcp("QB", port);
+    h.mqsc("QB", APP);
+    h.mqsc(
+        "QB",
+        "ALTER CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) HBINT(0)\n",
+    );
+    h.ok(&["put", "QB", "C.Q", "--size", "65536", "--count", "2000"]);
+    let s = raw_consumer(
+        port,
+        "reads-nothing",
+        ConsumeReq {
+            hobj: 0,
+            tag: 1,
+            mode: mode::SYNCPOINT,
+            window: 10_000,
+            batch: 1_000,
+            batch_ms: 5_000,
+            match_msg_id: None,
+            match_correl_id: None,
+        },
+    );
+    // Until the pusher waits for room: the count of messages got stays put for 1 s.
+    let (mut last, mut since) = (u64::MAX, std::time::Instant::now());
+    common::wait_every(
+        Duration::from_secs(60),
+        Duration::from_millis(100),
+        "the pushes to stall",
+        || {
+            let now = uncom(&h, "QB", "C.Q");
+            if now != last {
+                (last, since) = (now, std::time::Instant::now());
+            }
+            since.elapsed() >= Duration::from_secs(1)
+        },
+    );
+    let held = last * 65_536;
+    eprintln!(
+        "a client that reads nothing: {last} messages ({} MiB) got for it",
+        held >> 20
+    );
+    assert!(
+        held <= 24 << 20,
+        "{} MiB held for a client that reads nothing",
+        held >> 20
+    );
+    drop(s);
+    wait_for(Duration::from_secs(30), "its batches backed out", || {
+        uncom(&h, "QB", "C.Q") == 0
+    });
+    h.ok(&["stop", "QB"]);
+}

@@ -37,24 +37,22 @@ use tokio::sync::Notify;
 pub(crate) type Out = Arc<Mutex<Box<dyn Write + Send>>>;
 
 /// Where a connection's pushers send their frames (whole frames, a batch at a time).
-pub(crate) type PushTx = tokio::sync::mpsc::Sender<Vec<u8>>;
-
-/// Frames a connection's pushers may have waiting before they wait themselves (back-pressure
-/// on the pushers, never on the queue manager).
-pub(crate) const PUSHED_IN_FLIGHT: usize = 64;
+pub(crate) use crate::pushchan::PushTx;
 
 /// For the thread-per-connection server: a channel whose frames a thread of the connection's
 /// writes to `out`, until every sender is gone or a write fails.
 pub(crate) fn forwarder(out: Out) -> Result<PushTx, String> {
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(PUSHED_IN_FLIGHT);
+    let (tx, mut rx) = crate::pushchan::channel();
     std::thread::Builder::new()
         .name("consume-out".into())
         .spawn(move || {
-            while let Some(b) = rx.blocking_recv() {
+            while let Some((b, room)) = rx.blocking_recv() {
                 let mut w = lock(&out);
                 if w.write_all(&b).and_then(|_| w.flush()).is_err() {
                     break;
                 }
+                drop(w);
+                rx.written(room);
             }
         })
         .map_err(|e| format!("cannot start the consumers' writer: {e}"))?;
@@ -113,8 +111,8 @@ impl Drop for PusherSlot {
 const IDLE_WAIT: Duration = Duration::from_secs(1);
 
 /// Bytes of frames a pusher gathers before it ends the batch (a message larger than that is a
-/// batch alone): with PUSHED_IN_FLIGHT batches a connection's pushers hold at most about
-/// 64 MiB for a client that does not read, whatever its window and batch size.
+/// batch alone); what a connection's pushers hold for a client that does not read is bounded
+/// by the channel's byte budget (`pushchan::PUSHED_BYTES`), whatever its window and batch size.
 const BATCH_BYTES: usize = 1 << 20;
 
 /// How long a stopped consumer's pusher still waits for room in the connection's channel
@@ -511,13 +509,7 @@ impl Pusher {
         };
         tokio::select! {
             biased;
-            room = self.out.reserve() => match room {
-                Ok(p) => {
-                    p.send(b);
-                    true
-                }
-                Err(_) => false,
-            },
+            sent = self.out.send(b) => sent,
             () = halted => false,
         }
     }

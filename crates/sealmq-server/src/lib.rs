@@ -29,6 +29,7 @@ mod pam;
 mod peer;
 pub mod perms;
 mod pubsub;
+mod pushchan;
 pub mod security;
 mod session;
 pub mod standby;

@@ -173,7 +173,7 @@ impl Session {
                 // pushers' writer ended, and so does the connection).
                 Flow::Behind(resp) => match self.behind(id, &resp) {
                     Some((tx, frame)) => {
-                        if tx.blocking_send(frame).is_err() {
+                        if !tx.blocking_send_answer(frame) {
                             break;
                         }
                     }

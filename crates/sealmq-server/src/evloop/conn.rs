@@ -267,7 +267,7 @@ impl<S: Stream> Loop<S> {
                         // (a write that stalled) ends the wait.
                         Some((tx, frame)) => {
                             let sent = tokio::select! {
-                                r = tx.send(frame) => r.is_ok(),
+                                sent = tx.send_answer(frame) => sent,
                                 _ = self.ended.notified() => false,
                             };
                             if !sent {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::io::{AsyncWrite, AsyncWriteExt, WriteHalf};
 use tokio::sync::{Mutex, Notify};
 
-use crate::consume::{PUSHED_IN_FLIGHT, PushTx};
+use crate::consume::PushTx;
 
 /// The writing half of a connection, shared by its task and its pushers' forwarder.
 pub(crate) struct Writer<S> {
@@ -50,17 +50,15 @@ impl<S: AsyncWrite + Send + 'static> Writer<S> {
     /// The channel of the connection's pushers (tasks on their own runtime): a task of the
     /// loop writes what they send, several batches in one write when they queue up.
     pub(crate) fn for_pushers(self: &Arc<Self>, rt: &tokio::runtime::Handle) -> PushTx {
-        let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(PUSHED_IN_FLIGHT);
+        let (tx, mut rx) = crate::pushchan::channel();
         let me = self.clone();
         rt.spawn(async move {
-            while let Some(mut b) = rx.recv().await {
-                // What else is waiting goes out in the same write.
-                while let Ok(more) = rx.try_recv() {
-                    b.extend_from_slice(&more);
-                }
+            // What else is waiting goes out in the same write.
+            while let Some((b, room)) = rx.recv().await {
                 if me.write(&b).await.is_err() {
                     break;
                 }
+                rx.written(room);
             }
         });
         tx
