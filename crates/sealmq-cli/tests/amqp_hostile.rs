@@ -115,15 +115,7 @@ fn idle_receiving_links_hold_no_thread_and_puts_wake_them() {
     let h = Home::new();
     let url = setup(&h, "QI", "");
     let pid = h.pid("QI");
-    let threads = || {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("Threads:"))
-            .and_then(|n| n.trim().parse::<u64>().ok())
-            .unwrap_or(0)
-    };
-    let before = threads();
+    let before = common::status_field(&pid, "Threads");
     let u = url.clone();
     let client = std::thread::spawn(move || hostile(&u, &["receivers", "APP.Q", "150", "12"]));
     wait_for(Duration::from_secs(30), "150 receiving links", || {
@@ -132,12 +124,7 @@ fn idle_receiving_links_hold_no_thread_and_puts_wake_them() {
     });
     // Watched for two seconds while the links wait: a thread each would show at once (the
     // blocking pool keeps a few of the threads their opens used for some seconds).
-    let t = std::time::Instant::now();
-    let mut most = 0;
-    while t.elapsed() < Duration::from_secs(2) {
-        most = most.max(threads());
-        std::thread::yield_now();
-    }
+    let most = common::most_threads(&pid, Duration::from_secs(2));
     eprintln!("threads: {before} before 150 idle receiving links, at most {most} with them");
     assert!(most <= before + 50, "{before} -> {most} threads");
     h.ok(&["put", "QI", "APP.Q", "--count", "300"]);

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Home, wait_for};
+use common::{Home, uncom, wait_for};
 use sealmq_client::{Client, ConsumeMode, ConsumeOptions};
 use sealmq_engine::Match;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
@@ -353,11 +353,6 @@ fn a_version_one_client_is_still_served_and_cannot_consume() {
     };
     assert_eq!(payload, b"p");
     assert!(md.properties.is_empty(), "{:?}", md.properties);
-}
-
-fn uncom(h: &Home, qm: &str, q: &str) -> u64 {
-    let out = h.mqsc(qm, &format!("DISPLAY QSTATUS({q}) UNCOM\n"));
-    common::field(&out, "UNCOM").parse().unwrap()
 }
 
 /// Read-ahead (DEFREADA, MQOO_READ_AHEAD): plain gets take what was pushed ahead, in order;

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Home, wait_for};
+use common::{Home, uncom, wait_for};
 use sealmq_client::Client;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
 use sealmq_wire::consume::mode;
@@ -73,6 +73,20 @@ fn raw_open(port: u16, appl: &str) -> (TcpStream, u32) {
     (s, o.hobj)
 }
 
+/// A syncpoint consumer `tag` on `hobj` (0: filled in by `raw_consumer`).
+fn syncpoint(hobj: u32, tag: u32, window: u32, batch: u32, batch_ms: u32) -> ConsumeReq {
+    ConsumeReq {
+        hobj,
+        tag,
+        mode: mode::SYNCPOINT,
+        window,
+        batch,
+        batch_ms,
+        match_msg_id: None,
+        match_correl_id: None,
+    }
+}
+
 /// A raw client that opened C.Q and started consumer `req` on it (`req.hobj` filled in).
 fn raw_consumer(port: u16, appl: &str, mut req: ConsumeReq) -> TcpStream {
     let (mut s, hobj) = raw_open(port, appl);
@@ -112,16 +126,7 @@ fn consume_and_stop_answers_frame_every_push_on_both_servers() {
         for round in 0..40u32 {
             let tag = round + 1;
             let (start_id, stop_id) = (100 + 2 * round, 101 + 2 * round);
-            let req = ConsumeReq {
-                hobj,
-                tag,
-                mode: mode::SYNCPOINT,
-                window: 100,
-                batch: 4,
-                batch_ms: 0,
-                match_msg_id: None,
-                match_correl_id: None,
-            };
+            let req = syncpoint(hobj, tag, 100, 4, 0);
             sealmq_wire::write_request(&mut s, start_id, &Request::Consume(req)).unwrap();
             match next(&mut s) {
                 (id, Response::Ok) if id == start_id => {}
@@ -172,16 +177,7 @@ fn consume_and_stop_answers_frame_every_push_on_both_servers() {
         assert!(pushed_total > 0, "{server}: the consumers pushed nothing");
         // A consumer still pushing when its handle closes: the close's answer follows its
         // pushes.
-        let req = ConsumeReq {
-            hobj,
-            tag: 999,
-            mode: mode::SYNCPOINT,
-            window: 100,
-            batch: 4,
-            batch_ms: 0,
-            match_msg_id: None,
-            match_correl_id: None,
-        };
+        let req = syncpoint(hobj, 999, 100, 4, 0);
         assert!(matches!(
             call(&mut s, 90, &Request::Consume(req)),
             Response::Ok
@@ -227,20 +223,7 @@ fn a_consumer_whose_client_stops_reading_is_ended_and_its_messages_return() {
     );
     // 128 MiB: far more than the socket buffers hold.
     h.ok(&["put", "QR", "C.Q", "--size", "65536", "--count", "2000"]);
-    let s = raw_consumer(
-        port,
-        "stalled",
-        ConsumeReq {
-            hobj: 0,
-            tag: 1,
-            mode: mode::SYNCPOINT,
-            window: 10_000,
-            batch: 100,
-            batch_ms: 50,
-            match_msg_id: None,
-            match_correl_id: None,
-        },
-    );
+    let s = raw_consumer(port, "stalled", syncpoint(0, 1, 10_000, 100, 50));
     // From now on the client reads nothing; its socket stays open.
     let t = std::time::Instant::now();
     wait_for(
@@ -266,11 +249,6 @@ fn a_consumer_whose_client_stops_reading_is_ended_and_its_messages_return() {
     h.ok(&["stop", "QR"]);
 }
 
-fn uncom(h: &Home, qm: &str, q: &str) -> u64 {
-    let out = h.mqsc(qm, &format!("DISPLAY QSTATUS({q}) UNCOM\n"));
-    common::field(&out, "UNCOM").parse().unwrap()
-}
-
 /// A pushed batch ends at 1 MiB of frames whatever batch size the client asked for, so what a
 /// connection's pushers gather for a client is bounded in bytes: 300 messages of 64 KiB on the
 /// queue, batches of up to 1,000 asked for, and none holds more than 17 of them.
@@ -282,20 +260,7 @@ fn a_pushed_batch_is_bounded_in_bytes_whatever_the_batch_size_asked() {
     h.start_tcp("QZ", port);
     h.mqsc("QZ", APP);
     h.ok(&["put", "QZ", "C.Q", "--size", "65536", "--count", "300"]);
-    let mut s = raw_consumer(
-        port,
-        "big-batches",
-        ConsumeReq {
-            hobj: 0,
-            tag: 1,
-            mode: mode::SYNCPOINT,
-            window: 1000,
-            batch: 1000,
-            batch_ms: 5000,
-            match_msg_id: None,
-            match_correl_id: None,
-        },
-    );
+    let mut s = raw_consumer(port, "big-batches", syncpoint(0, 1, 1000, 1000, 5000));
     let (mut counts, mut delivered) = (Vec::new(), 0u32);
     while counts.iter().sum::<u32>() < 300 {
         match sealmq_wire::read_response(&mut s, 8 << 20)
@@ -347,20 +312,7 @@ fn stalled_clients_stopping_their_consumers_hold_no_thread() {
     h.ok(&["put", "QS", "C.Q", "--size", "8192", "--count", "12000"]);
     let mut stalled = Vec::new();
     for _ in 0..12 {
-        stalled.push(raw_consumer(
-            port,
-            "stalled",
-            ConsumeReq {
-                hobj: 0,
-                tag: 1,
-                mode: mode::SYNCPOINT,
-                window: 10_000,
-                batch: 1,
-                batch_ms: 0,
-                match_msg_id: None,
-                match_correl_id: None,
-            },
-        ));
+        stalled.push(raw_consumer(port, "stalled", syncpoint(0, 1, 10_000, 1, 0)));
     }
     // Until every pusher waits for room: the count of messages got stops moving.
     let mut last = u64::MAX;
@@ -433,20 +385,7 @@ fn a_client_that_stops_reading_holds_a_bounded_number_of_bytes() {
         "ALTER CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) HBINT(0)\n",
     );
     h.ok(&["put", "QB", "C.Q", "--size", "65536", "--count", "2000"]);
-    let s = raw_consumer(
-        port,
-        "reads-nothing",
-        ConsumeReq {
-            hobj: 0,
-            tag: 1,
-            mode: mode::SYNCPOINT,
-            window: 10_000,
-            batch: 1_000,
-            batch_ms: 5_000,
-            match_msg_id: None,
-            match_correl_id: None,
-        },
-    );
+    let s = raw_consumer(port, "reads-nothing", syncpoint(0, 1, 10_000, 1_000, 5_000));
     // Until the pusher waits for room: the count of messages got stays put for 1 s.
     let (mut last, mut since) = (u64::MAX, std::time::Instant::now());
     common::wait_every(

@@ -340,13 +340,7 @@ fn intercepting_consumers_wait_holding_no_thread() {
         let out = h.mqsc("QI", "DISPLAY QSTATUS(W.Q) IPPROCS\n");
         common::field(&out, "IPPROCS").parse::<u32>().unwrap_or(0) >= 40
     });
-    // Watched for two seconds while they wait: a thread each would show at once.
-    let t = std::time::Instant::now();
-    let mut most = 0u64;
-    while t.elapsed() < Duration::from_secs(2) {
-        most = most.max(status_field(&pid, "Threads"));
-        std::thread::yield_now();
-    }
+    let most = common::most_threads(&pid, Duration::from_secs(2));
     eprintln!("threads: {before} before 40 idle intercepting consumers, at most {most} with them");
     assert!(most <= before + 16, "{before} -> {most} threads");
     let mut putter = connect("putter");

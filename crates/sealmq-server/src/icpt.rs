@@ -34,14 +34,12 @@ pub(crate) fn take_options(conn: &Connection, g: &GetReq) -> (sealmq_engine::Get
     let gmo = get_options(g);
     let browsing = matches!(gmo.browse, Browse::First | Browse::Next);
     let own_uow = !browsing && !gmo.syncpoint && !conn.in_uow();
-    (take_options_of(&gmo, own_uow), own_uow)
-}
-
-fn take_options_of(gmo: &sealmq_engine::GetOptions, own_uow: bool) -> sealmq_engine::GetOptions {
-    let mut opts = gmo.clone();
-    opts.syncpoint = gmo.syncpoint || own_uow;
-    opts.buffer = None;
-    opts
+    let opts = sealmq_engine::GetOptions {
+        syncpoint: gmo.syncpoint || own_uow,
+        buffer: None,
+        ..gmo
+    };
+    (opts, own_uow)
 }
 
 pub(crate) fn security(detail: String) -> Response {

@@ -247,6 +247,24 @@ pub fn json_lines(mut cmd: Command, what: &str, args: &[&str]) -> Vec<serde_json
         .collect()
 }
 
+/// The most threads process `pid` had, looked at without pause for `d` (a thread per waiting
+/// client would show at once).
+pub fn most_threads(pid: &str, d: Duration) -> u64 {
+    let t = std::time::Instant::now();
+    let mut most = 0;
+    while t.elapsed() < d {
+        most = most.max(status_field(pid, "Threads"));
+        std::thread::yield_now();
+    }
+    most
+}
+
+/// UNCOM of a local queue: messages got in units of work not yet ended.
+pub fn uncom(h: &Home, qm: &str, q: &str) -> u64 {
+    let out = h.mqsc(qm, &format!("DISPLAY QSTATUS({q}) UNCOM\n"));
+    field(&out, "UNCOM").parse().unwrap()
+}
+
 /// A field of /proc/PID/status, in its unit (kB for memory; 0 when unknown).
 pub fn status_field(pid: &str, key: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
