@@ -14,6 +14,8 @@ pub mod outgoing;
 pub mod publish;
 pub mod sasl;
 pub mod status;
+pub mod subscribe;
+pub mod temptopic;
 pub mod txn;
 pub mod unsub;
 

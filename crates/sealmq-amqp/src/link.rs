@@ -93,26 +93,26 @@ pub(crate) fn security_error(detail: String) -> Error {
     amqp_error(&MqError::new(ReasonCode::SecurityError, detail))
 }
 
-type Caps = fe2o3_amqp::types::primitives::Array<fe2o3_amqp::types::primitives::Symbol>;
+pub(crate) type Caps = fe2o3_amqp::types::primitives::Array<fe2o3_amqp::types::primitives::Symbol>;
 
-/// A temporary topic (a JMS TemporaryTopic: capability `temporary-topic`) is refused with a
-/// clear error; `None` for anything else.
-pub fn topic_refusal(caps: Option<&Caps>, address: Option<&str>) -> Option<Error> {
-    caps?.iter().find(|c| c.as_str() == "temporary-topic")?;
-    Some(Error::new(
+/// A dynamic link the application receives on whose source asks for a temporary topic is
+/// refused with a clear error: temporary topics are made by a link it sends on (JMS
+/// `createTemporaryTopic`, crate::temptopic).
+fn dynamic_source_refusal() -> Error {
+    Error::new(
         AmqpError::NotImplemented,
-        format!(
-            "'{}' is a temporary topic: temporary topics are not provided in this release; \
-             use a topic or a temporary queue",
-            address.unwrap_or("(dynamic)"),
-        ),
+        "a temporary topic is made by a link that sends (a dynamic target, as JMS \
+         createTemporaryTopic does), not by a dynamic source: attach one, then receive from \
+         the address it is given"
+            .to_string(),
         None,
-    ))
+    )
 }
 
 /// The topic string a terminus names when it is a topic (issue 28): an address with the
-/// capability `topic` (a JMS Topic on Qpid JMS), or an address `topic://STRING` (MQ's and
-/// other brokers' convention for plain AMQP clients). `None`: a queue.
+/// capability `topic` (a JMS Topic on Qpid JMS) or `temporary-topic` (a JMS TemporaryTopic),
+/// or an address `topic://STRING` (MQ's and other brokers' convention for plain AMQP
+/// clients). `None`: a queue.
 pub fn topic_of(caps: Option<&Caps>, address: Option<&str>) -> Option<String> {
     let a = address?.trim();
     if let Some(t) = a.strip_prefix("topic://") {
@@ -120,7 +120,7 @@ pub fn topic_of(caps: Option<&Caps>, address: Option<&str>) -> Option<String> {
     }
     caps?
         .iter()
-        .any(|c| c.as_str() == "topic")
+        .any(|c| c.as_str() == "topic" || c.as_str() == crate::temptopic::CAPABILITY)
         .then(|| a.to_string())
 }
 
@@ -153,124 +153,36 @@ pub fn publish_early(mq: &Connection, topic: &str) -> Result<(), Error> {
         .map_err(|e| amqp_error(&e))
 }
 
-/// A non-durable subscription of a link (a JMS non-durable subscriber): it ends when the
-/// link's task is done with its queue.
-pub struct SubEnd {
-    pub mq: Arc<Connection>,
-    pub name: String,
-}
-
-impl Drop for SubEnd {
-    fn drop(&mut self) {
-        let (mq, name) = (self.mq.clone(), std::mem::take(&mut self.name));
-        let end = move || {
-            if let Err(e) = mq.unsubscribe(&name) {
-                tracing::warn!("subscription {name} of an AMQP link did not end: {e}");
-            }
-        };
-        match tokio::runtime::Handle::try_current() {
-            Ok(rt) => {
-                rt.spawn_blocking(end);
-            }
-            Err(_) => end(),
-        }
-    }
-}
-
-/// The subscription a JMS durable subscriber's link names (Qpid JMS's link names, `|` ending
-/// the subscription's name): `<container id>:<name>` — `name`, or `name|2`, `name|3` for the
-/// further consumers of a shared one — or `global:<name>` for a shared subscription of
-/// connections without a client id (`name|global`, `name|global2`, ...), which all share it.
-pub fn subscription_name(container: &str, link: &str) -> String {
-    match link.split_once('|') {
-        Some((name, rest)) if rest.starts_with("global") => format!("global:{name}"),
-        Some((name, _)) => format!("{container}:{name}"),
-        None => format!("{container}:{link}"),
-    }
-}
-
-/// A link the application receives on from a topic (a JMS subscriber): its subscription made
-/// before the attach is answered (2035 without SUB, as a refusal of the attach) — durable
-/// when the source is (a JMS durable subscriber: unsettled-state durability), named
-/// as [`subscription_name`] says and resumed by that name; else non-durable, ended with the
-/// link. `Ok(None)`: the source is not a topic.
-pub async fn subscribe_early(
-    mq: &Arc<Connection>,
+/// The refusal of a link whose remote terminus (the target of a link the application sends
+/// on, the source of one it receives on) is a temporary topic it may not use, read from its
+/// attach (the acceptor does not keep the remote terminus's capabilities on the link): one
+/// not living, another connection's to receive from, or a dynamic source.
+pub fn attach_topic(
+    mq: &Connection,
     attach: &fe2o3_amqp::types::performatives::Attach,
-    container: &str,
-) -> Result<Option<(Opened, Option<SubEnd>, String)>, Error> {
-    use fe2o3_amqp::types::definitions::Role;
-    use fe2o3_amqp::types::messaging::TerminusDurability;
-    if attach.role != Role::Receiver {
-        return Ok(None);
-    }
-    let Some(src) = attach.source.as_deref() else {
-        return Ok(None);
-    };
-    let Some(topic) = topic_of(src.capabilities.as_ref(), src.address.as_deref()) else {
-        return Ok(None);
-    };
-    let selector = match &src.filter {
-        Some(f) => selector_of(f)?.map(|s| s.text().to_string()),
-        None => None,
-    }
-    .unwrap_or_default();
-    let durable = src.durable != TerminusDurability::None;
-    let shared = src
-        .capabilities
-        .as_ref()
-        .is_some_and(|c| c.iter().any(|c| c.as_str() == "shared"));
-    if shared && !durable {
-        return Err(Error::new(
-            AmqpError::NotImplemented,
-            "shared non-durable subscriptions (createSharedConsumer) are not provided: use a \
-             shared durable subscription or a queue"
-                .to_string(),
-            None,
-        ));
-    }
-    let name = if durable {
-        subscription_name(container, &attach.name)
-    } else {
-        String::new()
-    };
-    let how = sealmq_engine::mqi::SubOpen::CreateOrResume;
-    let c = mq.clone();
-    let made = blocking(move || c.subscribe(&name, &topic, durable, &selector, how)).await;
-    match made {
-        Some(Ok((sub, h))) => {
-            let end = (!sub.durable).then(|| SubEnd {
-                mq: mq.clone(),
-                name: sub.name.clone(),
-            });
-            Ok(Some(((sub.dest, Arc::new(h)), end, sub.topicstr)))
-        }
-        Some(Err(e)) => Err(amqp_error(&e)),
-        None => Err(Error::new(
-            AmqpError::InternalError,
-            "the channel is ending".to_string(),
-            None,
-        )),
-    }
-}
-
-/// The refusal of a link whose remote terminus is a topic (the target of a link the
-/// application sends on, the source of one it receives on), read from its attach: the
-/// acceptor does not keep the remote terminus's capabilities on the link.
-pub fn attach_topic(attach: &fe2o3_amqp::types::performatives::Attach) -> Option<Error> {
+) -> Option<Error> {
+    use crate::temptopic::{is_temporary, refusal};
     use fe2o3_amqp::types::definitions::Role;
     use fe2o3_amqp::types::messaging::TargetArchetype;
     match attach.role {
         Role::Sender => match attach.target.as_deref() {
-            Some(TargetArchetype::Target(t)) => {
-                topic_refusal(t.capabilities.as_ref(), t.address.as_deref())
+            Some(TargetArchetype::Target(t)) if is_temporary(t.capabilities.as_ref()) => {
+                match (t.dynamic, address(t.address.as_ref())) {
+                    (true, _) => None,
+                    (false, a) => refusal(mq, a.as_deref().unwrap_or_default(), false),
+                }
             }
             _ => None,
         },
-        Role::Receiver => attach
-            .source
-            .as_deref()
-            .and_then(|s| topic_refusal(s.capabilities.as_ref(), s.address.as_deref())),
+        Role::Receiver => match attach.source.as_deref() {
+            Some(s) if is_temporary(s.capabilities.as_ref()) => {
+                match (s.dynamic, address(s.address.as_ref())) {
+                    (true, _) => Some(dynamic_source_refusal()),
+                    (false, a) => refusal(mq, a.as_deref().unwrap_or_default(), true),
+                }
+            }
+            _ => None,
+        },
     }
 }
 

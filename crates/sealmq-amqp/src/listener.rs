@@ -517,16 +517,23 @@ async fn connection(
                 prefix,
             };
             let t2 = temps.clone();
+            let temp_topics = crate::temptopic::Pending::default();
+            let (made_topics, mq2) = (temp_topics.clone(), mq.clone());
             let mut links = LinkAcceptor::builder()
-                // A temporary topic is refused by the link (not made as a queue).
+                // A dynamic source for a temporary topic was refused with its attach.
                 .on_dynamic_source(move |mut src| {
-                    if link::topic_refusal(src.capabilities.as_ref(), None).is_none() {
+                    if !crate::temptopic::is_temporary(src.capabilities.as_ref()) {
                         src.address = Some(temps.make()?);
                     }
                     Some(src)
                 })
+                // A dynamic target: a temporary topic (JMS createTemporaryTopic) or queue.
                 .on_dynamic_target(move |mut t| {
-                    if link::topic_refusal(t.capabilities.as_ref(), None).is_none() {
+                    if crate::temptopic::is_temporary(t.capabilities.as_ref()) {
+                        let made = crate::temptopic::TempTopic::make(&mq2);
+                        t.address = Some(made.topic.clone());
+                        lock(&made_topics).insert(made.topic.clone(), made);
+                    } else {
                         t.address = Some(t2.make()?);
                     }
                     Some(t)
@@ -567,14 +574,19 @@ async fn connection(
                 // (after any removal of that subscription still under way).
                 crate::unsub::settled(&mq, &attach, ctx.client.client_id()).await;
                 let unsub = crate::unsub::lookup(&mq, &mut attach, ctx.client.client_id());
-                let early = match link::attach_topic(&attach) {
+                let early = match link::attach_topic(&mq, &attach) {
                     _ if unsub.is_some() => Ok(None),
                     Some(e) => Err(e),
                     None if publish_to.is_some() => {
                         let t = publish_to.clone().unwrap_or_default();
                         link::publish_early(&mq, &t).map(|()| None)
                     }
-                    None => match link::subscribe_early(&mq, &attach, ctx.client.client_id()).await
+                    None => match crate::subscribe::subscribe_early(
+                        &mq,
+                        &attach,
+                        ctx.client.client_id(),
+                    )
+                    .await
                     {
                         Ok(Some((opened, end, topic))) => {
                             sub_end = end;
@@ -625,10 +637,21 @@ async fn connection(
                     }
                     (Ok(LinkEndpoint::Receiver(r)), Ok(opened)) => {
                         let ctx = ctx.clone();
+                        // The link a temporary topic was made for keeps it while it lives.
+                        let made = r
+                            .target()
+                            .as_ref()
+                            .and_then(|t| t.address.as_ref())
+                            .and_then(|a| lock(&temp_topics).remove(a));
                         tokio::spawn(async move {
-                            match publish_to {
-                                Some(t) => crate::publish::incoming_topic(ctx, r, t).await,
-                                None => crate::incoming::incoming(ctx, r, opened).await,
+                            use crate::publish::incoming_topic;
+                            match (publish_to, made) {
+                                (Some(t), m) => incoming_topic(ctx, r, t, m).await,
+                                (None, Some(m)) => {
+                                    let t = m.topic.clone();
+                                    incoming_topic(ctx, r, t, Some(m)).await
+                                }
+                                (None, None) => crate::incoming::incoming(ctx, r, opened).await,
                             }
                             drop(place);
                         });
@@ -653,7 +676,11 @@ async fn connection(
                     // direction in the session): the session serves its other links.
                     (Err(e), _) => tracing::warn!("an AMQP link was not attached: {e:?}"),
                 }
+                // A temporary topic made for this attach and not taken by its link (the attach
+                // failed) goes at once: none piles up in a session that keeps failing them.
+                lock(&temp_topics).clear();
             }
+            lock(&temp_topics).clear();
             // Temporary queues no link took go with the session.
             let left: Vec<_> = lock(&dynamic).drain().map(|(_, h)| h).collect();
             for h in left {

@@ -16,7 +16,14 @@ use sealmq_engine::mqi::PutOptions;
 use sealmq_engine::{MqError, intercept};
 use sealmq_types::ReasonCode;
 
-pub async fn incoming_topic(ctx: Ctx, mut r: Receiver, topic: String) {
+/// Serves a link the application publishes on to `topic`; `made`: the temporary topic this
+/// link keeps (gone as soon as the link is, before its detach is answered).
+pub async fn incoming_topic(
+    ctx: Ctx,
+    mut r: Receiver,
+    topic: String,
+    made: Option<crate::temptopic::TempTopic>,
+) {
     let _shown = ctx.client.link(format!("PUB:{topic}"));
     while let Ok(d) = r.recv::<Body<Value>>().await {
         let posted = ctx.txns.posted(*d.delivery_id());
@@ -82,5 +89,6 @@ pub async fn incoming_topic(ctx: Ctx, mut r: Receiver, topic: String) {
             }
         }
     }
+    drop(made);
     let _ = r.close().await;
 }

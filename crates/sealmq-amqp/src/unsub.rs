@@ -37,7 +37,10 @@ pub async fn settled(mq: &Connection, attach: &Attach, container: &str) {
     if attach.role != Role::Receiver {
         return;
     }
-    let k = key(mq, &crate::link::subscription_name(container, &attach.name));
+    let k = key(
+        mq,
+        &crate::subscribe::subscription_name(container, &attach.name),
+    );
     let _ = tokio::time::timeout(DETACH_WAIT, async {
         loop {
             let done = DONE.notified();
@@ -72,7 +75,7 @@ pub fn lookup(mq: &Connection, attach: &mut Attach, container: &str) -> Option<L
     {
         return None;
     }
-    let name = crate::link::subscription_name(container, &attach.name);
+    let name = crate::subscribe::subscription_name(container, &attach.name);
     let sub = mq.qm().sub(&name).filter(|s| {
         s.durable && (s.subuser == mq.user || mq.qm().admin() == Some(mq.user.as_str()))
     });

@@ -112,6 +112,37 @@ fn an_amqp_application_and_a_sealmq_application_exchange_messages_both_ways() {
             !o.status.success()
         },
     );
+    // A temporary topic (JMS TemporaryTopic), where the administrator lets 'app' publish and
+    // subscribe under TEMP/: its connection subscribes and another replies to it; the other
+    // may not subscribe to it (as if it did not exist), nor ask a dynamic source for one;
+    // closed, it takes no more publishers.
+    h.mqsc(
+        "QA",
+        "DEFINE TOPIC(TEMP.TOPICS) TOPICSTR('TEMP')\n\
+         SET AUTHREC PROFILE('TEMP.TOPICS') OBJTYPE(TOPIC) PRINCIPAL('app') AUTHADD(PUB,SUB)\n",
+    );
+    let t = &proton(&url, &["temptopic", "-"])[0];
+    assert!(
+        t["address"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("TEMP/QA/"),
+        "{t}"
+    );
+    assert_eq!(t["body"], "reply", "{t}");
+    for (k, said) in [
+        ("other_receiver", "does not exist"),
+        ("dynamic_source", "dynamic target"),
+        ("late", "does not exist"),
+    ] {
+        let e = t[k].as_str().unwrap_or_default();
+        assert!(e.contains(said), "{k}: {t}");
+    }
+    common::wait_for(
+        std::time::Duration::from_secs(10),
+        "the temporary topic's subscriptions to end",
+        || !h.mqsc("QA", "DISPLAY SUB(*) TOPICSTR\n").contains("TEMP/"),
+    );
     // sealmq → AMQP.
     let (o, _) = c.open("APP.Q", OpenOptions::output()).unwrap();
     let mut md = Md {

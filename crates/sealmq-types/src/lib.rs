@@ -63,6 +63,7 @@ pub enum ReasonCode {
     SslInitializationError = 2393,
     TopicStringError = 2425,
     NoSubscription = 2428,
+    SubscriptionInUse = 2429,
     SubAlreadyExists = 2432,
     PropertyNameError = 2442,
     SelectorSyntaxError = 2459,
@@ -82,7 +83,7 @@ pub enum ReasonCode {
 
 impl ReasonCode {
     /// Every code, in numeric order.
-    pub const ALL: [ReasonCode; 59] = [
+    pub const ALL: [ReasonCode; 60] = [
         Self::BackedOut,
         Self::ConnectionBroken,
         Self::GetInhibited,
@@ -127,6 +128,7 @@ impl ReasonCode {
         Self::SslInitializationError,
         Self::TopicStringError,
         Self::NoSubscription,
+        Self::SubscriptionInUse,
         Self::SubAlreadyExists,
         Self::PropertyNameError,
         Self::SelectorSyntaxError,
@@ -196,6 +198,7 @@ impl ReasonCode {
             Self::SslInitializationError => "SSL_INITIALIZATION_ERROR",
             Self::TopicStringError => "TOPIC_STRING_ERROR",
             Self::NoSubscription => "NO_SUBSCRIPTION",
+            Self::SubscriptionInUse => "SUBSCRIPTION_IN_USE",
             Self::SubAlreadyExists => "SUB_ALREADY_EXISTS",
             Self::PropertyNameError => "PROPERTY_NAME_ERROR",
             Self::SelectorSyntaxError => "SELECTOR_SYNTAX_ERROR",

@@ -180,14 +180,33 @@ fn a_jms_application_on_qpid_jms_uses_queues_selectors_transactions_and_temporar
             "{k}: {f:?}"
         );
     }
-    // A JMS TemporaryTopic is refused, and the application is told so; so is a topic
-    // subscriber with a selector that does not parse.
+    // A JMS TemporaryTopic, under TEMP/ where the administrator lets the application publish
+    // and subscribe: its connection subscribes, another connection replies to it; deleted,
+    // it takes no more publishers. A topic subscriber whose selector does not parse is
+    // refused.
+    h.mqsc(
+        "QJ",
+        "DEFINE TOPIC(TEMP.TOPICS) TOPICSTR('TEMP')\n\
+         SET AUTHREC PROFILE('TEMP.TOPICS') OBJTYPE(TOPIC) PRINCIPAL('app') AUTHADD(PUB,SUB)\n",
+    );
     let t = jms(&url, &["topic", "PRICES"]);
-    let e = t[0]["producer"].as_str().unwrap_or_default();
-    assert!(e.contains("temporary topic"), "{t:?}");
+    let name = t[0]["temporary"].as_str().unwrap_or_default();
+    assert!(name.starts_with("TEMP/QJ/"), "{t:?}");
+    assert_eq!(t[0]["body"], "to the temporary topic", "{t:?}");
+    let late = t[0]["late"].as_str().unwrap_or_default();
+    assert!(
+        late.starts_with("InvalidDestinationException") && late.contains("does not exist"),
+        "{t:?}"
+    );
     assert!(
         t[0]["consumer"].is_string(),
         "a bad selector is refused: {t:?}"
+    );
+    // Its subscription went with its consumer.
+    common::wait_for(
+        std::time::Duration::from_secs(20),
+        "the temporary topic's subscription to end",
+        || !h.mqsc("QJ", "DISPLAY SUB(*) TOPICSTR\n").contains("TEMP/"),
     );
 }
 
@@ -233,18 +252,24 @@ fn jms_topics_with_qpid_jms_publish_to_durable_and_non_durable_subscribers() {
         "the unsubscribed subscription to go",
         || !h.mqsc("QT", "DISPLAY SUB(*)\n").contains("jms-audit:AUDIT"),
     );
-    // JMS 2 shared durable subscriptions: two connections without a client id take the
-    // publications between them, each once; a shared non-durable one is refused plainly.
+    // JMS 2 shared subscriptions: two connections without a client id take the publications
+    // between them, each once, from a durable one and from a non-durable one.
     let sh = jms(&url, &["shared", "rates", "RATES"]);
     let s = &sh[0];
     let all: Vec<String> = (0..10).map(|i| format!("m{i}")).collect();
     let mut want = all.clone();
     want.sort();
     assert_eq!(s["got"], serde_json::json!(want), "{s}");
+    // The shared non-durable one: every publication once, between its consumers; a
+    // consumer asking another selector of it while it is in use is refused (2429).
+    let mut vwant: Vec<String> = (0..10).map(|i| format!("v{i}")).collect();
+    vwant.sort();
+    assert_eq!(s["volatile"], serde_json::json!(vwant), "{s}");
+    assert_eq!(s["volatile_extra"], false, "{s}");
     assert!(
-        s["volatile"]
+        s["volatile_mismatch"]
             .as_str()
-            .is_some_and(|e| e.contains("not provided")),
+            .is_some_and(|e| e.contains("2429")),
         "{s}"
     );
     assert!(s["unsubscribe"].is_null(), "{s}");

@@ -21,6 +21,8 @@ forbidden QUEUE      tries to send to QUEUE; prints the error condition
 dynforbidden -       tries a dynamic target (a temporary queue); prints the error condition
 topic ADDRESS        tries a sender and a receiver with the capability 'topic' (a JMS
                      Topic); prints both errors
+temptopic -          a temporary topic (JMS TemporaryTopic): made, subscribed to, published
+                     to from another connection, refused to it to subscribe, then deleted
 burst QUEUE N        sends N durable messages as fast as credit allows (many unsettled at
                      once), waits for every outcome; prints how many were accepted
 hold QUEUE           sends one message to QUEUE, opens a receiver on it with no credit,
@@ -47,16 +49,27 @@ class DynamicTarget(LinkOption):
         link.target.dynamic = True
 
 
-class TopicCapability(LinkOption):
-    """The terminus is a topic (capability 'topic', as Qpid JMS marks a JMS Topic)."""
+class Capability(LinkOption):
+    """The terminus (target of a sender, source of a receiver) has capability `cap`, as Qpid
+    JMS marks a JMS Topic ('topic') or TemporaryTopic ('temporary-topic'); `dynamic`: the peer
+    makes it."""
+
+    def __init__(self, cap, dynamic=False):
+        self.cap, self.dynamic = cap, dynamic
 
     def apply(self, link):
         from proton import Data
         terminus = link.target if link.is_sender else link.source
+        if self.dynamic:
+            terminus.dynamic = True
         terminus.capabilities.put_array(False, Data.SYMBOL)
         terminus.capabilities.enter()
-        terminus.capabilities.put_symbol("topic")
+        terminus.capabilities.put_symbol(self.cap)
         terminus.capabilities.exit()
+
+
+def TopicCapability():  # noqa: N802 - an option as the others are made
+    return Capability("topic")
 
 
 def mechs():
@@ -329,6 +342,31 @@ def main():
             m = rcv.receive(timeout=20)
             rcv.accept()
             print(json.dumps({"address": address, "body": m.body}))
+        elif cmd == "temptopic":
+            # A temporary topic as Qpid JMS makes one (a sender with a dynamic target of
+            # capability 'temporary-topic'); this connection subscribes; another may publish
+            # but not subscribe, nor make one with a dynamic source; once the sender that made
+            # it is closed, the topic is gone.
+            temp = "temporary-topic"
+            anchor = conn.create_sender(None, options=Capability(temp, dynamic=True))
+            address = anchor.link.remote_target.address
+            rcv = conn.create_receiver(address, credit=10, options=Capability(temp))
+            other = connect(url)
+            stolen = refusal(lambda: other.create_receiver(
+                address, credit=10, options=Capability(temp)).receive(timeout=5))
+            reply = other.create_sender(address, options=Capability(temp))
+            reply.send(Message(body="reply"))
+            reply.close()
+            m = rcv.receive(timeout=20)
+            rcv.accept()
+            dynamic = refusal(lambda: other.create_receiver(
+                None, credit=10, options=Capability(temp, dynamic=True)).receive(timeout=5))
+            anchor.close()
+            late = refusal(lambda: other.create_sender(address, options=Capability(temp)).send(
+                Message(body="late")))
+            other.close()
+            print(json.dumps({"address": address, "body": m.body, "other_receiver": stolen,
+                              "dynamic_source": dynamic, "late": late}))
         elif cmd == "samename":
             # A sending and a receiving link of one session with one name (proton's own naming
             # for both directions of one address on one connection), both used.

@@ -153,8 +153,10 @@ impl Connection {
         };
         match opened {
             Ok(h) => Ok((sub, h)),
+            // Only a subscription this call made is taken away again: one resumed (a shared
+            // one others take from) stays.
             Err(e) => {
-                if made || !sub.durable {
+                if made {
                     let _ = self.qm.delete_sub(&sub.name);
                 }
                 Err(e)

@@ -10,14 +10,16 @@
 //   java -cp ... JmsClient URL temp                a temporary queue, sent to and read from
 //   java -cp ... JmsClient URL forbidden QUEUE     a producer and a consumer on a queue the
 //                                                  principal may not use; prints the errors
-//   java -cp ... JmsClient URL topic NAME          a producer and a consumer on a temporary
-//                                                  topic; prints the errors (refused)
+//   java -cp ... JmsClient URL topic NAME          a temporary topic, subscribed to and published
+//                                                  to from another connection, then deleted; and
+//                                                  a subscriber to NAME with a bad selector
 //   java -cp ... JmsClient URL pubsub NAME         a publisher and three subscribers on topic
 //                                                  NAME: one with a selector, one durable that
 //                                                  disconnects and comes back for what it missed
 //   java -cp ... JmsClient URL shared TOPIC NAME   two connections share a durable subscription
-//                                                  (no client id); then a shared non-durable one
-//                                                  and an unsubscribe
+//                                                  (no client id), then a shared non-durable one
+//                                                  (and a consumer with another selector on it);
+//                                                  then an unsubscribe
 //   java -cp ... JmsClient URL unsubscribe NAME    removes client id jms-audit's durable
 //                                                  subscription NAME, twice; prints the errors
 
@@ -118,6 +120,27 @@ public class JmsClient {
                 + ",\"priority\":" + m.getJMSPriority()
                 + ",\"redelivered\":" + m.getJMSRedelivered()
                 + ",\"properties\":" + props + "}";
+    }
+
+    /** N messages taken by two consumers of one subscription, in turn, sorted; how many each
+     * took in from[0] and from[1]. */
+    static List<String> split(MessageConsumer a, MessageConsumer b, int n, int[] from)
+            throws Exception {
+        List<String> got = new ArrayList<>();
+        from[0] = from[1] = 0;
+        MessageConsumer[] both = {a, b};
+        long end = System.currentTimeMillis() + WAIT;
+        while (got.size() < n && System.currentTimeMillis() < end) {
+            for (int i = 0; i < 2; i++) {
+                Message m = both[i].receive(100);
+                if (m != null) {
+                    got.add(body(m));
+                    from[i]++;
+                }
+            }
+        }
+        Collections.sort(got);
+        return got;
     }
 
     public static void main(String[] args) throws Exception {
@@ -300,28 +323,36 @@ public class JmsClient {
                         for (int i = 0; i < 10; i++) {
                             p.send(s1.createTextMessage("m" + i));
                         }
-                        List<String> got = new ArrayList<>();
-                        int fromA = 0, fromB = 0;
-                        long end = System.currentTimeMillis() + WAIT;
-                        while (got.size() < 10 && System.currentTimeMillis() < end) {
-                            Message m = a.receive(100);
-                            if (m != null) {
-                                got.add(body(m));
-                                fromA++;
-                            }
-                            m = b.receive(100);
-                            if (m != null) {
-                                got.add(body(m));
-                                fromB++;
-                            }
+                        int[] from = new int[2];
+                        List<String> got = split(a, b, 10, from);
+                        int fromA = from[0], fromB = from[1];
+                        // A shared non-durable subscription (JMS 2 createSharedConsumer) of
+                        // both connections: 10 publications split between its two consumers;
+                        // a third consumer asking another selector while they are open is
+                        // refused; after they close it is gone (published meanwhile: lost).
+                        MessageConsumer v1 = s1.createSharedConsumer(t, "VOLATILE");
+                        MessageConsumer v2 = s2.createSharedConsumer(s2.createTopic(args[2]), "VOLATILE");
+                        for (int i = 0; i < 10; i++) {
+                            p.send(s1.createTextMessage("v" + i));
                         }
-                        Collections.sort(got);
-                        String volatileErr = null;
-                        try {
-                            s1.createSharedConsumer(t, "VOLATILE").close();
+                        List<String> vgot = split(v1, v2, 10, from);
+                        int fromV1 = from[0], fromV2 = from[1];
+                        Message vextra = v1.receive(300);
+                        if (vextra == null) {
+                            vextra = v2.receive(300);
+                        }
+                        String mismatch = null;
+                        // (From a third connection: Qpid JMS refuses it itself on the others.)
+                        try (Connection c3 = f.createConnection()) {
+                            c3.start();
+                            Session s3 = c3.createSession(false, Session.AUTO_ACKNOWLEDGE);
+                            s3.createSharedConsumer(s3.createTopic(args[2]), "VOLATILE",
+                                    "colour = 'red'").receive(500);
                         } catch (javax.jms.JMSException e) {
-                            volatileErr = e.getMessage();
+                            mismatch = e.getMessage();
                         }
+                        v1.close();
+                        v2.close();
                         a.close();
                         b.close();
                         String unsub = null;
@@ -331,27 +362,45 @@ public class JmsClient {
                             unsub = e.getClass().getSimpleName() + ": " + e.getMessage();
                         }
                         System.out.println("{\"got\":" + list(got) + ",\"from_a\":" + fromA
-                                + ",\"from_b\":" + fromB + ",\"volatile\":" + q(volatileErr)
+                                + ",\"from_b\":" + fromB + ",\"volatile\":" + list(vgot)
+                                + ",\"volatile_from_1\":" + fromV1 + ",\"volatile_from_2\":"
+                                + fromV2 + ",\"volatile_extra\":" + (vextra != null)
+                                + ",\"volatile_mismatch\":" + q(mismatch)
                                 + ",\"unsubscribe\":" + q(unsub) + "}");
                     }
                     break;
                 }
                 case "topic": {
-                    String[] errors = new String[2];
-                    try (Session ts = c.createSession(false, Session.AUTO_ACKNOWLEDGE)) {
+                    // A temporary topic: this connection subscribes, another publishes to it
+                    // (a reply); once deleted, a publisher to it is refused. Then a topic
+                    // subscriber with a selector that does not parse.
+                    String got = null, name = null, late = null, selector = null;
+                    try (Connection c2 = f.createConnection()) {
+                        c2.start();
+                        Session ts = c.createSession(false, Session.AUTO_ACKNOWLEDGE);
+                        Session s2 = c2.createSession(false, Session.AUTO_ACKNOWLEDGE);
+                        javax.jms.TemporaryTopic tt = ts.createTemporaryTopic();
+                        name = tt.getTopicName();
+                        MessageConsumer r = ts.createConsumer(tt);
+                        MessageProducer p2 = s2.createProducer(tt);
+                        p2.send(s2.createTextMessage("to the temporary topic"));
+                        got = body(r.receive(WAIT));
+                        r.close();
+                        p2.close();
+                        tt.delete();
                         try {
-                            ts.createTemporaryTopic();
+                            s2.createProducer(tt).send(s2.createTextMessage("too late"));
                         } catch (javax.jms.JMSException e) {
-                            errors[0] = e.getMessage();
+                            late = e.getClass().getSimpleName() + ": " + e.getMessage();
                         }
                         try {
                             ts.createConsumer(ts.createTopic(args[2]), "nonsense ===").receive(1000);
                         } catch (javax.jms.JMSException e) {
-                            errors[1] = e.getMessage();
+                            selector = e.getMessage();
                         }
                     }
-                    System.out.println("{\"producer\":" + q(errors[0]) + ",\"consumer\":"
-                            + q(errors[1]) + "}");
+                    System.out.println("{\"temporary\":" + q(name) + ",\"body\":" + q(got)
+                            + ",\"late\":" + q(late) + ",\"consumer\":" + q(selector) + "}");
                     break;
                 }
                 default:
