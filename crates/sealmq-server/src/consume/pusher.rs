@@ -1,0 +1,395 @@
+//! A consumer's pusher (module head: crate::consume): gets its handle's messages in batches,
+//! each in a unit of work of its own, and pushes them to the client within its credit and
+//! MAXUMSGS, until stopped.
+
+use super::*;
+
+pub(super) struct Pusher {
+    pub(super) qm: Arc<QueueManager>,
+    pub(super) first: Connection,
+    pub(super) hobj: Arc<Hobj>,
+    /// A subscription's topic string (its policy is the topic's).
+    pub(super) topic: Option<String>,
+    pub(super) out: PushTx,
+    /// Frames gathered until the batch's end is sent.
+    pub(super) buf: Vec<u8>,
+    /// The Consume request this pusher answers (Ok) before anything else.
+    pub(super) answer: u32,
+    pub(super) intercept: Option<Arc<sealmq_protect::Protector>>,
+    pub(super) strip_properties: bool,
+    pub(super) req: ConsumeReq,
+    pub(super) shared: Arc<Shared>,
+    pub(super) recent: Option<Arc<Mutex<crate::dispatch::RecentGets>>>,
+}
+
+/// What one get of the pusher gave.
+enum Step {
+    Msg(Box<Delivery>),
+    Nothing,
+    /// The consumer cannot go on: (reason, detail) told to the client.
+    End(u32, String),
+}
+
+impl Pusher {
+    fn stopped(&self) -> bool {
+        self.shared.stop.load(Ordering::Acquire) || self.qm.is_quiescing()
+    }
+
+    /// Whether a message may be pushed now: credit left, and fewer than MAXUMSGS held.
+    fn may_push(&self, credit: u64) -> bool {
+        credit > 0 && self.shared.held.load(Ordering::Acquire) < self.shared.most
+    }
+
+    /// Waits for credit (and room under MAXUMSGS); false when stopped. A credit or a
+    /// settlement between the look and the wait leaves its notification stored: not lost.
+    async fn wait_credit(&self) -> bool {
+        loop {
+            if self.stopped() {
+                return false;
+            }
+            if self.may_push(*lock(&self.shared.credit)) {
+                return true;
+            }
+            let _ = tokio::time::timeout(IDLE_WAIT, self.shared.more.notified()).await;
+        }
+    }
+
+    /// Adds a frame to the batch being pushed; `flush` hands what was gathered to the
+    /// connection's writer (waiting while its channel is full). False: the connection ended.
+    async fn send(&mut self, r: &Response, flush: bool) -> bool {
+        self.send_answer(0, r, flush).await
+    }
+
+    /// As `send`, for a frame with request id `id` (0: a push).
+    async fn send_answer(&mut self, id: u32, r: &Response, flush: bool) -> bool {
+        if sealmq_wire::write_response_unflushed(&mut self.buf, id, r).is_err() {
+            return false;
+        }
+        if !flush || self.buf.is_empty() {
+            return true;
+        }
+        let b = std::mem::take(&mut self.buf);
+        self.deliver(b).await
+    }
+
+    /// Hands `b` to the connection's writer, waiting while its channel is full — once the
+    /// consumer is stopped, STOP_GRACE at most. False: not handed over (the connection ended,
+    /// or the consumer was stopped while its client read nothing).
+    async fn deliver(&self, b: Vec<u8>) -> bool {
+        let halted = async {
+            loop {
+                if self.shared.stop.load(Ordering::Acquire) {
+                    break;
+                }
+                self.shared.halted.notified().await;
+            }
+            tokio::time::sleep(STOP_GRACE).await;
+        };
+        tokio::select! {
+            biased;
+            sent = self.out.send(b) => sent,
+            () = halted => false,
+        }
+    }
+
+    /// Batch `n` was never handed over: its messages go back now (a backout may write the
+    /// log: on a thread let go for it).
+    fn back_out(&self, n: u32) {
+        let taken = lock(&self.shared.unsettled).remove(&n);
+        if let Some((count, conns)) = taken {
+            self.shared
+                .held
+                .fetch_sub(u64::from(count), Ordering::AcqRel);
+            tokio::task::block_in_place(|| drop(conns));
+        }
+    }
+
+    /// A twin with no unit of work open.
+    fn twin(&self, spare: &mut Vec<Connection>) -> Connection {
+        spare
+            .pop()
+            .or_else(|| lock(&self.shared.idle).pop())
+            .unwrap_or_else(|| self.first.uow_twin())
+    }
+
+    async fn push(&mut self, d: Delivery) -> bool {
+        if self.req.mode != mode::BROWSE {
+            self.shared.held.fetch_add(1, Ordering::AcqRel);
+        }
+        let ok = self.send(&Response::Delivery(d), false).await;
+        let mut c = lock(&self.shared.credit);
+        *c = c.saturating_sub(1);
+        ok
+    }
+
+    pub(super) async fn run(mut self) {
+        if !self.send_answer(self.answer, &Response::Ok, true).await {
+            return;
+        }
+        let mut spare: Vec<Connection> = Vec::new();
+        let mut batch_no = 0u32;
+        // Whether the client was told the queue had nothing for it (since the last push).
+        let mut told_empty = false;
+        let browse = self.req.mode == mode::BROWSE;
+        // Read-ahead gets each message in a unit of work of its own, so that a persistent
+        // message got while a batch of non-persistent ones is open starts the next batch,
+        // alone (carried), instead of joining theirs.
+        let per_message = self.req.mode == mode::READAHEAD;
+        let mut carried: Option<(Connection, Box<Delivery>)> = None;
+        'batches: while carried.is_some() || self.wait_credit().await {
+            batch_no = batch_no.wrapping_add(1).max(1);
+            let mut conns: Vec<Connection> = Vec::new();
+            let mut count = 0u32;
+            let mut began = None::<Instant>;
+            let mut ended = None;
+            if let Some((c, mut d)) = carried.take() {
+                d.batch = batch_no;
+                if !self.push(*d).await {
+                    break;
+                }
+                conns.push(c);
+                count = 1;
+            } else {
+                if !per_message {
+                    conns.push(self.twin(&mut spare));
+                }
+                loop {
+                    // A batch also ends at BATCH_BYTES gathered: what waits for a client
+                    // that reads slowly is bounded in bytes, not only in messages.
+                    let full = count >= self.req.batch.max(1) || self.buf.len() >= BATCH_BYTES;
+                    let late = began.is_some_and(|b: Instant| {
+                        b.elapsed() >= Duration::from_millis(u64::from(self.req.batch_ms))
+                    });
+                    if full || late || self.stopped() || !self.may_push(*lock(&self.shared.credit))
+                    {
+                        break;
+                    }
+                    // The first message of a batch is waited for (once the client knows there
+                    // is none now); the rest are taken only when already there.
+                    let wait = (count == 0 && told_empty).then_some(IDLE_WAIT);
+                    let own = per_message.then(|| self.twin(&mut spare));
+                    let step = match (&own, conns.first()) {
+                        (Some(c), _) | (None, Some(c)) => self.get(c, batch_no, wait, browse).await,
+                        (None, None) => break,
+                    };
+                    match step {
+                        Step::Msg(d) => {
+                            told_empty = false;
+                            let persistent =
+                                d.md.persistence == sealmq_engine::Persistence::Persistent;
+                            if let Some(c) = own {
+                                if persistent && count > 0 {
+                                    carried = Some((c, d));
+                                    break;
+                                }
+                                conns.push(c);
+                            }
+                            if !self.push(*d).await {
+                                break 'batches;
+                            }
+                            count += 1;
+                            began.get_or_insert_with(Instant::now);
+                            if persistent && per_message {
+                                break;
+                            }
+                        }
+                        Step::Nothing if count == 0 => {
+                            spare.extend(own);
+                            if !told_empty {
+                                // Batch 0: nothing for this consumer right now (a get that
+                                // does not wait learns it without a round trip of its own).
+                                let none = Response::BatchEnd {
+                                    tag: self.req.tag,
+                                    batch: 0,
+                                    count: 0,
+                                };
+                                if !self.send(&none, true).await {
+                                    break 'batches;
+                                }
+                                told_empty = true;
+                            }
+                        }
+                        Step::Nothing => {
+                            spare.extend(own);
+                            break;
+                        }
+                        Step::End(reason, detail) => {
+                            spare.extend(own);
+                            ended = Some((reason, detail));
+                            break;
+                        }
+                    }
+                }
+            }
+            if count > 0 {
+                let end = Response::BatchEnd {
+                    tag: self.req.tag,
+                    batch: batch_no,
+                    count,
+                };
+                if browse {
+                    spare.extend(conns);
+                } else {
+                    lock(&self.shared.unsettled).insert(batch_no, (count, conns));
+                }
+                if !self.send(&end, true).await {
+                    // The client never gets this batch: it cannot settle it.
+                    if !browse {
+                        self.back_out(batch_no);
+                    }
+                    break;
+                }
+            } else {
+                spare.extend(conns);
+            }
+            if let Some((reason, detail)) = ended {
+                // Batch 0: the consumer itself ended.
+                let _ = self
+                    .send(
+                        &Response::Settled {
+                            tag: self.req.tag,
+                            batch: 0,
+                            reason,
+                            detail,
+                        },
+                        true,
+                    )
+                    .await;
+                break;
+            }
+        }
+        // A carried message not pushed goes back with its unit of work (the twin drops:
+        // a backout may write the log, so on a thread let go for it).
+        if carried.is_some() {
+            tokio::task::block_in_place(|| drop(carried));
+        }
+        if !self.buf.is_empty() {
+            let b = std::mem::take(&mut self.buf);
+            let _ = self.deliver(b).await;
+        }
+    }
+
+    async fn get(
+        &self,
+        conn: &Connection,
+        batch: u32,
+        wait: Option<Duration>,
+        browse: bool,
+    ) -> Step {
+        let gmo = GetOptions {
+            syncpoint: !browse,
+            wait,
+            browse: if browse { Browse::Next } else { Browse::None },
+            matching: Match {
+                msg_id: self.req.match_msg_id,
+                correl_id: self.req.match_correl_id,
+                selector: None,
+            },
+            accept_truncated: false,
+            buffer: None,
+        };
+        let policy = self.intercept.as_ref().and_then(|p| {
+            sealmq_engine::intercept::get_policy(&self.qm, &self.hobj.name, self.topic.as_deref())
+                .map(|policy| (p, policy))
+        });
+        let got = match policy {
+            Some((p, policy)) => {
+                let icpt = Icpt {
+                    on: true,
+                    protector: Some(p),
+                    stored: std::cell::Cell::new(None),
+                };
+                let g = sealmq_wire::GetReq::from_options(self.req.hobj, &gmo);
+                // The wait holds no thread: the message is taken here (as the queue
+                // manager's unprotecting get takes it), then unprotected on a thread let go
+                // for that work alone.
+                let (opts, own_uow) = crate::icpt::take_options(conn, &g);
+                let taken = match self.get_plain(conn, &opts).await {
+                    Ok(got) => crate::icpt::Taken {
+                        hobj: self.req.hobj,
+                        got,
+                        own_uow,
+                    },
+                    Err(e) if e.reason == ReasonCode::NoMsgAvailable => return Step::Nothing,
+                    Err(e) => return Step::End(e.reason.code(), e.detail),
+                };
+                let unprotected = tokio::task::block_in_place(|| {
+                    icpt.get(conn, &self.hobj, &g, &policy, Some(taken))
+                });
+                match unprotected {
+                    Response::Got { md, payload, .. } => Ok((md, payload)),
+                    // A message failing its checks went to the protection error queue in
+                    // this batch's unit of work: nothing to deliver.
+                    Response::Err { reason, .. } if reason == ReasonCode::SecurityError.code() => {
+                        return Step::Nothing;
+                    }
+                    Response::Err { reason, detail } => Err((reason, detail)),
+                    other => Err((
+                        ReasonCode::UnexpectedError.code(),
+                        format!("unexpected {other:?}"),
+                    )),
+                }
+            }
+            None => self
+                .get_plain(conn, &gmo)
+                .await
+                .map(|g| (g.md, g.payload))
+                .map_err(|e| (e.reason.code(), e.detail)),
+        };
+        match got {
+            Ok((mut md, payload)) => {
+                if let Some(r) = &self.recent
+                    && !browse
+                {
+                    lock(r).pushed(self.req.hobj, &md.msg_id, &payload);
+                }
+                if self.strip_properties {
+                    md.properties.clear();
+                }
+                Step::Msg(Box::new(Delivery {
+                    tag: self.req.tag,
+                    batch,
+                    md,
+                    payload,
+                }))
+            }
+            Err((reason, _)) if reason == ReasonCode::NoMsgAvailable.code() => Step::Nothing,
+            Err((reason, detail)) => Step::End(reason, detail),
+        }
+    }
+
+    /// A get with no interception: a wait awaits the queue's wake-up or its deadline, a
+    /// persistent message got outside a unit of work its log force — no thread is held.
+    async fn get_plain(
+        &self,
+        conn: &Connection,
+        gmo: &GetOptions,
+    ) -> sealmq_engine::MqResult<sealmq_engine::Got> {
+        use sealmq_engine::mqi::GetStep;
+        let deadline = gmo.wait.map(|w| Instant::now() + w);
+        let mut step = conn.get_step(&self.hobj, gmo, deadline);
+        loop {
+            step = match step {
+                GetStep::Done(r) => return r,
+                GetStep::Durable(d) => {
+                    let waited = self.qm.durable(d.ticket()).await;
+                    return conn.get_durable(d, waited);
+                }
+                GetStep::Wait(w) => {
+                    let until = deadline.unwrap_or_else(Instant::now);
+                    // Credit, a settlement or a stop cuts the wait short (one last look).
+                    let (woken, cut) = tokio::select! {
+                        _ = w.waiter.woken() => (true, false),
+                        _ = tokio::time::sleep_until(until.into()) => (false, false),
+                        _ = self.shared.more.notified() => (false, true),
+                    };
+                    let deadline = if cut { Some(Instant::now()) } else { deadline };
+                    match conn.get_resume(&self.hobj, gmo, w, woken, deadline, false) {
+                        Some(next) => next,
+                        None => conn.get_step(&self.hobj, gmo, deadline),
+                    }
+                }
+            };
+        }
+    }
+}
