@@ -58,6 +58,7 @@ pub async fn incoming(ctx: Ctx, mut r: Receiver, opened: Option<Opened>) {
         client,
         tally,
         txns,
+        ..
     } = ctx;
     let target = address(r.target().as_ref().and_then(|t| t.address.as_ref()));
     // A dynamic target's temporary queue lives while its creating handle (the anchor) is

@@ -86,6 +86,8 @@ pub struct Ctx {
     pub tally: Option<Arc<dyn crate::status::Tally>>,
     /// The session's transactions.
     pub txns: Arc<crate::txn::Txns>,
+    /// What the connection's receiving links hold unsettled (crate::held).
+    pub held: Arc<crate::held::Held>,
 }
 
 /// The 2063 (MQRC_SECURITY_ERROR) a failed protection or check is reported as.

@@ -477,6 +477,7 @@ async fn connection(
     // connection: a client past either is refused, never served unbounded.
     let sessions_open = Arc::new(AtomicUsize::new(0));
     let links_open = Links::default();
+    let held = Arc::new(crate::held::Held::default());
     let max_links = qm.qmgr().max_handles() as usize;
     let mut refusal = None;
     loop {
@@ -505,6 +506,7 @@ async fn connection(
         let session_place = SessionPlace(sessions_open.clone());
         let links_open = links_open.clone();
         let (mq, icpt, client) = (mq.clone(), icpt.clone(), shown.client.clone());
+        let held = held.clone();
         let tally = tally.clone();
         let (model, prefix) = (model.clone(), prefix.clone());
         tokio::spawn(async move {
@@ -549,6 +551,7 @@ async fn connection(
                 client,
                 tally,
                 txns,
+                held: held.clone(),
             };
             // Each attach is read here first: a temporary topic is refused once the link
             // exists; a topic subscriber's subscription is made before it is answered.

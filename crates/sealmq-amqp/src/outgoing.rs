@@ -31,10 +31,14 @@ use std::time::Duration;
 /// A get that may wait (`gmo.wait`), holding no thread while it does: the engine's steps,
 /// awaiting the queue's wake-up or the deadline (an idle receiving link costs its task, not
 /// a thread of the blocking pool).
+///
+/// Woken with no room left on the connection ([`crate::held`]), it takes nothing: the wake-up
+/// goes to the queue's next waiter, and the link waits for room before it gets again.
 async fn get_waiting(
     c: &Connection,
     h: &sealmq_engine::Hobj,
     gmo: &GetOptions,
+    held: &crate::held::Held,
 ) -> sealmq_engine::MqResult<Got> {
     use sealmq_engine::mqi::GetStep;
     let deadline = gmo.wait.map(|w| std::time::Instant::now() + w);
@@ -52,6 +56,13 @@ async fn get_waiting(
                     _ = w.waiter.woken() => true,
                     _ = tokio::time::sleep_until(until.into()) => false,
                 };
+                if woken && !held.room() {
+                    drop(w);
+                    return Err(MqError::new(
+                        ReasonCode::NoMsgAvailable,
+                        "no room on the connection".to_string(),
+                    ));
+                }
                 match c.get_resume(h, gmo, w, woken, deadline, false) {
                     Some(next) => next,
                     None => c.get_step(h, gmo, deadline),
@@ -148,6 +159,14 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>, topic: Op
         let Ok(permit) = unsettled.clone().acquire_owned().await else {
             break;
         };
+        // Room on the connection for one more message (crate::held): a client that does not
+        // settle stops its links getting.
+        if !ctx.held.room() {
+            tokio::select! {
+                _ = ctx.held.wait_room() => {}
+                _ = s.on_detach() => break,
+            }
+        }
         let twin = lock(&pool)
             .pop()
             .unwrap_or_else(|| Arc::new(ctx.mq.uow_twin()));
@@ -163,11 +182,11 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>, topic: Op
             Err(e) if e.reason == ReasonCode::NoMsgAvailable => None,
             other => Some(other),
         };
-        let (t, h2, g) = (twin.clone(), h.clone(), gmo.clone());
+        let (t, h2, g, held) = (twin.clone(), h.clone(), gmo.clone(), ctx.held.clone());
         let job = async move {
             match got {
                 Some(r) => r,
-                None => get_waiting(&t, &h2, &g).await,
+                None => get_waiting(&t, &h2, &g, &held).await,
             }
         };
         tokio::pin!(job);
@@ -187,6 +206,7 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>, topic: Op
                     let op = if copy { "browse" } else { "get" };
                     t.call(op, true, g.payload.len() as u64, cpu);
                 }
+                ctx.held.take(g.payload.len() as u64);
                 g
             }
             Err(e) if e.reason == ReasonCode::NoMsgAvailable => {
@@ -204,7 +224,9 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>, topic: Op
             }),
             None => Some((got.md.clone(), got.payload.clone())),
         };
+        let size = got.payload.len() as u64;
         let Some((md, payload)) = plain else {
+            ctx.held.give(size);
             // Moved to the protection error queue in this unit of work (a copy: left).
             if !copy {
                 let t = twin.clone();
@@ -220,20 +242,27 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>, topic: Op
                 f
             }
             Err(_) => {
+                ctx.held.give(size);
                 blocking(move || twin.backout()).await;
                 break;
             }
         };
         if copy {
-            // A copy has nothing to settle.
+            // A copy has nothing to settle in the queue manager; the library holds it until
+            // the client settles it (or the link ends).
             lock(&pool).push(twin);
+            let held = ctx.held.clone();
+            tokio::spawn(async move {
+                let _ = fut.await;
+                held.give(size);
+            });
             continue;
         }
         // Held where a transaction committing it can take its unit of work.
         let key = (link_name.clone(), fut.delivery_tag().to_vec());
         ctx.txns.hold(key.clone(), twin.clone());
         let (pool, q) = (pool.clone(), name.clone());
-        let (tally, txns) = (ctx.tally.clone(), ctx.txns.clone());
+        let (tally, txns, held) = (ctx.tally.clone(), ctx.txns.clone(), ctx.held.clone());
         tokio::spawn(async move {
             let outcome = fut.await;
             txns.release(&key);
@@ -251,6 +280,7 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>, topic: Op
                 tokio::task::block_in_place(|| settle(&twin, how, &q, &got, tally.as_ref()));
             }
             lock(&pool).push(twin);
+            held.give(size);
             drop(permit);
         });
     }

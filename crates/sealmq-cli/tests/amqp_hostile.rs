@@ -229,3 +229,59 @@ fn sasl_plain_judges_chlauth_first_and_failures_take_the_same_time() {
     );
     h.ok(&["stop", "QP"]);
 }
+
+/// A client that opens receiving links with a large credit and then reads nothing makes the
+/// queue manager hold a bounded number of bytes for it (16 MiB unsettled per connection, plus
+/// a message per runtime worker), not every message its credit covers: 4 links with credit
+/// 1,000 on 300 messages of 1 MB got all 300 (and held 1.2 GB) before the bound. Once it
+/// goes, what it held goes back on the queue.
+#[test]
+fn a_receiver_that_reads_nothing_holds_a_bounded_number_of_bytes() {
+    use std::io::BufRead;
+    let h = Home::new();
+    let url = setup(
+        &h,
+        "QS",
+        "ALTER QMGR MAXMSGL(4194304)\nALTER QLOCAL(APP.Q) MAXMSGL(4194304)\n",
+    );
+    h.ok(&["put", "QS", "APP.Q", "--size", "1000000", "--count", "300"]);
+    let mut client = Command::new("python3")
+        .arg(HOSTILE)
+        .args([url.as_str(), "stall", "APP.Q", "4", "1000"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let mut first = String::new();
+    let stdout = client.stdout.take().expect("its output");
+    std::io::BufReader::new(stdout)
+        .read_line(&mut first)
+        .expect("it says it attached");
+    assert!(first.contains("\"attached\": 4"), "{first}");
+    // Until the links stop getting: the count of messages got stays put for 1 s.
+    let (mut last, mut since) = (u64::MAX, std::time::Instant::now());
+    common::wait_every(
+        Duration::from_secs(60),
+        Duration::from_millis(100),
+        "the gets to stop",
+        || {
+            let now = common::uncom(&h, "QS", "APP.Q");
+            if now != last {
+                (last, since) = (now, std::time::Instant::now());
+            }
+            since.elapsed() >= Duration::from_secs(1)
+        },
+    );
+    eprintln!("a receiver that reads nothing: {last} messages of 1 MB got for it");
+    assert!(
+        (1..=24).contains(&last),
+        "{last} messages of 1 MB held for a client that reads nothing"
+    );
+    drop(client.stdin.take());
+    let _ = client.wait();
+    wait_for(Duration::from_secs(30), "its messages backed out", || {
+        common::uncom(&h, "QS", "APP.Q") == 0
+    });
+    assert_eq!(h.depth("QS", "APP.Q"), 300);
+    h.ok(&["stop", "QS"]);
+}

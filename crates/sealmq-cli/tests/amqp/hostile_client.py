@@ -11,6 +11,8 @@ usage: hostile_client.py URL COMMAND ARGS...
   receivers QUEUE N S   N receiving links on QUEUE in one connection (credit 10 each), held S
                         seconds while they accept what arrives: how many messages they got
   login USER PASSWORD   one SASL PLAIN login: whether it got in, and how long the answer took
+  stall QUEUE N CREDIT  N receiving links on QUEUE with CREDIT each, then reads nothing more
+                        (prints {"attached": N}) until its standard input closes
 """
 import json
 import sys
@@ -115,6 +117,13 @@ def main():
             url, allowed_mechs="PLAIN", user=user, password=password, timeout=30,
             allow_insecure_mechs=True).close())
         out(login=why is None, seconds=time.monotonic() - t, error=why)
+        return
+    if cmd == "stall":
+        queue, n, credit = sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+        c = BlockingConnection(url, allowed_mechs="ANONYMOUS", timeout=30)
+        links = [c.create_receiver(queue, credit=credit, name="stall-%d" % i) for i in range(n)]
+        out(attached=len(links))
+        sys.stdin.read()  # the socket is not read meanwhile
         return
     if cmd == "sessions":
         h = Flood(url, cmd, int(sys.argv[3]))
