@@ -250,17 +250,42 @@ pub async fn open_early(
 /// The descriptor of a JMS selector filter (AMQP filter registry), by name and by code.
 const SELECTOR_NAME: &str = "apache.org:selector-filter:string";
 const SELECTOR_CODE: u64 = 0x0000_468C_0000_0004;
+/// The descriptor of a no-local filter (a JMS noLocal topic subscriber), by name and by code.
+const NO_LOCAL_NAME: &str = "apache.org:no-local-filter:list";
+const NO_LOCAL_CODE: u64 = 0x0000_468C_0000_0003;
+
+/// What a source's filter set asks: a JMS selector, and whether the link takes no message
+/// its own connection published (JMS noLocal: meaningful on a topic, ignored on a queue as
+/// JMS says).
+#[derive(Default)]
+pub struct Filters {
+    pub selector: Option<Selector>,
+    pub no_local: bool,
+}
 
 /// The JMS selector a source's filter set carries (`None`: an empty set); any other filter,
 /// or a selector that does not parse, is the error to refuse the link with.
 pub fn selector_of(
     filter: &fe2o3_amqp::types::messaging::FilterSet,
 ) -> Result<Option<Selector>, Error> {
+    filters_of(filter).map(|f| f.selector)
+}
+
+/// What a source's filter set asks ([`Filters`]); any filter not provided, or a selector that
+/// does not parse, is the error to refuse the link with: a filter is never ignored.
+pub fn filters_of(filter: &fe2o3_amqp::types::messaging::FilterSet) -> Result<Filters, Error> {
     use fe2o3_amqp::types::primitives::Value;
     use serde_amqp::descriptor::Descriptor;
-    let mut found = None;
+    let mut found = Filters::default();
     for (key, v) in filter.iter() {
         let text = match v {
+            Value::Described(d)
+                if matches!(&d.descriptor, Descriptor::Name(n) if n.0 == NO_LOCAL_NAME)
+                    || matches!(&d.descriptor, Descriptor::Code(c) if *c == NO_LOCAL_CODE) =>
+            {
+                found.no_local = true;
+                continue;
+            }
             Value::Described(d)
                 if matches!(&d.descriptor, Descriptor::Name(n) if n.0 == SELECTOR_NAME)
                     || matches!(&d.descriptor, Descriptor::Code(c) if *c == SELECTOR_CODE) =>
@@ -280,7 +305,8 @@ pub fn selector_of(
                 return Err(Error::new(
                     AmqpError::NotImplemented,
                     format!(
-                        "source filter '{}' is not provided (only JMS selectors, {SELECTOR_NAME})",
+                        "source filter '{}' is not provided (only JMS selectors, \
+                         {SELECTOR_NAME}, and {NO_LOCAL_NAME})",
                         key.0
                     ),
                     None,
@@ -294,7 +320,7 @@ pub fn selector_of(
             );
             Error::new(AmqpError::InvalidField, describe(&e), None)
         })?;
-        found = Some(sel);
+        found.selector = Some(sel);
     }
     Ok(found)
 }

@@ -12,7 +12,7 @@
 //!   JMS keeps shared non-durable and durable subscriptions' names apart: so does the
 //!   `|volatile` ending (no durable subscription's name has a `|`).
 
-use crate::link::{amqp_error, blocking, lock, selector_of};
+use crate::link::{amqp_error, blocking, filters_of, lock};
 use fe2o3_amqp::types::definitions::{AmqpError, Error};
 use sealmq_engine::mqi::SubOpen;
 use sealmq_engine::{Connection, MqError};
@@ -29,18 +29,30 @@ fn shared_key(mq: &Connection, name: &str) -> String {
     format!("{}/{name}", mq.qm().name())
 }
 
-/// A subscription of a link that ends with it: a non-durable one, or a link's place in a
-/// shared non-durable one (the last link to leave ends it).
+/// What of a link's subscription ends with the link: a non-durable one, or a link's place in a
+/// shared non-durable one (the last link to leave ends it); for a durable one, only its
+/// skipping the connection's own publications (JMS noLocal).
 pub struct SubEnd {
     pub mq: Arc<Connection>,
     pub name: String,
     pub shared: bool,
+    /// The subscription outlives the link (durable): only `not_own` is undone.
+    pub durable: bool,
+    /// It skips the connection's own publications (JMS noLocal) while the link lives.
+    pub not_own: bool,
 }
 
 impl Drop for SubEnd {
     fn drop(&mut self) {
         let (mq, name, shared) = (self.mq.clone(), std::mem::take(&mut self.name), self.shared);
+        let (durable, not_own) = (self.durable, self.not_own);
         let end = move || {
+            if durable {
+                if not_own {
+                    mq.not_own_pubs(&name, false);
+                }
+                return;
+            }
             let unsubscribe = |mq: &Connection| {
                 if let Err(e) = mq.unsubscribe(&name) {
                     tracing::warn!("subscription {name} of an AMQP link did not end: {e}");
@@ -102,11 +114,15 @@ pub async fn subscribe_early(
     else {
         return Ok(None);
     };
-    let selector = match &src.filter {
-        Some(f) => selector_of(f)?.map(|s| s.text().to_string()),
-        None => None,
-    }
-    .unwrap_or_default();
+    let filters = match &src.filter {
+        Some(f) => filters_of(f)?,
+        None => Default::default(),
+    };
+    let selector = filters
+        .selector
+        .map(|s| s.text().to_string())
+        .unwrap_or_default();
+    let no_local = filters.no_local;
     let durable = src.durable != TerminusDurability::None;
     let shared = !durable
         && src
@@ -119,17 +135,25 @@ pub async fn subscribe_early(
         (false, false) => String::new(),
     };
     let c = mq.clone();
-    let made = blocking(move || match shared {
-        true => join_shared(&c, &name, &topic, &selector),
-        false => c.subscribe(&name, &topic, durable, &selector, SubOpen::CreateOrResume),
+    let made = blocking(move || {
+        let made = match shared {
+            true => join_shared(&c, &name, &topic, &selector),
+            false => c.subscribe(&name, &topic, durable, &selector, SubOpen::CreateOrResume),
+        };
+        if let Ok((sub, _)) = &made {
+            c.not_own_pubs(&sub.name, no_local);
+        }
+        made
     })
     .await;
     match made {
         Some(Ok((sub, h))) => {
-            let end = (!sub.durable).then(|| SubEnd {
+            let end = (!sub.durable || no_local).then(|| SubEnd {
                 mq: mq.clone(),
                 name: sub.name.clone(),
                 shared,
+                durable: sub.durable,
+                not_own: no_local,
             });
             Ok(Some(((sub.dest, Arc::new(h)), end, sub.topicstr)))
         }
@@ -191,6 +215,8 @@ mod tests {
             mq: c.clone(),
             name: name.to_string(),
             shared: true,
+            durable: false,
+            not_own: false,
         });
     }
 

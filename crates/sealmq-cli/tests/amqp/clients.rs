@@ -241,7 +241,14 @@ fn jms_topics_with_qpid_jms_publish_to_durable_and_non_durable_subscribers() {
     // non-durable ones went with their links.
     let subs = h.mqsc("QT", "DISPLAY SBSTATUS(*) DURABLE\n");
     assert!(subs.contains("SUB(jms-audit:AUDIT)"), "{subs}");
-    // Session.unsubscribe removes it (and its managed queue); a second one finds nothing.
+    // A noLocal subscriber (the no-local filter) gets none of its own connection's
+    // publications, and the other connection's.
+    let n = &jms(&url, &["nolocal", "local/news"])[0];
+    assert_eq!(n["all"], serde_json::json!(["own", "elsewhere"]), "{n}");
+    assert_eq!(n["no_local"], serde_json::json!(["elsewhere"]), "{n}");
+    assert_eq!(n["no_local_extra"], false, "{n}");
+    // Session.unsubscribe removes the durable one (and its managed queue); a second one finds
+    // nothing.
     let u = jms(&url, &["unsubscribe", "AUDIT"]);
     assert!(u[0]["first"].is_null(), "{u:?}");
     let second = u[0]["second"].as_str().unwrap_or_default();

@@ -90,11 +90,17 @@ impl Connection {
         }
         self.fill_defaults(md, e.persistent, e.priority, &pmo);
         self.qm.count_publication();
+        // Subscriptions that take no publication of this connection (JMS noLocal).
+        let skip: Vec<String> = sealmq_types::sync::lock(&self.qm.not_own)
+            .iter()
+            .filter(|(_, id)| **id == self.id)
+            .map(|(name, _)| name.clone())
+            .collect();
         let subs: Vec<SubDef> = self
             .qm
             .subs_for(topic)
             .into_iter()
-            .filter(|s| selected(s, md))
+            .filter(|s| !skip.contains(&s.name) && selected(s, md))
             .collect();
         if subs.is_empty() && !retain {
             return Ok(0);

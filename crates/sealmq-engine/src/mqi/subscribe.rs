@@ -173,6 +173,17 @@ impl Connection {
         self.qm.delete_sub(name).map(|_| ())
     }
 
+    /// MQSO_NOT_OWN_PUBS (a JMS noLocal subscriber): subscription `name` is given no
+    /// publication of this connection (its units of work included) while `on`, until it is
+    /// set off or the subscription ends.
+    pub fn not_own_pubs(&self, name: &str, on: bool) {
+        let mut m = sealmq_types::sync::lock(&self.qm.not_own);
+        match on {
+            true => m.insert(name.to_string(), self.id),
+            false => m.remove(name),
+        };
+    }
+
     /// Refuses (2035) a subscription that is not this connection's user's.
     fn own(&self, s: &SubDef) -> MqResult<()> {
         if self.internal || s.subuser == self.user || self.qm.admin() == Some(self.user.as_str()) {

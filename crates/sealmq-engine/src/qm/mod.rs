@@ -157,6 +157,10 @@ pub struct QueueManager {
     pub(crate) svc: RwLock<services::ServiceObjects>,
     /// Publications and deliveries counted per subscription (DISPLAY SBSTATUS).
     pub(crate) sub_stats: Mutex<HashMap<String, pubsub::SubStats>>,
+    /// Subscriptions that are given no publication of one connection (MQSO_NOT_OWN_PUBS, a
+    /// JMS noLocal subscriber): the id of the connection whose publications they skip, while
+    /// it holds them (in memory only).
+    pub(crate) not_own: Mutex<HashMap<String, u64>>,
     /// Publications since the start (metrics).
     pub(crate) publications: AtomicU64,
     /// The server's listeners and services, when a server runs this queue manager.
@@ -391,6 +395,7 @@ impl QueueManager {
             sec: RwLock::new(std::mem::take(&mut rb.sec)),
             svc: RwLock::new(std::mem::take(&mut rb.svc)),
             sub_stats: Default::default(),
+            not_own: Default::default(),
             publications: AtomicU64::new(0),
             conns: Default::default(),
             started: sealmq_types::time::now_secs(),

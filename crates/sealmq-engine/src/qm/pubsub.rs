@@ -175,6 +175,7 @@ impl QueueManager {
         }
         write(&self.svc).subs.remove(name);
         lock(&self.sub_stats).remove(name);
+        lock(&self.not_own).remove(name);
         if s.destclas == DestClass::Managed && self.delete(&s.dest).is_err() {
             tracing::info!(
                 "subscription {name} deleted; its managed queue {} holds messages and is kept",

@@ -20,6 +20,8 @@
 //                                                  (no client id), then a shared non-durable one
 //                                                  (and a consumer with another selector on it);
 //                                                  then an unsubscribe
+//   java -cp ... JmsClient URL nolocal TOPIC      a noLocal subscriber beside another, one message
+//                                                  published by its connection and one by another
 //   java -cp ... JmsClient URL unsubscribe NAME    removes client id jms-audit's durable
 //                                                  subscription NAME, twice; prints the errors
 
@@ -120,6 +122,15 @@ public class JmsClient {
                 + ",\"priority\":" + m.getJMSPriority()
                 + ",\"redelivered\":" + m.getJMSRedelivered()
                 + ",\"properties\":" + props + "}";
+    }
+
+    /** A session of connection c and one of c2, which is started. */
+    static Session[] sessions(Connection c, Connection c2) throws Exception {
+        c2.start();
+        return new Session[] {
+            c.createSession(false, Session.AUTO_ACKNOWLEDGE),
+            c2.createSession(false, Session.AUTO_ACKNOWLEDGE)
+        };
     }
 
     /** N messages taken by two consumers of one subscription, in turn, sorted; how many each
@@ -310,12 +321,11 @@ public class JmsClient {
                 case "shared": {
                     // Two connections without a client id share the durable subscription NAME
                     // on topic TOPIC (JMS 2 createSharedDurableConsumer); 10 publications are
-                    // split between them. Then a shared non-durable consumer (refused), and
-                    // the subscription's removal.
+                    // split between them. Then a shared non-durable subscription, and the
+                    // durable one's removal.
                     try (Connection c2 = f.createConnection()) {
-                        c2.start();
-                        Session s1 = c.createSession(false, Session.AUTO_ACKNOWLEDGE);
-                        Session s2 = c2.createSession(false, Session.AUTO_ACKNOWLEDGE);
+                        Session[] ss = sessions(c, c2);
+                        Session s1 = ss[0], s2 = ss[1];
                         javax.jms.Topic t = s1.createTopic(args[2]);
                         MessageConsumer a = s1.createSharedDurableConsumer(t, args[3]);
                         MessageConsumer b = s2.createSharedDurableConsumer(s2.createTopic(args[2]), args[3]);
@@ -367,6 +377,29 @@ public class JmsClient {
                                 + fromV2 + ",\"volatile_extra\":" + (vextra != null)
                                 + ",\"volatile_mismatch\":" + q(mismatch)
                                 + ",\"unsubscribe\":" + q(unsub) + "}");
+                    }
+                    break;
+                }
+                case "nolocal": {
+                    // Two subscribers of one connection to TOPIC, one noLocal; that connection
+                    // and another each publish one message: the noLocal one gets only the
+                    // other connection's.
+                    try (Connection c2 = f.createConnection()) {
+                        Session[] ss = sessions(c, c2);
+                        Session s = ss[0], s2 = ss[1];
+                        javax.jms.Topic t = s.createTopic(args[2]);
+                        MessageConsumer mine = s.createConsumer(t, null, true);
+                        MessageConsumer all = s.createConsumer(t);
+                        s.createProducer(t).send(s.createTextMessage("own"));
+                        s2.createProducer(s2.createTopic(args[2]))
+                                .send(s2.createTextMessage("elsewhere"));
+                        List<String> a = new ArrayList<>(), m = new ArrayList<>();
+                        a.add(body(all.receive(WAIT)));
+                        a.add(body(all.receive(WAIT)));
+                        m.add(body(mine.receive(WAIT)));
+                        Message extra = mine.receive(500);
+                        System.out.println("{\"all\":" + list(a) + ",\"no_local\":" + list(m)
+                                + ",\"no_local_extra\":" + (extra != null) + "}");
                     }
                     break;
                 }
