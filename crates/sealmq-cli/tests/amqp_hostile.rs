@@ -285,3 +285,46 @@ fn a_receiver_that_reads_nothing_holds_a_bounded_number_of_bytes() {
     assert_eq!(h.depth("QS", "APP.Q"), 300);
     h.ok(&["stop", "QS"]);
 }
+
+/// Values nested thousands deep — a message's body, or a SASL frame before any
+/// authentication — are refused before they are decoded: the decoder recursed and a few
+/// kilobytes (3,000 described values) overflowed its thread's stack and aborted the queue
+/// manager. The connection that sent them goes; the queue manager serves on.
+#[test]
+fn deeply_nested_values_are_refused_and_the_queue_manager_lives() {
+    use std::io::{Read, Write};
+    let h = Home::new();
+    let url = setup(&h, "QD", "");
+    let pid = h.pid("QD");
+    for (n, kind) in [("3000", "described"), ("20000", "list")] {
+        let r = hostile(&url, &["deep", "APP.Q", n, kind]);
+        assert_ne!(r["outcome"], 36, "not accepted: {r}");
+        assert!(
+            std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            "the queue manager lives after {n} nested {kind} values: {r}"
+        );
+    }
+    // A SASL frame of 10,000 nested described values, before any authentication.
+    let port = url.rsplit(':').next().unwrap_or_default();
+    let mut s = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let body = vec![0u8; 10_000];
+    let mut frame = Vec::new();
+    frame.extend_from_slice(b"AMQP\x03\x01\x00\x00");
+    frame.extend_from_slice(&(8 + body.len() as u32).to_be_bytes());
+    frame.extend_from_slice(&[2, 1, 0, 0]);
+    frame.extend_from_slice(&body);
+    let _ = s.write_all(&frame);
+    let mut sink = Vec::new();
+    let _ = s.read_to_end(&mut sink); // until the queue manager closes it
+    assert!(
+        std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "the queue manager lives after a deep SASL frame"
+    );
+    // It serves on: a message over AMQP, counted on the queue.
+    let r = hostile(&url, &["deep", "APP.Q", "3", "list"]);
+    assert!(r["outcome"].is_number(), "{r}");
+    let log = std::fs::read_to_string(h.qm_dir("QD").join("qm.log")).unwrap_or_default();
+    assert!(!log.contains("overflowed its stack"), "{log}");
+    h.ok(&["stop", "QD"]);
+}

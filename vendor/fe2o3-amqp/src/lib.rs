@@ -223,6 +223,8 @@ pub(crate) mod util;
 
 pub mod auth;
 pub mod connection;
+// sealmq patch: a bound on the nesting of what a peer sends, looked at before decoding.
+pub mod depth;
 pub mod frames;
 pub mod link;
 pub mod sasl_profile;

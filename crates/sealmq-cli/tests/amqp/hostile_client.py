@@ -13,6 +13,8 @@ usage: hostile_client.py URL COMMAND ARGS...
   login USER PASSWORD   one SASL PLAIN login: whether it got in, and how long the answer took
   stall QUEUE N CREDIT  N receiving links on QUEUE with CREDIT each, then reads nothing more
                         (prints {"attached": N}) until its standard input closes
+  deep QUEUE N KIND     one message whose amqp-value body nests N lists or described values
+                        (KIND list or described): what became of it
 """
 import json
 import sys
@@ -108,6 +110,36 @@ class Flood(MessagingHandler):
         self.conn = None
 
 
+def deep(url, queue, n, kind):
+    """Sends one message nesting `n` values deep, built without recursion (proton's Data)."""
+    from proton import Data
+    d = Data()
+    d.put_described()
+    d.enter()
+    d.put_ulong(0x77)  # an amqp-value section
+    for _ in range(n):
+        if kind == "described":
+            d.put_described()
+            d.enter()
+            d.put_ulong(1)
+        else:
+            d.put_list()
+            d.enter()
+    d.put_null()
+    for _ in range(n + 1):
+        d.exit()
+    c = BlockingConnection(url, allowed_mechs="ANONYMOUS", timeout=30)
+    link = c.create_sender(queue).link
+    dlv = link.delivery(b"deep")
+    link.send(d.encode())
+    link.advance()
+    try:
+        c.wait(lambda: dlv.remote_state != 0 or link.state & link.REMOTE_CLOSED, timeout=30)
+        return {"outcome": dlv.remote_state, "closed": bool(link.state & link.REMOTE_CLOSED)}
+    except Exception as e:  # noqa: BLE001 - what became of it is the answer
+        return {"error": "%s: %s" % (type(e).__name__, e)}
+
+
 def main():
     url, cmd = sys.argv[1], sys.argv[2]
     if cmd == "login":
@@ -124,6 +156,9 @@ def main():
         links = [c.create_receiver(queue, credit=credit, name="stall-%d" % i) for i in range(n)]
         out(attached=len(links))
         sys.stdin.read()  # the socket is not read meanwhile
+        return
+    if cmd == "deep":
+        out(**deep(url, sys.argv[3], int(sys.argv[4]), sys.argv[5]))
         return
     if cmd == "sessions":
         h = Flood(url, cmd, int(sys.argv[3]))

@@ -248,6 +248,9 @@ impl Decoder for FrameDecoder {
         let body = if src.is_empty() {
             FrameBody::Empty
         } else {
+            // sealmq patch: nesting bounded before the decoder recurses (crate::depth).
+            crate::depth::check_first(&src[..])
+                .map_err(<serde_amqp::Error as serde::de::Error>::custom)?;
             let reader = IoReader::new(src.reader());
             let mut deserializer = Deserializer::new(reader);
             let performative: Performative = Deserialize::deserialize(&mut deserializer)?;

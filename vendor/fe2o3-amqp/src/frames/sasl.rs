@@ -74,6 +74,9 @@ impl Decoder for FrameCodec {
             return Err(Error::NotImplemented);
         }
 
+        // sealmq patch: nesting bounded before the decoder recurses (crate::depth).
+        crate::depth::check_first(&src[..])
+            .map_err(<serde_amqp::Error as serde::de::Error>::custom)?;
         let reader = IoReader::new(src.reader());
         let mut deserializer = Deserializer::new(reader);
         let frame: Frame = Deserialize::deserialize(&mut deserializer)?;

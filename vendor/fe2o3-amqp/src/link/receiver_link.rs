@@ -163,7 +163,11 @@ where
         let (result, mode) = if settled_by_sender {
             // If the message is pre-settled, there is no need to
             // add to the unsettled map and no need to reply to the Sender
-            let result = T::decode_message_from_reader(payload.into_reader());
+            // sealmq patch: nesting bounded before the decoder recurses (crate::depth).
+            let result = match crate::depth::check_all(payload.as_byte_iterator()) {
+                Ok(()) => T::decode_message_from_reader(payload.into_reader()),
+                Err(e) => Err(<serde_amqp::Error as serde::de::Error>::custom(e)),
+            };
             (result, None)
         } else {
             // If the message is being sent settled by the sender, the value of this
@@ -182,7 +186,11 @@ where
                 None => None,
             };
 
-            let result = T::decode_message_from_reader(payload.into_reader());
+            // sealmq patch: nesting bounded before the decoder recurses (crate::depth).
+            let result = match crate::depth::check_all(payload.as_byte_iterator()) {
+                Ok(()) => T::decode_message_from_reader(payload.into_reader()),
+                Err(e) => Err(<serde_amqp::Error as serde::de::Error>::custom(e)),
+            };
 
             let state = DeliveryState::Received(Received {
                 section_number, // What is section number?

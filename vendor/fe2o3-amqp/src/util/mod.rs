@@ -279,6 +279,21 @@ impl<'a> Iterator for ByteReaderIter<'a> {
     fn next(&mut self) -> Option<Self::Item> {
         self.inner.iter_mut().flat_map(|iter| iter.next()).next()
     }
+
+    /// sealmq patch: skips whole frames' payloads at once (crate::depth skips over bytes).
+    fn nth(&mut self, mut n: usize) -> Option<Self::Item> {
+        for iter in self.inner.iter_mut() {
+            let len = iter.len();
+            if n < len {
+                return iter.nth(n);
+            }
+            n -= len;
+            if len > 0 {
+                iter.nth(len - 1);
+            }
+        }
+        None
+    }
 }
 
 impl ExactSizeIterator for ByteReaderIter<'_> {
