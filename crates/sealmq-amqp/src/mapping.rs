@@ -13,10 +13,13 @@
 //! | properties user-id | user id (outgoing: the principal that put it) |
 //! | amqp-value string | payload (UTF-8), format `MQSTR` |
 //! | data sections | payload (bytes), format blank |
+//! | amqp-value of another type (a JMS MapMessage's map) | its AMQP encoding, format `AMQPVAL` |
+//! | amqp-sequence sections (a JMS StreamMessage) | the AMQP encoding of a list of their items, format `AMQPSEQ` |
 //! | application-properties | message properties (see [`to_property`] for the types) |
 
 use fe2o3_amqp::types::messaging::{
-    AmqpValue, ApplicationProperties, Body, Data, Header, Message, MessageId, Properties,
+    AmqpSequence, AmqpValue, ApplicationProperties, Body, Data, Header, Message, MessageId,
+    Properties,
 };
 use fe2o3_amqp::types::primitives::{Binary, OrderedMap, SimpleValue, Timestamp, Value};
 use sealmq_engine::{Md, Persistence};
@@ -24,6 +27,31 @@ use sealmq_mqi::{PropValue, Property};
 
 /// MQ's format name of a character payload.
 pub const FMT_STRING: &str = "MQSTR";
+/// The format of a payload that is an amqp-value's AMQP encoding (a value other than a
+/// string or binary: a JMS MapMessage's map, a list).
+pub const FMT_AMQP_VALUE: &str = "AMQPVAL";
+/// The format of a payload that is the AMQP encoding of a list of amqp-sequence sections'
+/// items (a JMS StreamMessage).
+pub const FMT_AMQP_SEQUENCE: &str = "AMQPSEQ";
+
+/// A value's AMQP encoding (the text of a failure: the transfer is rejected with it).
+fn encoded(v: &Value) -> Result<Vec<u8>, String> {
+    serde_amqp::to_vec(v).map_err(|e| format!("the body could not be kept: {e}"))
+}
+
+/// Qpid JMS's message annotation naming a JMS message's type, and its values for a
+/// MapMessage and a StreamMessage: without it Qpid JMS takes an amqp-value map or an
+/// amqp-sequence for an ObjectMessage.
+const JMS_MSG_TYPE: &str = "x-opt-jms-msg-type";
+const JMS_MAP: i8 = 2;
+const JMS_STREAM: i8 = 4;
+
+/// The value a payload of format AMQPVAL or AMQPSEQ holds; `None` when it is not one (a
+/// payload put under that format by another application): then it goes as data.
+fn decoded(payload: &[u8]) -> Option<Value> {
+    fe2o3_amqp::depth::check_all(payload.iter()).ok()?;
+    serde_amqp::from_slice(payload).ok()
+}
 
 fn id24(bytes: &[u8]) -> [u8; 24] {
     let mut out = [0u8; 24];
@@ -53,8 +81,9 @@ fn amqp_id(id: &[u8; 24]) -> MessageId {
     }
 }
 
-/// The descriptor and payload of a message an AMQP application sent. A body that is not
-/// data sections or an amqp-value of string or binary is refused (its text says why).
+/// The descriptor and payload of a message an AMQP application sent: a string, binary or
+/// data sections as they are; another amqp-value or amqp-sequence sections as their AMQP
+/// encoding (formats AMQPVAL, AMQPSEQ), given back as they came to an AMQP application.
 pub fn to_mq(m: &Message<Body<Value>>) -> Result<(Md, Vec<u8>), String> {
     let mut md = Md::default();
     let h = m.header.clone().unwrap_or_default();
@@ -106,20 +135,16 @@ pub fn to_mq(m: &Message<Body<Value>>) -> Result<(Md, Vec<u8>), String> {
             Value::Binary(b) => b.to_vec(),
             Value::Null => Vec::new(),
             other => {
-                return Err(format!(
-                    "an amqp-value body of type {} is not provided: send a string, binary or \
-                     data sections",
-                    value_kind(other)
-                ));
+                md.format = FMT_AMQP_VALUE.to_string();
+                encoded(other)?
             }
         },
-        Body::Empty => Vec::new(),
-        _ => {
-            return Err(
-                "an amqp-sequence body is not provided: send a string, binary or data sections"
-                    .into(),
-            );
+        Body::Sequence(sections) => {
+            md.format = FMT_AMQP_SEQUENCE.to_string();
+            let items = sections.iter().flat_map(|s| s.0.iter().cloned()).collect();
+            encoded(&Value::List(items))?
         }
+        Body::Empty => Vec::new(),
     };
     Ok((md, payload))
 }
@@ -173,16 +198,6 @@ pub fn to_simple(v: &PropValue) -> SimpleValue {
     }
 }
 
-fn value_kind(v: &Value) -> &'static str {
-    match v {
-        Value::List(_) => "list",
-        Value::Map(_) => "map",
-        Value::Array(_) => "array",
-        Value::Described(_) => "described",
-        _ => "scalar",
-    }
-}
-
 /// The AMQP message for a message got from a queue.
 pub fn to_amqp(md: &Md, payload: Vec<u8>) -> Message<Body<Value>> {
     let header = Header {
@@ -214,16 +229,41 @@ pub fn to_amqp(md: &Md, payload: Vec<u8>) -> Message<Body<Value>> {
         p.creation_time = Some(Timestamp::from_milliseconds(md.put_time_ms));
     }
     let data = |b: Vec<u8>| Body::Data(vec![Data(Binary::from(b))].into());
-    let body = match (md.format.trim() == FMT_STRING, String::from_utf8(payload)) {
-        (true, Ok(s)) => Body::Value(AmqpValue(Value::String(s))),
-        (_, Ok(s)) => data(s.into_bytes()),
-        (_, Err(e)) => data(e.into_bytes()),
+    let body = match md.format.trim() {
+        FMT_STRING => match String::from_utf8(payload) {
+            Ok(s) => Body::Value(AmqpValue(Value::String(s))),
+            Err(e) => data(e.into_bytes()),
+        },
+        FMT_AMQP_VALUE => match decoded(&payload) {
+            Some(v) => Body::Value(AmqpValue(v)),
+            None => data(payload),
+        },
+        FMT_AMQP_SEQUENCE => match decoded(&payload) {
+            Some(Value::List(items)) => Body::Sequence(vec![AmqpSequence(items)].into()),
+            _ => data(payload),
+        },
+        _ => data(payload),
+    };
+    // The JMS type of a map or a sequence, as Qpid JMS marks them.
+    let jms_type = match &body {
+        Body::Value(AmqpValue(Value::Map(_))) => Some(JMS_MAP),
+        Body::Value(AmqpValue(Value::List(_))) | Body::Sequence(_) => Some(JMS_STREAM),
+        _ => None,
     };
     let mut m = Message::builder()
         .header(header)
         .properties(p)
         .body(body)
         .build();
+    if let Some(t) = jms_type {
+        use fe2o3_amqp::types::messaging::{MessageAnnotations, annotations::OwnedKey};
+        let key = OwnedKey::Symbol(JMS_MSG_TYPE.into());
+        m.message_annotations = Some(
+            MessageAnnotations::builder()
+                .insert(key, Value::Byte(t))
+                .build(),
+        );
+    }
     if !md.properties.is_empty() {
         let mut map = OrderedMap::new();
         for p in &md.properties {
@@ -309,7 +349,61 @@ mod tests {
         assert!(to_mq(&m).unwrap_err().contains("2442"));
     }
 
+    /// A JMS MapMessage's map and a StreamMessage's sequence come back as they went; a
+    /// payload put under their formats by another application that does not decode (or nests
+    /// too deeply) goes as data.
+    #[test]
+    fn maps_and_sequences_are_kept_and_bad_ones_go_as_data() {
+        let mut map = OrderedMap::new();
+        map.insert(Value::String("name".into()), Value::String("x".into()));
+        map.insert(Value::String("n".into()), Value::Int(42));
+        map.insert(Value::String("ok".into()), Value::Bool(true));
+        let sent: Message<Body<Value>> = Message::builder()
+            .body(Body::Value(AmqpValue(Value::Map(map.clone()))))
+            .build();
+        let (md, payload) = to_mq(&sent).unwrap();
+        assert_eq!(md.format, FMT_AMQP_VALUE);
+        let back = to_amqp(&md, payload);
+        assert_eq!(back.body, sent.body);
+        // Marked a MapMessage for Qpid JMS.
+        let a = back.message_annotations.expect("annotations");
+        assert_eq!(a.0.values().next(), Some(&Value::Byte(JMS_MAP)));
+        let items = vec![Value::Long(1), Value::String("two".into())];
+        let seq: Message<Body<Value>> = Message::builder()
+            .body(Body::Sequence(vec![AmqpSequence(items)].into()))
+            .build();
+        let (md, payload) = to_mq(&seq).unwrap();
+        assert_eq!(md.format, FMT_AMQP_SEQUENCE);
+        assert_eq!(to_amqp(&md, payload).body, seq.body);
+        // Lists nested 10,000 deep (list8, count 1 each): refused before decoding.
+        let deep: Vec<u8> = [0xc0u8, 0x00, 0x01]
+            .into_iter()
+            .cycle()
+            .take(30_000)
+            .collect();
+        for bad in [vec![0xff, 0x00], deep] {
+            let md = Md {
+                format: FMT_AMQP_VALUE.into(),
+                ..Md::default()
+            };
+            assert!(to_amqp(&md, bad.clone()).body.is_data());
+        }
+    }
+
     proptest::proptest! {
+        /// Whatever another application put under the AMQP formats, it is sent without a
+        /// panic.
+        #[test]
+        fn any_payload_under_the_amqp_formats_is_sent(payload in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..512)) {
+            for f in [FMT_AMQP_VALUE, FMT_AMQP_SEQUENCE] {
+                let md = Md {
+                    format: f.into(),
+                    ..Md::default()
+                };
+                let _ = to_amqp(&md, payload.clone());
+            }
+        }
+
         #[test]
         fn any_payload_and_ids_round_trip(payload in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200),
                                           id in proptest::collection::vec(1u8..=255, 1..24)) {

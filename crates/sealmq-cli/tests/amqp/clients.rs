@@ -180,6 +180,16 @@ fn a_jms_application_on_qpid_jms_uses_queues_selectors_transactions_and_temporar
             "{k}: {f:?}"
         );
     }
+    // A MapMessage and a StreamMessage keep their type and contents through the queue (kept
+    // as their AMQP encoding: formats AMQPVAL and AMQPSEQ).
+    h.mqsc("QJ", "DEFINE QLOCAL(APP.TYPED)\n");
+    let t = &jms(&url, &["typed", "APP.TYPED"])[0];
+    assert_eq!(
+        t["map"],
+        serde_json::json!({"name": "widget", "count": 42, "ok": true, "price": 9.5}),
+        "{t}"
+    );
+    assert_eq!(t["stream"], serde_json::json!(["first", 7]), "{t}");
     // A JMS TemporaryTopic, under TEMP/ where the administrator lets the application publish
     // and subscribe: its connection subscribes, another connection replies to it; deleted,
     // it takes no more publishers. A topic subscriber whose selector does not parse is

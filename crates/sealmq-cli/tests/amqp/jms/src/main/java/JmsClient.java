@@ -20,6 +20,7 @@
 //                                                  (no client id), then a shared non-durable one
 //                                                  (and a consumer with another selector on it);
 //                                                  then an unsubscribe
+//   java -cp ... JmsClient URL typed QUEUE        a MapMessage and a StreamMessage, sent and got
 //   java -cp ... JmsClient URL nolocal TOPIC      a noLocal subscriber beside another, one message
 //                                                  published by its connection and one by another
 //   java -cp ... JmsClient URL unsubscribe NAME    removes client id jms-audit's durable
@@ -377,6 +378,43 @@ public class JmsClient {
                                 + fromV2 + ",\"volatile_extra\":" + (vextra != null)
                                 + ",\"volatile_mismatch\":" + q(mismatch)
                                 + ",\"unsubscribe\":" + q(unsub) + "}");
+                    }
+                    break;
+                }
+                case "typed": {
+                    // A MapMessage and a StreamMessage sent to QUEUE and received back.
+                    try (Session ts = c.createSession(false, Session.AUTO_ACKNOWLEDGE)) {
+                        Queue tq = ts.createQueue(args[2]);
+                        MessageProducer p = ts.createProducer(tq);
+                        javax.jms.MapMessage mm = ts.createMapMessage();
+                        mm.setString("name", "widget");
+                        mm.setInt("count", 42);
+                        mm.setBoolean("ok", true);
+                        mm.setDouble("price", 9.5);
+                        p.send(mm);
+                        javax.jms.StreamMessage sm = ts.createStreamMessage();
+                        sm.writeString("first");
+                        sm.writeLong(7L);
+                        p.send(sm);
+                        MessageConsumer r = ts.createConsumer(tq);
+                        Message m1 = r.receive(WAIT);
+                        Message m2 = r.receive(WAIT);
+                        String map = "null", stream = "null";
+                        if (m1 instanceof javax.jms.MapMessage) {
+                            javax.jms.MapMessage g = (javax.jms.MapMessage) m1;
+                            map = "{\"name\":" + q(g.getString("name")) + ",\"count\":"
+                                    + g.getInt("count") + ",\"ok\":" + g.getBoolean("ok")
+                                    + ",\"price\":" + g.getDouble("price") + "}";
+                        }
+                        if (m2 instanceof javax.jms.StreamMessage) {
+                            javax.jms.StreamMessage g = (javax.jms.StreamMessage) m2;
+                            stream = "[" + q(g.readString()) + "," + g.readLong() + "]";
+                        }
+                        System.out.println("{\"map\":" + map + ",\"stream\":" + stream
+                                + ",\"types\":" + list(java.util.Arrays.asList(
+                                        m1 == null ? "none" : m1.getClass().getSimpleName(),
+                                        m2 == null ? "none" : m2.getClass().getSimpleName()))
+                                + "}");
                     }
                     break;
                 }
