@@ -41,6 +41,10 @@ pub type Admit =
 pub const MAX_SESSIONS: u16 = 32;
 
 /// How long a refused link waits for the client's detach before it is dropped anyway.
+/// The bytes of messages still arriving that one connection's links may hold together
+/// (at least one message of the channel's MAXMSGL).
+pub const PARTIAL_BYTES: u64 = 64 << 20;
+
 const REFUSED_LINK: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What the queue manager gives an AMQP channel besides its definition.
@@ -478,6 +482,15 @@ async fn connection(
     let sessions_open = Arc::new(AtomicUsize::new(0));
     let links_open = Links::default();
     let held = Arc::new(crate::held::Held::default());
+    // Messages still arriving (multi-frame transfers), all links together: 64 MiB, or one
+    // message of the channel's MAXMSGL when that is larger (docs/amqp.md, "Limits").
+    let largest = match max {
+        0 => u64::from(qm.qmgr().max_msg_len),
+        m => m,
+    };
+    let partial = Arc::new(fe2o3_amqp::partial::PartialBudget::new(
+        PARTIAL_BYTES.max(largest),
+    ));
     let max_links = qm.qmgr().max_handles() as usize;
     let mut refusal = None;
     loop {
@@ -506,7 +519,7 @@ async fn connection(
         let session_place = SessionPlace(sessions_open.clone());
         let links_open = links_open.clone();
         let (mq, icpt, client) = (mq.clone(), icpt.clone(), shown.client.clone());
-        let held = held.clone();
+        let (held, partial) = (held.clone(), partial.clone());
         let tally = tally.clone();
         let (model, prefix) = (model.clone(), prefix.clone());
         tokio::spawn(async move {
@@ -543,6 +556,7 @@ async fn connection(
             if max > 0 {
                 links = links.max_message_size(max);
             }
+            links = links.partial_budget(partial);
             let links = links.build();
             let ctx = link::Ctx {
                 mq: mq.clone(),

@@ -328,3 +328,33 @@ fn deeply_nested_values_are_refused_and_the_queue_manager_lives() {
     assert!(!log.contains("overflowed its stack"), "{log}");
     h.ok(&["stop", "QD"]);
 }
+
+/// A connection's links hold at most 64 MiB of messages still arriving (or one message of
+/// MAXMSGL): a client that begins a 1 MB message on each of 80 links and finishes none has
+/// the links past the budget detached with amqp:resource-limit-exceeded (it held 200 MB for
+/// 200 such links before the bound, and could hold MAXHANDS messages of MAXMSGL). Whole
+/// messages give back what they held: 80 MB of them on one connection first all go.
+#[test]
+fn messages_never_finished_hold_a_bounded_number_of_bytes() {
+    let h = Home::new();
+    let url = setup(&h, "QP", "ALTER QLOCAL(APP.Q) MAXDEPTH(1000)\n");
+    let r = hostile(&url, &["partial", "APP.Q", "80", "1000000"]);
+    assert_eq!(
+        h.depth("QP", "APP.Q"),
+        80,
+        "every whole message arrived: {r}"
+    );
+    let refused = r["refused"].as_u64().unwrap_or(0);
+    assert!(
+        (10..=30).contains(&refused),
+        "links past 64 MiB refused, and only those: {r}"
+    );
+    assert_eq!(
+        r["conditions"],
+        serde_json::json!(["amqp:resource-limit-exceeded"]),
+        "{r}"
+    );
+    let pid = h.pid("QP");
+    assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
+    h.ok(&["stop", "QP"]);
+}

@@ -225,6 +225,8 @@ pub mod auth;
 pub mod connection;
 // sealmq patch: a bound on the nesting of what a peer sends, looked at before decoding.
 pub mod depth;
+// sealmq patch: a bound on the bytes of messages a connection's links are still receiving.
+pub mod partial;
 pub mod frames;
 pub mod link;
 pub mod sasl_profile;

@@ -15,6 +15,9 @@ usage: hostile_client.py URL COMMAND ARGS...
                         (prints {"attached": N}) until its standard input closes
   deep QUEUE N KIND     one message whose amqp-value body nests N lists or described values
                         (KIND list or described): what became of it
+  partial QUEUE N SIZE  N whole messages of SIZE bytes on one link, then N links each with a
+                        message of SIZE bytes begun and never finished: how many links were
+                        refused, and why
 """
 import json
 import sys
@@ -140,6 +143,36 @@ def deep(url, queue, n, kind):
         return {"error": "%s: %s" % (type(e).__name__, e)}
 
 
+def partial(url, queue, n, size):
+    """Whole messages first (each gives back what it held), then messages never finished."""
+    import time
+    c = BlockingConnection(url, allowed_mechs="ANONYMOUS", timeout=60)
+    whole = c.create_sender(queue, name="whole")
+    for _ in range(n):
+        whole.send(Message(body=b"\x01" * size))
+    links = []
+    for i in range(n):
+        # Not waiting for each attach: a refusal of an earlier link may come meanwhile.
+        link = c.container.create_sender(c.conn, queue, name="part-%d" % i)
+        link.delivery(b"t%d" % i)
+        link.send(b"\x00" * size)
+        links.append(link)
+
+    def refused():
+        return [lk for lk in links if lk.state & lk.REMOTE_CLOSED]
+    # Until the refusals stop coming (3 s without a new one), 60 s at most.
+    end, seen, quiet = time.monotonic() + 60, 0, time.monotonic()
+    while time.monotonic() < end and time.monotonic() - quiet < 3:
+        try:
+            c.wait(lambda: False, timeout=0.5)
+        except Exception:  # noqa: BLE001 - a timeout or a link's refusal: look again
+            pass
+        if len(refused()) != seen:
+            seen, quiet = len(refused()), time.monotonic()
+    conds = sorted({lk.remote_condition.name for lk in refused() if lk.remote_condition})
+    return {"whole": n, "refused": len(refused()), "conditions": conds}
+
+
 def main():
     url, cmd = sys.argv[1], sys.argv[2]
     if cmd == "login":
@@ -156,6 +189,9 @@ def main():
         links = [c.create_receiver(queue, credit=credit, name="stall-%d" % i) for i in range(n)]
         out(attached=len(links))
         sys.stdin.read()  # the socket is not read meanwhile
+        return
+    if cmd == "partial":
+        out(**partial(url, sys.argv[3], int(sys.argv[4]), int(sys.argv[5])))
         return
     if cmd == "deep":
         out(**deep(url, sys.argv[3], int(sys.argv[4]), sys.argv[5]))

@@ -423,6 +423,13 @@ where
         self
     }
 
+    /// sealmq patch: the budget the links share for messages still arriving
+    /// (crate::partial); one per connection.
+    pub fn partial_budget(mut self, budget: std::sync::Arc<crate::partial::PartialBudget>) -> Self {
+        self.inner.shared.partial_budget = Some(budget);
+        self
+    }
+
     /// Add one extension capability the sender supports
     pub fn add_offered_capabilities(mut self, capability: impl Into<Symbol>) -> Self {
         match &mut self.inner.shared.offered_capabilities {
@@ -603,6 +610,13 @@ cfg_transaction! {
         /// The maximum message size supported by the link endpoint
         pub fn max_message_size(mut self, max_size: impl Into<Ulong>) -> Self {
             self.inner.shared.max_message_size = Some(max_size.into());
+            self
+        }
+
+        /// sealmq patch: the budget the links share for messages still arriving
+        /// (crate::partial); one per connection.
+        pub fn partial_budget(mut self, budget: std::sync::Arc<crate::partial::PartialBudget>) -> Self {
+            self.inner.shared.partial_budget = Some(budget);
             self
         }
     

@@ -72,6 +72,9 @@ pub(crate) struct SharedLinkAcceptorFields {
     /// If this field is None, an incoming attach whose desired receiver settle
     /// mode is not supported will then be rejected
     pub fallback_rcv_settle_mode: ReceiverSettleMode,
+
+    /// sealmq patch: the connection's budget for messages still arriving (crate::partial).
+    pub partial_budget: Option<std::sync::Arc<crate::partial::PartialBudget>>,
 }
 
 impl Default for SharedLinkAcceptorFields {
@@ -86,6 +89,7 @@ impl Default for SharedLinkAcceptorFields {
             fallback_snd_settle_mode: SenderSettleMode::default(),
             supported_rcv_settle_modes: SupportedReceiverSettleModes::default(),
             fallback_rcv_settle_mode: ReceiverSettleMode::default(),
+            partial_budget: None,
         }
     }
 }

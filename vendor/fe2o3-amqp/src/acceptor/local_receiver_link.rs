@@ -255,6 +255,8 @@ where
             outgoing,
             incoming: incoming_rx,
             incomplete_transfer: None,
+            partial: shared.partial_budget.clone(),
+            partial_held: 0,
         };
 
         if let CreditMode::Auto(credit) = inner.credit_mode {

@@ -706,6 +706,8 @@ where
             outgoing,
             incoming: incoming_rx,
             incomplete_transfer: None,
+            partial: None,
+            partial_held: 0,
         };
 
         if let CreditMode::Auto(credit) = inner.credit_mode {

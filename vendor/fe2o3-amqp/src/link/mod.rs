@@ -1073,6 +1073,8 @@ pub(crate) mod test_util {
             outgoing: outgoing_tx,
             incoming: incoming_rx,
             incomplete_transfer: None,
+            partial: None,
+            partial_held: 0,
         };
         (inner, session_rx, outgoing_rx, incoming_tx)
     }

@@ -843,10 +843,19 @@ pub(crate) struct ReceiverInner<L: endpoint::ReceiverLink> {
 
     // Wrap in a box to avoid clippy warning large_enum_variant on link acceptor's output
     pub(crate) incomplete_transfer: Option<Box<IncompleteTransfer>>,
+
+    /// sealmq patch: the connection's budget for messages still arriving, and what the
+    /// buffered delivery holds of it (crate::partial).
+    pub(crate) partial: Option<Arc<crate::partial::PartialBudget>>,
+    pub(crate) partial_held: u64,
 }
 
 impl<L: endpoint::ReceiverLink> Drop for ReceiverInner<L> {
     fn drop(&mut self) {
+        // sealmq patch: a delivery still arriving gives its budget back.
+        if let Some(budget) = &self.partial {
+            budget.give(self.partial_held);
+        }
         // A detach the relay already answered may be waiting in the engine's
         // channel. Apply it so the link state matches the detach; and once
         // any detach was drained, the peer has already ended the link, so
@@ -1170,11 +1179,54 @@ where
         Err(error.into())
     }
 
+    /// sealmq patch: gives back what the buffered delivery held of the connection's budget.
+    fn release_partial(&mut self) {
+        if let Some(budget) = &self.partial {
+            budget.give(self.partial_held);
+        }
+        self.partial_held = 0;
+    }
+
+    /// sealmq patch: detaches the link whose next frame would take its connection past the
+    /// budget for messages still arriving (crate::partial); the buffered chunks go.
+    async fn close_on_partial_budget(&mut self, frame: u64) -> RecvError {
+        let (held, limit) = match &self.partial {
+            Some(b) => (b.bytes(), b.limit()),
+            None => (0, 0),
+        };
+        self.incomplete_transfer.take();
+        self.release_partial();
+        let error = definitions::Error::new(
+            definitions::AmqpError::ResourceLimitExceeded,
+            Some(format!(
+                "the connection's links hold {held} bytes of messages still arriving, at most \
+                 {limit}: finish or abort a transfer before starting another"
+            )),
+            None,
+        );
+        match self.close_with_error(Some(error)).await {
+            Ok(()) => RecvError::MessageSizeExceeded(MessageSizeExceeded {
+                size: held.saturating_add(frame),
+                max_size: limit,
+            }),
+            Err(detach_error) => detach_error.into(),
+        }
+    }
+
     async fn on_incomplete_transfer(
         &mut self,
         transfer: Transfer,
         payload: Payload,
     ) -> Result<(), RecvError> {
+        // sealmq patch: each frame of a message still arriving counts against the
+        // connection's budget until the message is complete, aborted or dropped.
+        let frame = payload.len() as u64;
+        if let Some(budget) = &self.partial {
+            if !budget.take(frame) {
+                return Err(self.close_on_partial_budget(frame).await);
+            }
+            self.partial_held += frame;
+        }
         // Partial transfer of the delivery
         let (delivery_tag, section_number, section_offset) =
             if let Some(incomplete) = &mut self.incomplete_transfer {
@@ -1289,6 +1341,7 @@ where
         );
 
         self.incomplete_transfer.take();
+        self.release_partial();
 
         let error = definitions::Error::new(
             LinkError::MessageSizeExceeded,
@@ -1317,6 +1370,7 @@ where
     where
         for<'de> T: FromBody<'de> + Send,
     {
+        self.release_partial();
         let delivery = if let Some(mut incomplete) = self.incomplete_transfer.take() {
             // A final transfer that does not belong to the buffered delivery
             // is rejected (AMQP 1.0 §2.6.14 forbids interleaving on a link).
@@ -1381,6 +1435,7 @@ where
             // An aborted message is implicitly settled: discard the buffered
             // chunks and the entry the partial frames added to the unsettled
             // map. A completed delivery (no buffer) is left untouched.
+            self.release_partial();
             if let Some(incomplete) = self.incomplete_transfer.take() {
                 let mut guard = self.link.unsettled().write();
                 if let Some(map) = guard.as_mut() {
