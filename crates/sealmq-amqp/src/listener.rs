@@ -497,8 +497,11 @@ async fn connection(
         // Local transactions (the coordinator link; JMS transacted sessions): one unit of
         // work each, the session's `Txns` taking part in every discharge (docs/amqp.md).
         let txns = crate::txn::Txns::new(mq.clone(), tally.clone());
+        // Transfers posted to transactions not yet discharged are held until then: they
+        // count against the connection's budget with the messages still arriving.
         let coordinator = fe2o3_amqp::transaction::coordinator::ControlLinkAcceptor::default()
-            .with_resource(txns.clone());
+            .with_resource(txns.clone())
+            .with_budget(partial.clone());
         let sessions = SessionAcceptor::builder()
             .control_link_acceptor(coordinator)
             .handle_max(u32::try_from(max_links.saturating_sub(1)).unwrap_or(u32::MAX))

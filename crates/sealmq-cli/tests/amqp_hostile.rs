@@ -358,3 +358,30 @@ fn messages_never_finished_hold_a_bounded_number_of_bytes() {
     assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
     h.ok(&["stop", "QP"]);
 }
+
+/// Transfers posted to a transaction are held until it is discharged: they count against the
+/// connection's 64 MiB with the messages still arriving. A client posting 200 messages of
+/// 1 MB to a transaction it never discharges makes the queue manager hold at most that (its
+/// session or link ended with amqp:resource-limit-exceeded when it passes it; the session's
+/// window may stop the client first): it grew by 129 MB before, the whole link credit of
+/// them, on every link. Nothing of it is put.
+#[test]
+fn transfers_posted_to_a_transaction_never_discharged_hold_a_bounded_number_of_bytes() {
+    let h = Home::new();
+    let url = setup(&h, "QX", "");
+    let pid = h.pid("QX");
+    let before = common::status_field(&pid, "VmRSS");
+    let r = hostile(&url, &["txpost", "APP.Q", "200", "1000000"]);
+    let grown = common::status_field(&pid, "VmRSS").saturating_sub(before) >> 10;
+    eprintln!("posted to a transaction never discharged: {r}, {grown} MiB more");
+    let ended = r["ended"]
+        .as_str()
+        .unwrap_or("amqp:resource-limit-exceeded");
+    assert!(ended.starts_with("amqp:resource-limit-exceeded"), "{r}");
+    assert!(
+        grown < 100,
+        "{grown} MiB held for an undischarged transaction: {r}"
+    );
+    assert_eq!(h.depth("QX", "APP.Q"), 0, "{r}");
+    h.ok(&["stop", "QX"]);
+}

@@ -15,6 +15,8 @@ usage: hostile_client.py URL COMMAND ARGS...
                         (prints {"attached": N}) until its standard input closes
   deep QUEUE N KIND     one message whose amqp-value body nests N lists or described values
                         (KIND list or described): what became of it
+  txpost QUEUE N SIZE   N messages of SIZE bytes posted to one transaction never discharged:
+                        what ended its session or link
   partial QUEUE N SIZE  N whole messages of SIZE bytes on one link, then N links each with a
                         message of SIZE bytes begun and never finished: how many links were
                         refused, and why
@@ -173,6 +175,53 @@ def partial(url, queue, n, size):
     return {"whole": n, "refused": len(refused()), "conditions": conds}
 
 
+def txpost(url, queue, n, size):
+    """Posts n messages to a transaction it never discharges; what ended it."""
+    from proton.handlers import TransactionHandler
+
+    class Post(MessagingHandler, TransactionHandler):
+        def __init__(self):
+            super().__init__(auto_accept=False, auto_settle=False)
+            self.sent, self.txn, self.ended = 0, None, None
+
+        def on_start(self, event):
+            self.conn = event.container.connect(url, allowed_mechs="ANONYMOUS", reconnect=False)
+            self.sender = event.container.create_sender(self.conn, queue)
+            event.container.declare_transaction(self.conn, handler=self)
+            self.timer = event.container.schedule(30, self)
+
+        def on_transaction_declared(self, event):
+            self.txn = event.transaction
+            self.pump()
+
+        def on_sendable(self, event):
+            self.pump()
+
+        def pump(self):
+            while self.txn and self.sent < n and self.sender.credit > 0:
+                self.txn.send(self.sender, Message(body=b"\x01" * size))
+                self.sent += 1
+
+        def on_session_error(self, event):
+            self.end(event, event.session.remote_condition)
+
+        def on_link_error(self, event):
+            self.end(event, event.link.remote_condition)
+
+        def end(self, event, cond):
+            if self.ended is None:
+                self.ended = "%s: %s" % (cond.name, cond.description) if cond else "ended"
+            self.timer.cancel()
+            event.connection.close()
+
+        def on_timer_task(self, event):
+            self.conn.close()
+
+    h = Post()
+    Container(h).run()
+    return {"sent": h.sent, "ended": h.ended}
+
+
 def main():
     url, cmd = sys.argv[1], sys.argv[2]
     if cmd == "login":
@@ -189,6 +238,9 @@ def main():
         links = [c.create_receiver(queue, credit=credit, name="stall-%d" % i) for i in range(n)]
         out(attached=len(links))
         sys.stdin.read()  # the socket is not read meanwhile
+        return
+    if cmd == "txpost":
+        out(**txpost(url, sys.argv[3], int(sys.argv[4]), int(sys.argv[5])))
         return
     if cmd == "partial":
         out(**partial(url, sys.argv[3], int(sys.argv[4]), int(sys.argv[5])))

@@ -530,6 +530,20 @@ where
                 let error = Error::new(TransactionError::UnknownId, None, None);
                 self.end_session(Some(error)).await
             }
+            // sealmq patch: see crate::partial.
+            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(all(feature = "transaction", feature = "acceptor"))]
+            SessionInnerError::TxnPostedBeyondBudget => {
+                let error = Error::new(
+                    AmqpError::ResourceLimitExceeded,
+                    Some(String::from(
+                        "transfers posted to transactions not yet discharged would pass the \
+                         connection's budget: discharge a transaction before posting more",
+                    )),
+                    None,
+                );
+                self.end_session(Some(error)).await
+            }
         }
     }
 

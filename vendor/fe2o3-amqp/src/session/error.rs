@@ -117,6 +117,13 @@ pub(crate) enum SessionInnerError {
     #[cfg(all(feature = "transaction", feature = "acceptor"))]
     #[error("Unknown transaction ID")]
     UnknownTxnId,
+
+    /// sealmq patch: transfers posted to transactions not yet discharged would pass the
+    /// connection's budget (crate::partial).
+    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(all(feature = "transaction", feature = "acceptor"))]
+    #[error("Transfers posted to undischarged transactions exceed the connection's budget")]
+    TxnPostedBeyondBudget,
 }
 
 impl From<SessionStateError> for SessionInnerError {
@@ -179,6 +186,12 @@ pub enum Error {
     #[cfg(all(feature = "transaction", feature = "acceptor"))]
     #[error("Unknown transaction ID")]
     UnknownTxnId,
+
+    /// sealmq patch: transfers posted to transactions not yet discharged would pass the
+    /// connection's budget (crate::partial).
+    #[cfg(all(feature = "transaction", feature = "acceptor"))]
+    #[error("Transfers posted to undischarged transactions exceed the connection's budget")]
+    TxnPostedBeyondBudget,
 }
 
 impl From<SessionInnerError> for Error {
@@ -198,6 +211,9 @@ impl From<SessionInnerError> for Error {
             #[cfg(not(target_arch = "wasm32"))]
             #[cfg(all(feature = "transaction", feature = "acceptor"))]
             SessionInnerError::UnknownTxnId => Self::UnknownTxnId,
+            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(all(feature = "transaction", feature = "acceptor"))]
+            SessionInnerError::TxnPostedBeyondBudget => Self::TxnPostedBeyondBudget,
         }
     }
 }

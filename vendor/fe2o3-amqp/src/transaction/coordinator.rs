@@ -102,6 +102,13 @@ impl ControlLinkAcceptor {
         self
     }
 
+    /// sealmq patch: transfers posted to transactions not yet discharged count against the
+    /// connection's budget for messages held (crate::partial).
+    pub fn with_budget(mut self, budget: Arc<crate::partial::PartialBudget>) -> Self {
+        self.shared.partial_budget = Some(budget);
+        self
+    }
+
     /// Creates a builder for `ControlLinkAcceptor`
     pub fn builder() -> crate::acceptor::builder::Builder<Self, Initialized> {
         crate::acceptor::builder::Builder::<Self, Initialized>::new()

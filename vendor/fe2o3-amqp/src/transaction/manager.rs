@@ -47,11 +47,27 @@ impl TransactionManager {
 #[derive(Debug)]
 pub(crate) struct ResourceTransaction {
     pub frames: Vec<TxnWorkFrame>,
+    /// sealmq patch: the bytes its posted transfers hold of the connection's budget, given
+    /// back when it goes (discharged, or its session gone).
+    pub held: u64,
+    pub budget: Option<Arc<crate::partial::PartialBudget>>,
+}
+
+impl Drop for ResourceTransaction {
+    fn drop(&mut self) {
+        if let Some(b) = &self.budget {
+            b.give(self.held);
+        }
+    }
 }
 
 impl ResourceTransaction {
     pub fn new() -> Self {
-        Self { frames: Vec::new() }
+        Self {
+            frames: Vec::new(),
+            held: 0,
+            budget: None,
+        }
     }
 
     /// Handle a transfer posted against a live transaction, returning the

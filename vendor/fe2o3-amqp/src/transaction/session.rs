@@ -145,7 +145,16 @@ where
         let _ = self
             .txn_manager
             .txns
-            .insert(txn_id.clone(), ResourceTransaction::new());
+            .insert(txn_id.clone(), {
+                let mut txn = ResourceTransaction::new();
+                txn.budget = self
+                    .txn_manager
+                    .control_link_acceptor
+                    .shared
+                    .partial_budget
+                    .clone();
+                txn
+            });
         Ok(txn_id)
     }
 }
@@ -160,7 +169,7 @@ where
         &mut self,
         txn_id: TransactionId,
     ) -> Result<Result<Accepted, TransactionError>, Self::Error> {
-        let txn = match self.txn_manager.txns.swap_remove(&txn_id) {
+        let mut txn = match self.txn_manager.txns.swap_remove(&txn_id) {
             Some(txn) => txn,
             None => return Ok(Err(TransactionError::UnknownId)),
         };
@@ -195,7 +204,7 @@ where
             resource.prepare(&txn_id, work);
         }
 
-        for work_frame in txn.frames {
+        for work_frame in std::mem::take(&mut txn.frames) {
             match work_frame {
                 TxnWorkFrame::Post {
                     mut transfer,
@@ -244,14 +253,14 @@ where
         &mut self,
         txn_id: TransactionId,
     ) -> Result<Result<Accepted, TransactionError>, Self::Error> {
-        let txn = match self.txn_manager.txns.swap_remove(&txn_id) {
+        let mut txn = match self.txn_manager.txns.swap_remove(&txn_id) {
             Some(txn) => txn,
             None => return Ok(Err(TransactionError::UnknownId)),
         };
         // sealmq patch: posted transfers are dropped; the deliveries the transaction retired go
         // back to their links as `modified` (delivery-failed), which redeliver them, instead of
         // staying unsettled until their links end.
-        for work_frame in txn.frames {
+        for work_frame in std::mem::take(&mut txn.frames) {
             if let TxnWorkFrame::Retire(mut disposition) = work_frame {
                 disposition.state = Some(DeliveryState::Modified(Modified {
                     delivery_failed: Some(true),
@@ -378,6 +387,15 @@ where
             }
             Some(_) | None => return self.session.on_incoming_transfer(transfer, payload).await,
         };
+        // sealmq patch: a posted transfer is held until its transaction's discharge; it counts
+        // against the connection's budget (crate::partial) until then.
+        if let Some(budget) = &txn.budget {
+            let n = payload.len() as u64;
+            if !budget.take(n) {
+                return Err(S::Error::TxnPostedBeyondBudget);
+            }
+            txn.held += n;
+        }
 
         Ok(txn.on_incoming_post(txn_id, transfer, payload))
     }
