@@ -1,16 +1,22 @@
 //! What an AMQP connection's receiving links hold for it: the bytes of the messages they sent
 //! and that its application has not settled yet. Each is got (in a unit of work), kept for
-//! its outcome and held by the AMQP library until settled; a client that stops reading or
-//! settling would otherwise make the queue manager hold every message its credit covers —
-//! 256 deliveries per link, MAXHANDS links. A link gets its next message only while the
+//! its outcome and held by the AMQP library until settled; a client that stops settling would
+//! otherwise make the queue manager hold every message its credit covers — 256 deliveries per
+//! link, MAXHANDS links, in every session. A link gets its next message only while the
 //! connection holds less than [`HELD_BYTES`]; a check and the get that follows run with no
 //! await between them, so the bound is passed by at most one message per runtime worker.
+//!
+//! The bound is large (256 MiB) on purpose: a transacted or client-acknowledging consumer
+//! settles only after many messages, and one that needs more unsettled than the bound waits
+//! for ever. A client that stops *reading* is stopped long before, by the frames its
+//! connection's channels hold (crate::listener, `FRAMES_BUFFERED`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::Notify;
 
-/// Unsettled bytes an AMQP connection's receiving links may hold before they stop getting.
-pub const HELD_BYTES: u64 = 16 << 20;
+/// Unsettled bytes an AMQP connection's receiving links may hold before they stop getting
+/// (docs/amqp.md, "Pipelining").
+pub const HELD_BYTES: u64 = 256 << 20;
 
 /// One connection's unsettled bytes.
 #[derive(Default)]

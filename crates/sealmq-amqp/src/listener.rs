@@ -41,6 +41,14 @@ pub type Admit =
 pub const MAX_SESSIONS: u16 = 32;
 
 /// How long a refused link waits for the client's detach before it is dropped anyway.
+/// Frames waiting between a connection's sessions and its socket (fe2o3's channel holds 65,535
+/// by default): once they are full a link's send waits for the client to read, so a client
+/// that stops reading stops its links getting.
+pub const FRAMES_BUFFERED: usize = 64;
+/// The same between a session's links and the session (and its attaches waiting): enough for
+/// a connection's MAXHANDS links and their first frames.
+pub const SESSION_FRAMES_BUFFERED: usize = 1024;
+
 /// The bytes of messages still arriving that one connection's links may hold together
 /// (at least one message of the channel's MAXMSGL).
 pub const PARTIAL_BYTES: u64 = 64 << 20;
@@ -337,7 +345,8 @@ async fn handshake(
             // JMS 2 shared durable subscriptions (Qpid JMS asks for this capability).
             .add_offered_capabilities("SHARED-SUBS")
             .max_frame_size(65_536u32)
-            .channel_max(MAX_SESSIONS - 1);
+            .channel_max(MAX_SESSIONS - 1)
+            .buffer_size(FRAMES_BUFFERED);
         // AMQPKA: sent as the idle-time-out (the client sends something at least every half
         // of it); a connection silent for AMQPKA is closed (its unsettled deliveries back out).
         if let Some(ka) = def.amqp_keepalive() {
@@ -481,13 +490,13 @@ async fn connection(
     // connection: a client past either is refused, never served unbounded.
     let sessions_open = Arc::new(AtomicUsize::new(0));
     let links_open = Links::default();
-    let held = Arc::new(crate::held::Held::default());
     // Messages still arriving (multi-frame transfers), all links together: 64 MiB, or one
     // message of the channel's MAXMSGL when that is larger (docs/amqp.md, "Limits").
     let largest = match max {
         0 => u64::from(qm.qmgr().max_msg_len),
         m => m,
     };
+    let held = Arc::new(crate::held::Held::default());
     let partial = Arc::new(fe2o3_amqp::partial::PartialBudget::new(
         PARTIAL_BYTES.max(largest),
     ));
@@ -503,6 +512,7 @@ async fn connection(
             .with_resource(txns.clone())
             .with_budget(partial.clone());
         let sessions = SessionAcceptor::builder()
+            .buffer_size(SESSION_FRAMES_BUFFERED)
             .control_link_acceptor(coordinator)
             .handle_max(u32::try_from(max_links.saturating_sub(1)).unwrap_or(u32::MAX))
             .build();

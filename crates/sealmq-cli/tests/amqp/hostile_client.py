@@ -13,6 +13,8 @@ usage: hostile_client.py URL COMMAND ARGS...
   login USER PASSWORD   one SASL PLAIN login: whether it got in, and how long the answer took
   stall QUEUE N CREDIT  N receiving links on QUEUE with CREDIT each, then reads nothing more
                         (prints {"attached": N}) until its standard input closes
+  holdmany QUEUE N      one receiving link with credit N takes N messages, settling none, then
+                        accepts them all (as a transacted or client-acknowledging consumer)
   deep QUEUE N KIND     one message whose amqp-value body nests N lists or described values
                         (KIND list or described): what became of it
   txpost QUEUE N SIZE   N messages of SIZE bytes posted to one transaction never discharged:
@@ -238,6 +240,21 @@ def main():
         links = [c.create_receiver(queue, credit=credit, name="stall-%d" % i) for i in range(n)]
         out(attached=len(links))
         sys.stdin.read()  # the socket is not read meanwhile
+        return
+    if cmd == "holdmany":
+        n = int(sys.argv[4])
+        c = BlockingConnection(url, allowed_mechs="ANONYMOUS", timeout=60)
+        rcv = c.create_receiver(sys.argv[3], credit=n)
+        for _ in range(n):
+            rcv.receive(timeout=60)
+        for _ in range(n):  # then every one of them (proton settles one per call)
+            rcv.accept()
+        try:  # the dispositions go out before the connection closes
+            c.wait(lambda: False, timeout=2)
+        except Exception:  # noqa: BLE001 - the wait's timeout is its end
+            pass
+        c.close()
+        out(received=n)
         return
     if cmd == "txpost":
         out(**txpost(url, sys.argv[3], int(sys.argv[4]), int(sys.argv[5])))
