@@ -259,19 +259,7 @@ fn a_receiver_that_reads_nothing_holds_a_bounded_number_of_bytes() {
         .expect("it says it attached");
     assert!(first.contains("\"attached\": 4"), "{first}");
     // Until the links stop getting: the count of messages got stays put for 1 s.
-    let (mut last, mut since) = (u64::MAX, std::time::Instant::now());
-    common::wait_every(
-        Duration::from_secs(60),
-        Duration::from_millis(100),
-        "the gets to stop",
-        || {
-            let now = common::uncom(&h, "QS", "APP.Q");
-            if now != last {
-                (last, since) = (now, std::time::Instant::now());
-            }
-            since.elapsed() >= Duration::from_secs(1)
-        },
-    );
+    let last = common::once_steady("the gets to stop", || common::uncom(&h, "QS", "APP.Q"));
     eprintln!("a receiver that reads nothing: {last} messages of 1 MB got for it");
     assert!(
         (1..=128).contains(&last),

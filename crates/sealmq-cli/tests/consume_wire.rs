@@ -387,19 +387,7 @@ fn a_client_that_stops_reading_holds_a_bounded_number_of_bytes() {
     h.ok(&["put", "QB", "C.Q", "--size", "65536", "--count", "2000"]);
     let s = raw_consumer(port, "reads-nothing", syncpoint(0, 1, 10_000, 1_000, 5_000));
     // Until the pusher waits for room: the count of messages got stays put for 1 s.
-    let (mut last, mut since) = (u64::MAX, std::time::Instant::now());
-    common::wait_every(
-        Duration::from_secs(60),
-        Duration::from_millis(100),
-        "the pushes to stall",
-        || {
-            let now = uncom(&h, "QB", "C.Q");
-            if now != last {
-                (last, since) = (now, std::time::Instant::now());
-            }
-            since.elapsed() >= Duration::from_secs(1)
-        },
-    );
+    let last = common::once_steady("the pushes to stall", || uncom(&h, "QB", "C.Q"));
     let held = last * 65_536;
     eprintln!(
         "a client that reads nothing: {last} messages ({} MiB) got for it",

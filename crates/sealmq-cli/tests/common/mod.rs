@@ -259,6 +259,25 @@ pub fn most_threads(pid: &str, d: Duration) -> u64 {
     most
 }
 
+/// What `count` gives once it has stayed put for a second (looked at every 100 ms, a minute at
+/// most): how far a flow went before it stalled.
+pub fn once_steady(what: &str, mut count: impl FnMut() -> u64) -> u64 {
+    let (mut last, mut since) = (u64::MAX, std::time::Instant::now());
+    wait_every(
+        Duration::from_secs(60),
+        Duration::from_millis(100),
+        what,
+        || {
+            let now = count();
+            if now != last {
+                (last, since) = (now, std::time::Instant::now());
+            }
+            since.elapsed() >= Duration::from_secs(1)
+        },
+    );
+    last
+}
+
 /// UNCOM of a local queue: messages got in units of work not yet ended.
 pub fn uncom(h: &Home, qm: &str, q: &str) -> u64 {
     let out = h.mqsc(qm, &format!("DISPLAY QSTATUS({q}) UNCOM\n"));
