@@ -221,7 +221,11 @@ fn put(
     let stored = match icpt {
         Some(Intercept(p)) => intercept::protect(twin.qm(), p.as_deref(), &h.name, md, payload)
             .map_err(security_error)?,
-        None => None,
+        // Sent as it is: plaintext to a protected queue is refused (issue 42).
+        None => {
+            intercept::check_as_sent(twin.qm(), &h.name, payload).map_err(security_error)?;
+            None
+        }
     };
     let bytes = stored.as_deref().unwrap_or(payload);
     let opts = PutOptions {

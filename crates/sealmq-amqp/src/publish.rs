@@ -56,7 +56,13 @@ pub async fn incoming_topic(
                         }
                     }
                 }
-                None => payload,
+                None => {
+                    // Sent as it is: plaintext on a protected topic is refused (issue 42).
+                    if let Err(detail) = intercept::check_topic_as_sent(mq.qm(), &t, &payload) {
+                        return Err(MqError::new(ReasonCode::SecurityError, detail));
+                    }
+                    payload
+                }
             };
             let pmo = PutOptions {
                 syncpoint: uow.is_some(),

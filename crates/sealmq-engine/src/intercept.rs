@@ -35,6 +35,49 @@ pub fn get_policy(qm: &QueueManager, queue: &str, topic: Option<&str>) -> Option
     }
 }
 
+/// A put a connection sends as it is (the queue manager does not protect for it: no
+/// INTERCEPT(YES)) to a queue whose policy has a quality of protection must already be a
+/// protected message, as the application's own interception makes it (issue 42: a client
+/// without a keystore, or one that skips its look-up, is refused rather than storing
+/// plaintext). The policy is the name's own or, for an alias without one, its target's (a
+/// message put through the alias lands on the protected queue). The error is the detail of a
+/// 2063 (MQRC_SECURITY_ERROR).
+pub fn check_as_sent(qm: &QueueManager, name: &str, payload: &[u8]) -> Result<(), String> {
+    if sealmq_protect::header::has_magic(payload) || !qm.any_policy() {
+        return Ok(());
+    }
+    let base = || {
+        qm.queue_def(name)
+            .ok()
+            .filter(|d| d.qtype == crate::objects::QType::Alias)
+            .and_then(|d| policy(qm, &d.target))
+    };
+    match policy(qm, name).or_else(base) {
+        Some(p) => Err(not_protected(&format!("queue '{name}'"), &p)),
+        None => Ok(()),
+    }
+}
+
+/// [`check_as_sent`] for a publication on `topic` (the topic's policy or the closest one
+/// above it).
+pub fn check_topic_as_sent(qm: &QueueManager, topic: &str, payload: &[u8]) -> Result<(), String> {
+    if sealmq_protect::header::has_magic(payload) || !qm.any_policy() {
+        return Ok(());
+    }
+    match topic_policy(qm, topic) {
+        Some(p) => Err(not_protected(&format!("topic '{topic}'"), &p)),
+        None => Ok(()),
+    }
+}
+
+fn not_protected(what: &str, p: &Policy) -> String {
+    format!(
+        "{what} has a security policy ({}) and the message is not protected: the application \
+         needs a keystore (--keystore or SEALMQ_KEYSTORE), or a channel with INTERCEPT(YES)",
+        p.qop()
+    )
+}
+
 /// The bytes to store for a put to `name`: `None` when they are stored as given (no policy, or
 /// already a protected message: never protected twice), else the protected message. The error
 /// is the detail of a 2063 (MQRC_SECURITY_ERROR).

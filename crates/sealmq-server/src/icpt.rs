@@ -60,6 +60,8 @@ impl Icpt<'_> {
         payload: Vec<u8>,
     ) -> Result<Vec<u8>, String> {
         if !self.on {
+            // Sent as it is: plaintext to a protected queue is refused (issue 42).
+            intercept::check_as_sent(qm, name, &payload)?;
             return Ok(payload);
         }
         match intercept::protect(qm, self.protector, name, md, &payload)? {
@@ -81,6 +83,7 @@ impl Icpt<'_> {
         payload: Vec<u8>,
     ) -> Result<Vec<u8>, String> {
         if !self.on {
+            intercept::check_topic_as_sent(qm, topic, &payload)?;
             return Ok(payload);
         }
         match intercept::protect_topic(qm, self.protector, topic, md, &payload)? {

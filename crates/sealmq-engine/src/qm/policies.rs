@@ -12,6 +12,11 @@ impl QueueManager {
         read(&self.policies).get(name).cloned()
     }
 
+    /// Whether any policy is defined (most queue managers have none: a put need not look).
+    pub fn any_policy(&self) -> bool {
+        !read(&self.policies).is_empty()
+    }
+
     /// Whether a queue name has a policy (no copy of it).
     pub fn has_policy(&self, name: &str) -> bool {
         read(&self.policies).contains_key(name)
