@@ -6,12 +6,15 @@
 //! manager's user, read at start and by `REFRESH SECURITY TYPE(CONNAUTH)`; a file with a bad
 //! line is refused whole, naming the line (nothing of it is used). Passwords never reach a log.
 
-use argon2::Argon2;
-use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::password_hash::{PasswordHash, PasswordHasher, SaltString};
+use argon2::{Algorithm, Argon2, Block, Params, Version};
+use sealmq_types::sync::lock;
 use sealmq_types::sync::{read, write};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 /// The longest password taken (longer ones are refused before any hashing: no CPU for free).
 pub const MAX_PASSWORD: usize = 256;
@@ -81,11 +84,13 @@ impl PasswordFile {
         if password.len() > MAX_PASSWORD {
             return false;
         }
-        let argon = Argon2::default();
         match self.users.get(user).and_then(|h| PasswordHash::new(h).ok()) {
-            Some(h) => argon.verify_password(password.as_bytes(), &h).is_ok(),
+            Some(h) => verify_hash(&h, password.as_bytes()),
             None => {
-                let _ = hash_password(password);
+                // The same work against a hash nobody's password matches.
+                if let Some(h) = dummy_hash().and_then(|h| PasswordHash::new(h).ok()) {
+                    let _ = verify_hash(&h, password.as_bytes());
+                }
                 false
             }
         }
@@ -126,6 +131,84 @@ impl PasswordFile {
     }
 }
 
+/// Working memory of Argon2 checks kept for the next ones: as many as the authentication gate
+/// runs at once. An Argon2id check of the default cost needs 19 MiB; allocated afresh for each
+/// check on whichever thread ran it, a flood of wrong passwords left the allocator holding
+/// hundreds of MiB it never gave back (issue 42: 80 wrong REST logins took a queue manager
+/// from 14 MB to 1.2 GB). Reused, the memory of checks is bounded by this pool.
+static WORK: Mutex<Vec<Vec<Block>>> = Mutex::new(Vec::new());
+/// Buffers kept (the gate runs two checks at once).
+const WORK_KEPT: usize = 2;
+/// The largest memory cost a stored hash may ask for, in KiB (1 GiB): a hand-edited file
+/// cannot make a check take the machine.
+const MAX_M_COST: u32 = 1 << 20;
+
+/// Whether `password` hashes to `h` (Argon2 with `h`'s parameters), with reused working
+/// memory, compared in constant time.
+fn verify_hash(h: &PasswordHash, password: &[u8]) -> bool {
+    let (Some(salt), Some(expected)) = (h.salt, h.hash) else {
+        return false;
+    };
+    let Ok(params) = Params::try_from(h) else {
+        return false;
+    };
+    if params.m_cost() > MAX_M_COST {
+        return false;
+    }
+    let Ok(alg) = Algorithm::try_from(h.algorithm) else {
+        return false;
+    };
+    let version = match h.version.map(Version::try_from) {
+        None => Version::default(),
+        Some(Ok(v)) => v,
+        Some(Err(_)) => return false,
+    };
+    let mut salt_buf = [0u8; 64];
+    let Ok(salt) = salt.decode_b64(&mut salt_buf) else {
+        return false;
+    };
+    let mut out = vec![0u8; expected.len()];
+    let blocks = params.block_count();
+    let argon = Argon2::new(alg, version, params);
+    let mut mem = lock(&WORK).pop().unwrap_or_default();
+    if mem.len() < blocks {
+        mem = vec![Block::default(); blocks];
+    }
+    let ok = argon
+        .hash_password_into_with_memory(password, salt, &mut out, &mut mem[..blocks])
+        .is_ok();
+    // What the password made is not left in memory kept for later.
+    mem[..blocks].fill(Block::default());
+    {
+        let mut pool = lock(&WORK);
+        if pool.len() < WORK_KEPT {
+            pool.push(mem);
+        }
+    }
+    let same = out
+        .iter()
+        .zip(expected.as_bytes())
+        .fold(0u8, |acc, (a, b)| acc | (a ^ b));
+    ok && same == 0
+}
+
+/// A hash of the default cost that no password is checked against for real: an unknown
+/// user's check costs the same as a known one's.
+fn dummy_hash() -> Option<&'static str> {
+    static DUMMY: OnceLock<Option<String>> = OnceLock::new();
+    DUMMY
+        .get_or_init(|| hash_password("sealmq: no such user").ok())
+        .as_deref()
+}
+
+/// Whether the operating system's passwd database names `user`.
+fn os_user_exists(user: &str) -> bool {
+    std::fs::read_to_string("/etc/passwd")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.split(':').next() == Some(user))
+}
+
 /// An Argon2id hash of `password` with a fresh random salt.
 pub fn hash_password(password: &str) -> Result<String, String> {
     if password.is_empty() || password.len() > MAX_PASSWORD {
@@ -154,6 +237,8 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> Result<(), String> {
 pub struct Users {
     path: PathBuf,
     file: RwLock<PasswordFile>,
+    /// Counts the readings of the file (REFRESH SECURITY TYPE(CONNAUTH)).
+    epoch: AtomicU64,
 }
 
 impl Users {
@@ -162,6 +247,7 @@ impl Users {
         Ok(Users {
             file: RwLock::new(PasswordFile::load(&path)?),
             path,
+            epoch: AtomicU64::new(0),
         })
     }
 
@@ -170,7 +256,22 @@ impl Users {
         let f = PasswordFile::load(&self.path)?;
         let n = f.users.len();
         *write(&self.file) = f;
+        self.epoch.fetch_add(1, Ordering::AcqRel);
         Ok(n)
+    }
+
+    /// Changes at each refresh: what was decided on the old file is decided again.
+    pub fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::Acquire)
+    }
+
+    /// Whether `user` can log in at all: the password file names it, or (for users it does
+    /// not name) PAM is there and the operating system has the user.
+    pub fn known(&self, user: &str) -> bool {
+        if read(&self.file).contains(user) {
+            return true;
+        }
+        crate::pam::available() && valid_user(user) && os_user_exists(user)
     }
 
     /// A user the password file names is checked there; any other against the operating

@@ -246,6 +246,7 @@ impl Server {
             limit: ci.limit.clone(),
             pending: limits::Pending::new(budget.pending, budget.pending_per_addr),
         };
+        let _ = ci.pending.set(ctx.pending.clone());
         match &net {
             Some(net) => {
                 let _guard = net.handle().enter();
@@ -605,5 +606,13 @@ impl sealmq_web::Host for WebHost {
 
     fn protector(&self) -> Option<Arc<sealmq_protect::Protector>> {
         self.0.protector()
+    }
+
+    fn security_epoch(&self) -> u64 {
+        self.0.users.epoch()
+    }
+
+    fn user_known(&self, user: &str) -> bool {
+        self.0.users.known(user)
     }
 }

@@ -5,7 +5,7 @@
 //! (`ibm-mq-rest-csrf-token`, any value, as MQ's REST API wants it: a browser sends no such
 //! header on a cross-site form or image request).
 
-use crate::{Body, Ctx, MAX_SESSIONS, reply};
+use crate::{Body, Ctx, Host, MAX_SESSIONS, SESSIONS_PER_USER, reply};
 use base64::Engine;
 use hyper::header::{AUTHORIZATION, COOKIE, HeaderValue, SET_COOKIE};
 use hyper::{HeaderMap, Method, Response};
@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
 pub const COOKIE_NAME: &str = "LtpaToken2";
 /// A session unused this long ends.
 pub const SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
+/// A session ends this long after its login however much it is used (MQ's LTPA token
+/// expiry, `ltpaExpiration`, 120 minutes by default).
+pub const SESSION_LIFETIME: Duration = Duration::from_secs(120 * 60);
 /// The CSRF header.
 pub const CSRF: &str = "ibm-mq-rest-csrf-token";
 
@@ -108,36 +111,88 @@ impl Rq {
 
 /// Login sessions by token.
 #[derive(Default)]
-pub(crate) struct Sessions(Mutex<HashMap<String, (String, Instant)>>);
+pub(crate) struct Sessions(Mutex<HashMap<String, Session>>);
+
+struct Session {
+    user: String,
+    made: Instant,
+    used: Instant,
+    /// The host's security epoch the user was last known in ([`Host::security_epoch`]).
+    epoch: u64,
+}
+
+impl Session {
+    fn live(&self) -> bool {
+        self.used.elapsed() < SESSION_IDLE && self.made.elapsed() < SESSION_LIFETIME
+    }
+}
 
 impl Sessions {
-    fn open(&self, user: &str) -> Option<String> {
+    fn open(&self, user: &str, epoch: u64) -> Option<String> {
         let mut b = [0u8; 32];
         aws_lc_rs::rand::fill(&mut b).ok()?;
         let token: String = b.iter().map(|x| format!("{x:02x}")).collect();
         let mut m = lock(&self.0);
-        m.retain(|_, (_, used)| used.elapsed() < SESSION_IDLE);
-        if m.len() >= MAX_SESSIONS
-            && let Some(oldest) = m
-                .iter()
-                .min_by_key(|(_, (_, t))| *t)
+        m.retain(|_, s| s.live());
+        // A user's own oldest session makes room for its new one, and only then the oldest
+        // of all: no user can log another out by logging in often.
+        let oldest = |m: &HashMap<String, Session>, of: Option<&str>| {
+            m.iter()
+                .filter(|(_, s)| of.is_none_or(|u| s.user == u))
+                .min_by_key(|(_, s)| s.used)
                 .map(|(k, _)| k.clone())
+        };
+        if m.values().filter(|s| s.user == user).count() >= SESSIONS_PER_USER
+            && let Some(k) = oldest(&m, Some(user))
         {
-            m.remove(&oldest);
+            m.remove(&k);
         }
-        m.insert(token.clone(), (user.to_string(), Instant::now()));
+        if m.len() >= MAX_SESSIONS
+            && let Some(k) = oldest(&m, None)
+        {
+            m.remove(&k);
+        }
+        let now = Instant::now();
+        m.insert(
+            token.clone(),
+            Session {
+                user: user.to_string(),
+                made: now,
+                used: now,
+                epoch,
+            },
+        );
         Some(token)
     }
 
-    fn user(&self, token: &str) -> Option<String> {
-        let mut m = lock(&self.0);
-        let e = m.get_mut(token)?;
-        if e.1.elapsed() >= SESSION_IDLE {
-            m.remove(token);
-            return None;
+    /// The session's user, while the session lives and, after connection authentication was
+    /// read again, while the user can still log in.
+    fn user(&self, token: &str, host: &dyn Host) -> Option<String> {
+        let epoch = host.security_epoch();
+        let (user, stale) = {
+            let mut m = lock(&self.0);
+            let s = m.get_mut(token)?;
+            if !s.live() {
+                m.remove(token);
+                return None;
+            }
+            s.used = Instant::now();
+            (s.user.clone(), s.epoch != epoch)
+        };
+        if stale {
+            // Looked at outside the lock (PAM users: the passwd database).
+            let known = host.user_known(&user);
+            let mut m = lock(&self.0);
+            if !known {
+                m.remove(token);
+                tracing::info!(user = %user, "REST session ended: the user can no longer log in");
+                return None;
+            }
+            if let Some(s) = m.get_mut(token) {
+                s.epoch = epoch;
+            }
         }
-        e.1 = Instant::now();
-        Some(e.0.clone())
+        Some(user)
     }
 
     fn close(&self, token: &str) {
@@ -224,7 +279,7 @@ pub(crate) async fn authenticate(ctx: &Arc<Ctx>, rq: &Rq) -> Result<Who, Respons
         return Ok(Who::of(ctx, u, "clientCertificate"));
     }
     if let Some(t) = cookie_token(rq)
-        && let Some(u) = ctx.sessions.user(&t)
+        && let Some(u) = ctx.sessions.user(&t, ctx.host.as_ref())
     {
         return Ok(Who::of(ctx, &u, "ltpaToken"));
     }
@@ -270,7 +325,7 @@ pub(crate) async fn login(ctx: &Arc<Ctx>, rq: &Rq) -> Response<Body> {
                 tracing::warn!(peer = %rq.peer, user = %user, "REST login refused");
                 return unauthenticated(rq);
             }
-            let Some(token) = ctx.sessions.open(user) else {
+            let Some(token) = ctx.sessions.open(user, ctx.host.security_epoch()) else {
                 return reply::error(500, "MQWB0000E", "No session could be made.", "Retry.", 0);
             };
             let mut r = reply::with_type(204, bytes::Bytes::new(), "text/plain");

@@ -9,10 +9,14 @@
 //! docs/rest.md describes every shape; the web console (`console.rs`, docs/console.md) is a
 //! page over the same API.
 //!
-//! Limits: [`MAX_CONNECTIONS`] connections at once and [`MAX_PER_ADDRESS`] from one address
-//! (further ones are closed at accept, before any TLS work),
-//! [`HANDSHAKE`] for TLS, [`HEADER_TIMEOUT`] for a request's headers, [`MAX_BODY`] bytes of
-//! body, [`MAX_SESSIONS`] login sessions (the oldest goes), [`MAX_WAIT`] for a get's wait.
+//! Limits: [`MAX_CONNECTIONS`] connections at once and [`MAX_PER_ADDRESS`] from one address;
+//! past them a new connection closes the oldest one not serving an authenticated request
+//! (`slots.rs`), before any TLS work. [`HANDSHAKE`] for TLS, [`HEADER_TIMEOUT`] for a
+//! request's headers; a body is read only once its request is authenticated (a login's within
+//! [`LOGIN_BODY`] bytes), within [`BODY_DEADLINE`] and [`MAX_BODY`] bytes. Login sessions:
+//! [`MAX_SESSIONS`] in all, [`SESSIONS_PER_USER`] per user (its oldest goes), each at most
+//! [`auth::SESSION_LIFETIME`]; [`MAX_WAIT`] for a get's wait. `/metrics` is served by the
+//! same stack on a listener of its own ([`plain`]).
 
 // A refusal is the response itself, made once and answered at once: not worth a box.
 #![allow(clippy::result_large_err)]
@@ -23,9 +27,12 @@ mod console;
 mod extensions;
 mod messaging;
 mod msglist;
+pub mod plain;
 mod reply;
+pub mod slots;
 
 pub use auth::Roles;
+use slots::{ConnState, Table};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -33,16 +40,20 @@ use hyper::body::Incoming;
 use hyper::{Request, Response};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use sealmq_engine::QueueManager;
-use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Notify, Semaphore};
 
-/// Connections served at once; one more is closed as soon as it is accepted.
+/// Connections held at once (past it a new one closes the oldest idle one, `slots.rs`).
 pub const MAX_CONNECTIONS: usize = 64;
 /// Connections from one address at once (so that one address cannot take them all).
 pub const MAX_PER_ADDRESS: usize = 16;
+/// Time for a request's body, once its request is authenticated (a login's: from its
+/// headers).
+pub const BODY_DEADLINE: Duration = Duration::from_secs(30);
+/// Largest login body (`{"username", "password"}`), read before anyone is authenticated.
+pub const LOGIN_BODY: usize = 4096;
 /// Time for a TLS handshake.
 pub const HANDSHAKE: Duration = Duration::from_secs(10);
 /// Time for a request's headers (also an idle kept-alive connection's next request).
@@ -51,6 +62,9 @@ pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 pub const MAX_BODY: usize = 4 << 20;
 /// Login sessions kept at once.
 pub const MAX_SESSIONS: usize = 1024;
+/// Login sessions of one user at once (a new one ends its oldest): one user cannot push
+/// another's session out of the table.
+pub const SESSIONS_PER_USER: usize = 16;
 /// Gets that wait at once (each holds a blocking thread); beyond them a get does not wait.
 pub const WAITING_GETS: usize = 8;
 /// Longest wait a get may ask for.
@@ -63,6 +77,12 @@ pub trait Host: Send + Sync {
     fn check_password(&self, addr: &str, user: &str, password: &str) -> bool;
     /// What the queue manager protects and unprotects with (`None`: it has no keystore).
     fn protector(&self) -> Option<Arc<sealmq_protect::Protector>>;
+    /// A number that changes whenever connection authentication is read again (REFRESH
+    /// SECURITY TYPE(CONNAUTH)): login sessions opened before it are checked again.
+    fn security_epoch(&self) -> u64;
+    /// Whether `user` can still log in at all (the password file names it, or it is an
+    /// operating-system user PAM checks): a session of a user removed meanwhile ends.
+    fn user_known(&self, user: &str) -> bool;
 }
 
 /// What the administrator chose for the server (`sealmq start --web ...`).
@@ -123,7 +143,10 @@ pub(crate) struct Ctx {
 pub fn start(qm: Arc<QueueManager>, cfg: Config) -> Result<Web, String> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
-        .max_blocking_threads(16)
+        // Password checks are bounded by the queue manager's gate (32 under way at most,
+        // the rest refused at once), so a flood of them cannot queue the administrator's
+        // behind threads that sleep off failures.
+        .max_blocking_threads(48)
         .thread_name("sealmq-web")
         .enable_all()
         .build()
@@ -179,34 +202,10 @@ async fn serve(
     ctx: Arc<Ctx>,
     stop: Arc<Notify>,
 ) {
-    let places = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-    let per_address: Arc<std::sync::Mutex<HashMap<IpAddr, usize>>> = Arc::default();
-    loop {
-        let (tcp, peer) = tokio::select! {
-            _ = stop.notified() => return,
-            r = listener.accept() => match r {
-                Ok(x) => x,
-                Err(e) => {
-                    tracing::warn!("web accept failed: {e}");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                    continue;
-                }
-            },
-        };
-        // At the limit: closed before any TLS work is spent on it.
-        let Ok(place) = places.clone().try_acquire_owned() else {
-            tracing::warn!(%peer, "web connection refused: {MAX_CONNECTIONS} connections open");
-            drop(tcp);
-            continue;
-        };
-        let Some(mine) = AddressPlace::take(&per_address, peer.ip()) else {
-            tracing::warn!(%peer, "web connection refused: {MAX_PER_ADDRESS} open from its address");
-            drop(tcp);
-            continue;
-        };
+    let table = Table::new("web", MAX_CONNECTIONS, MAX_PER_ADDRESS);
+    accept(listener, table, stop, move |tcp, peer, state| {
         let (acceptor, ctx) = (acceptor.clone(), ctx.clone());
-        tokio::spawn(async move {
-            let _mine = mine;
+        async move {
             let tls = match tokio::time::timeout(HANDSHAKE, acceptor.accept(tcp)).await {
                 Ok(Ok(t)) => t,
                 _ => return,
@@ -218,81 +217,121 @@ async fn serve(
             };
             let cert_user: Option<Arc<str>> = cert_user.map(Into::into);
             let svc = hyper::service::service_fn(move |rq| {
-                let (ctx, cert_user) = (ctx.clone(), cert_user.clone());
-                async move { Ok::<_, std::convert::Infallible>(handle(ctx, peer, cert_user, rq).await) }
+                let (ctx, cert_user, state) = (ctx.clone(), cert_user.clone(), state.clone());
+                async move {
+                    let r = handle(ctx, peer, cert_user, &state, rq).await;
+                    state.set_busy(false);
+                    Ok::<_, std::convert::Infallible>(r)
+                }
             });
-            let conn = hyper::server::conn::http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_TIMEOUT)
-                .max_buf_size(64 << 10)
-                .serve_connection(TokioIo::new(tls), svc);
-            let _ = conn.await;
-            drop(place);
+            let _ = http1().serve_connection(TokioIo::new(tls), svc).await;
+        }
+    })
+    .await;
+}
+
+/// HTTP/1.1 as every listener here serves it: headers within [`HEADER_TIMEOUT`] (and a
+/// kept-alive connection's next request), 64 KiB of buffered request at most.
+pub(crate) fn http1() -> hyper::server::conn::http1::Builder {
+    let mut b = hyper::server::conn::http1::Builder::new();
+    b.timer(TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT)
+        .max_buf_size(64 << 10);
+    b
+}
+
+/// Accepts on `listener` until `stop`: each connection gets a place in `table` (or is closed
+/// at once) and is served by `serve_one` until it ends or the table closes it to make room.
+pub(crate) async fn accept<F, Fut>(
+    listener: tokio::net::TcpListener,
+    table: Arc<Table>,
+    stop: Arc<Notify>,
+    serve_one: F,
+) where
+    F: Fn(tokio::net::TcpStream, SocketAddr, Arc<ConnState>) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    loop {
+        let (tcp, peer) = tokio::select! {
+            _ = stop.notified() => return,
+            r = listener.accept() => match r {
+                Ok(x) => x,
+                Err(e) => {
+                    // Out of descriptors, say: wait instead of spinning on accept.
+                    tracing::warn!("accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+        };
+        let Some(slot) = table.admit(peer.ip()) else {
+            drop(tcp);
+            continue;
+        };
+        let work = serve_one(tcp, peer, slot.state.clone());
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = work => {}
+                _ = slot.state.close.notified() => {}
+            }
+            drop(slot);
         });
     }
 }
 
-/// One connection counted against its address; dropping it uncounts it.
-struct AddressPlace(Arc<std::sync::Mutex<HashMap<IpAddr, usize>>>, IpAddr);
-
-impl AddressPlace {
-    fn take(m: &Arc<std::sync::Mutex<HashMap<IpAddr, usize>>>, ip: IpAddr) -> Option<AddressPlace> {
-        let mut g = sealmq_types::sync::lock(m);
-        let n = g.entry(ip).or_insert(0);
-        if *n >= MAX_PER_ADDRESS {
-            return None;
-        }
-        *n += 1;
-        Some(AddressPlace(m.clone(), ip))
-    }
-}
-
-impl Drop for AddressPlace {
-    fn drop(&mut self) {
-        let mut g = sealmq_types::sync::lock(&self.0);
-        if let Some(n) = g.get_mut(&self.1) {
-            *n -= 1;
-            if *n == 0 {
-                g.remove(&self.1);
-            }
-        }
-    }
-}
-
-/// One request, read whole (within [`MAX_BODY`]) and answered.
+/// One request: authenticated from its headers, its body read only then (a login's is what
+/// authenticates it), and answered.
 async fn handle(
     ctx: Arc<Ctx>,
     peer: SocketAddr,
     cert_user: Option<Arc<str>>,
+    state: &ConnState,
     rq: Request<Incoming>,
 ) -> Response<Body> {
     let (parts, body) = rq.into_parts();
-    let body = match Limited::new(body, MAX_BODY).collect().await {
-        Ok(b) => b.to_bytes(),
-        Err(_) => {
-            return reply::error(
-                400,
-                "MQWB0901E",
-                &format!("The request body is larger than {MAX_BODY} bytes or was cut short."),
-                "Send a smaller body.",
-                0,
-            );
-        }
-    };
     let rq = auth::Rq {
         method: parts.method,
         path: parts.uri.path().to_string(),
         query: parts.uri.query().unwrap_or("").to_string(),
         headers: parts.headers,
-        body,
+        body: Bytes::new(),
         peer,
         cert_user,
         api: 2,
     };
-    route(&ctx, rq).await
+    route(&ctx, rq, body, state).await
 }
 
-async fn route(ctx: &Arc<Ctx>, mut rq: auth::Rq) -> Response<Body> {
+/// A request's body, within `max` bytes and [`BODY_DEADLINE`].
+async fn read_body(body: Incoming, max: usize) -> Result<Bytes, Response<Body>> {
+    match tokio::time::timeout(BODY_DEADLINE, Limited::new(body, max).collect()).await {
+        Ok(Ok(b)) => Ok(b.to_bytes()),
+        Ok(Err(_)) => Err(reply::error(
+            400,
+            "MQWB0901E",
+            &format!("The request body is larger than {max} bytes or was cut short."),
+            "Send a smaller body.",
+            0,
+        )),
+        Err(_) => Err(reply::error(
+            408,
+            "MQWB0901E",
+            &format!(
+                "The request body did not arrive within {} s.",
+                BODY_DEADLINE.as_secs()
+            ),
+            "Send the body with the request.",
+            0,
+        )),
+    }
+}
+
+async fn route(
+    ctx: &Arc<Ctx>,
+    mut rq: auth::Rq,
+    body: Incoming,
+    state: &ConnState,
+) -> Response<Body> {
     if rq.method == hyper::Method::GET
         && let Some(r) = console::file(&rq.path)
     {
@@ -322,10 +361,20 @@ async fn route(ctx: &Arc<Ctx>, mut rq: auth::Rq) -> Response<Body> {
         }
     };
     if rest == ["login"] {
+        rq.body = match read_body(body, LOGIN_BODY).await {
+            Ok(b) => b,
+            Err(r) => return r,
+        };
         return auth::login(ctx, &rq).await;
     }
     let who = match auth::authenticate(ctx, &rq).await {
         Ok(w) => w,
+        Err(r) => return r,
+    };
+    // Authenticated: this connection is no longer closed to make room for another.
+    state.set_busy(true);
+    rq.body = match read_body(body, MAX_BODY).await {
+        Ok(b) => b,
         Err(r) => return r,
     };
     if let Err(r) = auth::csrf(&rq) {

@@ -1,0 +1,214 @@
+//! The connection table of an HTTP listener (the REST API and console, `/metrics`): at most
+//! `max` connections, at most `per_addr` from one address. A connection is *idle* until a
+//! request of it is authenticated (the TLS handshake, headers or a login body still arriving,
+//! a kept-alive connection between requests, an unauthenticated request); when the table or
+//! an address's share is full, a new connection closes the oldest idle one — of its own
+//! address first — instead of being refused. So sockets that never send, trickle, or re-open
+//! as fast as they are closed churn among themselves, and a client that sends its request at
+//! once still gets in (issue 42). Only when every place holds a request being served is a new
+//! connection refused. Refusals and evictions are logged at most once a second, counted.
+
+use sealmq_types::sync::lock;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::Notify;
+
+/// At most one log line a second about a listener's refusals and evictions.
+const LOG_EVERY: Duration = Duration::from_secs(1);
+
+/// One connection's state as the table sees it.
+#[derive(Default)]
+pub struct ConnState {
+    /// An authenticated request is being served: not to be closed to make room.
+    busy: AtomicBool,
+    /// Notified when the table closes the connection to make room.
+    pub close: Notify,
+}
+
+impl ConnState {
+    pub fn set_busy(&self, busy: bool) {
+        self.busy.store(busy, Ordering::Release);
+    }
+
+    fn is_busy(&self) -> bool {
+        self.busy.load(Ordering::Acquire)
+    }
+}
+
+struct Entry {
+    id: u64,
+    ip: IpAddr,
+    state: Arc<ConnState>,
+}
+
+#[derive(Default)]
+struct Inner {
+    next: u64,
+    conns: Vec<Entry>,
+    evicted: u64,
+    refused: u64,
+    logged: Option<Instant>,
+}
+
+/// A listener's connection table.
+pub struct Table {
+    name: &'static str,
+    max: usize,
+    per_addr: usize,
+    inner: Mutex<Inner>,
+}
+
+/// A connection's place; dropping it frees the place.
+pub struct Slot {
+    table: Arc<Table>,
+    id: u64,
+    pub state: Arc<ConnState>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut i = lock(&self.table.inner);
+        if let Some(at) = i.conns.iter().position(|e| e.id == self.id) {
+            i.conns.swap_remove(at);
+        }
+    }
+}
+
+impl Table {
+    pub fn new(name: &'static str, max: usize, per_addr: usize) -> Arc<Table> {
+        Arc::new(Table {
+            name,
+            max: max.max(1),
+            per_addr: per_addr.max(1),
+            inner: Mutex::default(),
+        })
+    }
+
+    /// Connections held now.
+    pub fn len(&self) -> usize {
+        lock(&self.inner).conns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A place for a connection from `ip`, made by closing the oldest idle connection (of
+    /// `ip` when it holds its share, else of any address) when needed; `None` when every
+    /// place that could be freed serves a request.
+    pub fn admit(self: &Arc<Self>, ip: IpAddr) -> Option<Slot> {
+        let mut i = lock(&self.inner);
+        let same = i.conns.iter().filter(|e| e.ip == ip).count();
+        if same >= self.per_addr && !Self::evict(&mut i, Some(ip)) {
+            self.refused(&mut i, ip);
+            return None;
+        }
+        if i.conns.len() >= self.max && !Self::evict(&mut i, None) {
+            self.refused(&mut i, ip);
+            return None;
+        }
+        let id = i.next;
+        i.next += 1;
+        let state = Arc::new(ConnState::default());
+        i.conns.push(Entry {
+            id,
+            ip,
+            state: state.clone(),
+        });
+        self.log(&mut i, ip);
+        Some(Slot {
+            table: self.clone(),
+            id,
+            state,
+        })
+    }
+
+    /// Closes the oldest idle connection (of `ip`, when given). The entries are in the order
+    /// they came (a removal keeps the order of the rest).
+    fn evict(i: &mut Inner, ip: Option<IpAddr>) -> bool {
+        let at = i
+            .conns
+            .iter()
+            .position(|e| ip.is_none_or(|ip| e.ip == ip) && !e.state.is_busy());
+        let Some(at) = at else { return false };
+        let e = i.conns.remove(at);
+        e.state.close.notify_one();
+        i.evicted += 1;
+        true
+    }
+
+    fn refused(&self, i: &mut Inner, ip: IpAddr) {
+        i.refused += 1;
+        self.log(i, ip);
+    }
+
+    fn log(&self, i: &mut Inner, ip: IpAddr) {
+        if i.evicted + i.refused == 0 || i.logged.is_some_and(|t| t.elapsed() < LOG_EVERY) {
+            return;
+        }
+        tracing::warn!(
+            "{}: {} idle connection(s) closed to make room and {} refused since the last such \
+             line (at most {} connections, {} per address; the last from {ip})",
+            self.name,
+            std::mem::take(&mut i.evicted),
+            std::mem::take(&mut i.refused),
+            self.max,
+            self.per_addr
+        );
+        i.logged = Some(Instant::now());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(n: u8) -> IpAddr {
+        IpAddr::from([127, 0, 0, n])
+    }
+
+    #[test]
+    fn idle_connections_make_room_and_busy_ones_do_not() {
+        let t = Table::new("test", 4, 2);
+        let a1 = t.admit(ip(1)).unwrap();
+        let a2 = t.admit(ip(1)).unwrap();
+        // Address 1 holds its share: its oldest idle one goes.
+        let a3 = t.admit(ip(1)).unwrap();
+        assert_eq!(t.len(), 2);
+        drop(a1); // already evicted: nothing else is removed
+        assert_eq!(t.len(), 2);
+        let b1 = t.admit(ip(2)).unwrap();
+        let b2 = t.admit(ip(2)).unwrap();
+        // Full: a newcomer from elsewhere closes the oldest idle (a2).
+        b1.state.set_busy(true);
+        let c1 = t.admit(ip(3)).unwrap();
+        assert_eq!(t.len(), 4);
+        // Everything busy: refused.
+        for s in [&a3, &b1, &b2, &c1] {
+            s.state.set_busy(true);
+        }
+        assert!(t.admit(ip(4)).is_none());
+        assert!(t.admit(ip(2)).is_none());
+        drop((a2, a3, b1, b2, c1));
+        assert!(t.is_empty());
+    }
+
+    #[test]
+    fn an_evicted_connection_is_told() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let t = Table::new("test", 1, 1);
+        let a = t.admit(ip(1)).unwrap();
+        let _b = t.admit(ip(2)).unwrap();
+        // The permit is stored: a task that starts waiting later still sees it.
+        rt.block_on(async {
+            tokio::time::timeout(Duration::from_secs(1), a.state.close.notified())
+                .await
+                .expect("evicted connection notified");
+        });
+    }
+}
