@@ -16,19 +16,18 @@ use std::sync::Arc;
 
 /// A running endpoint; dropping it does not stop it, [`Endpoint::stop`] does.
 pub struct Endpoint {
-    http: Arc<tiny_http::Server>,
-    thread: std::thread::JoinHandle<()>,
+    web: sealmq_web::Web,
     pub addr: SocketAddr,
 }
 
 impl Endpoint {
     pub fn stop(self) {
-        self.http.unblock();
-        let _ = self.thread.join();
+        self.web.stop();
     }
 }
 
-/// Listens on `addr` (port 0: any free port) and serves scrapes on a thread of its own.
+/// Listens on `addr` (port 0: any free port) and serves scrapes on the HTTP stack of the REST
+/// API (`sealmq_web::plain`: bounded connections, no thread per connection).
 pub fn start(
     addr: SocketAddr,
     qm: Arc<QueueManager>,
@@ -36,43 +35,23 @@ pub fn start(
     chinit: Arc<Initiator>,
     dse: Option<Arc<Dse>>,
 ) -> Result<Endpoint, String> {
-    let http = Arc::new(
-        tiny_http::Server::http(addr)
-            .map_err(|e| format!("cannot serve metrics on {addr}: {e}"))?,
-    );
-    let addr = http
-        .server_addr()
-        .to_ip()
-        .ok_or_else(|| format!("metrics listener on {addr} has no IP address"))?;
-    let h = http.clone();
-    let thread = std::thread::spawn(move || {
-        for rq in h.incoming_requests() {
-            let resp = if rq.method() == &tiny_http::Method::Get
-                && rq.url().split('?').next() == Some("/metrics")
-            {
-                let ct = tiny_http::Header::from_bytes(
-                    &b"Content-Type"[..],
-                    &b"text/plain; version=0.0.4; charset=utf-8"[..],
-                )
-                .ok();
-                let r = tiny_http::Response::from_string(render(
-                    &qm,
-                    &security,
-                    &chinit,
-                    dse.as_deref(),
-                ));
-                match ct {
-                    Some(h) => r.with_header(h),
-                    None => r,
-                }
-            } else {
-                tiny_http::Response::from_string("not found: scrape /metrics\n")
-                    .with_status_code(404)
-            };
-            let _ = rq.respond(resp);
+    let handler = move |path: &str| {
+        if path == "/metrics" {
+            let text = render(&qm, &security, &chinit, dse.as_deref());
+            (200, "text/plain; version=0.0.4; charset=utf-8", text)
+        } else {
+            (
+                404,
+                "text/plain",
+                "not found: scrape /metrics\n".to_string(),
+            )
         }
-    });
-    Ok(Endpoint { http, thread, addr })
+    };
+    let web = sealmq_web::plain::start(addr, "metrics", Arc::new(handler))?;
+    Ok(Endpoint {
+        addr: web.addr,
+        web,
+    })
 }
 
 /// A label value as the text format wants it: backslash, double quote and newline escaped.
