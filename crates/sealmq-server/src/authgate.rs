@@ -7,7 +7,10 @@
 //!   loop's blocking pool — and past that a check is refused at once as busy (before the
 //!   password is looked at), so that failing logins from many addresses cannot take the whole
 //!   pool that other applications' requests need;
-//! - at most `per_address` checks from one address are under way at once;
+//! - at most `per_address` checks from one address are under way at once, and the last
+//!   `clean_reserve` places are kept for addresses with no recent failure: addresses that
+//!   keep failing cannot take every place, and a right password from elsewhere is still
+//!   checked while they flood (issue 42);
 //! - after failures, an address and a user owe a delay before their next check (doubling
 //!   from `base_delay` up to `max_delay`, forgotten `forget_after` the last failure);
 //! - every failure is answered `floor` after its check began, whichever way it failed
@@ -27,6 +30,8 @@ pub struct GateConfig {
     pub parallel: usize,
     pub queue: usize,
     pub per_address: usize,
+    /// Places (of `parallel + queue`) only addresses without a remembered failure may take.
+    pub clean_reserve: usize,
     pub floor: Duration,
     pub base_delay: Duration,
     pub max_delay: Duration,
@@ -42,6 +47,7 @@ impl Default for GateConfig {
             // 32 under way at most: half the event loop's blocking pool (64 threads).
             queue: 30,
             per_address: 4,
+            clean_reserve: 8,
             floor: Duration::from_millis(1000),
             base_delay: Duration::from_millis(250),
             max_delay: Duration::from_secs(10),
@@ -123,7 +129,14 @@ impl Gate {
         let owed = {
             let mut st = self.lock();
             let mine = st.inflight.get(addr).copied().unwrap_or(0);
-            if mine >= self.cfg.per_address || st.under_way >= self.cfg.parallel + self.cfg.queue {
+            let places = self.cfg.parallel + self.cfg.queue;
+            let failing = st.failures.contains_key(&format!("a:{addr}"));
+            let room = if failing {
+                places.saturating_sub(self.cfg.clean_reserve)
+            } else {
+                places
+            };
+            if mine >= self.cfg.per_address || st.under_way >= room {
                 return Verdict::Busy;
             }
             *st.inflight.entry(addr.to_string()).or_default() += 1;
@@ -228,6 +241,7 @@ mod tests {
             parallel: 2,
             queue: 3,
             per_address: 10,
+            clean_reserve: 0,
             floor: Duration::from_millis(200),
             base_delay: Duration::from_millis(100),
             max_delay: Duration::from_millis(400),
@@ -358,5 +372,52 @@ mod tests {
         }
         assert!(g.lock().failures.len() <= 4);
         assert!(g.lock().inflight.is_empty());
+    }
+
+    /// Issue 42: addresses that keep failing fill every place but the reserve; a right
+    /// password from a clean address is still checked (before the reserve it was Busy).
+    #[test]
+    fn failing_addresses_leave_the_reserve_to_clean_ones() {
+        let g = Arc::new(Gate::new(GateConfig {
+            per_address: 2,
+            clean_reserve: 2,
+            max_delay: Duration::from_secs(2),
+            base_delay: Duration::from_secs(2),
+            ..quick()
+        }));
+        // Three addresses fail once each, then hold their places sleeping off the delay.
+        for a in ["9.0.0.1", "9.0.0.2", "9.0.0.3"] {
+            assert_eq!(g.check(a, "x", || false), Verdict::Refused);
+        }
+        std::thread::scope(|s| {
+            let hs: Vec<_> = ["9.0.0.1", "9.0.0.2", "9.0.0.3"]
+                .iter()
+                .flat_map(|a| [*a, *a])
+                .map(|a| {
+                    let g = g.clone();
+                    s.spawn(move || g.check(a, "x", || false))
+                })
+                .collect();
+            // 5 places: the failing addresses take 3, the 4th and 5th are refused as busy.
+            wait_until(|| g.lock().under_way >= 3);
+            assert_eq!(g.lock().under_way, 3);
+            let t = Instant::now();
+            assert_eq!(g.check("8.0.0.1", "admin", || true), Verdict::Accepted);
+            assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+            let v: Vec<Verdict> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+            assert_eq!(
+                v.iter().filter(|v| **v == Verdict::Busy).count(),
+                3,
+                "{v:?}"
+            );
+        });
+    }
+
+    fn wait_until(f: impl Fn() -> bool) {
+        let end = Instant::now() + Duration::from_secs(5);
+        while !f() {
+            assert!(Instant::now() < end, "condition not met in 5 s");
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 }
