@@ -32,10 +32,19 @@ pub const HANDSHAKE: std::time::Duration = std::time::Duration::from_secs(20);
 pub type Keys = Arc<dyn Fn() -> Option<Arc<sealmq_protect::Protector>> + Send + Sync>;
 
 /// The queue manager's word on a new TCP connection from an address, before anything else is
-/// done with it: a place counted against MAXCHL (held until the connection ends), or why
-/// not (a BLOCKADDR rule, MAXCHL reached) for the log.
-pub type Admit =
-    Arc<dyn Fn(std::net::IpAddr) -> Result<Box<dyn Send + Sync>, String> + Send + Sync>;
+/// done with it: a place in its budget of connections not yet authenticated (held until the
+/// AMQP open is done; the queue manager may close the connection to make room for a newer one
+/// by calling the closer it is given), or why not (a BLOCKADDR rule) for the log.
+pub type Admit = Arc<
+    dyn Fn(std::net::IpAddr, Box<dyn FnOnce() + Send>) -> Result<Box<dyn Send + Sync>, String>
+        + Send
+        + Sync,
+>;
+
+/// The queue manager's word on a connection whose TLS, SASL and AMQP open are done: a place
+/// counted against MAXCHL (held until the connection ends), or why not (MAXCHL reached).
+/// Sockets that never authenticate hold no MAXCHL place (issue 42).
+pub type Establish = Arc<dyn Fn() -> Result<Box<dyn Send + Sync>, String> + Send + Sync>;
 
 /// Sessions one AMQP connection may have (advertised as channel-max, enforced).
 pub const MAX_SESSIONS: u16 = 32;
@@ -68,8 +77,11 @@ pub struct Services {
     pub handshake: std::time::Duration,
     /// MQI accounting of each connection (ACCTMQI).
     pub accounts: Option<crate::status::Accounts>,
-    /// BLOCKADDR and MAXCHL, asked as each connection is accepted.
+    /// BLOCKADDR and the budget of connections not yet authenticated, asked as each
+    /// connection is accepted.
     pub admit: Admit,
+    /// MAXCHL, asked when a connection's AMQP open is done.
+    pub establish: Establish,
 }
 
 impl Services {
@@ -81,7 +93,8 @@ impl Services {
             keys: Arc::new(|| None),
             handshake: HANDSHAKE,
             accounts: None,
-            admit: Arc::new(|_| Ok(Box::new(()))),
+            admit: Arc::new(|_, _| Ok(Box::new(()))),
+            establish: Arc::new(|| Ok(Box::new(()))),
         }
     }
 }
@@ -198,8 +211,11 @@ async fn serve(
                         continue;
                     }
                 };
-                // BLOCKADDR and MAXCHL before anything else (no TLS, no SASL for them).
-                let place = match (services.admit)(peer.ip()) {
+                // BLOCKADDR and the pre-authentication budget before anything else (no TLS,
+                // no SASL for them); MAXCHL once the connection is open.
+                let evicted = Arc::new(tokio::sync::Notify::new());
+                let closer = evicted.clone();
+                let place = match (services.admit)(peer.ip(), Box::new(move || closer.notify_one())) {
                     Ok(p) => p,
                     Err(why) => {
                         tracing::warn!(channel = %def.name, %peer, "AMQP connection refused: {why}");
@@ -219,13 +235,21 @@ async fn serve(
                 let clients = clients.clone();
                 count.fetch_add(1, Ordering::Relaxed);
                 tokio::spawn(async move {
-                    connection(qm, &def, services, stream, (peer, clients)).await;
+                    let pending = Pending { place, evicted };
+                    connection(qm, &def, services, stream, (peer, clients), pending).await;
                     count.fetch_sub(1, Ordering::Relaxed);
-                    drop((mine, place));
+                    drop(mine);
                 });
             }
         }
     }
+}
+
+/// A connection's place among those not yet authenticated, and word that the queue manager
+/// closed it to make room.
+struct Pending {
+    place: Box<dyn Send + Sync>,
+    evicted: Arc<tokio::sync::Notify>,
 }
 
 /// One connection counted for its client address (MAXINSTC); dropping it uncounts it.
@@ -401,9 +425,17 @@ async fn connection(
     services: Services,
     stream: tokio::net::TcpStream,
     (peer, clients): (std::net::SocketAddr, Arc<crate::status::Clients>),
+    pending: Pending,
 ) {
     let limit = services.handshake;
-    let shaken = tokio::time::timeout(limit, handshake(&qm, def, &services, (stream, peer))).await;
+    let shaken = tokio::select! {
+        r = tokio::time::timeout(limit, handshake(&qm, def, &services, (stream, peer))) => r,
+        _ = pending.evicted.notified() => {
+            tracing::debug!(channel = %def.name, %peer, "AMQP connection closed before its open to make room");
+            return;
+        }
+    };
+    drop(pending.place);
     let (mut conn, dn, principal) = match shaken {
         Ok(Ok(c)) => c,
         Ok(Err(e)) => {
@@ -415,6 +447,20 @@ async fn connection(
                 channel = %def.name, %peer,
                 "AMQP connection closed: TLS, SASL and open not done within {limit:?}"
             );
+            return;
+        }
+    };
+    // Open: now it counts against MAXCHL.
+    let _counted = match (services.establish)() {
+        Ok(p) => p,
+        Err(why) => {
+            tracing::warn!(channel = %def.name, %peer, "AMQP connection refused: {why}");
+            let e = Error::new(
+                AmqpError::ResourceLimitExceeded,
+                format!("MQRC 2537 CHANNEL_NOT_AVAILABLE: {why}"),
+                None,
+            );
+            let _ = conn.close_with_error(e).await;
             return;
         }
     };

@@ -59,6 +59,7 @@ impl Initiator {
             handshake: sealmq_amqp::listener::HANDSHAKE,
             accounts: Some(self.amqp_accounts()),
             admit: self.amqp_admit(&d.name),
+            establish: self.amqp_establish(),
         };
         let ch = sealmq_amqp::AmqpChannel::start(self.qm.clone(), d, services)
             .map_err(|e| fail(ReasonCode::ResourceProblem, e))?;
@@ -71,12 +72,14 @@ impl Initiator {
     }
 
     /// An AMQP connection is a network connection like any other: BLOCKADDR refuses its
-    /// address before TLS or SASL, and it holds a MAXCHL place until it ends.
+    /// address before TLS or SASL; until its AMQP open is done it holds a place in the budget
+    /// of sockets not yet authenticated (shared with the listeners': past it the oldest is
+    /// closed), and then a MAXCHL place until it ends (issue 42: sockets that sent only the
+    /// protocol header once held MAXCHL places and locked native clients out).
     fn amqp_admit(&self, channel: &str) -> sealmq_amqp::listener::Admit {
-        use crate::limits::TakeSlot;
-        let (qm, limit, sec) = (self.qm.clone(), self.limit.clone(), self.security.clone());
+        let (qm, sec, ci) = (self.qm.clone(), self.security.clone(), self.pending.clone());
         let channel = channel.to_string();
-        std::sync::Arc::new(move |ip: std::net::IpAddr| {
+        std::sync::Arc::new(move |ip: std::net::IpAddr, close| {
             let ip = ip.to_string();
             if let Some(why) = qm.address_blocked(&ip) {
                 sec.events.log(&format!(
@@ -84,6 +87,24 @@ impl Initiator {
                 ));
                 return Err(why);
             }
+            match ci.get() {
+                Some(pending) => {
+                    let (slot, line) = pending.admit(&ip, close);
+                    if let Some(line) = line {
+                        tracing::warn!("{line}");
+                    }
+                    Ok(Box::new(slot) as Box<dyn Send + Sync>)
+                }
+                None => Ok(Box::new(()) as Box<dyn Send + Sync>),
+            }
+        })
+    }
+
+    /// MAXCHL for an AMQP connection whose open is done.
+    fn amqp_establish(&self) -> sealmq_amqp::listener::Establish {
+        use crate::limits::TakeSlot;
+        let (qm, limit) = (self.qm.clone(), self.limit.clone());
+        std::sync::Arc::new(move || {
             let maxchl = qm.qmgr().maxchl;
             match limit.take(maxchl) {
                 Some(slot) => Ok(Box::new(slot) as Box<dyn Send + Sync>),

@@ -242,6 +242,9 @@ pub struct Initiator {
     amqp: Mutex<HashMap<String, sealmq_amqp::AmqpChannel>>,
     /// Connections counted against MAXCHL: the listeners' and the AMQP channels' alike.
     pub(crate) limit: Arc<crate::limits::Limit>,
+    /// Sockets not yet authenticated: the listeners' budget, which AMQP connections share
+    /// until their open is done (set once the descriptors are shared out).
+    pub(crate) pending: Arc<std::sync::OnceLock<Arc<crate::limits::Pending>>>,
 }
 
 /// How long to wait before connection attempt `attempt` (1-based): SHORTRTY times every
@@ -280,6 +283,7 @@ impl Initiator {
             runs: Mutex::new(HashMap::new()),
             amqp: Mutex::new(HashMap::new()),
             limit: Arc::default(),
+            pending: Arc::default(),
         })
     }
 
