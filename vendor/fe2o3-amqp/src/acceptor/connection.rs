@@ -550,6 +550,14 @@ impl endpoint::Connection for ListenerConnection {
         channel: IncomingChannel,
         begin: Begin,
     ) -> Result<(), Self::Error> {
+        // sealmq patch: a Begin on a channel above the channel-max agreed at the Open is a
+        // violation of AMQP 1.0 §2.7.1 (fe2o3 took it): the connection ends with an error.
+        if channel.0 > self.connection.agreed_channel_max {
+            return Err(Self::Error::NotAllowed(Some(format!(
+                "a Begin on channel {} above the channel-max {} agreed at the Open",
+                channel.0, self.connection.agreed_channel_max
+            ))));
+        }
         // This should remain mostly the same
         match self.connection.on_incoming_begin_inner(channel, &begin)? {
             Some(relay) => {

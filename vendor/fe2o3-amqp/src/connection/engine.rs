@@ -279,6 +279,7 @@ where
                         ConnectionInnerError::RemoteClosedWithError(e) => {
                             Err(OpenError::RemoteClosedWithError(e))
                         }
+                        ConnectionInnerError::NotAllowed(e) => Err(OpenError::NotImplemented(e)),
                         ConnectionInnerError::NotFound(_) => {
                             // This will only occur when the remote is trying to send to a session
                             // which is not supported currently
@@ -530,6 +531,14 @@ where
             }
             ConnectionInnerError::NotFound(description) => {
                 let error = definitions::Error::new(AmqpError::NotFound, description.clone(), None);
+                self.close_connection(Some(error)).await?;
+                Ok(Running::Stop)
+            }
+            // sealmq patch: a peer that broke a rule the Open agreed (a Begin above the
+            // channel-max) is told so as the connection ends.
+            ConnectionInnerError::NotAllowed(description) => {
+                let error =
+                    definitions::Error::new(AmqpError::NotAllowed, description.clone(), None);
                 self.close_connection(Some(error)).await?;
                 Ok(Running::Stop)
             }

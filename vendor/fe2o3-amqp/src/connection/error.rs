@@ -167,6 +167,10 @@ pub(crate) enum ConnectionInnerError {
     #[error("Not found {:?}", .0)]
     NotFound(Option<String>),
 
+    /// Not allowed (sealmq patch: a Begin above the agreed channel-max)
+    #[error("Not allowed {:?}", .0)]
+    NotAllowed(Option<String>),
+
     /// Remote peer closed connection
     #[error("Remote peer closed")]
     RemoteClosed,
@@ -239,6 +243,7 @@ impl From<ConnectionInnerError> for Error {
             ConnectionInnerError::IllegalState => Self::IllegalState,
             ConnectionInnerError::NotImplemented(val) => Self::NotImplemented(val),
             ConnectionInnerError::NotFound(val) => Self::NotFound(val),
+            ConnectionInnerError::NotAllowed(val) => Self::NotAllowed(val),
             ConnectionInnerError::RemoteClosed => Self::RemoteClosed,
             ConnectionInnerError::RemoteClosedWithError(val) => Self::RemoteClosedWithError(val),
         }
