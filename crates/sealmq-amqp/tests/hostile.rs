@@ -100,8 +100,14 @@ fn a_connection_that_never_authenticates_does_not_keep_its_place() {
 
 /// One AMQP frame: size, data offset 2, `kind` (0 AMQP, 1 SASL), channel 0, then `body`.
 fn frame(kind: u8, body: &[u8]) -> Vec<u8> {
+    frame_on(kind, 0, body)
+}
+
+/// [`frame`] on channel `channel`.
+fn frame_on(kind: u8, channel: u16, body: &[u8]) -> Vec<u8> {
     let mut f = ((8 + body.len()) as u32).to_be_bytes().to_vec();
-    f.extend_from_slice(&[2, kind, 0, 0]);
+    f.extend_from_slice(&[2, kind]);
+    f.extend_from_slice(&channel.to_be_bytes());
     f.extend_from_slice(body);
     f
 }
@@ -109,6 +115,11 @@ fn frame(kind: u8, body: &[u8]) -> Vec<u8> {
 /// Opens a connection by hand (SASL ANONYMOUS, the AMQP open), then sends nothing; what the
 /// channel sent, and whether it closed the connection within `wait`.
 fn open_then_silence(ch: &AmqpChannel, wait: Duration) -> (Vec<u8>, bool) {
+    open_then(ch, &[], wait)
+}
+
+/// [`open_then_silence`], sending `then` after the open.
+fn open_then(ch: &AmqpChannel, then: &[u8], wait: Duration) -> (Vec<u8>, bool) {
     use fe2o3_amqp::types::performatives::{ChannelMax, MaxFrameSize, Open, Performative};
     use fe2o3_amqp::types::primitives::Symbol;
     use fe2o3_amqp::types::sasl::SaslInit;
@@ -136,6 +147,7 @@ fn open_then_silence(ch: &AmqpChannel, wait: Duration) -> (Vec<u8>, bool) {
     });
     s.write_all(&frame(0, &serde_amqp::to_vec(&open).unwrap()))
         .unwrap();
+    s.write_all(then).unwrap();
     s.set_read_timeout(Some(wait)).unwrap();
     let (mut seen, mut buf) = (Vec::new(), [0u8; 4096]);
     let closed = loop {
@@ -169,6 +181,43 @@ fn a_connection_silent_longer_than_amqpka_is_closed() {
     let (_d2, _qm2, quiet) = channel();
     let (seen, closed) = open_then_silence(&quiet, Duration::from_millis(1500));
     assert!(opened(&seen) && !closed, "{seen:?}");
+}
+
+/// Issue 42: the channel advertises channel-max 31 (32 sessions); a Begin on channel 300
+/// ends the connection with `amqp:not-allowed` (fe2o3 took it and began the session).
+#[test]
+fn a_begin_above_the_advertised_channel_max_ends_the_connection() {
+    use fe2o3_amqp::types::performatives::{Begin, Performative};
+    let (_d, _qm, ch) = channel();
+    let begin = |channel: u16| {
+        let b = Performative::Begin(Begin {
+            remote_channel: None,
+            next_outgoing_id: 0,
+            incoming_window: 100,
+            outgoing_window: 100,
+            handle_max: Default::default(),
+            offered_capabilities: None,
+            desired_capabilities: None,
+            properties: None,
+        });
+        frame_on(0, channel, &serde_amqp::to_vec(&b).unwrap())
+    };
+    let (seen, _) = open_then(&ch, &begin(300), Duration::from_secs(2));
+    assert!(opened(&seen), "{seen:?}");
+    // The connection's Close (described type 0x18) with the error, and no Begin back.
+    let text = String::from_utf8_lossy(&seen);
+    assert!(
+        seen.windows(3).any(|w| w == [0x00, 0x53, 0x18])
+            && !seen.windows(3).any(|w| w == [0x00, 0x53, 0x11])
+            && text.contains("amqp:not-allowed")
+            && text.contains("channel-max"),
+        "{text:?}"
+    );
+    // Within channel-max a session begins and the connection stays.
+    let (seen, closed) = open_then(&ch, &begin(31), Duration::from_millis(1500));
+    assert!(!closed, "{:?}", String::from_utf8_lossy(&seen));
+    // The Begin answered: described type 0x11.
+    assert!(seen.windows(3).any(|w| w == [0x00, 0x53, 0x11]), "{seen:?}");
 }
 
 proptest::proptest! {
