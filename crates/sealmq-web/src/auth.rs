@@ -404,6 +404,74 @@ pub(crate) fn forbidden(what: &str) -> Response<Body> {
 mod tests {
     use super::*;
 
+    /// A host whose users are `known` and whose epoch the test sets.
+    struct TestHost {
+        epoch: std::sync::atomic::AtomicU64,
+        known: Mutex<Vec<String>>,
+    }
+
+    impl Host for TestHost {
+        fn check_password(&self, _: &str, _: &str, _: &str) -> bool {
+            false
+        }
+        fn protector(&self) -> Option<Arc<sealmq_protect::Protector>> {
+            None
+        }
+        fn security_epoch(&self) -> u64 {
+            self.epoch.load(std::sync::atomic::Ordering::Relaxed)
+        }
+        fn user_known(&self, user: &str) -> bool {
+            lock(&self.known).iter().any(|u| u == user)
+        }
+    }
+
+    /// Issue 42: any user with a password could log in 1,107 times and push the
+    /// administrator's session out of the table; now a user's logins end its own oldest
+    /// sessions only.
+    #[test]
+    fn one_user_logging_in_often_ends_only_its_own_sessions() {
+        let host = TestHost {
+            epoch: 0.into(),
+            known: Mutex::new(vec!["mqadmin".into(), "app".into()]),
+        };
+        let s = Sessions::default();
+        let admin = s.open("mqadmin", 0).unwrap();
+        let mut apps: Vec<String> = (0..MAX_SESSIONS + 100)
+            .map(|_| s.open("app", 0).unwrap())
+            .collect();
+        assert_eq!(s.user(&admin, &host).as_deref(), Some("mqadmin"));
+        let newest = apps.pop().unwrap();
+        assert_eq!(s.user(&newest, &host).as_deref(), Some("app"));
+        assert_eq!(s.user(&apps[0], &host), None, "the oldest of app's went");
+        assert_eq!(
+            lock(&s.0).values().filter(|x| x.user == "app").count(),
+            SESSIONS_PER_USER
+        );
+    }
+
+    /// Issue 42: a session outlived its user's removal from the password file; after a
+    /// refresh of connection authentication it is checked again, and ends.
+    #[test]
+    fn a_session_ends_when_its_user_goes_and_at_its_lifetime() {
+        let host = TestHost {
+            epoch: 0.into(),
+            known: Mutex::new(vec!["app".into(), "ops".into()]),
+        };
+        let s = Sessions::default();
+        let (app, ops) = (s.open("app", 0).unwrap(), s.open("ops", 0).unwrap());
+        lock(&host.known).retain(|u| u != "app");
+        // Until connection authentication is read again, nothing is looked up.
+        assert_eq!(s.user(&app, &host).as_deref(), Some("app"));
+        host.epoch.store(1, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(s.user(&app, &host), None);
+        assert_eq!(s.user(&ops, &host).as_deref(), Some("ops"));
+        // A session made SESSION_LIFETIME ago ends however recently it was used.
+        if let Some(made) = Instant::now().checked_sub(SESSION_LIFETIME) {
+            lock(&s.0).get_mut(&ops).unwrap().made = made;
+            assert_eq!(s.user(&ops, &host), None);
+        }
+    }
+
     #[test]
     fn roles_name_users_any_user_and_os_groups() {
         let list = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
