@@ -13,6 +13,7 @@ pub mod listener;
 pub mod mapping;
 pub mod outgoing;
 pub mod publish;
+mod refusals;
 pub mod sasl;
 pub mod status;
 pub mod subscribe;

@@ -218,16 +218,16 @@ async fn serve(
                 let place = match (services.admit)(peer.ip(), Box::new(move || closer.notify_one())) {
                     Ok(p) => p,
                     Err(why) => {
-                        tracing::warn!(channel = %def.name, %peer, "AMQP connection refused: {why}");
+                        crate::refusals::refused(&def.name, &peer, &why);
                         continue;
                     }
                 };
                 if count.load(Ordering::Relaxed) >= def.maxinst as usize {
-                    tracing::warn!(channel = %def.name, %peer, "MAXINST({}) reached: AMQP connection refused", def.maxinst);
+                    crate::refusals::refused(&def.name, &peer, &format!("MAXINST({}) reached", def.maxinst));
                     continue;
                 }
                 let Some(mine) = Instance::take(&per_addr, peer.ip(), def.maxinstc) else {
-                    tracing::warn!(channel = %def.name, %peer, "MAXINSTC({}) reached for {}: AMQP connection refused", def.maxinstc, peer.ip());
+                    crate::refusals::refused(&def.name, &peer, &format!("MAXINSTC({}) reached for {}", def.maxinstc, peer.ip()));
                     continue;
                 };
                 let _ = stream.set_nodelay(true);
@@ -439,14 +439,12 @@ async fn connection(
     let (mut conn, dn, principal) = match shaken {
         Ok(Ok(c)) => c,
         Ok(Err(e)) => {
-            tracing::warn!(channel = %def.name, %peer, "AMQP connection refused: {e}");
+            crate::refusals::refused(&def.name, &peer, &e.to_string());
             return;
         }
         Err(_) => {
-            tracing::warn!(
-                channel = %def.name, %peer,
-                "AMQP connection closed: TLS, SASL and open not done within {limit:?}"
-            );
+            let why = format!("TLS, SASL and open not done within {limit:?}");
+            crate::refusals::refused(&def.name, &peer, &why);
             return;
         }
     };
@@ -454,7 +452,7 @@ async fn connection(
     let _counted = match (services.establish)() {
         Ok(p) => p,
         Err(why) => {
-            tracing::warn!(channel = %def.name, %peer, "AMQP connection refused: {why}");
+            crate::refusals::refused(&def.name, &peer, &why);
             let e = Error::new(
                 AmqpError::ResourceLimitExceeded,
                 format!("MQRC 2537 CHANNEL_NOT_AVAILABLE: {why}"),
@@ -486,7 +484,7 @@ async fn connection(
         Decision::Allow { user, .. } => user,
         Decision::Block { rule, detail } => {
             // The rule, its lists and mapped users are for the log; the client gets 2035.
-            tracing::warn!(channel = %def.name, %peer, "AMQP connection refused by {rule}: {detail}");
+            crate::refusals::refused(&def.name, &peer, &format!("by {rule}: {detail}"));
             let e = unauthorized(NOT_AUTHORIZED.to_string());
             let _ = conn.close_with_error(e).await;
             return;
@@ -494,7 +492,7 @@ async fn connection(
     };
     use sealmq_engine::authority::{AuthObj, auth};
     if let Err(e) = qm.check_authority(&user, AuthObj::Qmgr, &qm.name(), auth::CONNECT) {
-        tracing::warn!(channel = %def.name, %peer, %user, "AMQP connection refused: {e}");
+        crate::refusals::refused(&def.name, &peer, &format!("user {user}: {e}"));
         let _ = conn
             .close_with_error(unauthorized(NOT_AUTHORIZED.to_string()))
             .await;

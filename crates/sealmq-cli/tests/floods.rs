@@ -3,11 +3,12 @@
 //! connections against a process allowed 2,048 descriptors. Memory, descriptors and threads
 //! stay bounded and the administrator is served throughout.
 
-#![allow(unsafe_code)]
-
 mod common;
 
-use common::{Home, fds_of, free_port, status_field, wait_for};
+use common::{
+    Home, connect_from, fds_of, free_port, raise_own_fd_limit, start_with_fd_limit, status_field,
+    wait_for,
+};
 use std::time::{Duration, Instant};
 
 /// The administrator's MQSC on the local socket, timed.
@@ -103,43 +104,6 @@ fn forty_eight_parallel_wrong_passwords_take_bounded_memory() {
     h.ok(&["stop", "QW"]);
 }
 
-/// Starts `qm` with an open-file limit of `n`, soft and hard (it cannot raise it).
-fn start_with_fd_limit(h: &Home, qm: &str, n: u64, extra: &[&str]) {
-    use std::os::unix::process::CommandExt;
-    let mut args = vec!["start", qm, "--background"];
-    args.extend_from_slice(extra);
-    let mut c = h.cmd(&args);
-    // SAFETY: setrlimit is async-signal-safe; it runs in the child between fork and exec.
-    unsafe {
-        c.pre_exec(move || {
-            let lim = libc::rlimit {
-                rlim_cur: n,
-                rlim_max: n,
-            };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let o = c.output().unwrap();
-    assert!(o.status.success(), "{o:?}");
-}
-
-/// Lets this test process hold a few thousand sockets.
-fn raise_own_fd_limit() {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit write and read one valid rlimit.
-    unsafe {
-        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
-        lim.rlim_cur = lim.rlim_max;
-        libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-    }
-}
-
 #[test]
 fn an_amqp_flood_against_2048_descriptors_leaves_the_administrator_served() {
     raise_own_fd_limit();
@@ -202,49 +166,6 @@ fn an_amqp_flood_against_2048_descriptors_leaves_the_administrator_served() {
         },
     );
     h.ok(&["stop", "QA"]);
-}
-
-/// A TCP connection to 127.0.0.1:`port` that leaves from `src` (another loopback address),
-/// so that a flood and a legitimate client come from different addresses. `None` when the
-/// connect fails or takes more than 2 s.
-fn connect_from(src: [u8; 4], port: u16) -> Option<std::net::TcpStream> {
-    use std::os::fd::FromRawFd;
-    // SAFETY: a socket we own, bound and connected with sockaddr_in values we built; on
-    // success its descriptor goes to the TcpStream, on failure it is closed here.
-    unsafe {
-        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
-        if fd < 0 {
-            return None;
-        }
-        let tv = libc::timeval {
-            tv_sec: 2,
-            tv_usec: 0,
-        };
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_SNDTIMEO,
-            &tv as *const libc::timeval as *const libc::c_void,
-            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-        );
-        let mut a: libc::sockaddr_in = std::mem::zeroed();
-        a.sin_family = libc::AF_INET as libc::sa_family_t;
-        a.sin_addr.s_addr = u32::from_ne_bytes(src);
-        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-        let sa = &a as *const libc::sockaddr_in as *const libc::sockaddr;
-        if libc::bind(fd, sa, len) != 0 {
-            libc::close(fd);
-            return None;
-        }
-        a.sin_addr.s_addr = u32::from_ne_bytes([127, 0, 0, 1]);
-        a.sin_port = port.to_be();
-        let sa = &a as *const libc::sockaddr_in as *const libc::sockaddr;
-        if libc::connect(fd, sa, len) != 0 {
-            libc::close(fd);
-            return None;
-        }
-        Some(std::net::TcpStream::from_raw_fd(fd))
-    }
 }
 
 /// An application from 127.0.0.1 through APP.SVRCONN: connect, put and get one message.

@@ -70,6 +70,8 @@ pub enum Verdict {
 struct State {
     running: usize,
     waiting: usize,
+    /// Of them, checks from addresses without a remembered failure: they go first.
+    clean_waiting: usize,
     /// Checks under way per address (sleeping, waiting or running).
     inflight: HashMap<String, usize>,
     /// Checks under way from every address (the sum of `inflight`).
@@ -126,7 +128,7 @@ impl Gate {
     /// Checks `user`'s password from `addr` with `verify` (which looks at the password),
     /// within the gate's bounds.
     pub fn check(&self, addr: &str, user: &str, verify: impl FnOnce() -> bool) -> Verdict {
-        let owed = {
+        let (owed, failing) = {
             let mut st = self.lock();
             let mine = st.inflight.get(addr).copied().unwrap_or(0);
             let places = self.cfg.parallel + self.cfg.queue;
@@ -141,7 +143,7 @@ impl Gate {
             }
             *st.inflight.entry(addr.to_string()).or_default() += 1;
             st.under_way += 1;
-            self.owed(&mut st, addr, user)
+            (self.owed(&mut st, addr, user), failing)
         };
         let _place = Inflight {
             gate: self,
@@ -156,10 +158,14 @@ impl Gate {
                 return Verdict::Busy;
             }
             st.waiting += 1;
-            while st.running >= self.cfg.parallel {
+            st.clean_waiting += usize::from(!failing);
+            // A check from an address that failed lately waits while one from a clean
+            // address does (issue 42: a right password is not queued behind a flood).
+            while st.running >= self.cfg.parallel || (failing && st.clean_waiting > 0) {
                 st = self.turn.wait(st).unwrap_or_else(|p| p.into_inner());
             }
             st.waiting -= 1;
+            st.clean_waiting -= usize::from(!failing);
             st.running += 1;
         }
         let began = Instant::now();
@@ -168,7 +174,8 @@ impl Gate {
         {
             let mut st = self.lock();
             st.running -= 1;
-            self.turn.notify_one();
+            // Every waiter looks: the next turn may be a clean address's only.
+            self.turn.notify_all();
             if ok {
                 st.failures.remove(&format!("u:{user}"));
                 st.failures.remove(&format!("a:{addr}"));

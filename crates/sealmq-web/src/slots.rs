@@ -125,9 +125,21 @@ impl Table {
         })
     }
 
-    /// Closes the oldest idle connection (of `ip`, when given). The entries are in the order
+    /// Closes the oldest idle connection of `ip`, or when none is given of the address that
+    /// holds the most idle connections (a flood from some addresses churns its own sockets,
+    /// not the one of a client that is still in its handshake). The entries are in the order
     /// they came (a removal keeps the order of the rest).
     fn evict(i: &mut Inner, ip: Option<IpAddr>) -> bool {
+        let ip = ip.or_else(|| {
+            let mut idle: Vec<(IpAddr, usize)> = Vec::new();
+            for e in i.conns.iter().filter(|e| !e.state.is_busy()) {
+                match idle.iter_mut().find(|(a, _)| *a == e.ip) {
+                    Some((_, n)) => *n += 1,
+                    None => idle.push((e.ip, 1)),
+                }
+            }
+            idle.into_iter().max_by_key(|(_, n)| *n).map(|(a, _)| a)
+        });
         let at = i
             .conns
             .iter()
@@ -181,10 +193,19 @@ mod tests {
         assert_eq!(t.len(), 2);
         let b1 = t.admit(ip(2)).unwrap();
         let b2 = t.admit(ip(2)).unwrap();
-        // Full: a newcomer from elsewhere closes the oldest idle (a2).
+        // Full: a newcomer from elsewhere closes the oldest idle one of the address holding
+        // the most idle ones (address 1: a2 and a3 idle; address 2: b1 busy, b2 idle).
         b1.state.set_busy(true);
         let c1 = t.admit(ip(3)).unwrap();
         assert_eq!(t.len(), 4);
+        assert_eq!(
+            lock(&t.inner)
+                .conns
+                .iter()
+                .filter(|e| e.ip == ip(1))
+                .count(),
+            1
+        );
         // Everything busy: refused.
         for s in [&a3, &b1, &b2, &c1] {
             s.state.set_busy(true);

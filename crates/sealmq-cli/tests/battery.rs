@@ -1,0 +1,506 @@
+//! The hostile battery (issue 42): the same attacks against every listener kind, each against a
+//! real queue manager process that cannot hold more than 1,024 descriptors, with the same
+//! invariants checked for each. A new front end joins by adding a [`Kind`].
+//!
+//! Attacks (from eight loopback addresses, 127.0.0.2-9, so that the administrator and the
+//! legitimate client on 127.0.0.1 are other addresses):
+//! - `idle`: 640 sockets that connect and send nothing, held;
+//! - `trickle`: 64 sockets that send their first bytes (a header, a handshake, a request) one
+//!   byte every 200 ms, held;
+//! - `reopen`: four threads connecting and closing as fast as the listener lets them (at most
+//!   one connection per thread every 2 ms);
+//! - `wrong-login`: 16 wrong passwords at once, again and again (where the kind checks
+//!   passwords).
+//!
+//! Invariants, for each attack: the administrator is served throughout (local MQSC, a local
+//! put); the kind's own legitimate client (a new connection each time) is served throughout;
+//! once the attack ends, the process's threads and resident memory come back within a bound
+//! of their level before; refusals reach the error log. Each row of the closing table is
+//! printed (`--nocapture`) as `BATTERY kind attack ...`.
+
+mod common;
+
+use common::{Home, connect_from, free_port, raise_own_fd_limit, start_with_fd_limit};
+use common::{status_field, wait_for};
+use std::io::Write;
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Threads a queue manager may keep past its level before an attack (runtime pools grow and
+/// shrink on their own schedule).
+const THREADS_BOUND: u64 = 24;
+/// Resident memory it may keep past its level before, in kB.
+const RSS_BOUND_KB: u64 = 96 * 1024;
+/// Longest the administrator or the legitimate client may wait for one answer.
+const SERVED_WITHIN: Duration = Duration::from_secs(15);
+
+/// The listener kinds of the battery.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    /// The native protocol on TCP (`--listen`).
+    Native,
+    /// An AMQP channel.
+    Amqp,
+    /// The REST API and console over HTTPS (`--web`).
+    Rest,
+    /// The Prometheus endpoint (`--metrics`).
+    Metrics,
+}
+
+const USERS: &str = "DEFINE QLOCAL(APP.Q)\n\
+     SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
+     SET AUTHREC PROFILE('APP.*') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET,BROWSE)\n";
+
+/// A queue manager serving one listener of `kind` under a 1,024-descriptor limit.
+struct Target {
+    kind: Kind,
+    h: Home,
+    addr: String,
+    pid: String,
+}
+
+const QM: &str = "QB";
+const ADMIN_PW: &str = "admin-horse-battery";
+const APP_PW: &str = "app-horse-battery";
+
+impl Target {
+    fn start(kind: Kind) -> Target {
+        raise_own_fd_limit();
+        let h = Home::new();
+        h.ok(&["create", QM]);
+        h.passwd(QM, "mqadmin", ADMIN_PW);
+        h.passwd(QM, "app", APP_PW);
+        let port = free_port();
+        let listen = format!("127.0.0.1:{port}");
+        let extra: Vec<&str> = match kind {
+            Kind::Native => vec!["--listen", &listen],
+            Kind::Amqp => vec![],
+            Kind::Rest => vec![
+                "--web",
+                "127.0.0.1:0",
+                "--web-admin",
+                "mqadmin",
+                "--web-messaging",
+                "app",
+            ],
+            Kind::Metrics => vec!["--metrics", "127.0.0.1:0"],
+        };
+        start_with_fd_limit(&h, QM, 1024, &extra);
+        h.mqsc(QM, USERS);
+        let addr = match kind {
+            Kind::Native => {
+                h.mqsc(
+                    QM,
+                    "DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN)\n\
+                     DEFINE AUTHINFO(APP.IDPW) AUTHTYPE(IDPWOS) CHCKCLNT(REQUIRED) ADOPTCTX(YES) PWCLEAR(YES)\n\
+                     ALTER QMGR CONNAUTH(APP.IDPW)\nREFRESH SECURITY TYPE(CONNAUTH)\n",
+                );
+                listen
+            }
+            Kind::Amqp => {
+                h.mqsc(
+                    QM,
+                    &format!(
+                        "DEFINE CHANNEL(APP.AMQP) CHLTYPE(AMQP) PORT({port}) IPADDR(127.0.0.1) \
+                         MCAUSER('app')\nSTART CHANNEL(APP.AMQP)\n"
+                    ),
+                );
+                listen
+            }
+            Kind::Rest => h.listener(QM, "web"),
+            Kind::Metrics => h.listener(QM, "metrics"),
+        };
+        let pid = h.pid(QM);
+        Target { kind, h, addr, pid }
+    }
+
+    fn port(&self) -> u16 {
+        self.addr
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// The administrator: local MQSC and a local put, answered.
+    fn admin(&self) -> Result<(), String> {
+        let o = self.h.run(&["mqsc", QM], Some("DISPLAY QMGR MAXCHL\n"));
+        let out = String::from_utf8_lossy(&o.stdout);
+        if !o.status.success() || !out.contains("MAXCHL(") {
+            return Err(format!("MQSC: {out}{}", String::from_utf8_lossy(&o.stderr)));
+        }
+        let o = self
+            .h
+            .run(&["put", QM, "APP.Q", "--message", "admin"], None);
+        if !o.status.success() {
+            return Err(format!("put: {}", String::from_utf8_lossy(&o.stderr)));
+        }
+        Ok(())
+    }
+
+    /// The kind's own legitimate client, on a new connection from 127.0.0.1.
+    fn legit(&self) -> Result<(), String> {
+        match self.kind {
+            Kind::Native => {
+                let o = self
+                    .h
+                    .cmd(&[
+                        "put",
+                        QM,
+                        "APP.Q",
+                        "--message",
+                        "legit",
+                        "--conn",
+                        &self.addr,
+                        "--channel",
+                        "APP.SVRCONN",
+                        "--user",
+                        "app",
+                        "--allow-cleartext-password",
+                    ])
+                    .env("SEALMQ_PASSWORD", APP_PW)
+                    .output()
+                    .map_err(|e| e.to_string())?;
+                o.status
+                    .success()
+                    .then_some(())
+                    .ok_or_else(|| String::from_utf8_lossy(&o.stderr).into_owned())
+            }
+            Kind::Amqp => {
+                let script = format!(
+                    "from proton.utils import BlockingConnection\nfrom proton import Message\n\
+                     c = BlockingConnection('amqp://{}', allowed_mechs='ANONYMOUS', timeout=10)\n\
+                     c.create_sender('APP.Q').send(Message(body='legit'))\nc.close()\n",
+                    self.addr
+                );
+                let o = std::process::Command::new("python3")
+                    .args(["-c", &script])
+                    .output()
+                    .map_err(|e| e.to_string())?;
+                o.status
+                    .success()
+                    .then_some(())
+                    .ok_or_else(|| String::from_utf8_lossy(&o.stderr).into_owned())
+            }
+            Kind::Rest => {
+                let (status, body) = curl(
+                    &[
+                        "-u",
+                        &format!("mqadmin:{ADMIN_PW}"),
+                        "--interface",
+                        "127.0.0.1",
+                    ],
+                    &format!("https://{}/ibmmq/rest/v2/admin/qmgr", self.addr),
+                );
+                (status == 200)
+                    .then_some(())
+                    .ok_or(format!("{status}: {body}"))
+            }
+            Kind::Metrics => {
+                let (status, body) = curl(&[], &format!("http://{}/metrics", self.addr));
+                (status == 200 && body.contains("sealmq_queue_depth"))
+                    .then_some(())
+                    .ok_or(format!("{status}"))
+            }
+        }
+    }
+
+    /// The first bytes a client of this kind sends (trickled by the `trickle` attack).
+    fn first_bytes(&self) -> Vec<u8> {
+        match self.kind {
+            // A frame header claiming a body that never comes.
+            Kind::Native => b"SMQ\x01\x00\x00\x10\x00hello, the rest never comes".to_vec(),
+            Kind::Amqp => b"AMQP\x03\x01\x00\x00\x00\x00\x00\x30\x02\x01\x00\x00".to_vec(),
+            // The start of a TLS ClientHello record.
+            Kind::Rest => b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 and so on".to_vec(),
+            Kind::Metrics => b"GET /metrics HTTP/1.1\r\nHost: battery\r\nX-Slow: yes".to_vec(),
+        }
+    }
+
+    fn threads(&self) -> u64 {
+        status_field(&self.pid, "Threads")
+    }
+
+    fn rss(&self) -> u64 {
+        status_field(&self.pid, "VmRSS")
+    }
+
+    /// The error log, its older files first.
+    fn errlog(&self) -> String {
+        let dir = self.h.qm_dir(QM).join("errors");
+        ["SEALMQ03.LOG", "SEALMQ02.LOG", "SEALMQ01.LOG"]
+            .iter()
+            .map(|f| std::fs::read_to_string(dir.join(f)).unwrap_or_default())
+            .collect()
+    }
+}
+
+/// curl: the status and body (`-k`: the queue manager's own certificate).
+fn curl(args: &[&str], url: &str) -> (u16, String) {
+    let o = std::process::Command::new("curl")
+        .args(["-s", "-k", "--max-time", "20", "-w", "\n%{http_code}"])
+        .args(args)
+        .arg(url)
+        .output();
+    let Ok(o) = o else { return (0, String::new()) };
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", &text));
+    (code.trim().parse().unwrap_or(0), body.to_string())
+}
+
+/// The attackers' source addresses.
+fn attacker(i: usize) -> [u8; 4] {
+    [127, 0, 0, 2 + (i % 8) as u8]
+}
+
+/// An attack: runs until `stop`, counting what it did in `done`.
+type Attack = fn(&Target, &AtomicBool, &AtomicU64);
+
+fn idle(t: &Target, stop: &AtomicBool, done: &AtomicU64) {
+    let mut held = Vec::new();
+    for i in 0..640 {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        if let Some(s) = connect_from(attacker(i), t.port()) {
+            held.push(s);
+            done.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn trickle(t: &Target, stop: &AtomicBool, done: &AtomicU64) {
+    let bytes = t.first_bytes();
+    let mut socks: Vec<(TcpStream, usize)> = Vec::new();
+    while !stop.load(Ordering::Relaxed) {
+        // Keep 64 trickling: re-open those the listener closed.
+        while socks.len() < 64 {
+            match connect_from(attacker(socks.len()), t.port()) {
+                Some(s) => socks.push((s, 0)),
+                None => break,
+            }
+        }
+        socks.retain_mut(|(s, at)| {
+            let b = bytes[*at % bytes.len()];
+            *at += 1;
+            let ok = s.write_all(&[b]).is_ok();
+            if ok {
+                done.fetch_add(1, Ordering::Relaxed);
+            }
+            ok
+        });
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn reopen(t: &Target, stop: &AtomicBool, done: &AtomicU64) {
+    std::thread::scope(|s| {
+        for th in 0..4 {
+            s.spawn(move || {
+                let mut i = th;
+                while !stop.load(Ordering::Relaxed) {
+                    if let Some(c) = connect_from(attacker(i), t.port()) {
+                        done.fetch_add(1, Ordering::Relaxed);
+                        drop(c);
+                    }
+                    i += 1;
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+            });
+        }
+    });
+}
+
+fn wrong_login(t: &Target, stop: &AtomicBool, done: &AtomicU64) {
+    std::thread::scope(|s| {
+        for th in 0..16 {
+            s.spawn(move || {
+                let mut n = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    n += 1;
+                    let pw = format!("wrong-{th}-{n}");
+                    match t.kind {
+                        // A Hello with mqadmin's user id and a guessed password, from an
+                        // attacker's address (the legitimate client is app, from 127.0.0.1).
+                        Kind::Native => {
+                            let Some(mut s) = connect_from(attacker(th), t.port()) else {
+                                continue;
+                            };
+                            let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
+                            let hello = sealmq_wire::Request::Hello(sealmq_wire::Hello {
+                                versions: sealmq_wire::VERSIONS.to_vec(),
+                                max_msg: 1 << 20,
+                                appl: "battery".into(),
+                                channel: "APP.SVRCONN".into(),
+                                user: "mqadmin".into(),
+                                password: sealmq_wire::Secret::new(&pw),
+                            });
+                            let _ = sealmq_wire::write_request(&mut s, 1, &hello);
+                            let _ = sealmq_wire::read_response(&mut s, 1 << 20);
+                        }
+                        Kind::Rest => {
+                            let ip = attacker(th);
+                            let ip = format!("{}.{}.{}.{}", ip[0], ip[1], ip[2], ip[3]);
+                            let body = format!(r#"{{"username":"app","password":"{pw}"}}"#);
+                            // (The legitimate client here is mqadmin, from 127.0.0.1.)
+                            let _ = curl(
+                                &[
+                                    "--interface",
+                                    &ip,
+                                    "-H",
+                                    "Content-Type: application/json",
+                                    "--data-binary",
+                                    &body,
+                                ],
+                                &format!("https://{}/ibmmq/rest/v2/login", t.addr),
+                            );
+                        }
+                        _ => return,
+                    }
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+    });
+}
+
+/// One row of the closing table.
+struct Row {
+    admin: (u32, u32),
+    legit: (u32, u32),
+    slowest: Duration,
+}
+
+/// Runs `attack` for `secs` seconds while the administrator and the legitimate client are
+/// served again and again; then checks that threads and memory come back. Returns the row.
+fn under_attack(t: &Target, name: &str, attack: Attack, secs: u64) -> Row {
+    let (threads0, rss0) = (t.threads(), t.rss());
+    let stop = AtomicBool::new(false);
+    let done = AtomicU64::new(0);
+    let mut row = Row {
+        admin: (0, 0),
+        legit: (0, 0),
+        slowest: Duration::ZERO,
+    };
+    let (mut peak_threads, mut peak_rss) = (threads0, rss0);
+    let mut failures = Vec::new();
+    std::thread::scope(|s| {
+        s.spawn(|| attack(t, &stop, &done));
+        // Let the attack take hold before the first look.
+        std::thread::sleep(Duration::from_secs(2));
+        let end = Instant::now() + Duration::from_secs(secs);
+        while Instant::now() < end {
+            for (who, tally) in [("admin", 0), ("legit", 1)] {
+                let began = Instant::now();
+                let r = if tally == 0 { t.admin() } else { t.legit() };
+                let took = began.elapsed();
+                row.slowest = row.slowest.max(took);
+                let c = if tally == 0 {
+                    &mut row.admin
+                } else {
+                    &mut row.legit
+                };
+                c.1 += 1;
+                match r {
+                    Ok(()) if took <= SERVED_WITHIN => c.0 += 1,
+                    Ok(()) => failures.push(format!("{who}: served in {took:?}")),
+                    Err(e) => failures.push(format!("{who}: {e}")),
+                }
+                peak_threads = peak_threads.max(t.threads());
+                peak_rss = peak_rss.max(t.rss());
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    // Once it ends, threads and memory come back.
+    let mut after = (0, 0);
+    wait_for(
+        Duration::from_secs(60),
+        &format!("{name}: threads and memory back after the attack"),
+        || {
+            after = (t.threads(), t.rss());
+            after.0 <= threads0 + THREADS_BOUND && after.1 <= rss0 + RSS_BOUND_KB
+        },
+    );
+    eprintln!(
+        "BATTERY {:<8} {name:<12} attack steps {:>6}  admin {}/{}  legit {}/{}  slowest {:>6} ms  \
+         threads {threads0}->{peak_threads}->{}  RSS {}->{}->{} MiB",
+        format!("{:?}", t.kind),
+        done.load(Ordering::Relaxed),
+        row.admin.0,
+        row.admin.1,
+        row.legit.0,
+        row.legit.1,
+        row.slowest.as_millis(),
+        after.0,
+        rss0 / 1024,
+        peak_rss / 1024,
+        after.1 / 1024,
+    );
+    if !failures.is_empty() {
+        let log = t.errlog();
+        panic!(
+            "{:?} under {name}: {failures:?}\nthe error log ends: {}",
+            t.kind,
+            &log[log.len().saturating_sub(4000)..]
+        );
+    }
+    assert!(done.load(Ordering::Relaxed) > 0, "{name} did nothing");
+    row
+}
+
+/// The attacks every kind takes, and those that check passwords.
+fn battery(kind: Kind) {
+    let t = Target::start(kind);
+    t.admin()
+        .expect("the administrator is served before any attack");
+    t.legit()
+        .expect("the legitimate client is served before any attack");
+    let mut attacks: Vec<(&str, Attack)> =
+        vec![("idle", idle), ("trickle", trickle), ("reopen", reopen)];
+    if matches!(kind, Kind::Native | Kind::Rest) {
+        attacks.push(("wrong-login", wrong_login));
+    }
+    for (name, attack) in attacks {
+        under_attack(&t, name, attack, 8);
+    }
+    // Refusals and evictions were logged, at most once a second each.
+    let log = t.errlog();
+    let said = match kind {
+        Kind::Native => "first frame closed to make room",
+        Kind::Amqp => "first frame closed to make room",
+        Kind::Rest => "web: ",
+        Kind::Metrics => "metrics: ",
+    };
+    assert!(
+        log.contains(said),
+        "{kind:?}: no '{said}' in the error log: {}",
+        &log[log.len().saturating_sub(3000)..]
+    );
+    t.h.ok(&["stop", QM]);
+}
+
+#[test]
+fn battery_native_tcp() {
+    battery(Kind::Native);
+}
+
+#[test]
+fn battery_amqp() {
+    battery(Kind::Amqp);
+}
+
+#[test]
+fn battery_rest_and_console() {
+    battery(Kind::Rest);
+}
+
+#[test]
+fn battery_metrics() {
+    battery(Kind::Metrics);
+}
