@@ -71,7 +71,9 @@ pub(crate) const HELLO_MAX: usize = 4096;
 /// The largest frame between instances of a group.
 pub(crate) const FRAME_MAX: usize = 512 << 20;
 /// Connections an instance serves at once (two peers, and room for their reconnections).
-const MAX_CONNS: usize = 16;
+const MAX_CONNS: usize = 32;
+/// Connections from one address at once (the instances of a group on one host share one).
+const PER_ADDRESS: usize = 8;
 /// How long a caller has to say `Hello`.
 const HELLO_WAIT: Duration = Duration::from_secs(5);
 /// Bytes of a replica's snapshot the active instance fetches at a time (`Rpc::SnapshotChunk`).
@@ -196,7 +198,7 @@ pub(crate) async fn serve(listener: TcpListener, served: Served) {
         handover,
         machine,
     } = served;
-    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNS));
+    let table = sealmq_types::slots::Table::new("high availability", MAX_CONNS, PER_ADDRESS);
     loop {
         let (tcp, peer) = match listener.accept().await {
             Ok(x) => x,
@@ -206,29 +208,49 @@ pub(crate) async fn serve(listener: TcpListener, served: Served) {
                 continue;
             }
         };
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
-            tracing::warn!(
-                "high availability: a connection from {peer} refused: {MAX_CONNS} served"
-            );
+        // Until its Hello proves it another instance, a connection may be closed to make room
+        // (issue 42: sockets that never spoke held every place and delayed failover).
+        let evicted = Arc::new(tokio::sync::Notify::new());
+        let closer = evicted.clone();
+        let (slot, line) = table.admit(peer.ip(), Box::new(move || closer.notify_one()));
+        if let Some(line) = line {
+            tracing::warn!("{line}");
+        }
+        let Some(slot) = slot else {
             continue;
         };
         let (raft, group, qm) = (raft.clone(), group.clone(), qm.clone());
         let (acceptor, view, handover) = (tls.acceptor.clone(), view.clone(), handover.clone());
         let (seal, machine) = (tls.seal.clone(), machine.clone());
         tokio::spawn(async move {
-            let _slot = slot;
-            let _ = tcp.set_nodelay(true);
-            let mut s = match tokio::time::timeout(HELLO_WAIT, acceptor.accept(tcp)).await {
-                Ok(Ok(s)) => s,
-                Ok(Err(e)) => {
-                    tracing::warn!("high availability: a connection from {peer} refused: TLS: {e}");
-                    return;
-                }
-                Err(_) => return,
+            let state = slot.state.clone();
+            let greeted = async {
+                let _ = tcp.set_nodelay(true);
+                let s = match tokio::time::timeout(HELLO_WAIT, acceptor.accept(tcp)).await {
+                    Ok(Ok(s)) => s,
+                    Ok(Err(e)) => {
+                        tracing::debug!(
+                            "high availability: a connection from {peer} refused: TLS: {e}"
+                        );
+                        return None;
+                    }
+                    Err(_) => return None,
+                };
+                Some(s)
             };
+            let mut s = tokio::select! {
+                s = greeted => match s {
+                    Some(s) => s,
+                    None => return,
+                },
+                _ = evicted.notified() => return,
+            };
+            let _slot = slot;
             let dn = peer_dn(s.get_ref().1.peer_certificates());
-            let hello =
-                tokio::time::timeout(HELLO_WAIT, read_frame::<Rpc, _>(&mut s, HELLO_MAX)).await;
+            let hello = tokio::select! {
+                h = tokio::time::timeout(HELLO_WAIT, read_frame::<Rpc, _>(&mut s, HELLO_MAX)) => h,
+                _ = evicted.notified() => return,
+            };
             let from = match hello {
                 Ok(Ok(Rpc::Hello { qm: q, from }))
                     if q == qm
@@ -252,6 +274,8 @@ pub(crate) async fn serve(listener: TcpListener, served: Served) {
                     return;
                 }
             };
+            // Another instance: its place is no longer given to a newcomer.
+            state.set_busy(true);
             if write_frame(&mut s, &Answer::Hello).await.is_err() {
                 return;
             }

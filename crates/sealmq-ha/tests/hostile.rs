@@ -86,3 +86,101 @@ fn instances_outside_the_group_and_strangers_are_refused() {
         n.shutdown();
     }
 }
+
+/// Sockets from eight other addresses that connect to every instance's replication port and
+/// never speak, re-opened as soon as they are closed, until `stop`.
+fn flood(ports: &[u16], stop: &std::sync::atomic::AtomicBool) -> u64 {
+    use std::sync::atomic::Ordering;
+    let mut held: Vec<(u16, usize, std::net::TcpStream)> = Vec::new();
+    let mut opened = 0;
+    while !stop.load(Ordering::Relaxed) {
+        held.retain(|(_, _, s)| {
+            let _ = s.set_nonblocking(true);
+            !matches!((&*s).read(&mut [0u8; 1]), Ok(0))
+                && !matches!((&*s).read(&mut [0u8; 1]), Err(e) if e.kind() != std::io::ErrorKind::WouldBlock)
+        });
+        for &p in ports {
+            for i in 0..64 {
+                if held.iter().any(|(hp, hi, _)| *hp == p && *hi == i) {
+                    continue;
+                }
+                let src = [127, 0, 0, 2 + (i % 8) as u8];
+                if let Some(s) = sealmq_testkit::connect_from(src, p) {
+                    held.push((p, i, s));
+                    opened += 1;
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    opened
+}
+
+/// Issue 42: 16 strangers' sockets held every place of the replication ports, so that after
+/// the active instance was lost the others could not reach each other to elect a new one for
+/// 10-20 s (about 2 s without them). A stranger's socket now gives its place to a newcomer
+/// until its Hello proves it an instance; failover takes its usual time under the flood.
+#[test]
+fn strangers_holding_the_replication_ports_do_not_delay_failover() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let tmp = tempfile::tempdir().unwrap();
+    let good = tmp.path().join("ca");
+    ca(&good);
+    let ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let spec = format!(
+        "a@127.0.0.1:{},b@127.0.0.1:{},c@127.0.0.1:{}",
+        ports[0], ports[1], ports[2]
+    );
+    let names = ["a", "b", "c"];
+    let mut nodes: Vec<Option<Node>> = names
+        .iter()
+        .map(|n| {
+            let d = tmp.path().join(n);
+            identity(&d, &sealmq_ha::instance_dn("QM", n), &good);
+            Some(start(&d, &spec, n))
+        })
+        .collect();
+    let active_of = |nodes: &[Option<Node>]| {
+        nodes
+            .iter()
+            .position(|n| n.as_ref().is_some_and(|n| n.is_active()))
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let first = loop {
+        if let Some(a) = active_of(&nodes) {
+            break a;
+        }
+        assert!(Instant::now() < deadline, "no active instance");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let f = s.spawn(|| flood(&ports, &stop));
+        // Let the flood take every place it can.
+        std::thread::sleep(Duration::from_secs(3));
+        let t = Instant::now();
+        nodes[first].take().unwrap().shutdown();
+        let next = loop {
+            if let Some(a) = active_of(&nodes) {
+                break Some(a);
+            }
+            if t.elapsed() > Duration::from_secs(30) {
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let took = t.elapsed();
+        stop.store(true, Ordering::Relaxed);
+        let opened = f.join().unwrap();
+        eprintln!(
+            "failover under a flood of the replication ports ({opened} sockets opened): {took:?}"
+        );
+        assert!(
+            next.is_some() && took < Duration::from_secs(8),
+            "failover took {took:?} ({next:?})"
+        );
+    });
+    for n in nodes.into_iter().flatten() {
+        n.shutdown();
+    }
+}

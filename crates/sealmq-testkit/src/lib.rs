@@ -10,6 +10,20 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// A TCP connection to 127.0.0.1:`port` that leaves from `src` (another loopback address), so
+/// that a flood and a legitimate client come from different addresses. `None` when the
+/// connect fails or takes more than 2 s.
+pub fn connect_from(src: [u8; 4], port: u16) -> Option<std::net::TcpStream> {
+    use socket2::{Domain, Socket, Type};
+    let s = Socket::new(Domain::IPV4, Type::STREAM, None).ok()?;
+    let from = std::net::SocketAddr::from((src, 0));
+    s.bind(&from.into()).ok()?;
+    let to = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    s.connect_timeout(&to.into(), Duration::from_secs(2)).ok()?;
+    let _ = s.set_write_timeout(Some(Duration::from_secs(2)));
+    Some(s.into())
+}
+
 /// Polls `f` every 20 ms until it holds, failing the test after `limit` with `what`.
 pub fn wait_for(limit: Duration, what: &str, f: impl FnMut() -> bool) {
     wait_every(limit, Duration::from_millis(20), what, f)

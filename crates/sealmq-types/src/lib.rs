@@ -7,9 +7,11 @@
 //! - [`time`]: UTC civil time and MQ's date and time text.
 //! - [`sync`]: lock guards that survive a panic elsewhere.
 //! - [`named_enum!`]: keyword values with their MQSC names and stored bytes.
+//! - [`slots`]: the connection table of a listener whose connections authenticate late.
 
 pub mod codec;
 pub mod named;
+pub mod slots;
 pub mod sync;
 pub mod time;
 

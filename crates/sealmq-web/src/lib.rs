@@ -11,7 +11,7 @@
 //!
 //! Limits: [`MAX_CONNECTIONS`] connections at once and [`MAX_PER_ADDRESS`] from one address;
 //! past them a new connection closes the oldest one not serving an authenticated request
-//! (`slots.rs`), before any TLS work. [`HANDSHAKE`] for TLS, [`HEADER_TIMEOUT`] for a
+//! (`sealmq_types::slots`), before any TLS work. [`HANDSHAKE`] for TLS, [`HEADER_TIMEOUT`] for a
 //! request's headers; a body is read only once its request is authenticated (a login's within
 //! [`LOGIN_BODY`] bytes), within [`BODY_DEADLINE`] and [`MAX_BODY`] bytes. Login sessions:
 //! [`MAX_SESSIONS`] in all, [`SESSIONS_PER_USER`] per user (its oldest goes), each at most
@@ -29,10 +29,9 @@ mod messaging;
 mod msglist;
 pub mod plain;
 mod reply;
-pub mod slots;
 
 pub use auth::Roles;
-use slots::{ConnState, Table};
+use sealmq_types::slots::{ConnState, Table};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -45,7 +44,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Notify, Semaphore};
 
-/// Connections held at once (past it a new one closes the oldest idle one, `slots.rs`).
+/// Connections held at once (past it a new one closes the oldest idle one,
+/// `sealmq_types::slots`).
 pub const MAX_CONNECTIONS: usize = 64;
 /// Connections from one address at once (so that one address cannot take them all).
 pub const MAX_PER_ADDRESS: usize = 16;
@@ -264,7 +264,13 @@ pub(crate) async fn accept<F, Fut>(
                 }
             },
         };
-        let Some(slot) = table.admit(peer.ip()) else {
+        let evicted = Arc::new(Notify::new());
+        let closer = evicted.clone();
+        let (slot, line) = table.admit(peer.ip(), Box::new(move || closer.notify_one()));
+        if let Some(line) = line {
+            tracing::warn!("{line}");
+        }
+        let Some(slot) = slot else {
             drop(tcp);
             continue;
         };
@@ -272,7 +278,7 @@ pub(crate) async fn accept<F, Fut>(
         tokio::spawn(async move {
             tokio::select! {
                 _ = work => {}
-                _ = slot.state.close.notified() => {}
+                _ = evicted.notified() => {}
             }
             drop(slot);
         });

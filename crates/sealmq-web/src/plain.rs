@@ -7,11 +7,11 @@
 //! once took a thread and descriptors per connection, outside the queue manager's budget).
 
 use crate::Web;
-use crate::slots::Table;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::{Method, Response};
 use hyper_util::rt::TokioIo;
+use sealmq_types::slots::Table;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::sync::{Notify, Semaphore};

@@ -212,7 +212,7 @@ pub fn field(out: &str, key: &str) -> String {
 
 /// Polling with a deadline and free loopback ports: shared by every crate's tests.
 #[allow(unused_imports)] // (not every test binary polls slowly or listens on TCP)
-pub use sealmq_testkit::{free_port, wait_every, wait_for};
+pub use sealmq_testkit::{connect_from, free_port, wait_every, wait_for};
 
 /// A queue's directory under a queue manager's directory (its name in hexadecimal under
 /// `queues/`).
@@ -341,49 +341,5 @@ pub fn raise_own_fd_limit() {
         libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
         lim.rlim_cur = lim.rlim_max;
         libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-    }
-}
-
-/// A TCP connection to 127.0.0.1:`port` that leaves from `src` (another loopback address),
-/// so that a flood and a legitimate client come from different addresses. `None` when the
-/// connect fails or takes more than 2 s.
-#[allow(unsafe_code)]
-pub fn connect_from(src: [u8; 4], port: u16) -> Option<std::net::TcpStream> {
-    use std::os::fd::FromRawFd;
-    // SAFETY: a socket we own, bound and connected with sockaddr_in values we built; on
-    // success its descriptor goes to the TcpStream, on failure it is closed here.
-    unsafe {
-        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
-        if fd < 0 {
-            return None;
-        }
-        let tv = libc::timeval {
-            tv_sec: 2,
-            tv_usec: 0,
-        };
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_SNDTIMEO,
-            &tv as *const libc::timeval as *const libc::c_void,
-            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-        );
-        let mut a: libc::sockaddr_in = std::mem::zeroed();
-        a.sin_family = libc::AF_INET as libc::sa_family_t;
-        a.sin_addr.s_addr = u32::from_ne_bytes(src);
-        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-        let sa = &a as *const libc::sockaddr_in as *const libc::sockaddr;
-        if libc::bind(fd, sa, len) != 0 {
-            libc::close(fd);
-            return None;
-        }
-        a.sin_addr.s_addr = u32::from_ne_bytes([127, 0, 0, 1]);
-        a.sin_port = port.to_be();
-        let sa = &a as *const libc::sockaddr_in as *const libc::sockaddr;
-        if libc::connect(fd, sa, len) != 0 {
-            libc::close(fd);
-            return None;
-        }
-        Some(std::net::TcpStream::from_raw_fd(fd))
     }
 }

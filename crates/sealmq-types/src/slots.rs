@@ -1,30 +1,33 @@
-//! The connection table of an HTTP listener (the REST API and console, `/metrics`): at most
-//! `max` connections, at most `per_addr` from one address. A connection is *idle* until a
+//! The connection table of a listener whose connections authenticate after they are accepted
+//! (the REST API and console, `/metrics`, the replication port of a highly available queue
+//! manager): at most `max` connections, at most `per_addr` from one address. A connection is *idle* until a
 //! request of it is authenticated (the TLS handshake, headers or a login body still arriving,
 //! a kept-alive connection between requests, an unauthenticated request); when the table or
 //! an address's share is full, a new connection closes the oldest idle one — of its own
 //! address first — instead of being refused. So sockets that never send, trickle, or re-open
 //! as fast as they are closed churn among themselves, and a client that sends its request at
 //! once still gets in (issue 42). Only when every place holds a request being served is a new
-//! connection refused. Refusals and evictions are logged at most once a second, counted.
+//! connection refused. Refusals and evictions are told at most once a second, counted: the
+//! line [`Table::admit`] returns is for the listener's log.
 
-use sealmq_types::sync::lock;
+use crate::sync::lock;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::Notify;
 
 /// At most one log line a second about a listener's refusals and evictions.
 const LOG_EVERY: Duration = Duration::from_secs(1);
 
+/// What closes a connection the table takes the place of (called at most once, outside the
+/// table's lock).
+pub type Closer = Box<dyn FnOnce() + Send>;
+
 /// One connection's state as the table sees it.
-#[derive(Default)]
 pub struct ConnState {
     /// An authenticated request is being served: not to be closed to make room.
     busy: AtomicBool,
-    /// Notified when the table closes the connection to make room.
-    pub close: Notify,
+    close: Mutex<Option<Closer>>,
 }
 
 impl ConnState {
@@ -34,6 +37,12 @@ impl ConnState {
 
     fn is_busy(&self) -> bool {
         self.busy.load(Ordering::Acquire)
+    }
+
+    fn close(&self) {
+        if let Some(c) = lock(&self.close).take() {
+            c();
+        }
     }
 }
 
@@ -95,41 +104,51 @@ impl Table {
         self.len() == 0
     }
 
-    /// A place for a connection from `ip`, made by closing the oldest idle connection (of
-    /// `ip` when it holds its share, else of any address) when needed; `None` when every
-    /// place that could be freed serves a request.
-    pub fn admit(self: &Arc<Self>, ip: IpAddr) -> Option<Slot> {
+    /// A place for a connection from `ip` (which `close` closes), made by closing the oldest
+    /// idle connection (of `ip` when it holds its share, else of the address holding the most)
+    /// when needed; `None` when every place that could be freed serves a request. With, at
+    /// most once a second, a line for the log.
+    pub fn admit(self: &Arc<Self>, ip: IpAddr, close: Closer) -> (Option<Slot>, Option<String>) {
+        let mut evicted = Vec::new();
         let mut i = lock(&self.inner);
         let same = i.conns.iter().filter(|e| e.ip == ip).count();
-        if same >= self.per_addr && !Self::evict(&mut i, Some(ip)) {
-            self.refused(&mut i, ip);
-            return None;
-        }
-        if i.conns.len() >= self.max && !Self::evict(&mut i, None) {
-            self.refused(&mut i, ip);
-            return None;
-        }
-        let id = i.next;
-        i.next += 1;
-        let state = Arc::new(ConnState::default());
-        i.conns.push(Entry {
-            id,
-            ip,
-            state: state.clone(),
+        let room = (same < self.per_addr || Self::evict(&mut i, Some(ip), &mut evicted))
+            && (i.conns.len() < self.max || Self::evict(&mut i, None, &mut evicted));
+        let slot = room.then(|| {
+            let id = i.next;
+            i.next += 1;
+            let state = Arc::new(ConnState {
+                busy: AtomicBool::new(false),
+                close: Mutex::new(Some(close)),
+            });
+            i.conns.push(Entry {
+                id,
+                ip,
+                state: state.clone(),
+            });
+            Slot {
+                table: self.clone(),
+                id,
+                state,
+            }
         });
-        self.log(&mut i, ip);
-        Some(Slot {
-            table: self.clone(),
-            id,
-            state,
-        })
+        if slot.is_none() {
+            i.refused += 1;
+        }
+        let line = self.line(&mut i, ip);
+        drop(i);
+        for e in evicted {
+            e.close();
+        }
+        (slot, line)
     }
 
-    /// Closes the oldest idle connection of `ip`, or when none is given of the address that
+    /// Takes the oldest idle connection of `ip`, or when none is given of the address that
     /// holds the most idle connections (a flood from some addresses churns its own sockets,
-    /// not the one of a client that is still in its handshake). The entries are in the order
-    /// they came (a removal keeps the order of the rest).
-    fn evict(i: &mut Inner, ip: Option<IpAddr>) -> bool {
+    /// not the one of a client still in its handshake), off the table into `out` (to be
+    /// closed). The entries are in the order they came (a removal keeps the order of the
+    /// rest).
+    fn evict(i: &mut Inner, ip: Option<IpAddr>, out: &mut Vec<Arc<ConnState>>) -> bool {
         let ip = ip.or_else(|| {
             let mut idle: Vec<(IpAddr, usize)> = Vec::new();
             for e in i.conns.iter().filter(|e| !e.state.is_busy()) {
@@ -145,22 +164,17 @@ impl Table {
             .iter()
             .position(|e| ip.is_none_or(|ip| e.ip == ip) && !e.state.is_busy());
         let Some(at) = at else { return false };
-        let e = i.conns.remove(at);
-        e.state.close.notify_one();
+        out.push(i.conns.remove(at).state);
         i.evicted += 1;
         true
     }
 
-    fn refused(&self, i: &mut Inner, ip: IpAddr) {
-        i.refused += 1;
-        self.log(i, ip);
-    }
-
-    fn log(&self, i: &mut Inner, ip: IpAddr) {
+    fn line(&self, i: &mut Inner, ip: IpAddr) -> Option<String> {
         if i.evicted + i.refused == 0 || i.logged.is_some_and(|t| t.elapsed() < LOG_EVERY) {
-            return;
+            return None;
         }
-        tracing::warn!(
+        i.logged = Some(Instant::now());
+        Some(format!(
             "{}: {} idle connection(s) closed to make room and {} refused since the last such \
              line (at most {} connections, {} per address; the last from {ip})",
             self.name,
@@ -168,35 +182,45 @@ impl Table {
             std::mem::take(&mut i.refused),
             self.max,
             self.per_addr
-        );
-        i.logged = Some(Instant::now());
+        ))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::AtomicUsize;
 
     fn ip(n: u8) -> IpAddr {
         IpAddr::from([127, 0, 0, n])
     }
 
+    /// A closer that counts into `n`.
+    fn counted(n: &Arc<AtomicUsize>) -> Closer {
+        let n = n.clone();
+        Box::new(move || {
+            n.fetch_add(1, Ordering::SeqCst);
+        })
+    }
+
     #[test]
     fn idle_connections_make_room_and_busy_ones_do_not() {
+        let closed = Arc::new(AtomicUsize::new(0));
         let t = Table::new("test", 4, 2);
-        let a1 = t.admit(ip(1)).unwrap();
-        let a2 = t.admit(ip(1)).unwrap();
+        let admit = |n| t.admit(ip(n), counted(&closed)).0;
+        let a1 = admit(1).unwrap();
+        let a2 = admit(1).unwrap();
         // Address 1 holds its share: its oldest idle one goes.
-        let a3 = t.admit(ip(1)).unwrap();
-        assert_eq!(t.len(), 2);
+        let a3 = admit(1).unwrap();
+        assert_eq!((t.len(), closed.load(Ordering::SeqCst)), (2, 1));
         drop(a1); // already evicted: nothing else is removed
         assert_eq!(t.len(), 2);
-        let b1 = t.admit(ip(2)).unwrap();
-        let b2 = t.admit(ip(2)).unwrap();
+        let b1 = admit(2).unwrap();
+        let b2 = admit(2).unwrap();
         // Full: a newcomer from elsewhere closes the oldest idle one of the address holding
         // the most idle ones (address 1: a2 and a3 idle; address 2: b1 busy, b2 idle).
         b1.state.set_busy(true);
-        let c1 = t.admit(ip(3)).unwrap();
+        let c1 = admit(3).unwrap();
         assert_eq!(t.len(), 4);
         assert_eq!(
             lock(&t.inner)
@@ -206,30 +230,15 @@ mod tests {
                 .count(),
             1
         );
-        // Everything busy: refused.
+        // Everything busy: refused, and said so (once a second).
         for s in [&a3, &b1, &b2, &c1] {
             s.state.set_busy(true);
         }
-        assert!(t.admit(ip(4)).is_none());
-        assert!(t.admit(ip(2)).is_none());
+        let (none, line) = t.admit(ip(4), counted(&closed));
+        assert!(none.is_none());
+        assert!(line.is_some_and(|l| l.contains("refused")));
+        assert!(admit(2).is_none());
         drop((a2, a3, b1, b2, c1));
         assert!(t.is_empty());
-    }
-
-    #[test]
-    fn an_evicted_connection_is_told() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let t = Table::new("test", 1, 1);
-        let a = t.admit(ip(1)).unwrap();
-        let _b = t.admit(ip(2)).unwrap();
-        // The permit is stored: a task that starts waiting later still sees it.
-        rt.block_on(async {
-            tokio::time::timeout(Duration::from_secs(1), a.state.close.notified())
-                .await
-                .expect("evicted connection notified");
-        });
     }
 }
