@@ -648,3 +648,105 @@ fn a_protected_topic_keeps_every_subscribers_copy_an_envelope() {
         }
     }
 }
+
+/// Issue 42: `sealmq pub` without a keystore published in clear on a topic with a Privacy
+/// policy — the text in the recovery log and in every subscriber's queue — where the same put
+/// to a protected queue was refused (the client skipped the policy look-up without a
+/// keystore). The queue manager now refuses plaintext to a protected topic or queue from any
+/// connection it does not protect for: publish, put1, and a put through an alias that has no
+/// policy of its own.
+#[test]
+fn plaintext_to_a_protected_topic_or_queue_is_refused_by_the_queue_manager() {
+    let w = World::started(&["alice", "bob"]);
+    w.mqsc(
+        "DEFINE TOPIC(PAY) TOPICSTR('pay')\nDEFINE QLOCAL(PAY.Q)\n\
+         DEFINE QALIAS(PAY.ALIAS) TARGET(PAY.Q)\n",
+    );
+    for p in ["PAY", "PAY.Q"] {
+        w.ok(&[
+            "policy",
+            "set",
+            "-m",
+            "QMP",
+            "-p",
+            p,
+            "-s",
+            "SHA256",
+            "-e",
+            "AES256",
+            "-r",
+            "CN=bob,O=Example",
+            "-a",
+            "CN=alice,O=Example",
+        ]);
+    }
+    let bob = w.ks("bob");
+    w.ok(&[
+        "sub",
+        "QMP",
+        "pay/#",
+        "--name",
+        "AUDIT",
+        "--durable",
+        "--count",
+        "0",
+        "--keystore",
+        s(&bob),
+    ]);
+    let err = w.fails(&["pub", "QMP", "pay/salaries", "--message", "salary 100"]);
+    assert!(err.contains("2063") && err.contains("keystore"), "{err}");
+    let mut c = Client::connect_local(&w.qm_dir(), "plain").unwrap();
+    let e = c
+        .put1("PAY.Q", &mut Md::default(), b"salary 200", false)
+        .unwrap_err();
+    assert_eq!(e.reason, 2063, "{e}");
+    let (h, _) = c.open("PAY.ALIAS", OpenOptions::output()).unwrap();
+    let e = c
+        .put(h, &mut Md::default(), b"salary 300", false)
+        .unwrap_err();
+    assert_eq!(e.reason, 2063, "{e}");
+    let e = c
+        .publish("pay/bonus", &mut Md::default(), b"salary 400", false)
+        .unwrap_err();
+    assert_eq!(e.reason, 2063, "{e}");
+    drop(c);
+    assert_eq!(w.depth("PAY.Q"), 0);
+    // A publication alice protects still goes, to the subscription as an envelope.
+    let alice = w.ks("alice");
+    w.ok(&[
+        "pub",
+        "QMP",
+        "pay/salaries",
+        "--message",
+        "salary 500",
+        "--keystore",
+        s(&alice),
+    ]);
+    let out = w.ok(&[
+        "sub",
+        "QMP",
+        "pay/#",
+        "--name",
+        "AUDIT",
+        "--resume",
+        "--keystore",
+        s(&bob),
+    ]);
+    assert_eq!(out.trim(), "salary 500");
+    // None of the refused text reached the disk.
+    let mut todo = vec![w.qm_dir()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if let Ok(bytes) = std::fs::read(&p) {
+                assert!(
+                    !bytes.windows(7).any(|x| x == b"salary "),
+                    "plaintext in {}",
+                    p.display()
+                );
+            }
+        }
+    }
+}

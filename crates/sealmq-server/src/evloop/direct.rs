@@ -3,8 +3,8 @@
 //! deadline, or its client going away — no thread is held meanwhile.
 
 use crate::dispatch::{err, get_options, no_handle};
-
 use crate::session::{Flow, Session};
+use sealmq_engine::intercept::check_as_sent;
 use sealmq_engine::mqi::{GetStep, PutOptions, PutStep};
 use sealmq_engine::{Connection, Hobj, QueueManager};
 use sealmq_types::ReasonCode;
@@ -62,10 +62,14 @@ pub(crate) async fn try_serve<R: AsyncRead + Unpin>(
             payload,
             syncpoint,
         } => match s.handles.get(&hobj) {
-            Some(h) => {
-                let step = s.conn.put_step(h, &mut md, &payload, pmo(syncpoint));
-                put_done(&s.qm, &s.conn, step, md).await
-            }
+            // Plaintext to a protected queue is refused (issue 42), as on the blocking pool.
+            Some(h) => match check_as_sent(&s.qm, &h.name, &payload) {
+                Err(detail) => crate::icpt::security(detail),
+                Ok(()) => {
+                    let step = s.conn.put_step(h, &mut md, &payload, pmo(syncpoint));
+                    put_done(&s.qm, &s.conn, step, md).await
+                }
+            },
             None => no_handle(hobj),
         },
         Request::Put1 {
@@ -73,10 +77,13 @@ pub(crate) async fn try_serve<R: AsyncRead + Unpin>(
             mut md,
             payload,
             syncpoint,
-        } => {
-            let step = s.conn.put1_step(&name, &mut md, &payload, pmo(syncpoint));
-            put_done(&s.qm, &s.conn, step, md).await
-        }
+        } => match check_as_sent(&s.qm, &name, &payload) {
+            Err(detail) => crate::icpt::security(detail),
+            Ok(()) => {
+                let step = s.conn.put1_step(&name, &mut md, &payload, pmo(syncpoint));
+                put_done(&s.qm, &s.conn, step, md).await
+            }
+        },
         Request::Publish {
             topic,
             md,
