@@ -652,3 +652,47 @@ fn bench_amqp_reports_both_protocols_side_by_side() {
     assert!(first["amqp_get_per_s"].as_f64().unwrap() > 0.0, "{out}");
     assert!(first["native_get_per_s"].as_f64().unwrap() > 0.0, "{out}");
 }
+
+/// Issue 42: through a channel without INTERCEPT(YES), a message to a queue or a topic whose
+/// policy has a quality of protection was stored as sent, in clear. It is rejected with 2063
+/// unless it is already a protected message (the application protected it itself).
+#[test]
+fn plaintext_to_a_protected_queue_or_topic_is_rejected_without_interception() {
+    let h = Home::new();
+    let url = setup(&h, "QX");
+    h.mqsc(
+        "QX",
+        "DEFINE QLOCAL(APP.PAY)\nDEFINE TOPIC(PAY) TOPICSTR('pay')\n\
+         DEFINE QLOCAL(PAY.AUDIT)\nDEFINE SUB(PAY.AUDIT) TOPICSTR('pay/#') DEST(PAY.AUDIT)\n\
+         SET AUTHREC PROFILE('PAY') OBJTYPE(TOPIC) PRINCIPAL('app') AUTHADD(PUB)\n",
+    );
+    for p in ["APP.PAY", "PAY"] {
+        h.ok(&[
+            "policy",
+            "set",
+            "-m",
+            "QX",
+            "-p",
+            p,
+            "-s",
+            "SHA256",
+            "-e",
+            "AES256",
+            "-r",
+            "CN=bob,O=Example",
+            "-a",
+            "CN=alice,O=Example",
+        ]);
+    }
+    for target in ["APP.PAY", "topic://pay/salaries"] {
+        let out = proton(&url, &["forbidden", target]);
+        // Rejected (proton's SendException carries the outcome, not its text).
+        let e = out[0]["error"].as_str().unwrap_or_default();
+        assert!(e.contains("SendException"), "{target}: {out:?}");
+    }
+    assert_eq!(h.depth("QX", "APP.PAY"), 0);
+    assert_eq!(h.depth("QX", "PAY.AUDIT"), 0);
+    // Unprotected targets still take plaintext.
+    assert!(proton(&url, &["forbidden", "APP.Q"])[0]["error"].is_null());
+    assert_eq!(h.depth("QX", "APP.Q"), 1);
+}

@@ -504,3 +504,53 @@ fn battery_rest_and_console() {
 fn battery_metrics() {
     battery(Kind::Metrics);
 }
+
+/// Issue 42: AMQP sockets that sent only the protocol header held MAXCHL places, so every
+/// native client was refused with 2537 while they lasted. Until its AMQP open is done a
+/// connection counts in the budget of sockets not yet authenticated, not against MAXCHL.
+#[test]
+fn amqp_sockets_that_never_open_leave_maxchl_to_applications() {
+    raise_own_fd_limit();
+    let h = Home::new();
+    h.ok(&["create", QM]);
+    let (port, amqp) = (free_port(), free_port());
+    start_with_fd_limit(&h, QM, 1024, &["--listen", &format!("127.0.0.1:{port}")]);
+    h.mqsc(
+        QM,
+        &format!(
+            "{USERS}ALTER QMGR MAXCHL(20)\nDEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app')\n\
+             DEFINE CHANNEL(APP.AMQP) CHLTYPE(AMQP) PORT({amqp}) IPADDR(127.0.0.1) MCAUSER('app')\n\
+             START CHANNEL(APP.AMQP)\n"
+        ),
+    );
+    // 60 sockets, three times MAXCHL, that send the SASL header and nothing more.
+    let held: Vec<TcpStream> = (0..60)
+        .filter_map(|i| {
+            let mut s = connect_from(attacker(i), amqp)?;
+            s.write_all(b"AMQP\x03\x01\x00\x00").ok()?;
+            Some(s)
+        })
+        .collect();
+    assert_eq!(held.len(), 60);
+    std::thread::sleep(Duration::from_millis(500));
+    let addr = format!("127.0.0.1:{port}");
+    for n in 0..5 {
+        let o = h
+            .cmd(&[
+                "put",
+                QM,
+                "APP.Q",
+                "--message",
+                &format!("legit {n}"),
+                "--conn",
+                &addr,
+                "--channel",
+                "APP.SVRCONN",
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    drop(held);
+    h.ok(&["stop", QM]);
+}
