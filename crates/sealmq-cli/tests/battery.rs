@@ -53,7 +53,13 @@ enum Kind {
     Rest,
     /// The Prometheus endpoint (`--metrics`).
     Metrics,
+    /// The Unix socket, attacked by another local user the administrator let in
+    /// (`create --group`): `nobody`, as a member of `nogroup`.
+    Unix,
 }
+
+/// The local user of the Unix kind's attacks and legitimate application.
+const NOBODY: u32 = 65534;
 
 const USERS: &str = "DEFINE QLOCAL(APP.Q)\n\
      SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
@@ -75,7 +81,16 @@ impl Target {
     fn start(kind: Kind) -> Target {
         raise_own_fd_limit();
         let h = Home::new();
-        h.ok(&["create", QM]);
+        if kind == Kind::Unix {
+            // nogroup may reach the socket: the directories above it let it pass.
+            h.ok(&["create", QM, "--group", "nogroup"]);
+            for d in [h.dir.path().to_path_buf(), h.dir.path().join("qmgrs")] {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o711)).unwrap();
+            }
+        } else {
+            h.ok(&["create", QM]);
+        }
         h.passwd(QM, "mqadmin", ADMIN_PW);
         h.passwd(QM, "app", APP_PW);
         let port = free_port();
@@ -96,6 +111,7 @@ impl Target {
                 "app",
             ],
             Kind::Metrics => vec!["--metrics", "127.0.0.1:0"],
+            Kind::Unix => vec![],
         };
         start_with_fd_limit(&h, QM, 1024, &extra);
         h.mqsc(QM, USERS);
@@ -138,6 +154,14 @@ impl Target {
             }
             Kind::Rest => h.listener(QM, "web"),
             Kind::Metrics => h.listener(QM, "metrics"),
+            Kind::Unix => {
+                h.mqsc(
+                    QM,
+                    "SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('nobody') AUTHADD(CONNECT)\n\
+                     SET AUTHREC PROFILE('APP.Q') OBJTYPE(QUEUE) PRINCIPAL('nobody') AUTHADD(PUT)\n",
+                );
+                h.qm_dir(QM).join("qm.sock").to_string_lossy().into_owned()
+            }
         };
         let pid = h.pid(QM);
         Target { kind, h, addr, pid }
@@ -270,6 +294,20 @@ impl Target {
                     .then_some(())
                     .ok_or(format!("{status}: {body}"))
             }
+            Kind::Unix => {
+                use std::os::unix::process::CommandExt;
+                let o = self
+                    .h
+                    .cmd(&["put", QM, "APP.Q", "--message", "legit"])
+                    .uid(NOBODY)
+                    .gid(NOBODY)
+                    .output()
+                    .map_err(|e| e.to_string())?;
+                o.status
+                    .success()
+                    .then_some(())
+                    .ok_or_else(|| String::from_utf8_lossy(&o.stderr).into_owned())
+            }
             Kind::Metrics => {
                 let (status, body) = curl(&[], &format!("http://{}/metrics", self.addr));
                 (status == 200 && body.contains("sealmq_queue_depth"))
@@ -283,7 +321,9 @@ impl Target {
     fn first_bytes(&self) -> Vec<u8> {
         match self.kind {
             // A frame header claiming a body that never comes.
-            Kind::Native => b"SMQ\x01\x00\x00\x10\x00hello, the rest never comes".to_vec(),
+            Kind::Native | Kind::Unix => {
+                b"SMQ\x01\x00\x00\x10\x00hello, the rest never comes".to_vec()
+            }
             Kind::Amqp => b"AMQP\x03\x01\x00\x00\x00\x00\x00\x30\x02\x01\x00\x00".to_vec(),
             // The start of a TLS ClientHello record: a half-open handshake.
             Kind::Rest | Kind::NativeTls | Kind::AmqpTls => {
@@ -357,6 +397,9 @@ fn attacker(i: usize) -> [u8; 4] {
 type Attack = fn(&Target, &AtomicBool, &AtomicU64);
 
 fn idle(t: &Target, stop: &AtomicBool, done: &AtomicU64) {
+    if t.kind == Kind::Unix {
+        return as_nobody(t, "idle", stop, done);
+    }
     let mut held = Vec::new();
     for i in 0..640 {
         if stop.load(Ordering::Relaxed) {
@@ -373,6 +416,9 @@ fn idle(t: &Target, stop: &AtomicBool, done: &AtomicU64) {
 }
 
 fn trickle(t: &Target, stop: &AtomicBool, done: &AtomicU64) {
+    if t.kind == Kind::Unix {
+        return as_nobody(t, "trickle", stop, done);
+    }
     let bytes = t.first_bytes();
     let mut socks: Vec<(TcpStream, usize)> = Vec::new();
     while !stop.load(Ordering::Relaxed) {
@@ -397,6 +443,9 @@ fn trickle(t: &Target, stop: &AtomicBool, done: &AtomicU64) {
 }
 
 fn reopen(t: &Target, stop: &AtomicBool, done: &AtomicU64) {
+    if t.kind == Kind::Unix {
+        return as_nobody(t, "reopen", stop, done);
+    }
     std::thread::scope(|s| {
         for th in 0..4 {
             s.spawn(move || {
@@ -464,6 +513,76 @@ fn wrong_login(t: &Target, stop: &AtomicBool, done: &AtomicU64) {
                 }
             });
         }
+    });
+}
+
+/// The Unix socket's attacks, made by a process of user `nobody` (a member of the group the
+/// queue manager was created for) until `stop`; it prints how many steps it made.
+fn as_nobody(t: &Target, mode: &str, stop: &AtomicBool, done: &AtomicU64) {
+    use std::os::unix::process::CommandExt;
+    const SCRIPT: &str = r#"
+import socket, sys, time
+path, mode = sys.argv[1], sys.argv[2]
+first = bytes.fromhex(sys.argv[3])
+n, socks = 0, []
+def conn():
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    return s
+while True:
+    if mode == "idle" and len(socks) < 640:
+        try:
+            socks.append(conn()); n += 1
+        except OSError:
+            time.sleep(0.05)
+        if len(socks) < 640:
+            continue
+    elif mode == "trickle":
+        while len(socks) < 64:
+            try:
+                socks.append([conn(), 0])
+            except OSError:
+                break
+        keep = []
+        for s, i in socks:
+            try:
+                s.send(first[i % len(first):i % len(first) + 1]); n += 1; keep.append([s, i + 1])
+            except OSError:
+                s.close()
+        socks = keep
+    elif mode == "reopen":
+        for _ in range(100):
+            try:
+                conn().close(); n += 1
+            except OSError:
+                pass
+            time.sleep(0.002)
+    print(n, flush=True)
+    time.sleep(0.2)
+"#;
+    let hex: String = t.first_bytes().iter().map(|b| format!("{b:02x}")).collect();
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", SCRIPT, &t.addr, mode, &hex])
+        .uid(NOBODY)
+        .gid(NOBODY)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs as nobody");
+    let out = child.stdout.take().expect("its output");
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                if let Ok(n) = line.trim().parse::<u64>() {
+                    done.store(n, Ordering::Relaxed);
+                }
+            }
+        });
+        while !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
     });
 }
 
@@ -615,6 +734,7 @@ fn battery(kind: Kind) {
         Kind::Amqp | Kind::AmqpTls => "first frame closed to make room",
         Kind::Rest => "web: ",
         Kind::Metrics => "metrics: ",
+        Kind::Unix => "first frame closed to make room",
     };
     assert!(
         log.contains(said),
@@ -652,6 +772,26 @@ fn battery_rest_and_console() {
 #[test]
 fn battery_metrics() {
     battery(Kind::Metrics);
+}
+
+#[test]
+fn battery_unix_socket() {
+    // Another local user is needed: root runs its processes as nobody (CI runs as root).
+    if is_root() {
+        battery(Kind::Unix);
+    } else {
+        eprintln!("battery_unix_socket: not root, cannot act as another local user; skipped");
+    }
+}
+
+/// Whether this process runs as root (its files under /proc say who it is).
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|v| v.split_whitespace().nth(1).map(|e| e == "0"))
+        .unwrap_or(false)
 }
 
 /// Issue 42: AMQP sockets that sent only the protocol header held MAXCHL places, so every

@@ -346,13 +346,31 @@ pub(crate) async fn accept_local(
             .map(|c| (c.uid(), c.pid().unwrap_or(0) as u32))
             .unwrap_or((u32::MAX, 0));
         let (user, admin) = (crate::user_name(uid), uid == me_uid);
-        let Ok(slot) = ctx.local_slot(&qm, admin, &user) else {
-            tokio::spawn(refuse_early_async(
-                s,
-                ReasonCode::ChannelNotAvailable.code(),
-                MAXCHL_REFUSAL,
-            ));
-            continue;
+        // Another local user's socket (a member of the queue manager's group) waits for its
+        // first frame among the sockets that have not sent one, as a TCP socket does, and
+        // counts against MAXCHL only from then on (issue 42: 576 silent sockets of one local
+        // user held every MAXCHL place); the administrator's counts against neither.
+        let ended = Arc::new(Notify::new());
+        let pending = if admin {
+            None
+        } else {
+            let maxchl = qm.qmgr().maxchl;
+            if ctx.limit.full(maxchl) {
+                ctx.refused(&format!("local connection of {user}"), maxchl);
+                tokio::spawn(refuse_early_async(
+                    s,
+                    ReasonCode::ChannelNotAvailable.code(),
+                    MAXCHL_REFUSAL,
+                ));
+                continue;
+            }
+            let end = ended.clone();
+            let who = format!("local:{user}");
+            let (pending, line) = ctx.pending.admit(&who, Box::new(move || end.notify_one()));
+            if let Some(line) = line {
+                ctx.security.events.log(&line);
+            }
+            Some(pending)
         };
         let (qm, ctx) = (qm.clone(), ctx.clone());
         let Ok(s) = s.into_std() else { continue };
@@ -360,8 +378,6 @@ pub(crate) async fn accept_local(
             let Ok(s) = tokio::net::UnixStream::from_std(s) else {
                 return;
             };
-            let _slot = slot;
-            let ended = Arc::new(Notify::new());
             let id = ctx.register(Sock::Task(ended.clone()));
             let peer = Peer::Local {
                 user,
@@ -369,7 +385,7 @@ pub(crate) async fn accept_local(
                 pid,
                 sock: None,
             };
-            conn::serve(qm, ctx.clone(), s, peer, None, ended).await;
+            conn::serve(qm, ctx.clone(), s, peer, pending, ended).await;
             ctx.unregister(id);
         });
     }
