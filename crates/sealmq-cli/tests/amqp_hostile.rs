@@ -137,24 +137,43 @@ fn idle_receiving_links_hold_no_thread_and_puts_wake_them() {
     h.ok(&["stop", "QI"]);
 }
 
-/// AMQP connections count against MAXCHL with every other network connection; a blocked
-/// address gets no further than the accept.
+/// AMQP connections count against MAXCHL with every other network connection once they are
+/// open — sockets that never open hold a place among those not yet authenticated instead
+/// (issue 42) —; a blocked address gets no further than the accept.
 #[test]
 fn amqp_connections_count_in_maxchl_and_blocked_addresses_are_refused_at_once() {
+    use std::process::Stdio;
     let h = Home::new();
     let url = setup(&h, "QM", "ALTER QMGR MAXCHL(3)\n");
     let port: u16 = url.rsplit(':').next().unwrap().parse().unwrap();
-    // Three idle sockets take the three places; a fourth connection is refused.
+    // Three idle sockets hold no MAXCHL place: a connection still opens.
     let idle: Vec<_> = (0..3)
         .map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).unwrap())
         .collect();
-    wait_for(Duration::from_secs(10), "three AMQP connections", || {
+    assert_eq!(hostile(&url, &["links", "APP.Q", "1"])["opened"], 1);
+    drop(idle);
+    // Three open connections take the three places; a fourth connection is refused.
+    let holders: Vec<_> = (0..3)
+        .map(|_| {
+            Command::new("python3")
+                .arg(HOSTILE)
+                .args([url.as_str(), "stall", "APP.Q", "1", "0"])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    wait_for(Duration::from_secs(20), "three AMQP connections", || {
         h.mqsc("QM", "DISPLAY CHSTATUS(APP.AMQP) ALL\n")
             .contains("CONNS(3)")
     });
     let r = hostile(&url, &["links", "APP.Q", "1"]);
     assert!(!r["closed"].is_null() || r["opened"] == 0, "{r}");
-    drop(idle);
+    for mut c in holders {
+        drop(c.stdin.take());
+        let _ = c.wait();
+    }
     wait_for(Duration::from_secs(30), "a place again", || {
         hostile(&url, &["links", "APP.Q", "1"])["opened"] == 1
     });

@@ -14,6 +14,8 @@
 //!
 //! Invariants, for each attack: the administrator is served throughout (local MQSC, a local
 //! put); the kind's own legitimate client (a new connection each time) is served throughout;
+//! where the kind serves the native protocol, an application connected before the attack
+//! keeps putting and getting;
 //! once the attack ends, the process's threads and resident memory come back within a bound
 //! of their level before; refusals reach the error log. Each row of the closing table is
 //! printed (`--nocapture`) as `BATTERY kind attack ...`.
@@ -22,6 +24,7 @@ mod common;
 
 use common::{Home, connect_from, free_port, raise_own_fd_limit, start_with_fd_limit};
 use common::{status_field, wait_for};
+use sealmq_engine::mqi::{GetOptions, OpenOptions};
 use std::io::Write;
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -61,7 +64,7 @@ enum Kind {
 /// The local user of the Unix kind's attacks and legitimate application.
 const NOBODY: u32 = 65534;
 
-const USERS: &str = "DEFINE QLOCAL(APP.Q)\n\
+const USERS: &str = "DEFINE QLOCAL(APP.Q)\nDEFINE QLOCAL(APP.E)\n\
      SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
      SET AUTHREC PROFILE('APP.*') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET,BROWSE)\n";
 
@@ -317,6 +320,40 @@ impl Target {
         }
     }
 
+    /// An application connected before the attack, where the kind serves the native
+    /// protocol: it must keep working throughout.
+    fn established(&self) -> Option<Established> {
+        let c = match self.kind {
+            Kind::Native => {
+                let mut creds = sealmq_client::Credentials::new("app", APP_PW);
+                creds.allow_cleartext = true;
+                sealmq_client::Client::connect_tcp_channel_as(
+                    &self.addr,
+                    "APP.SVRCONN",
+                    "established",
+                    Some(&creds),
+                )
+            }
+            Kind::NativeTls => sealmq_client::Client::connect_tls_channel(
+                &self.addr,
+                &self.h.dir.path().join("app"),
+                Some(QM),
+                "TLS.SVRCONN",
+                "established",
+            ),
+            Kind::Unix => sealmq_client::Client::connect_local(&self.h.qm_dir(QM), "established"),
+            _ => return None,
+        };
+        let mut c = c.expect("the established application connects");
+        let (out, _) = c
+            .open("APP.E", OpenOptions::output())
+            .expect("opened for output");
+        let (inp, _) = c
+            .open("APP.E", OpenOptions::input())
+            .expect("opened for input");
+        Some(Established { c, out, inp, n: 0 })
+    }
+
     /// The first bytes a client of this kind sends (trickled by the `trickle` attack).
     fn first_bytes(&self) -> Vec<u8> {
         match self.kind {
@@ -373,6 +410,37 @@ fn app_identity(h: &Home) {
         &s(&qm_ks),
         &s(&app.join("identity.pem")),
     ]);
+}
+
+/// An application connected before an attack: a put and a get each time it is asked.
+struct Established {
+    c: sealmq_client::Client,
+    out: u32,
+    inp: u32,
+    n: u64,
+}
+
+impl Established {
+    fn works(&mut self) -> Result<(), String> {
+        self.n += 1;
+        let body = format!("established {}", self.n);
+        self.c
+            .put(self.out, &mut Default::default(), body.as_bytes(), false)
+            .map_err(|e| e.to_string())?;
+        let got = self
+            .c
+            .get(
+                self.inp,
+                &GetOptions {
+                    wait: Some(Duration::from_secs(5)),
+                    ..Default::default()
+                },
+            )
+            .map_err(|e| e.to_string())?;
+        (got.payload == body.as_bytes())
+            .then_some(())
+            .ok_or_else(|| format!("got {:?}", String::from_utf8_lossy(&got.payload)))
+    }
 }
 
 /// curl: the status and body (`-k`: the queue manager's own certificate).
@@ -633,6 +701,8 @@ fn under_attack(t: &Target, name: &str, attack: Attack, secs: u64) -> Row {
         legit: (0, 0),
         slowest: Duration::ZERO,
     };
+    let mut established = t.established();
+    let mut kept = (0u32, 0u32);
     let (mut peak_threads, mut peak_rss) = (threads0, rss0);
     let mut failures = Vec::new();
     std::thread::scope(|s| {
@@ -660,6 +730,13 @@ fn under_attack(t: &Target, name: &str, attack: Attack, secs: u64) -> Row {
                 peak_threads = peak_threads.max(t.threads());
                 peak_rss = peak_rss.max(t.rss());
             }
+            if let Some(e) = established.as_mut() {
+                kept.1 += 1;
+                match e.works() {
+                    Ok(()) => kept.0 += 1,
+                    Err(e) => failures.push(format!("established: {e}")),
+                }
+            }
             std::thread::sleep(Duration::from_millis(300));
         }
         stop.store(true, Ordering::Relaxed);
@@ -681,7 +758,7 @@ fn under_attack(t: &Target, name: &str, attack: Attack, secs: u64) -> Row {
         failures.push(format!("{logged} bytes of error log in {secs} s"));
     }
     eprintln!(
-        "BATTERY {:<9} {name:<12} attack steps {:>6}  admin {}/{}  legit {}/{}  slowest {:>6} ms  \
+        "BATTERY {:<9} {name:<12} attack steps {:>6}  admin {}/{}  legit {}/{}  established {}/{}  slowest {:>6} ms  \
          threads {threads0}->{peak_threads}->{}  RSS {}->{}->{} MiB  log +{} KiB",
         format!("{:?}", t.kind),
         done.load(Ordering::Relaxed),
@@ -689,6 +766,8 @@ fn under_attack(t: &Target, name: &str, attack: Attack, secs: u64) -> Row {
         row.admin.1,
         row.legit.0,
         row.legit.1,
+        kept.0,
+        kept.1,
         row.slowest.as_millis(),
         after.0,
         rss0 / 1024,

@@ -296,20 +296,11 @@ fn end_to_end_protection_scenarios() {
         "{err}"
     );
 
-    // ENFORCE refuses an unprotected message; TOLERATE returns it.
-    {
-        let mut c = Client::connect_local(&w.qm_dir(), "plain").unwrap();
-        c.set_raw(true);
-        c.put1("APP.RAW", &mut Md::default(), b"plain one", false)
-            .unwrap();
-        c.put1("APP.RAW", &mut Md::default(), b"plain two", false)
-            .unwrap();
-    }
-    assert!(
-        w.fails(&["get", "QMP", "APP.Q", "--keystore", s(&w.ks("bob"))])
-            .contains("'qop'")
-    );
-    w.ok(&[
+    // ENFORCE refuses an unprotected message; TOLERATE returns it. While the policy is in
+    // force the queue manager refuses plaintext put to the queue, even through an alias
+    // without a policy (issue 42); these two arrive while it is not (messages put before a
+    // policy existed, say).
+    let policy = [
         "policy",
         "set",
         "-m",
@@ -324,9 +315,26 @@ fn end_to_end_protection_scenarios() {
         "CN=bob,O=Example",
         "-a",
         "CN=alice,O=Example",
-        "-t",
-        "1",
-    ]);
+    ];
+    {
+        let mut c = Client::connect_local(&w.qm_dir(), "plain").unwrap();
+        c.set_raw(true);
+        let e = c
+            .put1("APP.RAW", &mut Md::default(), b"plain zero", false)
+            .unwrap_err();
+        assert_eq!(e.reason, 2063, "{e}");
+        w.ok(&["policy", "remove", "-m", "QMP", "-p", "APP.Q"]);
+        c.put1("APP.RAW", &mut Md::default(), b"plain one", false)
+            .unwrap();
+        c.put1("APP.RAW", &mut Md::default(), b"plain two", false)
+            .unwrap();
+        w.ok(&policy);
+    }
+    assert!(
+        w.fails(&["get", "QMP", "APP.Q", "--keystore", s(&w.ks("bob"))])
+            .contains("'qop'")
+    );
+    w.ok(&[&policy[..], &["-t", "1"]].concat());
     assert_eq!(
         w.ok(&["get", "QMP", "APP.Q", "--keystore", s(&w.ks("bob"))]),
         "plain two\n"

@@ -40,8 +40,9 @@ pub fn get_policy(qm: &QueueManager, queue: &str, topic: Option<&str>) -> Option
 /// protected message, as the application's own interception makes it (issue 42: a client
 /// without a keystore, or one that skips its look-up, is refused rather than storing
 /// plaintext). The policy is the name's own or, for an alias without one, its target's (a
-/// message put through the alias lands on the protected queue). The error is the detail of a
-/// 2063 (MQRC_SECURITY_ERROR).
+/// message put through the alias lands on the protected queue). A policy that tolerates
+/// unprotected messages (TOLERATE, `-t 1`: a migration's allowance) takes them. The error is
+/// the detail of a 2063 (MQRC_SECURITY_ERROR).
 pub fn check_as_sent(qm: &QueueManager, name: &str, payload: &[u8]) -> Result<(), String> {
     if sealmq_protect::header::has_magic(payload) || !qm.any_policy() {
         return Ok(());
@@ -53,8 +54,8 @@ pub fn check_as_sent(qm: &QueueManager, name: &str, payload: &[u8]) -> Result<()
             .and_then(|d| policy(qm, &d.target))
     };
     match policy(qm, name).or_else(base) {
-        Some(p) => Err(not_protected(&format!("queue '{name}'"), &p)),
-        None => Ok(()),
+        Some(p) if !p.tolerate => Err(not_protected(&format!("queue '{name}'"), &p)),
+        _ => Ok(()),
     }
 }
 
@@ -65,8 +66,8 @@ pub fn check_topic_as_sent(qm: &QueueManager, topic: &str, payload: &[u8]) -> Re
         return Ok(());
     }
     match topic_policy(qm, topic) {
-        Some(p) => Err(not_protected(&format!("topic '{topic}'"), &p)),
-        None => Ok(()),
+        Some(p) if !p.tolerate => Err(not_protected(&format!("topic '{topic}'"), &p)),
+        _ => Ok(()),
     }
 }
 

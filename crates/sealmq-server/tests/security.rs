@@ -435,9 +435,18 @@ fn qm_side_interception_protects_for_clients_without_a_keystore() {
         app.get(ah, &GetOptions::default()).unwrap().payload,
         b"pre-protected"
     );
-    // A plain message under ENFORCE: 2063 for the application, the message on the error queue
-    // — here for a get that waited (the event loop takes the message, the pool unprotects it).
-    raw.put(rh, &mut Md::default(), b"plain", false).unwrap();
+    // A message that fails its checks under ENFORCE (plaintext is refused at the put since
+    // issue 42; a forged envelope, the magic then garbage, gets in): 2063 for the
+    // application, the message on the error queue — here for a get that waited (the event
+    // loop takes the message, the pool unprotects it).
+    assert_eq!(
+        raw.put(rh, &mut Md::default(), b"plain", false)
+            .unwrap_err()
+            .reason,
+        2063
+    );
+    raw.put(rh, &mut Md::default(), b"SMQE, not an envelope", false)
+        .unwrap();
     let waiting = GetOptions {
         wait: Some(std::time::Duration::from_secs(5)),
         ..Default::default()

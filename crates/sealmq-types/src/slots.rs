@@ -210,8 +210,10 @@ mod tests {
         let admit = |n| t.admit(ip(n), counted(&closed)).0;
         let a1 = admit(1).unwrap();
         let a2 = admit(1).unwrap();
-        // Address 1 holds its share: its oldest idle one goes.
-        let a3 = admit(1).unwrap();
+        // Address 1 holds its share: its oldest idle one goes, and the log is told.
+        let (a3, line) = t.admit(ip(1), counted(&closed));
+        let a3 = a3.unwrap();
+        assert!(line.is_some_and(|l| l.contains("1 idle connection(s) closed")));
         assert_eq!((t.len(), closed.load(Ordering::SeqCst)), (2, 1));
         drop(a1); // already evicted: nothing else is removed
         assert_eq!(t.len(), 2);
@@ -236,8 +238,15 @@ mod tests {
         }
         let (none, line) = t.admit(ip(4), counted(&closed));
         assert!(none.is_none());
-        assert!(line.is_some_and(|l| l.contains("refused")));
-        assert!(admit(2).is_none());
+        assert!(line.is_none(), "a line a second at most");
+        // A second later the next refusal's line counts both.
+        lock(&t.inner).logged = None;
+        let (none, line) = t.admit(ip(2), counted(&closed));
+        assert!(none.is_none());
+        assert!(
+            line.as_deref().is_some_and(|l| l.contains("2 refused")),
+            "{line:?}"
+        );
         drop((a2, a3, b1, b2, c1));
         assert!(t.is_empty());
     }

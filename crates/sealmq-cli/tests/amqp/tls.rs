@@ -235,7 +235,8 @@ fn an_intercepting_amqp_channel_protects_and_unprotects_for_python_applications(
     assert_eq!(got[0]["properties"]["colour"], "blue");
     assert_eq!(got[1]["properties"]["n"], 2);
     common_wait(&w.h, "QI", "SECRET.Q", 0);
-    // A message that fails its checks (plain, on a queue whose policy encrypts) is moved to
+    // A message that fails its checks (a forged envelope: the magic, then garbage, on a queue
+    // whose policy encrypts; plaintext itself is refused at the put) is moved to
     // the protection error queue and never delivered; the next one is. (A queue no earlier
     // link read: a link of an application that has gone may still be waiting on SECRET.Q, and
     // what it takes as it ends goes back, after the next application's get.)
@@ -255,7 +256,7 @@ fn an_intercepting_amqp_channel_protects_and_unprotects_for_python_applications(
         priority: 9,
         ..Default::default()
     };
-    raw.put(fh, &mut forged, b"forged", false).unwrap();
+    raw.put(fh, &mut forged, b"SMQEforged", false).unwrap();
     proton_with(&url, &w.alice, &["send", "SECRET.FORGED", "1"]);
     let got = proton_with(&url, &w.alice, &["receive", "SECRET.FORGED", "1"]);
     assert_eq!(got[0]["body"], "hello 0");
