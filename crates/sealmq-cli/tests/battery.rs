@@ -10,7 +10,10 @@
 //! - `reopen`: four threads connecting and closing as fast as the listener lets them (at most
 //!   one connection per thread every 2 ms);
 //! - `wrong-login`: 16 wrong passwords at once, again and again (where the kind checks
-//!   passwords).
+//!   passwords);
+//! - `body-trickle` (REST): 32 clients sending request bodies at 100 bytes a second, logins
+//!   and unauthenticated commands;
+//! - `sessions` (REST): one authenticated user logging in again and again.
 //!
 //! Invariants, for each attack: the administrator is served throughout (local MQSC, a local
 //! put); the kind's own legitimate client (a new connection each time) is served throughout;
@@ -654,6 +657,49 @@ while True:
     });
 }
 
+/// REST: 32 clients trickling request bodies (100 bytes a second) from the attackers'
+/// addresses — half of them logins, whose body is read before anyone is authenticated, half
+/// commands without credentials, whose body is never read.
+fn body_trickle(t: &Target, stop: &AtomicBool, done: &AtomicU64) {
+    let body = t.h.dir.path().join("trickled.json");
+    let mut text = String::from(r#"{"username":"app","password":""#);
+    text.push_str(&"x".repeat(3000));
+    text.push_str(r#""}"#);
+    std::fs::write(&body, text).unwrap();
+    let body = format!("@{}", body.display());
+    std::thread::scope(|s| {
+        for th in 0..32 {
+            let body = &body;
+            s.spawn(move || {
+                let ip = attacker(th);
+                let ip = format!("{}.{}.{}.{}", ip[0], ip[1], ip[2], ip[3]);
+                let path = if th % 2 == 0 {
+                    "login"
+                } else {
+                    "admin/action/qmgr/QB/mqsc"
+                };
+                let url = format!("https://{}/ibmmq/rest/v2/{path}", t.addr);
+                while !stop.load(Ordering::Relaxed) {
+                    let args = [
+                        "--interface",
+                        &ip,
+                        "--limit-rate",
+                        "100",
+                        "-H",
+                        "Content-Type: application/json",
+                        "-H",
+                        "ibm-mq-rest-csrf-token: x",
+                        "--data-binary",
+                        body,
+                    ];
+                    let _ = curl(&args, &url);
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+    });
+}
+
 /// One authenticated user logs in again and again (each login a session); the
 /// administrator's session, opened before, must outlive the attack.
 fn sessions(t: &Target, stop: &AtomicBool, done: &AtomicU64) {
@@ -798,6 +844,7 @@ fn battery(kind: Kind) {
         vec![("idle", idle), ("trickle", trickle), ("reopen", reopen)];
     // (Sessions first: the wrong logins leave app's user id owing a delay for a while.)
     if kind == Kind::Rest {
+        attacks.push(("body-trickle", body_trickle));
         attacks.push(("sessions", sessions));
     }
     if matches!(kind, Kind::Native | Kind::Rest) {
