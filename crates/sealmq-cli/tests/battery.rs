@@ -459,6 +459,15 @@ fn curl(args: &[&str], url: &str) -> (u16, String) {
     (code.trim().parse().unwrap_or(0), body.to_string())
 }
 
+/// The last `n` bytes of `text` or a few more (cut at a character's start).
+fn tail(text: &str, n: usize) -> &str {
+    let mut at = text.len().saturating_sub(n);
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    &text[at..]
+}
+
 /// The attackers' source addresses.
 fn attacker(i: usize) -> [u8; 4] {
     [127, 0, 0, 2 + (i % 8) as u8]
@@ -826,7 +835,7 @@ fn under_attack(t: &Target, name: &str, attack: Attack, secs: u64) -> Row {
         panic!(
             "{:?} under {name}: {failures:?}\nthe error log ends: {}",
             t.kind,
-            &log[log.len().saturating_sub(4000)..]
+            tail(&log, 4000)
         );
     }
     assert!(done.load(Ordering::Relaxed) > 0, "{name} did nothing");
@@ -865,7 +874,7 @@ fn battery(kind: Kind) {
     assert!(
         log.contains(said),
         "{kind:?}: no '{said}' in the error log: {}",
-        &log[log.len().saturating_sub(3000)..]
+        tail(&log, 3000)
     );
     t.h.ok(&["stop", QM]);
 }

@@ -640,21 +640,7 @@ fn a_protected_topic_keeps_every_subscribers_copy_an_envelope() {
     // Carol's copy moved, still protected, to the protection error queue; bob's is read.
     assert_eq!(w.depth("SYSTEM.PROTECTION.ERROR.QUEUE"), 1);
     // Nowhere on disk (log, queue files, checkpoints) is the plaintext.
-    let mut todo = vec![w.qm_dir()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                todo.push(p);
-            } else if let Ok(bytes) = std::fs::read(&p) {
-                assert!(
-                    !bytes.windows(8).any(|x| x == b"apples 3"),
-                    "plaintext in {}",
-                    p.display()
-                );
-            }
-        }
-    }
+    nowhere_on_disk(&w.qm_dir(), b"apples 3");
 }
 
 /// Issue 42: `sealmq pub` without a keystore published in clear on a topic with a Privacy
@@ -742,7 +728,12 @@ fn plaintext_to_a_protected_topic_or_queue_is_refused_by_the_queue_manager() {
     ]);
     assert_eq!(out.trim(), "salary 500");
     // None of the refused text reached the disk.
-    let mut todo = vec![w.qm_dir()];
+    nowhere_on_disk(&w.qm_dir(), b"salary ");
+}
+
+/// No file under `dir` (log, queue files, checkpoints) holds `text`.
+fn nowhere_on_disk(dir: &Path, text: &[u8]) {
+    let mut todo = vec![dir.to_path_buf()];
     while let Some(d) = todo.pop() {
         for e in std::fs::read_dir(&d).unwrap().flatten() {
             let p = e.path();
@@ -750,7 +741,7 @@ fn plaintext_to_a_protected_topic_or_queue_is_refused_by_the_queue_manager() {
                 todo.push(p);
             } else if let Ok(bytes) = std::fs::read(&p) {
                 assert!(
-                    !bytes.windows(7).any(|x| x == b"salary "),
+                    !bytes.windows(text.len()).any(|x| x == text),
                     "plaintext in {}",
                     p.display()
                 );

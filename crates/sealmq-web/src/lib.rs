@@ -141,24 +141,6 @@ pub(crate) struct Ctx {
 
 /// Binds `cfg.addr` (port 0: any) and serves on a thread of its own.
 pub fn start(qm: Arc<QueueManager>, cfg: Config) -> Result<Web, String> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        // Password checks are bounded by the queue manager's gate (32 under way at most,
-        // the rest refused at once), so a flood of them cannot queue the administrator's
-        // behind threads that sleep off failures.
-        .max_blocking_threads(48)
-        .thread_name("sealmq-web")
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the web server's runtime: {e}"))?;
-    let std_listener = std::net::TcpListener::bind(cfg.addr)
-        .map_err(|e| format!("cannot serve HTTPS on {}: {e}", cfg.addr))?;
-    let addr = std_listener
-        .local_addr()
-        .map_err(|e| format!("web listener: {e}"))?;
-    std_listener
-        .set_nonblocking(true)
-        .map_err(|e| format!("web listener: {e}"))?;
     let mut tls = (*cfg.tls).clone();
     tls.alpn_protocols = vec![b"http/1.1".to_vec()];
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
@@ -170,25 +152,58 @@ pub fn start(qm: Arc<QueueManager>, cfg: Config) -> Result<Web, String> {
         qm_dir: cfg.qm_dir,
         waiters: Arc::new(Semaphore::new(WAITING_GETS)),
     });
+    // Password checks are bounded by the queue manager's gate (32 under way at most, the
+    // rest refused at once), so a flood of them cannot queue the administrator's behind
+    // threads that sleep off failures.
+    let web = spawn_server(cfg.addr, "web", 48, move |listener, stop| {
+        serve(listener, acceptor, ctx, stop)
+    })?;
+    tracing::info!("REST API and web console on https://{}/ibmmq/", web.addr);
+    Ok(web)
+}
+
+/// Binds `addr` (port 0: any) and runs `serve` with the listener and the stop signal on a
+/// runtime of one worker thread and at most `blocking` blocking threads, on a thread of its
+/// own named `sealmq-<name>`: what every HTTP listener here shares.
+pub(crate) fn spawn_server<F, Fut>(
+    addr: SocketAddr,
+    name: &'static str,
+    blocking: usize,
+    serve: F,
+) -> Result<Web, String>
+where
+    F: FnOnce(tokio::net::TcpListener, Arc<Notify>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .max_blocking_threads(blocking)
+        .thread_name(format!("sealmq-{name}"))
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the {name} server's runtime: {e}"))?;
+    let std_listener = std::net::TcpListener::bind(addr)
+        .map_err(|e| format!("cannot serve {name} on {addr}: {e}"))?;
+    let addr = std_listener
+        .local_addr()
+        .map_err(|e| format!("{name} listener: {e}"))?;
+    std_listener
+        .set_nonblocking(true)
+        .map_err(|e| format!("{name} listener: {e}"))?;
     let stop = Arc::new(Notify::new());
     let stop2 = stop.clone();
     let thread = std::thread::Builder::new()
-        .name("sealmq-web".into())
+        .name(format!("sealmq-{name}"))
         .spawn(move || {
             rt.block_on(async move {
-                let listener = match tokio::net::TcpListener::from_std(std_listener) {
-                    Ok(l) => l,
-                    Err(e) => {
-                        tracing::error!("web listener on {addr}: {e}");
-                        return;
-                    }
-                };
-                serve(listener, acceptor, ctx, stop2).await;
+                match tokio::net::TcpListener::from_std(std_listener) {
+                    Ok(l) => serve(l, stop2).await,
+                    Err(e) => tracing::error!("{name} listener on {addr}: {e}"),
+                }
             });
             rt.shutdown_timeout(Duration::from_secs(2));
         })
-        .map_err(|e| format!("cannot start the web server's thread: {e}"))?;
-    tracing::info!("REST API and web console on https://{addr}/ibmmq/");
+        .map_err(|e| format!("cannot start the {name} server's thread: {e}"))?;
     Ok(Web {
         addr,
         stop,

@@ -29,43 +29,8 @@ pub type Handler = dyn Fn(&str) -> (u16, &'static str, String) + Send + Sync;
 /// Binds `addr` (port 0: any) and serves GETs with `handler` on a thread of its own;
 /// `name` names it in the log.
 pub fn start(addr: SocketAddr, name: &'static str, handler: Arc<Handler>) -> Result<Web, String> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .max_blocking_threads(RENDERERS)
-        .thread_name(format!("sealmq-{name}"))
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the {name} server's runtime: {e}"))?;
-    let std_listener = std::net::TcpListener::bind(addr)
-        .map_err(|e| format!("cannot serve {name} on {addr}: {e}"))?;
-    let addr = std_listener
-        .local_addr()
-        .map_err(|e| format!("{name} listener: {e}"))?;
-    std_listener
-        .set_nonblocking(true)
-        .map_err(|e| format!("{name} listener: {e}"))?;
-    let stop = Arc::new(Notify::new());
-    let stop2 = stop.clone();
-    let thread = std::thread::Builder::new()
-        .name(format!("sealmq-{name}"))
-        .spawn(move || {
-            rt.block_on(async move {
-                let listener = match tokio::net::TcpListener::from_std(std_listener) {
-                    Ok(l) => l,
-                    Err(e) => {
-                        tracing::error!("{name} listener on {addr}: {e}");
-                        return;
-                    }
-                };
-                serve(listener, name, handler, stop2).await;
-            });
-            rt.shutdown_timeout(std::time::Duration::from_secs(2));
-        })
-        .map_err(|e| format!("cannot start the {name} server's thread: {e}"))?;
-    Ok(Web {
-        addr,
-        stop,
-        thread: Some(thread),
+    crate::spawn_server(addr, name, RENDERERS, move |listener, stop| {
+        serve(listener, name, handler, stop)
     })
 }
 
