@@ -390,6 +390,42 @@ mod tests {
         }
     }
 
+    /// Lists, maps and arrays whose size is smaller than their own header, and maps of an odd
+    /// count: serde_amqp subtracted unchecked and a debug build panicked ("attempt to
+    /// subtract with overflow", found by the property test below). They are sent as data.
+    #[test]
+    fn compounds_shorter_than_their_header_are_sent_as_data() {
+        for payload in [
+            &[0xc1, 0x00, 0x00][..],
+            &[0xc0, 0x00, 0x00],
+            &[0xd1, 0, 0, 0, 3, 0, 0, 0, 0],
+            &[0xd0, 0, 0, 0, 0, 0, 0, 0, 0],
+            &[0xe0, 0x01, 0x01, 0x50, 0x07],
+            &[0xf0, 0, 0, 0, 4, 0, 0, 0, 1, 0x50, 0x07],
+            // Nested: a described value whose value is a short map.
+            &[0x00, 0x53, 0x77, 0xc1, 0x00, 0x00],
+            // A map of one item (a key without its value).
+            &[0xc1, 0x02, 0x01, 0x40],
+            &[0xd1, 0, 0, 0, 5, 0, 0, 0, 1, 0x40],
+        ] {
+            assert_eq!(
+                fe2o3_amqp::depth::check_all(payload.iter()),
+                Err(fe2o3_amqp::depth::BAD_COMPOUND),
+                "{payload:x?}"
+            );
+            for f in [FMT_AMQP_VALUE, FMT_AMQP_SEQUENCE] {
+                let md = Md {
+                    format: f.into(),
+                    ..Md::default()
+                };
+                let _ = to_amqp(&md, payload.to_vec());
+            }
+        }
+        // A well-formed empty map and list still pass.
+        assert_eq!(fe2o3_amqp::depth::check_all([0xc1, 1, 0].iter()), Ok(()));
+        assert_eq!(fe2o3_amqp::depth::check_all([0xc0, 1, 0].iter()), Ok(()));
+    }
+
     proptest::proptest! {
         /// Whatever another application put under the AMQP formats, it is sent without a
         /// panic.

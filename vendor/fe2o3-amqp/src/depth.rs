@@ -6,8 +6,9 @@
 //! decoding thread's stack and aborted the whole process (a SASL frame, before any
 //! authentication; an Open, an Attach's filter, a message's body or annotations). The bytes
 //! are walked here first with a stack of counts — no recursion but for an array's
-//! descriptor, itself bounded — and refused past [`MAX_DEPTH`] levels. Bytes that do not
-//! parse are left to the decoder, which says what is wrong with them.
+//! descriptor, itself bounded — and refused past [`MAX_DEPTH`] levels, or when a list, map or
+//! array's header does not hold ([`BAD_COMPOUND`]: the decoder subtracts unchecked). Other bytes that do not parse are left to the decoder, which says what
+//! is wrong with them.
 
 /// The deepest nesting of described values, lists, maps and arrays accepted. AMQP's own
 /// frames nest a few levels (an Attach's source's filter's described selector: 5).
@@ -15,6 +16,13 @@ pub const MAX_DEPTH: usize = 64;
 
 /// Why bytes are refused.
 pub const TOO_DEEP: &str = "AMQP values nested deeper than 64 levels are refused";
+
+/// Why bytes are refused: serde_amqp subtracts a compound's header from its declared size,
+/// and two from a map's count per entry, unchecked (a map8 of size 0, or of one item,
+/// panicked a debug build's decoder on "attempt to subtract with overflow", and wrapped to
+/// 2^64 in a release build).
+pub const BAD_COMPOUND: &str = "an AMQP list, map or array whose header does not hold (a size \
+     smaller than the header, or a map of an odd number of items) is refused";
 
 struct Walk<I> {
     it: I,
@@ -26,6 +34,8 @@ struct Malformed;
 enum Fail {
     Deep,
     Malformed,
+    /// A compound's header that does not hold (see [`BAD_COMPOUND`]).
+    Short,
 }
 
 impl From<Malformed> for Fail {
@@ -109,23 +119,39 @@ impl<'a, I: Iterator<Item = &'a u8> + ExactSizeIterator> Walk<I> {
                     self.skip(u64::from(n))?;
                 }
                 0xc0 | 0xc1 => {
-                    let _size = self.u8()?;
+                    // The size counts the count byte; a map's count, its keys and values.
+                    if self.u8()? < 1 {
+                        return Err(Fail::Short);
+                    }
                     let count = self.u8()?;
+                    if code == 0xc1 && count % 2 == 1 {
+                        return Err(Fail::Short);
+                    }
                     stack.push((u64::from(count), None));
                 }
                 0xd0 | 0xd1 => {
-                    let _size = self.u32()?;
+                    if self.u32()? < 4 {
+                        return Err(Fail::Short);
+                    }
                     let count = self.u32()?;
+                    if code == 0xd1 && count % 2 == 1 {
+                        return Err(Fail::Short);
+                    }
                     stack.push((u64::from(count), None));
                 }
                 0xe0 | 0xf0 => {
-                    let count = if code == 0xe0 {
-                        let _size = self.u8()?;
-                        u64::from(self.u8()?)
+                    // The size counts the count and, when there are elements, the element
+                    // constructor.
+                    let (size, count, header) = if code == 0xe0 {
+                        let size = u64::from(self.u8()?);
+                        (size, u64::from(self.u8()?), 2)
                     } else {
-                        let _size = self.u32()?;
-                        u64::from(self.u32()?)
+                        let size = u64::from(self.u32()?);
+                        (size, u64::from(self.u32()?), 5)
                     };
+                    if count > 0 && size < header {
+                        return Err(Fail::Short);
+                    }
                     let mut ctor = self.u8()?;
                     let mut at = depth;
                     while ctor == 0x00 {
@@ -153,6 +179,7 @@ impl<'a, I: Iterator<Item = &'a u8> + ExactSizeIterator> Walk<I> {
 fn judge(r: Result<(), Fail>) -> Result<(), &'static str> {
     match r {
         Err(Fail::Deep) => Err(TOO_DEEP),
+        Err(Fail::Short) => Err(BAD_COMPOUND),
         // Left to the decoder, which says what is wrong.
         Err(Fail::Malformed) | Ok(()) => Ok(()),
     }
