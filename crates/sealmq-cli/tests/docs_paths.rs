@@ -1,5 +1,5 @@
-//! Every file the documents name exists: links in README.md, ARCHITECTURE.md, SECURITY.md and
-//! docs/*.md, and code paths written in backquotes (`crates/.../x.rs` exactly; a shorter
+//! Every file the documents name exists: links in README.md, ARCHITECTURE.md, SECURITY.md,
+//! CONTRIBUTING.md and docs/*.md, and code paths written in backquotes (`crates/.../x.rs` exactly; a shorter
 //! `server/acct.rs` for crates/sealmq-server/src/acct.rs; a shorter `qm/security.rs` or
 //! `policy.rs` as the end of some file's path in the repository). Paths outside the repository
 //! (`../shared/...`) and files sealmq writes at run time are not checked.
@@ -31,10 +31,15 @@ fn files(root: &Path, dir: &Path, out: &mut Vec<String>) {
 }
 
 fn documents(root: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = ["README.md", "ARCHITECTURE.md", "SECURITY.md"]
-        .iter()
-        .map(|f| root.join(f))
-        .collect();
+    let mut v: Vec<PathBuf> = [
+        "README.md",
+        "ARCHITECTURE.md",
+        "SECURITY.md",
+        "CONTRIBUTING.md",
+    ]
+    .iter()
+    .map(|f| root.join(f))
+    .collect();
     for e in std::fs::read_dir(root.join("docs")).unwrap().flatten() {
         if e.path().extension().is_some_and(|x| x == "md") {
             v.push(e.path());
