@@ -1,7 +1,7 @@
 //! Every file the documents name exists: links in README.md, ARCHITECTURE.md, SECURITY.md,
-//! CONTRIBUTING.md and docs/*.md, and code paths written in backquotes (`crates/.../x.rs` exactly; a shorter
-//! `server/acct.rs` for crates/sealmq-server/src/acct.rs; a shorter `qm/security.rs` or
-//! `policy.rs` as the end of some file's path in the repository). Paths outside the repository
+//! CONTRIBUTING.md and docs/*.md, and code paths written in backquotes (`crates/.../x.rs`
+//! exactly; a shorter `server/acct.rs` for crates/sealmq-server/src/acct.rs; a shorter
+//! `qm/security.rs` or `policy.rs` as the end of some file's path in the repository). Paths outside the repository
 //! (`../shared/...`) and files sealmq writes at run time are not checked.
 
 use std::path::{Path, PathBuf};
