@@ -1,10 +1,12 @@
-//! # sealmq-wire: the protocol between applications and a queue manager (versions 1 to 3)
+//! # sealmq-wire: the protocol between applications and a queue manager (versions 1 to 5)
 //!
 //! Documented in `docs/wire.md`. A frame is `length u32` (of what follows), `kind u8`,
 //! `request id u32`, then the body; all integers little-endian. The client opens with
 //! [`Request::Hello`]; the server answers [`Response::HelloOk`] with the version and the largest
 //! frame both accept. Every request gets exactly one response with the same id, except Credit
-//! (none); version 2 adds asynchronous consume, whose pushed frames carry id 0 ([`consume`]).
+//! (none); version 2 adds asynchronous consume, whose pushed frames carry id 0 ([`consume`]),
+//! version 3 message properties, version 4 publish/subscribe, version 5 topics opened to
+//! publish and subscription options ([`VERSIONS`]).
 //! Malformed frames are answered with an error and the connection is closed.
 
 pub mod chl;
