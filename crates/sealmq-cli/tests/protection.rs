@@ -167,22 +167,7 @@ fn end_to_end_protection_scenarios() {
     let w = World::started(&["alice", "bob", "carol", "dave"]);
     w.trust("dave", "bob");
     w.mqsc("DEFINE QLOCAL(APP.Q)\nDEFINE QALIAS(APP.RAW) TARGET(APP.Q)\n");
-    w.ok(&[
-        "policy",
-        "set",
-        "-m",
-        "QMP",
-        "-p",
-        "APP.Q",
-        "-s",
-        "SHA256",
-        "-e",
-        "AES256",
-        "-r",
-        "CN=bob,O=Example",
-        "-a",
-        "CN=alice,O=Example",
-    ]);
+    w.ok(&privacy_for_bob("APP.Q"));
     let shown = w.ok(&["policy", "show", "-m", "QMP", "-p", "APP.Q"]);
     assert!(
         shown.contains("QOP(PRIVACY)") && shown.contains("RECIP(CN=bob,O=Example)"),
@@ -300,22 +285,7 @@ fn end_to_end_protection_scenarios() {
     // force the queue manager refuses plaintext put to the queue, even through an alias
     // without a policy (issue 42); these two arrive while it is not (messages put before a
     // policy existed, say).
-    let policy = [
-        "policy",
-        "set",
-        "-m",
-        "QMP",
-        "-p",
-        "APP.Q",
-        "-s",
-        "SHA256",
-        "-e",
-        "AES256",
-        "-r",
-        "CN=bob,O=Example",
-        "-a",
-        "CN=alice,O=Example",
-    ];
+    let policy = privacy_for_bob("APP.Q");
     {
         let mut c = Client::connect_local(&w.qm_dir(), "plain").unwrap();
         c.set_raw(true);
@@ -542,22 +512,7 @@ fn consumers_unprotect_with_key_reuse_and_hand_failures_to_the_error_queue() {
 fn a_protected_topic_keeps_every_subscribers_copy_an_envelope() {
     let w = World::started(&["alice", "bob", "carol"]);
     w.mqsc("DEFINE TOPIC(FRUIT) TOPICSTR('price/fruit')\n");
-    w.ok(&[
-        "policy",
-        "set",
-        "-m",
-        "QMP",
-        "-p",
-        "FRUIT",
-        "-s",
-        "SHA256",
-        "-e",
-        "AES256",
-        "-r",
-        "CN=bob,O=Example",
-        "-a",
-        "CN=alice,O=Example",
-    ]);
+    w.ok(&privacy_for_bob("FRUIT"));
     let (alice, bob, carol) = (w.ks("alice"), w.ks("bob"), w.ks("carol"));
     for (name, ks) in [("BOB", &bob), ("CAROL", &carol)] {
         w.ok(&[
@@ -657,22 +612,7 @@ fn plaintext_to_a_protected_topic_or_queue_is_refused_by_the_queue_manager() {
          DEFINE QALIAS(PAY.ALIAS) TARGET(PAY.Q)\n",
     );
     for p in ["PAY", "PAY.Q"] {
-        w.ok(&[
-            "policy",
-            "set",
-            "-m",
-            "QMP",
-            "-p",
-            p,
-            "-s",
-            "SHA256",
-            "-e",
-            "AES256",
-            "-r",
-            "CN=bob,O=Example",
-            "-a",
-            "CN=alice,O=Example",
-        ]);
+        w.ok(&privacy_for_bob(p));
     }
     let bob = w.ks("bob");
     w.ok(&[
@@ -729,6 +669,27 @@ fn plaintext_to_a_protected_topic_or_queue_is_refused_by_the_queue_manager() {
     assert_eq!(out.trim(), "salary 500");
     // None of the refused text reached the disk.
     nowhere_on_disk(&w.qm_dir(), b"salary ");
+}
+
+/// `sealmq policy set` for a Privacy policy named `name`: alice signs (SHA256), only bob reads
+/// (AES256).
+fn privacy_for_bob(name: &str) -> [&str; 14] {
+    [
+        "policy",
+        "set",
+        "-m",
+        "QMP",
+        "-p",
+        name,
+        "-s",
+        "SHA256",
+        "-e",
+        "AES256",
+        "-r",
+        "CN=bob,O=Example",
+        "-a",
+        "CN=alice,O=Example",
+    ]
 }
 
 /// No file under `dir` (log, queue files, checkpoints) holds `text`.

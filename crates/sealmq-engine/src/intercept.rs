@@ -47,12 +47,7 @@ pub fn check_as_sent(qm: &QueueManager, name: &str, payload: &[u8]) -> Result<()
     if sealmq_protect::header::has_magic(payload) || !qm.any_policy() {
         return Ok(());
     }
-    let base = || {
-        qm.queue_def(name)
-            .ok()
-            .filter(|d| d.qtype == crate::objects::QType::Alias)
-            .and_then(|d| policy(qm, &d.target))
-    };
+    let base = || qm.alias_target(name).and_then(|t| policy(qm, &t));
     match policy(qm, name).or_else(base) {
         Some(p) if !p.tolerate => Err(not_protected(&format!("queue '{name}'"), &p)),
         _ => Ok(()),

@@ -133,6 +133,20 @@ impl Home {
         dn: &str,
         env: &[(&str, &str)],
     ) -> String {
+        self.app_identity(qm, app, dn);
+        let addr = format!("127.0.0.1:{port}");
+        let o = self
+            .cmd(&["start", qm, "--background", "--tls", "--listen", &addr])
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "start {qm}: {o:?}");
+        addr
+    }
+
+    /// An application identity `dn` in `app` that trusts queue manager `qm` and is trusted by
+    /// it.
+    pub fn app_identity(&self, qm: &str, app: &std::path::Path, dn: &str) {
         let s = |p: &std::path::Path| p.to_string_lossy().into_owned();
         let qm_ks = self.qm_dir(qm).join("keystore");
         self.ok(&["keystore", "init", &s(app), "--dn", dn]);
@@ -148,14 +162,6 @@ impl Home {
             &s(&qm_ks),
             &s(&app.join("identity.pem")),
         ]);
-        let addr = format!("127.0.0.1:{port}");
-        let o = self
-            .cmd(&["start", qm, "--background", "--tls", "--listen", &addr])
-            .envs(env.iter().copied())
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "start {qm}: {o:?}");
-        addr
     }
 
     pub fn kill9(&self, qm: &str) {

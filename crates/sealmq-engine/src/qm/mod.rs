@@ -539,6 +539,15 @@ impl QueueManager {
         }
     }
 
+    /// The target of alias queue `name` (`None`: not an alias, or not defined), without a
+    /// copy of its definition (the put path asks).
+    pub fn alias_target(&self, name: &str) -> Option<String> {
+        read(&self.defs)
+            .get(name)
+            .filter(|d| d.qtype == QType::Alias)
+            .map(|d| d.target.clone())
+    }
+
     /// Every queue definition, sorted by name.
     pub fn queue_defs(&self) -> Vec<QueueDef> {
         let mut v: Vec<QueueDef> = read(&self.defs).values().cloned().collect();
