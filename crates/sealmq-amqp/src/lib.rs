@@ -6,6 +6,7 @@
 //! `fe2o3-amqp` crate's acceptor; this crate maps links to queue handles and deliveries to
 //! puts and gets under units of work (docs/amqp.md).
 
+mod common;
 pub mod held;
 pub mod incoming;
 pub mod link;

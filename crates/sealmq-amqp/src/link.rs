@@ -3,6 +3,7 @@
 //! ([`crate::outgoing`]) gets from the queue its source names. Opening queues, errors as AMQP
 //! error conditions, selectors, temporary queues, interception.
 
+pub(crate) use crate::common::{Caps, amqp_error, blocking, describe};
 use fe2o3_amqp::types::definitions::{AmqpError, Error};
 use sealmq_engine::mqi::OpenOptions;
 use sealmq_engine::{Connection, MqError};
@@ -11,38 +12,8 @@ use sealmq_types::ReasonCode;
 pub(crate) use sealmq_types::sync::lock;
 use std::sync::Arc;
 
-/// An MQ error as the AMQP description carries it: `MQRC <code> <name>: <detail>`.
-pub fn describe(e: &MqError) -> String {
-    format!("MQRC {} {}: {}", e.reason.code(), e.reason.name(), e.detail)
-}
-
-/// The AMQP error condition of an MQ reason code, with the code and text in the description.
-pub fn amqp_error(e: &MqError) -> Error {
-    let cond = match e.reason {
-        ReasonCode::NotAuthorized => AmqpError::UnauthorizedAccess,
-        ReasonCode::UnknownObjectName => AmqpError::NotFound,
-        ReasonCode::QFull | ReasonCode::QSpaceNotAvailable | ReasonCode::ResourceProblem => {
-            AmqpError::ResourceLimitExceeded
-        }
-        ReasonCode::PutInhibited | ReasonCode::GetInhibited | ReasonCode::ObjectInUse => {
-            AmqpError::NotAllowed
-        }
-        ReasonCode::MsgTooBigForQ | ReasonCode::MsgTooBigForQMgr => {
-            AmqpError::ResourceLimitExceeded
-        }
-        _ => AmqpError::InternalError,
-    };
-    Error::new(cond, describe(e), None)
-}
-
 pub(crate) fn address(a: Option<&String>) -> Option<String> {
     a.map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
-}
-
-pub(crate) async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> T + Send + 'static,
-) -> Option<T> {
-    tokio::task::spawn_blocking(f).await.ok()
 }
 
 /// Opens the queue a link's address names, as the connection's principal; the AMQP error to
@@ -94,8 +65,6 @@ pub struct Ctx {
 pub(crate) fn security_error(detail: String) -> Error {
     amqp_error(&MqError::new(ReasonCode::SecurityError, detail))
 }
-
-pub(crate) type Caps = fe2o3_amqp::types::primitives::Array<fe2o3_amqp::types::primitives::Symbol>;
 
 /// A dynamic link the application receives on whose source asks for a temporary topic is
 /// refused with a clear error: temporary topics are made by a link it sends on (JMS

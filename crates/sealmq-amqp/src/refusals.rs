@@ -25,7 +25,7 @@ static STATE: Mutex<Window> = Mutex::new(Window {
 /// [`PER_SECOND`] lines were written this second (then it is counted for the next line).
 pub(crate) fn refused(channel: &str, peer: &std::net::SocketAddr, why: &str) {
     let suppressed = {
-        let mut w = crate::link::lock(&STATE);
+        let mut w = sealmq_types::sync::lock(&STATE);
         if w.began
             .is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
         {

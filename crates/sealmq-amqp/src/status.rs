@@ -2,7 +2,7 @@
 //! `DISPLAY CHSTATUS(name) CHLTYPE(AMQP) CLIENTID(*)`): who each one is, where it comes from,
 //! how many messages it sent and received, and its links.
 
-use crate::link::lock;
+use sealmq_types::sync::lock;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

@@ -9,9 +9,10 @@
 //! usual authority applies on top: SUB to subscribe and PUB to publish, up the topic tree from
 //! `TEMP/...` (docs/amqp.md).
 
-use crate::link::{Caps, lock};
+use crate::common::Caps;
 use fe2o3_amqp::types::definitions::{AmqpError, Error};
 use sealmq_engine::Connection;
+use sealmq_types::sync::lock;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 

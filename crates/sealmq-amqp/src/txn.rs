@@ -12,11 +12,11 @@
 //! posted transfers are dropped, accepted deliveries come back to their links as `modified`
 //! and are backed out (redelivered, backout count raised).
 
-use crate::link::lock;
 use fe2o3_amqp::transaction::resource::{CommitWork, DischargeFuture, TxnResource};
 use fe2o3_amqp::types::definitions::DeliveryNumber;
 use fe2o3_amqp::types::transaction::TransactionId;
 use sealmq_engine::Connection;
+use sealmq_types::sync::lock;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -185,7 +185,7 @@ impl Txns {
                 (None, Ok(())) => Ok(()),
                 (None, Err(e)) => Err(format!(
                     "{}; the queue manager backed the transaction out",
-                    crate::link::describe(&e)
+                    crate::common::describe(&e)
                 )),
                 (Some(why), _) => Err(format!("{why}; the transaction was rolled back")),
             }

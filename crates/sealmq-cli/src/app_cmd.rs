@@ -7,7 +7,7 @@
 
 use crate::CliResult;
 use crate::browse_fmt;
-use crate::qm_cmd::qm_dir;
+use crate::home::qm_dir;
 use clap::Args;
 use sealmq_client::reconnect::Connector;
 use sealmq_client::{Client, Reconnecting};
@@ -450,9 +450,6 @@ pub(crate) fn open_for_get(a: &GetArgs) -> CliResult<(Reconnecting, u32, u64)> {
 }
 
 pub fn get(a: GetArgs) -> CliResult {
-    if a.async_consume {
-        return crate::consume_cmd::get_async(a);
-    }
     let (mut c, h, limit) = open_for_get(&a)?;
     let sync = a.syncpoint.filter(|k| *k > 0);
     let gmo = GetOptions {

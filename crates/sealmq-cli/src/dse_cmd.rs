@@ -57,7 +57,7 @@ pub fn run(c: DseCmd) -> CliResult {
             Ok(())
         }
         DseCmd::Rotate(a) => {
-            let dir = crate::qm_cmd::exists(&a.qm)?;
+            let dir = crate::home::exists(&a.qm)?;
             if !Dse::configured(&dir) {
                 return Err(format!(
                     "queue manager '{}' does not encrypt at rest (create it with --dse)",
@@ -76,7 +76,7 @@ pub fn run(c: DseCmd) -> CliResult {
             Ok(())
         }
         DseCmd::Status(a) => {
-            let dir = crate::qm_cmd::exists(&a.qm)?;
+            let dir = crate::home::exists(&a.qm)?;
             if !Dse::configured(&dir) {
                 println!("QMNAME({}) DSE(OFF)", a.qm);
             } else {

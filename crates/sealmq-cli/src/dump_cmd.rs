@@ -6,7 +6,7 @@
 //! Replayed on a new queue manager, a second dump is identical.
 
 use crate::CliResult;
-use crate::qm_cmd::exists;
+use crate::home::exists;
 use clap::Args;
 use sealmq_client::Client;
 use serde_json::Value;

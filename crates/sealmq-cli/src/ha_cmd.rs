@@ -378,7 +378,7 @@ pub fn command(c: HaCmd) -> CliResult {
 }
 
 fn group_dir(qm: &str) -> CliResult<(std::path::PathBuf, Group)> {
-    let dir = crate::qm_cmd::exists(qm)?;
+    let dir = crate::home::exists(qm)?;
     let g = Group::load(&dir)?.ok_or_else(|| format!("queue manager {qm} is not replicated"))?;
     Ok((dir, g))
 }
@@ -466,7 +466,7 @@ fn drain(a: &DrainArgs) -> CliResult {
     if v.active.as_deref() == Some(a.instance.as_str()) {
         switch(&a.qm, others[0])?;
     }
-    crate::qm_cmd::stop(crate::qm_cmd::StopArgs {
+    crate::stop_cmd::stop(crate::stop_cmd::StopArgs {
         qm: a.qm.clone(),
         immediate: false,
     })?;
@@ -481,7 +481,7 @@ fn drain(a: &DrainArgs) -> CliResult {
 
 fn ready(qm: &str) -> CliResult {
     let (dir, _) = group_dir(qm)?;
-    if !crate::qm_cmd::running(&dir) {
+    if !crate::home::running(&dir) {
         return Err(format!("not ready: instance of {qm} is not running").into());
     }
     let st =

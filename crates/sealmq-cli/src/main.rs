@@ -4,29 +4,21 @@
 //! `demo`.
 
 mod app_cmd;
-mod bench_amqp;
-mod bench_app;
-mod bench_chl;
-mod bench_cmd;
-mod bench_conns;
-mod bench_deep;
-mod bench_drain;
-mod bench_fanout;
-mod bench_ha;
-mod bench_net;
-mod bench_servers;
+mod bench;
 mod browse_fmt;
 mod consume_cmd;
 mod demo;
 mod dse_cmd;
 mod dump_cmd;
 mod ha_cmd;
+mod home;
 mod io;
 mod keystore_cmd;
 mod message_cmd;
 mod policy_cmd;
 mod pubsub_cmd;
 mod qm_cmd;
+mod stop_cmd;
 mod trigger_cmd;
 
 use clap::{Parser, Subcommand};
@@ -53,7 +45,7 @@ enum Command {
     /// Run a queue manager (in the foreground, or --background).
     Start(qm_cmd::StartArgs),
     /// End a running queue manager.
-    Stop(qm_cmd::StopArgs),
+    Stop(stop_cmd::StopArgs),
     /// Queue managers under SEALMQ_HOME, running or not, and their listeners.
     Status(qm_cmd::StatusArgs),
     /// Run MQSC commands from standard input or a file.
@@ -78,7 +70,7 @@ enum Command {
     /// published.
     Sub(pubsub_cmd::SubArgs),
     /// Run a benchmark scenario (local-rr, put1, mover-rr, stream, partner, deep, drain, amqp, ha, connections, servers, fanout).
-    Bench(bench_cmd::BenchArgs),
+    Bench(bench::BenchArgs),
     /// Identities and trust for applications and queue managers.
     #[command(subcommand)]
     Keystore(keystore_cmd::KeystoreCmd),
@@ -145,18 +137,19 @@ fn main() -> ExitCode {
         Command::Ha(c) => ha_cmd::command(c),
         Command::Delete(a) => qm_cmd::delete(a),
         Command::Start(a) => qm_cmd::start(a),
-        Command::Stop(a) => qm_cmd::stop(a),
+        Command::Stop(a) => stop_cmd::stop(a),
         Command::Status(a) => qm_cmd::status(a),
         Command::Mqsc(a) => qm_cmd::mqsc(a),
         Command::Dump(a) => dump_cmd::run(a),
         Command::Passwd(a) => qm_cmd::passwd(a),
         Command::Policy(c) => policy_cmd::run_cmd(c),
         Command::Put(a) => app_cmd::put(a),
+        Command::Get(a) if a.async_consume => consume_cmd::get_async(a),
         Command::Get(a) => app_cmd::get(a),
         Command::Browse(a) => app_cmd::browse(a),
         Command::Pub(a) => pubsub_cmd::publish(a),
         Command::Sub(a) => pubsub_cmd::subscribe(a),
-        Command::Bench(a) => bench_cmd::run(a),
+        Command::Bench(a) => bench::run(a),
         Command::Keystore(c) => keystore_cmd::run(c),
         Command::Message(c) => message_cmd::run(c),
         Command::Demo(a) => demo::run(a),

@@ -1,7 +1,7 @@
 //! `sealmq policy set|show|remove|export`: security policies (setmqspl / dspmqspl).
 
 use crate::CliResult;
-use crate::qm_cmd::qm_dir;
+use crate::home::qm_dir;
 use clap::{Args, Subcommand};
 use sealmq_client::Client;
 use sealmq_protect::{Dn, EncAlg, KeyReuse, Policy, SignAlg};

@@ -1,50 +1,16 @@
 //! `sealmq create|delete|start|stop|status|mqsc`: queue manager lifecycle and administration.
 
 use crate::CliResult;
+use crate::home::{exists, home, qm_dir, running};
 use clap::Args;
 use sealmq_client::Client;
 use sealmq_engine::QmConfig;
 use sealmq_protect::identity::IdentitySpec;
 use sealmq_protect::{Dn, KeyKind, Keystore};
 use sealmq_server::{Server, ServerConfig};
-use sealmq_types::ReasonCode;
 use std::io::Read;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-
-/// `$SEALMQ_HOME` (default `~/.sealmq`).
-pub fn home() -> PathBuf {
-    std::env::var_os("SEALMQ_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| ".".into())).join(".sealmq")
-        })
-}
-
-pub fn qm_dir(name: &str) -> PathBuf {
-    home().join("qmgrs").join(name)
-}
-
-pub(crate) fn exists(name: &str) -> CliResult<PathBuf> {
-    let d = qm_dir(name);
-    // An instance of a replicated queue manager is one by its group file, even with its data
-    // gone (a wiped disk is rebuilt from the group's log at its next start).
-    if !d.join("log").exists() && !d.join(sealmq_ha::GROUP_FILE).exists() {
-        return Err(format!("2058 Q_MGR_NAME_ERROR: no queue manager '{name}' under {} (create it with 'sealmq create {name}')", home().display()).into());
-    }
-    Ok(d)
-}
-
-/// Whether a server holds the queue manager's lock.
-pub fn running(dir: &std::path::Path) -> bool {
-    match std::fs::File::options()
-        .write(true)
-        .open(dir.join("qm.lock"))
-    {
-        Ok(f) => f.try_lock().is_err(),
-        Err(_) => false,
-    }
-}
 
 #[derive(Args)]
 pub struct NameArg {
@@ -136,14 +102,6 @@ pub struct StartArgs {
     /// queue manager's identity for REST users, as a channel with INTERCEPT(YES) does.
     #[arg(long, requires = "web")]
     pub web_intercept: bool,
-}
-
-#[derive(Args)]
-pub struct StopArgs {
-    pub qm: String,
-    /// Do not wait for applications to finish their units of work.
-    #[arg(long)]
-    pub immediate: bool,
 }
 
 #[derive(Args)]
@@ -439,98 +397,6 @@ pub fn start(a: StartArgs) -> CliResult {
     let r = server.wait();
     eprintln!("sealmq: queue manager {} ended", a.qm);
     r.map_err(Into::into)
-}
-
-pub fn stop(a: StopArgs) -> CliResult {
-    let dir = exists(&a.qm)?;
-    if !running(&dir) {
-        return Err(format!("queue manager '{}' is not running", a.qm).into());
-    }
-    let pid: Option<i32> = std::fs::read_to_string(dir.join("qm.pid"))
-        .ok()
-        .and_then(|p| p.trim().parse().ok());
-    let ended = dir.join(sealmq_server::ENDED_FILE);
-    let _ = std::fs::remove_file(&ended);
-    let mut c = match Client::connect_local(&dir, "sealmq-stop") {
-        Ok(c) => c,
-        // A replica instance serves nobody: it ends on SIGTERM (its Raft log is synced at
-        // every append, so nothing is lost).
-        Err(e) if e.reason == sealmq_server::standby::REPLICA_REASON && pid.is_some() => {
-            return stop_replica(&a.qm, &dir, pid.unwrap_or_default());
-        }
-        Err(e) => return Err(e.to_string().into()),
-    };
-    match c.stop(a.immediate) {
-        Ok(()) => {}
-        // An immediate stop may close our connection before its answer arrives (2009), and a
-        // queue manager already ending answers 2161: either way it is ending — wait for it.
-        Err(e)
-            if e.reason == ReasonCode::ConnectionBroken.code()
-                || e.reason == ReasonCode::QMgrQuiescing.code() => {}
-        Err(e) => return Err(e.to_string().into()),
-    }
-    drop(c); // our own connection must not hold up a controlled stop
-    let deadline = Instant::now() + Duration::from_secs(60);
-    // Returns once the process has exited, not merely released its lock.
-    while running(&dir) || pid.is_some_and(process_alive) {
-        if Instant::now() > deadline {
-            return Err(format!("queue manager '{}' did not end within 60 s", a.qm).into());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    match std::fs::read_to_string(&ended) {
-        Ok(s) if s.trim() == "ok" => {}
-        Ok(s) => {
-            return Err(format!(
-                "queue manager '{}' ended, but its final checkpoint {}; the next start replays \
-                 the log instead (see {})",
-                a.qm,
-                s.trim(),
-                dir.join("qm.log").display()
-            )
-            .into());
-        }
-        Err(_) => {
-            return Err(format!(
-                "queue manager '{}' ended without saying how (see {})",
-                a.qm,
-                dir.join("qm.log").display()
-            )
-            .into());
-        }
-    }
-    println!("Queue manager {} ended.", a.qm);
-    Ok(())
-}
-
-fn stop_replica(qm: &str, dir: &std::path::Path, pid: i32) -> CliResult {
-    // SAFETY: kill(2) with a pid read from the instance's own qm.pid and a plain signal.
-    #[allow(unsafe_code)]
-    let r = unsafe { libc::kill(pid, libc::SIGTERM) };
-    if r != 0 {
-        return Err(format!("cannot signal queue manager '{qm}' (pid {pid})").into());
-    }
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while running(dir) || process_alive(pid) {
-        if Instant::now() > deadline {
-            return Err(format!("queue manager '{qm}' did not end within 60 s").into());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    println!("Queue manager {qm} (a replica instance) ended.");
-    Ok(())
-}
-
-/// Whether process `pid` still exists (a zombie waiting for its parent counts as gone).
-fn process_alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state follows the command name in parentheses.
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_some_and(|state| state != "Z" && state != "X"),
-        Err(_) => false,
-    }
 }
 
 pub fn status(a: StatusArgs) -> CliResult {

@@ -15,13 +15,18 @@ mod logstore;
 mod machine;
 mod net;
 mod node;
+mod serve;
 mod snapwire;
+mod status;
+mod switch;
 mod takeup;
 mod types;
 
 pub use machine::{SNAPSHOT_BYTES, SNAPSHOT_DIR, StateFiles};
 pub use net::instance_dn;
-pub use node::{Node, Role, SWITCH_HOLD, Status};
+pub use node::Node;
+pub use status::{InstanceStatus, Role, Status};
+pub use switch::SWITCH_HOLD;
 pub use takeup::LocalSync;
 pub use types::Batch;
 

@@ -12,18 +12,18 @@
 
 use crate::Group;
 use crate::types::{Ha, NodeId};
+use openraft::BasicNode;
 use openraft::error::{InstallSnapshotError, NetworkError, RPCError, RaftError, Unreachable};
 use openraft::network::{RPCOption, RaftNetwork, RaftNetworkFactory};
 use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, InstallSnapshotResponse,
     VoteRequest, VoteResponse,
 };
-use openraft::{BasicNode, Raft};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio_rustls::{TlsAcceptor, TlsConnector};
 
 type ClientStream = tokio_rustls::client::TlsStream<TcpStream>;
@@ -62,7 +62,7 @@ impl Tls {
     }
 }
 
-fn peer_dn(certs: Option<&[rustls::pki_types::CertificateDer<'_>]>) -> String {
+pub(crate) fn peer_dn(certs: Option<&[rustls::pki_types::CertificateDer<'_>]>) -> String {
     sealmq_wire::tls::principal(certs).unwrap_or_default()
 }
 
@@ -70,17 +70,11 @@ fn peer_dn(certs: Option<&[rustls::pki_types::CertificateDer<'_>]>) -> String {
 pub(crate) const HELLO_MAX: usize = 4096;
 /// The largest frame between instances of a group.
 pub(crate) const FRAME_MAX: usize = 512 << 20;
-/// Connections an instance serves at once (two peers, and room for their reconnections).
-const MAX_CONNS: usize = 32;
-/// Connections from one address at once (the instances of a group on one host share one).
-const PER_ADDRESS: usize = 8;
-/// How long a caller has to say `Hello`.
-const HELLO_WAIT: Duration = Duration::from_secs(5);
 /// Bytes of a replica's snapshot the active instance fetches at a time (`Rpc::SnapshotChunk`).
 pub(crate) const FETCH_CHUNK: usize = 3 << 20;
 
 #[derive(Serialize, Deserialize)]
-enum Rpc {
+pub(crate) enum Rpc {
     Hello {
         qm: String,
         from: NodeId,
@@ -108,7 +102,7 @@ enum Rpc {
 }
 
 #[derive(Serialize, Deserialize)]
-enum Answer {
+pub(crate) enum Answer {
     Hello,
     Append(AppendEntriesResponse<NodeId>),
     Vote(VoteResponse<NodeId>),
@@ -122,7 +116,10 @@ enum Answer {
     Failed(String),
 }
 
-async fn write_frame<T: Serialize, S: AsyncWrite + Unpin>(s: &mut S, v: &T) -> std::io::Result<()> {
+pub(crate) async fn write_frame<T: Serialize, S: AsyncWrite + Unpin>(
+    s: &mut S,
+    v: &T,
+) -> std::io::Result<()> {
     let body = postcard::to_stdvec(v).map_err(std::io::Error::other)?;
     let mut out = Vec::with_capacity(body.len() + 4);
     out.extend_from_slice(&(body.len() as u32).to_le_bytes());
@@ -131,7 +128,7 @@ async fn write_frame<T: Serialize, S: AsyncWrite + Unpin>(s: &mut S, v: &T) -> s
     s.flush().await
 }
 
-async fn read_frame<T: for<'de> Deserialize<'de>, S: AsyncRead + Unpin>(
+pub(crate) async fn read_frame<T: for<'de> Deserialize<'de>, S: AsyncRead + Unpin>(
     s: &mut S,
     max: usize,
 ) -> std::io::Result<T> {
@@ -146,213 +143,6 @@ async fn read_frame<T: for<'de> Deserialize<'de>, S: AsyncRead + Unpin>(
     let mut body = vec![0u8; len];
     s.read_exact(&mut body).await?;
     postcard::from_bytes(&body).map_err(std::io::Error::other)
-}
-
-/// Serves the group's other instances on `listener` until the runtime ends.
-/// What an instance's view of the group is, when it is active.
-pub(crate) type ViewFn = Arc<dyn Fn() -> Option<crate::Status> + Send + Sync>;
-
-/// Stands for election every 100 ms until elected, for 10 s at most: the others vote once the
-/// active instance's lease on them has run out.
-pub(crate) fn stand_for_election(raft: Raft<Ha>) {
-    tokio::spawn(async move {
-        for _ in 0..100 {
-            let m = raft.metrics().borrow().clone();
-            if m.state == openraft::ServerState::Leader {
-                return;
-            }
-            let _ = raft.trigger().elect().await;
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    });
-}
-
-/// Stands for no election for `d` (it still votes).
-pub(crate) fn hold_elections(raft: &Raft<Ha>, d: Duration) {
-    raft.runtime_config().elect(false);
-    let raft = raft.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(d).await;
-        raft.runtime_config().elect(true);
-    });
-}
-
-/// What the instance serves the others with.
-pub(crate) struct Served {
-    pub(crate) raft: Raft<Ha>,
-    pub(crate) group: Arc<Group>,
-    pub(crate) qm: String,
-    pub(crate) tls: Tls,
-    pub(crate) view: ViewFn,
-    pub(crate) handover: Arc<crate::node::Handover>,
-    pub(crate) machine: crate::machine::Machine,
-}
-
-pub(crate) async fn serve(listener: TcpListener, served: Served) {
-    let Served {
-        raft,
-        group,
-        qm,
-        tls,
-        view,
-        handover,
-        machine,
-    } = served;
-    let table = sealmq_types::slots::Table::new("high availability", MAX_CONNS, PER_ADDRESS);
-    loop {
-        let (tcp, peer) = match listener.accept().await {
-            Ok(x) => x,
-            Err(e) => {
-                tracing::warn!("high availability: accept failed: {e}");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
-            }
-        };
-        // Until its Hello proves it another instance, a connection may be closed to make room
-        // (issue 42: sockets that never spoke held every place and delayed failover).
-        let evicted = Arc::new(tokio::sync::Notify::new());
-        let closer = evicted.clone();
-        let (slot, line) = table.admit(peer.ip(), Box::new(move || closer.notify_one()));
-        if let Some(line) = line {
-            tracing::warn!("{line}");
-        }
-        let Some(slot) = slot else {
-            continue;
-        };
-        let (raft, group, qm) = (raft.clone(), group.clone(), qm.clone());
-        let (acceptor, view, handover) = (tls.acceptor.clone(), view.clone(), handover.clone());
-        let (seal, machine) = (tls.seal.clone(), machine.clone());
-        tokio::spawn(async move {
-            let state = slot.state.clone();
-            let greeted = async {
-                let _ = tcp.set_nodelay(true);
-                let s = match tokio::time::timeout(HELLO_WAIT, acceptor.accept(tcp)).await {
-                    Ok(Ok(s)) => s,
-                    Ok(Err(e)) => {
-                        tracing::debug!(
-                            "high availability: a connection from {peer} refused: TLS: {e}"
-                        );
-                        return None;
-                    }
-                    Err(_) => return None,
-                };
-                Some(s)
-            };
-            let mut s = tokio::select! {
-                s = greeted => match s {
-                    Some(s) => s,
-                    None => return,
-                },
-                _ = evicted.notified() => return,
-            };
-            let _slot = slot;
-            let dn = peer_dn(s.get_ref().1.peer_certificates());
-            let hello = tokio::select! {
-                h = tokio::time::timeout(HELLO_WAIT, read_frame::<Rpc, _>(&mut s, HELLO_MAX)) => h,
-                _ = evicted.notified() => return,
-            };
-            let from = match hello {
-                Ok(Ok(Rpc::Hello { qm: q, from }))
-                    if q == qm
-                        && from != group.me()
-                        && group
-                            .by_id(from)
-                            .is_some_and(|i| dn == instance_dn(&qm, &i.name)) =>
-                {
-                    from
-                }
-                _ => {
-                    tracing::warn!(
-                        "high availability: a connection from {peer} ({dn}) refused: not \
-                         another instance of this group"
-                    );
-                    let _ = write_frame(
-                        &mut s,
-                        &Answer::Failed("not an instance of this group".into()),
-                    )
-                    .await;
-                    return;
-                }
-            };
-            // Another instance: its place is no longer given to a newcomer.
-            state.set_busy(true);
-            if write_frame(&mut s, &Answer::Hello).await.is_err() {
-                return;
-            }
-            tracing::debug!("high availability: instance {from} connected from {peer}");
-            while let Ok(rpc) = read_frame::<Rpc, _>(&mut s, FRAME_MAX).await {
-                let answer = match rpc {
-                    Rpc::Hello { .. } => Answer::Failed("Hello twice".into()),
-                    Rpc::Append(r) => raft
-                        .append_entries(r)
-                        .await
-                        .map_or_else(|e| Answer::Failed(e.to_string()), Answer::Append),
-                    Rpc::Vote(r) => raft
-                        .vote(r)
-                        .await
-                        .map_or_else(|e| Answer::Failed(e.to_string()), Answer::Vote),
-                    Rpc::Snapshot(mut r) => {
-                        match seal.incoming(&r.meta.snapshot_id, r.offset, &mut r.data) {
-                            Ok(()) => raft
-                                .install_snapshot(r)
-                                .await
-                                .map_or_else(|e| Answer::Failed(e.to_string()), Answer::Snapshot),
-                            Err(e) => Answer::Failed(e),
-                        }
-                    }
-                    Rpc::Elect => {
-                        tracing::info!(
-                            "high availability: instance {from} asks this one to stand for election"
-                        );
-                        stand_for_election(raft.clone());
-                        Answer::Elected
-                    }
-                    Rpc::Hold(ms) => {
-                        hold_elections(&raft, Duration::from_millis(ms.min(10_000)));
-                        Answer::Elected
-                    }
-                    Rpc::Switch(to) => handover
-                        .run(&to)
-                        .await
-                        .map_or_else(Answer::Failed, |()| Answer::Elected),
-                    Rpc::View => match view() {
-                        Some(v) => Answer::View(handover.live(v).await),
-                        None => Answer::Failed("this instance is not the active one".into()),
-                    },
-                    Rpc::Ping => Answer::Elected,
-                    Rpc::SnapshotMeta => Answer::SnapshotMeta(machine.snapshot_meta()),
-                    Rpc::SnapshotChunk { id, offset } => {
-                        snapshot_chunk(&machine, &seal, id, offset).await
-                    }
-                };
-                if write_frame(&mut s, &answer).await.is_err() {
-                    break;
-                }
-            }
-        });
-    }
-}
-
-/// A chunk of this instance's current snapshot, opened for the wire (the active instance
-/// seals it under its own key).
-async fn snapshot_chunk(
-    machine: &crate::machine::Machine,
-    seal: &Arc<crate::snapwire::SnapSeal>,
-    id: String,
-    offset: u64,
-) -> Answer {
-    let (machine, seal) = (machine.clone(), seal.clone());
-    let read = tokio::task::spawn_blocking(move || {
-        let (mut data, mut sealing) = machine.read_snapshot(&id, offset, FETCH_CHUNK)?;
-        seal.outgoing(&mut sealing, offset, &mut data)?;
-        Ok::<_, String>(data)
-    })
-    .await;
-    match read {
-        Ok(Ok(data)) => Answer::SnapshotChunk(data),
-        Ok(Err(e)) => Answer::Failed(e),
-        Err(e) => Answer::Failed(format!("reading the snapshot failed: {e}")),
-    }
 }
 
 /// Makes the connections to the other instances.

@@ -3,14 +3,16 @@
 
 use crate::logstore::LogStore;
 use crate::machine::Machine;
-use crate::net::{Network, serve};
+use crate::net::Network;
+use crate::serve::serve;
+use crate::status::{InstanceStatus, Role, Status};
+use crate::switch::Handover;
 use crate::types::{Batch, Change, Ha, NodeId};
 use crate::{Group, HA_DIR};
 use openraft::{BasicNode, Config, Raft, RaftMetrics, ServerState, SnapshotPolicy};
 use sealmq_storage::log::{
     LogConfig, Lsn, ReplicaStatus, ReplicationStatus, Replicator, ReplicatorRef,
 };
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -36,56 +38,6 @@ const COMMIT_WAIT: Duration = Duration::from_secs(10);
 /// about a second.
 const HEARTBEAT_MS: u64 = 100;
 const ELECTION_MS: (u64, u64) = (400, 800);
-
-/// An instance's role, as `dspmq -o nativeha` names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    Active,
-    Replica,
-    Unknown,
-}
-
-impl Role {
-    pub fn name(self) -> &'static str {
-        ["active", "replica", "unknown"][self as usize]
-    }
-}
-
-/// One instance as this one sees it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct InstanceStatus {
-    pub name: String,
-    pub role: Role,
-    /// Whether it holds every entry the active instance has (known on the active instance;
-    /// left out elsewhere).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub in_sync: Option<bool>,
-    /// Bytes of Raft log it lacks (known on the active instance; left out elsewhere).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub backlog: Option<u64>,
-    pub replication_address: String,
-}
-
-/// What `sealmq status` shows of a replicated queue manager (`<QM dir>/ha/status.json`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Status {
-    pub instance: String,
-    pub role: Role,
-    /// The active instance, when one is known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub active: Option<String>,
-    pub term: u64,
-    /// The last Raft entry this instance holds, and the last it applied.
-    pub log_index: u64,
-    pub applied_index: u64,
-    /// Instances holding every committed entry, of the group (e.g. 3/3), when active.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quorum: Option<String>,
-    pub instances: Vec<InstanceStatus>,
-    /// Elections this instance has seen begin (terms since it started).
-    pub elections: u64,
-}
 
 pub struct Node {
     rt: tokio::runtime::Runtime,
@@ -183,7 +135,7 @@ impl Node {
             .map_err(|e| format!("cannot start replication: {e}"))?;
         machine.set_raft(raft.clone());
         let serving: Arc<AtomicBool> = Arc::default();
-        let view: crate::net::ViewFn = {
+        let view: crate::serve::ViewFn = {
             let raft = raft.clone();
             let v = View {
                 group: group.clone(),
@@ -206,7 +158,7 @@ impl Node {
         });
         rt.spawn(serve(
             listener,
-            crate::net::Served {
+            crate::serve::Served {
                 raft: raft.clone(),
                 group: group.clone(),
                 qm: qm.to_string(),
@@ -250,7 +202,7 @@ impl Node {
         // the active instance's heartbeats reach it, would only unseat it for nothing.
         {
             let _g = rt.enter();
-            crate::net::hold_elections(&raft, START_HOLD);
+            crate::serve::hold_elections(&raft, START_HOLD);
         }
         let first_term = raft.metrics().borrow().current_term;
         let node = Node {
@@ -404,7 +356,7 @@ impl Node {
     /// Stands for no election for `d` (an instance that just handed its role over).
     pub fn hold_elections(&self, d: Duration) {
         let _g = self.rt.enter();
-        crate::net::hold_elections(&self.raft, d);
+        crate::serve::hold_elections(&self.raft, d);
     }
 
     /// The active instance's view of the group (this one's when it is active).
@@ -552,100 +504,6 @@ impl View {
         if std::fs::write(&tmp, &text).is_ok() && std::fs::rename(&tmp, path).is_ok() {
             *last = text;
         }
-    }
-}
-
-/// How the active instance hands its role over (`sealmq ha switch`): the third instance holds
-/// its elections, the target stands for election until elected, and this instance steps down
-/// (its process starts again as a replica that holds its own elections a while): the others'
-/// leases on it run out, and the target, in sync, wins.
-pub(crate) struct Handover {
-    raft: Raft<Ha>,
-    group: Arc<Group>,
-    asker: Network,
-    /// Set once the target stands: the orchestrator steps this instance down.
-    pub(crate) handing: Arc<AtomicBool>,
-    /// Set while the role is handed over: the engine's batches are refused from then on, so
-    /// that the target can hold every committed entry when it stands.
-    pub(crate) fence: Arc<AtomicBool>,
-}
-
-/// How long the instances that are not the target stand for no election during a switch.
-pub const SWITCH_HOLD: Duration = Duration::from_secs(3);
-/// The most entries a switch's target may lack when it is asked to stand.
-const SWITCH_BACKLOG: u64 = 10_000;
-
-impl Handover {
-    /// The active instance's view with each other instance asked whether it is there: one
-    /// that does not answer is not in sync, however much of the log it held when it went.
-    pub(crate) async fn live(&self, mut v: Status) -> Status {
-        for i in &mut v.instances {
-            if i.name != self.group.instance
-                && let Some(id) = self.group.id_of(&i.name)
-                && !self.asker.ping(id).await
-            {
-                i.in_sync = Some(false);
-                i.role = Role::Unknown;
-            }
-        }
-        let n = v
-            .instances
-            .iter()
-            .filter(|i| i.in_sync == Some(true))
-            .count();
-        v.quorum = Some(format!("{n}/{}", v.instances.len()));
-        v
-    }
-
-    pub(crate) async fn run(&self, to: &str) -> Result<(), String> {
-        let m = self.raft.metrics().borrow().clone();
-        let me = self.group.me();
-        if !(m.state == ServerState::Leader && m.current_leader == Some(me)) {
-            return Err("this instance is not the active one".into());
-        }
-        let x = self
-            .group
-            .id_of(to)
-            .ok_or_else(|| format!("{to} is not an instance of this group"))?;
-        if x == me {
-            return Ok(());
-        }
-        let behind = |m: &RaftMetrics<NodeId, BasicNode>| {
-            let matched = m
-                .replication
-                .as_ref()
-                .and_then(|r| r.get(&x).copied().flatten())
-                .map_or(0, |l| l.index);
-            m.last_log_index.unwrap_or(0).saturating_sub(matched)
-        };
-        if behind(&m) > SWITCH_BACKLOG {
-            return Err(format!(
-                "instance {to} is {} entries behind; it cannot be made active now",
-                behind(&m)
-            ));
-        }
-        // No new batch from here on; the target catches up with what was committed.
-        self.fence.store(true, Ordering::Relaxed);
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        loop {
-            let m = self.raft.metrics().borrow().clone();
-            if behind(&m) == 0 {
-                break;
-            }
-            if std::time::Instant::now() > deadline {
-                self.fence.store(false, Ordering::Relaxed);
-                return Err(format!("instance {to} did not catch up within 5 s"));
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        if let Some(third) = (1..=self.group.instances.len() as u64).find(|i| *i != me && *i != x) {
-            // A third instance that is down cannot stand anyway.
-            let _ = self.asker.hold(third, SWITCH_HOLD.as_millis() as u64).await;
-        }
-        self.asker.elect(x).await?;
-        self.handing.store(true, Ordering::Relaxed);
-        tracing::info!("high availability: handing the active role to {to}");
-        Ok(())
     }
 }
 

@@ -1,6 +1,7 @@
 //! The message descriptor (SPEC §1) and messages.
 
 use crate::props::{self, Property};
+use sealmq_types::ReasonCode;
 use sealmq_types::codec::{Dec, Enc, Result};
 
 /// Set in the persistence byte of an encoded descriptor when properties follow its last
@@ -214,6 +215,24 @@ impl Md {
     }
 }
 
+impl Md {
+    /// Sets property `name` (replacing a value it had), refused for a reserved or bad name.
+    pub fn set_property(
+        &mut self,
+        name: &str,
+        value: props::PropValue,
+    ) -> std::result::Result<(), (ReasonCode, String)> {
+        props::check_name(name)?;
+        props::set(&mut self.properties, name, value);
+        Ok(())
+    }
+
+    /// The value of property `name`, if the message has one.
+    pub fn property(&self, name: &str) -> Option<&props::PropValue> {
+        props::get(&self.properties, name)
+    }
+}
+
 impl sealmq_types::codec::Field for Md {
     fn put(&self, e: &mut Enc) {
         self.encode(e)
@@ -268,6 +287,15 @@ mod tests {
     use super::*;
     use crate::props::PropValue;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_property_set_twice_holds_the_second_value_and_reserved_names_are_refused() {
+        let mut md = Md::default();
+        md.set_property("a", PropValue::Int(1)).unwrap();
+        md.set_property("a", PropValue::Int(2)).unwrap();
+        assert_eq!(md.property("a"), Some(&PropValue::Int(2)));
+        assert!(md.set_property("mqx", PropValue::Null).is_err());
+    }
 
     #[test]
     fn round_trip() {

@@ -230,24 +230,6 @@ pub fn set(props: &mut Vec<Property>, name: &str, value: PropValue) {
     }
 }
 
-impl crate::md::Md {
-    /// Sets property `name` (replacing a value it had), refused for a reserved or bad name.
-    pub fn set_property(
-        &mut self,
-        name: &str,
-        value: PropValue,
-    ) -> std::result::Result<(), (ReasonCode, String)> {
-        check_name(name)?;
-        set(&mut self.properties, name, value);
-        Ok(())
-    }
-
-    /// The value of property `name`, if the message has one.
-    pub fn property(&self, name: &str) -> Option<&PropValue> {
-        get(&self.properties, name)
-    }
-}
-
 /// Parses `name=value` or `name:TYPE=value` (as `sealmq put --property` takes it).
 pub fn parse_assignment(text: &str) -> std::result::Result<Property, String> {
     let (lhs, value) = text
@@ -392,11 +374,6 @@ mod tests {
         assert!(parse_assignment("novalue").is_err());
         assert!(parse_assignment("JMSX=1").is_err());
         assert!(parse_assignment("n:int=x").is_err());
-        let mut md = crate::md::Md::default();
-        md.set_property("a", PropValue::Int(1)).unwrap();
-        md.set_property("a", PropValue::Int(2)).unwrap();
-        assert_eq!(md.property("a"), Some(&PropValue::Int(2)));
-        assert!(md.set_property("mqx", PropValue::Null).is_err());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! SET, DELETE and DISPLAY AUTHREC.
 
-use crate::exec::{Block, Fail, bad, choice, generic_match, one, only_keywords};
+use crate::args::{Block, Fail, bad, choice, generic_match, one, only_keywords};
 use crate::parse::{Command, Verb};
 use sealmq_engine::QueueManager;
 use sealmq_types::attrs;

@@ -2,8 +2,9 @@
 //! DISPLAY CHSTATUS and DISPLAY CHINIT. They go to the channel initiator the server registers
 //! with the queue manager; without one (an embedded queue manager) they say so.
 
+use crate::args::{Block, Fail, bad, choice, none_matched, num, only_keywords};
 use crate::display::Listing;
-use crate::exec::{Block, Fail, bad, choice, none_matched, num, only_keywords, select_all};
+use crate::display::select_all;
 use crate::parse::{Command, Obj, Verb};
 use sealmq_engine::QueueManager;
 use std::sync::Arc;

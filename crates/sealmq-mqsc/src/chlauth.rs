@@ -1,7 +1,7 @@
 //! SET and DISPLAY CHLAUTH; DEFINE, ALTER, DISPLAY and DELETE AUTHINFO.
 
+use crate::args::{Block, Fail, bad, choice, one, only_keywords, unknown_keywords};
 use crate::display::Listing;
-use crate::exec::{Block, Fail, bad, choice, one, only_keywords, unknown_keywords};
 use crate::parse::Attr;
 use crate::parse::{Command, Verb};
 use sealmq_engine::authinfo::{AuthInfoDef, Check};

@@ -1,7 +1,7 @@
 //! DEFINE, ALTER, DELETE and DISPLAY CHANNEL.
 
+use crate::args::{Block, Fail, bad, choice, generic_match, num, one, text};
 use crate::display::Listing;
-use crate::exec::{Block, Fail, bad, choice, generic_match, num, one, text};
 use crate::parse::{Command, Verb};
 use sealmq_engine::QueueManager;
 use sealmq_types::ReasonCode;

@@ -4,7 +4,7 @@
 //! end), CT EX (a list contains or excludes the value) and CTG EXG (a list contains or excludes
 //! an item matching a generic value).
 
-use crate::exec::{Block, Fail, bad};
+use crate::args::{Block, Fail, bad};
 use crate::parse::Attr;
 
 /// Keywords of a DISPLAY that are not attributes to show.
@@ -201,7 +201,7 @@ impl Listing<'_> {
         name: &str,
     ) -> Result<(String, Vec<Block>), Fail> {
         let blocks = select_all(blocks, attrs, self.ids, false)?;
-        crate::exec::none_matched(&blocks, self.what, name)?;
+        crate::args::none_matched(&blocks, self.what, name)?;
         Ok((
             format!("{} {} {}.", self.head, blocks.len(), self.plural),
             blocks,

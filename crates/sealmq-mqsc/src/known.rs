@@ -4,7 +4,7 @@
 //! (clusters, channel exits): an administrator's script runs unchanged, nothing is silently
 //! ignored — DISPLAY shows what was set and `sealmq dump` writes it back.
 
-use crate::exec::{Fail, bad};
+use crate::args::{Fail, bad};
 use crate::parse::Attr;
 use sealmq_engine::noted::Noted;
 
@@ -109,12 +109,12 @@ pub(crate) fn apply<D>(
             None => unknown.push(a),
         }
     }
-    crate::exec::unknown_keywords(&unknown, kind)
+    crate::args::unknown_keywords(&unknown, kind)
 }
 
 /// TRPTYPE: sealmq's channels and listeners run over TCP only (`what`: "listens").
 pub(crate) fn tcp_only(a: &Attr, what: &str) -> Result<(), Fail> {
-    let t = crate::exec::one(a)?;
+    let t = crate::args::one(a)?;
     if t.eq_ignore_ascii_case("TCP") {
         return Ok(());
     }

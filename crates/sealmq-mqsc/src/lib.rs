@@ -6,12 +6,14 @@
 //! [`exec`] runs it against a [`sealmq_engine::QueueManager`] and renders text or JSON. Errors
 //! point at the token that is wrong. Our own message ids (`SMQnnnnI/E`).
 
+mod args;
 mod authrec;
 pub(crate) mod chl;
 mod chlauth;
 mod chldef;
 mod display;
 pub mod exec;
+mod kind;
 mod known;
 pub mod lexer;
 pub mod parse;

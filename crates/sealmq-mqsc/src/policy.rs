@@ -1,6 +1,6 @@
 //! SET, DISPLAY and DELETE POLICY (SPEC §5.1), and the MQSC that recreates a policy.
 
-use crate::exec::{Block, Fail, bad, choice, generic_match, one};
+use crate::args::{Block, Fail, bad, choice, generic_match, one};
 use crate::parse::{Attr, Command, Verb};
 use sealmq_engine::QueueManager;
 use sealmq_types::ReasonCode;

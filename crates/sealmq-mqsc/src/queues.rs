@@ -2,10 +2,10 @@
 //! A DEFINE without LIKE copies the type's default object (SYSTEM.DEFAULT.LOCAL.QUEUE, ...),
 //! as MQ does, so altering a default changes later definitions.
 
-use crate::display::Listing;
-use crate::exec::{
+use crate::args::{
     Block, Fail, bad, choice, generic_match, num, one, onoff, text, unknown_keywords,
 };
+use crate::display::Listing;
 use crate::known;
 use crate::parse::{Attr, Command, Obj, Verb};
 use sealmq_engine::QueueManager;

@@ -1,8 +1,10 @@
 //! LISTENER (DEFINE, ALTER, DELETE, DISPLAY, START, STOP), DISPLAY LSSTATUS, PROCESS
 //! (DEFINE, ALTER, DELETE, DISPLAY), SERVICE (as LISTENER) and DISPLAY SVSTATUS.
 
-use crate::display::Listing;
-use crate::exec::{Block, Fail, bad, choice, generic_match, num, one, select_all, text};
+use crate::args::not_defined;
+use crate::args::{Block, Fail, bad, choice, generic_match, num, one, text};
+use crate::display::select_all;
+use crate::kind::{Answer, Kind};
 use crate::known;
 use crate::parse::{Attr, Command, Obj, Verb};
 use sealmq_engine::QueueManager;
@@ -13,14 +15,6 @@ use sealmq_engine::services::{
 use sealmq_types::ReasonCode;
 use sealmq_types::attrs;
 use std::sync::Arc;
-
-pub(crate) fn not_defined(what: &str, name: &str) -> Fail {
-    Fail {
-        at: None,
-        reason: Some(ReasonCode::UnknownObjectName),
-        message: format!("{what} '{name}' is not defined"),
-    }
-}
 
 fn apply_listener(d: &mut ListenerDef, attrs: &[Attr]) -> Result<(), Fail> {
     known::apply(
@@ -152,92 +146,6 @@ fn no_server() -> Fail {
     }
 }
 
-/// What DEFINE, ALTER, DELETE and DISPLAY do with one kind of object (LISTENER, PROCESS,
-/// SERVICE): the same steps, with the kind's names, messages and calls.
-pub(crate) struct Kind<T> {
-    /// In messages: "service".
-    pub(crate) what: &'static str,
-    /// Starting answers: "Service".
-    pub(crate) title: &'static str,
-    /// DISPLAY's name attribute: "SERVICE".
-    pub(crate) key: &'static str,
-    /// DISPLAY's answer: "service(s)".
-    pub(crate) plural: &'static str,
-    /// The number of the "defined" message; altered, deleted and displayed follow it.
-    pub(crate) msg: u32,
-    /// What DEFINE starts from without LIKE.
-    pub(crate) default: &'static str,
-    pub(crate) new: fn(&str) -> T,
-    pub(crate) name: fn(&mut T) -> &mut String,
-    pub(crate) apply: fn(&mut T, &[Attr]) -> Result<(), Fail>,
-    pub(crate) block: fn(&T) -> Block,
-}
-
-impl<T: sealmq_engine::ServiceObject> Kind<T> {
-    /// `c` when it defines, alters, deletes or displays; `None` for another verb.
-    pub(crate) fn run(
-        &self,
-        qm: &QueueManager,
-        c: &Command,
-        name: &str,
-    ) -> Option<Result<Answer, Fail>> {
-        Some(match c.verb {
-            Verb::Define => self.define_new(qm, c, name),
-            Verb::Alter => self.get_or_fail(qm, name).and_then(|mut d| {
-                (self.apply)(&mut d, &c.attrs)?;
-                qm.define_object(d, true)?;
-                Ok(self.said(1, name, "altered"))
-            }),
-            Verb::Delete => qm
-                .delete_object::<T>(name)
-                .map(|()| self.said(2, name, "deleted"))
-                .map_err(Fail::from),
-            Verb::Display => self.display(qm, c, name),
-            _ => return None,
-        })
-    }
-
-    fn define_new(&self, qm: &QueueManager, c: &Command, name: &str) -> Result<Answer, Fail> {
-        let replace = c.attrs.iter().any(|a| a.key == "REPLACE");
-        let get = |n: &str| qm.object::<T>(n);
-        let mut d = match template(c, get, self.default, self.what)? {
-            Some(mut t) => {
-                *(self.name)(&mut t) = name.to_string();
-                t
-            }
-            None => (self.new)(name),
-        };
-        (self.apply)(&mut d, &c.attrs)?;
-        qm.define_object(d, replace)?;
-        Ok(self.said(0, name, "defined"))
-    }
-
-    fn display(&self, qm: &QueueManager, c: &Command, name: &str) -> Result<Answer, Fail> {
-        let mut all = qm.objects::<T>();
-        all.retain_mut(|d| generic_match(name, (self.name)(d)));
-        let head = format!("SMQ{:04}I Display of", self.msg + 3);
-        let listing = Listing {
-            ids: &[self.key],
-            what: self.what,
-            head: &head,
-            plural: self.plural,
-        };
-        listing.answer(all.iter().map(self.block), &c.attrs, name)
-    }
-
-    fn get_or_fail(&self, qm: &QueueManager, name: &str) -> Result<T, Fail> {
-        qm.object::<T>(name)
-            .ok_or_else(|| not_defined(self.what, name))
-    }
-
-    fn said(&self, step: u32, name: &str, done: &str) -> Answer {
-        let n = self.msg + step;
-        (format!("SMQ{n:04}I {} {name} {done}.", self.title), vec![])
-    }
-}
-
-pub(crate) type Answer = (String, Vec<Block>);
-
 const SERVICE: Kind<ServiceDef> = Kind {
     what: "service",
     title: "Service",
@@ -342,22 +250,6 @@ pub(crate) fn svstatus(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, V
         format!("SMQ0204I Status of {} service(s).", blocks.len()),
         blocks,
     ))
-}
-
-/// The object DEFINE starts from: LIKE's, else the default object's.
-fn template<T>(
-    c: &Command,
-    get: impl Fn(&str) -> Option<T>,
-    default: &str,
-    what: &str,
-) -> Result<Option<T>, Fail> {
-    match c.attrs.iter().find(|a| a.key == "LIKE") {
-        Some(a) => {
-            let n = one(a)?;
-            get(n).map(Some).ok_or_else(|| not_defined(what, n))
-        }
-        None => Ok(get(default)),
-    }
 }
 
 pub(crate) fn listener(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fail> {
@@ -471,12 +363,6 @@ pub(crate) fn route(
         (Define | Alter | Delete | Display, Obj::Process) => process(qm, c),
         (Define | Alter | Delete | Display | Start | Stop, Obj::Service) => service(qm, c),
         (Display, Obj::SvStatus) => svstatus(qm, c),
-        (Define | Alter | Delete | Display, Obj::Topic) => crate::topics::topic(qm, c),
-        (Display, Obj::TpStatus) => crate::topics::tpstatus(qm, c),
-        (Define | Alter | Delete | Display, Obj::Sub) => crate::subs::sub(qm, c),
-        (Display, Obj::SbStatus) => crate::subs::sbstatus(qm, c),
-        (Clear, Obj::TopicStr) => crate::topics::clear(qm, c),
-        (Display, Obj::PubSub) => crate::topics::pubsub(qm, c),
         _ => return None,
     })
 }

@@ -1,7 +1,8 @@
 //! What is going on: DISPLAY CONN, DISPLAY QSTATUS TYPE(HANDLE), DISPLAY QMSTATUS, and PING
 //! CHANNEL.
 
-use crate::exec::{Block, Fail, bad, generic_match, one, select_all};
+use crate::args::{Block, Fail, bad, generic_match, one};
+use crate::display::select_all;
 use crate::parse::{Command, Obj, Verb};
 use sealmq_engine::QueueManager;
 use sealmq_engine::conns::{ConnInfo, HandleInfo};

@@ -2,10 +2,10 @@
 //! subscriptions as MQ's, durable, delivering to a given queue (DEST) or one the queue manager
 //! makes (DESTCLAS(MANAGED)).
 
-use crate::exec::{Block, Fail, bad, choice, generic_match, one, text};
+use crate::args::{Block, Fail, bad, choice, generic_match, one, text};
+use crate::kind::Answer;
 use crate::known;
-use crate::parse::{Attr, Command, Verb};
-use crate::services::Answer;
+use crate::parse::{Attr, Command, Obj, Verb};
 use sealmq_engine::QueueManager;
 use sealmq_engine::subs::{DestClass, PRTY_ASPUB, SubDef, SubType, WildSchema, full_topic};
 use sealmq_engine::topics::TopicDef;
@@ -247,4 +247,13 @@ pub(crate) fn sbstatus(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fa
         plural: "subscription status(es)",
     };
     listing.answer(blocks, &c.attrs, &name)
+}
+
+/// Which of this module's commands `c` is, if any.
+pub(crate) fn route(qm: &Arc<QueueManager>, c: &Command) -> Option<Result<Answer, Fail>> {
+    match (c.verb, c.obj) {
+        (Verb::Define | Verb::Alter | Verb::Delete | Verb::Display, Obj::Sub) => Some(sub(qm, c)),
+        (Verb::Display, Obj::SbStatus) => Some(sbstatus(qm, c)),
+        _ => None,
+    }
 }

@@ -1,10 +1,10 @@
 //! TOPIC (DEFINE, ALTER, DELETE, DISPLAY) and DISPLAY TPSTATUS (issue 28): topic objects as
 //! MQ's, with ASPARENT resolved up the topic tree for TPSTATUS.
 
-use crate::exec::{Block, Fail, bad, choice, one, text};
+use crate::args::{Block, Fail, bad, choice, one, text};
+use crate::kind::{Answer, Kind};
 use crate::known;
-use crate::parse::{Attr, Command, Verb};
-use crate::services::{Answer, Kind};
+use crate::parse::{Attr, Command, Obj, Verb};
 use sealmq_engine::QueueManager;
 use sealmq_engine::topics::{
     Allow, DEFAULT_TOPIC, Delivery, PRTY_ASPARENT, TopicDef, Wildcard, YesNo,
@@ -190,7 +190,7 @@ pub(crate) fn pubsub(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fail
         "STATUS" => if enabled { "ACTIVE" } else { "INACTIVE" },
         "SUBCOUNT" => qm.subs().len(), "TPCOUNT" => nodes,
     ];
-    let blocks = crate::exec::select_all([block], &c.attrs, &["QMNAME", "TYPE"], true)?;
+    let blocks = crate::display::select_all([block], &c.attrs, &["QMNAME", "TYPE"], true)?;
     Ok(("SMQ0226I Display publish/subscribe status.".into(), blocks))
 }
 
@@ -274,10 +274,22 @@ pub(crate) fn tpstatus(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fa
         .collect();
     // As MQ's: one topic string asked for shows everything unless attributes are named.
     let wild = sealmq_engine::topics::has_wildcard(&pattern);
-    let blocks = crate::exec::select_all(blocks, &c.attrs, &["TOPICSTR"], !wild)?;
-    crate::exec::none_matched(&blocks, "topic string", &pattern)?;
+    let blocks = crate::display::select_all(blocks, &c.attrs, &["TOPICSTR"], !wild)?;
+    crate::args::none_matched(&blocks, "topic string", &pattern)?;
     Ok((
         format!("SMQ0224I Display of {} topic string(s).", blocks.len()),
         blocks,
     ))
+}
+
+/// Which of this module's commands `c` is, if any.
+pub(crate) fn route(qm: &Arc<QueueManager>, c: &Command) -> Option<Result<Answer, Fail>> {
+    use Verb::*;
+    Some(match (c.verb, c.obj) {
+        (Define | Alter | Delete | Display, Obj::Topic) => topic(qm, c),
+        (Display, Obj::TpStatus) => tpstatus(qm, c),
+        (Clear, Obj::TopicStr) => clear(qm, c),
+        (Display, Obj::PubSub) => pubsub(qm, c),
+        _ => return None,
+    })
 }

@@ -27,6 +27,7 @@ mod console;
 mod extensions;
 mod messaging;
 mod msglist;
+mod params;
 pub mod plain;
 mod reply;
 

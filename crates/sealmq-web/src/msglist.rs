@@ -5,7 +5,7 @@
 //! "messageLength"}]}`. Query: `limit` (at most [`MAX_LIST`]), `correlationId`, `messageId`.
 
 use crate::auth::{Rq, Who};
-use crate::messaging::{bad, id_text, match_param};
+use crate::params::{bad, id_text, match_param};
 use crate::{Body, Ctx, reply};
 use hyper::Response;
 use sealmq_engine::Connection;

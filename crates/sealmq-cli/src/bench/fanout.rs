@@ -9,9 +9,9 @@
 //! publish rate and the queue manager's CPU per delivery; `--rounds` interleaves and ends with
 //! medians. `benches/rabbitmq-fanout.sh` runs it beside RabbitMQ's fanout exchange.
 
+use super::common::{BenchArgs, cpu_seconds};
+use super::conns::median;
 use crate::CliResult;
-use crate::bench_cmd::{BenchArgs, cpu_seconds};
-use crate::bench_conns::median;
 use sealmq_client::pubsub::Subscription;
 use sealmq_client::{Client, ConsumeMode, ConsumeOptions};
 use sealmq_engine::mqi::GetOptions;

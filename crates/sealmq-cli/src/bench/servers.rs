@@ -5,10 +5,10 @@
 //! (one queue per putter) run `--seconds` on each, the order alternating from round to round.
 //! Printed: each rate, and the event loop's as a ratio of the threads' (medians of rounds).
 
+use super::app::{join_all, open_q, put_plain};
+use super::common::BenchArgs;
+use super::conns::{CHANNEL, median, per_second_after_warmup, rr, setup_script};
 use crate::CliResult;
-use crate::bench_app::{join_all, open_q, put_plain};
-use crate::bench_cmd::BenchArgs;
-use crate::bench_conns::{CHANNEL, median, per_second_after_warmup, rr, setup_script};
 use sealmq_client::Client;
 use sealmq_engine::md::Persistence;
 use sealmq_engine::mqi::OpenOptions;
@@ -53,14 +53,14 @@ pub fn run(a: &BenchArgs) -> CliResult {
         vec![1, 4, 64]
     };
     let most = sizes.iter().copied().max().unwrap_or(1);
-    let mut net = crate::bench_net::Net::new("servers")?;
+    let mut net = super::net::Net::new("servers")?;
     let mut addrs = Vec::new();
     for (qm, env) in [
         (EVENTS, None),
         (THREADS, Some(("SEALMQ_SERVER", "threads"))),
     ] {
         net.create(qm, None)?;
-        let port = crate::bench_net::free_port()?;
+        let port = super::net::free_port()?;
         net.start_with(qm, port, false, env)?;
         let mut script = setup_script(4 * most + 64, most);
         for p in 0..most {
@@ -91,7 +91,7 @@ pub fn run(a: &BenchArgs) -> CliResult {
             let order: [usize; 2] = if round % 2 == 0 { [0, 1] } else { [1, 0] };
             for i in order {
                 let (qm, addr) = &addrs[i];
-                let c0 = crate::bench_cmd::cpu_seconds(&pids[i]);
+                let c0 = super::common::cpu_seconds(&pids[i]);
                 let t0 = Instant::now();
                 let r = match kind {
                     "rr" => rr(addr, pairs, secs)?,
@@ -106,7 +106,7 @@ pub fn run(a: &BenchArgs) -> CliResult {
                 };
                 // The whole run (warm-up and wind-down too): rate × its seconds operations.
                 let ops = r * (t0.elapsed().as_secs_f64() - 0.3).max(secs);
-                let used = crate::bench_cmd::cpu_seconds(&pids[i]) - c0;
+                let used = super::common::cpu_seconds(&pids[i]) - c0;
                 cpu[k][i].push(used * 1e6 / ops.max(1.0));
                 rates[k][i].push(r);
             }

@@ -14,9 +14,9 @@
 //!   behind its snapshots, and the wiped one started again: the time until it is in sync,
 //!   having installed a snapshot and the log after it.
 
+use super::app::{join_all, open_q};
+use super::common::BenchArgs;
 use crate::CliResult;
-use crate::bench_app::{join_all, open_q};
-use crate::bench_cmd::BenchArgs;
 use sealmq_client::Client;
 use sealmq_engine::{Md, OpenOptions, Persistence};
 use std::path::{Path, PathBuf};
@@ -141,7 +141,7 @@ fn setup() -> CliResult<Bed> {
     )?;
     let mut spec = Vec::new();
     for n in NAMES {
-        spec.push(format!("{n}@127.0.0.1:{}", crate::bench_net::free_port()?));
+        spec.push(format!("{n}@127.0.0.1:{}", super::net::free_port()?));
     }
     let spec = spec.join(",");
     for n in NAMES {
@@ -168,7 +168,7 @@ fn setup() -> CliResult<Bed> {
 fn qm_cpu(dirs: &[PathBuf]) -> f64 {
     dirs.iter()
         .filter_map(|d| std::fs::read_to_string(d.join("qm.pid")).ok())
-        .map(|pid| crate::bench_cmd::cpu_seconds(pid.trim()))
+        .map(|pid| super::common::cpu_seconds(pid.trim()))
         .sum()
 }
 
@@ -294,7 +294,7 @@ pub fn run(a: &BenchArgs) -> CliResult {
         bed.wait(
             "the killed instance's lock",
             Duration::from_secs(20),
-            || (!crate::qm_cmd::running(&bed.qm_dir(act, HA))).then_some(()),
+            || (!crate::home::running(&bed.qm_dir(act, HA))).then_some(()),
         )?;
         bed.start_instance(act)?;
         bed.in_sync()?;

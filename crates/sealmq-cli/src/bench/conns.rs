@@ -8,9 +8,9 @@
 
 #![allow(unsafe_code)]
 
+use super::app::{join_all, open_q, request_reply};
+use super::common::{BenchArgs, proc_status as status};
 use crate::CliResult;
-use crate::bench_app::{join_all, open_q, request_reply};
-use crate::bench_cmd::{BenchArgs, proc_status as status};
 use sealmq_client::Client;
 use sealmq_engine::Md;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
@@ -175,9 +175,9 @@ pub fn run(a: &BenchArgs) -> CliResult {
     let fds = raise_fd_limit(((idle_n + 2 * pairs) as u64 * 8 + 8192).max(65_536));
     println!("open-file limit {fds} (the queue manager caps MAXCHL by it)");
     let secs = a.seconds.max(1) as f64;
-    let mut net = crate::bench_net::Net::new("conns")?;
+    let mut net = super::net::Net::new("conns")?;
     net.create(QM, None)?;
-    let port = crate::bench_net::free_port()?;
+    let port = super::net::free_port()?;
     net.start(QM, port, false)?;
     let script = setup_script(idle_n + 2 * pairs + 64, pairs);
     net.mqsc(QM, &script)?;

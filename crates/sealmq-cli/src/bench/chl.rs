@@ -12,9 +12,9 @@
 //! Every scenario takes `--adapters` and `--dispatchers` lists (the channel initiator's
 //! CHIADAPS and CHIDISPS): one row per value, to show that more adapters never cost throughput.
 
+use super::app::{join_all, open_q, put_plain, request_reply};
+use super::common::{BenchArgs, Protection, cpu_seconds};
 use crate::CliResult;
-use crate::bench_app::{join_all, open_q, put_plain, request_reply};
-use crate::bench_cmd::{BenchArgs, Protection, cpu_seconds};
 use sealmq_client::Client;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
 use sealmq_engine::{Md, MsgType, Persistence};
@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::bench_net::{Net, free_port};
+use super::net::{Net, free_port};
 
 fn list<T: std::str::FromStr>(s: &str, what: &str) -> CliResult<Vec<T>> {
     s.split(',')
@@ -63,7 +63,7 @@ fn run_all(a: &BenchArgs, work: &Path) -> CliResult {
         }
         run_round(a, work, &runs, &mut all)?;
     }
-    crate::bench_cmd::print_medians(a, &all);
+    super::common::print_medians(a, &all);
     Ok(())
 }
 

@@ -3,9 +3,9 @@
 //! queue manager's peak RSS, the disk used, the restart time with the queue full, then the
 //! get rate as it empties (each tenth).
 
+use super::app::{open_q, per_second, put_plain};
+use super::common::BenchArgs;
 use crate::CliResult;
-use crate::bench_app::{open_q, per_second, put_plain};
-use crate::bench_cmd::BenchArgs;
 use sealmq_client::Client;
 use sealmq_engine::Persistence;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
@@ -18,7 +18,7 @@ const BATCH: u64 = 500;
 
 /// Peak resident set of a process (VmHWM), bytes.
 fn peak_rss(pid: &str) -> u64 {
-    crate::bench_cmd::proc_status(pid, "VmHWM") * 1024
+    super::common::proc_status(pid, "VmHWM") * 1024
 }
 
 fn disk_used(dir: &Path) -> u64 {
@@ -54,7 +54,7 @@ fn tenths(n: u64, mut step: impl FnMut(u64) -> CliResult) -> CliResult<Vec<f64>>
 pub fn run(a: &BenchArgs, dir: &Path, pid: &str) -> CliResult {
     let n = a.messages.unwrap_or(100_000);
     let size = a.size.unwrap_or(2048);
-    crate::bench_cmd::define_deep_queue(dir, QUEUE, size)?;
+    super::common::define_deep_queue(dir, QUEUE, size)?;
     let persistence = Persistence::of(a.persistent);
     let payload = vec![0x5a_u8; size];
     let mut c = Client::connect_local(dir, "bench-deep").map_err(|e| e.to_string())?;
@@ -77,7 +77,7 @@ pub fn run(a: &BenchArgs, dir: &Path, pid: &str) -> CliResult {
     let _ = c.stop(false);
     drop(c);
     let deadline = Instant::now() + Duration::from_secs(600);
-    while crate::qm_cmd::running(dir) && Instant::now() < deadline {
+    while crate::home::running(dir) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;

@@ -1,8 +1,8 @@
 //! Throw-away queue managers for the channel benchmarks (`bench_chl.rs`): created in a home of
 //! their own, started on free loopback ports, joined by channels, stopped and removed on drop.
 
+use super::common::cpu_seconds;
 use crate::CliResult;
-use crate::bench_cmd::cpu_seconds;
 use sealmq_client::Client;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,7 +20,7 @@ impl Net {
         let home = std::env::temp_dir().join(format!(
             "sealmq-bench-{tag}-{}-{}",
             std::process::id(),
-            crate::bench_cmd::cpu_seconds("self").to_bits() % 100_000
+            super::common::cpu_seconds("self").to_bits() % 100_000
         ));
         let _ = std::fs::remove_dir_all(&home);
         Ok(Net {
@@ -43,7 +43,7 @@ impl Net {
         if let Some((k, v)) = env {
             cmd.env(k, v);
         }
-        Ok(crate::bench_app::run_sealmq(&mut cmd, args)?)
+        Ok(super::app::run_sealmq(&mut cmd, args)?)
     }
 
     pub(crate) fn dir(&self, qm: &str) -> PathBuf {
@@ -111,7 +111,7 @@ impl Net {
     }
 
     pub(crate) fn mqsc(&self, qm: &str, script: &str) -> CliResult {
-        crate::bench_cmd::mqsc(&self.dir(qm), script)
+        super::common::mqsc(&self.dir(qm), script)
     }
 
     /// CPU seconds of all the queue managers.
@@ -189,7 +189,7 @@ impl Drop for Net {
                 let _ = c.stop(true);
             }
             let deadline = Instant::now() + Duration::from_secs(30);
-            while crate::qm_cmd::running(&self.dir(&qm)) && Instant::now() < deadline {
+            while crate::home::running(&self.dir(&qm)) && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(20));
             }
         }

@@ -21,9 +21,9 @@
 //! manager protects and unprotects for it. The queue's policy names both as recipients and
 //! each trusts the other, so either side reads what the other put.
 
+use super::app::{open_q, per_second, put_plain};
+use super::common::{BenchArgs, Protection, define_deep_queue, mqsc};
 use crate::CliResult;
-use crate::bench_app::{open_q, per_second, put_plain};
-use crate::bench_cmd::{BenchArgs, Protection, define_deep_queue, mqsc};
 use fe2o3_amqp::connection::ConnectionHandle;
 use fe2o3_amqp::session::SessionHandle;
 use fe2o3_amqp::types::messaging::{Body, Message, Outcome};
@@ -307,7 +307,7 @@ pub fn run(a: &BenchArgs, dir: &Path) -> CliResult {
 }
 
 fn measure(a: &BenchArgs, dir: &Path, prot: &Protection, (n, size): (u64, usize)) -> CliResult {
-    let port = crate::bench_net::free_port()?;
+    let port = super::net::free_port()?;
     define_deep_queue(dir, QUEUE, prot.stored_bytes(size)? + 4096)?;
     let (protect_script, tls) = protect(dir, prot)?;
     // Protected: TLS with the application's certificate, and the queue manager intercepts.

@@ -6,9 +6,9 @@
 //! rate and the queue manager's and the applications' CPU per message; `--rounds` interleaves
 //! and ends with medians.
 
+use super::app::{open_q, per_second, put_plain};
+use super::common::{BenchArgs, cpu_seconds};
 use crate::CliResult;
-use crate::bench_app::{open_q, per_second, put_plain};
-use crate::bench_cmd::{BenchArgs, cpu_seconds};
 use sealmq_client::{Client, ConsumeMode, ConsumeOptions};
 use sealmq_engine::Persistence;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
@@ -170,7 +170,7 @@ fn drain(dir: &Path, pid: &str, way: Way, a: &BenchArgs, n: u64) -> CliResult<Ru
 pub fn run(a: &BenchArgs, dir: &Path, pid: &str) -> CliResult {
     let n = a.messages.unwrap_or(100_000);
     let size = a.size.unwrap_or(1024);
-    crate::bench_cmd::define_deep_queue(dir, QUEUE, size)?;
+    super::common::define_deep_queue(dir, QUEUE, size)?;
     let kind = if a.persistent {
         "persistent"
     } else {
