@@ -273,13 +273,29 @@ fn no_crate_has_a_module_cycle() {
         root.display()
     );
     let mut found = Vec::new();
+    // `SEALMQ_MODULE_EDGES=sealmq-server cargo test -p sealmq --test module_cycles -- --nocapture`
+    // prints one crate's arrows, to see where a cycle runs.
+    let show = std::env::var("SEALMQ_MODULE_EDGES").unwrap_or_default();
     for src in &crates {
         let name = src
             .parent()
             .and_then(Path::file_name)
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        for c in cycles(&sibling_edges(src)) {
+        let edges = sibling_edges(src);
+        if name == show {
+            for (p, a, b) in &edges {
+                println!(
+                    "{}: {a} → {b}",
+                    if p.is_empty() {
+                        "crate".into()
+                    } else {
+                        p.join("::")
+                    }
+                );
+            }
+        }
+        for c in cycles(&edges) {
             found.push(format!("{name}: {c}"));
         }
     }

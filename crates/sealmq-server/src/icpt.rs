@@ -1,7 +1,7 @@
 //! QM-side interception (SPEC §5.5.2): on a SVRCONN channel with INTERCEPT(YES) the queue
 //! manager protects puts and unprotects gets with its own identity for the applications on it.
 
-use crate::dispatch::{err, get_options};
+use crate::wiremap::{err, get_options};
 use sealmq_engine::mqi::Browse;
 use sealmq_engine::{Connection, Hobj, QueueManager, intercept};
 use sealmq_types::ReasonCode;
@@ -177,5 +177,72 @@ impl Icpt<'_> {
                 security(e)
             }
         }
+    }
+}
+
+/// Messages each handle got lately (digests of message id and stored bytes), and those its
+/// consumers were pushed: a protection error may be reported only for one of them.
+#[derive(Default)]
+pub(crate) struct RecentGets {
+    got: std::collections::HashMap<u32, std::collections::VecDeque<[u8; 32]>>,
+    pushed: std::collections::HashMap<u32, std::collections::VecDeque<[u8; 32]>>,
+    /// Handles of subscriptions to protected topics (their queue has no policy of its own).
+    pub(crate) protected: std::collections::HashSet<u32>,
+}
+
+/// How many gets of a handle are remembered for a protection-error report.
+const RECENT: usize = 8;
+/// How many pushed messages of a handle are (a consumer's window holds at most MAXUMSGS,
+/// 10,000 by default; the client reports a failure when the application reaches it).
+const PUSHED: usize = 10_000;
+
+fn remember(q: &mut std::collections::VecDeque<[u8; 32]>, most: usize, d: [u8; 32]) {
+    if q.len() == most {
+        q.pop_front();
+    }
+    q.push_back(d);
+}
+
+fn got_digest(msg_id: &[u8], payload: &[u8]) -> [u8; 32] {
+    let mut c = aws_lc_rs::digest::Context::new(&aws_lc_rs::digest::SHA256);
+    c.update(msg_id);
+    c.update(payload);
+    let mut out = [0u8; 32];
+    out.copy_from_slice(c.finish().as_ref());
+    out
+}
+
+impl RecentGets {
+    pub(crate) fn got(&mut self, hobj: u32, msg_id: &[u8], payload: &[u8]) {
+        remember(
+            self.got.entry(hobj).or_default(),
+            RECENT,
+            got_digest(msg_id, payload),
+        );
+    }
+
+    /// A consumer of `hobj` was pushed this message (destructively).
+    pub(crate) fn pushed(&mut self, hobj: u32, msg_id: &[u8], payload: &[u8]) {
+        remember(
+            self.pushed.entry(hobj).or_default(),
+            PUSHED,
+            got_digest(msg_id, payload),
+        );
+    }
+
+    /// Whether `hobj` got or was pushed this message (and forgets it: one report each).
+    pub(crate) fn take(&mut self, hobj: u32, msg_id: &[u8], payload: &[u8]) -> bool {
+        let d = got_digest(msg_id, payload);
+        [&mut self.got, &mut self.pushed].into_iter().any(|m| {
+            m.get_mut(&hobj)
+                .and_then(|q| q.iter().position(|x| *x == d).map(|i| q.remove(i)))
+                .is_some()
+        })
+    }
+
+    pub(crate) fn closed(&mut self, hobj: u32) {
+        self.got.remove(&hobj);
+        self.pushed.remove(&hobj);
+        self.protected.remove(&hobj);
     }
 }

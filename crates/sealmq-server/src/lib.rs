@@ -1,42 +1,32 @@
 //! # sealmq-server: a queue manager process serving applications
 //!
 //! Listeners: a Unix domain socket in the QM directory (`qm.sock`; the principal is the peer's
-//! OS user) and optionally TCP (`--listen HOST:PORT`; principal `tcp` until TLS and MCAUSER
-//! arrive). Each connection is served by its own thread (`conn.rs`), which owns one engine
-//! [`Connection`](sealmq_engine::Connection): a connection that breaks backs out its unit of
-//! work. Who a connection runs as is decided in `admit.rs`, connection limits in `limits.rs`.
-//! A lock file keeps a second process off the same queue manager.
+//! OS user) and optionally TCP and TLS (`--listen HOST:PORT`). Laid out by concern
+//! (ARCHITECTURE.md has the table): `net/` serves connections (the event loop, `net/evloop/`),
+//! `admit/` decides who may connect and how many, `auth/` authenticates, `session/` answers an
+//! admitted application's requests, `consume/` pushes messages to consumers, `observe/`
+//! writes statistics, accounting, metrics and the error log, `chinit/` runs channels. This
+//! file starts and stops them. A lock file keeps a second process off the same queue manager.
 
-mod acct;
 mod admit;
-pub mod authgate;
+pub mod auth;
 pub mod chinit;
-mod conn;
-pub mod connauth;
 mod consume;
-mod dispatch;
-pub mod errlog;
-pub mod events;
-mod evloop;
 mod icpt;
-mod limits;
-mod listeners;
-pub mod metrics;
-mod metrics_ibm;
-mod metrics_res;
+mod net;
+pub mod observe;
 mod os;
-mod pam;
 mod peer;
-pub mod perms;
-mod pubsub;
-mod pushchan;
-pub mod security;
 mod session;
-pub mod standby;
-pub mod stats;
 mod svcrun;
+mod wiremap;
 
-use limits::{Limit, TakeSlot, refuse_early};
+// The paths other crates (the command, tests) name.
+pub use auth::{authgate, connauth, events, perms, security};
+pub use net::standby;
+pub use observe::{errlog, metrics, stats};
+
+use admit::limits::{Limit, TakeSlot, refuse_early};
 use peer::Peer;
 pub(crate) use peer::generic_match;
 use sealmq_types::ReasonCode;
@@ -100,13 +90,13 @@ pub struct Server {
     tcp: Option<SocketAddr>,
     chinit: Arc<chinit::Initiator>,
     services: Arc<svcrun::Services>,
-    listeners: Arc<listeners::Listeners>,
+    listeners: Arc<net::listeners::Listeners>,
     /// The interval statistics writer (it writes a last interval when the server stops).
     stats: Option<std::thread::JoinHandle<()>>,
-    metrics: Option<metrics::Endpoint>,
+    metrics: Option<observe::metrics::Endpoint>,
     web: Option<sealmq_web::Web>,
     /// The event loop serving applications (none with SEALMQ_SERVER=threads).
-    net: Option<Arc<evloop::Net>>,
+    net: Option<Arc<net::evloop::Net>>,
     _lock: File,
 }
 
@@ -126,9 +116,9 @@ pub(crate) fn user_name(uid: u32) -> String {
 impl Server {
     /// Starts (recovering) the queue manager and its listeners.
     pub fn start(cfg: &ServerConfig) -> Result<Server, String> {
-        perms::private_umask();
-        perms::check(&cfg.dir)?;
-        errlog::init(&cfg.dir);
+        auth::perms::private_umask();
+        auth::perms::check(&cfg.dir)?;
+        observe::errlog::init(&cfg.dir);
         let fds = os::raise_fd_limit();
         let lock_path = cfg.dir.join("qm.lock");
         let lock = File::options()
@@ -152,7 +142,7 @@ impl Server {
             .map(|s| s.to_string())
             .chain(sealmq_storage::dse::Dse::secret_env(&cfg.dir))
             .collect();
-        perms::scrub_secrets(&secrets);
+        auth::perms::scrub_secrets(&secrets);
         let replicated = cfg.replicator.is_some();
         qcfg.replicator = cfg.replicator.clone();
         let (qm, report) = if replicated {
@@ -187,29 +177,34 @@ impl Server {
         let active = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let immediate = Arc::new(AtomicBool::new(false));
         let socks: Arc<Mutex<HashMap<u64, Sock>>> = Arc::new(Mutex::new(HashMap::new()));
-        let security = Arc::new(security::Security::load(
+        let security = Arc::new(auth::security::Security::load(
             cfg.dir.join("keystore"),
             cfg.tls && cfg.listen.is_some(),
         )?);
-        let ci = chinit::Initiator::new(qm.clone(), cfg.dir.join("keystore"), security.clone());
+        let ci = chinit::Initiator::new(
+            qm.clone(),
+            cfg.dir.join("keystore"),
+            security.clone(),
+            observe::acct::amqp_accounts(&qm),
+        );
         qm.set_chinit(Arc::new(chinit::Control(ci.clone())));
         // The descriptors shared out: MAXCHL is capped to what they allow, a reserve is kept
         // for the administrator, channels and files, and sockets before their first frame
         // have a small budget of their own (docs/limits.md).
         // Applications are served on the event loop (`evloop/`), or with a thread each when
         // SEALMQ_SERVER=threads asks for it (to measure one against the other).
-        let net = if evloop::threaded() {
+        let net = if net::evloop::threaded() {
             tracing::info!("SEALMQ_SERVER=threads: a thread serves each connection");
             None
         } else {
-            Some(evloop::Net::new()?)
+            Some(net::evloop::Net::new()?)
         };
         let per_conn = if net.is_some() {
-            limits::FDS_PER_CONNECTION
+            admit::limits::FDS_PER_CONNECTION
         } else {
-            limits::FDS_PER_THREADED_CONNECTION
+            admit::limits::FDS_PER_THREADED_CONNECTION
         };
-        let budget = limits::Budget::with(fds, per_conn);
+        let budget = admit::limits::Budget::with(fds, per_conn);
         ci.limit.set_cap(budget.connections);
         let maxchl = qm.qmgr().maxchl;
         if maxchl > budget.connections {
@@ -244,7 +239,7 @@ impl Server {
             chinit: ci.clone(),
             instances: Arc::default(),
             limit: ci.limit.clone(),
-            pending: limits::Pending::new(budget.pending, budget.pending_per_addr),
+            pending: admit::limits::Pending::new(budget.pending, budget.pending_per_addr),
         };
         let _ = ci.pending.set(ctx.pending.clone());
         match &net {
@@ -254,7 +249,7 @@ impl Server {
                     .map_err(|e| format!("cannot listen on {}: {e}", starting.display()))?;
                 let l = tokio::net::UnixListener::from_std(ul)
                     .map_err(|e| format!("cannot listen on {}: {e}", starting.display()))?;
-                net.handle().spawn(evloop::accept_local(
+                net.handle().spawn(net::evloop::accept_local(
                     l,
                     qm.clone(),
                     ctx.clone(),
@@ -264,8 +259,8 @@ impl Server {
             }
             None => threaded_local(ul, qm.clone(), ctx.clone(), me_uid),
         }
-        let listeners = listeners::Listeners::new(qm.clone(), ctx.clone(), net.clone());
-        qm.set_listener_control(Arc::new(listeners::Control(listeners.clone())));
+        let listeners = net::listeners::Listeners::new(qm.clone(), ctx.clone(), net.clone());
+        qm.set_listener_control(Arc::new(net::listeners::Control(listeners.clone())));
         // `--listen` is a listener without an object, named as MQ names runmqlsr's.
         let mut tcp = None;
         if let Some(addr) = cfg.listen {
@@ -280,7 +275,7 @@ impl Server {
         qm.set_service_control(Arc::new(svcrun::Control(services.clone())));
         services.start_with_qmgr();
         let metrics = match cfg.metrics {
-            Some(a) => Some(metrics::start(
+            Some(a) => Some(observe::metrics::start(
                 a,
                 qm.clone(),
                 ctx.security.clone(),
@@ -317,12 +312,12 @@ impl Server {
         }
         let _ = std::fs::write(cfg.dir.join("listeners"), &addrs);
         let _ = std::fs::write(cfg.dir.join("qm.pid"), std::process::id().to_string());
-        perms::share_socket(&cfg.dir, &starting)?;
+        auth::perms::share_socket(&cfg.dir, &starting)?;
         std::fs::rename(&starting, &socket)
             .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
         // Sending channels that were running when the queue manager ended start again.
         ci.start_all();
-        let stats = stats::Writer::new(
+        let stats = observe::stats::Writer::new(
             qm.clone(),
             cfg.dir.clone(),
             ctx.security.clone(),
@@ -442,7 +437,7 @@ fn threaded_local(ul: UnixListener, qm: Arc<QueueManager>, ctx: Ctx, me_uid: u32
             let s = match s {
                 Ok(s) => s,
                 Err(e) => {
-                    limits::accept_failed("the local socket", &e);
+                    admit::limits::accept_failed("the local socket", &e);
                     continue;
                 }
             };
@@ -464,7 +459,7 @@ fn threaded_local(ul: UnixListener, qm: Arc<QueueManager>, ctx: Ctx, me_uid: u32
                         pid,
                         sock: s.try_clone().ok(),
                     };
-                    conn::serve_plain(&qm, s, w, &peer, &ctx, None);
+                    net::conn::serve_plain(&qm, s, w, &peer, &ctx, None);
                     ctx.unregister(id);
                 }
             });
@@ -530,7 +525,7 @@ struct Ctx {
     active: Arc<std::sync::atomic::AtomicUsize>,
     immediate: Arc<AtomicBool>,
     /// The queue manager's keystore: protector for QM-side interception, TLS configuration.
-    security: Arc<security::Security>,
+    security: Arc<auth::security::Security>,
     /// The queue manager's directory (accounting records go under it).
     dir: PathBuf,
     /// Connections served so far, to number them in accounting records.
@@ -542,7 +537,7 @@ struct Ctx {
     /// Connections counted against MAXCHL.
     limit: Arc<Limit>,
     /// TCP sockets waiting for their first frame.
-    pending: Arc<limits::Pending>,
+    pending: Arc<admit::limits::Pending>,
 }
 
 /// What a connection refused over MAXCHL is told.
@@ -551,7 +546,7 @@ pub(crate) const MAXCHL_REFUSAL: &str =
 
 impl Ctx {
     /// A MAXCHL slot for a new connection, or `None` (logged, naming `who`).
-    fn slot(&self, qm: &QueueManager, who: &str) -> Option<limits::LimitSlot> {
+    fn slot(&self, qm: &QueueManager, who: &str) -> Option<admit::limits::LimitSlot> {
         let maxchl = qm.qmgr().maxchl;
         let s = self.limit.take(maxchl);
         if s.is_none() {
@@ -568,7 +563,7 @@ impl Ctx {
         qm: &QueueManager,
         admin: bool,
         user: &str,
-    ) -> Result<Option<limits::LimitSlot>, ()> {
+    ) -> Result<Option<admit::limits::LimitSlot>, ()> {
         if admin {
             return Ok(None);
         }
@@ -597,7 +592,7 @@ impl Ctx {
 
 /// What the HTTPS server asks of the queue manager: connection authentication behind its
 /// gate, and the identity it protects with.
-struct WebHost(Arc<security::Security>);
+struct WebHost(Arc<auth::security::Security>);
 
 impl sealmq_web::Host for WebHost {
     fn check_password(&self, addr: &str, user: &str, password: &str) -> bool {

@@ -49,7 +49,7 @@ impl Peer {
                 } else {
                     channel.to_string()
                 },
-                conname: crate::chinit::host_port(addr),
+                conname: host_port(addr),
             },
         }
     }
@@ -154,5 +154,18 @@ pub(crate) fn generic_match(pattern: &str, name: &str) -> bool {
     match pattern.strip_suffix('*') {
         Some(prefix) => name.starts_with(prefix),
         None => pattern.is_empty() || pattern == name,
+    }
+}
+
+/// A connection name as MQ shows it: `host(port)` (a peer address `h:p` converted).
+pub fn host_port(c: &str) -> String {
+    if c.is_empty() || c.contains('(') {
+        return c.to_string();
+    }
+    match c.rsplit_once(':') {
+        Some((h, p)) if p.chars().all(|d| d.is_ascii_digit()) => {
+            format!("{}({p})", h.trim_matches(['[', ']']))
+        }
+        _ => c.to_string(),
     }
 }

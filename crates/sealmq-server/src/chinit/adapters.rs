@@ -57,19 +57,7 @@ impl TaskStats {
     }
 }
 
-/// CPU time of the calling thread, in nanoseconds.
-pub fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec we own.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return 0;
-    }
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+pub use crate::os::thread_cpu_ns;
 
 /// Times one request on the calling thread into `stats`.
 pub fn timed<T>(stats: &TaskStats, f: impl FnOnce() -> T) -> T {

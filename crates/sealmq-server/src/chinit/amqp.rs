@@ -57,7 +57,7 @@ impl Initiator {
             tls,
             keys: std::sync::Arc::new(move || keys.protector()),
             handshake: sealmq_amqp::listener::HANDSHAKE,
-            accounts: Some(self.amqp_accounts()),
+            accounts: Some(self.amqp_accounts.clone()),
             admit: self.amqp_admit(&d.name),
             establish: self.amqp_establish(),
         };
@@ -102,7 +102,7 @@ impl Initiator {
 
     /// MAXCHL for an AMQP connection whose open is done.
     fn amqp_establish(&self) -> sealmq_amqp::listener::Establish {
-        use crate::limits::TakeSlot;
+        use crate::admit::limits::TakeSlot;
         let (qm, limit) = (self.qm.clone(), self.limit.clone());
         std::sync::Arc::new(move || {
             let maxchl = qm.qmgr().maxchl;
@@ -110,18 +110,6 @@ impl Initiator {
                 Some(slot) => Ok(Box::new(slot) as Box<dyn Send + Sync>),
                 None => Err(format!("MAXCHL({maxchl}) connections are served")),
             }
-        })
-    }
-
-    /// MQI accounting for AMQP connections (ACCTMQI, read when each connects), as for
-    /// every other connection.
-    fn amqp_accounts(&self) -> sealmq_amqp::status::Accounts {
-        let qm = self.qm.clone();
-        std::sync::Arc::new(move |id: u64, user: &str, appl: &str| {
-            let a = crate::acct::Accounting::start(&qm, qm.data_dir(), id, user, appl)?;
-            let t: std::sync::Arc<dyn sealmq_amqp::status::Tally> =
-                std::sync::Arc::new(crate::acct::AmqpTally::new(a));
-            Some(t)
         })
     }
 

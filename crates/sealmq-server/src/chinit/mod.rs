@@ -235,16 +235,18 @@ pub struct Initiator {
     /// The queue manager's keystore directory (channel TLS, read at each connection) and the
     /// keystore in use for SPLPROT (read again by REFRESH SECURITY TYPE(SSL)).
     pub keystore_dir: std::path::PathBuf,
-    pub security: Arc<crate::security::Security>,
+    pub security: Arc<crate::auth::security::Security>,
     pub adapters: adapters::Pool,
     runs: Mutex<HashMap<String, Arc<Run>>>,
     /// Running AMQP channels (amqp.rs).
     amqp: Mutex<HashMap<String, sealmq_amqp::AmqpChannel>>,
+    /// MQI accounting for AMQP connections (`crate::observe::acct::amqp_accounts`).
+    amqp_accounts: sealmq_amqp::status::Accounts,
     /// Connections counted against MAXCHL: the listeners' and the AMQP channels' alike.
-    pub(crate) limit: Arc<crate::limits::Limit>,
+    pub(crate) limit: Arc<crate::admit::limits::Limit>,
     /// Sockets not yet authenticated: the listeners' budget, which AMQP connections share
     /// until their open is done (set once the descriptors are shared out).
-    pub(crate) pending: Arc<std::sync::OnceLock<Arc<crate::limits::Pending>>>,
+    pub(crate) pending: Arc<std::sync::OnceLock<Arc<crate::admit::limits::Pending>>>,
 }
 
 /// How long to wait before connection attempt `attempt` (1-based): SHORTRTY times every
@@ -272,7 +274,8 @@ impl Initiator {
     pub fn new(
         qm: Arc<QueueManager>,
         keystore_dir: std::path::PathBuf,
-        security: Arc<crate::security::Security>,
+        security: Arc<crate::auth::security::Security>,
+        amqp_accounts: sealmq_amqp::status::Accounts,
     ) -> Arc<Initiator> {
         let q = qm.qmgr();
         Arc::new(Initiator {
@@ -282,6 +285,7 @@ impl Initiator {
             security,
             runs: Mutex::new(HashMap::new()),
             amqp: Mutex::new(HashMap::new()),
+            amqp_accounts,
             limit: Arc::default(),
             pending: Arc::default(),
         })
@@ -443,18 +447,7 @@ fn role_of(d: &ChannelDef) -> Role {
     }
 }
 
-/// A connection name as MQ shows it: `host(port)` (a peer address `h:p` converted).
-pub fn host_port(c: &str) -> String {
-    if c.is_empty() || c.contains('(') {
-        return c.to_string();
-    }
-    match c.rsplit_once(':') {
-        Some((h, p)) if p.chars().all(|d| d.is_ascii_digit()) => {
-            format!("{}({p})", h.trim_matches(['[', ']']))
-        }
-        _ => c.to_string(),
-    }
-}
+pub use crate::peer::host_port;
 
 /// The initiator as MQSC reaches it through the queue manager.
 pub struct Control(pub Arc<Initiator>);

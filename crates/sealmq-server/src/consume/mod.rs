@@ -18,6 +18,8 @@
 //! Locks: `credit`, `unsettled` and `idle` are short; none is held while the engine gets a
 //! message or across an await.
 
+pub(crate) mod pushchan;
+
 mod pusher;
 
 use crate::icpt::Icpt;
@@ -40,12 +42,12 @@ use tokio::sync::Notify;
 pub(crate) type Out = Arc<Mutex<Box<dyn Write + Send>>>;
 
 /// Where a connection's pushers send their frames (whole frames, a batch at a time).
-pub(crate) use crate::pushchan::PushTx;
+pub(crate) use crate::consume::pushchan::PushTx;
 
 /// For the thread-per-connection server: a channel whose frames a thread of the connection's
 /// writes to `out`, until every sender is gone or a write fails.
 pub(crate) fn forwarder(out: Out) -> Result<PushTx, String> {
-    let (tx, mut rx) = crate::pushchan::channel();
+    let (tx, mut rx) = crate::consume::pushchan::channel();
     std::thread::Builder::new()
         .name("consume-out".into())
         .spawn(move || {
@@ -198,7 +200,7 @@ pub(crate) struct Source<'a> {
     pub strip_properties: bool,
     /// What the connection's handles got and were pushed (a protection error is accepted
     /// only for one of them).
-    pub recent: Arc<Mutex<crate::dispatch::RecentGets>>,
+    pub recent: Arc<Mutex<crate::icpt::RecentGets>>,
 }
 
 impl Consumers {

@@ -19,7 +19,7 @@ pub(super) struct Pusher {
     pub(super) strip_properties: bool,
     pub(super) req: ConsumeReq,
     pub(super) shared: Arc<Shared>,
-    pub(super) recent: Option<Arc<Mutex<crate::dispatch::RecentGets>>>,
+    pub(super) recent: Option<Arc<Mutex<crate::icpt::RecentGets>>>,
 }
 
 /// What one get of the pusher gave.

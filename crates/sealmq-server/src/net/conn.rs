@@ -1,10 +1,10 @@
 //! Serving one application connection: the TLS handshake, Hello and admission, then requests
 //! until the connection ends (its unit of work backed out, its handles closed).
 
-use crate::dispatch::err;
-use crate::limits::PendingSlot;
+use crate::admit::limits::PendingSlot;
 use crate::peer::{Peer, TlsPeer};
-use crate::session::{Negotiated, Session};
+use crate::session::{Flow, Negotiated, Session, protocol_error};
+use crate::wiremap::err;
 use crate::{Ctx, HANDSHAKE, admit, chinit};
 use sealmq_engine::Connection;
 use sealmq_engine::QueueManager;
@@ -346,7 +346,12 @@ pub(crate) fn serve(
     };
     let out: crate::consume::Out = Arc::new(std::sync::Mutex::new(Box::new(w)));
     let n = a.negotiated();
-    Session::new(qm, conn, ctx, a.admin, &n, Ok(out)).serve(r, peer, &n);
+    serve_session(
+        Session::new(qm, conn, ctx, a.admin, &n, Ok(out)),
+        r,
+        peer,
+        &n,
+    );
 }
 
 /// What a connection's Hello settled once admitted.
@@ -453,8 +458,75 @@ pub(crate) fn welcome(
     ))
 }
 
+/// Serves requests read by this thread until the client disconnects, the connection
+/// fails or the queue manager stops; then ends the connection.
+pub(crate) fn serve_session(mut s: Session, mut r: impl BufRead, peer: &Peer, n: &Negotiated<'_>) {
+    let (qm, ctx) = (s.qm.clone(), s.ctx.clone());
+    let channel = n.channel;
+    // Waiting for a request may take forever (an idle application) unless the SVRCONN has a
+    // DISCINT; once its first byte is here, the rest must follow within HANDSHAKE (the
+    // socket's read timeout, shorter when DISCINT is).
+    let idle_limit = svrconn_discint(&qm, channel);
+    if let (Some(limit), Peer::Tcp { sock: Some(s), .. }) = (idle_limit, peer) {
+        let _ = s.set_read_timeout(Some(limit.min(HANDSHAKE)));
+    }
+    let mut last = std::time::Instant::now();
+    loop {
+        match wait_readable(&mut r, &ctx, idle_limit.map(|l| (last, l))) {
+            Some(true) => {}
+            Some(false) => break,
+            None => {
+                if let Some(l) = idle_limit.filter(|l| last.elapsed() >= *l) {
+                    discint_ended(channel, &peer.describe(), l);
+                }
+                break;
+            }
+        }
+        let (id, req) = match sealmq_wire::read_request(&mut r, n.max_frame) {
+            Ok(Some(x)) => x,
+            Ok(None) => break,
+            Err(WireError::Io(e)) => {
+                missed_deadline(&e, &ctx, peer, "stopped in the middle of a frame");
+                break;
+            }
+            Err(WireError::Protocol(m)) => {
+                let _ = s.write(0, &protocol_error(&m));
+                break;
+            }
+        };
+        match s.request(id, req) {
+            Flow::Reply(resp) => {
+                if s.write(id, &resp).is_err() {
+                    break;
+                }
+            }
+            Flow::Silent => {}
+            Flow::End => {
+                let _ = s.write(id, &Response::Ok);
+                break;
+            }
+            // This connection's own thread waits for room (a send that fails: the
+            // pushers' writer ended, and so does the connection).
+            Flow::Behind(resp) => match s.behind(id, &resp) {
+                Some((tx, frame)) => {
+                    if !tx.blocking_send_answer(frame) {
+                        break;
+                    }
+                }
+                None => {
+                    if s.write(id, &resp).is_err() {
+                        break;
+                    }
+                }
+            },
+        }
+        last = std::time::Instant::now();
+    }
+    s.end();
+}
+
 /// Logs a client ended for its SVRCONN's DISCINT.
-pub(crate) fn discint_ended(channel: &str, peer: &str, limit: Duration) {
+pub(crate) fn discint_ended(channel: &str, peer: &str, limit: std::time::Duration) {
     tracing::info!(
         channel = %channel,
         peer = %peer,

@@ -1,18 +1,18 @@
 //! One request of an application connection, dispatched to the engine: open, put, put1, get,
 //! commit, backout, close, MQSC, stop, and the protection the connection's channel asks for.
 
-use crate::icpt::{Icpt, security};
+use crate::icpt::{Icpt, RecentGets, security};
 use crate::session::Session;
 use crate::signal_stop;
-use sealmq_engine::mqi::{Browse, GetOptions, OpenOptions, PutOptions};
-use sealmq_engine::{Hobj, Match, MqError, QueueManager};
+use crate::wiremap::open_options;
+pub(crate) use crate::wiremap::{err, get_options};
+use sealmq_engine::mqi::PutOptions;
+use sealmq_engine::{Hobj, QueueManager};
 use sealmq_types::ReasonCode;
 use sealmq_types::sync::lock;
-use sealmq_wire::{GetReq, Request, Response, open};
-use std::collections::HashMap;
+use sealmq_wire::{GetReq, Request, Response};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 /// The answer to a put or put1 of `stored` (the payload, protected first under interception;
 /// a protection failure is a 2063): the descriptor as the queue manager filled it.
@@ -66,113 +66,6 @@ pub(crate) fn got_answer(
             }
         }
         Err(e) => err(e),
-    }
-}
-
-pub(crate) fn err(e: MqError) -> Response {
-    Response::Err {
-        reason: e.reason.code(),
-        detail: e.detail,
-    }
-}
-
-fn open_options(bits: u8) -> OpenOptions {
-    OpenOptions {
-        input_shared: bits & open::INPUT_SHARED != 0,
-        input_exclusive: bits & open::INPUT_EXCLUSIVE != 0,
-        input_as_q_def: bits & open::INPUT_AS_Q_DEF != 0,
-        browse: bits & open::BROWSE != 0,
-        output: bits & open::OUTPUT != 0,
-        inquire: bits & open::INQUIRE != 0,
-        set: bits & open::SET != 0,
-        read_ahead: None,
-    }
-}
-
-pub(crate) fn get_options(g: &GetReq) -> GetOptions {
-    GetOptions {
-        syncpoint: g.syncpoint,
-        wait: (g.wait_ms >= 0).then(|| Duration::from_millis(g.wait_ms as u64)),
-        browse: match g.browse {
-            1 => Browse::First,
-            2 => Browse::Next,
-            3 => Browse::MsgUnderCursor,
-            _ => Browse::None,
-        },
-        matching: Match {
-            msg_id: g.match_msg_id,
-            correl_id: g.match_correl_id,
-            selector: None,
-        },
-        accept_truncated: g.accept_truncated,
-        buffer: (g.buffer >= 0).then_some(g.buffer as usize),
-    }
-}
-
-/// Messages each handle got lately (digests of message id and stored bytes), and those its
-/// consumers were pushed: a protection error may be reported only for one of them.
-#[derive(Default)]
-pub(crate) struct RecentGets {
-    got: HashMap<u32, std::collections::VecDeque<[u8; 32]>>,
-    pushed: HashMap<u32, std::collections::VecDeque<[u8; 32]>>,
-    /// Handles of subscriptions to protected topics (their queue has no policy of its own).
-    pub(crate) protected: std::collections::HashSet<u32>,
-}
-
-/// How many gets of a handle are remembered for a protection-error report.
-const RECENT: usize = 8;
-/// How many pushed messages of a handle are (a consumer's window holds at most MAXUMSGS,
-/// 10,000 by default; the client reports a failure when the application reaches it).
-const PUSHED: usize = 10_000;
-
-fn remember(q: &mut std::collections::VecDeque<[u8; 32]>, most: usize, d: [u8; 32]) {
-    if q.len() == most {
-        q.pop_front();
-    }
-    q.push_back(d);
-}
-
-fn got_digest(msg_id: &[u8], payload: &[u8]) -> [u8; 32] {
-    let mut c = aws_lc_rs::digest::Context::new(&aws_lc_rs::digest::SHA256);
-    c.update(msg_id);
-    c.update(payload);
-    let mut out = [0u8; 32];
-    out.copy_from_slice(c.finish().as_ref());
-    out
-}
-
-impl RecentGets {
-    pub(crate) fn got(&mut self, hobj: u32, msg_id: &[u8], payload: &[u8]) {
-        remember(
-            self.got.entry(hobj).or_default(),
-            RECENT,
-            got_digest(msg_id, payload),
-        );
-    }
-
-    /// A consumer of `hobj` was pushed this message (destructively).
-    pub(crate) fn pushed(&mut self, hobj: u32, msg_id: &[u8], payload: &[u8]) {
-        remember(
-            self.pushed.entry(hobj).or_default(),
-            PUSHED,
-            got_digest(msg_id, payload),
-        );
-    }
-
-    /// Whether `hobj` got or was pushed this message (and forgets it: one report each).
-    fn take(&mut self, hobj: u32, msg_id: &[u8], payload: &[u8]) -> bool {
-        let d = got_digest(msg_id, payload);
-        [&mut self.got, &mut self.pushed].into_iter().any(|m| {
-            m.get_mut(&hobj)
-                .and_then(|q| q.iter().position(|x| *x == d).map(|i| q.remove(i)))
-                .is_some()
-        })
-    }
-
-    pub(crate) fn closed(&mut self, hobj: u32) {
-        self.got.remove(&hobj);
-        self.pushed.remove(&hobj);
-        self.protected.remove(&hobj);
     }
 }
 

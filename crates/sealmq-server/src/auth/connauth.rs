@@ -271,18 +271,18 @@ impl Users {
         if read(&self.file).contains(user) {
             return true;
         }
-        crate::pam::available() && valid_user(user) && os_user_exists(user)
+        crate::auth::pam::available() && valid_user(user) && os_user_exists(user)
     }
 
     /// A user the password file names is checked there; any other against the operating
     /// system's users (PAM).
     pub fn verify(&self, user: &str, password: &str) -> bool {
         let f = read(&self.file);
-        if f.contains(user) || !crate::pam::available() {
+        if f.contains(user) || !crate::auth::pam::available() {
             f.verify(user, password)
         } else {
             drop(f);
-            crate::pam::verify(user, password)
+            crate::auth::pam::verify(user, password)
         }
     }
 }

@@ -4,13 +4,18 @@
 //! the interval files and RESET QSTATS): per local queue depth, puts, gets, browses and bytes;
 //! per channel instance messages, bytes and batches; the channel initiator's tasks; the QM's
 //! own protection work per primitive and its key-reuse hits and misses; and the names of IBM's
-//! MQ exporter (`metrics_ibm.rs`) for the dashboards built on it.
+//! MQ exporter (`ibm.rs`); the process's own resources (`res.rs`); `out.rs` writes the text for the dashboards built on it.
 
+mod ibm;
+mod out;
+mod res;
+
+use out::Out;
+
+use crate::auth::security::Security;
 use crate::chinit::Initiator;
-use crate::security::Security;
 use sealmq_engine::QueueManager;
 use sealmq_storage::dse::Dse;
-use std::fmt::Write;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -52,32 +57,6 @@ pub fn start(
         addr: web.addr,
         web,
     })
-}
-
-/// A label value as the text format wants it: backslash, double quote and newline escaped.
-fn esc(v: &str) -> String {
-    v.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
-}
-
-pub(crate) struct Out {
-    text: String,
-    qmgr: String,
-}
-
-impl Out {
-    pub(crate) fn family(&mut self, name: &str, kind: &str, help: &str) {
-        let _ = writeln!(self.text, "# HELP {name} {help}\n# TYPE {name} {kind}");
-    }
-
-    pub(crate) fn sample(&mut self, name: &str, labels: &[(&str, &str)], v: f64) {
-        let mut l = format!("qmgr=\"{}\"", esc(&self.qmgr));
-        for (k, val) in labels {
-            let _ = write!(l, ",{k}=\"{}\"", esc(val));
-        }
-        let _ = writeln!(self.text, "{name}{{{l}}} {v}");
-    }
 }
 
 /// The whole exposition, read now.
@@ -253,8 +232,8 @@ pub fn render(
     if let Some(d) = dse {
         dse_ages(&mut o, d);
     }
-    crate::metrics_ibm::render(&mut o, qm, chinit);
-    crate::metrics_res::render(&mut o, qm);
+    crate::observe::metrics::ibm::render(&mut o, qm, chinit);
+    crate::observe::metrics::res::render(&mut o, qm);
     if let Some(r) = qm.replication() {
         replication(&mut o, &r);
     }

@@ -50,7 +50,7 @@ impl<S: AsyncWrite + Send + 'static> Writer<S> {
     /// The channel of the connection's pushers (tasks on their own runtime): a task of the
     /// loop writes what they send, several batches in one write when they queue up.
     pub(crate) fn for_pushers(self: &Arc<Self>, rt: &tokio::runtime::Handle) -> PushTx {
-        let (tx, mut rx) = crate::pushchan::channel();
+        let (tx, mut rx) = crate::consume::pushchan::channel();
         let me = self.clone();
         rt.spawn(async move {
             // What else is waiting goes out in the same write.

@@ -12,7 +12,7 @@ use crate::chinit::{Initiator, State};
 use sealmq_engine::QueueManager;
 use std::sync::Arc;
 
-use super::metrics::Out;
+use super::out::Out;
 
 /// MQ's platform name for this queue manager's (MQPL_UNIX for Linux and the other Unixes).
 pub const PLATFORM: &str = "UNIX";

@@ -6,8 +6,10 @@
 use super::frames::{self, Waited};
 use super::out::Writer;
 use super::{Blocking, Stream};
-use crate::conn::{FIRST_FRAME_TOTAL, discint_ended, missed_deadline, svrconn_discint, welcome};
-use crate::limits::PendingSlot;
+use crate::admit::limits::PendingSlot;
+use crate::net::conn::{
+    FIRST_FRAME_TOTAL, discint_ended, missed_deadline, svrconn_discint, welcome,
+};
 use crate::peer::Peer;
 use crate::session::{Flow, Session, protocol_error};
 use crate::{Ctx, HANDSHAKE, MAXCHL_REFUSAL, chinit};
@@ -37,7 +39,7 @@ pub(crate) async fn serve<S: Stream>(
     pending: Option<PendingSlot>,
     ended: Arc<Notify>,
 ) {
-    let _active = crate::conn::Active::count(&ctx);
+    let _active = crate::net::conn::Active::count(&ctx);
     let (rd, wr) = tokio::io::split(s);
     let mut rd = BufReader::with_capacity(READ_BUF, rd);
     let first = tokio::select! {

@@ -4,9 +4,9 @@
 //! ([`Connection::subscribe`](sealmq_engine::Connection::subscribe)). A non-durable one ends
 //! when its handle is closed or the connection ends.
 
-use crate::dispatch::err;
 use crate::icpt::Icpt;
 use crate::session::Session;
+use crate::wiremap::err;
 use sealmq_engine::mqi::SubOpen;
 use sealmq_engine::{Md, PutOptions};
 use sealmq_types::ReasonCode;

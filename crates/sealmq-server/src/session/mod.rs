@@ -3,18 +3,18 @@
 //! whichever server reads it (the event loop, `evloop/`, or a thread of its own, `conn.rs`).
 //! Each request itself is answered by `dispatch.rs`.
 
-use crate::conn::{missed_deadline, svrconn_discint, wait_readable};
+pub(crate) mod dispatch;
+pub(crate) mod pubsub;
+
 use crate::consume::{Consumers, Out};
-use crate::dispatch::RecentGets;
 use crate::icpt::Icpt;
-use crate::peer::Peer;
-use crate::{Ctx, HANDSHAKE, acct};
+use crate::icpt::RecentGets;
+use crate::{Ctx, observe::acct};
 use sealmq_engine::{Connection, Hobj, QueueManager};
 use sealmq_types::ReasonCode;
 use sealmq_types::sync::lock;
-use sealmq_wire::{Request, Response, WireError};
+use sealmq_wire::{Request, Response};
 use std::collections::HashMap;
-use std::io::BufRead;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
@@ -122,74 +122,8 @@ impl Session {
         }
     }
 
-    /// Serves requests read by this thread until the client disconnects, the connection
-    /// fails or the queue manager stops; then ends the connection.
-    pub(crate) fn serve(mut self, mut r: impl BufRead, peer: &Peer, n: &Negotiated<'_>) {
-        let (qm, ctx) = (self.qm.clone(), self.ctx.clone());
-        let channel = n.channel;
-        // Waiting for a request may take forever (an idle application) unless the SVRCONN has a
-        // DISCINT; once its first byte is here, the rest must follow within HANDSHAKE (the
-        // socket's read timeout, shorter when DISCINT is).
-        let idle_limit = svrconn_discint(&qm, channel);
-        if let (Some(limit), Peer::Tcp { sock: Some(s), .. }) = (idle_limit, peer) {
-            let _ = s.set_read_timeout(Some(limit.min(HANDSHAKE)));
-        }
-        let mut last = std::time::Instant::now();
-        loop {
-            match wait_readable(&mut r, &ctx, idle_limit.map(|l| (last, l))) {
-                Some(true) => {}
-                Some(false) => break,
-                None => {
-                    if let Some(l) = idle_limit.filter(|l| last.elapsed() >= *l) {
-                        crate::conn::discint_ended(channel, &peer.describe(), l);
-                    }
-                    break;
-                }
-            }
-            let (id, req) = match sealmq_wire::read_request(&mut r, n.max_frame) {
-                Ok(Some(x)) => x,
-                Ok(None) => break,
-                Err(WireError::Io(e)) => {
-                    missed_deadline(&e, &ctx, peer, "stopped in the middle of a frame");
-                    break;
-                }
-                Err(WireError::Protocol(m)) => {
-                    let _ = self.write(0, &protocol_error(&m));
-                    break;
-                }
-            };
-            match self.request(id, req) {
-                Flow::Reply(resp) => {
-                    if self.write(id, &resp).is_err() {
-                        break;
-                    }
-                }
-                Flow::Silent => {}
-                Flow::End => {
-                    let _ = self.write(id, &Response::Ok);
-                    break;
-                }
-                // This connection's own thread waits for room (a send that fails: the
-                // pushers' writer ended, and so does the connection).
-                Flow::Behind(resp) => match self.behind(id, &resp) {
-                    Some((tx, frame)) => {
-                        if !tx.blocking_send_answer(frame) {
-                            break;
-                        }
-                    }
-                    None => {
-                        if self.write(id, &resp).is_err() {
-                            break;
-                        }
-                    }
-                },
-            }
-            last = std::time::Instant::now();
-        }
-        self.end();
-    }
-
-    fn write(&mut self, id: u32, resp: &Response) -> std::io::Result<()> {
+    /// Writes an answer on the connection's own writer (thread-per-connection server).
+    pub(crate) fn write(&mut self, id: u32, resp: &Response) -> std::io::Result<()> {
         sealmq_wire::write_response(&mut *lock(&self.out()), id, resp)
     }
 

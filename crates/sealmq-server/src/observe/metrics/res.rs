@@ -5,7 +5,7 @@
 //! each scrape; a CPU percentage covers the time since the previous scrape (the first, since
 //! the process or the machine started).
 
-use super::metrics::Out;
+use super::out::Out;
 use sealmq_engine::QueueManager;
 use sealmq_types::sync::lock;
 use std::sync::Mutex;
@@ -63,7 +63,7 @@ fn pct(part: f64, whole: f64) -> f64 {
 }
 
 pub(crate) fn render(o: &mut Out, qm: &QueueManager) {
-    let p = [("platform", super::metrics_ibm::PLATFORM)];
+    let p = [("platform", super::ibm::PLATFORM)];
     let g = |o: &mut Out, name: &str, help: &str, v: f64| {
         o.family(name, "gauge", help);
         o.sample(name, &p, v);

@@ -7,8 +7,8 @@
 //! and publish/subscribe (publications, copies delivered, fan-out, subscriptions).
 //! The newest [`KEEP`] files are kept.
 
+use crate::auth::security::Security;
 use crate::chinit::Initiator;
-use crate::security::Security;
 use sealmq_engine::QueueManager;
 use sealmq_engine::stats::QueueCounters;
 use sealmq_protect::counters::Snapshot;

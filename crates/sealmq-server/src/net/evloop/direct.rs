@@ -2,8 +2,9 @@
 //! persistent one awaits its log force, and a get that waits awaits its queue's wake-up, its
 //! deadline, or its client going away — no thread is held meanwhile.
 
-use crate::dispatch::{err, get_options, no_handle};
+use crate::session::dispatch::no_handle;
 use crate::session::{Flow, Session};
+use crate::wiremap::{err, get_options};
 use sealmq_engine::intercept::check_as_sent;
 use sealmq_engine::mqi::{GetStep, PutOptions, PutStep};
 use sealmq_engine::{Connection, Hobj, QueueManager};
@@ -101,7 +102,7 @@ pub(crate) async fn try_serve<R: AsyncRead + Unpin>(
         Request::Get(g) => match s.handles.get(&g.hobj).cloned() {
             Some(h) => {
                 let got = get(&s.qm, &s.conn, &h, &g, rd, ended).await;
-                crate::dispatch::got_answer(&s.qm, &s.recent, &h, &g, got)
+                crate::session::dispatch::got_answer(&s.qm, &s.recent, &h, &g, got)
             }
             None => no_handle(g.hobj),
         },

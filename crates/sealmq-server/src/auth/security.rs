@@ -23,11 +23,11 @@ struct Loaded {
 
 pub struct Security {
     /// The password file of connection authentication (REFRESH SECURITY TYPE(CONNAUTH)).
-    pub users: crate::connauth::Users,
+    pub users: crate::auth::connauth::Users,
     /// Security events for the queue manager's log (rate-limited).
-    pub events: crate::events::Events,
+    pub events: crate::auth::events::Events,
     /// Every password check passes through it (bounded, delayed after failures).
-    pub gate: crate::authgate::Gate,
+    pub gate: crate::auth::authgate::Gate,
     dir: PathBuf,
     /// The listener serves TLS: a keystore that cannot make a TLS configuration is an error.
     tls: bool,
@@ -49,9 +49,9 @@ impl Security {
         };
         let qm_dir = dir.parent().map(|p| p.to_path_buf()).unwrap_or_default();
         Ok(Security {
-            users: crate::connauth::Users::load(&qm_dir)?,
-            events: crate::events::Events::default(),
-            gate: crate::authgate::Gate::default(),
+            users: crate::auth::connauth::Users::load(&qm_dir)?,
+            events: crate::auth::events::Events::default(),
+            gate: crate::auth::authgate::Gate::default(),
             dir,
             tls,
             loaded: RwLock::new(Loaded {
@@ -68,7 +68,7 @@ impl Security {
     /// Checks `user`'s password from `addr` (an IP address, or `local:<OS user>`) through
     /// the authentication gate; a refusal's detail goes to the log, never the password.
     pub fn check_password(&self, addr: &str, user: &str, password: &str) -> bool {
-        use crate::authgate::Verdict;
+        use crate::auth::authgate::Verdict;
         match self
             .gate
             .check(addr, user, || self.users.verify(user, password))

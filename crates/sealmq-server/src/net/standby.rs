@@ -3,7 +3,7 @@
 //! and the name of the active instance, so that an application with a connection list moves
 //! on at once and an administrator knows where to go. Nothing is read from the caller.
 
-use crate::limits::EarlySock;
+use crate::admit::limits::EarlySock;
 use std::net::{SocketAddr, TcpListener};
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
@@ -43,7 +43,7 @@ where
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                     std::thread::sleep(Duration::from_millis(20));
                 }
-                Err(e) => crate::limits::accept_failed("a replica's listener", &e),
+                Err(e) => crate::admit::limits::accept_failed("a replica's listener", &e),
             }
         }
     }
@@ -102,7 +102,7 @@ impl Standby {
         let ul = UnixListener::bind(&socket)
             .and_then(|l| l.set_nonblocking(true).map(|()| l))
             .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
-        crate::perms::share_socket(dir, &socket)?;
+        crate::auth::perms::share_socket(dir, &socket)?;
         let mut threads = vec![std::thread::spawn(refuse_loop(
             ul,
             stop.clone(),

@@ -5,8 +5,8 @@
 
 #![allow(unsafe_code)]
 
-use crate::conn::{self, serve_tls};
-use crate::limits::refuse_early;
+use crate::admit::limits::refuse_early;
+use crate::net::conn::{self, serve_tls};
 use crate::peer::Peer;
 use crate::{Ctx, MAXCHL_REFUSAL, Sock};
 use sealmq_engine::services::{ListenerControl, ListenerDef, ListenerStatus};
@@ -49,7 +49,7 @@ pub(crate) struct Listeners {
     qm: Arc<QueueManager>,
     ctx: Ctx,
     /// The event loop connections are served on (none: a thread each).
-    net: Option<Arc<crate::evloop::Net>>,
+    net: Option<Arc<crate::net::evloop::Net>>,
     running: Mutex<HashMap<String, Running>>,
 }
 
@@ -57,7 +57,7 @@ impl Listeners {
     pub(crate) fn new(
         qm: Arc<QueueManager>,
         ctx: Ctx,
-        net: Option<Arc<crate::evloop::Net>>,
+        net: Option<Arc<crate::net::evloop::Net>>,
     ) -> Arc<Listeners> {
         Arc::new(Listeners {
             qm,
@@ -118,7 +118,7 @@ impl Listeners {
                 copy.set_nonblocking(true).map_err(ioerr)?;
                 let _in = rt.enter();
                 let l = tokio::net::TcpListener::from_std(copy).map_err(ioerr)?;
-                let t = rt.spawn(crate::evloop::accept_tcp(
+                let t = rt.spawn(crate::net::evloop::accept_tcp(
                     l,
                     self.qm.clone(),
                     self.ctx.clone(),
@@ -222,7 +222,7 @@ fn accept_loop(tl: &TcpListener, stop: &AtomicBool, qm: &Arc<QueueManager>, ctx:
         let s = match s {
             Ok(s) => s,
             Err(e) => {
-                crate::limits::accept_failed("a TCP listener", &e);
+                crate::admit::limits::accept_failed("a TCP listener", &e);
                 continue;
             }
         };

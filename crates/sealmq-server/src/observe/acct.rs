@@ -6,8 +6,8 @@
 //! every ACCTINT seconds while it stays connected, to `<QM dir>/accounting/<UTC date>.jsonl`.
 //! With ACCTMQI(OFF), the default, a call costs one branch more.
 
-use crate::chinit::adapters::thread_cpu_ns;
-use crate::stats::now_ms;
+use crate::observe::stats::now_ms;
+use crate::os::thread_cpu_ns;
 use sealmq_types::sync::lock;
 use sealmq_wire::{Request, Response};
 use serde_json::{Map, Value, json};
@@ -250,6 +250,20 @@ impl Drop for AmqpTally {
             a.finish();
         }
     }
+}
+
+/// MQI accounting for AMQP connections (ACCTMQI, read when each connects), as for every other
+/// connection: what the channel initiator gives each AMQP channel it starts.
+pub(crate) fn amqp_accounts(
+    qm: &std::sync::Arc<sealmq_engine::QueueManager>,
+) -> sealmq_amqp::status::Accounts {
+    let qm = qm.clone();
+    std::sync::Arc::new(move |id: u64, user: &str, appl: &str| {
+        let a = Accounting::start(&qm, qm.data_dir(), id, user, appl)?;
+        let t: std::sync::Arc<dyn sealmq_amqp::status::Tally> =
+            std::sync::Arc::new(AmqpTally::new(a));
+        Some(t)
+    })
 }
 
 #[cfg(test)]

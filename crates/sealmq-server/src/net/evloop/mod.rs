@@ -15,7 +15,7 @@ mod direct;
 mod frames;
 mod out;
 
-use crate::limits::refuse_early_async;
+use crate::admit::limits::refuse_early_async;
 use crate::peer::{Peer, TlsPeer};
 use crate::{Ctx, MAXCHL_REFUSAL, Sock};
 use sealmq_engine::QueueManager;
@@ -201,7 +201,7 @@ pub(crate) async fn accept_tcp(
         let (s, addr) = match l.accept().await {
             Ok(x) => x,
             Err(e) => {
-                crate::limits::accept_failed("a TCP listener", &e);
+                crate::admit::limits::accept_failed("a TCP listener", &e);
                 // Out of descriptors: give what holds them a moment instead of spinning.
                 tokio::time::sleep(std::time::Duration::from_millis(20)).await;
                 continue;
@@ -292,14 +292,14 @@ async fn handshake(
 ) -> Option<(tokio_rustls::server::TlsStream<tokio::net::TcpStream>, Peer)> {
     let accept = tokio_rustls::TlsAcceptor::from(cfg).accept(s);
     let s = tokio::select! {
-        r = tokio::time::timeout(crate::conn::FIRST_FRAME_TOTAL, accept) => match r {
+        r = tokio::time::timeout(crate::net::conn::FIRST_FRAME_TOTAL, accept) => match r {
             Ok(Ok(s)) => s,
             // Untrusted or broken peer: the alert rustls prepared was sent.
             Ok(Err(_)) => return None,
             Err(_) => {
                 ctx.security.events.log(&format!(
                     "{addr} did not finish its TLS handshake within {} s: closed",
-                    crate::conn::FIRST_FRAME_TOTAL.as_secs()
+                    crate::net::conn::FIRST_FRAME_TOTAL.as_secs()
                 ));
                 return None;
             }
@@ -333,7 +333,7 @@ pub(crate) async fn accept_local(
         let s = match l.accept().await {
             Ok((s, _)) => s,
             Err(e) => {
-                crate::limits::accept_failed("the local socket", &e);
+                crate::admit::limits::accept_failed("the local socket", &e);
                 tokio::time::sleep(std::time::Duration::from_millis(20)).await;
                 continue;
             }

@@ -3,8 +3,10 @@
 //! (CHLAUTH) and the channel's instance limits (MAXINST, MAXINSTC). Every refusal answers the
 //! client with its reason code and is written to the queue manager's log.
 
+pub(crate) mod limits;
+
+use crate::auth::security::Security;
 use crate::peer::Peer;
-use crate::security::Security;
 use sealmq_engine::QueueManager;
 use sealmq_engine::authinfo::Check;
 use sealmq_engine::channels::tls_requirements;
@@ -137,7 +139,8 @@ fn authenticate(
     if h.password.is_empty() && h.user.is_empty() {
         return Ok(None);
     }
-    if h.password.len() > crate::connauth::MAX_PASSWORD || h.user.len() > crate::connauth::MAX_USER
+    if h.password.len() > crate::auth::connauth::MAX_PASSWORD
+        || h.user.len() > crate::auth::connauth::MAX_USER
     {
         return Err(refuse(
             sec,
@@ -145,8 +148,8 @@ fn authenticate(
             ReasonCode::NotAuthorized,
             format!(
                 "user id or password too long (at most {} and {} bytes)",
-                crate::connauth::MAX_USER,
-                crate::connauth::MAX_PASSWORD
+                crate::auth::connauth::MAX_USER,
+                crate::auth::connauth::MAX_PASSWORD
             ),
         ));
     }
