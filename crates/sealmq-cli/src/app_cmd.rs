@@ -12,6 +12,7 @@ use clap::Args;
 use sealmq_client::reconnect::Connector;
 use sealmq_client::{Client, Reconnecting};
 use sealmq_mqi::{Browse, GetOptions, Md, OpenOptions, Persistence};
+use sealmq_types::ReasonCode;
 use std::collections::HashSet;
 use std::io::Write;
 use std::time::Duration;
@@ -333,13 +334,13 @@ pub fn put(a: PutArgs) -> CliResult {
         match r {
             Ok(()) => {}
             // Reconnected: the unit of work since the last commit is gone; put it again.
-            Err(e) if e.reason == 2003 && a.c.reconnect => {
+            Err(e) if e.reason == ReasonCode::BackedOut && a.c.reconnect => {
                 eprintln!("{e}: putting from message {} again", committed + 1);
                 i = committed;
                 continue;
             }
             // Reconnected during a put outside syncpoint: it may be there; put it again.
-            Err(e) if e.reason == 2549 && a.c.reconnect => {
+            Err(e) if e.reason == ReasonCode::CallInterrupted && a.c.reconnect => {
                 eprintln!(
                     "{e}: putting message {} again (it may now be there twice)",
                     i + 1
@@ -383,11 +384,11 @@ pub fn put(a: PutArgs) -> CliResult {
 fn commit_put(c: &mut Reconnecting, a: &PutArgs, last_id: [u8; 24], i: u64) -> CliResult<bool> {
     match c.commit() {
         Ok(()) => Ok(true),
-        Err(e) if e.reason == 2003 && a.c.reconnect => {
+        Err(e) if e.reason == ReasonCode::BackedOut && a.c.reconnect => {
             eprintln!("{e}: putting the unit of work again");
             Ok(false)
         }
-        Err(e) if e.reason == 2549 && a.c.reconnect => {
+        Err(e) if e.reason == ReasonCode::CallInterrupted && a.c.reconnect => {
             let there = a.qmgr.is_empty() && !on_queue(c, &a.c.queue, &[last_id])?.is_empty();
             eprintln!(
                 "{e}: the unit of work ending at message {i} was {}",
@@ -427,7 +428,7 @@ fn on_queue(c: &mut Reconnecting, queue: &str, ids: &[[u8; 24]]) -> CliResult<Ha
             Ok(_) => {
                 there.insert(*id);
             }
-            Err(e) if e.reason == 2033 => {}
+            Err(e) if e.reason == ReasonCode::NoMsgAvailable => {}
             Err(e) => return Err(e.to_string().into()),
         }
     }
@@ -467,13 +468,13 @@ pub fn get(a: GetArgs) -> CliResult {
                         commit_get(&mut c, &a, &mut t)?;
                     }
                 }
-                Err(e) if e.reason == 2033 => break,
+                Err(e) if e.reason == ReasonCode::NoMsgAvailable => break,
                 // Reconnected: what was got since the last commit is back on the queue.
-                Err(e) if e.reason == 2003 && a.c.reconnect => {
+                Err(e) if e.reason == ReasonCode::BackedOut && a.c.reconnect => {
                     eprintln!("{e}");
                     t.come_again(&mut c, &a.c.queue)?;
                 }
-                Err(e) if e.reason == 2549 && a.c.reconnect => {
+                Err(e) if e.reason == ReasonCode::CallInterrupted && a.c.reconnect => {
                     eprintln!("{e}: a message got outside syncpoint may have been lost");
                 }
                 Err(e) => return Err(e.to_string().into()),
@@ -497,7 +498,10 @@ fn commit_get(c: &mut Reconnecting, a: &GetArgs, t: &mut Tally) -> CliResult<boo
             t.committed();
             Ok(true)
         }
-        Err(e) if (e.reason == 2003 || e.reason == 2549) && a.c.reconnect => {
+        Err(e)
+            if (e.reason == ReasonCode::BackedOut || e.reason == ReasonCode::CallInterrupted)
+                && a.c.reconnect =>
+        {
             eprintln!("{e}");
             t.come_again(c, &a.c.queue)?;
             Ok(false)
@@ -636,7 +640,10 @@ impl Tally {
             let _ = writeln!(out, "got {got} message(s) from {}", a.c.queue);
         }
         if !a.all && got < limit {
-            return Err(format!("2033 NO_MSG_AVAILABLE: got {got} of {limit} message(s)").into());
+            return Err(crate::refused(
+                ReasonCode::NoMsgAvailable,
+                format!("got {got} of {limit} message(s)"),
+            ));
         }
         Ok(())
     }
@@ -710,7 +717,7 @@ pub fn browse(a: BrowseArgs) -> CliResult {
                 }
                 gmo.browse = Browse::Next;
             }
-            Err(e) if e.reason == 2033 => break,
+            Err(e) if e.reason == ReasonCode::NoMsgAvailable => break,
             Err(e) => return Err(e.to_string().into()),
         }
     }

@@ -6,6 +6,7 @@
 use crate::CliResult;
 use crate::app_cmd::{GetArgs, Tally, open_for_get};
 use sealmq_client::{ConsumeMode, ConsumeOptions};
+use sealmq_types::ReasonCode;
 use std::time::Duration;
 
 /// The least a consumer waits for the next push before it takes the queue as empty.
@@ -43,7 +44,7 @@ pub fn get_async(a: GetArgs) -> CliResult {
                 Ok(None) => break,
                 // Reconnected (--reconnect): what was handed out since the last commit comes
                 // again.
-                Err(e) if e.reason == 2003 && a.c.reconnect => {
+                Err(e) if e.reason == ReasonCode::BackedOut && a.c.reconnect => {
                     eprintln!("{e}");
                     t.come_again(&mut c, &a.c.queue)?;
                 }
@@ -58,7 +59,7 @@ pub fn get_async(a: GetArgs) -> CliResult {
                 }
                 break;
             }
-            Err(e) if e.reason == 2003 && a.c.reconnect => {
+            Err(e) if e.reason == ReasonCode::BackedOut && a.c.reconnect => {
                 eprintln!("{e}");
                 t.come_again(&mut c, &a.c.queue)?;
             }

@@ -22,7 +22,13 @@ pub(crate) fn exists(name: &str) -> CliResult<PathBuf> {
     // An instance of a replicated queue manager is one by its group file, even with its data
     // gone (a wiped disk is rebuilt from the group's log at its next start).
     if !d.join("log").exists() && !d.join(sealmq_ha::GROUP_FILE).exists() {
-        return Err(format!("2058 Q_MGR_NAME_ERROR: no queue manager '{name}' under {} (create it with 'sealmq create {name}')", home().display()).into());
+        return Err(crate::refused(
+            sealmq_types::ReasonCode::QMgrNameError,
+            format!(
+                "no queue manager '{name}' under {} (create it with 'sealmq create {name}')",
+                home().display()
+            ),
+        ));
     }
     Ok(d)
 }

@@ -126,6 +126,15 @@ impl std::fmt::Display for CliError {
 
 pub type CliResult<T = ()> = Result<T, CliError>;
 
+/// A failure that is one of MQ's reasons, written as the client's errors are: `2058
+/// Q_MGR_NAME_ERROR: detail`.
+pub(crate) fn refused(
+    reason: sealmq_types::ReasonCode,
+    detail: impl std::fmt::Display,
+) -> CliError {
+    CliError::Other(format!("{} {}: {detail}", reason.code(), reason.name()))
+}
+
 fn main() -> ExitCode {
     // Whatever sealmq writes — queue managers, keystores, envelopes — is its user's alone
     // unless the user shares it.

@@ -8,6 +8,7 @@ use clap::Args;
 use sealmq_client::pubsub::Subscription;
 use sealmq_engine::md::{Md, Persistence};
 use sealmq_engine::mqi::GetOptions;
+use sealmq_types::ReasonCode;
 use std::io::Write;
 use std::time::Duration;
 
@@ -155,7 +156,7 @@ pub fn subscribe(a: SubArgs) -> CliResult {
                 got += 1;
                 writeln!(out, "{}", String::from_utf8_lossy(&m.payload)).map_err(text)?;
             }
-            Err(e) if e.reason == 2033 => break,
+            Err(e) if e.reason == ReasonCode::NoMsgAvailable => break,
             Err(e) => return Err(text(e)),
         }
     }

@@ -142,12 +142,14 @@ pub fn create(a: CreateArgs) -> CliResult {
     }
     let dir = qm_dir(&a.qm);
     if dir.join("log").exists() {
-        return Err(format!(
-            "2100 OBJECT_ALREADY_EXISTS: queue manager '{}' already exists in {}",
-            a.qm,
-            dir.display()
-        )
-        .into());
+        return Err(crate::refused(
+            sealmq_types::ReasonCode::ObjectAlreadyExists,
+            format!(
+                "queue manager '{}' already exists in {}",
+                a.qm,
+                dir.display()
+            ),
+        ));
     }
     // Private from the first byte: the directory 0700 (0750 for a named group), every file
     // in it 0600.
@@ -238,11 +240,10 @@ pub fn create(a: CreateArgs) -> CliResult {
 pub fn delete(a: NameArg) -> CliResult {
     let dir = exists(&a.qm)?;
     if running(&dir) {
-        return Err(format!(
-            "2042 OBJECT_IN_USE: queue manager '{}' is running; stop it first",
-            a.qm
-        )
-        .into());
+        return Err(crate::refused(
+            sealmq_types::ReasonCode::ObjectInUse,
+            format!("queue manager '{}' is running; stop it first", a.qm),
+        ));
     }
     std::fs::remove_dir_all(&dir).map_err(|e| format!("cannot remove {}: {e}", dir.display()))?;
     println!("Queue manager {} deleted.", a.qm);

@@ -40,8 +40,8 @@ pub fn stop(a: StopArgs) -> CliResult {
         // An immediate stop may close our connection before its answer arrives (2009), and a
         // queue manager already ending answers 2161: either way it is ending — wait for it.
         Err(e)
-            if e.reason == ReasonCode::ConnectionBroken.code()
-                || e.reason == ReasonCode::QMgrQuiescing.code() => {}
+            if e.reason == ReasonCode::ConnectionBroken
+                || e.reason == ReasonCode::QMgrQuiescing => {}
         Err(e) => return Err(e.to_string().into()),
     }
     drop(c); // our own connection must not hold up a controlled stop

@@ -286,7 +286,7 @@ pub fn run(a: TriggerMonitorArgs) -> CliResult {
     while a.count.is_none_or(|n| served < n) {
         let m = match client.get(h, &gmo) {
             Ok(m) => m,
-            Err(e) if e.reason == ReasonCode::NoMsgAvailable.code() => continue,
+            Err(e) if e.reason == ReasonCode::NoMsgAvailable => continue,
             Err(e) => {
                 return Err(format!("trigger monitor on {}: {e}", a.initq).into());
             }

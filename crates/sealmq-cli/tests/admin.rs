@@ -609,16 +609,19 @@ fn a_svrconn_discint_ends_idle_clients_only() {
         wait: Some(Duration::from_millis(2500)),
         ..Default::default()
     };
-    assert_eq!(busy.get(hq, &wait).unwrap_err().reason, 2033);
+    assert_eq!(
+        busy.get(hq, &wait).unwrap_err().reason,
+        sealmq_types::ReasonCode::NoMsgAvailable
+    );
     wait_for(LONG, "the idle client to be disconnected", || {
         !conns().contains("APPLTAG(idle)")
     });
     assert!(conns().contains("APPLTAG(busy)"));
     let e = idle.open("WORK", OpenOptions::input()).unwrap_err();
-    assert_eq!(e.reason, 2009, "{e}");
+    assert_eq!(e.reason, sealmq_types::ReasonCode::ConnectionBroken, "{e}");
     assert_eq!(
         busy.get(hq, &GetOptions::default()).unwrap_err().reason,
-        2033
+        sealmq_types::ReasonCode::NoMsgAvailable
     );
     let log = std::fs::read_to_string(h.qm_dir("QD").join("errors/SEALMQ01.LOG")).unwrap();
     assert!(log.contains("client idle for DISCINT(1) seconds"), "{log}");

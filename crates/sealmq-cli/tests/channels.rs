@@ -142,7 +142,7 @@ fn request_reply_over_a_channel_pair_and_a_gateway_hop() {
     let e = req
         .open_at("X", "NOWHERE", OpenOptions::output())
         .unwrap_err();
-    assert_eq!(e.reason, 2087, "{e}");
+    assert_eq!(e.reason, sealmq_types::ReasonCode::UnknownRemoteQMgr, "{e}");
     // Applications disconnect (a controlled stop would wait for them).
     drop(req);
     drop(rsp);

@@ -475,7 +475,11 @@ fn a_connection_runs_at_most_thirty_two_consumers() {
         .consume(hobj, opts(ConsumeMode::Auto, 10, 1))
         .err()
         .expect("a 33rd consumer is refused");
-    assert_eq!(e.reason, 2017, "{e}");
+    assert_eq!(
+        e.reason,
+        sealmq_types::ReasonCode::HandleNotAvailable,
+        "{e}"
+    );
     running.pop().unwrap().stop().unwrap();
     running.push(c.consume(hobj, opts(ConsumeMode::Auto, 10, 1)).unwrap());
     drop(running);
@@ -545,7 +549,7 @@ fn idle_consumers_are_tasks_bounded_by_the_pusher_limit() {
             match app.consume(hobj, opts(ConsumeMode::Auto, 10, 1)) {
                 Ok(c) => mine.push(c),
                 Err(e) => {
-                    assert_eq!(e.reason, 2102, "{e}");
+                    assert_eq!(e.reason, sealmq_types::ReasonCode::ResourceProblem, "{e}");
                     refused += 1;
                 }
             }

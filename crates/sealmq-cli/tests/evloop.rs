@@ -180,10 +180,17 @@ fn the_administrator_is_served_while_logins_fill_the_blocking_pool() {
     let out = h.mqsc("QL", "DISPLAY QMGR MAXCHL\n");
     let admin = t.elapsed();
     assert!(out.contains("MAXCHL("), "{out}");
-    let refused: Vec<Option<u32>> = logins.into_iter().map(|t| t.join().unwrap()).collect();
+    let refused: Vec<Option<sealmq_types::ReasonCode>> =
+        logins.into_iter().map(|t| t.join().unwrap()).collect();
     eprintln!("100 wrong passwords: administrator answered in {admin:?}");
     assert!(
-        refused.iter().all(|r| matches!(r, Some(2035) | Some(2537))),
+        refused.iter().all(|r| matches!(
+            r,
+            Some(
+                sealmq_types::ReasonCode::NotAuthorized
+                    | sealmq_types::ReasonCode::ChannelNotAvailable
+            )
+        )),
         "{refused:?}"
     );
     assert!(admin < Duration::from_secs(3), "{admin:?}");

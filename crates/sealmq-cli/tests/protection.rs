@@ -292,7 +292,7 @@ fn end_to_end_protection_scenarios() {
         let e = c
             .put1("APP.RAW", &mut Md::default(), b"plain zero", false)
             .unwrap_err();
-        assert_eq!(e.reason, 2063, "{e}");
+        assert_eq!(e.reason, sealmq_types::ReasonCode::SecurityError, "{e}");
         w.ok(&["policy", "remove", "-m", "QMP", "-p", "APP.Q"]);
         c.put1("APP.RAW", &mut Md::default(), b"plain one", false)
             .unwrap();
@@ -488,7 +488,7 @@ fn consumers_unprotect_with_key_reuse_and_hand_failures_to_the_error_queue() {
             Ok(Some(g)) => panic!("carol read {:?}", String::from_utf8_lossy(&g.payload)),
             Ok(None) => break,
             Err(e) => {
-                assert_eq!(e.reason, 2063, "{e}");
+                assert_eq!(e.reason, sealmq_types::ReasonCode::SecurityError, "{e}");
                 refused += 1;
             }
         }
@@ -633,16 +633,16 @@ fn plaintext_to_a_protected_topic_or_queue_is_refused_by_the_queue_manager() {
     let e = c
         .put1("PAY.Q", &mut Md::default(), b"salary 200", false)
         .unwrap_err();
-    assert_eq!(e.reason, 2063, "{e}");
+    assert_eq!(e.reason, sealmq_types::ReasonCode::SecurityError, "{e}");
     let (h, _) = c.open("PAY.ALIAS", OpenOptions::output()).unwrap();
     let e = c
         .put(h, &mut Md::default(), b"salary 300", false)
         .unwrap_err();
-    assert_eq!(e.reason, 2063, "{e}");
+    assert_eq!(e.reason, sealmq_types::ReasonCode::SecurityError, "{e}");
     let e = c
         .publish("pay/bonus", &mut Md::default(), b"salary 400", false)
         .unwrap_err();
-    assert_eq!(e.reason, 2063, "{e}");
+    assert_eq!(e.reason, sealmq_types::ReasonCode::SecurityError, "{e}");
     drop(c);
     assert_eq!(w.depth("PAY.Q"), 0);
     // A publication alice protects still goes, to the subscription as an envelope.

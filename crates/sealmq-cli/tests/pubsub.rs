@@ -361,7 +361,11 @@ fn a_subscription_flood_stops_at_its_limit_and_leaves_nothing_behind() {
         match c.subscribe(&s) {
             Ok(_) => made += 1,
             Err(e) => {
-                assert_eq!(e.reason, 2017, "{e:?}");
+                assert_eq!(
+                    e.reason,
+                    sealmq_types::ReasonCode::HandleNotAvailable,
+                    "{e:?}"
+                );
                 refused += 1;
             }
         }
@@ -659,10 +663,14 @@ fn a_topic_opened_to_publish_and_a_subscription_for_new_publications_only() {
         open.push(c.open_topic("NEWS", &format!("t{i}")).unwrap().0);
     }
     let e = c.open_topic("NEWS", "one.more").unwrap_err();
-    assert_eq!(e.reason, 2017, "{e}");
+    assert_eq!(
+        e.reason,
+        sealmq_types::ReasonCode::HandleNotAvailable,
+        "{e}"
+    );
     assert_eq!(
         c.get(open[0], &GetOptions::default()).unwrap_err().reason,
-        2037
+        sealmq_types::ReasonCode::NotOpenForInput
     );
     c.close(open[0]).unwrap();
     let (h2, topic) = c.open_topic("NEWS", "one.more").unwrap();

@@ -306,7 +306,7 @@ fn policy_and_protection_error_requests_need_authority() {
     );
     let mut app = Client::connect_tcp_channel(&addr, "APP.SVRCONN", "probe").unwrap();
     let e = app.policy("PAY.Q").unwrap_err();
-    assert_eq!(e.reason, 2035, "{e}");
+    assert_eq!(e.reason, sealmq_types::ReasonCode::NotAuthorized, "{e}");
     h.mqsc(
         "QMP",
         "SET AUTHREC PROFILE('PAY.Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(INQ)\n",
@@ -325,7 +325,7 @@ fn policy_and_protection_error_requests_need_authority() {
     let e = app
         .report_protection_error(hin, &forged, "SIGNATURE", "forged", false)
         .unwrap_err();
-    assert_eq!(e.reason, 2035, "{e}");
+    assert_eq!(e.reason, sealmq_types::ReasonCode::NotAuthorized, "{e}");
     assert_eq!(h.depth("QMP", "SYSTEM.PROTECTION.ERROR.QUEUE"), 0);
     // For a message it did get from a queue with a policy, once.
     h.ok(&["put", "QMP", "IN.Q", "--message", "really got"]);
@@ -341,7 +341,7 @@ fn policy_and_protection_error_requests_need_authority() {
     let e = app
         .report_protection_error(hin, &got, "SIGNATURE", "again", false)
         .unwrap_err();
-    assert_eq!(e.reason, 2035);
+    assert_eq!(e.reason, sealmq_types::ReasonCode::NotAuthorized);
     drop(app);
     h.ok(&["stop", "QMP"]);
 }

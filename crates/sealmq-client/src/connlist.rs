@@ -58,8 +58,7 @@ pub fn try_next(e: &ClientError) -> bool {
         ReasonCode::ConnectionBroken,
         ReasonCode::SslInitializationError,
     ]
-    .iter()
-    .any(|r| r.code() == e.reason)
+    .contains(&e.reason)
 }
 
 impl Client {
@@ -71,7 +70,7 @@ impl Client {
         mut connect: impl FnMut(&str) -> Result<Client>,
     ) -> Result<Client> {
         let addrs = parse(spec).map_err(|detail| ClientError {
-            reason: ReasonCode::HostNotAvailable.code(),
+            reason: ReasonCode::HostNotAvailable,
             detail,
         })?;
         let mut said = Vec::new();
@@ -83,7 +82,7 @@ impl Client {
             }
         }
         Err(ClientError {
-            reason: ReasonCode::QMgrNotAvailable.code(),
+            reason: ReasonCode::QMgrNotAvailable,
             detail: format!("no address of the list serves ({})", said.join("; ")),
         })
     }
@@ -121,11 +120,18 @@ mod tests {
         let r = Client::connect_first("a:1,b:2,c:3", |a| {
             tried.push(a.to_string());
             Err(ClientError {
-                reason: if a == "b:2" { 2035 } else { 2059 },
+                reason: if a == "b:2" {
+                    sealmq_types::ReasonCode::NotAuthorized
+                } else {
+                    sealmq_types::ReasonCode::QMgrNotAvailable
+                },
                 detail: "no".into(),
             })
         });
-        assert_eq!(r.err().map(|e| e.reason), Some(2035));
+        assert_eq!(
+            r.err().map(|e| e.reason),
+            Some(sealmq_types::ReasonCode::NotAuthorized)
+        );
         assert_eq!(tried, vec!["a:1", "b:2"]);
     }
 

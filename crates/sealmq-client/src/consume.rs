@@ -39,7 +39,7 @@ const CONSUMER_TAGS: u32 = 0x3fff_ffff;
 
 pub(crate) fn closed() -> ClientError {
     ClientError {
-        reason: sealmq_types::ReasonCode::ConnectionBroken.code(),
+        reason: sealmq_types::ReasonCode::ConnectionBroken,
         detail: "the queue manager closed the connection".into(),
     }
 }
@@ -157,7 +157,10 @@ fn demux(
             ),
             resp if id & CONSUMER_ID != 0 => {
                 let r = match resp {
-                    Response::Err { reason, detail } => Err(ClientError { reason, detail }),
+                    Response::Err { reason, detail } => Err(ClientError {
+                        reason: ReasonCode::of(reason),
+                        detail,
+                    }),
                     _ => Ok(()),
                 };
                 if id & REPORT_ID != 0 {
@@ -180,7 +183,7 @@ impl Client {
     pub fn consume(&mut self, hobj: u32, opts: ConsumeOptions) -> Result<Consumer> {
         if self.version < sealmq_wire::V_CONSUME {
             return Err(ClientError {
-                reason: ReasonCode::UnexpectedError.code(),
+                reason: ReasonCode::UnexpectedError,
                 detail: "the queue manager does not offer asynchronous consume (protocol \
                          version 2)"
                     .into(),
@@ -206,7 +209,7 @@ impl Client {
                 .name("sealmq-client-reader".into())
                 .spawn(move || demux(r, max, atx, routes))
                 .map_err(|e| ClientError {
-                    reason: ReasonCode::ResourceProblem.code(),
+                    reason: ReasonCode::ResourceProblem,
                     detail: format!("cannot start the connection's reader: {e}"),
                 })?;
             self.r = Reader::Demux(arx);
@@ -343,7 +346,7 @@ impl Consumer {
             }
             Err(e) => {
                 let refusal = ClientError {
-                    reason: ReasonCode::SecurityError.code(),
+                    reason: ReasonCode::SecurityError,
                     detail: e.to_string(),
                 };
                 if self.opts.mode == ConsumeMode::Browse {
@@ -462,7 +465,10 @@ impl Consumer {
                 reason,
                 detail,
             } => {
-                self.ended = Some(ClientError { reason, detail });
+                self.ended = Some(ClientError {
+                    reason: ReasonCode::of(reason),
+                    detail,
+                });
             }
             Event::Settled {
                 batch,
@@ -472,7 +478,10 @@ impl Consumer {
                 let r = if reason == 0 {
                     Ok(())
                 } else {
-                    Err(ClientError { reason, detail })
+                    Err(ClientError {
+                        reason: ReasonCode::of(reason),
+                        detail,
+                    })
                 };
                 if let Err(e) = &r {
                     self.failed_settle = Some(e.clone());
@@ -724,7 +733,7 @@ impl Consumer {
         for d in left {
             match self.reveal(d) {
                 Ok(g) => out.push(g),
-                Err(e) if e.reason == ReasonCode::SecurityError.code() => {}
+                Err(e) if e.reason == ReasonCode::SecurityError => {}
                 Err(e) => return Err(e),
             }
         }
@@ -773,7 +782,7 @@ impl CallbackHandle {
     pub fn stop(self) -> Result<u64> {
         self.stop.store(true, Ordering::Release);
         self.t.join().map_err(|_| ClientError {
-            reason: ReasonCode::UnexpectedError.code(),
+            reason: ReasonCode::UnexpectedError,
             detail: "the consumer's callback panicked".into(),
         })?
     }

@@ -34,7 +34,7 @@ pub(crate) struct State {
 
 pub(crate) fn security(detail: String) -> ClientError {
     ClientError {
-        reason: ReasonCode::SecurityError.code(),
+        reason: ReasonCode::SecurityError,
         detail,
     }
 }
@@ -257,7 +257,7 @@ impl Client {
                         // Backed out above when the get ran in its own unit of work; inside
                         // the application's, the message stays with that unit.
                         return Err(ClientError {
-                            reason: ReasonCode::TruncatedMsgFailed.code(),
+                            reason: ReasonCode::TruncatedMsgFailed,
                             detail: format!(
                                 "message of {data_len} bytes does not fit the {b}-byte buffer"
                             ),

@@ -28,16 +28,20 @@ use std::path::Path;
 /// A failed call: the MQ reason code and what happened.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientError {
-    pub reason: u32,
+    /// MQ's reason code; a number this build does not name is `ReasonCode::Other`.
+    pub reason: ReasonCode,
     pub detail: String,
 }
 
 impl std::fmt::Display for ClientError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let name = ReasonCode::from_code(self.reason)
-            .map(|r| r.name())
-            .unwrap_or("UNKNOWN");
-        write!(f, "{} {}: {}", self.reason, name, self.detail)
+        write!(
+            f,
+            "{} {}: {}",
+            self.reason.code(),
+            self.reason.name(),
+            self.detail
+        )
     }
 }
 
@@ -56,12 +60,12 @@ fn broken(e: WireError) -> ClientError {
         && let Some(tls) = io.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>())
     {
         return ClientError {
-            reason: ReasonCode::SslInitializationError.code(),
+            reason: ReasonCode::SslInitializationError,
             detail: format!("TLS: {tls}"),
         };
     }
     ClientError {
-        reason: ReasonCode::ConnectionBroken.code(),
+        reason: ReasonCode::ConnectionBroken,
         detail: e.to_string(),
     }
 }
@@ -141,7 +145,7 @@ impl Client {
     ) -> Result<Client> {
         let path = qm_dir.join("qm.sock");
         let s = UnixStream::connect(&path).map_err(|e| ClientError {
-            reason: ReasonCode::QMgrNotAvailable.code(),
+            reason: ReasonCode::QMgrNotAvailable,
             detail: format!(
                 "cannot reach the queue manager at {} ({e}); is it started?",
                 path.display()
@@ -173,14 +177,14 @@ impl Client {
             && !c.allow_cleartext
         {
             return Err(ClientError {
-                reason: ReasonCode::NotAuthorized.code(),
+                reason: ReasonCode::NotAuthorized,
                 detail: "a password would cross the network in clear: connect with TLS, or \
                          allow it explicitly (--allow-cleartext-password)"
                     .into(),
             });
         }
         let s = TcpStream::connect(addr).map_err(|e| ClientError {
-            reason: ReasonCode::QMgrNotAvailable.code(),
+            reason: ReasonCode::QMgrNotAvailable,
             detail: format!("cannot reach a queue manager at {addr} ({e})"),
         })?;
         let _ = s.set_nodelay(true);
@@ -219,12 +223,12 @@ impl Client {
         creds: Option<&Credentials>,
     ) -> Result<Client> {
         let ssl = |detail: String| ClientError {
-            reason: ReasonCode::SslInitializationError.code(),
+            reason: ReasonCode::SslInitializationError,
             detail,
         };
         let cfg = sealmq_wire::tls::client_config(keystore_dir, expect_qm).map_err(ssl)?;
         let s = TcpStream::connect(addr).map_err(|e| ClientError {
-            reason: ReasonCode::QMgrNotAvailable.code(),
+            reason: ReasonCode::QMgrNotAvailable,
             detail: format!("cannot reach a queue manager at {addr} ({e})"),
         })?;
         let _ = s.set_nodelay(true);
@@ -271,7 +275,7 @@ impl Client {
         creds: Option<&Credentials>,
     ) -> Result<Client> {
         let w = s.dup().map_err(|e| ClientError {
-            reason: ReasonCode::QMgrNotAvailable.code(),
+            reason: ReasonCode::QMgrNotAvailable,
             detail: e.to_string(),
         })?;
         let sock = s.dup().ok();
@@ -329,7 +333,7 @@ impl Client {
                 Ok(c)
             }
             other => Err(ClientError {
-                reason: ReasonCode::UnexpectedError.code(),
+                reason: ReasonCode::UnexpectedError,
                 detail: format!("unexpected answer to Hello: {other:?}"),
             }),
         }
@@ -364,7 +368,7 @@ impl Client {
                         // An answer may still come: the connection cannot be used again.
                         s.close();
                         return Err(ClientError {
-                            reason: ReasonCode::ConnectionBroken.code(),
+                            reason: ReasonCode::ConnectionBroken,
                             detail: format!(
                                 "the queue manager did not answer within {} s; the connection \
                                  is closed",
@@ -379,10 +383,13 @@ impl Client {
             Reader::Gone => return Err(consume::closed()),
         };
         match answer {
-            (_, Response::Err { reason, detail }) => Err(ClientError { reason, detail }),
+            (_, Response::Err { reason, detail }) => Err(ClientError {
+                reason: ReasonCode::of(reason),
+                detail,
+            }),
             (rid, resp) if rid == id => Ok(resp),
             (rid, _) => Err(ClientError {
-                reason: ReasonCode::UnexpectedError.code(),
+                reason: ReasonCode::UnexpectedError,
                 detail: format!("answer to request {rid} while waiting for {id}"),
             }),
         }
@@ -390,7 +397,7 @@ impl Client {
 
     fn unexpected<T>(r: Response) -> Result<T> {
         Err(ClientError {
-            reason: ReasonCode::UnexpectedError.code(),
+            reason: ReasonCode::UnexpectedError,
             detail: format!("unexpected answer {r:?}"),
         })
     }
@@ -455,7 +462,7 @@ impl Client {
             return Ok(());
         }
         Err(ClientError {
-            reason: ReasonCode::UnexpectedError.code(),
+            reason: ReasonCode::UnexpectedError,
             detail: format!(
                 "the queue manager speaks protocol version {}, which has no message properties; \
                  put without properties or upgrade it",
@@ -504,7 +511,7 @@ impl Client {
                 sealmq_mqi::policy::decode(&policy)
                     .map(Some)
                     .map_err(|e| ClientError {
-                        reason: ReasonCode::UnexpectedError.code(),
+                        reason: ReasonCode::UnexpectedError,
                         detail: format!("the policy of '{name}' does not read: {e}"),
                     })
             }
@@ -673,4 +680,25 @@ fn open_bits(opts: &OpenOptions) -> u8 {
         }
     }
     bits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reason_this_build_does_not_name_is_kept_and_shown_as_unknown() {
+        let e = ClientError {
+            reason: ReasonCode::of(2999),
+            detail: "from a newer queue manager".into(),
+        };
+        assert_eq!(e.reason, ReasonCode::Other(2999));
+        assert_eq!(e.to_string(), "2999 UNKNOWN: from a newer queue manager");
+        let known = ClientError {
+            reason: ReasonCode::of(2033),
+            detail: "none".into(),
+        };
+        assert_eq!(known.reason, ReasonCode::NoMsgAvailable);
+        assert_eq!(known.to_string(), "2033 NO_MSG_AVAILABLE: none");
+    }
 }

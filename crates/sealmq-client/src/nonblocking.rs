@@ -20,7 +20,7 @@ pub struct AsyncClient {
 
 fn joined(e: tokio::task::JoinError) -> ClientError {
     ClientError {
-        reason: ReasonCode::UnexpectedError.code(),
+        reason: ReasonCode::UnexpectedError,
         detail: format!("client task failed: {e}"),
     }
 }

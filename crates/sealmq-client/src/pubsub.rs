@@ -34,7 +34,7 @@ impl Client {
             return Ok(());
         }
         Err(ClientError {
-            reason: ReasonCode::UnexpectedError.code(),
+            reason: ReasonCode::UnexpectedError,
             detail: format!(
                 "the queue manager speaks protocol version {}, which has no publish/subscribe; \
                  upgrade it",
@@ -147,7 +147,7 @@ impl Client {
             return Ok(());
         }
         Err(ClientError {
-            reason: ReasonCode::UnexpectedError.code(),
+            reason: ReasonCode::UnexpectedError,
             detail: format!(
                 "{what} needs protocol version {need}; the queue manager speaks {}: upgrade it",
                 self.version

@@ -87,7 +87,7 @@ impl Client {
             Some(w) if !w.is_zero() => match c.next(w)? {
                 Some(g) => Ok(Some(g)),
                 None => Err(ClientError {
-                    reason: sealmq_types::ReasonCode::NoMsgAvailable.code(),
+                    reason: sealmq_types::ReasonCode::NoMsgAvailable,
                     detail: "no message arrived within the wait interval".into(),
                 }),
             },

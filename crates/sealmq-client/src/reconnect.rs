@@ -40,8 +40,7 @@ pub fn lost(e: &ClientError) -> bool {
         ReasonCode::ConnectionQuiescing,
         ReasonCode::ConnectionStopping,
     ]
-    .iter()
-    .any(|r| r.code() == e.reason)
+    .contains(&e.reason)
 }
 
 /// An open handle as the application knows it, and how to open it again.
@@ -130,7 +129,7 @@ impl Reconnecting {
             self.reconnect()?;
         }
         self.client.as_mut().ok_or_else(|| ClientError {
-            reason: ReasonCode::ReconnectFailed.code(),
+            reason: ReasonCode::ReconnectFailed,
             detail: "no connection".into(),
         })
     }
@@ -142,7 +141,7 @@ impl Reconnecting {
         let mut last: String;
         let Some(connect) = self.connect.as_mut() else {
             return Err(ClientError {
-                reason: ReasonCode::ConnectionBroken.code(),
+                reason: ReasonCode::ConnectionBroken,
                 detail: "the connection was lost (this connection does not reconnect)".into(),
             });
         };
@@ -162,7 +161,7 @@ impl Reconnecting {
             }
             if Instant::now() + pause > deadline {
                 return Err(ClientError {
-                    reason: ReasonCode::ReconnectFailed.code(),
+                    reason: ReasonCode::ReconnectFailed,
                     detail: format!(
                         "the connection was lost and no queue manager took it again within {} s \
                          (last: {last})",
@@ -195,7 +194,7 @@ impl Reconnecting {
                     .get(&h)
                     .map(|x| x.live)
                     .ok_or_else(|| ClientError {
-                        reason: ReasonCode::HobjError.code(),
+                        reason: ReasonCode::HobjError,
                         detail: format!("handle {h} is not open"),
                     })?,
             };
@@ -207,7 +206,7 @@ impl Reconnecting {
                     self.reconnect()?;
                     if in_uow {
                         return Err(ClientError {
-                            reason: ReasonCode::BackedOut.code(),
+                            reason: ReasonCode::BackedOut,
                             detail: format!(
                                 "the connection was lost ({}) and the queue manager backed the \
                                  unit of work out; connected again: do the unit of work again",
@@ -217,7 +216,7 @@ impl Reconnecting {
                     }
                     if retry == Retry::Unknown {
                         return Err(ClientError {
-                            reason: ReasonCode::CallInterrupted.code(),
+                            reason: ReasonCode::CallInterrupted,
                             detail: format!(
                                 "the connection was lost during the call ({}), which may or may \
                                  not have taken effect; connected again",
@@ -399,7 +398,7 @@ impl Reconnecting {
     pub fn backout(&mut self) -> Result<()> {
         let in_uow = std::mem::take(&mut self.in_uow);
         match self.with(0, Retry::Again, |c, _| c.backout()) {
-            Err(e) if in_uow && e.reason == ReasonCode::BackedOut.code() => Ok(()),
+            Err(e) if in_uow && e.reason == ReasonCode::BackedOut => Ok(()),
             r => r,
         }
     }
@@ -459,7 +458,7 @@ fn reopen_one(c: &mut Client, x: &Handle) -> Result<u32> {
     if !x.dyn_name.is_empty() {
         match c.open(&x.dyn_name, x.opts) {
             Ok((live, _)) => return Ok(live),
-            Err(e) if e.reason == ReasonCode::UnknownObjectName.code() => {}
+            Err(e) if e.reason == ReasonCode::UnknownObjectName => {}
             Err(e) => return Err(e),
         }
     }
@@ -553,7 +552,7 @@ impl Following {
             let r = match self.inner.as_mut() {
                 Some(c) => c.next(left),
                 None => Err(ClientError {
-                    reason: ReasonCode::ConnectionBroken.code(),
+                    reason: ReasonCode::ConnectionBroken,
                     detail: "the consumer is not running".into(),
                 }),
             };
@@ -640,7 +639,7 @@ impl Following {
 /// 2003 for a consumer whose connection was lost with messages not confirmed committed.
 fn come_again(e: &ClientError, when: &str) -> ClientError {
     ClientError {
-        reason: ReasonCode::BackedOut.code(),
+        reason: ReasonCode::BackedOut,
         detail: format!(
             "the connection was lost{when} ({}); messages handed out since the last commit \
              confirmed may have been backed out (they come again) or committed",

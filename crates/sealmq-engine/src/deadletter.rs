@@ -23,7 +23,7 @@ impl Connection {
         syncpoint: bool,
     ) -> MqResult<()> {
         let header = DeadLetterHeader {
-            reason: ReasonCode::SecurityError as u32,
+            reason: ReasonCode::SecurityError.code(),
             check: failure.check,
             detail: failure.detail,
             dest_q: queue.to_string(),
@@ -70,7 +70,7 @@ impl Connection {
             );
         }
         let header = DeadLetterHeader {
-            reason: why.reason as u32,
+            reason: why.reason.code(),
             detail: why.detail.clone(),
             dest_q: dest_q.to_string(),
             dest_qm: dest_qm.to_string(),

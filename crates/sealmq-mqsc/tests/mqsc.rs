@@ -411,7 +411,11 @@ fn maxfsize_is_checked_shown_and_enforced() {
         }
         assert!(fitted < 40, "MAXFSIZE(20) never refused a put");
     };
-    assert_eq!(refused.reason as i32, 2056, "{refused}");
+    assert_eq!(
+        refused.reason,
+        sealmq_types::ReasonCode::QSpaceNotAvailable,
+        "{refused}"
+    );
     assert!(refused.to_string().contains("MAXFSIZE"), "{refused}");
     assert!((15..=20).contains(&fitted), "{fitted} puts of 1 MB fitted");
     let st = run(&qm, "DISPLAY QSTATUS(F.Q) CURDEPTH CURFSIZE CURMAXFS");

@@ -44,7 +44,7 @@ fn handles_survive_a_restart_and_a_cut_off_unit_of_work_is_reported() {
     let e = c
         .put(out, &mut persistent(), b"lost too", true)
         .unwrap_err();
-    assert_eq!(e.reason, 2003, "{e}");
+    assert_eq!(e.reason, sealmq_types::ReasonCode::BackedOut, "{e}");
     assert_eq!(c.reconnects(), 1);
     // The same handles go on.
     c.put(out, &mut persistent(), b"kept", true).unwrap();
@@ -57,19 +57,19 @@ fn handles_survive_a_restart_and_a_cut_off_unit_of_work_is_reported() {
     // Outside syncpoint a put cut off is in doubt: 2549; an open is made again silently.
     server = restart(server, &cfg);
     let e = c.put(out, &mut Md::default(), b"?", false).unwrap_err();
-    assert_eq!(e.reason, 2549, "{e}");
+    assert_eq!(e.reason, sealmq_types::ReasonCode::CallInterrupted, "{e}");
     server = restart(server, &cfg);
     let (browse, _) = c.open("Q", OpenOptions::browse()).unwrap();
     c.close(browse).unwrap();
     assert_eq!(c.reconnects(), 3);
     // A closed handle is refused as MQ does, not reopened.
     let e = c.get(browse, &gmo).unwrap_err();
-    assert_eq!(e.reason, 2019, "{e}");
+    assert_eq!(e.reason, sealmq_types::ReasonCode::HobjError, "{e}");
     // Nothing to reconnect to: 2548 once the timeout passes.
     stop(server, &cfg);
     c.timeout = Duration::from_millis(300);
     let e = c.get(inp, &gmo).unwrap_err();
-    assert_eq!(e.reason, 2548, "{e}");
+    assert_eq!(e.reason, sealmq_types::ReasonCode::ReconnectFailed, "{e}");
 }
 
 #[test]
@@ -104,7 +104,7 @@ fn a_consumer_under_syncpoint_follows_and_what_it_had_not_committed_comes_again(
         }
     }
     let e = e.expect("the loss is reported");
-    assert_eq!(e.reason, 2003, "{e}");
+    assert_eq!(e.reason, sealmq_types::ReasonCode::BackedOut, "{e}");
     let mut got = Vec::new();
     while got.len() < 5 {
         let m = f.next(&mut c, wait).unwrap().expect("every message again");
@@ -152,7 +152,7 @@ fn a_topic_handle_and_subscriptions_follow_a_restart() {
     let e = c
         .put(publisher, &mut persistent(), b"?", false)
         .unwrap_err();
-    assert_eq!(e.reason, 2549, "{e}");
+    assert_eq!(e.reason, sealmq_types::ReasonCode::CallInterrupted, "{e}");
     c.put(publisher, &mut persistent(), b"after", false)
         .unwrap();
     let gmo = GetOptions {
@@ -170,6 +170,9 @@ fn a_topic_handle_and_subscriptions_follow_a_restart() {
     assert_eq!(kept.last().map(String::as_str), Some("after"), "{kept:?}");
     assert_eq!(c.get(fleeting, &gmo).unwrap().payload, b"after");
     c.unsubscribe("KEEP").unwrap();
-    assert_eq!(c.get(durable, &gmo).unwrap_err().reason, 2019);
+    assert_eq!(
+        c.get(durable, &gmo).unwrap_err().reason,
+        sealmq_types::ReasonCode::HobjError
+    );
     stop(server, &cfg);
 }

@@ -19,7 +19,7 @@ fn authority_records_govern_every_call_and_persist() {
     // TCP clients are principal 'tcp' (until TLS client certificates map DNs): no authority yet.
     assert_eq!(
         Client::connect_tcp(&addr, "app").err().unwrap().reason,
-        2035
+        sealmq_types::ReasonCode::NotAuthorized
     );
     let mut admin = Client::connect_local(&cfg.dir, "admin").unwrap();
     let (out, failed) = admin
@@ -35,23 +35,29 @@ fn authority_records_govern_every_call_and_persist() {
     app.put1("APP.Q", &mut Md::default(), b"allowed", false)
         .unwrap();
     let e = app.open("APP.Q", OpenOptions::input()).unwrap_err();
-    assert_eq!(e.reason, 2035);
+    assert_eq!(e.reason, sealmq_types::ReasonCode::NotAuthorized);
     assert!(e.detail.contains("GET"), "{e}");
     app.open("APP.Q", OpenOptions::browse()).unwrap();
     assert_eq!(
         app.put1("SYSTEM.DEAD.LETTER.QUEUE", &mut Md::default(), b"x", false)
             .unwrap_err()
             .reason,
-        2035
+        sealmq_types::ReasonCode::NotAuthorized
     );
-    assert_eq!(app.mqsc("DISPLAY QMGR", false).unwrap_err().reason, 2035);
+    assert_eq!(
+        app.mqsc("DISPLAY QMGR", false).unwrap_err().reason,
+        sealmq_types::ReasonCode::NotAuthorized
+    );
     // Programs run as the queue manager's user: no one else may define or start one.
     let marker = cfg.dir.join("ran");
     let script = format!(
         "DEFINE SERVICE(SH) SERVTYPE(COMMAND) STARTCMD('/usr/bin/touch') STARTARG('{}')\nSTART SERVICE(SH)",
         marker.display()
     );
-    assert_eq!(app.mqsc(&script, false).unwrap_err().reason, 2035);
+    assert_eq!(
+        app.mqsc(&script, false).unwrap_err().reason,
+        sealmq_types::ReasonCode::NotAuthorized
+    );
     let (out, _) = admin.mqsc("DISPLAY SERVICE(SH)", false).unwrap();
     assert!(out.contains("no service matches"), "{out}");
     assert!(!marker.exists());
@@ -77,7 +83,7 @@ fn authority_records_govern_every_call_and_persist() {
         app.put1("APP.Q", &mut Md::default(), b"no", false)
             .unwrap_err()
             .reason,
-        2035
+        sealmq_types::ReasonCode::NotAuthorized
     );
     drop(app);
     admin.stop(true).unwrap();
@@ -132,11 +138,15 @@ fn refresh_security_ssl_reads_the_keystore_again_without_a_restart() {
             .map(|e| e.reason)
     };
     assert_eq!(reason(&alice), None);
-    assert_eq!(reason(&bob), Some(2393), "bob is not trusted yet");
+    assert_eq!(
+        reason(&bob),
+        Some(sealmq_types::ReasonCode::SslInitializationError),
+        "bob is not trusted yet"
+    );
     trust_in_qm(&bob);
     assert_eq!(
         reason(&bob),
-        Some(2393),
+        Some(sealmq_types::ReasonCode::SslInitializationError),
         "trusted on disk, but the keystore in use is the one read at start"
     );
     let (out, failed) = mqsc("REFRESH SECURITY TYPE(SSL)");
@@ -212,7 +222,7 @@ fn tls_with_client_certificates_maps_the_subject_dn_to_the_principal() {
             .err()
             .unwrap()
             .reason,
-        2035
+        sealmq_types::ReasonCode::NotAuthorized
     );
     let mut admin = Client::connect_local(&cfg.dir, "admin").unwrap();
     let (out, failed) = admin
@@ -227,17 +237,21 @@ fn tls_with_client_certificates_maps_the_subject_dn_to_the_principal() {
     let e = Client::connect_tls(&addr, &mallory, Some("QMT"), "x")
         .err()
         .unwrap();
-    assert_eq!(e.reason, 2393, "{e}");
+    assert_eq!(
+        e.reason,
+        sealmq_types::ReasonCode::SslInitializationError,
+        "{e}"
+    );
     assert_eq!(
         Client::connect_tls(&addr, &alice, Some("OTHER"), "x")
             .err()
             .unwrap()
             .reason,
-        2393
+        sealmq_types::ReasonCode::SslInitializationError
     );
     assert_eq!(
         Client::connect_tcp(&addr, "plain").err().unwrap().reason,
-        2009
+        sealmq_types::ReasonCode::ConnectionBroken
     );
     assert_eq!(server.queue_manager().depth("Q").unwrap(), 1);
     drop(c);
@@ -271,14 +285,14 @@ fn svrconn_channels_set_mcauser_sslciph_and_sslpeer() {
             .err()
             .unwrap()
             .reason,
-        2540
+        sealmq_types::ReasonCode::UnknownChannelName
     );
     assert_eq!(
         Client::connect_tcp_channel(&addr, "TLS.ONLY", "app")
             .err()
             .unwrap()
             .reason,
-        2393
+        sealmq_types::ReasonCode::SslInitializationError
     );
     drop(c);
     admin.stop(true).unwrap();
@@ -323,7 +337,7 @@ fn svrconn_channels_set_mcauser_sslciph_and_sslpeer() {
             .err()
             .unwrap()
             .reason,
-        2393
+        sealmq_types::ReasonCode::SslInitializationError
     );
     drop(c);
     admin.stop(true).unwrap();
@@ -443,7 +457,7 @@ fn qm_side_interception_protects_for_clients_without_a_keystore() {
         raw.put(rh, &mut Md::default(), b"plain", false)
             .unwrap_err()
             .reason,
-        2063
+        sealmq_types::ReasonCode::SecurityError
     );
     raw.put(rh, &mut Md::default(), b"SMQE, not an envelope", false)
         .unwrap();
@@ -451,7 +465,10 @@ fn qm_side_interception_protects_for_clients_without_a_keystore() {
         wait: Some(std::time::Duration::from_secs(5)),
         ..Default::default()
     };
-    assert_eq!(app.get(ah, &waiting).unwrap_err().reason, 2063);
+    assert_eq!(
+        app.get(ah, &waiting).unwrap_err().reason,
+        sealmq_types::ReasonCode::SecurityError
+    );
     assert_eq!(
         server
             .queue_manager()
@@ -496,7 +513,10 @@ fn qm_side_interception_protects_for_clients_without_a_keystore() {
         buffer: Some(4),
         ..waiting.clone()
     };
-    assert_eq!(app.get(ah, &small).unwrap_err().reason, 2080);
+    assert_eq!(
+        app.get(ah, &small).unwrap_err().reason,
+        sealmq_types::ReasonCode::TruncatedMsgFailed
+    );
     assert_eq!(server.queue_manager().depth("Q").unwrap(), 1);
     assert_eq!(app.get(ah, &waiting).unwrap().payload, b"0123456789");
     assert_eq!(server.queue_manager().depth("Q").unwrap(), 0);
@@ -538,7 +558,10 @@ fn a_protected_message_too_big_for_the_buffer_stays_on_the_queue() {
         buffer: Some(100),
         ..Default::default()
     };
-    assert_eq!(app.get(h, &small).unwrap_err().reason, 2080);
+    assert_eq!(
+        app.get(h, &small).unwrap_err().reason,
+        sealmq_types::ReasonCode::TruncatedMsgFailed
+    );
     assert_eq!(server.queue_manager().depth("Q").unwrap(), 1);
     // Truncation accepted: the first 100 bytes and a warning; the message is taken.
     let trunc = GetOptions {
@@ -646,7 +669,7 @@ fn qm_side_interception_protects_publications_once_and_unprotects_each_subscribe
     let e = publisher
         .publish("payroll/april", &mut Md::default(), b"bob 3900", false)
         .unwrap_err();
-    assert_eq!(e.reason, 2063, "{e}");
+    assert_eq!(e.reason, sealmq_types::ReasonCode::SecurityError, "{e}");
     assert_eq!(server.queue_manager().depth("AUDIT.Q").unwrap(), 1);
     drop((subscriber, publisher, raw));
     admin.stop(true).unwrap();

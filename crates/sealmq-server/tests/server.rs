@@ -70,10 +70,16 @@ fn a_broken_connection_backs_out_and_the_client_sees_2009() {
     let mut c = Client::connect_local(&cfg.dir, "c").unwrap();
     let mut admin = Client::connect_local(&cfg.dir, "admin").unwrap();
     admin.stop(true).unwrap();
-    assert_eq!(c.heartbeat().unwrap_err().reason, 2161);
+    assert_eq!(
+        c.heartbeat().unwrap_err().reason,
+        sealmq_types::ReasonCode::QMgrQuiescing
+    );
     drop(admin);
     server.wait().unwrap();
-    assert_eq!(c.heartbeat().unwrap_err().reason, 2009);
+    assert_eq!(
+        c.heartbeat().unwrap_err().reason,
+        sealmq_types::ReasonCode::ConnectionBroken
+    );
 }
 
 #[test]
@@ -102,7 +108,7 @@ fn a_controlled_stop_answers_2161_and_backs_out() {
     admin.stop(false).unwrap();
     drop(admin);
     let (r, waited) = getter.join().unwrap();
-    assert_eq!(r, Err(2161));
+    assert_eq!(r, Err(sealmq_types::ReasonCode::QMgrQuiescing));
     assert!(
         waited < Duration::from_secs(30),
         "the waiting get was released at once ({waited:?})"
@@ -111,7 +117,7 @@ fn a_controlled_stop_answers_2161_and_backs_out() {
         a.put1("Q", &mut persistent(), b"late", false)
             .unwrap_err()
             .reason,
-        2161
+        sealmq_types::ReasonCode::QMgrQuiescing
     );
     drop(a);
     server.wait().unwrap();
@@ -328,7 +334,7 @@ fn idle_and_slow_clients_do_not_block_others_and_truncation_crosses_the_wire() {
             },
         )
         .unwrap_err();
-    assert_eq!(e.reason, 2080);
+    assert_eq!(e.reason, sealmq_types::ReasonCode::TruncatedMsgFailed);
     let g = c
         .get(
             h,

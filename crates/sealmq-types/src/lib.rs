@@ -44,6 +44,7 @@ pub enum ReasonCode {
     QFull = 2053,
     QNotEmpty = 2055,
     QSpaceNotAvailable = 2056,
+    QMgrNameError = 2058,
     QMgrNotAvailable = 2059,
     SecurityError = 2063,
     TruncatedMsgAccepted = 2079,
@@ -81,11 +82,14 @@ pub enum ReasonCode {
     UnknownChannelName = 2540,
     ReconnectFailed = 2548,
     CallInterrupted = 2549,
+    /// A number this build does not name (a newer peer's): carried as it came, shown as
+    /// `UNKNOWN`. [`ReasonCode::of`] makes it only for such a number.
+    Other(u32),
 }
 
 impl ReasonCode {
     /// Every code, in numeric order.
-    pub const ALL: [ReasonCode; 60] = [
+    pub const ALL: [ReasonCode; 61] = [
         Self::BackedOut,
         Self::ConnectionBroken,
         Self::GetInhibited,
@@ -109,6 +113,7 @@ impl ReasonCode {
         Self::QFull,
         Self::QNotEmpty,
         Self::QSpaceNotAvailable,
+        Self::QMgrNameError,
         Self::QMgrNotAvailable,
         Self::SecurityError,
         Self::TruncatedMsgAccepted,
@@ -149,8 +154,71 @@ impl ReasonCode {
     ];
 
     /// The numeric code, as MQ numbers it.
-    pub fn code(self) -> u32 {
-        self as u32
+    pub const fn code(self) -> u32 {
+        match self {
+            Self::BackedOut => 2003,
+            Self::ConnectionBroken => 2009,
+            Self::GetInhibited => 2016,
+            Self::HandleNotAvailable => 2017,
+            Self::HconnError => 2018,
+            Self::HobjError => 2019,
+            Self::SyncpointLimitReached => 2024,
+            Self::MsgTooBigForQ => 2030,
+            Self::MsgTooBigForQMgr => 2031,
+            Self::NoMsgAvailable => 2033,
+            Self::NotAuthorized => 2035,
+            Self::NotOpenForBrowse => 2036,
+            Self::NotOpenForInput => 2037,
+            Self::NotOpenForInquire => 2038,
+            Self::NotOpenForOutput => 2039,
+            Self::ObjectInUse => 2042,
+            Self::OptionNotValidForType => 2045,
+            Self::OptionsError => 2046,
+            Self::PriorityError => 2050,
+            Self::PutInhibited => 2051,
+            Self::QFull => 2053,
+            Self::QNotEmpty => 2055,
+            Self::QSpaceNotAvailable => 2056,
+            Self::QMgrNameError => 2058,
+            Self::QMgrNotAvailable => 2059,
+            Self::SecurityError => 2063,
+            Self::TruncatedMsgAccepted => 2079,
+            Self::TruncatedMsgFailed => 2080,
+            Self::UnknownAliasBaseQ => 2082,
+            Self::UnknownObjectName => 2085,
+            Self::UnknownRemoteQMgr => 2087,
+            Self::ObjectAlreadyExists => 2100,
+            Self::ObjectDamaged => 2101,
+            Self::ResourceProblem => 2102,
+            Self::ObjectNameError => 2152,
+            Self::QMgrQuiescing => 2161,
+            Self::QMgrStopping => 2162,
+            Self::UnexpectedError => 2195,
+            Self::ConnectionQuiescing => 2202,
+            Self::ConnectionStopping => 2203,
+            Self::MsgTooBigForChannel => 2218,
+            Self::KeyRepositoryError => 2381,
+            Self::SslInitializationError => 2393,
+            Self::TopicStringError => 2425,
+            Self::NoSubscription => 2428,
+            Self::SubscriptionInUse => 2429,
+            Self::SubAlreadyExists => 2432,
+            Self::PropertyNameError => 2442,
+            Self::SelectorSyntaxError => 2459,
+            Self::PropertyNameTooBig => 2465,
+            Self::PropertyValueTooBig => 2469,
+            Self::PropertyTypeError => 2473,
+            Self::PropertiesTooBig => 2478,
+            Self::PublicationFailure => 2502,
+            Self::SubInhibited => 2503,
+            Self::PubsubInhibited => 2531,
+            Self::ChannelNotAvailable => 2537,
+            Self::HostNotAvailable => 2538,
+            Self::UnknownChannelName => 2540,
+            Self::ReconnectFailed => 2548,
+            Self::CallInterrupted => 2549,
+            Self::Other(n) => n,
+        }
     }
 
     /// MQ's symbolic name without the `MQRC_` prefix.
@@ -179,6 +247,7 @@ impl ReasonCode {
             Self::QFull => "Q_FULL",
             Self::QNotEmpty => "Q_NOT_EMPTY",
             Self::QSpaceNotAvailable => "Q_SPACE_NOT_AVAILABLE",
+            Self::QMgrNameError => "Q_MGR_NAME_ERROR",
             Self::QMgrNotAvailable => "Q_MGR_NOT_AVAILABLE",
             Self::SecurityError => "SECURITY_ERROR",
             Self::TruncatedMsgAccepted => "TRUNCATED_MSG_ACCEPTED",
@@ -216,12 +285,19 @@ impl ReasonCode {
             Self::UnknownChannelName => "UNKNOWN_CHANNEL_NAME",
             Self::ReconnectFailed => "RECONNECT_FAILED",
             Self::CallInterrupted => "CALL_INTERRUPTED",
+            Self::Other(_) => "UNKNOWN",
         }
     }
 
     /// The code for a number, if it is one of ours.
     pub fn from_code(code: u32) -> Option<Self> {
         Self::ALL.into_iter().find(|r| r.code() == code)
+    }
+
+    /// The code for any number: ours by name, another as [`ReasonCode::Other`] (what a client
+    /// makes of the reason in a queue manager's answer).
+    pub fn of(code: u32) -> Self {
+        Self::from_code(code).unwrap_or(Self::Other(code))
     }
 }
 
@@ -249,6 +325,10 @@ mod tests {
             assert_eq!(ReasonCode::from_code(r.code()), Some(r));
         }
         assert_eq!(ReasonCode::from_code(1), None);
+        assert_eq!(ReasonCode::of(2033), ReasonCode::NoMsgAvailable);
+        assert_eq!(ReasonCode::of(2999), ReasonCode::Other(2999));
+        assert_eq!(ReasonCode::Other(2999).code(), 2999);
+        assert_eq!(ReasonCode::Other(2999).to_string(), "2999 (UNKNOWN)");
     }
 
     #[test]

@@ -10,6 +10,7 @@
 use crate::auth::{Rq, Who, bad_json, forbidden, not_allowed};
 use crate::{Body, Ctx, reply};
 use hyper::{Method, Response};
+use sealmq_types::ReasonCode;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -111,7 +112,7 @@ pub(crate) async fn route(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, segs: &[&str]) -> 
             "MQWB0009E",
             &format!("Could not query the queue manager '{qm}'."),
             &format!("This server serves queue manager {me}."),
-            2058,
+            ReasonCode::QMgrNameError.code(),
         ),
         _ => reply::error(
             404,
@@ -286,7 +287,11 @@ async fn objects(ctx: &Arc<Ctx>, kind: &str, name: Option<&str>) -> Response<Bod
     };
     if !first.ok {
         let reason = first.reason.unwrap_or(COMMAND_FAILED);
-        let status = if reason == 2085 { 404 } else { 400 };
+        let status = if reason == ReasonCode::UnknownObjectName.code() {
+            404
+        } else {
+            400
+        };
         return reply::error(
             status,
             "MQWB0903E",
@@ -361,7 +366,7 @@ async fn objects(ctx: &Arc<Ctx>, kind: &str, name: Option<&str>) -> Response<Bod
             "MQWB0903E",
             &format!("{kind} {pattern} was not found."),
             "Check the name.",
-            2085,
+            ReasonCode::UnknownObjectName.code(),
         );
     }
     reply::json(200, &json!({ kind: list }))

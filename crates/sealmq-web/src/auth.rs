@@ -9,6 +9,7 @@ use crate::{Body, Ctx, Host, MAX_SESSIONS, SESSIONS_PER_USER, reply};
 use base64::Engine;
 use hyper::header::{AUTHORIZATION, COOKIE, HeaderValue, SET_COOKIE};
 use hyper::{HeaderMap, Method, Response};
+use sealmq_types::ReasonCode;
 use sealmq_types::sync::lock;
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -396,7 +397,7 @@ pub(crate) fn forbidden(what: &str) -> Response<Body> {
         "MQWB0103E",
         &format!("Not authorized to {what}."),
         "Ask the administrator for the role (sealmq start --web-admin/--web-readonly/--web-messaging).",
-        2035,
+        ReasonCode::NotAuthorized.code(),
     )
 }
 

@@ -75,7 +75,7 @@ fn other_qmgr(qm: &str, me: &str) -> Response<Body> {
         "MQWB0009E",
         &format!("Could not query the queue manager '{qm}'."),
         &format!("This server serves queue manager {me}."),
-        2058,
+        ReasonCode::QMgrNameError.code(),
     )
 }
 

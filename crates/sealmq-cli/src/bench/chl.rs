@@ -19,6 +19,7 @@ use sealmq_client::Client;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
 use sealmq_engine::{Md, MsgType, Persistence};
 use sealmq_protect::KeyReuse;
+use sealmq_types::ReasonCode;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -348,7 +349,7 @@ fn mover_rr(a: &BenchArgs, prot: &Protection, config: &str, t: &Tuning) -> CliRe
             while !halt.load(Ordering::Relaxed) {
                 let m = match rsp.get(q, &gmo) {
                     Ok(m) => m,
-                    Err(e) if e.reason == 2033 => continue,
+                    Err(e) if e.reason == ReasonCode::NoMsgAvailable => continue,
                     Err(e) => return Err(e.to_string()),
                 };
                 let h = match back {
@@ -495,7 +496,7 @@ fn stream(a: &BenchArgs, t: &Tuning) -> CliResult<Vec<Row>> {
                                 done.fetch_add(per_commit, Ordering::Relaxed);
                             }
                         }
-                        Err(e) if e.reason == 2033 => {}
+                        Err(e) if e.reason == ReasonCode::NoMsgAvailable => {}
                         Err(e) => return Err(e.to_string()),
                     }
                 }
@@ -583,7 +584,7 @@ fn partner(a: &BenchArgs, prot: &Protection, t: &Tuning) -> CliResult<Row> {
                 Ok(_) => {
                     done.fetch_add(1, Ordering::Relaxed);
                 }
-                Err(e) if e.reason == 2033 => {}
+                Err(e) if e.reason == ReasonCode::NoMsgAvailable => {}
                 Err(e) => return Err(e.to_string()),
             }
         }

@@ -12,6 +12,7 @@ use crate::CliResult;
 use sealmq_client::{Client, ConsumeMode, ConsumeOptions};
 use sealmq_engine::Persistence;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
+use sealmq_types::ReasonCode;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -90,7 +91,7 @@ fn consume(dir: PathBuf, way: Way, window: u32, taken: Arc<AtomicU64>) -> Result
                         }
                         last = Instant::now();
                     }
-                    Err(e) if e.reason == 2033 => break,
+                    Err(e) if e.reason == ReasonCode::NoMsgAvailable => break,
                     Err(e) => return Err(e.to_string()),
                 }
             }

@@ -7,6 +7,7 @@ use crate::CliResult;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
 use sealmq_engine::{Md, MsgType, Persistence};
 use sealmq_protect::KeyReuse;
+use sealmq_types::ReasonCode;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -266,7 +267,7 @@ fn local_rr(a: &BenchArgs, qm: &Qm, prot: &Protection) -> CliResult<Measured> {
                         c.put(rep, &mut md, &m.payload, false)
                             .map_err(|e| e.to_string())?;
                     }
-                    Err(e) if e.reason == 2033 => {}
+                    Err(e) if e.reason == ReasonCode::NoMsgAvailable => {}
                     Err(e) => return Err(e.to_string()),
                 }
             }

@@ -6,6 +6,7 @@
 use super::{Group, LONG, QM};
 use common::Home;
 use sealmq_testkit::wait_for;
+use sealmq_types::ReasonCode;
 
 use super::common;
 
@@ -391,7 +392,8 @@ fn an_application_with_a_call_timeout_leaves_a_hung_active_instance() {
     // Woken, it finds it lost the role and comes back as a replica.
     super::signal(&g, a, "-CONT");
     wait_for(LONG, "the woken instance to refuse applications", || {
-        sealmq_client::Client::connect_local(&g.dir(a), "ha-probe").is_err_and(|e| e.reason == 2059)
+        sealmq_client::Client::connect_local(&g.dir(a), "ha-probe")
+            .is_err_and(|e| e.reason == ReasonCode::QMgrNotAvailable)
     });
     g.wait_in_sync();
     let b = g.wait_active();

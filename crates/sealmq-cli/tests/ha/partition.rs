@@ -10,6 +10,7 @@
 use super::{Group, LONG, QM, check_round, putter};
 use sealmq_client::Client;
 use sealmq_testkit::{free_port, wait_for};
+use sealmq_types::ReasonCode;
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -150,7 +151,8 @@ fn an_active_instance_cut_off_from_both_replicas_stops_acknowledging_and_the_oth
     let tried = t.join().unwrap();
     let stopped = cut.elapsed();
     wait_for(LONG, "the cut-off instance to refuse applications", || {
-        Client::connect_local(&g.dir(a), "ha-probe").is_err_and(|e| e.reason == 2059)
+        Client::connect_local(&g.dir(a), "ha-probe")
+            .is_err_and(|e| e.reason == ReasonCode::QMgrNotAvailable)
     });
     let acked = acked.load(Ordering::Relaxed);
     eprintln!(

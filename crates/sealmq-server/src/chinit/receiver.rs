@@ -53,7 +53,7 @@ pub(crate) fn refuse(w: &mut impl Write, reason: ReasonCode, detail: String) {
     let _ = write_chl(
         w,
         &ChlFrame::Refused {
-            reason: reason as u32,
+            reason: reason.code(),
             detail,
         },
     )

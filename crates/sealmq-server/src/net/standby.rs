@@ -13,7 +13,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// The reason a replica gives.
-pub const REPLICA_REASON: u32 = sealmq_types::ReasonCode::QMgrNotAvailable as u32;
+pub const REPLICA_REASON: sealmq_types::ReasonCode = sealmq_types::ReasonCode::QMgrNotAvailable;
 
 /// What a replica says to a caller: computed at each connection (the active instance changes).
 pub type Why = Arc<dyn Fn() -> String + Send + Sync>;
@@ -62,7 +62,7 @@ where
         &mut w,
         0,
         &sealmq_wire::Response::Err {
-            reason: REPLICA_REASON,
+            reason: REPLICA_REASON.code(),
             detail: why.into(),
         },
     );
