@@ -113,6 +113,204 @@ pub(crate) fn user_name(uid: u32) -> String {
         .unwrap_or_else(|| uid.to_string())
 }
 
+/// Takes the queue manager's lock file: a second process on the same queue manager is refused.
+fn take_lock(cfg: &ServerConfig) -> Result<File, String> {
+    let lock_path = cfg.dir.join("qm.lock");
+    let lock = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
+    if lock.try_lock().is_err() {
+        return Err(format!("queue manager {} is already running", cfg.name));
+    }
+    Ok(lock)
+}
+
+/// Recovers the queue manager (creating it, for a replicated one's first start) as this
+/// process's user, its administrator; the secrets read are scrubbed from the environment.
+fn start_engine(
+    cfg: &ServerConfig,
+    me_uid: u32,
+    fds: u64,
+) -> Result<(Arc<QueueManager>, Option<Arc<sealmq_storage::dse::Dse>>), String> {
+    let mut qcfg = QmConfig::new(&cfg.name, &cfg.dir);
+    // The queue manager's own user is the administrator; everyone else needs AUTHRECs.
+    qcfg.admin = Some(user_name(me_uid));
+    qcfg.dse = sealmq_storage::dse::Dse::load(&cfg.dir).map_err(|e| e.to_string())?;
+    let dse = qcfg.dse.clone();
+    // The secrets are read: no other process of this user may read them from us.
+    let secrets: Vec<String> = svcrun::SECRET_ENV
+        .iter()
+        .map(|s| s.to_string())
+        .chain(sealmq_storage::dse::Dse::secret_env(&cfg.dir))
+        .collect();
+    auth::perms::scrub_secrets(&secrets);
+    let replicated = cfg.replicator.is_some();
+    qcfg.replicator = cfg.replicator.clone();
+    let (qm, report) = if replicated {
+        sealmq_engine::start_or_create(qcfg)
+    } else {
+        sealmq_engine::start(qcfg)
+    }
+    .map_err(|e| e.to_string())?;
+    tracing::info!(
+        "queue manager {} started ({fds} descriptors): {} messages recovered, {} log records replayed{}",
+        cfg.name,
+        report.messages,
+        report.records_replayed,
+        if report.backed_out > 0 {
+            format!(", {} units of work backed out", report.backed_out)
+        } else {
+            String::new()
+        }
+    );
+    // Damaged records are found and set aside now, not when an application reaches one.
+    qm.verify_queue_files_in_background();
+    Ok((qm, dse))
+}
+
+/// The descriptors shared out: MAXCHL is capped to what they allow, a reserve is kept for the
+/// administrator, channels and files, and sockets before their first frame have a small budget
+/// of their own (docs/limits.md).
+fn share_descriptors(
+    fds: u64,
+    evloop: bool,
+    ci: &chinit::Initiator,
+    qm: &QueueManager,
+) -> admit::limits::Budget {
+    let per_conn = if evloop {
+        admit::limits::FDS_PER_CONNECTION
+    } else {
+        admit::limits::FDS_PER_THREADED_CONNECTION
+    };
+    let budget = admit::limits::Budget::with(fds, per_conn);
+    ci.limit.set_cap(budget.connections);
+    let maxchl = qm.qmgr().maxchl;
+    if maxchl > budget.connections {
+        tracing::warn!(
+            "MAXCHL({maxchl}) is capped to {} connections: the process may hold {fds} \
+             descriptors (its hard open-file limit), of which {} are kept for the \
+             administrator, channels and files and {} for {} sockets that have not sent \
+             their first frame; raise the hard limit (LimitNOFILE, ulimit -Hn) to serve more",
+            budget.connections,
+            budget.reserve,
+            budget.pending as u64 * per_conn,
+            budget.pending
+        );
+    }
+    tracing::info!(
+        "descriptors: {fds}; connections at most {} (MAXCHL {maxchl}); {} sockets may wait \
+         for their first frame ({} per address)",
+        budget.connections.min(maxchl),
+        budget.pending,
+        budget.pending_per_addr
+    );
+    budget
+}
+
+/// Serves the local socket (bound as `starting`, renamed into place once all is ready).
+fn serve_local(
+    ul: UnixListener,
+    starting: &Path,
+    net: &Option<Arc<net::evloop::Net>>,
+    qm: &Arc<QueueManager>,
+    ctx: &Ctx,
+    me_uid: u32,
+) -> Result<(), String> {
+    match &net {
+        Some(net) => {
+            let _guard = net.handle().enter();
+            ul.set_nonblocking(true)
+                .map_err(|e| format!("cannot listen on {}: {e}", starting.display()))?;
+            let l = tokio::net::UnixListener::from_std(ul)
+                .map_err(|e| format!("cannot listen on {}: {e}", starting.display()))?;
+            net.handle().spawn(net::evloop::accept_local(
+                l,
+                qm.clone(),
+                ctx.clone(),
+                me_uid,
+                net.clone(),
+            ));
+        }
+        None => threaded_local(ul, qm.clone(), ctx.clone(), me_uid),
+    }
+    Ok(())
+}
+
+/// The REST API and console (`--web`), on the queue manager's keystore and certificate.
+fn start_web(
+    cfg: &ServerConfig,
+    qm: &Arc<QueueManager>,
+    ctx: &Ctx,
+) -> Result<Option<sealmq_web::Web>, String> {
+    Ok(match &cfg.web {
+        Some((a, options)) => {
+            let tls = ctx.security.channel_tls(false, "ANY").map_err(|e| {
+                format!("--web needs the queue manager's keystore and certificate: {e}")
+            })?;
+            let cfg = sealmq_web::Config {
+                addr: *a,
+                tls,
+                options: options.clone(),
+                qm_dir: cfg.dir.clone(),
+                host: Arc::new(WebHost(ctx.security.clone())),
+            };
+            Some(sealmq_web::start(qm.clone(), cfg)?)
+        }
+        None => None,
+    })
+}
+
+/// `<QM dir>/listeners`: the addresses served, one per line (`unix:`, `tcp:`/`tls:`,
+/// `metrics:`, `web:`), what `sealmq` and tests read to reach them.
+fn write_listeners(
+    cfg: &ServerConfig,
+    socket: &Path,
+    tcp: Option<SocketAddr>,
+    metrics: Option<&observe::metrics::Endpoint>,
+    web: Option<&sealmq_web::Web>,
+) {
+    let mut addrs = format!("unix:{}\n", socket.display());
+    if let Some(t) = tcp {
+        addrs.push_str(&format!("{}:{t}\n", if cfg.tls { "tls" } else { "tcp" }));
+    }
+    if let Some(m) = metrics {
+        addrs.push_str(&format!("metrics:{}\n", m.addr));
+    }
+    if let Some(w) = web {
+        addrs.push_str(&format!("web:{}\n", w.addr));
+    }
+    let _ = std::fs::write(cfg.dir.join("listeners"), &addrs);
+}
+
+impl Ctx {
+    /// What every connection shares, before the first is served.
+    fn new(
+        cfg: &ServerConfig,
+        security: Arc<auth::security::Security>,
+        ci: &Arc<chinit::Initiator>,
+        budget: &admit::limits::Budget,
+    ) -> Ctx {
+        Ctx {
+            socks: Arc::new(Mutex::new(HashMap::new())),
+            next_sock: Arc::new(std::sync::atomic::AtomicU64::new(1)),
+            stop: Arc::new(AtomicBool::new(false)),
+            stopped: Arc::new((Mutex::new(false), std::sync::Condvar::new())),
+            active: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+            immediate: Arc::new(AtomicBool::new(false)),
+            security,
+            dir: cfg.dir.clone(),
+            conns: Arc::new(std::sync::atomic::AtomicU64::new(0)),
+            chinit: ci.clone(),
+            instances: Arc::default(),
+            limit: ci.limit.clone(),
+            pending: admit::limits::Pending::new(budget.pending, budget.pending_per_addr),
+        }
+    }
+}
+
 impl Server {
     /// Starts (recovering) the queue manager and its listeners.
     pub fn start(cfg: &ServerConfig) -> Result<Server, String> {
@@ -120,50 +318,9 @@ impl Server {
         auth::perms::check(&cfg.dir)?;
         observe::errlog::init(&cfg.dir);
         let fds = os::raise_fd_limit();
-        let lock_path = cfg.dir.join("qm.lock");
-        let lock = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
-        if lock.try_lock().is_err() {
-            return Err(format!("queue manager {} is already running", cfg.name));
-        }
+        let lock = take_lock(cfg)?;
         let me_uid = os::euid();
-        let mut qcfg = QmConfig::new(&cfg.name, &cfg.dir);
-        // The queue manager's own user is the administrator; everyone else needs AUTHRECs.
-        qcfg.admin = Some(user_name(me_uid));
-        qcfg.dse = sealmq_storage::dse::Dse::load(&cfg.dir).map_err(|e| e.to_string())?;
-        let dse = qcfg.dse.clone();
-        // The secrets are read: no other process of this user may read them from us.
-        let secrets: Vec<String> = svcrun::SECRET_ENV
-            .iter()
-            .map(|s| s.to_string())
-            .chain(sealmq_storage::dse::Dse::secret_env(&cfg.dir))
-            .collect();
-        auth::perms::scrub_secrets(&secrets);
-        let replicated = cfg.replicator.is_some();
-        qcfg.replicator = cfg.replicator.clone();
-        let (qm, report) = if replicated {
-            sealmq_engine::start_or_create(qcfg)
-        } else {
-            sealmq_engine::start(qcfg)
-        }
-        .map_err(|e| e.to_string())?;
-        tracing::info!(
-            "queue manager {} started ({fds} descriptors): {} messages recovered, {} log records replayed{}",
-            cfg.name,
-            report.messages,
-            report.records_replayed,
-            if report.backed_out > 0 {
-                format!(", {} units of work backed out", report.backed_out)
-            } else {
-                String::new()
-            }
-        );
-        // Damaged records are found and set aside now, not when an application reaches one.
-        qm.verify_queue_files_in_background();
+        let (qm, dse) = start_engine(cfg, me_uid, fds)?;
         let socket = socket_path(&cfg.dir);
         let _ = std::fs::remove_file(&socket); // stale: we hold the lock, so no one serves it
         // Bound under a temporary name and renamed into place last, so that a connection to
@@ -172,11 +329,6 @@ impl Server {
         let _ = std::fs::remove_file(&starting);
         let ul = UnixListener::bind(&starting)
             .map_err(|e| format!("cannot listen on {}: {e}", starting.display()))?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopped = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
-        let active = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let immediate = Arc::new(AtomicBool::new(false));
-        let socks: Arc<Mutex<HashMap<u64, Sock>>> = Arc::new(Mutex::new(HashMap::new()));
         let security = Arc::new(auth::security::Security::load(
             cfg.dir.join("keystore"),
             cfg.tls && cfg.listen.is_some(),
@@ -188,10 +340,7 @@ impl Server {
             observe::acct::amqp_accounts(&qm),
         );
         qm.set_chinit(Arc::new(chinit::Control(ci.clone())));
-        // The descriptors shared out: MAXCHL is capped to what they allow, a reserve is kept
-        // for the administrator, channels and files, and sockets before their first frame
-        // have a small budget of their own (docs/limits.md).
-        // Applications are served on the event loop (`evloop/`), or with a thread each when
+        // Applications are served on the event loop (`net/evloop/`), or with a thread each when
         // SEALMQ_SERVER=threads asks for it (to measure one against the other).
         let net = if net::evloop::threaded() {
             tracing::info!("SEALMQ_SERVER=threads: a thread serves each connection");
@@ -199,66 +348,10 @@ impl Server {
         } else {
             Some(net::evloop::Net::new()?)
         };
-        let per_conn = if net.is_some() {
-            admit::limits::FDS_PER_CONNECTION
-        } else {
-            admit::limits::FDS_PER_THREADED_CONNECTION
-        };
-        let budget = admit::limits::Budget::with(fds, per_conn);
-        ci.limit.set_cap(budget.connections);
-        let maxchl = qm.qmgr().maxchl;
-        if maxchl > budget.connections {
-            tracing::warn!(
-                "MAXCHL({maxchl}) is capped to {} connections: the process may hold {fds} \
-                 descriptors (its hard open-file limit), of which {} are kept for the \
-                 administrator, channels and files and {} for {} sockets that have not sent \
-                 their first frame; raise the hard limit (LimitNOFILE, ulimit -Hn) to serve more",
-                budget.connections,
-                budget.reserve,
-                budget.pending as u64 * per_conn,
-                budget.pending
-            );
-        }
-        tracing::info!(
-            "descriptors: {fds}; connections at most {} (MAXCHL {maxchl}); {} sockets may wait \
-             for their first frame ({} per address)",
-            budget.connections.min(maxchl),
-            budget.pending,
-            budget.pending_per_addr
-        );
-        let ctx = Ctx {
-            socks: socks.clone(),
-            next_sock: Arc::new(std::sync::atomic::AtomicU64::new(1)),
-            stop: stop.clone(),
-            stopped: stopped.clone(),
-            active: active.clone(),
-            immediate: immediate.clone(),
-            security,
-            dir: cfg.dir.clone(),
-            conns: Arc::new(std::sync::atomic::AtomicU64::new(0)),
-            chinit: ci.clone(),
-            instances: Arc::default(),
-            limit: ci.limit.clone(),
-            pending: admit::limits::Pending::new(budget.pending, budget.pending_per_addr),
-        };
+        let budget = share_descriptors(fds, net.is_some(), &ci, &qm);
+        let ctx = Ctx::new(cfg, security, &ci, &budget);
         let _ = ci.pending.set(ctx.pending.clone());
-        match &net {
-            Some(net) => {
-                let _guard = net.handle().enter();
-                ul.set_nonblocking(true)
-                    .map_err(|e| format!("cannot listen on {}: {e}", starting.display()))?;
-                let l = tokio::net::UnixListener::from_std(ul)
-                    .map_err(|e| format!("cannot listen on {}: {e}", starting.display()))?;
-                net.handle().spawn(net::evloop::accept_local(
-                    l,
-                    qm.clone(),
-                    ctx.clone(),
-                    me_uid,
-                    net.clone(),
-                ));
-            }
-            None => threaded_local(ul, qm.clone(), ctx.clone(), me_uid),
-        }
+        serve_local(ul, &starting, &net, &qm, &ctx, me_uid)?;
         let listeners = net::listeners::Listeners::new(qm.clone(), ctx.clone(), net.clone());
         qm.set_listener_control(Arc::new(net::listeners::Control(listeners.clone())));
         // `--listen` is a listener without an object, named as MQ names runmqlsr's.
@@ -284,33 +377,8 @@ impl Server {
             )?),
             None => None,
         };
-        let web = match &cfg.web {
-            Some((a, options)) => {
-                let tls = ctx.security.channel_tls(false, "ANY").map_err(|e| {
-                    format!("--web needs the queue manager's keystore and certificate: {e}")
-                })?;
-                let cfg = sealmq_web::Config {
-                    addr: *a,
-                    tls,
-                    options: options.clone(),
-                    qm_dir: cfg.dir.clone(),
-                    host: Arc::new(WebHost(ctx.security.clone())),
-                };
-                Some(sealmq_web::start(qm.clone(), cfg)?)
-            }
-            None => None,
-        };
-        let mut addrs = format!("unix:{}\n", socket.display());
-        if let Some(t) = tcp {
-            addrs.push_str(&format!("{}:{t}\n", if cfg.tls { "tls" } else { "tcp" }));
-        }
-        if let Some(m) = &metrics {
-            addrs.push_str(&format!("metrics:{}\n", m.addr));
-        }
-        if let Some(w) = &web {
-            addrs.push_str(&format!("web:{}\n", w.addr));
-        }
-        let _ = std::fs::write(cfg.dir.join("listeners"), &addrs);
+        let web = start_web(cfg, &qm, &ctx)?;
+        write_listeners(cfg, &socket, tcp, metrics.as_ref(), web.as_ref());
         let _ = std::fs::write(cfg.dir.join("qm.pid"), std::process::id().to_string());
         auth::perms::share_socket(&cfg.dir, &starting)?;
         std::fs::rename(&starting, &socket)
@@ -323,15 +391,15 @@ impl Server {
             ctx.security.clone(),
             ci.clone(),
         )
-        .spawn(stop.clone());
+        .spawn(ctx.stop.clone());
         Ok(Server {
             qm,
-            socks,
+            socks: ctx.socks.clone(),
             dir: cfg.dir.clone(),
-            active,
-            immediate,
-            stop,
-            stopped,
+            active: ctx.active.clone(),
+            immediate: ctx.immediate.clone(),
+            stop: ctx.stop.clone(),
+            stopped: ctx.stopped.clone(),
             socket,
             tcp,
             chinit: ci,
