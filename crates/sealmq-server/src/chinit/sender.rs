@@ -139,195 +139,230 @@ fn session_on(
     def: &ChannelDef,
     accepted: Option<Link>,
 ) -> End {
-    let qm = &ci.qm;
-    if run.stop_requested() {
-        return End::Stopped;
-    }
-    let work = match open_work(qm, def) {
-        Ok(w) => Arc::new(w),
-        Err(e) => return mq(e),
+    let mut s = match Sending::start(ci, run, def, accepted) {
+        Ok(s) => s,
+        Err(end) => return end,
     };
-    let mut rec = match work.sq.load(&work.conn) {
-        Ok(r) => r,
-        Err(e) => return mq(e),
-    };
-    run.status().indoubt = rec.indoubt.is_some();
-    let start = ChlFrame::Start {
-        versions: CHL_VERSIONS.to_vec(),
-        channel: def.name.clone(),
-        qmgr: qm.name(),
-        batchsz: def.batchsz,
-        max_msg: def.max_msg_len.min(qm.qmgr().max_msg_len),
-        hbint: def.hbint,
-        committed_seq: rec.seq,
-        indoubt: rec.indoubt.as_ref().map(|d| d.batch),
-        reset_seq: rec.reset,
-    };
-    let (mut link, ok) = match accepted {
-        Some(mut link) => {
-            run.set_sock(link.tcp.try_clone().ok());
-            match super::net::exchange(&mut link, &start) {
-                Ok(ok) => (link, ok),
-                Err(e) => return End::Retry(format!("{}: {e}", def.conname)),
-            }
-        }
-        None => match Link::connect_first(def, &ci.keystore_dir, &start) {
-            Ok(a) => {
-                run.set_sock(a.link.tcp.try_clone().ok());
-                run.status().conname = a.addr;
-                (a.link, a.answer)
-            }
-            Err(e) => return End::Retry(e),
-        },
-    };
-    if run.stop_requested() {
-        return End::Stopped;
-    }
-    let (batchsz, max_msg, hbint, last_seq, last_batch, rqm) = match ok {
-        ChlFrame::StartOk {
-            qmgr,
-            batchsz,
-            max_msg,
-            hbint,
-            last_seq,
-            last_batch,
-            ..
-        } => (batchsz, max_msg, hbint, last_seq, last_batch, qmgr),
-        ChlFrame::Refused { reason, detail } => {
-            return End::Retry(format!(
-                "the partner refused the channel [{reason}]: {detail}"
-            ));
-        }
-        f => return End::Retry(format!("unexpected {f:?} from the partner")),
-    };
-    // Settle the batch in doubt.
-    // The partner committed it: its messages go. Otherwise they are still on the transmission
-    // queue and go again.
-    if let Some(d) = rec.indoubt.take()
-        && d.batch == last_batch
-    {
-        if let Err(e) = remove_seqs(&work.conn, &work.xq, &d.xmitq_seqs) {
-            let _ = work.conn.backout();
-            return mq(e);
-        }
-        rec.seq = d.last_seq;
-        rec.batch = d.batch;
-    }
-    rec.reset = None;
-    if let Err(e) = work
-        .sq
-        .replace(&work.conn, &rec)
-        .and_then(|_| work.conn.commit())
-    {
-        let _ = work.conn.backout();
-        return mq(e);
-    }
-    if rec.seq > last_seq {
-        return End::Fatal(format!(
-            "sequence numbers differ: this end committed {} but {rqm} has only {last_seq}; \
-             check for lost messages, then RESET CHANNEL({}) SEQNUM({last_seq})",
-            rec.seq, def.name
-        ));
-    }
-    tracing::info!("channel {} running to {rqm}", def.name);
-    {
-        let mut s = run.status();
-        s.state = State::Running;
-        s.rqmname = rqm;
-        s.indoubt = false;
-        s.error.clear();
-        s.cur_seq = last_seq;
-        s.lst_seq = last_seq;
-    }
-    let mut seq = last_seq;
-    let batchsz = batchsz.clamp(1, def.batchsz.max(1)) as usize;
-    let mut last_io = Instant::now();
-    let mut last_msg = Instant::now();
     loop {
-        if run.stop_requested() || qm.is_quiescing() {
-            let _ = write_chl(&mut link.w, &ChlFrame::Close).and_then(|_| link.w.flush());
-            return End::Stopped;
+        if let Err(end) = s.one_batch() {
+            return end;
         }
-        // DISCINT: a transmission queue empty this long ends the channel; a trigger (or
-        // START CHANNEL) starts it again when messages come.
-        if def.discint > 0 && last_msg.elapsed() >= Duration::from_secs(def.discint as u64) {
-            let _ = write_chl(&mut link.w, &ChlFrame::Close).and_then(|_| link.w.flush());
-            return End::Idle;
+    }
+}
+
+/// A started session: the link to the partner, the synchronization record and what the
+/// partner agreed to.
+struct Sending<'a> {
+    ci: &'a Arc<Initiator>,
+    run: &'a Arc<Run>,
+    def: &'a ChannelDef,
+    work: Arc<Work>,
+    link: Link,
+    rec: SyncRec,
+    /// The sequence number of the last message sent.
+    seq: u64,
+    batchsz: usize,
+    max_msg: usize,
+    hbint: u32,
+    last_io: Instant,
+    last_msg: Instant,
+}
+
+/// What the partner answered to Start.
+struct Agreed {
+    rqm: String,
+    batchsz: u32,
+    max_msg: u32,
+    hbint: u32,
+    last_seq: u64,
+    last_batch: [u8; 24],
+}
+
+impl<'a> Sending<'a> {
+    /// Opens the transmission queue, starts the channel with the partner, settles the batch
+    /// in doubt and marks the channel running.
+    fn start(
+        ci: &'a Arc<Initiator>,
+        run: &'a Arc<Run>,
+        def: &'a ChannelDef,
+        accepted: Option<Link>,
+    ) -> Result<Sending<'a>, End> {
+        let qm = &ci.qm;
+        if run.stop_requested() {
+            return Err(End::Stopped);
         }
-        run.status().substate = "MQGET";
-        let first = match work.conn.get(
-            &work.xq,
-            GetOptions {
-                syncpoint: true,
-                wait: Some(Duration::from_millis(500)),
-                ..Default::default()
-            },
-        ) {
-            Ok(g) => g,
-            Err(e) if e.reason == ReasonCode::NoMsgAvailable => {
-                if hbint > 0 && last_io.elapsed() >= Duration::from_secs(hbint as u64) {
-                    match heartbeat(&mut link) {
-                        Ok(()) => last_io = Instant::now(),
-                        Err(m) => return End::Retry(m),
-                    }
-                }
-                continue;
-            }
-            Err(e) if e.reason == ReasonCode::QMgrQuiescing => return End::Stopped,
-            Err(e) => return mq(e),
+        let work = Arc::new(open_work(qm, def).map_err(mq)?);
+        let mut rec = work.sq.load(&work.conn).map_err(mq)?;
+        run.status().indoubt = rec.indoubt.is_some();
+        let start = ChlFrame::Start {
+            versions: CHL_VERSIONS.to_vec(),
+            channel: def.name.clone(),
+            qmgr: qm.name(),
+            batchsz: def.batchsz,
+            max_msg: def.max_msg_len.min(qm.qmgr().max_msg_len),
+            hbint: def.hbint,
+            committed_seq: rec.seq,
+            indoubt: rec.indoubt.as_ref().map(|d| d.batch),
+            reset_seq: rec.reset,
         };
-        last_msg = Instant::now();
-        run.status().substate = "SEND";
-        // The rest of the batch, and protection removal, in an adapter slot.
-        let protector = ci.security.protector();
-        let protector = protector.as_deref();
-        let batch = match ci
-            .adapters
-            .run(|| assemble(qm, &work, first, batchsz, max_msg as usize, protector))
+        let (link, ok) = connect(ci, run, def, accepted, &start)?;
+        if run.stop_requested() {
+            return Err(End::Stopped);
+        }
+        let agreed = agreed(ok)?;
+        settle_in_doubt(&work, &mut rec, &agreed)?;
+        if rec.seq > agreed.last_seq {
+            return Err(End::Fatal(format!(
+                "sequence numbers differ: this end committed {} but {} has only {}; \
+                 check for lost messages, then RESET CHANNEL({}) SEQNUM({})",
+                rec.seq, agreed.rqm, agreed.last_seq, def.name, agreed.last_seq
+            )));
+        }
+        tracing::info!("channel {} running to {}", def.name, agreed.rqm);
         {
-            Some(Ok(b)) => b,
-            Some(Err(e)) => {
-                let _ = work.conn.backout();
-                return mq(e);
-            }
-            None => {
-                let _ = work.conn.backout();
-                return End::Fatal("an adapter failed assembling a batch".into());
-            }
+            let mut s = run.status();
+            s.state = State::Running;
+            s.rqmname = agreed.rqm.clone();
+            s.indoubt = false;
+            s.error.clear();
+            s.cur_seq = agreed.last_seq;
+            s.lst_seq = agreed.last_seq;
+        }
+        Ok(Sending {
+            ci,
+            run,
+            def,
+            work,
+            link,
+            rec,
+            seq: agreed.last_seq,
+            batchsz: agreed.batchsz.clamp(1, def.batchsz.max(1)) as usize,
+            max_msg: agreed.max_msg as usize,
+            hbint: agreed.hbint,
+            last_io: Instant::now(),
+            last_msg: Instant::now(),
+        })
+    }
+
+    /// Gets, sends and commits one batch (nothing, when the transmission queue stayed empty).
+    fn one_batch(&mut self) -> Result<(), End> {
+        let Some(first) = self.first_message()? else {
+            return Ok(());
         };
+        self.last_msg = Instant::now();
+        self.run.status().substate = "SEND";
+        let batch = self.assemble_batch(first)?;
         if batch.frames.is_empty() {
             // Every message went to the error queue (SPLPROT REMOVE failures).
-            if let Err(e) = work.conn.commit() {
-                return mq(e);
-            }
-            continue;
+            return self.work.conn.commit().map_err(mq);
         }
-        let first_seq = seq;
-        let last = seq + batch.frames.len() as u64;
+        let first_seq = self.seq;
+        let last = self.seq + batch.frames.len() as u64;
         let persistent = batch.frames.iter().any(|(p, _)| *p);
-        let bytes: u64 = batch.frames.iter().map(|(_, d)| d.len() as u64).sum();
-        let batch_id = qm.unique_id();
+        let batch_id = self.ci.qm.unique_id();
         // From here a crash must not forget the batch: it is recorded in doubt before any of
         // it leaves (a batch recorded but never sent is simply sent again).
         if persistent {
-            let mut r = rec.clone();
-            r.indoubt = Some(InDoubt {
-                batch: batch_id,
-                last_seq: last,
-                xmitq_seqs: batch.xmitq_seqs.clone(),
-            });
-            let stored = ci
-                .adapters
-                .run(|| work.ctl_sq.store(&work.ctl, &r))
-                .unwrap_or_else(|| Err(adapter_failed("recording a batch in doubt")));
-            if let Err(e) = stored {
-                let _ = work.conn.backout();
-                return mq(e);
-            }
-            run.status().indoubt = true;
+            self.record_in_doubt(&batch, batch_id, last)?;
         }
-        // The frames, in a dispatcher slot.
-        let sent = ci.adapters.net(|| -> std::io::Result<()> {
+        self.send(&batch, batch_id, first_seq, last, persistent)?;
+        self.seq = last;
+        self.run.status().cur_seq = last;
+        self.await_batch_ok(first_seq, persistent)?;
+        self.commit(&batch, batch_id, persistent)
+    }
+
+    /// The batch's first message, waiting up to 500 ms (a heartbeat when HBINT passed with
+    /// nothing sent); the session ends for a stop, the queue manager ending or DISCINT.
+    fn first_message(&mut self) -> Result<Option<Got>, End> {
+        if self.run.stop_requested() || self.ci.qm.is_quiescing() {
+            let _ = write_chl(&mut self.link.w, &ChlFrame::Close).and_then(|_| self.link.w.flush());
+            return Err(End::Stopped);
+        }
+        // DISCINT: a transmission queue empty this long ends the channel; a trigger (or
+        // START CHANNEL) starts it again when messages come.
+        let discint = self.def.discint;
+        if discint > 0 && self.last_msg.elapsed() >= Duration::from_secs(discint as u64) {
+            let _ = write_chl(&mut self.link.w, &ChlFrame::Close).and_then(|_| self.link.w.flush());
+            return Err(End::Idle);
+        }
+        self.run.status().substate = "MQGET";
+        let gmo = GetOptions {
+            syncpoint: true,
+            wait: Some(Duration::from_millis(500)),
+            ..Default::default()
+        };
+        match self.work.conn.get(&self.work.xq, gmo) {
+            Ok(g) => Ok(Some(g)),
+            Err(e) if e.reason == ReasonCode::NoMsgAvailable => {
+                let hbint = self.hbint;
+                if hbint > 0 && self.last_io.elapsed() >= Duration::from_secs(hbint as u64) {
+                    heartbeat(&mut self.link).map_err(End::Retry)?;
+                    self.last_io = Instant::now();
+                }
+                Ok(None)
+            }
+            Err(e) if e.reason == ReasonCode::QMgrQuiescing => Err(End::Stopped),
+            Err(e) => Err(mq(e)),
+        }
+    }
+
+    /// The rest of the batch, and protection removal, in an adapter slot.
+    fn assemble_batch(&self, first: Got) -> Result<Batch, End> {
+        let (qm, work) = (&self.ci.qm, &self.work);
+        let protector = self.ci.security.protector();
+        let protector = protector.as_deref();
+        let (batchsz, max_msg) = (self.batchsz, self.max_msg);
+        match self
+            .ci
+            .adapters
+            .run(|| assemble(qm, work, first, batchsz, max_msg, protector))
+        {
+            Some(Ok(b)) => Ok(b),
+            Some(Err(e)) => {
+                let _ = work.conn.backout();
+                Err(mq(e))
+            }
+            None => {
+                let _ = work.conn.backout();
+                Err(End::Fatal("an adapter failed assembling a batch".into()))
+            }
+        }
+    }
+
+    /// Records the batch in doubt and commits that record alone, on the control connection.
+    fn record_in_doubt(&self, batch: &Batch, batch_id: [u8; 24], last: u64) -> Result<(), End> {
+        let mut r = self.rec.clone();
+        r.indoubt = Some(InDoubt {
+            batch: batch_id,
+            last_seq: last,
+            xmitq_seqs: batch.xmitq_seqs.clone(),
+        });
+        let work = &self.work;
+        let stored = self
+            .ci
+            .adapters
+            .run(|| work.ctl_sq.store(&work.ctl, &r))
+            .unwrap_or_else(|| Err(adapter_failed("recording a batch in doubt")));
+        if let Err(e) = stored {
+            let _ = work.conn.backout();
+            return Err(mq(e));
+        }
+        self.run.status().indoubt = true;
+        Ok(())
+    }
+
+    /// The batch's frames and its EndBatch, in a dispatcher slot.
+    fn send(
+        &mut self,
+        batch: &Batch,
+        batch_id: [u8; 24],
+        first_seq: u64,
+        last: u64,
+        persistent: bool,
+    ) -> Result<(), End> {
+        let link = &mut self.link;
+        let sent = self.ci.adapters.net(|| -> std::io::Result<()> {
             for (i, (p, data)) in batch.frames.iter().enumerate() {
                 write_msg(&mut link.w, first_seq + 1 + i as u64, *p, data)?;
                 link.sent(data.len() as u64 + 18)?;
@@ -342,81 +377,165 @@ fn session_on(
         });
         let sent = sent.unwrap_or_else(|| Err(std::io::Error::other("a dispatcher failed")));
         if let Err(e) = sent {
-            let _ = work.conn.backout();
-            return End::Retry(format!("sending to {}: {e}", def.conname));
+            let _ = self.work.conn.backout();
+            return Err(End::Retry(format!("sending to {}: {e}", self.def.conname)));
         }
-        seq = last;
-        run.status().cur_seq = seq;
-        // Wait for the answer outside any slot, then read it in a dispatcher slot.
+        Ok(())
+    }
+
+    /// The partner's answer to the batch: waited for outside any slot, read in a dispatcher
+    /// slot. Anything but BatchOk backs the batch out (its messages stay here).
+    fn await_batch_ok(&mut self, first_seq: u64, persistent: bool) -> Result<(), End> {
+        let link = &mut self.link;
         let arrived = std::io::BufRead::fill_buf(&mut link.r).map(|b| b.len());
         let reply = match arrived {
             Ok(0) => Ok(None),
-            Ok(_) => ci
+            Ok(_) => self
+                .ci
                 .adapters
                 .net(|| read_chl(&mut link.r, sealmq_wire::HELLO_MAX))
                 .unwrap_or(Ok(None)),
             Err(e) => Err(sealmq_wire::WireError::Io(e)),
         };
-        last_io = Instant::now();
-        match reply {
-            Ok(Some(ChlFrame::BatchOk { .. })) => {}
+        self.last_io = Instant::now();
+        let (conname, seq) = (&self.def.conname, self.seq);
+        let end = match reply {
+            Ok(Some(ChlFrame::BatchOk { .. })) => return Ok(()),
             Ok(Some(ChlFrame::Refused { reason, detail })) => {
                 // The receiver backed the batch out: the messages stay here.
-                let _ = work.conn.backout();
+                let _ = self.work.conn.backout();
                 if persistent {
-                    let _ = work.ctl_sq.store(&work.ctl, &rec);
+                    let _ = self.work.ctl_sq.store(&self.work.ctl, &self.rec);
                 }
-                run.status().indoubt = false;
-                return End::Fatal(format!(
-                    "{} could not take batch {}..{seq} [{reason}]: {detail}",
-                    def.conname,
+                self.run.status().indoubt = false;
+                return Err(End::Fatal(format!(
+                    "{conname} could not take batch {}..{seq} [{reason}]: {detail}",
                     first_seq + 1
-                ));
+                )));
             }
-            Ok(Some(f)) => {
-                let _ = work.conn.backout();
-                return End::Retry(format!("unexpected {f:?} from the partner"));
-            }
-            Ok(None) => {
-                let _ = work.conn.backout();
-                return End::Retry(format!(
-                    "{} closed the connection with batch {seq} in doubt",
-                    def.conname
-                ));
-            }
-            Err(e) => {
-                let _ = work.conn.backout();
-                return End::Retry(format!("{}: {e} (batch {seq} in doubt)", def.conname));
-            }
-        }
+            Ok(Some(f)) => End::Retry(format!("unexpected {f:?} from the partner")),
+            Ok(None) => End::Retry(format!(
+                "{conname} closed the connection with batch {seq} in doubt"
+            )),
+            Err(e) => End::Retry(format!("{conname}: {e} (batch {seq} in doubt)")),
+        };
+        let _ = self.work.conn.backout();
+        Err(end)
+    }
+
+    /// Commits the batch's gets with the record cleared, and counts it.
+    fn commit(&mut self, batch: &Batch, batch_id: [u8; 24], persistent: bool) -> Result<(), End> {
         if persistent {
-            rec.seq = seq;
-            rec.batch = batch_id;
-            rec.indoubt = None;
+            self.rec.seq = self.seq;
+            self.rec.batch = batch_id;
+            self.rec.indoubt = None;
         }
-        let committed = ci
+        let (work, rec) = (&self.work, &self.rec);
+        let committed = self
+            .ci
             .adapters
             .run(|| -> sealmq_engine::MqResult<()> {
                 if persistent {
-                    work.sq.replace(&work.conn, &rec)?;
+                    work.sq.replace(&work.conn, rec)?;
                 }
                 work.conn.commit()
             })
             .unwrap_or_else(|| Err(adapter_failed("committing a batch")));
         if let Err(e) = committed {
             let _ = work.conn.backout();
-            return mq(e);
+            return Err(mq(e));
         }
-        let mut s = run.status();
+        let bytes: u64 = batch.frames.iter().map(|(_, d)| d.len() as u64).sum();
+        let mut s = self.run.status();
         s.indoubt = false;
         s.msgs += batch.frames.len() as u64;
         s.last_msg = sealmq_types::time::now_secs();
         s.substate = "MQGET";
         s.bytes_sent += bytes;
         s.batches += 1;
-        s.lst_seq = seq;
-        s.key_resets = link.rekeys;
+        s.lst_seq = self.seq;
+        s.key_resets = self.link.rekeys;
+        Ok(())
     }
+}
+
+/// The link to the partner with its answer to Start: on `accepted`, or the first address of
+/// CONNAME that serves.
+fn connect(
+    ci: &Initiator,
+    run: &Run,
+    def: &ChannelDef,
+    accepted: Option<Link>,
+    start: &ChlFrame,
+) -> Result<(Link, ChlFrame), End> {
+    match accepted {
+        Some(mut link) => {
+            run.set_sock(link.tcp.try_clone().ok());
+            match super::net::exchange(&mut link, start) {
+                Ok(ok) => Ok((link, ok)),
+                Err(e) => Err(End::Retry(format!("{}: {e}", def.conname))),
+            }
+        }
+        None => match Link::connect_first(def, &ci.keystore_dir, start) {
+            Ok(a) => {
+                run.set_sock(a.link.tcp.try_clone().ok());
+                run.status().conname = a.addr;
+                Ok((a.link, a.answer))
+            }
+            Err(e) => Err(End::Retry(e)),
+        },
+    }
+}
+
+/// What the partner agreed to, or why it refused.
+fn agreed(ok: ChlFrame) -> Result<Agreed, End> {
+    match ok {
+        ChlFrame::StartOk {
+            qmgr,
+            batchsz,
+            max_msg,
+            hbint,
+            last_seq,
+            last_batch,
+            ..
+        } => Ok(Agreed {
+            rqm: qmgr,
+            batchsz,
+            max_msg,
+            hbint,
+            last_seq,
+            last_batch,
+        }),
+        ChlFrame::Refused { reason, detail } => Err(End::Retry(format!(
+            "the partner refused the channel [{reason}]: {detail}"
+        ))),
+        f => Err(End::Retry(format!("unexpected {f:?} from the partner"))),
+    }
+}
+
+/// Settles the batch in doubt: the partner committed it, so its messages go; otherwise they
+/// are still on the transmission queue and go again.
+fn settle_in_doubt(work: &Work, rec: &mut SyncRec, agreed: &Agreed) -> Result<(), End> {
+    if let Some(d) = rec.indoubt.take()
+        && d.batch == agreed.last_batch
+    {
+        if let Err(e) = remove_seqs(&work.conn, &work.xq, &d.xmitq_seqs) {
+            let _ = work.conn.backout();
+            return Err(mq(e));
+        }
+        rec.seq = d.last_seq;
+        rec.batch = d.batch;
+    }
+    rec.reset = None;
+    if let Err(e) = work
+        .sq
+        .replace(&work.conn, rec)
+        .and_then(|_| work.conn.commit())
+    {
+        let _ = work.conn.backout();
+        return Err(mq(e));
+    }
+    Ok(())
 }
 
 fn heartbeat(link: &mut Link) -> Result<(), String> {
