@@ -16,6 +16,7 @@ pub mod outgoing;
 pub mod publish;
 mod refusals;
 pub mod sasl;
+mod session;
 pub mod status;
 pub mod subscribe;
 pub mod temptopic;

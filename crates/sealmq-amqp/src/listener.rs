@@ -12,14 +12,12 @@
 
 use crate::link;
 use crate::sasl::{Principal, Sasl, Verify};
-use fe2o3_amqp::acceptor::{
-    ConnectionAcceptor, LinkAcceptor, LinkEndpoint, ListenerConnectionHandle, SessionAcceptor,
-};
+use fe2o3_amqp::acceptor::{ConnectionAcceptor, ListenerConnectionHandle, SessionAcceptor};
 use fe2o3_amqp::types::definitions::{AmqpError, Error};
 use sealmq_engine::Connection;
 use sealmq_engine::QueueManager;
 use sealmq_engine::channels::ChannelDef;
-use sealmq_types::sync::lock;
+use sealmq_types::ReasonCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -61,8 +59,6 @@ pub const SESSION_FRAMES_BUFFERED: usize = 1024;
 /// The bytes of messages still arriving that one connection's links may hold together
 /// (at least one message of the channel's MAXMSGL).
 pub const PARTIAL_BYTES: u64 = 64 << 20;
-
-const REFUSED_LINK: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What the queue manager gives an AMQP channel besides its definition.
 #[derive(Clone)]
@@ -286,30 +282,6 @@ impl Drop for Instance {
     }
 }
 
-/// Links a connection has now (MAXHANDS bounds them: each holds, or may hold, a handle);
-/// one counted link gives its place back when its task ends.
-#[derive(Clone, Default)]
-pub(crate) struct Links(Arc<AtomicUsize>);
-
-pub(crate) struct LinkPlace(Arc<AtomicUsize>);
-
-impl Drop for LinkPlace {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-impl Links {
-    fn take(&self, max: usize) -> Option<LinkPlace> {
-        self.0
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < max).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| LinkPlace(self.0.clone()))
-    }
-}
-
 /// What a client refused for want of authority at connect is told (as MQ: the detail is in
 /// the queue manager's error log).
 pub const NOT_AUTHORIZED: &str =
@@ -427,12 +399,56 @@ async fn connection(
     (peer, clients): (std::net::SocketAddr, Arc<crate::status::Clients>),
     pending: Pending,
 ) {
+    let Some(mut a) = admit(&qm, def, &services, stream, peer, pending).await else {
+        return;
+    };
+    let shown = clients.add(
+        peer.to_string(),
+        a.mq.user.clone(),
+        a.asserted.clone(),
+        a.conn.remote_container_id(),
+    );
+    let shared = shared(&qm, def, &services, &a.mq, shown.client.clone());
+    let refusal = serve_sessions(&mut a.conn, &shared, def, peer).await;
+    match refusal {
+        Some(e) => {
+            let _ = a.conn.close_with_error(e).await;
+        }
+        None => {
+            let _ = a.conn.on_close().await;
+        }
+    }
+    drop(shown);
+    drop(a.counted);
+}
+
+/// A connection past its handshake and every check, with its connection to the queue manager.
+struct Admitted {
+    conn: ListenerConnectionHandle,
+    mq: Arc<Connection>,
+    /// The user the client asserted, if any (DISPLAY CHSTATUS's CLNTUSER).
+    asserted: Option<String>,
+    /// Its place under MAXCHL, held while it is served.
+    counted: Box<dyn Send + Sync>,
+}
+
+/// TLS, SASL and the open within the handshake's limit (given up to make room for another),
+/// then MAXCHL, the principal, CHLAUTH, CONNECT authority and the engine connection. A
+/// refusal is logged (the detail) and the client told (the reason); `None` then.
+async fn admit(
+    qm: &Arc<QueueManager>,
+    def: &ChannelDef,
+    services: &Services,
+    stream: tokio::net::TcpStream,
+    peer: std::net::SocketAddr,
+    pending: Pending,
+) -> Option<Admitted> {
     let limit = services.handshake;
     let shaken = tokio::select! {
-        r = tokio::time::timeout(limit, handshake(&qm, def, &services, (stream, peer))) => r,
+        r = tokio::time::timeout(limit, handshake(qm, def, services, (stream, peer))) => r,
         _ = pending.evicted.notified() => {
             tracing::debug!(channel = %def.name, %peer, "AMQP connection closed before its open to make room");
-            return;
+            return None;
         }
     };
     drop(pending.place);
@@ -440,43 +456,72 @@ async fn connection(
         Ok(Ok(c)) => c,
         Ok(Err(e)) => {
             crate::refusals::refused(&def.name, &peer, &e.to_string());
-            return;
+            return None;
         }
         Err(_) => {
             let why = format!("TLS, SASL and open not done within {limit:?}");
             crate::refusals::refused(&def.name, &peer, &why);
-            return;
+            return None;
         }
     };
     // Open: now it counts against MAXCHL.
-    let _counted = match (services.establish)() {
+    let counted = match (services.establish)() {
         Ok(p) => p,
         Err(why) => {
             crate::refusals::refused(&def.name, &peer, &why);
             let e = Error::new(
                 AmqpError::ResourceLimitExceeded,
-                format!("MQRC 2537 CHANNEL_NOT_AVAILABLE: {why}"),
+                format!(
+                    "MQRC {} {}: {why}",
+                    ReasonCode::ChannelNotAvailable.code(),
+                    ReasonCode::ChannelNotAvailable.name()
+                ),
                 None,
             );
             let _ = conn.close_with_error(e).await;
-            return;
+            return None;
         }
     };
-    let Some(channel_user) = principal.get() else {
-        let e = unauthorized("no principal: authenticate with SASL PLAIN or EXTERNAL".into());
-        let _ = conn.close_with_error(e).await;
-        return;
-    };
-    // CHLAUTH as for any channel: the queue manager's backstop rules refuse SYSTEM.*
-    // channels and channels running as its own user until the administrator allows them.
+    let asserted = principal.asserted();
+    match authorize(qm, def, peer, dn.as_deref(), &principal) {
+        Ok(mq) => Some(Admitted {
+            conn,
+            mq,
+            asserted,
+            counted,
+        }),
+        Err(e) => {
+            let _ = conn.close_with_error(e).await;
+            None
+        }
+    }
+}
+
+/// Who the connection runs as — its principal, mapped or blocked by CHLAUTH as for any
+/// channel (the queue manager's backstop rules refuse SYSTEM.* channels and channels running
+/// as its own user until the administrator allows them) — with CONNECT authority checked, and
+/// its engine connection; the error to close the connection with otherwise.
+fn authorize(
+    qm: &Arc<QueueManager>,
+    def: &ChannelDef,
+    peer: std::net::SocketAddr,
+    dn: Option<&str>,
+    principal: &Principal,
+) -> Result<Arc<Connection>, Error> {
+    use sealmq_engine::authority::{AuthObj, auth};
     use sealmq_engine::chlauth::{Decision, Partner};
+    let Some(channel_user) = principal.get() else {
+        return Err(unauthorized(
+            "no principal: authenticate with SASL PLAIN or EXTERNAL".into(),
+        ));
+    };
     let ip = peer.ip().to_string();
     let asserted = principal.asserted();
     let partner = Partner {
         channel: &def.name,
         svrconn: true,
         address: &ip,
-        sslpeer: dn.as_deref(),
+        sslpeer: dn,
         clntuser: asserted.as_deref(),
         qmname: None,
     };
@@ -485,26 +530,27 @@ async fn connection(
         Decision::Block { rule, detail } => {
             // The rule, its lists and mapped users are for the log; the client gets 2035.
             crate::refusals::refused(&def.name, &peer, &format!("by {rule}: {detail}"));
-            let e = unauthorized(NOT_AUTHORIZED.to_string());
-            let _ = conn.close_with_error(e).await;
-            return;
+            return Err(unauthorized(NOT_AUTHORIZED.to_string()));
         }
     };
-    use sealmq_engine::authority::{AuthObj, auth};
     if let Err(e) = qm.check_authority(&user, AuthObj::Qmgr, &qm.name(), auth::CONNECT) {
         crate::refusals::refused(&def.name, &peer, &format!("user {user}: {e}"));
-        let _ = conn
-            .close_with_error(unauthorized(NOT_AUTHORIZED.to_string()))
-            .await;
-        return;
+        return Err(unauthorized(NOT_AUTHORIZED.to_string()));
     }
-    let mq = match Connection::connect(&qm, &user, &format!("amqp:{}", def.name)) {
-        Ok(c) => Arc::new(c),
-        Err(e) => {
-            let _ = conn.close_with_error(link::amqp_error(&e)).await;
-            return;
-        }
-    };
+    Connection::connect(qm, &user, &format!("amqp:{}", def.name))
+        .map(Arc::new)
+        .map_err(|e| link::amqp_error(&e))
+}
+
+/// What every session of the connection shares: the engine connection, interception,
+/// accounting, the budgets of messages arriving and of links, temporary queues' model.
+fn shared(
+    qm: &Arc<QueueManager>,
+    def: &ChannelDef,
+    services: &Services,
+    mq: &Arc<Connection>,
+    client: Arc<crate::status::Client>,
+) -> crate::session::Shared {
     // The channel's MAXMSGL bounds a message (0: MQ's "as large as the queue manager allows").
     let max = u64::from(def.max_msg_len);
     // Dynamic receiving links (temporary queues): MQ's TMPMODEL and TMPQPRFX of the channel.
@@ -515,263 +561,78 @@ async fn connection(
             .filter(|v| !v.is_empty())
             .unwrap_or_else(|| d.to_string())
     };
-    // INTERCEPT(YES): the queue manager protects and unprotects with the keystore it has now.
-    let icpt = def.intercept.then(|| link::Intercept((services.keys)()));
-    let model = noted("TMPMODEL", "SYSTEM.DEFAULT.MODEL.QUEUE");
-    let prefix = noted("TMPQPRFX", "AMQP.*");
-    let shown = clients.add(
-        peer.to_string(),
-        user.clone(),
-        asserted.clone(),
-        conn.remote_container_id(),
-    );
-    // Accounting as for every connection: one record when the connection's links are done.
-    let tally = services
-        .accounts
-        .as_ref()
-        .and_then(|make| make(mq.id, &mq.user, &mq.appl));
-    // Sessions (channel-max, advertised) and links (MAXHANDS, each may hold a handle) of this
-    // connection: a client past either is refused, never served unbounded.
-    let sessions_open = Arc::new(AtomicUsize::new(0));
-    let links_open = Links::default();
     // Messages still arriving (multi-frame transfers), all links together: 64 MiB, or one
     // message of the channel's MAXMSGL when that is larger (docs/amqp.md, "Limits").
     let largest = match max {
         0 => u64::from(qm.qmgr().max_msg_len),
         m => m,
     };
-    let held = Arc::new(crate::held::Held::default());
-    let partial = Arc::new(fe2o3_amqp::partial::PartialBudget::new(
-        PARTIAL_BYTES.max(largest),
-    ));
-    let max_links = qm.qmgr().max_handles() as usize;
-    let mut refusal = None;
+    crate::session::Shared {
+        mq: mq.clone(),
+        // INTERCEPT(YES): the queue manager protects and unprotects with the keystore it has now.
+        icpt: def.intercept.then(|| link::Intercept((services.keys)())),
+        client,
+        // Accounting as for every connection: one record when the connection's links are done.
+        tally: services
+            .accounts
+            .as_ref()
+            .and_then(|make| make(mq.id, &mq.user, &mq.appl)),
+        held: Arc::new(crate::held::Held::default()),
+        partial: Arc::new(fe2o3_amqp::partial::PartialBudget::new(
+            PARTIAL_BYTES.max(largest),
+        )),
+        max,
+        // Links (MAXHANDS, each may hold a handle) of this connection: a client past it is
+        // refused, never served unbounded.
+        max_links: qm.qmgr().max_handles() as usize,
+        links_open: crate::session::Links::default(),
+        model: noted("TMPMODEL", "SYSTEM.DEFAULT.MODEL.QUEUE"),
+        prefix: noted("TMPQPRFX", "AMQP.*"),
+    }
+}
+
+/// Accepts the connection's sessions (at most channel-max, advertised), each served on a task
+/// of its own; the error to close the connection with when a client went past the limit.
+async fn serve_sessions(
+    conn: &mut ListenerConnectionHandle,
+    shared: &crate::session::Shared,
+    def: &ChannelDef,
+    peer: std::net::SocketAddr,
+) -> Option<Error> {
+    let sessions_open = Arc::new(AtomicUsize::new(0));
     loop {
         // Local transactions (the coordinator link; JMS transacted sessions): one unit of
         // work each, the session's `Txns` taking part in every discharge (docs/amqp.md).
-        let txns = crate::txn::Txns::new(mq.clone(), tally.clone());
+        let txns = crate::txn::Txns::new(shared.mq.clone(), shared.tally.clone());
         // Transfers posted to transactions not yet discharged are held until then: they
         // count against the connection's budget with the messages still arriving.
         let coordinator = fe2o3_amqp::transaction::coordinator::ControlLinkAcceptor::default()
             .with_resource(txns.clone())
-            .with_budget(partial.clone());
+            .with_budget(shared.partial.clone());
         let sessions = SessionAcceptor::builder()
             .buffer_size(SESSION_FRAMES_BUFFERED)
             .control_link_acceptor(coordinator)
-            .handle_max(u32::try_from(max_links.saturating_sub(1)).unwrap_or(u32::MAX))
+            .handle_max(u32::try_from(shared.max_links.saturating_sub(1)).unwrap_or(u32::MAX))
             .build();
-        let Ok(mut session) = sessions.accept(&mut conn).await else {
-            break;
+        let Ok(session) = sessions.accept(conn).await else {
+            return None;
         };
         if sessions_open.fetch_add(1, Ordering::AcqRel) >= usize::from(MAX_SESSIONS) {
             tracing::warn!(channel = %def.name, %peer, "AMQP connection closed: more than {MAX_SESSIONS} sessions");
-            refusal = Some(Error::new(
+            sessions_open.fetch_sub(1, Ordering::AcqRel);
+            return Some(Error::new(
                 AmqpError::ResourceLimitExceeded,
                 format!("a connection has at most {MAX_SESSIONS} sessions (channel-max)"),
                 None,
             ));
-            sessions_open.fetch_sub(1, Ordering::AcqRel);
-            break;
         }
-        let session_place = SessionPlace(sessions_open.clone());
-        let links_open = links_open.clone();
-        let (mq, icpt, client) = (mq.clone(), icpt.clone(), shown.client.clone());
-        let (held, partial) = (held.clone(), partial.clone());
-        let tally = tally.clone();
-        let (model, prefix) = (model.clone(), prefix.clone());
+        let place = SessionPlace(sessions_open.clone());
+        let shared = shared.clone();
         tokio::spawn(async move {
-            let _session_place = session_place;
-            let dynamic = link::Dynamic::default();
-            let temps = link::Temporaries {
-                mq: mq.clone(),
-                dynamic: dynamic.clone(),
-                model,
-                prefix,
-            };
-            let t2 = temps.clone();
-            let temp_topics = crate::temptopic::Pending::default();
-            let (made_topics, mq2) = (temp_topics.clone(), mq.clone());
-            let mut links = LinkAcceptor::builder()
-                // A dynamic source for a temporary topic was refused with its attach.
-                .on_dynamic_source(move |mut src| {
-                    if !crate::temptopic::is_temporary(src.capabilities.as_ref()) {
-                        src.address = Some(temps.make()?);
-                    }
-                    Some(src)
-                })
-                // A dynamic target: a temporary topic (JMS createTemporaryTopic) or queue.
-                .on_dynamic_target(move |mut t| {
-                    if crate::temptopic::is_temporary(t.capabilities.as_ref()) {
-                        let made = crate::temptopic::TempTopic::make(&mq2);
-                        t.address = Some(made.topic.clone());
-                        lock(&made_topics).insert(made.topic.clone(), made);
-                    } else {
-                        t.address = Some(t2.make()?);
-                    }
-                    Some(t)
-                });
-            if max > 0 {
-                links = links.max_message_size(max);
-            }
-            links = links.partial_budget(partial);
-            let links = links.build();
-            let ctx = link::Ctx {
-                mq: mq.clone(),
-                dynamic: dynamic.clone(),
-                icpt,
-                client,
-                tally,
-                txns,
-                held: held.clone(),
-            };
-            // Each attach is read here first: a temporary topic is refused once the link
-            // exists; a topic subscriber's subscription is made before it is answered.
-            while let Some(mut attach) = session.next_incoming_attach().await {
-                let Some(place) = links_open.take(max_links) else {
-                    // Past handle-max (which was advertised): the session ends with the error.
-                    let e = Error::new(
-                        AmqpError::ResourceLimitExceeded,
-                        format!(
-                            "a connection has at most MAXHANDS({max_links}) links: detach some"
-                        ),
-                        None,
-                    );
-                    let _ = session.end_with_error(e).await;
-                    break;
-                };
-                // Refusals before the attach is answered: a topic, a queue the principal may
-                // not open (or that does not exist), a bad selector.
-                let mut sub_end = None;
-                let mut sub_topic = None;
-                let publish_to = link::attach_publish_topic(&attach);
-                // A JMS unsubscribe looks its durable subscription up by the link's name
-                // (after any removal of that subscription still under way).
-                crate::unsub::settled(&mq, &attach, ctx.client.client_id()).await;
-                let unsub = crate::unsub::lookup(&mq, &mut attach, ctx.client.client_id());
-                let early = match link::attach_topic(&mq, &attach) {
-                    _ if unsub.is_some() => Ok(None),
-                    Some(e) => Err(e),
-                    None if publish_to.is_some() => {
-                        let t = publish_to.clone().unwrap_or_default();
-                        link::publish_early(&mq, &t).map(|()| None)
-                    }
-                    None => match crate::subscribe::subscribe_early(
-                        &mq,
-                        &attach,
-                        ctx.client.client_id(),
-                    )
-                    .await
-                    {
-                        Ok(Some((opened, end, topic))) => {
-                            sub_end = end;
-                            sub_topic = Some(topic);
-                            Ok(Some(opened))
-                        }
-                        Ok(None) => link::open_early(&mq, &attach).await,
-                        Err(e) => Err(e),
-                    },
-                };
-                if early.is_err() {
-                    // Answered with no terminus (AMQP's refusal of an attach), the error follows
-                    // in the detach: clients report it where the link is made (JMS: at
-                    // createProducer or createConsumer).
-                    match attach.role {
-                        fe2o3_amqp::types::definitions::Role::Sender => attach.target = None,
-                        fe2o3_amqp::types::definitions::Role::Receiver => attach.source = None,
-                    }
-                }
-                let accepted = match (
-                    links.accept_incoming_attach(attach, &mut session).await,
-                    unsub,
-                ) {
-                    (Ok(LinkEndpoint::Sender(s)), Some(l)) => {
-                        let mq = mq.clone();
-                        tokio::spawn(async move {
-                            crate::unsub::serve(mq, s, l).await;
-                            drop(place);
-                        });
-                        continue;
-                    }
-                    (a, _) => a,
-                };
-                // A refused link waits a while for the client's detach, then goes; its queue
-                // handle (if one was opened) is closed as it drops.
-                match (accepted, early) {
-                    (Ok(LinkEndpoint::Receiver(r)), Err(e)) => {
-                        tokio::spawn(async move {
-                            let _ = tokio::time::timeout(REFUSED_LINK, r.close_with_error(e)).await;
-                            drop(place);
-                        });
-                    }
-                    (Ok(LinkEndpoint::Sender(s)), Err(e)) => {
-                        tokio::spawn(async move {
-                            let _ = tokio::time::timeout(REFUSED_LINK, s.close_with_error(e)).await;
-                            drop(place);
-                        });
-                    }
-                    (Ok(LinkEndpoint::Receiver(r)), Ok(opened)) => {
-                        let ctx = ctx.clone();
-                        // The link a temporary topic was made for keeps it while it lives.
-                        let made = r
-                            .target()
-                            .as_ref()
-                            .and_then(|t| t.address.as_ref())
-                            .and_then(|a| lock(&temp_topics).remove(a));
-                        tokio::spawn(async move {
-                            use crate::publish::incoming_topic;
-                            match (publish_to, made) {
-                                (Some(t), m) => incoming_topic(ctx, r, t, m).await,
-                                (None, Some(m)) => {
-                                    let t = m.topic.clone();
-                                    incoming_topic(ctx, r, t, Some(m)).await
-                                }
-                                (None, None) => crate::incoming::incoming(ctx, r, opened).await,
-                            }
-                            drop(place);
-                        });
-                    }
-                    (Ok(LinkEndpoint::Sender(s)), Ok(opened)) => {
-                        let ctx = ctx.clone();
-                        tokio::spawn(async move {
-                            crate::outgoing::outgoing(ctx, s, opened, sub_topic).await;
-                            // A non-durable subscription ends with its link, after its queue
-                            // was closed.
-                            drop(sub_end);
-                            drop(place);
-                        });
-                    }
-                    (
-                        Err(fe2o3_amqp::acceptor::error::AcceptorAttachError::SessionStopped(_)),
-                        _,
-                    ) => {
-                        break;
-                    }
-                    // One attach that could not be taken (a second link of one name and one
-                    // direction in the session): the session serves its other links.
-                    (Err(e), _) => tracing::warn!("an AMQP link was not attached: {e:?}"),
-                }
-                // A temporary topic made for this attach and not taken by its link (the attach
-                // failed) goes at once: none piles up in a session that keeps failing them.
-                lock(&temp_topics).clear();
-            }
-            lock(&temp_topics).clear();
-            // Temporary queues no link took go with the session.
-            let left: Vec<_> = lock(&dynamic).drain().map(|(_, h)| h).collect();
-            for h in left {
-                let _ = mq.close(&h);
-            }
-            let _ = session.on_end().await;
+            let _place = place;
+            crate::session::serve(session, shared, txns).await;
         });
     }
-    match refusal {
-        Some(e) => {
-            let _ = conn.close_with_error(e).await;
-        }
-        None => {
-            let _ = conn.on_close().await;
-        }
-    }
-    drop(shown);
 }
 
 /// One session counted for its connection; dropping it uncounts it.
