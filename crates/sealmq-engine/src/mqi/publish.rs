@@ -26,52 +26,20 @@ impl Connection {
             },
         };
         let topic = crate::subs::full_topic(&object_str, string);
-        if topic.is_empty()
-            || topic.len() > crate::topics::TOPIC_STR_MAX
-            || crate::topics::has_wildcard(&topic)
-        {
-            return mqerr!(
-                TopicStringError,
-                "cannot open '{topic}' to publish: a topic string of 1 to {} characters \
-                 without wildcard levels (# or +)",
-                crate::topics::TOPIC_STR_MAX
-            );
-        }
-        let e = self.qm.topic_effective(&topic);
-        if !e.publish {
-            return mqerr!(
-                PutInhibited,
-                "publications on '{topic}' are inhibited (PUB(DISABLED) on topic {})",
-                e.admin
-            );
-        }
-        if !self.internal {
-            self.qm
-                .check_topic_authority(&self.user, &topic, crate::authority::auth::PUB)?;
-        }
+        self.may_publish(&topic, "open it to publish")?;
         Ok(topic)
     }
 
-    /// Publishes on `topic`: returns how many subscriptions received a copy. The descriptor
-    /// is filled as a put fills it (persistence and priority from the topic's DEFPSIST and
-    /// DEFPRTY when left to the definition; a new message id; the context).
-    pub fn publish(
-        &self,
-        topic: &str,
-        md: &mut Md,
-        payload: &[u8],
-        pmo: PutOptions,
-        retain: bool,
-    ) -> MqResult<usize> {
-        self.check_running()?;
-        self.qm.check_pubsub_enabled()?;
+    /// Whether this connection may publish on `topic` (doing what `doing` says, for the
+    /// error): a topic string without wildcards, publications not inhibited, PUB authority.
+    fn may_publish(&self, topic: &str, doing: &str) -> MqResult<crate::topics::Effective> {
         if topic.is_empty()
             || topic.len() > crate::topics::TOPIC_STR_MAX
             || crate::topics::has_wildcard(topic)
         {
             return mqerr!(
                 TopicStringError,
-                "cannot publish on '{topic}': a topic string of 1 to {} characters without \
+                "'{topic}': cannot {doing}: a topic string of 1 to {} characters without \
                  wildcard levels (# or +)",
                 crate::topics::TOPIC_STR_MAX
             );
@@ -88,6 +56,23 @@ impl Connection {
             self.qm
                 .check_topic_authority(&self.user, topic, crate::authority::auth::PUB)?;
         }
+        Ok(e)
+    }
+
+    /// Publishes on `topic`: returns how many subscriptions received a copy. The descriptor
+    /// is filled as a put fills it (persistence and priority from the topic's DEFPSIST and
+    /// DEFPRTY when left to the definition; a new message id; the context).
+    pub fn publish(
+        &self,
+        topic: &str,
+        md: &mut Md,
+        payload: &[u8],
+        pmo: PutOptions,
+        retain: bool,
+    ) -> MqResult<usize> {
+        self.check_running()?;
+        self.qm.check_pubsub_enabled()?;
+        let e = self.may_publish(topic, "publish on it")?;
         self.fill_defaults(md, e.persistent, e.priority, &pmo);
         self.qm.count_publication();
         // Subscriptions that take no publication of this connection (JMS noLocal).
