@@ -319,113 +319,21 @@ impl Connection {
         trusted: bool,
     ) -> MqResult<Hobj> {
         self.check_running()?;
-        if !(opts.input_any() || opts.browse || opts.output || opts.inquire || opts.set) {
-            return mqerr!(OptionsError, "open '{name}': no open option given");
-        }
-        if opts.input_shared && opts.input_exclusive {
-            return mqerr!(
-                OptionsError,
-                "open '{name}': input shared and exclusive together"
-            );
-        }
+        check_open_options(name, &opts)?;
         let def = self.qm.queue_def(name)?;
-        let mut needed = 0;
-        for (on, a) in [
-            (opts.output, auth::PUT),
-            (opts.input_any(), auth::GET),
-            (opts.browse, auth::BROWSE),
-            (opts.inquire, auth::INQ),
-            (opts.set, auth::SET),
-        ] {
-            if on {
-                needed |= a;
-            }
-        }
         if !self.internal && !trusted {
             self.qm
-                .check_authority(&self.user, AuthObj::Queue, name, needed)?;
+                .check_authority(&self.user, AuthObj::Queue, name, needed_authority(&opts))?;
         }
-        let (mut put_allowed, mut get_allowed) = (def.put_enabled, def.get_enabled);
-        let mut temporary = false;
-        let target_def = match def.qtype {
-            QType::Alias => {
-                let base = match self.qm.queue_def(&def.target) {
-                    Ok(b) => b,
-                    Err(_) => {
-                        return mqerr!(
-                            UnknownAliasBaseQ,
-                            "alias '{name}' names '{}', which is not defined",
-                            def.target
-                        );
-                    }
-                };
-                if base.qtype == QType::Alias || base.qtype == QType::Model {
-                    return mqerr!(
-                        UnknownAliasBaseQ,
-                        "alias '{name}' must name a local or remote queue"
-                    );
-                }
-                put_allowed &= base.put_enabled;
-                get_allowed &= base.get_enabled;
-                base
+        let (target_def, mut put_allowed, get_allowed, temporary) =
+            self.target_def(&def, name, dyn_name)?;
+        let target = match self.target(&target_def, name, &opts)? {
+            Found::Target(t, put) => {
+                put_allowed &= put;
+                t
             }
-            QType::Model => {
-                let dq = self.create_dynamic(&def, dyn_name)?;
-                temporary = dq.def_type == DefType::TemporaryDynamic;
-                dq
-            }
-            _ => def.clone(),
-        };
-        let target = match target_def.qtype {
-            QType::Local => match self.qm.local(&target_def.name) {
-                Some(q) => Target::Local(q),
-                None => {
-                    return mqerr!(
-                        UnknownObjectName,
-                        "queue '{}' is not defined",
-                        target_def.name
-                    );
-                }
-            },
-            QType::Remote => {
-                if opts.input_any() || opts.browse {
-                    return mqerr!(
-                        OptionNotValidForType,
-                        "remote queue '{name}' can only be opened for output"
-                    );
-                }
-                let xq = if !target_def.xmitq.is_empty() {
-                    self.qm
-                        .xmitq_named(&target_def.xmitq, &target_def.remote_qmgr)?
-                } else {
-                    match self.qm.route(&target_def.remote_qmgr)? {
-                        Some((xq, _)) => xq,
-                        // A remote definition naming this queue manager: the local queue.
-                        None if target_def.remote_name != name => {
-                            return self.open_in(
-                                &target_def.remote_name,
-                                opts,
-                                dyn_name,
-                                slot,
-                                trusted,
-                            );
-                        }
-                        None => {
-                            return mqerr!(
-                                UnknownObjectName,
-                                "remote queue '{name}' names itself on this queue manager"
-                            );
-                        }
-                    }
-                };
-                put_allowed &= xq.lock().def.put_enabled;
-                Target::Remote {
-                    xmitq: xq,
-                    rname: target_def.remote_name.clone(),
-                    rqm: target_def.remote_qmgr.clone(),
-                }
-            }
-            _ => return mqerr!(UnknownObjectName, "'{name}' cannot be opened"),
+            // A remote definition naming this queue manager: the local queue.
+            Found::Here(local) => return self.open_in(&local, opts, dyn_name, slot, trusted),
         };
         let resolved = match &target {
             Target::Local(q) => q.name.clone(),
@@ -445,31 +353,7 @@ impl Connection {
         }
         let mut opts = opts;
         if let Target::Local(q) = &target {
-            let mut st = q.lock();
-            if opts.input_any() {
-                // NOSHARE makes every input open exclusive; DEFSOPT decides AS_Q_DEF.
-                let exclusive = opts.input_exclusive
-                    || !st.def.share
-                    || (opts.input_as_q_def && st.def.defsopt_exclusive);
-                opts.input_exclusive = exclusive;
-                opts.input_shared = !exclusive;
-                opts.input_as_q_def = false;
-                if st.open_exclusive || (opts.input_exclusive && st.open_input > 0) {
-                    return mqerr!(
-                        ObjectInUse,
-                        "queue '{}' is open for exclusive input",
-                        q.name
-                    );
-                }
-                st.open_input += 1;
-                st.open_exclusive |= opts.input_exclusive;
-            }
-            if opts.output {
-                st.open_output += 1;
-            }
-            if opts.browse {
-                st.open_browse += 1;
-            }
+            count_open(q, &mut opts)?;
         }
         let shown = if def.qtype == QType::Model {
             resolved.clone()
@@ -498,6 +382,93 @@ impl Connection {
                 qm: Arc::downgrade(&self.qm),
             }),
         })
+    }
+
+    /// The definition an open of `def` reaches — an alias's base (put and get allowed only
+    /// where both allow them), a dynamic queue made from a model, else `def` itself — with
+    /// whether puts and gets are allowed and whether the queue is temporary.
+    fn target_def(
+        &self,
+        def: &QueueDef,
+        name: &str,
+        dyn_name: &str,
+    ) -> MqResult<(QueueDef, bool, bool, bool)> {
+        let (put, get) = (def.put_enabled, def.get_enabled);
+        match def.qtype {
+            QType::Alias => {
+                let Ok(base) = self.qm.queue_def(&def.target) else {
+                    return mqerr!(
+                        UnknownAliasBaseQ,
+                        "alias '{name}' names '{}', which is not defined",
+                        def.target
+                    );
+                };
+                if base.qtype == QType::Alias || base.qtype == QType::Model {
+                    return mqerr!(
+                        UnknownAliasBaseQ,
+                        "alias '{name}' must name a local or remote queue"
+                    );
+                }
+                let (p, g) = (put && base.put_enabled, get && base.get_enabled);
+                Ok((base, p, g, false))
+            }
+            QType::Model => {
+                let dq = self.create_dynamic(def, dyn_name)?;
+                let temporary = dq.def_type == DefType::TemporaryDynamic;
+                Ok((dq, put, get, temporary))
+            }
+            _ => Ok((def.clone(), put, get, false)),
+        }
+    }
+
+    /// Where puts and gets through the handle go: the local queue, or a remote queue's
+    /// transmission queue (with whether it allows puts).
+    fn target(&self, target_def: &QueueDef, name: &str, opts: &OpenOptions) -> MqResult<Found> {
+        match target_def.qtype {
+            QType::Local => match self.qm.local(&target_def.name) {
+                Some(q) => Ok(Found::Target(Target::Local(q), true)),
+                None => mqerr!(
+                    UnknownObjectName,
+                    "queue '{}' is not defined",
+                    target_def.name
+                ),
+            },
+            QType::Remote => {
+                if opts.input_any() || opts.browse {
+                    return mqerr!(
+                        OptionNotValidForType,
+                        "remote queue '{name}' can only be opened for output"
+                    );
+                }
+                let xq = if !target_def.xmitq.is_empty() {
+                    self.qm
+                        .xmitq_named(&target_def.xmitq, &target_def.remote_qmgr)?
+                } else {
+                    match self.qm.route(&target_def.remote_qmgr)? {
+                        Some((xq, _)) => xq,
+                        None if target_def.remote_name != name => {
+                            return Ok(Found::Here(target_def.remote_name.clone()));
+                        }
+                        None => {
+                            return mqerr!(
+                                UnknownObjectName,
+                                "remote queue '{name}' names itself on this queue manager"
+                            );
+                        }
+                    }
+                };
+                let put = xq.lock().def.put_enabled;
+                Ok(Found::Target(
+                    Target::Remote {
+                        xmitq: xq,
+                        rname: target_def.remote_name.clone(),
+                        rqm: target_def.remote_qmgr.clone(),
+                    },
+                    put,
+                ))
+            }
+            _ => mqerr!(UnknownObjectName, "'{name}' cannot be opened"),
+        }
     }
 
     fn create_dynamic(&self, model: &QueueDef, pattern: &str) -> MqResult<QueueDef> {
@@ -622,4 +593,70 @@ impl Drop for Connection {
 /// Whether `name` is one of the queue manager's own queues (`SYSTEM.*`).
 pub fn is_system_queue(name: &str) -> bool {
     name.starts_with("SYSTEM.")
+}
+
+/// What an open's target is found to be.
+enum Found {
+    /// The queue, with whether the queue it puts to allows puts.
+    Target(Target, bool),
+    /// A remote definition that names this queue manager: the local queue of that name.
+    Here(String),
+}
+
+/// The open options make sense together.
+fn check_open_options(name: &str, opts: &OpenOptions) -> MqResult<()> {
+    if !(opts.input_any() || opts.browse || opts.output || opts.inquire || opts.set) {
+        return mqerr!(OptionsError, "open '{name}': no open option given");
+    }
+    if opts.input_shared && opts.input_exclusive {
+        return mqerr!(
+            OptionsError,
+            "open '{name}': input shared and exclusive together"
+        );
+    }
+    Ok(())
+}
+
+/// The authority an open with `opts` needs.
+fn needed_authority(opts: &OpenOptions) -> u32 {
+    [
+        (opts.output, auth::PUT),
+        (opts.input_any(), auth::GET),
+        (opts.browse, auth::BROWSE),
+        (opts.inquire, auth::INQ),
+        (opts.set, auth::SET),
+    ]
+    .into_iter()
+    .filter(|(on, _)| *on)
+    .fold(0, |n, (_, a)| n | a)
+}
+
+/// Counts the open on the local queue: NOSHARE makes every input open exclusive, DEFSOPT
+/// decides AS_Q_DEF, and an exclusive open is refused while others have it open for input.
+fn count_open(q: &LocalQueue, opts: &mut OpenOptions) -> MqResult<()> {
+    let mut st = q.lock();
+    if opts.input_any() {
+        let exclusive = opts.input_exclusive
+            || !st.def.share
+            || (opts.input_as_q_def && st.def.defsopt_exclusive);
+        opts.input_exclusive = exclusive;
+        opts.input_shared = !exclusive;
+        opts.input_as_q_def = false;
+        if st.open_exclusive || (opts.input_exclusive && st.open_input > 0) {
+            return mqerr!(
+                ObjectInUse,
+                "queue '{}' is open for exclusive input",
+                q.name
+            );
+        }
+        st.open_input += 1;
+        st.open_exclusive |= opts.input_exclusive;
+    }
+    if opts.output {
+        st.open_output += 1;
+    }
+    if opts.browse {
+        st.open_browse += 1;
+    }
+    Ok(())
 }
