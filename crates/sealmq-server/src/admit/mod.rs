@@ -6,9 +6,11 @@
 pub(crate) mod limits;
 
 use crate::auth::security::Security;
-use crate::peer::Peer;
+use crate::peer::{Peer, TlsPeer};
 use sealmq_engine::QueueManager;
+use sealmq_engine::authinfo::AuthInfoDef;
 use sealmq_engine::authinfo::Check;
+use sealmq_engine::channels::ChannelDef;
 use sealmq_engine::channels::tls_requirements;
 use sealmq_engine::channels::{ChlType, DEFAULT_SVRCONN};
 use sealmq_engine::chlauth::{ChckClnt, Decision, Partner};
@@ -185,156 +187,201 @@ pub(crate) fn admit(
 ) -> Result<Admitted, Refusal> {
     let authinfo = qm.connauth();
     match peer {
-        Peer::Local { user, admin, .. } => {
-            let who = format!("local user {user} ({})", h.appl);
-            let check = authinfo.as_ref().map(|a| a.chcklocl).unwrap_or(Check::None);
-            // The queue manager's own user owns its files: a password adds nothing for it.
-            let given = if check == Check::None || *admin {
-                None
-            } else {
-                authenticate(sec, h, (&who, &format!("local:{user}")), false, true)?
-            };
-            if check == Check::Required && !*admin && given.is_none() {
-                return Err(refuse(
-                    sec,
-                    &who,
-                    ReasonCode::NotAuthorized,
-                    "this queue manager requires a user id and password of local applications \
-                     (CHCKLOCL(REQUIRED)): give --user"
-                        .into(),
-                ));
+        Peer::Local { user, admin, .. } => admit_local(sec, authinfo.as_ref(), user, *admin, h),
+        Peer::Tcp { tls, addr, .. } => admit_tcp(
+            qm,
+            sec,
+            instances,
+            authinfo.as_ref(),
+            (tls.as_ref(), addr),
+            h,
+        ),
+    }
+}
+
+/// A local application: CHCKLOCL decides whether it must give a password (never the queue
+/// manager's own user, who owns its files), ADOPTCTX whether it then runs as that user.
+fn admit_local(
+    sec: &Security,
+    authinfo: Option<&AuthInfoDef>,
+    user: &str,
+    admin: bool,
+    h: &Hello<'_>,
+) -> Result<Admitted, Refusal> {
+    let who = format!("local user {user} ({})", h.appl);
+    let check = authinfo.map(|a| a.chcklocl).unwrap_or(Check::None);
+    // The queue manager's own user owns its files: a password adds nothing for it.
+    let given = if check == Check::None || admin {
+        None
+    } else {
+        authenticate(sec, h, (&who, &format!("local:{user}")), false, true)?
+    };
+    if check == Check::Required && !admin && given.is_none() {
+        return Err(refuse(
+            sec,
+            &who,
+            ReasonCode::NotAuthorized,
+            "this queue manager requires a user id and password of local applications \
+             (CHCKLOCL(REQUIRED)): give --user"
+                .into(),
+        ));
+    }
+    let adopt = authinfo.is_some_and(|a| a.adoptctx);
+    let user = match given {
+        Some(u) if adopt => u,
+        _ => user.to_string(),
+    };
+    Ok(Admitted {
+        user,
+        admin,
+        intercept: false,
+        _slot: None,
+    })
+}
+
+/// A client over TCP: its SVRCONN channel and TLS, CHLAUTH (judged first as if the password
+/// were right), CONNAUTH's password, CHCKCLNT, then MAXINST and MAXINSTC.
+fn admit_tcp(
+    qm: &QueueManager,
+    sec: &Security,
+    instances: &Arc<Instances>,
+    authinfo: Option<&AuthInfoDef>,
+    (tls, addr): (Option<&TlsPeer>, &str),
+    h: &Hello<'_>,
+) -> Result<Admitted, Refusal> {
+    let name = if h.channel.is_empty() {
+        DEFAULT_SVRCONN
+    } else {
+        h.channel
+    };
+    let ip = ip_of(addr);
+    let who = format!("{ip} on channel {name} ({})", h.appl);
+    let def = svrconn(qm, sec, &who, name, tls)?;
+    let allow_clear = authinfo.is_some_and(|a| a.allow_cleartext);
+    let check = authinfo.map(|a| a.chckclnt).unwrap_or(Check::None);
+    let adopt = authinfo.is_some_and(|a| a.adoptctx);
+    // Who the channel runs as, given the user a password authenticated (if any).
+    let runs_as = |given: Option<&str>| match (given, adopt) {
+        (Some(u), true) => u.to_string(),
+        _ if !def.mcauser.is_empty() => def.mcauser.clone(),
+        _ => tls
+            .as_ref()
+            .map(|t| t.dn.clone())
+            .unwrap_or_else(|| "tcp".to_string()),
+    };
+    let partner = Partner {
+        channel: name,
+        svrconn: true,
+        address: &ip,
+        sslpeer: tls.map(|t| t.dn.as_str()),
+        clntuser: (!h.user.is_empty()).then_some(h.user),
+        qmname: None,
+    };
+    let blocked =
+        |rule: String, detail: String| deny(sec, &who, format!("refused by {rule}: {detail}"));
+    // CHLAUTH first, judged as if the password were right: a blocked address or user
+    // is refused before any password is looked at, so the answer cannot tell a right
+    // password from a wrong one.
+    let checks_password = check != Check::None && !h.user.is_empty();
+    if checks_password
+        && let Decision::Block { rule, detail } = qm.check_channel(&partner, &runs_as(Some(h.user)))
+    {
+        return Err(blocked(rule, detail));
+    }
+    let given = if check == Check::None {
+        None
+    } else {
+        authenticate(sec, h, (&who, &ip), tls.is_none(), allow_clear)?
+    };
+    let channel_user = runs_as(given.as_deref());
+    let (user, rule_check) = match qm.check_channel(&partner, &channel_user) {
+        Decision::Allow {
+            user,
+            chckclnt,
+            warnings,
+        } => {
+            for w in warnings {
+                sec.events.log(&format!("CHLAUTH warning: {w}"));
             }
-            let adopt = authinfo.as_ref().is_some_and(|a| a.adoptctx);
-            let user = match given {
-                Some(u) if adopt => u,
-                _ => user.clone(),
-            };
-            Ok(Admitted {
-                user,
-                admin: *admin,
-                intercept: false,
-                _slot: None,
-            })
+            (user, chckclnt)
         }
-        Peer::Tcp { tls, addr, .. } => {
-            let name = if h.channel.is_empty() {
-                DEFAULT_SVRCONN
-            } else {
-                h.channel
-            };
-            let ip = ip_of(addr);
-            let who = format!("{ip} on channel {name} ({})", h.appl);
-            let def = match qm.channel(name) {
-                Some(d) if d.chltype == ChlType::Svrconn => d,
-                _ => {
-                    return Err(refuse(
-                        sec,
-                        &who,
-                        ReasonCode::UnknownChannelName,
-                        format!("no SVRCONN channel '{name}' is defined"),
-                    ));
-                }
-            };
-            tls_requirements(
-                &def,
-                tls.as_ref().map(|t| (t.dn.as_str(), t.suite.as_str())),
-                "the connection",
-            )
-            .map_err(|d| refuse(sec, &who, ReasonCode::SslInitializationError, d))?;
-            // Interception decrypts for the client: never for one TLS did not authenticate
-            // (a definition from before this rule, or a listener without TLS).
-            if def.intercept && tls.is_none() {
-                return Err(refuse(
-                    sec,
-                    &who,
-                    ReasonCode::SslInitializationError,
-                    format!(
-                        "channel {name} intercepts (INTERCEPT(YES)) and so requires TLS with a \
-                         client certificate; this connection has none"
-                    ),
-                ));
-            }
-            let allow_clear = authinfo.as_ref().is_some_and(|a| a.allow_cleartext);
-            let check = authinfo.as_ref().map(|a| a.chckclnt).unwrap_or(Check::None);
-            let adopt = authinfo.as_ref().is_some_and(|a| a.adoptctx);
-            // Who the channel runs as, given the user a password authenticated (if any).
-            let runs_as = |given: Option<&str>| match (given, adopt) {
-                (Some(u), true) => u.to_string(),
-                _ if !def.mcauser.is_empty() => def.mcauser.clone(),
-                _ => tls
-                    .as_ref()
-                    .map(|t| t.dn.clone())
-                    .unwrap_or_else(|| "tcp".to_string()),
-            };
-            let partner = Partner {
-                channel: name,
-                svrconn: true,
-                address: &ip,
-                sslpeer: tls.as_ref().map(|t| t.dn.as_str()),
-                clntuser: (!h.user.is_empty()).then_some(h.user),
-                qmname: None,
-            };
-            let blocked = |rule: String, detail: String| {
-                deny(sec, &who, format!("refused by {rule}: {detail}"))
-            };
-            // CHLAUTH first, judged as if the password were right: a blocked address or user
-            // is refused before any password is looked at, so the answer cannot tell a right
-            // password from a wrong one.
-            let checks_password = check != Check::None && !h.user.is_empty();
-            if checks_password
-                && let Decision::Block { rule, detail } =
-                    qm.check_channel(&partner, &runs_as(Some(h.user)))
-            {
-                return Err(blocked(rule, detail));
-            }
-            let given = if check == Check::None {
-                None
-            } else {
-                authenticate(sec, h, (&who, &ip), tls.is_none(), allow_clear)?
-            };
-            let channel_user = runs_as(given.as_deref());
-            let (user, rule_check) = match qm.check_channel(&partner, &channel_user) {
-                Decision::Allow {
-                    user,
-                    chckclnt,
-                    warnings,
-                } => {
-                    for w in warnings {
-                        sec.events.log(&format!("CHLAUTH warning: {w}"));
-                    }
-                    (user, chckclnt)
-                }
-                Decision::Block { rule, detail } => return Err(blocked(rule, detail)),
-            };
-            let admin_user = qm.admin() == Some(user.as_str());
-            let required = match rule_check {
-                ChckClnt::Required => true,
-                ChckClnt::ReqdAdm => admin_user,
-                ChckClnt::AsQmgr => match check {
-                    Check::Required => true,
-                    Check::ReqdAdm => admin_user,
-                    _ => false,
-                },
-            };
-            if required && given.is_none() {
-                return Err(deny(
-                    sec,
-                    &who,
-                    format!(
-                        "channel {name} requires a user id and password (CHCKCLNT) for '{user}': \
-                         give --user"
-                    ),
-                ));
-            }
-            let slot = instances
-                .take(name, &ip, def.maxinst, def.maxinstc)
-                .map_err(|d| refuse(sec, &who, ReasonCode::ChannelNotAvailable, d))?;
-            Ok(Admitted {
-                user,
-                admin: false,
-                intercept: def.intercept,
-                _slot: Some(slot),
-            })
+        Decision::Block { rule, detail } => return Err(blocked(rule, detail)),
+    };
+    let admin_user = qm.admin() == Some(user.as_str());
+    let required = client_check_required(rule_check, check, admin_user);
+    if required && given.is_none() {
+        return Err(deny(
+            sec,
+            &who,
+            format!(
+                "channel {name} requires a user id and password (CHCKCLNT) for '{user}': \
+                 give --user"
+            ),
+        ));
+    }
+    let slot = instances
+        .take(name, &ip, def.maxinst, def.maxinstc)
+        .map_err(|d| refuse(sec, &who, ReasonCode::ChannelNotAvailable, d))?;
+    Ok(Admitted {
+        user,
+        admin: false,
+        intercept: def.intercept,
+        _slot: Some(slot),
+    })
+}
+
+/// The SVRCONN channel a client names (or the default one), with its TLS requirements met;
+/// an intercepting channel requires TLS with a client certificate.
+fn svrconn(
+    qm: &QueueManager,
+    sec: &Security,
+    who: &str,
+    name: &str,
+    tls: Option<&TlsPeer>,
+) -> Result<ChannelDef, Refusal> {
+    let def = match qm.channel(name) {
+        Some(d) if d.chltype == ChlType::Svrconn => d,
+        _ => {
+            return Err(refuse(
+                sec,
+                who,
+                ReasonCode::UnknownChannelName,
+                format!("no SVRCONN channel '{name}' is defined"),
+            ));
         }
+    };
+    tls_requirements(
+        &def,
+        tls.map(|t| (t.dn.as_str(), t.suite.as_str())),
+        "the connection",
+    )
+    .map_err(|d| refuse(sec, who, ReasonCode::SslInitializationError, d))?;
+    // Interception decrypts for the client: never for one TLS did not authenticate
+    // (a definition from before this rule, or a listener without TLS).
+    if def.intercept && tls.is_none() {
+        return Err(refuse(
+            sec,
+            who,
+            ReasonCode::SslInitializationError,
+            format!(
+                "channel {name} intercepts (INTERCEPT(YES)) and so requires TLS with a \
+                 client certificate; this connection has none"
+            ),
+        ));
+    }
+    Ok(def)
+}
+
+/// Whether a client must give a user id and password: the CHLAUTH rule's CHCKCLNT, else the
+/// queue manager's (REQDADM: only for the administrator).
+fn client_check_required(rule_check: ChckClnt, check: Check, admin_user: bool) -> bool {
+    match rule_check {
+        ChckClnt::Required => true,
+        ChckClnt::ReqdAdm => admin_user,
+        ChckClnt::AsQmgr => match check {
+            Check::Required => true,
+            Check::ReqdAdm => admin_user,
+            _ => false,
+        },
     }
 }

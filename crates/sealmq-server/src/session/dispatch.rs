@@ -142,68 +142,11 @@ impl Session {
                 self.protection_error(hobj, failure, &md, &payload, syncpoint)
             }
             Request::Disconnect => return None,
-            // Served by the session (session.rs), which owns the consumers.
-            Request::OpenTopic { .. } | Request::SubscribeWith { .. }
-                if self.version < sealmq_wire::V_TOPIC_OPEN =>
-            {
-                Response::Err {
-                    reason: ReasonCode::UnexpectedError.code(),
-                    detail: format!(
-                        "opening a topic and subscription options need protocol version {}; \
-                         this connection speaks {}",
-                        sealmq_wire::V_TOPIC_OPEN,
-                        self.version
-                    ),
-                }
-            }
-            Request::Publish { .. } | Request::Subscribe { .. } | Request::Unsubscribe { .. }
-                if self.version < sealmq_wire::V_PUBSUB =>
-            {
-                Response::Err {
-                    reason: ReasonCode::UnexpectedError.code(),
-                    detail: format!(
-                        "publish/subscribe needs protocol version {}; this connection speaks {}",
-                        sealmq_wire::V_PUBSUB,
-                        self.version
-                    ),
-                }
-            }
-            Request::Publish {
-                topic,
-                md,
-                payload,
-                syncpoint,
-                retain,
-            } => self.publish(&topic, md, payload, syncpoint, retain, icpt),
-            Request::Subscribe {
-                name,
-                topic,
-                durable,
-                selector,
-                resume,
-            } => self.subscribe(
-                &name,
-                &topic,
-                durable,
-                &selector,
-                resume,
-                Default::default(),
-                icpt,
-            ),
-            Request::SubscribeWith {
-                name,
-                topic,
-                durable,
-                selector,
-                resume,
-                new_only,
-                dest,
-            } => {
-                let o = sealmq_engine::mqi::SubOptions { new_only, dest };
-                self.subscribe(&name, &topic, durable, &selector, resume, o, icpt)
-            }
-            Request::OpenTopic { object, topic } => self.open_topic(&object, &topic, icpt),
-            Request::Unsubscribe { name } => self.unsubscribe(&name),
+            r @ (Request::OpenTopic { .. }
+            | Request::SubscribeWith { .. }
+            | Request::Publish { .. }
+            | Request::Subscribe { .. }
+            | Request::Unsubscribe { .. }) => self.pubsub_request(r, icpt),
             Request::Consume(_)
             | Request::Credit { .. }
             | Request::Settle { .. }

@@ -10,7 +10,7 @@ use crate::wiremap::err;
 use sealmq_engine::mqi::SubOpen;
 use sealmq_engine::{Md, PutOptions};
 use sealmq_types::ReasonCode;
-use sealmq_wire::Response;
+use sealmq_wire::{Request, Response};
 
 /// Non-durable subscriptions one connection may hold at once (each has a queue and a handle;
 /// MAXHANDS bounds the handles too).
@@ -168,6 +168,80 @@ impl Session {
         self.nondurable = kept;
         for (_, n) in ended {
             let _ = self.qm.delete_sub(&n);
+        }
+    }
+}
+
+impl Session {
+    /// A publish/subscribe request (MQOPEN of a topic, MQSUB, MQPUT to a topic, unsubscribe),
+    /// refused to a connection whose protocol version does not have it.
+    pub(crate) fn pubsub_request(&mut self, req: Request, icpt: &Icpt<'_>) -> Response {
+        match req {
+            Request::OpenTopic { .. } | Request::SubscribeWith { .. }
+                if self.version < sealmq_wire::V_TOPIC_OPEN =>
+            {
+                Response::Err {
+                    reason: ReasonCode::UnexpectedError.code(),
+                    detail: format!(
+                        "opening a topic and subscription options need protocol version {}; \
+                     this connection speaks {}",
+                        sealmq_wire::V_TOPIC_OPEN,
+                        self.version
+                    ),
+                }
+            }
+            Request::Publish { .. } | Request::Subscribe { .. } | Request::Unsubscribe { .. }
+                if self.version < sealmq_wire::V_PUBSUB =>
+            {
+                Response::Err {
+                    reason: ReasonCode::UnexpectedError.code(),
+                    detail: format!(
+                        "publish/subscribe needs protocol version {}; this connection speaks {}",
+                        sealmq_wire::V_PUBSUB,
+                        self.version
+                    ),
+                }
+            }
+            Request::Publish {
+                topic,
+                md,
+                payload,
+                syncpoint,
+                retain,
+            } => self.publish(&topic, md, payload, syncpoint, retain, icpt),
+            Request::Subscribe {
+                name,
+                topic,
+                durable,
+                selector,
+                resume,
+            } => self.subscribe(
+                &name,
+                &topic,
+                durable,
+                &selector,
+                resume,
+                Default::default(),
+                icpt,
+            ),
+            Request::SubscribeWith {
+                name,
+                topic,
+                durable,
+                selector,
+                resume,
+                new_only,
+                dest,
+            } => {
+                let o = sealmq_engine::mqi::SubOptions { new_only, dest };
+                self.subscribe(&name, &topic, durable, &selector, resume, o, icpt)
+            }
+            Request::OpenTopic { object, topic } => self.open_topic(&object, &topic, icpt),
+            Request::Unsubscribe { name } => self.unsubscribe(&name),
+            other => Response::Err {
+                reason: ReasonCode::UnexpectedError.code(),
+                detail: format!("{other:?} is not a publish/subscribe request"),
+            },
         }
     }
 }
