@@ -1,6 +1,6 @@
 //! Issue 27, the event-driven server, against a real queue manager process: idle connections
-//! and gets that wait hold a socket each and no thread; the thread-per-connection server kept
-//! for comparison (SEALMQ_SERVER=threads) still serves.
+//! and gets that wait hold a socket each and no thread (the thread-per-connection server it
+//! replaced is retired, issue 43).
 
 mod common;
 
@@ -195,76 +195,6 @@ fn the_administrator_is_served_while_logins_fill_the_blocking_pool() {
     );
     assert!(admin < Duration::from_secs(3), "{admin:?}");
     h.ok(&["stop", "QL"]);
-}
-
-#[test]
-fn the_thread_per_connection_server_still_serves_when_asked_for() {
-    let h = Home::new();
-    h.ok(&["create", "QT"]);
-    let port = free_port();
-    let o = h
-        .cmd(&[
-            "start",
-            "QT",
-            "--background",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .env("SEALMQ_SERVER", "threads")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{o:?}");
-    h.mqsc("QT", APP);
-    let pid = h.pid("QT");
-    let addr = format!("127.0.0.1:{port}");
-    let threads0 = status_field(&pid, "Threads");
-    let mut held: Vec<Client> = (0..20)
-        .map(|_| Client::connect_tcp_channel(&addr, "APP.SVRCONN", "t").unwrap())
-        .collect();
-    // A thread each: this is the server it is (a few threads that were ending when the count
-    // was taken may have gone meanwhile).
-    let threads1 = status_field(&pid, "Threads");
-    assert!(
-        threads1 >= threads0 + 15,
-        "{threads0} -> {threads1} threads"
-    );
-    let c = &mut held[0];
-    let (hq, _) = c
-        .open(
-            "APP.Q",
-            OpenOptions {
-                output: true,
-                ..OpenOptions::input()
-            },
-        )
-        .unwrap();
-    c.put(hq, &mut Default::default(), b"threaded", false)
-        .unwrap();
-    let g = c.get(hq, &GetOptions::default()).unwrap();
-    assert_eq!(g.payload, b"threaded");
-    // Asynchronous consume on this server: the pushers' frames reach the connection's writer
-    // through a forwarding thread.
-    for n in 0..50u32 {
-        c.put(hq, &mut Default::default(), &n.to_le_bytes(), false)
-            .unwrap();
-    }
-    let mut consumer = c
-        .consume(
-            hq,
-            sealmq_client::ConsumeOptions {
-                window: 10,
-                batch: 5,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-    for n in 0..50u32 {
-        let g = consumer.next(Duration::from_secs(10)).unwrap().unwrap();
-        assert_eq!(g.payload, n.to_le_bytes(), "in order, each once");
-    }
-    assert!(consumer.stop().unwrap().is_empty());
-    drop(held);
-    h.ok(&["stop", "QT"]);
 }
 
 /// Queue manager QI on TLS with blocking pools of 4 threads on each of 2 loops; W.Q protected

@@ -26,16 +26,14 @@ pub use auth::{authgate, connauth, events, perms, security};
 pub use net::standby;
 pub use observe::{errlog, metrics, stats};
 
-use admit::limits::{Limit, TakeSlot, refuse_early};
-use peer::Peer;
+use admit::limits::{Limit, TakeSlot};
 pub(crate) use peer::generic_match;
-use sealmq_types::ReasonCode;
 use sealmq_types::sync::lock;
 
 use sealmq_engine::{QmConfig, QueueManager};
 use std::collections::HashMap;
 use std::fs::File;
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -95,7 +93,7 @@ pub struct Server {
     stats: Option<std::thread::JoinHandle<()>>,
     metrics: Option<observe::metrics::Endpoint>,
     web: Option<sealmq_web::Web>,
-    /// The event loop serving applications (none with SEALMQ_SERVER=threads).
+    /// The event loop serving applications (taken at stop).
     net: Option<Arc<net::evloop::Net>>,
     _lock: File,
 }
@@ -174,17 +172,8 @@ fn start_engine(
 /// The descriptors shared out: MAXCHL is capped to what they allow, a reserve is kept for the
 /// administrator, channels and files, and sockets before their first frame have a small budget
 /// of their own (docs/limits.md).
-fn share_descriptors(
-    fds: u64,
-    evloop: bool,
-    ci: &chinit::Initiator,
-    qm: &QueueManager,
-) -> admit::limits::Budget {
-    let per_conn = if evloop {
-        admit::limits::FDS_PER_CONNECTION
-    } else {
-        admit::limits::FDS_PER_THREADED_CONNECTION
-    };
+fn share_descriptors(fds: u64, ci: &chinit::Initiator, qm: &QueueManager) -> admit::limits::Budget {
+    let per_conn = admit::limits::FDS_PER_CONNECTION;
     let budget = admit::limits::Budget::with(fds, per_conn);
     ci.limit.set_cap(budget.connections);
     let maxchl = qm.qmgr().maxchl;
@@ -214,28 +203,23 @@ fn share_descriptors(
 fn serve_local(
     ul: UnixListener,
     starting: &Path,
-    net: &Option<Arc<net::evloop::Net>>,
+    net: &Arc<net::evloop::Net>,
     qm: &Arc<QueueManager>,
     ctx: &Ctx,
     me_uid: u32,
 ) -> Result<(), String> {
-    match &net {
-        Some(net) => {
-            let _guard = net.handle().enter();
-            ul.set_nonblocking(true)
-                .map_err(|e| format!("cannot listen on {}: {e}", starting.display()))?;
-            let l = tokio::net::UnixListener::from_std(ul)
-                .map_err(|e| format!("cannot listen on {}: {e}", starting.display()))?;
-            net.handle().spawn(net::evloop::accept_local(
-                l,
-                qm.clone(),
-                ctx.clone(),
-                me_uid,
-                net.clone(),
-            ));
-        }
-        None => threaded_local(ul, qm.clone(), ctx.clone(), me_uid),
-    }
+    let _guard = net.handle().enter();
+    ul.set_nonblocking(true)
+        .map_err(|e| format!("cannot listen on {}: {e}", starting.display()))?;
+    let l = tokio::net::UnixListener::from_std(ul)
+        .map_err(|e| format!("cannot listen on {}: {e}", starting.display()))?;
+    net.handle().spawn(net::evloop::accept_local(
+        l,
+        qm.clone(),
+        ctx.clone(),
+        me_uid,
+        net.clone(),
+    ));
     Ok(())
 }
 
@@ -340,15 +324,9 @@ impl Server {
             observe::acct::amqp_accounts(&qm),
         );
         qm.set_chinit(Arc::new(chinit::Control(ci.clone())));
-        // Applications are served on the event loop (`net/evloop/`), or with a thread each when
-        // SEALMQ_SERVER=threads asks for it (to measure one against the other).
-        let net = if net::evloop::threaded() {
-            tracing::info!("SEALMQ_SERVER=threads: a thread serves each connection");
-            None
-        } else {
-            Some(net::evloop::Net::new()?)
-        };
-        let budget = share_descriptors(fds, net.is_some(), &ci, &qm);
+        // Applications are served on the event loop (`net/evloop/`).
+        let net = net::evloop::Net::new()?;
+        let budget = share_descriptors(fds, &ci, &qm);
         let ctx = Ctx::new(cfg, security, &ci, &budget);
         let _ = ci.pending.set(ctx.pending.clone());
         serve_local(ul, &starting, &net, &qm, &ctx, me_uid)?;
@@ -408,7 +386,7 @@ impl Server {
             stats: Some(stats),
             metrics,
             web,
-            net,
+            net: Some(net),
             _lock: lock,
         })
     }
@@ -495,46 +473,6 @@ impl Server {
     }
 }
 
-/// The local socket's accept loop with a thread per connection (SEALMQ_SERVER=threads).
-fn threaded_local(ul: UnixListener, qm: Arc<QueueManager>, ctx: Ctx, me_uid: u32) {
-    std::thread::spawn(move || {
-        for s in ul.incoming() {
-            if ctx.stop.load(Ordering::Relaxed) {
-                break;
-            }
-            let s = match s {
-                Ok(s) => s,
-                Err(e) => {
-                    admit::limits::accept_failed("the local socket", &e);
-                    continue;
-                }
-            };
-            let (uid, pid) = os::peer_cred(&s).unwrap_or((u32::MAX, 0));
-            let (user, admin) = (user_name(uid), uid == me_uid);
-            let Ok(slot) = ctx.local_slot(&qm, admin, &user) else {
-                refuse_early(&s, ReasonCode::ChannelNotAvailable.code(), MAXCHL_REFUSAL);
-                continue;
-            };
-            let _ = s.set_read_timeout(Some(HANDSHAKE));
-            let (qm, ctx) = (qm.clone(), ctx.clone());
-            std::thread::spawn(move || {
-                let _slot = slot;
-                if let (Ok(w), Ok(k)) = (s.try_clone(), s.try_clone()) {
-                    let id = ctx.register(Sock::Unix(k));
-                    let peer = Peer::Local {
-                        user: user.clone(),
-                        admin,
-                        pid,
-                        sock: s.try_clone().ok(),
-                    };
-                    net::conn::serve_plain(&qm, s, w, &peer, &ctx, None);
-                    ctx.unregister(id);
-                }
-            });
-        }
-    });
-}
-
 fn signal_stop(stop: &AtomicBool, stopped: &(Mutex<bool>, std::sync::Condvar), qm: &QueueManager) {
     qm.quiesce();
     stop.store(true, Ordering::Relaxed);
@@ -543,47 +481,16 @@ fn signal_stop(stop: &AtomicBool, stopped: &(Mutex<bool>, std::sync::Condvar), q
     cv.notify_all();
 }
 
-/// A served socket (a handle on it): kept so that shutdown can close it, watched while a get
-/// waits, given its write-stall limit.
-pub(crate) enum Sock {
-    Unix(UnixStream),
-    Tcp(TcpStream),
-    /// A connection on the event loop: told to end.
-    Task(Arc<tokio::sync::Notify>),
-}
+/// A connection on the event loop, as shutdown sees it: told to end.
+pub(crate) struct Sock(pub(crate) Arc<tokio::sync::Notify>);
 
 impl Sock {
     pub(crate) fn shutdown(&self) {
-        let _ = match self {
-            Sock::Unix(s) => s.shutdown(std::net::Shutdown::Both),
-            Sock::Tcp(s) => s.shutdown(std::net::Shutdown::Both),
-            Sock::Task(n) => {
-                n.notify_one();
-                Ok(())
-            }
-        };
-    }
-
-    /// Whether the peer closed, shut down its writing side or reset the connection.
-    pub(crate) fn hung_up(&self) -> bool {
-        use std::os::fd::AsFd;
-        crate::os::hung_up(match self {
-            Sock::Unix(s) => s.as_fd(),
-            Sock::Tcp(s) => s.as_fd(),
-            Sock::Task(_) => return false,
-        })
-    }
-
-    pub(crate) fn set_write_timeout(&self, d: Duration) {
-        let _ = match self {
-            Sock::Unix(s) => s.set_write_timeout(Some(d)),
-            Sock::Tcp(s) => s.set_write_timeout(Some(d)),
-            Sock::Task(_) => Ok(()),
-        };
+        self.0.notify_one();
     }
 }
 
-/// What every connection thread shares.
+/// What every connection shares.
 #[derive(Clone)]
 struct Ctx {
     socks: Arc<Mutex<HashMap<u64, Sock>>>,
@@ -621,23 +528,6 @@ impl Ctx {
             self.refused(who, maxchl);
         }
         s
-    }
-
-    /// A local connection's MAXCHL slot: the administrator always gets in (no slot); other
-    /// local users count as MAXCHL does. `Err`: refused (logged).
-    #[allow(clippy::result_unit_err)]
-    fn local_slot(
-        &self,
-        qm: &QueueManager,
-        admin: bool,
-        user: &str,
-    ) -> Result<Option<admit::limits::LimitSlot>, ()> {
-        if admin {
-            return Ok(None);
-        }
-        self.slot(qm, &format!("local connection of {user}"))
-            .map(Some)
-            .ok_or(())
     }
 
     /// Logs a refusal over MAXCHL (at most a line a second under a flood).

@@ -4,8 +4,6 @@
 
 #![allow(unsafe_code)]
 
-use std::os::unix::net::UnixStream;
-
 /// This process's effective uid.
 pub(crate) fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
@@ -29,43 +27,6 @@ pub(crate) fn raise_fd_limit() -> u64 {
         }
     }
     l.rlim_cur
-}
-
-/// The peer's (uid, pid) from SO_PEERCRED.
-pub(crate) fn peer_cred(s: &UnixStream) -> Option<(u32, u32)> {
-    use std::os::fd::AsRawFd;
-    let mut cred = libc::ucred {
-        pid: 0,
-        uid: 0,
-        gid: 0,
-    };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: getsockopt writes at most `len` bytes into `cred`, a valid ucred.
-    let rc = unsafe {
-        libc::getsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            (&mut cred as *mut libc::ucred).cast(),
-            &mut len,
-        )
-    };
-    (rc == 0).then_some((cred.uid, cred.pid as u32))
-}
-
-/// Whether the peer of socket `fd` has gone: it closed (or shut down its writing side), the
-/// connection was reset, or the socket failed. Looks without waiting and without reading
-/// (bytes the peer sent are left for the reader).
-pub(crate) fn hung_up(fd: std::os::fd::BorrowedFd<'_>) -> bool {
-    use std::os::fd::AsRawFd;
-    let mut p = libc::pollfd {
-        fd: fd.as_raw_fd(),
-        events: libc::POLLRDHUP,
-        revents: 0,
-    };
-    // SAFETY: poll reads and writes one pollfd we own, for a descriptor the caller keeps open.
-    let n = unsafe { libc::poll(&mut p, 1, 0) };
-    n > 0 && p.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
 }
 
 /// CPU time of the calling thread, in nanoseconds.

@@ -81,6 +81,10 @@ pub struct BenchArgs {
     /// interleaved runs are what to compare).
     #[arg(long, default_value_t = 1)]
     pub rounds: usize,
+    /// `servers`: the `sealmq` executable of the build to compare with (e.g. an older
+    /// release's `target/release/sealmq`); its queue manager runs beside this build's.
+    #[arg(long, value_name = "PATH")]
+    pub baseline: Option<std::path::PathBuf>,
     /// local-rr, put1: the throw-away queue manager encrypts its log at rest (a fresh master
     /// key in the environment of this run).
     #[arg(long)]

@@ -36,7 +36,12 @@ impl Net {
 
     /// `sealmq args` with one more environment variable.
     fn sealmq_env(&self, args: &[&str], env: Option<(&str, &str)>) -> CliResult {
-        let mut cmd = Command::new(&self.exe);
+        self.run_exe(&self.exe, args, env)
+    }
+
+    /// `args` run by the `sealmq` executable `exe` (this one, or a build to compare with).
+    fn run_exe(&self, exe: &Path, args: &[&str], env: Option<(&str, &str)>) -> CliResult {
+        let mut cmd = Command::new(exe);
         cmd.env("SEALMQ_HOME", &self.home)
             .env_remove("SEALMQ_KEYSTORE")
             .env_remove("SEALMQ_SERVER");
@@ -48,6 +53,16 @@ impl Net {
 
     pub(crate) fn dir(&self, qm: &str) -> PathBuf {
         self.home.join("qmgrs").join(qm)
+    }
+
+    /// Creates a queue manager with the `sealmq` executable `exe`.
+    pub(crate) fn create_by(&self, exe: &Path, qm: &str) -> CliResult {
+        self.run_exe(exe, &["create", qm], None)
+    }
+
+    /// This build's `sealmq` executable.
+    pub(crate) fn exe(&self) -> PathBuf {
+        self.exe.clone()
     }
 
     /// Creates a queue manager; `identity`: a keystore to use as its own (copied).
@@ -77,24 +92,19 @@ impl Net {
     }
 
     pub(crate) fn start(&mut self, qm: &str, port: u16, tls: bool) -> CliResult {
-        self.start_with(qm, port, tls, None)
+        let exe = self.exe.clone();
+        self.start_by(&exe, qm, port, tls)
     }
 
-    /// [`Self::start`] with one more environment variable for the queue manager (e.g.
-    /// SEALMQ_SERVER=threads).
-    pub(crate) fn start_with(
-        &mut self,
-        qm: &str,
-        port: u16,
-        tls: bool,
-        env: Option<(&str, &str)>,
-    ) -> CliResult {
+    /// [`Self::start`] by the `sealmq` executable `exe` (a build to compare with: it creates
+    /// the queue manager too, in its own format).
+    pub(crate) fn start_by(&mut self, exe: &Path, qm: &str, port: u16, tls: bool) -> CliResult {
         let listen = format!("127.0.0.1:{port}");
         let mut args = vec!["start", qm, "--background", "--listen", &listen];
         if tls {
             args.push("--tls");
         }
-        self.sealmq_env(&args, env)?;
+        self.run_exe(exe, &args, None)?;
         let pid = std::fs::read_to_string(self.dir(qm).join("qm.pid"))
             .map_err(|e| e.to_string())?
             .trim()

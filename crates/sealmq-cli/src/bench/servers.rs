@@ -1,9 +1,10 @@
-//! `sealmq bench servers` (issue 27): the event-driven server against the thread-per-connection
-//! one it replaced, side by side in one run. Two throw-away queue managers on loopback ports,
-//! one started with `SEALMQ_SERVER=threads`; in each round, for 1, 4 and 64 pairs (or
-//! `--pairs`), 2 KB non-persistent request/reply and persistent puts outside a unit of work
-//! (one queue per putter) run `--seconds` on each, the order alternating from round to round.
-//! Printed: each rate, and the event loop's as a ratio of the threads' (medians of rounds).
+//! `sealmq bench servers --baseline PATH`: this build's server against another build's (an
+//! older commit's `target/release/sealmq`), side by side in one run. Two throw-away queue
+//! managers on loopback ports, the second created and started by the baseline executable; in
+//! each round, for 1, 4 and 64 pairs (or `--pairs`), 2 KB non-persistent request/reply and
+//! persistent puts outside a unit of work (one queue per putter) run `--seconds` on each, the
+//! order alternating from round to round. Printed: each rate, and this build's as a ratio of
+//! the baseline's (medians of rounds), with each queue manager's CPU per operation.
 
 use super::app::{join_all, open_q, put_plain};
 use super::common::BenchArgs;
@@ -16,8 +17,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
-const EVENTS: &str = "BENCH.EVENTS";
-const THREADS: &str = "BENCH.THREADS";
+const THIS: &str = "BENCH.THIS";
+const BASE: &str = "BENCH.BASELINE";
 
 /// Persistent 2 KB puts outside a unit of work by `putters` connections for `secs`: puts per
 /// second.
@@ -53,15 +54,23 @@ pub fn run(a: &BenchArgs) -> CliResult {
         vec![1, 4, 64]
     };
     let most = sizes.iter().copied().max().unwrap_or(1);
+    let Some(baseline) = a.baseline.clone() else {
+        return Err(
+            "sealmq bench servers compares this build with another: give --baseline PATH \
+             (that build's sealmq executable, e.g. a worktree's target/release/sealmq)"
+                .to_string()
+                .into(),
+        );
+    };
+    if !baseline.is_file() {
+        return Err(format!("--baseline {}: no such executable", baseline.display()).into());
+    }
     let mut net = super::net::Net::new("servers")?;
     let mut addrs = Vec::new();
-    for (qm, env) in [
-        (EVENTS, None),
-        (THREADS, Some(("SEALMQ_SERVER", "threads"))),
-    ] {
-        net.create(qm, None)?;
+    for (qm, exe) in [(THIS, net.exe()), (BASE, baseline)] {
+        net.create_by(&exe, qm)?;
         let port = super::net::free_port()?;
-        net.start_with(qm, port, false, env)?;
+        net.start_by(&exe, qm, port, false)?;
         let mut script = setup_script(4 * most + 64, most);
         for p in 0..most {
             script.push_str(&format!("DEFINE QLOCAL(RR.PUT.{p}) MAXDEPTH(999999999)\n"));
@@ -69,7 +78,7 @@ pub fn run(a: &BenchArgs) -> CliResult {
         net.mqsc(qm, &script)?;
         addrs.push((qm, format!("127.0.0.1:{port}")));
     }
-    // (kind, pairs) -> rates of [event loop, threads], one per round.
+    // (kind, pairs) -> rates of [this build, baseline], one per round.
     let kinds: Vec<(&str, usize)> = ["rr", "put"]
         .iter()
         .flat_map(|k| sizes.iter().map(move |p| (*k, *p)))
@@ -111,7 +120,7 @@ pub fn run(a: &BenchArgs) -> CliResult {
                 rates[k][i].push(r);
             }
             println!(
-                "round {}/{rounds}: {kind} {pairs} pair(s): event loop {:.0}/s, threads {:.0}/s",
+                "round {}/{rounds}: {kind} {pairs} pair(s): this build {:.0}/s, baseline {:.0}/s",
                 round + 1,
                 rates[k][0][round],
                 rates[k][1][round]
@@ -129,14 +138,14 @@ pub fn run(a: &BenchArgs) -> CliResult {
             "persistent put"
         };
         println!(
-            "{what}, {pairs} pair(s): event loop {e:.0}/s, threads {t:.0}/s, ratio {:.2} \
+            "{what}, {pairs} pair(s): this build {e:.0}/s, baseline {t:.0}/s, ratio {:.2} \
              (target at least 1.0); queue manager CPU per operation {ce:.0} µs against {ct:.0} µs",
             e / t.max(1e-9)
         );
         json.push(serde_json::json!({
-            "kind": kind, "pairs": pairs, "event_loop": e, "threads": t,
+            "kind": kind, "pairs": pairs, "this_build": e, "baseline": t,
             "ratio": e / t.max(1e-9),
-            "cpu_us_event_loop": ce, "cpu_us_threads": ct,
+            "cpu_us_this_build": ce, "cpu_us_baseline": ct,
         }));
     }
     if a.json {

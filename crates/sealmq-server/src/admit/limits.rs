@@ -5,7 +5,6 @@
 use sealmq_types::sync::lock;
 use sealmq_wire::Response;
 use std::collections::VecDeque;
-use std::io::Write;
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -128,9 +127,6 @@ pub(crate) struct Budget {
     pub connections: u32,
 }
 
-/// Descriptors a connection holds with a thread of its own (the socket and the clones its
-/// thread keeps: to write, to be shut down at a stop, to see the peer go while a get waits).
-pub(crate) const FDS_PER_THREADED_CONNECTION: u64 = 6;
 /// On the event loop: the socket alone.
 pub(crate) const FDS_PER_CONNECTION: u64 = 1;
 
@@ -310,24 +306,6 @@ pub(crate) async fn refuse_early_async<S: tokio::io::AsyncWrite + Unpin>(
     .await;
 }
 
-/// Answers a connection refused before its Hello (docs/wire.md: an Err frame, then close).
-pub(crate) fn refuse_early<S: EarlySock>(s: &S, reason: u32, detail: &str)
-where
-    for<'a> &'a S: Write,
-{
-    s.set_write_timeout_ms(200);
-    let mut w = s;
-    let _ = sealmq_wire::write_response(
-        &mut w,
-        0,
-        &Response::Err {
-            reason,
-            detail: detail.into(),
-        },
-    );
-    s.close();
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -342,13 +320,6 @@ mod tests {
         let used = b.reserve + (b.pending as u64 + u64::from(b.connections)) * FDS_PER_CONNECTION;
         assert!(used <= 1024, "{b:?}");
         assert!(b.connections >= 500, "{b:?}");
-        // With a thread per connection, each holds six.
-        let t = Budget::with(1024, FDS_PER_THREADED_CONNECTION);
-        let used = t.reserve + (t.pending as u64 + u64::from(t.connections)) * 6;
-        assert!(
-            used <= 1024 && t.connections >= 90 && t.connections < 128,
-            "{t:?}"
-        );
         // A tiny limit still leaves the administrator half of it.
         let b = Budget::of(64);
         assert!(b.reserve >= 32, "{b:?}");

@@ -3,8 +3,8 @@
 //! connection goes on serving requests (settlements, credit, commits, puts). Pushers run on
 //! a runtime of their own with one thread, whatever the number of consumers: a pusher waiting
 //! for credit, for a message or for its client to read holds no thread. What it pushes goes
-//! through a bounded channel to the connection's writer (the event loop's writing task, or
-//! on the thread-per-connection server a forwarding thread), so a client that stops reading
+//! through a bounded channel to the connection's writer (the event loop's writing task), so a
+//! client that stops reading
 //! makes its pusher wait, never the queue manager.
 //!
 //! Each batch is got in a unit of work of its own (a twin of the application's connection:
@@ -31,38 +31,13 @@ use sealmq_types::sync::lock;
 use sealmq_wire::consume::mode;
 use sealmq_wire::{ConsumeReq, Delivery, Response};
 use std::collections::HashMap;
-use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
-/// The connection's writer (thread-per-connection server), shared by its thread and the
-/// forwarder of its pushers' frames.
-pub(crate) type Out = Arc<Mutex<Box<dyn Write + Send>>>;
-
 /// Where a connection's pushers send their frames (whole frames, a batch at a time).
 pub(crate) use crate::consume::pushchan::PushTx;
-
-/// For the thread-per-connection server: a channel whose frames a thread of the connection's
-/// writes to `out`, until every sender is gone or a write fails.
-pub(crate) fn forwarder(out: Out) -> Result<PushTx, String> {
-    let (tx, mut rx) = crate::consume::pushchan::channel();
-    std::thread::Builder::new()
-        .name("consume-out".into())
-        .spawn(move || {
-            while let Some((b, room)) = rx.blocking_recv() {
-                let mut w = lock(&out);
-                if w.write_all(&b).and_then(|_| w.flush()).is_err() {
-                    break;
-                }
-                drop(w);
-                rx.written(room);
-            }
-        })
-        .map_err(|e| format!("cannot start the consumers' writer: {e}"))?;
-    Ok(tx)
-}
 
 /// The pushers' runtime: one thread for every consumer of the process (measured against two:
 /// a pusher woken per message in a trickle costs less with no second worker to wake or steal;

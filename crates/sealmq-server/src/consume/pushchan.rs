@@ -72,11 +72,6 @@ impl PushTx {
     pub(crate) async fn send_answer(&self, bytes: Vec<u8>) -> bool {
         self.tx.send(Frames { bytes, room: 0 }).await.is_ok()
     }
-
-    /// As `send_answer`, from a thread that may wait (the thread-per-connection server).
-    pub(crate) fn blocking_send_answer(&self, bytes: Vec<u8>) -> bool {
-        self.tx.blocking_send(Frames { bytes, room: 0 }).is_ok()
-    }
 }
 
 impl PushRx {
@@ -84,12 +79,6 @@ impl PushRx {
     /// `None` once every sender is gone.
     pub(crate) async fn recv(&mut self) -> Option<(Vec<u8>, u32)> {
         let first = self.rx.recv().await?;
-        Some(self.gather(first))
-    }
-
-    /// As `recv`, on a thread that may wait.
-    pub(crate) fn blocking_recv(&mut self) -> Option<(Vec<u8>, u32)> {
-        let first = self.rx.blocking_recv()?;
         Some(self.gather(first))
     }
 

@@ -1,14 +1,11 @@
 //! TCP listeners: the `--listen` shortcut and LISTENER objects (START/STOP LISTENER, and
-//! CONTROL(QMGR|STARTONLY) ones with the queue manager). Each runs an accept thread; a
-//! connection gets its own thread, as on the Unix socket. Stopping a listener shuts its
-//! socket down (the accept wakes and ends) and frees the port; connections it accepted go on.
+//! CONTROL(QMGR|STARTONLY) ones with the queue manager). Each is an accept task on the event
+//! loop (`net/evloop/`), whose connections are tasks there too. Stopping a listener ends its
+//! task and shuts its socket down, freeing the port; connections it accepted go on.
 
 #![allow(unsafe_code)]
 
-use crate::admit::limits::refuse_early;
-use crate::net::conn::{self, serve_tls};
-use crate::peer::Peer;
-use crate::{Ctx, MAXCHL_REFUSAL, Sock};
+use crate::Ctx;
 use sealmq_engine::services::{ListenerControl, ListenerDef, ListenerStatus};
 use sealmq_engine::{MqError, MqResult, QueueManager};
 use sealmq_types::ReasonCode;
@@ -16,30 +13,22 @@ use sealmq_types::sync::lock;
 use std::collections::HashMap;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 struct Running {
     listener: Arc<TcpListener>,
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
     /// The accept task on the event loop (its own copy of the socket).
-    task: Option<tokio::task::AbortHandle>,
+    task: tokio::task::AbortHandle,
     status: ListenerStatus,
 }
 
 impl Running {
-    fn end(mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.task.take() {
-            t.abort();
-        }
-        // SAFETY: shutdown(2) on a descriptor this Arc keeps open wakes the blocked accept.
+    fn end(self) {
+        self.task.abort();
+        // SAFETY: shutdown(2) on a descriptor this Arc keeps open; the port is free once
+        // the task's copy is dropped too.
         unsafe {
             libc::shutdown(self.listener.as_raw_fd(), libc::SHUT_RDWR);
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
         }
     }
 }
@@ -48,8 +37,8 @@ impl Running {
 pub(crate) struct Listeners {
     qm: Arc<QueueManager>,
     ctx: Ctx,
-    /// The event loop connections are served on (none: a thread each).
-    net: Option<Arc<crate::net::evloop::Net>>,
+    /// The event loop connections are served on.
+    net: Arc<crate::net::evloop::Net>,
     running: Mutex<HashMap<String, Running>>,
 }
 
@@ -57,7 +46,7 @@ impl Listeners {
     pub(crate) fn new(
         qm: Arc<QueueManager>,
         ctx: Ctx,
-        net: Option<Arc<crate::net::evloop::Net>>,
+        net: Arc<crate::net::evloop::Net>,
     ) -> Arc<Listeners> {
         Arc::new(Listeners {
             qm,
@@ -107,48 +96,27 @@ impl Listeners {
         let local = tl.local_addr().map_err(|e| {
             MqError::new(ReasonCode::ResourceProblem, format!("listener {name}: {e}"))
         })?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let (thread, task) = match &self.net {
-            Some(net) => {
-                let rt = net.handle();
-                let ioerr = |e: std::io::Error| {
-                    MqError::new(ReasonCode::ResourceProblem, format!("listener {name}: {e}"))
-                };
-                let copy = tl.try_clone().map_err(ioerr)?;
-                copy.set_nonblocking(true).map_err(ioerr)?;
-                let _in = rt.enter();
-                let l = tokio::net::TcpListener::from_std(copy).map_err(ioerr)?;
-                let t = rt.spawn(crate::net::evloop::accept_tcp(
-                    l,
-                    self.qm.clone(),
-                    self.ctx.clone(),
-                    net.clone(),
-                ));
-                (None, Some(t.abort_handle()))
-            }
-            None => {
-                let (l, stop, qm, ctx) = (
-                    Arc::new(tl.try_clone().map_err(|e| {
-                        MqError::new(ReasonCode::ResourceProblem, format!("listener {name}: {e}"))
-                    })?),
-                    stop.clone(),
-                    self.qm.clone(),
-                    self.ctx.clone(),
-                );
-                let t = std::thread::Builder::new()
-                    .name(format!("listener {name}"))
-                    .spawn(move || accept_loop(&l, &stop, &qm, &ctx))
-                    .map_err(|e| MqError::new(ReasonCode::ResourceProblem, e.to_string()))?;
-                (Some(t), None)
-            }
+        let ioerr = |e: std::io::Error| {
+            MqError::new(ReasonCode::ResourceProblem, format!("listener {name}: {e}"))
         };
+        let rt = self.net.handle();
+        let copy = tl.try_clone().map_err(ioerr)?;
+        copy.set_nonblocking(true).map_err(ioerr)?;
+        let _in = rt.enter();
+        let l = tokio::net::TcpListener::from_std(copy).map_err(ioerr)?;
+        let task = rt
+            .spawn(crate::net::evloop::accept_tcp(
+                l,
+                self.qm.clone(),
+                self.ctx.clone(),
+                self.net.clone(),
+            ))
+            .abort_handle();
         let listener = Arc::new(tl);
         running.insert(
             name.to_string(),
             Running {
                 listener,
-                stop,
-                thread,
                 task,
                 status: ListenerStatus {
                     name: name.to_string(),
@@ -211,86 +179,5 @@ impl ListenerControl for Control {
             .collect();
         v.sort_by(|a, b| a.name.cmp(&b.name));
         v
-    }
-}
-
-fn accept_loop(tl: &TcpListener, stop: &AtomicBool, qm: &Arc<QueueManager>, ctx: &Ctx) {
-    for s in tl.incoming() {
-        if stop.load(Ordering::Relaxed) || ctx.stop.load(Ordering::Relaxed) {
-            break;
-        }
-        let s = match s {
-            Ok(s) => s,
-            Err(e) => {
-                crate::admit::limits::accept_failed("a TCP listener", &e);
-                continue;
-            }
-        };
-        let _ = s.set_nodelay(true);
-        let addr = s.peer_addr().map(|a| a.to_string()).unwrap_or_default();
-        // A blocked address is refused before anything else: no thread, no TLS, no password.
-        if let Some(why) = qm.address_blocked(&crate::admit::ip_of(&addr)) {
-            ctx.security
-                .events
-                .log(&format!("connection from {addr} refused (2035): {why}"));
-            if ctx.security.tls().is_none() {
-                refuse_early(
-                    &s,
-                    ReasonCode::NotAuthorized.code(),
-                    crate::admit::NOT_AUTHORIZED,
-                );
-            } else {
-                let _ = s.shutdown(std::net::Shutdown::Both);
-            }
-            continue;
-        }
-        // MAXCHL connections served: refused now, before any thread or buffer is given.
-        let maxchl = qm.qmgr().maxchl;
-        if ctx.limit.full(maxchl) {
-            ctx.refused(&format!("connection from {addr}"), maxchl);
-            if ctx.security.tls().is_none() {
-                refuse_early(&s, ReasonCode::ChannelNotAvailable.code(), MAXCHL_REFUSAL);
-            } else {
-                let _ = s.shutdown(std::net::Shutdown::Both);
-            }
-            continue;
-        }
-        // Until its first frame the socket counts among those waiting (a budget of their own,
-        // the oldest closed first), not against MAXCHL.
-        let Ok(held) = s.try_clone() else {
-            continue;
-        };
-        let (pending, line) = ctx.pending.admit(
-            &crate::admit::ip_of(&addr),
-            Box::new(move || {
-                let _ = held.shutdown(std::net::Shutdown::Both);
-            }),
-        );
-        if let Some(line) = line {
-            ctx.security.events.log(&line);
-        }
-        // The handshake and first frame must come within HANDSHAKE.
-        let _ = s.set_read_timeout(Some(crate::HANDSHAKE));
-        // The configuration in use now: REFRESH SECURITY TYPE(SSL) may replace it.
-        let tls = ctx.security.tls();
-        let (qm, ctx) = (qm.clone(), ctx.clone());
-        std::thread::spawn(move || {
-            let Ok(k) = s.try_clone() else { return };
-            let id = ctx.register(Sock::Tcp(k));
-            match tls {
-                None => {
-                    if let Ok(w) = s.try_clone() {
-                        let peer = Peer::Tcp {
-                            tls: None,
-                            addr,
-                            sock: s.try_clone().ok(),
-                        };
-                        conn::serve_plain(&qm, s, w, &peer, &ctx, Some(pending));
-                    }
-                }
-                Some(cfg) => serve_tls(&qm, s, cfg, &ctx, addr, Some(pending)),
-            }
-            ctx.unregister(id);
-        });
     }
 }

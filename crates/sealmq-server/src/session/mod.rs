@@ -6,13 +6,12 @@
 pub(crate) mod dispatch;
 pub(crate) mod pubsub;
 
-use crate::consume::{Consumers, Out};
+use crate::consume::Consumers;
 use crate::icpt::Icpt;
 use crate::icpt::RecentGets;
 use crate::{Ctx, observe::acct};
 use sealmq_engine::{Connection, Hobj, QueueManager};
 use sealmq_types::ReasonCode;
-use sealmq_types::sync::lock;
 use sealmq_wire::{Request, Response};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -35,8 +34,6 @@ pub(crate) struct Session {
     /// QM-side interception, with the keystore in use when the connection began.
     pub(crate) intercept: bool,
     pub(crate) protector: Option<Arc<sealmq_protect::Protector>>,
-    /// The connection's writer (thread-per-connection server).
-    out: Option<Out>,
     /// Where asynchronous consume's pushers send their frames: made when the first consumer
     /// starts (`make_out` on the event loop, a forwarder of `out` otherwise).
     pushes: Option<crate::consume::PushTx>,
@@ -59,11 +56,8 @@ pub(crate) struct Session {
 pub(crate) struct Negotiated<'a> {
     /// The protocol version both speak.
     pub(crate) version: u16,
-    /// The largest frame a request may be.
-    pub(crate) max_frame: usize,
     /// QM-side interception for this connection's principal.
     pub(crate) intercept: bool,
-    pub(crate) channel: &'a str,
     pub(crate) appl: &'a str,
     pub(crate) user: &'a str,
 }
@@ -92,12 +86,8 @@ impl Session {
         ctx: &Ctx,
         admin: bool,
         n: &Negotiated<'_>,
-        out: Result<Out, MakeOut>,
+        make_out: MakeOut,
     ) -> Self {
-        let (out, make_out) = match out {
-            Ok(o) => (Some(o), None),
-            Err(m) => (None, Some(m)),
-        };
         let conn_no = ctx.conns.fetch_add(1, Ordering::Relaxed) + 1;
         Session {
             acct: acct::Accounting::start(qm, &ctx.dir, conn_no, n.user, n.appl),
@@ -111,9 +101,8 @@ impl Session {
             version: n.version,
             intercept: n.intercept,
             protector: ctx.security.protector(),
-            out,
             pushes: None,
-            make_out,
+            make_out: Some(make_out),
             consumers: Consumers::default(),
             nondurable: Vec::new(),
             topics: HashMap::new(),
@@ -122,30 +111,16 @@ impl Session {
         }
     }
 
-    /// Writes an answer on the connection's own writer (thread-per-connection server).
-    pub(crate) fn write(&mut self, id: u32, resp: &Response) -> std::io::Result<()> {
-        sealmq_wire::write_response(&mut *lock(&self.out()), id, resp)
-    }
-
-    fn out(&mut self) -> Out {
-        self.out
-            .get_or_insert_with(|| {
-                Arc::new(Mutex::new(
-                    Box::new(std::io::sink()) as Box<dyn std::io::Write + Send>
-                ))
-            })
-            .clone()
-    }
-
     /// The channel the connection's pushers send through.
     fn pushes(&mut self) -> Result<crate::consume::PushTx, String> {
         if let Some(t) = &self.pushes {
             return Ok(t.clone());
         }
-        let t = match self.make_out.take() {
-            Some(make) => make(),
-            None => crate::consume::forwarder(self.out())?,
-        };
+        let make = self
+            .make_out
+            .take()
+            .ok_or_else(|| "the connection's writer has gone".to_string())?;
+        let t = make();
         self.pushes = Some(t.clone());
         Ok(t)
     }

@@ -7,7 +7,7 @@ use super::frames::{self, Waited};
 use super::out::Writer;
 use super::{Blocking, Stream};
 use crate::admit::limits::PendingSlot;
-use crate::net::conn::{
+use crate::net::welcome::{
     FIRST_FRAME_TOTAL, discint_ended, missed_deadline, svrconn_discint, welcome,
 };
 use crate::peer::Peer;
@@ -39,7 +39,7 @@ pub(crate) async fn serve<S: Stream>(
     pending: Option<PendingSlot>,
     ended: Arc<Notify>,
 ) {
-    let _active = crate::net::conn::Active::count(&ctx);
+    let _active = crate::net::welcome::Active::count(&ctx);
     let (rd, wr) = tokio::io::split(s);
     let mut rd = BufReader::with_capacity(READ_BUF, rd);
     let first = tokio::select! {
@@ -156,7 +156,7 @@ pub(crate) async fn serve<S: Stream>(
     let rt = tokio::runtime::Handle::current();
     let pushers = w.clone();
     let make_out: crate::session::MakeOut = Box::new(move || pushers.for_pushers(&rt));
-    let session = Box::new(Session::new(&qm, conn, &ctx, a.admin, &n, Err(make_out)));
+    let session = Box::new(Session::new(&qm, conn, &ctx, a.admin, &n, make_out));
     let idle = svrconn_discint(&qm, &a.channel);
     let mut l = Loop {
         session: Some(session),

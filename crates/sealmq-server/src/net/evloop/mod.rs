@@ -5,10 +5,6 @@
 //! without a thread; requests that may block otherwise (admission with PAM, MQSC, commit,
 //! open and close, QM-side protection) run on bounded blocking pools. A channel arriving on a listener is
 //! handed to a thread of the channel initiator as before.
-//!
-//! `SEALMQ_SERVER=threads` in the queue manager's environment serves with a thread per
-//! connection instead (`conn.rs`): kept to measure one against the other (`sealmq bench
-//! servers`).
 
 mod conn;
 mod direct;
@@ -36,11 +32,6 @@ fn blocking_threads() -> usize {
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
         .map_or(BLOCKING_THREADS, |n| n.clamp(8, 1024))
-}
-
-/// Whether this process serves applications with a thread per connection (for comparison).
-pub(crate) fn threaded() -> bool {
-    std::env::var("SEALMQ_SERVER").is_ok_and(|v| v == "threads")
 }
 
 /// The event loops: one single-threaded tokio runtime per core (2 to 8), each on a thread of
@@ -257,14 +248,10 @@ pub(crate) async fn accept_tcp(
             let Ok(s) = tokio::net::TcpStream::from_std(s) else {
                 return;
             };
-            let id = ctx.register(Sock::Task(ended.clone()));
+            let id = ctx.register(Sock(ended.clone()));
             match tls {
                 None => {
-                    let peer = Peer::Tcp {
-                        tls: None,
-                        addr,
-                        sock: None,
-                    };
+                    let peer = Peer::Tcp { tls: None, addr };
                     conn::serve(qm, ctx.clone(), s, peer, Some(pending), ended).await;
                 }
                 Some(cfg) => {
@@ -292,14 +279,14 @@ async fn handshake(
 ) -> Option<(tokio_rustls::server::TlsStream<tokio::net::TcpStream>, Peer)> {
     let accept = tokio_rustls::TlsAcceptor::from(cfg).accept(s);
     let s = tokio::select! {
-        r = tokio::time::timeout(crate::net::conn::FIRST_FRAME_TOTAL, accept) => match r {
+        r = tokio::time::timeout(crate::net::welcome::FIRST_FRAME_TOTAL, accept) => match r {
             Ok(Ok(s)) => s,
             // Untrusted or broken peer: the alert rustls prepared was sent.
             Ok(Err(_)) => return None,
             Err(_) => {
                 ctx.security.events.log(&format!(
                     "{addr} did not finish its TLS handshake within {} s: closed",
-                    crate::net::conn::FIRST_FRAME_TOTAL.as_secs()
+                    crate::net::welcome::FIRST_FRAME_TOTAL.as_secs()
                 ));
                 return None;
             }
@@ -315,7 +302,6 @@ async fn handshake(
     let peer = Peer::Tcp {
         tls: Some(TlsPeer { dn, suite }),
         addr,
-        sock: None,
     };
     Some((s, peer))
 }
@@ -378,13 +364,8 @@ pub(crate) async fn accept_local(
             let Ok(s) = tokio::net::UnixStream::from_std(s) else {
                 return;
             };
-            let id = ctx.register(Sock::Task(ended.clone()));
-            let peer = Peer::Local {
-                user,
-                admin,
-                pid,
-                sock: None,
-            };
+            let id = ctx.register(Sock(ended.clone()));
+            let peer = Peer::Local { user, admin, pid };
             conn::serve(qm, ctx.clone(), s, peer, pending, ended).await;
             ctx.unregister(id);
         });
