@@ -52,4 +52,9 @@ fn the_client_does_not_link_the_queue_manager() {
     );
     // The test can fail: the queue manager's own crates do reach the engine.
     assert!(deps(crates, "sealmq-server").contains(&"sealmq-engine".to_string()));
+    // The server reaches storage through the engine (`sealmq_engine::host`), not beside it.
+    assert!(
+        !deps(crates, "sealmq-server").contains(&"sealmq-storage".to_string()),
+        "sealmq-server depends on sealmq-storage directly: go through sealmq_engine::host"
+    );
 }

@@ -47,3 +47,14 @@ pub use objects::{QType, QmgrDef, QueueDef};
 pub use qm::{ChlAuthAction, QmConfig, QueueManager, QueueStatus, ServiceObject, StartReport};
 pub use queue::Match;
 pub use sealmq_storage::log::{ReplicaStatus, ReplicationStatus};
+
+/// What the server process takes from storage beside the queue manager, named here so that
+/// it reaches storage through the engine (issue 43): the data-at-rest keyring and the
+/// secrets it reads, the log's replicator, free space, and files private to the queue
+/// manager's user.
+pub mod host {
+    pub use sealmq_storage::dse::Dse;
+    pub use sealmq_storage::log::ReplicatorRef;
+    pub use sealmq_storage::space::free_space;
+    pub use sealmq_storage::{create_private_dir, create_private_file};
+}

@@ -57,7 +57,7 @@ pub struct ServerConfig {
     /// The active instance of a replicated queue manager (docs/ha.md): its log batches are
     /// durable once its group's majority holds them, and its first start makes the queue
     /// manager when the group's log is still empty.
-    pub replicator: Option<sealmq_storage::log::ReplicatorRef>,
+    pub replicator: Option<sealmq_engine::host::ReplicatorRef>,
 }
 
 /// How long a new connection has to complete its TLS handshake and first frame, and how long
@@ -132,17 +132,17 @@ fn start_engine(
     cfg: &ServerConfig,
     me_uid: u32,
     fds: u64,
-) -> Result<(Arc<QueueManager>, Option<Arc<sealmq_storage::dse::Dse>>), String> {
+) -> Result<(Arc<QueueManager>, Option<Arc<sealmq_engine::host::Dse>>), String> {
     let mut qcfg = QmConfig::new(&cfg.name, &cfg.dir);
     // The queue manager's own user is the administrator; everyone else needs AUTHRECs.
     qcfg.admin = Some(user_name(me_uid));
-    qcfg.dse = sealmq_storage::dse::Dse::load(&cfg.dir).map_err(|e| e.to_string())?;
+    qcfg.dse = sealmq_engine::host::Dse::load(&cfg.dir).map_err(|e| e.to_string())?;
     let dse = qcfg.dse.clone();
     // The secrets are read: no other process of this user may read them from us.
     let secrets: Vec<String> = svcrun::SECRET_ENV
         .iter()
         .map(|s| s.to_string())
-        .chain(sealmq_storage::dse::Dse::secret_env(&cfg.dir))
+        .chain(sealmq_engine::host::Dse::secret_env(&cfg.dir))
         .collect();
     auth::perms::scrub_secrets(&secrets);
     let replicated = cfg.replicator.is_some();

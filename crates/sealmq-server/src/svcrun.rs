@@ -54,7 +54,7 @@ impl Services {
             qm,
             qm_name: qm_name.to_string(),
             dir: dir.to_path_buf(),
-            secret_env: sealmq_storage::dse::Dse::secret_env(dir),
+            secret_env: sealmq_engine::host::Dse::secret_env(dir),
             running: Mutex::new(HashMap::new()),
         })
     }

@@ -226,7 +226,7 @@ pub fn hash_password(password: &str) -> Result<String, String> {
 /// Writes a file only the owner may read.
 pub fn write_private(path: &Path, bytes: &[u8]) -> Result<(), String> {
     use std::io::Write;
-    let mut f = sealmq_storage::create_private_file(path)
+    let mut f = sealmq_engine::host::create_private_file(path)
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     f.write_all(bytes)
         .and_then(|_| f.sync_all())

@@ -8,8 +8,8 @@ use sealmq_engine::objects::CHANNEL_SYNC_Q;
 use sealmq_engine::{
     Connection, GetOptions, Hobj, Match, Md, MqResult, OpenOptions, Persistence, PutOptions,
 };
-use sealmq_storage::codec::{Dec, Enc};
 use sealmq_types::ReasonCode;
+use sealmq_types::codec::{Dec, DecodeError, Enc};
 use sealmq_wire::chl::BatchId;
 
 pub const FORMAT: &str = "SMQSYNC";
@@ -67,11 +67,11 @@ impl SyncRec {
         e.buf
     }
 
-    pub fn decode(b: &[u8]) -> sealmq_storage::Result<SyncRec> {
+    pub fn decode(b: &[u8]) -> sealmq_types::codec::Result<SyncRec> {
         let mut d = Dec::new(b, "channel sync record");
         let v = d.u8()?;
         if v != VERSION {
-            return Err(sealmq_storage::StorageError::Decode(format!(
+            return Err(DecodeError(format!(
                 "channel sync record version {v} (this build reads {VERSION})"
             )));
         }

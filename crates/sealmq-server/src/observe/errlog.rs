@@ -32,7 +32,7 @@ struct State {
 impl State {
     fn open(&mut self) {
         let path = self.dir.join(file_name(1));
-        self.file = sealmq_storage::create_private_dir(&self.dir)
+        self.file = sealmq_engine::host::create_private_dir(&self.dir)
             .ok()
             .and_then(|_| {
                 use std::os::unix::fs::OpenOptionsExt;

@@ -15,7 +15,7 @@ use out::Out;
 use crate::auth::security::Security;
 use crate::chinit::Initiator;
 use sealmq_engine::QueueManager;
-use sealmq_storage::dse::Dse;
+use sealmq_engine::host::Dse;
 use std::net::SocketAddr;
 use std::sync::Arc;
 

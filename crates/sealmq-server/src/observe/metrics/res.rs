@@ -192,7 +192,7 @@ pub(crate) fn render(o: &mut Out, qm: &QueueManager) {
         ("log", dir.join("log"), "the recovery log"),
         ("mq_errors", dir.join("errors"), "the error log"),
     ] {
-        let Some((free, size)) = sealmq_storage::space::free_space(&path) else {
+        let Some((free, size)) = sealmq_engine::host::free_space(&path) else {
             continue;
         };
         g(
