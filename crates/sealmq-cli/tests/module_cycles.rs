@@ -16,11 +16,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .expect("the repository root")
-        .to_path_buf()
+    sealmq_testkit::repo_root()
 }
 
 type Module = Vec<String>;

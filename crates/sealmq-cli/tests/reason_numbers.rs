@@ -7,11 +7,7 @@
 use std::path::{Path, PathBuf};
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .expect("the repository root")
-        .to_path_buf()
+    sealmq_testkit::repo_root()
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -24,6 +24,12 @@ pub fn connect_from(src: [u8; 4], port: u16) -> Option<std::net::TcpStream> {
     Some(s.into())
 }
 
+/// The repository's root (the folder holding `crates/`), for tests that read its files.
+pub fn repo_root() -> std::path::PathBuf {
+    let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.ancestors().nth(2).unwrap_or(here).to_path_buf()
+}
+
 /// Polls `f` every 20 ms until it holds, failing the test after `limit` with `what`.
 pub fn wait_for(limit: Duration, what: &str, f: impl FnMut() -> bool) {
     wait_every(limit, Duration::from_millis(20), what, f)
