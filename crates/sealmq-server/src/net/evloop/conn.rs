@@ -6,7 +6,7 @@
 use super::frames::{self, Waited};
 use super::out::Writer;
 use super::{Blocking, Stream};
-use crate::admit::limits::PendingSlot;
+use crate::admit::limits::{LimitSlot, PendingSlot};
 use crate::net::welcome::{
     FIRST_FRAME_TOTAL, discint_ended, missed_deadline, svrconn_discint, welcome,
 };
@@ -15,10 +15,11 @@ use crate::session::{Flow, Session, protocol_error};
 use crate::{Ctx, HANDSHAKE, MAXCHL_REFUSAL, chinit};
 use sealmq_engine::QueueManager;
 use sealmq_types::ReasonCode;
+use sealmq_wire::chl::ChlFrame;
 use sealmq_wire::{First, Request, Response, WireError};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::BufReader;
+use tokio::io::{AsyncRead, BufReader};
 use tokio::sync::Notify;
 
 /// The read buffer of a connection (requests larger than it are read straight into their
@@ -42,20 +43,9 @@ pub(crate) async fn serve<S: Stream>(
     let _active = crate::net::welcome::Active::count(&ctx);
     let (rd, wr) = tokio::io::split(s);
     let mut rd = BufReader::with_capacity(READ_BUF, rd);
-    let first = tokio::select! {
-        r = tokio::time::timeout(
-            FIRST_FRAME_TOTAL,
-            frames::read(&mut rd, sealmq_wire::HELLO_MAX, HANDSHAKE),
-        ) => match r {
-            Ok(r) => r,
-            Err(_) => Err(WireError::Io(std::io::ErrorKind::TimedOut.into())),
-        },
-        _ = ended.notified() => return,
+    let Some(first) = first_frame(&mut rd, &ended).await else {
+        return;
     };
-    let first = first.and_then(|f| match f {
-        Some(b) => sealmq_wire::read_first(&mut &b[..], sealmq_wire::HELLO_MAX),
-        None => Ok(None),
-    });
     // The first frame is here: the socket leaves those waiting and counts against MAXCHL
     // from now on, or is refused with 2537.
     let slot = match (pending, &first) {
@@ -80,26 +70,9 @@ pub(crate) async fn serve<S: Stream>(
     };
     let (id, hello) = match first {
         Ok(Some(First::Channel(start))) => {
-            // Channels run on threads of their own (chinit/), with their own heartbeats.
             let leftover = rd.buffer().to_vec();
             let s = rd.into_inner().unsplit(wr);
-            if let (Some(b), Peer::Tcp { tls, addr, .. }) = (s.into_blocking(), &peer) {
-                let info = chinit::receiver::PeerInfo {
-                    tls: tls.as_ref().map(|t| (t.dn.clone(), t.suite.clone())),
-                    addr: addr.clone(),
-                    sock: b.sock.as_ref().and_then(|s| s.try_clone().ok()),
-                };
-                let ci = ctx.chinit.clone();
-                // A thread of its own for as long as the channel runs (not the blocking pool,
-                // which serves short requests); it keeps the channel's MAXCHL slot.
-                let _ = std::thread::Builder::new()
-                    .name("channel".into())
-                    .spawn(move || {
-                        let _slot = slot;
-                        channel(&ci, start, b, leftover, info)
-                    });
-            }
-            return;
+            return hand_to_channel(&ctx, s, &peer, start, leftover, slot);
         }
         Ok(Some(First::Request(id, Request::Hello(hello)))) => (id, hello),
         Ok(Some(First::Request(id, _))) => {
@@ -124,31 +97,14 @@ pub(crate) async fn serve<S: Stream>(
         Ok(None) => return,
     };
     let _slot = slot;
-    // Admission may ask PAM: on the blocking pool — except the administrator's on the local
-    // socket (no password, no PAM), which never waits behind others' logins.
-    let (welcomed, peer) = if matches!(peer, Peer::Local { admin: true, .. }) {
-        (welcome(&qm, &ctx, &peer, hello), peer)
-    } else {
-        let (q, c) = (qm.clone(), ctx.clone());
-        match tokio::task::spawn_blocking(move || (welcome(&q, &c, &peer, hello), peer)).await {
-            Ok(x) => x,
-            Err(_) => return,
-        }
+    let Some((welcomed, peer)) = admit(&qm, &ctx, peer, hello).await else {
+        return;
     };
     let (conn, a, ok) = match welcomed {
         Ok(x) => x,
         Err(resp) => return refuse(wr, &ended, id, resp).await,
     };
-    let stall = match &peer {
-        Peer::Local { .. } => LOCAL_WRITE_STALL,
-        Peer::Tcp { .. } => a
-            .hbint
-            .filter(|h| *h > 0)
-            .map_or(Duration::from_secs(3600 * 24 * 365), |h| {
-                Duration::from_secs(h.into()).max(WRITE_STALL_MIN)
-            }),
-    };
-    let w = Writer::new(wr, stall, ended.clone());
+    let w = Writer::new(wr, write_stall(&peer, a.hbint), ended.clone());
     if w.write(&frames::encode(id, &ok)).await.is_err() {
         return;
     }
@@ -169,6 +125,97 @@ pub(crate) async fn serve<S: Stream>(
     if let Some(s) = l.session.take() {
         // Closing handles may wait for the log: on the blocking pool.
         let _ = tokio::task::spawn_blocking(move || s.end()).await;
+    }
+}
+
+/// The Hello answered and the connection admitted. Admission may ask PAM: on the blocking
+/// pool — except the administrator's on the local socket (no password, no PAM), which never
+/// waits behind others' logins. `None`: the pool is gone (the server is ending).
+async fn admit(
+    qm: &Arc<QueueManager>,
+    ctx: &Ctx,
+    peer: Peer,
+    hello: sealmq_wire::Hello,
+) -> Option<(Welcomed, Peer)> {
+    if matches!(peer, Peer::Local { admin: true, .. }) {
+        return Some((welcome(qm, ctx, &peer, hello), peer));
+    }
+    let (q, c) = (qm.clone(), ctx.clone());
+    tokio::task::spawn_blocking(move || (welcome(&q, &c, &peer, hello), peer))
+        .await
+        .ok()
+}
+
+/// What [`welcome`] answers: the engine connection, what was admitted and the Hello's answer,
+/// or the refusal.
+type Welcomed = Result<
+    (
+        sealmq_engine::Connection,
+        crate::net::welcome::Admitted,
+        Response,
+    ),
+    Response,
+>;
+
+/// The connection's first frame, within [`FIRST_FRAME_TOTAL`] however it trickles (each read
+/// within [`HANDSHAKE`]); `None` when the connection is told to end first.
+async fn first_frame<R: AsyncRead + Unpin>(
+    rd: &mut BufReader<R>,
+    ended: &Notify,
+) -> Option<Result<Option<First>, WireError>> {
+    let first = tokio::select! {
+        r = tokio::time::timeout(
+            FIRST_FRAME_TOTAL,
+            frames::read(rd, sealmq_wire::HELLO_MAX, HANDSHAKE),
+        ) => match r {
+            Ok(r) => r,
+            Err(_) => Err(WireError::Io(std::io::ErrorKind::TimedOut.into())),
+        },
+        _ = ended.notified() => return None,
+    };
+    Some(first.and_then(|f| match f {
+        Some(b) => sealmq_wire::read_first(&mut &b[..], sealmq_wire::HELLO_MAX),
+        None => Ok(None),
+    }))
+}
+
+/// A channel's connection, handed to the channel initiator: channels run on threads of their
+/// own (chinit/), with their own heartbeats — not the blocking pool, which serves short
+/// requests — and keep the connection's MAXCHL slot while they run.
+fn hand_to_channel<S: Stream>(
+    ctx: &Ctx,
+    s: S,
+    peer: &Peer,
+    start: ChlFrame,
+    leftover: Vec<u8>,
+    slot: Option<LimitSlot>,
+) {
+    if let (Some(b), Peer::Tcp { tls, addr, .. }) = (s.into_blocking(), peer) {
+        let info = chinit::receiver::PeerInfo {
+            tls: tls.as_ref().map(|t| (t.dn.clone(), t.suite.clone())),
+            addr: addr.clone(),
+            sock: b.sock.as_ref().and_then(|s| s.try_clone().ok()),
+        };
+        let ci = ctx.chinit.clone();
+        let _ = std::thread::Builder::new()
+            .name("channel".into())
+            .spawn(move || {
+                let _slot = slot;
+                channel(&ci, start, b, leftover, info)
+            });
+    }
+}
+
+/// How long a write to the client may make no progress before the connection ends: the
+/// SVRCONN's heartbeat interval (at least 5 s; none with HBINT(0)), 60 s on the Unix socket.
+fn write_stall(peer: &Peer, hbint: Option<u32>) -> Duration {
+    match peer {
+        Peer::Local { .. } => LOCAL_WRITE_STALL,
+        Peer::Tcp { .. } => hbint
+            .filter(|h| *h > 0)
+            .map_or(Duration::from_secs(3600 * 24 * 365), |h| {
+                Duration::from_secs(h.into()).max(WRITE_STALL_MIN)
+            }),
     }
 }
 
