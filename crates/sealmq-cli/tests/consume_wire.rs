@@ -1,6 +1,6 @@
 //! Asynchronous consume on the wire itself (docs/wire.md, version 2), with a raw client
 //! against real queue manager processes: the order of answers and pushes a client relies
-//! on, on both servers, what a pushed batch may hold, and a client that stops reading.
+//! on, what a pushed batch may hold, and a client that stops reading.
 
 mod common;
 
@@ -107,101 +107,92 @@ fn raw_consumer(port: u16, appl: &str, mut req: ConsumeReq) -> TcpStream {
 /// answered after its pushes too.
 #[test]
 fn consume_and_stop_answers_frame_every_push() {
-    {
-        let server = "evloop";
-        let h = Home::new();
-        let port = common::free_port();
-        h.ok(&["create", "QO"]);
-        let o = h
-            .cmd(&["start", "QO", "--background", "--listen"])
-            .arg(format!("127.0.0.1:{port}"))
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{o:?}");
-        h.mqsc("QO", APP);
-        h.ok(&["put", "QO", "C.Q", "--size", "200", "--count", "3000"]);
-        let (mut s, hobj) = raw_open(port, "order");
-        let mut pushed_total = 0u32;
-        for round in 0..40u32 {
-            let tag = round + 1;
-            let (start_id, stop_id) = (100 + 2 * round, 101 + 2 * round);
-            let req = syncpoint(hobj, tag, 100, 4, 0);
-            sealmq_wire::write_request(&mut s, start_id, &Request::Consume(req)).unwrap();
-            match next(&mut s) {
-                (id, Response::Ok) if id == start_id => {}
-                other => panic!(
-                    "{server} round {round}: before the Consume's Ok: {}",
-                    brief(&other)
-                ),
-            }
-            sealmq_wire::write_request(&mut s, stop_id, &Request::ConsumeStop { tag }).unwrap();
-            let mut batches = Vec::new();
-            loop {
-                match next(&mut s) {
-                    (id, Response::Ok) if id == stop_id => break,
-                    (0, Response::Delivery(d)) => {
-                        assert_eq!(d.tag, tag, "{server}: a push of another consumer");
-                        pushed_total += 1;
-                    }
-                    (
-                        0,
-                        Response::BatchEnd {
-                            tag: t,
-                            batch,
-                            count,
-                        },
-                    ) if count > 0 => {
-                        assert_eq!(t, tag);
-                        batches.push(batch);
-                    }
-                    (0, Response::BatchEnd { .. }) => {}
-                    other => panic!("{server} round {round}: unexpected {}", brief(&other)),
-                }
-            }
-            // Whatever comes next is the answer asked for: nothing of the stopped consumer.
-            for (k, b) in batches.into_iter().enumerate() {
-                let id = 10_000 + round * 1_000 + k as u32;
-                let settle = Request::Settle {
-                    tag,
-                    batch: b,
-                    commit: false,
-                };
-                let r = call(&mut s, id, &settle);
-                assert!(
-                    matches!(r, Response::Settled { reason: 0, .. }),
-                    "{server}: {r:?}"
-                );
-            }
+    let h = Home::new();
+    let port = common::free_port();
+    h.ok(&["create", "QO"]);
+    let o = h
+        .cmd(&["start", "QO", "--background", "--listen"])
+        .arg(format!("127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    h.mqsc("QO", APP);
+    h.ok(&["put", "QO", "C.Q", "--size", "200", "--count", "3000"]);
+    let (mut s, hobj) = raw_open(port, "order");
+    let mut pushed_total = 0u32;
+    for round in 0..40u32 {
+        let tag = round + 1;
+        let (start_id, stop_id) = (100 + 2 * round, 101 + 2 * round);
+        let req = syncpoint(hobj, tag, 100, 4, 0);
+        sealmq_wire::write_request(&mut s, start_id, &Request::Consume(req)).unwrap();
+        match next(&mut s) {
+            (id, Response::Ok) if id == start_id => {}
+            other => panic!("round {round}: before the Consume's Ok: {}", brief(&other)),
         }
-        assert!(pushed_total > 0, "{server}: the consumers pushed nothing");
-        // A consumer still pushing when its handle closes: the close's answer follows its
-        // pushes.
-        let req = syncpoint(hobj, 999, 100, 4, 0);
-        assert!(matches!(
-            call(&mut s, 90, &Request::Consume(req)),
-            Response::Ok
-        ));
-        sealmq_wire::write_request(&mut s, 91, &Request::Close { hobj }).unwrap();
+        sealmq_wire::write_request(&mut s, stop_id, &Request::ConsumeStop { tag }).unwrap();
+        let mut batches = Vec::new();
         loop {
             match next(&mut s) {
-                (91, Response::Ok) => break,
-                (0, Response::Delivery(_) | Response::BatchEnd { .. }) => {}
-                other => panic!("{server}: before the Close's Ok: {}", brief(&other)),
+                (id, Response::Ok) if id == stop_id => break,
+                (0, Response::Delivery(d)) => {
+                    assert_eq!(d.tag, tag, "a push of another consumer");
+                    pushed_total += 1;
+                }
+                (
+                    0,
+                    Response::BatchEnd {
+                        tag: t,
+                        batch,
+                        count,
+                    },
+                ) if count > 0 => {
+                    assert_eq!(t, tag);
+                    batches.push(batch);
+                }
+                (0, Response::BatchEnd { .. }) => {}
+                other => panic!("round {round}: unexpected {}", brief(&other)),
             }
         }
-        assert!(matches!(
-            call(&mut s, 92, &Request::Heartbeat),
-            Response::Ok
-        ));
-        drop(s);
-        // Every message backed out: all 3,000 still there, none uncommitted.
-        common::wait_for(Duration::from_secs(30), "the backouts", || {
-            h.mqsc("QO", "DISPLAY QSTATUS(C.Q) UNCOM\n")
-                .contains("UNCOM(0)")
-        });
-        assert_eq!(h.depth("QO", "C.Q"), 3_000, "{server}");
-        h.ok(&["stop", "QO"]);
+        // Whatever comes next is the answer asked for: nothing of the stopped consumer.
+        for (k, b) in batches.into_iter().enumerate() {
+            let id = 10_000 + round * 1_000 + k as u32;
+            let settle = Request::Settle {
+                tag,
+                batch: b,
+                commit: false,
+            };
+            let r = call(&mut s, id, &settle);
+            assert!(matches!(r, Response::Settled { reason: 0, .. }), "{r:?}");
+        }
     }
+    assert!(pushed_total > 0, "the consumers pushed nothing");
+    // A consumer still pushing when its handle closes: the close's answer follows its
+    // pushes.
+    let req = syncpoint(hobj, 999, 100, 4, 0);
+    assert!(matches!(
+        call(&mut s, 90, &Request::Consume(req)),
+        Response::Ok
+    ));
+    sealmq_wire::write_request(&mut s, 91, &Request::Close { hobj }).unwrap();
+    loop {
+        match next(&mut s) {
+            (91, Response::Ok) => break,
+            (0, Response::Delivery(_) | Response::BatchEnd { .. }) => {}
+            other => panic!("before the Close's Ok: {}", brief(&other)),
+        }
+    }
+    assert!(matches!(
+        call(&mut s, 92, &Request::Heartbeat),
+        Response::Ok
+    ));
+    drop(s);
+    // Every message backed out: all 3,000 still there, none uncommitted.
+    common::wait_for(Duration::from_secs(30), "the backouts", || {
+        h.mqsc("QO", "DISPLAY QSTATUS(C.Q) UNCOM\n")
+            .contains("UNCOM(0)")
+    });
+    assert_eq!(h.depth("QO", "C.Q"), 3_000);
+    h.ok(&["stop", "QO"]);
 }
 
 /// Issue 27: a consumer whose client stops reading does not hold the queue manager. Its

@@ -129,6 +129,27 @@ impl QueueRb {
 }
 
 impl Rebuild {
+    /// An empty rebuild over queue files at `qctx`.
+    pub(crate) fn new(qctx: Arc<crate::queue::QueueCtx>) -> Rebuild {
+        Rebuild {
+            qctx,
+            store_upto: 0,
+            index_ends: HashMap::new(),
+            auth: Vec::new(),
+            channels: HashMap::new(),
+            sec: Default::default(),
+            svc: Default::default(),
+            qmgr: None,
+            defs: HashMap::new(),
+            msgs: HashMap::new(),
+            pending: HashMap::new(),
+            active_at_cp: HashSet::new(),
+            cp_lsn: 0,
+            max_seq: 0,
+            max_tx: 0,
+        }
+    }
+
     /// Opens the files of every queue that has them, as of the checkpoint.
     pub(crate) fn open_stores(&mut self) -> MqResult<()> {
         let root = &self.qctx.root;

@@ -11,7 +11,7 @@ use crate::records::{Frame, Record};
 use sealmq_storage::Log;
 use sealmq_storage::checkpoint;
 use sealmq_storage::log::{LogConfig, Lsn};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -120,27 +120,6 @@ fn read_checkpoint(
 }
 
 impl Rebuild {
-    /// An empty rebuild over queue files at `qctx`.
-    fn new(qctx: Arc<crate::queue::QueueCtx>) -> Rebuild {
-        Rebuild {
-            qctx,
-            store_upto: 0,
-            index_ends: HashMap::new(),
-            auth: Vec::new(),
-            channels: HashMap::new(),
-            sec: Default::default(),
-            svc: Default::default(),
-            qmgr: None,
-            defs: HashMap::new(),
-            msgs: HashMap::new(),
-            pending: HashMap::new(),
-            active_at_cp: HashSet::new(),
-            cp_lsn: 0,
-            max_seq: 0,
-            max_tx: 0,
-        }
-    }
-
     /// One frame of the checkpoint.
     fn checkpoint_frame(&mut self, frame: Frame, cp: &mut FromCheckpoint) {
         match frame {
