@@ -193,7 +193,12 @@ fn released_comes_back_counted_rejected_goes_to_the_dead_letter_queue_and_author
         "the rejected message on the dead-letter queue",
         || h.depth("QB", "SYSTEM.DEAD.LETTER.QUEUE") == 1,
     );
-    assert_eq!(h.depth("QB", "APP.Q"), 0);
+    // The move commits after the dead-letter put is counted: polled, not read once.
+    common::wait_for(
+        std::time::Duration::from_secs(30),
+        "the rejected message gone from APP.Q",
+        || h.depth("QB", "APP.Q") == 0,
+    );
     // No authority on SECRET.Q: the attach is refused with amqp:unauthorized-access.
     let e = proton(&url, &["forbidden", "SECRET.Q"]);
     let text = e[0]["error"].as_str().unwrap_or_default().to_string();
