@@ -27,6 +27,7 @@ pub use put::{DurablePut, PutStep};
 pub use retained::{TOPIC_PROP, retained_key};
 pub use sealmq_mqi::{Browse, GetOptions, Got, OpenOptions, PutOptions};
 pub use subscribe::{SubOpen, SubOptions};
+pub use uow::{CommitStep, DurableCommit};
 
 pub(crate) enum Target {
     Local(Arc<LocalQueue>),

@@ -4,24 +4,83 @@
 use super::*;
 use sealmq_types::sync::{lock, read};
 
+/// A commit taken as far as it goes without blocking (the event-driven server's MQCMIT).
+pub enum CommitStep {
+    Done(MqResult<()>),
+    /// A unit of work with persistent records: it is applied once
+    /// [`DurableCommit::ticket`] is durable; then [`Connection::commit_durable`].
+    Durable(DurableCommit),
+}
+
+/// A commit whose record waits to be durable.
+pub struct DurableCommit {
+    u: Uow,
+    ticket: sealmq_storage::log::Ticket,
+}
+
+impl DurableCommit {
+    pub fn ticket(&self) -> &sealmq_storage::log::Ticket {
+        &self.ticket
+    }
+}
+
 impl Connection {
     /// MQCMIT: makes the unit of work's persistent records durable, then applies it.
     pub fn commit(&self) -> MqResult<()> {
-        let Some(u) = lock(&self.uow).take() else {
-            return Ok(());
-        };
-        self.entry.uow_active.store(false, Ordering::Relaxed);
-        if u.logged {
-            let rec = Record::Commit(u.tx);
-            if let Err(e) = self.qm.log.append_durable(rec.kind(), &rec.encode()) {
-                // Not committed: undo it, as a backout would.
-                self.apply_backout(u, false);
-                return Err(MqError::new(
-                    ReasonCode::BackedOut,
-                    format!("commit failed and the unit of work was backed out: {e}"),
-                ));
+        match self.commit_step() {
+            CommitStep::Done(r) => r,
+            CommitStep::Durable(d) => {
+                let waited = self.qm.log.wait(&d.ticket);
+                self.commit_durable(d, waited)
             }
         }
+    }
+
+    /// MQCMIT as far as it goes without blocking: a unit of work with persistent records
+    /// has its commit record appended, and is applied once the record is durable.
+    pub fn commit_step(&self) -> CommitStep {
+        let Some(u) = lock(&self.uow).take() else {
+            return CommitStep::Done(Ok(()));
+        };
+        self.entry.uow_active.store(false, Ordering::Relaxed);
+        if !u.logged {
+            self.apply_commit(u);
+            return CommitStep::Done(Ok(()));
+        }
+        let rec = Record::Commit(u.tx);
+        match self.qm.log.append(rec.kind(), &rec.encode()) {
+            Ok(ticket) => CommitStep::Durable(DurableCommit { u, ticket }),
+            Err(e) => CommitStep::Done(Err(self.commit_failed(u, e))),
+        }
+    }
+
+    /// Completes a commit once its record's wait ended (`waited`): applied, or backed out
+    /// when the record could not be written.
+    pub fn commit_durable(
+        &self,
+        d: DurableCommit,
+        waited: sealmq_storage::Result<()>,
+    ) -> MqResult<()> {
+        match waited {
+            Ok(()) => {
+                self.apply_commit(d.u);
+                Ok(())
+            }
+            Err(e) => Err(self.commit_failed(d.u, e)),
+        }
+    }
+
+    /// Not committed: undone, as a backout would.
+    fn commit_failed(&self, u: Uow, e: sealmq_storage::StorageError) -> MqError {
+        self.apply_backout(u, false);
+        MqError::new(
+            ReasonCode::BackedOut,
+            format!("commit failed and the unit of work was backed out: {e}"),
+        )
+    }
+
+    /// A committed unit of work takes effect: its puts turn visible, its gets leave.
+    fn apply_commit(&self, u: Uow) {
         let mut triggers = Vec::new();
         {
             let _a = read(&self.qm.apply);
@@ -53,7 +112,6 @@ impl Connection {
         for d in triggers {
             super::triggers::fire(&self.qm, &d);
         }
-        Ok(())
     }
 
     /// MQBACK.
