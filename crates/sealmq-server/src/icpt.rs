@@ -3,24 +3,13 @@
 
 use crate::wiremap::{err, get_options};
 use sealmq_engine::mqi::Browse;
-use sealmq_engine::{Connection, Hobj, QueueManager, intercept};
+use sealmq_engine::{Connection, Hobj, intercept};
 use sealmq_types::ReasonCode;
 use sealmq_wire::{GetReq, Response};
-
-/// QM-side interception for one connection (SPEC §5.5.2): on a SVRCONN channel with
-/// INTERCEPT(YES) the queue manager protects puts and unprotects gets with its own identity.
-pub(crate) struct Icpt<'a> {
-    pub(crate) on: bool,
-    pub(crate) protector: Option<&'a sealmq_protect::Protector>,
-    /// The size of the message as stored, when this request protected or unprotected one
-    /// (accounting reports stored sizes).
-    pub(crate) stored: std::cell::Cell<Option<u64>>,
-}
 
 /// A message an intercepted get took on the event loop once its wait ended (no thread held
 /// meanwhile), for the blocking pool to unprotect.
 pub(crate) struct Taken {
-    pub(crate) hobj: u32,
     pub(crate) got: sealmq_engine::Got,
     /// Taken in a unit of work of the get's own (the application's get was outside one).
     pub(crate) own_uow: bool,
@@ -49,133 +38,84 @@ pub(crate) fn security(detail: String) -> Response {
     }
 }
 
-impl Icpt<'_> {
-    /// The bytes to store for a put to `name`: protected under its policy, unless they are
-    /// already a protected message (never protected twice). Errors are 2063 details.
-    pub(crate) fn protect(
-        &self,
-        qm: &QueueManager,
-        name: &str,
-        md: &sealmq_engine::Md,
-        payload: Vec<u8>,
-    ) -> Result<Vec<u8>, String> {
-        if !self.on {
-            // Sent as it is: plaintext to a protected queue is refused (issue 42).
-            intercept::check_as_sent(qm, name, &payload)?;
-            return Ok(payload);
-        }
-        match intercept::protect(qm, self.protector, name, md, &payload)? {
-            Some(stored) => {
-                self.stored.set(Some(stored.len() as u64));
-                Ok(stored)
-            }
-            None => Ok(payload),
-        }
-    }
+/// A get under `policy` (the queue's, or for a subscription's handle its topic's),
+/// unprotected for the application with the queue manager's `protector`; a message failing a
+/// check moves to the error queue in the same unit of work and the application gets 2063.
+/// `taken`: the message, already taken on the event loop after the get's wait
+/// (`take_options`). With the size of the message as stored, for accounting.
+pub(crate) fn unprotected_get(
+    conn: &Connection,
+    protector: Option<&sealmq_protect::Protector>,
+    h: &Hobj,
+    g: &GetReq,
+    policy: &sealmq_protect::Policy,
+    taken: Taken,
+) -> (Response, Option<u64>) {
+    let stored = Some(taken.got.payload.len() as u64);
+    (
+        unprotect_taken(conn, protector, h, g, policy, taken),
+        stored,
+    )
+}
 
-    /// The bytes to publish on `topic`: protected once under its policy for every subscriber
-    /// (issue 28), unless already protected. Errors are 2063 details.
-    pub(crate) fn protect_topic(
-        &self,
-        qm: &QueueManager,
-        topic: &str,
-        md: &sealmq_engine::Md,
-        payload: Vec<u8>,
-    ) -> Result<Vec<u8>, String> {
-        if !self.on {
-            intercept::check_topic_as_sent(qm, topic, &payload)?;
-            return Ok(payload);
+fn unprotect_taken(
+    conn: &Connection,
+    protector: Option<&sealmq_protect::Protector>,
+    h: &Hobj,
+    g: &GetReq,
+    policy: &sealmq_protect::Policy,
+    taken: Taken,
+) -> Response {
+    if protector.is_none() {
+        if taken.own_uow {
+            let _ = conn.backout();
         }
-        match intercept::protect_topic(qm, self.protector, topic, md, &payload)? {
-            Some(stored) => {
-                self.stored.set(Some(stored.len() as u64));
-                Ok(stored)
-            }
-            None => Ok(payload),
-        }
-    }
-
-    /// A get under `policy` (the queue's, or for a subscription's handle its topic's):
-    /// unprotected for the application; a message failing a check moves to the error queue
-    /// in the same unit of work and the application gets 2063.
-    /// `taken`: the message, already taken on the event loop after the get's wait
-    /// (`take_options`); otherwise it is got here.
-    pub(crate) fn get(
-        &self,
-        conn: &Connection,
-        h: &Hobj,
-        g: &GetReq,
-        policy: &sealmq_protect::Policy,
-        taken: Option<Taken>,
-    ) -> Response {
-        if self.protector.is_none() {
-            if taken.as_ref().is_some_and(|t| t.own_uow) {
-                let _ = conn.backout();
-            }
-            return security(
-                "the queue manager has no keystore to protect with (<QM dir>/keystore)".into(),
-            );
-        }
-        let gmo = get_options(g);
-        let browsing = matches!(gmo.browse, Browse::First | Browse::Next);
-        let (got, own_uow) = match taken {
-            Some(t) => (t.got, t.own_uow),
-            None => {
-                let (opts, own_uow) = take_options(conn, g);
-                match conn.get(h, opts) {
-                    Ok(g) => (g, own_uow),
-                    Err(e) => return err(e),
-                }
-            }
-        };
-        let syncpoint = gmo.syncpoint || own_uow;
-        self.stored.set(Some(got.payload.len() as u64));
-        let unprotected = intercept::unprotect(
-            conn,
-            self.protector,
-            policy,
-            &h.name,
-            &got,
-            browsing,
-            syncpoint,
+        return security(
+            "the queue manager has no keystore to protect with (<QM dir>/keystore)".into(),
         );
-        match unprotected {
-            Ok((md, mut payload)) => {
-                let data_len = payload.len();
-                let mut warning = 0;
-                if let Some(b) = gmo.buffer
-                    && b < data_len
-                {
-                    if !gmo.accept_truncated && !browsing {
-                        if own_uow {
-                            let _ = conn.backout();
-                        }
-                        return Response::Err {
-                            reason: ReasonCode::TruncatedMsgFailed.code(),
-                            detail: format!(
-                                "message of {data_len} bytes does not fit the {b}-byte buffer"
-                            ),
-                        };
+    }
+    let gmo = get_options(g);
+    let browsing = matches!(gmo.browse, Browse::First | Browse::Next);
+    let Taken { got, own_uow } = taken;
+    let syncpoint = gmo.syncpoint || own_uow;
+    let unprotected =
+        intercept::unprotect(conn, protector, policy, &h.name, &got, browsing, syncpoint);
+    match unprotected {
+        Ok((md, mut payload)) => {
+            let data_len = payload.len();
+            let mut warning = 0;
+            if let Some(b) = gmo.buffer
+                && b < data_len
+            {
+                if !gmo.accept_truncated && !browsing {
+                    if own_uow {
+                        let _ = conn.backout();
                     }
-                    payload.truncate(b);
-                    warning = ReasonCode::TruncatedMsgAccepted.code();
+                    return Response::Err {
+                        reason: ReasonCode::TruncatedMsgFailed.code(),
+                        detail: format!(
+                            "message of {data_len} bytes does not fit the {b}-byte buffer"
+                        ),
+                    };
                 }
-                if own_uow && let Err(e) = conn.commit() {
-                    return err(e);
-                }
-                Response::Got {
-                    md,
-                    payload,
-                    data_len: data_len as u64,
-                    warning,
-                }
+                payload.truncate(b);
+                warning = ReasonCode::TruncatedMsgAccepted.code();
             }
-            Err(e) => {
-                if own_uow {
-                    let _ = conn.commit();
-                }
-                security(e)
+            if own_uow && let Err(e) = conn.commit() {
+                return err(e);
             }
+            Response::Got {
+                md,
+                payload,
+                data_len: data_len as u64,
+                warning,
+            }
+        }
+        Err(e) => {
+            if own_uow {
+                let _ = conn.commit();
+            }
+            security(e)
         }
     }
 }

@@ -22,7 +22,6 @@ pub(crate) mod pushchan;
 
 mod pusher;
 
-use crate::icpt::Icpt;
 use pusher::Pusher;
 use sealmq_engine::mqi::{Browse, GetOptions};
 use sealmq_engine::{Connection, Hobj, Match, QueueManager};

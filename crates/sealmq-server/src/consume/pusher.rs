@@ -126,147 +126,172 @@ impl Pusher {
         if !self.send_answer(self.answer, &Response::Ok, true).await {
             return;
         }
-        let mut spare: Vec<Connection> = Vec::new();
+        let mut b = Between {
+            spare: Vec::new(),
+            told_empty: false,
+            carried: None,
+        };
         let mut batch_no = 0u32;
-        // Whether the client was told the queue had nothing for it (since the last push).
-        let mut told_empty = false;
-        let browse = self.req.mode == mode::BROWSE;
-        // Read-ahead gets each message in a unit of work of its own, so that a persistent
-        // message got while a batch of non-persistent ones is open starts the next batch,
-        // alone (carried), instead of joining theirs.
-        let per_message = self.req.mode == mode::READAHEAD;
-        let mut carried: Option<(Connection, Box<Delivery>)> = None;
-        'batches: while carried.is_some() || self.wait_credit().await {
+        while b.carried.is_some() || self.wait_credit().await {
             batch_no = batch_no.wrapping_add(1).max(1);
-            let mut conns: Vec<Connection> = Vec::new();
-            let mut count = 0u32;
-            let mut began = None::<Instant>;
-            let mut ended = None;
-            if let Some((c, mut d)) = carried.take() {
-                d.batch = batch_no;
-                if !self.push(*d).await {
-                    break;
-                }
-                conns.push(c);
-                count = 1;
-            } else {
-                if !per_message {
-                    conns.push(self.twin(&mut spare));
-                }
-                loop {
-                    // A batch also ends at BATCH_BYTES gathered: what waits for a client
-                    // that reads slowly is bounded in bytes, not only in messages.
-                    let full = count >= self.req.batch.max(1) || self.buf.len() >= BATCH_BYTES;
-                    let late = began.is_some_and(|b: Instant| {
-                        b.elapsed() >= Duration::from_millis(u64::from(self.req.batch_ms))
-                    });
-                    if full || late || self.stopped() || !self.may_push(*lock(&self.shared.credit))
-                    {
-                        break;
-                    }
-                    // The first message of a batch is waited for (once the client knows there
-                    // is none now); the rest are taken only when already there.
-                    let wait = (count == 0 && told_empty).then_some(IDLE_WAIT);
-                    let own = per_message.then(|| self.twin(&mut spare));
-                    let step = match (&own, conns.first()) {
-                        (Some(c), _) | (None, Some(c)) => self.get(c, batch_no, wait, browse).await,
-                        (None, None) => break,
-                    };
-                    match step {
-                        Step::Msg(d) => {
-                            told_empty = false;
-                            let persistent =
-                                d.md.persistence == sealmq_engine::Persistence::Persistent;
-                            if let Some(c) = own {
-                                if persistent && count > 0 {
-                                    carried = Some((c, d));
-                                    break;
-                                }
-                                conns.push(c);
-                            }
-                            if !self.push(*d).await {
-                                break 'batches;
-                            }
-                            count += 1;
-                            began.get_or_insert_with(Instant::now);
-                            if persistent && per_message {
-                                break;
-                            }
-                        }
-                        Step::Nothing if count == 0 => {
-                            spare.extend(own);
-                            if !told_empty {
-                                // Batch 0: nothing for this consumer right now (a get that
-                                // does not wait learns it without a round trip of its own).
-                                let none = Response::BatchEnd {
-                                    tag: self.req.tag,
-                                    batch: 0,
-                                    count: 0,
-                                };
-                                if !self.send(&none, true).await {
-                                    break 'batches;
-                                }
-                                told_empty = true;
-                            }
-                        }
-                        Step::Nothing => {
-                            spare.extend(own);
-                            break;
-                        }
-                        Step::End(reason, detail) => {
-                            spare.extend(own);
-                            ended = Some((reason, detail));
-                            break;
-                        }
-                    }
-                }
+            let g = self.gather(&mut b, batch_no).await;
+            if g.gone || !self.end_batch(&mut b, batch_no, g.conns, g.count).await {
+                break;
             }
-            if count > 0 {
-                let end = Response::BatchEnd {
-                    tag: self.req.tag,
-                    batch: batch_no,
-                    count,
-                };
-                if browse {
-                    spare.extend(conns);
-                } else {
-                    lock(&self.shared.unsettled).insert(batch_no, (count, conns));
-                }
-                if !self.send(&end, true).await {
-                    // The client never gets this batch: it cannot settle it.
-                    if !browse {
-                        self.back_out(batch_no);
-                    }
-                    break;
-                }
-            } else {
-                spare.extend(conns);
-            }
-            if let Some((reason, detail)) = ended {
+            if let Some((reason, detail)) = g.ended {
                 // Batch 0: the consumer itself ended.
-                let _ = self
-                    .send(
-                        &Response::Settled {
-                            tag: self.req.tag,
-                            batch: 0,
-                            reason,
-                            detail,
-                        },
-                        true,
-                    )
-                    .await;
+                let ended = Response::Settled {
+                    tag: self.req.tag,
+                    batch: 0,
+                    reason,
+                    detail,
+                };
+                let _ = self.send(&ended, true).await;
                 break;
             }
         }
         // A carried message not pushed goes back with its unit of work (the twin drops:
         // a backout may write the log, so on a thread let go for it).
-        if carried.is_some() {
-            tokio::task::block_in_place(|| drop(carried));
+        if b.carried.is_some() {
+            tokio::task::block_in_place(|| drop(b.carried));
         }
         if !self.buf.is_empty() {
-            let b = std::mem::take(&mut self.buf);
-            let _ = self.deliver(b).await;
+            let buf = std::mem::take(&mut self.buf);
+            let _ = self.deliver(buf).await;
         }
+    }
+
+    /// One batch gathered and pushed: a message carried from the last batch alone, or
+    /// messages until the batch is full (in messages or [`BATCH_BYTES`]), late, out of
+    /// credit, or the queue has no more now.
+    async fn gather(&mut self, b: &mut Between, batch_no: u32) -> Gathered {
+        let mut g = Gathered {
+            conns: Vec::new(),
+            count: 0,
+            ended: None,
+            gone: false,
+        };
+        if let Some((c, mut d)) = b.carried.take() {
+            d.batch = batch_no;
+            g.gone = !self.push(*d).await;
+            g.conns.push(c);
+            g.count = 1;
+            return g;
+        }
+        let browse = self.req.mode == mode::BROWSE;
+        // Read-ahead gets each message in a unit of work of its own, so that a persistent
+        // message got while a batch of non-persistent ones is open starts the next batch,
+        // alone (carried), instead of joining theirs.
+        let per_message = self.req.mode == mode::READAHEAD;
+        if !per_message {
+            g.conns.push(self.twin(&mut b.spare));
+        }
+        let mut began = None::<Instant>;
+        loop {
+            let full = g.count >= self.req.batch.max(1) || self.buf.len() >= BATCH_BYTES;
+            let late = began.is_some_and(|b: Instant| {
+                b.elapsed() >= Duration::from_millis(u64::from(self.req.batch_ms))
+            });
+            if full || late || self.stopped() || !self.may_push(*lock(&self.shared.credit)) {
+                return g;
+            }
+            // The first message of a batch is waited for (once the client knows there is
+            // none now); the rest are taken only when already there.
+            let wait = (g.count == 0 && b.told_empty).then_some(IDLE_WAIT);
+            let own = per_message.then(|| self.twin(&mut b.spare));
+            let step = match (&own, g.conns.first()) {
+                (Some(c), _) | (None, Some(c)) => self.get(c, batch_no, wait, browse).await,
+                (None, None) => return g,
+            };
+            let d = match step {
+                Step::Msg(d) => d,
+                Step::Nothing if g.count == 0 => {
+                    b.spare.extend(own);
+                    g.gone = !self.tell_empty(&mut b.told_empty).await;
+                    if g.gone {
+                        return g;
+                    }
+                    continue;
+                }
+                Step::Nothing => {
+                    b.spare.extend(own);
+                    return g;
+                }
+                Step::End(reason, detail) => {
+                    b.spare.extend(own);
+                    g.ended = Some((reason, detail));
+                    return g;
+                }
+            };
+            b.told_empty = false;
+            let persistent = d.md.persistence == sealmq_engine::Persistence::Persistent;
+            if let Some(c) = own {
+                if persistent && g.count > 0 {
+                    b.carried = Some((c, d));
+                    return g;
+                }
+                g.conns.push(c);
+            }
+            if !self.push(*d).await {
+                g.gone = true;
+                return g;
+            }
+            g.count += 1;
+            began.get_or_insert_with(Instant::now);
+            if persistent && per_message {
+                return g;
+            }
+        }
+    }
+
+    /// Batch 0 with no messages: nothing for this consumer right now (a get that does not
+    /// wait learns it without a round trip of its own), told once until the next push.
+    /// `false`: the client is gone.
+    async fn tell_empty(&mut self, told_empty: &mut bool) -> bool {
+        if *told_empty {
+            return true;
+        }
+        let none = Response::BatchEnd {
+            tag: self.req.tag,
+            batch: 0,
+            count: 0,
+        };
+        *told_empty = self.send(&none, true).await;
+        *told_empty
+    }
+
+    /// A batch's end told to the client; its units of work wait for the client's settle
+    /// (a browse's have nothing to settle). `false`: the client is gone (the batch is backed
+    /// out: it can never be settled).
+    async fn end_batch(
+        &mut self,
+        b: &mut Between,
+        batch_no: u32,
+        conns: Vec<Connection>,
+        count: u32,
+    ) -> bool {
+        if count == 0 {
+            b.spare.extend(conns);
+            return true;
+        }
+        let browse = self.req.mode == mode::BROWSE;
+        let end = Response::BatchEnd {
+            tag: self.req.tag,
+            batch: batch_no,
+            count,
+        };
+        if browse {
+            b.spare.extend(conns);
+        } else {
+            lock(&self.shared.unsettled).insert(batch_no, (count, conns));
+        }
+        if self.send(&end, true).await {
+            return true;
+        }
+        if !browse {
+            self.back_out(batch_no);
+        }
+        false
     }
 
     async fn get(
@@ -294,27 +319,18 @@ impl Pusher {
         });
         let got = match policy {
             Some((p, policy)) => {
-                let icpt = Icpt {
-                    on: true,
-                    protector: Some(p),
-                    stored: std::cell::Cell::new(None),
-                };
                 let g = sealmq_wire::GetReq::from_options(self.req.hobj, &gmo);
                 // The wait holds no thread: the message is taken here (as the queue
                 // manager's unprotecting get takes it), then unprotected on a thread let go
                 // for that work alone.
                 let (opts, own_uow) = crate::icpt::take_options(conn, &g);
                 let taken = match self.get_plain(conn, &opts).await {
-                    Ok(got) => crate::icpt::Taken {
-                        hobj: self.req.hobj,
-                        got,
-                        own_uow,
-                    },
+                    Ok(got) => crate::icpt::Taken { got, own_uow },
                     Err(e) if e.reason == ReasonCode::NoMsgAvailable => return Step::Nothing,
                     Err(e) => return Step::End(e.reason.code(), e.detail),
                 };
-                let unprotected = tokio::task::block_in_place(|| {
-                    icpt.get(conn, &self.hobj, &g, &policy, Some(taken))
+                let (unprotected, _) = tokio::task::block_in_place(|| {
+                    crate::icpt::unprotected_get(conn, Some(p), &self.hobj, &g, &policy, taken)
                 });
                 match unprotected {
                     Response::Got { md, payload, .. } => Ok((md, payload)),
@@ -392,4 +408,25 @@ impl Pusher {
             };
         }
     }
+}
+
+/// What a pusher keeps from one batch to the next.
+struct Between {
+    /// Twins with no unit of work open.
+    spare: Vec<Connection>,
+    /// Whether the client was told the queue had nothing for it (since the last push).
+    told_empty: bool,
+    /// A persistent message got after a batch's first (read-ahead): it starts the next.
+    carried: Option<(Connection, Box<Delivery>)>,
+}
+
+/// What one batch gathered.
+struct Gathered {
+    /// The units of work of its messages.
+    conns: Vec<Connection>,
+    count: u32,
+    /// The consumer ended (batch 0's Settled says why).
+    ended: Option<(u32, String)>,
+    /// The client is gone: the pusher stops.
+    gone: bool,
 }

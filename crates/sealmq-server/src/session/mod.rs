@@ -1,13 +1,39 @@
-//! An admitted application connection (a [`Session`]): its engine connection, open handles,
-//! consumers and accounting, and the one path every request takes ([`Session::request`]),
-//! whichever server reads it (the event loop, `evloop/`, or a thread of its own, `conn.rs`).
-//! Each request itself is answered by `dispatch.rs`.
+//! An admitted application connection (a [`Session`]) and the one path every request of it
+//! takes, [`Session::serve`]: whichever front end reads the frames (today the event loop's
+//! native protocol, `net/evloop/`), it turns each into one `serve` call and the answer into a
+//! frame. One file per request family, each an `async` method that awaits the log or a
+//! queue's wake-up on the loop and moves to the blocking pool only where it must (QM-side
+//! interception, MQSC, the rare request that writes a durable record):
+//!
+//! | file | requests |
+//! |---|---|
+//! | `connect.rs` | Hello after the handshake, Heartbeat, Disconnect, the connection's end |
+//! | `open.rs` | MQOPEN (queues, another queue manager's), MQCLOSE |
+//! | `put.rs` | MQPUT, MQPUT1 |
+//! | `get.rs` | MQGET and browse, with waits that hold no thread |
+//! | `uow.rs` | MQCMIT, MQBACK |
+//! | `pubsub.rs` | topics opened to publish, publications, MQSUB, unsubscribe |
+//! | `consume.rs` | asynchronous consume: start, credit, settle, stop |
+//! | `inquire.rs` | a name's policy, a protection error reported by the application |
+//! | `admin.rs` | MQSC and stop, for the queue manager's own user |
+//! | `pool.rs` | the blocking pool, and the administrator's thread of its own |
+//! | `client.rs` | what a waiting get watches: its client's socket and the connection's end |
 
-pub(crate) mod dispatch;
+mod admin;
+mod client;
+mod connect;
+mod consume;
+mod get;
+mod inquire;
+mod open;
+mod pool;
 pub(crate) mod pubsub;
+mod put;
+mod uow;
+
+pub(crate) use client::Client;
 
 use crate::consume::Consumers;
-use crate::icpt::Icpt;
 use crate::icpt::RecentGets;
 use crate::{Ctx, observe::acct};
 use sealmq_engine::{Connection, Hobj, QueueManager};
@@ -16,12 +42,14 @@ use sealmq_wire::{Request, Response};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
+use tokio::io::AsyncRead;
 
 /// One application connection once admitted: its engine connection, what its requests work
 /// on (open handles, what they got) and what the Hello settled.
 pub(crate) struct Session {
     pub(crate) qm: Arc<QueueManager>,
-    pub(crate) conn: Connection,
+    /// Shared with the blocking pool while a request of this connection is there.
+    pub(crate) conn: Arc<Connection>,
     pub(crate) ctx: Ctx,
     /// The queue manager's own OS user on the local socket (MQSC, stop).
     pub(crate) admin: bool,
@@ -35,11 +63,14 @@ pub(crate) struct Session {
     pub(crate) intercept: bool,
     pub(crate) protector: Option<Arc<sealmq_protect::Protector>>,
     /// Where asynchronous consume's pushers send their frames: made when the first consumer
-    /// starts (`make_out` on the event loop, a forwarder of `out` otherwise).
+    /// starts (`make_out`, to the event loop's writing task).
     pushes: Option<crate::consume::PushTx>,
     make_out: Option<MakeOut>,
     consumers: Consumers,
     acct: Option<acct::Accounting>,
+    /// The size of the message as stored, when the request being served protected or
+    /// unprotected one (accounting reports stored sizes).
+    stored: Option<u64>,
     /// Non-durable subscriptions made on this connection, with the handle of their queue:
     /// they end with the handle or the connection.
     pub(crate) nondurable: Vec<(u32, String)>,
@@ -48,8 +79,6 @@ pub(crate) struct Session {
     pub(crate) topics: HashMap<u32, String>,
     /// Topics opened to publish (wire version 5): handle to full topic string.
     pub(crate) publishers: HashMap<u32, String>,
-    /// A message the event loop took for the intercepted get it hands to the pool.
-    pub(crate) taken: Option<crate::icpt::Taken>,
 }
 
 /// What the Hello settled for the rest of the connection.
@@ -70,7 +99,7 @@ pub(crate) type MakeOut = Box<dyn FnOnce() -> crate::consume::PushTx + Send>;
 pub(crate) enum Flow {
     /// Answer it.
     Reply(Response),
-    /// No answer (Credit).
+    /// No answer (Credit, a consumer started: its pusher answers).
     Silent,
     /// The client disconnects: answer Ok and end.
     End,
@@ -92,7 +121,7 @@ impl Session {
         Session {
             acct: acct::Accounting::start(qm, &ctx.dir, conn_no, n.user, n.appl),
             qm: qm.clone(),
-            conn,
+            conn: Arc::new(conn),
             ctx: ctx.clone(),
             admin,
             handles: HashMap::new(),
@@ -104,94 +133,102 @@ impl Session {
             pushes: None,
             make_out: Some(make_out),
             consumers: Consumers::default(),
+            stored: None,
             nondurable: Vec::new(),
             topics: HashMap::new(),
             publishers: HashMap::new(),
-            taken: None,
         }
     }
 
-    /// The channel the connection's pushers send through.
-    fn pushes(&mut self) -> Result<crate::consume::PushTx, String> {
-        if let Some(t) = &self.pushes {
-            return Ok(t.clone());
-        }
-        let make = self
-            .make_out
-            .take()
-            .ok_or_else(|| "the connection's writer has gone".to_string())?;
-        let t = make();
-        self.pushes = Some(t.clone());
-        Ok(t)
-    }
-
-    /// Answers request `id`: asynchronous consume's here, the rest in `dispatch.rs`, with
-    /// accounting and what an older protocol version cannot carry left out.
-    pub(crate) fn request(&mut self, id: u32, req: Request) -> Flow {
-        let req = match self.consume_request(id, req) {
-            Ok(flow) => return flow,
-            Err(req) => req,
-        };
-        // Closing a handle stops its consumers first: the close's answer then follows what
-        // they pushed, so that no push for them arrives after it.
-        let mut behind = false;
-        if let Request::Close { hobj } = &req {
-            behind = self.consumers.close_handle(*hobj);
-        }
-        let protector = self.protector.clone();
-        let icpt = Icpt {
-            on: self.intercept,
-            protector: protector.as_deref(),
-            stored: std::cell::Cell::new(None),
-        };
-        let call = self.acct.as_ref().map(|_| acct::Accounting::begin(&req));
-        let resp = self.handle(req, &icpt);
-        match resp {
-            Some(r) => {
-                let r = self.answered(call, r, icpt.stored.get());
-                if behind {
-                    self.behind_pushes(r)
-                } else {
-                    Flow::Reply(r)
-                }
-            }
-            None => Flow::End,
-        }
-    }
-
-    /// An answer that promises nothing more is pushed before it (docs/wire.md: ConsumeStop,
-    /// the Close of a handle with consumers) goes behind the pushes when there are any.
-    fn behind_pushes(&self, resp: Response) -> Flow {
-        if self.pushes.is_some() {
-            Flow::Behind(resp)
-        } else {
-            Flow::Reply(resp)
-        }
-    }
-
-    /// Answer `id` as a frame for the pushers' channel, with the channel (`Flow::Behind`): the
-    /// channel keeps the order of what the pushers sent; the connection's own answers do not
-    /// pass through it. None: no pusher ever started (answer as any other).
-    pub(crate) fn behind(
-        &self,
+    /// Serves request `id`, the one path of every application request: refused while the
+    /// queue manager ends (except what finishes work), accounted, answered by its family's
+    /// method, and cut to what the client's protocol version can read.
+    pub(crate) async fn serve<R: AsyncRead + Unpin>(
+        &mut self,
         id: u32,
-        resp: &Response,
-    ) -> Option<(crate::consume::PushTx, Vec<u8>)> {
-        let tx = self.pushes.clone()?;
-        let mut frame = Vec::new();
-        sealmq_wire::write_response_unflushed(&mut frame, id, resp).ok()?;
-        Some((tx, frame))
+        req: Request,
+        client: &mut Client<'_, R>,
+    ) -> Flow {
+        // Asynchronous consume's requests are neither refused here nor accounted: a pusher
+        // ends with the queue manager, and answers for itself.
+        if let r @ (Request::Consume(_)
+        | Request::Credit { .. }
+        | Request::Settle { .. }
+        | Request::ConsumeStop { .. }) = req
+        {
+            return self.consume_request(id, r);
+        }
+        let finishing = matches!(
+            req,
+            Request::Commit | Request::Backout | Request::Close { .. } | Request::Disconnect
+        );
+        if self.qm.is_quiescing() && !finishing {
+            return Flow::Reply(Response::Err {
+                reason: ReasonCode::QMgrQuiescing.code(),
+                detail: format!("queue manager {} is ending", self.qm.name()),
+            });
+        }
+        let call = self.acct.as_ref().map(|_| acct::Accounting::begin(&req));
+        self.stored = None;
+        match self.dispatch(req, client).await {
+            Flow::Reply(r) => Flow::Reply(self.answered(call, r)),
+            Flow::Behind(r) => Flow::Behind(self.answered(call, r)),
+            other => other,
+        }
+    }
+
+    /// The request to its family's method.
+    async fn dispatch<R: AsyncRead + Unpin>(
+        &mut self,
+        req: Request,
+        client: &mut Client<'_, R>,
+    ) -> Flow {
+        let resp = match req {
+            Request::Hello { .. } | Request::Heartbeat | Request::Disconnect => {
+                return self.connection(req);
+            }
+            Request::Open { .. } | Request::OpenAt { .. } => self.open_request(req).await,
+            Request::Close { hobj } => return self.close(hobj).await,
+            Request::Put {
+                hobj,
+                md,
+                payload,
+                syncpoint,
+            } => self.put(hobj, md, payload, syncpoint).await,
+            Request::Put1 {
+                name,
+                md,
+                payload,
+                syncpoint,
+            } => self.put1(name, md, payload, syncpoint).await,
+            Request::Get(g) => self.get(&g, client).await,
+            Request::Commit => self.commit().await,
+            Request::Backout => self.backout().await,
+            Request::Mqsc { script, json } => self.mqsc(script, json).await,
+            Request::Stop { immediate } => self.stop(immediate).await,
+            Request::Policy { .. } | Request::ProtectionError { .. } => {
+                self.inquire_request(req).await
+            }
+            r @ (Request::OpenTopic { .. }
+            | Request::SubscribeWith { .. }
+            | Request::Publish { .. }
+            | Request::Subscribe { .. }
+            | Request::Unsubscribe { .. }) => self.pubsub_request(r).await,
+            Request::Consume(_)
+            | Request::Credit { .. }
+            | Request::Settle { .. }
+            | Request::ConsumeStop { .. } => Response::Err {
+                reason: ReasonCode::UnexpectedError.code(),
+                detail: "asynchronous consume is served before this".into(),
+            },
+        };
+        Flow::Reply(resp)
     }
 
     /// An answer as it leaves: accounted, and without what an older client cannot read.
-    pub(crate) fn answered(
-        &mut self,
-        call: Option<acct::Call>,
-        mut resp: Response,
-        stored: Option<u64>,
-    ) -> Response {
+    fn answered(&mut self, call: Option<acct::Call>, mut resp: Response) -> Response {
         if let (Some(a), Some(call)) = (self.acct.as_mut(), call) {
-            a.end(call, Some(&resp), stored);
+            a.end(call, Some(&resp), self.stored.take());
         }
         if self.version < sealmq_wire::V_CONSUME
             && let Response::Opened(o) = &mut resp
@@ -206,107 +243,6 @@ impl Session {
         }
         resp
     }
-
-    /// The start of a request's accounting record.
-    pub(crate) fn begin(&self, req: &Request) -> Option<acct::Call> {
-        self.acct.as_ref().map(|_| acct::Accounting::begin(req))
-    }
-
-    /// Asynchronous consume's requests (`Err`: not one of them).
-    #[allow(clippy::result_large_err)] // the request handed back, moved once
-    fn consume_request(&mut self, id: u32, req: Request) -> Result<Flow, Request> {
-        let resp = match req {
-            Request::Consume(_)
-            | Request::Credit { .. }
-            | Request::Settle { .. }
-            | Request::ConsumeStop { .. }
-                if self.version < sealmq_wire::V_CONSUME =>
-            {
-                Response::Err {
-                    reason: ReasonCode::UnexpectedError.code(),
-                    detail: "asynchronous consume needs protocol version 2".into(),
-                }
-            }
-            Request::Credit { tag, n } => {
-                self.consumers.credit(tag, n);
-                return Ok(Flow::Silent);
-            }
-            Request::Consume(ref c) => match self.handles.get(&c.hobj).cloned() {
-                Some(h) => {
-                    let out = match self.pushes() {
-                        Ok(o) => o,
-                        Err(detail) => {
-                            return Ok(Flow::Reply(Response::Err {
-                                reason: ReasonCode::ResourceProblem.code(),
-                                detail,
-                            }));
-                        }
-                    };
-                    let src = crate::consume::Source {
-                        qm: &self.qm,
-                        conn: &self.conn,
-                        hobj: h,
-                        topic: self.topics.get(&c.hobj).cloned(),
-                        out,
-                        intercept: if self.intercept {
-                            self.protector.clone()
-                        } else {
-                            None
-                        },
-                        strip_properties: self.version < sealmq_wire::V_PROPERTIES,
-                        recent: self.recent.clone(),
-                    };
-                    // The pusher sends the answer before its first push (docs/wire.md:
-                    // answered Ok, then the pushes begin).
-                    match self.consumers.start(src, c.clone(), id) {
-                        Ok(()) => return Ok(Flow::Silent),
-                        Err((reason, detail)) => Response::Err { reason, detail },
-                    }
-                }
-                None => Response::Err {
-                    reason: ReasonCode::HobjError.code(),
-                    detail: format!("object handle {} is not open", c.hobj),
-                },
-            },
-            Request::Settle { tag, batch, commit } => {
-                let (reason, detail) = self.consumers.settle(tag, batch, commit);
-                Response::Settled {
-                    tag,
-                    batch,
-                    reason,
-                    detail,
-                }
-            }
-            Request::ConsumeStop { tag } => {
-                if self.consumers.stop(tag) {
-                    // Everything the consumer pushed goes before the answer.
-                    return Ok(self.behind_pushes(Response::Ok));
-                } else {
-                    Response::Err {
-                        reason: ReasonCode::UnexpectedError.code(),
-                        detail: format!("no consumer {tag}"),
-                    }
-                }
-            }
-            other => return Err(other),
-        };
-        Ok(Flow::Reply(resp))
-    }
-
-    /// The connection ends: its pushers first (their unsettled batches are backed out), then
-    /// its handles are closed (its unit of work is backed out as the engine connection drops).
-    pub(crate) fn end(mut self) {
-        drop(std::mem::take(&mut self.consumers));
-        for (_, h) in self.handles.drain() {
-            let _ = self.conn.close(&h);
-        }
-        for (_, n) in std::mem::take(&mut self.nondurable) {
-            let _ = self.qm.delete_sub(&n);
-        }
-        if let Some(a) = self.acct.take() {
-            a.finish();
-        }
-    }
 }
 
 /// The answer to a malformed frame (the connection is then closed).
@@ -314,5 +250,13 @@ pub(crate) fn protocol_error(m: &str) -> Response {
     Response::Err {
         reason: ReasonCode::UnexpectedError.code(),
         detail: format!("protocol error: {m}; closing the connection"),
+    }
+}
+
+/// The answer for a handle this connection does not have open.
+pub(crate) fn no_handle(h: u32) -> Response {
+    Response::Err {
+        reason: ReasonCode::HobjError.code(),
+        detail: format!("object handle {h} is not open"),
     }
 }

@@ -4,11 +4,10 @@
 //! ([`Connection::subscribe`](sealmq_engine::Connection::subscribe)). A non-durable one ends
 //! when its handle is closed or the connection ends.
 
-use crate::icpt::Icpt;
 use crate::session::Session;
 use crate::wiremap::err;
 use sealmq_engine::mqi::SubOpen;
-use sealmq_engine::{Md, PutOptions};
+use sealmq_engine::{Connection, Md, PutOptions, QueueManager, intercept};
 use sealmq_types::ReasonCode;
 use sealmq_wire::{Request, Response};
 
@@ -21,33 +20,69 @@ pub(crate) const MAX_PUBLISHERS: usize = 256;
 
 impl Session {
     /// MQPUT to a topic string (protected first, once for every subscriber, under QM-side
-    /// interception when the topic has a policy).
-    pub(crate) fn publish(
-        &self,
-        topic: &str,
-        mut md: Md,
+    /// interception when the topic has a policy). On the loop unless it may wait for the log
+    /// (persistent outside a unit of work, or retained) or is protected: then on the pool.
+    pub(crate) async fn publish(
+        &mut self,
+        topic: String,
+        md: Md,
         payload: Vec<u8>,
         syncpoint: bool,
         retain: bool,
-        icpt: &Icpt<'_>,
     ) -> Response {
         let pmo = PutOptions {
             syncpoint,
             ..Default::default()
         };
-        let payload = match icpt.protect_topic(&self.qm, topic, &md, payload) {
-            Ok(p) => p,
-            Err(detail) => return crate::icpt::security(detail),
-        };
-        match self.conn.publish(topic, &mut md, &payload, pmo, retain) {
-            Ok(_) => Response::Put { md },
-            Err(e) => err(e),
+        if !self.intercept && !self.conn.publish_may_block(&topic, &md, syncpoint, retain) {
+            return publish_as_sent(&self.qm, &self.conn, &topic, md, &payload, pmo, retain);
+        }
+        let (qm, conn, protector, intercept) = (
+            self.qm.clone(),
+            self.conn.clone(),
+            self.protector.clone(),
+            self.intercept,
+        );
+        let answered = self
+            .pool(move || {
+                if !intercept {
+                    return (
+                        publish_as_sent(&qm, &conn, &topic, md, &payload, pmo, retain),
+                        None,
+                    );
+                }
+                let stored = match intercept::protect_topic(
+                    &qm,
+                    protector.as_deref(),
+                    &topic,
+                    &md,
+                    &payload,
+                ) {
+                    Ok(Some(p)) => p,
+                    Ok(None) => payload,
+                    Err(detail) => return (crate::icpt::security(detail), None),
+                };
+                let len = stored.len() as u64;
+                let mut md = md;
+                let r = match conn.publish(&topic, &mut md, &stored, pmo, retain) {
+                    Ok(_) => Response::Put { md },
+                    Err(e) => err(e),
+                };
+                (r, Some(len))
+            })
+            .await;
+        match answered {
+            Ok((r, stored)) => {
+                self.stored = stored;
+                r
+            }
+            Err(refused) => refused,
         }
     }
 
     /// MQOPEN of a topic for output (wire version 5): checked now (object, wildcards, PUB
     /// authority); puts through the handle publish on the full topic string.
-    pub(crate) fn open_topic(&mut self, object: &str, topic: &str, icpt: &Icpt<'_>) -> Response {
+    fn open_topic(&mut self, object: &str, topic: &str) -> Response {
         if self.publishers.len() >= MAX_PUBLISHERS
             || self.handles.len() + self.publishers.len()
                 >= usize::try_from(self.qm.qmgr().max_handles()).unwrap_or(usize::MAX)
@@ -76,24 +111,23 @@ impl Session {
             hobj: id,
             resolved: full,
             policy,
-            intercepted: icpt.on,
+            intercepted: self.intercept,
             read_ahead: None,
         })
     }
 
     /// MQSUB with a managed queue, or the subscriber's own (`o.dest`), made or resumed by
     /// name when durable; `o.new_only`: MQSO_NEW_PUBLICATIONS_ONLY.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn subscribe(
-        &mut self,
-        name: &str,
-        topic: &str,
-        durable: bool,
-        selector: &str,
-        resume: bool,
-        o: sealmq_engine::mqi::SubOptions,
-        icpt: &Icpt<'_>,
-    ) -> Response {
+    /// The subscription is made (a durable one by a durable record) on the pool.
+    async fn subscribe(&mut self, r: Sub) -> Response {
+        let Sub {
+            name,
+            topic,
+            durable,
+            selector,
+            resume,
+            o,
+        } = r;
         if !durable && !resume && self.nondurable.len() >= MAX_NONDURABLE {
             return Response::Err {
                 reason: ReasonCode::HandleNotAvailable.code(),
@@ -107,17 +141,18 @@ impl Session {
         } else {
             SubOpen::Create
         };
-        let (sub, h) = match self
-            .conn
-            .subscribe_with(name, topic, durable, selector, how, o)
-        {
-            Ok(x) => x,
-            Err(e) => return err(e),
+        let conn = self.conn.clone();
+        let made = self
+            .pool(move || conn.subscribe_with(&name, &topic, durable, &selector, how, o))
+            .await;
+        let (sub, h) = match made {
+            Ok(Ok(x)) => x,
+            Ok(Err(e)) => return err(e),
+            Err(refused) => return refused,
         };
         let resp = self.opened(
             Ok(h),
             &format!("{}{}", sealmq_wire::TOPIC_PREFIX, sub.topicstr),
-            icpt,
         );
         if let Response::Opened(o) = &resp {
             if !o.policy.is_empty() {
@@ -134,48 +169,74 @@ impl Session {
     }
 
     /// MQCLOSE with MQCO_REMOVE_SUB, by name: the subscriber's own (or any, for the
-    /// administrator).
-    pub(crate) fn unsubscribe(&mut self, name: &str) -> Response {
+    /// administrator). Its deletion is a durable record: on the pool.
+    async fn unsubscribe(&mut self, name: String) -> Response {
         // Its queue, if this connection has it open, is closed first so that it can go.
-        if let Some(s) = self.qm.sub(name) {
+        let mut closing = Vec::new();
+        if let Some(s) = self.qm.sub(&name)
+            && (s.subuser == self.conn.user || self.admin)
+        {
             let open: Vec<u32> = self
                 .handles
                 .iter()
                 .filter(|(_, h)| h.resolved == s.dest)
                 .map(|(k, _)| *k)
                 .collect();
-            if s.subuser == self.conn.user || self.admin {
-                for h in open {
-                    self.topics.remove(&h);
-                    if let Some(h) = self.handles.remove(&h) {
-                        let _ = self.conn.close(&h);
-                    }
-                }
+            for h in open {
+                self.topics.remove(&h);
+                closing.extend(self.handles.remove(&h));
             }
         }
-        self.nondurable.retain(|(_, n)| n != name);
-        match self.conn.unsubscribe(name) {
-            Ok(()) => Response::Ok,
-            Err(e) => err(e),
-        }
+        self.nondurable.retain(|(_, n)| *n != name);
+        let conn = self.conn.clone();
+        self.on_pool(move || {
+            for h in closing {
+                let _ = conn.close(&h);
+            }
+            match conn.unsubscribe(&name) {
+                Ok(()) => Response::Ok,
+                Err(e) => err(e),
+            }
+        })
+        .await
     }
+}
 
-    /// A handle was closed: a non-durable subscription on it ends (MQ's MQCO_NONE on a
-    /// non-durable subscription's handle).
-    pub(crate) fn closed_subscription(&mut self, hobj: u32) {
-        let (ended, kept): (Vec<_>, Vec<_>) =
-            self.nondurable.drain(..).partition(|(h, _)| *h == hobj);
-        self.nondurable = kept;
-        for (_, n) in ended {
-            let _ = self.qm.delete_sub(&n);
-        }
+/// A subscription asked for (MQSUB): with a managed queue, or the subscriber's own
+/// (`o.dest`), made or resumed by name when durable; `o.new_only`:
+/// MQSO_NEW_PUBLICATIONS_ONLY.
+struct Sub {
+    name: String,
+    topic: String,
+    durable: bool,
+    selector: String,
+    resume: bool,
+    o: sealmq_engine::mqi::SubOptions,
+}
+
+/// A publication sent as it is: a protected topic accepts it only protected (issue 42).
+fn publish_as_sent(
+    qm: &QueueManager,
+    conn: &Connection,
+    topic: &str,
+    mut md: Md,
+    payload: &[u8],
+    pmo: PutOptions,
+    retain: bool,
+) -> Response {
+    if let Err(detail) = intercept::check_topic_as_sent(qm, topic, payload) {
+        return crate::icpt::security(detail);
+    }
+    match conn.publish(topic, &mut md, payload, pmo, retain) {
+        Ok(_) => Response::Put { md },
+        Err(e) => err(e),
     }
 }
 
 impl Session {
     /// A publish/subscribe request (MQOPEN of a topic, MQSUB, MQPUT to a topic, unsubscribe),
     /// refused to a connection whose protocol version does not have it.
-    pub(crate) fn pubsub_request(&mut self, req: Request, icpt: &Icpt<'_>) -> Response {
+    pub(super) async fn pubsub_request(&mut self, req: Request) -> Response {
         match req {
             Request::OpenTopic { .. } | Request::SubscribeWith { .. }
                 if self.version < sealmq_wire::V_TOPIC_OPEN =>
@@ -208,22 +269,24 @@ impl Session {
                 payload,
                 syncpoint,
                 retain,
-            } => self.publish(&topic, md, payload, syncpoint, retain, icpt),
+            } => self.publish(topic, md, payload, syncpoint, retain).await,
             Request::Subscribe {
                 name,
                 topic,
                 durable,
                 selector,
                 resume,
-            } => self.subscribe(
-                &name,
-                &topic,
-                durable,
-                &selector,
-                resume,
-                Default::default(),
-                icpt,
-            ),
+            } => {
+                let r = Sub {
+                    name,
+                    topic,
+                    durable,
+                    selector,
+                    resume,
+                    o: Default::default(),
+                };
+                self.subscribe(r).await
+            }
             Request::SubscribeWith {
                 name,
                 topic,
@@ -234,10 +297,18 @@ impl Session {
                 dest,
             } => {
                 let o = sealmq_engine::mqi::SubOptions { new_only, dest };
-                self.subscribe(&name, &topic, durable, &selector, resume, o, icpt)
+                let r = Sub {
+                    name,
+                    topic,
+                    durable,
+                    selector,
+                    resume,
+                    o,
+                };
+                self.subscribe(r).await
             }
-            Request::OpenTopic { object, topic } => self.open_topic(&object, &topic, icpt),
-            Request::Unsubscribe { name } => self.unsubscribe(&name),
+            Request::OpenTopic { object, topic } => self.open_topic(&object, &topic),
+            Request::Unsubscribe { name } => self.unsubscribe(name).await,
             other => Response::Err {
                 reason: ReasonCode::UnexpectedError.code(),
                 detail: format!("{other:?} is not a publish/subscribe request"),

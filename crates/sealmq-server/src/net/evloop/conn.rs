@@ -1,7 +1,7 @@
 //! One connection on the event loop, from its first frame to its end: a task that holds the
-//! socket and a small read buffer and no thread. Admission (which may ask PAM) and requests
-//! that may block run on the blocking pool; puts and gets — their waits for a log force or
-//! a message included — run on the loop itself.
+//! socket and a small read buffer and no thread. Admission (which may ask PAM) runs on the
+//! blocking pool; each request is one call of [`Session::serve`], which decides itself what
+//! must leave the loop.
 
 use super::frames::{self, Waited};
 use super::out::Writer;
@@ -11,7 +11,7 @@ use crate::net::welcome::{
     FIRST_FRAME_TOTAL, discint_ended, missed_deadline, svrconn_discint, welcome,
 };
 use crate::peer::Peer;
-use crate::session::{Flow, Session, protocol_error};
+use crate::session::{Client, Flow, Session, protocol_error};
 use crate::{Ctx, HANDSHAKE, MAXCHL_REFUSAL, chinit};
 use sealmq_engine::QueueManager;
 use sealmq_types::ReasonCode;
@@ -112,20 +112,19 @@ pub(crate) async fn serve<S: Stream>(
     let rt = tokio::runtime::Handle::current();
     let pushers = w.clone();
     let make_out: crate::session::MakeOut = Box::new(move || pushers.for_pushers(&rt));
-    let session = Box::new(Session::new(&qm, conn, &ctx, a.admin, &n, make_out));
+    let session = Session::new(&qm, conn, &ctx, a.admin, &n, make_out);
     let idle = svrconn_discint(&qm, &a.channel);
     let mut l = Loop {
-        session: Some(session),
+        session,
         rd,
         w,
         ended,
         max_frame: a.max_frame,
     };
     l.run(idle, &a.channel, &peer).await;
-    if let Some(s) = l.session.take() {
-        // Closing handles may wait for the log: on the blocking pool.
-        let _ = tokio::task::spawn_blocking(move || s.end()).await;
-    }
+    // Closing handles may wait for the log: on the blocking pool.
+    let s = l.session;
+    let _ = tokio::task::spawn_blocking(move || s.end()).await;
 }
 
 /// The Hello answered and the connection admitted. Admission may ask PAM: on the blocking
@@ -252,9 +251,7 @@ fn channel(
 
 /// The request loop of an admitted connection.
 struct Loop<S> {
-    /// Away (on the blocking pool) while a request that may block is served. Boxed: it
-    /// moves out and back for each such request.
-    session: Option<Box<Session>>,
+    session: Session,
     rd: BufReader<tokio::io::ReadHalf<S>>,
     w: Arc<Writer<S>>,
     ended: Arc<Notify>,
@@ -291,9 +288,8 @@ impl<S: Stream> Loop<S> {
                 Ok(Some(x)) => x,
                 Ok(None) => return,
                 Err(WireError::Io(e)) => {
-                    if let Some(s) = &self.session {
-                        missed_deadline(&e, &s.ctx, peer, "stopped in the middle of a frame");
-                    }
+                    let ctx = &self.session.ctx;
+                    missed_deadline(&e, ctx, peer, "stopped in the middle of a frame");
                     return;
                 }
                 Err(WireError::Protocol(m)) => {
@@ -301,16 +297,14 @@ impl<S: Stream> Loop<S> {
                     return;
                 }
             };
-            let flow = match self.serve(id, req).await {
-                Some(f) => f,
-                None => return,
-            };
+            let mut client = Client::new(&mut self.rd, &self.ended);
+            let flow = self.session.serve(id, req, &mut client).await;
             let (resp, end) = match flow {
                 Flow::Reply(r) => (r, false),
                 Flow::Silent => continue,
                 Flow::End => (Response::Ok, true),
                 Flow::Behind(r) => {
-                    let behind = self.session.as_ref().and_then(|s| s.behind(id, &r));
+                    let behind = self.session.behind(id, &r);
                     match behind {
                         // This task waits for room, holding no thread; the connection's end
                         // (a write that stalled) ends the wait.
@@ -332,44 +326,6 @@ impl<S: Stream> Loop<S> {
                 return;
             }
         }
-    }
-
-    /// Serves one request: puts and gets here (`direct.rs`), the rest on the blocking pool.
-    /// `None`: the connection ends (the session was lost with a blocking task).
-    async fn serve(&mut self, id: u32, req: Request) -> Option<Flow> {
-        let mut s = self.session.take()?;
-        let req = match super::direct::try_serve(&mut s, req, &mut self.rd, &self.ended).await {
-            Ok(flow) => {
-                self.session = Some(s);
-                return Some(flow);
-            }
-            Err(req) => req,
-        };
-        let lifeline = s.admin && matches!(req, Request::Mqsc { .. } | Request::Stop { .. });
-        let (s, flow) = if lifeline {
-            // The administrator's MQSC and stop run on a thread of their own, never queued
-            // behind a blocking pool that others' requests may have filled. (Its other
-            // requests — an application run as the queue manager's user — use the pool: a
-            // thread made per request cost more than the request.)
-            let (tx, rx) = tokio::sync::oneshot::channel();
-            std::thread::Builder::new()
-                .name("sealmq-admin".into())
-                .spawn(move || {
-                    let f = s.request(id, req);
-                    let _ = tx.send((s, f));
-                })
-                .ok()?;
-            rx.await.ok()?
-        } else {
-            tokio::task::spawn_blocking(move || {
-                let f = s.request(id, req);
-                (s, f)
-            })
-            .await
-            .ok()?
-        };
-        self.session = Some(s);
-        Some(flow)
     }
 }
 

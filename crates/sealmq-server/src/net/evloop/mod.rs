@@ -1,13 +1,13 @@
 //! The event-driven server (docs/wire.md, "the server"): every application connection — TCP,
 //! TLS and the local socket — is a task on one of a few single-threaded tokio runtimes (one
 //! per core), not a thread. An idle or half-open connection holds its socket, a 4 KiB read
-//! buffer and its task; puts and gets run on the loop, waiting for a log force or a message
-//! without a thread; requests that may block otherwise (admission with PAM, MQSC, commit,
-//! open and close, QM-side protection) run on bounded blocking pools. A channel arriving on a listener is
-//! handed to a thread of the channel initiator as before.
+//! buffer and its task. Each request is one call of the connection's `Session::serve`
+//! (`session/`): puts, gets and commits run on the loop, waiting for a log force or a message
+//! without a thread; what must block (admission with PAM, MQSC, open and close, QM-side
+//! protection) runs on bounded blocking pools. A channel arriving on a listener is handed to
+//! a thread of the channel initiator as before.
 
 mod conn;
-mod direct;
 mod frames;
 mod out;
 

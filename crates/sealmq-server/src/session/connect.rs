@@ -1,0 +1,36 @@
+//! The connection itself: a second Hello, a heartbeat, the client's disconnect, and the
+//! connection's end (the Hello is answered before the session begins: `net/welcome.rs`).
+
+use super::{Flow, Session};
+use sealmq_types::ReasonCode;
+use sealmq_wire::{Request, Response};
+
+impl Session {
+    /// Hello (already connected), Heartbeat, Disconnect.
+    pub(super) fn connection(&self, req: Request) -> Flow {
+        match req {
+            Request::Disconnect => Flow::End,
+            Request::Heartbeat => Flow::Reply(Response::Ok),
+            _ => Flow::Reply(Response::Err {
+                reason: ReasonCode::UnexpectedError.code(),
+                detail: "already connected".into(),
+            }),
+        }
+    }
+
+    /// The connection ends: its pushers first (their unsettled batches are backed out), then
+    /// its handles are closed (its unit of work is backed out as the engine connection
+    /// drops). May wait for the log: on the blocking pool.
+    pub(crate) fn end(mut self) {
+        drop(std::mem::take(&mut self.consumers));
+        for (_, h) in self.handles.drain() {
+            let _ = self.conn.close(&h);
+        }
+        for (_, n) in std::mem::take(&mut self.nondurable) {
+            let _ = self.qm.delete_sub(&n);
+        }
+        if let Some(a) = self.acct.take() {
+            a.finish();
+        }
+    }
+}
