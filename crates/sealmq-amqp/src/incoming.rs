@@ -17,7 +17,7 @@ use crate::link::{
 use crate::mapping;
 use crate::status::timed;
 use fe2o3_amqp::Receiver;
-use fe2o3_amqp::link::delivery::DeliveryInfo;
+use fe2o3_amqp::link::delivery::{Delivery, DeliveryInfo};
 use fe2o3_amqp::types::definitions::{AmqpError, Error};
 use fe2o3_amqp::types::messaging::Body;
 use fe2o3_amqp::types::primitives::Value;
@@ -51,32 +51,23 @@ type Committed = (Batch, Result<(), sealmq_engine::MqError>);
 
 /// Serves a sending link until it or its connection ends.
 pub async fn incoming(ctx: Ctx, mut r: Receiver, opened: Option<Opened>) {
-    let Ctx {
-        mq,
-        dynamic,
-        icpt,
-        client,
-        tally,
-        txns,
-        ..
-    } = ctx;
     let target = address(r.target().as_ref().and_then(|t| t.address.as_ref()));
     // A dynamic target's temporary queue lives while its creating handle (the anchor) is
     // open: this link keeps it and puts through a handle of its own.
-    let anchor = target.as_ref().and_then(|n| lock(&dynamic).remove(n));
+    let anchor = target.as_ref().and_then(|n| lock(&ctx.dynamic).remove(n));
     let missing = (AmqpError::InvalidField, "the target must name a queue");
     let opened = match opened {
         Some(o) => Ok(o),
-        None => open_queue(&mq, target, OpenOptions::output(), missing).await,
+        None => open_queue(&ctx.mq, target, OpenOptions::output(), missing).await,
     };
     let (h, _shown) = match opened {
-        Ok((name, h)) => (h, client.link(format!("PUT:{name}"))),
+        Ok((name, h)) => (h, ctx.client.link(format!("PUT:{name}"))),
         Err(e) => {
             if let Some(e) = e {
                 let _ = r.close_with_error(e).await;
             }
             if let Some(a) = anchor {
-                let c = mq.clone();
+                let c = ctx.mq.clone();
                 blocking(move || c.close(&a)).await;
             }
             return;
@@ -84,110 +75,15 @@ pub async fn incoming(ctx: Ctx, mut r: Receiver, opened: Option<Opened>) {
     };
     // A temporary queue lives only as long as its link: a durable message sent to one is
     // kept as non-persistent (MQ refuses persistent messages on temporary queues).
-    let temporary = mq
+    let temporary = ctx
+        .mq
         .qm()
         .queue_def(&h.resolved)
         .is_ok_and(|d| d.def_type == sealmq_engine::objects::DefType::TemporaryDynamic);
-    let mut open = Batch::new(&mq);
-    let mut inflight: Option<tokio::task::JoinHandle<Committed>> = None;
-    loop {
-        let room = open.deliveries.len() < MAX_BATCH;
-        tokio::select! {
-            d = r.recv::<Body<Value>>(), if room => {
-                let Ok(d) = d else { break };
-                // A transfer a committing transaction posted goes into its unit of work.
-                let posted = txns.posted(*d.delivery_id());
-                let mapped = mapping::to_mq(d.message());
-                let (mut md, payload) = match mapped {
-                    Ok(x) => x,
-                    Err(why) => {
-                        if let Some(p) = posted {
-                            p.done(Err(format!("a transfer could not be read: {why}")));
-                        }
-                        let e = Error::new(AmqpError::DecodeError, why, None);
-                        let _ = r.reject(&d, e).await;
-                        continue;
-                    }
-                };
-                if temporary {
-                    md.persistence = sealmq_engine::Persistence::NotPersistent;
-                }
-                let uow = posted.as_ref().map_or(&open.twin, |p| &p.uow);
-                // In place on this worker: no hand-over to another thread per message.
-                let (put, cpu) = tokio::task::block_in_place(|| {
-                    timed(tally.as_ref(), || put(uow, &h, icpt.as_ref(), &mut md, &payload))
-                });
-                if let Some(t) = &tally {
-                    t.call("put", put.is_ok(), *put.as_ref().unwrap_or(&0), cpu);
-                }
-                if let Some(p) = posted {
-                    // Settled by the transaction's discharge: nothing to wait for here.
-                    match put {
-                        Ok(_) => {
-                            p.done(Ok(()));
-                            client.received();
-                            let _ = r.accept(&d).await;
-                        }
-                        Err(e) => {
-                            let why = e.description.as_deref().unwrap_or("?");
-                            p.done(Err(format!("a transfer could not be put: {why}")));
-                            let _ = r.reject(&d, e).await;
-                        }
-                    }
-                    continue;
-                }
-                match put {
-                    Ok(_) => {
-                        open.persistent |= md.persistence == sealmq_engine::Persistence::Persistent;
-                        open.deliveries.push(DeliveryInfo::from(&d));
-                    }
-                    Err(e) => {
-                        let _ = r.reject(&d, e).await;
-                    }
-                }
-            }
-            done = async {
-                match inflight.as_mut() {
-                    Some(j) => j.await,
-                    None => std::future::pending().await,
-                }
-            } => {
-                inflight = None;
-                if let Ok(done) = done {
-                    settle(&r, &client, done).await;
-                }
-            }
-        }
-        if inflight.is_none() && !open.deliveries.is_empty() {
-            let batch = std::mem::replace(&mut open, Batch::new(&mq));
-            if batch.persistent {
-                // The log force on a blocking thread while the next batch fills.
-                let t = tally.clone();
-                inflight = Some(tokio::task::spawn_blocking(move || {
-                    let r = commit(&batch.twin, t.as_ref());
-                    (batch, r)
-                }));
-            } else {
-                let res = tokio::task::block_in_place(|| commit(&batch.twin, tally.as_ref()));
-                settle(&r, &client, (batch, res)).await;
-            }
-        }
-    }
-    // The link ended: what was put is committed (a transfer the application settled itself
-    // expects no outcome), what was in flight finishes.
-    if let Some(j) = inflight.take()
-        && let Ok(done) = j.await
-    {
-        settle(&r, &client, done).await;
-    }
-    if !open.deliveries.is_empty() {
-        let (t, tl) = (open.twin.clone(), tally.clone());
-        if let Some(res) = blocking(move || commit(&t, tl.as_ref())).await {
-            settle(&r, &client, (open, res)).await;
-        }
-    }
+    let link = Putting { ctx, h, temporary };
+    link.run(&mut r).await;
     let _ = r.close().await;
-    let c = mq.clone();
+    let (c, h) = (link.ctx.mq.clone(), link.h.clone());
     blocking(move || {
         let _ = c.close(&h);
         if let Some(a) = anchor {
@@ -195,6 +91,138 @@ pub async fn incoming(ctx: Ctx, mut r: Receiver, opened: Option<Opened>) {
         }
     })
     .await;
+}
+
+/// A sending link being served: the queue it puts to.
+struct Putting {
+    ctx: Ctx,
+    h: Arc<Hobj>,
+    /// A temporary dynamic queue: messages are kept non-persistent.
+    temporary: bool,
+}
+
+impl Putting {
+    /// Puts what arrives, in batches of up to [`MAX_BATCH`] committed together (one
+    /// committing while the next fills), until the link ends; then commits what is left.
+    async fn run(&self, r: &mut Receiver) {
+        let mut open = Batch::new(&self.ctx.mq);
+        let mut inflight: Option<tokio::task::JoinHandle<Committed>> = None;
+        loop {
+            let room = open.deliveries.len() < MAX_BATCH;
+            tokio::select! {
+                d = r.recv::<Body<Value>>(), if room => {
+                    let Ok(d) = d else { break };
+                    self.transfer(r, d, &mut open).await;
+                }
+                done = async {
+                    match inflight.as_mut() {
+                        Some(j) => j.await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    inflight = None;
+                    if let Ok(done) = done {
+                        settle(r, &self.ctx.client, done).await;
+                    }
+                }
+            }
+            if inflight.is_none() && !open.deliveries.is_empty() {
+                let batch = std::mem::replace(&mut open, Batch::new(&self.ctx.mq));
+                inflight = self.commit_batch(r, batch).await;
+            }
+        }
+        // The link ended: what was put is committed (a transfer the application settled
+        // itself expects no outcome), what was in flight finishes.
+        if let Some(j) = inflight.take()
+            && let Ok(done) = j.await
+        {
+            settle(r, &self.ctx.client, done).await;
+        }
+        if !open.deliveries.is_empty() {
+            let (t, tl) = (open.twin.clone(), self.ctx.tally.clone());
+            if let Some(res) = blocking(move || commit(&t, tl.as_ref())).await {
+                settle(r, &self.ctx.client, (open, res)).await;
+            }
+        }
+    }
+
+    /// One transfer put: into the open batch, or into the unit of work of the transaction
+    /// that posted it (settled by its discharge); a transfer that cannot be read or put is
+    /// rejected.
+    async fn transfer(&self, r: &Receiver, d: Delivery<Body<Value>>, open: &mut Batch) {
+        let ctx = &self.ctx;
+        let posted = ctx.txns.posted(*d.delivery_id());
+        let (mut md, payload) = match mapping::to_mq(d.message()) {
+            Ok(x) => x,
+            Err(why) => {
+                if let Some(p) = posted {
+                    p.done(Err(format!("a transfer could not be read: {why}")));
+                }
+                let e = Error::new(AmqpError::DecodeError, why, None);
+                let _ = r.reject(&d, e).await;
+                return;
+            }
+        };
+        if self.temporary {
+            md.persistence = sealmq_engine::Persistence::NotPersistent;
+        }
+        let uow = posted.as_ref().map_or(&open.twin, |p| &p.uow);
+        // In place on this worker: no hand-over to another thread per message.
+        let (put, cpu) = tokio::task::block_in_place(|| {
+            timed(ctx.tally.as_ref(), || {
+                put(uow, &self.h, ctx.icpt.as_ref(), &mut md, &payload)
+            })
+        });
+        if let Some(t) = &ctx.tally {
+            t.call("put", put.is_ok(), *put.as_ref().unwrap_or(&0), cpu);
+        }
+        if let Some(p) = posted {
+            // Settled by the transaction's discharge: nothing to wait for here.
+            match put {
+                Ok(_) => {
+                    p.done(Ok(()));
+                    ctx.client.received();
+                    let _ = r.accept(&d).await;
+                }
+                Err(e) => {
+                    let why = e.description.as_deref().unwrap_or("?");
+                    p.done(Err(format!("a transfer could not be put: {why}")));
+                    let _ = r.reject(&d, e).await;
+                }
+            }
+            return;
+        }
+        match put {
+            Ok(_) => {
+                open.persistent |= md.persistence == sealmq_engine::Persistence::Persistent;
+                open.deliveries.push(DeliveryInfo::from(&d));
+            }
+            Err(e) => {
+                let _ = r.reject(&d, e).await;
+            }
+        }
+    }
+
+    /// A full or idle batch committed: one with persistent messages forces the log on a
+    /// blocking thread while the next batch fills (its handle is returned); one without
+    /// commits in place and is settled now.
+    async fn commit_batch(
+        &self,
+        r: &Receiver,
+        batch: Batch,
+    ) -> Option<tokio::task::JoinHandle<Committed>> {
+        if batch.persistent {
+            let t = self.ctx.tally.clone();
+            return Some(tokio::task::spawn_blocking(move || {
+                let r = commit(&batch.twin, t.as_ref());
+                (batch, r)
+            }));
+        }
+        let tally = self.ctx.tally.as_ref();
+        let res = tokio::task::block_in_place(|| commit(&batch.twin, tally));
+        settle(r, &self.ctx.client, (batch, res)).await;
+        None
+    }
 }
 
 /// A batch's commit, counted by accounting.

@@ -20,7 +20,7 @@ use crate::link::{
 use crate::mapping;
 use crate::status::timed;
 use fe2o3_amqp::Sender;
-use fe2o3_amqp::types::definitions::AmqpError;
+use fe2o3_amqp::types::definitions::{AmqpError, Error};
 use fe2o3_amqp::types::messaging::{DistributionMode, Outcome};
 use sealmq_engine::mqi::{Browse, GetOptions, Got, OpenOptions};
 use sealmq_engine::{Connection, Match, MqError, intercept};
@@ -93,16 +93,55 @@ type Pool = Arc<Mutex<Vec<Arc<Connection>>>>;
 /// a subscription's link (under interception its messages are unprotected under the topic's
 /// policy).
 pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>, topic: Option<String>) {
+    let (name, h, copy, gmo) = match link_source(&ctx, &s, opened).await {
+        Ok(x) => x,
+        Err(refused) => {
+            if let Some(e) = refused {
+                let _ = s.close_with_error(e).await;
+            }
+            return;
+        }
+    };
+    let _shown = ctx
+        .client
+        .link(format!("{}:{name}", if copy { "BROWSE" } else { "GET" }));
+    let link = Link {
+        link_name: s.name().to_string(),
+        ctx,
+        name,
+        h,
+        copy,
+        gmo,
+        topic,
+        pool: Pool::default(),
+        unsettled: Arc::new(tokio::sync::Semaphore::new(MAX_UNSETTLED as usize)),
+    };
+    let failed = link.run(&mut s).await;
+    let _ = match failed {
+        Some(e) => s.close_with_error(e).await,
+        None => s.close().await,
+    };
+    // Outcomes still to come end with the link; what they held is backed out.
+    let all = link.unsettled.acquire_many(MAX_UNSETTLED);
+    let _ = tokio::time::timeout(DRAIN_WAIT, all).await;
+    let (c, h) = (link.ctx.mq.clone(), link.h.clone());
+    blocking(move || c.close(&h)).await;
+}
+
+/// The link's source opened: the queue's name and handle, whether the link browses copies,
+/// and the get options of its deliveries; `Err`: the error to close the link with, if any.
+async fn link_source(
+    ctx: &Ctx,
+    s: &Sender,
+    opened: Option<Opened>,
+) -> Result<(String, Arc<sealmq_engine::Hobj>, bool, GetOptions), Option<Error>> {
     // A filter is never ignored: delivering what it would have left out is worse than
     // refusing the link. A JMS selector is applied; any other filter refuses the link.
     let selector = match s.source().as_ref().and_then(|src| src.filter.as_ref()) {
         None => None,
         Some(f) => match selector_of(f) {
             Ok(sel) => sel.map(Arc::new),
-            Err(e) => {
-                let _ = s.close_with_error(e).await;
-                return;
-            }
+            Err(e) => return Err(Some(e)),
         },
     };
     let source = address(s.source().as_ref().and_then(|t| t.address.as_ref()));
@@ -126,23 +165,10 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>, topic: Op
         (None, Some(h), Some(n)) => Ok((n, Arc::new(h))),
         (None, _, source) => open_queue(&ctx.mq, source, opts, missing).await,
     };
-    let (name, h) = match opened {
-        Ok(x) => x,
-        Err(e) => {
-            if let Some(e) = e {
-                let _ = s.close_with_error(e).await;
-            }
-            return;
-        }
-    };
+    let (name, h) = opened?;
     // A topic subscriber asks for copies (JMS does): its subscription's queue is its own, and
     // its messages are taken, not browsed.
     let copy = copy && h.opened_for_browse();
-    let _shown = ctx
-        .client
-        .link(format!("{}:{name}", if copy { "BROWSE" } else { "GET" }));
-    let pool: Pool = Pool::default();
-    let unsettled = Arc::new(tokio::sync::Semaphore::new(MAX_UNSETTLED as usize));
     let gmo = GetOptions {
         syncpoint: !copy,
         wait: Some(GET_WAIT),
@@ -153,36 +179,140 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>, topic: Op
         },
         ..Default::default()
     };
-    let mut failed = None;
-    let link_name = s.name().to_string();
-    loop {
-        let Ok(permit) = unsettled.clone().acquire_owned().await else {
-            break;
-        };
-        // Room on the connection for one more message (crate::held): a client that does not
-        // settle stops its links getting.
-        if !ctx.held.room() {
-            tokio::select! {
-                _ = ctx.held.wait_room() => {}
-                _ = s.on_detach() => break,
+    Ok((name, h, copy, gmo))
+}
+
+/// A receiving link being served.
+struct Link {
+    ctx: Ctx,
+    /// The source queue's name and handle.
+    name: String,
+    h: Arc<sealmq_engine::Hobj>,
+    /// Browsing copies (nothing to settle).
+    copy: bool,
+    gmo: GetOptions,
+    topic: Option<String>,
+    link_name: String,
+    pool: Pool,
+    /// One permit per delivery out and not settled.
+    unsettled: Arc<tokio::sync::Semaphore>,
+}
+
+/// What one get of the link came to.
+#[allow(clippy::large_enum_variant)] // one at a time, moved once
+enum Next {
+    Got(Got),
+    /// Nothing within the wait (or no room on the connection): get again.
+    Empty,
+    /// The link went while the get waited (what it took went back).
+    Detached,
+    Failed(Error),
+}
+
+impl Link {
+    /// Delivers until the link ends; the error to close it with, if any.
+    async fn run(&self, s: &mut Sender) -> Option<Error> {
+        loop {
+            let Ok(permit) = self.unsettled.clone().acquire_owned().await else {
+                return None;
+            };
+            // Room on the connection for one more message (crate::held): a client that does
+            // not settle stops its links getting.
+            if !self.ctx.held.room() {
+                tokio::select! {
+                    _ = self.ctx.held.wait_room() => {}
+                    _ = s.on_detach() => return None,
+                }
             }
+            let twin = lock(&self.pool)
+                .pop()
+                .unwrap_or_else(|| Arc::new(self.ctx.mq.uow_twin()));
+            let got = match self.next(s, &twin).await {
+                Next::Got(g) => g,
+                Next::Empty => {
+                    lock(&self.pool).push(twin);
+                    continue;
+                }
+                Next::Detached => return None,
+                Next::Failed(e) => return Some(e),
+            };
+            let size = got.payload.len() as u64;
+            let plain = match &self.ctx.icpt {
+                Some(i) => tokio::task::block_in_place(|| {
+                    unprotect(
+                        &twin,
+                        i,
+                        &self.h.name,
+                        self.topic.as_deref(),
+                        &got,
+                        self.copy,
+                    )
+                }),
+                None => Some((got.md.clone(), got.payload.clone())),
+            };
+            let Some((md, payload)) = plain else {
+                self.ctx.held.give(size);
+                // Moved to the protection error queue in this unit of work (a copy: left).
+                if !self.copy {
+                    let t = twin.clone();
+                    blocking(move || t.commit()).await;
+                }
+                lock(&self.pool).push(twin);
+                continue;
+            };
+            let msg = mapping::to_amqp(&md, payload);
+            let fut = match s.send_batchable(msg).await {
+                Ok(f) => {
+                    self.ctx.client.sent();
+                    f
+                }
+                Err(_) => {
+                    self.ctx.held.give(size);
+                    blocking(move || twin.backout()).await;
+                    return None;
+                }
+            };
+            if self.copy {
+                // A copy has nothing to settle in the queue manager; the library holds it
+                // until the client settles it (or the link ends).
+                lock(&self.pool).push(twin);
+                let held = self.ctx.held.clone();
+                tokio::spawn(async move {
+                    let _ = fut.await;
+                    held.give(size);
+                });
+                continue;
+            }
+            // Held where a transaction committing it can take its unit of work.
+            let key = (self.link_name.clone(), fut.delivery_tag().to_vec());
+            self.ctx.txns.hold(key.clone(), twin.clone());
+            let outcome = async move {
+                let o = fut.await;
+                match o {
+                    Ok(Outcome::Accepted(_)) => Settle::Commit,
+                    Ok(Outcome::Rejected(_)) => Settle::DeadLetter,
+                    _ => Settle::Backout,
+                }
+            };
+            self.settle_later(outcome, key, twin, got, permit);
         }
-        let twin = lock(&pool)
-            .pop()
-            .unwrap_or_else(|| Arc::new(ctx.mq.uow_twin()));
-        // A message there now is got in place (no hand-over to another thread); an empty
-        // queue is waited for here, holding no thread, while the link's end is watched.
+    }
+
+    /// One get: a message there now is got in place (no hand-over to another thread); an
+    /// empty queue is waited for here, holding no thread, while the link's end is watched.
+    async fn next(&self, s: &mut Sender, twin: &Arc<Connection>) -> Next {
         let now = GetOptions {
             wait: None,
-            ..gmo.clone()
+            ..self.gmo.clone()
         };
-        let (got, cpu) =
-            tokio::task::block_in_place(|| timed(ctx.tally.as_ref(), || twin.get(&h, now)));
+        let tally = self.ctx.tally.as_ref();
+        let (got, cpu) = tokio::task::block_in_place(|| timed(tally, || twin.get(&self.h, now)));
         let got = match got {
             Err(e) if e.reason == ReasonCode::NoMsgAvailable => None,
             other => Some(other),
         };
-        let (t, h2, g, held) = (twin.clone(), h.clone(), gmo.clone(), ctx.held.clone());
+        let (t, h2, g) = (twin.clone(), self.h.clone(), self.gmo.clone());
+        let held = self.ctx.held.clone();
         let job = async move {
             match got {
                 Some(r) => r,
@@ -195,82 +325,44 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>, topic: Op
             _ = s.on_detach() => {
                 // The link went while a get waited: whatever it took goes back.
                 let _ = job.await;
-                blocking(move || twin.backout()).await;
-                break;
+                let t = twin.clone();
+                blocking(move || t.backout()).await;
+                return Next::Detached;
             }
         };
-        let got = match got {
+        match got {
             Ok(g) => {
                 // Accounting counts the messages got (not the empty polls of a waiting link).
-                if let Some(t) = &ctx.tally {
-                    let op = if copy { "browse" } else { "get" };
+                if let Some(t) = tally {
+                    let op = if self.copy { "browse" } else { "get" };
                     t.call(op, true, g.payload.len() as u64, cpu);
                 }
-                ctx.held.take(g.payload.len() as u64);
-                g
+                self.ctx.held.take(g.payload.len() as u64);
+                Next::Got(g)
             }
-            Err(e) if e.reason == ReasonCode::NoMsgAvailable => {
-                lock(&pool).push(twin);
-                continue;
-            }
-            Err(e) => {
-                failed = Some(amqp_error(&e));
-                break;
-            }
-        };
-        let plain = match &ctx.icpt {
-            Some(i) => tokio::task::block_in_place(|| {
-                unprotect(&twin, i, &h.name, topic.as_deref(), &got, copy)
-            }),
-            None => Some((got.md.clone(), got.payload.clone())),
-        };
-        let size = got.payload.len() as u64;
-        let Some((md, payload)) = plain else {
-            ctx.held.give(size);
-            // Moved to the protection error queue in this unit of work (a copy: left).
-            if !copy {
-                let t = twin.clone();
-                blocking(move || t.commit()).await;
-            }
-            lock(&pool).push(twin);
-            continue;
-        };
-        let msg = mapping::to_amqp(&md, payload);
-        let fut = match s.send_batchable(msg).await {
-            Ok(f) => {
-                ctx.client.sent();
-                f
-            }
-            Err(_) => {
-                ctx.held.give(size);
-                blocking(move || twin.backout()).await;
-                break;
-            }
-        };
-        if copy {
-            // A copy has nothing to settle in the queue manager; the library holds it until
-            // the client settles it (or the link ends).
-            lock(&pool).push(twin);
-            let held = ctx.held.clone();
-            tokio::spawn(async move {
-                let _ = fut.await;
-                held.give(size);
-            });
-            continue;
+            Err(e) if e.reason == ReasonCode::NoMsgAvailable => Next::Empty,
+            Err(e) => Next::Failed(amqp_error(&e)),
         }
-        // Held where a transaction committing it can take its unit of work.
-        let key = (link_name.clone(), fut.delivery_tag().to_vec());
-        ctx.txns.hold(key.clone(), twin.clone());
-        let (pool, q) = (pool.clone(), name.clone());
-        let (tally, txns, held) = (ctx.tally.clone(), ctx.txns.clone(), ctx.held.clone());
+    }
+
+    /// Settles the delivery's unit of work once the application's outcome arrives, on a
+    /// task of its own (outcomes may come in any order); its permit and the bytes it held
+    /// are given back then.
+    fn settle_later(
+        &self,
+        outcome: impl std::future::Future<Output = Settle> + Send + 'static,
+        key: (String, Vec<u8>),
+        twin: Arc<Connection>,
+        got: Got,
+        permit: tokio::sync::OwnedSemaphorePermit,
+    ) {
+        let (pool, q) = (self.pool.clone(), self.name.clone());
+        let (tally, txns) = (self.ctx.tally.clone(), self.ctx.txns.clone());
+        let held = self.ctx.held.clone();
         tokio::spawn(async move {
-            let outcome = fut.await;
+            let how = outcome.await;
             txns.release(&key);
-            let how = match outcome {
-                Ok(Outcome::Accepted(_)) => Settle::Commit,
-                Ok(Outcome::Rejected(_)) => Settle::DeadLetter,
-                _ => Settle::Backout,
-            };
+            let size = got.payload.len() as u64;
             // A non-persistent get commits without waiting for the log: in place. One that
             // forces the log waits on a blocking thread.
             if got.md.persistence == sealmq_engine::Persistence::Persistent {
@@ -284,15 +376,6 @@ pub async fn outgoing(ctx: Ctx, mut s: Sender, opened: Option<Opened>, topic: Op
             drop(permit);
         });
     }
-    let _ = match failed {
-        Some(e) => s.close_with_error(e).await,
-        None => s.close().await,
-    };
-    // Outcomes still to come end with the link; what they held is backed out.
-    let all = unsettled.acquire_many(MAX_UNSETTLED);
-    let _ = tokio::time::timeout(DRAIN_WAIT, all).await;
-    let c = ctx.mq.clone();
-    blocking(move || c.close(&h)).await;
 }
 
 /// What the application gets of a message under interception: unprotected when its queue (or
