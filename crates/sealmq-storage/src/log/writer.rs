@@ -3,6 +3,7 @@
 
 use super::*;
 use sealmq_types::sync::lock;
+use std::time::Duration;
 
 pub(super) fn create_segment(dir: &Path, number: u64, first_lsn: Lsn) -> Result<(File, PathBuf)> {
     let path = seg_path(dir, number);
@@ -19,6 +20,34 @@ pub(super) fn create_segment(dir: &Path, number: u64, first_lsn: Lsn) -> Result<
     Ok((f, path))
 }
 
+/// How the last batch went, for coalescing the next.
+struct Pace {
+    /// Committers the last batch released.
+    last_waiters: u64,
+    /// How long its write and sync took.
+    last_sync: Duration,
+}
+
+/// A batch taken from the pending records.
+struct Take {
+    /// The records as written (sealed under encryption at rest).
+    buf: Vec<u8>,
+    /// The records in the clear, for replication, when `buf` is sealed (else empty).
+    plain: Vec<u8>,
+    first: Lsn,
+    last: Lsn,
+    batch: Arc<Batch>,
+}
+
+/// What the flusher found to do.
+enum Taken {
+    Batch(Take),
+    /// A roll or a sync was done: look again.
+    Again,
+    /// The log closed with nothing pending.
+    Closed,
+}
+
 /// The flusher's side: the open segment, written only by the flusher thread.
 pub(super) struct Writer {
     pub(super) file: File,
@@ -31,148 +60,162 @@ pub(super) struct Writer {
 impl Writer {
     pub(super) fn run(mut self) {
         let mut spare = Vec::with_capacity(1 << 16);
-        // Group-commit coalescing: when the last batch released several committers, give the
-        // next batch a moment (a fraction of a sync) to gather as many before writing it.
-        let mut last_waiters = 0u64;
-        let mut last_sync = std::time::Duration::ZERO;
-        let mut plain;
+        let mut pace = Pace {
+            last_waiters: 0,
+            last_sync: Duration::ZERO,
+        };
         loop {
-            let (buf, first, last, batch) = {
-                let mut st = lock(&self.shared.state);
-                while !st.closed
-                    && !st.roll_wanted
-                    && !st.sync_wanted
-                    && (st.pending.is_empty()
-                        || (!st.flush_wanted && st.pending.len() < EAGER_FLUSH))
-                {
-                    st = self.shared.work.wait(st).unwrap_or_else(|p| p.into_inner());
-                }
-                if st.roll_wanted && st.pending.is_empty() {
-                    st.roll_wanted = false;
-                    let first = st.next_lsn;
-                    drop(st);
-                    let r = self.start_segment(first);
-                    let mut st = lock(&self.shared.state);
-                    if r.is_ok() {
-                        st.rolls += 1;
-                    }
-                    drop(st);
-                    self.shared.work.notify_all();
-                    continue;
-                }
-                if st.sync_wanted && st.pending.is_empty() {
-                    st.sync_wanted = false;
-                    drop(st);
-                    let r = self.file.sync_data();
-                    let mut st = lock(&self.shared.state);
-                    match r {
-                        Ok(()) => st.syncs += 1,
-                        Err(e) => {
-                            st.broken = Some(format!("cannot sync {}: {e}", self.path.display()))
-                        }
-                    }
-                    drop(st);
-                    self.shared.work.notify_all();
-                    continue;
-                }
-                if last_waiters > 1 && !st.closed {
-                    let until = std::time::Instant::now()
-                        + (last_sync / 2).clamp(
-                            std::time::Duration::from_micros(20),
-                            std::time::Duration::from_millis(2),
-                        );
-                    while st.batch.waiters.load(Ordering::Relaxed) < last_waiters
-                        && st.pending.len() < EAGER_FLUSH
-                    {
-                        let now = std::time::Instant::now();
-                        if now >= until {
-                            break;
-                        }
-                        st = self
-                            .shared
-                            .work
-                            .wait_timeout(st, until - now)
-                            .unwrap_or_else(|p| p.into_inner())
-                            .0;
-                    }
-                }
-                if st.pending.is_empty() {
-                    drop(st);
-                    if let Err(e) = self.sync_copy() {
-                        tracing::warn!("cannot sync {} at close: {e}", self.path.display());
-                    }
-                    return;
-                }
-                st.flush_wanted = false;
-                let buf = std::mem::replace(&mut st.pending, std::mem::take(&mut spare));
-                let batch = std::mem::replace(&mut st.batch, Arc::new(Batch::default()));
-                plain = std::mem::take(&mut st.plain);
-                (buf, st.pending_first, st.pending_last, batch)
+            let t = match self.take(&mut spare, &pace) {
+                Taken::Batch(t) => t,
+                Taken::Again => continue,
+                Taken::Closed => return,
             };
             let t0 = std::time::Instant::now();
-            let rolled = {
-                let mut st = lock(&self.shared.state);
-                std::mem::take(&mut st.roll_wanted)
-            };
-            if rolled && self.offset > SEG_HEADER && self.start_segment(first).is_ok() {
+            let rolled = std::mem::take(&mut lock(&self.shared.state).roll_wanted);
+            if rolled && self.offset > SEG_HEADER && self.start_segment(t.first).is_ok() {
                 lock(&self.shared.state).rolls += 1;
                 self.shared.work.notify_all();
             }
-            // A replicated log writes a batch only once a majority holds it: what this
-            // instance's files hold was committed, whichever instance is active next.
-            let replicated = match &self.shared.cfg.replicator {
-                Some(r) => {
-                    let records = if plain.is_empty() { &buf } else { &plain };
-                    r.0.replicate(first, last, records)
-                        .map_err(|e| Fatal(format!("the batch was not replicated: {e}")))
-                }
-                None => Ok(()),
-            };
-            let mut result = replicated.and_then(|()| self.write_batch(&buf, first));
-            // Out of space: spend the reserve, say so, and try once more.
-            if matches!(&result, Err(NoSpace(_))) && crate::space::release(&self.shared.cfg.dir) {
-                self.shared.short.store(true, Ordering::Release);
-                tracing::error!(
-                    "the log's disk is full ({}): its reserve is given back so gets and \
-                     clears can go on; puts of persistent messages are refused until space returns",
-                    self.shared.cfg.dir.display()
-                );
-                result = self.write_batch(&buf, first);
-            }
-            if matches!(&result, Err(NoSpace(_))) {
-                self.shared.short.store(true, Ordering::Release);
-            }
-            last_sync = t0.elapsed();
-            let n = last - first + 1;
-            let mut st = lock(&self.shared.state);
-            match &result {
-                Ok(()) => {
-                    st.durable = last;
-                    self.shared.records.fetch_add(n, Ordering::Relaxed);
-                    self.shared.batches.fetch_add(1, Ordering::Relaxed);
-                    let took = u64::try_from(last_sync.as_nanos()).unwrap_or(u64::MAX);
-                    let avg = self.shared.write_nanos_avg.load(Ordering::Relaxed);
-                    let avg = if avg == 0 {
-                        took
-                    } else {
-                        avg - avg / 8 + took / 8
-                    };
-                    self.shared.write_nanos_avg.store(avg, Ordering::Relaxed);
-                    self.shared
-                        .bytes
-                        .fetch_add(buf.len() as u64, Ordering::Relaxed);
-                }
-                Err(Fatal(msg)) => st.broken = Some(msg.clone()),
-                Err(NoSpace(_)) => {}
-                Err(_) => {}
-            }
-            let _ = batch.result.set(result.map_err(|e| e.to_string()));
-            last_waiters = batch.waiters.load(Ordering::Relaxed);
-            drop(st);
-            batch.finish_wake();
-            spare = buf;
+            let result = self.replicate_and_write(&t);
+            pace.last_sync = t0.elapsed();
+            pace.last_waiters = self.finish(&t, result, pace.last_sync);
+            spare = t.buf;
             spare.clear();
         }
+    }
+
+    /// The next batch, taken from the pending records once there is work (a roll or a sync
+    /// asked for with nothing pending is done here: `Again`); with group-commit coalescing,
+    /// when the last batch released several committers the next gets a moment (a fraction
+    /// of a sync) to gather as many. `Closed`: the log closed with nothing pending.
+    fn take(&mut self, spare: &mut Vec<u8>, pace: &Pace) -> Taken {
+        let mut st = lock(&self.shared.state);
+        while !st.closed
+            && !st.roll_wanted
+            && !st.sync_wanted
+            && (st.pending.is_empty() || (!st.flush_wanted && st.pending.len() < EAGER_FLUSH))
+        {
+            st = self.shared.work.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+        if st.roll_wanted && st.pending.is_empty() {
+            st.roll_wanted = false;
+            let first = st.next_lsn;
+            drop(st);
+            let r = self.start_segment(first);
+            if r.is_ok() {
+                lock(&self.shared.state).rolls += 1;
+            }
+            self.shared.work.notify_all();
+            return Taken::Again;
+        }
+        if st.sync_wanted && st.pending.is_empty() {
+            st.sync_wanted = false;
+            drop(st);
+            let r = self.file.sync_data();
+            let mut st = lock(&self.shared.state);
+            match r {
+                Ok(()) => st.syncs += 1,
+                Err(e) => st.broken = Some(format!("cannot sync {}: {e}", self.path.display())),
+            }
+            drop(st);
+            self.shared.work.notify_all();
+            return Taken::Again;
+        }
+        if pace.last_waiters > 1 && !st.closed {
+            let until = std::time::Instant::now()
+                + (pace.last_sync / 2).clamp(Duration::from_micros(20), Duration::from_millis(2));
+            while st.batch.waiters.load(Ordering::Relaxed) < pace.last_waiters
+                && st.pending.len() < EAGER_FLUSH
+            {
+                let now = std::time::Instant::now();
+                if now >= until {
+                    break;
+                }
+                st = self
+                    .shared
+                    .work
+                    .wait_timeout(st, until - now)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+            }
+        }
+        if st.pending.is_empty() {
+            drop(st);
+            if let Err(e) = self.sync_copy() {
+                tracing::warn!("cannot sync {} at close: {e}", self.path.display());
+            }
+            return Taken::Closed;
+        }
+        st.flush_wanted = false;
+        Taken::Batch(Take {
+            buf: std::mem::replace(&mut st.pending, std::mem::take(spare)),
+            batch: std::mem::replace(&mut st.batch, Arc::new(Batch::default())),
+            plain: std::mem::take(&mut st.plain),
+            first: st.pending_first,
+            last: st.pending_last,
+        })
+    }
+
+    /// The batch replicated first when the log is (a replicated log writes a batch only
+    /// once a majority holds it: what this instance's files hold was committed, whichever
+    /// instance is active next), then written and synced; out of space, the reserve is
+    /// spent and the write tried once more.
+    fn replicate_and_write(&mut self, t: &Take) -> std::result::Result<(), WriteErr> {
+        let replicated = match &self.shared.cfg.replicator {
+            Some(r) => {
+                let records = if t.plain.is_empty() { &t.buf } else { &t.plain };
+                r.0.replicate(t.first, t.last, records)
+                    .map_err(|e| Fatal(format!("the batch was not replicated: {e}")))
+            }
+            None => Ok(()),
+        };
+        let mut result = replicated.and_then(|()| self.write_batch(&t.buf, t.first));
+        if matches!(&result, Err(NoSpace(_))) && crate::space::release(&self.shared.cfg.dir) {
+            self.shared.short.store(true, Ordering::Release);
+            tracing::error!(
+                "the log's disk is full ({}): its reserve is given back so gets and \
+                 clears can go on; puts of persistent messages are refused until space returns",
+                self.shared.cfg.dir.display()
+            );
+            result = self.write_batch(&t.buf, t.first);
+        }
+        if matches!(&result, Err(NoSpace(_))) {
+            self.shared.short.store(true, Ordering::Release);
+        }
+        result
+    }
+
+    /// The batch's committers told its result (durable up to its last LSN, or why not),
+    /// with the log's counters; the number of committers it released.
+    fn finish(&self, t: &Take, result: std::result::Result<(), WriteErr>, took: Duration) -> u64 {
+        let n = t.last - t.first + 1;
+        let mut st = lock(&self.shared.state);
+        match &result {
+            Ok(()) => {
+                st.durable = t.last;
+                self.shared.records.fetch_add(n, Ordering::Relaxed);
+                self.shared.batches.fetch_add(1, Ordering::Relaxed);
+                let took = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+                let avg = self.shared.write_nanos_avg.load(Ordering::Relaxed);
+                let avg = if avg == 0 {
+                    took
+                } else {
+                    avg - avg / 8 + took / 8
+                };
+                self.shared.write_nanos_avg.store(avg, Ordering::Relaxed);
+                self.shared
+                    .bytes
+                    .fetch_add(t.buf.len() as u64, Ordering::Relaxed);
+            }
+            Err(Fatal(msg)) => st.broken = Some(msg.clone()),
+            Err(NoSpace(_)) => {}
+            Err(_) => {}
+        }
+        let _ = t.batch.result.set(result.map_err(|e| e.to_string()));
+        let released = t.batch.waiters.load(Ordering::Relaxed);
+        drop(st);
+        t.batch.finish_wake();
+        released
     }
 
     fn write_batch(&mut self, buf: &[u8], first: Lsn) -> std::result::Result<(), WriteErr> {
