@@ -91,59 +91,7 @@ impl Connection {
                 self.own(&s)?;
                 s
             }
-            (None, _) => {
-                if !self.internal {
-                    self.qm
-                        .check_topic_authority(&self.user, topic, auth::SUB)?;
-                    // Copies land on a given queue on the subscriber's behalf: it must be
-                    // one the subscriber may put to.
-                    if !dest.is_empty() {
-                        self.qm
-                            .check_authority(&self.user, AuthObj::Queue, dest, auth::PUT)?;
-                    }
-                }
-                let name = match (name.is_empty(), durable) {
-                    (false, _) => name.to_string(),
-                    (true, true) => {
-                        return mqerr!(ObjectNameError, "a durable subscription needs a name");
-                    }
-                    (true, false) => {
-                        let id = self.qm.unique_id();
-                        let tail: String = id[16..].iter().map(|b| format!("{b:02X}")).collect();
-                        format!("{}.{}.{tail}", self.qm.name(), self.id)
-                    }
-                };
-                let (destclas, dest) = match dest {
-                    "" => (DestClass::Managed, String::new()),
-                    q => (DestClass::Provided, q.to_string()),
-                };
-                let s = SubDef {
-                    topicstr: topic.to_string(),
-                    destclas,
-                    dest,
-                    durable,
-                    subtype: SubType::Api,
-                    subuser: self.user.clone(),
-                    selector: selector.to_string(),
-                    ..SubDef::new(&name)
-                };
-                self.qm.define_sub(s, false)?;
-                let Some(s) = self.qm.sub(&name) else {
-                    return mqerr!(NoSubscription, "subscription '{name}' went as it was made");
-                };
-                // A new subscription gets the retained publications it matches (unless it
-                // asked for new publications only).
-                let given = if o.new_only {
-                    Ok(0)
-                } else {
-                    self.deliver_retained(&s)
-                };
-                if let Err(e) = given {
-                    let _ = self.qm.delete_sub(&name);
-                    return Err(e);
-                }
-                s
-            }
+            (None, _) => self.new_subscription(name, topic, durable, selector, dest, o.new_only)?,
         };
         // A managed queue is opened for the subscriber; a given one as the subscriber opens
         // any queue for input (GET authority).
@@ -162,6 +110,71 @@ impl Connection {
                 Err(e)
             }
         }
+    }
+
+    /// A subscription made for this call (SUB authority on the topic, PUT on a given queue),
+    /// named when it has no name and is not durable, and given the retained publications it
+    /// matches unless `new_only`.
+    fn new_subscription(
+        &self,
+        name: &str,
+        topic: &str,
+        durable: bool,
+        selector: &str,
+        dest: &str,
+        new_only: bool,
+    ) -> MqResult<SubDef> {
+        if !self.internal {
+            self.qm
+                .check_topic_authority(&self.user, topic, auth::SUB)?;
+            // Copies land on a given queue on the subscriber's behalf: it must be
+            // one the subscriber may put to.
+            if !dest.is_empty() {
+                self.qm
+                    .check_authority(&self.user, AuthObj::Queue, dest, auth::PUT)?;
+            }
+        }
+        let name = match (name.is_empty(), durable) {
+            (false, _) => name.to_string(),
+            (true, true) => {
+                return mqerr!(ObjectNameError, "a durable subscription needs a name");
+            }
+            (true, false) => {
+                let id = self.qm.unique_id();
+                let tail: String = id[16..].iter().map(|b| format!("{b:02X}")).collect();
+                format!("{}.{}.{tail}", self.qm.name(), self.id)
+            }
+        };
+        let (destclas, dest) = match dest {
+            "" => (DestClass::Managed, String::new()),
+            q => (DestClass::Provided, q.to_string()),
+        };
+        let s = SubDef {
+            topicstr: topic.to_string(),
+            destclas,
+            dest,
+            durable,
+            subtype: SubType::Api,
+            subuser: self.user.clone(),
+            selector: selector.to_string(),
+            ..SubDef::new(&name)
+        };
+        self.qm.define_sub(s, false)?;
+        let Some(s) = self.qm.sub(&name) else {
+            return mqerr!(NoSubscription, "subscription '{name}' went as it was made");
+        };
+        // A new subscription gets the retained publications it matches (unless it
+        // asked for new publications only).
+        let given = if new_only {
+            Ok(0)
+        } else {
+            self.deliver_retained(&s)
+        };
+        if let Err(e) = given {
+            let _ = self.qm.delete_sub(&name);
+            return Err(e);
+        }
+        Ok(s)
     }
 
     /// Ends subscription `name`: the subscriber's own, or any for the queue manager's work.

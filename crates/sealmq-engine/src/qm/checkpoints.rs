@@ -90,46 +90,7 @@ impl QueueManager {
         let bytes_now = self.log.stats().bytes;
         let grew = bytes_now.saturating_sub(self.bytes_at_checkpoint.load(Ordering::Relaxed))
             >= LOW_ROLL_MIN;
-        let (lsn, replay_from, mut frames, snaps) = {
-            let _g = write(&self.apply);
-            let (lsn, active) = {
-                let a = lock(&self.active);
-                (self.log.last_lsn(), a.clone())
-            };
-            let replay_from = active.values().copied().min().unwrap_or(lsn).min(lsn);
-            let mut frames: Vec<Frame> = vec![Frame::Format(FRAMES_VERSION)];
-            frames.push(Frame::Qmgr(read(&self.qmgr).clone()));
-            for d in read(&self.defs).values() {
-                // Temporary dynamic queues end with the queue manager; a model queue whose
-                // DEFTYPE is TEMPDYN is a definition like any other and stays.
-                if !is_temporary_queue(d) {
-                    frames.push(Frame::Queue(d.clone()));
-                }
-            }
-            let locals: Vec<Arc<LocalQueue>> = read(&self.locals).values().cloned().collect();
-            let mut snaps = Vec::new();
-            for q in locals {
-                let mut st = q.lock();
-                if is_temporary_queue(&st.def) {
-                    continue;
-                }
-                let rewrite = st.store.as_ref().is_some_and(|s| {
-                    let b = s.index_bytes();
-                    // Mostly history, or an emptied queue: its index starts again, small.
-                    (b > REWRITE_MIN && b > st.depth() as u64 * REWRITE_PER_MSG)
-                        || (st.depth() == 0 && b > 4096)
-                });
-                let snap = st.snapshot(rewrite);
-                drop(st);
-                snaps.push((q, snap));
-            }
-            frames.extend(active.keys().map(|t| Frame::Active(*t)));
-            frames.extend(read(&self.authrecs).iter().cloned().map(Frame::Auth));
-            frames.extend(read(&self.channels).values().cloned().map(Frame::Channel));
-            frames.extend(read(&self.sec).frames());
-            frames.extend(read(&self.svc).frames());
-            (lsn, replay_from, frames, snaps)
-        };
+        let (lsn, replay_from, mut frames, snaps) = self.snapshot();
         let mut stores = Vec::new();
         let mut failed = None;
         for (q, snap) in snaps {
@@ -146,42 +107,8 @@ impl QueueManager {
         if let Some(e) = failed {
             return Err(e);
         }
-        // Every index batch of this checkpoint is durable: where each index ends now.
-        for q in read(&self.locals).values() {
-            let st = q.lock();
-            if is_temporary_queue(&st.def) {
-                continue;
-            }
-            if let Some(s) = &st.store {
-                let end = s.index_end();
-                frames.push(Frame::QueueIndex {
-                    queue: q.name.clone(),
-                    file: end.file,
-                    len: end.len,
-                });
-            }
-        }
-        // A log that does not sync each batch (a replicated queue manager's) is synced before
-        // a checkpoint says its records up to `lsn` are on disk.
-        self.log.sync_to_disk()?;
-        let mut w = CheckpointWriter::create_with(
-            &self.cfg.dir.join("checkpoint"),
-            lsn,
-            self.cfg.dse.clone(),
-        )?;
-        w.frame(
-            &Frame::Meta {
-                next_seq: self.next_seq.load(Ordering::Relaxed),
-                next_tx: self.next_tx.load(Ordering::Relaxed),
-                replay_from,
-            }
-            .encode(),
-        )?;
-        for f in frames {
-            w.frame(&f.encode())?;
-        }
-        let ckp_key = w.key_id();
-        w.finish()?;
+        self.index_ends(&mut frames);
+        let ckp_key = self.write_checkpoint(lsn, replay_from, frames)?;
         self.bytes_at_checkpoint.store(bytes_now, Ordering::Relaxed);
         for s in &stores {
             if let Err(e) = s.release() {
@@ -205,6 +132,96 @@ impl QueueManager {
         self.prune_keys(ckp_key);
         self.compact_queues(lsn);
         Ok(lsn)
+    }
+
+    /// The committed state at one point, under the apply lock: the LSN it stands at, where
+    /// replay must start (the oldest active unit of work), the frames of the definitions and
+    /// the active units of work, and each queue's snapshot.
+    #[allow(clippy::type_complexity)] // the four parts of one snapshot, taken apart at once
+    fn snapshot(&self) -> (Lsn, Lsn, Vec<Frame>, Vec<(Arc<LocalQueue>, StoreSnap)>) {
+        let _g = write(&self.apply);
+        let (lsn, active) = {
+            let a = lock(&self.active);
+            (self.log.last_lsn(), a.clone())
+        };
+        let replay_from = active.values().copied().min().unwrap_or(lsn).min(lsn);
+        let mut frames: Vec<Frame> = vec![Frame::Format(FRAMES_VERSION)];
+        frames.push(Frame::Qmgr(read(&self.qmgr).clone()));
+        for d in read(&self.defs).values() {
+            // Temporary dynamic queues end with the queue manager; a model queue whose
+            // DEFTYPE is TEMPDYN is a definition like any other and stays.
+            if !is_temporary_queue(d) {
+                frames.push(Frame::Queue(d.clone()));
+            }
+        }
+        let locals: Vec<Arc<LocalQueue>> = read(&self.locals).values().cloned().collect();
+        let mut snaps = Vec::new();
+        for q in locals {
+            let mut st = q.lock();
+            if is_temporary_queue(&st.def) {
+                continue;
+            }
+            let rewrite = st.store.as_ref().is_some_and(|s| {
+                let b = s.index_bytes();
+                // Mostly history, or an emptied queue: its index starts again, small.
+                (b > REWRITE_MIN && b > st.depth() as u64 * REWRITE_PER_MSG)
+                    || (st.depth() == 0 && b > 4096)
+            });
+            let snap = st.snapshot(rewrite);
+            drop(st);
+            snaps.push((q, snap));
+        }
+        frames.extend(active.keys().map(|t| Frame::Active(*t)));
+        frames.extend(read(&self.authrecs).iter().cloned().map(Frame::Auth));
+        frames.extend(read(&self.channels).values().cloned().map(Frame::Channel));
+        frames.extend(read(&self.sec).frames());
+        frames.extend(read(&self.svc).frames());
+        (lsn, replay_from, frames, snaps)
+    }
+
+    /// Where each queue's index ends now that every index batch of this checkpoint is
+    /// durable.
+    fn index_ends(&self, frames: &mut Vec<Frame>) {
+        for q in read(&self.locals).values() {
+            let st = q.lock();
+            if is_temporary_queue(&st.def) {
+                continue;
+            }
+            if let Some(s) = &st.store {
+                let end = s.index_end();
+                frames.push(Frame::QueueIndex {
+                    queue: q.name.clone(),
+                    file: end.file,
+                    len: end.len,
+                });
+            }
+        }
+    }
+
+    /// The checkpoint file written (the log synced first); the data key it is sealed under.
+    fn write_checkpoint(&self, lsn: Lsn, replay_from: Lsn, frames: Vec<Frame>) -> MqResult<u32> {
+        // A log that does not sync each batch (a replicated queue manager's) is synced before
+        // a checkpoint says its records up to `lsn` are on disk.
+        self.log.sync_to_disk()?;
+        let mut w = CheckpointWriter::create_with(
+            &self.cfg.dir.join("checkpoint"),
+            lsn,
+            self.cfg.dse.clone(),
+        )?;
+        w.frame(
+            &Frame::Meta {
+                next_seq: self.next_seq.load(Ordering::Relaxed),
+                next_tx: self.next_tx.load(Ordering::Relaxed),
+                replay_from,
+            }
+            .encode(),
+        )?;
+        for f in frames {
+            w.frame(&f.encode())?;
+        }
+        let ckp_key = w.key_id();
+        w.finish()?;
+        Ok(ckp_key)
     }
 
     /// Encryption at rest: data keys older than anything still on disk are dropped from the

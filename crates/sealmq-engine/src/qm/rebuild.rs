@@ -245,14 +245,6 @@ impl Rebuild {
     }
 
     pub(crate) fn record(&mut self, lsn: Lsn, r: Record) {
-        let tx_of = |r: &Record| match r {
-            Record::Put { tx, .. }
-            | Record::Get { tx, .. }
-            | Record::Commit(tx)
-            | Record::Backout(tx)
-            | Record::Join { into: tx, .. } => Some(*tx),
-            _ => None,
-        };
         if let Some(tx) = tx_of(&r) {
             self.max_tx = self.max_tx.max(tx);
         }
@@ -266,6 +258,13 @@ impl Rebuild {
         if self.svc.apply(&r) {
             return;
         }
+        if let Some(r) = self.object_record(r) {
+            self.message_record(lsn, r);
+        }
+    }
+
+    /// A record of an object's definition or of security; `Some`: not one of them.
+    fn object_record(&mut self, r: Record) -> Option<Record> {
         match r {
             Record::Qmgr(q) => self.qmgr = Some(q),
             Record::SetAuth(a) => {
@@ -314,6 +313,15 @@ impl Rebuild {
                     q.cleared = true;
                 }
             }
+            other => return Some(other),
+        }
+        None
+    }
+
+    /// A record of messages: moved, put and got (outside a unit of work, or held with their
+    /// unit of work until its commit or backout), and units of work joined.
+    fn message_record(&mut self, lsn: Lsn, r: Record) {
+        match r {
             Record::Move {
                 from,
                 to,
@@ -372,7 +380,20 @@ impl Rebuild {
                     t.joined.extend(p.joined);
                 }
             }
+            _ => {}
         }
+    }
+}
+
+/// The unit of work a record belongs to.
+fn tx_of(r: &Record) -> Option<TxId> {
+    match r {
+        Record::Put { tx, .. }
+        | Record::Get { tx, .. }
+        | Record::Commit(tx)
+        | Record::Backout(tx)
+        | Record::Join { into: tx, .. } => Some(*tx),
+        _ => None,
     }
 }
 
