@@ -69,42 +69,12 @@ impl Node {
     ) -> Result<Node, String> {
         let dir = qm_dir.join(HA_DIR);
         crate::machine::recover_interrupted_install(qm_dir, &dir)?;
-        // Two workers: a task that blocks (a replica's apply waiting for its log write, a
-        // sync on a loaded disk) leaves the other to the Raft core's heartbeats and votes. One
-        // worker put faster (16 producers 0.46 of a single queue manager against 0.36-0.41)
-        // but the HA suite failed under a full test run's load in two runs of five with it
-        // (a switch never completed; a paused-replica test), in none of many with two.
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("sealmq-ha")
-            .enable_all()
-            .build()
-            .map_err(|e| format!("cannot start the replication runtime: {e}"))?;
+        let rt = runtime()?;
         let store =
             LogStore::open(&dir, log_cfg.dse.clone(), group.me()).map_err(|e| e.to_string())?;
         let dse = log_cfg.dse.clone();
         let machine = Machine::open(qm_dir, log_cfg, &store, state)?;
-        let config = Config {
-            cluster_name: qm.to_string(),
-            heartbeat_interval: HEARTBEAT_MS,
-            election_timeout_min: ELECTION_MS.0,
-            election_timeout_max: ELECTION_MS.1,
-            max_payload_entries: PAYLOAD_ENTRIES,
-            // A replica makes its snapshots from its own checkpoints (machine.rs) and then
-            // asks openraft to take them up; entries just before one stay for an instance
-            // a little behind.
-            snapshot_policy: SnapshotPolicy::Never,
-            // The last chunk's answer waits for the snapshot to be installed (its queue
-            // files written): seconds for a deep queue manager.
-            install_snapshot_timeout: SNAPSHOT_INSTALL_WAIT.as_millis() as u64,
-            max_in_snapshot_log_to_keep: std::env::var("SEALMQ_HA_SNAPSHOT_KEEP")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(KEEP_BEFORE_SNAPSHOT),
-            ..Default::default()
-        }
-        .validate()
-        .map_err(|e| format!("replication settings: {e}"))?;
+        let config = raft_config(qm)?;
         let group = Arc::new(group);
         let me = group.me();
         let my_addr = group
@@ -135,20 +105,7 @@ impl Node {
             .map_err(|e| format!("cannot start replication: {e}"))?;
         machine.set_raft(raft.clone());
         let serving: Arc<AtomicBool> = Arc::default();
-        let view: crate::serve::ViewFn = {
-            let raft = raft.clone();
-            let v = View {
-                group: group.clone(),
-                store: store.clone(),
-                machine: machine.clone(),
-                first_term: raft.metrics().borrow().current_term,
-                serving: serving.clone(),
-            };
-            Arc::new(move || {
-                let m = raft.metrics().borrow().clone();
-                (m.state == ServerState::Leader).then(|| v.status(&m))
-            })
-        };
+        let view = view_fn(&raft, &group, &store, &machine, &serving);
         let handover = Arc::new(Handover {
             raft: raft.clone(),
             group: group.clone(),
@@ -182,22 +139,7 @@ impl Node {
             }
             .run(),
         );
-        // The group is formed once, by its first instance (by name) when it is new; every other
-        // instance, and one whose data was lost, waits for the active instance to send it the
-        // group's log (two instances forming it at once would stand against each other).
-        let form = dir.join(crate::FORM_FILE);
-        if store.last_index().is_none() && form.exists() && me == 1 {
-            let members: BTreeMap<NodeId, BasicNode> = group
-                .instances
-                .iter()
-                .enumerate()
-                .map(|(i, x)| (i as u64 + 1, BasicNode::new(&x.addr)))
-                .collect();
-            if let Err(e) = rt.block_on(raft.initialize(members)) {
-                tracing::info!("high availability: the group was formed already ({e})");
-            }
-        }
-        let _ = std::fs::remove_file(&form);
+        form_group(&rt, &raft, &store, &group, &dir);
         // A (re)started instance first listens for the active one: standing at once, before
         // the active instance's heartbeats reach it, would only unseat it for nothing.
         {
@@ -613,4 +555,92 @@ impl Replicator for RaftReplicator {
                 .collect(),
         })
     }
+}
+
+/// The replication runtime.
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    // Two workers: a task that blocks (a replica's apply waiting for its log write, a
+    // sync on a loaded disk) leaves the other to the Raft core's heartbeats and votes. One
+    // worker put faster (16 producers 0.46 of a single queue manager against 0.36-0.41)
+    // but the HA suite failed under a full test run's load in two runs of five with it
+    // (a switch never completed; a paused-replica test), in none of many with two.
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("sealmq-ha")
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the replication runtime: {e}"))
+}
+
+/// The Raft settings of the group.
+fn raft_config(qm: &str) -> Result<Config, String> {
+    Config {
+        cluster_name: qm.to_string(),
+        heartbeat_interval: HEARTBEAT_MS,
+        election_timeout_min: ELECTION_MS.0,
+        election_timeout_max: ELECTION_MS.1,
+        max_payload_entries: PAYLOAD_ENTRIES,
+        // A replica makes its snapshots from its own checkpoints (machine.rs) and then
+        // asks openraft to take them up; entries just before one stay for an instance
+        // a little behind.
+        snapshot_policy: SnapshotPolicy::Never,
+        // The last chunk's answer waits for the snapshot to be installed (its queue
+        // files written): seconds for a deep queue manager.
+        install_snapshot_timeout: SNAPSHOT_INSTALL_WAIT.as_millis() as u64,
+        max_in_snapshot_log_to_keep: std::env::var("SEALMQ_HA_SNAPSHOT_KEEP")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(KEEP_BEFORE_SNAPSHOT),
+        ..Default::default()
+    }
+    .validate()
+    .map_err(|e| format!("replication settings: {e}"))
+}
+
+/// What the active instance shows of the group (its status), asked by the other instances'
+/// and the administrator's status requests; `None` on an instance that does not lead.
+fn view_fn(
+    raft: &Raft<Ha>,
+    group: &Arc<Group>,
+    store: &LogStore,
+    machine: &Machine,
+    serving: &Arc<AtomicBool>,
+) -> crate::serve::ViewFn {
+    let raft = raft.clone();
+    let v = View {
+        group: group.clone(),
+        store: store.clone(),
+        machine: machine.clone(),
+        first_term: raft.metrics().borrow().current_term,
+        serving: serving.clone(),
+    };
+    Arc::new(move || {
+        let m = raft.metrics().borrow().clone();
+        (m.state == ServerState::Leader).then(|| v.status(&m))
+    })
+}
+
+/// The group is formed once, by its first instance (by name) when it is new; every other
+/// instance, and one whose data was lost, waits for the active instance to send it the
+/// group's log (two instances forming it at once would stand against each other).
+fn form_group(
+    rt: &tokio::runtime::Runtime,
+    raft: &Raft<Ha>,
+    store: &LogStore,
+    group: &Group,
+    dir: &Path,
+) {
+    let form = dir.join(crate::FORM_FILE);
+    if store.last_index().is_none() && form.exists() && group.me() == 1 {
+        let members: BTreeMap<NodeId, BasicNode> = group
+            .instances
+            .iter()
+            .enumerate()
+            .map(|(i, x)| (i as u64 + 1, BasicNode::new(&x.addr)))
+            .collect();
+        if let Err(e) = rt.block_on(raft.initialize(members)) {
+            tracing::info!("high availability: the group was formed already ({e})");
+        }
+    }
+    let _ = std::fs::remove_file(&form);
 }

@@ -61,15 +61,7 @@ pub(crate) struct Served {
 
 /// Serves the group's other instances on `listener` until the runtime ends.
 pub(crate) async fn serve(listener: TcpListener, served: Served) {
-    let Served {
-        raft,
-        group,
-        qm,
-        tls,
-        view,
-        handover,
-        machine,
-    } = served;
+    let served = Arc::new(served);
     let table = sealmq_types::slots::Table::new("high availability", MAX_CONNS, PER_ADDRESS);
     loop {
         let (tcp, peer) = match listener.accept().await {
@@ -91,61 +83,13 @@ pub(crate) async fn serve(listener: TcpListener, served: Served) {
         let Some(slot) = slot else {
             continue;
         };
-        let (raft, group, qm) = (raft.clone(), group.clone(), qm.clone());
-        let (acceptor, view, handover) = (tls.acceptor.clone(), view.clone(), handover.clone());
-        let (seal, machine) = (tls.seal.clone(), machine.clone());
+        let served = served.clone();
         tokio::spawn(async move {
             let state = slot.state.clone();
-            let greeted = async {
-                let _ = tcp.set_nodelay(true);
-                let s = match tokio::time::timeout(HELLO_WAIT, acceptor.accept(tcp)).await {
-                    Ok(Ok(s)) => s,
-                    Ok(Err(e)) => {
-                        tracing::debug!(
-                            "high availability: a connection from {peer} refused: TLS: {e}"
-                        );
-                        return None;
-                    }
-                    Err(_) => return None,
-                };
-                Some(s)
-            };
-            let mut s = tokio::select! {
-                s = greeted => match s {
-                    Some(s) => s,
-                    None => return,
-                },
-                _ = evicted.notified() => return,
+            let Some((mut s, from)) = served.greet(tcp, peer, &evicted).await else {
+                return;
             };
             let _slot = slot;
-            let dn = peer_dn(s.get_ref().1.peer_certificates());
-            let hello = tokio::select! {
-                h = tokio::time::timeout(HELLO_WAIT, read_frame::<Rpc, _>(&mut s, HELLO_MAX)) => h,
-                _ = evicted.notified() => return,
-            };
-            let from = match hello {
-                Ok(Ok(Rpc::Hello { qm: q, from }))
-                    if q == qm
-                        && from != group.me()
-                        && group
-                            .by_id(from)
-                            .is_some_and(|i| dn == instance_dn(&qm, &i.name)) =>
-                {
-                    from
-                }
-                _ => {
-                    tracing::warn!(
-                        "high availability: a connection from {peer} ({dn}) refused: not \
-                         another instance of this group"
-                    );
-                    let _ = write_frame(
-                        &mut s,
-                        &Answer::Failed("not an instance of this group".into()),
-                    )
-                    .await;
-                    return;
-                }
-            };
             // Another instance: its place is no longer given to a newcomer.
             state.set_busy(true);
             if write_frame(&mut s, &Answer::Hello).await.is_err() {
@@ -153,55 +97,125 @@ pub(crate) async fn serve(listener: TcpListener, served: Served) {
             }
             tracing::debug!("high availability: instance {from} connected from {peer}");
             while let Ok(rpc) = read_frame::<Rpc, _>(&mut s, FRAME_MAX).await {
-                let answer = match rpc {
-                    Rpc::Hello { .. } => Answer::Failed("Hello twice".into()),
-                    Rpc::Append(r) => raft
-                        .append_entries(r)
-                        .await
-                        .map_or_else(|e| Answer::Failed(e.to_string()), Answer::Append),
-                    Rpc::Vote(r) => raft
-                        .vote(r)
-                        .await
-                        .map_or_else(|e| Answer::Failed(e.to_string()), Answer::Vote),
-                    Rpc::Snapshot(mut r) => {
-                        match seal.incoming(&r.meta.snapshot_id, r.offset, &mut r.data) {
-                            Ok(()) => raft
-                                .install_snapshot(r)
-                                .await
-                                .map_or_else(|e| Answer::Failed(e.to_string()), Answer::Snapshot),
-                            Err(e) => Answer::Failed(e),
-                        }
-                    }
-                    Rpc::Elect => {
-                        tracing::info!(
-                            "high availability: instance {from} asks this one to stand for election"
-                        );
-                        stand_for_election(raft.clone());
-                        Answer::Elected
-                    }
-                    Rpc::Hold(ms) => {
-                        hold_elections(&raft, Duration::from_millis(ms.min(10_000)));
-                        Answer::Elected
-                    }
-                    Rpc::Switch(to) => handover
-                        .run(&to)
-                        .await
-                        .map_or_else(Answer::Failed, |()| Answer::Elected),
-                    Rpc::View => match view() {
-                        Some(v) => Answer::View(handover.live(v).await),
-                        None => Answer::Failed("this instance is not the active one".into()),
-                    },
-                    Rpc::Ping => Answer::Elected,
-                    Rpc::SnapshotMeta => Answer::SnapshotMeta(machine.snapshot_meta()),
-                    Rpc::SnapshotChunk { id, offset } => {
-                        snapshot_chunk(&machine, &seal, id, offset).await
-                    }
-                };
+                let answer = served.answer(from, rpc).await;
                 if write_frame(&mut s, &answer).await.is_err() {
                     break;
                 }
             }
         });
+    }
+}
+
+/// An instance's connection once its TLS handshake and Hello are done.
+type Greeted = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
+
+impl Served {
+    /// A connection's TLS handshake and Hello, each within [`HELLO_WAIT`] (`evicted`: the
+    /// connection was closed to make room first): the instance it comes from, when it is
+    /// another instance of this group by name and certificate; anything else is refused.
+    async fn greet(
+        &self,
+        tcp: tokio::net::TcpStream,
+        peer: std::net::SocketAddr,
+        evicted: &tokio::sync::Notify,
+    ) -> Option<(Greeted, u64)> {
+        let greeted = async {
+            let _ = tcp.set_nodelay(true);
+            match tokio::time::timeout(HELLO_WAIT, self.tls.acceptor.accept(tcp)).await {
+                Ok(Ok(s)) => Some(s),
+                Ok(Err(e)) => {
+                    tracing::debug!(
+                        "high availability: a connection from {peer} refused: TLS: {e}"
+                    );
+                    None
+                }
+                Err(_) => None,
+            }
+        };
+        let mut s = tokio::select! {
+            s = greeted => s?,
+            _ = evicted.notified() => return None,
+        };
+        let dn = peer_dn(s.get_ref().1.peer_certificates());
+        let hello = tokio::select! {
+            h = tokio::time::timeout(HELLO_WAIT, read_frame::<Rpc, _>(&mut s, HELLO_MAX)) => h,
+            _ = evicted.notified() => return None,
+        };
+        match hello {
+            Ok(Ok(Rpc::Hello { qm: q, from }))
+                if q == self.qm
+                    && from != self.group.me()
+                    && self
+                        .group
+                        .by_id(from)
+                        .is_some_and(|i| dn == instance_dn(&self.qm, &i.name)) =>
+            {
+                Some((s, from))
+            }
+            _ => {
+                tracing::warn!(
+                    "high availability: a connection from {peer} ({dn}) refused: not another \
+                     instance of this group"
+                );
+                let refusal = Answer::Failed("not an instance of this group".into());
+                let _ = write_frame(&mut s, &refusal).await;
+                None
+            }
+        }
+    }
+
+    /// The answer to one request of instance `from`.
+    async fn answer(&self, from: u64, rpc: Rpc) -> Answer {
+        let raft = &self.raft;
+        match rpc {
+            Rpc::Hello { .. } => Answer::Failed("Hello twice".into()),
+            Rpc::Append(r) => raft
+                .append_entries(r)
+                .await
+                .map_or_else(|e| Answer::Failed(e.to_string()), Answer::Append),
+            Rpc::Vote(r) => raft
+                .vote(r)
+                .await
+                .map_or_else(|e| Answer::Failed(e.to_string()), Answer::Vote),
+            Rpc::Snapshot(mut r) => {
+                match self
+                    .tls
+                    .seal
+                    .incoming(&r.meta.snapshot_id, r.offset, &mut r.data)
+                {
+                    Ok(()) => raft
+                        .install_snapshot(r)
+                        .await
+                        .map_or_else(|e| Answer::Failed(e.to_string()), Answer::Snapshot),
+                    Err(e) => Answer::Failed(e),
+                }
+            }
+            Rpc::Elect => {
+                tracing::info!(
+                    "high availability: instance {from} asks this one to stand for election"
+                );
+                stand_for_election(raft.clone());
+                Answer::Elected
+            }
+            Rpc::Hold(ms) => {
+                hold_elections(raft, Duration::from_millis(ms.min(10_000)));
+                Answer::Elected
+            }
+            Rpc::Switch(to) => self
+                .handover
+                .run(&to)
+                .await
+                .map_or_else(Answer::Failed, |()| Answer::Elected),
+            Rpc::View => match (self.view)() {
+                Some(v) => Answer::View(self.handover.live(v).await),
+                None => Answer::Failed("this instance is not the active one".into()),
+            },
+            Rpc::Ping => Answer::Elected,
+            Rpc::SnapshotMeta => Answer::SnapshotMeta(self.machine.snapshot_meta()),
+            Rpc::SnapshotChunk { id, offset } => {
+                snapshot_chunk(&self.machine, &self.tls.seal, id, offset).await
+            }
+        }
     }
 }
 
