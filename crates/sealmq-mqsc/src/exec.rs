@@ -3,15 +3,12 @@
 use crate::parse::{Command, Obj, Verb, parse};
 use crate::queues::obj_qtype;
 use sealmq_engine::QueueManager;
-use sealmq_engine::objects::{QType, QmgrDef};
-use sealmq_types::attrs;
 use std::sync::Arc;
 
 pub use crate::args::Block;
-use crate::args::{Fail, bad, choice, generic_match, none_matched, num, one, onoff, text};
+use crate::args::Fail;
 use crate::authrec::authrec;
 use crate::chldef::channel;
-use crate::display::select_all;
 use crate::policy::policy;
 pub use crate::policy::{policy_block, policy_command};
 
@@ -28,25 +25,6 @@ pub struct Response {
     /// The MQ reason code when the command failed on one.
     pub reason: Option<u32>,
     pub objects: Vec<Block>,
-}
-
-fn qmgr_block(q: &QmgrDef) -> Block {
-    attrs![
-        "QMNAME" => q.name, "DESCR" => q.descr, "DEADQ" => q.dead_letter_q,
-        "MAXMSGL" => q.max_msg_len, "CHIADAPS" => q.chiadaps, "CHIDISPS" => q.chidisps,
-        "STATINT" => q.stat_int, "DEFXMITQ" => q.def_xmitq,
-        "ACCTMQI" => if q.acct_mqi { "ON" } else { "OFF" }, "ACCTINT" => q.acct_int,
-        "CHLAUTH" => onoff(q.chlauth_enabled), "CONNAUTH" => q.connauth, "MAXCHL" => q.maxchl,
-        "TRIGINT" => q.trig_int_ms(), "MSGCACHE" => (q.msg_cache_bytes() >> 20),
-        "MAXHANDS" => q.max_handles(), "MAXUMSGS" => q.max_uncommitted(),
-    ]
-    .into_iter()
-    .chain(
-        crate::known::shown(&q.noted).filter(|(k, _)| {
-            !matches!(k.as_str(), "TRIGINT" | "MSGCACHE" | "MAXHANDS" | "MAXUMSGS")
-        }),
-    )
-    .collect()
 }
 
 fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
@@ -83,125 +61,10 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
         (Verb::Display, o) if obj_qtype(o).is_some() || o == Obj::Queue => {
             crate::queues::queues(qm, c)
         }
-        (Verb::Display, Obj::QStatus) => {
-            if let Some(a) = c.attrs.iter().find(|a| a.key == "TYPE")
-                && !one(a)?.eq_ignore_ascii_case("QUEUE")
-            {
-                return Err(bad(a, "expected TYPE(QUEUE) or TYPE(HANDLE)"));
-            }
-            let mut blocks = Vec::new();
-            for d in qm
-                .queue_defs()
-                .iter()
-                .filter(|d| d.qtype == QType::Local && generic_match(&name, &d.name))
-            {
-                let s = qm.queue_status(&d.name)?;
-                blocks.push(vec![
-                    ("QUEUE".into(), d.name.clone()),
-                    ("TYPE".into(), "QUEUE".into()),
-                    ("CURDEPTH".into(), s.depth.to_string()),
-                    ("IPPROCS".into(), s.input_opens.to_string()),
-                    ("OPPROCS".into(), s.output_opens.to_string()),
-                    ("UNCOM".into(), s.uncommitted.to_string()),
-                    ("WAITING".into(), s.waiting.to_string()),
-                    // MB, as MQ shows them (a started megabyte counts).
-                    (
-                        "CURFSIZE".into(),
-                        s.file_bytes.div_ceil(1 << 20).to_string(),
-                    ),
-                    ("CURMAXFS".into(), (s.max_file_bytes >> 20).to_string()),
-                ]);
-            }
-            none_matched(&blocks, "local queue", &name)?;
-            let blocks = select_all(blocks, &c.attrs, &["QUEUE", "TYPE"], true)?;
-            Ok((
-                format!("SMQ0106I Status of {} queue(s).", blocks.len()),
-                blocks,
-            ))
-        }
-        (Verb::Reset, Obj::QStats) => {
-            if let Some(a) = c.attrs.first() {
-                return Err(bad(a, "RESET QSTATS takes no attributes"));
-            }
-            let blocks: Vec<Block> = qm
-                .reset_queue_stats(&name)?
-                .into_iter()
-                .map(|r| {
-                    attrs![
-                        "QUEUE" => r.queue, "MSGSIN" => r.msgs_in, "MSGSOUT" => r.msgs_out,
-                        "HIQDEPTH" => r.hi_depth, "TIMESINCERESET" => r.secs_since_reset,
-                    ]
-                })
-                .collect();
-            Ok((
-                format!("SMQ0109I Statistics of {} queue(s) reset.", blocks.len()),
-                blocks,
-            ))
-        }
-        (Verb::Display, Obj::Qmgr) => {
-            let mut block = qmgr_block(&qm.qmgr());
-            // SPEC §5.6: the queue manager's keystore identity (status, not an attribute).
-            let dn = qm
-                .chinit()
-                .and_then(|c| c.keystore_dn())
-                .unwrap_or_default();
-            block.insert(2, ("SSLKEYDN".into(), dn));
-            let blocks = select_all([block], &c.attrs, &["QMNAME"], true)?;
-            Ok(("SMQ0107I Display queue manager details.".into(), blocks))
-        }
-        (Verb::Alter, Obj::Qmgr) => {
-            let mut q = qm.qmgr();
-            let list = (crate::known::QMGR, "queue manager attribute");
-            crate::known::apply(
-                &mut q,
-                &c.attrs,
-                list,
-                |q| &mut q.noted,
-                |q, a| {
-                    match a.key.as_str() {
-                        "DESCR" => q.descr = one(a)?.trim_end().to_string(),
-                        "DEADQ" => q.dead_letter_q = one(a)?.to_string(),
-                        "MAXMSGL" => q.max_msg_len = num(a, 32768, 104_857_600)?,
-                        "CHIADAPS" => q.chiadaps = num(a, 1, 9999)?,
-                        "CHIDISPS" => q.chidisps = num(a, 1, 9999)?,
-                        "STATINT" => q.stat_int = num(a, 1, 604_800)?,
-                        "DEFXMITQ" => q.def_xmitq = a.values.first().cloned().unwrap_or_default(),
-                        "ACCTMQI" => q.acct_mqi = choice(a, &["ON", "OFF"])? == "ON",
-                        "ACCTINT" => q.acct_int = num(a, 1, 604_800)?,
-                        "MAXCHL" => q.maxchl = num(a, 1, 999_999_999)?,
-                        // Kept with the noted attributes, and read back from there: TRIGINT
-                        // (QmgrDef::trig_int_ms, where older queue managers stored it); sealmq's
-                        // own MSGCACHE, the message cache (MiB) all queues share (the rest of
-                        // their messages wait in queue files); the handles one connection may
-                        // hold and the operations one unit of work (or one asynchronous consumer,
-                        // unsettled) may hold, with MQ's names and ranges.
-                        k @ ("TRIGINT" | "MSGCACHE" | "MAXHANDS" | "MAXUMSGS") => {
-                            let (min, max) = match k {
-                                "MSGCACHE" => (1, 1_048_576),
-                                "MAXUMSGS" => (1, 999_999_999),
-                                _ => (0, 999_999_999),
-                            };
-                            let v: u32 = num(a, min, max)?;
-                            q.noted.insert(k.into(), v.to_string());
-                        }
-                        "CHLAUTH" => {
-                            q.chlauth_enabled = choice(a, &["ENABLED", "DISABLED"])? == "ENABLED"
-                        }
-                        "CONNAUTH" => {
-                            let n = text(a);
-                            if !n.is_empty() && qm.authinfo(&n).is_none() {
-                                return Err(bad(a, format!("AUTHINFO '{n}' is not defined")));
-                            }
-                            q.connauth = n;
-                        }
-                        _ => return Ok(false),
-                    }
-                    Ok(true)
-                },
-            )?;
-            qm.alter_qmgr(q)?;
-            Ok(("SMQ0108I Queue manager altered.".into(), vec![]))
-        }
+        (Verb::Display, Obj::QStatus) => crate::status::queue_status(qm, c, &name),
+        (Verb::Reset, Obj::QStats) => crate::status::reset_qstats(qm, c, &name),
+        (Verb::Display, Obj::Qmgr) => crate::qmgr::display(qm, c),
+        (Verb::Alter, Obj::Qmgr) => crate::qmgr::alter(qm, c),
         (Verb::Set | Verb::Display | Verb::Delete, Obj::AuthRec) => authrec(qm, c),
         (Verb::Display, Obj::EntAuth) => crate::authrec::entauth(qm, c),
         (Verb::Set | Verb::Display, Obj::ChlAuth) => crate::chlauth::chlauth(qm, c),

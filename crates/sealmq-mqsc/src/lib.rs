@@ -18,6 +18,7 @@ mod known;
 pub mod lexer;
 pub mod parse;
 mod policy;
+mod qmgr;
 mod queues;
 mod services;
 mod status;

@@ -36,167 +36,19 @@ fn yes(a: &Attr) -> Result<bool, Fail> {
 
 /// Applies queue attributes; keywords that are not queue attributes, or not of this type, fail.
 fn apply_queue(def: &mut QueueDef, attrs: &[Attr]) -> Result<(), Fail> {
-    use QType::{Alias, Local, Model, Remote};
+    use QType::{Local, Model};
     let t = def.qtype;
     let mut unknown: Vec<&Attr> = Vec::new();
     for a in attrs {
-        let only = |types: &[QType]| -> Result<(), Fail> {
-            if types.contains(&t) {
-                Ok(())
-            } else {
-                Err(bad(a, format!("is not an attribute of {}", t.name())))
-            }
-        };
-        let lm = || only(&[Local, Model]);
+        let k = Check { t, a };
+        if any_queue(def, a, &k)?
+            || local_queue(def, a, &k)?
+            || triggering(def, a, &k)?
+            || alias_remote_model(def, a, &k)?
+        {
+            continue;
+        }
         match a.key.as_str() {
-            "REPLACE" | "NOREPLACE" | "LIKE" | "PURGE" | "NOPURGE" => {}
-            "DESCR" => def.descr = one(a)?.trim_end().to_string(),
-            "PUT" => def.put_enabled = choice(a, &["ENABLED", "DISABLED"])? == "ENABLED",
-            "GET" => {
-                only(&[Local, Alias, Model])?;
-                def.get_enabled = choice(a, &["ENABLED", "DISABLED"])? == "ENABLED"
-            }
-            "MAXDEPTH" => {
-                lm()?;
-                def.max_depth = num(a, 0, 999_999_999)?
-            }
-            "MAXMSGL" => {
-                lm()?;
-                def.max_msg_len = num(a, 0, 104_857_600)?
-            }
-            "DEFPSIST" => def.def_persistent = yes(a)?,
-            "DEFPRTY" => def.def_priority = num(a, 0, 9)? as u8,
-            "MSGDLVSQ" => {
-                lm()?;
-                def.msg_dlv_seq = if choice(a, &["PRIORITY", "FIFO"])? == "FIFO" {
-                    MsgDlvSq::Fifo
-                } else {
-                    MsgDlvSq::Priority
-                }
-            }
-            "USAGE" => {
-                lm()?;
-                def.usage = if choice(a, &["NORMAL", "XMITQ"])? == "XMITQ" {
-                    Usage::Xmitq
-                } else {
-                    Usage::Normal
-                }
-            }
-            // Kept with the noted attributes (QueueDef::def_read_ahead), where older queue
-            // managers stored it; the client library reads ahead (docs/wire.md).
-            "DEFREADA" => {
-                let v = choice(a, &["NO", "YES", "DISABLED"])?;
-                def.noted.insert("DEFREADA".into(), v.to_string());
-            }
-            // Kept with the noted attributes (QueueDef::max_file_bytes), where older queue
-            // managers stored it; MQ's range in MB, DEFAULT (or -1) for MQ's default.
-            "MAXFSIZE" => {
-                lm()?;
-                let v = one(a)?.trim();
-                let v = if v.eq_ignore_ascii_case("DEFAULT") || v == "-1" {
-                    "DEFAULT".to_string()
-                } else {
-                    num(a, MAXFSIZE_MIN_MB, MAXFSIZE_MAX_MB)
-                        .map_err(|_| {
-                            bad(
-                                a,
-                                format!(
-                                    "'{v}' is not DEFAULT or a size in MB in \
-                                     {MAXFSIZE_MIN_MB}..{MAXFSIZE_MAX_MB}"
-                                ),
-                            )
-                        })?
-                        .to_string()
-                };
-                def.noted.insert("MAXFSIZE".into(), v);
-            }
-            "BOTHRESH" => {
-                lm()?;
-                def.backout_threshold = num(a, 0, 999_999_999)?
-            }
-            "BOQNAME" => {
-                lm()?;
-                def.backout_requeue_q = one(a)?.trim().to_string()
-            }
-            "SHARE" | "NOSHARE" => {
-                lm()?;
-                def.share = a.key == "SHARE"
-            }
-            "DEFSOPT" => {
-                lm()?;
-                def.defsopt_exclusive = choice(a, &["SHARED", "EXCL"])? == "EXCL"
-            }
-            "HARDENBO" | "NOHARDENBO" => {
-                lm()?;
-                def.harden_bo = a.key == "HARDENBO"
-            }
-            "TRIGGER" | "NOTRIGGER" => {
-                lm()?;
-                def.trigger = a.key == "TRIGGER"
-            }
-            "TRIGTYPE" => {
-                lm()?;
-                def.trig_type = TrigType::parse(one(a)?)
-                    .ok_or_else(|| bad(a, "expected FIRST, EVERY, DEPTH or NONE"))?
-            }
-            "TRIGDPTH" => {
-                lm()?;
-                def.trig_depth = num(a, 1, 999_999_999)?
-            }
-            "TRIGMPRI" => {
-                lm()?;
-                def.trig_msg_pri = num(a, 0, 9)? as u8
-            }
-            "TRIGDATA" => {
-                lm()?;
-                def.trig_data = a
-                    .values
-                    .first()
-                    .map(|v| v.trim_end().to_string())
-                    .unwrap_or_default();
-            }
-            "INITQ" => {
-                lm()?;
-                def.init_q = text(a)
-            }
-            "PROCESS" => {
-                lm()?;
-                def.process = text(a)
-            }
-            // TARGQ is MQ's older name of TARGET.
-            "TARGET" | "TARGQ" => {
-                only(&[Alias])?;
-                def.target = one(a)?.trim().to_string()
-            }
-            "TARGTYPE" => {
-                only(&[Alias])?;
-                if !one(a)?.eq_ignore_ascii_case("QUEUE") {
-                    return Err(bad(
-                        a,
-                        "only TARGTYPE(QUEUE): publish/subscribe (topics) is not provided",
-                    ));
-                }
-            }
-            "RNAME" => {
-                only(&[Remote])?;
-                def.remote_name = text(a)
-            }
-            "RQMNAME" => {
-                only(&[Remote])?;
-                def.remote_qmgr = one(a)?.trim().to_string()
-            }
-            "XMITQ" => {
-                only(&[Remote])?;
-                def.xmitq = text(a)
-            }
-            "DEFTYPE" => {
-                only(&[Model])?;
-                def.def_type = if choice(a, &["TEMPDYN", "PERMDYN"])? == "PERMDYN" {
-                    DefType::PermanentDynamic
-                } else {
-                    DefType::TemporaryDynamic
-                }
-            }
             k if known::LOCAL_QUEUE.contains(&k) && !matches!(t, Local | Model) => {
                 return Err(bad(a, format!("is not an attribute of {}", t.name())));
             }
@@ -210,6 +62,213 @@ fn apply_queue(def: &mut QueueDef, attrs: &[Attr]) -> Result<(), Fail> {
     }
     unknown_keywords(&unknown, &format!("{} keyword", t.name()))?;
     Ok(())
+}
+
+/// An attribute checked against the type of queue it is given for.
+struct Check<'a> {
+    t: QType,
+    a: &'a Attr,
+}
+
+impl Check<'_> {
+    /// The attribute belongs to one of `types`.
+    fn only(&self, types: &[QType]) -> Result<(), Fail> {
+        if types.contains(&self.t) {
+            Ok(())
+        } else {
+            Err(bad(
+                self.a,
+                format!("is not an attribute of {}", self.t.name()),
+            ))
+        }
+    }
+
+    /// A local or model queue's attribute.
+    fn lm(&self) -> Result<(), Fail> {
+        self.only(&[QType::Local, QType::Model])
+    }
+}
+
+/// The attributes of every queue type (`Ok(false)`: not one of them).
+fn any_queue(def: &mut QueueDef, a: &Attr, k: &Check) -> Result<bool, Fail> {
+    use QType::{Alias, Local, Model};
+    match a.key.as_str() {
+        "REPLACE" | "NOREPLACE" | "LIKE" | "PURGE" | "NOPURGE" => {}
+        "DESCR" => def.descr = one(a)?.trim_end().to_string(),
+        "PUT" => def.put_enabled = choice(a, &["ENABLED", "DISABLED"])? == "ENABLED",
+        "GET" => {
+            k.only(&[Local, Alias, Model])?;
+            def.get_enabled = choice(a, &["ENABLED", "DISABLED"])? == "ENABLED"
+        }
+        "DEFPSIST" => def.def_persistent = yes(a)?,
+        "DEFPRTY" => def.def_priority = num(a, 0, 9)? as u8,
+        // Kept with the noted attributes (QueueDef::def_read_ahead), where older queue
+        // managers stored it; the client library reads ahead (docs/wire.md).
+        "DEFREADA" => {
+            let v = choice(a, &["NO", "YES", "DISABLED"])?;
+            def.noted.insert("DEFREADA".into(), v.to_string());
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// A local (or model) queue's storage and delivery attributes.
+fn local_queue(def: &mut QueueDef, a: &Attr, k: &Check) -> Result<bool, Fail> {
+    match a.key.as_str() {
+        "MAXDEPTH" => {
+            k.lm()?;
+            def.max_depth = num(a, 0, 999_999_999)?
+        }
+        "MAXMSGL" => {
+            k.lm()?;
+            def.max_msg_len = num(a, 0, 104_857_600)?
+        }
+        "MSGDLVSQ" => {
+            k.lm()?;
+            def.msg_dlv_seq = if choice(a, &["PRIORITY", "FIFO"])? == "FIFO" {
+                MsgDlvSq::Fifo
+            } else {
+                MsgDlvSq::Priority
+            }
+        }
+        "USAGE" => {
+            k.lm()?;
+            def.usage = if choice(a, &["NORMAL", "XMITQ"])? == "XMITQ" {
+                Usage::Xmitq
+            } else {
+                Usage::Normal
+            }
+        }
+        // Kept with the noted attributes (QueueDef::max_file_bytes), where older queue
+        // managers stored it; MQ's range in MB, DEFAULT (or -1) for MQ's default.
+        "MAXFSIZE" => {
+            k.lm()?;
+            let v = one(a)?.trim();
+            let v = if v.eq_ignore_ascii_case("DEFAULT") || v == "-1" {
+                "DEFAULT".to_string()
+            } else {
+                num(a, MAXFSIZE_MIN_MB, MAXFSIZE_MAX_MB)
+                    .map_err(|_| {
+                        bad(
+                            a,
+                            format!(
+                                "'{v}' is not DEFAULT or a size in MB in \
+                                     {MAXFSIZE_MIN_MB}..{MAXFSIZE_MAX_MB}"
+                            ),
+                        )
+                    })?
+                    .to_string()
+            };
+            def.noted.insert("MAXFSIZE".into(), v);
+        }
+        "BOTHRESH" => {
+            k.lm()?;
+            def.backout_threshold = num(a, 0, 999_999_999)?
+        }
+        "BOQNAME" => {
+            k.lm()?;
+            def.backout_requeue_q = one(a)?.trim().to_string()
+        }
+        "SHARE" | "NOSHARE" => {
+            k.lm()?;
+            def.share = a.key == "SHARE"
+        }
+        "DEFSOPT" => {
+            k.lm()?;
+            def.defsopt_exclusive = choice(a, &["SHARED", "EXCL"])? == "EXCL"
+        }
+        "HARDENBO" | "NOHARDENBO" => {
+            k.lm()?;
+            def.harden_bo = a.key == "HARDENBO"
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// A local (or model) queue's triggering attributes.
+fn triggering(def: &mut QueueDef, a: &Attr, k: &Check) -> Result<bool, Fail> {
+    match a.key.as_str() {
+        "TRIGGER" | "NOTRIGGER" => {
+            k.lm()?;
+            def.trigger = a.key == "TRIGGER"
+        }
+        "TRIGTYPE" => {
+            k.lm()?;
+            def.trig_type = TrigType::parse(one(a)?)
+                .ok_or_else(|| bad(a, "expected FIRST, EVERY, DEPTH or NONE"))?
+        }
+        "TRIGDPTH" => {
+            k.lm()?;
+            def.trig_depth = num(a, 1, 999_999_999)?
+        }
+        "TRIGMPRI" => {
+            k.lm()?;
+            def.trig_msg_pri = num(a, 0, 9)? as u8
+        }
+        "TRIGDATA" => {
+            k.lm()?;
+            def.trig_data = a
+                .values
+                .first()
+                .map(|v| v.trim_end().to_string())
+                .unwrap_or_default();
+        }
+        "INITQ" => {
+            k.lm()?;
+            def.init_q = text(a)
+        }
+        "PROCESS" => {
+            k.lm()?;
+            def.process = text(a)
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The attributes of alias, remote and model queues.
+fn alias_remote_model(def: &mut QueueDef, a: &Attr, k: &Check) -> Result<bool, Fail> {
+    use QType::{Alias, Model, Remote};
+    match a.key.as_str() {
+        // TARGQ is MQ's older name of TARGET.
+        "TARGET" | "TARGQ" => {
+            k.only(&[Alias])?;
+            def.target = one(a)?.trim().to_string()
+        }
+        "TARGTYPE" => {
+            k.only(&[Alias])?;
+            if !one(a)?.eq_ignore_ascii_case("QUEUE") {
+                return Err(bad(
+                    a,
+                    "only TARGTYPE(QUEUE): publish/subscribe (topics) is not provided",
+                ));
+            }
+        }
+        "RNAME" => {
+            k.only(&[Remote])?;
+            def.remote_name = text(a)
+        }
+        "RQMNAME" => {
+            k.only(&[Remote])?;
+            def.remote_qmgr = one(a)?.trim().to_string()
+        }
+        "XMITQ" => {
+            k.only(&[Remote])?;
+            def.xmitq = text(a)
+        }
+        "DEFTYPE" => {
+            k.only(&[Model])?;
+            def.def_type = if choice(a, &["TEMPDYN", "PERMDYN"])? == "PERMDYN" {
+                DefType::PermanentDynamic
+            } else {
+                DefType::TemporaryDynamic
+            }
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
 }
 
 fn yn(b: bool) -> String {

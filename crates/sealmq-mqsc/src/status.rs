@@ -1,11 +1,12 @@
-//! What is going on: DISPLAY CONN, DISPLAY QSTATUS TYPE(HANDLE), DISPLAY QMSTATUS, and PING
-//! CHANNEL.
+//! What is going on: DISPLAY CONN, DISPLAY QSTATUS (TYPE(QUEUE) and TYPE(HANDLE)), RESET
+//! QSTATS, DISPLAY QMSTATUS, and PING CHANNEL.
 
-use crate::args::{Block, Fail, bad, generic_match, one};
+use crate::args::{Block, Fail, bad, generic_match, none_matched, one};
 use crate::display::select_all;
 use crate::parse::{Command, Obj, Verb};
 use sealmq_engine::QueueManager;
 use sealmq_engine::conns::{ConnInfo, HandleInfo};
+use sealmq_engine::objects::QType;
 use sealmq_types::ReasonCode;
 use sealmq_types::attrs;
 use sealmq_types::time::mq_date_time;
@@ -222,4 +223,72 @@ pub(crate) fn route(
         }
         _ => return None,
     })
+}
+
+/// DISPLAY QSTATUS TYPE(QUEUE): depth, opens, uncommitted messages, waiting getters and
+/// the queue file's size of each local queue `name` matches.
+pub(crate) fn queue_status(
+    qm: &Arc<QueueManager>,
+    c: &Command,
+    name: &str,
+) -> Result<(String, Vec<Block>), Fail> {
+    if let Some(a) = c.attrs.iter().find(|a| a.key == "TYPE")
+        && !one(a)?.eq_ignore_ascii_case("QUEUE")
+    {
+        return Err(bad(a, "expected TYPE(QUEUE) or TYPE(HANDLE)"));
+    }
+    let mut blocks = Vec::new();
+    for d in qm
+        .queue_defs()
+        .iter()
+        .filter(|d| d.qtype == QType::Local && generic_match(name, &d.name))
+    {
+        let s = qm.queue_status(&d.name)?;
+        blocks.push(vec![
+            ("QUEUE".into(), d.name.clone()),
+            ("TYPE".into(), "QUEUE".into()),
+            ("CURDEPTH".into(), s.depth.to_string()),
+            ("IPPROCS".into(), s.input_opens.to_string()),
+            ("OPPROCS".into(), s.output_opens.to_string()),
+            ("UNCOM".into(), s.uncommitted.to_string()),
+            ("WAITING".into(), s.waiting.to_string()),
+            // MB, as MQ shows them (a started megabyte counts).
+            (
+                "CURFSIZE".into(),
+                s.file_bytes.div_ceil(1 << 20).to_string(),
+            ),
+            ("CURMAXFS".into(), (s.max_file_bytes >> 20).to_string()),
+        ]);
+    }
+    none_matched(&blocks, "local queue", name)?;
+    let blocks = select_all(blocks, &c.attrs, &["QUEUE", "TYPE"], true)?;
+    Ok((
+        format!("SMQ0106I Status of {} queue(s).", blocks.len()),
+        blocks,
+    ))
+}
+
+/// RESET QSTATS: each matching queue's statistics since the last reset, then reset.
+pub(crate) fn reset_qstats(
+    qm: &Arc<QueueManager>,
+    c: &Command,
+    name: &str,
+) -> Result<(String, Vec<Block>), Fail> {
+    if let Some(a) = c.attrs.first() {
+        return Err(bad(a, "RESET QSTATS takes no attributes"));
+    }
+    let blocks: Vec<Block> = qm
+        .reset_queue_stats(name)?
+        .into_iter()
+        .map(|r| {
+            attrs![
+                "QUEUE" => r.queue, "MSGSIN" => r.msgs_in, "MSGSOUT" => r.msgs_out,
+                "HIQDEPTH" => r.hi_depth, "TIMESINCERESET" => r.secs_since_reset,
+            ]
+        })
+        .collect();
+    Ok((
+        format!("SMQ0109I Statistics of {} queue(s) reset.", blocks.len()),
+        blocks,
+    ))
 }
