@@ -449,27 +449,7 @@ impl Protector {
         let required = policy.qop();
         let ct = enveloped::content_type_of(cms)?;
         if let Some(h) = &header {
-            let fits = match h.qop {
-                Qop::Integrity => ct == oids::ID_SIGNED_DATA,
-                _ => ct == oids::ID_AUTH_ENVELOPED_DATA || ct == oids::ID_ENVELOPED_DATA,
-            };
-            if !fits {
-                return Err(fail!(
-                    Check::Header,
-                    "header says {} but the CMS object is {}",
-                    h.qop,
-                    oids::name(&ct)
-                ));
-            }
-            if !h.qop.satisfies(required) {
-                return Err(fail!(
-                    Check::Qop,
-                    "message QoP {} is weaker than policy {} ({})",
-                    h.qop,
-                    policy.name,
-                    required
-                ));
-            }
+            header_fits(h, ct, policy)?;
         }
         let core = header.as_ref().map(|h| Binding {
             core: h.core().to_vec(),
@@ -492,55 +472,7 @@ impl Protector {
             let (content, signer) = self.verify_signed(policy, cms, core.as_ref())?;
             (content, Qop::Integrity, Some(signer))
         } else {
-            let rec = enveloped::parse(cms)?;
-            if rec.alg < policy.enc_alg {
-                return Err(fail!(
-                    Check::Algorithms,
-                    "message is encrypted with {} but policy {} requires {}",
-                    rec.alg.name(),
-                    policy.name,
-                    policy.enc_alg.name()
-                ));
-            }
-            let key = self.content_key_for(&rec)?;
-            let plain = rec.decrypt(&key, &self.counters)?;
-            let inner_signed = match header.as_ref().map(|h| h.qop) {
-                Some(q) => q == Qop::Privacy,
-                None => {
-                    rec.content_type == oids::ID_SIGNED_DATA
-                        || enveloped::content_type_of(&plain)
-                            .is_ok_and(|c| c == oids::ID_SIGNED_DATA)
-                }
-            };
-            if inner_signed {
-                if rec.content_type != oids::ID_DATA && rec.content_type != oids::ID_SIGNED_DATA {
-                    return Err(fail!(
-                        Check::Header,
-                        "encrypted content type {} is not signed data",
-                        oids::name(&rec.content_type)
-                    ));
-                }
-                let (content, signer) = self.verify_signed(policy, &plain, core.as_ref())?;
-                (content, Qop::Privacy, Some(signer))
-            } else {
-                if header.is_none() && !Qop::Confidentiality.satisfies(required) {
-                    return Err(fail!(
-                        Check::Qop,
-                        "message QoP CONFIDENTIALITY is weaker than policy {} ({})",
-                        policy.name,
-                        required
-                    ));
-                }
-                if let Some(b) = &core {
-                    let value = rec
-                        .auth_attrs
-                        .as_deref()
-                        .and_then(binding_value)
-                        .unwrap_or_default();
-                    b.check(value)?;
-                }
-                (plain, Qop::Confidentiality, None)
-            }
+            self.open_enveloped(policy, header.as_ref(), cms, core.as_ref())?
         };
         if let Some(h) = &header
             && payload.len() != h.payload_len as usize
@@ -559,6 +491,68 @@ impl Protector {
             signer,
             tolerated: false,
         })
+    }
+
+    /// An AuthEnvelopedData opened: its algorithm at least the policy's, its content key
+    /// (reused when cached), the content decrypted; signed inside (PRIVACY) and verified, or
+    /// bare (CONFIDENTIALITY) with its header binding checked in the authenticated
+    /// attributes. The payload, the quality of protection found, and the signer.
+    fn open_enveloped(
+        &self,
+        policy: &Policy,
+        header: Option<&Header>,
+        cms: &[u8],
+        core: Option<&Binding>,
+    ) -> Result<(Vec<u8>, Qop, Option<String>)> {
+        let required = policy.qop();
+        let rec = enveloped::parse(cms)?;
+        if rec.alg < policy.enc_alg {
+            return Err(fail!(
+                Check::Algorithms,
+                "message is encrypted with {} but policy {} requires {}",
+                rec.alg.name(),
+                policy.name,
+                policy.enc_alg.name()
+            ));
+        }
+        let key = self.content_key_for(&rec)?;
+        let plain = rec.decrypt(&key, &self.counters)?;
+        let inner_signed = match header.map(|h| h.qop) {
+            Some(q) => q == Qop::Privacy,
+            None => {
+                rec.content_type == oids::ID_SIGNED_DATA
+                    || enveloped::content_type_of(&plain).is_ok_and(|c| c == oids::ID_SIGNED_DATA)
+            }
+        };
+        if inner_signed {
+            if rec.content_type != oids::ID_DATA && rec.content_type != oids::ID_SIGNED_DATA {
+                return Err(fail!(
+                    Check::Header,
+                    "encrypted content type {} is not signed data",
+                    oids::name(&rec.content_type)
+                ));
+            }
+            let (content, signer) = self.verify_signed(policy, &plain, core)?;
+            Ok((content, Qop::Privacy, Some(signer)))
+        } else {
+            if header.is_none() && !Qop::Confidentiality.satisfies(required) {
+                return Err(fail!(
+                    Check::Qop,
+                    "message QoP CONFIDENTIALITY is weaker than policy {} ({})",
+                    policy.name,
+                    required
+                ));
+            }
+            if let Some(b) = core {
+                let value = rec
+                    .auth_attrs
+                    .as_deref()
+                    .and_then(binding_value)
+                    .unwrap_or_default();
+                b.check(value)?;
+            }
+            Ok((plain, Qop::Confidentiality, None))
+        }
     }
 
     fn content_key_for(&self, rec: &enveloped::Received<'_>) -> Result<Arc<ContentKey>> {
@@ -756,4 +750,32 @@ pub fn inspect(bytes: &[u8], bare: bool) -> Result<Inspection> {
     }
     let _ = EncAlg::None;
     Ok(out)
+}
+
+/// A header's quality of protection fits the CMS object's content type and satisfies the
+/// policy's.
+fn header_fits(h: &Header, ct: const_oid::ObjectIdentifier, policy: &Policy) -> Result<()> {
+    let required = policy.qop();
+    let fits = match h.qop {
+        Qop::Integrity => ct == oids::ID_SIGNED_DATA,
+        _ => ct == oids::ID_AUTH_ENVELOPED_DATA || ct == oids::ID_ENVELOPED_DATA,
+    };
+    if !fits {
+        return Err(fail!(
+            Check::Header,
+            "header says {} but the CMS object is {}",
+            h.qop,
+            oids::name(&ct)
+        ));
+    }
+    if !h.qop.satisfies(required) {
+        return Err(fail!(
+            Check::Qop,
+            "message QoP {} is weaker than policy {} ({})",
+            h.qop,
+            policy.name,
+            required
+        ));
+    }
+    Ok(())
 }

@@ -150,8 +150,64 @@ pub fn parse(der: &[u8]) -> Result<Received<'_>> {
     let [aed] = inner.as_slice() else {
         return Err(fail!(Check::Header, "AuthEnvelopedData is malformed"));
     };
+    let (ris, eci_tlv, auth_attrs, mac) = aed_fields(aed)?;
+    // EncryptedContentInfo ::= SEQUENCE { contentType, contentEncryptionAlgorithm,
+    //   encryptedContent [0] IMPLICIT OCTET STRING OPTIONAL }, walked without copying.
+    let eci = children(eci_tlv.content)?;
+    let (Some(ct_tlv), Some(alg_tlv)) = (eci.first(), eci.get(1)) else {
+        return Err(fail!(Check::Header, "encrypted content info is malformed"));
+    };
+    if ct_tlv.tag != 0x06 || alg_tlv.tag != 0x30 || eci.len() > 3 {
+        return Err(fail!(Check::Header, "encrypted content info is malformed"));
+    }
+    let content_type = Oid::from_bytes(ct_tlv.content)
+        .map_err(|e| fail!(Check::Header, "bad content type: {e}"))?;
+    let alg_parts = children(alg_tlv.content)?;
+    let alg_oid = alg_parts
+        .first()
+        .filter(|t| t.tag == 0x06)
+        .and_then(|t| Oid::from_bytes(t.content).ok())
+        .ok_or_else(|| fail!(Check::Header, "content encryption algorithm is malformed"))?;
+    let alg = enc_alg(alg_oid)?;
+    let params: GcmParameters = match alg_parts.get(1) {
+        Some(p) if alg_parts.len() == 2 => asn1::decode(p.whole, "AES-GCM parameters")?,
+        _ => return Err(fail!(Check::Header, "AES-GCM parameters missing")),
+    };
+    let nonce = params.nonce.as_bytes();
+    if nonce.len() != NONCE_LEN {
+        return Err(fail!(
+            Check::Algorithms,
+            "AES-GCM nonce of {} bytes is not supported (12 expected)",
+            nonce.len()
+        ));
+    }
+    if params.icv_len as usize != TAG_LEN || mac.content.len() != TAG_LEN {
+        return Err(fail!(
+            Check::Algorithms,
+            "AES-GCM tag must be {TAG_LEN} bytes"
+        ));
+    }
+    let ciphertext = encrypted_content(eci.get(2))?;
+    let mut nonce_arr = [0u8; NONCE_LEN];
+    nonce_arr.copy_from_slice(nonce);
+    Ok(Received {
+        recipient_infos: ris.whole,
+        content_type,
+        alg,
+        nonce: nonce_arr,
+        ciphertext,
+        auth_attrs,
+        mac: mac.content,
+    })
+}
+
+/// The fields of an AuthEnvelopedData after its version (originatorInfo skipped):
+/// RecipientInfos, EncryptedContentInfo, the authenticated attributes (as a SET, for the
+/// MAC's additional data), and the MAC.
+#[allow(clippy::type_complexity)] // four parts of one structure, named where they are used
+fn aed_fields<'a>(aed: &Tlv<'a>) -> Result<(Tlv<'a>, Tlv<'a>, Option<Vec<u8>>, Tlv<'a>)> {
     let parts = children(aed.content)?;
-    let mut it = parts.iter().peekable();
+    let mut it = parts.into_iter().peekable();
     match it.next() {
         Some(v) if v.tag == 0x02 && v.content == [0] => {}
         _ => return Err(fail!(Check::Header, "AuthEnvelopedData version must be 0")),
@@ -188,24 +244,12 @@ pub fn parse(der: &[u8]) -> Result<Received<'_>> {
             "AuthEnvelopedData has trailing fields"
         ));
     }
-    // EncryptedContentInfo ::= SEQUENCE { contentType, contentEncryptionAlgorithm,
-    //   encryptedContent [0] IMPLICIT OCTET STRING OPTIONAL }, walked without copying.
-    let eci = children(eci_tlv.content)?;
-    let (Some(ct_tlv), Some(alg_tlv)) = (eci.first(), eci.get(1)) else {
-        return Err(fail!(Check::Header, "encrypted content info is malformed"));
-    };
-    if ct_tlv.tag != 0x06 || alg_tlv.tag != 0x30 || eci.len() > 3 {
-        return Err(fail!(Check::Header, "encrypted content info is malformed"));
-    }
-    let content_type = Oid::from_bytes(ct_tlv.content)
-        .map_err(|e| fail!(Check::Header, "bad content type: {e}"))?;
-    let alg_parts = children(alg_tlv.content)?;
-    let alg_oid = alg_parts
-        .first()
-        .filter(|t| t.tag == 0x06)
-        .and_then(|t| Oid::from_bytes(t.content).ok())
-        .ok_or_else(|| fail!(Check::Header, "content encryption algorithm is malformed"))?;
-    let alg = match alg_oid {
+    Ok((ris, eci_tlv, auth_attrs, mac))
+}
+
+/// The content encryption algorithm: AES-GCM; CBC ciphers are refused as insecure.
+fn enc_alg(alg_oid: Oid) -> Result<EncAlg> {
+    Ok(match alg_oid {
         o if o == oids::AES128_GCM => EncAlg::Aes128,
         o if o == oids::AES256_GCM => EncAlg::Aes256,
         o if o == oids::DES_EDE3_CBC || o == oids::RC2_CBC => {
@@ -222,51 +266,22 @@ pub fn parse(der: &[u8]) -> Result<Received<'_>> {
                 oids::name(&o)
             ));
         }
-    };
-    let params: GcmParameters = match alg_parts.get(1) {
-        Some(p) if alg_parts.len() == 2 => asn1::decode(p.whole, "AES-GCM parameters")?,
-        _ => return Err(fail!(Check::Header, "AES-GCM parameters missing")),
-    };
-    let nonce = params.nonce.as_bytes();
-    if nonce.len() != NONCE_LEN {
-        return Err(fail!(
-            Check::Algorithms,
-            "AES-GCM nonce of {} bytes is not supported (12 expected)",
-            nonce.len()
-        ));
-    }
-    if params.icv_len as usize != TAG_LEN || mac.content.len() != TAG_LEN {
-        return Err(fail!(
-            Check::Algorithms,
-            "AES-GCM tag must be {TAG_LEN} bytes"
-        ));
-    }
-    let ciphertext = match eci.get(2) {
-        Some(t) if t.tag == 0x80 => t.content,
-        Some(_) => {
-            return Err(fail!(
-                Check::Header,
-                "encrypted content must be a primitive [0] OCTET STRING (DER)"
-            ));
-        }
-        None => {
-            return Err(fail!(
-                Check::Header,
-                "AuthEnvelopedData has no encrypted content (detached)"
-            ));
-        }
-    };
-    let mut nonce_arr = [0u8; NONCE_LEN];
-    nonce_arr.copy_from_slice(nonce);
-    Ok(Received {
-        recipient_infos: ris.whole,
-        content_type,
-        alg,
-        nonce: nonce_arr,
-        ciphertext,
-        auth_attrs,
-        mac: mac.content,
     })
+}
+
+/// The encrypted content: a primitive [0] OCTET STRING, never detached.
+fn encrypted_content<'a>(t: Option<&Tlv<'a>>) -> Result<&'a [u8]> {
+    match t {
+        Some(t) if t.tag == 0x80 => Ok(t.content),
+        Some(_) => Err(fail!(
+            Check::Header,
+            "encrypted content must be a primitive [0] OCTET STRING (DER)"
+        )),
+        None => Err(fail!(
+            Check::Header,
+            "AuthEnvelopedData has no encrypted content (detached)"
+        )),
+    }
 }
 
 impl Received<'_> {

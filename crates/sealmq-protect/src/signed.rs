@@ -117,6 +117,30 @@ pub fn sign(
     let alg = digest_for(kind, policy_alg)?;
     let md = digest::digest(digest_alg(alg), content);
 
+    let attrs = signed_attributes(md.as_ref(), header_core)?;
+    let to_sign = enc(&attrs)?;
+
+    let (sig, sig_alg) = counters.time(Op::Sign, || signature(signer, alg, &to_sign))?;
+
+    let si = SignerInfo {
+        version: CmsVersion::V1,
+        sid: SignerIdentifier::IssuerAndSerialNumber(signer.cert.issuer_and_serial()),
+        digest_alg: alg_id(digest_oid(alg), None),
+        signed_attrs: Some(attrs),
+        signature_algorithm: sig_alg,
+        signature: OctetString::new(sig).map_err(|e| ProtectError::Protect(e.to_string()))?,
+        unsigned_attrs: None,
+    };
+    let sd = signed_data(content, alg, signer, si)?;
+    enc(&ContentInfo {
+        content_type: oids::ID_SIGNED_DATA,
+        content: any(&sd)?,
+    })
+}
+
+/// The signed attributes: content type, signing time, message digest (`md`), and
+/// `header_core` under sealmq's header-binding attribute when given.
+fn signed_attributes(md: &[u8], header_core: Option<&[u8]>) -> Result<SetOfVec<Attribute>> {
     let mut attrs: SetOfVec<Attribute> = SetOfVec::new();
     let mut push = |a: Attribute| {
         attrs
@@ -129,89 +153,90 @@ pub fn sign(
     push(attr(oids::ATTR_SIGNING_TIME, any(&now)?)?)?;
     push(attr(
         oids::ATTR_MESSAGE_DIGEST,
-        any(&OctetString::new(md.as_ref()).map_err(|e| ProtectError::Protect(e.to_string()))?)?,
+        any(&OctetString::new(md).map_err(|e| ProtectError::Protect(e.to_string()))?)?,
     )?)?;
     if let Some(core) = header_core {
         let v = OctetString::new(core).map_err(|e| ProtectError::Protect(e.to_string()))?;
         push(attr(oids::ATTR_SEALMQ_HEADER, any(&v)?)?)?;
     }
-    let to_sign = enc(&attrs)?;
+    Ok(attrs)
+}
 
+/// The signature over `to_sign` with the signer's key, and its algorithm identifier.
+fn signature(
+    signer: &SignerRef<'_>,
+    alg: SignAlg,
+    to_sign: &[u8],
+) -> Result<(Vec<u8>, AlgorithmIdentifierOwned)> {
     let rng = SystemRandom::new();
     let sign_err = |_| ProtectError::Protect("signing failed in the crypto library".into());
-    let (sig, sig_alg) = counters.time(
-        Op::Sign,
-        || -> Result<(Vec<u8>, AlgorithmIdentifierOwned)> {
-            match signer.key {
-                PrivateKey::Rsa { sign, .. } => {
-                    let mut out = vec![0u8; sign.public_modulus_len()];
-                    let (padding, id): (&'static dyn signature::RsaEncoding, _) =
-                        match (signer.rsa_pss, alg) {
-                            (false, SignAlg::Sha384) => (
-                                &signature::RSA_PKCS1_SHA384,
-                                alg_id(oids::RSA_ENCRYPTION, Some(Any::null())),
-                            ),
-                            (false, SignAlg::Sha512) => (
-                                &signature::RSA_PKCS1_SHA512,
-                                alg_id(oids::RSA_ENCRYPTION, Some(Any::null())),
-                            ),
-                            (false, _) => (
-                                &signature::RSA_PKCS1_SHA256,
-                                alg_id(oids::RSA_ENCRYPTION, Some(Any::null())),
-                            ),
-                            (true, SignAlg::Sha384) => (
-                                &signature::RSA_PSS_SHA384,
-                                alg_id(oids::RSASSA_PSS, Some(pss_params(alg)?)),
-                            ),
-                            (true, SignAlg::Sha512) => (
-                                &signature::RSA_PSS_SHA512,
-                                alg_id(oids::RSASSA_PSS, Some(pss_params(alg)?)),
-                            ),
-                            (true, _) => (
-                                &signature::RSA_PSS_SHA256,
-                                alg_id(oids::RSASSA_PSS, Some(pss_params(alg)?)),
-                            ),
-                        };
-                    sign.sign(padding, &rng, &to_sign, &mut out)
-                        .map_err(sign_err)?;
-                    Ok((out, id))
-                }
-                PrivateKey::Ec { sign, .. } => {
-                    let s = sign.sign(&rng, &to_sign).map_err(sign_err)?;
-                    let oid = if alg == SignAlg::Sha384 {
-                        oids::ECDSA_SHA384
-                    } else {
-                        oids::ECDSA_SHA256
-                    };
-                    Ok((s.as_ref().to_vec(), alg_id(oid, None)))
-                }
-                PrivateKey::Ed25519(kp) => {
-                    let s = kp.try_sign(&to_sign).map_err(sign_err)?;
-                    Ok((s.as_ref().to_vec(), alg_id(oids::ED25519, None)))
-                }
-                PrivateKey::LegacyRsa(k) => {
-                    if signer.rsa_pss {
-                        return Err(ProtectError::Protect(
-                            "RSA-PSS is not offered for RSA-1024 keys".into(),
-                        ));
-                    }
-                    let sig = k.sign(alg, &to_sign)?;
-                    Ok((sig, alg_id(oids::RSA_ENCRYPTION, Some(Any::null()))))
-                }
+    match signer.key {
+        PrivateKey::Rsa { sign, .. } => {
+            let mut out = vec![0u8; sign.public_modulus_len()];
+            let (padding, id): (&'static dyn signature::RsaEncoding, _) =
+                match (signer.rsa_pss, alg) {
+                    (false, SignAlg::Sha384) => (
+                        &signature::RSA_PKCS1_SHA384,
+                        alg_id(oids::RSA_ENCRYPTION, Some(Any::null())),
+                    ),
+                    (false, SignAlg::Sha512) => (
+                        &signature::RSA_PKCS1_SHA512,
+                        alg_id(oids::RSA_ENCRYPTION, Some(Any::null())),
+                    ),
+                    (false, _) => (
+                        &signature::RSA_PKCS1_SHA256,
+                        alg_id(oids::RSA_ENCRYPTION, Some(Any::null())),
+                    ),
+                    (true, SignAlg::Sha384) => (
+                        &signature::RSA_PSS_SHA384,
+                        alg_id(oids::RSASSA_PSS, Some(pss_params(alg)?)),
+                    ),
+                    (true, SignAlg::Sha512) => (
+                        &signature::RSA_PSS_SHA512,
+                        alg_id(oids::RSASSA_PSS, Some(pss_params(alg)?)),
+                    ),
+                    (true, _) => (
+                        &signature::RSA_PSS_SHA256,
+                        alg_id(oids::RSASSA_PSS, Some(pss_params(alg)?)),
+                    ),
+                };
+            sign.sign(padding, &rng, to_sign, &mut out)
+                .map_err(sign_err)?;
+            Ok((out, id))
+        }
+        PrivateKey::Ec { sign, .. } => {
+            let s = sign.sign(&rng, to_sign).map_err(sign_err)?;
+            let oid = if alg == SignAlg::Sha384 {
+                oids::ECDSA_SHA384
+            } else {
+                oids::ECDSA_SHA256
+            };
+            Ok((s.as_ref().to_vec(), alg_id(oid, None)))
+        }
+        PrivateKey::Ed25519(kp) => {
+            let s = kp.try_sign(to_sign).map_err(sign_err)?;
+            Ok((s.as_ref().to_vec(), alg_id(oids::ED25519, None)))
+        }
+        PrivateKey::LegacyRsa(k) => {
+            if signer.rsa_pss {
+                return Err(ProtectError::Protect(
+                    "RSA-PSS is not offered for RSA-1024 keys".into(),
+                ));
             }
-        },
-    )?;
+            let sig = k.sign(alg, to_sign)?;
+            Ok((sig, alg_id(oids::RSA_ENCRYPTION, Some(Any::null()))))
+        }
+    }
+}
 
-    let signed_attrs = attrs;
-    let si = SignerInfo {
-        version: CmsVersion::V1,
-        sid: SignerIdentifier::IssuerAndSerialNumber(signer.cert.issuer_and_serial()),
-        digest_alg: alg_id(digest_oid(alg), None),
-        signed_attrs: Some(signed_attrs),
-        signature_algorithm: sig_alg,
-        signature: OctetString::new(sig).map_err(|e| ProtectError::Protect(e.to_string()))?,
-        unsigned_attrs: None,
-    };
+/// The SignedData around one signer's `si`: the content encapsulated and the signer's
+/// certificate carried.
+fn signed_data(
+    content: &[u8],
+    alg: SignAlg,
+    signer: &SignerRef<'_>,
+    si: SignerInfo,
+) -> Result<SignedData> {
     let mut digest_algorithms = SetOfVec::new();
     digest_algorithms
         .insert(alg_id(digest_oid(alg), None))
@@ -224,7 +249,7 @@ pub fn sign(
     infos
         .insert(si)
         .map_err(|e| ProtectError::Protect(e.to_string()))?;
-    let sd = SignedData {
+    Ok(SignedData {
         version: CmsVersion::V1,
         digest_algorithms,
         encap_content_info: EncapsulatedContentInfo {
@@ -236,10 +261,6 @@ pub fn sign(
         certificates: Some(CertificateSet(certs)),
         crls: None,
         signer_infos: SignerInfos(infos),
-    };
-    enc(&ContentInfo {
-        content_type: oids::ID_SIGNED_DATA,
-        content: any(&sd)?,
     })
 }
 
@@ -469,29 +490,7 @@ pub fn verify(
         .next()
         .ok_or_else(|| fail!(Check::Signature, "SignedData has no signer"))?;
     let digest_oid_seen = si.digest_alg.oid;
-    let digest = digest_strength(&digest_oid_seen).ok_or_else(|| {
-        if digest_oid_seen == oids::SHA1 || digest_oid_seen == oids::MD5 {
-            fail!(
-                Check::Algorithms,
-                "digest {} is insecure and refused",
-                oids::name(&digest_oid_seen)
-            )
-        } else {
-            fail!(
-                Check::Algorithms,
-                "digest {} is not supported",
-                oids::name(&digest_oid_seen)
-            )
-        }
-    })?;
-    if digest < min_digest {
-        return Err(fail!(
-            Check::Algorithms,
-            "message is signed with {} but {} is required",
-            digest.name(),
-            min_digest.name()
-        ));
-    }
+    let digest = checked_digest(&digest_oid_seen, min_digest)?;
     let econtent = sd.encap_content_info.econtent.as_ref().ok_or_else(|| {
         fail!(
             Check::Header,
@@ -506,69 +505,16 @@ pub fn verify(
     .map_err(|e| fail!(Check::Header, "eContent is not an OCTET STRING: {e}"))?
     .into_bytes();
     let signer = find_signer_cert(&sd, &si.sid, known)?;
-    let kind = signer.public_key().kind;
-    let legacy = crate::keys::is_insecure(kind);
-    if legacy && !allow_rsa1024 {
-        return Err(fail!(
-            Check::Algorithms,
-            "signer '{}' has an {} key, which is insecure and refused (the insecure RSA-1024 switch is off)",
-            signer.subject(),
-            kind.name()
-        ));
-    }
-    let alg = if legacy {
-        if si.signature_algorithm.oid == oids::RSASSA_PSS {
-            return Err(fail!(
-                Check::Algorithms,
-                "RSA-PSS with an RSA-1024 key is not supported"
-            ));
-        }
-        // Checks the algorithm fits the key and digest; the verification itself is legacy's.
-        verification_alg(&si.signature_algorithm, digest, KeyKind::Rsa(2048))?
-    } else {
-        verification_alg(&si.signature_algorithm, digest, kind)?
-    };
+    let (alg, legacy) = signer_alg(si, &signer, digest, allow_rsa1024)?;
 
-    let mut header_core = None;
-    let signed_bytes: Vec<u8> = match (&si.signed_attrs, raw_attrs) {
-        (Some(attrs), Some(raw)) => {
-            let mut ct_ok = false;
-            let mut md_ok = false;
-            let md = digest::digest(digest_alg(digest), &content);
-            for a in attrs.iter() {
-                let first = a.values.iter().next();
-                if a.oid == oids::ATTR_CONTENT_TYPE {
-                    ct_ok = a.values.len() == 1
-                        && first.and_then(|v| v.decode_as::<Oid>().ok())
-                            == Some(sd.encap_content_info.econtent_type);
-                } else if a.oid == oids::ATTR_MESSAGE_DIGEST {
-                    md_ok = a.values.len() == 1
-                        && first
-                            .and_then(|v| v.decode_as::<OctetString>().ok())
-                            .is_some_and(|o| o.as_bytes() == md.as_ref());
-                } else if a.oid == oids::ATTR_SEALMQ_HEADER {
-                    header_core = first
-                        .and_then(|v| v.decode_as::<OctetString>().ok())
-                        .map(|o| o.into_bytes());
-                }
-            }
-            if !ct_ok {
-                return Err(fail!(
-                    Check::Signature,
-                    "content-type attribute missing or wrong"
-                ));
-            }
-            if !md_ok {
-                return Err(fail!(
-                    Check::Signature,
-                    "message digest does not match the content (content altered)"
-                ));
-            }
-            raw
-        }
-        (None, None) => content.clone(),
-        _ => return Err(fail!(Check::Header, "signed attributes are malformed")),
-    };
+    let econtent_type = sd.encap_content_info.econtent_type;
+    let (signed_bytes, header_core) = signed_bytes(
+        si.signed_attrs.as_ref(),
+        raw_attrs,
+        digest,
+        &content,
+        econtent_type,
+    )?;
     counters
         .time(Op::Verify, || {
             if legacy {
@@ -599,6 +545,121 @@ pub fn verify(
         signature_name: oids::name(&si.signature_algorithm.oid),
         header_core,
     })
+}
+
+/// The signer's digest algorithm, refused when insecure, unknown, or weaker than the
+/// policy's SIGNALG (`min_digest`).
+fn checked_digest(oid: &Oid, min_digest: SignAlg) -> Result<SignAlg> {
+    let digest = digest_strength(oid).ok_or_else(|| {
+        if *oid == oids::SHA1 || *oid == oids::MD5 {
+            fail!(
+                Check::Algorithms,
+                "digest {} is insecure and refused",
+                oids::name(oid)
+            )
+        } else {
+            fail!(
+                Check::Algorithms,
+                "digest {} is not supported",
+                oids::name(oid)
+            )
+        }
+    })?;
+    if digest < min_digest {
+        return Err(fail!(
+            Check::Algorithms,
+            "message is signed with {} but {} is required",
+            digest.name(),
+            min_digest.name()
+        ));
+    }
+    Ok(digest)
+}
+
+/// The verification algorithm of the signature, fitting the signer's key and the digest;
+/// with whether the key is an insecure RSA-1024 one (verified by `legacy`, and only with
+/// the insecure switch, `allow_rsa1024`).
+fn signer_alg(
+    si: &SignerInfo,
+    signer: &Cert,
+    digest: SignAlg,
+    allow_rsa1024: bool,
+) -> Result<(&'static dyn VerificationAlgorithm, bool)> {
+    let kind = signer.public_key().kind;
+    let legacy = crate::keys::is_insecure(kind);
+    if legacy && !allow_rsa1024 {
+        return Err(fail!(
+            Check::Algorithms,
+            "signer '{}' has an {} key, which is insecure and refused (the insecure RSA-1024 switch is off)",
+            signer.subject(),
+            kind.name()
+        ));
+    }
+    let alg = if legacy {
+        if si.signature_algorithm.oid == oids::RSASSA_PSS {
+            return Err(fail!(
+                Check::Algorithms,
+                "RSA-PSS with an RSA-1024 key is not supported"
+            ));
+        }
+        // Checks the algorithm fits the key and digest; the verification itself is legacy's.
+        verification_alg(&si.signature_algorithm, digest, KeyKind::Rsa(2048))?
+    } else {
+        verification_alg(&si.signature_algorithm, digest, kind)?
+    };
+    Ok((alg, legacy))
+}
+
+/// The bytes the signature covers: the DER of the signed attributes, once their
+/// content-type and message-digest attributes match the content (with sealmq's header
+/// attribute, when present); the content itself when there are none.
+fn signed_bytes(
+    attrs: Option<&cms::signed_data::SignedAttributes>,
+    raw_attrs: Option<Vec<u8>>,
+    digest: SignAlg,
+    content: &[u8],
+    econtent_type: Oid,
+) -> Result<(Vec<u8>, Option<Vec<u8>>)> {
+    let mut header_core = None;
+    let signed_bytes: Vec<u8> = match (attrs, raw_attrs) {
+        (Some(attrs), Some(raw)) => {
+            let mut ct_ok = false;
+            let mut md_ok = false;
+            let md = digest::digest(digest_alg(digest), content);
+            for a in attrs.iter() {
+                let first = a.values.iter().next();
+                if a.oid == oids::ATTR_CONTENT_TYPE {
+                    ct_ok = a.values.len() == 1
+                        && first.and_then(|v| v.decode_as::<Oid>().ok()) == Some(econtent_type);
+                } else if a.oid == oids::ATTR_MESSAGE_DIGEST {
+                    md_ok = a.values.len() == 1
+                        && first
+                            .and_then(|v| v.decode_as::<OctetString>().ok())
+                            .is_some_and(|o| o.as_bytes() == md.as_ref());
+                } else if a.oid == oids::ATTR_SEALMQ_HEADER {
+                    header_core = first
+                        .and_then(|v| v.decode_as::<OctetString>().ok())
+                        .map(|o| o.into_bytes());
+                }
+            }
+            if !ct_ok {
+                return Err(fail!(
+                    Check::Signature,
+                    "content-type attribute missing or wrong"
+                ));
+            }
+            if !md_ok {
+                return Err(fail!(
+                    Check::Signature,
+                    "message digest does not match the content (content altered)"
+                ));
+            }
+            raw
+        }
+        (None, None) => content.to_vec(),
+        _ => return Err(fail!(Check::Header, "signed attributes are malformed")),
+    };
+    Ok((signed_bytes, header_core))
 }
 
 #[cfg(test)]
