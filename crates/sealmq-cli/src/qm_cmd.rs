@@ -1,7 +1,7 @@
 //! `sealmq create|delete|start|stop|status|mqsc`: queue manager lifecycle and administration.
 
-use crate::CliResult;
 use crate::home::{exists, home, qm_dir, running};
+use crate::{CliError, CliResult};
 use clap::Args;
 use sealmq_client::Client;
 use sealmq_engine::QmConfig;
@@ -9,7 +9,7 @@ use sealmq_protect::identity::IdentitySpec;
 use sealmq_protect::{Dn, KeyKind, Keystore};
 use sealmq_server::{Server, ServerConfig};
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 #[derive(Args)]
@@ -263,105 +263,146 @@ pub fn start(a: StartArgs) -> CliResult {
         let _ = std::fs::remove_file(dir.join(sealmq_ha::HA_DIR).join("status.json"));
     }
     if a.background {
-        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-        let log = std::fs::File::options()
-            .create(true)
-            .append(true)
-            .open(dir.join("qm.log"))
-            .map_err(|e| format!("cannot open {}: {e}", dir.join("qm.log").display()))?;
-        let mut cmd = std::process::Command::new(exe);
-        cmd.arg("start").arg(&a.qm);
-        if let Some(l) = &a.listen {
-            cmd.arg("--listen").arg(l);
-        }
-        if let Some(m) = &a.metrics {
-            cmd.arg("--metrics").arg(m);
-        }
-        if let Some(w) = &a.web {
-            cmd.arg("--web").arg(w);
-            for (flag, list) in [
-                ("--web-admin", &a.web_admin),
-                ("--web-readonly", &a.web_readonly),
-                ("--web-messaging", &a.web_messaging),
-            ] {
-                if !list.is_empty() {
-                    cmd.arg(flag).arg(list.join(","));
-                }
-            }
-            if a.web_client_certs {
-                cmd.arg("--web-client-certs");
-            }
-            if a.web_intercept {
-                cmd.arg("--web-intercept");
-            }
-        }
-        if a.tls {
-            cmd.arg("--tls");
-        }
-        use std::os::unix::process::CommandExt;
-        let mut child = cmd
-            .stdin(std::process::Stdio::null())
-            .stdout(log.try_clone().map_err(|e| e.to_string())?)
-            .stderr(log)
-            .process_group(0)
-            .spawn()
-            .map_err(|e| format!("cannot start the queue manager process: {e}"))?;
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            if let Ok(Some(status)) = child.try_wait() {
-                // Its last words say why (a wrong master key, a damaged log, a busy port).
-                let why = std::fs::read_to_string(dir.join("qm.log"))
-                    .ok()
-                    .and_then(|l| {
-                        l.lines()
-                            .rev()
-                            .find(|x| !x.trim().is_empty())
-                            .map(String::from)
-                    })
-                    .unwrap_or_default();
-                return Err(format!(
-                    "queue manager '{}' ended during start ({status}): {why} (see {})",
-                    a.qm,
-                    dir.join("qm.log").display()
-                )
-                .into());
-            }
-            if Client::connect_local(&dir, "sealmq-start").is_ok() {
-                break;
-            }
-            // An instance of a replicated queue manager is started once its role is known.
-            if ha.is_some() && crate::ha_cmd::status_of(&dir).is_some_and(|s| s.term > 0) {
-                break;
-            }
-            if Instant::now() > deadline {
-                return Err(format!(
-                    "queue manager '{}' did not accept work within 60 s; see {}",
-                    a.qm,
-                    dir.join("qm.log").display()
-                )
-                .into());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let listeners = std::fs::read_to_string(dir.join("listeners")).unwrap_or_default();
-        println!(
-            "Queue manager {} started (pid {}).{}",
-            a.qm,
-            child.id(),
-            listeners
-                .lines()
-                .map(|l| format!(" Listening on {l}."))
-                .collect::<String>()
-        );
-        return Ok(());
+        return start_background(&a, &dir, ha.is_some());
     }
+    let cfg = server_config(&a, &dir)?;
+    if let Some(g) = ha {
+        return crate::ha_cmd::run(cfg, g);
+    }
+    let server = Server::start(&cfg)?;
+    let listeners = std::fs::read_to_string(dir.join("listeners")).unwrap_or_default();
+    eprintln!(
+        "sealmq: queue manager {} accepting work ({})",
+        a.qm,
+        listeners.trim().replace('\n', ", ")
+    );
+    let r = server.wait();
+    eprintln!("sealmq: queue manager {} ended", a.qm);
+    r.map_err(Into::into)
+}
+
+/// `sealmq start --background`: the queue manager in a process of its own (its output in
+/// `qm.log`), started once it accepts work (or, replicated, once its role is known).
+fn start_background(a: &StartArgs, dir: &Path, ha: bool) -> CliResult {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let log = std::fs::File::options()
+        .create(true)
+        .append(true)
+        .open(dir.join("qm.log"))
+        .map_err(|e| format!("cannot open {}: {e}", dir.join("qm.log").display()))?;
+    let mut cmd = std::process::Command::new(exe);
+    child_args(&mut cmd, a);
+    use std::os::unix::process::CommandExt;
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(log.try_clone().map_err(|e| e.to_string())?)
+        .stderr(log)
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot start the queue manager process: {e}"))?;
+    wait_started(&mut child, a, dir, ha)?;
+    let listeners = std::fs::read_to_string(dir.join("listeners")).unwrap_or_default();
+    println!(
+        "Queue manager {} started (pid {}).{}",
+        a.qm,
+        child.id(),
+        listeners
+            .lines()
+            .map(|l| format!(" Listening on {l}."))
+            .collect::<String>()
+    );
+    Ok(())
+}
+
+/// The foreground start's arguments, for the background process.
+fn child_args(cmd: &mut std::process::Command, a: &StartArgs) {
+    cmd.arg("start").arg(&a.qm);
+    if let Some(l) = &a.listen {
+        cmd.arg("--listen").arg(l);
+    }
+    if let Some(m) = &a.metrics {
+        cmd.arg("--metrics").arg(m);
+    }
+    if let Some(w) = &a.web {
+        cmd.arg("--web").arg(w);
+        for (flag, list) in [
+            ("--web-admin", &a.web_admin),
+            ("--web-readonly", &a.web_readonly),
+            ("--web-messaging", &a.web_messaging),
+        ] {
+            if !list.is_empty() {
+                cmd.arg(flag).arg(list.join(","));
+            }
+        }
+        if a.web_client_certs {
+            cmd.arg("--web-client-certs");
+        }
+        if a.web_intercept {
+            cmd.arg("--web-intercept");
+        }
+    }
+    if a.tls {
+        cmd.arg("--tls");
+    }
+}
+
+/// Waits up to 60 s for the background process to accept work; its last words when it ends
+/// first.
+fn wait_started(
+    child: &mut std::process::Child,
+    a: &StartArgs,
+    dir: &Path,
+    ha: bool,
+) -> Result<(), CliError> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            // Its last words say why (a wrong master key, a damaged log, a busy port).
+            let why = std::fs::read_to_string(dir.join("qm.log"))
+                .ok()
+                .and_then(|l| {
+                    l.lines()
+                        .rev()
+                        .find(|x| !x.trim().is_empty())
+                        .map(String::from)
+                })
+                .unwrap_or_default();
+            return Err(format!(
+                "queue manager '{}' ended during start ({status}): {why} (see {})",
+                a.qm,
+                dir.join("qm.log").display()
+            )
+            .into());
+        }
+        if Client::connect_local(dir, "sealmq-start").is_ok() {
+            break;
+        }
+        // An instance of a replicated queue manager is started once its role is known.
+        if ha && crate::ha_cmd::status_of(dir).is_some_and(|s| s.term > 0) {
+            break;
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "queue manager '{}' did not accept work within 60 s; see {}",
+                a.qm,
+                dir.join("qm.log").display()
+            )
+            .into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(())
+}
+
+/// The server's configuration from the start command's flags.
+fn server_config(a: &StartArgs, dir: &Path) -> Result<ServerConfig, String> {
     let listen = match &a.listen {
         Some(l) => Some(l.parse().map_err(|e| format!("--listen '{l}': {e}"))?),
         None => None,
     };
-    let cfg = ServerConfig {
+    Ok(ServerConfig {
         name: a.qm.clone(),
-        dir: dir.clone(),
+        dir: dir.to_path_buf(),
         listen,
         tls: a.tls,
         metrics: match &a.metrics {
@@ -384,20 +425,7 @@ pub fn start(a: StartArgs) -> CliResult {
             None => None,
         },
         replicator: None,
-    };
-    if let Some(g) = ha {
-        return crate::ha_cmd::run(cfg, g);
-    }
-    let server = Server::start(&cfg)?;
-    let listeners = std::fs::read_to_string(dir.join("listeners")).unwrap_or_default();
-    eprintln!(
-        "sealmq: queue manager {} accepting work ({})",
-        a.qm,
-        listeners.trim().replace('\n', ", ")
-    );
-    let r = server.wait();
-    eprintln!("sealmq: queue manager {} ended", a.qm);
-    r.map_err(Into::into)
+    })
 }
 
 pub fn status(a: StatusArgs) -> CliResult {

@@ -30,6 +30,13 @@ fn mqchs(s: State) -> f64 {
 }
 
 pub(crate) fn render(o: &mut Out, qm: &QueueManager, chinit: &Arc<Initiator>) {
+    qmgr(o, qm);
+    queues(o, qm);
+    channels(o, chinit);
+}
+
+/// The queue manager's own gauges.
+fn qmgr(o: &mut Out, qm: &QueueManager) {
     let p = [("platform", PLATFORM)];
     let g = |o: &mut Out, name: &str, help: &str, v: f64| {
         o.family(name, "gauge", help);
@@ -89,7 +96,10 @@ pub(crate) fn render(o: &mut Out, qm: &QueueManager, chinit: &Arc<Initiator>) {
         "Bytes written to the recovery log since start.",
         log.bytes as f64,
     );
+}
 
+/// Each queue's gauges, and the protection error queue's depth.
+fn queues(o: &mut Out, qm: &QueueManager) {
     let queues = qm.queue_gauges();
     let totals: std::collections::HashMap<String, sealmq_engine::stats::QueueCounters> = qm
         .queue_totals()
@@ -156,7 +166,10 @@ pub(crate) fn render(o: &mut Out, qm: &QueueManager, chinit: &Arc<Initiator>) {
         "Messages that failed a protection check, on SYSTEM.PROTECTION.ERROR.QUEUE.",
     );
     o.sample("sealmq_protection_error_queue_depth", &[], perr as f64);
+}
 
+/// Each running channel's gauges.
+fn channels(o: &mut Out, chinit: &Initiator) {
     let channels = chinit.statuses("*");
     type ChannelField = fn(&crate::chinit::Status) -> f64;
     let fields: [(&str, &str, ChannelField); 4] = [

@@ -70,6 +70,26 @@ pub fn render(
         text: String::new(),
         qmgr: qm.name(),
     };
+    queue_metrics(&mut o, qm);
+    channel_metrics(&mut o, chinit);
+    task_metrics(&mut o, chinit);
+    if let Some(p) = security.protector() {
+        crypto_metrics(&mut o, &p);
+    }
+    pubsub(&mut o, qm);
+    if let Some(d) = dse {
+        dse_ages(&mut o, d);
+    }
+    crate::observe::metrics::ibm::render(&mut o, qm, chinit);
+    crate::observe::metrics::res::render(&mut o, qm);
+    if let Some(r) = qm.replication() {
+        replication(&mut o, &r);
+    }
+    o.text
+}
+
+/// Each local queue's depth and counters.
+fn queue_metrics(o: &mut Out, qm: &QueueManager) {
     let queues = qm.queue_totals();
     type Field = fn(&sealmq_engine::stats::QueueCounters) -> u64;
     o.family(
@@ -103,6 +123,10 @@ pub fn render(
             o.sample(name, &[("queue", q)], f(c) as f64);
         }
     }
+}
+
+/// Each running channel's current instance.
+fn channel_metrics(o: &mut Out, chinit: &Initiator) {
     type ChannelField = fn(&crate::chinit::Status) -> u64;
     let channels = chinit.statuses("*");
     let fields: [(&str, &str, ChannelField); 4] = [
@@ -134,6 +158,10 @@ pub fn render(
             o.sample(name, &labels, f(s) as f64);
         }
     }
+}
+
+/// The channel initiator's task slots.
+fn task_metrics(o: &mut Out, chinit: &Initiator) {
     let tasks = chinit.adapters.totals();
     let wall_ns = chinit.adapters.since().elapsed().as_nanos().max(1) as f64;
     o.family(
@@ -157,87 +185,79 @@ pub fn render(
         let busy = (*elapsed_ns as f64 / wall_ns * 100.0).min(100.0);
         o.sample("sealmq_chinit_task_busy_percent", &[("task", task)], busy);
     }
-    if let Some(p) = security.protector() {
-        let s = p.counters();
-        o.family(
-            "sealmq_crypto_operations_total",
-            "counter",
-            "Protection operations of the queue manager (SPLPROT, QM-side interception).",
-        );
-        let ops = [
-            ("sign", s.sign, s.sign_nanos),
-            ("verify", s.verify, s.verify_nanos),
-            ("key_wrap", s.key_wrap, s.key_wrap_nanos),
-            ("key_unwrap", s.key_unwrap, s.key_unwrap_nanos),
-            ("encrypt", s.encrypt, s.encrypt_nanos),
-            ("decrypt", s.decrypt, s.decrypt_nanos),
-        ];
-        for (op, n, _) in ops {
-            o.sample("sealmq_crypto_operations_total", &[("op", op)], n as f64);
-        }
-        // The same counts under the name and label issue 29's dashboards use.
-        o.family(
-            "sealmq_protect_operations_total",
-            "counter",
-            "Protection operations of the queue manager, per primitive.",
-        );
-        for (op, n, _) in ops {
-            o.sample(
-                "sealmq_protect_operations_total",
-                &[("primitive", op)],
-                n as f64,
-            );
-        }
-        o.family(
-            "sealmq_crypto_seconds_total",
-            "counter",
-            "Time spent in protection operations.",
-        );
-        for (op, _, ns) in ops {
-            o.sample(
-                "sealmq_crypto_seconds_total",
-                &[("op", op)],
-                ns as f64 / 1e9,
-            );
-        }
-        o.family(
-            "sealmq_crypto_symmetric_bytes_total",
-            "counter",
-            "Bytes encrypted or decrypted.",
-        );
+}
+
+/// The queue manager's own protection operations (SPLPROT, QM-side interception).
+fn crypto_metrics(o: &mut Out, p: &sealmq_protect::Protector) {
+    let s = p.counters();
+    o.family(
+        "sealmq_crypto_operations_total",
+        "counter",
+        "Protection operations of the queue manager (SPLPROT, QM-side interception).",
+    );
+    let ops = [
+        ("sign", s.sign, s.sign_nanos),
+        ("verify", s.verify, s.verify_nanos),
+        ("key_wrap", s.key_wrap, s.key_wrap_nanos),
+        ("key_unwrap", s.key_unwrap, s.key_unwrap_nanos),
+        ("encrypt", s.encrypt, s.encrypt_nanos),
+        ("decrypt", s.decrypt, s.decrypt_nanos),
+    ];
+    for (op, n, _) in ops {
+        o.sample("sealmq_crypto_operations_total", &[("op", op)], n as f64);
+    }
+    // The same counts under the name and label issue 29's dashboards use.
+    o.family(
+        "sealmq_protect_operations_total",
+        "counter",
+        "Protection operations of the queue manager, per primitive.",
+    );
+    for (op, n, _) in ops {
         o.sample(
-            "sealmq_crypto_symmetric_bytes_total",
-            &[],
-            s.sym_bytes as f64,
+            "sealmq_protect_operations_total",
+            &[("primitive", op)],
+            n as f64,
         );
-        o.family(
+    }
+    o.family(
+        "sealmq_crypto_seconds_total",
+        "counter",
+        "Time spent in protection operations.",
+    );
+    for (op, _, ns) in ops {
+        o.sample(
+            "sealmq_crypto_seconds_total",
+            &[("op", op)],
+            ns as f64 / 1e9,
+        );
+    }
+    o.family(
+        "sealmq_crypto_symmetric_bytes_total",
+        "counter",
+        "Bytes encrypted or decrypted.",
+    );
+    o.sample(
+        "sealmq_crypto_symmetric_bytes_total",
+        &[],
+        s.sym_bytes as f64,
+    );
+    o.family(
+        "sealmq_key_reuse_total",
+        "counter",
+        "Key-reuse cache hits and misses on put and get.",
+    );
+    for (side, result, n) in [
+        ("put", "hit", s.put_reuse_hits),
+        ("put", "miss", s.put_reuse_misses),
+        ("get", "hit", s.get_reuse_hits),
+        ("get", "miss", s.get_reuse_misses),
+    ] {
+        o.sample(
             "sealmq_key_reuse_total",
-            "counter",
-            "Key-reuse cache hits and misses on put and get.",
+            &[("side", side), ("result", result)],
+            n as f64,
         );
-        for (side, result, n) in [
-            ("put", "hit", s.put_reuse_hits),
-            ("put", "miss", s.put_reuse_misses),
-            ("get", "hit", s.get_reuse_hits),
-            ("get", "miss", s.get_reuse_misses),
-        ] {
-            o.sample(
-                "sealmq_key_reuse_total",
-                &[("side", side), ("result", result)],
-                n as f64,
-            );
-        }
     }
-    pubsub(&mut o, qm);
-    if let Some(d) = dse {
-        dse_ages(&mut o, d);
-    }
-    crate::observe::metrics::ibm::render(&mut o, qm, chinit);
-    crate::observe::metrics::res::render(&mut o, qm);
-    if let Some(r) = qm.replication() {
-        replication(&mut o, &r);
-    }
-    o.text
 }
 
 /// Encryption at rest: how old its keys are (issue 29).

@@ -63,12 +63,21 @@ fn pct(part: f64, whole: f64) -> f64 {
 }
 
 pub(crate) fn render(o: &mut Out, qm: &QueueManager) {
-    let p = [("platform", super::ibm::PLATFORM)];
-    let g = |o: &mut Out, name: &str, help: &str, v: f64| {
-        o.family(name, "gauge", help);
-        o.sample(name, &p, v);
-    };
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    cpu(o, cpus);
+    load(o, cpus);
+    memory(o);
+    disks(o, qm);
+}
+
+/// One gauge of the queue manager's platform.
+fn gauge(o: &mut Out, name: &str, help: &str, v: f64) {
+    o.family(name, "gauge", help);
+    o.sample(name, &[("platform", super::ibm::PLATFORM)], v);
+}
+
+/// The machine's and the queue manager's CPU since the previous scrape.
+fn cpu(o: &mut Out, cpus: f64) {
     // CPU since the previous scrape.
     let now = Instant::now();
     let (machine, process) = (machine_cpu(), process_cpu());
@@ -95,13 +104,13 @@ pub(crate) fn render(o: &mut Out, qm: &QueueManager) {
             at: now,
         });
         drop(last);
-        g(
+        gauge(
             o,
             "ibmmq_qmgr_user_cpu_time_percentage",
             "The machine's CPU busy in user state, percent.",
             pct(dm.0 as f64, dm.2 as f64),
         );
-        g(
+        gauge(
             o,
             "ibmmq_qmgr_system_cpu_time_percentage",
             "The machine's CPU busy in system state, percent.",
@@ -114,19 +123,23 @@ pub(crate) fn render(o: &mut Out, qm: &QueueManager) {
         } else {
             dm.2 as f64
         };
-        g(
+        gauge(
             o,
             "ibmmq_qmgr_user_cpu_time_estimate_for_queue_manager_percentage",
             "The queue manager's CPU in user state, percent of the machine.",
             pct(dp.0 as f64, whole),
         );
-        g(
+        gauge(
             o,
             "ibmmq_qmgr_system_cpu_time_estimate_for_queue_manager_percentage",
             "The queue manager's CPU in system state, percent of the machine.",
             pct(dp.1 as f64, whole),
         );
     }
+}
+
+/// The machine's load averages per CPU.
+fn load(o: &mut Out, cpus: f64) {
     if let Some(load) = std::fs::read_to_string("/proc/loadavg").ok().map(|s| {
         s.split_whitespace()
             .take(3)
@@ -145,7 +158,7 @@ pub(crate) fn render(o: &mut Out, qm: &QueueManager) {
                 load[2],
             ),
         ] {
-            g(
+            gauge(
                 o,
                 name,
                 "The machine's load average per CPU, percent.",
@@ -153,17 +166,21 @@ pub(crate) fn render(o: &mut Out, qm: &QueueManager) {
             );
         }
     }
+}
+
+/// The machine's memory and the queue manager's resident memory.
+fn memory(o: &mut Out) {
     if let Ok(mem) = std::fs::read_to_string("/proc/meminfo")
         && let (Some(total), Some(avail)) =
             (kb_field(&mem, "MemTotal:"), kb_field(&mem, "MemAvailable:"))
     {
-        g(
+        gauge(
             o,
             "ibmmq_qmgr_ram_total_bytes",
             "The machine's memory, bytes.",
             total as f64,
         );
-        g(
+        gauge(
             o,
             "ibmmq_qmgr_ram_free_percentage",
             "The machine's memory available, percent.",
@@ -174,13 +191,18 @@ pub(crate) fn render(o: &mut Out, qm: &QueueManager) {
         .ok()
         .and_then(|s| kb_field(&s, "VmRSS:"))
     {
-        g(
+        gauge(
             o,
             "ibmmq_qmgr_ram_total_estimate_for_queue_manager_bytes",
             "The queue manager's resident memory, bytes.",
             rss as f64,
         );
     }
+}
+
+/// The file systems of the queue manager's data, its log and its error log, and the log's
+/// bytes on disk.
+fn disks(o: &mut Out, qm: &QueueManager) {
     // The file systems of the queue manager's data, its log and its error log.
     let dir = qm.data_dir();
     for (what, path, help) in [
@@ -195,13 +217,13 @@ pub(crate) fn render(o: &mut Out, qm: &QueueManager) {
         let Some((free, size)) = sealmq_engine::host::free_space(&path) else {
             continue;
         };
-        g(
+        gauge(
             o,
             &format!("ibmmq_qmgr_{what}_file_system_free_space_percentage"),
             &format!("Free space on the file system of {help}, percent."),
             pct(free as f64, size as f64),
         );
-        g(
+        gauge(
             o,
             &format!("ibmmq_qmgr_{what}_file_system_in_use_bytes"),
             &format!("Space in use on the file system of {help}, bytes."),
@@ -217,7 +239,7 @@ pub(crate) fn render(o: &mut Out, qm: &QueueManager) {
                 .sum()
         })
         .unwrap_or(0);
-    g(
+    gauge(
         o,
         "ibmmq_qmgr_log_in_use_bytes",
         "Bytes of the recovery log's segments on disk.",
