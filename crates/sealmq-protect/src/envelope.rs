@@ -446,7 +446,6 @@ impl Protector {
         cms: &[u8],
         binds: Binds<'_>,
     ) -> Result<Unprotected> {
-        let required = policy.qop();
         let ct = enveloped::content_type_of(cms)?;
         if let Some(h) = &header {
             header_fits(h, ct, policy)?;
@@ -461,13 +460,8 @@ impl Protector {
             any_name: matches!(binds, Binds::AnyName),
         });
         let (payload, qop, signer) = if ct == oids::ID_SIGNED_DATA {
-            if header.is_none() && !Qop::Integrity.satisfies(required) {
-                return Err(fail!(
-                    Check::Qop,
-                    "message QoP INTEGRITY is weaker than policy {} ({})",
-                    policy.name,
-                    required
-                ));
+            if header.is_none() {
+                at_least(Qop::Integrity, policy)?;
             }
             let (content, signer) = self.verify_signed(policy, cms, core.as_ref())?;
             (content, Qop::Integrity, Some(signer))
@@ -504,7 +498,6 @@ impl Protector {
         cms: &[u8],
         core: Option<&Binding>,
     ) -> Result<(Vec<u8>, Qop, Option<String>)> {
-        let required = policy.qop();
         let rec = enveloped::parse(cms)?;
         if rec.alg < policy.enc_alg {
             return Err(fail!(
@@ -535,13 +528,8 @@ impl Protector {
             let (content, signer) = self.verify_signed(policy, &plain, core)?;
             Ok((content, Qop::Privacy, Some(signer)))
         } else {
-            if header.is_none() && !Qop::Confidentiality.satisfies(required) {
-                return Err(fail!(
-                    Check::Qop,
-                    "message QoP CONFIDENTIALITY is weaker than policy {} ({})",
-                    policy.name,
-                    required
-                ));
+            if header.is_none() {
+                at_least(Qop::Confidentiality, policy)?;
             }
             if let Some(b) = core {
                 let value = rec
@@ -755,7 +743,6 @@ pub fn inspect(bytes: &[u8], bare: bool) -> Result<Inspection> {
 /// A header's quality of protection fits the CMS object's content type and satisfies the
 /// policy's.
 fn header_fits(h: &Header, ct: const_oid::ObjectIdentifier, policy: &Policy) -> Result<()> {
-    let required = policy.qop();
     let fits = match h.qop {
         Qop::Integrity => ct == oids::ID_SIGNED_DATA,
         _ => ct == oids::ID_AUTH_ENVELOPED_DATA || ct == oids::ID_ENVELOPED_DATA,
@@ -768,14 +755,18 @@ fn header_fits(h: &Header, ct: const_oid::ObjectIdentifier, policy: &Policy) -> 
             oids::name(&ct)
         ));
     }
-    if !h.qop.satisfies(required) {
-        return Err(fail!(
-            Check::Qop,
-            "message QoP {} is weaker than policy {} ({})",
-            h.qop,
-            policy.name,
-            required
-        ));
+    at_least(h.qop, policy)
+}
+
+/// A message's quality of protection `q` satisfies the policy's.
+fn at_least(q: Qop, policy: &Policy) -> Result<()> {
+    let required = policy.qop();
+    if q.satisfies(required) {
+        return Ok(());
     }
-    Ok(())
+    Err(fail!(
+        Check::Qop,
+        "message QoP {q} is weaker than policy {} ({required})",
+        policy.name
+    ))
 }

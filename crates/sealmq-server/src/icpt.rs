@@ -42,23 +42,8 @@ pub(crate) fn security(detail: String) -> Response {
 /// unprotected for the application with the queue manager's `protector`; a message failing a
 /// check moves to the error queue in the same unit of work and the application gets 2063.
 /// `taken`: the message, already taken on the event loop after the get's wait
-/// (`take_options`). With the size of the message as stored, for accounting.
+/// (`take_options`).
 pub(crate) fn unprotected_get(
-    conn: &Connection,
-    protector: Option<&sealmq_protect::Protector>,
-    h: &Hobj,
-    g: &GetReq,
-    policy: &sealmq_protect::Policy,
-    taken: Taken,
-) -> (Response, Option<u64>) {
-    let stored = Some(taken.got.payload.len() as u64);
-    (
-        unprotect_taken(conn, protector, h, g, policy, taken),
-        stored,
-    )
-}
-
-fn unprotect_taken(
     conn: &Connection,
     protector: Option<&sealmq_protect::Protector>,
     h: &Hobj,

@@ -329,7 +329,7 @@ impl Pusher {
                     Err(e) if e.reason == ReasonCode::NoMsgAvailable => return Step::Nothing,
                     Err(e) => return Step::End(e.reason.code(), e.detail),
                 };
-                let (unprotected, _) = tokio::task::block_in_place(|| {
+                let unprotected = tokio::task::block_in_place(|| {
                     crate::icpt::unprotected_get(conn, Some(p), &self.hobj, &g, &policy, taken)
                 });
                 match unprotected {

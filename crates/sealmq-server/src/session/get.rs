@@ -59,16 +59,15 @@ impl Session {
             Ok(got) => got,
             Err(e) => return err(e),
         };
+        // Accounting reports the size of the message as stored.
+        self.stored = Some(got.payload.len() as u64);
         let taken = Taken { got, own_uow };
         let (conn, protector, g) = (self.conn.clone(), self.protector.clone(), g.clone());
         let answered = self
             .pool(move || unprotected_get(&conn, protector.as_deref(), &h, &g, &policy, taken))
             .await;
         match answered {
-            Ok((r, stored)) => {
-                self.stored = stored;
-                r
-            }
+            Ok(r) => r,
             Err(refused) => {
                 // The message goes back to its queue.
                 if own_uow {

@@ -41,40 +41,46 @@ impl Session {
     /// A policy names its recipients and signers: told only to a principal that may inquire
     /// on the queue, or put to it (put1 learns the policy this way).
     fn policy(&self, name: &str) -> Response {
+        let user = &self.conn.user;
         // A topic's (version 4: `topic://STRING`): told to a principal that may publish or
         // subscribe there.
-        if let Some(topic) = name.strip_prefix(sealmq_wire::TOPIC_PREFIX) {
-            let may = |a| {
-                self.qm
-                    .check_topic_authority(&self.conn.user, topic, a)
-                    .is_ok()
-            };
-            if !may(auth::PUB) && !may(auth::SUB) {
-                return Response::Err {
-                    reason: ReasonCode::NotAuthorized.code(),
-                    detail: format!(
-                        "'{}' may not read the policy of topic '{topic}': it needs PUB or SUB",
-                        self.conn.user
-                    ),
-                };
+        let (may, needs, what, policy) = match name.strip_prefix(sealmq_wire::TOPIC_PREFIX) {
+            Some(topic) => {
+                let may = |a| self.qm.check_topic_authority(user, topic, a).is_ok();
+                let what = format!("topic '{topic}'");
+                (
+                    may(auth::PUB) || may(auth::SUB),
+                    "PUB or SUB",
+                    what,
+                    self.qm.topic_policy(topic),
+                )
             }
-            return policy_answer(self.qm.topic_policy(topic));
-        }
-        let may = |a| {
-            self.qm
-                .check_authority(&self.conn.user, AuthObj::Queue, name, a)
-                .is_ok()
+            None => {
+                let may = |a| {
+                    self.qm
+                        .check_authority(user, AuthObj::Queue, name, a)
+                        .is_ok()
+                };
+                let what = format!("'{name}'");
+                (
+                    may(auth::INQ) || may(auth::PUT),
+                    "INQ or PUT on it",
+                    what,
+                    self.qm.policy(name),
+                )
+            }
         };
-        if !may(auth::INQ) && !may(auth::PUT) {
+        if !may {
             return Response::Err {
                 reason: ReasonCode::NotAuthorized.code(),
-                detail: format!(
-                    "'{}' may not read the policy of '{name}': it needs INQ or PUT on it",
-                    self.conn.user
-                ),
+                detail: format!("'{user}' may not read the policy of {what}: it needs {needs}"),
             };
         }
-        policy_answer(self.qm.policy(name))
+        Response::Policy {
+            policy: policy
+                .map(|p| sealmq_engine::policies::encode(&p))
+                .unwrap_or_default(),
+        }
     }
 
     /// A message got through `hobj` failed a protection check in the application: moved to
@@ -106,13 +112,5 @@ impl Session {
                 .unwrap_or_else(err)
         })
         .await
-    }
-}
-
-fn policy_answer(p: Option<sealmq_protect::Policy>) -> Response {
-    Response::Policy {
-        policy: p
-            .map(|p| sealmq_engine::policies::encode(&p))
-            .unwrap_or_default(),
     }
 }

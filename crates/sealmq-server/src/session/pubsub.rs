@@ -214,6 +214,42 @@ struct Sub {
     o: sealmq_engine::mqi::SubOptions,
 }
 
+impl Sub {
+    /// The subscription a Subscribe or SubscribeWith asks for (`None`: neither).
+    fn of(r: Request) -> Option<Sub> {
+        let (name, topic, durable, selector, resume, o) = match r {
+            Request::Subscribe {
+                name,
+                topic,
+                durable,
+                selector,
+                resume,
+            } => (name, topic, durable, selector, resume, Default::default()),
+            Request::SubscribeWith {
+                name,
+                topic,
+                durable,
+                selector,
+                resume,
+                new_only,
+                dest,
+            } => {
+                let o = sealmq_engine::mqi::SubOptions { new_only, dest };
+                (name, topic, durable, selector, resume, o)
+            }
+            _ => return None,
+        };
+        Some(Sub {
+            name,
+            topic,
+            durable,
+            selector,
+            resume,
+            o,
+        })
+    }
+}
+
 /// A publication sent as it is: a protected topic accepts it only protected (issue 42).
 fn publish_as_sent(
     qm: &QueueManager,
@@ -270,43 +306,13 @@ impl Session {
                 syncpoint,
                 retain,
             } => self.publish(topic, md, payload, syncpoint, retain).await,
-            Request::Subscribe {
-                name,
-                topic,
-                durable,
-                selector,
-                resume,
-            } => {
-                let r = Sub {
-                    name,
-                    topic,
-                    durable,
-                    selector,
-                    resume,
-                    o: Default::default(),
-                };
-                self.subscribe(r).await
-            }
-            Request::SubscribeWith {
-                name,
-                topic,
-                durable,
-                selector,
-                resume,
-                new_only,
-                dest,
-            } => {
-                let o = sealmq_engine::mqi::SubOptions { new_only, dest };
-                let r = Sub {
-                    name,
-                    topic,
-                    durable,
-                    selector,
-                    resume,
-                    o,
-                };
-                self.subscribe(r).await
-            }
+            r @ (Request::Subscribe { .. } | Request::SubscribeWith { .. }) => match Sub::of(r) {
+                Some(r) => self.subscribe(r).await,
+                None => Response::Err {
+                    reason: ReasonCode::UnexpectedError.code(),
+                    detail: "not a subscription request".into(),
+                },
+            },
             Request::OpenTopic { object, topic } => self.open_topic(&object, &topic),
             Request::Unsubscribe { name } => self.unsubscribe(name).await,
             other => Response::Err {
