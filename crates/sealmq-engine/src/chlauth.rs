@@ -382,39 +382,7 @@ pub fn evaluate(
         }
     }
     // 2. The mapping rule that decides.
-    let matches = |r: &&ChlAuthRec| -> bool {
-        if !profile_matches(&r.profile, p.channel) {
-            return false;
-        }
-        if !r.address.is_empty() && !address_matches(&r.address, p.address) {
-            return false;
-        }
-        match r.rtype {
-            RuleType::SslPeerMap => p
-                .sslpeer
-                .is_some_and(|dn| crate::channels::sslpeer_matches(&r.sslpeer, dn)),
-            RuleType::UserMap => p.svrconn && p.clntuser.is_some_and(|u| u == r.clntuser),
-            RuleType::QmgrMap => {
-                !p.svrconn && p.qmname.is_some_and(|q| profile_matches(&r.qmname, q))
-            }
-            RuleType::AddressMap => true,
-            _ => false,
-        }
-    };
-    let ident_spec = |r: &ChlAuthRec| match r.rtype {
-        RuleType::SslPeerMap => specificity(&r.sslpeer),
-        RuleType::QmgrMap => specificity(&r.qmname),
-        RuleType::UserMap => specificity(&r.clntuser),
-        _ => specificity(&r.address),
-    };
-    let best = rules.iter().filter(matches).max_by(|a, b| {
-        specificity(&a.profile)
-            .cmp(&specificity(&b.profile))
-            .then(b.rtype.rank().cmp(&a.rtype.rank()))
-            .then(ident_spec(a).cmp(&ident_spec(b)))
-            .then((!a.address.is_empty()).cmp(&!b.address.is_empty()))
-            .then(specificity(&a.address).cmp(&specificity(&b.address)))
-    });
+    let best = deciding_rule(rules, p);
     let mut user = channel_user.to_string();
     let mut chckclnt = ChckClnt::AsQmgr;
     if let Some(r) = best {
@@ -441,36 +409,86 @@ pub fn evaluate(
         }
     }
     // 3. Blocked users: the most specific BLOCKUSER rule for this channel.
-    let block = rules
-        .iter()
-        .filter(|r| r.rtype == RuleType::BlockUser && profile_matches(&r.profile, p.channel))
-        .max_by_key(|r| specificity(&r.profile));
-    if let Some(r) = block {
-        let hit = r.userlist.iter().any(|u| {
-            u == &user || (u.eq_ignore_ascii_case("*MQADMIN") && !admin.is_empty() && user == admin)
-        });
-        if hit {
-            let why = format!(
-                "channel {} would run as '{user}', which {} blocks",
-                p.channel,
-                r.describe()
-            );
-            let fix = format!(
-                "give the channel an MCAUSER that holds only the authority it needs (ALTER \
-                 CHANNEL({ch}) CHLTYPE(..) MCAUSER('user')), or, to let it run as '{user}', SET \
-                 CHLAUTH('{ch}') TYPE(BLOCKUSER) USERLIST('nobody')",
-                ch = p.channel
-            );
-            if let Some(d) = refuse(r, why, fix, &mut warnings) {
-                return d;
-            }
-        }
+    if let Some(d) = blocked_user(rules, p, &user, admin, &mut warnings) {
+        return d;
     }
     Decision::Allow {
         user,
         chckclnt,
         warnings,
     }
+}
+
+/// The mapping rule that decides for `p`: of those matching its channel, address and
+/// identity, the most specific (profile, then rule type, then identity, then address).
+fn deciding_rule<'a>(rules: &'a [ChlAuthRec], p: &Partner<'_>) -> Option<&'a ChlAuthRec> {
+    let matches = |r: &&ChlAuthRec| -> bool {
+        if !profile_matches(&r.profile, p.channel) {
+            return false;
+        }
+        if !r.address.is_empty() && !address_matches(&r.address, p.address) {
+            return false;
+        }
+        match r.rtype {
+            RuleType::SslPeerMap => p
+                .sslpeer
+                .is_some_and(|dn| crate::channels::sslpeer_matches(&r.sslpeer, dn)),
+            RuleType::UserMap => p.svrconn && p.clntuser.is_some_and(|u| u == r.clntuser),
+            RuleType::QmgrMap => {
+                !p.svrconn && p.qmname.is_some_and(|q| profile_matches(&r.qmname, q))
+            }
+            RuleType::AddressMap => true,
+            _ => false,
+        }
+    };
+    let ident_spec = |r: &ChlAuthRec| match r.rtype {
+        RuleType::SslPeerMap => specificity(&r.sslpeer),
+        RuleType::QmgrMap => specificity(&r.qmname),
+        RuleType::UserMap => specificity(&r.clntuser),
+        _ => specificity(&r.address),
+    };
+    rules.iter().filter(matches).max_by(|a, b| {
+        specificity(&a.profile)
+            .cmp(&specificity(&b.profile))
+            .then(b.rtype.rank().cmp(&a.rtype.rank()))
+            .then(ident_spec(a).cmp(&ident_spec(b)))
+            .then((!a.address.is_empty()).cmp(&!b.address.is_empty()))
+            .then(specificity(&a.address).cmp(&specificity(&b.address)))
+    })
+}
+
+/// The most specific BLOCKUSER rule for `p`'s channel, when it blocks `user` (`*MQADMIN`:
+/// the queue manager's own user, `admin`): the refusal, or `None` (allowed, or only warned).
+fn blocked_user(
+    rules: &[ChlAuthRec],
+    p: &Partner<'_>,
+    user: &str,
+    admin: &str,
+    warnings: &mut Vec<String>,
+) -> Option<Decision> {
+    let block = rules
+        .iter()
+        .filter(|r| r.rtype == RuleType::BlockUser && profile_matches(&r.profile, p.channel))
+        .max_by_key(|r| specificity(&r.profile));
+    let r = block?;
+    let hit = r.userlist.iter().any(|u| {
+        u == user || (u.eq_ignore_ascii_case("*MQADMIN") && !admin.is_empty() && user == admin)
+    });
+    if !hit {
+        return None;
+    }
+    let why = format!(
+        "channel {} would run as '{user}', which {} blocks",
+        p.channel,
+        r.describe()
+    );
+    let fix = format!(
+        "give the channel an MCAUSER that holds only the authority it needs (ALTER \
+         CHANNEL({ch}) CHLTYPE(..) MCAUSER('user')), or, to let it run as '{user}', SET \
+         CHLAUTH('{ch}') TYPE(BLOCKUSER) USERLIST('nobody')",
+        ch = p.channel
+    );
+    refuse(r, why, fix, warnings)
 }
 
 /// What rule `r` does with a partner it would refuse: a warning under WARN(YES) (`None`: go

@@ -300,29 +300,7 @@ fn receive(
     let mut batch: Vec<(bool, Vec<u8>)> = Vec::new();
     let mut bytes = 0u64;
     loop {
-        // Wait for data outside any slot; read the frame in a dispatcher slot.
-        match r.fill_buf() {
-            Ok([]) => return Err("the sender closed the connection".into()),
-            Ok(_) => {}
-            Err(e) => return Err(e.to_string()),
-        }
-        let f = match ci.adapters.net(|| read_chl(r, max_frame)) {
-            Some(Ok(Some(f))) => f,
-            Some(Ok(None)) => return Err("the sender closed the connection".into()),
-            Some(Err(e)) => {
-                // Not the protocol: say so before closing; the batch being received backs out
-                // (the sender still has its messages).
-                if let sealmq_wire::WireError::Protocol(m) = &e {
-                    refuse(
-                        w,
-                        ReasonCode::UnexpectedError,
-                        format!("protocol error: {m}; closing the channel"),
-                    );
-                }
-                return Err(e.to_string());
-            }
-            None => return Err("a dispatcher failed reading a frame".into()),
-        };
+        let f = next_frame(ci, r, w, max_frame)?;
         match f {
             ChlFrame::Msg {
                 seq,
@@ -347,39 +325,13 @@ fn receive(
                 persistent,
             } => {
                 let msgs = std::mem::take(&mut batch);
-                let n = msgs.len() as u64;
-                let mut next = rec.clone();
-                next.seq = last_seq;
-                next.batch = id;
-                let protector = ci.security.protector();
-                let outcome = ci
-                    .adapters
-                    .run(|| deliver(&ci.qm, work, msgs, persistent, &next, protector.as_deref()))
-                    .unwrap_or_else(|| {
-                        Err(MqError::new(
-                            ReasonCode::UnexpectedError,
-                            "an adapter failed delivering the batch".to_string(),
-                        ))
-                    });
-                if let Err(e) = outcome {
-                    let _ = work.conn.backout();
-                    let m = format!("batch ending {last_seq} backed out: {e}");
-                    refuse(w, e.reason, m.clone());
-                    return Err(m);
-                }
-                *rec = next;
-                ci.adapters
-                    .net(|| write_chl(w, &ChlFrame::BatchOk { last_seq }).and_then(|_| w.flush()))
-                    .unwrap_or_else(|| Err(std::io::Error::other("a dispatcher failed")))
-                    .map_err(|e| e.to_string())?;
-                let mut s = run.status();
-                s.msgs += n;
-                s.last_msg = sealmq_types::time::now_secs();
-                s.bytes_rcvd += bytes;
-                s.batches += 1;
-                s.cur_seq = last_seq;
-                s.lst_seq = last_seq;
-                bytes = 0;
+                let end = BatchEnd {
+                    id,
+                    last_seq,
+                    persistent,
+                    bytes: std::mem::take(&mut bytes),
+                };
+                end_batch(ci, run, work, rec, w, msgs, end)?;
             }
             ChlFrame::Heartbeat => {
                 write_chl(w, &ChlFrame::HeartbeatOk)
@@ -397,6 +349,113 @@ fn receive(
             }
         }
     }
+}
+
+/// The next frame: waited for outside any slot, read in a dispatcher slot; a protocol error
+/// is answered before the channel closes (the batch being received backs out: the sender
+/// still has its messages).
+fn next_frame(
+    ci: &Arc<Initiator>,
+    r: &mut impl BufRead,
+    w: &mut impl Write,
+    max_frame: usize,
+) -> Result<ChlFrame, String> {
+    // Wait for data outside any slot; read the frame in a dispatcher slot.
+    match r.fill_buf() {
+        Ok([]) => return Err("the sender closed the connection".into()),
+        Ok(_) => {}
+        Err(e) => return Err(e.to_string()),
+    }
+    match ci.adapters.net(|| read_chl(r, max_frame)) {
+        Some(Ok(Some(f))) => Ok(f),
+        Some(Ok(None)) => Err("the sender closed the connection".into()),
+        Some(Err(e)) => {
+            // Not the protocol: say so before closing; the batch being received backs out
+            // (the sender still has its messages).
+            if let sealmq_wire::WireError::Protocol(m) = &e {
+                refuse(
+                    w,
+                    ReasonCode::UnexpectedError,
+                    format!("protocol error: {m}; closing the channel"),
+                );
+            }
+            Err(e.to_string())
+        }
+        None => Err("a dispatcher failed reading a frame".into()),
+    }
+}
+
+/// A batch's end as the sender sent it, with the bytes its messages held.
+struct BatchEnd {
+    /// The batch's id (the sync record's).
+    id: [u8; 24],
+    last_seq: u64,
+    persistent: bool,
+    bytes: u64,
+}
+
+/// A batch delivered in an adapter slot and confirmed (BatchOk), its sync record moved on
+/// and the channel's status counted; a batch that cannot be delivered backs out and ends
+/// the channel.
+fn end_batch(
+    ci: &Arc<Initiator>,
+    run: &Arc<Run>,
+    work: &Arc<Work>,
+    rec: &mut SyncRec,
+    w: &mut impl Write,
+    msgs: Vec<(bool, Vec<u8>)>,
+    end: BatchEnd,
+) -> Result<(), String> {
+    let n = msgs.len() as u64;
+    let mut next = rec.clone();
+    next.seq = end.last_seq;
+    next.batch = end.id;
+    let protector = ci.security.protector();
+    let outcome = ci
+        .adapters
+        .run(|| {
+            deliver(
+                &ci.qm,
+                work,
+                msgs,
+                end.persistent,
+                &next,
+                protector.as_deref(),
+            )
+        })
+        .unwrap_or_else(|| {
+            Err(MqError::new(
+                ReasonCode::UnexpectedError,
+                "an adapter failed delivering the batch".to_string(),
+            ))
+        });
+    if let Err(e) = outcome {
+        let _ = work.conn.backout();
+        let m = format!("batch ending {} backed out: {e}", end.last_seq);
+        refuse(w, e.reason, m.clone());
+        return Err(m);
+    }
+    *rec = next;
+    ci.adapters
+        .net(|| {
+            write_chl(
+                w,
+                &ChlFrame::BatchOk {
+                    last_seq: end.last_seq,
+                },
+            )
+            .and_then(|_| w.flush())
+        })
+        .unwrap_or_else(|| Err(std::io::Error::other("a dispatcher failed")))
+        .map_err(|e| e.to_string())?;
+    let mut s = run.status();
+    s.msgs += n;
+    s.last_msg = sealmq_types::time::now_secs();
+    s.bytes_rcvd += end.bytes;
+    s.batches += 1;
+    s.cur_seq = end.last_seq;
+    s.lst_seq = end.last_seq;
+    Ok(())
 }
 
 /// Puts a batch (on an adapter) and commits it with the sync record.
