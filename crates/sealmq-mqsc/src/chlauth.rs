@@ -68,32 +68,69 @@ pub(crate) fn chlauth(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
         None => None,
     };
     if c.verb == Verb::Display {
-        const KEYS: &str = "TYPE ALL MATCH DESCR USERLIST ADDRLIST SSLPEER CLNTUSER QMNAME \
-            ADDRESS USERSRC MCAUSER CHCKCLNT WARN";
-        only_keywords(c, KEYS, "a DISPLAY CHLAUTH attribute")?;
-        let rules = qm.chlauth_rules();
-        let matching = rules
-            .iter()
-            .filter(|r| {
-                profile == "*" || profile_matches(&profile, &r.profile) || r.profile == profile
-            })
-            .filter(|r| rtype.is_none_or(|t| t == r.rtype))
-            .map(chlauth_block);
-        // MQ shows a record's identity, mapping and list without being asked.
-        return Listing {
-            ids: &[
-                "CHLAUTH", "TYPE", "USERLIST", "ADDRLIST", "SSLPEER", "CLNTUSER", "QMNAME",
-                "ADDRESS", "USERSRC", "MCAUSER", "WARN",
-            ],
-            what: "channel authentication record",
-            head: "SMQ0160I Display of",
-            plural: "channel authentication record(s)",
-        }
-        .answer(matching, &c.attrs, &profile);
+        return display(qm, c, &profile, rtype);
     }
     let rtype = rtype
         .ok_or_else(|| need("TYPE(BLOCKUSER|BLOCKADDR|SSLPEERMAP|ADDRESSMAP|USERMAP|QMGRMAP)"))?;
-    let mut r = ChlAuthRec::new(&profile, rtype);
+    let (r, action) = rule_of(c, &profile, rtype)?;
+    // REMOVE names the record (and list entries), REMOVEALL only its type and profile: the
+    // rest need not validate as a full record.
+    match action {
+        ChlAuthAction::Add | ChlAuthAction::Replace => r.validate()?,
+        ChlAuthAction::Remove
+            if rtype.is_block() && r.userlist.is_empty() && r.addrlist.is_empty() =>
+        {
+            return Err(need(if rtype == RuleType::BlockUser {
+                "USERLIST (the entries to remove; ACTION(REMOVEALL) removes the record)"
+            } else {
+                "ADDRLIST (the entries to remove; ACTION(REMOVEALL) removes the record)"
+            }));
+        }
+        _ => {}
+    }
+    let done = qm.chlauth_action(r, action)?;
+    Ok((
+        format!("SMQ0161I Channel authentication record {done}."),
+        vec![],
+    ))
+}
+
+/// DISPLAY CHLAUTH(profile) [TYPE(..)]: the records whose profile the name matches.
+fn display(
+    qm: &Arc<QueueManager>,
+    c: &Command,
+    profile: &str,
+    rtype: Option<RuleType>,
+) -> Result<(String, Vec<Block>), Fail> {
+    const KEYS: &str = "TYPE ALL MATCH DESCR USERLIST ADDRLIST SSLPEER CLNTUSER QMNAME \
+        ADDRESS USERSRC MCAUSER CHCKCLNT WARN";
+    only_keywords(c, KEYS, "a DISPLAY CHLAUTH attribute")?;
+    let rules = qm.chlauth_rules();
+    let matching = rules
+        .iter()
+        .filter(|r| profile == "*" || profile_matches(profile, &r.profile) || r.profile == profile)
+        .filter(|r| rtype.is_none_or(|t| t == r.rtype))
+        .map(chlauth_block);
+    // MQ shows a record's identity, mapping and list without being asked.
+    Listing {
+        ids: &[
+            "CHLAUTH", "TYPE", "USERLIST", "ADDRLIST", "SSLPEER", "CLNTUSER", "QMNAME", "ADDRESS",
+            "USERSRC", "MCAUSER", "WARN",
+        ],
+        what: "channel authentication record",
+        head: "SMQ0160I Display of",
+        plural: "channel authentication record(s)",
+    }
+    .answer(matching, &c.attrs, profile)
+}
+
+/// The record SET CHLAUTH describes, and its ACTION; an attribute of another TYPE fails.
+fn rule_of(
+    c: &Command,
+    profile: &str,
+    rtype: RuleType,
+) -> Result<(ChlAuthRec, ChlAuthAction), Fail> {
+    let mut r = ChlAuthRec::new(profile, rtype);
     let mut action = ChlAuthAction::Add;
     let mut unknown: Vec<&Attr> = Vec::new();
     for a in &c.attrs {
@@ -162,26 +199,7 @@ pub(crate) fn chlauth(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
         }
     }
     unknown_keywords(&unknown, "SET CHLAUTH attribute")?;
-    // REMOVE names the record (and list entries), REMOVEALL only its type and profile: the
-    // rest need not validate as a full record.
-    match action {
-        ChlAuthAction::Add | ChlAuthAction::Replace => r.validate()?,
-        ChlAuthAction::Remove
-            if rtype.is_block() && r.userlist.is_empty() && r.addrlist.is_empty() =>
-        {
-            return Err(need(if rtype == RuleType::BlockUser {
-                "USERLIST (the entries to remove; ACTION(REMOVEALL) removes the record)"
-            } else {
-                "ADDRLIST (the entries to remove; ACTION(REMOVEALL) removes the record)"
-            }));
-        }
-        _ => {}
-    }
-    let done = qm.chlauth_action(r, action)?;
-    Ok((
-        format!("SMQ0161I Channel authentication record {done}."),
-        vec![],
-    ))
+    Ok((r, action))
 }
 
 /// A list value: `USERLIST('a','b')` or `USERLIST(a b)`.
