@@ -64,19 +64,7 @@ pub fn run(cfg: ServerConfig, group: Group) -> CliResult {
     }
     let _ = std::fs::write(dir.join("qm.pid"), std::process::id().to_string());
     serve_admin(&dir, node.clone())?;
-    let why: Why = {
-        let (node, qm, me) = (node.clone(), cfg.name.clone(), group.instance.clone());
-        Arc::new(move || match node.active() {
-            Some((a, addr)) => format!(
-                "queue manager {qm}: instance {me} is a replica; the active instance is {a} \
-                 (replication address {addr}); connect to it"
-            ),
-            None => format!(
-                "queue manager {qm}: instance {me} is a replica and the group is electing an \
-                 active instance; try again shortly"
-            ),
-        })
-    };
+    let why = replica_why(&node, &cfg.name, &group.instance);
     let standby = Standby::start(&dir, cfg.listen, why)?;
     let _ = std::fs::write(dir.join("listeners"), "replica\n");
     tracing::info!(
@@ -90,28 +78,7 @@ pub fn run(cfg: ServerConfig, group: Group) -> CliResult {
     );
     node.wait_active(|| false);
     standby.stop();
-    node.release_log();
-    // The stored policies' tags verify on whichever instance is active: the group shares the
-    // policy key (made now by the first active instance, received by every other).
-    let shared = sealmq_engine::policies::ensure_key(&dir)
-        .map_err(|e| e.to_string())
-        .and_then(|k| node.share_policy_key(&k));
-    if let Err(e) = shared {
-        tracing::error!("this instance cannot act as the active one: {e}");
-        restart_as_replica();
-    }
-    drop(qm_lock);
-    let server = Server::start(&ServerConfig {
-        replicator: Some(node.replicator()),
-        ..cfg.clone()
-    });
-    let server = match server {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::error!("the queue manager could not start on this instance: {e}");
-            restart_as_replica();
-        }
-    };
+    let server = become_active(&node, &cfg, &dir, qm_lock);
     {
         let qm = server.queue_manager().clone();
         node.set_local_sync(Box::new(move || qm.sync_log().map_err(|e| e.to_string())));
@@ -126,6 +93,66 @@ pub fn run(cfg: ServerConfig, group: Group) -> CliResult {
         "sealmq: queue manager {} instance {} is active",
         cfg.name, group.instance
     );
+    serve_active(server, node, &cfg, &dir, &group.instance)
+}
+
+/// What a replica tells an application that connects to it: where the active instance is.
+fn replica_why(node: &Arc<Node>, qm: &str, me: &str) -> Why {
+    let (node, qm, me) = (node.clone(), qm.to_string(), me.to_string());
+    Arc::new(move || match node.active() {
+        Some((a, addr)) => format!(
+            "queue manager {qm}: instance {me} is a replica; the active instance is {a} \
+             (replication address {addr}); connect to it"
+        ),
+        None => format!(
+            "queue manager {qm}: instance {me} is a replica and the group is electing an \
+             active instance; try again shortly"
+        ),
+    })
+}
+
+/// This instance takes the active role: the log released to the engine, the group's policy
+/// key shared, and the queue manager started with the group as its log's replicator. An
+/// instance that cannot act as the active one starts again as a replica.
+fn become_active(
+    node: &Arc<Node>,
+    cfg: &ServerConfig,
+    dir: &Path,
+    qm_lock: std::fs::File,
+) -> Server {
+    node.release_log();
+    // The stored policies' tags verify on whichever instance is active: the group shares the
+    // policy key (made now by the first active instance, received by every other).
+    let shared = sealmq_engine::policies::ensure_key(dir)
+        .map_err(|e| e.to_string())
+        .and_then(|k| node.share_policy_key(&k));
+    if let Err(e) = shared {
+        tracing::error!("this instance cannot act as the active one: {e}");
+        restart_as_replica();
+    }
+    drop(qm_lock);
+    let server = Server::start(&ServerConfig {
+        replicator: Some(node.replicator()),
+        ..cfg.clone()
+    });
+    match server {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!("the queue manager could not start on this instance: {e}");
+            restart_as_replica();
+        }
+    }
+}
+
+/// Serves as the active instance until the queue manager ends, or the instance must step
+/// down (it starts again as a replica).
+fn serve_active(
+    server: Server,
+    node: Arc<Node>,
+    cfg: &ServerConfig,
+    dir: &Path,
+    me: &str,
+) -> CliResult {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(server.wait());
@@ -143,7 +170,7 @@ pub fn run(cfg: ServerConfig, group: Group) -> CliResult {
                 if let Some(why) = node.must_step_down() {
                     tracing::error!(
                         "instance {} is no longer active: {why}; it starts again as a replica",
-                        group.instance
+                        me
                     );
                     if why.contains("sealmq ha switch") {
                         let _ = std::fs::write(dir.join(HOLD_FILE), b"");
