@@ -28,22 +28,7 @@ fn proton(url: &str, args: &[&str]) -> Vec<serde_json::Value> {
 }
 
 fn setup(h: &Home, qm: &str) -> String {
-    h.ok(&["create", qm]);
-    h.ok(&["start", qm, "--background"]);
-    let port = free_port();
-    h.mqsc(
-        qm,
-        &format!(
-            "DEFINE QLOCAL(APP.Q)\nDEFINE QLOCAL(SECRET.Q)\n\
-             DEFINE CHANNEL(APP.AMQP) CHLTYPE(AMQP) PORT({port}) IPADDR(127.0.0.1) MCAUSER('app')\n\
-             SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
-             SET AUTHREC PROFILE('APP.*') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET,BROWSE,INQ)\n\
-             SET AUTHREC PROFILE('SYSTEM.DEFAULT.MODEL.QUEUE') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(GET,DSP)\n\
-             SET AUTHREC PROFILE('AMQP.**') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET)\n\
-             START CHANNEL(APP.AMQP)\n"
-        ),
-    );
-    format!("amqp://127.0.0.1:{port}")
+    h.amqp_qm(qm, "DEFINE QLOCAL(SECRET.Q)\n")
 }
 
 /// Waits until APP.Q holds `depth` messages: outcomes are settled as they arrive, apart from

@@ -21,22 +21,7 @@ fn hostile(url: &str, args: &[&str]) -> serde_json::Value {
 }
 
 fn setup(h: &Home, qm: &str, extra: &str) -> String {
-    h.ok(&["create", qm]);
-    h.ok(&["start", qm, "--background"]);
-    let port = free_port();
-    h.mqsc(
-        qm,
-        &format!(
-            "DEFINE QLOCAL(APP.Q)\n\
-             DEFINE CHANNEL(APP.AMQP) CHLTYPE(AMQP) PORT({port}) IPADDR(127.0.0.1) MCAUSER('app')\n\
-             SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
-             SET AUTHREC PROFILE('APP.*') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET,BROWSE,INQ)\n\
-             SET AUTHREC PROFILE('SYSTEM.DEFAULT.MODEL.QUEUE') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(GET,DSP)\n\
-             SET AUTHREC PROFILE('AMQP.**') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET)\n\
-             {extra}START CHANNEL(APP.AMQP)\n"
-        ),
-    );
-    format!("amqp://127.0.0.1:{port}")
+    h.amqp_qm(qm, extra)
 }
 
 fn opprocs(h: &Home, qm: &str, q: &str) -> String {

@@ -29,7 +29,7 @@ mod common;
 
 use attacks::*;
 use common::{Home, connect_from, free_port, raise_own_fd_limit, start_with_fd_limit};
-use common::{status_field, wait_for};
+use common::{fds_of, status_field, wait_for};
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
 use std::io::Write;
 use std::net::TcpStream;
@@ -656,6 +656,8 @@ fn amqp_sockets_that_never_open_leave_maxchl_to_applications() {
         ),
     );
     // 60 sockets, three times MAXCHL, that send the SASL header and nothing more.
+    let pid = h.pid(QM);
+    let fds0 = fds_of(&pid);
     let held: Vec<TcpStream> = (0..60)
         .filter_map(|i| {
             let mut s = connect_from(attacker(i), amqp)?;
@@ -664,7 +666,11 @@ fn amqp_sockets_that_never_open_leave_maxchl_to_applications() {
         })
         .collect();
     assert_eq!(held.len(), 60);
-    std::thread::sleep(Duration::from_millis(500));
+    wait_for(
+        Duration::from_secs(30),
+        "the queue manager to hold the 60 sockets",
+        || fds_of(&pid) >= fds0 + 60,
+    );
     let addr = format!("127.0.0.1:{port}");
     for n in 0..5 {
         let o = h

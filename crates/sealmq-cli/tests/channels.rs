@@ -291,12 +291,7 @@ fn tls_channels_check_the_partner_and_refresh_their_keys() {
     // The queue managers' own identities, trusted by each other.
     for (who, whose) in [("QMS", "QMR"), ("QMR", "QMS")] {
         let cert = h.qm_dir(whose).join("keystore/identity.pem");
-        h.ok(&[
-            "keystore",
-            "trust",
-            h.qm_dir(who).join("keystore").to_str().unwrap(),
-            cert.to_str().unwrap(),
-        ]);
+        h.trust(&h.qm_dir(who).join("keystore"), &cert);
     }
     h.start_tcp("QMS", ps);
     h.ok(&[

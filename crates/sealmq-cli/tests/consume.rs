@@ -153,7 +153,9 @@ fn kill_dash_nine_of_a_consumer_returns_its_unsettled_messages_with_backout_coun
         );
         printed.push(l.trim().to_string());
     }
-    std::thread::sleep(Duration::from_millis(300));
+    common::once_steady("the consumer to stop, blocked on its pipe", || {
+        uncom(&h, "QC", "C.Q")
+    });
     child.kill().unwrap();
     let _ = child.wait();
     // Whatever it printed after we stopped reading is still in the pipe.
@@ -507,11 +509,12 @@ fn a_huge_credit_holds_no_more_than_maxumsgs_unsettled() {
         || uncom(&h, "QH", "C.Q") >= 300,
     );
     // Given time, nothing more is pushed: MAXUMSGS unsettled at most.
-    let settled_at = std::time::Instant::now();
-    while settled_at.elapsed() < Duration::from_millis(1500) {
-        assert!(uncom(&h, "QH", "C.Q") <= 300);
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    sealmq_testkit::holds_for(
+        Duration::from_millis(1500),
+        Duration::from_millis(100),
+        "at most MAXUMSGS(300) unsettled",
+        || uncom(&h, "QH", "C.Q") <= 300,
+    );
     assert_eq!(uncom(&h, "QH", "C.Q"), 300);
     drop(consumer);
     drop(app);

@@ -66,7 +66,10 @@ fn run_and_kill(h: &Home, qm: &str, how: &str) -> Duration {
     let err = h.fails(&["get", qm, "HELD.Q"]);
     assert!(err.contains("2033"), "{err}");
     // Its get now waits (ten minutes); the child dies without a word.
-    std::thread::sleep(Duration::from_millis(300));
+    wait_for(Duration::from_secs(30), "the child's get to wait", || {
+        h.mqsc(qm, "DISPLAY QSTATUS(WAIT.Q) WAITING\n")
+            .contains("WAITING(1)")
+    });
     child.kill().unwrap();
     let killed = Instant::now();
     child.wait().unwrap();

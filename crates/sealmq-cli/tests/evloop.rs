@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Home, fds_of, free_port, status_field, wait_for};
+use common::{Home, fds_of, free_port, most_threads, status_field, wait_for};
 use sealmq_client::Client;
 use sealmq_engine::Md;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
@@ -66,11 +66,7 @@ fn idle_connections_and_waiting_gets_hold_a_socket_each_and_no_thread() {
             .contains("IPPROCS(100)")
     });
     // Watched for a second while they wait (a thread each would show at once).
-    let mut most = 0;
-    for _ in 0..10 {
-        most = most.max(status_field(&pid, "Threads"));
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let most = most_threads(&pid, Duration::from_secs(1));
     eprintln!("100 gets waiting: at most {most} threads (before the idle connections {threads0})");
     assert!(
         most <= threads0 + POOL,

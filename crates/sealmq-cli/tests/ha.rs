@@ -101,7 +101,7 @@ impl Group {
         let ca_home = Home::new();
         let ca = ca_home.dir.path().join("ca");
         let ca = ca.to_str().unwrap();
-        ca_home.ok(&["keystore", "init", ca, "--dn", "CN=HA CA", "--authority"]);
+        ca_home.ca(std::path::Path::new(ca), "CN=HA CA");
         let instances: Vec<Instance> = names
             .iter()
             .zip(&addrs)
@@ -226,32 +226,29 @@ impl Group {
 
     /// Waits until the active instance sees every instance in sync.
     fn wait_in_sync(&self) {
-        let deadline = Instant::now() + LONG;
-        while !self
-            .active()
-            .is_some_and(|a| self.status(a).contains("QUORUM(3/3)"))
-        {
-            if Instant::now() > deadline {
-                let all: Vec<String> = (0..3).map(|i| self.status(i)).collect();
-                let errs: Vec<String> = (0..3)
-                    .map(|i| {
-                        std::fs::read_to_string(self.dir(i).join("errors").join("SEALMQ01.LOG"))
-                            .unwrap_or_default()
-                            .lines()
-                            .filter(|l| l.contains("ERROR") || l.contains("WARN"))
-                            .rev()
-                            .take(5)
-                            .collect::<Vec<_>>()
-                            .join("\n")
-                    })
-                    .collect();
-                panic!(
-                    "not every instance in sync:\n{}\n{}",
-                    all.join("\n"),
-                    errs.join("\n--\n")
-                );
-            }
-            std::thread::sleep(Duration::from_millis(50));
+        let in_sync = || {
+            self.active()
+                .is_some_and(|a| self.status(a).contains("QUORUM(3/3)"))
+        };
+        if !sealmq_testkit::poll(LONG, Duration::from_millis(50), in_sync) {
+            let all: Vec<String> = (0..3).map(|i| self.status(i)).collect();
+            let errs: Vec<String> = (0..3)
+                .map(|i| {
+                    std::fs::read_to_string(self.dir(i).join("errors").join("SEALMQ01.LOG"))
+                        .unwrap_or_default()
+                        .lines()
+                        .filter(|l| l.contains("ERROR") || l.contains("WARN"))
+                        .rev()
+                        .take(5)
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                })
+                .collect();
+            panic!(
+                "not every instance in sync:\n{}\n{}",
+                all.join("\n"),
+                errs.join("\n--\n")
+            );
         }
     }
 

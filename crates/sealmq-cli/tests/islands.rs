@@ -6,7 +6,7 @@
 mod common;
 
 use common::{Home, free_port, wait_for};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 const LONG: Duration = Duration::from_secs(60);
@@ -24,14 +24,7 @@ fn s(p: &std::path::Path) -> String {
 /// identities in `<QM dir>/keystore`; each `trusts` pair (who, whose certificate) added.
 fn world(h: &Home, apps: &[&str], qms: &[&str], trusts: &[(&str, &str)]) {
     let ca = s(&ks(h, "ca"));
-    h.ok(&[
-        "keystore",
-        "init",
-        &ca,
-        "--dn",
-        "CN=Island CA,O=Example",
-        "--authority",
-    ]);
+    h.ca(Path::new(&ca), "CN=Island CA,O=Example");
     let dir_of = |n: &str| -> PathBuf {
         if qms.contains(&n) {
             h.qm_dir(n).join("keystore")
@@ -45,19 +38,11 @@ fn world(h: &Home, apps: &[&str], qms: &[&str], trusts: &[(&str, &str)]) {
         std::fs::remove_dir_all(h.qm_dir(q).join("keystore")).unwrap();
     }
     for n in apps.iter().chain(qms.iter()) {
-        h.ok(&[
-            "keystore",
-            "init",
-            &s(&dir_of(n)),
-            "--dn",
-            &format!("CN={n},O=Example"),
-            "--ca",
-            &ca,
-        ]);
+        h.identity(&dir_of(n), &format!("CN={n},O=Example"), Path::new(&ca));
     }
     for (who, whose) in trusts {
         let cert = dir_of(whose).join("identity.pem");
-        h.ok(&["keystore", "trust", &s(&dir_of(who)), &s(&cert)]);
+        h.trust(&dir_of(who), &cert);
     }
 }
 

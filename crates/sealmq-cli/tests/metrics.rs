@@ -67,19 +67,16 @@ fn ibm_exporter_names_parse_and_the_dashboard_asks_only_for_them() {
     let addr = h.listener("QMX", "metrics");
     let url = format!("http://{addr}/metrics");
     // The oldest message's age counts in whole seconds: scrape until it shows one.
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    let s = loop {
-        let s = scrape(&url);
+    let mut s = Value::Null;
+    sealmq_testkit::poll(Duration::from_secs(20), Duration::from_millis(200), || {
+        s = scrape(&url);
         let age = value(
             &s,
             "ibmmq_queue_oldest_message_age",
             &[("queue", "ORDERS.IN")],
         );
-        if age.is_some_and(|a| a >= 1.0) || std::time::Instant::now() > deadline {
-            break s;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
+        age.is_some_and(|a| a >= 1.0)
+    });
     let q = [
         ("qmgr", "QMX"),
         ("platform", "UNIX"),

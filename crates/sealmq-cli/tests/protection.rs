@@ -7,27 +7,28 @@ use sealmq_client::Client;
 use sealmq_engine::Md;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
 
+mod common;
+use common::Home;
+
+/// A home with queue manager QMP and a keystore per name (under `ks/`).
 struct World {
-    home: tempfile::TempDir,
+    h: Home,
+}
+
+impl std::ops::Deref for World {
+    type Target = Home;
+    fn deref(&self) -> &Home {
+        &self.h
+    }
 }
 
 impl World {
     /// A home with a CA, an identity per name signed by it (alice trusting bob's
     /// certificate, so she can encrypt to him), and queue manager QMP started.
     fn started(names: &[&str]) -> World {
-        let w = World {
-            home: tempfile::tempdir().unwrap(),
-        };
-        w.ok(&[
-            "keystore",
-            "init",
-            s(&w.ks("ca")),
-            "--dn",
-            "CN=Example CA,O=Example",
-            "--authority",
-        ]);
+        let w = World { h: Home::new() };
+        w.h.ca(&w.ks("ca"), "CN=Example CA,O=Example");
         for n in names {
             w.identity(n);
         }
@@ -37,59 +38,12 @@ impl World {
         w
     }
 
-    fn cmd(&self, args: &[&str], stdin: Option<&str>) -> Output {
-        use std::io::Write;
-        let mut c = Command::new(env!("CARGO_BIN_EXE_sealmq"));
-        c.args(args)
-            .env("SEALMQ_HOME", self.home.path())
-            .env_remove("SEALMQ_KEYSTORE");
-        c.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = c.spawn().unwrap();
-        if let Some(s) = stdin {
-            let _ = child.stdin.take().unwrap().write_all(s.as_bytes());
-        }
-        drop(child.stdin.take());
-        child.wait_with_output().unwrap()
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let o = self.cmd(args, None);
-        assert!(
-            o.status.success(),
-            "sealmq {}: {}{}",
-            args.join(" "),
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        );
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    }
-
-    fn fails(&self, args: &[&str]) -> String {
-        let o = self.cmd(args, None);
-        assert!(
-            !o.status.success(),
-            "sealmq {} should fail: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&o.stdout)
-        );
-        String::from_utf8_lossy(&o.stderr).into_owned()
-    }
-
     fn mqsc(&self, script: &str) -> String {
-        let o = self.cmd(&["mqsc", "QMP"], Some(script));
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
-        String::from_utf8_lossy(&o.stdout).into_owned()
+        self.h.mqsc("QMP", script)
     }
 
     fn depth(&self, q: &str) -> u64 {
-        let out = self.mqsc(&format!("DISPLAY QLOCAL({q}) CURDEPTH\n"));
-        out.split("CURDEPTH(")
-            .nth(1)
-            .and_then(|r| r.split(')').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no CURDEPTH in {out}"))
+        self.h.depth("QMP", q)
     }
 
     /// A local application using the keystore of `name` (client-side protection).
@@ -118,43 +72,21 @@ impl World {
     }
 
     fn ks(&self, name: &str) -> PathBuf {
-        self.home.path().join("ks").join(name)
+        self.h.dir.path().join("ks").join(name)
     }
 
     fn qm_dir(&self) -> PathBuf {
-        self.home.path().join("qmgrs/QMP")
+        self.h.qm_dir("QMP")
     }
 
     fn identity(&self, name: &str) {
-        let dir = self.ks(name);
-        let ca = self.ks("ca");
-        self.ok(&[
-            "keystore",
-            "init",
-            dir.to_str().unwrap(),
-            "--dn",
-            &format!("CN={name},O=Example"),
-            "--ca",
-            ca.to_str().unwrap(),
-        ]);
+        let dn = format!("CN={name},O=Example");
+        self.h.identity(&self.ks(name), &dn, &self.ks("ca"));
     }
 
     fn trust(&self, who: &str, cert_of: &str) {
-        let cert = self.ks(cert_of).join("identity.pem");
-        self.ok(&[
-            "keystore",
-            "trust",
-            self.ks(who).to_str().unwrap(),
-            cert.to_str().unwrap(),
-        ]);
-    }
-}
-
-impl Drop for World {
-    fn drop(&mut self) {
-        if let Ok(pid) = std::fs::read_to_string(self.qm_dir().join("qm.pid")) {
-            let _ = Command::new("kill").arg("-9").arg(pid.trim()).status();
-        }
+        self.h
+            .trust(&self.ks(who), &self.ks(cert_of).join("identity.pem"));
     }
 }
 
@@ -577,7 +509,7 @@ fn a_protected_topic_keeps_every_subscribers_copy_an_envelope() {
         s(&bob),
     ]);
     assert_eq!(out.trim(), "apples 3");
-    let o = w.cmd(
+    let o = w.run(
         &[
             "sub",
             "QMP",

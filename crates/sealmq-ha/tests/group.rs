@@ -12,15 +12,8 @@ use sealmq_storage::log::{Log, LogConfig, frame};
 use sealmq_testkit::free_port;
 use std::time::{Duration, Instant};
 
-fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(t) = f() {
-            return t;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+fn wait_for<T>(what: &str, f: impl FnMut() -> Option<T>) -> T {
+    sealmq_testkit::wait_some(Duration::from_secs(30), what, f)
 }
 
 /// The (LSN, payload) of every record in the log at `dir`.

@@ -70,7 +70,12 @@ fn instances_outside_the_group_and_strangers_are_refused() {
         .map(|(n, d)| start(d, &spec, n))
         .collect();
     // No two instances trust each other as group members: nobody is ever elected.
-    std::thread::sleep(Duration::from_secs(3));
+    sealmq_testkit::holds_for(
+        Duration::from_secs(3),
+        Duration::from_millis(50),
+        "no instance active",
+        || nodes.iter().all(|n| !n.is_active()),
+    );
     for n in &nodes {
         assert!(!n.is_active(), "{:?}", n.status());
         assert_eq!(n.status().active, None);
@@ -145,14 +150,9 @@ fn strangers_holding_the_replication_ports_do_not_delay_failover() {
             .iter()
             .position(|n| n.as_ref().is_some_and(|n| n.is_active()))
     };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let first = loop {
-        if let Some(a) = active_of(&nodes) {
-            break a;
-        }
-        assert!(Instant::now() < deadline, "no active instance");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let first = sealmq_testkit::wait_some(Duration::from_secs(30), "an active instance", || {
+        active_of(&nodes)
+    });
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
         let f = s.spawn(|| flood(&ports, &stop));
@@ -160,15 +160,11 @@ fn strangers_holding_the_replication_ports_do_not_delay_failover() {
         std::thread::sleep(Duration::from_secs(3));
         let t = Instant::now();
         nodes[first].take().unwrap().shutdown();
-        let next = loop {
-            if let Some(a) = active_of(&nodes) {
-                break Some(a);
-            }
-            if t.elapsed() > Duration::from_secs(30) {
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let mut next = None;
+        sealmq_testkit::poll(Duration::from_secs(30), Duration::from_millis(20), || {
+            next = active_of(&nodes);
+            next.is_some()
+        });
         let took = t.elapsed();
         stop.store(true, Ordering::Relaxed);
         let opened = f.join().unwrap();

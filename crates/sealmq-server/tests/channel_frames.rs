@@ -4,7 +4,8 @@
 
 use sealmq_engine::Md;
 use sealmq_engine::xqh::TransmissionHeader;
-use sealmq_server::{Server, ServerConfig};
+mod common;
+use sealmq_server::Server;
 use sealmq_wire::chl::{ChlFrame, read_chl, write_chl};
 use std::io::Write;
 use std::net::TcpStream;
@@ -13,23 +14,12 @@ use std::time::Duration;
 fn start(name: &str) -> (sealmq_testkit::TempQm, Server) {
     // The receiver runs as 'partner', which may put to Q (the default CHLAUTH rules refuse a
     // channel running as the queue manager's own user).
-    let t = sealmq_testkit::queue_manager(
+    common::serving(
         name,
         "DEFINE QLOCAL(Q)\n\
          DEFINE CHANNEL(IN) CHLTYPE(RCVR) MCAUSER('partner')\n\
          SET AUTHREC PROFILE('Q') OBJTYPE(QUEUE) PRINCIPAL('partner') AUTHADD(PUT)\n",
-    );
-    let server = Server::start(&ServerConfig {
-        name: name.into(),
-        dir: t.dir.clone(),
-        listen: Some("127.0.0.1:0".parse().unwrap()),
-        tls: false,
-        metrics: None,
-        web: None,
-        replicator: None,
-    })
-    .unwrap();
-    (t, server)
+    )
 }
 
 fn begin(server: &Server, channel: &str) -> (TcpStream, ChlFrame) {

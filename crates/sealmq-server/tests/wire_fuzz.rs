@@ -6,7 +6,8 @@
 use proptest::prelude::*;
 use sealmq_client::Client;
 use sealmq_engine::{Md, OpenOptions};
-use sealmq_server::{Server, ServerConfig};
+mod common;
+use sealmq_server::Server;
 use sealmq_wire::{GetReq, Request, Secret, open};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
@@ -31,23 +32,13 @@ fn live() -> &'static Live {
             PANICS.fetch_add(1, Ordering::SeqCst);
             prev(i)
         }));
-        let t = sealmq_testkit::queue_manager(
+        let (t, server) = common::serving(
             "QMF",
             "DEFINE QLOCAL(Q)\n\
              DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app')\n\
              SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
              SET AUTHREC PROFILE('Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(ALLMQI)\n",
         );
-        let server = Server::start(&ServerConfig {
-            name: "QMF".into(),
-            dir: t.dir.clone(),
-            listen: Some("127.0.0.1:0".parse().unwrap()),
-            tls: false,
-            metrics: None,
-            web: None,
-            replicator: None,
-        })
-        .unwrap();
         let addr = server.tcp_addr().unwrap().to_string();
         Live {
             _d: t,

@@ -5,6 +5,9 @@
 //! manager is made in a temporary directory from the MQSC an administrator would write
 //! ([`queue_manager`], [`running`]). A dev-dependency only: no product code links it.
 
+pub mod cli;
+pub mod procs;
+
 use sealmq_engine::{QmConfig, QueueManager};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -37,10 +40,47 @@ pub fn wait_for(limit: Duration, what: &str, f: impl FnMut() -> bool) {
 
 /// Polls `f` every `every` (for a condition that costs a command each time) until it holds,
 /// failing the test after `limit` with `what`.
-pub fn wait_every(limit: Duration, every: Duration, what: &str, mut f: impl FnMut() -> bool) {
+pub fn wait_every(limit: Duration, every: Duration, what: &str, f: impl FnMut() -> bool) {
+    assert!(poll(limit, every, f), "timed out waiting for {what}");
+}
+
+/// Polls `f` every `every` until it holds or `limit` passes: whether it held (for a test that
+/// says more than [`wait_for`] when it did not, or stops something first).
+pub fn poll(limit: Duration, every: Duration, mut f: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + limit;
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+    loop {
+        if f() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(every);
+    }
+}
+
+/// Polls `f` every 20 ms until it gives a value, failing the test after `limit` with `what`.
+pub fn wait_some<T>(limit: Duration, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let mut got = None;
+    wait_for(limit, what, || {
+        got = f();
+        got.is_some()
+    });
+    match got {
+        Some(t) => t,
+        None => panic!("timed out waiting for {what}"),
+    }
+}
+
+/// Checks `f` every `every` for `d`, failing the test with `what` the first time it does not
+/// hold: for what must *not* happen (nothing more pushed, nobody elected).
+pub fn holds_for(d: Duration, every: Duration, what: &str, mut f: impl FnMut() -> bool) {
+    let end = Instant::now() + d;
+    loop {
+        assert!(f(), "{what} stopped holding");
+        if Instant::now() >= end {
+            return;
+        }
         std::thread::sleep(every);
     }
 }

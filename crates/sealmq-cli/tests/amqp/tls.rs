@@ -47,12 +47,7 @@ fn world(qm: &str) -> World {
     let app = |name: &str, dn: &str| {
         let dir = h.dir.path().join(name);
         h.ok(&["keystore", "init", &s(&dir), "--dn", dn]);
-        h.ok(&[
-            "keystore",
-            "trust",
-            &s(&qm_ks),
-            &s(&dir.join("identity.pem")),
-        ]);
+        h.trust(&qm_ks, &dir.join("identity.pem"));
         vec![
             ("SEALMQ_AMQP_MECHS", "EXTERNAL".to_string()),
             ("SEALMQ_TLS_CA", ca.clone()),

@@ -98,12 +98,10 @@ fn across_a_kill(
         .stderr(Stdio::piped())
         .spawn()
         .expect("start the application");
-    let deadline = std::time::Instant::now() + LONG;
-    while !ready() {
-        if std::time::Instant::now() > deadline || app.try_wait().ok().flatten().is_some() {
-            give_up(app, &format!("{what} did not get going before the kill"));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
+    let every = std::time::Duration::from_millis(50);
+    let ended = |app: &mut std::process::Child| app.try_wait().ok().flatten().is_some();
+    if !sealmq_testkit::poll(LONG, every, || ready() || ended(&mut app)) || !ready() {
+        give_up(app, &format!("{what} did not get going before the kill"));
     }
     g.instances[a].home.kill9(QM);
     let b = g.wait_active();
@@ -136,12 +134,9 @@ fn give_up(mut app: std::process::Child, why: &str) -> ! {
 /// Waits for an application to end (3 minutes at most: one that does not is killed and its
 /// output shown).
 fn finish(mut app: std::process::Child, what: &str) -> std::process::Output {
-    let deadline = std::time::Instant::now() + 3 * LONG;
-    while app.try_wait().ok().flatten().is_none() {
-        if std::time::Instant::now() > deadline {
-            give_up(app, &format!("{what} did not end after the failover"));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
+    let every = std::time::Duration::from_millis(50);
+    if !sealmq_testkit::poll(3 * LONG, every, || app.try_wait().ok().flatten().is_some()) {
+        give_up(app, &format!("{what} did not end after the failover"));
     }
     app.wait_with_output().expect("the application's output")
 }

@@ -10,12 +10,7 @@ pub(crate) fn client_identity(h: &Home, qm: &str, dir: &std::path::Path, dn: &st
     h.ok(&["keystore", "init", &s(dir), "--dn", dn]);
     if trusted {
         let qm_ks = h.qm_dir(qm).join("keystore");
-        h.ok(&[
-            "keystore",
-            "trust",
-            &s(&qm_ks),
-            &s(&dir.join("identity.pem")),
-        ]);
+        h.trust(&qm_ks, &dir.join("identity.pem"));
     }
 }
 

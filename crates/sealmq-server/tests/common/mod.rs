@@ -1,5 +1,5 @@
 //! What the server's tests share: a queue manager with a queue Q whose default channel the
-//! CHLAUTH rules allow, ready for a server.
+//! CHLAUTH rules allow, ready for a server; a queue manager served on a loopback port.
 
 #![allow(dead_code)]
 
@@ -25,6 +25,22 @@ pub fn setup(name: &str) -> (sealmq_testkit::TempQm, ServerConfig) {
         replicator: None,
     };
     (t, cfg)
+}
+
+/// A queue manager made from `mqsc`, served on an ephemeral loopback port.
+pub fn serving(name: &str, mqsc: &str) -> (sealmq_testkit::TempQm, sealmq_server::Server) {
+    let t = sealmq_testkit::queue_manager(name, mqsc);
+    let server = sealmq_server::Server::start(&ServerConfig {
+        name: name.into(),
+        dir: t.dir.clone(),
+        listen: Some(([127, 0, 0, 1], 0).into()),
+        tls: false,
+        metrics: None,
+        web: None,
+        replicator: None,
+    })
+    .unwrap();
+    (t, server)
 }
 
 pub fn persistent() -> Md {
