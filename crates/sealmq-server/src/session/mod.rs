@@ -177,7 +177,9 @@ impl Session {
         }
     }
 
-    /// The request to its family's method.
+    /// The request to its family's method. The families that are not on the hot path (open,
+    /// publish/subscribe, inquiries, administration) are boxed: the state of every request's
+    /// future is then only as large as a put's, a get's or a commit's.
     async fn dispatch<R: AsyncRead + Unpin>(
         &mut self,
         req: Request,
@@ -187,7 +189,7 @@ impl Session {
             Request::Hello { .. } | Request::Heartbeat | Request::Disconnect => {
                 return self.connection(req);
             }
-            Request::Open { .. } | Request::OpenAt { .. } => self.open_request(req).await,
+            Request::Open { .. } | Request::OpenAt { .. } => Box::pin(self.open_request(req)).await,
             Request::Close { hobj } => return self.close(hobj).await,
             Request::Put {
                 hobj,
@@ -204,16 +206,16 @@ impl Session {
             Request::Get(g) => self.get(&g, client).await,
             Request::Commit => self.commit().await,
             Request::Backout => self.backout().await,
-            Request::Mqsc { script, json } => self.mqsc(script, json).await,
-            Request::Stop { immediate } => self.stop(immediate).await,
+            Request::Mqsc { script, json } => Box::pin(self.mqsc(script, json)).await,
+            Request::Stop { immediate } => Box::pin(self.stop(immediate)).await,
             Request::Policy { .. } | Request::ProtectionError { .. } => {
-                self.inquire_request(req).await
+                Box::pin(self.inquire_request(req)).await
             }
             r @ (Request::OpenTopic { .. }
             | Request::SubscribeWith { .. }
             | Request::Publish { .. }
             | Request::Subscribe { .. }
-            | Request::Unsubscribe { .. }) => self.pubsub_request(r).await,
+            | Request::Unsubscribe { .. }) => Box::pin(self.pubsub_request(r)).await,
             Request::Consume(_)
             | Request::Credit { .. }
             | Request::Settle { .. }

@@ -1,7 +1,8 @@
 //! MQOPEN and MQCLOSE: handles to queues (a model queue's makes a dynamic queue), to a queue
 //! on another queue manager, and their close (a non-durable subscription's handle ends its
-//! subscription). Opening may define a dynamic queue and closing may delete one, each a
-//! durable record: the engine's part runs on the blocking pool.
+//! subscription). Both run on the event loop, but for the two that write a durable record,
+//! on the blocking pool: a model queue's open (it defines the dynamic queue) and the end of a
+//! non-durable subscription.
 
 use super::{Flow, Session, no_handle};
 use crate::wiremap::{err, open_options};
@@ -12,7 +13,8 @@ use std::sync::Arc;
 
 impl Session {
     /// MQOPEN of a queue (`dyn_name`: the dynamic queue a model makes, `AMQ.*` when empty),
-    /// or of a queue on another queue manager (output).
+    /// or of a queue on another queue manager (output). On the loop, but for a model queue's
+    /// open, which defines a dynamic queue (a durable record): on the pool.
     pub(super) async fn open_request(&mut self, req: Request) -> Response {
         let conn = self.conn.clone();
         let (name, r) = match req {
@@ -26,18 +28,26 @@ impl Session {
                 } else {
                     dyn_name
                 };
-                let n = name.clone();
-                let r = self.pool(move || conn.open_dynamic(&n, open_options(options), &dn));
-                (name, r.await)
+                let model = self
+                    .qm
+                    .queue_def(&name)
+                    .is_ok_and(|d| d.qtype == sealmq_engine::objects::QType::Model);
+                let r = if model {
+                    let n = name.clone();
+                    self.pool(move || conn.open_dynamic(&n, open_options(options), &dn))
+                        .await
+                } else {
+                    Ok(conn.open_dynamic(&name, open_options(options), &dn))
+                };
+                (name, r)
             }
             Request::OpenAt {
                 name,
                 qmgr,
                 options,
             } => {
-                let n = name.clone();
-                let r = self.pool(move || conn.open_at(&n, &qmgr, open_options(options)));
-                (name, r.await)
+                let r = conn.open_at(&name, &qmgr, open_options(options));
+                (name, Ok(r))
             }
             other => {
                 return Response::Err {
@@ -115,15 +125,24 @@ impl Session {
         let (ended, kept): (Vec<_>, Vec<_>) =
             self.nondurable.drain(..).partition(|(h, _)| *h == hobj);
         self.nondurable = kept;
-        let (conn, qm) = (self.conn.clone(), self.qm.clone());
-        self.on_pool(move || {
-            let r = conn.close(&h).map(|_| Response::Ok).unwrap_or_else(err);
+        let r = self
+            .conn
+            .close(&h)
+            .map(|_| Response::Ok)
+            .unwrap_or_else(err);
+        if ended.is_empty() {
+            return r;
+        }
+        // Deleting the subscription is a durable record: on the pool.
+        let qm = self.qm.clone();
+        let deleted = self.on_pool(move || {
             for (_, n) in ended {
                 let _ = qm.delete_sub(&n);
             }
-            r
-        })
-        .await
+            Response::Ok
+        });
+        deleted.await;
+        r
     }
 
     /// The policy a get through `hobj` is unprotected under when the queue manager
