@@ -1,6 +1,6 @@
 //! SET and DISPLAY CHLAUTH; DEFINE, ALTER, DISPLAY and DELETE AUTHINFO.
 
-use crate::args::{Block, Fail, bad, choice, one, only_keywords, unknown_keywords};
+use crate::args::{Block, Fail, bad, choice, not_defined, one, only_keywords, unknown_keywords};
 use crate::display::Listing;
 use crate::parse::Attr;
 use crate::parse::{Command, Verb};
@@ -281,11 +281,9 @@ pub(crate) fn authinfo(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, V
             Ok((format!("SMQ0165I AUTHINFO {name} defined."), vec![]))
         }
         Verb::Alter => {
-            let mut d = qm.authinfo(&name).ok_or_else(|| Fail {
-                at: None,
-                reason: Some(ReasonCode::UnknownObjectName),
-                message: format!("AUTHINFO '{name}' is not defined"),
-            })?;
+            let mut d = qm
+                .authinfo(&name)
+                .ok_or_else(|| not_defined("AUTHINFO", &name))?;
             apply(&mut d)?;
             qm.define_authinfo(d)?;
             Ok((format!("SMQ0166I AUTHINFO {name} altered."), vec![]))

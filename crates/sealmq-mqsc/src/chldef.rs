@@ -1,6 +1,6 @@
 //! DEFINE, ALTER, DELETE and DISPLAY CHANNEL.
 
-use crate::args::{Block, Fail, bad, choice, generic_match, num, one, text};
+use crate::args::{Block, Fail, bad, choice, generic_match, not_defined, num, one, text};
 use crate::display::Listing;
 use crate::parse::{Attr, Command, Verb};
 use sealmq_engine::QueueManager;
@@ -36,11 +36,9 @@ pub(crate) fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
     match c.verb {
         Verb::Define => define(qm, c, &name),
         Verb::Alter => {
-            let mut d = qm.channel(&name).ok_or_else(|| Fail {
-                at: None,
-                reason: Some(ReasonCode::UnknownObjectName),
-                message: format!("channel '{name}' is not defined"),
-            })?;
+            let mut d = qm
+                .channel(&name)
+                .ok_or_else(|| not_defined("channel", &name))?;
             apply(&mut d, &c.attrs)?;
             qm.define_channel(d, true)?;
             Ok((format!("SMQ0121I Channel {name} altered."), vec![]))
