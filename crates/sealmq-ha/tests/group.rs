@@ -5,9 +5,6 @@
 mod common;
 use common::no_state;
 use sealmq_ha::{Group, Node, Role};
-use sealmq_protect::dn::Dn;
-use sealmq_protect::identity::IdentitySpec;
-use sealmq_protect::{KeyKind, Keystore};
 use sealmq_storage::log::{Log, LogConfig, frame};
 use sealmq_testkit::free_port;
 use std::time::{Duration, Instant};
@@ -45,16 +42,13 @@ fn batches_reach_every_instance_and_survive_the_active_ones_loss() {
     let spec = spec.join(",");
     // One CA signs every instance's identity (subject CN=QM,OU=<instance>) and each trusts it.
     let ca = tmp.path().join("ca");
-    let mut ca_spec = IdentitySpec::new(Dn::parse("CN=HA CA").unwrap(), KeyKind::P256, 30);
-    ca_spec.authority = true;
-    Keystore::init(&ca, &ca_spec, None).unwrap();
+    sealmq_testkit::pki::authority(&ca, "CN=HA CA");
     let start = |name: &str| {
         let dir = tmp.path().join(name);
         std::fs::create_dir_all(&dir).unwrap();
         if !dir.join("keystore").exists() {
-            let dn = Dn::parse(&sealmq_ha::instance_dn("QM", name)).unwrap();
-            let spec = IdentitySpec::new(dn, KeyKind::P256, 30);
-            Keystore::init(&dir.join("keystore"), &spec, Some(&ca)).unwrap();
+            let dn = sealmq_ha::instance_dn("QM", name);
+            sealmq_testkit::pki::signed(&dir.join("keystore"), &dn, &ca);
         }
         // A new instance: it may form the group.
         std::fs::create_dir_all(dir.join("ha")).unwrap();

@@ -5,9 +5,6 @@
 mod common;
 use common::no_state;
 use sealmq_ha::{Group, Node};
-use sealmq_protect::dn::Dn;
-use sealmq_protect::identity::IdentitySpec;
-use sealmq_protect::{KeyKind, Keystore};
 use sealmq_storage::log::LogConfig;
 use sealmq_testkit::free_port;
 use std::io::{Read, Write};
@@ -15,14 +12,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 fn ca(dir: &Path) {
-    let mut spec = IdentitySpec::new(Dn::parse("CN=HA CA").unwrap(), KeyKind::P256, 30);
-    spec.authority = true;
-    Keystore::init(dir, &spec, None).unwrap();
+    sealmq_testkit::pki::authority(dir, "CN=HA CA");
 }
 
 fn identity(dir: &Path, dn: &str, ca: &Path) {
-    let spec = IdentitySpec::new(Dn::parse(dn).unwrap(), KeyKind::P256, 30);
-    Keystore::init(&dir.join("keystore"), &spec, Some(ca)).unwrap();
+    sealmq_testkit::pki::signed(&dir.join("keystore"), dn, ca);
 }
 
 fn start(dir: &Path, spec: &str, name: &str) -> Node {

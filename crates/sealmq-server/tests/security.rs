@@ -9,6 +9,7 @@ use sealmq_server::Server;
 
 mod common;
 use common::{poll, setup};
+use sealmq_testkit::pki;
 
 #[test]
 fn authority_records_govern_every_call_and_persist() {
@@ -95,32 +96,16 @@ fn authority_records_govern_every_call_and_persist() {
 /// and accepted after it; a keystore that no longer reads leaves the one in use in place.
 #[test]
 fn refresh_security_ssl_reads_the_keystore_again_without_a_restart() {
-    use sealmq_protect::identity::IdentitySpec;
-    use sealmq_protect::{Dn, KeyKind, Keystore};
     let (d, mut cfg) = setup("QMR");
     let qm_ks = cfg.dir.join("keystore");
-    let init = |dir: &std::path::Path, dn: &str| {
-        Keystore::init(
-            dir,
-            &IdentitySpec::new(Dn::parse(dn).unwrap(), KeyKind::P256, 30),
-            None,
-        )
-        .unwrap();
-    };
-    init(&qm_ks, "CN=QMR");
+    pki::keystore(&qm_ks, "CN=QMR");
     let (alice, bob) = (d.home().join("alice"), d.home().join("bob"));
-    init(&alice, "CN=alice");
-    init(&bob, "CN=bob");
-    let qm_cert = std::fs::read(qm_ks.join("identity.pem")).unwrap();
+    pki::keystore(&alice, "CN=alice");
+    pki::keystore(&bob, "CN=bob");
     for app in [&alice, &bob] {
-        Keystore::load(app).unwrap().trust(&qm_cert).unwrap();
+        pki::trust(app, &qm_ks);
     }
-    let trust_in_qm = |who: &std::path::Path| {
-        Keystore::load(&qm_ks)
-            .unwrap()
-            .trust(&std::fs::read(who.join("identity.pem")).unwrap())
-            .unwrap();
-    };
+    let trust_in_qm = |who: &std::path::Path| pki::trust(&qm_ks, who);
     trust_in_qm(&alice);
     cfg.listen = Some("127.0.0.1:0".parse().unwrap());
     cfg.tls = true;
@@ -176,42 +161,15 @@ fn refresh_security_ssl_reads_the_keystore_again_without_a_restart() {
 
 #[test]
 fn tls_with_client_certificates_maps_the_subject_dn_to_the_principal() {
-    use sealmq_protect::identity::IdentitySpec;
-    use sealmq_protect::{Dn, KeyKind, Keystore};
     let (d, mut cfg) = setup("QMT");
     let qm_ks = cfg.dir.join("keystore");
-    Keystore::init(
-        &qm_ks,
-        &IdentitySpec::new(Dn::parse("CN=QMT").unwrap(), KeyKind::P256, 30),
-        None,
-    )
-    .unwrap();
+    pki::keystore(&qm_ks, "CN=QMT");
     let alice = d.home().join("alice");
-    Keystore::init(
-        &alice,
-        &IdentitySpec::new(Dn::parse("CN=alice,O=Example").unwrap(), KeyKind::P256, 30),
-        None,
-    )
-    .unwrap();
+    pki::keystore(&alice, "CN=alice,O=Example");
     let mallory = d.home().join("mallory");
-    Keystore::init(
-        &mallory,
-        &IdentitySpec::new(Dn::parse("CN=mallory").unwrap(), KeyKind::P256, 30),
-        None,
-    )
-    .unwrap();
-    Keystore::load(&alice)
-        .unwrap()
-        .trust(&std::fs::read(qm_ks.join("identity.pem")).unwrap())
-        .unwrap();
-    Keystore::load(&mallory)
-        .unwrap()
-        .trust(&std::fs::read(qm_ks.join("identity.pem")).unwrap())
-        .unwrap();
-    Keystore::load(&qm_ks)
-        .unwrap()
-        .trust(&std::fs::read(alice.join("identity.pem")).unwrap())
-        .unwrap();
+    pki::keystore(&mallory, "CN=mallory");
+    pki::trust_each_other(&alice, &qm_ks);
+    pki::trust(&mallory, &qm_ks);
     cfg.listen = Some("127.0.0.1:0".parse().unwrap());
     cfg.tls = true;
     let server = Server::start(&cfg).unwrap();
@@ -262,8 +220,6 @@ fn tls_with_client_certificates_maps_the_subject_dn_to_the_principal() {
 
 #[test]
 fn svrconn_channels_set_mcauser_sslciph_and_sslpeer() {
-    use sealmq_protect::identity::IdentitySpec;
-    use sealmq_protect::{Dn, KeyKind, Keystore};
     let (d, mut cfg) = setup("QMH");
     cfg.listen = Some("127.0.0.1:0".parse().unwrap());
     let server = Server::start(&cfg).unwrap();
@@ -301,27 +257,10 @@ fn svrconn_channels_set_mcauser_sslciph_and_sslpeer() {
 
     // SSLPEER on a TLS listener.
     let qm_ks = cfg.dir.join("keystore");
-    Keystore::init(
-        &qm_ks,
-        &IdentitySpec::new(Dn::parse("CN=QMH").unwrap(), KeyKind::P256, 30),
-        None,
-    )
-    .unwrap();
+    pki::keystore(&qm_ks, "CN=QMH");
     let alice = d.home().join("alice");
-    Keystore::init(
-        &alice,
-        &IdentitySpec::new(Dn::parse("CN=alice,O=Example").unwrap(), KeyKind::P256, 30),
-        None,
-    )
-    .unwrap();
-    Keystore::load(&alice)
-        .unwrap()
-        .trust(&std::fs::read(qm_ks.join("identity.pem")).unwrap())
-        .unwrap();
-    Keystore::load(&qm_ks)
-        .unwrap()
-        .trust(&std::fs::read(alice.join("identity.pem")).unwrap())
-        .unwrap();
+    pki::keystore(&alice, "CN=alice,O=Example");
+    pki::trust_each_other(&alice, &qm_ks);
     cfg.tls = true;
     let server = Server::start(&cfg).unwrap();
     let addr = server.tcp_addr().unwrap().to_string();
@@ -356,22 +295,12 @@ fn intercepting(
     std::path::PathBuf,
     Server,
 ) {
-    use sealmq_protect::identity::IdentitySpec;
-    use sealmq_protect::{Dn, KeyKind, Keystore};
     let (d, mut cfg) = setup(qm);
     let qm_ks = cfg.dir.join("keystore");
-    let id = |dn: &str| IdentitySpec::new(Dn::parse(dn).unwrap(), KeyKind::P256, 30);
-    Keystore::init(&qm_ks, &id(&format!("CN={qm}")), None).unwrap();
+    pki::keystore(&qm_ks, &format!("CN={qm}"));
     let tls_ks = d.home().join("app-tls");
-    Keystore::init(&tls_ks, &id("CN=app"), None).unwrap();
-    Keystore::load(&tls_ks)
-        .unwrap()
-        .trust(&std::fs::read(qm_ks.join("identity.pem")).unwrap())
-        .unwrap();
-    Keystore::load(&qm_ks)
-        .unwrap()
-        .trust(&std::fs::read(tls_ks.join("identity.pem")).unwrap())
-        .unwrap();
+    pki::keystore(&tls_ks, "CN=app");
+    pki::trust_each_other(&tls_ks, &qm_ks);
     cfg.tls = true;
     cfg.listen = Some("127.0.0.1:0".parse().unwrap());
     let server = Server::start(&cfg).unwrap();
@@ -529,16 +458,9 @@ fn qm_side_interception_protects_for_clients_without_a_keystore() {
 
 #[test]
 fn a_protected_message_too_big_for_the_buffer_stays_on_the_queue() {
-    use sealmq_protect::identity::IdentitySpec;
-    use sealmq_protect::{Dn, KeyKind, Keystore};
     let (d, cfg) = setup("QMB");
     let app_ks = d.home().join("app-ks");
-    Keystore::init(
-        &app_ks,
-        &IdentitySpec::new(Dn::parse("CN=app").unwrap(), KeyKind::P256, 30),
-        None,
-    )
-    .unwrap();
+    pki::keystore(&app_ks, "CN=app");
     let server = Server::start(&cfg).unwrap();
     let mut admin = Client::connect_local(&cfg.dir, "admin").unwrap();
     let (out, failed) = admin

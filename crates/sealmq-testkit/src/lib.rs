@@ -6,6 +6,7 @@
 //! ([`queue_manager`], [`running`]). A dev-dependency only: no product code links it.
 
 pub mod cli;
+pub mod pki;
 pub mod procs;
 
 use sealmq_engine::{QmConfig, QueueManager};
