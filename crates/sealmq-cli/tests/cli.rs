@@ -1,34 +1,16 @@
 //! The `sealmq keystore` and `sealmq message` commands as a user runs them.
 
+mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// The keystore and message commands need no queue manager: a home of their own each time.
 fn sealmq(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    use std::io::Write;
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sealmq"));
-    cmd.args(args)
-        .env_remove("SEALMQ_KEYSTORE")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().expect("run sealmq");
-    if let Some(input) = stdin {
-        // sealmq may refuse its arguments before reading standard input.
-        let _ = child.stdin.take().unwrap().write_all(input);
-    }
-    drop(child.stdin.take());
-    child.wait_with_output().unwrap()
+    common::Home::new().run_bytes(args, stdin)
 }
 
 fn ok(args: &[&str]) -> String {
-    let o = sealmq(args, None);
-    assert!(
-        o.status.success(),
-        "sealmq {} failed: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    common::Home::new().ok(args)
 }
 
 fn p(d: &Path, f: &str) -> String {

@@ -19,8 +19,104 @@ fn openssl(args: &[&str]) {
     );
 }
 
+/// RSA key transport as sealmq does it: OAEP with SHA-256.
+const OAEP: [&str; 6] = [
+    "-keyopt",
+    "rsa_padding_mode:oaep",
+    "-keyopt",
+    "rsa_oaep_md:sha256",
+    "-keyopt",
+    "rsa_mgf1_md:sha256",
+];
+
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
+}
+
+/// `openssl cms -encrypt` of `input` to `recip`'s certificate with `cipher`, DER, to `out`,
+/// with `extra` options.
+fn cms_encrypt(cipher: &str, input: &Path, out: &Path, recip: &Path, extra: &[&str]) {
+    let mut args = vec![
+        "cms",
+        "-encrypt",
+        "-binary",
+        cipher,
+        "-outform",
+        "DER",
+        "-in",
+        s(input),
+        "-out",
+        s(out),
+        "-recip",
+        s(recip),
+    ];
+    args.extend(extra);
+    openssl(&args);
+}
+
+/// `openssl cms -decrypt` of DER `input` with the identity in keystore `dir`, to `out`.
+fn cms_decrypt(input: &Path, dir: &Path, out: &Path) {
+    let (cert, key) = (dir.join("identity.pem"), dir.join("identity.key"));
+    openssl(&[
+        "cms",
+        "-decrypt",
+        "-binary",
+        "-inform",
+        "DER",
+        "-in",
+        s(input),
+        "-recip",
+        s(&cert),
+        "-inkey",
+        s(&key),
+        "-out",
+        s(out),
+    ]);
+}
+
+/// `openssl cms -verify` of DER `input` against the authority `ca`, the content to `out`.
+fn cms_verify(input: &Path, ca: &Path, out: &Path) {
+    openssl(&[
+        "cms",
+        "-verify",
+        "-binary",
+        "-inform",
+        "DER",
+        "-in",
+        s(input),
+        "-CAfile",
+        s(ca),
+        "-purpose",
+        "any",
+        "-out",
+        s(out),
+    ]);
+}
+
+/// `openssl cms -sign` of `input` by the identity in keystore `dir` with digest `md`, the
+/// content attached, DER, to `out`, with `extra` options.
+fn cms_sign(input: &Path, dir: &Path, md: &str, out: &Path, extra: &[&str]) {
+    let (cert, key) = (dir.join("identity.pem"), dir.join("identity.key"));
+    let mut args = vec![
+        "cms",
+        "-sign",
+        "-binary",
+        "-nodetach",
+        "-outform",
+        "DER",
+        "-in",
+        s(input),
+        "-signer",
+        s(&cert),
+        "-inkey",
+        s(&key),
+        "-md",
+        md,
+        "-out",
+        s(out),
+    ];
+    args.extend(extra);
+    openssl(&args);
 }
 
 /// The key types `openssl cms` can use here. OpenSSL 3.0 and 3.1 cannot sign or verify
@@ -118,21 +214,7 @@ fn openssl_reads_what_sealmq_writes() {
                 let mut signed = m.clone();
                 if enc != "NONE" {
                     let dec = w.path(&format!("{tag}.dec"));
-                    openssl(&[
-                        "cms",
-                        "-decrypt",
-                        "-binary",
-                        "-inform",
-                        "DER",
-                        "-in",
-                        s(&m),
-                        "-recip",
-                        s(&rdir.join("identity.pem")),
-                        "-inkey",
-                        s(&rdir.join("identity.key")),
-                        "-out",
-                        s(&dec),
-                    ]);
+                    cms_decrypt(&m, &rdir, &dec);
                     if sign == "NONE" {
                         assert_eq!(std::fs::read(&dec).unwrap(), payload, "{tag}");
                         continue;
@@ -140,21 +222,7 @@ fn openssl_reads_what_sealmq_writes() {
                     signed = dec;
                 }
                 let out = w.path(&format!("{tag}.out"));
-                openssl(&[
-                    "cms",
-                    "-verify",
-                    "-binary",
-                    "-inform",
-                    "DER",
-                    "-in",
-                    s(&signed),
-                    "-CAfile",
-                    s(&ca),
-                    "-purpose",
-                    "any",
-                    "-out",
-                    s(&out),
-                ]);
+                cms_verify(&signed, &ca, &out);
                 assert_eq!(std::fs::read(&out).unwrap(), payload, "{tag}");
             }
         }
@@ -175,24 +243,7 @@ fn sealmq_reads_what_openssl_writes() {
             _ => "sha384",
         };
         let signed = w.path(&format!("{sender}.signed.der"));
-        openssl(&[
-            "cms",
-            "-sign",
-            "-binary",
-            "-nodetach",
-            "-outform",
-            "DER",
-            "-in",
-            s(&p),
-            "-signer",
-            s(&sdir.join("identity.pem")),
-            "-inkey",
-            s(&sdir.join("identity.key")),
-            "-md",
-            md,
-            "-out",
-            s(&signed),
-        ]);
+        cms_sign(&p, &sdir, md, &signed, &[]);
         for &(recip, rkind) in &kinds {
             let get = w.protector(recip);
             // Integrity
@@ -206,35 +257,13 @@ fn sealmq_reads_what_openssl_writes() {
                 continue;
             }
             let rcert = w.path(recip).join("identity.pem");
-            let keyopts: Vec<&str> = match rkind {
-                KeyKind::Rsa(_) => vec![
-                    "-keyopt",
-                    "rsa_padding_mode:oaep",
-                    "-keyopt",
-                    "rsa_oaep_md:sha256",
-                    "-keyopt",
-                    "rsa_mgf1_md:sha256",
-                ],
-                _ => vec!["-keyopt", "ecdh_kdf_md:sha256"],
+            let keyopts: &[&str] = match rkind {
+                KeyKind::Rsa(_) => &OAEP,
+                _ => &["-keyopt", "ecdh_kdf_md:sha256"],
             };
             for (input, qop) in [(&p, Qop::Confidentiality), (&signed, Qop::Privacy)] {
                 let enc = w.path(&format!("{sender}-{recip}-{qop}.der"));
-                let mut args = vec![
-                    "cms",
-                    "-encrypt",
-                    "-binary",
-                    "-aes-256-gcm",
-                    "-outform",
-                    "DER",
-                    "-in",
-                    s(input),
-                    "-out",
-                    s(&enc),
-                    "-recip",
-                    s(&rcert),
-                ];
-                args.extend(keyopts.iter());
-                openssl(&args);
+                cms_encrypt("-aes-256-gcm", input, &enc, &rcert, keyopts);
                 let pol = if qop == Qop::Privacy {
                     policy(digest_for(skind), "AES256", &[recip])
                 } else {
@@ -256,20 +285,13 @@ fn openssl_default_cbc_and_pkcs1_key_transport_are_refused() {
     let p = w.path("payload.bin");
     std::fs::write(&p, b"x").unwrap();
     let enc = w.path("cbc.der");
-    openssl(&[
-        "cms",
-        "-encrypt",
-        "-binary",
+    cms_encrypt(
         "-aes-256-cbc",
-        "-outform",
-        "DER",
-        "-in",
-        s(&p),
-        "-out",
-        s(&enc),
-        "-recip",
-        s(&w.path("rsa").join("identity.pem")),
-    ]);
+        &p,
+        &enc,
+        &w.path("rsa").join("identity.pem"),
+        &[],
+    );
     let e = w
         .protector("rsa")
         .unprotect_cms(
@@ -279,20 +301,13 @@ fn openssl_default_cbc_and_pkcs1_key_transport_are_refused() {
         .unwrap_err();
     assert_eq!(e.check(), Some(sealmq_protect::Check::Algorithms), "{e}");
     let enc = w.path("v15.der");
-    openssl(&[
-        "cms",
-        "-encrypt",
-        "-binary",
+    cms_encrypt(
         "-aes-256-gcm",
-        "-outform",
-        "DER",
-        "-in",
-        s(&p),
-        "-out",
-        s(&enc),
-        "-recip",
-        s(&w.path("rsa").join("identity.pem")),
-    ]);
+        &p,
+        &enc,
+        &w.path("rsa").join("identity.pem"),
+        &[],
+    );
     let e = w
         .protector("rsa")
         .unprotect_cms(
@@ -321,21 +336,7 @@ fn rsa_pss_signatures_both_ways() {
     std::fs::write(&m, &cms).unwrap();
     let out = w.path("pss.out");
     let ca = w.path("ca").join("identity.pem");
-    openssl(&[
-        "cms",
-        "-verify",
-        "-binary",
-        "-inform",
-        "DER",
-        "-in",
-        s(&m),
-        "-CAfile",
-        s(&ca),
-        "-purpose",
-        "any",
-        "-out",
-        s(&out),
-    ]);
+    cms_verify(&m, &ca, &out);
     assert_eq!(std::fs::read(&out).unwrap(), b"pss signed");
     assert!(
         sealmq_protect::inspect(&cms, true)
@@ -348,28 +349,18 @@ fn rsa_pss_signatures_both_ways() {
     let p = w.path("p.bin");
     std::fs::write(&p, b"pss by openssl").unwrap();
     let m = w.path("o-pss.der");
-    openssl(&[
-        "cms",
-        "-sign",
-        "-binary",
-        "-nodetach",
-        "-outform",
-        "DER",
-        "-in",
-        s(&p),
-        "-signer",
-        s(&rsa.join("identity.pem")),
-        "-inkey",
-        s(&rsa.join("identity.key")),
-        "-md",
+    cms_sign(
+        &p,
+        &rsa,
         "sha256",
-        "-keyopt",
-        "rsa_padding_mode:pss",
-        "-keyopt",
-        "rsa_pss_saltlen:digest",
-        "-out",
-        s(&m),
-    ]);
+        &m,
+        &[
+            "-keyopt",
+            "rsa_padding_mode:pss",
+            "-keyopt",
+            "rsa_pss_saltlen:digest",
+        ],
+    );
     let got = w
         .protector("rsa")
         .unprotect_cms(&pol, &std::fs::read(&m).unwrap())
@@ -399,63 +390,16 @@ fn rsa1024_behind_the_switch_interoperates() {
     let m = w.path("m.der");
     std::fs::write(&m, &cms).unwrap();
     let dec = w.path("m.dec");
-    openssl(&[
-        "cms",
-        "-decrypt",
-        "-binary",
-        "-inform",
-        "DER",
-        "-in",
-        s(&m),
-        "-recip",
-        s(&old.join("identity.pem")),
-        "-inkey",
-        s(&old.join("identity.key")),
-        "-out",
-        s(&dec),
-    ]);
+    cms_decrypt(&m, &old, &dec);
     let out = w.path("m.out");
     let ca = w.path("ca").join("identity.pem");
-    openssl(&[
-        "cms",
-        "-verify",
-        "-binary",
-        "-inform",
-        "DER",
-        "-in",
-        s(&dec),
-        "-CAfile",
-        s(&ca),
-        "-purpose",
-        "any",
-        "-out",
-        s(&out),
-    ]);
+    cms_verify(&dec, &ca, &out);
     assert_eq!(std::fs::read(&out).unwrap(), b"rsa-1024 privacy");
 
     let enc = w.path("o.der");
     let pl = w.path("p.bin");
     std::fs::write(&pl, b"from openssl to rsa-1024").unwrap();
-    openssl(&[
-        "cms",
-        "-encrypt",
-        "-binary",
-        "-aes-256-gcm",
-        "-outform",
-        "DER",
-        "-in",
-        s(&pl),
-        "-out",
-        s(&enc),
-        "-recip",
-        s(&old.join("identity.pem")),
-        "-keyopt",
-        "rsa_padding_mode:oaep",
-        "-keyopt",
-        "rsa_oaep_md:sha256",
-        "-keyopt",
-        "rsa_mgf1_md:sha256",
-    ]);
+    cms_encrypt("-aes-256-gcm", &pl, &enc, &old.join("identity.pem"), &OAEP);
     let got = p
         .unprotect_cms(
             &policy("NONE", "AES256", &["old"]),

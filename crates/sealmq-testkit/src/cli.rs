@@ -52,6 +52,11 @@ impl Home {
     }
 
     pub fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        self.run_bytes(args, stdin.map(str::as_bytes))
+    }
+
+    /// `sealmq ARGS` with `stdin` (bytes: a protected message) on its standard input.
+    pub fn run_bytes(&self, args: &[&str], stdin: Option<&[u8]>) -> Output {
         use std::io::Write;
         let mut c = self.cmd(args);
         c.stdin(Stdio::piped())
@@ -59,7 +64,8 @@ impl Home {
             .stderr(Stdio::piped());
         let mut child = c.spawn().unwrap();
         if let Some(s) = stdin {
-            let _ = child.stdin.take().unwrap().write_all(s.as_bytes());
+            // sealmq may refuse its arguments before reading standard input.
+            let _ = child.stdin.take().unwrap().write_all(s);
         }
         drop(child.stdin.take());
         child.wait_with_output().unwrap()

@@ -98,9 +98,15 @@ fn across_a_kill(
         .stderr(Stdio::piped())
         .spawn()
         .expect("start the application");
+    // The kill follows the first sight of `ready` at once (the application may be near its
+    // end): it is looked at once a round, never again after.
     let every = std::time::Duration::from_millis(50);
-    let ended = |app: &mut std::process::Child| app.try_wait().ok().flatten().is_some();
-    if !sealmq_testkit::poll(LONG, every, || ready() || ended(&mut app)) || !ready() {
+    let mut going = false;
+    sealmq_testkit::poll(LONG, every, || {
+        going = ready();
+        going || app.try_wait().ok().flatten().is_some()
+    });
+    if !going {
         give_up(app, &format!("{what} did not get going before the kill"));
     }
     g.instances[a].home.kill9(QM);
