@@ -192,12 +192,16 @@ fn applications_with_reconnect_follow_failovers_and_lose_or_repeat_nothing() {
     let (out, b) = sealmq_across_a_kill(&g, a, &args, || depth(a) >= 400);
     assert!(out.contains("put 2000 message(s)"), "{out}");
     assert_eq!(depth(b), 2000, "every message put once, none lost");
-    // A consumer in units of work of 10 (MQGET), then one by asynchronous consume.
-    for (a, mode) in [(b, None), (usize::MAX, Some("--async"))] {
+    // A consumer in units of work of 10 (MQGET), then one by asynchronous consume, each
+    // message its own unit of work within a window of 20: pushed in one go and settled ten
+    // at a time, the 1,000 were all got before the kill could land, and the test proved
+    // nothing.
+    let by_get: &[&str] = &["--syncpoint", "10"];
+    let by_consume: &[&str] = &["--syncpoint", "1", "--async", "--window", "20"];
+    for (a, mode) in [(b, by_get), (usize::MAX, by_consume)] {
         let a = if a == usize::MAX { g.wait_active() } else { a };
         let before = depth(a);
-        let mut get = vec!["--count", "1000", "--wait", "10000", "--syncpoint", "10"];
-        get.extend(["--verify"]);
+        let mut get = vec!["--count", "1000", "--wait", "10000", "--verify"];
         get.extend(mode);
         let get = app(&get);
         let mut args = vec!["get", QM, "HA.Q"];
