@@ -129,6 +129,9 @@ pub fn run(a: &BenchArgs) -> CliResult {
     }
     let mut json = Vec::new();
     for (k, &(kind, pairs)) in kinds.iter().enumerate() {
+        // Each round's ratio first (both ran back to back in it): the median of those
+        // cancels the machine's drift between rounds, which the ratio of medians does not.
+        let spread = Spread::of(&rates[k][0], &rates[k][1]);
         let e = median(&mut rates[k][0]);
         let t = median(&mut rates[k][1]);
         let (ce, ct) = (median(&mut cpu[k][0]), median(&mut cpu[k][1]));
@@ -139,13 +142,22 @@ pub fn run(a: &BenchArgs) -> CliResult {
         };
         println!(
             "{what}, {pairs} pair(s): this build {e:.0}/s, baseline {t:.0}/s, ratio {:.2} \
-             (target at least 1.0); queue manager CPU per operation {ce:.0} µs against {ct:.0} µs",
-            e / t.max(1e-9)
+             (target at least 1.0); queue manager CPU per operation {ce:.0} µs against {ct:.0} µs; \
+             median of the rounds' ratios {:.2} (interquartile {:.2}–{:.2}, all {:.2}–{:.2})",
+            e / t.max(1e-9),
+            spread.median,
+            spread.q1,
+            spread.q3,
+            spread.low,
+            spread.high
         );
         json.push(serde_json::json!({
             "kind": kind, "pairs": pairs, "this_build": e, "baseline": t,
             "ratio": e / t.max(1e-9),
             "cpu_us_this_build": ce, "cpu_us_baseline": ct,
+            "round_ratio_median": spread.median, "round_ratio_q1": spread.q1,
+            "round_ratio_q3": spread.q3, "round_ratio_low": spread.low,
+            "round_ratio_high": spread.high,
         }));
     }
     if a.json {
@@ -155,4 +167,37 @@ pub fn run(a: &BenchArgs) -> CliResult {
         net.stop(qm)?;
     }
     Ok(())
+}
+
+/// The spread of this build's rate over the baseline's, round by round.
+struct Spread {
+    median: f64,
+    /// The first and third quartiles.
+    q1: f64,
+    q3: f64,
+    low: f64,
+    high: f64,
+}
+
+impl Spread {
+    fn of(this: &[f64], base: &[f64]) -> Spread {
+        let mut r: Vec<f64> = this
+            .iter()
+            .zip(base)
+            .map(|(t, b)| t / b.max(1e-9))
+            .collect();
+        r.sort_by(f64::total_cmp);
+        // The value at fraction `f` of the sorted ratios (nearest rank).
+        let at = |f: f64| {
+            let i = ((r.len().saturating_sub(1)) as f64 * f).round() as usize;
+            r.get(i).copied().unwrap_or(0.0)
+        };
+        Spread {
+            median: at(0.5),
+            q1: at(0.25),
+            q3: at(0.75),
+            low: at(0.0),
+            high: at(1.0),
+        }
+    }
 }
