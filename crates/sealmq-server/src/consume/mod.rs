@@ -135,9 +135,10 @@ struct Consumer {
     pusher: Option<Arc<Ended>>,
 }
 
-/// A pusher's end, waited for by the connection (which is not on the pushers' runtime).
+/// A pusher's end, waited for by the connection (on the blocking pool: never on the
+/// connection's event loop, whose writing task the pusher may be waiting on).
 #[derive(Default)]
-struct Ended {
+pub(crate) struct Ended {
     done: Mutex<bool>,
     cv: Condvar,
 }
@@ -148,7 +149,7 @@ impl Ended {
         self.cv.notify_all();
     }
 
-    fn wait(&self) {
+    pub(crate) fn wait(&self) {
         let mut d = lock(&self.done);
         while !*d {
             d = self.cv.wait(d).unwrap_or_else(|p| p.into_inner());
@@ -291,9 +292,8 @@ impl Consumers {
         }
     }
 
-    /// Commits or backs out a pushed batch: (reason, detail), reason 0 when done.
     /// Drops consumer `tag` if it was stopped and has nothing left to settle.
-    fn forget_idle(&mut self, tag: u32) {
+    pub(crate) fn forget_idle(&mut self, tag: u32) {
         let idle = self
             .0
             .get(&tag)
@@ -303,61 +303,69 @@ impl Consumers {
         }
     }
 
-    pub(crate) fn settle(&mut self, tag: u32, batch: u32, commit: bool) -> (u32, String) {
-        let r = self.settle_batch(tag, batch, commit);
-        self.forget_idle(tag);
-        r
-    }
-
-    fn settle_batch(&self, tag: u32, batch: u32, commit: bool) -> (u32, String) {
+    /// A pushed batch taken out to be settled: its units of work, to commit or back out away
+    /// from the connection's event loop (a commit awaits its log force; a backout may write
+    /// a durable record), then handed back with [`Consumers::settled`].
+    #[allow(clippy::type_complexity)] // the batch and its units of work, taken apart at once
+    pub(crate) fn take_batch(
+        &self,
+        tag: u32,
+        batch: u32,
+    ) -> Result<(Settling, Vec<Connection>), (u32, String)> {
         let Some(c) = self.0.get(&tag) else {
-            return (
+            return Err((
                 ReasonCode::UnexpectedError.code(),
                 format!("no consumer {tag}"),
-            );
+            ));
         };
         let Some((count, conns)) = lock(&c.shared.unsettled).remove(&batch) else {
-            return (
+            return Err((
                 ReasonCode::UnexpectedError.code(),
                 format!("batch {batch} of consumer {tag} is not pushed or settled"),
-            );
+            ));
         };
-        let mut r = Ok(());
-        for conn in &conns {
-            let done = if commit {
-                conn.commit()
-            } else {
-                conn.backout()
-            };
-            if r.is_ok() {
-                r = done;
-            }
-        }
-        lock(&c.shared.idle).extend(conns);
-        c.shared.held.fetch_sub(u64::from(count), Ordering::AcqRel);
-        c.shared.more.notify_one();
+        let s = Settling {
+            shared: c.shared.clone(),
+            count,
+        };
+        Ok((s, conns))
+    }
+
+    /// A batch settled (`r`, its units of work `conns` ended): they serve the next batches,
+    /// the consumer may push again. (reason, detail), reason 0 when done. Drops consumer
+    /// `tag` if it was stopped and has nothing left to settle.
+    pub(crate) fn settled(
+        &mut self,
+        tag: u32,
+        s: Settling,
+        conns: Vec<Connection>,
+        r: sealmq_engine::MqResult<()>,
+    ) -> (u32, String) {
+        lock(&s.shared.idle).extend(conns);
+        s.shared
+            .held
+            .fetch_sub(u64::from(s.count), Ordering::AcqRel);
+        s.shared.more.notify_one();
+        self.forget_idle(tag);
         match r {
             Ok(()) => (0, String::new()),
             Err(e) => (e.reason.code(), e.detail),
         }
     }
 
-    /// Stops consumer `tag` and waits until its pusher has ended: nothing more is pushed for
-    /// it. Its unsettled batches stay for the client to settle.
-    pub(crate) fn stop(&mut self, tag: u32) -> bool {
-        match self.0.get_mut(&tag) {
-            Some(c) => {
-                c.halt();
-                self.forget_idle(tag);
-                true
-            }
-            None => false,
-        }
+    /// Tells consumer `tag` to stop: its pusher's end to wait for (on the blocking pool),
+    /// then [`Consumers::forget_idle`]. Its unsettled batches stay for the client to settle.
+    /// `None`: no such consumer.
+    pub(crate) fn stop(&mut self, tag: u32) -> Option<Option<Arc<Ended>>> {
+        let c = self.0.get_mut(&tag)?;
+        c.shared.tell_stop();
+        Some(c.pusher.take())
     }
 
-    /// Ends every consumer of handle `hobj` (it is being closed), backing out their unsettled
-    /// batches. Whether it had any.
-    pub(crate) fn close_handle(&mut self, hobj: u32) -> bool {
+    /// Ends every consumer of handle `hobj` (it is being closed; their unsettled batches back
+    /// out as their units of work drop): whether it had any, and the pushers' ends to wait
+    /// for (on the blocking pool) before the close is answered.
+    pub(crate) fn close_handle(&mut self, hobj: u32) -> (bool, Vec<Arc<Ended>>) {
         let tags: Vec<u32> = self
             .0
             .iter()
@@ -365,9 +373,18 @@ impl Consumers {
             .map(|(t, _)| *t)
             .collect();
         let mut ending: Vec<Consumer> = tags.iter().filter_map(|t| self.0.remove(t)).collect();
-        halt_all(ending.iter_mut());
-        !ending.is_empty()
+        for c in &ending {
+            c.shared.tell_stop();
+        }
+        let ends = ending.iter_mut().filter_map(|c| c.pusher.take()).collect();
+        (!ending.is_empty(), ends)
     }
+}
+
+/// A batch being settled: what its consumer shares with its pusher, and its message count.
+pub(crate) struct Settling {
+    shared: Arc<Shared>,
+    count: u32,
 }
 
 /// Stops pushers together: each is told first, then each is waited for, so that ending many

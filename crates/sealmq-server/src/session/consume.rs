@@ -24,7 +24,7 @@ impl Session {
 
     /// Asynchronous consume's requests: start (answered by its pusher, before its first
     /// push), credit (no answer), settle, stop (answered behind what was pushed).
-    pub(super) fn consume_request(&mut self, id: u32, req: Request) -> Flow {
+    pub(super) async fn consume_request(&mut self, id: u32, req: Request) -> Flow {
         let resp = match req {
             Request::Consume(_)
             | Request::Credit { .. }
@@ -79,7 +79,7 @@ impl Session {
                 },
             },
             Request::Settle { tag, batch, commit } => {
-                let (reason, detail) = self.consumers.settle(tag, batch, commit);
+                let (reason, detail) = self.settle(tag, batch, commit).await;
                 Response::Settled {
                     tag,
                     batch,
@@ -87,17 +87,22 @@ impl Session {
                     detail,
                 }
             }
-            Request::ConsumeStop { tag } => {
-                if self.consumers.stop(tag) {
+            Request::ConsumeStop { tag } => match self.consumers.stop(tag) {
+                Some(ended) => {
+                    // Its pusher may be waiting for room in this connection's channel, which
+                    // only this loop empties: its end is waited for on the pool.
+                    if let Some(e) = ended {
+                        let _ = self.pool(move || e.wait()).await;
+                    }
+                    self.consumers.forget_idle(tag);
                     // Everything the consumer pushed goes before the answer.
                     return self.behind_pushes(Response::Ok);
-                } else {
-                    Response::Err {
-                        reason: ReasonCode::UnexpectedError.code(),
-                        detail: format!("no consumer {tag}"),
-                    }
                 }
-            }
+                None => Response::Err {
+                    reason: ReasonCode::UnexpectedError.code(),
+                    detail: format!("no consumer {tag}"),
+                },
+            },
             other => Response::Err {
                 reason: ReasonCode::UnexpectedError.code(),
                 detail: format!("{other:?} is not an asynchronous consume request"),
@@ -129,4 +134,62 @@ impl Session {
         sealmq_wire::write_response_unflushed(&mut frame, id, resp).ok()?;
         Some((tx, frame))
     }
+
+    /// A pushed batch settled: committed on the loop (each unit of work's commit record
+    /// appended, then their log force awaited together), or backed out on the pool (a
+    /// message past its backout threshold moves by a durable record).
+    async fn settle(&mut self, tag: u32, batch: u32, commit: bool) -> (u32, String) {
+        let (s, conns) = match self.consumers.take_batch(tag, batch) {
+            Ok(x) => x,
+            Err(refused) => return refused,
+        };
+        let (conns, r) = if commit {
+            let r = commit_all(&self.qm, &conns).await;
+            (conns, r)
+        } else {
+            let backed = self
+                .pool(move || {
+                    let mut r = Ok(());
+                    for c in &conns {
+                        let done = c.backout();
+                        if r.is_ok() {
+                            r = done;
+                        }
+                    }
+                    (conns, r)
+                })
+                .await;
+            match backed {
+                Ok(x) => x,
+                // The units of work went with the pool's task, backed out as they dropped.
+                Err(_) => (Vec::new(), Ok(())),
+            }
+        };
+        self.consumers.settled(tag, s, conns, r)
+    }
+}
+
+/// Commits every unit of work of a batch: their commit records appended first, their log
+/// force awaited after (one group commit), holding no thread. The first failure is the
+/// answer; the others still end.
+async fn commit_all(
+    qm: &sealmq_engine::QueueManager,
+    conns: &[sealmq_engine::Connection],
+) -> sealmq_engine::MqResult<()> {
+    use sealmq_engine::mqi::CommitStep;
+    let steps: Vec<CommitStep> = conns.iter().map(|c| c.commit_step()).collect();
+    let mut r = Ok(());
+    for (c, step) in conns.iter().zip(steps) {
+        let done = match step {
+            CommitStep::Done(d) => d,
+            CommitStep::Durable(d) => {
+                let waited = qm.durable(d.ticket()).await;
+                c.commit_durable(d, waited)
+            }
+        };
+        if r.is_ok() {
+            r = done;
+        }
+    }
+    r
 }

@@ -156,7 +156,7 @@ impl Session {
         | Request::Settle { .. }
         | Request::ConsumeStop { .. }) = req
         {
-            return self.consume_request(id, r);
+            return Box::pin(self.consume_request(id, r)).await;
         }
         let finishing = matches!(
             req,

@@ -103,7 +103,18 @@ impl Session {
     /// MQCLOSE. Its consumers stop first: the close's answer then follows what they pushed,
     /// so that no push for them arrives after it.
     pub(super) async fn close(&mut self, hobj: u32) -> Flow {
-        let behind = self.consumers.close_handle(hobj);
+        let (behind, ends) = self.consumers.close_handle(hobj);
+        if !ends.is_empty() {
+            // A pusher may be waiting for room in this connection's channel, which only this
+            // loop empties: their ends are waited for on the pool.
+            let _ = self
+                .pool(move || {
+                    for e in ends {
+                        e.wait();
+                    }
+                })
+                .await;
+        }
         let resp = self.close_handle(hobj).await;
         if behind {
             self.behind_pushes(resp)
