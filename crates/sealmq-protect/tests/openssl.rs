@@ -96,8 +96,16 @@ fn cms_verify(input: &Path, ca: &Path, out: &Path) {
 /// `openssl cms -sign` of `input` by the identity in keystore `dir` with digest `md`, the
 /// content attached, DER, to `out`, with `extra` options.
 fn cms_sign(input: &Path, dir: &Path, md: &str, out: &Path, extra: &[&str]) {
+    let args = sign_args(input, dir, md, out);
+    let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+    args.extend(extra);
+    openssl(&args);
+}
+
+/// The arguments of `openssl cms -sign` (see [`cms_sign`]).
+fn sign_args(input: &Path, dir: &Path, md: &str, out: &Path) -> Vec<String> {
     let (cert, key) = (dir.join("identity.pem"), dir.join("identity.key"));
-    let mut args = vec![
+    [
         "cms",
         "-sign",
         "-binary",
@@ -114,9 +122,9 @@ fn cms_sign(input: &Path, dir: &Path, md: &str, out: &Path, extra: &[&str]) {
         md,
         "-out",
         s(out),
-    ];
-    args.extend(extra);
-    openssl(&args);
+    ]
+    .map(String::from)
+    .to_vec()
 }
 
 /// The key types `openssl cms` can use here. OpenSSL 3.0 and 3.1 cannot sign or verify
@@ -132,24 +140,7 @@ fn kinds(w: &World) -> Vec<(&'static str, KeyKind)> {
     let p = w.path("probe.txt");
     std::fs::write(&p, b"probe").unwrap();
     let ok = Command::new("openssl")
-        .args([
-            "cms",
-            "-sign",
-            "-binary",
-            "-nodetach",
-            "-outform",
-            "DER",
-            "-md",
-            "sha512",
-            "-in",
-            s(&p),
-            "-signer",
-        ])
-        .arg(ed.join("identity.pem"))
-        .arg("-inkey")
-        .arg(ed.join("identity.key"))
-        .arg("-out")
-        .arg(w.path("probe.der"))
+        .args(sign_args(&p, &ed, "sha512", &w.path("probe.der")))
         .output()
         .is_ok_and(|o| o.status.success());
     if ok {
