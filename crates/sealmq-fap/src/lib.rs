@@ -8,6 +8,7 @@
 //! - [`tsh`]: the transmission segment header (`TSH `, `TSHM`, `TSHC`) and segment types.
 //! - [`id`]: the initial data exchange (`ID  `): what the client asks, what sealmq answers.
 //! - [`auth`]: the user id (`UID `) and connection authentication (`CAUT`) flows.
+//! - [`sockact`]: socket actions (a further conversation on the socket) and STATUS_DATA.
 //! - [`bytes`]: a bounds-checked reader of big- or little-endian fields and blank-padded names.
 //!
 //! Every parser takes untrusted bytes: it returns an error for anything short, lying or
@@ -16,6 +17,7 @@
 pub mod auth;
 pub mod bytes;
 pub mod id;
+pub mod sockact;
 pub mod tsh;
 
 /// Why bytes are not MQ's protocol: said to the error log, answered to the client as a
