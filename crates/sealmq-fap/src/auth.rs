@@ -89,20 +89,19 @@ mod tests {
     use crate::bytes::Out;
     use proptest::prelude::*;
 
+    /// A CAUT with user and password lengths `user` and `pw` (the maxima the same), then
+    /// `rest`: the layout IBM's Java client sends.
+    fn caut(user: u32, pw: u32, rest: &[u8]) -> Vec<u8> {
+        let mut o = Out::new(Order::Big);
+        o.raw(b"CAUT").u32(1).u32(user).u32(pw).u32(user).u32(pw);
+        o.u32(0).u32(0).raw(rest);
+        o.buf
+    }
+
     #[test]
     fn reads_the_java_clients_caut() {
         // As IBM's Java client sent it for user "app", password "passw0rd" at FAP 12.
-        let mut o = Out::new(Order::Big);
-        o.raw(b"CAUT")
-            .u32(1)
-            .u32(3)
-            .u32(8)
-            .u32(3)
-            .u32(8)
-            .u32(0)
-            .u32(0)
-            .raw(b"apppassw0rd\0");
-        let c = parse_caut(&o.buf, Order::Big).unwrap();
+        let c = parse_caut(&caut(3, 8, b"apppassw0rd\0"), Order::Big).unwrap();
         assert_eq!(c.user, "app");
         assert_eq!(c.password.as_str(), "passw0rd");
         assert!(
@@ -113,18 +112,8 @@ mod tests {
 
     #[test]
     fn lying_lengths_are_refused() {
-        let mut o = Out::new(Order::Big);
-        o.raw(b"CAUT")
-            .u32(1)
-            .u32(3)
-            .u32(8)
-            .u32(3)
-            .u32(800)
-            .u32(0)
-            .u32(0);
-        o.raw(b"app");
         assert!(
-            parse_caut(&o.buf, Order::Big).is_err(),
+            parse_caut(&caut(3, 800, b"app"), Order::Big).is_err(),
             "800 bytes claimed, 0 sent"
         );
         let mut o = Out::new(Order::Big);

@@ -175,15 +175,14 @@ pub fn peek(b: &[u8], max: usize) -> Result<Peek> {
             Peek::NotMq
         });
     }
+    if &b[..3] != b"TSH" {
+        return Ok(Peek::NotMq);
+    }
     let Some(kind) = Kind::from_id(&b[..4]) else {
-        return Ok(if &b[..3] == b"TSH" {
-            return err(format!(
-                "segment header {:?} is not TSH, TSHM or TSHC",
-                String::from_utf8_lossy(&b[..4])
-            ));
-        } else {
-            Peek::NotMq
-        });
+        return err(format!(
+            "segment header {:?} is not TSH, TSHM or TSHC",
+            String::from_utf8_lossy(&b[..4])
+        ));
     };
     if b.len() < 8 {
         return Ok(Peek::NeedMore);
