@@ -70,6 +70,9 @@ pub enum Browse {
 #[derive(Debug, Clone, Default)]
 pub struct GetOptions {
     pub syncpoint: bool,
+    /// MQGMO_SYNCPOINT_IF_PERSISTENT: in the unit of work when the message got is persistent
+    /// (IBM's JMS client gets so), outside it otherwise.
+    pub syncpoint_if_persistent: bool,
     /// Wait this long for a message; `None` returns 2033 at once.
     pub wait: Option<Duration>,
     pub browse: Browse,

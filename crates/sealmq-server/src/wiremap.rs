@@ -31,6 +31,7 @@ pub(crate) fn open_options(bits: u8) -> OpenOptions {
 pub(crate) fn get_options(g: &GetReq) -> GetOptions {
     GetOptions {
         syncpoint: g.syncpoint,
+        syncpoint_if_persistent: g.if_persistent,
         wait: (g.wait_ms >= 0).then(|| Duration::from_millis(g.wait_ms as u64)),
         browse: match g.browse {
             1 => Browse::First,

@@ -80,6 +80,7 @@ fn captured() -> Vec<u8> {
             match_correl_id: None,
             accept_truncated: false,
             buffer: -1,
+            if_persistent: false,
         }),
         Request::Close { hobj: 1 },
         Request::Disconnect,

@@ -18,7 +18,7 @@ pub use consume::{ConsumeReq, Delivery};
 
 use sealmq_mqi::Md;
 use sealmq_types::codec::{Dec, DecodeError, Enc, Field};
-use sealmq_types::{coded_enum, coded_struct};
+use sealmq_types::coded_enum;
 use std::io::{self, Read, Write};
 
 /// Protocol versions this build speaks.
@@ -72,6 +72,9 @@ pub struct GetReq {
     pub accept_truncated: bool,
     /// Largest payload taken; negative: unlimited.
     pub buffer: i64,
+    /// MQGMO_SYNCPOINT_IF_PERSISTENT (IBM's JMS client; sealmq's clients leave it false): a
+    /// trailing byte on the wire, present only when set.
+    pub if_persistent: bool,
 }
 
 impl GetReq {
@@ -92,6 +95,7 @@ impl GetReq {
             match_correl_id: gmo.matching.correl_id,
             accept_truncated: gmo.accept_truncated,
             buffer: gmo.buffer.map_or(-1, |b| b as i64),
+            if_persistent: gmo.syncpoint_if_persistent,
         }
     }
 }
@@ -196,16 +200,35 @@ impl Field for Opened {
     }
 }
 
-coded_struct!(GetReq {
-    hobj,
-    syncpoint,
-    wait_ms,
-    browse,
-    match_msg_id,
-    match_correl_id,
-    accept_truncated,
-    buffer,
-});
+impl Field for GetReq {
+    fn put(&self, e: &mut Enc) {
+        e.u32(self.hobj).bool(self.syncpoint);
+        self.wait_ms.put(e);
+        e.u8(self.browse);
+        self.match_msg_id.put(e);
+        self.match_correl_id.put(e);
+        e.bool(self.accept_truncated);
+        self.buffer.put(e);
+        // Absent unless set: a server that predates it reads the get as before.
+        if self.if_persistent {
+            e.u8(1);
+        }
+    }
+
+    fn take(d: &mut Dec<'_>) -> sealmq_types::codec::Result<GetReq> {
+        Ok(GetReq {
+            hobj: d.u32()?,
+            syncpoint: d.bool()?,
+            wait_ms: Field::take(d)?,
+            browse: d.u8()?,
+            match_msg_id: Field::take(d)?,
+            match_correl_id: Field::take(d)?,
+            accept_truncated: d.bool()?,
+            buffer: Field::take(d)?,
+            if_persistent: !d.is_empty() && d.u8()? == 1,
+        })
+    }
+}
 
 impl Field for Secret {
     fn put(&self, e: &mut Enc) {

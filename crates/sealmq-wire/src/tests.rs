@@ -40,6 +40,7 @@ fn requests_and_responses_round_trip() {
             match_correl_id: None,
             accept_truncated: true,
             buffer: -1,
+            if_persistent: true,
         }),
         Request::Mqsc {
             script: "DIS QMGR".into(),

@@ -375,7 +375,7 @@ impl Connection {
         let seq = key.1;
         let max_u = crate::qm::read(&self.qm.qmgr).max_uncommitted();
         let mut uow = lock(&self.uow);
-        if gmo.syncpoint {
+        if gmo.syncpoint || (gmo.syncpoint_if_persistent && persistent) {
             if uow.as_ref().is_some_and(|u| u.ops.len() >= max_u) {
                 return mqerr!(
                     SyncpointLimitReached,
