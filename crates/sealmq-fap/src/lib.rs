@@ -9,15 +9,27 @@
 //! - [`id`]: the initial data exchange (`ID  `): what the client asks, what sealmq answers.
 //! - [`auth`]: the user id (`UID `) and connection authentication (`CAUT`) flows.
 //! - [`sockact`]: socket actions (a further conversation on the socket) and STATUS_DATA.
+//! - [`api`]: the API header of every MQI flow, and MQCONN.
+//! - [`md`], [`od`], [`opts`]: MQMD, MQOD (with MQOPEN's `FOPA`), MQPMO and MQGMO, and the
+//!   MQPUT, MQPUT1 and MQGET bodies.
+//! - [`inq`]: MQINQ's selectors and answer; [`spi`]: the SPI QUERY and OPEN flows.
+//! - [`rfh2`]: MQRFH2 and its folders, the properties of JMS messages.
 //! - [`bytes`]: a bounds-checked reader of big- or little-endian fields and blank-padded names.
 //!
 //! Every parser takes untrusted bytes: it returns an error for anything short, lying or
 //! unknown, never panics (property tests in each module).
 
+pub mod api;
 pub mod auth;
 pub mod bytes;
 pub mod id;
+pub mod inq;
+pub mod md;
+pub mod od;
+pub mod opts;
+pub mod rfh2;
 pub mod sockact;
+pub mod spi;
 pub mod tsh;
 
 /// Why bytes are not MQ's protocol: said to the error log, answered to the client as a
