@@ -127,6 +127,16 @@ impl ChannelDef {
             .unwrap_or(5672)
     }
 
+    /// A SVRCONN's SHARECNV: conversations one MQ client socket may carry (kept with the noted
+    /// attributes; MQ's default 10; 0, MQ's "no sharing", serves one).
+    pub fn sharecnv(&self) -> u32 {
+        self.noted
+            .get("SHARECNV")
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .unwrap_or(10)
+            .clamp(1, 999_999_999)
+    }
+
     /// An AMQP channel's AMQPKA: how long a connection may send nothing before it is closed
     /// (`None`: AUTO or 0, no keepalive).
     pub fn amqp_keepalive(&self) -> Option<std::time::Duration> {

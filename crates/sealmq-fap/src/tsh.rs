@@ -34,7 +34,7 @@ impl Kind {
         }
     }
 
-    fn from_id(b: &[u8]) -> Option<Kind> {
+    pub fn from_id(b: &[u8]) -> Option<Kind> {
         match b {
             b"TSH " => Some(Kind::Tsh),
             b"TSHM" => Some(Kind::Multiplexed),

@@ -2,6 +2,7 @@
 //! of it (principal, TLS requirements).
 
 /// Who is on the other end of a connection.
+#[derive(Clone)]
 pub(crate) enum Peer {
     /// The Unix socket: the OS user, whether it is the queue manager's own, and its process.
     Local { user: String, admin: bool, pid: u32 },
@@ -39,6 +40,7 @@ impl Peer {
     }
 }
 
+#[derive(Clone)]
 pub(crate) struct TlsPeer {
     /// The client certificate's subject DN.
     pub(crate) dn: String,

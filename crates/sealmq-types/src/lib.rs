@@ -21,6 +21,7 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum ReasonCode {
+    AlreadyConnected = 2002,
     BackedOut = 2003,
     ConnectionBroken = 2009,
     GetInhibited = 2016,
@@ -47,6 +48,7 @@ pub enum ReasonCode {
     QMgrNameError = 2058,
     QMgrNotAvailable = 2059,
     SecurityError = 2063,
+    SelectorError = 2067,
     TruncatedMsgAccepted = 2079,
     TruncatedMsgFailed = 2080,
     UnknownAliasBaseQ = 2082,
@@ -62,8 +64,10 @@ pub enum ReasonCode {
     ConnectionQuiescing = 2202,
     ConnectionStopping = 2203,
     MsgTooBigForChannel = 2218,
+    FunctionNotSupported = 2298,
     KeyRepositoryError = 2381,
     SslInitializationError = 2393,
+    RfhFormatError = 2421,
     TopicStringError = 2425,
     NoSubscription = 2428,
     SubscriptionInUse = 2429,
@@ -89,7 +93,8 @@ pub enum ReasonCode {
 
 impl ReasonCode {
     /// Every code, in numeric order.
-    pub const ALL: [ReasonCode; 61] = [
+    pub const ALL: [ReasonCode; 65] = [
+        Self::AlreadyConnected,
         Self::BackedOut,
         Self::ConnectionBroken,
         Self::GetInhibited,
@@ -116,6 +121,7 @@ impl ReasonCode {
         Self::QMgrNameError,
         Self::QMgrNotAvailable,
         Self::SecurityError,
+        Self::SelectorError,
         Self::TruncatedMsgAccepted,
         Self::TruncatedMsgFailed,
         Self::UnknownAliasBaseQ,
@@ -131,8 +137,10 @@ impl ReasonCode {
         Self::ConnectionQuiescing,
         Self::ConnectionStopping,
         Self::MsgTooBigForChannel,
+        Self::FunctionNotSupported,
         Self::KeyRepositoryError,
         Self::SslInitializationError,
+        Self::RfhFormatError,
         Self::TopicStringError,
         Self::NoSubscription,
         Self::SubscriptionInUse,
@@ -156,6 +164,7 @@ impl ReasonCode {
     /// The numeric code, as MQ numbers it.
     pub const fn code(self) -> u32 {
         match self {
+            Self::AlreadyConnected => 2002,
             Self::BackedOut => 2003,
             Self::ConnectionBroken => 2009,
             Self::GetInhibited => 2016,
@@ -182,6 +191,7 @@ impl ReasonCode {
             Self::QMgrNameError => 2058,
             Self::QMgrNotAvailable => 2059,
             Self::SecurityError => 2063,
+            Self::SelectorError => 2067,
             Self::TruncatedMsgAccepted => 2079,
             Self::TruncatedMsgFailed => 2080,
             Self::UnknownAliasBaseQ => 2082,
@@ -197,8 +207,10 @@ impl ReasonCode {
             Self::ConnectionQuiescing => 2202,
             Self::ConnectionStopping => 2203,
             Self::MsgTooBigForChannel => 2218,
+            Self::FunctionNotSupported => 2298,
             Self::KeyRepositoryError => 2381,
             Self::SslInitializationError => 2393,
+            Self::RfhFormatError => 2421,
             Self::TopicStringError => 2425,
             Self::NoSubscription => 2428,
             Self::SubscriptionInUse => 2429,
@@ -224,6 +236,7 @@ impl ReasonCode {
     /// MQ's symbolic name without the `MQRC_` prefix.
     pub fn name(self) -> &'static str {
         match self {
+            Self::AlreadyConnected => "ALREADY_CONNECTED",
             Self::BackedOut => "BACKED_OUT",
             Self::ConnectionBroken => "CONNECTION_BROKEN",
             Self::GetInhibited => "GET_INHIBITED",
@@ -250,6 +263,7 @@ impl ReasonCode {
             Self::QMgrNameError => "Q_MGR_NAME_ERROR",
             Self::QMgrNotAvailable => "Q_MGR_NOT_AVAILABLE",
             Self::SecurityError => "SECURITY_ERROR",
+            Self::SelectorError => "SELECTOR_ERROR",
             Self::TruncatedMsgAccepted => "TRUNCATED_MSG_ACCEPTED",
             Self::TruncatedMsgFailed => "TRUNCATED_MSG_FAILED",
             Self::UnknownAliasBaseQ => "UNKNOWN_ALIAS_BASE_Q",
@@ -265,8 +279,10 @@ impl ReasonCode {
             Self::ConnectionQuiescing => "CONNECTION_QUIESCING",
             Self::ConnectionStopping => "CONNECTION_STOPPING",
             Self::MsgTooBigForChannel => "MSG_TOO_BIG_FOR_CHANNEL",
+            Self::FunctionNotSupported => "FUNCTION_NOT_SUPPORTED",
             Self::KeyRepositoryError => "KEY_REPOSITORY_ERROR",
             Self::SslInitializationError => "SSL_INITIALIZATION_ERROR",
+            Self::RfhFormatError => "RFH_FORMAT_ERROR",
             Self::TopicStringError => "TOPIC_STRING_ERROR",
             Self::NoSubscription => "NO_SUBSCRIPTION",
             Self::SubscriptionInUse => "SUBSCRIPTION_IN_USE",

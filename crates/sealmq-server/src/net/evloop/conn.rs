@@ -43,8 +43,29 @@ pub(crate) async fn serve<S: Stream>(
     let _active = crate::net::welcome::Active::count(&ctx);
     let (rd, wr) = tokio::io::split(s);
     let mut rd = BufReader::with_capacity(READ_BUF, rd);
-    let Some(first) = first_frame(&mut rd, &ended).await else {
-        return;
+    let first = match first_frame(&mut rd, &ended).await {
+        Some(Opening::Native(f)) => f,
+        Some(Opening::Mq(prefix)) => {
+            // MQ's client protocol: it counts against MAXCHL from its first segment on.
+            drop(pending);
+            let Some(slot) = ctx.slot(
+                &qm,
+                &format!("MQ client connection from {}", peer.describe()),
+            ) else {
+                return;
+            };
+            let socket = crate::net::mq::Accepted {
+                rd,
+                wr,
+                prefix,
+                peer,
+                slot,
+                ended,
+            };
+            let mq = crate::net::mq::serve(qm, ctx.clone(), socket);
+            return Box::pin(mq).await;
+        }
+        None => return,
     };
     // The first frame is here: the socket leaves those waiting and counts against MAXCHL
     // from now on, or is refused with 2537.
@@ -156,26 +177,42 @@ type Welcomed = Result<
     Response,
 >;
 
+/// How a connection opens: the native protocol's first frame, or MQ's client protocol (the
+/// first four bytes are a segment header's id, which no native frame's length can be: it
+/// would claim over 500 MB).
+#[allow(clippy::large_enum_variant)] // once per connection, moved once
+enum Opening {
+    Native(Result<Option<First>, WireError>),
+    Mq([u8; 4]),
+}
+
 /// The connection's first frame, within [`FIRST_FRAME_TOTAL`] however it trickles (each read
 /// within [`HANDSHAKE`]); `None` when the connection is told to end first.
 async fn first_frame<R: AsyncRead + Unpin>(
     rd: &mut BufReader<R>,
     ended: &Notify,
-) -> Option<Result<Option<First>, WireError>> {
+) -> Option<Opening> {
+    let read = async {
+        let Some(len) = frames::read_len(rd, HANDSHAKE).await? else {
+            return Ok(Opening::Native(Ok(None)));
+        };
+        if sealmq_fap::tsh::Kind::from_id(&len).is_some() {
+            return Ok(Opening::Mq(len));
+        }
+        let b = frames::read_after(rd, len, sealmq_wire::HELLO_MAX, HANDSHAKE).await?;
+        Ok(Opening::Native(sealmq_wire::read_first(
+            &mut &b[..],
+            sealmq_wire::HELLO_MAX,
+        )))
+    };
     let first = tokio::select! {
-        r = tokio::time::timeout(
-            FIRST_FRAME_TOTAL,
-            frames::read(rd, sealmq_wire::HELLO_MAX, HANDSHAKE),
-        ) => match r {
+        r = tokio::time::timeout(FIRST_FRAME_TOTAL, read) => match r {
             Ok(r) => r,
             Err(_) => Err(WireError::Io(std::io::ErrorKind::TimedOut.into())),
         },
         _ = ended.notified() => return None,
     };
-    Some(first.and_then(|f| match f {
-        Some(b) => sealmq_wire::read_first(&mut &b[..], sealmq_wire::HELLO_MAX),
-        None => Ok(None),
-    }))
+    Some(first.unwrap_or_else(|e| Opening::Native(Err(e))))
 }
 
 /// A channel's connection, handed to the channel initiator: channels run on threads of their

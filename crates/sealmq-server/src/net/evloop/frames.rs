@@ -31,9 +31,21 @@ pub(crate) async fn read<R: AsyncRead + Unpin>(
     max: usize,
     rest: Duration,
 ) -> Result<Option<Vec<u8>>, WireError> {
+    match read_len(r, rest).await? {
+        Some(len) => read_after(r, len, max, rest).await.map(Some),
+        None => Ok(None),
+    }
+}
+
+/// A frame's four length bytes (`Ok(None)`: a clean end of stream): the first may take as
+/// long as the caller allows, the others must come within `rest`. MQ's client protocol is
+/// told apart from the native one by these bytes (a segment header's id).
+pub(crate) async fn read_len<R: AsyncRead + Unpin>(
+    r: &mut BufReader<R>,
+    rest: Duration,
+) -> Result<Option<[u8; 4]>, WireError> {
     let mut len = [0u8; 4];
     let mut got = 0;
-    // The first byte may take as long as the caller allows; the rest may not.
     while got == 0 {
         match r.read(&mut len).await? {
             0 => return Ok(None),
@@ -47,6 +59,22 @@ pub(crate) async fn read<R: AsyncRead + Unpin>(
                 n => got += n,
             }
         }
+        Ok(len)
+    };
+    match super::out::within(rest, gather).await {
+        Some(r) => r.map(Some),
+        None => Err(timed_out()),
+    }
+}
+
+/// The rest of a frame whose length bytes were read.
+pub(crate) async fn read_after<R: AsyncRead + Unpin>(
+    r: &mut BufReader<R>,
+    len: [u8; 4],
+    max: usize,
+    rest: Duration,
+) -> Result<Vec<u8>, WireError> {
+    let gather = async {
         let n = u32::from_le_bytes(len) as usize;
         if n < 5 || n > max {
             // The decoder words the refusal (too short, or past the negotiated size).
@@ -65,12 +93,16 @@ pub(crate) async fn read<R: AsyncRead + Unpin>(
         Ok(buf)
     };
     match super::out::within(rest, gather).await {
-        Some(r) => r.map(Some),
-        None => Err(WireError::Io(std::io::Error::new(
-            std::io::ErrorKind::TimedOut,
-            "the rest of the frame did not arrive in time",
-        ))),
+        Some(r) => r,
+        None => Err(timed_out()),
     }
+}
+
+fn timed_out() -> WireError {
+    WireError::Io(std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        "the rest of the frame did not arrive in time",
+    ))
 }
 
 fn eof(got: usize, want: usize) -> WireError {

@@ -9,7 +9,7 @@
 
 mod conn;
 mod frames;
-mod out;
+pub(crate) mod out;
 
 use crate::admit::limits::refuse_early_async;
 use crate::peer::{Peer, TlsPeer};

@@ -1,0 +1,292 @@
+//! A message as MQ's client protocol carries it — an MQMD, and for JMS an MQRFH2 before the
+//! data — to and from sealmq's descriptor with its properties (docs/mq-clients.md,
+//! "Messages"). An MQRFH2's folders become properties as IBM MQ names them (`usr` elements
+//! by their own name, `mcd.Msd`, `jms.Dst`...); a message with properties is given back with
+//! an MQRFH2 when the get asks for one (MQGMO_PROPERTIES_FORCE_MQRFH2, or as the queue
+//! defines, MQ's PROPCTL(COMPAT)).
+
+use sealmq_fap::bytes::Order;
+use sealmq_fap::md::Mqmd;
+use sealmq_fap::opts::gmo;
+use sealmq_fap::rfh2::{self, Element, Rfh2};
+use sealmq_mqi::props::{PropValue, Property};
+use sealmq_mqi::{Md, MsgType, Persistence};
+use sealmq_types::ReasonCode;
+
+/// How many MQRFH2 headers one message may chain.
+const MAX_CHAIN: usize = 8;
+/// Folders MQ keeps for itself: not carried as properties.
+const MQ_OWN: [&str; 2] = ["mqext", "mqps"];
+
+/// The descriptor and data of an MQPUT as sealmq stores them: the MQRFH2s' folders as
+/// properties, the data after them as the payload.
+pub(super) fn put_message(
+    m: &Mqmd,
+    data: &[u8],
+    order: Order,
+) -> Result<(Md, Vec<u8>), (u32, String)> {
+    let mut md = Md {
+        msg_id: m.msg_id,
+        correl_id: m.correl_id,
+        persistence: match m.persistence {
+            0 => Persistence::NotPersistent,
+            1 => Persistence::Persistent,
+            _ => Persistence::AsQueueDef,
+        },
+        priority: m.priority,
+        expiry: m.expiry,
+        format: m.format.clone(),
+        ccsid: if m.ccsid <= 0 { 1208 } else { m.ccsid as u32 },
+        encoding: m.encoding,
+        msg_type: match m.msg_type {
+            1 => MsgType::Request,
+            2 => MsgType::Reply,
+            4 => MsgType::Report,
+            _ => MsgType::Datagram,
+        },
+        reply_to_q: m.reply_to_q.clone(),
+        reply_to_qmgr: m.reply_to_qmgr.clone(),
+        user_id: m.user_id.clone(),
+        put_appl_name: m.put_appl_name.clone(),
+        group_id: m.group_id,
+        msg_seq_number: m.msg_seq_number.max(1),
+        ..Md::default()
+    };
+    let mut at = 0;
+    let mut chained = 0;
+    while md.format == rfh2::FORMAT {
+        chained += 1;
+        if chained > MAX_CHAIN {
+            return Err(bad(format!("more than {MAX_CHAIN} MQRFH2 headers")));
+        }
+        let (h, n) =
+            Rfh2::parse(&data[at..], header_order(md.encoding, order)).map_err(|e| bad(e.0))?;
+        for f in &h.folders {
+            for e in rfh2::elements(f).map_err(|e| bad(e.0))? {
+                if MQ_OWN.iter().any(|o| e.name.starts_with(&format!("{o}."))) {
+                    continue;
+                }
+                let value = value_of(&e).map_err(bad)?;
+                sealmq_mqi::props::set(&mut md.properties, &e.name, value);
+            }
+        }
+        md.format = h.format.clone();
+        md.encoding = h.encoding;
+        md.ccsid = if h.ccsid <= 0 { 1208 } else { h.ccsid as u32 };
+        at += n;
+    }
+    Ok((md, data[at..].to_vec()))
+}
+
+fn bad(m: String) -> (u32, String) {
+    (ReasonCode::RfhFormatError.code(), format!("MQRFH2: {m}"))
+}
+
+/// The byte order of a header's integers from the encoding the descriptor names (MQENC_NATIVE
+/// on x86, 546, is little-endian; 273 big-endian).
+fn header_order(encoding: u32, fallback: Order) -> Order {
+    match encoding & 0x0f {
+        1 => Order::Big,
+        2 => Order::Little,
+        _ => fallback,
+    }
+}
+
+fn value_of(e: &Element) -> Result<PropValue, String> {
+    let Some(t) = &e.text else {
+        return Ok(PropValue::Null);
+    };
+    let num = |what: &str| format!("property {}: '{t}' is not {what}", e.name);
+    Ok(match e.dt.as_str() {
+        "" | "string" => PropValue::String(t.clone()),
+        "boolean" => PropValue::Bool(matches!(t.trim(), "1" | "true")),
+        "i1" => PropValue::Byte(t.trim().parse().map_err(|_| num("an i1"))?),
+        "i2" => PropValue::Short(t.trim().parse().map_err(|_| num("an i2"))?),
+        "i4" | "int" => PropValue::Int(t.trim().parse().map_err(|_| num("an i4"))?),
+        "i8" => PropValue::Long(t.trim().parse().map_err(|_| num("an i8"))?),
+        "r4" => PropValue::Float(t.trim().parse().map_err(|_| num("an r4"))?),
+        "r8" => PropValue::Double(t.trim().parse().map_err(|_| num("an r8"))?),
+        "bin.hex" => PropValue::Bytes(hex(t.trim()).ok_or_else(|| num("bin.hex"))?),
+        _ => PropValue::String(t.clone()),
+    })
+}
+
+fn hex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+fn element(p: &Property) -> Element {
+    let (dt, text) = match &p.value {
+        PropValue::Null => ("", None),
+        PropValue::Bool(b) => ("boolean", Some(if *b { "1".into() } else { "0".into() })),
+        PropValue::Byte(v) => ("i1", Some(v.to_string())),
+        PropValue::Short(v) => ("i2", Some(v.to_string())),
+        PropValue::Int(v) => ("i4", Some(v.to_string())),
+        PropValue::Long(v) => ("i8", Some(v.to_string())),
+        PropValue::Float(v) => ("r4", Some(v.to_string())),
+        PropValue::Double(v) => ("r8", Some(v.to_string())),
+        PropValue::String(s) => ("", Some(s.clone())),
+        PropValue::Bytes(b) => (
+            "bin.hex",
+            Some(b.iter().map(|x| format!("{x:02X}")).collect()),
+        ),
+    };
+    Element {
+        name: p.name.clone(),
+        dt: dt.into(),
+        text,
+    }
+}
+
+/// Whether a get's options ask for the properties as an MQRFH2 before the data.
+pub(super) fn wants_rfh2(options: u32) -> bool {
+    options & (gmo::NO_PROPERTIES | gmo::PROPERTIES_IN_HANDLE) == 0
+}
+
+/// The descriptor (in version `version`) and data of a message got: an MQRFH2 carries its
+/// properties when it has any and `rfh2` says so.
+pub(super) fn got_message(
+    md: &Md,
+    payload: &[u8],
+    version: u32,
+    rfh2: bool,
+    order: Order,
+) -> (Mqmd, Vec<u8>) {
+    let (date, time) = put_date_time(md.put_time_ms);
+    let mut m = Mqmd {
+        version,
+        msg_type: match md.msg_type {
+            MsgType::Request => 1,
+            MsgType::Reply => 2,
+            MsgType::Report => 4,
+            MsgType::Datagram => 8,
+        },
+        expiry: md.expiry,
+        encoding: md.encoding,
+        ccsid: md.ccsid as i32,
+        format: md.format.clone(),
+        priority: md.priority.max(0),
+        persistence: u32::from(md.persistence == Persistence::Persistent),
+        msg_id: md.msg_id,
+        correl_id: md.correl_id,
+        backout_count: md.backout_count,
+        reply_to_q: md.reply_to_q.clone(),
+        reply_to_qmgr: md.reply_to_qmgr.clone(),
+        user_id: md.user_id.clone(),
+        put_appl_type: 6,
+        put_appl_name: md.put_appl_name.clone(),
+        put_date: date,
+        put_time: time,
+        group_id: md.group_id,
+        msg_seq_number: md.msg_seq_number,
+        ..Mqmd::default()
+    };
+    if !rfh2 || md.properties.is_empty() {
+        return (m, payload.to_vec());
+    }
+    let elems: Vec<Element> = md.properties.iter().map(element).collect();
+    let h = Rfh2 {
+        encoding: md.encoding,
+        ccsid: md.ccsid as i32,
+        format: md.format.clone(),
+        flags: 0,
+        nv_ccsid: 1208,
+        folders: rfh2::folders(&elems),
+    };
+    let mut data = h.encode(header_order(md.encoding, order));
+    data.extend_from_slice(payload);
+    m.format = rfh2::FORMAT.into();
+    (m, data)
+}
+
+/// MQMD's PutDate and PutTime (`YYYYMMDD`, `HHMMSSTH`, UTC) of a time in milliseconds.
+pub(super) fn put_date_time(ms: i64) -> (String, String) {
+    if ms <= 0 {
+        return (String::new(), String::new());
+    }
+    let secs = ms.div_euclid(1000);
+    let (y, mo, d) = sealmq_types::time::civil(secs.div_euclid(86_400));
+    let rem = secs.rem_euclid(86_400);
+    let hundredths = ms.rem_euclid(1000) / 10;
+    (
+        format!("{y:04}{mo:02}{d:02}"),
+        format!(
+            "{:02}{:02}{:02}{hundredths:02}",
+            rem / 3600,
+            rem % 3600 / 60,
+            rem % 60
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_jms_message_round_trips_through_properties() {
+        let h = Rfh2 {
+            encoding: 273,
+            ccsid: 1208,
+            format: "MQSTR".into(),
+            flags: 0,
+            nv_ccsid: 1208,
+            folders: vec![
+                "<mcd><Msd>jms_text</Msd></mcd>".into(),
+                "<usr><n dt='i4'>5</n><b dt='bin.hex'>0AFF</b><ok dt='boolean'>1</ok></usr>".into(),
+            ],
+        };
+        let mut data = h.encode(Order::Big);
+        data.extend_from_slice(b"hello");
+        let m = Mqmd {
+            format: "MQHRF2".into(),
+            persistence: 1,
+            ..Mqmd::default()
+        };
+        let (md, payload) = put_message(&m, &data, Order::Big).unwrap();
+        assert_eq!(payload, b"hello");
+        assert_eq!(md.format, "MQSTR");
+        assert_eq!(md.persistence, Persistence::Persistent);
+        assert_eq!(
+            sealmq_mqi::props::get(&md.properties, "n"),
+            Some(&PropValue::Int(5))
+        );
+        assert_eq!(
+            sealmq_mqi::props::get(&md.properties, "b"),
+            Some(&PropValue::Bytes(vec![10, 255]))
+        );
+        assert_eq!(
+            sealmq_mqi::props::get(&md.properties, "mcd.Msd"),
+            Some(&PropValue::String("jms_text".into()))
+        );
+        let (back, bytes) = got_message(&md, &payload, 2, true, Order::Big);
+        assert_eq!(back.format, "MQHRF2");
+        let (again, p2) = put_message(&back, &bytes, Order::Big).unwrap();
+        assert_eq!(
+            (again.properties, p2),
+            (md.properties.clone(), payload.clone())
+        );
+        let (plain, bytes) = got_message(&md, &payload, 1, false, Order::Big);
+        assert_eq!(
+            (plain.format.as_str(), bytes.as_slice()),
+            ("MQSTR", &b"hello"[..])
+        );
+        let bad_num = Rfh2 {
+            folders: vec!["<usr><n dt='i4'>five</n></usr>".into()],
+            ..h
+        };
+        let mut data = bad_num.encode(Order::Big);
+        data.extend_from_slice(b"x");
+        assert_eq!(put_message(&m, &data, Order::Big).unwrap_err().0, 2421);
+        assert_eq!(
+            put_date_time(1_795_431_316_765),
+            ("20261123".into(), "10551676".into())
+        );
+    }
+}
