@@ -98,6 +98,7 @@ impl<S: Stream> Conv<S> {
                 Ok((od, options)) => {
                     let (rc, hobj, resolved, d) = self.open(&od, options).await;
                     let mut out = Od::reply(&body, &od, &resolved, &self.qm.name(), order);
+                    self.dynamic_name(&od, &resolved, &mut out, order);
                     out.extend_from_slice(&body[od.wire_len..od.wire_len + 4]);
                     out.extend_from_slice(&od::fopa(d, order));
                     self.reply(&f, rc, hobj, &out).await
@@ -223,6 +224,26 @@ impl<S: Stream> Conv<S> {
         }
     }
 
+    /// A model queue opened: as MQ does, the descriptor's ObjectName becomes the dynamic
+    /// queue's name (a JMS temporary queue is known by it).
+    fn dynamic_name(
+        &self,
+        od: &Od,
+        resolved: &str,
+        out: &mut [u8],
+        order: sealmq_fap::bytes::Order,
+    ) {
+        let model = self
+            .qm
+            .queue_def(&od.name)
+            .is_ok_and(|q| q.qtype == sealmq_engine::objects::QType::Model);
+        if model && out.len() >= 60 && !resolved.is_empty() {
+            let mut o = sealmq_fap::bytes::Out::new(order);
+            o.name(resolved, 48);
+            out[12..60].copy_from_slice(&o.buf);
+        }
+    }
+
     async fn spi(&mut self, f: &Flow, body: &[u8]) -> bool {
         let order = f.tsh.order;
         match spi::verb(body, order) {
@@ -273,6 +294,7 @@ impl<S: Stream> Conv<S> {
                 Ok(Answer::Int(v)) => ints.push(v),
                 Ok(Answer::Chars(v, n)) => chars.push_str(&format!("{v:<n$.n$}")),
                 Err(r) => {
+                    tracing::info!(selector = *s, "MQINQ selector not answered ({r})");
                     rc = r;
                     if sealmq_fap::inq::is_char(*s) {
                         chars.push_str(&" ".repeat(48));

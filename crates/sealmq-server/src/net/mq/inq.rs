@@ -45,6 +45,7 @@ pub(super) fn answer(qm: &QueueManager, about: &About<'_>, selector: i32) -> Res
 
 fn queue(qm: &QueueManager, name: &str, selector: i32) -> Result<Answer, u32> {
     use Answer::{Chars, Int};
+    use sealmq_engine::objects::{DefType, MsgDlvSq, Usage};
     let d = qm.queue_def(name).map_err(|e| e.reason.code())?;
     Ok(match selector {
         3 => Int(qm.depth(name).unwrap_or(0) as i32), // MQIA_CURRENT_Q_DEPTH
@@ -56,8 +57,22 @@ fn queue(qm: &QueueManager, name: &str, selector: i32) -> Result<Answer, u32> {
         22 => Int(d.backout_threshold as i32),        // MQIA_BACKOUT_THRESHOLD
         9 => Int(i32::from(!d.get_enabled)),          // MQIA_INHIBIT_GET
         10 => Int(i32::from(!d.put_enabled)),         // MQIA_INHIBIT_PUT
-        2016 => Chars(d.name.clone(), 48),            // MQCA_Q_NAME
-        2013 => Chars(d.descr.clone(), 64),           // MQCA_Q_DESC
+        7 => Int(match d.def_type {
+            // MQIA_DEFINITION_TYPE: MQQDT_PREDEFINED, PERMANENT_DYNAMIC, TEMPORARY_DYNAMIC
+            DefType::Predefined => 1,
+            DefType::PermanentDynamic => 2,
+            DefType::TemporaryDynamic => 3,
+        }),
+        4 => Int(if d.defsopt_exclusive { 4 } else { 2 }), // MQIA_DEF_INPUT_OPEN_OPTION
+        12 => Int(i32::from(d.usage == Usage::Xmitq)),     // MQIA_USAGE
+        16 => Int(i32::from(d.msg_dlv_seq == MsgDlvSq::Fifo)), // MQIA_MSG_DELIVERY_SEQUENCE
+        23 => Int(i32::from(d.share)),                     // MQIA_SHAREABILITY
+        17 | 18 => Int(0), // MQIA_OPEN_INPUT_COUNT / OUTPUT_COUNT: not counted per queue
+        188 => Int(0),     // MQIA_DEF_READ_AHEAD: MQREADA_NO
+        190 => Int(0),     // MQIA_PROPERTY_CONTROL: MQPROP_COMPATIBILITY
+        2002 => Chars(d.target.clone(), 48), // MQCA_BASE_OBJECT_NAME
+        2016 => Chars(d.name.clone(), 48), // MQCA_Q_NAME
+        2013 => Chars(d.descr.clone(), 64), // MQCA_Q_DESC
         2019 => Chars(d.backout_requeue_q.clone(), 48), // MQCA_BACKOUT_REQ_Q_NAME
         _ => return Err(ReasonCode::SelectorError.code()),
     })

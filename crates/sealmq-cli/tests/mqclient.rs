@@ -1,0 +1,307 @@
+//! MQ's client protocol (issue 44) against IBM's own client: a JMS application on IBM MQ
+//! classes for JMS (`com.ibm.mq.allclient` from Maven Central, in target/ibm-mq-lib, fetched
+//! by ./test) connects unchanged to a real sealmq queue manager's TCP listener — the same port
+//! sealmq's own clients use — and exchanges messages with sealmq's native client both ways,
+//! descriptor fields and properties checked one by one.
+
+mod common;
+
+use common::{Home, free_port, json_lines};
+use sealmq_client::Client;
+use sealmq_engine::mqi::{GetOptions, OpenOptions};
+use sealmq_engine::{Md, Persistence};
+use sealmq_mqi::PropValue;
+use std::process::Command;
+
+/// Compiles tests/mqclient/ibm/src/main/java/IbmJms.java against IBM's client once per test
+/// process; its class path.
+fn ibm_classpath() -> String {
+    static BUILT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+            let lib = root.join("target/ibm-mq-lib");
+            assert!(
+                lib.join("com.ibm.mq.allclient-9.4.4.0.jar").exists(),
+                "IBM's MQ client is not installed: mvn -f crates/sealmq-cli/tests/mqclient/ibm/pom.xml \
+                 dependency:copy-dependencies -DoutputDirectory=$PWD/target/ibm-mq-lib (./test does)"
+            );
+            let classes = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ibm-classes");
+            std::fs::create_dir_all(&classes).unwrap();
+            let cp = format!("{}/*", lib.display());
+            let out = Command::new("javac")
+                .args(["-d", &classes.display().to_string(), "-cp", &cp])
+                .arg(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/tests/mqclient/ibm/src/main/java/IbmJms.java"
+                ))
+                .output()
+                .expect("javac runs");
+            assert!(out.status.success(), "javac: {}", String::from_utf8_lossy(&out.stderr));
+            format!("{}:{cp}", classes.display())
+        })
+        .clone()
+}
+
+/// Runs the IBM JMS application as `user` (`-`: none) through channel APP.SVRCONN; its JSON
+/// lines.
+fn ibm(port: u16, user: &[&str], args: &[&str]) -> Vec<serde_json::Value> {
+    let mut cmd = Command::new("java");
+    // FFDC reports of refused calls go to the test's own directory.
+    cmd.current_dir(env!("CARGO_TARGET_TMPDIR"));
+    cmd.args([
+        "-cp",
+        &ibm_classpath(),
+        "IbmJms",
+        &port.to_string(),
+        "APP.SVRCONN",
+    ]);
+    cmd.args(user);
+    json_lines(cmd, "IBM JMS", args)
+}
+
+/// A queue manager listening on a loopback port, with a SVRCONN for the JMS application
+/// (running as `app`) and what `app` may do.
+fn setup(h: &Home, qm: &str) -> u16 {
+    h.ok(&["create", qm]);
+    let port = free_port();
+    h.ok(&[
+        "start",
+        qm,
+        "--background",
+        "--listen",
+        &format!("127.0.0.1:{port}"),
+    ]);
+    h.mqsc(
+        qm,
+        "DEFINE QLOCAL(APP.Q)\n\
+         DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app')\n\
+         SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT,INQ)\n\
+         SET AUTHREC PROFILE('APP.*') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET,BROWSE,INQ)\n\
+         SET AUTHREC PROFILE('SYSTEM.DEFAULT.MODEL.QUEUE') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET,BROWSE,INQ,DSP)\n\
+         SET AUTHREC PROFILE('AMQ.**') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET,BROWSE,INQ)\n",
+    );
+    port
+}
+
+const NONE: &[&str] = &["-", "-"];
+
+#[test]
+fn an_ibm_jms_application_and_a_sealmq_application_exchange_messages_both_ways() {
+    let h = Home::new();
+    let port = setup(&h, "QI");
+    // IBM JMS → sealmq: a TextMessage's descriptor and its JMS properties.
+    assert_eq!(ibm(port, NONE, &["send", "APP.Q", "3"])[0]["sent"], 3);
+    assert_eq!(h.depth("QI", "APP.Q"), 3);
+    let mut c = Client::connect_local(&h.qm_dir("QI"), "sealmq-app").unwrap();
+    let (q, _) = c.open("APP.Q", OpenOptions::input()).unwrap();
+    let g = c.get(q, &GetOptions::default()).unwrap();
+    assert_eq!(g.payload, b"ibm 0");
+    assert_eq!(
+        g.md.format, "MQSTR",
+        "the MQRFH2 is taken off into properties"
+    );
+    assert_eq!(g.md.ccsid, 1208);
+    assert_eq!(
+        g.md.persistence,
+        Persistence::Persistent,
+        "JMS sends persistent by default"
+    );
+    assert_eq!(g.md.priority, 4);
+    assert_eq!(g.md.user_id, "app", "the channel's MCAUSER");
+    assert_eq!(g.md.put_appl_name, "IbmJms");
+    assert_eq!(&g.md.correl_id[..6], b"corr-0");
+    assert_eq!(g.md.property("n"), Some(&PropValue::Int(0)));
+    assert_eq!(
+        g.md.property("colour"),
+        Some(&PropValue::String("red".into()))
+    );
+    assert_eq!(
+        g.md.property("mcd.Msd"),
+        Some(&PropValue::String("jms_text".into())),
+        "the JMS body type, as IBM MQ names the property"
+    );
+    c.close(q).unwrap();
+    // sealmq → IBM JMS: a plain MQSTR message with a property and a correlation id.
+    let (q, _) = c.open("APP.Q", OpenOptions::output()).unwrap();
+    let mut md = Md {
+        format: "MQSTR".into(),
+        correl_id: *b"from-sealmq-000000000000",
+        persistence: Persistence::NotPersistent,
+        priority: 7,
+        ..Md::default()
+    };
+    md.set_property("region", PropValue::String("emea".into()))
+        .unwrap();
+    md.set_property("count", PropValue::Long(42)).unwrap();
+    c.put(q, &mut md, b"hello from sealmq", false).unwrap();
+    c.close(q).unwrap();
+    let got = ibm(port, NONE, &["receive", "APP.Q", "10", "2000"]);
+    let texts: Vec<&str> = got.iter().filter_map(|m| m["text"].as_str()).collect();
+    // Priority 7 comes before the JMS messages' 4 (MSGDLVSQ(PRIORITY)).
+    assert_eq!(texts, ["hello from sealmq", "ibm 1", "ibm 2"]);
+    let ours = &got[0];
+    assert_eq!(ours["type"], "JMSTextMessage");
+    assert_eq!(ours["persistent"], false);
+    assert_eq!(ours["priority"], 7);
+    // A correlation id of bytes reads in JMS as IBM MQ gives it: "ID:" and its hex.
+    let hex: String = b"from-sealmq-000000000000"
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(ours["correl"], format!("ID:{hex}"));
+    assert_eq!(ours["props"]["region"], "emea");
+    assert_eq!(ours["props"]["count"], 42);
+    assert_eq!(
+        got[1]["props"]["n"], 1,
+        "JMS properties round-trip through sealmq"
+    );
+    assert_eq!(h.depth("QI", "APP.Q"), 0);
+}
+
+#[test]
+fn jms_sessions_share_one_socket_transactions_commit_and_roll_back_and_refusals_carry_mq_reasons() {
+    let h = Home::new();
+    let port = setup(&h, "QJ");
+    // Ten sessions: ten conversations on the socket (SHARECNV 10, MQ's default).
+    let s = ibm(port, NONE, &["sessions", "APP.Q", "10"]);
+    assert_eq!(
+        (s[0]["sessions"].as_u64(), s[0]["got"].as_u64()),
+        (Some(10), Some(10))
+    );
+    // A transacted session: what it rolled back never arrives, what it committed does.
+    assert_eq!(
+        ibm(port, NONE, &["transacted", "APP.Q"])[0]["transacted"],
+        true
+    );
+    let got = ibm(port, NONE, &["receive", "APP.Q", "5", "1000"]);
+    let texts: Vec<&str> = got.iter().filter_map(|m| m["text"].as_str()).collect();
+    assert_eq!(texts, ["committed"]);
+    // An unknown queue: 2085, as IBM MQ answers.
+    let e = ibm(port, NONE, &["send", "NO.SUCH.Q", "1"]);
+    assert_eq!(
+        (e[0]["error"].as_u64(), e[0]["class"].as_str()),
+        (Some(2085), Some("DetailedInvalidDestinationException"))
+    );
+    // A user and password refused: JMSSecurityException carrying 2035 (here because the
+    // password came over TCP without TLS, which a new queue manager refuses).
+    let e = ibm(port, &["app", "wrong"], &["send", "APP.Q", "1"]);
+    assert_eq!(
+        (e[0]["error"].as_u64(), e[0]["class"].as_str()),
+        (Some(2035), Some("DetailedJMSSecurityException"))
+    );
+    // A channel CHLAUTH blocks (SYSTEM.*): 2035 too.
+    let mut cmd = Command::new("java");
+    cmd.current_dir(env!("CARGO_TARGET_TMPDIR"));
+    cmd.args([
+        "-cp",
+        &ibm_classpath(),
+        "IbmJms",
+        &port.to_string(),
+        "SYSTEM.DEF.SVRCONN",
+        "-",
+        "-",
+    ]);
+    let e = json_lines(cmd, "IBM JMS", &["send", "APP.Q", "1"]);
+    assert_eq!(e[0]["error"].as_u64(), Some(2035));
+    assert_eq!(h.depth("QJ", "APP.Q"), 0, "nothing refused was put");
+}
+
+#[test]
+fn jms_request_reply_over_a_temporary_queue_with_a_sealmq_responder() {
+    let h = Home::new();
+    let port = setup(&h, "QR");
+    let requester = std::thread::spawn(move || ibm(port, NONE, &["request", "APP.Q", "20000"]));
+    // The responder: sealmq's native client answers on the request's reply-to queue.
+    let mut c = Client::connect_local(&h.qm_dir("QR"), "responder").unwrap();
+    let (q, _) = c.open("APP.Q", OpenOptions::input()).unwrap();
+    let g = c
+        .get(
+            q,
+            &GetOptions {
+                wait: Some(std::time::Duration::from_secs(20)),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(g.payload, b"request");
+    assert!(
+        g.md.reply_to_q.starts_with("AMQ."),
+        "a temporary dynamic queue: {}",
+        g.md.reply_to_q
+    );
+    let (r, _) = c.open(&g.md.reply_to_q, OpenOptions::output()).unwrap();
+    let mut md = Md {
+        format: "MQSTR".into(),
+        correl_id: g.md.msg_id,
+        ..Md::default()
+    };
+    c.put(r, &mut md, b"reply", false).unwrap();
+    let out = requester.join().unwrap();
+    assert_eq!(out[0]["reply"], "reply");
+    assert_eq!(
+        out[0]["replyTo"]
+            .as_str()
+            .map(|s| s.contains(&g.md.reply_to_q)),
+        Some(true)
+    );
+}
+
+/// Reads until the queue manager closes the socket; `true` if it did within `limit`.
+fn closed_within(s: &mut std::net::TcpStream, limit: std::time::Duration) -> bool {
+    use std::io::Read;
+    s.set_read_timeout(Some(limit)).unwrap();
+    let mut b = [0u8; 256];
+    loop {
+        match s.read(&mut b) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) => return e.kind() == std::io::ErrorKind::ConnectionReset,
+        }
+    }
+}
+
+#[test]
+fn hostile_mq_segments_close_the_socket_and_the_listener_still_serves_both_protocols() {
+    use std::io::Write;
+    let h = Home::new();
+    let port = setup(&h, "QH");
+    let addr = format!("127.0.0.1:{port}");
+    // A first segment claiming 2 GiB: refused from its header, nothing allocated.
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    s.write_all(b"TSH \x80\x00\x00\x00\x01\x01\x30\x00")
+        .unwrap();
+    assert!(
+        closed_within(&mut s, std::time::Duration::from_secs(5)),
+        "a 2 GiB claim closes the socket"
+    );
+    // A segment id that is TSH-like but none of MQ's.
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    s.write_all(b"TSHX\x00\x00\x00\x24").unwrap();
+    assert!(
+        closed_within(&mut s, std::time::Duration::from_secs(5)),
+        "an unknown header closes the socket"
+    );
+    // A segment shorter than its own header.
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    s.write_all(b"TSH \x00\x00\x00\x04").unwrap();
+    assert!(
+        closed_within(&mut s, std::time::Duration::from_secs(5)),
+        "a lying length closes the socket"
+    );
+    // A first segment that is not the initial data (a heartbeat) is refused too.
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    let mut seg = b"TSH \x00\x00\x00\x1c\x01\x09\x30\x00".to_vec();
+    seg.extend_from_slice(&[0; 8]);
+    seg.extend_from_slice(&[0, 0, 1, 0x11, 0x03, 0x33, 0, 0]);
+    s.write_all(&seg).unwrap();
+    assert!(
+        closed_within(&mut s, std::time::Duration::from_secs(5)),
+        "no initial data closes the socket"
+    );
+    // The same port still serves IBM's client and sealmq's own.
+    assert_eq!(ibm(port, NONE, &["send", "APP.Q", "1"])[0]["sent"], 1);
+    let mut c = Client::connect_local(&h.qm_dir("QH"), "sealmq-app").unwrap();
+    let (q, _) = c.open("APP.Q", OpenOptions::input()).unwrap();
+    assert_eq!(c.get(q, &GetOptions::default()).unwrap().payload, b"ibm 0");
+}

@@ -1,0 +1,129 @@
+// A JMS application on IBM's own MQ client (IBM MQ classes for JMS, client mode), driven by
+// tests/mqclient.rs against a sealmq queue manager: each command prints one JSON line.
+//
+//   java IbmJms PORT CHANNEL USER PASSWORD COMMAND ARGS...
+//     send QUEUE N            N persistent TextMessages "ibm I" with properties n=I, colour=red
+//     receive QUEUE N WAITMS  up to N messages: text, properties and header fields of each
+//     sessions QUEUE N        N sessions on one connection, each sends one and receives it
+//     request QUEUE           a request with a temporary reply queue, then waits for the reply
+//     transacted QUEUE        a transacted session: one send rolled back, one committed
+// USER "-" connects without a user and password. A JMSException prints {"error": reason}.
+import com.ibm.mq.jms.MQConnectionFactory;
+import com.ibm.msg.client.wmq.WMQConstants;
+import javax.jms.*;
+import org.json.JSONObject;
+
+public class IbmJms {
+    public static void main(String[] a) throws Exception {
+        MQConnectionFactory cf = new MQConnectionFactory();
+        cf.setHostName("127.0.0.1");
+        cf.setPort(Integer.parseInt(a[0]));
+        cf.setChannel(a[1]);
+        cf.setTransportType(WMQConstants.WMQ_CM_CLIENT);
+        Connection c = null;
+        try {
+            c = a[2].equals("-") ? cf.createConnection() : cf.createConnection(a[2], a[3]);
+            c.start();
+            run(c, a[4], java.util.Arrays.copyOfRange(a, 5, a.length));
+        } catch (JMSException e) {
+            System.out.println(new JSONObject().put("error", reason(e)).put("class", e.getClass().getSimpleName()));
+        } finally {
+            if (c != null) c.close();
+        }
+    }
+
+    static int reason(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof com.ibm.mq.MQException) return ((com.ibm.mq.MQException) t).getReason();
+            if (t instanceof JMSException && ((JMSException) t).getLinkedException() != null
+                && ((JMSException) t).getLinkedException() != t) {
+                int r = reason(((JMSException) t).getLinkedException());
+                if (r != -1) return r;
+            }
+        }
+        return -1;
+    }
+
+    static void run(Connection c, String cmd, String[] a) throws Exception {
+        Session s = c.createSession(cmd.equals("transacted"), cmd.equals("transacted") ? Session.SESSION_TRANSACTED : Session.AUTO_ACKNOWLEDGE);
+        Queue q = s.createQueue(a[0]);
+        switch (cmd) {
+            case "send": {
+                int n = Integer.parseInt(a[1]);
+                MessageProducer p = s.createProducer(q);
+                for (int i = 0; i < n; i++) {
+                    TextMessage m = s.createTextMessage("ibm " + i);
+                    m.setIntProperty("n", i);
+                    m.setStringProperty("colour", "red");
+                    m.setJMSCorrelationID("corr-" + i);
+                    p.send(m);
+                }
+                System.out.println(new JSONObject().put("sent", n));
+                break;
+            }
+            case "receive": {
+                MessageConsumer r = s.createConsumer(q);
+                int n = Integer.parseInt(a[1]);
+                long wait = Long.parseLong(a[2]);
+                for (int i = 0; i < n; i++) {
+                    Message m = r.receive(wait);
+                    if (m == null) break;
+                    JSONObject o = new JSONObject()
+                        .put("type", m.getClass().getSimpleName())
+                        .put("id", m.getJMSMessageID())
+                        .put("correl", m.getJMSCorrelationID() == null ? JSONObject.NULL : m.getJMSCorrelationID())
+                        .put("persistent", m.getJMSDeliveryMode() == DeliveryMode.PERSISTENT)
+                        .put("priority", m.getJMSPriority());
+                    if (m instanceof TextMessage) o.put("text", ((TextMessage) m).getText());
+                    if (m instanceof BytesMessage) {
+                        byte[] b = new byte[(int) ((BytesMessage) m).getBodyLength()];
+                        ((BytesMessage) m).readBytes(b);
+                        o.put("bytes", new String(b, "UTF-8"));
+                    }
+                    JSONObject props = new JSONObject();
+                    for (java.util.Enumeration<?> e = m.getPropertyNames(); e.hasMoreElements();) {
+                        String k = (String) e.nextElement();
+                        if (!k.startsWith("JMS")) props.put(k, m.getObjectProperty(k));
+                    }
+                    o.put("props", props);
+                    System.out.println(o);
+                }
+                System.out.println(new JSONObject().put("done", true));
+                break;
+            }
+            case "sessions": {
+                int n = Integer.parseInt(a[1]);
+                Session[] all = new Session[n];
+                for (int i = 0; i < n; i++) all[i] = c.createSession(false, Session.AUTO_ACKNOWLEDGE);
+                int got = 0;
+                for (int i = 0; i < n; i++) {
+                    all[i].createProducer(q).send(all[i].createTextMessage("session " + i));
+                    if (all[i].createConsumer(q).receive(5000) != null) got++;
+                }
+                System.out.println(new JSONObject().put("sessions", n).put("got", got));
+                break;
+            }
+            case "request": {
+                TemporaryQueue reply = s.createTemporaryQueue();
+                TextMessage m = s.createTextMessage("request");
+                m.setJMSReplyTo(reply);
+                s.createProducer(q).send(m);
+                Message r = s.createConsumer(reply).receive(Long.parseLong(a[1]));
+                System.out.println(new JSONObject().put("replyTo", reply.getQueueName())
+                    .put("reply", r instanceof TextMessage ? ((TextMessage) r).getText() : JSONObject.NULL));
+                break;
+            }
+            case "transacted": {
+                MessageProducer p = s.createProducer(q);
+                p.send(s.createTextMessage("rolled back"));
+                s.rollback();
+                p.send(s.createTextMessage("committed"));
+                s.commit();
+                System.out.println(new JSONObject().put("transacted", true));
+                break;
+            }
+            default:
+                throw new IllegalArgumentException("unknown command " + cmd);
+        }
+    }
+}
