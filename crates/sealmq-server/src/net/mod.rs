@@ -7,6 +7,5 @@
 
 pub(crate) mod evloop;
 pub(crate) mod listeners;
-pub(crate) mod mq;
 pub mod standby;
 pub(crate) mod welcome;

@@ -54,7 +54,7 @@ pub(crate) async fn serve<S: Stream>(
             ) else {
                 return;
             };
-            let socket = crate::net::mq::Accepted {
+            let socket = super::mq::Accepted {
                 rd,
                 wr,
                 prefix,
@@ -62,7 +62,7 @@ pub(crate) async fn serve<S: Stream>(
                 slot,
                 ended,
             };
-            let mq = crate::net::mq::serve(qm, ctx.clone(), socket);
+            let mq = super::mq::serve(qm, ctx.clone(), socket);
             return Box::pin(mq).await;
         }
         None => return,

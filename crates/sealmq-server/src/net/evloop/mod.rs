@@ -9,7 +9,8 @@
 
 mod conn;
 mod frames;
-pub(crate) mod out;
+mod mq;
+mod out;
 
 use crate::admit::limits::refuse_early_async;
 use crate::peer::{Peer, TlsPeer};

@@ -2,10 +2,10 @@
 //! MQCONN admitted exactly as a native Hello is (`welcome`: CHLAUTH, CONNAUTH, MAXINST...),
 //! then its MQI flows served one at a time through its `Session` (`flows.rs`).
 
-use super::flows::Handles;
+use super::super::Stream;
+use super::handles::Handles;
 use super::{Flow, Socket};
 use crate::Ctx;
-use crate::net::evloop::Stream;
 use crate::net::welcome::welcome;
 use crate::session::Session;
 use sealmq_engine::QueueManager;

@@ -4,10 +4,11 @@
 //! (authority, interception, accounting), and answered with MQ's structures; a refusal's reason
 //! goes to the client, its detail to the error log.
 
+use super::super::Stream;
 use super::conv::Conv;
+use super::handles::Obj;
 use super::inq::{self, About, Answer};
 use super::{Flow, msg};
-use crate::net::evloop::Stream;
 use crate::session::{Client, Flow as Served};
 use sealmq_fap::md::Mqmd;
 use sealmq_fap::od::{self, Defaults, Od, objtype, oo};
@@ -16,42 +17,12 @@ use sealmq_fap::tsh::seg;
 use sealmq_fap::{api, spi};
 use sealmq_types::ReasonCode;
 use sealmq_wire::{GetReq, Request, Response};
-use std::collections::HashMap;
 use tokio::io::BufReader;
 
 /// The queue IBM's AMS interceptor browses for a queue's policy (issue 45 serves it).
 const POLICY_QUEUE: &str = "SYSTEM.PROTECTION.POLICY.QUEUE";
-/// Handles the front end answers itself (the queue manager opened to inquire, the policy
-/// queue) are numbered from here, apart from the session's.
-const OWN_HANDLES: u32 = 0x7000_0000;
 /// The longest wait a get is given (MQWI_UNLIMITED): 100 days.
 const WAIT_UNLIMITED_MS: i64 = 100 * 86_400_000;
-
-/// What a handle of this conversation is.
-enum Obj {
-    Qmgr,
-    PolicyQueue,
-    /// A queue or topic the session opened: the name it resolved to.
-    Session {
-        resolved: String,
-    },
-}
-
-/// The conversation's handles.
-#[derive(Default)]
-pub(super) struct Handles {
-    map: HashMap<u32, Obj>,
-    next_own: u32,
-}
-
-impl Handles {
-    fn own(&mut self, o: Obj) -> u32 {
-        self.next_own += 1;
-        let h = OWN_HANDLES + self.next_own;
-        self.map.insert(h, o);
-        h
-    }
-}
 
 /// A reader that never yields: a conversation's get watches its socket's end (notified by
 /// the socket's task), not the socket itself, which other conversations share.

@@ -10,12 +10,13 @@
 
 mod conv;
 mod flows;
+mod handles;
 mod inq;
 mod msg;
 
+use super::Stream;
+use super::out::{Writer, within};
 use crate::admit::limits::LimitSlot;
-use crate::net::evloop::Stream;
-use crate::net::evloop::out::{Writer, within};
 use crate::peer::Peer;
 use crate::{Ctx, HANDSHAKE};
 use sealmq_engine::QueueManager;
