@@ -40,7 +40,7 @@ fn requests_and_responses_round_trip() {
             match_correl_id: None,
             accept_truncated: true,
             buffer: -1,
-            if_persistent: true,
+            if_persistent: false,
         }),
         Request::Mqsc {
             script: "DIS QMGR".into(),
@@ -237,4 +237,29 @@ fn publish_and_subscribe_requests_round_trip() {
             assert!(read_request(&mut &buf[..cut], HELLO_MAX).is_err());
         }
     }
+}
+
+/// MQGMO_SYNCPOINT_IF_PERSISTENT travels as a trailing byte only when set: a get without it
+/// encodes as it always did (the golden frames above), one with it round-trips.
+#[test]
+fn a_get_syncpoint_if_persistent_round_trips_as_a_trailing_byte() {
+    let mut g = GetReq {
+        hobj: 1,
+        syncpoint: false,
+        wait_ms: 10,
+        browse: 0,
+        match_msg_id: None,
+        match_correl_id: None,
+        accept_truncated: false,
+        buffer: -1,
+        if_persistent: false,
+    };
+    let mut plain = Vec::new();
+    write_request(&mut plain, 1, &Request::Get(g.clone())).unwrap();
+    g.if_persistent = true;
+    let mut with = Vec::new();
+    write_request(&mut with, 1, &Request::Get(g.clone())).unwrap();
+    assert_eq!(with.len(), plain.len() + 1);
+    let (_, back) = read_request(&mut with.as_slice(), HELLO_MAX).unwrap().unwrap();
+    assert_eq!(back, Request::Get(g));
 }
