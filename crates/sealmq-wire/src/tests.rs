@@ -260,6 +260,8 @@ fn a_get_syncpoint_if_persistent_round_trips_as_a_trailing_byte() {
     let mut with = Vec::new();
     write_request(&mut with, 1, &Request::Get(g.clone())).unwrap();
     assert_eq!(with.len(), plain.len() + 1);
-    let (_, back) = read_request(&mut with.as_slice(), HELLO_MAX).unwrap().unwrap();
+    let (_, back) = read_request(&mut with.as_slice(), HELLO_MAX)
+        .unwrap()
+        .unwrap();
     assert_eq!(back, Request::Get(g));
 }
