@@ -46,6 +46,11 @@ fn ibm_classpath() -> String {
 /// Runs the IBM JMS application as `user` (`-`: none) through channel APP.SVRCONN; its JSON
 /// lines.
 fn ibm(port: u16, user: &[&str], args: &[&str]) -> Vec<serde_json::Value> {
+    ibm_on(port, "APP.SVRCONN", user, args)
+}
+
+/// As [`ibm`], through `channel`.
+fn ibm_on(port: u16, channel: &str, user: &[&str], args: &[&str]) -> Vec<serde_json::Value> {
     let mut cmd = Command::new("java");
     // FFDC reports of refused calls go to the test's own directory.
     cmd.current_dir(env!("CARGO_TARGET_TMPDIR"));
@@ -54,7 +59,7 @@ fn ibm(port: u16, user: &[&str], args: &[&str]) -> Vec<serde_json::Value> {
         &ibm_classpath(),
         "IbmJms",
         &port.to_string(),
-        "APP.SVRCONN",
+        channel,
     ]);
     cmd.args(user);
     json_lines(cmd, "IBM JMS", args)
@@ -191,19 +196,16 @@ fn jms_sessions_share_one_socket_transactions_commit_and_roll_back_and_refusals_
         (Some(2035), Some("DetailedJMSSecurityException"))
     );
     // A channel CHLAUTH blocks (SYSTEM.*): 2035 too.
-    let mut cmd = Command::new("java");
-    cmd.current_dir(env!("CARGO_TARGET_TMPDIR"));
-    cmd.args([
-        "-cp",
-        &ibm_classpath(),
-        "IbmJms",
-        &port.to_string(),
-        "SYSTEM.DEF.SVRCONN",
-        "-",
-        "-",
-    ]);
-    let e = json_lines(cmd, "IBM JMS", &["send", "APP.Q", "1"]);
+    let e = ibm_on(port, "SYSTEM.DEF.SVRCONN", NONE, &["send", "APP.Q", "1"]);
     assert_eq!(e[0]["error"].as_u64(), Some(2035));
+    // A queue the channel's user has no authority to: 2035 at the open, as for sealmq's own
+    // clients (every MQ client route goes through the session's authority checks).
+    h.mqsc("QJ", "DEFINE QLOCAL(SECRET.Q)\n");
+    let e = ibm(port, NONE, &["send", "SECRET.Q", "1"]);
+    assert_eq!(e[0]["error"].as_u64(), Some(2035));
+    let e = ibm(port, NONE, &["receive", "SECRET.Q", "1", "100"]);
+    assert_eq!(e[0]["error"].as_u64(), Some(2035));
+    assert_eq!(h.depth("QJ", "SECRET.Q"), 0);
     assert_eq!(h.depth("QJ", "APP.Q"), 0, "nothing refused was put");
 }
 
