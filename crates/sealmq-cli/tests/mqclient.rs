@@ -249,6 +249,77 @@ fn jms_request_reply_over_a_temporary_queue_with_a_sealmq_responder() {
     );
 }
 
+/// Puts `n` messages "{prefix}{i}" (MQSTR) with sealmq's own client, a thousand per unit of
+/// work.
+fn load(h: &Home, qm: &str, queue: &str, prefix: &str, n: usize, persistence: Persistence) {
+    let mut c = Client::connect_local(&h.qm_dir(qm), "loader").unwrap();
+    let (q, _) = c.open(queue, OpenOptions::output()).unwrap();
+    for i in 0..n {
+        let mut md = Md {
+            format: "MQSTR".into(),
+            persistence,
+            ..Md::default()
+        };
+        c.put(q, &mut md, format!("{prefix}{i}").as_bytes(), true)
+            .unwrap();
+        if i % 1000 == 999 {
+            c.commit().unwrap();
+        }
+    }
+    c.commit().unwrap();
+}
+
+#[test]
+fn a_message_listener_drains_ten_thousand_persistent_messages_each_once() {
+    let h = Home::new();
+    let port = setup(&h, "QL");
+    h.mqsc("QL", "ALTER QLOCAL(APP.Q) MAXDEPTH(20000)\n");
+    load(&h, "QL", "APP.Q", "m", 10_000, Persistence::Persistent);
+    // AUTO_ACKNOWLEDGE: the client takes each message under syncpoint (persistent) and
+    // commits it once its listener returned.
+    let out = ibm(port, NONE, &["listen", "APP.Q", "10000", "20000", "auto"]);
+    let o = &out[0];
+    assert_eq!(o["failed"], serde_json::Value::Null, "{o}");
+    assert_eq!(
+        (o["received"].as_u64(), o["distinct"].as_u64()),
+        (Some(10_000), Some(10_000)),
+        "each message once: {o}"
+    );
+    assert_eq!(o["redelivered"], 0);
+    assert_eq!(h.depth("QL", "APP.Q"), 0);
+}
+
+#[test]
+fn a_listener_rollback_redelivers_and_a_read_ahead_receive_takes_what_was_streamed() {
+    let h = Home::new();
+    let port = setup(&h, "QB");
+    // A transacted session's listener rolls back each message's first delivery (MQBACK puts
+    // it back) and commits its second.
+    load(&h, "QB", "APP.Q", "r", 20, Persistence::Persistent);
+    let o = &ibm(port, NONE, &["listen", "APP.Q", "20", "5000", "rollback"])[0];
+    assert_eq!(o["failed"], serde_json::Value::Null, "{o}");
+    assert_eq!(
+        (
+            o["received"].as_u64(),
+            o["distinct"].as_u64(),
+            o["redelivered"].as_u64()
+        ),
+        (Some(40), Some(20), Some(20)),
+        "{o}"
+    );
+    assert_eq!(h.depth("QB", "APP.Q"), 0);
+    // DEFREADA(YES): the client streams non-persistent messages ahead of its receives, and a
+    // receive that finds its buffer empty flushes (answered: nothing more on its way).
+    h.mqsc("QB", "DEFINE QLOCAL(APP.RA) DEFREADA(YES)\n");
+    load(&h, "QB", "APP.RA", "a", 30, Persistence::NotPersistent);
+    let got = ibm(port, NONE, &["receive", "APP.RA", "40", "300"]);
+    let texts: Vec<&str> = got.iter().filter_map(|m| m["text"].as_str()).collect();
+    let want: Vec<String> = (0..30).map(|i| format!("a{i}")).collect();
+    assert_eq!(texts, want, "in order, each once");
+    assert_eq!(got.last().unwrap()["done"], true);
+    assert_eq!(h.depth("QB", "APP.RA"), 0);
+}
+
 /// Reads until the queue manager closes the socket; `true` if it did within `limit`.
 fn closed_within(s: &mut std::net::TcpStream, limit: std::time::Duration) -> bool {
     use std::io::Read;

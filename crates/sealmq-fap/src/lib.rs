@@ -13,6 +13,7 @@
 //! - [`md`], [`od`], [`opts`]: MQMD, MQOD (with MQOPEN's `FOPA`), MQPMO and MQGMO, and the
 //!   MQPUT, MQPUT1 and MQGET bodies.
 //! - [`inq`]: MQINQ's selectors and answer; [`spi`]: the SPI QUERY and OPEN flows.
+//! - [`consume`]: asynchronous consume: NOTIFICATION, REQUEST_MSGS and ASYNC_MESSAGE.
 //! - [`rfh2`]: MQRFH2 and its folders, the properties of JMS messages.
 //! - [`bytes`]: a bounds-checked reader of big- or little-endian fields and blank-padded names.
 //!
@@ -22,6 +23,7 @@
 pub mod api;
 pub mod auth;
 pub mod bytes;
+pub mod consume;
 pub mod id;
 pub mod inq;
 pub mod md;

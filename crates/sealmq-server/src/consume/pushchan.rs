@@ -82,6 +82,12 @@ impl PushRx {
         Some(self.gather(first))
     }
 
+    /// What waits now, without waiting.
+    pub(crate) fn try_recv(&mut self) -> Option<(Vec<u8>, u32)> {
+        let first = self.rx.try_recv().ok()?;
+        Some(self.gather(first))
+    }
+
     fn gather(&mut self, first: Frames) -> (Vec<u8>, u32) {
         let (mut bytes, mut room) = (first.bytes, first.room);
         while let Ok(more) = self.rx.try_recv() {

@@ -3,6 +3,7 @@
 //! then its MQI flows served one at a time through its `Session` (`flows.rs`).
 
 use super::super::Stream;
+use super::consume::{Consumers, next_push};
 use super::handles::Handles;
 use super::{Flow, Socket};
 use crate::Ctx;
@@ -16,6 +17,12 @@ use sealmq_types::ReasonCode;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
+/// What the conversation's task serves next.
+enum Next {
+    Flow(Option<Flow>),
+    Pushed(Option<(Vec<u8>, u32)>),
+}
+
 /// A conversation's state.
 pub(super) struct Conv<S> {
     pub(super) id: u32,
@@ -28,6 +35,7 @@ pub(super) struct Conv<S> {
     pub(super) session: Option<Session>,
     pub(super) handles: Handles,
     pub(super) appl: String,
+    pub(super) consumers: Consumers,
 }
 
 /// Starts conversation `id`'s task; its flows go to the sender returned.
@@ -48,6 +56,7 @@ pub(super) fn start<S: Stream>(
         session: None,
         handles: Handles::default(),
         appl: String::new(),
+        consumers: Consumers::default(),
     };
     tokio::spawn(c.run(rx));
     tx
@@ -56,12 +65,27 @@ pub(super) fn start<S: Stream>(
 impl<S: Stream> Conv<S> {
     async fn run(mut self, mut rx: mpsc::Receiver<Flow>) {
         loop {
-            let f = tokio::select! {
-                f = rx.recv() => f,
-                _ = self.sock.ended.notified() => None,
+            let next = tokio::select! {
+                f = rx.recv() => Next::Flow(f),
+                _ = self.sock.ended.notified() => Next::Flow(None),
+                p = next_push(self.consumers.rx()) => Next::Pushed(p),
             };
-            let Some(f) = f else { break };
-            if !self.flow(f).await {
+            let go_on = match next {
+                Next::Flow(Some(f)) => self.flow(f).await,
+                Next::Flow(None) => false,
+                Next::Pushed(Some((bytes, room))) => {
+                    let ok = self.pushed(bytes).await;
+                    if let Some(rx) = self.consumers.rx() {
+                        rx.written(room);
+                    }
+                    ok
+                }
+                Next::Pushed(None) => {
+                    self.consumers.rx_ended();
+                    true
+                }
+            };
+            if !go_on {
                 break;
             }
         }
@@ -96,6 +120,8 @@ impl<S: Stream> Conv<S> {
                 Err(e) => self.refuse_flow(&e.0),
             },
             seg::MQCONN => self.connect(f).await,
+            seg::NOTIFICATION if self.session.is_some() => self.notification(&f).await,
+            seg::REQUEST_MSGS if self.session.is_some() => self.request_msgs(&f).await,
             seg::MQDISC => {
                 if let Some(s) = self.session.take() {
                     let _ = tokio::task::spawn_blocking(move || s.end()).await;
@@ -168,9 +194,11 @@ impl<S: Stream> Conv<S> {
             }
         };
         let n = a.negotiated();
-        let make_out: crate::session::MakeOut = Box::new(|| {
-            // Asynchronous consume over MQ's protocol is not served yet: nothing pushes.
-            let (tx, _rx) = crate::consume::pushchan::channel();
+        // The push channel of asynchronous consume: its receiving end to this task.
+        let slot = self.consumers.slot.clone();
+        let make_out: crate::session::MakeOut = Box::new(move || {
+            let (tx, rx) = crate::consume::pushchan::channel();
+            *sealmq_types::sync::lock(&slot) = Some(rx);
             tx
         });
         self.appl = a.appl.clone();

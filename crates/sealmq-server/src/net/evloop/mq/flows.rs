@@ -86,12 +86,7 @@ impl<S: Stream> Conv<S> {
             seg::MQPUT | seg::MQPUT1 => self.put(&f, h.hobj, &body).await,
             seg::MQGET => self.get(&f, h.hobj, &body).await,
             seg::MQCMIT | seg::MQBACK => {
-                let req = if f.tsh.seg_type == seg::MQCMIT {
-                    Request::Commit
-                } else {
-                    Request::Backout
-                };
-                let rc = rc_of(&self.serve(req).await);
+                let rc = self.settle_held(f.tsh.seg_type == seg::MQCMIT).await;
                 self.reply(&f, rc, 0, &[]).await
             }
             _ => {
@@ -101,7 +96,7 @@ impl<S: Stream> Conv<S> {
         }
     }
 
-    fn protocol(&self, why: &str) -> bool {
+    pub(super) fn protocol(&self, why: &str) -> bool {
         self.ctx.security.events.log(&format!(
             "MQ client {} conversation {}: {why}; conversation closed",
             self.sock.peer.describe(),
@@ -111,7 +106,7 @@ impl<S: Stream> Conv<S> {
     }
 
     /// One request through the session, as the native protocol serves it.
-    async fn serve(&mut self, req: Request) -> Response {
+    pub(super) async fn serve(&mut self, req: Request) -> Response {
         let Some(session) = self.session.as_mut() else {
             return Response::Err {
                 reason: ReasonCode::HconnError.code(),
@@ -179,8 +174,10 @@ impl<S: Stream> Conv<S> {
         match self.serve(req).await {
             Response::Opened(o) => {
                 let def = self.qm.queue_def(&o.resolved).ok();
+                // DEFREADA answers as MQ's MQREADA_* (the same numbers as the wire's).
                 let d = Defaults {
                     persistence: def.as_ref().map_or(0, |q| i32::from(q.def_persistent)),
+                    read_ahead: o.read_ahead.map_or(0, i32::from),
                     ..d
                 };
                 self.handles.map.insert(
@@ -236,6 +233,7 @@ impl<S: Stream> Conv<S> {
     }
 
     async fn close(&mut self, hobj: u32) -> u32 {
+        self.consumers.forget(hobj);
         match self.handles.map.remove(&hobj) {
             Some(Obj::Session { .. }) => rc_of(&self.serve(Request::Close { hobj }).await),
             Some(_) => 0,
@@ -438,7 +436,7 @@ fn put_back(m: &mut Mqmd, md: &sealmq_mqi::Md) {
 }
 
 /// The reason of a response (0 for anything but an error).
-fn rc_of(r: &Response) -> u32 {
+pub(super) fn rc_of(r: &Response) -> u32 {
     match r {
         Response::Err { reason, .. } => *reason,
         _ => 0,

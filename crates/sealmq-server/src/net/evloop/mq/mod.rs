@@ -8,6 +8,7 @@
 //! MAXMSGL, conversations against SHARECNV; a segment that breaks the protocol closes the
 //! socket, logged with the peer's address.
 
+mod consume;
 mod conv;
 mod flows;
 mod handles;

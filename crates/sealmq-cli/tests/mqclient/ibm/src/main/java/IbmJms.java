@@ -7,6 +7,9 @@
 //     sessions QUEUE N        N sessions on one connection, each sends one and receives it
 //     request QUEUE           a request with a temporary reply queue, then waits for the reply
 //     transacted QUEUE        a transacted session: one send rolled back, one committed
+//     listen QUEUE N IDLEMS MODE  a MessageListener until N messages came or none for IDLEMS:
+//                             MODE auto (AUTO_ACKNOWLEDGE), transacted (commits each), or
+//                             rollback (transacted; rolls back each message's first delivery)
 // USER "-" connects without a user and password. A JMSException prints {"error": reason}.
 import com.ibm.mq.jms.MQConnectionFactory;
 import com.ibm.msg.client.wmq.WMQConstants;
@@ -45,7 +48,8 @@ public class IbmJms {
     }
 
     static void run(Connection c, String cmd, String[] a) throws Exception {
-        Session s = c.createSession(cmd.equals("transacted"), cmd.equals("transacted") ? Session.SESSION_TRANSACTED : Session.AUTO_ACKNOWLEDGE);
+        boolean tx = cmd.equals("transacted") || (cmd.equals("listen") && !a[3].equals("auto"));
+        Session s = c.createSession(tx, tx ? Session.SESSION_TRANSACTED : Session.AUTO_ACKNOWLEDGE);
         Queue q = s.createQueue(a[0]);
         switch (cmd) {
             case "send": {
@@ -122,8 +126,46 @@ public class IbmJms {
                 System.out.println(new JSONObject().put("transacted", true));
                 break;
             }
+            case "listen": {
+                listen(c, s, q, Integer.parseInt(a[1]), Long.parseLong(a[2]), a[3]);
+                break;
+            }
             default:
                 throw new IllegalArgumentException("unknown command " + cmd);
         }
+    }
+
+    /** A MessageListener on a stopped connection, started once it is set (as JMS requires). */
+    static void listen(Connection c, Session s, Queue q, int n, long idle, String mode) throws Exception {
+        c.stop();
+        final java.util.Set<String> distinct = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        final java.util.concurrent.atomic.AtomicInteger got = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.atomic.AtomicInteger redelivered = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.atomic.AtomicLong last = new java.util.concurrent.atomic.AtomicLong(System.currentTimeMillis());
+        final java.util.concurrent.atomic.AtomicReference<String> failed = new java.util.concurrent.atomic.AtomicReference<>();
+        MessageConsumer r = s.createConsumer(q);
+        r.setMessageListener(m -> {
+            try {
+                got.incrementAndGet();
+                if (m.getJMSRedelivered()) redelivered.incrementAndGet();
+                if (mode.equals("rollback") && !m.getJMSRedelivered()) {
+                    s.rollback();
+                } else {
+                    distinct.add(((TextMessage) m).getText());
+                    if (!mode.equals("auto")) s.commit();
+                }
+                last.set(System.currentTimeMillis());
+            } catch (JMSException e) {
+                failed.set(e.toString());
+            }
+        });
+        long began = System.currentTimeMillis();
+        c.start();
+        while (distinct.size() < n && System.currentTimeMillis() - last.get() < idle) Thread.sleep(20);
+        long ms = System.currentTimeMillis() - began;
+        r.close();
+        System.out.println(new JSONObject().put("received", got.get()).put("distinct", distinct.size())
+            .put("redelivered", redelivered.get()).put("ms", ms)
+            .put("failed", failed.get() == null ? JSONObject.NULL : failed.get()));
     }
 }
