@@ -84,7 +84,8 @@ fn setup(h: &Home, qm: &str) -> u16 {
          SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT,INQ)\n\
          SET AUTHREC PROFILE('APP.*') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET,BROWSE,INQ)\n\
          SET AUTHREC PROFILE('SYSTEM.DEFAULT.MODEL.QUEUE') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET,BROWSE,INQ,DSP)\n\
-         SET AUTHREC PROFILE('AMQ.**') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET,BROWSE,INQ)\n",
+         SET AUTHREC PROFILE('AMQ.**') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET,BROWSE,INQ)\n\
+         SET AUTHREC PROFILE('SYSTEM.BASE.TOPIC') OBJTYPE(TOPIC) PRINCIPAL('app') AUTHADD(PUB,SUB,RESUME)\n",
     );
     port
 }
@@ -318,6 +319,43 @@ fn a_listener_rollback_redelivers_and_a_read_ahead_receive_takes_what_was_stream
     assert_eq!(texts, want, "in order, each once");
     assert_eq!(got.last().unwrap()["done"], true);
     assert_eq!(h.depth("QB", "APP.RA"), 0);
+}
+
+#[test]
+fn jms_topics_a_durable_subscription_gets_what_was_published_while_away_and_shared_ones_split() {
+    let h = Home::new();
+    let port = setup(&h, "QT");
+    let durable = |extra: &[&str]| {
+        let mut args = vec!["durable", "prices/eur", "away", "5", "300"];
+        args.extend_from_slice(extra);
+        ibm(port, NONE, &args)[0]["got"].clone()
+    };
+    // The durable subscription is made, then its subscriber goes away.
+    assert_eq!(durable(&[]), serde_json::json!([]));
+    assert_eq!(
+        ibm(port, NONE, &["publish", "prices/eur", "3"])[0]["published"],
+        3
+    );
+    let subs = h.mqsc("QT", "DISPLAY SUB(*)\n");
+    assert!(subs.contains("JMS:QT:sealmq-it:away"), "{subs}");
+    // Back, it gets what was published meanwhile, then unsubscribes.
+    assert_eq!(
+        durable(&["unsubscribe"]),
+        serde_json::json!(["pub 0", "pub 1", "pub 2"])
+    );
+    let subs = h.mqsc("QT", "DISPLAY SUB(*)\n");
+    assert!(!subs.contains("away"), "unsubscribed: {subs}");
+    // Two consumers of one shared subscription: each publication reaches one of them.
+    let o = &ibm(port, NONE, &["shared", "prices/gbp", "pool", "10", "300"])[0];
+    assert_eq!(
+        (o["got"].as_u64(), o["distinct"].as_u64()),
+        (Some(10), Some(10)),
+        "{o}"
+    );
+    assert!(
+        o["first"].as_u64() > Some(0) && o["second"].as_u64() > Some(0),
+        "{o}"
+    );
 }
 
 /// Reads until the queue manager closes the socket; `true` if it did within `limit`.

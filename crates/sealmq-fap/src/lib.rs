@@ -12,6 +12,7 @@
 //! - [`api`]: the API header of every MQI flow, and MQCONN.
 //! - [`md`], [`od`], [`opts`]: MQMD, MQOD (with MQOPEN's `FOPA`), MQPMO and MQGMO, and the
 //!   MQPUT, MQPUT1 and MQGET bodies.
+//! - [`sub`]: SPI SUBSCRIBE (MQSUB as the Java client sends it).
 //! - [`inq`]: MQINQ's selectors and answer; [`spi`]: the SPI QUERY and OPEN flows.
 //! - [`consume`]: asynchronous consume: NOTIFICATION, REQUEST_MSGS and ASYNC_MESSAGE.
 //! - [`rfh2`]: MQRFH2 and its folders, the properties of JMS messages.
@@ -32,6 +33,7 @@ pub mod opts;
 pub mod rfh2;
 pub mod sockact;
 pub mod spi;
+pub mod sub;
 pub mod tsh;
 
 /// Why bytes are not MQ's protocol: said to the error log, answered to the client as a

@@ -78,7 +78,10 @@ impl<S: Stream> Conv<S> {
             },
             seg::SPI => self.spi(&f, &body).await,
             seg::MQCLOSE => {
-                let rc = self.close(h.hobj).await;
+                let options = sealmq_fap::bytes::Fields::new(&body, order)
+                    .u32(0)
+                    .unwrap_or(0);
+                let rc = self.close(h.hobj, options).await;
                 self.reply(&f, rc, 0, body.get(..4).unwrap_or_default())
                     .await
             }
@@ -224,6 +227,7 @@ impl<S: Stream> Conv<S> {
                 }
                 Err(e) => self.protocol(&e.0),
             },
+            Ok(sealmq_fap::sub::VERB_SUBSCRIBE) => self.subscribe(f, body).await,
             Ok(_) => {
                 self.reply(f, ReasonCode::FunctionNotSupported.code(), 0, body)
                     .await
@@ -232,10 +236,23 @@ impl<S: Stream> Conv<S> {
         }
     }
 
-    async fn close(&mut self, hobj: u32) -> u32 {
+    async fn close(&mut self, hobj: u32, options: u32) -> u32 {
         self.consumers.forget(hobj);
         match self.handles.map.remove(&hobj) {
             Some(Obj::Session { .. }) => rc_of(&self.serve(Request::Close { hobj }).await),
+            Some(Obj::Sub {
+                name,
+                durable,
+                queue,
+            }) => {
+                tracing::debug!(
+                    conv = self.id,
+                    hobj,
+                    queue,
+                    "MQ client closes a subscription"
+                );
+                self.close_sub(name, durable, queue, options).await
+            }
             Some(_) => 0,
             None => ReasonCode::HobjError.code(),
         }
@@ -251,7 +268,7 @@ impl<S: Stream> Conv<S> {
             Some(Obj::Qmgr) => About::Qmgr,
             Some(Obj::Session { resolved }) => About::Queue(resolved),
             Some(Obj::PolicyQueue) => About::Queue(POLICY_QUEUE),
-            None => {
+            Some(Obj::Sub { .. } | Obj::Gone) | None => {
                 return self
                     .reply(f, ReasonCode::HobjError.code(), hobj, body)
                     .await;

@@ -1,6 +1,6 @@
 //! A conversation's object handles: the session's (queues and topics it opened, with the name
 //! each resolved to) and the front end's own (the queue manager opened to inquire, the policy
-//! queue IBM's AMS interceptor browses).
+//! queue IBM's AMS interceptor browses, subscriptions' handles).
 
 use std::collections::HashMap;
 
@@ -14,6 +14,15 @@ pub(super) enum Obj {
     /// A queue or topic the session opened: the name it resolved to.
     Session {
         resolved: String,
+    },
+    /// A subscription's queue closed with its subscription (MQCO_REMOVE_SUB): the client's
+    /// own MQCLOSE of it that follows is answered as done.
+    Gone,
+    /// A subscription (MQSUB's hSub): its name, and the handle of its queue.
+    Sub {
+        name: String,
+        durable: bool,
+        queue: u32,
     },
 }
 

@@ -14,6 +14,7 @@ mod flows;
 mod handles;
 mod inq;
 mod msg;
+mod sub;
 
 use super::Stream;
 use super::out::{Writer, within};

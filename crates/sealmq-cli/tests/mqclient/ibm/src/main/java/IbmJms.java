@@ -10,6 +10,11 @@
 //     listen QUEUE N IDLEMS MODE  a MessageListener until N messages came or none for IDLEMS:
 //                             MODE auto (AUTO_ACKNOWLEDGE), transacted (commits each), or
 //                             rollback (transacted; rolls back each message's first delivery)
+//     publish TOPIC N         N TextMessages "pub I" published on topic string TOPIC
+//     durable TOPIC NAME N WAITMS [unsubscribe]  the durable subscription NAME (client id
+//                             "sealmq-it"): up to N messages, then closed (or unsubscribed)
+//     shared TOPIC NAME N WAITMS  two consumers of the shared subscription NAME: N messages
+//                             between them
 // USER "-" connects without a user and password. A JMSException prints {"error": reason}.
 import com.ibm.mq.jms.MQConnectionFactory;
 import com.ibm.msg.client.wmq.WMQConstants;
@@ -19,6 +24,7 @@ import org.json.JSONObject;
 public class IbmJms {
     public static void main(String[] a) throws Exception {
         MQConnectionFactory cf = new MQConnectionFactory();
+        if (a.length > 4 && a[4].equals("durable")) cf.setClientID("sealmq-it");
         cf.setHostName("127.0.0.1");
         cf.setPort(Integer.parseInt(a[0]));
         cf.setChannel(a[1]);
@@ -50,6 +56,10 @@ public class IbmJms {
     static void run(Connection c, String cmd, String[] a) throws Exception {
         boolean tx = cmd.equals("transacted") || (cmd.equals("listen") && !a[3].equals("auto"));
         Session s = c.createSession(tx, tx ? Session.SESSION_TRANSACTED : Session.AUTO_ACKNOWLEDGE);
+        if (cmd.equals("publish") || cmd.equals("durable") || cmd.equals("shared")) {
+            topics(c, s, cmd, a);
+            return;
+        }
         Queue q = s.createQueue(a[0]);
         switch (cmd) {
             case "send": {
@@ -167,5 +177,55 @@ public class IbmJms {
         System.out.println(new JSONObject().put("received", got.get()).put("distinct", distinct.size())
             .put("redelivered", redelivered.get()).put("ms", ms)
             .put("failed", failed.get() == null ? JSONObject.NULL : failed.get()));
+    }
+
+    /** Publish and subscribe on topic string a[0]. */
+    static void topics(Connection c, Session s, String cmd, String[] a) throws Exception {
+        Topic t = s.createTopic(a[0]);
+        switch (cmd) {
+            case "publish": {
+                MessageProducer p = s.createProducer(t);
+                int n = Integer.parseInt(a[1]);
+                for (int i = 0; i < n; i++) p.send(s.createTextMessage("pub " + i));
+                System.out.println(new JSONObject().put("published", n));
+                break;
+            }
+            case "durable": {
+                MessageConsumer r = s.createDurableSubscriber(t, a[1]);
+                org.json.JSONArray got = new org.json.JSONArray();
+                for (int i = 0; i < Integer.parseInt(a[2]); i++) {
+                    Message m = r.receive(Long.parseLong(a[3]));
+                    if (m == null) break;
+                    got.put(((TextMessage) m).getText());
+                }
+                r.close();
+                if (a.length > 4 && a[4].equals("unsubscribe")) s.unsubscribe(a[1]);
+                System.out.println(new JSONObject().put("got", got));
+                break;
+            }
+            case "shared": {
+                Session s2 = c.createSession(false, Session.AUTO_ACKNOWLEDGE);
+                MessageConsumer r1 = s.createSharedConsumer(t, a[1]);
+                MessageConsumer r2 = s2.createSharedConsumer(t, a[1]);
+                Session pub = c.createSession(false, Session.AUTO_ACKNOWLEDGE);
+                int n = Integer.parseInt(a[2]);
+                MessageProducer p = pub.createProducer(t);
+                for (int i = 0; i < n; i++) p.send(pub.createTextMessage("shared " + i));
+                java.util.Set<String> seen = new java.util.HashSet<>();
+                int got = 0, first = 0, second = 0;
+                long wait = Long.parseLong(a[3]);
+                boolean more = true;
+                while (more) {
+                    more = false;
+                    Message m = r1.receive(wait);
+                    if (m != null) { got++; first++; seen.add(((TextMessage) m).getText()); more = true; }
+                    m = r2.receive(wait);
+                    if (m != null) { got++; second++; seen.add(((TextMessage) m).getText()); more = true; }
+                }
+                System.out.println(new JSONObject().put("got", got).put("distinct", seen.size())
+                    .put("first", first).put("second", second));
+                break;
+            }
+        }
     }
 }
