@@ -196,6 +196,12 @@ fn jms_sessions_share_one_socket_transactions_commit_and_roll_back_and_refusals_
         (e[0]["error"].as_u64(), e[0]["class"].as_str()),
         (Some(2035), Some("DetailedJMSSecurityException"))
     );
+    // A channel the queue manager does not have: 2540, told before the socket closes; a
+    // channel of another type: 2539 (as IBM MQ answers both).
+    let e = ibm_on(port, "NO.SUCH.SVRCONN", NONE, &["send", "APP.Q", "1"]);
+    assert_eq!(e[0]["error"].as_u64(), Some(2540));
+    let e = ibm_on(port, "SYSTEM.DEF.SENDER", NONE, &["send", "APP.Q", "1"]);
+    assert_eq!(e[0]["error"].as_u64(), Some(2539));
     // A channel CHLAUTH blocks (SYSTEM.*): 2035 too.
     let e = ibm_on(port, "SYSTEM.DEF.SVRCONN", NONE, &["send", "APP.Q", "1"]);
     assert_eq!(e[0]["error"].as_u64(), Some(2035));

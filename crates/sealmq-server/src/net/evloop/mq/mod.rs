@@ -97,7 +97,15 @@ enum End {
     Quiet,
     /// Not MQ's protocol, or a limit broken: logged.
     Refused(String),
+    /// Refused with a segment that tells the client why (STATUS_DATA), then logged.
+    Told(Vec<u8>, String),
 }
+
+/// STATUS_DATA's code for a channel the queue manager does not have (the client's 2540); the
+/// segment flagged ERROR and CLOSE_CHANNEL, as IBM's client reads a refusal.
+const STATUS_NO_CHANNEL: u32 = 1;
+/// ...and for a channel of another type.
+const STATUS_CHANNEL_WRONG_TYPE: u32 = 2;
 
 /// A socket the listener took whose first four bytes (`prefix`) were read as a segment
 /// header's id; `slot` is its MAXCHL place, `ended` notified to end it from outside.
@@ -114,19 +122,23 @@ pub(crate) struct Accepted<S> {
 pub(crate) async fn serve<S: Stream>(qm: Arc<QueueManager>, ctx: Ctx, a: Accepted<S>) {
     let Accepted {
         mut rd,
-        wr,
+        mut wr,
         prefix,
         peer,
         slot: _slot,
         ended,
     } = a;
     let first = read_segment(&mut rd, Some(prefix), INITIAL_MAX).await;
-    let sock = match first.and_then(|s| initial(&qm, &s, &peer, &ended, wr)) {
+    let (h, asked, def) = match first.and_then(|s| channel_asked(&qm, &s)) {
         Ok(x) => x,
         Err(End::Quiet) => return,
         Err(End::Refused(why)) => return refused(&ctx, &peer, &why),
+        Err(End::Told(segment, why)) => {
+            refused(&ctx, &peer, &why);
+            return tell_and_close(&mut rd, &mut wr, &segment).await;
+        }
     };
-    let (sock, answer) = sock;
+    let (sock, answer) = initial(&qm, h, &asked, &def, &peer, &ended, wr);
     if sock.w.write(&answer).await.is_err() {
         return;
     }
@@ -138,6 +150,24 @@ pub(crate) async fn serve<S: Stream>(qm: Arc<QueueManager>, ctx: Ctx, a: Accepte
     }
 }
 
+/// Sends the segment that says why the socket is refused, then lets the client read it: what
+/// it sends meanwhile is read and dropped until it closes, for [`HANDSHAKE`] at most.
+async fn tell_and_close<S: Stream>(
+    rd: &mut BufReader<ReadHalf<S>>,
+    wr: &mut WriteHalf<S>,
+    segment: &[u8],
+) {
+    use tokio::io::AsyncWriteExt;
+    let told = async {
+        wr.write_all(segment).await?;
+        wr.flush().await?;
+        let mut sink = [0u8; 1024];
+        while rd.read(&mut sink).await? > 0 {}
+        std::io::Result::Ok(())
+    };
+    let _ = tokio::time::timeout(HANDSHAKE, told).await;
+}
+
 fn refused(ctx: &Ctx, peer: &Peer, why: &str) {
     ctx.security.events.log(&format!(
         "MQ client connection from {} closed: {why}",
@@ -145,14 +175,12 @@ fn refused(ctx: &Ctx, peer: &Peer, why: &str) {
     ));
 }
 
-/// The initial data exchange: the client's `ID  ` read, the queue manager's answer made.
-fn initial<S: Stream>(
+/// The client's `ID  ` read and its channel looked up: a channel this queue manager does not
+/// have as a SVRCONN is told (STATUS_DATA), as MQ tells it.
+fn channel_asked(
     qm: &QueueManager,
     seg: &[u8],
-    peer: &Peer,
-    ended: &Arc<Notify>,
-    wr: WriteHalf<S>,
-) -> Result<(Socket<S>, Vec<u8>), End> {
+) -> Result<(Tsh, id::Asked, sealmq_engine::channels::ChannelDef), End> {
     let h = tsh::parse(seg).map_err(|e| End::Refused(e.0))?;
     if h.kind != Kind::Tsh || h.seg_type != seg::INITIAL_DATA {
         return Err(End::Refused(
@@ -161,14 +189,39 @@ fn initial<S: Stream>(
     }
     let asked = id::parse(&seg[h.header_len()..], h.order).map_err(|e| End::Refused(e.0))?;
     let channel = asked.channel.clone();
-    let def = qm
-        .channel(&channel)
-        .filter(|c| c.chltype == sealmq_engine::channels::ChlType::Svrconn)
-        .ok_or_else(|| {
-            End::Refused(format!(
-                "channel '{channel}' is not a SVRCONN channel of this queue manager (2540)"
-            ))
-        })?;
+    match qm.channel(&channel) {
+        Some(c) if c.chltype == sealmq_engine::channels::ChlType::Svrconn => Ok((h, asked, c)),
+        found => {
+            let (code, what) = match found {
+                None => (
+                    STATUS_NO_CHANNEL,
+                    "is not a channel of this queue manager (the client's 2540)",
+                ),
+                Some(_) => (
+                    STATUS_CHANNEL_WRONG_TYPE,
+                    "is not a SVRCONN channel (the client's 2539)",
+                ),
+            };
+            let mut t = Tsh::answer(Kind::Tsh, seg::STATUS_DATA, 0, 0, h.ccsid);
+            t.order = h.order;
+            t.flags1 |= flags::ERROR | flags::CLOSE_CHANNEL;
+            let told = t.frame(&sockact::status(code, h.order));
+            Err(End::Told(told, format!("channel '{channel}' {what}")))
+        }
+    }
+}
+
+/// The initial data exchange answered: what is granted, and the socket's writer.
+fn initial<S: Stream>(
+    qm: &QueueManager,
+    h: Tsh,
+    asked: &id::Asked,
+    def: &sealmq_engine::channels::ChannelDef,
+    peer: &Peer,
+    ended: &Arc<Notify>,
+    wr: WriteHalf<S>,
+) -> (Socket<S>, Vec<u8>) {
+    let channel = asked.channel.clone();
     let limits = Limits {
         max_transmission: MAX_TRANSMISSION,
         maxmsgl: def.max_msg_len.min(qm.qmgr().max_msg_len).max(1024),
@@ -178,14 +231,14 @@ fn initial<S: Stream>(
     let mut nonce = [0u8; 12];
     let _ = getrandom(&mut nonce);
     let name = qm.name();
-    let granted = Granted::negotiate(&asked, &name, &qmid(&name), limits, nonce);
-    let body = granted.encode(&asked, h.order);
+    let granted = Granted::negotiate(asked, &name, &qmid(&name), limits, nonce);
+    let body = granted.encode(asked, h.order);
     let mut answer = Tsh::answer(Kind::Tsh, seg::INITIAL_DATA, 0, 0, h.ccsid);
     answer.order = h.order;
     let frame = answer.frame(&body);
     let stall = Duration::from_secs(u64::from(granted.hbint.max(5)) * 2);
     let w = Writer::new(wr, stall, ended.clone());
-    Ok((
+    (
         Socket {
             w,
             order: h.order,
@@ -196,7 +249,7 @@ fn initial<S: Stream>(
             ended: ended.clone(),
         },
         frame,
-    ))
+    )
 }
 
 /// The queue manager's identifier as the MQ client sees it.
