@@ -5,6 +5,8 @@
 //! descriptor fields and properties checked one by one.
 
 mod common;
+#[path = "mqclient/tls.rs"]
+mod tls;
 
 use common::{Home, free_port, json_lines};
 use sealmq_client::Client;
@@ -51,9 +53,21 @@ fn ibm(port: u16, user: &[&str], args: &[&str]) -> Vec<serde_json::Value> {
 
 /// As [`ibm`], through `channel`.
 fn ibm_on(port: u16, channel: &str, user: &[&str], args: &[&str]) -> Vec<serde_json::Value> {
+    ibm_with(&[], port, channel, user, args)
+}
+
+/// As [`ibm_on`], with system properties for the JVM (`-Dname=value`: TLS stores, cipher).
+fn ibm_with(
+    jvm: &[String],
+    port: u16,
+    channel: &str,
+    user: &[&str],
+    args: &[&str],
+) -> Vec<serde_json::Value> {
     let mut cmd = Command::new("java");
     // FFDC reports of refused calls go to the test's own directory.
     cmd.current_dir(env!("CARGO_TARGET_TMPDIR"));
+    cmd.args(jvm);
     cmd.args([
         "-cp",
         &ibm_classpath(),

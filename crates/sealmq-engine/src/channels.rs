@@ -334,11 +334,14 @@ pub fn sslciph_allows(sslciph: &str, suite: &str) -> bool {
     }
 }
 
+/// A suite's name as MQ's CipherSpec and rustls's names both reduce to: MQ names TLS 1.2
+/// suites without `TLS_` and `_WITH` (`ECDHE_ECDSA_AES_256_GCM_SHA384` is rustls's
+/// `TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384`) and TLS 1.3 ones with `TLS_` (rustls: `TLS13_`).
 fn suite_name(s: &str) -> String {
     let u = s.to_ascii_uppercase();
     u.trim_start_matches("TLS13_")
         .trim_start_matches("TLS_")
-        .to_string()
+        .replacen("_WITH_", "_", 1)
 }
 
 /// What a channel definition asks of a connection's TLS (SVRCONN, and both ends of message
@@ -392,6 +395,19 @@ mod decode_tests {
             "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"
         ));
         assert!(ok("TLS_AES_128_GCM_SHA256", "TLS13_AES_128_GCM_SHA256"));
+        // MQ's CipherSpec names of TLS 1.2 suites.
+        assert!(ok(
+            "ECDHE_ECDSA_AES_256_GCM_SHA384",
+            "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"
+        ));
+        assert!(ok(
+            "ECDHE_RSA_CHACHA20_POLY1305_SHA256",
+            "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"
+        ));
+        assert!(!ok(
+            "ECDHE_ECDSA_AES_128_GCM_SHA256",
+            "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"
+        ));
         assert!(!ok("TLS_AES_128_GCM_SHA256", "TLS13_AES_256_GCM_SHA384"));
     }
 

@@ -29,6 +29,9 @@ public class IbmJms {
         cf.setPort(Integer.parseInt(a[0]));
         cf.setChannel(a[1]);
         cf.setTransportType(WMQConstants.WMQ_CM_CLIENT);
+        // TLS: the CipherSpec (a JSSE suite name; the key and trust stores come from the
+        // javax.net.ssl system properties).
+        if (System.getProperty("sealmq.cipher") != null) cf.setSSLCipherSuite(System.getProperty("sealmq.cipher"));
         Connection c = null;
         try {
             c = a[2].equals("-") ? cf.createConnection() : cf.createConnection(a[2], a[3]);
