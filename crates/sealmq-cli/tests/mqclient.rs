@@ -5,6 +5,8 @@
 //! descriptor fields and properties checked one by one.
 
 mod common;
+#[path = "mqclient/reconnect.rs"]
+mod reconnect;
 #[path = "mqclient/tls.rs"]
 mod tls;
 
@@ -216,6 +218,15 @@ fn jms_sessions_share_one_socket_transactions_commit_and_roll_back_and_refusals_
     assert_eq!(e[0]["error"].as_u64(), Some(2540));
     let e = ibm_on(port, "SYSTEM.DEF.SENDER", NONE, &["send", "APP.Q", "1"]);
     assert_eq!(e[0]["error"].as_u64(), Some(2539));
+    // MQCONN naming another queue manager: 2059.
+    let e = ibm_with(
+        &["-Dsealmq.qmgr=OTHER".into()],
+        port,
+        "APP.SVRCONN",
+        NONE,
+        &["send", "APP.Q", "1"],
+    );
+    assert_eq!(e[0]["error"].as_u64(), Some(2059));
     // A channel CHLAUTH blocks (SYSTEM.*): 2035 too.
     let e = ibm_on(port, "SYSTEM.DEF.SVRCONN", NONE, &["send", "APP.Q", "1"]);
     assert_eq!(e[0]["error"].as_u64(), Some(2035));

@@ -165,6 +165,15 @@ impl<S: Stream> Conv<S> {
                 .reply(&f, ReasonCode::AlreadyConnected.code(), 0, body)
                 .await;
         }
+        // Another queue manager's name (blank and `*`-prefixed names take this one, as MQ's
+        // client channel definitions allow): 2059, as MQ answers it.
+        let me = self.qm.name();
+        if !conn.qmgr.is_empty() && !conn.qmgr.starts_with('*') && conn.qmgr != me {
+            tracing::info!(peer = %self.sock.peer.describe(), asked = %conn.qmgr, "MQCONN for another queue manager refused (2059)");
+            return self
+                .reply(&f, ReasonCode::QMgrNotAvailable.code(), 0, body)
+                .await;
+        }
         let (user, password) = match self.creds.take() {
             Some(c) => (c.user.clone(), sealmq_wire::Secret::new(&c.password)),
             // The client process's own user (USERID_DATA) is no authenticated user: without

@@ -15,6 +15,11 @@
 //                             "sealmq-it"): up to N messages, then closed (or unsubscribed)
 //     shared TOPIC NAME N WAITMS  two consumers of the shared subscription NAME: N messages
 //                             between them
+//     produce QUEUE BATCHES SIZE  a transacted producer with client reconnect: each batch of
+//                             SIZE messages "b<B>-<I>" committed; prints each batch's outcome
+//                             (committed, or rolledback: resent under a new batch id)
+// System properties: sealmq.cipher (TLS), sealmq.reconnect SECONDS (client reconnect),
+// sealmq.ccdt URL with sealmq.qmgr (a JSON CCDT instead of PORT and CHANNEL).
 // USER "-" connects without a user and password. A JMSException prints {"error": reason}.
 import com.ibm.mq.jms.MQConnectionFactory;
 import com.ibm.msg.client.wmq.WMQConstants;
@@ -25,10 +30,21 @@ public class IbmJms {
     public static void main(String[] a) throws Exception {
         MQConnectionFactory cf = new MQConnectionFactory();
         if (a.length > 4 && a[4].equals("durable")) cf.setClientID("sealmq-it");
-        cf.setHostName("127.0.0.1");
-        cf.setPort(Integer.parseInt(a[0]));
-        cf.setChannel(a[1]);
         cf.setTransportType(WMQConstants.WMQ_CM_CLIENT);
+        if (System.getProperty("sealmq.ccdt") != null) {
+            // A JSON CCDT names the channel and the addresses; PORT and CHANNEL are unused.
+            cf.setCCDTURL(new java.net.URL(System.getProperty("sealmq.ccdt")));
+            cf.setQueueManager(System.getProperty("sealmq.qmgr"));
+        } else {
+            cf.setHostName("127.0.0.1");
+            cf.setPort(Integer.parseInt(a[0]));
+            cf.setChannel(a[1]);
+            if (System.getProperty("sealmq.qmgr") != null) cf.setQueueManager(System.getProperty("sealmq.qmgr"));
+        }
+        if (System.getProperty("sealmq.reconnect") != null) {
+            cf.setClientReconnectOptions(WMQConstants.WMQ_CLIENT_RECONNECT);
+            cf.setClientReconnectTimeout(Integer.parseInt(System.getProperty("sealmq.reconnect")));
+        }
         // TLS: the CipherSpec (a JSSE suite name; the key and trust stores come from the
         // javax.net.ssl system properties).
         if (System.getProperty("sealmq.cipher") != null) cf.setSSLCipherSuite(System.getProperty("sealmq.cipher"));
@@ -57,7 +73,7 @@ public class IbmJms {
     }
 
     static void run(Connection c, String cmd, String[] a) throws Exception {
-        boolean tx = cmd.equals("transacted") || (cmd.equals("listen") && !a[3].equals("auto"));
+        boolean tx = cmd.equals("transacted") || cmd.equals("produce") || (cmd.equals("listen") && !a[3].equals("auto"));
         Session s = c.createSession(tx, tx ? Session.SESSION_TRANSACTED : Session.AUTO_ACKNOWLEDGE);
         if (cmd.equals("publish") || cmd.equals("durable") || cmd.equals("shared")) {
             topics(c, s, cmd, a);
@@ -137,6 +153,10 @@ public class IbmJms {
                 p.send(s.createTextMessage("committed"));
                 s.commit();
                 System.out.println(new JSONObject().put("transacted", true));
+                break;
+            }
+            case "produce": {
+                produce(s, q, Integer.parseInt(a[1]), Integer.parseInt(a[2]));
                 break;
             }
             case "listen": {
@@ -230,5 +250,26 @@ public class IbmJms {
                 break;
             }
         }
+    }
+
+    /** Batches committed one by one; a batch whose commit fails is resent under a new id. */
+    static void produce(Session s, Queue q, int batches, int size) throws Exception {
+        MessageProducer p = s.createProducer(q);
+        int id = 0;
+        for (int b = 0; b < batches; b++) {
+            while (true) {
+                id++;
+                try {
+                    for (int i = 0; i < size; i++) p.send(s.createTextMessage("b" + id + "-" + i));
+                    s.commit();
+                    System.out.println(new JSONObject().put("batch", id).put("outcome", "committed"));
+                    break;
+                } catch (JMSException e) {
+                    System.out.println(new JSONObject().put("batch", id).put("outcome", "rolledback").put("reason", reason(e)));
+                    try { s.rollback(); } catch (JMSException ignored) { }
+                }
+            }
+        }
+        System.out.println(new JSONObject().put("done", true));
     }
 }
