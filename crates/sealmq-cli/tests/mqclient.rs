@@ -9,6 +9,8 @@ mod common;
 mod reconnect;
 #[path = "mqclient/tls.rs"]
 mod tls;
+#[path = "mqclient/wire.rs"]
+mod wire;
 
 use common::{Home, free_port, json_lines};
 use sealmq_client::Client;
