@@ -65,6 +65,9 @@ enum Kind {
     /// The Unix socket, attacked by another local user the administrator let in
     /// (`create --group`): `nobody`, as a member of `nogroup`.
     Unix,
+    /// MQ's client protocol on the TCP listener (issue 44): IBM's JMS client is the
+    /// legitimate one, raw MQ segments the wrong logins.
+    MqClient,
 }
 
 /// The local user of the Unix kind's attacks and legitimate application.
@@ -108,7 +111,7 @@ impl Target {
             h.app_identity(QM, &h.dir.path().join("app"), "CN=app,O=Example");
         }
         let extra: Vec<&str> = match kind {
-            Kind::Native => vec!["--listen", &listen],
+            Kind::Native | Kind::MqClient => vec!["--listen", &listen],
             Kind::NativeTls => vec!["--tls", "--listen", &listen],
             Kind::Amqp | Kind::AmqpTls => vec![],
             Kind::Rest => vec![
@@ -125,7 +128,7 @@ impl Target {
         start_with_fd_limit(&h, QM, 1024, &extra);
         h.mqsc(QM, USERS);
         let addr = match kind {
-            Kind::Native => {
+            Kind::Native | Kind::MqClient => {
                 h.mqsc(
                     QM,
                     "DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN)\n\
@@ -294,6 +297,19 @@ impl Target {
                     .then_some(())
                     .ok_or(format!("{status}: {body}"))
             }
+            Kind::MqClient => {
+                let o = std::process::Command::new("java")
+                    .current_dir(env!("CARGO_TARGET_TMPDIR"))
+                    .args(["-cp", &common::ibm_classpath(), "IbmJms"])
+                    .args([&self.port().to_string(), "APP.SVRCONN", "app", APP_PW])
+                    .args(["send", "APP.Q", "1"])
+                    .output()
+                    .map_err(|e| e.to_string())?;
+                let out = String::from_utf8_lossy(&o.stdout);
+                (o.status.success() && out.contains("\"sent\":1"))
+                    .then_some(())
+                    .ok_or_else(|| format!("{out}{}", String::from_utf8_lossy(&o.stderr)))
+            }
             Kind::Unix => {
                 use std::os::unix::process::CommandExt;
                 let o = self
@@ -356,6 +372,8 @@ impl Target {
                 b"SMQ\x01\x00\x00\x10\x00hello, the rest never comes".to_vec()
             }
             Kind::Amqp => b"AMQP\x03\x01\x00\x00\x00\x00\x00\x30\x02\x01\x00\x00".to_vec(),
+            // An initial-data segment's header claiming 268 bytes, then the ID's start.
+            Kind::MqClient => b"TSH \x00\x00\x01\x0c\x01\x01\x30\x00\0\0\0\0\0\0\0\0\0\0\x01\x11\x03\x33\0\0ID  \x11".to_vec(),
             // The start of a TLS ClientHello record: a half-open handshake.
             Kind::Rest | Kind::NativeTls | Kind::AmqpTls => {
                 b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 and so on".to_vec()
@@ -565,7 +583,7 @@ fn battery(kind: Kind) {
         attacks.push(("body-trickle", body_trickle));
         attacks.push(("sessions", sessions));
     }
-    if matches!(kind, Kind::Native | Kind::Rest) {
+    if matches!(kind, Kind::Native | Kind::Rest | Kind::MqClient) {
         attacks.push(("wrong-login", wrong_login));
     }
     for (name, attack) in attacks {
@@ -610,6 +628,11 @@ fn battery_amqp_tls() {
 #[test]
 fn battery_rest_and_console() {
     battery(Kind::Rest);
+}
+
+#[test]
+fn battery_mq_client_protocol() {
+    battery(Kind::MqClient);
 }
 
 #[test]
