@@ -5,6 +5,8 @@
 //! descriptor fields and properties checked one by one.
 
 mod common;
+#[path = "mqclient/hostile.rs"]
+mod hostile;
 #[path = "mqclient/reconnect.rs"]
 mod reconnect;
 #[path = "mqclient/tls.rs"]

@@ -112,7 +112,7 @@ pub fn wrong_login(t: &Target, stop: &AtomicBool, done: &AtomicU64) {
                                 continue;
                             };
                             let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
-                            let _ = mq_login(&mut s, "APP.SVRCONN", "mqadmin", &pw);
+                            let _ = common::mqraw::login(&mut s, "APP.SVRCONN", "mqadmin", &pw);
                         }
                         Kind::Rest => {
                             let ip = attacker(th);
@@ -279,84 +279,4 @@ pub fn sessions(t: &Target, stop: &AtomicBool, done: &AtomicU64) {
     }
     let (status, body) = curl(&["-b", &jar], &url);
     assert_eq!(status, 200, "the administrator's session outlived: {body}");
-}
-
-/// An MQ client's login as IBM's Java client makes it (docs/fap.md): the initial data, the
-/// user and password (CAUT), MQCONN; the MQCONN's reason, `None` if the exchange broke off.
-pub fn mq_login(s: &mut TcpStream, channel: &str, user: &str, pw: &str) -> Option<u32> {
-    use sealmq_fap::bytes::{Order, Out};
-    use sealmq_fap::tsh::{Kind as T, Tsh, seg};
-    let frame = |kind, seg_type, conv, req, body: &[u8]| {
-        Tsh::answer(kind, seg_type, conv, req, 819).frame(body)
-    };
-    let mut id = Out::new(Order::Big);
-    id.raw(b"ID  ")
-        .raw(&[17, 0x26, 0, 0, 0, 0, 0, 0])
-        .u32(32748)
-        .u32(104_857_600)
-        .u32(0)
-        .name(channel, 20)
-        .raw(&[0x51, 0])
-        .u16(819)
-        .name("", 48)
-        .u32(1)
-        .u16(138)
-        .raw(&[0, 0, 0, 0xff, 0])
-        .raw(&[0xff; 15])
-        .raw(&[0; 6])
-        .u32(999_999_999)
-        .raw(&[0x28, 0, 0, 0])
-        .u32(7458)
-        .u32(1)
-        .u32(1)
-        .name("MQJM09040400", 12)
-        .name("CANNED_DATA", 48)
-        .raw(&[0, 1, 0, 0])
-        .raw(&[0xff; 16])
-        .raw(&[0; 12]);
-    s.write_all(&frame(T::Tsh, seg::INITIAL_DATA, 0, 0, &id.buf))
-        .ok()?;
-    read_segment(s)?;
-    let (u, p) = (user.len() as u32, pw.len() as u32);
-    let mut caut = Out::new(Order::Big);
-    caut.raw(b"CAUT")
-        .u32(1)
-        .u32(u)
-        .u32(p)
-        .u32(u)
-        .u32(p)
-        .u32(0)
-        .u32(0);
-    caut.raw(user.as_bytes()).raw(pw.as_bytes());
-    s.write_all(&frame(T::Multiplexed, seg::CONAUTH_INFO, 1, 1, &caut.buf))
-        .ok()?;
-    read_segment(s)?;
-    let mut conn = Out::new(Order::Big);
-    conn.u32(36 + 16 + 120).u32(0).u32(0).u32(0);
-    conn.name("", 48)
-        .name("battery", 28)
-        .i32(28)
-        .raw(&[0; 32])
-        .u32(0)
-        .u32(0);
-    s.write_all(&frame(T::Multiplexed, seg::MQCONN, 1, 2, &conn.buf))
-        .ok()?;
-    let reply = read_segment(s)?;
-    let rc = reply.get(36 + 8..36 + 12)?;
-    Some(u32::from_be_bytes(rc.try_into().ok()?))
-}
-
-/// One segment: its header's id and length, then the rest.
-fn read_segment(s: &mut TcpStream) -> Option<Vec<u8>> {
-    use std::io::Read;
-    let mut head = [0u8; 8];
-    s.read_exact(&mut head).ok()?;
-    let len = u32::from_be_bytes(head[4..8].try_into().ok()?) as usize;
-    if !(8..=1 << 20).contains(&len) {
-        return None;
-    }
-    let mut seg = head.to_vec();
-    seg.resize(len, 0);
-    s.read_exact(&mut seg[8..]).ok()?;
-    Some(seg)
 }

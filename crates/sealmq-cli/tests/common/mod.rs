@@ -4,6 +4,8 @@
 
 #![allow(dead_code, unused_imports)] // not every test binary uses every fixture
 
+pub mod mqraw;
+
 pub use sealmq_testkit::cli::*;
 pub use sealmq_testkit::procs::*;
 pub use sealmq_testkit::{connect_from, free_port, wait_every, wait_for};

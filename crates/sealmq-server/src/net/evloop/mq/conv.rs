@@ -72,7 +72,8 @@ impl<S: Stream> Conv<S> {
             };
             let go_on = match next {
                 Next::Flow(Some(f)) => self.flow(f).await,
-                Next::Flow(None) => false,
+                // The socket ended, or the conversation did (END_CONV).
+                Next::Flow(None) => break,
                 Next::Pushed(Some((bytes, room))) => {
                     let ok = self.pushed(bytes).await;
                     if let Some(rx) = self.consumers.rx() {
@@ -86,6 +87,9 @@ impl<S: Stream> Conv<S> {
                 }
             };
             if !go_on {
+                // A conversation that broke the protocol (logged) or cannot write ends its
+                // socket, as MQ ends the channel instance: the client learns it at once.
+                self.sock.ended.notify_waiters();
                 break;
             }
         }
