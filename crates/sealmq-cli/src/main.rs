@@ -69,7 +69,7 @@ enum Command {
     /// Subscribe to a topic string (QM TOPICSTR, `#` and `+` wildcards) and print what is
     /// published.
     Sub(pubsub_cmd::SubArgs),
-    /// Run a benchmark scenario (local-rr, put1, mover-rr, stream, partner, deep, drain, amqp, ha, connections, servers, fanout).
+    /// Run a benchmark scenario (local-rr, put1, mover-rr, stream, partner, deep, drain, amqp, jms, ha, connections, servers, fanout).
     Bench(bench::BenchArgs),
     /// Identities and trust for applications and queue managers.
     #[command(subcommand)]

@@ -361,6 +361,10 @@ fn jms_topics_a_durable_subscription_gets_what_was_published_while_away_and_shar
         o["first"].as_u64() > Some(0) && o["second"].as_u64() > Some(0),
         "{o}"
     );
+    assert_eq!(
+        o["after"], 3,
+        "one consumer's close leaves the subscription to the other: {o}"
+    );
 }
 
 /// Reads until the queue manager closes the socket; `true` if it did within `limit`.

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// local-rr, put1, mover-rr, stream, partner, deep, drain, amqp, ha, connections, fanout or
-    /// servers.
+    /// local-rr, put1, mover-rr, stream, partner, deep, drain, amqp, jms, ha, connections,
+    /// fanout or servers.
     pub scenario: String,
     /// Use this existing, running queue manager instead of a throw-away one.
     #[arg(long)]
@@ -113,6 +113,10 @@ pub struct BenchArgs {
     /// of one get request per message.
     #[arg(long)]
     pub consume: bool,
+    /// jms: producer counts to run, comma-separated (each count: that many producers, and as
+    /// many requesters and responders).
+    #[arg(long, default_value = "1,16")]
+    pub producers: String,
     /// connections: idle client connections held beside the busy pairs.
     #[arg(long, default_value_t = 10_000)]
     pub connections: usize,

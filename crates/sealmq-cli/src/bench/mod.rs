@@ -24,6 +24,7 @@ mod deep;
 mod drain;
 mod fanout;
 mod ha;
+mod jms;
 mod local;
 mod net;
 mod servers;
@@ -44,7 +45,10 @@ pub fn run(a: BenchArgs) -> CliResult {
     if a.scenario == "servers" {
         return servers::run(&a);
     }
-    if matches!(a.scenario.as_str(), "deep" | "drain" | "amqp" | "fanout") {
+    if matches!(
+        a.scenario.as_str(),
+        "deep" | "drain" | "amqp" | "fanout" | "jms"
+    ) {
         let qm = common::prepare(&a)?;
         let r = if a.scenario == "fanout" {
             fanout::run(&a, &qm.dir, &qm.pid)
@@ -52,6 +56,8 @@ pub fn run(a: BenchArgs) -> CliResult {
             deep::run(&a, &qm.dir, &qm.pid)
         } else if a.scenario == "amqp" {
             amqp::run(&a, &qm.dir)
+        } else if a.scenario == "jms" {
+            jms::run(&a, &qm.dir)
         } else {
             drain::run(&a, &qm.dir, &qm.pid)
         };

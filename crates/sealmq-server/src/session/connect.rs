@@ -23,11 +23,18 @@ impl Session {
     /// drops). May wait for the log: on the blocking pool.
     pub(crate) fn end(mut self) {
         drop(std::mem::take(&mut self.consumers));
-        for (_, h) in self.handles.drain() {
+        let mut queues = std::collections::HashMap::new();
+        for (k, h) in self.handles.drain() {
             let _ = self.conn.close(&h);
+            queues.insert(k, h.name.clone());
         }
-        for (_, n) in std::mem::take(&mut self.nondurable) {
-            let _ = self.qm.delete_sub(&n);
+        for (k, n) in std::mem::take(&mut self.nondurable) {
+            let shared = queues
+                .get(&k)
+                .is_some_and(|q| super::shared_still(&self.qm, q));
+            if !shared {
+                let _ = self.qm.delete_sub(&n);
+            }
         }
         if let Some(a) = self.acct.take() {
             a.finish();

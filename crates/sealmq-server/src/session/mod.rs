@@ -262,3 +262,9 @@ pub(crate) fn no_handle(h: u32) -> Response {
         detail: format!("object handle {h} is not open"),
     }
 }
+
+/// Whether a non-durable subscription's queue is still open for input elsewhere once this
+/// connection closed its handle: a shared subscription's other consumers.
+fn shared_still(qm: &sealmq_engine::QueueManager, queue: &str) -> bool {
+    qm.queue_status(queue).is_ok_and(|s| s.input_opens > 0)
+}

@@ -144,6 +144,11 @@ impl Session {
         if ended.is_empty() {
             return r;
         }
+        // A shared subscription (JMS 2.0) another connection still consumes from stays: the
+        // last consumer's close ends it.
+        if super::shared_still(&self.qm, &h.name) {
+            return r;
+        }
         // Deleting the subscription is a durable record: on the pool.
         let qm = self.qm.clone();
         let deleted = self.on_pool(move || {

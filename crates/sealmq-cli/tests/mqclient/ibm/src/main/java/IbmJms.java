@@ -14,7 +14,7 @@
 //     durable TOPIC NAME N WAITMS [unsubscribe]  the durable subscription NAME (client id
 //                             "sealmq-it"): up to N messages, then closed (or unsubscribed)
 //     shared TOPIC NAME N WAITMS  two consumers of the shared subscription NAME: N messages
-//                             between them
+//                             between them; then the first closes and the second gets 3 more
 //     produce QUEUE BATCHES SIZE  a transacted producer with client reconnect: each batch of
 //                             SIZE messages "b<B>-<I>" committed; prints each batch's outcome
 //                             (committed, or rolledback: resent under a new batch id)
@@ -245,8 +245,13 @@ public class IbmJms {
                     m = r2.receive(wait);
                     if (m != null) { got++; second++; seen.add(((TextMessage) m).getText()); more = true; }
                 }
+                // The first consumer goes: the subscription stays for the second.
+                r1.close();
+                for (int i = 0; i < 3; i++) p.send(pub.createTextMessage("after " + i));
+                int after = 0;
+                while (r2.receive(wait * 3) != null) after++;
                 System.out.println(new JSONObject().put("got", got).put("distinct", seen.size())
-                    .put("first", first).put("second", second));
+                    .put("first", first).put("second", second).put("after", after));
                 break;
             }
         }
