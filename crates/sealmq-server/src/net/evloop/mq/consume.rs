@@ -10,107 +10,22 @@
 //! durable) before it is sent.
 
 use super::super::Stream;
+use super::consumers::Consumer;
 use super::conv::Conv;
 use super::handles::Obj;
-use super::{Flow, msg};
-use crate::consume::pushchan::PushRx;
+use super::{Flow, msg, rc_of};
 use sealmq_fap::bytes::Order;
 use sealmq_fap::consume::{AsyncMessage, Notification, RequestMsgs, notify, rqst};
 use sealmq_fap::opts::gmo;
 use sealmq_fap::tsh::{Kind, flags, seg};
 use sealmq_types::ReasonCode;
-use sealmq_types::sync::lock;
 use sealmq_wire::{ConsumeReq, Delivery, Request, Response, consume::mode};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 
 /// CONN_STATE's value for a started connection (0: stopped).
 const CONN_STARTED: u32 = 2;
 
 /// The largest pushed frame read back (a message at MAXMSGL and its descriptor).
 const MAX_PUSHED: usize = 512 << 20;
-
-/// Where the session's push channel is left by its maker (`Conv::connect`).
-pub(super) type PushSlot = Arc<Mutex<Option<PushRx>>>;
-
-/// One handle's consumer.
-struct Consumer {
-    /// The session's name for it (a handle's consumer may be stopped and started again, its
-    /// old batches still to settle).
-    tag: u32,
-    /// The REQUEST_MSGS this consumer answers (its request id).
-    req: u32,
-    gmo_options: u32,
-    md_version: u32,
-    selection_index: u16,
-    /// Messages of this handle sent.
-    sent: u32,
-    /// Bytes the client's last REQUEST_MSGS still lets be sent: one more message is credited
-    /// while this is above zero (1, as the Java client asks without read-ahead: one message
-    /// per request).
-    allowance: i64,
-    /// The pusher found nothing for this consumer since its last message.
-    empty: bool,
-    /// A REQUEST_MSGS that must be answered now (CHECK): answered by the next message, or
-    /// by MQRC_NO_MSG_AVAILABLE once the pusher finds none.
-    check: Option<u32>,
-    /// The pusher's deliveries of the batch it is pushing.
-    batch: Vec<Delivery>,
-    resolved: String,
-}
-
-/// A conversation's consumers.
-#[derive(Default)]
-pub(super) struct Consumers {
-    by_hobj: HashMap<u32, Consumer>,
-    pub(super) slot: PushSlot,
-    rx: Option<PushRx>,
-    /// Messages of the conversation sent.
-    global: u32,
-    last_tag: u32,
-    /// Batches sent under syncpoint, settled by MQCMIT or MQBACK: (tag, batch).
-    held: Vec<(u32, u32)>,
-}
-
-impl Consumers {
-    /// The session's pushes, once its first consumer started.
-    pub(super) fn rx(&mut self) -> Option<&mut PushRx> {
-        if self.rx.is_none() {
-            self.rx = lock(&self.slot).take();
-        }
-        self.rx.as_mut()
-    }
-
-    /// The channel ended (the session's consumers are all gone).
-    pub(super) fn rx_ended(&mut self) {
-        self.rx = None;
-    }
-
-    pub(super) fn forget(&mut self, hobj: u32) {
-        self.by_hobj.remove(&hobj);
-    }
-
-    /// The handle of consumer `tag`.
-    fn hobj_of(&self, tag: u32) -> Option<u32> {
-        self.by_hobj
-            .iter()
-            .find(|(_, c)| c.tag == tag)
-            .map(|(h, _)| *h)
-    }
-
-    /// Batches held for MQCMIT or MQBACK, taken.
-    pub(super) fn take_held(&mut self) -> Vec<(u32, u32)> {
-        std::mem::take(&mut self.held)
-    }
-}
-
-/// Waits for the session's next pushes; never, when no consumer has started.
-pub(super) async fn next_push(rx: Option<&mut PushRx>) -> Option<(Vec<u8>, u32)> {
-    match rx {
-        Some(rx) => rx.recv().await,
-        None => std::future::pending().await,
-    }
-}
 
 impl<S: Stream> Conv<S> {
     /// A NOTIFICATION of the client: the connection started or stopped (MQCTL), a consumer's
@@ -487,7 +402,7 @@ impl<S: Stream> Conv<S> {
         } else {
             Request::Backout
         };
-        let mut rc = super::flows::rc_of(&self.serve(own).await);
+        let mut rc = rc_of(&self.serve(own).await);
         for (tag, batch) in self.consumers.take_held() {
             let r = self.serve(Request::Settle { tag, batch, commit }).await;
             if let Response::Settled { reason, .. } | Response::Err { reason, .. } = r

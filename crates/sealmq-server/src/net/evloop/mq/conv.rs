@@ -3,7 +3,7 @@
 //! then its MQI flows served one at a time through its `Session` (`flows.rs`).
 
 use super::super::Stream;
-use super::consume::{Consumers, next_push};
+use super::consumers::{Consumers, next_push};
 use super::handles::Handles;
 use super::{Flow, Socket};
 use crate::Ctx;

@@ -8,7 +8,7 @@ use super::super::Stream;
 use super::conv::Conv;
 use super::handles::Obj;
 use super::inq::{self, About, Answer};
-use super::{Flow, msg};
+use super::{Flow, msg, rc_of};
 use crate::session::{Client, Flow as Served};
 use sealmq_fap::md::Mqmd;
 use sealmq_fap::od::{self, Defaults, Od, objtype, oo};
@@ -450,12 +450,4 @@ fn put_back(m: &mut Mqmd, md: &sealmq_mqi::Md) {
     let (d, t) = msg::put_date_time(md.put_time_ms);
     m.put_date = d;
     m.put_time = t;
-}
-
-/// The reason of a response (0 for anything but an error).
-pub(super) fn rc_of(r: &Response) -> u32 {
-    match r {
-        Response::Err { reason, .. } => *reason,
-        _ => 0,
-    }
 }

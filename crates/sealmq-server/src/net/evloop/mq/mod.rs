@@ -9,6 +9,7 @@
 //! socket, logged with the peer's address.
 
 mod consume;
+mod consumers;
 mod conv;
 mod flows;
 mod handles;
@@ -512,5 +513,13 @@ impl<R: AsyncRead + Unpin> FillReady for BufReader<R> {
     async fn fill_buf_ready(&mut self) -> bool {
         use tokio::io::AsyncBufReadExt;
         matches!(self.fill_buf().await, Ok(b) if !b.is_empty())
+    }
+}
+
+/// The reason of a response (0 for anything but an error).
+pub(super) fn rc_of(r: &sealmq_wire::Response) -> u32 {
+    match r {
+        sealmq_wire::Response::Err { reason, .. } => *reason,
+        _ => 0,
     }
 }

@@ -6,7 +6,7 @@
 use super::super::Stream;
 use super::conv::Conv;
 use super::handles::Obj;
-use super::{Flow, flows::rc_of};
+use super::{Flow, rc_of};
 use sealmq_fap::sub::{self, Subscribe, so};
 use sealmq_types::ReasonCode;
 use sealmq_wire::{Request, Response};
