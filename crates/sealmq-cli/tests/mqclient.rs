@@ -255,6 +255,82 @@ fn jms_request_reply_over_a_temporary_queue_with_a_sealmq_responder() {
     );
 }
 
+#[test]
+fn jms_bytes_map_and_stream_messages_keep_their_types_through_sealmq() {
+    let h = Home::new();
+    let port = setup(&h, "QM");
+    assert_eq!(ibm(port, NONE, &["types", "APP.Q"])[0]["sent"], 4);
+    // Stored as IBM MQ stores them: the JMS body type in mcd.Msd, a map or stream as XML.
+    let mut c = Client::connect_local(&h.qm_dir("QM"), "check").unwrap();
+    let (q, _) = c
+        .open(
+            "APP.Q",
+            OpenOptions {
+                browse: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let mut stored = Vec::new();
+    for i in 0..4 {
+        let g = c
+            .get(
+                q,
+                &GetOptions {
+                    browse: if i == 0 {
+                        sealmq_engine::mqi::Browse::First
+                    } else {
+                        sealmq_engine::mqi::Browse::Next
+                    },
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        let msd = match g.md.property("mcd.Msd") {
+            Some(PropValue::String(s)) => s.clone(),
+            other => panic!("mcd.Msd: {other:?}"),
+        };
+        stored.push((msd, g.md.format.clone(), g.payload));
+    }
+    assert_eq!(
+        (stored[0].0.as_str(), stored[0].1.as_str()),
+        ("jms_bytes", "")
+    );
+    assert_eq!(stored[0].2, b"raw\0\x01");
+    assert_eq!(stored[1].0, "jms_map");
+    let map = String::from_utf8_lossy(&stored[1].2);
+    assert!(
+        map.starts_with("<map>") && map.contains(r#"<elt name="b">two</elt>"#),
+        "{map}"
+    );
+    assert_eq!(stored[2].0, "jms_stream");
+    assert_eq!(stored[3].0, "jms_text");
+    // Read back by IBM's client as the same JMS types with the same contents.
+    let got = ibm(port, NONE, &["receive", "APP.Q", "4", "1000"]);
+    let types: Vec<&str> = got.iter().filter_map(|m| m["type"].as_str()).collect();
+    assert_eq!(
+        types,
+        [
+            "JMSBytesMessage",
+            "JMSMapMessage",
+            "JMSStreamMessage",
+            "JMSTextMessage"
+        ]
+    );
+    assert_eq!(got[0]["bytes"], "raw\u{0}\u{1}");
+    assert_eq!(
+        got[1]["map"],
+        serde_json::json!({"a": 1, "b": "two", "c": 3.5})
+    );
+    assert_eq!(got[2]["stream"], serde_json::json!([1, "two", true]));
+    // A sealmq application's message of bytes (no format) reads as a BytesMessage.
+    let (o, _) = c.open("APP.Q", OpenOptions::output()).unwrap();
+    c.put(o, &mut Md::default(), b"\x00\x01binary", false)
+        .unwrap();
+    let got = ibm(port, NONE, &["receive", "APP.Q", "1", "1000"]);
+    assert_eq!(got[0]["type"], "JMSBytesMessage");
+}
+
 /// Puts `n` messages "{prefix}{i}" (MQSTR) with sealmq's own client, a thousand per unit of
 /// work.
 fn load(h: &Home, qm: &str, queue: &str, prefix: &str, n: usize, persistence: Persistence) {

@@ -6,6 +6,7 @@
 //     receive QUEUE N WAITMS  up to N messages: text, properties and header fields of each
 //     sessions QUEUE N        N sessions on one connection, each sends one and receives it
 //     request QUEUE           a request with a temporary reply queue, then waits for the reply
+//     types QUEUE             one BytesMessage, MapMessage, StreamMessage and TextMessage
 //     transacted QUEUE        a transacted session: one send rolled back, one committed
 //     listen QUEUE N IDLEMS MODE  a MessageListener until N messages came or none for IDLEMS:
 //                             MODE auto (AUTO_ACKNOWLEDGE), transacted (commits each), or
@@ -108,6 +109,21 @@ public class IbmJms {
                         .put("persistent", m.getJMSDeliveryMode() == DeliveryMode.PERSISTENT)
                         .put("priority", m.getJMSPriority());
                     if (m instanceof TextMessage) o.put("text", ((TextMessage) m).getText());
+                    if (m instanceof MapMessage) {
+                        JSONObject map = new JSONObject();
+                        for (java.util.Enumeration<?> e = ((MapMessage) m).getMapNames(); e.hasMoreElements();) {
+                            String k = (String) e.nextElement();
+                            map.put(k, ((MapMessage) m).getObject(k));
+                        }
+                        o.put("map", map);
+                    }
+                    if (m instanceof StreamMessage) {
+                        org.json.JSONArray items = new org.json.JSONArray();
+                        try {
+                            while (true) items.put(((StreamMessage) m).readObject());
+                        } catch (MessageEOFException end) { }
+                        o.put("stream", items);
+                    }
                     if (m instanceof BytesMessage) {
                         byte[] b = new byte[(int) ((BytesMessage) m).getBodyLength()];
                         ((BytesMessage) m).readBytes(b);
@@ -122,6 +138,25 @@ public class IbmJms {
                     System.out.println(o);
                 }
                 System.out.println(new JSONObject().put("done", true));
+                break;
+            }
+            case "types": {
+                MessageProducer p = s.createProducer(q);
+                BytesMessage b = s.createBytesMessage();
+                b.writeBytes(new byte[] {'r', 'a', 'w', 0, 1});
+                p.send(b);
+                MapMessage m = s.createMapMessage();
+                m.setInt("a", 1);
+                m.setString("b", "two");
+                m.setDouble("c", 3.5);
+                p.send(m);
+                StreamMessage st = s.createStreamMessage();
+                st.writeInt(1);
+                st.writeString("two");
+                st.writeBoolean(true);
+                p.send(st);
+                p.send(s.createTextMessage("text"));
+                System.out.println(new JSONObject().put("sent", 4));
                 break;
             }
             case "sessions": {
