@@ -96,3 +96,26 @@ fn hostile_flows_after_the_handshake_end_the_conversation_or_socket_at_each_limi
     }
     assert_eq!(ibm(port, NONE, &["send", "APP.Q", "1"])[0]["sent"], 1);
 }
+
+#[test]
+fn a_client_that_stops_answering_is_ended_within_twice_hbint() {
+    let h = Home::new();
+    let port = setup(&h, "QV");
+    h.mqsc(
+        "QV",
+        "DEFINE CHANNEL(BEAT.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app') HBINT(1)\n",
+    );
+    // Connected, then silent: it reads the heartbeat the queue manager sends after HBINT but
+    // never answers it.
+    let mut s = opened(port, "BEAT.SVRCONN", true);
+    let began = std::time::Instant::now();
+    assert!(closed_within(&mut s, CLOSED), "a silent client is ended");
+    let took = began.elapsed();
+    assert!(
+        took >= Duration::from_millis(1500) && took < Duration::from_secs(5),
+        "ended after {took:?}: a heartbeat after HBINT(1), the end after another"
+    );
+    let log =
+        std::fs::read_to_string(h.qm_dir("QV").join("errors/SEALMQ01.LOG")).unwrap_or_default();
+    assert!(log.contains("answered no heartbeat within HBINT"), "{log}");
+}
