@@ -153,6 +153,17 @@ fn an_ibm_jms_application_and_a_sealmq_application_exchange_messages_both_ways()
         "JMS properties round-trip through sealmq"
     );
     assert_eq!(h.depth("QI", "APP.Q"), 0);
+    // An alias and a remote queue definition naming this queue manager resolve to APP.Q.
+    h.mqsc(
+        "QI",
+        "DEFINE QALIAS(APP.ALIAS) TARGET(APP.Q)\n\
+         DEFINE QREMOTE(APP.REMOTE) RNAME(APP.Q) RQMNAME(QI)\n",
+    );
+    assert_eq!(ibm(port, NONE, &["send", "APP.ALIAS", "1"])[0]["sent"], 1);
+    assert_eq!(ibm(port, NONE, &["send", "APP.REMOTE", "1"])[0]["sent"], 1);
+    assert_eq!(h.depth("QI", "APP.Q"), 2);
+    let got = ibm(port, NONE, &["receive", "APP.ALIAS", "3", "500"]);
+    assert_eq!(got.iter().filter(|m| m["text"] == "ibm 0").count(), 2);
 }
 
 #[test]
