@@ -121,6 +121,7 @@ impl Hobj {
             && let Some(qm) = owner.and_then(|o| o.qm.upgrade())
         {
             write(&qm.defs).remove(&self.resolved);
+            write(&qm.dyn_owners).remove(&self.resolved);
             // Its messages leave the cache's count, and a spill file goes with them.
             if let Some(q) = write(&qm.locals).remove(&self.resolved) {
                 q.lock().destroy();
@@ -498,6 +499,9 @@ impl Connection {
                 LocalQueue::new(def.clone(), self.qm.qctx.clone()),
             );
             write(&self.qm.defs).insert(def.name.clone(), def.clone());
+            if !self.user.is_empty() {
+                write(&self.qm.dyn_owners).insert(def.name.clone(), self.user.clone());
+            }
         } else {
             self.qm.define(def.clone(), false)?;
         }

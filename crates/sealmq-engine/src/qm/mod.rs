@@ -147,6 +147,9 @@ pub struct QueueManager {
     pub(crate) defs: RwLock<HashMap<String, QueueDef>>,
     pub(crate) locals: RwLock<HashMap<String, Arc<LocalQueue>>>,
     pub(crate) authrecs: RwLock<Vec<AuthRec>>,
+    /// Temporary dynamic queues and the principal that made each: MQ gives the creator every
+    /// authority on it (gone with the queue).
+    pub(crate) dyn_owners: RwLock<HashMap<String, String>>,
     pub(crate) channels: RwLock<HashMap<String, ChannelDef>>,
     /// Channel authentication records and AUTHINFO objects.
     pub(crate) sec: RwLock<security::SecurityObjects>,

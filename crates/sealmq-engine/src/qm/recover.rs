@@ -254,6 +254,7 @@ fn assemble(
         defs: RwLock::new(HashMap::new()),
         locals: RwLock::new(HashMap::new()),
         authrecs: RwLock::new(std::mem::take(&mut rb.auth)),
+        dyn_owners: RwLock::new(HashMap::new()),
         channels: RwLock::new(std::mem::take(&mut rb.channels)),
         sec: RwLock::new(std::mem::take(&mut rb.sec)),
         svc: RwLock::new(std::mem::take(&mut rb.svc)),

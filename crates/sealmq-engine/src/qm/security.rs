@@ -142,6 +142,12 @@ impl QueueManager {
     /// What `principal` may do on an object: its own records united with those of its OS
     /// groups (looked up only when some record names a group).
     pub fn authorities_of(&self, principal: &str, objtype: AuthObj, name: &str) -> u32 {
+        // The creator of a temporary dynamic queue holds every authority on it (MQ's rule).
+        if objtype == AuthObj::Queue
+            && read(&self.dyn_owners).get(name).map(String::as_str) == Some(principal)
+        {
+            return crate::authority::auth::ALL;
+        }
         let recs = read(&self.authrecs);
         let groups = if recs.iter().any(|r| r.group) {
             crate::authority::os_groups(principal)
