@@ -333,6 +333,20 @@ fn jms_bytes_map_and_stream_messages_keep_their_types_through_sealmq() {
         serde_json::json!({"a": 1, "b": "two", "c": 3.5})
     );
     assert_eq!(got[2]["stream"], serde_json::json!([1, "two", true]));
+    // Texts near IBM's first get buffer (4 KiB): the MQRFH2 before the payload counts against
+    // it, so one whose payload fits but whose header does not is refused (2080) and left for
+    // the client's retry with a larger buffer, never written past the buffer.
+    let sizes = ["3900", "4096", "5000", "40000"];
+    let mut args = vec!["sized", "APP.Q"];
+    args.extend(sizes);
+    assert_eq!(ibm(port, NONE, &args)[0]["sent"], 4);
+    let got = ibm(port, NONE, &["receive", "APP.Q", "4", "1000"]);
+    let lens: Vec<usize> = got
+        .iter()
+        .filter_map(|m| m["text"].as_str().map(str::len))
+        .collect();
+    assert_eq!(lens, [3900, 4096, 5000, 40000], "{:?}", got.last());
+    assert_eq!(got[0]["props"]["pad"].as_str().map(str::len), Some(200));
     // A sealmq application's message of bytes (no format) reads as a BytesMessage.
     let (o, _) = c.open("APP.Q", OpenOptions::output()).unwrap();
     c.put(o, &mut Md::default(), b"\x00\x01binary", false)

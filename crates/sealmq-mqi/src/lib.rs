@@ -19,5 +19,5 @@ pub mod trigger;
 pub mod xqh;
 
 pub use md::{Md, Message, MsgId, MsgType, NONE_ID, Persistence, now_ms};
-pub use options::{Browse, GetOptions, Got, Match, OpenOptions, PutOptions};
+pub use options::{Browse, GetOptions, Got, HeaderLen, Match, OpenOptions, PutOptions};
 pub use props::{PropValue, Property};

@@ -81,6 +81,19 @@ pub struct GetOptions {
     pub accept_truncated: bool,
     /// Largest payload the caller takes; `None` is unlimited.
     pub buffer: Option<usize>,
+    /// Bytes a front end puts before the payload of the message got (MQ's client protocol:
+    /// the MQRFH2 carrying its properties), counted against `buffer` with the payload.
+    pub header_len: Option<HeaderLen>,
+}
+
+/// How many bytes a front end puts before a message's payload, given its descriptor.
+#[derive(Clone, Copy)]
+pub struct HeaderLen(pub fn(&crate::Md) -> usize);
+
+impl std::fmt::Debug for HeaderLen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HeaderLen")
+    }
 }
 
 /// A message returned by get.

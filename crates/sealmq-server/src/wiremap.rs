@@ -46,5 +46,6 @@ pub(crate) fn get_options(g: &GetReq) -> GetOptions {
         },
         accept_truncated: g.accept_truncated,
         buffer: (g.buffer >= 0).then_some(g.buffer as usize),
+        header_len: None,
     }
 }

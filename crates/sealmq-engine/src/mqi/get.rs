@@ -339,13 +339,18 @@ impl Connection {
         };
         let (backout_count, persistent) = (e.backout_count, e.persistent());
         let data_len = msg.payload.len();
-        let fits = gmo.buffer.is_none_or(|b| b >= data_len);
+        // What a front end puts before the payload (an MQRFH2) takes room in the buffer too.
+        let header = match (gmo.buffer, gmo.header_len) {
+            (Some(_), Some(h)) => (h.0)(&msg.md),
+            _ => 0,
+        };
+        let fits = gmo.buffer.is_none_or(|b| b >= data_len + header);
         let mut md = msg.md.clone();
         md.backout_count = backout_count;
         let (payload, warning) = if fits {
             (msg.payload.clone(), None)
         } else if gmo.accept_truncated || browsing {
-            let n = gmo.buffer.unwrap_or(0);
+            let n = gmo.buffer.unwrap_or(0).saturating_sub(header).min(data_len);
             (
                 msg.payload[..n].to_vec(),
                 Some(ReasonCode::TruncatedMsgAccepted),
@@ -354,7 +359,8 @@ impl Connection {
             return Err(MqError::new(
                 ReasonCode::TruncatedMsgFailed,
                 format!(
-                    "message of {data_len} bytes does not fit the {}-byte buffer; it stays on '{}'",
+                    "message of {data_len} bytes (and {header} of header) does not fit the \
+                     {}-byte buffer; it stays on '{}'",
                     gmo.buffer.unwrap_or(0),
                     h.name
                 ),

@@ -313,6 +313,7 @@ impl Pusher {
             accept_truncated: false,
             buffer: None,
             syncpoint_if_persistent: false,
+            header_len: None,
         };
         let policy = self.intercept.as_ref().and_then(|p| {
             sealmq_engine::intercept::get_policy(&self.qm, &self.hobj.name, self.topic.as_deref())

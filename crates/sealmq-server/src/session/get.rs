@@ -41,7 +41,9 @@ impl Session {
         {
             return self.get_unprotected(h, g, policy, client).await;
         }
-        let got = wait_get(&self.qm, &self.conn, &h, get_options(g), client).await;
+        let mut gmo = get_options(g);
+        gmo.header_len = self.get_header;
+        let got = wait_get(&self.qm, &self.conn, &h, gmo, client).await;
         got_answer(&self.qm, &self.recent, &h, g, got)
     }
 

@@ -74,6 +74,9 @@ pub(crate) struct Session {
     /// Non-durable subscriptions made on this connection, with the handle of their queue:
     /// they end with the handle or the connection.
     pub(crate) nondurable: Vec<(u32, String)>,
+    /// What a front end puts before a got message's payload (MQ's client protocol: an
+    /// MQRFH2), counted against the get's buffer: set by the front end for its next gets.
+    pub(crate) get_header: Option<sealmq_mqi::HeaderLen>,
     /// The topic string of each handle that is a subscription's queue: under QM-side
     /// interception its gets are unprotected under the topic's policy.
     pub(crate) topics: HashMap<u32, String>,
@@ -135,6 +138,7 @@ impl Session {
             consumers: Consumers::default(),
             stored: None,
             nondurable: Vec::new(),
+            get_header: None,
             topics: HashMap::new(),
             publishers: HashMap::new(),
         }

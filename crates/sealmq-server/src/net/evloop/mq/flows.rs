@@ -381,14 +381,22 @@ impl<S: Stream> Conv<S> {
             Ok(r) => r,
             Err(rc) => return self.reply(f, rc, hobj, &echo(rc)).await,
         };
-        match self.serve(Request::Get(req)).await {
+        // The MQRFH2 the answer puts before the payload must fit the client's buffer too.
+        let rfh2 = msg::wants_rfh2(g.gmo.options);
+        if let Some(s) = self.session.as_mut() {
+            s.get_header = rfh2.then_some(sealmq_mqi::HeaderLen(msg::rfh2_len));
+        }
+        let served = self.serve(Request::Get(req)).await;
+        if let Some(s) = self.session.as_mut() {
+            s.get_header = None;
+        }
+        match served {
             Response::Got {
                 md,
                 payload,
                 data_len,
                 warning,
             } => {
-                let rfh2 = msg::wants_rfh2(g.gmo.options);
                 let (m, data) = msg::got_message(&md, &payload, g.md.version, rfh2, order);
                 let full = data_len as usize + (data.len() - payload.len());
                 let out = opts::get_reply(&m, &g.gmo, &queue, full as u32, &data, order);

@@ -190,19 +190,32 @@ pub(super) fn got_message(
     if !rfh2 || md.properties.is_empty() {
         return (m, payload.to_vec());
     }
+    let mut data = rfh2_of(md).encode(header_order(md.encoding, order));
+    data.extend_from_slice(payload);
+    m.format = rfh2::FORMAT.into();
+    (m, data)
+}
+
+/// The MQRFH2 carrying a message's properties.
+fn rfh2_of(md: &Md) -> Rfh2 {
     let elems: Vec<Element> = md.properties.iter().map(element).collect();
-    let h = Rfh2 {
+    Rfh2 {
         encoding: md.encoding,
         ccsid: md.ccsid as i32,
         format: md.format.clone(),
         flags: 0,
         nv_ccsid: 1208,
         folders: rfh2::folders(&elems),
-    };
-    let mut data = h.encode(header_order(md.encoding, order));
-    data.extend_from_slice(payload);
-    m.format = rfh2::FORMAT.into();
-    (m, data)
+    }
+}
+
+/// The bytes the MQRFH2 of a message's properties takes before its payload (none without
+/// properties): what a get's buffer must hold besides the payload.
+pub(super) fn rfh2_len(md: &Md) -> usize {
+    if md.properties.is_empty() {
+        return 0;
+    }
+    rfh2_of(md).encode(Order::Big).len()
 }
 
 /// MQMD's PutDate and PutTime (`YYYYMMDD`, `HHMMSSTH`, UTC) of a time in milliseconds.

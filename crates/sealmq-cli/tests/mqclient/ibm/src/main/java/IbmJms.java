@@ -7,6 +7,8 @@
 //     sessions QUEUE N        N sessions on one connection, each sends one and receives it
 //     request QUEUE           a request with a temporary reply queue, then waits for the reply
 //     types QUEUE             one BytesMessage, MapMessage, StreamMessage and TextMessage
+//     sized QUEUE SIZE...     a TextMessage of SIZE characters (and a 200-character property)
+//                             for each SIZE
 //     transacted QUEUE        a transacted session: one send rolled back, one committed
 //     listen QUEUE N IDLEMS MODE  a MessageListener until N messages came or none for IDLEMS:
 //                             MODE auto (AUTO_ACKNOWLEDGE), transacted (commits each), or
@@ -138,6 +140,16 @@ public class IbmJms {
                     System.out.println(o);
                 }
                 System.out.println(new JSONObject().put("done", true));
+                break;
+            }
+            case "sized": {
+                MessageProducer p = s.createProducer(q);
+                for (int k = 1; k < a.length; k++) {
+                    TextMessage m = s.createTextMessage("x".repeat(Integer.parseInt(a[k])));
+                    m.setStringProperty("pad", "p".repeat(200));
+                    p.send(m);
+                }
+                System.out.println(new JSONObject().put("sent", a.length - 1));
                 break;
             }
             case "types": {
