@@ -20,6 +20,7 @@ use sealmq_engine::mqi::{GetOptions, OpenOptions};
 use sealmq_engine::{Md, Persistence};
 use sealmq_mqi::PropValue;
 use std::process::Command;
+use std::time::Duration;
 
 /// Runs the IBM JMS application as `user` (`-`: none) through channel APP.SVRCONN; its JSON
 /// lines.
@@ -353,6 +354,59 @@ fn jms_bytes_map_and_stream_messages_keep_their_types_through_sealmq() {
         .unwrap();
     let got = ibm(port, NONE, &["receive", "APP.Q", "1", "1000"]);
     assert_eq!(got[0]["type"], "JMSBytesMessage");
+}
+
+#[test]
+fn a_listener_whose_queue_inhibits_gets_is_told_and_loses_nothing() {
+    let h = Home::new();
+    let port = setup(&h, "QG");
+    // (The client's close fails once its connection is reported broken: its output is read
+    // whatever its exit status.)
+    let listener = std::thread::spawn(move || {
+        let out = Command::new("java")
+            .current_dir(env!("CARGO_TARGET_TMPDIR"))
+            .args(["-cp", &ibm_classpath(), "IbmJms", &port.to_string()])
+            .args([
+                "APP.SVRCONN",
+                "-",
+                "-",
+                "listen",
+                "APP.Q",
+                "2",
+                "4000",
+                "auto",
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .collect::<Vec<_>>()
+    });
+    load(&h, "QG", "APP.Q", "first", 1, Persistence::NotPersistent);
+    common::wait_for(
+        Duration::from_secs(20),
+        "the listener to take the first message",
+        || h.depth("QG", "APP.Q") == 0,
+    );
+    // GET(DISABLED) under the running listener: its consumer ends with 2016, which IBM's client
+    // reports to the application as a broken connection; nothing is lost.
+    h.mqsc("QG", "ALTER QLOCAL(APP.Q) GET(DISABLED)\n");
+    load(&h, "QG", "APP.Q", "second", 1, Persistence::NotPersistent);
+    let out = listener.join().unwrap();
+    assert!(
+        out.iter()
+            .any(|o| o["error"].is_number() || o["received"] == 1),
+        "{out:?}"
+    );
+    assert_eq!(
+        h.depth("QG", "APP.Q"),
+        1,
+        "what came after stays on the queue"
+    );
+    let log =
+        std::fs::read_to_string(h.qm_dir("QG").join("errors/SEALMQ01.LOG")).unwrap_or_default();
+    assert!(log.contains("consumer ended (2016)"), "{log}");
 }
 
 /// Puts `n` messages "{prefix}{i}" (MQSTR) with sealmq's own client, a thousand per unit of
