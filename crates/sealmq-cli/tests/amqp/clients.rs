@@ -44,30 +44,14 @@ fn jms_classpath() -> String {
     static BUILT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     BUILT
         .get_or_init(|| {
-            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-            let lib = root.join("target/jms-lib");
-            assert!(
-                lib.join("qpid-jms-client-1.11.0.jar").exists(),
-                "Qpid JMS is not installed: mvn -f crates/sealmq-cli/tests/amqp/jms/pom.xml \
-                 dependency:copy-dependencies -DoutputDirectory=$PWD/target/jms-lib (.ci/run does)"
-            );
-            let classes = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("jms-classes");
-            std::fs::create_dir_all(&classes).unwrap();
-            let cp = format!("{}/*", lib.display());
-            let out = Command::new("javac")
-                .args(["-d", &classes.display().to_string(), "-cp", &cp])
-                .arg(concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/tests/amqp/jms/src/main/java/JmsClient.java"
-                ))
-                .output()
-                .expect("javac runs");
-            assert!(
-                out.status.success(),
-                "javac: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            format!("{}:{cp}", classes.display())
+            super::common::javac(
+                "jms-lib",
+                "qpid-jms-client-1.11.0.jar",
+                "mvn -f crates/sealmq-cli/tests/amqp/jms/pom.xml dependency:copy-dependencies \
+                 -DoutputDirectory=$PWD/target/jms-lib (.ci/run does)",
+                "tests/amqp/jms/src/main/java/JmsClient.java",
+                "jms-classes",
+            )
         })
         .clone()
 }

@@ -26,32 +26,43 @@ pub fn json_lines(mut cmd: Command, what: &str, args: &[&str]) -> Vec<serde_json
         .collect()
 }
 
+/// Compiles the Java program `source` (a path under this crate) against the jars of
+/// `target/LIB` (checked for `jar`, which `install` fetches) into `CARGO_TARGET_TMPDIR/CLASSES`;
+/// its class path.
+pub fn javac(lib: &str, jar: &str, install: &str, source: &str, classes: &str) -> String {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let lib = root.join("target").join(lib);
+    assert!(lib.join(jar).exists(), "{jar} is not installed: {install}");
+    let classes = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(classes);
+    std::fs::create_dir_all(&classes).unwrap();
+    let cp = format!("{}/*", lib.display());
+    let out = Command::new("javac")
+        .args(["-d", &classes.display().to_string(), "-cp", &cp])
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(source))
+        .output()
+        .expect("javac runs");
+    assert!(
+        out.status.success(),
+        "javac: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    format!("{}:{cp}", classes.display())
+}
+
 /// Compiles tests/mqclient/ibm/src/main/java/IbmJms.java against IBM's client once per test
 /// process; its class path.
 pub fn ibm_classpath() -> String {
     static BUILT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     BUILT
         .get_or_init(|| {
-            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-            let lib = root.join("target/ibm-mq-lib");
-            assert!(
-                lib.join("com.ibm.mq.allclient-9.4.4.0.jar").exists(),
-                "IBM's MQ client is not installed: mvn -f crates/sealmq-cli/tests/mqclient/ibm/pom.xml \
-                 dependency:copy-dependencies -DoutputDirectory=$PWD/target/ibm-mq-lib (./test does)"
-            );
-            let classes = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ibm-classes");
-            std::fs::create_dir_all(&classes).unwrap();
-            let cp = format!("{}/*", lib.display());
-            let out = Command::new("javac")
-                .args(["-d", &classes.display().to_string(), "-cp", &cp])
-                .arg(concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/tests/mqclient/ibm/src/main/java/IbmJms.java"
-                ))
-                .output()
-                .expect("javac runs");
-            assert!(out.status.success(), "javac: {}", String::from_utf8_lossy(&out.stderr));
-            format!("{}:{cp}", classes.display())
+            javac(
+                "ibm-mq-lib",
+                "com.ibm.mq.allclient-9.4.4.0.jar",
+                "mvn -f crates/sealmq-cli/tests/mqclient/ibm/pom.xml dependency:copy-dependencies \
+                 -DoutputDirectory=$PWD/target/ibm-mq-lib (./test does)",
+                "tests/mqclient/ibm/src/main/java/IbmJms.java",
+                "ibm-classes",
+            )
         })
         .clone()
 }
