@@ -504,6 +504,21 @@ fn jms_topics_a_durable_subscription_gets_what_was_published_while_away_and_shar
     );
     let subs = h.mqsc("QT", "DISPLAY SUB(*)\n");
     assert!(!subs.contains("away"), "unsubscribed: {subs}");
+    // A principal without SUB on the topic: the subscription is refused with 2035 and none is
+    // made.
+    h.mqsc(
+        "QT",
+        "DEFINE CHANNEL(NOSUB.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('nosub')\n\
+         SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('nosub') AUTHADD(CONNECT,INQ)\n",
+    );
+    let e = ibm_on(
+        port,
+        "NOSUB.SVRCONN",
+        NONE,
+        &["durable", "prices/eur", "denied", "1", "100"],
+    );
+    assert_eq!(e[0]["error"].as_u64(), Some(2035), "{e:?}");
+    assert!(!h.mqsc("QT", "DISPLAY SUB(*)\n").contains("denied"));
     // Two consumers of one shared subscription: each publication reaches one of them.
     let o = &ibm(port, NONE, &["shared", "prices/gbp", "pool", "10", "300"])[0];
     assert_eq!(
