@@ -9,6 +9,7 @@
 mod common;
 pub mod held;
 pub mod incoming;
+pub mod jms;
 pub mod link;
 pub mod listener;
 pub mod mapping;

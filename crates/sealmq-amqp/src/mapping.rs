@@ -13,17 +13,24 @@
 //! | properties user-id | user id (outgoing: the principal that put it) |
 //! | amqp-value string | payload (UTF-8), format `MQSTR` |
 //! | data sections | payload (bytes), format blank |
-//! | amqp-value of another type (a JMS MapMessage's map) | its AMQP encoding, format `AMQPVAL` |
-//! | amqp-sequence sections (a JMS StreamMessage) | the AMQP encoding of a list of their items, format `AMQPSEQ` |
+//! | amqp-value map of JMS's types (a JMS MapMessage) | MQ's JMS map: XML, format `MQSTR`, `mcd.Msd` `jms_map` ([`crate::jms`]) |
+//! | amqp-sequence sections of JMS's types (a JMS StreamMessage) | MQ's JMS stream: XML, format `MQSTR`, `mcd.Msd` `jms_stream` |
+//! | amqp-value of another type | its AMQP encoding, format `AMQPVAL` |
+//! | amqp-sequence sections of other types | the AMQP encoding of a list of their items, format `AMQPSEQ` |
 //! | application-properties | message properties (see [`to_property`] for the types) |
 
+use crate::jms::Amqp;
 use fe2o3_amqp::types::messaging::{
     AmqpSequence, AmqpValue, ApplicationProperties, Body, Data, Header, Message, MessageId,
     Properties,
 };
 use fe2o3_amqp::types::primitives::{Binary, OrderedMap, SimpleValue, Timestamp, Value};
 use sealmq_engine::{Md, Persistence};
+use sealmq_mqi::jmsbody::{JmsBody, MSD_PROPERTY};
 use sealmq_mqi::{PropValue, Property};
+
+/// The property IBM's client for JMS keeps a string correlation id in.
+const JMS_CID: &str = "jms.Cid";
 
 /// MQ's format name of a character payload.
 pub const FMT_STRING: &str = "MQSTR";
@@ -82,8 +89,10 @@ fn amqp_id(id: &[u8; 24]) -> MessageId {
 }
 
 /// The descriptor and payload of a message an AMQP application sent: a string, binary or
-/// data sections as they are; another amqp-value or amqp-sequence sections as their AMQP
-/// encoding (formats AMQPVAL, AMQPSEQ), given back as they came to an AMQP application.
+/// data sections as they are; a map or amqp-sequence sections of JMS's types as IBM MQ keeps a
+/// JMS MapMessage or StreamMessage; another amqp-value or amqp-sequence sections as their AMQP
+/// encoding (formats AMQPVAL, AMQPSEQ). All are given back as they came to an AMQP
+/// application.
 pub fn to_mq(m: &Message<Body<Value>>) -> Result<(Md, Vec<u8>), String> {
     let mut md = Md::default();
     let h = m.header.clone().unwrap_or_default();
@@ -119,6 +128,19 @@ pub fn to_mq(m: &Message<Body<Value>>) -> Result<(Md, Vec<u8>), String> {
         sealmq_mqi::props::check_all(&md.properties)
             .map_err(|(r, d)| format!("{} {}: {d}", r.code(), r.name()))?;
     }
+    // A correlation id that is a string is kept whole where IBM's client for JMS keeps its
+    // own (jms.Cid), and its first 24 bytes in the descriptor.
+    if let Some(MessageId::String(cid)) = m
+        .properties
+        .as_ref()
+        .and_then(|p| p.correlation_id.as_ref())
+    {
+        md.properties.retain(|p| p.name != JMS_CID);
+        md.properties.push(Property {
+            name: JMS_CID.into(),
+            value: PropValue::String(cid.clone()),
+        });
+    }
     let payload = match &m.body {
         Body::Data(sections) => {
             let mut v = Vec::new();
@@ -134,11 +156,15 @@ pub fn to_mq(m: &Message<Body<Value>>) -> Result<(Md, Vec<u8>), String> {
             }
             Value::Binary(b) => b.to_vec(),
             Value::Null => Vec::new(),
+            Value::Map(map) if let Some(b) = crate::jms::map_body(map) => jms_payload(&mut md, b),
             other => {
                 md.format = FMT_AMQP_VALUE.to_string();
                 encoded(other)?
             }
         },
+        Body::Sequence(sections) if let Some(b) = crate::jms::stream_body(sections) => {
+            jms_payload(&mut md, b)
+        }
         Body::Sequence(sections) => {
             md.format = FMT_AMQP_SEQUENCE.to_string();
             let items = sections.iter().flat_map(|s| s.0.iter().cloned()).collect();
@@ -147,6 +173,19 @@ pub fn to_mq(m: &Message<Body<Value>>) -> Result<(Md, Vec<u8>), String> {
         Body::Empty => Vec::new(),
     };
     Ok((md, payload))
+}
+
+/// A JMS map or stream body as IBM MQ keeps it: its XML, format MQSTR in UTF-8, and `mcd.Msd`
+/// naming its type (in place of one the application set).
+fn jms_payload(md: &mut Md, b: JmsBody) -> Vec<u8> {
+    md.format = FMT_STRING.to_string();
+    md.ccsid = 1208;
+    md.properties.retain(|p| p.name != MSD_PROPERTY);
+    md.properties.push(Property {
+        name: MSD_PROPERTY.into(),
+        value: PropValue::String(b.msd().into()),
+    });
+    b.to_xml().into_bytes()
 }
 
 /// An application property's value as a message property: unsigned integers widen to the
@@ -198,6 +237,22 @@ pub fn to_simple(v: &PropValue) -> SimpleValue {
     }
 }
 
+/// The map or the sequence a JMS MapMessage or StreamMessage body (as IBM MQ keeps it) is to
+/// an AMQP application; `None` when the message is no such one, or its body does not read as
+/// one (it then goes by its format, as any other).
+fn jms_body(md: &Md, payload: &[u8]) -> Option<Amqp> {
+    let Some(PropValue::String(msd)) = sealmq_mqi::props::get(&md.properties, MSD_PROPERTY) else {
+        return None;
+    };
+    match JmsBody::parse(msd, payload)? {
+        Ok(b) => Some(crate::jms::amqp_body(b)),
+        Err(e) => {
+            tracing::debug!("a {msd} body is given as its text: {e}");
+            None
+        }
+    }
+}
+
 /// The AMQP message for a message got from a queue.
 pub fn to_amqp(md: &Md, payload: Vec<u8>) -> Message<Body<Value>> {
     let header = Header {
@@ -211,7 +266,9 @@ pub fn to_amqp(md: &Md, payload: Vec<u8>) -> Message<Body<Value>> {
     if md.msg_id != [0u8; 24] {
         p.message_id = Some(amqp_id(&md.msg_id));
     }
-    if md.correl_id != [0u8; 24] {
+    if let Some(PropValue::String(cid)) = sealmq_mqi::props::get(&md.properties, JMS_CID) {
+        p.correlation_id = Some(MessageId::String(cid.clone()));
+    } else if md.correl_id != [0u8; 24] {
         p.correlation_id = Some(amqp_id(&md.correl_id));
     }
     if !md.reply_to_q.trim().is_empty() {
@@ -229,20 +286,25 @@ pub fn to_amqp(md: &Md, payload: Vec<u8>) -> Message<Body<Value>> {
         p.creation_time = Some(Timestamp::from_milliseconds(md.put_time_ms));
     }
     let data = |b: Vec<u8>| Body::Data(vec![Data(Binary::from(b))].into());
-    let body = match md.format.trim() {
-        FMT_STRING => match String::from_utf8(payload) {
-            Ok(s) => Body::Value(AmqpValue(Value::String(s))),
-            Err(e) => data(e.into_bytes()),
-        },
-        FMT_AMQP_VALUE => match decoded(&payload) {
-            Some(v) => Body::Value(AmqpValue(v)),
-            None => data(payload),
-        },
-        FMT_AMQP_SEQUENCE => match decoded(&payload) {
-            Some(Value::List(items)) => Body::Sequence(vec![AmqpSequence(items)].into()),
+    let jms = jms_body(md, &payload);
+    let body = match (jms, md.format.trim()) {
+        (Some(Amqp::Map(m)), _) => Body::Value(AmqpValue(Value::Map(m))),
+        (Some(Amqp::Sequence(items)), _) => Body::Sequence(vec![AmqpSequence(items)].into()),
+        (None, f) => match f {
+            FMT_STRING => match String::from_utf8(payload) {
+                Ok(s) => Body::Value(AmqpValue(Value::String(s))),
+                Err(e) => data(e.into_bytes()),
+            },
+            FMT_AMQP_VALUE => match decoded(&payload) {
+                Some(v) => Body::Value(AmqpValue(v)),
+                None => data(payload),
+            },
+            FMT_AMQP_SEQUENCE => match decoded(&payload) {
+                Some(Value::List(items)) => Body::Sequence(vec![AmqpSequence(items)].into()),
+                _ => data(payload),
+            },
             _ => data(payload),
         },
-        _ => data(payload),
     };
     // The JMS type of a map or a sequence, as Qpid JMS marks them.
     let jms_type = match &body {
@@ -264,11 +326,16 @@ pub fn to_amqp(md: &Md, payload: Vec<u8>) -> Message<Body<Value>> {
                 .build(),
         );
     }
-    if !md.properties.is_empty() {
-        let mut map = OrderedMap::new();
-        for p in &md.properties {
-            map.insert(p.name.clone(), to_simple(&p.value));
+    let mut map = OrderedMap::new();
+    for p in &md.properties {
+        // IBM JMS's header folders: AMQP's own sections say what they do (the body's type,
+        // the correlation id, persistence, priority, expiry, reply-to).
+        if p.name.starts_with("jms.") || p.name.starts_with("mcd.") {
+            continue;
         }
+        map.insert(p.name.clone(), to_simple(&p.value));
+    }
+    if !map.is_empty() {
         m.application_properties = Some(ApplicationProperties(map));
     }
     m
@@ -331,6 +398,32 @@ mod tests {
         assert_eq!(to_mq(&m).unwrap().1, vec![0xff, 0, 1]);
     }
 
+    /// A string correlation id is kept whole where IBM's JMS client keeps its own (jms.Cid),
+    /// its first 24 bytes in the descriptor; IBM JMS's header folders are not given to AMQP
+    /// as application properties.
+    #[test]
+    fn a_string_correlation_id_is_kept_whole_as_ibm_jms_keeps_it() {
+        let cid = "a-correlation-id-longer-than-24-bytes";
+        let sent: Message<Body<Value>> = Message::builder()
+            .properties(Properties {
+                correlation_id: Some(MessageId::String(cid.into())),
+                ..Properties::default()
+            })
+            .body(Body::Value(AmqpValue(Value::String("x".into()))))
+            .build();
+        let (mut md, payload) = to_mq(&sent).unwrap();
+        assert_eq!(&md.correl_id, &cid.as_bytes()[..24]);
+        assert_eq!(md.property(JMS_CID), Some(&PropValue::String(cid.into())));
+        md.set_property("mcd.Msd", PropValue::String("jms_text".into()))
+            .unwrap();
+        md.set_property("jms.Dst", PropValue::String("queue:///Q".into()))
+            .unwrap();
+        let back = to_amqp(&md, payload);
+        let p = back.properties.expect("properties");
+        assert_eq!(p.correlation_id, Some(MessageId::String(cid.into())));
+        assert!(back.application_properties.is_none());
+    }
+
     #[test]
     fn application_properties_widen_or_are_refused() {
         assert_eq!(
@@ -361,20 +454,66 @@ mod tests {
         let sent: Message<Body<Value>> = Message::builder()
             .body(Body::Value(AmqpValue(Value::Map(map.clone()))))
             .build();
+        // Of JMS's types: kept as IBM MQ keeps a JMS MapMessage.
         let (md, payload) = to_mq(&sent).unwrap();
-        assert_eq!(md.format, FMT_AMQP_VALUE);
+        assert_eq!(md.format, FMT_STRING);
+        assert_eq!(
+            md.property(MSD_PROPERTY),
+            Some(&PropValue::String("jms_map".into()))
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&payload),
+            "<map><elt name=\"name\">x</elt><elt name=\"n\" dt='i4'>42</elt>\
+             <elt name=\"ok\" dt='boolean'>1</elt></map>"
+        );
         let back = to_amqp(&md, payload);
         assert_eq!(back.body, sent.body);
+        assert!(
+            back.application_properties.is_none(),
+            "mcd.Msd is said by the body's section"
+        );
         // Marked a MapMessage for Qpid JMS.
         let a = back.message_annotations.expect("annotations");
         assert_eq!(a.0.values().next(), Some(&Value::Byte(JMS_MAP)));
+        // Of other types: kept in its AMQP encoding, given back the same.
+        map.insert(Value::String("u".into()), Value::Uint(7));
+        let odd: Message<Body<Value>> = Message::builder()
+            .body(Body::Value(AmqpValue(Value::Map(map))))
+            .build();
+        let (md, payload) = to_mq(&odd).unwrap();
+        assert_eq!(md.format, FMT_AMQP_VALUE);
+        assert_eq!(to_amqp(&md, payload).body, odd.body);
         let items = vec![Value::Long(1), Value::String("two".into())];
         let seq: Message<Body<Value>> = Message::builder()
-            .body(Body::Sequence(vec![AmqpSequence(items)].into()))
+            .body(Body::Sequence(vec![AmqpSequence(items.clone())].into()))
+            .build();
+        let (md, payload) = to_mq(&seq).unwrap();
+        assert_eq!(md.format, FMT_STRING);
+        assert_eq!(
+            String::from_utf8_lossy(&payload),
+            "<stream><elt dt='i8'>1</elt><elt>two</elt></stream>"
+        );
+        assert_eq!(to_amqp(&md, payload).body, seq.body);
+        let mut odd_items = items;
+        odd_items.push(Value::Timestamp(Timestamp::from_milliseconds(5)));
+        let seq: Message<Body<Value>> = Message::builder()
+            .body(Body::Sequence(vec![AmqpSequence(odd_items)].into()))
             .build();
         let (md, payload) = to_mq(&seq).unwrap();
         assert_eq!(md.format, FMT_AMQP_SEQUENCE);
         assert_eq!(to_amqp(&md, payload).body, seq.body);
+        // A jms_map body that does not read as one goes as its text.
+        let mut md = Md {
+            format: FMT_STRING.into(),
+            ..Md::default()
+        };
+        md.set_property(MSD_PROPERTY, PropValue::String("jms_map".into()))
+            .unwrap();
+        let m = to_amqp(&md, b"<map><elt>".to_vec());
+        assert_eq!(
+            m.body,
+            Body::Value(AmqpValue(Value::String("<map><elt>".into())))
+        );
         // Lists nested 10,000 deep (list8, count 1 each): refused before decoding.
         let deep: Vec<u8> = [0xc0u8, 0x00, 0x01]
             .into_iter()

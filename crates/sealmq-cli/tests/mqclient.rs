@@ -4,6 +4,8 @@
 //! sealmq's own clients use — and exchanges messages with sealmq's native client both ways,
 //! descriptor fields and properties checked one by one.
 
+#[path = "mqclient/amqp.rs"]
+mod amqp;
 mod common;
 #[path = "mqclient/hostile.rs"]
 mod hostile;
@@ -331,9 +333,12 @@ fn jms_bytes_map_and_stream_messages_keep_their_types_through_sealmq() {
     assert_eq!(got[0]["bytes"], "raw\u{0}\u{1}");
     assert_eq!(
         got[1]["map"],
-        serde_json::json!({"a": 1, "b": "two", "c": 3.5})
+        serde_json::json!({"a": "Integer:1", "b": "String:two", "c": "Double:3.5"})
     );
-    assert_eq!(got[2]["stream"], serde_json::json!([1, "two", true]));
+    assert_eq!(
+        got[2]["stream"],
+        serde_json::json!(["Integer:1", "String:two", "Boolean:true"])
+    );
     // Texts near IBM's first get buffer (4 KiB): the MQRFH2 before the payload counts against
     // it, so one whose payload fits but whose header does not is refused (2080) and left for
     // the client's retry with a larger buffer, never written past the buffer.

@@ -1,5 +1,6 @@
 //! # sealmq-mqi: what an application and the queue manager share
 //!
+//! - [`jmsbody`]: JMS MapMessage and StreamMessage bodies as IBM MQ keeps them (XML).
 //! - [`md`]: the message descriptor and messages, and their encoding.
 //! - [`options`]: the options of open, put and get, what a get matches on and what it returns.
 //! - [`policy`]: the binary form of a security policy.
@@ -10,6 +11,7 @@
 //! manager (engine and storage) is not part of it.
 
 pub mod dlh;
+pub mod jmsbody;
 pub mod md;
 pub mod options;
 pub mod policy;

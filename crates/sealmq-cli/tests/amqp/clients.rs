@@ -38,29 +38,9 @@ fn a_node_application_on_rhea_sends_and_receives() {
     settled(&h, "QN", 0);
 }
 
-/// Compiles tests/amqp/jms/JmsClient.java against Qpid JMS (libraries in target/jms-lib,
-/// fetched by `.ci/run` from Maven Central) once per test process; its class path.
-fn jms_classpath() -> String {
-    static BUILT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            super::common::javac(
-                "jms-lib",
-                "qpid-jms-client-1.11.0.jar",
-                "mvn -f crates/sealmq-cli/tests/amqp/jms/pom.xml dependency:copy-dependencies \
-                 -DoutputDirectory=$PWD/target/jms-lib (.ci/run does)",
-                "tests/amqp/jms/src/main/java/JmsClient.java",
-                "jms-classes",
-            )
-        })
-        .clone()
-}
-
 /// Runs the Qpid JMS client; its JSON lines.
 fn jms(url: &str, args: &[&str]) -> Vec<serde_json::Value> {
-    let mut cmd = Command::new("java");
-    cmd.args(["-cp", &jms_classpath(), "JmsClient", url]);
-    json_lines(cmd, "jms", args)
+    super::common::qpid_jms(url, args)
 }
 
 /// Apache Qpid JMS (Java): JMS 2 producer and consumer, JMS properties both ways with sealmq
@@ -165,7 +145,7 @@ fn a_jms_application_on_qpid_jms_uses_queues_selectors_transactions_and_temporar
         );
     }
     // A MapMessage and a StreamMessage keep their type and contents through the queue (kept
-    // as their AMQP encoding: formats AMQPVAL and AMQPSEQ).
+    // as IBM MQ keeps them: docs/amqp.md, "Message mapping").
     h.mqsc("QJ", "DEFINE QLOCAL(APP.TYPED)\n");
     let t = &jms(&url, &["typed", "APP.TYPED"])[0];
     assert_eq!(

@@ -66,3 +66,28 @@ pub fn ibm_classpath() -> String {
         })
         .clone()
 }
+
+/// Compiles tests/amqp/jms/JmsClient.java against Qpid JMS (libraries in target/jms-lib,
+/// fetched by ./test from Maven Central) once per test process; its class path.
+pub fn qpid_classpath() -> String {
+    static BUILT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            javac(
+                "jms-lib",
+                "qpid-jms-client-1.11.0.jar",
+                "mvn -f crates/sealmq-cli/tests/amqp/jms/pom.xml dependency:copy-dependencies \
+                 -DoutputDirectory=$PWD/target/jms-lib (./test does)",
+                "tests/amqp/jms/src/main/java/JmsClient.java",
+                "jms-classes",
+            )
+        })
+        .clone()
+}
+
+/// Runs the Qpid JMS application (tests/amqp/jms) against AMQP address `url`; its JSON lines.
+pub fn qpid_jms(url: &str, args: &[&str]) -> Vec<serde_json::Value> {
+    let mut cmd = Command::new("java");
+    cmd.args(["-cp", &qpid_classpath(), "JmsClient", url]);
+    json_lines(cmd, "Qpid JMS", args)
+}

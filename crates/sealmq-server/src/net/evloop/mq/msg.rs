@@ -9,6 +9,7 @@ use sealmq_fap::bytes::Order;
 use sealmq_fap::md::Mqmd;
 use sealmq_fap::opts::gmo;
 use sealmq_fap::rfh2::{self, Element, Rfh2};
+use sealmq_mqi::jmsbody::{JmsValue, typed_text, typed_value};
 use sealmq_mqi::props::{PropValue, Property};
 use sealmq_mqi::{Md, MsgType, Persistence};
 use sealmq_types::ReasonCode;
@@ -92,51 +93,47 @@ fn header_order(encoding: u32, fallback: Order) -> Order {
     }
 }
 
+/// A property's value from its element: MQ's types as a JMS map entry's (a `char`, which
+/// JMS properties do not have, as a string).
 fn value_of(e: &Element) -> Result<PropValue, String> {
-    let Some(t) = &e.text else {
-        return Ok(PropValue::Null);
+    // A type MQ does not name (or `char`) is read as a string.
+    let dt = match e.dt.as_str() {
+        dt @ ("boolean" | "i1" | "i2" | "i4" | "int" | "i8" | "r4" | "r8" | "bin.hex") => dt,
+        _ => "",
     };
-    let num = |what: &str| format!("property {}: '{t}' is not {what}", e.name);
-    Ok(match e.dt.as_str() {
-        "" | "string" => PropValue::String(t.clone()),
-        "boolean" => PropValue::Bool(matches!(t.trim(), "1" | "true")),
-        "i1" => PropValue::Byte(t.trim().parse().map_err(|_| num("an i1"))?),
-        "i2" => PropValue::Short(t.trim().parse().map_err(|_| num("an i2"))?),
-        "i4" | "int" => PropValue::Int(t.trim().parse().map_err(|_| num("an i4"))?),
-        "i8" => PropValue::Long(t.trim().parse().map_err(|_| num("an i8"))?),
-        "r4" => PropValue::Float(t.trim().parse().map_err(|_| num("an r4"))?),
-        "r8" => PropValue::Double(t.trim().parse().map_err(|_| num("an r8"))?),
-        "bin.hex" => PropValue::Bytes(hex(t.trim()).ok_or_else(|| num("bin.hex"))?),
-        _ => PropValue::String(t.clone()),
+    let v = typed_value(dt, e.text.as_deref())
+        .map_err(|m| format!("property {}: {m}", e.name))?;
+    Ok(match v {
+        JmsValue::Null => PropValue::Null,
+        JmsValue::Bool(b) => PropValue::Bool(b),
+        JmsValue::Byte(n) => PropValue::Byte(n),
+        JmsValue::Short(n) => PropValue::Short(n),
+        JmsValue::Char(c) => PropValue::String(c.to_string()),
+        JmsValue::Int(n) => PropValue::Int(n),
+        JmsValue::Long(n) => PropValue::Long(n),
+        JmsValue::Float(f) => PropValue::Float(f),
+        JmsValue::Double(f) => PropValue::Double(f),
+        JmsValue::String(s) => PropValue::String(s),
+        JmsValue::Bytes(b) => PropValue::Bytes(b),
     })
 }
 
-fn hex(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
-}
-
+/// A property as an MQRFH2 element, its value written as IBM's client reads it (`Infinity`,
+/// not Rust's `inf`).
 fn element(p: &Property) -> Element {
-    let (dt, text) = match &p.value {
-        PropValue::Null => ("", None),
-        PropValue::Bool(b) => ("boolean", Some(if *b { "1".into() } else { "0".into() })),
-        PropValue::Byte(v) => ("i1", Some(v.to_string())),
-        PropValue::Short(v) => ("i2", Some(v.to_string())),
-        PropValue::Int(v) => ("i4", Some(v.to_string())),
-        PropValue::Long(v) => ("i8", Some(v.to_string())),
-        PropValue::Float(v) => ("r4", Some(v.to_string())),
-        PropValue::Double(v) => ("r8", Some(v.to_string())),
-        PropValue::String(s) => ("", Some(s.clone())),
-        PropValue::Bytes(b) => (
-            "bin.hex",
-            Some(b.iter().map(|x| format!("{x:02X}")).collect()),
-        ),
+    let v = match &p.value {
+        PropValue::Null => JmsValue::Null,
+        PropValue::Bool(b) => JmsValue::Bool(*b),
+        PropValue::Byte(n) => JmsValue::Byte(*n),
+        PropValue::Short(n) => JmsValue::Short(*n),
+        PropValue::Int(n) => JmsValue::Int(*n),
+        PropValue::Long(n) => JmsValue::Long(*n),
+        PropValue::Float(f) => JmsValue::Float(*f),
+        PropValue::Double(f) => JmsValue::Double(*f),
+        PropValue::String(s) => JmsValue::String(s.clone()),
+        PropValue::Bytes(b) => JmsValue::Bytes(b.clone()),
     };
+    let (dt, text) = typed_text(&v);
     Element {
         name: p.name.clone(),
         dt: dt.into(),
@@ -297,6 +294,19 @@ mod tests {
         let mut data = bad_num.encode(Order::Big);
         data.extend_from_slice(b"x");
         assert_eq!(put_message(&m, &data, Order::Big).unwrap_err().0, 2421);
+        // Numbers Java writes and reads: Rust's "inf" and a 301-digit 1e300 are not.
+        for (v, text) in [
+            (PropValue::Double(f64::INFINITY), "Infinity"),
+            (PropValue::Double(1e300), "1.0E300"),
+            (PropValue::Float(-1.5e-7), "-1.5E-7"),
+        ] {
+            let e = element(&Property {
+                name: "x".into(),
+                value: v.clone(),
+            });
+            assert_eq!(e.text.as_deref(), Some(text));
+            assert_eq!(value_of(&e), Ok(v));
+        }
         assert_eq!(
             put_date_time(1_795_431_316_765),
             ("20261123".into(), "10551676".into())

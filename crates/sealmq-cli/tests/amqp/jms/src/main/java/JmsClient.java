@@ -21,6 +21,8 @@
 //                                                  (and a consumer with another selector on it);
 //                                                  then an unsubscribe
 //   java -cp ... JmsClient URL typed QUEUE        a MapMessage and a StreamMessage, sent and got
+//   java -cp ... JmsClient URL alltypes QUEUE     a MapMessage and a StreamMessage holding every
+//                                                  JMS type (receive prints them "Class:value")
 //   java -cp ... JmsClient URL nolocal TOPIC      a noLocal subscriber beside another, one message
 //                                                  published by its connection and one by another
 //   java -cp ... JmsClient URL unsubscribe NAME    removes client id jms-audit's durable
@@ -98,6 +100,21 @@ public class JmsClient {
         return m.getClass().getSimpleName();
     }
 
+    /** A map or stream value as "Class:value" (bytes in hex; null as "null"). */
+    static String typed(Object v) {
+        if (v == null) {
+            return "null";
+        }
+        if (v instanceof byte[]) {
+            StringBuilder b = new StringBuilder("byte[]:");
+            for (byte x : (byte[]) v) {
+                b.append(String.format("%02x", x));
+            }
+            return b.toString();
+        }
+        return v.getClass().getSimpleName() + ":" + v;
+    }
+
     /** One received message as a JSON line. */
     static String describe(Message m) throws Exception {
         StringBuilder props = new StringBuilder("{");
@@ -116,8 +133,34 @@ public class JmsClient {
                     .append(q(v == null ? "null" : v.getClass().getSimpleName()));
         }
         props.append('}');
+        String type = m instanceof TextMessage ? "text"
+                : m instanceof javax.jms.MapMessage ? "map"
+                : m instanceof javax.jms.StreamMessage ? "stream" : "bytes";
+        StringBuilder items = new StringBuilder("{");
+        if (m instanceof javax.jms.MapMessage) {
+            javax.jms.MapMessage mm = (javax.jms.MapMessage) m;
+            for (Enumeration<?> e = mm.getMapNames(); e.hasMoreElements();) {
+                String k = (String) e.nextElement();
+                items.append(items.length() > 1 ? "," : "").append(q(k)).append(':')
+                        .append(q(typed(mm.getObject(k))));
+            }
+        }
+        items.append('}');
+        StringBuilder stream = new StringBuilder("[");
+        if (m instanceof javax.jms.StreamMessage) {
+            try {
+                while (true) {
+                    Object v = ((javax.jms.StreamMessage) m).readObject();
+                    stream.append(stream.length() > 1 ? "," : "").append(q(typed(v)));
+                }
+            } catch (javax.jms.MessageEOFException end) {
+            }
+        }
+        stream.append(']');
         return "{\"body\":" + q(body(m))
-                + ",\"type\":" + q(m instanceof TextMessage ? "text" : "bytes")
+                + ",\"type\":" + q(type)
+                + ",\"map\":" + items
+                + ",\"stream\":" + stream
                 + ",\"correlation_id\":" + q(m.getJMSCorrelationID())
                 + ",\"persistent\":" + (m.getJMSDeliveryMode() == DeliveryMode.PERSISTENT)
                 + ",\"priority\":" + m.getJMSPriority()
@@ -178,6 +221,44 @@ public class JmsClient {
                         p.send(m, DeliveryMode.PERSISTENT, 6, 0);
                     }
                     System.out.println("{\"sent\":" + n + "}");
+                    break;
+                }
+                case "alltypes": {
+                    // A MapMessage and a StreamMessage holding every JMS type.
+                    Session s = c.createSession(false, Session.AUTO_ACKNOWLEDGE);
+                    MessageProducer p = s.createProducer(s.createQueue(args[2]));
+                    javax.jms.MapMessage m = s.createMapMessage();
+                    m.setBoolean("bo", true);
+                    m.setByte("by", (byte) -5);
+                    m.setShort("sh", (short) -300);
+                    m.setChar("ch", '<');
+                    m.setInt("in", 70000);
+                    m.setLong("lo", -9000000000L);
+                    m.setFloat("fl", 1.25f);
+                    m.setDouble("do", 1e300);
+                    m.setDouble("nan", Double.NaN);
+                    m.setDouble("inf", Double.NEGATIVE_INFINITY);
+                    m.setString("st", "a<b&c\"d'e>\u00e9\u4e2d");
+                    m.setBytes("bi", new byte[] {0, 1, (byte) 0xab, (byte) 0xff});
+                    m.setString("empty", "");
+                    m.setString("k&y <1>", "v");
+                    m.setObject("nul", null);
+                    p.send(m);
+                    javax.jms.StreamMessage st = s.createStreamMessage();
+                    st.writeBoolean(false);
+                    st.writeByte((byte) 7);
+                    st.writeShort((short) 8);
+                    st.writeChar('z');
+                    st.writeInt(9);
+                    st.writeLong(10L);
+                    st.writeFloat(2.5f);
+                    st.writeDouble(-0.0);
+                    st.writeString("s<&>");
+                    st.writeBytes(new byte[] {9, 8});
+                    st.writeString(null);
+                    st.writeString("");
+                    p.send(st);
+                    System.out.println("{\"sent\":2}");
                     break;
                 }
                 case "receive":

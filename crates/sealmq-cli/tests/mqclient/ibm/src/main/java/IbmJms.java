@@ -7,6 +7,8 @@
 //     sessions QUEUE N        N sessions on one connection, each sends one and receives it
 //     request QUEUE           a request with a temporary reply queue, then waits for the reply
 //     types QUEUE             one BytesMessage, MapMessage, StreamMessage and TextMessage
+//     alltypes QUEUE          a MapMessage and a StreamMessage holding every JMS type
+//                             (receive prints their values as "Class:value")
 //     sized QUEUE SIZE...     a TextMessage of SIZE characters (and a 200-character property)
 //                             for each SIZE
 //     transacted QUEUE        a transacted session: one send rolled back, one committed
@@ -63,6 +65,17 @@ public class IbmJms {
         }
     }
 
+    /** A map or stream value as "Class:value" (bytes in hex; null as "null"). */
+    static String typed(Object v) {
+        if (v == null) return "null";
+        if (v instanceof byte[]) {
+            StringBuilder b = new StringBuilder("byte[]:");
+            for (byte x : (byte[]) v) b.append(String.format("%02x", x));
+            return b.toString();
+        }
+        return v.getClass().getSimpleName() + ":" + v;
+    }
+
     static int reason(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof com.ibm.mq.MQException) return ((com.ibm.mq.MQException) t).getReason();
@@ -115,14 +128,14 @@ public class IbmJms {
                         JSONObject map = new JSONObject();
                         for (java.util.Enumeration<?> e = ((MapMessage) m).getMapNames(); e.hasMoreElements();) {
                             String k = (String) e.nextElement();
-                            map.put(k, ((MapMessage) m).getObject(k));
+                            map.put(k, typed(((MapMessage) m).getObject(k)));
                         }
                         o.put("map", map);
                     }
                     if (m instanceof StreamMessage) {
                         org.json.JSONArray items = new org.json.JSONArray();
                         try {
-                            while (true) items.put(((StreamMessage) m).readObject());
+                            while (true) items.put(typed(((StreamMessage) m).readObject()));
                         } catch (MessageEOFException end) { }
                         o.put("stream", items);
                     }
@@ -169,6 +182,42 @@ public class IbmJms {
                 p.send(st);
                 p.send(s.createTextMessage("text"));
                 System.out.println(new JSONObject().put("sent", 4));
+                break;
+            }
+            case "alltypes": {
+                MessageProducer p = s.createProducer(q);
+                MapMessage m = s.createMapMessage();
+                m.setBoolean("bo", true);
+                m.setByte("by", (byte) -5);
+                m.setShort("sh", (short) -300);
+                m.setChar("ch", '<');
+                m.setInt("in", 70000);
+                m.setLong("lo", -9000000000L);
+                m.setFloat("fl", 1.25f);
+                m.setDouble("do", 1e300);
+                m.setDouble("nan", Double.NaN);
+                m.setDouble("inf", Double.NEGATIVE_INFINITY);
+                m.setString("st", "a<b&c\"d'e>\u00e9\u4e2d");
+                m.setBytes("bi", new byte[] {0, 1, (byte) 0xab, (byte) 0xff});
+                m.setString("empty", "");
+                m.setString("k&y <1>", "v");
+                m.setObject("nul", null);
+                p.send(m);
+                StreamMessage st = s.createStreamMessage();
+                st.writeBoolean(false);
+                st.writeByte((byte) 7);
+                st.writeShort((short) 8);
+                st.writeChar('z');
+                st.writeInt(9);
+                st.writeLong(10L);
+                st.writeFloat(2.5f);
+                st.writeDouble(-0.0);
+                st.writeString("s<&>");
+                st.writeBytes(new byte[] {9, 8});
+                st.writeString(null);
+                st.writeString("");
+                p.send(st);
+                System.out.println(new JSONObject().put("sent", 2));
                 break;
             }
             case "sessions": {
