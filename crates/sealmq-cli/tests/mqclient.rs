@@ -9,6 +9,8 @@ mod amqp;
 mod common;
 #[path = "mqclient/hostile.rs"]
 mod hostile;
+#[path = "mqclient/mqi.rs"]
+mod mqi;
 #[path = "mqclient/reconnect.rs"]
 mod reconnect;
 #[path = "mqclient/tls.rs"]

@@ -246,7 +246,61 @@ pub enum ReadAhead {
     Disabled,
 }
 
+/// MQ's PROPCTL: how a get that names none of the MQGMO_PROPERTIES_* options (MQ's
+/// MQGMO_PROPERTIES_AS_Q_DEF) over MQ's client protocol is given a message's properties.
+/// Applications that take properties as properties (sealmq's clients, AMQP, an MQI message
+/// handle) always get them, as in MQ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PropCtl {
+    /// In an MQRFH2 when the message has properties of MQ's JMS and user folders (MQ's default).
+    #[default]
+    Compat,
+    /// Removed.
+    None,
+    /// In an MQRFH2.
+    All,
+    /// In an MQRFH2, even to a get that asks for a message handle.
+    Force,
+    /// In the MQRFH2 as put.
+    V6Compat,
+}
+
+impl PropCtl {
+    /// The MQSC values, in MQ's order of MQPROP_* numbers (0..=4).
+    pub const NAMES: [&'static str; 5] = ["COMPAT", "NONE", "ALL", "FORCE", "V6COMPAT"];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self.number() as usize]
+    }
+
+    /// MQ's MQPROP_* number (MQINQ's MQIA_PROPERTY_CONTROL).
+    pub fn number(self) -> u32 {
+        match self {
+            PropCtl::Compat => 0,
+            PropCtl::None => 1,
+            PropCtl::All => 2,
+            PropCtl::Force => 3,
+            PropCtl::V6Compat => 4,
+        }
+    }
+}
+
 impl QueueDef {
+    /// PROPCTL (kept with the noted attributes; COMPAT when not set).
+    pub fn prop_ctl(&self) -> PropCtl {
+        match self
+            .noted
+            .get("PROPCTL")
+            .map(|v| v.trim().to_ascii_uppercase())
+        {
+            Some(v) if v == "NONE" => PropCtl::None,
+            Some(v) if v == "ALL" => PropCtl::All,
+            Some(v) if v == "FORCE" => PropCtl::Force,
+            Some(v) if v == "V6COMPAT" => PropCtl::V6Compat,
+            _ => PropCtl::Compat,
+        }
+    }
+
     /// DEFREADA (kept with the noted attributes; NO when not set).
     pub fn def_read_ahead(&self) -> ReadAhead {
         match self

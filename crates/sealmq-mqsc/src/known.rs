@@ -18,8 +18,7 @@ pub(crate) const LOCAL_QUEUE: &[&str] = &[
 
 /// Every queue type.
 pub(crate) const ANY_QUEUE: &[&str] = &[
-    "CLWLPRTY", "CLWLRANK", "CMDSCOPE", "CUSTOM", "DEFBIND", "DEFPRESP", "PROPCTL", "QSGDISP",
-    "SCOPE",
+    "CLWLPRTY", "CLWLRANK", "CMDSCOPE", "CUSTOM", "DEFBIND", "DEFPRESP", "QSGDISP", "SCOPE",
 ];
 
 pub(crate) const CHANNEL: &[&str] = &[

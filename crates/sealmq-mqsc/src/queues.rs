@@ -10,7 +10,7 @@ use crate::known;
 use crate::parse::{Attr, Command, Obj, Verb};
 use sealmq_engine::QueueManager;
 use sealmq_engine::objects::{
-    DefType, MsgDlvSq, QType, QueueDef, ReadAhead, TrigType, Usage, default_queue_name,
+    DefType, MsgDlvSq, PropCtl, QType, QueueDef, ReadAhead, TrigType, Usage, default_queue_name,
 };
 use sealmq_types::ReasonCode;
 use sealmq_types::attrs;
@@ -107,6 +107,13 @@ fn any_queue(def: &mut QueueDef, a: &Attr, k: &Check) -> Result<bool, Fail> {
         "DEFREADA" => {
             let v = choice(a, &["NO", "YES", "DISABLED"])?;
             def.noted.insert("DEFREADA".into(), v.to_string());
+        }
+        // Kept with the noted attributes too (QueueDef::prop_ctl); MQ's client protocol
+        // front end gives properties by it.
+        "PROPCTL" => {
+            k.only(&[Local, Alias, Model])?;
+            let v = choice(a, &PropCtl::NAMES)?;
+            def.noted.insert("PROPCTL".into(), v.to_string());
         }
         _ => return Ok(false),
     }
@@ -292,6 +299,9 @@ pub fn queue_block(qm: &QueueManager, d: &QueueDef) -> Block {
     };
     b.push(("DEFREADA".into(), defreada.into()));
     b.push(("DEFPRTY".into(), d.def_priority.to_string()));
+    if d.qtype != QType::Remote {
+        b.push(("PROPCTL".into(), d.prop_ctl().name().into()));
+    }
     match d.qtype {
         QType::Local | QType::Model => {
             b.push(("MAXDEPTH".into(), d.max_depth.to_string()));
@@ -372,7 +382,10 @@ pub fn queue_block(qm: &QueueManager, d: &QueueDef) -> Block {
             b.push(("XMITQ".into(), d.xmitq.clone()));
         }
     }
-    b.extend(known::shown(&d.noted).filter(|(k, _)| k != "MAXFSIZE" && k != "DEFREADA"));
+    b.extend(
+        known::shown(&d.noted)
+            .filter(|(k, _)| !matches!(k.as_str(), "MAXFSIZE" | "DEFREADA" | "PROPCTL")),
+    );
     b
 }
 

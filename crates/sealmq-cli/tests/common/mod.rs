@@ -26,10 +26,10 @@ pub fn json_lines(mut cmd: Command, what: &str, args: &[&str]) -> Vec<serde_json
         .collect()
 }
 
-/// Compiles the Java program `source` (a path under this crate) against the jars of
+/// Compiles the Java program of `sources` (paths under this crate) against the jars of
 /// `target/LIB` (checked for `jar`, which `install` fetches) into `CARGO_TARGET_TMPDIR/CLASSES`;
 /// its class path.
-pub fn javac(lib: &str, jar: &str, install: &str, source: &str, classes: &str) -> String {
+pub fn javac(lib: &str, jar: &str, install: &str, sources: &[&str], classes: &str) -> String {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let lib = root.join("target").join(lib);
     assert!(lib.join(jar).exists(), "{jar} is not installed: {install}");
@@ -38,7 +38,11 @@ pub fn javac(lib: &str, jar: &str, install: &str, source: &str, classes: &str) -
     let cp = format!("{}/*", lib.display());
     let out = Command::new("javac")
         .args(["-d", &classes.display().to_string(), "-cp", &cp])
-        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(source))
+        .args(
+            sources
+                .iter()
+                .map(|s| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(s)),
+        )
         .output()
         .expect("javac runs");
     assert!(
@@ -49,8 +53,8 @@ pub fn javac(lib: &str, jar: &str, install: &str, source: &str, classes: &str) -
     format!("{}:{cp}", classes.display())
 }
 
-/// Compiles tests/mqclient/ibm/src/main/java/IbmJms.java against IBM's client once per test
-/// process; its class path.
+/// Compiles tests/mqclient/ibm/src/main/java/IbmJms.java (JMS) and IbmMqi.java (IBM MQ
+/// classes for Java: the MQI) against IBM's client once per test process; their class path.
 pub fn ibm_classpath() -> String {
     static BUILT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     BUILT
@@ -60,7 +64,10 @@ pub fn ibm_classpath() -> String {
                 "com.ibm.mq.allclient-9.4.4.0.jar",
                 "mvn -f crates/sealmq-cli/tests/mqclient/ibm/pom.xml dependency:copy-dependencies \
                  -DoutputDirectory=$PWD/target/ibm-mq-lib (./test does)",
-                "tests/mqclient/ibm/src/main/java/IbmJms.java",
+                &[
+                    "tests/mqclient/ibm/src/main/java/IbmJms.java",
+                    "tests/mqclient/ibm/src/main/java/IbmMqi.java",
+                ],
                 "ibm-classes",
             )
         })
@@ -78,7 +85,7 @@ pub fn qpid_classpath() -> String {
                 "qpid-jms-client-1.11.0.jar",
                 "mvn -f crates/sealmq-cli/tests/amqp/jms/pom.xml dependency:copy-dependencies \
                  -DoutputDirectory=$PWD/target/jms-lib (./test does)",
-                "tests/amqp/jms/src/main/java/JmsClient.java",
+                &["tests/amqp/jms/src/main/java/JmsClient.java"],
                 "jms-classes",
             )
         })

@@ -10,7 +10,7 @@
 //! durable) before it is sent.
 
 use super::super::Stream;
-use super::consumers::Consumer;
+use super::consumers::{ASYNC_REQUEST_ID, Consumer};
 use super::conv::Conv;
 use super::handles::Obj;
 use super::{Flow, msg, rc_of};
@@ -93,17 +93,20 @@ impl<S: Stream> Conv<S> {
             Ok(r) => r,
             Err(e) => return self.protocol(&e.0),
         };
-        let resolved = match self.handles.map.get(&r.hobj) {
-            Some(Obj::Session { resolved }) => resolved.clone(),
+        let (resolved, propctl) = match self.handles.map.get(&r.hobj) {
+            Some(Obj::Session { resolved, propctl }) => (resolved.clone(), *propctl),
             _ => {
                 return self
                     .async_refusal(f.tsh.req, r.hobj, ReasonCode::HobjError.code())
                     .await;
             }
         };
+        let confirm = f.tsh.flags1 & flags::CONFIRM_REQUEST != 0;
         if let Some(c) = self.consumers.by_hobj.get_mut(&r.hobj) {
-            c.req = f.tsh.req;
-            let more = c.allowance <= 0;
+            if !confirm {
+                c.req = f.tsh.req;
+            }
+            let more = c.allowance <= 0 || std::mem::take(&mut c.paused);
             c.allowance = i64::from(r.requested.max(1));
             let tag = c.tag;
             let flush_now = r.flags & rqst::CHECK != 0 && {
@@ -146,14 +149,19 @@ impl<S: Stream> Conv<S> {
             r.hobj,
             Consumer {
                 tag,
-                req: f.tsh.req,
+                // A request that asks to be confirmed is an exchange: the client takes what
+                // comes with its id as the answer (the NOTIFICATION below), so messages come
+                // with the id the client's async consume uses (1, as observed) instead.
+                req: if confirm { ASYNC_REQUEST_ID } else { f.tsh.req },
+                paused: false,
                 gmo_options: r.gmo_options,
+                propctl,
                 md_version: u32::from(sel.md_version.clamp(1, 2)),
                 selection_index: sel.index,
                 sent: 0,
                 allowance: i64::from(r.requested.max(1)),
                 empty: false,
-                check: None,
+                check: (r.flags & rqst::CHECK != 0).then_some(f.tsh.req),
                 batch: Vec::new(),
                 resolved,
             },
@@ -279,14 +287,20 @@ impl<S: Stream> Conv<S> {
             return true;
         };
         c.sent = c.sent.wrapping_add(1);
-        let rfh2 = msg::wants_rfh2(c.gmo_options);
+        let rfh2 = msg::wants_rfh2(c.gmo_options, c.propctl);
         let (m, data) = msg::got_message(&d.md, &d.payload, c.md_version, rfh2, order);
         let req = c.req;
         let mut body = m.encode(c.md_version, order);
         body.extend_from_slice(&data);
-        // Within what the client asked: one more message may come.
+        // Within what the client asked: one more message may come. Not after a persistent
+        // message removed before it was sent (a get outside syncpoint): as in MQ, those are
+        // not read ahead, so none is lost when the client closes with a read-ahead buffer
+        // it never reads; the client's next request brings the next one.
         c.allowance -= body.len() as i64;
-        let (tag, more) = (c.tag, c.allowance > 0);
+        let settled_persistent = d.md.persistence == sealmq_mqi::Persistence::Persistent
+            && !under_syncpoint(c.gmo_options, &d.md);
+        c.paused = c.allowance > 0 && settled_persistent;
+        let (tag, more) = (c.tag, c.allowance > 0 && !settled_persistent);
         let head = AsyncMessage {
             hobj,
             index: c.sent,

@@ -8,6 +8,11 @@ use sealmq_wire::Delivery;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+/// The request id of ASYNC_MESSAGEs when no REQUEST_MSGS without a confirmation asked for
+/// them (IBM's client uses 1 for its async consume; it takes a message carrying the id of a
+/// request it waits on as that request's answer, and drops one of an id it does not know).
+pub(super) const ASYNC_REQUEST_ID: u32 = 1;
+
 /// Where the session's push channel is left by its maker (`Conv::connect`).
 pub(super) type PushSlot = Arc<Mutex<Option<PushRx>>>;
 
@@ -19,6 +24,8 @@ pub(super) struct Consumer {
     /// The REQUEST_MSGS this consumer answers (its request id).
     pub(super) req: u32,
     pub(super) gmo_options: u32,
+    /// The queue's PROPCTL, for a get asking properties as the queue defines.
+    pub(super) propctl: sealmq_engine::objects::PropCtl,
     pub(super) md_version: u32,
     pub(super) selection_index: u16,
     /// Messages of this handle sent.
@@ -29,6 +36,9 @@ pub(super) struct Consumer {
     pub(super) allowance: i64,
     /// The pusher found nothing for this consumer since its last message.
     pub(super) empty: bool,
+    /// More credit was held back after a persistent message (see `send_message`): the next
+    /// REQUEST_MSGS gives it.
+    pub(super) paused: bool,
     /// A REQUEST_MSGS that must be answered now (CHECK): answered by the next message, or
     /// by MQRC_NO_MSG_AVAILABLE once the pusher finds none.
     pub(super) check: Option<u32>,

@@ -177,16 +177,26 @@ impl<S: Stream> Conv<S> {
         match self.serve(req).await {
             Response::Opened(o) => {
                 let def = self.qm.queue_def(&o.resolved).ok();
-                // DEFREADA answers as MQ's MQREADA_* (the same numbers as the wire's).
+                // PROPCTL of the queue named (an alias's own), else of the one it resolved to.
+                let propctl = self
+                    .qm
+                    .queue_def(&od.name)
+                    .or_else(|_| self.qm.queue_def(&o.resolved))
+                    .map(|q| q.prop_ctl())
+                    .unwrap_or_default();
+                // DEFREADA answers as MQ's MQREADA_* (the same numbers as the wire's), PROPCTL
+                // as MQPROP_*: IBM's client asks for properties by it.
                 let d = Defaults {
                     persistence: def.as_ref().map_or(0, |q| i32::from(q.def_persistent)),
                     read_ahead: o.read_ahead.map_or(0, i32::from),
+                    prop_ctl: propctl.number() as i32,
                     ..d
                 };
                 self.handles.map.insert(
                     o.hobj,
                     Obj::Session {
                         resolved: o.resolved.clone(),
+                        propctl,
                     },
                 );
                 (0, o.hobj, o.resolved, d)
@@ -266,7 +276,7 @@ impl<S: Stream> Conv<S> {
         };
         let about = match self.handles.map.get(&hobj) {
             Some(Obj::Qmgr) => About::Qmgr,
-            Some(Obj::Session { resolved }) => About::Queue(resolved),
+            Some(Obj::Session { resolved, .. }) => About::Queue(resolved),
             Some(Obj::PolicyQueue) => About::Queue(POLICY_QUEUE),
             Some(Obj::Sub { .. } | Obj::Gone) | None => {
                 return self
@@ -329,7 +339,7 @@ impl<S: Stream> Conv<S> {
             ),
             None => {
                 let queue = match self.handles.map.get(&hobj) {
-                    Some(Obj::Session { resolved }) => resolved.clone(),
+                    Some(Obj::Session { resolved, .. }) => resolved.clone(),
                     _ => return self.reply(f, ReasonCode::HobjError.code(), hobj, &[]).await,
                 };
                 (
@@ -364,8 +374,8 @@ impl<S: Stream> Conv<S> {
             Err(e) => return self.protocol(&e.0),
         };
         let echo = |_| opts::get_reply(&g.md, &g.gmo, "", 0, &[], order);
-        let queue = match self.handles.map.get(&hobj) {
-            Some(Obj::Session { resolved }) => resolved.clone(),
+        let (queue, propctl) = match self.handles.map.get(&hobj) {
+            Some(Obj::Session { resolved, propctl }) => (resolved.clone(), *propctl),
             Some(Obj::PolicyQueue) => {
                 return self
                     .reply(f, ReasonCode::NoMsgAvailable.code(), hobj, &echo(0))
@@ -382,7 +392,7 @@ impl<S: Stream> Conv<S> {
             Err(rc) => return self.reply(f, rc, hobj, &echo(rc)).await,
         };
         // The MQRFH2 the answer puts before the payload must fit the client's buffer too.
-        let rfh2 = msg::wants_rfh2(g.gmo.options);
+        let rfh2 = msg::wants_rfh2(g.gmo.options, propctl);
         if let Some(s) = self.session.as_mut() {
             s.get_header = rfh2.then_some(sealmq_mqi::HeaderLen(msg::rfh2_len));
         }

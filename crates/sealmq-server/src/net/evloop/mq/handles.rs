@@ -2,6 +2,7 @@
 //! each resolved to) and the front end's own (the queue manager opened to inquire, the policy
 //! queue IBM's AMS interceptor browses, subscriptions' handles).
 
+use sealmq_engine::objects::PropCtl;
 use std::collections::HashMap;
 
 /// Handles the front end answers itself are numbered from here, apart from the session's.
@@ -11,9 +12,11 @@ pub(super) const OWN_HANDLES: u32 = 0x7000_0000;
 pub(super) enum Obj {
     Qmgr,
     PolicyQueue,
-    /// A queue or topic the session opened: the name it resolved to.
+    /// A queue or topic the session opened: the name it resolved to, and how gets through it
+    /// are given properties (the opened queue's PROPCTL).
     Session {
         resolved: String,
+        propctl: PropCtl,
     },
     /// A subscription's queue closed with its subscription (MQCO_REMOVE_SUB): the client's
     /// own MQCLOSE of it that follows is answered as done.

@@ -45,7 +45,7 @@ pub(super) fn answer(qm: &QueueManager, about: &About<'_>, selector: i32) -> Res
 
 fn queue(qm: &QueueManager, name: &str, selector: i32) -> Result<Answer, u32> {
     use Answer::{Chars, Int};
-    use sealmq_engine::objects::{DefType, MsgDlvSq, Usage};
+    use sealmq_engine::objects::{DefType, MsgDlvSq, ReadAhead, Usage};
     let d = qm.queue_def(name).map_err(|e| e.reason.code())?;
     Ok(match selector {
         3 => Int(qm.depth(name).unwrap_or(0) as i32), // MQIA_CURRENT_Q_DEPTH
@@ -68,11 +68,16 @@ fn queue(qm: &QueueManager, name: &str, selector: i32) -> Result<Answer, u32> {
         16 => Int(i32::from(d.msg_dlv_seq == MsgDlvSq::Fifo)), // MQIA_MSG_DELIVERY_SEQUENCE
         23 => Int(i32::from(d.share)),                     // MQIA_SHAREABILITY
         17 | 18 => Int(0), // MQIA_OPEN_INPUT_COUNT / OUTPUT_COUNT: not counted per queue
-        188 => Int(0),     // MQIA_DEF_READ_AHEAD: MQREADA_NO
-        190 => Int(0),     // MQIA_PROPERTY_CONTROL: MQPROP_COMPATIBILITY
-        2002 => Chars(d.target.clone(), 48), // MQCA_BASE_OBJECT_NAME
-        2016 => Chars(d.name.clone(), 48), // MQCA_Q_NAME
-        2013 => Chars(d.descr.clone(), 64), // MQCA_Q_DESC
+        188 => Int(match d.def_read_ahead() {
+            // MQIA_DEF_READ_AHEAD: MQREADA_*
+            ReadAhead::No => 0,
+            ReadAhead::Yes => 1,
+            ReadAhead::Disabled => 2,
+        }),
+        190 => Int(d.prop_ctl().number() as i32), // MQIA_PROPERTY_CONTROL: MQPROP_*
+        2002 => Chars(d.target.clone(), 48),      // MQCA_BASE_OBJECT_NAME
+        2016 => Chars(d.name.clone(), 48),        // MQCA_Q_NAME
+        2013 => Chars(d.descr.clone(), 64),       // MQCA_Q_DESC
         2019 => Chars(d.backout_requeue_q.clone(), 48), // MQCA_BACKOUT_REQ_Q_NAME
         _ => return Err(ReasonCode::SelectorError.code()),
     })

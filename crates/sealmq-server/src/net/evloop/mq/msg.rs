@@ -5,6 +5,7 @@
 //! an MQRFH2 when the get asks for one (MQGMO_PROPERTIES_FORCE_MQRFH2, or as the queue
 //! defines, MQ's PROPCTL(COMPAT)).
 
+use sealmq_engine::objects::PropCtl;
 use sealmq_fap::bytes::Order;
 use sealmq_fap::md::Mqmd;
 use sealmq_fap::opts::gmo;
@@ -101,8 +102,7 @@ fn value_of(e: &Element) -> Result<PropValue, String> {
         dt @ ("boolean" | "i1" | "i2" | "i4" | "int" | "i8" | "r4" | "r8" | "bin.hex") => dt,
         _ => "",
     };
-    let v = typed_value(dt, e.text.as_deref())
-        .map_err(|m| format!("property {}: {m}", e.name))?;
+    let v = typed_value(dt, e.text.as_deref()).map_err(|m| format!("property {}: {m}", e.name))?;
     Ok(match v {
         JmsValue::Null => PropValue::Null,
         JmsValue::Bool(b) => PropValue::Bool(b),
@@ -141,9 +141,21 @@ fn element(p: &Property) -> Element {
     }
 }
 
-/// Whether a get's options ask for the properties as an MQRFH2 before the data.
-pub(super) fn wants_rfh2(options: u32) -> bool {
-    options & (gmo::NO_PROPERTIES | gmo::PROPERTIES_IN_HANDLE) == 0
+/// Whether a get with these options, from a queue with this PROPCTL, is given the message's
+/// properties as an MQRFH2 before the data (MQ's rules: the queue's PROPCTL decides only
+/// when the get names no MQGMO_PROPERTIES_* option). IBM's clients ask for a message
+/// handle's properties as an MQRFH2 (MQGMO_PROPERTIES_FORCE_MQRFH2) and make the handle
+/// themselves; a get that does ask for a handle here is given one only by PROPCTL(FORCE).
+pub(super) fn wants_rfh2(options: u32, propctl: PropCtl) -> bool {
+    if options & gmo::NO_PROPERTIES != 0 {
+        false
+    } else if options & (gmo::PROPERTIES_FORCE_MQRFH2 | gmo::PROPERTIES_COMPATIBILITY) != 0 {
+        true
+    } else if options & gmo::PROPERTIES_IN_HANDLE != 0 {
+        propctl == PropCtl::Force
+    } else {
+        propctl != PropCtl::None
+    }
 }
 
 /// The descriptor (in version `version`) and data of a message got: an MQRFH2 carries its
@@ -306,6 +318,22 @@ mod tests {
             });
             assert_eq!(e.text.as_deref(), Some(text));
             assert_eq!(value_of(&e), Ok(v));
+        }
+        // Properties as MQRFH2 by the get's options, else by the queue's PROPCTL.
+        use PropCtl::*;
+        for (options, propctl, rfh2) in [
+            (0, Compat, true),
+            (0, All, true),
+            (0, V6Compat, true),
+            (0, Force, true),
+            (0, None, false),
+            (gmo::NO_PROPERTIES, Force, false),
+            (gmo::PROPERTIES_FORCE_MQRFH2, None, true),
+            (gmo::PROPERTIES_COMPATIBILITY, None, true),
+            (gmo::PROPERTIES_IN_HANDLE, Compat, false),
+            (gmo::PROPERTIES_IN_HANDLE, Force, true),
+        ] {
+            assert_eq!(wants_rfh2(options, propctl), rfh2, "{options:#x} {propctl:?}");
         }
         assert_eq!(
             put_date_time(1_795_431_316_765),

@@ -107,6 +107,11 @@ impl<S: Stream> Conv<S> {
             o.hobj,
             Obj::Session {
                 resolved: o.resolved.clone(),
+                propctl: self
+                    .qm
+                    .queue_def(&o.resolved)
+                    .map(|q| q.prop_ctl())
+                    .unwrap_or_default(),
             },
         );
         (0, o.hobj)
