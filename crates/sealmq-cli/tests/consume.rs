@@ -355,6 +355,24 @@ fn a_version_one_client_is_still_served_and_cannot_consume() {
     };
     assert_eq!(payload, b"p");
     assert!(md.properties.is_empty(), "{:?}", md.properties);
+    // Nor MQMD's report options and feedback (wire version 6).
+    let mut c = Client::connect_local(&h.qm_dir("QV"), "consume-test").unwrap();
+    let (o, _) = c.open("C.Q", OpenOptions::output()).unwrap();
+    let mut md = Md {
+        report: 0x40,
+        feedback: 65537,
+        ..Md::default()
+    };
+    c.put(o, &mut md, b"r", false).unwrap();
+    sealmq_wire::write_request(&mut s, 5, &get).unwrap();
+    let (_, r) = sealmq_wire::read_response(&mut s, 1 << 20)
+        .unwrap()
+        .unwrap();
+    let Response::Got { md, payload, .. } = r else {
+        panic!("{r:?}")
+    };
+    assert_eq!(payload, b"r");
+    assert_eq!((md.report, md.feedback), (0, 0));
 }
 
 /// Read-ahead (DEFREADA, MQOO_READ_AHEAD): plain gets take what was pushed ahead, in order;

@@ -471,6 +471,17 @@ impl Client {
         })
     }
 
+    /// The descriptor as the queue manager's protocol version reads it: before version 6,
+    /// without MQMD's report options and feedback (an older queue manager would not read
+    /// them).
+    pub(crate) fn for_peer(&self, md: &Md) -> Md {
+        let mut md = md.clone();
+        if self.version < sealmq_wire::V_MD_MORE {
+            md.clear_more();
+        }
+        md
+    }
+
     /// MQPUT without client-side protection; `md` comes back filled.
     pub(crate) fn put_raw(
         &mut self,
@@ -482,7 +493,7 @@ impl Client {
         self.check_properties(md)?;
         let req = Request::Put {
             hobj,
-            md: md.clone(),
+            md: self.for_peer(md),
             payload,
             syncpoint,
         };
@@ -554,7 +565,7 @@ impl Client {
         self.check_properties(md)?;
         let req = Request::Put1 {
             name: name.to_string(),
-            md: md.clone(),
+            md: self.for_peer(md),
             payload,
             syncpoint,
         };

@@ -87,7 +87,7 @@ impl Client {
         };
         let req = Request::Publish {
             topic: topic.to_string(),
-            md: md.clone(),
+            md: self.for_peer(md),
             payload: stored,
             syncpoint,
             retain,

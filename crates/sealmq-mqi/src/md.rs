@@ -8,6 +8,9 @@ use sealmq_types::codec::{Dec, Enc, Result};
 /// field (docs/storage.md "Message descriptor"); descriptors without properties encode as
 /// they always did, so stored and older data reads unchanged.
 const HAS_PROPERTIES: u8 = 0x80;
+/// Set in the persistence byte when the fields added in issue 44 (report, feedback) follow the
+/// sequence number.
+const HAS_MORE: u8 = 0x40;
 
 pub type MsgId = [u8; 24];
 pub const NONE_ID: MsgId = [0u8; 24];
@@ -69,6 +72,10 @@ pub struct Md {
     pub backout_count: u32,
     pub group_id: MsgId,
     pub msg_seq_number: u32,
+    /// MQ's MQRO_* report options, kept for the application that reads the message.
+    pub report: u32,
+    /// MQ's MQFB_* feedback code (of a report or a reply).
+    pub feedback: u32,
     /// Message properties (typed name/value pairs; [`crate::props`]).
     pub properties: Vec<Property>,
 }
@@ -93,6 +100,8 @@ impl Default for Md {
             backout_count: 0,
             group_id: NONE_ID,
             msg_seq_number: 1,
+            report: 0,
+            feedback: 0,
             properties: Vec::new(),
         }
     }
@@ -140,12 +149,27 @@ impl Md {
         self.encoding = o.encoding;
     }
 
+    /// Whether a field added after the first format (report, feedback) holds other than its
+    /// default: only then are they encoded (docs/storage.md, "Message descriptor").
+    fn has_more(&self) -> bool {
+        self.report != 0 || self.feedback != 0
+    }
+
+    /// Resets the fields a peer of wire version 5 or older does not read.
+    pub fn clear_more(&mut self) {
+        self.report = 0;
+        self.feedback = 0;
+    }
+
     pub fn encode(&self, e: &mut Enc) {
-        let flags = if self.properties.is_empty() {
+        let mut flags = if self.properties.is_empty() {
             0
         } else {
             HAS_PROPERTIES
         };
+        if self.has_more() {
+            flags |= HAS_MORE;
+        }
         e.fixed(&self.msg_id)
             .fixed(&self.correl_id)
             .u8(pers_byte(self.persistence) | flags)
@@ -163,6 +187,9 @@ impl Md {
             .u32(self.backout_count)
             .fixed(&self.group_id)
             .u32(self.msg_seq_number);
+        if flags & HAS_MORE != 0 {
+            e.u32(self.report).u32(self.feedback);
+        }
         if !self.properties.is_empty() {
             props::encode(&self.properties, e);
         }
@@ -172,7 +199,7 @@ impl Md {
         let msg_id = d.fixed()?;
         let correl_id = d.fixed()?;
         let pers = d.u8()?;
-        let persistence = match pers & !HAS_PROPERTIES {
+        let persistence = match pers & !(HAS_PROPERTIES | HAS_MORE) {
             0 => Persistence::NotPersistent,
             1 => Persistence::Persistent,
             _ => Persistence::AsQueueDef,
@@ -206,8 +233,12 @@ impl Md {
             backout_count: d.u32()?,
             group_id: d.fixed()?,
             msg_seq_number: d.u32()?,
-            properties: Vec::new(),
+            ..Md::default()
         };
+        if pers & HAS_MORE != 0 {
+            md.report = d.u32()?;
+            md.feedback = d.u32()?;
+        }
         if pers & HAS_PROPERTIES != 0 {
             md.properties = props::decode(d)?;
         }
@@ -343,6 +374,35 @@ mod tests {
         assert_eq!(Message::decode(&mut d).unwrap(), p);
         d.finish().unwrap();
         assert_eq!(p.md.persistence, Persistence::Persistent);
+    }
+
+    /// Report options and feedback travel only when set (flag 0x40), so a descriptor without
+    /// them encodes byte for byte as before they existed, and one with them round-trips.
+    #[test]
+    fn report_and_feedback_round_trip_and_leave_older_encodings_alone() {
+        let plain = Md {
+            priority: 4,
+            ..Md::default()
+        };
+        let mut e = Enc::new();
+        plain.encode(&mut e);
+        let old = e.buf.clone();
+        assert_eq!(old[48] & 0x40, 0, "no flag without the fields");
+        let mut more = plain.clone();
+        more.report = 0x0100_0040;
+        more.feedback = 65543;
+        more.set_property("p", PropValue::Int(1)).unwrap();
+        let mut e = Enc::new();
+        more.encode(&mut e);
+        assert_eq!(e.buf[48] & 0xc0, 0xc0);
+        let back = Md::decode(&mut Dec::new(&e.buf, "md")).unwrap();
+        assert_eq!(back, more);
+        let mut cleared = back;
+        cleared.clear_more();
+        cleared.properties.clear();
+        let mut e = Enc::new();
+        cleared.encode(&mut e);
+        assert_eq!(e.buf, old, "cleared for an older peer: the older encoding");
     }
 
     proptest! {

@@ -22,7 +22,7 @@ use sealmq_types::coded_enum;
 use std::io::{self, Read, Write};
 
 /// Protocol versions this build speaks.
-pub const VERSIONS: &[u16] = &[1, 2, 3, 4, 5];
+pub const VERSIONS: &[u16] = &[1, 2, 3, 4, 5, 6];
 /// The first version with asynchronous consume (requests 16-19, responses 136-138).
 pub const V_CONSUME: u16 = 2;
 /// The first version whose descriptors may carry message properties (docs/wire.md).
@@ -32,6 +32,9 @@ pub const V_PUBSUB: u16 = 4;
 /// The first version with topics opened for output and subscriptions' options (requests
 /// 23-24).
 pub const V_TOPIC_OPEN: u16 = 5;
+/// The first version whose descriptors may carry MQMD's report options and feedback
+/// (docs/wire.md).
+pub const V_MD_MORE: u16 = 6;
 /// Request 13 (Policy) for a topic string rather than a queue name: `topic://STRING`.
 pub const TOPIC_PREFIX: &str = "topic://";
 /// Largest frame accepted before Hello negotiates a larger one.

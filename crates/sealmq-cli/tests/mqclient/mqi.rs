@@ -36,6 +36,8 @@ fn an_mqi_application_exchanges_descriptors_and_properties_with_sealmq_both_ways
     assert_eq!(g.md.reply_to_q.trim(), "REPLY.Q");
     assert!((1..=6000).contains(&g.md.expiry), "{}", g.md.expiry);
     assert_eq!(g.md.put_appl_name, "IbmMqi");
+    // MQRO_EXCEPTION | MQRO_PASS_CORREL_ID, MQFB_APPL_FIRST + 7.
+    assert_eq!((g.md.report, g.md.feedback), (0x0100_0040, 65536 + 7));
     for (name, want) in [
         ("colour", PropValue::String("blue".into())),
         ("n", PropValue::Int(0)),
@@ -55,11 +57,17 @@ fn an_mqi_application_exchanges_descriptors_and_properties_with_sealmq_both_ways
     assert_eq!(got[0]["correl"], "mqi-corr-1");
     assert_eq!(got[0]["replyto"], "REPLY.Q");
     assert_eq!(got[0]["user"], "app");
+    assert_eq!(
+        (&got[0]["report"], &got[0]["feedback"]),
+        (&0x0100_0040.into(), &(65536 + 7).into())
+    );
     let (q, _) = c.open("APP.Q", OpenOptions::output()).unwrap();
     for i in 0..4 {
         let mut md = Md {
             format: "MQSTR".into(),
             priority: 8,
+            msg_type: sealmq_mqi::MsgType::Reply,
+            feedback: 65536 + i as u32,
             ..Md::default()
         };
         md.set_property("region", PropValue::String("emea".into()))
@@ -74,6 +82,7 @@ fn an_mqi_application_exchanges_descriptors_and_properties_with_sealmq_both_ways
     let m = with("handle");
     assert_eq!(m["data"], "native 0");
     assert_eq!(m["priority"], 8);
+    assert_eq!(m["feedback"], 65536);
     assert_eq!(
         (&m["props"]["region"], &m["props"]["count"]),
         (&"emea".into(), &0.into())

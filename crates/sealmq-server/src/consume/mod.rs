@@ -173,6 +173,8 @@ pub(crate) struct Source<'a> {
     pub intercept: Option<Arc<sealmq_protect::Protector>>,
     /// The client speaks a protocol version without message properties: leave them out.
     pub strip_properties: bool,
+    /// ... and without MQMD's report options and feedback: leave them out.
+    pub strip_more: bool,
     /// What the connection's handles got and were pushed (a protection error is accepted
     /// only for one of them).
     pub recent: Arc<Mutex<crate::icpt::RecentGets>>,
@@ -257,6 +259,7 @@ impl Consumers {
             answer: id,
             intercept: src.intercept,
             strip_properties: src.strip_properties,
+            strip_more: src.strip_more,
             req: req.clone(),
             shared: shared.clone(),
         };

@@ -17,6 +17,7 @@ pub(super) struct Pusher {
     pub(super) answer: u32,
     pub(super) intercept: Option<Arc<sealmq_protect::Protector>>,
     pub(super) strip_properties: bool,
+    pub(super) strip_more: bool,
     pub(super) req: ConsumeReq,
     pub(super) shared: Arc<Shared>,
     pub(super) recent: Option<Arc<Mutex<crate::icpt::RecentGets>>>,
@@ -363,6 +364,9 @@ impl Pusher {
                 }
                 if self.strip_properties {
                     md.properties.clear();
+                }
+                if self.strip_more {
+                    md.clear_more();
                 }
                 Step::Msg(Box::new(Delivery {
                     tag: self.req.tag,

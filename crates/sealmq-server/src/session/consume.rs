@@ -64,6 +64,7 @@ impl Session {
                             None
                         },
                         strip_properties: self.version < sealmq_wire::V_PROPERTIES,
+                        strip_more: self.version < sealmq_wire::V_MD_MORE,
                         recent: self.recent.clone(),
                     };
                     // The pusher sends the answer before its first push (docs/wire.md:

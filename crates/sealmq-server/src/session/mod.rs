@@ -247,6 +247,12 @@ impl Session {
         {
             md.properties.clear();
         }
+        // ... nor MQMD's later fields.
+        if self.version < sealmq_wire::V_MD_MORE
+            && let Response::Got { md, .. } | Response::Put { md } = &mut resp
+        {
+            md.clear_more();
+        }
         resp
     }
 }

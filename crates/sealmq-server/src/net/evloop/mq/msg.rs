@@ -52,6 +52,8 @@ pub(super) fn put_message(
         put_appl_name: m.put_appl_name.clone(),
         group_id: m.group_id,
         msg_seq_number: m.msg_seq_number.max(1),
+        report: m.report,
+        feedback: m.feedback,
         ..Md::default()
     };
     let mut at = 0;
@@ -194,6 +196,8 @@ pub(super) fn got_message(
         put_time: time,
         group_id: md.group_id,
         msg_seq_number: md.msg_seq_number,
+        report: md.report,
+        feedback: md.feedback,
         ..Mqmd::default()
     };
     if !rfh2 || md.properties.is_empty() {
@@ -333,7 +337,11 @@ mod tests {
             (gmo::PROPERTIES_IN_HANDLE, Compat, false),
             (gmo::PROPERTIES_IN_HANDLE, Force, true),
         ] {
-            assert_eq!(wants_rfh2(options, propctl), rfh2, "{options:#x} {propctl:?}");
+            assert_eq!(
+                wants_rfh2(options, propctl),
+                rfh2,
+                "{options:#x} {propctl:?}"
+            );
         }
         assert_eq!(
             put_date_time(1_795_431_316_765),

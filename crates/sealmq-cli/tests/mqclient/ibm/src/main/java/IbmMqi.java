@@ -5,7 +5,9 @@
 //
 //   java IbmMqi PORT CHANNEL COMMAND ARGS...
 //     put QUEUE N             N messages "mqi I" (format MQSTR, priority 3, persistent,
-//                             correlation id "mqi-corr-I", reply-to REPLY.Q, expiry 6000)
+//                             correlation id "mqi-corr-I", reply-to REPLY.Q, expiry 6000,
+//                             report MQRO_EXCEPTION | MQRO_PASS_CORREL_ID, feedback
+//                             MQFB_APPL_FIRST + 7)
 //                             with properties colour=blue, n=I, big=2^40, ratio=0.5,
 //                             flag=true, raw=bytes 01ff
 //     get QUEUE N PROPS       up to N messages (no wait), the get's properties option PROPS:
@@ -53,6 +55,8 @@ public class IbmMqi {
                     m.expiry = 6000;
                     m.correlationId = java.util.Arrays.copyOf(("mqi-corr-" + i).getBytes("UTF-8"), 24);
                     m.replyToQueueName = "REPLY.Q";
+                    m.report = CMQC.MQRO_EXCEPTION | CMQC.MQRO_PASS_CORREL_ID;
+                    m.feedback = CMQC.MQFB_APPL_FIRST + 7;
                     m.setStringProperty("colour", "blue");
                     m.setIntProperty("n", i);
                     m.setLongProperty("big", 1L << 40);
@@ -151,6 +155,8 @@ public class IbmMqi {
             .put("correl", new String(m.correlationId, "UTF-8").replace("\u0000", ""))
             .put("replyto", m.replyToQueueName.trim())
             .put("user", m.userId.trim())
+            .put("report", m.report)
+            .put("feedback", m.feedback)
             .put("appl", m.putApplicationName.trim());
     }
 }
