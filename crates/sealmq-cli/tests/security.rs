@@ -881,3 +881,55 @@ fn putaut_ctx_puts_with_the_senders_user_but_never_the_queue_managers() {
     h.ok(&["stop", "QMS"]);
     h.ok(&["stop", "QMR"]);
 }
+
+/// The creator of a permanent dynamic queue holds every authority on it, through a restart (a
+/// record of its own, as MQ's OAM keeps one), and the record goes when the queue is deleted:
+/// a queue defined later under the name does not let the creator in.
+#[test]
+fn a_permanent_dynamic_queues_creator_holds_it_until_it_is_deleted() {
+    use sealmq_client::Client;
+    use sealmq_engine::mqi::{GetOptions, OpenOptions};
+    let h = Home::new();
+    let addr = app_qm(&h, "QPD");
+    h.mqsc(
+        "QPD",
+        "DEFINE QMODEL(APP.PERM.MODEL) DEFTYPE(PERMDYN)\n\
+         SET AUTHREC PROFILE('APP.PERM.MODEL') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(GET)\n",
+    );
+    let mut c = Client::connect_tcp_channel(&addr, "APP.SVRCONN", "pd").unwrap();
+    let (q, name) = c
+        .open_dynamic("APP.PERM.MODEL", OpenOptions::input(), "APP.MINE")
+        .unwrap();
+    assert_eq!(name, "APP.MINE");
+    c.close(q).unwrap();
+    let recs = h.mqsc(
+        "QPD",
+        "DISPLAY AUTHREC PROFILE('APP.MINE') OBJTYPE(QUEUE)\n",
+    );
+    assert!(recs.contains("PRINCIPAL(app)"), "{recs}");
+    drop(c);
+    h.ok(&["stop", "QPD"]);
+    let port: u16 = addr.rsplit(':').next().unwrap().parse().unwrap();
+    h.start_tcp("QPD", port);
+    let mut c = Client::connect_tcp_channel(&addr, "APP.SVRCONN", "pd").unwrap();
+    let (q, _) = c.open("APP.MINE", OpenOptions::output()).unwrap();
+    let mut md = sealmq_engine::Md::default();
+    c.put(q, &mut md, b"mine", false).unwrap();
+    c.close(q).unwrap();
+    let (q, _) = c.open("APP.MINE", OpenOptions::input()).unwrap();
+    assert_eq!(c.get(q, &GetOptions::default()).unwrap().payload, b"mine");
+    c.close(q).unwrap();
+    drop(c);
+    h.mqsc("QPD", "DELETE QLOCAL(APP.MINE)\nDEFINE QLOCAL(APP.MINE)\n");
+    let recs = h.run(
+        &["mqsc", "QPD"],
+        Some("DISPLAY AUTHREC PROFILE('APP.MINE') OBJTYPE(QUEUE)\n"),
+    );
+    assert!(
+        !String::from_utf8_lossy(&recs.stdout).contains("PRINCIPAL(app)"),
+        "{recs:?}"
+    );
+    let mut c = Client::connect_tcp_channel(&addr, "APP.SVRCONN", "pd").unwrap();
+    let e = c.open("APP.MINE", OpenOptions::output()).unwrap_err();
+    assert_eq!(e.reason.code(), 2035, "{e:?}");
+}

@@ -504,6 +504,17 @@ impl Connection {
             }
         } else {
             self.qm.define(def.clone(), false)?;
+            // Its creator holds every authority on it, as on a temporary one (MQ's rule), in
+            // a record of its own, kept with the queue (removed when the queue is deleted).
+            if !self.user.is_empty() {
+                self.qm.set_authrec(crate::authority::AuthRec {
+                    profile: def.name.clone(),
+                    objtype: crate::authority::AuthObj::Queue,
+                    principal: self.user.clone(),
+                    auths: crate::authority::auth::ALL,
+                    group: false,
+                })?;
+            }
         }
         Ok(def)
     }

@@ -423,7 +423,22 @@ impl QueueManager {
         if let Some(q) = write(&self.locals).remove(name) {
             q.lock().destroy();
         }
-        defs.remove(name);
+        let dynamic = defs
+            .remove(name)
+            .is_some_and(|d| d.def_type == crate::objects::DefType::PermanentDynamic);
+        drop(defs);
+        if dynamic {
+            // The records naming exactly this permanent dynamic queue (its creator's) go
+            // with it: a queue made later under the name does not inherit them.
+            let mine: Vec<AuthRec> = self
+                .authrecs()
+                .into_iter()
+                .filter(|r| r.objtype == crate::authority::AuthObj::Queue && r.profile == name)
+                .collect();
+            for r in mine {
+                self.delete_authrec(&r.profile, r.objtype, &r.principal, r.group)?;
+            }
+        }
         Ok(())
     }
 
