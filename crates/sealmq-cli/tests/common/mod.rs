@@ -67,6 +67,7 @@ pub fn ibm_classpath() -> String {
                 &[
                     "tests/mqclient/ibm/src/main/java/IbmJms.java",
                     "tests/mqclient/ibm/src/main/java/IbmMqi.java",
+                    "tests/common/java/JmsTypes.java",
                 ],
                 "ibm-classes",
             )
@@ -85,7 +86,10 @@ pub fn qpid_classpath() -> String {
                 "qpid-jms-client-1.11.0.jar",
                 "mvn -f crates/sealmq-cli/tests/amqp/jms/pom.xml dependency:copy-dependencies \
                  -DoutputDirectory=$PWD/target/jms-lib (./test does)",
-                &["tests/amqp/jms/src/main/java/JmsClient.java"],
+                &[
+                    "tests/amqp/jms/src/main/java/JmsClient.java",
+                    "tests/common/java/JmsTypes.java",
+                ],
                 "jms-classes",
             )
         })

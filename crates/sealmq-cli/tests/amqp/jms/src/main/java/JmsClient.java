@@ -100,21 +100,6 @@ public class JmsClient {
         return m.getClass().getSimpleName();
     }
 
-    /** A map or stream value as "Class:value" (bytes in hex; null as "null"). */
-    static String typed(Object v) {
-        if (v == null) {
-            return "null";
-        }
-        if (v instanceof byte[]) {
-            StringBuilder b = new StringBuilder("byte[]:");
-            for (byte x : (byte[]) v) {
-                b.append(String.format("%02x", x));
-            }
-            return b.toString();
-        }
-        return v.getClass().getSimpleName() + ":" + v;
-    }
-
     /** One received message as a JSON line. */
     static String describe(Message m) throws Exception {
         StringBuilder props = new StringBuilder("{");
@@ -142,7 +127,7 @@ public class JmsClient {
             for (Enumeration<?> e = mm.getMapNames(); e.hasMoreElements();) {
                 String k = (String) e.nextElement();
                 items.append(items.length() > 1 ? "," : "").append(q(k)).append(':')
-                        .append(q(typed(mm.getObject(k))));
+                        .append(q(JmsTypes.typed(mm.getObject(k))));
             }
         }
         items.append('}');
@@ -151,7 +136,7 @@ public class JmsClient {
             try {
                 while (true) {
                     Object v = ((javax.jms.StreamMessage) m).readObject();
-                    stream.append(stream.length() > 1 ? "," : "").append(q(typed(v)));
+                    stream.append(stream.length() > 1 ? "," : "").append(q(JmsTypes.typed(v)));
                 }
             } catch (javax.jms.MessageEOFException end) {
             }
@@ -228,35 +213,10 @@ public class JmsClient {
                     Session s = c.createSession(false, Session.AUTO_ACKNOWLEDGE);
                     MessageProducer p = s.createProducer(s.createQueue(args[2]));
                     javax.jms.MapMessage m = s.createMapMessage();
-                    m.setBoolean("bo", true);
-                    m.setByte("by", (byte) -5);
-                    m.setShort("sh", (short) -300);
-                    m.setChar("ch", '<');
-                    m.setInt("in", 70000);
-                    m.setLong("lo", -9000000000L);
-                    m.setFloat("fl", 1.25f);
-                    m.setDouble("do", 1e300);
-                    m.setDouble("nan", Double.NaN);
-                    m.setDouble("inf", Double.NEGATIVE_INFINITY);
-                    m.setString("st", "a<b&c\"d'e>\u00e9\u4e2d");
-                    m.setBytes("bi", new byte[] {0, 1, (byte) 0xab, (byte) 0xff});
-                    m.setString("empty", "");
-                    m.setString("k&y <1>", "v");
-                    m.setObject("nul", null);
+                    JmsTypes.fill(m);
                     p.send(m);
                     javax.jms.StreamMessage st = s.createStreamMessage();
-                    st.writeBoolean(false);
-                    st.writeByte((byte) 7);
-                    st.writeShort((short) 8);
-                    st.writeChar('z');
-                    st.writeInt(9);
-                    st.writeLong(10L);
-                    st.writeFloat(2.5f);
-                    st.writeDouble(-0.0);
-                    st.writeString("s<&>");
-                    st.writeBytes(new byte[] {9, 8});
-                    st.writeString(null);
-                    st.writeString("");
+                    JmsTypes.fill(st);
                     p.send(st);
                     System.out.println("{\"sent\":2}");
                     break;

@@ -65,17 +65,6 @@ public class IbmJms {
         }
     }
 
-    /** A map or stream value as "Class:value" (bytes in hex; null as "null"). */
-    static String typed(Object v) {
-        if (v == null) return "null";
-        if (v instanceof byte[]) {
-            StringBuilder b = new StringBuilder("byte[]:");
-            for (byte x : (byte[]) v) b.append(String.format("%02x", x));
-            return b.toString();
-        }
-        return v.getClass().getSimpleName() + ":" + v;
-    }
-
     static int reason(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof com.ibm.mq.MQException) return ((com.ibm.mq.MQException) t).getReason();
@@ -128,14 +117,14 @@ public class IbmJms {
                         JSONObject map = new JSONObject();
                         for (java.util.Enumeration<?> e = ((MapMessage) m).getMapNames(); e.hasMoreElements();) {
                             String k = (String) e.nextElement();
-                            map.put(k, typed(((MapMessage) m).getObject(k)));
+                            map.put(k, JmsTypes.typed(((MapMessage) m).getObject(k)));
                         }
                         o.put("map", map);
                     }
                     if (m instanceof StreamMessage) {
                         org.json.JSONArray items = new org.json.JSONArray();
                         try {
-                            while (true) items.put(typed(((StreamMessage) m).readObject()));
+                            while (true) items.put(JmsTypes.typed(((StreamMessage) m).readObject()));
                         } catch (MessageEOFException end) { }
                         o.put("stream", items);
                     }
@@ -187,35 +176,10 @@ public class IbmJms {
             case "alltypes": {
                 MessageProducer p = s.createProducer(q);
                 MapMessage m = s.createMapMessage();
-                m.setBoolean("bo", true);
-                m.setByte("by", (byte) -5);
-                m.setShort("sh", (short) -300);
-                m.setChar("ch", '<');
-                m.setInt("in", 70000);
-                m.setLong("lo", -9000000000L);
-                m.setFloat("fl", 1.25f);
-                m.setDouble("do", 1e300);
-                m.setDouble("nan", Double.NaN);
-                m.setDouble("inf", Double.NEGATIVE_INFINITY);
-                m.setString("st", "a<b&c\"d'e>\u00e9\u4e2d");
-                m.setBytes("bi", new byte[] {0, 1, (byte) 0xab, (byte) 0xff});
-                m.setString("empty", "");
-                m.setString("k&y <1>", "v");
-                m.setObject("nul", null);
+                JmsTypes.fill(m);
                 p.send(m);
                 StreamMessage st = s.createStreamMessage();
-                st.writeBoolean(false);
-                st.writeByte((byte) 7);
-                st.writeShort((short) 8);
-                st.writeChar('z');
-                st.writeInt(9);
-                st.writeLong(10L);
-                st.writeFloat(2.5f);
-                st.writeDouble(-0.0);
-                st.writeString("s<&>");
-                st.writeBytes(new byte[] {9, 8});
-                st.writeString(null);
-                st.writeString("");
+                JmsTypes.fill(st);
                 p.send(st);
                 System.out.println(new JSONObject().put("sent", 2));
                 break;
