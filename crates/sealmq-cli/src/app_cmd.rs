@@ -132,7 +132,7 @@ pub struct PutArgs {
     /// Message text.
     #[arg(long, conflicts_with = "size")]
     pub message: Option<String>,
-    /// Generate self-checking payloads of this many bytes.
+    /// Generate self-checking payloads of this many bytes (binary: format blank, MQFMT_NONE).
     #[arg(long)]
     pub size: Option<usize>,
     #[arg(long, default_value_t = 1)]
@@ -317,10 +317,13 @@ pub fn put(a: PutArgs) -> CliResult {
             (None, Some(s)) => generated(run, i, s),
             (None, None) => format!("message {i}").into_bytes(),
         };
+        // A generated payload is binary (its header and checksum): MQ's MQFMT_NONE, blank,
+        // so that a reader converts nothing; text is MQSTR.
+        let binary = a.message.is_none() && a.size.is_some();
         let mut md = Md {
             persistence: Persistence::of(a.persistent),
             priority: a.priority.unwrap_or(-1),
-            format: "MQSTR".into(),
+            format: if binary { "" } else { "MQSTR" }.into(),
             ..Md::default()
         };
         if let Some(cid) = &a.correl {

@@ -300,7 +300,12 @@ fn statistics_intervals_and_reset_qstats() {
     h.ok(&["start", "QMS", "--background", "--metrics", "127.0.0.1:0"]);
     h.mqsc("QMS", "DEFINE QLOCAL(STATS.Q)\nALTER QMGR STATINT(1)\n");
     h.ok(&["put", "QMS", "STATS.Q", "--size", "100", "--count", "5"]);
-    h.ok(&["browse", "QMS", "STATS.Q"]);
+    // Generated payloads are binary: format blank (MQFMT_NONE), not MQSTR.
+    let shown = h.ok(&["browse", "QMS", "STATS.Q"]);
+    assert!(
+        shown.contains("Format('')") && !shown.contains("MQSTR"),
+        "{shown}"
+    );
     h.ok(&["get", "QMS", "STATS.Q", "--count", "3", "--quiet"]);
     let stats = h.qm_dir("QMS").join("stats");
     // The activity may straddle intervals: add up every file written so far.
