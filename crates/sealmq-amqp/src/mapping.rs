@@ -135,11 +135,7 @@ pub fn to_mq(m: &Message<Body<Value>>) -> Result<(Md, Vec<u8>), String> {
         .as_ref()
         .and_then(|p| p.correlation_id.as_ref())
     {
-        md.properties.retain(|p| p.name != JMS_CID);
-        md.properties.push(Property {
-            name: JMS_CID.into(),
-            value: PropValue::String(cid.clone()),
-        });
+        sealmq_mqi::props::set(&mut md.properties, JMS_CID, PropValue::String(cid.clone()));
     }
     let payload = match &m.body {
         Body::Data(sections) => {
@@ -180,11 +176,11 @@ pub fn to_mq(m: &Message<Body<Value>>) -> Result<(Md, Vec<u8>), String> {
 fn jms_payload(md: &mut Md, b: JmsBody) -> Vec<u8> {
     md.format = FMT_STRING.to_string();
     md.ccsid = 1208;
-    md.properties.retain(|p| p.name != MSD_PROPERTY);
-    md.properties.push(Property {
-        name: MSD_PROPERTY.into(),
-        value: PropValue::String(b.msd().into()),
-    });
+    sealmq_mqi::props::set(
+        &mut md.properties,
+        MSD_PROPERTY,
+        PropValue::String(b.msd().into()),
+    );
     b.to_xml().into_bytes()
 }
 

@@ -41,6 +41,45 @@ pub enum JmsValue {
     Bytes(Vec<u8>),
 }
 
+/// A message property's value as a JMS map entry's (the same types, but for `char`).
+impl From<crate::props::PropValue> for JmsValue {
+    fn from(v: crate::props::PropValue) -> JmsValue {
+        use crate::props::PropValue as P;
+        match v {
+            P::Null => JmsValue::Null,
+            P::Bool(b) => JmsValue::Bool(b),
+            P::Byte(n) => JmsValue::Byte(n),
+            P::Short(n) => JmsValue::Short(n),
+            P::Int(n) => JmsValue::Int(n),
+            P::Long(n) => JmsValue::Long(n),
+            P::Float(f) => JmsValue::Float(f),
+            P::Double(f) => JmsValue::Double(f),
+            P::String(s) => JmsValue::String(s),
+            P::Bytes(b) => JmsValue::Bytes(b),
+        }
+    }
+}
+
+/// A JMS value as a message property's: a `char`, which properties do not have, as a string.
+impl From<JmsValue> for crate::props::PropValue {
+    fn from(v: JmsValue) -> crate::props::PropValue {
+        use crate::props::PropValue as P;
+        match v {
+            JmsValue::Null => P::Null,
+            JmsValue::Bool(b) => P::Bool(b),
+            JmsValue::Byte(n) => P::Byte(n),
+            JmsValue::Short(n) => P::Short(n),
+            JmsValue::Char(c) => P::String(c.to_string()),
+            JmsValue::Int(n) => P::Int(n),
+            JmsValue::Long(n) => P::Long(n),
+            JmsValue::Float(f) => P::Float(f),
+            JmsValue::Double(f) => P::Double(f),
+            JmsValue::String(s) => P::String(s),
+            JmsValue::Bytes(b) => P::Bytes(b),
+        }
+    }
+}
+
 /// A MapMessage's or a StreamMessage's body.
 #[derive(Debug, Clone, PartialEq)]
 pub enum JmsBody {
@@ -141,8 +180,8 @@ pub fn typed_text(v: &JmsValue) -> (&'static str, Option<String>) {
         JmsValue::Char(c) => ("char", Some(c.to_string())),
         JmsValue::Int(n) => ("i4", Some(n.to_string())),
         JmsValue::Long(n) => ("i8", Some(n.to_string())),
-        JmsValue::Float(f) => ("r4", Some(real_text(f64::from(*f), f.to_string()))),
-        JmsValue::Double(f) => ("r8", Some(real_text(*f, f.to_string()))),
+        JmsValue::Float(f) => ("r4", Some(real_text(*f))),
+        JmsValue::Double(f) => ("r8", Some(real_text(*f))),
         JmsValue::String(s) => ("", Some(s.clone())),
         JmsValue::Bytes(b) => (
             "bin.hex",
@@ -152,43 +191,25 @@ pub fn typed_text(v: &JmsValue) -> (&'static str, Option<String>) {
 }
 
 /// A floating-point number as Java writes and reads it: `NaN`, `Infinity`, `-Infinity`, and
-/// an exponent for the very large and the very small (Rust's `Display` writes every digit).
-/// `shortest` is the number's shortest round-tripping text in its own width.
-fn real_text(f: f64, shortest: String) -> String {
-    if f.is_nan() {
+/// an exponent for the very large and the very small (Rust's `Display` writes every digit),
+/// its mantissa with a point as Java's (`1.0E300`). Rust writes the shortest digits that read
+/// back the same in the number's own width, in both forms.
+fn real_text<F: Copy + Into<f64> + std::fmt::Display + std::fmt::UpperExp>(f: F) -> String {
+    let x: f64 = f.into();
+    if x.is_nan() {
         return "NaN".into();
     }
-    if f.is_infinite() {
-        return if f > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    if x.is_infinite() {
+        return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
     }
-    let a = f.abs();
-    if a == 0.0 || (1e-3..1e7).contains(&a) {
-        return shortest;
+    if x == 0.0 || (1e-3..1e7).contains(&x.abs()) {
+        return f.to_string();
     }
-    // The shortest digits of the number in its own width, with an exponent.
-    let (mantissa, exp) = sci(&shortest);
-    format!("{mantissa}E{exp}")
-}
-
-/// `shortest` (plain decimal digits, maybe signed, maybe with a point) as a mantissa with one
-/// digit before the point, and its decimal exponent.
-fn sci(shortest: &str) -> (String, i32) {
-    let (sign, digits) = match shortest.strip_prefix('-') {
-        Some(d) => ("-", d),
-        None => ("", shortest),
-    };
-    let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
-    let all: String = format!("{int}{frac}");
-    let first = all.find(|c: char| c != '0').unwrap_or(0);
-    let exp = int.len() as i32 - 1 - first as i32;
-    let sig = all[first..].trim_end_matches('0');
-    let sig = if sig.is_empty() { "0" } else { sig };
-    let mantissa = if sig.len() == 1 {
-        format!("{sign}{sig}.0")
-    } else {
-        format!("{sign}{}.{}", &sig[..1], &sig[1..])
-    };
-    (mantissa, exp)
+    let e = format!("{f:E}");
+    match e.split_once('E') {
+        Some((m, exp)) if !m.contains('.') => format!("{m}.0E{exp}"),
+        _ => e,
+    }
 }
 
 /// The value an element's `dt` and text stand for.

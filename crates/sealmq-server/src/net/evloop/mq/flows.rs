@@ -178,10 +178,12 @@ impl<S: Stream> Conv<S> {
             Response::Opened(o) => {
                 let def = self.qm.queue_def(&o.resolved).ok();
                 // PROPCTL of the queue named (an alias's own), else of the one it resolved to.
-                let propctl = self
-                    .qm
-                    .queue_def(&od.name)
-                    .or_else(|_| self.qm.queue_def(&o.resolved))
+                let named = (od.name != o.resolved)
+                    .then(|| self.qm.queue_def(&od.name).ok())
+                    .flatten();
+                let propctl = named
+                    .as_ref()
+                    .or(def.as_ref())
                     .map(|q| q.prop_ctl())
                     .unwrap_or_default();
                 // DEFREADA answers as MQ's MQREADA_* (the same numbers as the wire's), PROPCTL

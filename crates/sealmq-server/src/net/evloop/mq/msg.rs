@@ -104,38 +104,15 @@ fn value_of(e: &Element) -> Result<PropValue, String> {
         dt @ ("boolean" | "i1" | "i2" | "i4" | "int" | "i8" | "r4" | "r8" | "bin.hex") => dt,
         _ => "",
     };
-    let v = typed_value(dt, e.text.as_deref()).map_err(|m| format!("property {}: {m}", e.name))?;
-    Ok(match v {
-        JmsValue::Null => PropValue::Null,
-        JmsValue::Bool(b) => PropValue::Bool(b),
-        JmsValue::Byte(n) => PropValue::Byte(n),
-        JmsValue::Short(n) => PropValue::Short(n),
-        JmsValue::Char(c) => PropValue::String(c.to_string()),
-        JmsValue::Int(n) => PropValue::Int(n),
-        JmsValue::Long(n) => PropValue::Long(n),
-        JmsValue::Float(f) => PropValue::Float(f),
-        JmsValue::Double(f) => PropValue::Double(f),
-        JmsValue::String(s) => PropValue::String(s),
-        JmsValue::Bytes(b) => PropValue::Bytes(b),
-    })
+    typed_value(dt, e.text.as_deref())
+        .map(PropValue::from)
+        .map_err(|m| format!("property {}: {m}", e.name))
 }
 
 /// A property as an MQRFH2 element, its value written as IBM's client reads it (`Infinity`,
 /// not Rust's `inf`).
 fn element(p: &Property) -> Element {
-    let v = match &p.value {
-        PropValue::Null => JmsValue::Null,
-        PropValue::Bool(b) => JmsValue::Bool(*b),
-        PropValue::Byte(n) => JmsValue::Byte(*n),
-        PropValue::Short(n) => JmsValue::Short(*n),
-        PropValue::Int(n) => JmsValue::Int(*n),
-        PropValue::Long(n) => JmsValue::Long(*n),
-        PropValue::Float(f) => JmsValue::Float(*f),
-        PropValue::Double(f) => JmsValue::Double(*f),
-        PropValue::String(s) => JmsValue::String(s.clone()),
-        PropValue::Bytes(b) => JmsValue::Bytes(b.clone()),
-    };
-    let (dt, text) = typed_text(&v);
+    let (dt, text) = typed_text(&JmsValue::from(p.value.clone()));
     Element {
         name: p.name.clone(),
         dt: dt.into(),
