@@ -160,7 +160,7 @@ pub fn run(cmd: MessageCmd) -> CliResult {
             // An unprotect with no minimum still refuses a plain message unless --tolerate.
             let out = if a.io.cms_only {
                 p.unprotect_cms(&policy, &input)?
-            } else if !sealmq_protect::header::has_magic(&input)
+            } else if !sealmq_protect::is_protected(&input)
                 && policy.qop() == sealmq_protect::Qop::None
                 && !a.tolerate
             {

@@ -4,7 +4,7 @@ use crate::CliResult;
 use crate::home::qm_dir;
 use clap::{Args, Subcommand};
 use sealmq_client::Client;
-use sealmq_protect::{Dn, EncAlg, KeyReuse, Policy, SignAlg};
+use sealmq_protect::{Dn, EncAlg, Envelope, KeyReuse, Policy, SignAlg};
 
 #[derive(Subcommand)]
 pub enum PolicyCmd {
@@ -69,6 +69,10 @@ pub struct SetArgs {
     /// Key reuse: a count, 0 (disabled) or * (unlimited).
     #[arg(short = 'c', long = "key-reuse", default_value = "0")]
     pub key_reuse: String,
+    /// The envelope sealmq writes: SEALMQ (its own), or IBM (what IBM MQ AMS's interceptor
+    /// reads; messages in either format are then read).
+    #[arg(long = "envelope", default_value = "SEALMQ")]
+    pub envelope: String,
 }
 
 fn client(qm: &str) -> CliResult<Client> {
@@ -112,6 +116,7 @@ pub fn run_cmd(cmd: PolicyCmd) -> CliResult {
                 t => return Err(format!("-t {t}: use 0 (enforce) or 1 (tolerate)").into()),
             };
             p.key_reuse = KeyReuse::parse(&a.key_reuse)?;
+            p.envelope = Envelope::parse(&a.envelope)?;
             p.validate()?;
             run(&a.qm, &sealmq_mqsc::exec::policy_command(&p), false)?;
             println!("Policy {} set ({}).", a.name, p.qop());
@@ -158,6 +163,7 @@ pub fn run_cmd(cmd: PolicyCmd) -> CliResult {
                     .collect::<Result<_, _>>()?;
                 p.tolerate = o["TOLERATE"].as_str() == Some("YES");
                 p.key_reuse = KeyReuse::parse(o["KEYREUSE"].as_str().unwrap_or("DISABLED"))?;
+                p.envelope = Envelope::parse(o["ENVELOPE"].as_str().unwrap_or("SEALMQ"))?;
                 println!("{}", sealmq_mqsc::exec::policy_command(&p));
             }
             Ok(())

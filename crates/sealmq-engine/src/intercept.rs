@@ -44,7 +44,7 @@ pub fn get_policy(qm: &QueueManager, queue: &str, topic: Option<&str>) -> Option
 /// unprotected messages (TOLERATE, `-t 1`: a migration's allowance) takes them. The error is
 /// the detail of a 2063 (MQRC_SECURITY_ERROR).
 pub fn check_as_sent(qm: &QueueManager, name: &str, payload: &[u8]) -> Result<(), String> {
-    if sealmq_protect::header::has_magic(payload) || !qm.any_policy() {
+    if sealmq_protect::is_protected(payload) || !qm.any_policy() {
         return Ok(());
     }
     let base = || qm.alias_target(name).and_then(|t| policy(qm, &t));
@@ -57,7 +57,7 @@ pub fn check_as_sent(qm: &QueueManager, name: &str, payload: &[u8]) -> Result<()
 /// [`check_as_sent`] for a publication on `topic` (the topic's policy or the closest one
 /// above it).
 pub fn check_topic_as_sent(qm: &QueueManager, topic: &str, payload: &[u8]) -> Result<(), String> {
-    if sealmq_protect::header::has_magic(payload) || !qm.any_policy() {
+    if sealmq_protect::is_protected(payload) || !qm.any_policy() {
         return Ok(());
     }
     match topic_policy(qm, topic) {
@@ -105,7 +105,7 @@ fn protect_under(
     md: &Md,
     payload: &[u8],
 ) -> Result<Option<Vec<u8>>, String> {
-    if sealmq_protect::header::has_magic(payload) {
+    if sealmq_protect::is_protected(payload) {
         return Ok(None);
     }
     let Some(policy) = policy else {

@@ -30,6 +30,7 @@ pub mod inq;
 pub mod md;
 pub mod od;
 pub mod opts;
+pub mod pcf;
 pub mod rfh2;
 pub mod sockact;
 pub mod spi;

@@ -143,10 +143,16 @@ impl Md {
     }
 
     /// Puts back the fields an envelope kept (after unprotecting).
+    /// A CCSID or encoding of 0 keeps the descriptor's (IBM MQ AMS's envelope keeps them
+    /// there, not in its header).
     pub fn restore_original(&mut self, o: &sealmq_protect::Original) {
         self.format = o.format_str();
-        self.ccsid = o.ccsid;
-        self.encoding = o.encoding;
+        if o.ccsid != 0 {
+            self.ccsid = o.ccsid;
+        }
+        if o.encoding != 0 {
+            self.encoding = o.encoding;
+        }
     }
 
     /// Whether a field added after the first format (report, feedback) holds other than its

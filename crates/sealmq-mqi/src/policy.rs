@@ -2,7 +2,7 @@
 //! stores a policy and hands it to an application at open.
 
 use sealmq_protect::Dn;
-use sealmq_protect::policy::{EncAlg, KeyReuse, Policy, SignAlg};
+use sealmq_protect::policy::{EncAlg, Envelope, KeyReuse, Policy, SignAlg};
 use sealmq_types::codec::{Dec, DecodeError, Enc, Result};
 
 fn sign_byte(s: SignAlg) -> u8 {
@@ -41,8 +41,16 @@ pub fn encode(p: &Policy) -> Vec<u8> {
         KeyReuse::Unlimited => u32::MAX,
         KeyReuse::Count(n) => n,
     });
+    // Version 2 appends what it adds as tagged fields, written only when not the default,
+    // so a version-1 policy encodes (and is stored) exactly as before.
+    if p.envelope == Envelope::Ibm {
+        e.u8(TAG_ENVELOPE).u8(1);
+    }
     e.buf
 }
+
+/// Tagged field: the envelope format (1 = IBM's).
+const TAG_ENVELOPE: u8 = 1;
 
 /// Decodes what [`encode`] wrote.
 pub fn decode(bytes: &[u8]) -> Result<Policy> {
@@ -78,6 +86,13 @@ pub fn decode(bytes: &[u8]) -> Result<Policy> {
         u32::MAX => KeyReuse::Unlimited,
         n => KeyReuse::Count(n),
     };
+    while !d.is_empty() {
+        match (d.u8()?, d.u8()?) {
+            (TAG_ENVELOPE, 0) => p.envelope = Envelope::Sealmq,
+            (TAG_ENVELOPE, 1) => p.envelope = Envelope::Ibm,
+            (t, v) => return Err(bad(format!("field {t} value {v}"))),
+        }
+    }
     d.finish()?;
     Ok(p)
 }
@@ -102,6 +117,7 @@ mod tests {
             recips in proptest::collection::vec("[a-z]{1,8}", 0..4),
             signers in proptest::collection::vec("[a-z]{1,8}", 0..4),
             cut in any::<prop::sample::Index>(),
+            ibm in any::<bool>(),
         ) {
             let mut p = Policy::none("APP.Q");
             p.sign_alg = [SignAlg::None, SignAlg::Sha256, SignAlg::Sha384, SignAlg::Sha512][sign as usize];
@@ -110,11 +126,17 @@ mod tests {
             p.tolerate = tolerate;
             p.recipients = recips.iter().map(|n| Dn::parse(&format!("CN={n},O=Example")).unwrap()).collect();
             p.signers = signers.iter().map(|n| Dn::parse(&format!("CN={n}")).unwrap()).collect();
+            p.envelope = if ibm { Envelope::Ibm } else { Envelope::Sealmq };
             let bytes = encode(&p);
-            prop_assert_eq!(decode(&bytes).unwrap(), p);
-            // Every truncation is an error, never a panic or a different policy.
+            prop_assert_eq!(decode(&bytes).unwrap(), p.clone());
+            // Every truncation is an error, never a panic or a different policy, except that
+            // of the whole tagged field (the policy without it, which the tag authenticating
+            // a stored policy rules out).
+            let base = if ibm { bytes.len() - 2 } else { bytes.len() };
             let n = cut.index(bytes.len());
-            prop_assert!(decode(&bytes[..n]).is_err());
+            if n != base {
+                prop_assert!(decode(&bytes[..n]).is_err());
+            }
         }
     }
 

@@ -24,6 +24,7 @@ pub fn policy_block(p: &sealmq_protect::Policy) -> Block {
         if p.tolerate { "YES" } else { "NO" }.into(),
     ));
     b.push(("KEYREUSE".into(), p.key_reuse.to_string()));
+    b.push(("ENVELOPE".into(), p.envelope.name().into()));
     b
 }
 
@@ -46,12 +47,16 @@ pub fn policy_command(p: &sealmq_protect::Policy) -> String {
         s.push_str(&format!(" SIGNER({})", quote(&g.to_string())));
     }
     s.push_str(if p.tolerate { " TOLERATE" } else { " ENFORCE" });
-    s.push_str(&format!(" KEYREUSE({}) ACTION(REPLACE)", p.key_reuse));
+    s.push_str(&format!(" KEYREUSE({})", p.key_reuse));
+    if p.envelope != sealmq_protect::Envelope::Sealmq {
+        s.push_str(&format!(" ENVELOPE({})", p.envelope.name()));
+    }
+    s.push_str(" ACTION(REPLACE)");
     s
 }
 
 pub(crate) fn policy(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
-    use sealmq_protect::{Dn, EncAlg, KeyReuse, Policy, SignAlg};
+    use sealmq_protect::{Dn, EncAlg, Envelope, KeyReuse, Policy, SignAlg};
     let name = c.name.clone().unwrap_or_default();
     let perr = |a: Option<&Attr>, e: sealmq_protect::ProtectError| Fail {
         at: a.map(|a| a.at),
@@ -94,6 +99,9 @@ pub(crate) fn policy(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec
                             .is_none_or(|v| !v.eq_ignore_ascii_case("NO"))
                     }
                     "ENFORCE" => p.tolerate = false,
+                    "ENVELOPE" => {
+                        p.envelope = Envelope::parse(one(a)?).map_err(|e| perr(Some(a), e))?
+                    }
                     "RECIP" => {
                         for v in &a.values {
                             recips.push(Dn::parse(v).map_err(|e| perr(Some(a), e))?);
@@ -107,7 +115,7 @@ pub(crate) fn policy(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec
                     _ => {
                         return Err(bad(
                             a,
-                            "is not a policy attribute (SIGNALG, ENCALG, RECIP, SIGNER, ENFORCE, TOLERATE, KEYREUSE, ACTION)",
+                            "is not a policy attribute (SIGNALG, ENCALG, RECIP, SIGNER, ENFORCE, TOLERATE, KEYREUSE, ENVELOPE, ACTION)",
                         ));
                     }
                 }

@@ -14,7 +14,7 @@ use crate::keys::{insecure_key, is_insecure};
 use crate::keystore::Keystore;
 use crate::oids;
 use crate::pathval::{self, Usage};
-use crate::policy::{EncAlg, KeyReuse, Policy, Qop};
+use crate::policy::{EncAlg, Envelope, KeyReuse, Policy, Qop};
 use crate::recipients;
 use crate::signed::{self, SignerRef};
 use aws_lc_rs::digest;
@@ -24,6 +24,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 use zeroize::Zeroizing;
+
+pub(crate) mod ibm;
 
 /// Tunables of a [`Protector`].
 #[derive(Debug, Clone)]
@@ -84,6 +86,8 @@ pub struct Protector {
     /// Serialises unwraps of the same key (by digest stripe), so concurrent getters meeting a
     /// new key do one private-key operation, not one each.
     unwrapping: [Mutex<()>; UNWRAP_STRIPES],
+    /// Key reuse of IBM MQ AMS envelopes (ENVELOPE(IBM) policies).
+    ibm: ibm::IbmKeys,
 }
 
 /// Stripes of [`Protector::unwrapping`].
@@ -196,6 +200,7 @@ impl Protector {
             resolved: Mutex::new(HashMap::new()),
             validated: Mutex::new(HashMap::new()),
             unwrapping: Default::default(),
+            ibm: Default::default(),
         }
     }
 
@@ -381,6 +386,9 @@ impl Protector {
             policy.validate()?;
             return Ok(payload.to_vec());
         }
+        if policy.envelope == Envelope::Ibm {
+            return self.protect_ibm(policy, payload, &original);
+        }
         let mut out = Vec::with_capacity(header::HEADER_LEN + payload.len() + 2048);
         out.resize(header::HEADER_LEN, 0);
         let header = self.protect_into(&mut out, policy, payload, original, true)?;
@@ -413,6 +421,9 @@ impl Protector {
         binds: Binds<'_>,
     ) -> Result<Unprotected> {
         let required = policy.qop();
+        if ibm::has_magic(stored) {
+            return self.unprotect_ibm(policy, stored, binds);
+        }
         if !header::has_magic(stored) {
             if required == Qop::None || policy.tolerate {
                 return Ok(Unprotected {

@@ -8,7 +8,9 @@ use crate::legacy::LegacyRsa;
 use crate::oids;
 use aws_lc_rs::agreement;
 use aws_lc_rs::encoding::AsDer;
-use aws_lc_rs::rsa::{self, OaepPrivateDecryptingKey, PrivateDecryptingKey};
+use aws_lc_rs::rsa::{
+    self, OaepPrivateDecryptingKey, Pkcs1PrivateDecryptingKey, PrivateDecryptingKey,
+};
 use aws_lc_rs::signature::{self, EcdsaKeyPair, Ed25519KeyPair, KeyPair, RsaKeyPair};
 use der::Decode;
 use rustls_pki_types::pem::{PemObject, SectionKind};
@@ -76,6 +78,8 @@ pub enum PrivateKey {
     Rsa {
         sign: RsaKeyPair,
         decrypt: OaepPrivateDecryptingKey,
+        /// PKCS#1 v1.5 key transport: only IBM MQ AMS's envelope uses it (`envelope/ibm.rs`).
+        pkcs1: Pkcs1PrivateDecryptingKey,
         bits: usize,
     },
     Ec {
@@ -157,9 +161,14 @@ impl PrivateKey {
             let bits = dk.key_size_bits();
             let decrypt = OaepPrivateDecryptingKey::new(dk)
                 .map_err(|_| ProtectError::Credential("RSA key rejected for OAEP".into()))?;
+            let pkcs1 = PrivateDecryptingKey::from_pkcs8(der)
+                .ok()
+                .and_then(|k| Pkcs1PrivateDecryptingKey::new(k).ok())
+                .ok_or_else(|| ProtectError::Credential("RSA key rejected for PKCS#1".into()))?;
             return Ok(PrivateKey::Rsa {
                 sign,
                 decrypt,
+                pkcs1,
                 bits,
             });
         }

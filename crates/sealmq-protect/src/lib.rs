@@ -40,7 +40,7 @@ pub use error::{Check, ProtectError, Result};
 pub use header::Original;
 pub use keys::KeyKind;
 pub use keystore::Keystore;
-pub use policy::{EncAlg, KeyReuse, Policy, Qop, SignAlg};
+pub use policy::{EncAlg, Envelope, KeyReuse, Policy, Qop, SignAlg};
 
 /// SHA-256 of `bytes` (a convenience for other layers that need a stable digest).
 pub fn digest_sha256(bytes: &[u8]) -> [u8; 32] {
@@ -69,4 +69,15 @@ pub fn random_bytes(n: usize) -> std::result::Result<Vec<u8>, String> {
     let mut v = vec![0u8; n];
     aws_lc_rs::rand::fill(&mut v).map_err(|_| "the random generator failed".to_string())?;
     Ok(v)
+}
+
+/// True when `bytes` are a protected message: sealmq's envelope or IBM MQ AMS's.
+pub fn is_protected(bytes: &[u8]) -> bool {
+    header::has_magic(bytes) || envelope::ibm::has_magic(bytes)
+}
+
+/// True when `bytes` are in IBM MQ AMS's envelope (`PDMQ`), which travels with MD format
+/// MQFMT_NONE.
+pub fn is_ibm_envelope(bytes: &[u8]) -> bool {
+    envelope::ibm::has_magic(bytes)
 }

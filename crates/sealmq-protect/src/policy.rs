@@ -86,6 +86,37 @@ impl EncAlg {
     }
 }
 
+/// The envelope format sealmq writes under a policy (docs/envelope.md, docs/mq-clients.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Envelope {
+    /// sealmq's envelope (`SMQE` + CMS): authenticated encryption, header bound.
+    #[default]
+    Sealmq,
+    /// IBM MQ Advanced Message Security's (`PDMQ` + CMS): what IBM's interceptor reads.
+    /// Messages in either format are read under such a policy.
+    Ibm,
+}
+
+impl Envelope {
+    /// Parses `SEALMQ|IBM`.
+    pub fn parse(s: &str) -> Result<Envelope> {
+        match s.trim().to_ascii_uppercase().as_str() {
+            "SEALMQ" | "SMQE" => Ok(Envelope::Sealmq),
+            "IBM" | "PDMQ" => Ok(Envelope::Ibm),
+            other => Err(ProtectError::Policy(format!(
+                "unknown ENVELOPE({other}); expected SEALMQ or IBM"
+            ))),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Envelope::Sealmq => "SEALMQ",
+            Envelope::Ibm => "IBM",
+        }
+    }
+}
+
 /// Confidentiality key reuse: how many messages one content-encryption key protects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum KeyReuse {
@@ -204,6 +235,8 @@ pub struct Policy {
     /// TOLERATE: unprotected messages are returned as they are.
     pub tolerate: bool,
     pub key_reuse: KeyReuse,
+    /// The format written under this policy (ENVELOPE).
+    pub envelope: Envelope,
 }
 
 impl Policy {
@@ -217,6 +250,7 @@ impl Policy {
             signers: Vec::new(),
             tolerate: false,
             key_reuse: KeyReuse::Disabled,
+            envelope: Envelope::Sealmq,
         }
     }
 

@@ -116,6 +116,11 @@ impl Connection {
         self.check_disk(md, &dest)?;
         self.check_size(md, payload, &dest)?;
         self.fill_descriptor(md, &dest, &pmo)?;
+        // IBM MQ AMS's envelope is stored with format MQFMT_NONE, as IBM's interceptor writes
+        // it and requires when it reads (the envelope's header keeps the original format).
+        if sealmq_protect::is_ibm_envelope(payload) {
+            md.format = "        ".into();
+        }
         let msg = Arc::new(stored(md, payload, dest.remote.clone()));
         let persistent = msg.is_persistent();
         let seq = self.qm.next_seq.fetch_add(1, Ordering::Relaxed);

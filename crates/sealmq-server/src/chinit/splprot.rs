@@ -77,7 +77,7 @@ pub fn apply(
     payload: Vec<u8>,
     protector: Option<&Protector>,
 ) -> MqResult<Vec<u8>> {
-    if def.splprot != SplProt::AsPolicy || sealmq_protect::header::has_magic(&payload) {
+    if def.splprot != SplProt::AsPolicy || sealmq_protect::is_protected(&payload) {
         return Ok(payload);
     }
     let Some(policy) = qm.policy(queue).filter(|p| p.qop() != Qop::None) else {

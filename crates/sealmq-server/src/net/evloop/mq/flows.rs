@@ -8,7 +8,7 @@ use super::super::Stream;
 use super::conv::Conv;
 use super::handles::Obj;
 use super::inq::{self, About, Answer};
-use super::{Flow, msg, rc_of};
+use super::{Flow, amspolicy, msg, rc_of};
 use crate::session::{Client, Flow as Served};
 use sealmq_fap::md::Mqmd;
 use sealmq_fap::od::{self, Defaults, Od, objtype, oo};
@@ -141,8 +141,8 @@ impl<S: Stream> Conv<S> {
         if od.obj_type == objtype::Q_MGR {
             return (0, self.handles.own(Obj::Qmgr), me, d);
         }
-        // IBM's client looks up each queue's AMS policy by browsing this queue: sealmq's
-        // policies are not offered to IBM's interceptor (issue 45), so it finds none.
+        // IBM's client looks up each queue's AMS policy by browsing this queue: it is
+        // answered from the queue manager's policies (`policy_browse`).
         if od.obj_type == objtype::Q
             && od.name == POLICY_QUEUE
             && options & (oo::OUTPUT | oo::INPUT_SHARED | oo::INPUT_EXCLUSIVE | oo::INPUT_AS_Q_DEF)
@@ -369,6 +369,40 @@ impl<S: Stream> Conv<S> {
         self.reply(f, rc, hobj, &out).await
     }
 
+    /// A browse of SYSTEM.PROTECTION.POLICY.QUEUE by IBM's AMS interceptor: the index or a
+    /// policy's message, made from the queue manager's policies (`amspolicy`), in the byte
+    /// order the getter asked for.
+    async fn policy_browse(&mut self, f: &Flow, hobj: u32, g: &opts::Get) -> bool {
+        let order = f.tsh.order;
+        let by_correl = g.gmo.match_options & 2 != 0;
+        let first = g.gmo.options & gmo::BROWSE_FIRST != 0;
+        let policies = self.qm.policies();
+        let found = amspolicy::answer(&policies, by_correl.then_some(&g.md.correl_id), first);
+        let Some((pcf, id)) = found else {
+            let r = opts::get_reply(&g.md, &g.gmo, "", 0, &[], order);
+            return self
+                .reply(f, ReasonCode::NoMsgAvailable.code(), hobj, &r)
+                .await;
+        };
+        let mut md = g.md.clone();
+        md.format = "MQADMIN ".into();
+        md.ccsid = 1208;
+        if md.encoding == 0 {
+            md.encoding = 273;
+        }
+        md.correl_id = id;
+        md.msg_id = id;
+        let data = pcf.encode(amspolicy::order_for(md.encoding));
+        if data.len() > g.buffer as usize {
+            let r = opts::get_reply(&md, &g.gmo, "", data.len() as u32, &[], order);
+            return self
+                .reply(f, ReasonCode::TruncatedMsgFailed.code(), hobj, &r)
+                .await;
+        }
+        let r = opts::get_reply(&md, &g.gmo, "", data.len() as u32, &data, order);
+        self.reply(f, 0, hobj, &r).await
+    }
+
     async fn get(&mut self, f: &Flow, hobj: u32, body: &[u8]) -> bool {
         let order = f.tsh.order;
         let g = match opts::parse_get(body, order) {
@@ -378,11 +412,7 @@ impl<S: Stream> Conv<S> {
         let echo = |_| opts::get_reply(&g.md, &g.gmo, "", 0, &[], order);
         let (queue, propctl) = match self.handles.map.get(&hobj) {
             Some(Obj::Session { resolved, propctl }) => (resolved.clone(), *propctl),
-            Some(Obj::PolicyQueue) => {
-                return self
-                    .reply(f, ReasonCode::NoMsgAvailable.code(), hobj, &echo(0))
-                    .await;
-            }
+            Some(Obj::PolicyQueue) => return self.policy_browse(f, hobj, &g).await,
             _ => {
                 return self
                     .reply(f, ReasonCode::HobjError.code(), hobj, &echo(0))

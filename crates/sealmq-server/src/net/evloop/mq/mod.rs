@@ -8,6 +8,7 @@
 //! MAXMSGL, conversations against SHARECNV; a segment that breaks the protocol closes the
 //! socket, logged with the peer's address.
 
+mod amspolicy;
 mod consume;
 mod consumers;
 mod conv;
