@@ -6,6 +6,8 @@
 
 #[path = "mqclient/amqp.rs"]
 mod amqp;
+#[path = "mqclient/ams.rs"]
+mod ams;
 mod common;
 #[path = "mqclient/hostile.rs"]
 mod hostile;

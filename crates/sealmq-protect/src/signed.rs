@@ -491,6 +491,18 @@ pub fn verify(
         .ok_or_else(|| fail!(Check::Signature, "SignedData has no signer"))?;
     let digest_oid_seen = si.digest_alg.oid;
     let digest = checked_digest(&digest_oid_seen, min_digest)?;
+    // The SignedData's list of digest algorithms (outside the signature) must be the signer's:
+    // a message whose unsigned parts were altered is refused, not read.
+    if sd
+        .digest_algorithms
+        .iter()
+        .any(|a| a.oid != digest_oid_seen)
+    {
+        return Err(fail!(
+            Check::Header,
+            "SignedData lists digest algorithms other than its signer's"
+        ));
+    }
     let econtent = sd.encap_content_info.econtent.as_ref().ok_or_else(|| {
         fail!(
             Check::Header,

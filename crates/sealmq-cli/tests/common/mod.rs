@@ -67,6 +67,7 @@ pub fn ibm_classpath() -> String {
                 &[
                     "tests/mqclient/ibm/src/main/java/IbmJms.java",
                     "tests/mqclient/ibm/src/main/java/IbmMqi.java",
+                    "tests/mqclient/ibm/src/main/java/IbmAms.java",
                     "tests/common/java/JmsTypes.java",
                 ],
                 "ibm-classes",

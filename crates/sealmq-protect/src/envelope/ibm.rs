@@ -16,13 +16,13 @@
 //! | 32 | 8 | original MD format |
 //! | 40 | 16 | zero |
 //! | 56 | 48 | queue name, NUL padded |
-//! | 104 | 8 | version 3: IV length (2 bytes, 16), 4 zero bytes, key length (2 bytes, 16 or 32) |
+//! | 104 | 8 | version 3: IV length (2 bytes, 16), 2 zero bytes, length of the encrypted payload (4 bytes) |
 //!
 //! Integrity: a SignedData (PKCS#1 v1.5 RSA, content type, signing time, message digest).
 //! Privacy: an EnvelopedData (RSA PKCS#1 v1.5 key transport, AES-CBC) whose content, of type
 //! signedData, is the contents octets of that SignedData. Confidentiality: an EnvelopedData
 //! holding the message key (reused across messages under KEYREUSE), then after it the IV and
-//! the payload encrypted under that key with AES-CBC. The header is not authenticated.
+//! the payload encrypted under that key with AES-CBC (no integrity: IBM's design). The header is not authenticated.
 
 use super::{Binds, Protector, Unprotected, at_least};
 use crate::cert::Cert;
@@ -59,7 +59,8 @@ const IV_LEN: usize = 16;
 const FLAG_INTEGRITY: u32 = 0x04;
 const FLAG_PRIVACY: u32 = 0x08;
 const FLAG_CONFIDENTIALITY: u32 = 0x40;
-/// With Confidentiality: the policy reuses keys (KEYREUSE other than DISABLED).
+/// With Confidentiality, IBM's interceptor adds 0x20 when its policy reuses keys; sealmq reads
+/// it and writes 0x40 alone, which IBM's interceptor reads under either.
 const FLAG_KEY_REUSE: u32 = 0x20;
 const AES128_CBC: Oid = Oid::new_unwrap("2.16.840.1.101.3.4.1.2");
 const AES256_CBC: Oid = Oid::new_unwrap("2.16.840.1.101.3.4.1.42");
@@ -78,7 +79,6 @@ struct Pdmq<'a> {
     cms: &'a [u8],
     /// Version 3: the IV and the encrypted payload.
     tail: &'a [u8],
-    key_len: usize,
 }
 
 fn be32(b: &[u8], at: usize) -> u32 {
@@ -129,25 +129,29 @@ fn decode(b: &[u8]) -> Result<Pdmq<'_>> {
     let mut format = [0u8; 8];
     format.copy_from_slice(&b[32..40]);
     let cms_len = be32(b, 28) as usize;
-    let (cms, tail, key_len) = if v3 {
-        let (iv_len, zero, key_len) = (be16(b, 104), be32(b, 106), be16(b, 110));
-        if iv_len != IV_LEN || zero != 0 || !(key_len == 16 || key_len == 32) {
-            return Err(bad(format!("IV length {iv_len}, key length {key_len}")));
+    let (cms, tail) = if v3 {
+        let (iv_len, zero, ct_len) = (be16(b, 104), be16(b, 106), be32(b, 108) as usize);
+        if iv_len != IV_LEN || zero != 0 || ct_len == 0 || ct_len % IV_LEN != 0 {
+            return Err(bad(format!(
+                "IV length {iv_len}, encrypted length {ct_len}"
+            )));
         }
         let rest = &b[hlen..];
         if cms_len > rest.len() {
             return Err(bad("the CMS object is cut short"));
         }
         let (cms, tail) = rest.split_at(cms_len);
-        if tail.len() < 2 * IV_LEN || tail.len() % IV_LEN != 0 {
-            return Err(bad("the encrypted payload is cut short"));
+        if tail.len() != IV_LEN + ct_len {
+            return Err(bad(
+                "the encrypted payload's length differs from the header's",
+            ));
         }
-        (cms, tail, key_len)
+        (cms, tail)
     } else {
         if cms_len != 0 {
             return Err(bad("a CMS length in a version 2 header"));
         }
-        (&b[hlen..], &b[b.len()..], 0)
+        (&b[hlen..], &b[b.len()..])
     };
     Ok(Pdmq {
         qop,
@@ -156,11 +160,10 @@ fn decode(b: &[u8]) -> Result<Pdmq<'_>> {
         queue,
         cms,
         tail,
-        key_len,
     })
 }
 
-fn encode_header(p: &Policy, len: u32, o: &Original, cms_len: u32, key: usize) -> Vec<u8> {
+fn encode_header(p: &Policy, len: u32, o: &Original, cms_len: u32, ct_len: usize) -> Vec<u8> {
     let (qop, queue) = (p.qop(), p.name.as_str());
     let v3 = qop == Qop::Confidentiality;
     let hlen = if v3 { V3_LEN } else { V2_LEN };
@@ -172,7 +175,6 @@ fn encode_header(p: &Policy, len: u32, o: &Original, cms_len: u32, key: usize) -
     let flags = match qop {
         Qop::Integrity => FLAG_INTEGRITY,
         Qop::Privacy => FLAG_PRIVACY,
-        _ if p.key_reuse != KeyReuse::Disabled => FLAG_CONFIDENTIALITY | FLAG_KEY_REUSE,
         _ => FLAG_CONFIDENTIALITY,
     };
     h.extend_from_slice(&flags.to_be_bytes());
@@ -186,8 +188,8 @@ fn encode_header(p: &Policy, len: u32, o: &Original, cms_len: u32, key: usize) -
     h.resize(V2_LEN, 0);
     if v3 {
         h.extend_from_slice(&(IV_LEN as u16).to_be_bytes());
-        h.extend_from_slice(&[0; 4]);
-        h.extend_from_slice(&(key as u16).to_be_bytes());
+        h.extend_from_slice(&[0; 2]);
+        h.extend_from_slice(&(ct_len as u32).to_be_bytes());
     }
     h
 }
@@ -371,7 +373,7 @@ impl Protector {
         let len = u32::try_from(payload.len())
             .map_err(|_| ProtectError::Protect("payload is larger than 4 GiB".into()))?;
         let qop = policy.qop();
-        let header = |cms_len, key| encode_header(policy, len, original, cms_len, key);
+        let header = |cms_len, ct_len| encode_header(policy, len, original, cms_len, ct_len);
         match qop {
             Qop::Integrity => {
                 let mut out = header(0, 0);
@@ -390,10 +392,11 @@ impl Protector {
                 let iv = random::<IV_LEN>()?;
                 let cms_len = u32::try_from(cms.len())
                     .map_err(|_| ProtectError::Protect("key envelope too large".into()))?;
-                let mut out = header(cms_len, key.len());
+                let ct = cbc_encrypt(&key, &iv, payload)?;
+                let mut out = header(cms_len, ct.len());
                 out.extend_from_slice(&cms);
                 out.extend_from_slice(&iv);
-                out.extend_from_slice(&cbc_encrypt(&key, &iv, payload)?);
+                out.extend_from_slice(&ct);
                 Ok(out)
             }
             Qop::None => Ok(payload.to_vec()),
@@ -485,9 +488,6 @@ impl Protector {
             }
             _ => {
                 let key = self.ibm_got_key(policy, m.cms)?;
-                if key.len() != m.key_len {
-                    return Err(fail!(Check::Header, "key length differs from the header's"));
-                }
                 (
                     cbc_decrypt(&key, &m.tail[..IV_LEN], &m.tail[IV_LEN..])?,
                     None,
