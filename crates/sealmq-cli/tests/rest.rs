@@ -5,6 +5,8 @@
 //! messages put, got and browsed with their headers, round-tripping with sealmq's own put and
 //! get.
 
+#[path = "rest/ams.rs"]
+mod ams;
 #[path = "rest/certs.rs"]
 mod certs;
 mod common;

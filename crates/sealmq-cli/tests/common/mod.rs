@@ -4,6 +4,7 @@
 
 #![allow(dead_code, unused_imports)] // not every test binary uses every fixture
 
+pub mod ams;
 pub mod mqraw;
 
 pub use sealmq_testkit::cli::*;

@@ -6,154 +6,8 @@
 //! what sealmq protects under the policy IBM's interceptor reads.
 
 use super::*;
-use std::path::{Path, PathBuf};
-
-const PASS: &str = "passw0rd";
-const PEOPLE: [&str; 3] = ["alice", "bob", "eve"];
-
-fn dn(who: &str) -> String {
-    format!("CN={who},O=Test,C=GB")
-}
-
-fn keytool(args: &[&str]) {
-    let out = Command::new("keytool")
-        .args(args)
-        .output()
-        .expect("keytool runs");
-    assert!(
-        out.status.success(),
-        "keytool {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// For each person: a JKS keystore made with keytool (their key, the others' certificates),
-/// the keystore.conf IBM's interceptor reads, and a sealmq keystore holding the same identity
-/// (imported from PKCS#12) and trusting the others. Returns the directory.
-fn pki(h: &Home) -> PathBuf {
-    let d = h.dir.path().join("ams");
-    std::fs::create_dir_all(&d).unwrap();
-    let f = |name: &str| d.join(name).display().to_string();
-    for who in PEOPLE {
-        let jks = f(&format!("{who}.jks"));
-        keytool(&[
-            "-genkeypair",
-            "-alias",
-            who,
-            "-keyalg",
-            "RSA",
-            "-keysize",
-            "2048",
-            "-sigalg",
-            "SHA256withRSA",
-            "-dname",
-            &dn(who),
-            "-validity",
-            "30",
-            "-keystore",
-            &jks,
-            "-storetype",
-            "JKS",
-            "-storepass",
-            PASS,
-            "-keypass",
-            PASS,
-        ]);
-        keytool(&[
-            "-exportcert",
-            "-alias",
-            who,
-            "-keystore",
-            &jks,
-            "-storepass",
-            PASS,
-            "-rfc",
-            "-file",
-            &f(&format!("{who}.pem")),
-        ]);
-    }
-    for who in PEOPLE {
-        let jks = f(&format!("{who}.jks"));
-        for other in PEOPLE.iter().filter(|o| **o != who) {
-            keytool(&[
-                "-importcert",
-                "-noprompt",
-                "-alias",
-                other,
-                "-file",
-                &f(&format!("{other}.pem")),
-                "-keystore",
-                &jks,
-                "-storepass",
-                PASS,
-            ]);
-        }
-        // IBM's interceptor appends .jks to the keystore it is given.
-        std::fs::write(
-            d.join(format!("{who}.conf")),
-            format!(
-                "jks.keystore = {}\njks.certificate = {who}\njks.encrypted = no\n\
-                 jks.keystore_pass = {PASS}\njks.key_pass = {PASS}\n",
-                f(who)
-            ),
-        )
-        .unwrap();
-        let p12 = f(&format!("{who}.p12"));
-        keytool(&[
-            "-importkeystore",
-            "-srckeystore",
-            &jks,
-            "-srcstorepass",
-            PASS,
-            "-srcalias",
-            who,
-            "-destkeystore",
-            &p12,
-            "-deststoretype",
-            "PKCS12",
-            "-deststorepass",
-            PASS,
-            "-noprompt",
-        ]);
-        let ks = f(&format!("ks-{who}"));
-        let out = h
-            .cmd(&["keystore", "import", &ks, "--p12", &p12])
-            .env("SEALMQ_P12_PASSWORD", PASS)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        for other in PEOPLE.iter().filter(|o| **o != who) {
-            h.trust(Path::new(&ks), &d.join(format!("{other}.pem")));
-        }
-    }
-    d
-}
-
-/// IBM's AMS-enabled MQI program as `who`; its JSON lines.
-fn ams(d: &Path, port: u16, who: &str, args: &[&str]) -> Vec<serde_json::Value> {
-    let mut cmd = Command::new("java");
-    cmd.current_dir(env!("CARGO_TARGET_TMPDIR"));
-    cmd.arg(format!(
-        "-DMQS_KEYSTORE_CONF={}",
-        d.join(format!("{who}.conf")).display()
-    ));
-    cmd.args([
-        "-cp",
-        &ibm_classpath(),
-        "IbmAms",
-        &port.to_string(),
-        "APP.SVRCONN",
-    ]);
-    json_lines(cmd, "IBM AMS", args)
-}
-
-fn ks(d: &Path, who: &str) -> String {
-    d.join(format!("ks-{who}")).display().to_string()
-}
+use common::ams::{PASS, ams, dn, ks, pki};
+use std::path::Path;
 
 /// A queue manager with APP.Q, a raw view of it (APP.RAW, an alias without a policy), and
 /// what IBM's interceptor needs (put on the protection error queue).
@@ -208,6 +62,86 @@ fn browse_raw(h: &Home, qm: &str) -> Vec<Vec<u8>> {
         o.browse = sealmq_mqi::Browse::Next;
     }
     all
+}
+
+/// DER tag and length before `body`.
+fn tlv(tag: u8, body: &[u8]) -> Vec<u8> {
+    let n = body.len();
+    let mut out = vec![tag];
+    match n {
+        0..128 => out.push(n as u8),
+        128..256 => out.extend([0x81, n as u8]),
+        _ => out.extend([0x82, (n >> 8) as u8, n as u8]),
+    }
+    out.extend_from_slice(body);
+    out
+}
+
+/// `openssl` with `args`; its standard output.
+fn openssl(args: &[&str]) -> Vec<u8> {
+    let out = Command::new("openssl")
+        .args(args)
+        .env("AMS_PASS", PASS)
+        .output()
+        .expect("openssl runs");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// OpenSSL opens IBM's envelopes: the CMS after the header is what `openssl cms` reads
+/// (Privacy's decrypted content is the SignedData's contents, wrapped here to verify it).
+fn openssl_opens(d: &Path, qop: &str, stored: &[u8], want: &str) {
+    let f = |n: &str| d.join(n).display().to_string();
+    let cms = &stored[104..];
+    std::fs::write(d.join("m.der"), cms).unwrap();
+    let signed = if qop == "INTEGRITY" {
+        f("m.der")
+    } else {
+        openssl(&[
+            "pkcs12",
+            "-in",
+            &f("bob.p12"),
+            "-passin",
+            "env:AMS_PASS",
+            "-nocerts",
+            "-nodes",
+            "-out",
+            &f("bob.key"),
+        ]);
+        let inner = openssl(&[
+            "cms",
+            "-decrypt",
+            "-inform",
+            "DER",
+            "-in",
+            &f("m.der"),
+            "-recip",
+            &f("bob.pem"),
+            "-inkey",
+            &f("bob.key"),
+        ]);
+        let oid = [
+            0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x07, 0x02,
+        ];
+        let ci = tlv(0x30, &[&oid[..], &tlv(0xa0, &tlv(0x30, &inner))].concat());
+        std::fs::write(d.join("sd.der"), ci).unwrap();
+        f("sd.der")
+    };
+    let content = openssl(&[
+        "cms",
+        "-verify",
+        "-inform",
+        "DER",
+        "-in",
+        &signed,
+        "-CAfile",
+        &f("alice.pem"),
+    ]);
+    assert_eq!(String::from_utf8_lossy(&content), want, "{qop}");
 }
 
 fn be32(b: &[u8], at: usize) -> usize {
@@ -266,6 +200,9 @@ fn ibm_ams_and_sealmq_exchange_protected_messages_under_each_quality_of_protecti
                 "{qop}: in clear at rest only when signed alone"
             );
         }
+        if qop != "CONFIDENTIALITY" {
+            openssl_opens(&d, qop, &stored[0].1, &format!("{secret} 0"));
+        }
         if qop == "CONFIDENTIALITY" {
             // Key reuse: the three messages carry one key envelope.
             let key = |p: &[u8]| p[112..112 + be32(p, 28)].to_vec();
@@ -306,6 +243,9 @@ fn ibm_ams_and_sealmq_exchange_protected_messages_under_each_quality_of_protecti
             stored.iter().all(|p| clear(p) == (qop == "INTEGRITY")),
             "{qop}: in clear at rest only when signed alone"
         );
+        if qop != "CONFIDENTIALITY" {
+            openssl_opens(&d, qop, &stored[0], &text);
+        }
         let got = ams(&d, port, "bob", &["get", "APP.Q", "2"]);
         for g in &got {
             assert_eq!(

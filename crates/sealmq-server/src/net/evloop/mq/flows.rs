@@ -371,12 +371,19 @@ impl<S: Stream> Conv<S> {
 
     /// A browse of SYSTEM.PROTECTION.POLICY.QUEUE by IBM's AMS interceptor: the index or a
     /// policy's message, made from the queue manager's policies (`amspolicy`), in the byte
-    /// order the getter asked for.
+    /// order the getter asked for; none on an intercepting channel.
     async fn policy_browse(&mut self, f: &Flow, hobj: u32, g: &opts::Get) -> bool {
         let order = f.tsh.order;
         let by_correl = g.gmo.match_options & 2 != 0;
         let first = g.gmo.options & gmo::BROWSE_FIRST != 0;
-        let policies = self.qm.policies();
+        // On an INTERCEPT(YES) channel the queue manager protects for the client, so IBM's
+        // interceptor is told of no policy and sends its messages as they are.
+        let intercepted = self.session.as_ref().is_some_and(|s| s.intercept);
+        let policies = if intercepted {
+            Vec::new()
+        } else {
+            self.qm.policies()
+        };
         let found = amspolicy::answer(&policies, by_correl.then_some(&g.md.correl_id), first);
         let Some((pcf, id)) = found else {
             let r = opts::get_reply(&g.md, &g.gmo, "", 0, &[], order);
