@@ -25,6 +25,28 @@ fn keytool(args: &[&str]) {
     );
 }
 
+/// Makes `who`'s identity (from the PKCS#12 `pki` exported) the identity of sealmq keystore
+/// `ks` (an application's, or a queue manager's).
+pub fn import(h: &Home, ks: &Path, d: &Path, who: &str) {
+    let p12 = d.join(format!("{who}.p12")).display().to_string();
+    let out = h
+        .cmd(&[
+            "keystore",
+            "import",
+            &ks.display().to_string(),
+            "--p12",
+            &p12,
+        ])
+        .env("SEALMQ_P12_PASSWORD", PASS)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// For each person: a JKS keystore made with keytool (their key, the others' certificates),
 /// the keystore.conf IBM's interceptor reads, and a sealmq keystore holding the same identity
 /// (imported from PKCS#12) and trusting the others. Returns the directory.
@@ -114,16 +136,7 @@ pub fn pki(h: &Home) -> PathBuf {
             "-noprompt",
         ]);
         let ks = f(&format!("ks-{who}"));
-        let out = h
-            .cmd(&["keystore", "import", &ks, "--p12", &p12])
-            .env("SEALMQ_P12_PASSWORD", PASS)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        import(h, Path::new(&ks), &d, who);
         for other in PEOPLE.iter().filter(|o| **o != who) {
             h.trust(Path::new(&ks), &d.join(format!("{other}.pem")));
         }

@@ -4,7 +4,7 @@
 //! under a policy marked ENVELOPE(IBM).
 
 use super::*;
-use common::ams::{PASS, ams, dn, pki};
+use common::ams::{ams, dn, pki};
 
 #[test]
 fn the_rest_api_with_interception_reads_and_writes_ibms_envelope() {
@@ -13,23 +13,7 @@ fn the_rest_api_with_interception_reads_and_writes_ibms_envelope() {
     let d = pki(&h);
     // The queue manager protects as bob (IBM's format transports keys with RSA).
     let qm_ks = h.qm_dir("QW").join("keystore");
-    let p12 = d.join("bob.p12");
-    let out = h
-        .cmd(&[
-            "keystore",
-            "import",
-            &qm_ks.display().to_string(),
-            "--p12",
-            &p12.display().to_string(),
-        ])
-        .env("SEALMQ_P12_PASSWORD", PASS)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::ams::import(&h, &qm_ks, &d, "bob");
     // It verifies alice's signatures and encrypts for bob (its own certificate, as a recipient).
     h.trust(&qm_ks, &d.join("alice.pem"));
     h.trust(&qm_ks, &d.join("bob.pem"));
