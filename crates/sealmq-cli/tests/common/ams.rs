@@ -144,10 +144,23 @@ pub fn pki(h: &Home) -> PathBuf {
     d
 }
 
-/// IBM's AMS-enabled MQI program as `who`; its JSON lines.
+/// IBM's AMS-enabled MQI program as `who` through APP.SVRCONN; its JSON lines.
 pub fn ams(d: &Path, port: u16, who: &str, args: &[&str]) -> Vec<serde_json::Value> {
+    ams_with(&[], d, port, "APP.SVRCONN", who, args)
+}
+
+/// As [`ams`], through `channel`, with system properties for the JVM (TLS stores, cipher).
+pub fn ams_with(
+    jvm: &[String],
+    d: &Path,
+    port: u16,
+    channel: &str,
+    who: &str,
+    args: &[&str],
+) -> Vec<serde_json::Value> {
     let mut cmd = Command::new("java");
     cmd.current_dir(env!("CARGO_TARGET_TMPDIR"));
+    cmd.args(jvm);
     cmd.arg(format!(
         "-DMQS_KEYSTORE_CONF={}",
         d.join(format!("{who}.conf")).display()
@@ -157,7 +170,7 @@ pub fn ams(d: &Path, port: u16, who: &str, args: &[&str]) -> Vec<serde_json::Val
         &ibm_classpath(),
         "IbmAms",
         &port.to_string(),
-        "APP.SVRCONN",
+        channel,
     ]);
     json_lines(cmd, "IBM AMS", args)
 }

@@ -7,6 +7,7 @@
 
 use super::*;
 use common::ams::{PASS, ams, dn, ks, pki};
+use common::wait_for;
 use std::path::Path;
 
 /// A queue manager with APP.Q, a raw view of it (APP.RAW, an alias without a policy), and
@@ -349,4 +350,90 @@ fn byte_flips_of_ibm_envelopes_are_refused() {
         put_raw(&h, "QT", &[(md.clone(), good)]);
         assert_eq!(sealmq_get(&h, "QT", &d, "bob").unwrap(), "pay 100 to bob 0");
     }
+}
+
+/// SPLPROT at a protected island's edge under policies in IBM's format: what IBM's interceptor
+/// protected leaves the island in clear (SPLPROT(REMOVE) on the sender, with the transmission
+/// queue's policy), and what a partner sends in clear arrives protected in IBM's format
+/// (SPLPROT(ASPOLICY) on the receiver, the queue manager signing), which IBM's interceptor reads.
+#[test]
+fn splprot_removes_and_applies_ibms_envelope_at_an_islands_edge() {
+    let h = Home::new();
+    let d = pki(&h);
+    h.ok(&["create", "QI"]);
+    h.ok(&["create", "QP"]);
+    // The island's queue manager signs and reads as bob (an RSA identity, as IBM's format needs).
+    let qm_ks = h.qm_dir("QI").join("keystore");
+    common::ams::import(&h, &qm_ks, &d, "bob");
+    for who in ["alice", "bob"] {
+        h.trust(&qm_ks, &d.join(format!("{who}.pem")));
+    }
+    let (pi, pp) = (free_port(), free_port());
+    h.start_tcp("QI", pi);
+    h.start_tcp("QP", pp);
+    let (alice, bob) = (dn("alice"), dn("bob"));
+    let pol = |name: &str, signer: &str, recip: &str| {
+        format!(
+            "SET POLICY({name}) SIGNALG(SHA256) ENCALG(AES256) SIGNER('{signer}') RECIP('{recip}') ENVELOPE(IBM)\n"
+        )
+    };
+    h.mqsc(
+        "QI",
+        &format!(
+            "DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app')\n\
+             SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT,INQ)\n\
+             SET AUTHREC PROFILE('**') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT,GET,BROWSE,INQ)\n\
+             SET AUTHREC PROFILE('SYSTEM.PROTECTION.ERROR.QUEUE') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(PUT)\n\
+             DEFINE QLOCAL(QP) USAGE(XMITQ)\n\
+             DEFINE CHANNEL(QI.QP) CHLTYPE(SDR) CONNAME('127.0.0.1({pp})') XMITQ(QP) SHORTTMR(0) SPLPROT(REMOVE)\n\
+             DEFINE QREMOTE(TO.PARTNER) RNAME(IN) RQMNAME(QP) XMITQ(QP)\n\
+             DEFINE CHANNEL(QP.QI) CHLTYPE(RCVR) SPLPROT(ASPOLICY)\n\
+             SET CHLAUTH('QP.QI') TYPE(BLOCKUSER) USERLIST('nobody')\n\
+             DEFINE QLOCAL(ISLAND.IN)\n\
+             DEFINE QALIAS(ISLAND.RAW) TARGET(ISLAND.IN)\n\
+             {}{}{}",
+            pol("TO.PARTNER", &alice, &bob),
+            pol("QP", &alice, &bob),
+            pol("ISLAND.IN", &bob, &alice),
+        ),
+    );
+    h.mqsc(
+        "QP",
+        &format!(
+            "DEFINE QLOCAL(IN)\n\
+             DEFINE CHANNEL(QI.QP) CHLTYPE(RCVR)\n\
+             SET CHLAUTH('QI.QP') TYPE(BLOCKUSER) USERLIST('nobody')\n\
+             DEFINE QLOCAL(QI) USAGE(XMITQ)\n\
+             DEFINE CHANNEL(QP.QI) CHLTYPE(SDR) CONNAME('127.0.0.1({pi})') XMITQ(QI) SHORTTMR(0)\n\
+             DEFINE QREMOTE(ISLAND.IN) RNAME(ISLAND.IN) RQMNAME(QI) XMITQ(QI)\n"
+        ),
+    );
+    let long = Duration::from_secs(60);
+    // Out: IBM's interceptor protects; the sender removes the protection at the edge.
+    assert_eq!(
+        ams(&d, pi, "alice", &["put", "TO.PARTNER", "invoice", "2"])[0]["sent"],
+        2
+    );
+    h.mqsc("QI", "START CHANNEL(QI.QP)\n");
+    wait_for(long, "two invoices at the partner", || {
+        h.depth("QP", "IN") == 2
+    });
+    assert_eq!(h.ok(&["get", "QP", "IN"]), "invoice 0\n");
+    // In: the partner sends in clear; the receiver protects in IBM's format for alice.
+    h.ok(&[
+        "put",
+        "QP",
+        "ISLAND.IN",
+        "--message",
+        "payment",
+        "--persistent",
+    ]);
+    h.mqsc("QP", "START CHANNEL(QP.QI)\n");
+    wait_for(long, "the payment in the island", || {
+        h.depth("QI", "ISLAND.IN") == 1
+    });
+    let raw = h.ok(&["browse", "QI", "ISLAND.RAW", "--raw"]);
+    assert!(raw.contains(" 50444d51"), "not IBM's format: {raw}");
+    let got = ams(&d, pi, "alice", &["get", "ISLAND.IN", "1"]);
+    assert_eq!(got[0]["data"], "payment", "{got:?}");
 }

@@ -204,3 +204,93 @@ fn an_intercepting_svrconn_protects_and_unprotects_for_an_ibm_jms_application() 
     );
     assert_eq!(h.depth("QX", "APP.SECRET"), 0);
 }
+
+/// INTERCEPT(YES) under a policy in IBM's format (issue 45): the queue manager, holding an RSA
+/// identity, protects in IBM's format what an IBM JMS application without AMS sends, which an
+/// IBM application with AMS's interceptor reads; and unprotects for the first what the second
+/// protected.
+#[test]
+fn an_intercepting_svrconn_writes_and_reads_ibms_envelope() {
+    use super::common::ams::{ams_with, dn, import, pki};
+    let h = Home::new();
+    h.ok(&["create", "QJ"]);
+    let d = pki(&h);
+    let qm_ks = h.qm_dir("QJ").join("keystore");
+    import(&h, &qm_ks, &d, "bob");
+    for who in ["alice", "bob"] {
+        h.trust(&qm_ks, &d.join(format!("{who}.pem")));
+    }
+    // IBM's clients trust the queue manager's certificate (now bob's) for TLS.
+    run(Command::new("keytool").args([
+        "-importcert",
+        "-noprompt",
+        "-alias",
+        "qm",
+        "-file",
+        &s(&d.join("bob.pem")),
+        "-keystore",
+        &s(&h.dir.path().join("trust.p12")),
+        "-storetype",
+        "PKCS12",
+        "-storepass",
+        PASS,
+    ]));
+    let port = free_port();
+    h.ok(&[
+        "start",
+        "QJ",
+        "--background",
+        "--tls",
+        "--listen",
+        &format!("127.0.0.1:{port}"),
+    ]);
+    let (alice, bob) = (dn("alice"), dn("bob"));
+    h.mqsc(
+        "QJ",
+        &format!(
+            "DEFINE QLOCAL(APP.SECRET)\n\
+             DEFINE CHANNEL(ICPT.SVRCONN) CHLTYPE(SVRCONN) SSLCIPH(ANY_TLS13) SSLCAUTH(REQUIRED) INTERCEPT(YES)\n\
+             DEFINE CHANNEL(TLS13.SVRCONN) CHLTYPE(SVRCONN) SSLCIPH(TLS_AES_256_GCM_SHA384) SSLCAUTH(REQUIRED)\n\
+             SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('{alice}') AUTHADD(CONNECT,INQ)\n\
+             SET AUTHREC PROFILE('APP.*') OBJTYPE(QUEUE) PRINCIPAL('{alice}') AUTHADD(PUT,GET,BROWSE,INQ)\n\
+             SET AUTHREC PROFILE('SYSTEM.PROTECTION.ERROR.QUEUE') OBJTYPE(QUEUE) PRINCIPAL('{alice}') AUTHADD(PUT)\n\
+             SET POLICY(APP.SECRET) SIGNALG(SHA256) ENCALG(AES256) SIGNER('{alice}') SIGNER('{bob}') \
+             RECIP('{alice}') RECIP('{bob}') ENVELOPE(IBM)\n"
+        ),
+    );
+    let jvm = jvm(
+        h.dir.path(),
+        Some(&d.join("ks-alice")),
+        "TLS_AES_256_GCM_SHA384",
+    );
+    // IBM JMS without AMS, through the intercepting channel: IBM's format at rest.
+    let sent = ibm_with(
+        &jvm,
+        port,
+        "ICPT.SVRCONN",
+        NONE,
+        &["send", "APP.SECRET", "2"],
+    );
+    assert_eq!(sent[0]["sent"], 2);
+    let raw = h.ok(&["browse", "QJ", "APP.SECRET", "--raw"]);
+    assert_eq!(raw.matches(" 50444d51").count(), 2, "{raw}");
+    // IBM's AMS interceptor reads what the queue manager protected (signed as bob, for alice).
+    let ams = |args: &[&str]| ams_with(&jvm, &d, port, "TLS13.SVRCONN", "alice", args);
+    let got = ams(&["get", "APP.SECRET", "2"]);
+    for g in &got {
+        assert!(
+            g["data"].as_str().is_some_and(|t| t.starts_with("ibm ")),
+            "{got:?}"
+        );
+    }
+    // And the queue manager unprotects for IBM JMS what IBM's interceptor protected.
+    assert_eq!(ams(&["put", "APP.SECRET", "from ams", "1"])[0]["sent"], 1);
+    let got = ibm_with(
+        &jvm,
+        port,
+        "ICPT.SVRCONN",
+        NONE,
+        &["receive", "APP.SECRET", "1", "2000"],
+    );
+    assert_eq!(got[0]["text"], "from ams 0", "{got:?}");
+}

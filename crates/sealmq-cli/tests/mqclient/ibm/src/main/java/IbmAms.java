@@ -23,6 +23,10 @@ public class IbmAms {
         p.put(CMQC.PORT_PROPERTY, Integer.parseInt(a[0]));
         p.put(CMQC.CHANNEL_PROPERTY, a[1]);
         p.put(CMQC.TRANSPORT_PROPERTY, CMQC.TRANSPORT_MQSERIES_CLIENT);
+        // TLS (system property sealmq.cipher: the JSSE suite of the channel's CipherSpec).
+        if (System.getProperty("sealmq.cipher") != null) {
+            p.put(CMQC.SSL_CIPHER_SUITE_PROPERTY, System.getProperty("sealmq.cipher"));
+        }
         MQQueueManager qm = new MQQueueManager("", p);
         String op = a[2], queue = a[3];
         try {
