@@ -437,3 +437,51 @@ fn splprot_removes_and_applies_ibms_envelope_at_an_islands_edge() {
     let got = ams(&d, pi, "alice", &["get", "ISLAND.IN", "1"]);
     assert_eq!(got[0]["data"], "payment", "{got:?}");
 }
+
+/// A policy names its recipients and signers: IBM's interceptor is told only the policies of
+/// queues its principal may use (INQ, PUT, GET or BROWSE), as sealmq's own clients are.
+#[test]
+fn ibms_interceptor_learns_only_the_policies_of_queues_its_principal_may_use() {
+    let h = Home::new();
+    let port = ams_qm(&h, "QV");
+    let d = pki(&h);
+    let bob = dn("bob");
+    h.mqsc(
+        "QV",
+        &format!(
+            "DEFINE QLOCAL(SECRET.Q)
+             SET POLICY(APP.Q) ENCALG(AES256) RECIP('{bob}') ENVELOPE(IBM)
+             SET POLICY(SECRET.Q) ENCALG(AES256) RECIP('{bob}') ENVELOPE(IBM)
+"
+        ),
+    );
+    let index = ams(
+        &d,
+        port,
+        "alice",
+        &["index", "SYSTEM.PROTECTION.POLICY.QUEUE"],
+    );
+    let index = index[0]["index"].as_str().unwrap_or_default().to_string();
+    assert!(index.contains("APP.Q"), "{index}");
+    assert!(
+        !index.contains("SECRET.Q"),
+        "a queue 'app' may not use: {index}"
+    );
+    // Given authority, it is told.
+    h.mqsc(
+        "QV",
+        "SET AUTHREC PROFILE('SECRET.Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(GET)\n",
+    );
+    let index = ams(
+        &d,
+        port,
+        "alice",
+        &["index", "SYSTEM.PROTECTION.POLICY.QUEUE"],
+    );
+    assert!(
+        index[0]["index"]
+            .as_str()
+            .is_some_and(|t| t.contains("SECRET.Q")),
+        "{index:?}"
+    );
+}

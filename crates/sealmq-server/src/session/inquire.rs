@@ -38,6 +38,20 @@ impl Session {
         }
     }
 
+    /// Whether IBM's AMS interceptor, for this connection's principal, is told the policy of
+    /// `queue` (`net/evloop/mq/amspolicy.rs`): a principal that may inquire on it, put to it, or
+    /// get or browse from it (a getter needs the policy to check what it reads). A policy names
+    /// its recipients and signers, so no other principal learns it.
+    pub(crate) fn may_learn_policy_of(&self, queue: &str) -> bool {
+        [auth::INQ, auth::PUT, auth::GET, auth::BROWSE]
+            .into_iter()
+            .any(|a| {
+                self.qm
+                    .check_authority(&self.conn.user, AuthObj::Queue, queue, a)
+                    .is_ok()
+            })
+    }
+
     /// A policy names its recipients and signers: told only to a principal that may inquire
     /// on the queue, or put to it (put1 learns the policy this way).
     fn policy(&self, name: &str) -> Response {

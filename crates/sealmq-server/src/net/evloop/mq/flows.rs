@@ -371,18 +371,23 @@ impl<S: Stream> Conv<S> {
 
     /// A browse of SYSTEM.PROTECTION.POLICY.QUEUE by IBM's AMS interceptor: the index or a
     /// policy's message, made from the queue manager's policies (`amspolicy`), in the byte
-    /// order the getter asked for; none on an intercepting channel.
+    /// order the getter asked for; none on an intercepting channel, and only those of queues
+    /// the principal may use.
     async fn policy_browse(&mut self, f: &Flow, hobj: u32, g: &opts::Get) -> bool {
         let order = f.tsh.order;
         let by_correl = g.gmo.match_options & 2 != 0;
         let first = g.gmo.options & gmo::BROWSE_FIRST != 0;
         // On an INTERCEPT(YES) channel the queue manager protects for the client, so IBM's
         // interceptor is told of no policy and sends its messages as they are.
-        let intercepted = self.session.as_ref().is_some_and(|s| s.intercept);
-        let policies = if intercepted {
-            Vec::new()
-        } else {
-            self.qm.policies()
+        // Only the policies of queues the principal may use are told (a policy names its
+        // recipients and signers).
+        let policies = match self.session.as_ref() {
+            Some(s) if !s.intercept => {
+                let mut all = self.qm.policies();
+                all.retain(|p| s.may_learn_policy_of(&p.name));
+                all
+            }
+            _ => Vec::new(),
         };
         let found = amspolicy::answer(&policies, by_correl.then_some(&g.md.correl_id), first);
         let Some((pcf, id)) = found else {

@@ -14,7 +14,7 @@ import java.util.Hashtable;
  * gets text messages; IBM's interceptor protects and unprotects them as the queue's policy,
  * which it learns from the queue manager, says. One JSON line per message or refusal.
  *
- * <p>IbmAms PORT CHANNEL put QUEUE TEXT COUNT | get QUEUE COUNT
+ * <p>IbmAms PORT CHANNEL put QUEUE TEXT COUNT | get QUEUE COUNT | index POLICY-QUEUE
  */
 public class IbmAms {
     public static void main(String[] a) throws Exception {
@@ -30,7 +30,22 @@ public class IbmAms {
         MQQueueManager qm = new MQQueueManager("", p);
         String op = a[2], queue = a[3];
         try {
-            if (op.equals("put")) {
+            if (op.equals("index")) {
+                // What the queue manager tells IBM's interceptor: the policy index, as text.
+                MQQueue q = qm.accessQueue(queue, CMQC.MQOO_BROWSE);
+                MQMessage m = new MQMessage();
+                m.correlationId = new byte[24];
+                java.util.Arrays.fill(m.correlationId, (byte) 0xff);
+                MQGetMessageOptions g = new MQGetMessageOptions();
+                g.options = CMQC.MQGMO_BROWSE_FIRST;
+                g.matchOptions = CMQC.MQMO_MATCH_CORREL_ID;
+                q.get(m, g);
+                byte[] b = new byte[m.getDataLength()];
+                m.readFully(b);
+                String t = new String(b, StandardCharsets.UTF_8).replaceAll("[^A-Za-z0-9. ]", " ");
+                System.out.println("{\"index\":\"" + t + "\"}");
+                q.close();
+            } else if (op.equals("put")) {
                 MQQueue q = qm.accessQueue(queue, CMQC.MQOO_OUTPUT);
                 int n = Integer.parseInt(a[5]);
                 for (int i = 0; i < n; i++) {
