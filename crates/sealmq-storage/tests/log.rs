@@ -9,8 +9,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// A log in the test's temporary directory itself. No disk reserve: it would lie beside that
+/// directory (`<dir>.reserve`, space.rs), outside what the test removes when it ends.
 fn cfg(dir: &Path) -> LogConfig {
-    LogConfig::new(dir)
+    let mut c = LogConfig::new(dir);
+    c.reserve_bytes = 0;
+    c
 }
 
 fn replay(dir: &Path) -> Result<Vec<(u64, u8, Vec<u8>)>, StorageError> {
