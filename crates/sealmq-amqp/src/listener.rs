@@ -537,9 +537,15 @@ fn authorize(
         crate::refusals::refused(&def.name, &peer, &format!("user {user}: {e}"));
         return Err(unauthorized(NOT_AUTHORIZED.to_string()));
     }
-    Connection::connect(qm, &user, &format!("amqp:{}", def.name))
-        .map(Arc::new)
-        .map_err(|e| link::amqp_error(&e))
+    let conn = Connection::connect(qm, &user, &format!("amqp:{}", def.name))
+        .map_err(|e| link::amqp_error(&e))?;
+    // Where it came from, as DISPLAY CONN shows it: the channel, and MQ's CONNAME host(port).
+    conn.set_origin(sealmq_engine::conns::Origin {
+        pid: None,
+        channel: def.name.clone(),
+        conname: format!("{}({})", peer.ip(), peer.port()),
+    });
+    Ok(Arc::new(conn))
 }
 
 /// What every session of the connection shares: the engine connection, interception,

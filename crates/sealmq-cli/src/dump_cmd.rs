@@ -19,7 +19,8 @@ pub struct DumpArgs {
 
 /// Attributes that are status, not configuration: never written back.
 const STATUS: &[&str] = &[
-    "CURDEPTH", "IPPROCS", "OPPROCS", "QOP", "QMNAME", "SSLKEYDN",
+    "CURDEPTH", "IPPROCS", "OPPROCS", "QOP", "QMNAME", "SSLKEYDN", "CMDLEVEL", "PLATFORM",
+    "VERSION",
 ];
 /// Keywords that stand alone (their display value is empty).
 const FLAGS: &[&str] = &[

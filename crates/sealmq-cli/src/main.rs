@@ -15,6 +15,7 @@ mod home;
 mod io;
 mod keystore_cmd;
 mod message_cmd;
+mod mqsc_cmd;
 mod policy_cmd;
 mod pubsub_cmd;
 mod qm_cmd;
@@ -48,8 +49,9 @@ enum Command {
     Stop(stop_cmd::StopArgs),
     /// Queue managers under SEALMQ_HOME, running or not, and their listeners.
     Status(qm_cmd::StatusArgs),
-    /// Run MQSC commands from standard input or a file.
-    Mqsc(qm_cmd::MqscArgs),
+    /// Run MQSC commands as runmqsc does: at a terminal, from standard input or a file, locally
+    /// or as a client through a SVRCONN channel (-c, --conn).
+    Mqsc(mqsc_cmd::MqscArgs),
     /// Print MQSC that recreates the queue manager's objects, authority records, CHLAUTH
     /// rules, policies and attributes (MQ's dmpmqcfg).
     Dump(dump_cmd::DumpArgs),
@@ -148,7 +150,7 @@ fn main() -> ExitCode {
         Command::Start(a) => qm_cmd::start(a),
         Command::Stop(a) => stop_cmd::stop(a),
         Command::Status(a) => qm_cmd::status(a),
-        Command::Mqsc(a) => qm_cmd::mqsc(a),
+        Command::Mqsc(a) => return mqsc_cmd::run(a),
         Command::Dump(a) => dump_cmd::run(a),
         Command::Passwd(a) => qm_cmd::passwd(a),
         Command::Policy(c) => policy_cmd::run_cmd(c),

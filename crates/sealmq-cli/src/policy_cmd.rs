@@ -82,13 +82,8 @@ fn client(qm: &str) -> CliResult<Client> {
 fn run(qm: &str, script: &str, json: bool) -> CliResult<String> {
     let (text, failed) = client(qm)?.mqsc(script, json).map_err(|e| e.to_string())?;
     if failed > 0 {
-        return Err(text
-            .lines()
-            .find(|l| l.contains("SMQ0900E"))
-            .unwrap_or(&text)
-            .trim()
-            .to_string()
-            .into());
+        // The answer: MQ's message (if any) and sealmq's detail, which says what to do.
+        return Err(text.trim().replace('\n', " ").into());
     }
     Ok(text)
 }

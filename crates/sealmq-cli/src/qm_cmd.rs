@@ -1,4 +1,4 @@
-//! `sealmq create|delete|start|stop|status|mqsc`: queue manager lifecycle and administration.
+//! `sealmq create|delete|start|stop|status|passwd`: queue manager lifecycle.
 
 use crate::home::{exists, home, qm_dir, running};
 use crate::{CliError, CliResult};
@@ -8,7 +8,6 @@ use sealmq_engine::QmConfig;
 use sealmq_protect::identity::IdentitySpec;
 use sealmq_protect::{Dn, KeyKind, Keystore};
 use sealmq_server::{Server, ServerConfig};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -107,17 +106,6 @@ pub struct StartArgs {
 #[derive(Args)]
 pub struct StatusArgs {
     pub qm: Option<String>,
-}
-
-#[derive(Args)]
-pub struct MqscArgs {
-    pub qm: String,
-    /// Read commands from this file instead of standard input.
-    #[arg(short = 'f', long = "file")]
-    pub file: Option<PathBuf>,
-    /// Print the responses as JSON.
-    #[arg(long)]
-    pub json: bool,
 }
 
 pub fn create(a: CreateArgs) -> CliResult {
@@ -464,32 +452,6 @@ pub fn status(a: StatusArgs) -> CliResult {
         } else {
             println!("QMNAME({n}) STATUS(ENDED)");
         }
-    }
-    Ok(())
-}
-
-pub fn mqsc(a: MqscArgs) -> CliResult {
-    let dir = exists(&a.qm)?;
-    let script = match &a.file {
-        Some(f) => {
-            std::fs::read_to_string(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?
-        }
-        None => {
-            let mut s = String::new();
-            std::io::stdin()
-                .read_to_string(&mut s)
-                .map_err(|e| format!("cannot read standard input: {e}"))?;
-            s
-        }
-    };
-    let mut c = Client::connect_local(&dir, "sealmq-mqsc").map_err(|e| e.to_string())?;
-    let (text, failed) = c.mqsc(&script, a.json).map_err(|e| e.to_string())?;
-    print!("{text}");
-    if !text.ends_with('\n') {
-        println!();
-    }
-    if failed > 0 {
-        return Err(format!("{failed} MQSC command(s) failed").into());
     }
     Ok(())
 }

@@ -506,7 +506,7 @@ fn display_chstatus_shows_each_amqp_connection_and_its_links() {
     );
     // The answer, after the command echoed.
     let one = one
-        .split_once("SMQ0130I")
+        .split_once("AMQ8417I")
         .map(|(_, a)| a)
         .unwrap_or_default();
     // The client's container id, as MQ shows it; what could not stand in MQSC output is `_`.
@@ -528,6 +528,17 @@ fn display_chstatus_shows_each_amqp_connection_and_its_links() {
         "{one}"
     );
     assert!(!common::field(one, "LSTMSGTI").is_empty(), "{one}");
+    // DISPLAY CONN names the AMQP connection's channel and address, as for a SVRCONN's.
+    let conn = h.mqsc(
+        "QS",
+        "DISPLAY CONN(*) WHERE(CHANNEL EQ APP.AMQP) CHANNEL CONNAME USERID\n",
+    );
+    assert_eq!(common::field(&conn, "CHANNEL"), "APP.AMQP", "{conn}");
+    assert_eq!(common::field(&conn, "USERID"), "app", "{conn}");
+    assert!(
+        common::field(&conn, "CONNAME").starts_with("127.0.0.1("),
+        "{conn}"
+    );
     drop(held.stdin.take());
     held.wait().unwrap();
     // AMQPKA (milliseconds, or AUTO) is an AMQP channel's; other channel types refuse it.
@@ -538,7 +549,7 @@ fn display_chstatus_shows_each_amqp_connection_and_its_links() {
          USECLTID(NO)\nDISPLAY CHANNEL(APP.AMQP) AMQPKA TPROOT USECLTID\n",
     );
     let shown = ka
-        .split_once("SMQ0123I")
+        .split_once("AMQ8414I")
         .map(|(_, a)| a)
         .unwrap_or_default();
     assert!(shown.contains("AMQPKA(10000)"), "{ka}");

@@ -81,7 +81,8 @@ fn scripts_as_mq_writes_them_trptype_targq_and_end() {
     );
     assert!(out.contains("TRPTYPE(TCP)"), "{out}");
     assert!(
-        out.contains("5 command(s) read"),
+        out.contains("     6 : END\n5 MQSC commands read.\nNo commands have a syntax error.\n")
+            && !out.contains("AFTER.END"),
         "END ends the script: {out}"
     );
     let o = h.run(

@@ -33,7 +33,7 @@ pub(crate) fn authrec(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
             let (profile, principal, objtype) = named.record()?;
             qm.delete_authrec(&profile, objtype, &principal, group)?;
             Ok((
-                format!("SMQ0111I Authority record for {principal} on {profile} deleted."),
+                format!("SMQ0111I: Authority record for {principal} on {profile} deleted."),
                 vec![],
             ))
         }
@@ -96,7 +96,8 @@ fn set(qm: &Arc<QueueManager>, c: &Command, n: &Named) -> Result<(String, Vec<Bl
     })?;
     Ok((
         format!(
-            "SMQ0110I Authority record for {principal} on {profile} set: {}.",
+            "AMQ8862I: IBM MQ authority record set.\n\
+             SMQ0110I: Authority record for {principal} on {profile} set: {}.",
             auth::names(new).join(",")
         ),
         vec![],
@@ -133,7 +134,7 @@ fn display(qm: &Arc<QueueManager>, n: &Named) -> (String, Vec<Block>) {
         })
         .collect();
     (
-        format!("SMQ0112I Display of {} authority record(s).", blocks.len()),
+        "AMQ8864I: Display authority record details.".to_string(),
         blocks,
     )
 }
@@ -266,7 +267,7 @@ pub(crate) fn entauth(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
         _ => return Err(missing("PRINCIPAL or GROUP (one of them)")),
     };
     Ok((
-        "SMQ0113I Display entity authority.".into(),
+        "SMQ0113I: Display entity authority.".into(),
         vec![attrs![
             "ENTITY" => who.1, "ENTTYPE" => who.0, "OBJNAME" => objname,
             "OBJTYPE" => objtype.name(), "AUTHLIST" => auth::names(bits).join(","),

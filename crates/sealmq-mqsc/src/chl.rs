@@ -70,8 +70,8 @@ pub(crate) fn run(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Bl
                 return Listing {
                     ids: CLIENT_IDS,
                     what: "AMQP connection",
-                    head: "SMQ0130I Status of",
-                    plural: "AMQP connection(s)",
+                    head: "AMQ8417I: Display Channel Status details.",
+                    plural: "",
                 }
                 .answer(clients, &c.attrs, &name);
             }
@@ -87,16 +87,9 @@ pub(crate) fn run(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Bl
                 false,
             )?;
             none_matched(&blocks, "channel status (a channel that has run)", &name)?;
-            Ok((
-                format!(
-                    "SMQ0130I {}tatus of {} channel(s).",
-                    if saved { "Saved s" } else { "S" },
-                    blocks.len()
-                ),
-                blocks,
-            ))
+            Ok(("AMQ8417I: Display Channel Status details.".into(), blocks))
         }
-        (Verb::Display, _) => Ok(("SMQ0131I Channel initiator tasks.".into(), ci.tasks())),
+        (Verb::Display, _) => Ok(("SMQ0131I: Channel initiator tasks.".into(), ci.tasks())),
         _ => Err(Fail {
             at: None,
             reason: None,
@@ -135,7 +128,7 @@ pub(crate) fn refresh_security(
     }
     if kind == "AUTHSERV" {
         return Ok((
-            "SMQ0151I Authority records are read at every check: nothing to refresh.".into(),
+            "AMQ8560I: IBM MQ security cache refreshed. (Authority records are read at every check.)".into(),
             vec![],
         ));
     }

@@ -88,9 +88,9 @@ pub(crate) fn chlauth(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
         }
         _ => {}
     }
-    let done = qm.chlauth_action(r, action)?;
+    qm.chlauth_action(r, action)?;
     Ok((
-        format!("SMQ0161I Channel authentication record {done}."),
+        "AMQ8877I: IBM MQ channel authentication record set.".to_string(),
         vec![],
     ))
 }
@@ -118,8 +118,8 @@ fn display(
             "USERSRC", "MCAUSER", "WARN",
         ],
         what: "channel authentication record",
-        head: "SMQ0160I Display of",
-        plural: "channel authentication record(s)",
+        head: "AMQ8878I: Display channel authentication record details.",
+        plural: "",
     }
     .answer(matching, &c.attrs, profile)
 }
@@ -278,7 +278,7 @@ pub(crate) fn authinfo(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, V
             let mut d = AuthInfoDef::new(&name);
             apply(&mut d)?;
             qm.define_authinfo(d)?;
-            Ok((format!("SMQ0165I AUTHINFO {name} defined."), vec![]))
+            Ok((format!("SMQ0165I: AUTHINFO {name} defined."), vec![]))
         }
         Verb::Alter => {
             let mut d = qm
@@ -286,18 +286,21 @@ pub(crate) fn authinfo(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, V
                 .ok_or_else(|| not_defined("AUTHINFO", &name))?;
             apply(&mut d)?;
             qm.define_authinfo(d)?;
-            Ok((format!("SMQ0166I AUTHINFO {name} altered."), vec![]))
+            Ok((
+                "AMQ8567I: IBM MQ authentication information changed.".to_string(),
+                vec![],
+            ))
         }
         Verb::Delete => {
             qm.delete_authinfo(&name)?;
-            Ok((format!("SMQ0167I AUTHINFO {name} deleted."), vec![]))
+            Ok((format!("SMQ0167I: AUTHINFO {name} deleted."), vec![]))
         }
         _ => {
             let shown = qm.authinfos();
             Listing {
                 ids: &["AUTHINFO", "AUTHTYPE"],
                 what: "AUTHINFO",
-                head: "SMQ0168I Display of",
+                head: "SMQ0168I: Display of",
                 plural: "AUTHINFO object(s)",
             }
             .answer(

@@ -41,7 +41,7 @@ pub(crate) fn channel(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
                 .ok_or_else(|| not_defined("channel", &name))?;
             apply(&mut d, &c.attrs)?;
             qm.define_channel(d, true)?;
-            Ok((format!("SMQ0121I Channel {name} altered."), vec![]))
+            Ok(("AMQ8016I: IBM MQ channel changed.".to_string(), vec![]))
         }
         Verb::Delete => delete(qm, &name),
         _ => display(qm, c, &name),
@@ -186,7 +186,7 @@ fn define(qm: &Arc<QueueManager>, c: &Command, name: &str) -> Result<(String, Ve
     };
     apply(&mut d, &c.attrs)?;
     qm.define_channel(d, c.attrs.iter().any(|a| a.key == "REPLACE"))?;
-    Ok((format!("SMQ0120I Channel {name} defined."), vec![]))
+    Ok(("AMQ8014I: IBM MQ channel created.".to_string(), vec![]))
 }
 
 /// The CHLTYPE a DEFINE must give, refused by name for the types sealmq does not provide.
@@ -266,7 +266,7 @@ fn delete(qm: &Arc<QueueManager>, name: &str) -> Result<(String, Vec<Block>), Fa
         });
     }
     qm.delete_channel(name)?;
-    Ok((format!("SMQ0122I Channel {name} deleted."), vec![]))
+    Ok(("AMQ8015I: IBM MQ channel deleted.".to_string(), vec![]))
 }
 
 /// DISPLAY CHANNEL: the channels whose names match, with the attributes asked for.
@@ -275,8 +275,8 @@ fn display(qm: &Arc<QueueManager>, c: &Command, name: &str) -> Result<(String, V
     Listing {
         ids: &["CHANNEL", "CHLTYPE"],
         what: "channel",
-        head: "SMQ0123I Display of",
-        plural: "channel(s)",
+        head: "AMQ8414I: Display Channel details.",
+        plural: "",
     }
     .answer(
         shown

@@ -185,9 +185,10 @@ pub(crate) struct Listing<'a> {
     pub ids: &'a [&'a str],
     /// What a name that is not generic and matches nothing was looked for as.
     pub what: &'a str,
-    /// The answer line's start: `SMQ0105I Display of`.
+    /// The answer line, MQ's where MQ has one (`AMQ8409I: Display Queue details.`); with
+    /// `plural`, the start of a line that counts the objects (`SMQ0204I: Status of`).
     pub head: &'a str,
-    /// What the answer counts: `queue(s)`.
+    /// What the answer counts (`service(s)`); empty: the line is `head` alone.
     pub plural: &'a str,
 }
 
@@ -202,10 +203,12 @@ impl Listing<'_> {
     ) -> Result<(String, Vec<Block>), Fail> {
         let blocks = select_all(blocks, attrs, self.ids, false)?;
         crate::args::none_matched(&blocks, self.what, name)?;
-        Ok((
-            format!("{} {} {}.", self.head, blocks.len(), self.plural),
-            blocks,
-        ))
+        let line = if self.plural.is_empty() {
+            self.head.to_string()
+        } else {
+            format!("{} {} {}.", self.head, blocks.len(), self.plural)
+        };
+        Ok((line, blocks))
     }
 }
 

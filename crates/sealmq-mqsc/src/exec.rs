@@ -20,7 +20,10 @@ pub struct Response {
     /// Line of the input where the command began.
     pub line: usize,
     pub ok: bool,
-    /// A one-line message: `SMQnnnnI ...` or `SMQnnnnE ...`.
+    /// It failed as runmqsc's syntax check would (the command could not be parsed).
+    pub syntax: bool,
+    /// The answer: MQ's message (`AMQ8006I: IBM MQ queue created.`) or sealmq's where MQ has
+    /// none (`SMQnnnnI: ...`); a failure may add a line of detail.
     pub message: String,
     /// The MQ reason code when the command failed on one.
     pub reason: Option<u32>,
@@ -64,6 +67,10 @@ fn run_one(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), 
         (Verb::Display, Obj::QStatus) => crate::status::queue_status(qm, c, &name),
         (Verb::Reset, Obj::QStats) => crate::status::reset_qstats(qm, c, &name),
         (Verb::Display, Obj::Qmgr) => crate::qmgr::display(qm, c),
+        (Verb::Ping, Obj::Qmgr) => Ok((
+            "AMQ8415I: Ping IBM MQ Queue Manager command complete.".into(),
+            vec![],
+        )),
         (Verb::Alter, Obj::Qmgr) => crate::qmgr::alter(qm, c),
         (Verb::Set | Verb::Display | Verb::Delete, Obj::AuthRec) => authrec(qm, c),
         (Verb::Display, Obj::EntAuth) => crate::authrec::entauth(qm, c),
@@ -133,97 +140,197 @@ fn amqp_channel(qm: &QueueManager, c: &Command) -> Option<Fail> {
 /// Runs every command of an MQSC script; one response each. `END` ends the script, as in
 /// runmqsc (what follows it is not run).
 pub fn run(qm: &Arc<QueueManager>, script: &str) -> Vec<Response> {
+    run_as(qm, script, None)
+}
+
+/// As [`run`], for `principal` when given: each command first needs the authority MQ's
+/// command server asks for it (`authz.rs`), and a DISPLAY shows only what the principal may
+/// display. `None`: the queue manager's administrator, who may do anything.
+pub fn run_as(qm: &Arc<QueueManager>, script: &str, principal: Option<&str>) -> Vec<Response> {
     crate::lexer::commands(script)
         .into_iter()
-        .take_while(|ct| !ct.text.trim().eq_ignore_ascii_case("END"))
+        .take_while(|ct| !is_end(&ct.text))
         .map(|ct| {
-            let outcome = parse(&ct.text)
+            let parsed = parse(&ct.text);
+            let syntax = parsed.is_err();
+            let outcome = parsed
                 .map_err(|e| Fail {
                     at: Some(e.at),
                     reason: None,
                     message: e.message,
                 })
-                .and_then(|c| run_one(qm, &c));
+                .and_then(|c| {
+                    let Some(p) = principal else {
+                        return run_one(qm, &c);
+                    };
+                    crate::authz::allowed(qm, &c, p)?;
+                    let (message, objects) = run_one(qm, &c)?;
+                    Ok((message, crate::authz::visible(qm, &c, p, objects)))
+                });
             match outcome {
                 Ok((message, objects)) => Response {
                     command: ct.text,
                     line: ct.line,
                     ok: true,
+                    syntax: false,
                     message,
                     reason: None,
                     objects,
                 },
-                Err(f) => {
-                    let pointer = f.at.map(|at| {
-                        let tok: String = ct
-                            .text
-                            .chars()
-                            .skip(at)
-                            .take_while(|c| !c.is_whitespace())
-                            .collect();
-                        format!(" at column {} ('{tok}')", at + 1)
-                    });
-                    let reason = f
-                        .reason
-                        .map(|r| format!(" [{} {}]", r.code(), r.name()))
-                        .unwrap_or_default();
-                    Response {
-                        command: ct.text,
-                        line: ct.line,
-                        ok: false,
-                        message: format!(
-                            "SMQ0900E line {}{}: {}{}",
-                            ct.line,
-                            pointer.unwrap_or_default(),
-                            f.message,
-                            reason
-                        ),
-                        reason: f.reason.map(|r| r.code()),
-                        objects: vec![],
-                    }
-                }
+                Err(f) => Response {
+                    message: failure(&ct, &f, syntax),
+                    reason: f.reason.map(|r| r.code()),
+                    command: ct.text,
+                    line: ct.line,
+                    ok: false,
+                    syntax,
+                    objects: vec![],
+                },
             }
         })
         .collect()
 }
 
-/// Text output: the command, its message, then one block per object.
+/// runmqsc's local syntax check of one command (its text as [`crate::lexer::commands`] joins
+/// it): the failed response when it does not parse, `None` when it does.
+pub fn syntax_error(text: &str, line: usize) -> Option<Response> {
+    let e = parse(text).err()?;
+    let ct = crate::lexer::CommandText {
+        text: text.to_string(),
+        line,
+    };
+    let f = Fail {
+        at: Some(e.at),
+        reason: None,
+        message: e.message,
+    };
+    Some(Response {
+        message: failure(&ct, &f, true),
+        command: ct.text,
+        line,
+        ok: false,
+        syntax: true,
+        reason: None,
+        objects: vec![],
+    })
+}
+
+/// Whether a command is runmqsc's `END` (or `EXIT`/`QUIT` typed at a terminal).
+pub fn is_end(text: &str) -> bool {
+    matches!(
+        text.trim().to_ascii_uppercase().as_str(),
+        "END" | "EXIT" | "QUIT"
+    )
+}
+
+/// A failed command's answer: MQ's message where MQ has one for the failure (AMQ8405I for a
+/// syntax error, with the segment up to the fault; AMQ8147E, AMQ8150E, AMQ8148E, AMQ8135E for
+/// reason codes), then sealmq's detail (`SMQ0900E: ...`), which says what to do.
+fn failure(ct: &crate::lexer::CommandText, f: &Fail, syntax: bool) -> String {
+    let pointer = f.at.map(|at| {
+        let tok: String = ct
+            .text
+            .chars()
+            .skip(at)
+            .take_while(|c| !c.is_whitespace())
+            .collect();
+        format!(" at column {} ('{tok}')", at + 1)
+    });
+    let reason = f
+        .reason
+        .map(|r| format!(" [{} {}]", r.code(), r.name()))
+        .unwrap_or_default();
+    let detail = format!(
+        "SMQ0900E: line {}{}: {}{}",
+        ct.line,
+        pointer.unwrap_or_default(),
+        f.message,
+        reason
+    );
+    let mq = if syntax {
+        // The command up to the end of the token at fault, as runmqsc shows it.
+        let upto: String = match f.at {
+            Some(at) => ct
+                .text
+                .chars()
+                .enumerate()
+                .take_while(|(i, c)| *i < at || !c.is_whitespace())
+                .map(|(_, c)| c)
+                .collect(),
+            None => ct.text.clone(),
+        };
+        Some(format!(
+            "AMQ8405I: Syntax error detected at or near end of command segment below:-\n{upto}"
+        ))
+    } else {
+        use sealmq_types::ReasonCode as R;
+        let name = object_name(&ct.text);
+        match f.reason {
+            Some(R::UnknownObjectName) => {
+                Some(format!("AMQ8147E: IBM MQ object {name} not found."))
+            }
+            Some(R::ObjectAlreadyExists) => Some("AMQ8150E: IBM MQ object already exists.".into()),
+            Some(R::ObjectInUse) => Some("AMQ8148E: IBM MQ object in use.".into()),
+            Some(R::NotAuthorized) => Some("AMQ8135E: Not authorized.".into()),
+            _ => None,
+        }
+    };
+    match mq {
+        Some(m) => format!("{m}\n{detail}"),
+        None => detail,
+    }
+}
+
+/// The name in a command's first parentheses, for MQ's "object NAME not found".
+fn object_name(text: &str) -> String {
+    text.split_once('(')
+        .and_then(|(_, rest)| rest.split_once(')'))
+        .map(|(n, _)| n.trim().trim_matches('\'').to_string())
+        .unwrap_or_default()
+}
+
 /// Width of a column of DISPLAY output.
 const COLUMN: usize = 38;
 
-pub fn render_text(responses: &[Response]) -> String {
+/// One command's answer as runmqsc prints it: its message, then each object's attributes two
+/// a line (one too long for its column gets a line of its own).
+pub fn render_reply(r: &Response) -> String {
     let mut out = String::new();
-    for r in responses {
-        out.push_str(&format!("     {}\n{}\n", r.command, r.message));
-        for b in &r.objects {
-            // Two attributes a line, as MQ prints them; one too long for its column gets a
-            // line of its own.
-            let mut left: Option<String> = None;
-            for (k, v) in b {
-                let p = format!("{k}({v})");
-                match left.take() {
-                    Some(l) if p.len() < COLUMN => {
-                        out.push_str(&format!("   {l:<COLUMN$}{p}\n"));
-                    }
-                    Some(l) => {
-                        out.push_str(&format!("   {l}\n   {p}\n"));
-                    }
-                    None if p.len() < COLUMN => left = Some(p),
-                    None => out.push_str(&format!("   {p}\n")),
+    out.push_str(&r.message);
+    out.push('\n');
+    for b in &r.objects {
+        let mut left: Option<String> = None;
+        for (k, v) in b {
+            let p = format!("{k}({v})");
+            match left.take() {
+                Some(l) if p.len() < COLUMN => {
+                    out.push_str(&format!("   {l:<COLUMN$}{p}\n"));
                 }
-            }
-            if let Some(l) = left {
-                out.push_str(&format!("   {l}\n"));
+                Some(l) => {
+                    out.push_str(&format!("   {l}\n   {p}\n"));
+                }
+                None if p.len() < COLUMN => left = Some(p),
+                None => out.push_str(&format!("   {p}\n")),
             }
         }
-        out.push('\n');
+        if let Some(l) = left {
+            out.push_str(&format!("   {l}\n"));
+        }
     }
-    let failed = responses.iter().filter(|r| !r.ok).count();
-    out.push_str(&format!(
-        "{} command(s) read, {} failed.\n",
-        responses.len(),
-        failed
-    ));
+    out
+}
+
+/// A whole script's transcript in runmqsc's layout: each command echoed (`     1 : ...`),
+/// its answer, and runmqsc's closing count (`crate::transcript`).
+pub fn render_text(responses: &[Response]) -> String {
+    let mut t = crate::transcript::Transcript::new(true);
+    let mut out = String::new();
+    for r in responses {
+        out.push_str(&t.echo(&r.command));
+        out.push_str(&render_reply(r));
+        t.count(r.ok, r.syntax);
+    }
+    out.push_str(&t.summary());
     out
 }
 

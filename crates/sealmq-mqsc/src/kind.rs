@@ -18,8 +18,10 @@ pub(crate) struct Kind<T> {
     pub(crate) key: &'static str,
     /// DISPLAY's answer: "service(s)".
     pub(crate) plural: &'static str,
-    /// The number of the "defined" message; altered, deleted and displayed follow it.
+    /// The number of sealmq's "defined" message; altered, deleted and displayed follow it.
     pub(crate) msg: u32,
+    /// MQ's answers (created, changed, deleted, displayed) where MQ has one, used instead.
+    pub(crate) mq: [Option<&'static str>; 4],
     /// What DEFINE starts from without LIKE.
     pub(crate) default: &'static str,
     pub(crate) new: fn(&str) -> T,
@@ -70,12 +72,20 @@ impl<T: sealmq_engine::ServiceObject> Kind<T> {
     fn display(&self, qm: &QueueManager, c: &Command, name: &str) -> Result<Answer, Fail> {
         let mut all = qm.objects::<T>();
         all.retain_mut(|d| generic_match(name, (self.name)(d)));
-        let head = format!("SMQ{:04}I Display of", self.msg + 3);
-        let listing = Listing {
-            ids: &[self.key],
-            what: self.what,
-            head: &head,
-            plural: self.plural,
+        let head = format!("SMQ{:04}I: Display of", self.msg + 3);
+        let listing = match self.mq[3] {
+            Some(line) => Listing {
+                ids: &[self.key],
+                what: self.what,
+                head: line,
+                plural: "",
+            },
+            None => Listing {
+                ids: &[self.key],
+                what: self.what,
+                head: &head,
+                plural: self.plural,
+            },
         };
         listing.answer(all.iter().map(self.block), &c.attrs, name)
     }
@@ -86,8 +96,11 @@ impl<T: sealmq_engine::ServiceObject> Kind<T> {
     }
 
     fn said(&self, step: u32, name: &str, done: &str) -> Answer {
+        if let Some(line) = self.mq[step as usize] {
+            return (line.to_string(), vec![]);
+        }
         let n = self.msg + step;
-        (format!("SMQ{n:04}I {} {name} {done}.", self.title), vec![])
+        (format!("SMQ{n:04}I: {} {name} {done}.", self.title), vec![])
     }
 }
 

@@ -4,10 +4,13 @@
 //! `+`/`-` continuation, `*` comments, case-insensitive keywords, `LIKE`, `REPLACE|NOREPLACE`,
 //! generic names in DISPLAY. [`lexer`] splits and tokenises, [`parse`] builds a [`Command`],
 //! [`exec`] runs it against a [`sealmq_engine::QueueManager`] and renders text or JSON. Errors
-//! point at the token that is wrong. Our own message ids (`SMQnnnnI/E`).
+//! point at the token that is wrong. Answers carry MQ's message ids (`AMQ8006I: IBM MQ queue
+//! created.`) where MQ has one for the answer, sealmq's (`SMQnnnnI:`) elsewhere; [`transcript`]
+//! lays a script out as runmqsc does, [`run_as`] runs it with a user's authority.
 
 mod args;
 mod authrec;
+mod authz;
 pub(crate) mod chl;
 mod chlauth;
 mod chldef;
@@ -24,6 +27,9 @@ mod services;
 mod status;
 mod subs;
 mod topics;
+pub mod transcript;
 
-pub use exec::{Response, render_json, render_text, run};
+pub use exec::{
+    Response, is_end, render_json, render_reply, render_text, run, run_as, syntax_error,
+};
 pub use parse::{Command, parse};

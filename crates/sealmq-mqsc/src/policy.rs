@@ -132,13 +132,13 @@ pub(crate) fn policy(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec
             }
             sealmq_engine::policies::set(qm, p.clone())?;
             Ok((
-                format!("SMQ0130I Policy {name} set: {}.", p.qop().name()),
+                format!("SMQ0130I: Policy {name} set: {}.", p.qop().name()),
                 vec![],
             ))
         }
         Verb::Delete => {
             sealmq_engine::policies::delete(qm, &name)?;
-            Ok((format!("SMQ0132I Policy {name} deleted."), vec![]))
+            Ok((format!("SMQ0132I: Policy {name} deleted."), vec![]))
         }
         _ => {
             let blocks: Vec<Block> = qm
@@ -149,12 +149,12 @@ pub(crate) fn policy(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec
                 .collect();
             if blocks.is_empty() && !name.contains('*') {
                 return Ok((
-                    format!("SMQ0131I Queue {name} has no security policy."),
+                    format!("SMQ0131I: Queue {name} has no security policy."),
                     vec![],
                 ));
             }
             Ok((
-                format!("SMQ0133I Display of {} policy(ies).", blocks.len()),
+                format!("SMQ0133I: Display of {} policy(ies).", blocks.len()),
                 blocks,
             ))
         }

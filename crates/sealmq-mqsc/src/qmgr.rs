@@ -18,14 +18,33 @@ fn qmgr_block(q: &QmgrDef) -> Block {
         "CHLAUTH" => onoff(q.chlauth_enabled), "CONNAUTH" => q.connauth, "MAXCHL" => q.maxchl,
         "TRIGINT" => q.trig_int_ms(), "MSGCACHE" => (q.msg_cache_bytes() >> 20),
         "MAXHANDS" => q.max_handles(), "MAXUMSGS" => q.max_uncommitted(),
+        "PSMODE" => q.noted.get("PSMODE").map_or("ENABLED", String::as_str),
+        "CCSID" => q.noted.get("CCSID").map_or("1208", String::as_str),
+        "PLATFORM" => "UNIX", "CMDLEVEL" => CMDLEVEL, "VERSION" => version(),
     ]
     .into_iter()
-    .chain(
-        crate::known::shown(&q.noted).filter(|(k, _)| {
-            !matches!(k.as_str(), "TRIGINT" | "MSGCACHE" | "MAXHANDS" | "MAXUMSGS")
-        }),
-    )
+    .chain(crate::known::shown(&q.noted).filter(|(k, _)| {
+        !matches!(
+            k.as_str(),
+            "TRIGINT" | "MSGCACHE" | "MAXHANDS" | "MAXUMSGS" | "PSMODE" | "CCSID"
+        )
+    }))
     .collect()
+}
+
+/// The MQ command level whose MQSC and PCF sealmq answers (IBM MQ 9.4): what tools read to
+/// decide which commands and attributes they may use.
+pub const CMDLEVEL: u32 = 940;
+
+/// sealmq's own version in MQ's VERSION form, VVRRMMFF (0.1.0: `00010000`).
+pub fn version() -> String {
+    let part = |s: &str| s.parse::<u32>().unwrap_or(0).min(99);
+    format!(
+        "{:02}{:02}{:02}00",
+        part(env!("CARGO_PKG_VERSION_MAJOR")),
+        part(env!("CARGO_PKG_VERSION_MINOR")),
+        part(env!("CARGO_PKG_VERSION_PATCH"))
+    )
 }
 
 /// DISPLAY QMGR, with the keystore's identity (SSLKEYDN).
@@ -38,7 +57,7 @@ pub(crate) fn display(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Ve
         .unwrap_or_default();
     block.insert(2, ("SSLKEYDN".into(), dn));
     let blocks = select_all([block], &c.attrs, &["QMNAME"], true)?;
-    Ok(("SMQ0107I Display queue manager details.".into(), blocks))
+    Ok(("AMQ8408I: Display Queue Manager details.".into(), blocks))
 }
 
 /// ALTER QMGR: MQ's attributes sealmq acts on, and those it keeps for MQ's tools.
@@ -91,5 +110,5 @@ pub(crate) fn alter(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<
         },
     )?;
     qm.alter_qmgr(q)?;
-    Ok(("SMQ0108I Queue manager altered.".into(), vec![]))
+    Ok(("AMQ8005I: IBM MQ queue manager changed.".into(), vec![]))
 }

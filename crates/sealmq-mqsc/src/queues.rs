@@ -445,7 +445,7 @@ pub(crate) fn queues(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec
             };
             apply_queue(&mut def, &c.attrs)?;
             qm.define(def, has("REPLACE"))?;
-            Ok((format!("SMQ0101I {} {name} defined.", qt.name()), vec![]))
+            Ok(("AMQ8006I: IBM MQ queue created.".to_string(), vec![]))
         }
         (Verb::Alter, o) if obj_qtype(o).is_some() => {
             let mut def = qm.queue_def(&name)?;
@@ -454,7 +454,7 @@ pub(crate) fn queues(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec
             }
             apply_queue(&mut def, &c.attrs)?;
             qm.alter(def)?;
-            Ok((format!("SMQ0102I {name} altered."), vec![]))
+            Ok(("AMQ8008I: IBM MQ queue changed.".to_string(), vec![]))
         }
         (Verb::Delete, o) if obj_qtype(o).is_some() => {
             let def = qm.queue_def(&name)?;
@@ -465,13 +465,13 @@ pub(crate) fn queues(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec
                 qm.clear(&name)?;
             }
             qm.delete(&name)?;
-            Ok((format!("SMQ0103I {name} deleted."), vec![]))
+            Ok(("AMQ8007I: IBM MQ queue deleted.".to_string(), vec![]))
         }
         (Verb::Clear, Obj::QLocal) => {
-            let n = qm.clear(&name)?;
+            qm.clear(&name)?;
             // On a full disk, what the clear freed is given back by the next checkpoint.
             qm.maybe_checkpoint();
-            Ok((format!("SMQ0104I {name} cleared ({n} messages)."), vec![]))
+            Ok(("AMQ8022I: IBM MQ queue cleared.".to_string(), vec![]))
         }
         _ => {
             let type_filter = match c.attrs.iter().find(|a| a.key == "TYPE") {
@@ -491,8 +491,8 @@ pub(crate) fn queues(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec
             Listing {
                 ids: &["QUEUE", "TYPE"],
                 what: "queue",
-                head: "SMQ0105I Display of",
-                plural: "queue(s)",
+                head: "AMQ8409I: Display Queue details.",
+                plural: "",
             }
             .answer(shown.map(|d| queue_block(qm, &d)), &c.attrs, &name)
         }

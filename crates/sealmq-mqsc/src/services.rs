@@ -152,6 +152,7 @@ const SERVICE: Kind<ServiceDef> = Kind {
     key: "SERVICE",
     plural: "service(s)",
     msg: 200,
+    mq: [None; 4],
     default: DEFAULT_SERVICE,
     new: ServiceDef::new,
     name: |d| &mut d.name,
@@ -165,6 +166,12 @@ const LISTENER: Kind<ListenerDef> = Kind {
     key: "LISTENER",
     plural: "listener(s)",
     msg: 170,
+    mq: [
+        Some("AMQ8626I: IBM MQ listener created."),
+        None,
+        None,
+        Some("AMQ8630I: Display listener information details."),
+    ],
     default: DEFAULT_LISTENER,
     new: ListenerDef::new,
     name: |d| &mut d.name,
@@ -178,6 +185,7 @@ const PROCESS: Kind<ProcessDef> = Kind {
     key: "PROCESS",
     plural: "process(es)",
     msg: 180,
+    mq: [None; 4],
     default: DEFAULT_PROCESS,
     new: ProcessDef::new,
     name: |d| &mut d.name,
@@ -202,7 +210,7 @@ pub(crate) fn service(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fai
             let in_state = d.servtype == ServType::Server && ((c.verb == Verb::Start) == running);
             let msg = if in_state && ignstate {
                 format!(
-                    "SMQ0207I Service {name} is already {}.",
+                    "SMQ0207I: Service {name} is already {}.",
                     if running { "running" } else { "stopped" }
                 )
             } else if c.verb == Verb::Start {
@@ -247,7 +255,7 @@ pub(crate) fn svstatus(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, V
     }
     let blocks = select_all(blocks, &c.attrs, &["SERVICE"], true)?;
     Ok((
-        format!("SMQ0204I Status of {} service(s).", blocks.len()),
+        format!("SMQ0204I: Status of {} service(s).", blocks.len()),
         blocks,
     ))
 }
@@ -271,7 +279,7 @@ pub(crate) fn listener(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fa
             let running = ctl.status().iter().any(|s| s.name == name);
             let msg = match (c.verb, running) {
                 (Verb::Start, true) if ignstate => {
-                    format!("SMQ0178I Listener {name} is already running.")
+                    format!("SMQ0178I: Listener {name} is already running.")
                 }
                 (Verb::Start, true) => {
                     return Err(Fail {
@@ -330,7 +338,7 @@ pub(crate) fn lsstatus(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, V
     }
     let blocks = select_all(blocks, &c.attrs, &["LISTENER"], true)?;
     Ok((
-        format!("SMQ0174I Status of {} listener(s).", blocks.len()),
+        format!("SMQ0174I: Status of {} listener(s).", blocks.len()),
         blocks,
     ))
 }

@@ -102,10 +102,7 @@ fn conn(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fai
         });
     }
     let blocks = select_all(blocks, &c.attrs, &["CONN", "TYPE"], true)?;
-    Ok((
-        format!("SMQ0190I Display of {} connection record(s).", blocks.len()),
-        blocks,
-    ))
+    Ok(("AMQ8276I: Display Connection details.".to_string(), blocks))
 }
 
 /// DISPLAY QSTATUS(q) TYPE(HANDLE): who has the queue open, and how.
@@ -136,7 +133,10 @@ pub(crate) fn qstatus_handles(
         qm.queue_def(&name)?;
     }
     let blocks = select_all(blocks, &c.attrs, &["QUEUE", "TYPE"], true)?;
-    Ok((format!("SMQ0191I {} handle(s) open.", blocks.len()), blocks))
+    Ok((
+        format!("SMQ0191I: {} handle(s) open.", blocks.len()),
+        blocks,
+    ))
 }
 
 fn qmstatus(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>), Fail> {
@@ -170,7 +170,10 @@ fn qmstatus(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Block>),
             block
         }));
     }
-    Ok(("SMQ0192I Queue manager status.".into(), blocks))
+    Ok((
+        "AMQ8705I: Display Queue Manager Status Details.".into(),
+        blocks,
+    ))
 }
 
 /// A replicated queue manager's fields in DISPLAY QMSTATUS (docs/ha.md).
@@ -263,7 +266,7 @@ pub(crate) fn queue_status(
     none_matched(&blocks, "local queue", name)?;
     let blocks = select_all(blocks, &c.attrs, &["QUEUE", "TYPE"], true)?;
     Ok((
-        format!("SMQ0106I Status of {} queue(s).", blocks.len()),
+        "AMQ8450I: Display queue status details.".to_string(),
         blocks,
     ))
 }
@@ -288,7 +291,7 @@ pub(crate) fn reset_qstats(
         })
         .collect();
     Ok((
-        format!("SMQ0109I Statistics of {} queue(s) reset.", blocks.len()),
+        format!("SMQ0109I: Statistics of {} queue(s) reset.", blocks.len()),
         blocks,
     ))
 }

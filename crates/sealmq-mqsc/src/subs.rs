@@ -189,11 +189,11 @@ pub(crate) fn sub(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fail> {
             } else {
                 "defined"
             };
-            Ok((format!("SMQ0230I Subscription {name} {done}."), vec![]))
+            Ok((format!("SMQ0230I: Subscription {name} {done}."), vec![]))
         }
         Verb::Delete => {
             qm.delete_sub(&name)?;
-            Ok((format!("SMQ0232I Subscription {name} deleted."), vec![]))
+            Ok((format!("SMQ0232I: Subscription {name} deleted."), vec![]))
         }
         Verb::Display => {
             let blocks = qm
@@ -205,8 +205,8 @@ pub(crate) fn sub(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fail> {
             let listing = crate::display::Listing {
                 ids: &["SUB", "SUBID"],
                 what: "subscription",
-                head: "SMQ0233I Display of",
-                plural: "subscription(s)",
+                head: "AMQ8096I: IBM MQ subscription inquired.",
+                plural: "",
             };
             listing.answer(blocks, &c.attrs, &name)
         }
@@ -243,8 +243,8 @@ pub(crate) fn sbstatus(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fa
     let listing = crate::display::Listing {
         ids: &["SUB", "SUBID"],
         what: "subscription",
-        head: "SMQ0234I Display of",
-        plural: "subscription status(es)",
+        head: "AMQ8099I: IBM MQ subscription status inquired.",
+        plural: "",
     };
     listing.answer(blocks, &c.attrs, &name)
 }

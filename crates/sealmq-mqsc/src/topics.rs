@@ -119,6 +119,12 @@ const KIND: Kind<TopicDef> = Kind {
     key: "TOPIC",
     plural: "topic(s)",
     msg: 220,
+    mq: [
+        Some("AMQ8690I: IBM MQ topic created."),
+        Some("AMQ8691I: IBM MQ topic changed."),
+        None,
+        Some("AMQ8633I: Display topic details."),
+    ],
     default: DEFAULT_TOPIC,
     new: TopicDef::new,
     name: |d| &mut d.name,
@@ -191,7 +197,7 @@ pub(crate) fn pubsub(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fail
         "SUBCOUNT" => qm.subs().len(), "TPCOUNT" => nodes,
     ];
     let blocks = crate::display::select_all([block], &c.attrs, &["QMNAME", "TYPE"], true)?;
-    Ok(("SMQ0226I Display publish/subscribe status.".into(), blocks))
+    Ok(("SMQ0226I: Display publish/subscribe status.".into(), blocks))
 }
 
 /// CLEAR TOPICSTR(topic string) CLRTYPE(RETAINED): the string's retained publication goes.
@@ -225,7 +231,7 @@ pub(crate) fn clear(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fail>
         });
     }
     Ok((
-        format!("SMQ0225I Retained publication of '{topic}' cleared."),
+        format!("SMQ0225I: Retained publication of '{topic}' cleared."),
         vec![],
     ))
 }
@@ -277,7 +283,7 @@ pub(crate) fn tpstatus(qm: &Arc<QueueManager>, c: &Command) -> Result<Answer, Fa
     let blocks = crate::display::select_all(blocks, &c.attrs, &["TOPICSTR"], !wild)?;
     crate::args::none_matched(&blocks, "topic string", &pattern)?;
     Ok((
-        format!("SMQ0224I Display of {} topic string(s).", blocks.len()),
+        format!("SMQ0224I: Display of {} topic string(s).", blocks.len()),
         blocks,
     ))
 }

@@ -109,7 +109,25 @@ fn errors_point_at_the_wrong_token() {
         r[4].message
     );
     assert!(r.iter().all(|x| !x.ok));
-    assert!(render_text(&r).ends_with("5 command(s) read, 5 failed.\n"));
+    // runmqsc's count: what the parser refused (DEFINE QLOCAL Q3, FROB) are syntax errors,
+    // the rest could not be processed; each syntax error shows the segment up to its fault.
+    let syntax: Vec<bool> = r.iter().map(|x| x.syntax).collect();
+    assert_eq!(syntax, [false, false, true, true, false], "{r:?}");
+    assert!(
+        r[3].message.starts_with(
+            "AMQ8405I: Syntax error detected at or near end of command segment below:-\nFROB"
+        ),
+        "{}",
+        r[3].message
+    );
+    assert!(
+        render_text(&r).ends_with(
+            "5 MQSC commands read.\n2 commands have a syntax error.\n\
+             3 valid MQSC commands could not be processed.\n"
+        ),
+        "{}",
+        render_text(&r)
+    );
     assert_eq!(
         qm.queue_defs()
             .iter()

@@ -204,7 +204,7 @@ impl Services {
         self.watch(&def.name, child, server);
         tracing::info!(service = %def.name, pid, "service started");
         Ok(format!(
-            "SMQ0205I Service {} started (process {pid}).",
+            "SMQ0205I: Service {} started (process {pid}).",
             def.name
         ))
     }
@@ -237,7 +237,7 @@ impl Services {
         }
         self.watch(&format!("{} (stop)", def.name), child, false);
         tracing::info!(service = %def.name, "service stop command run");
-        Ok(format!("SMQ0206I Service {} stop requested.", def.name))
+        Ok(format!("SMQ0206I: Service {} stop requested.", def.name))
     }
 
     /// Starts every SERVICE with CONTROL(QMGR) or CONTROL(STARTONLY); one that cannot start

@@ -145,6 +145,6 @@ impl Security {
             (Some(_), false) => "SPLPROT and QM-side interception use it",
         };
         *write(&self.loaded) = Loaded { protector, tls };
-        Ok(format!("SMQ0150I Keystore read again ({what})."))
+        Ok(format!("AMQ8560I: Keystore read again ({what})."))
     }
 }

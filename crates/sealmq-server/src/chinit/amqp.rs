@@ -19,7 +19,7 @@ impl Initiator {
 
     pub(crate) fn start_amqp(&self, d: &ChannelDef) -> MqResult<String> {
         if self.amqp().contains_key(&d.name) {
-            return Ok(format!("SMQ0140I Channel {} is already running.", d.name));
+            return Ok(format!("AMQ8018I: Channel {} is already running.", d.name));
         }
         // TLS from the keystore as it is at START CHANNEL (a new certificate: STOP and START
         // the channel); INTERCEPT(YES) is refused at DEFINE without SSLCIPH and SSLCAUTH.
@@ -66,7 +66,7 @@ impl Initiator {
         let addr = ch.addr;
         self.amqp().insert(d.name.clone(), ch);
         Ok(format!(
-            "SMQ0140I Channel {} started: AMQP on {addr}.",
+            "AMQ8018I: Channel {} started: AMQP on {addr}.",
             d.name
         ))
     }
@@ -117,7 +117,7 @@ impl Initiator {
     pub(crate) fn stop_amqp(&self, name: &str) -> Option<String> {
         let ch = self.amqp().remove(name)?;
         drop(ch);
-        Some(format!("SMQ0141I Channel {name} stopped."))
+        Some(format!("AMQ8019I: Channel {name} stopped."))
     }
 
     pub(crate) fn stop_all_amqp(&self) {

@@ -467,7 +467,7 @@ impl ChannelControl for Control {
             .refresh()
             .map_err(|e| fail(ReasonCode::NotAuthorized, e))?;
         Ok(format!(
-            "SMQ0152I Connection authentication refreshed: {n} user(s) in the password file."
+            "AMQ8560I: Connection authentication refreshed: {n} user(s) in the password file."
         ))
     }
 
@@ -487,18 +487,18 @@ impl ChannelControl for Control {
             ChlType::Sdr => {
                 self.store_stopped(name, Role::Sender, false)?;
                 if self.running(name).is_some() {
-                    return Ok(format!("SMQ0140I Channel {name} is already running."));
+                    return Ok(format!("AMQ8018I: Channel {name} is already running."));
                 }
                 self.spawn_sender(name);
-                Ok(format!("SMQ0140I Channel {name} started."))
+                Ok(format!("AMQ8018I: Channel {name} started."))
             }
             ChlType::Rqstr => {
                 self.store_stopped(name, Role::Receiver, false)?;
                 if self.running(name).is_some() {
-                    return Ok(format!("SMQ0140I Channel {name} is already running."));
+                    return Ok(format!("AMQ8018I: Channel {name} is already running."));
                 }
                 self.spawn_requester(name);
-                Ok(format!("SMQ0140I Channel {name} started."))
+                Ok(format!("AMQ8018I: Channel {name} started."))
             }
             ChlType::Amqp => {
                 let started = self.start_amqp(&d)?;
@@ -513,7 +513,7 @@ impl ChannelControl for Control {
             ChlType::Rcvr | ChlType::Svr => {
                 self.store_stopped(name, role_of(&d), false)?;
                 Ok(format!(
-                    "SMQ0140I Channel {name} enabled: it runs when its partner connects."
+                    "AMQ8018I: Channel {name} enabled: it runs when its partner connects."
                 ))
             }
         }
@@ -542,7 +542,7 @@ impl ChannelControl for Control {
             self.store_stopped(name, Role::Receiver, true)?;
             return Ok(self
                 .stop_amqp(name)
-                .unwrap_or_else(|| format!("SMQ0141I Channel {name} was not running.")));
+                .unwrap_or_else(|| format!("AMQ8019I: Channel {name} was not running.")));
         }
         self.store_stopped(name, role_of(&d), true)?;
         if let Some(r) = self.running(name) {
@@ -550,11 +550,11 @@ impl ChannelControl for Control {
             r.request_stop();
             if !r.wait_done(Duration::from_secs(30)) {
                 return Ok(format!(
-                    "SMQ0141I Channel {name} is stopping (its batch has not finished yet)."
+                    "AMQ8019I: Channel {name} is stopping (its batch has not finished yet)."
                 ));
             }
         }
-        Ok(format!("SMQ0141I Channel {name} stopped."))
+        Ok(format!("AMQ8019I: Channel {name} stopped."))
     }
 
     fn amqp_clients(&self, pattern: &str, client: &str) -> Vec<Attrs> {
@@ -650,12 +650,12 @@ impl ChannelControl for Control {
             r.status().indoubt = false;
         }
         Ok(match n {
-            None => format!("SMQ0142I Channel {name} is not in doubt; nothing to resolve."),
+            None => format!("SMQ0142I: Channel {name} is not in doubt; nothing to resolve."),
             Some(n) if commit => {
-                format!("SMQ0142I Channel {name}: in-doubt batch of {n} message(s) committed.")
+                format!("SMQ0142I: Channel {name}: in-doubt batch of {n} message(s) committed.")
             }
             Some(n) => format!(
-                "SMQ0142I Channel {name}: in-doubt batch of {n} message(s) backed out (they will be sent again)."
+                "SMQ0142I: Channel {name}: in-doubt batch of {n} message(s) backed out (they will be sent again)."
             ),
         })
     }
@@ -682,7 +682,7 @@ impl ChannelControl for Control {
             Ok(true)
         })?;
         Ok(format!(
-            "SMQ0143I Channel {name} reset to sequence number {seq}."
+            "AMQ8023I: Channel {name} reset to sequence number {seq}."
         ))
     }
 

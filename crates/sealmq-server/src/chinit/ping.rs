@@ -63,7 +63,7 @@ impl Control {
         let addr = a.addr;
         match a.answer {
             ChlFrame::StartOk { qmgr, .. } => Ok(format!(
-                "SMQ0148I Channel {name} pinged: {qmgr} answered at {addr} in {} ms.",
+                "AMQ8020I: Channel {name} pinged: {qmgr} answered at {addr} in {} ms.",
                 began.elapsed().as_millis()
             )),
             ChlFrame::Refused { reason, detail } => Err(fail(

@@ -157,7 +157,7 @@ pub(crate) struct Control(pub(crate) Arc<Listeners>);
 impl ListenerControl for Control {
     fn start(&self, def: &ListenerDef) -> MqResult<String> {
         let a = self.0.run(&def.name, &def.bind_addr(), def.backlog)?;
-        Ok(format!("SMQ0175I Listener {} started on {a}.", def.name))
+        Ok(format!("AMQ8021I: Listener {} started on {a}.", def.name))
     }
 
     fn stop(&self, name: &str) -> MqResult<String> {
@@ -166,9 +166,9 @@ impl ListenerControl for Control {
             Some(r) => {
                 r.end();
                 tracing::info!(listener = name, "listener stopped");
-                Ok(format!("SMQ0176I Listener {name} stopped."))
+                Ok(format!("SMQ0176I: Listener {name} stopped."))
             }
-            None => Ok(format!("SMQ0177I Listener {name} is not running.")),
+            None => Ok(format!("SMQ0177I: Listener {name} is not running.")),
         }
     }
 

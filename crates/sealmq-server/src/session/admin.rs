@@ -1,6 +1,8 @@
-//! The administrator's requests on the local socket: MQSC and stop, for the queue manager's
-//! own OS user only, each on a thread of its own so that a full blocking pool never holds up
-//! the one who can fix it.
+//! Administrative requests, each on a thread of its own so that a full blocking pool never
+//! holds up the one who can fix it: MQSC — for the queue manager's own OS user on the local
+//! socket without checks, for anyone else (a client through a SVRCONN channel, MQ's
+//! `runmqsc -c`) with the authority MQ's command server asks of them (sealmq-mqsc's `authz`)
+//! — and stop, for the queue manager's own user only.
 
 use super::Session;
 use crate::signal_stop;
@@ -9,22 +11,25 @@ use sealmq_wire::Response;
 use std::sync::atomic::Ordering;
 
 impl Session {
-    /// MQSC, for the queue manager's own user.
+    /// MQSC: each command's answer as runmqsc prints it (the caller echoes and counts).
     pub(super) async fn mqsc(&mut self, script: String, json: bool) -> Response {
-        if !self.admin {
-            return Response::Err {
-                reason: ReasonCode::NotAuthorized.code(),
-                detail: "MQSC needs the queue manager's own user".into(),
-            };
-        }
         let qm = self.qm.clone();
+        let principal = (!self.admin).then(|| self.conn.user.clone());
         self.on_own_thread(move || {
-            let r = sealmq_mqsc::run(&qm, &script);
+            let r = sealmq_mqsc::run_as(&qm, &script, principal.as_deref());
+            if let Some(p) = &principal {
+                for x in r
+                    .iter()
+                    .filter(|x| !x.command.to_ascii_uppercase().starts_with("DIS"))
+                {
+                    tracing::info!(principal = %p, ok = x.ok, "remote MQSC: {}", x.command);
+                }
+            }
             let failed = r.iter().filter(|x| !x.ok).count() as u32;
             let text = if json {
                 sealmq_mqsc::render_json(&r)
             } else {
-                sealmq_mqsc::render_text(&r)
+                r.iter().map(sealmq_mqsc::render_reply).collect()
             };
             Response::Mqsc { text, failed }
         })
