@@ -263,11 +263,16 @@ pub fn run(a: TriggerMonitorArgs) -> CliResult {
     };
     let mut client = connect(&c, "sealmq-trigger-monitor")?;
     // The monitor reads definitions on every trigger: find out now if it may.
-    if let Err(e) = client.mqsc("DISPLAY QMGR QMNAME", true) {
+    let refused = match client.mqsc("DISPLAY QMGR QMNAME", true) {
+        Ok((_, 0)) => None,
+        Ok(_) => Some("2035 NOT_AUTHORIZED".to_string()),
+        Err(e) => Some(e.to_string()),
+    };
+    if let Some(e) = refused {
         return Err(format!(
             "the trigger monitor reads each trigger's queue and PROCESS definitions from the \
-             queue manager, which needs its administrator: run it as the queue manager's user \
-             ({e})"
+             queue manager: run it as the queue manager's administrator, or grant its user DSP \
+             on the queue manager and the queues ({e})"
         )
         .into());
     }

@@ -499,8 +499,35 @@ fn a_group_named_at_create_reaches_the_socket_and_authority_decides() {
     let o = as_other(&["put", "QMG", "APP.Q", "--message", "hi"]);
     assert!(o.status.success(), "{o:?}");
     assert_eq!(h.depth("QMG", "APP.Q"), 1);
-    let o = as_other(&["mqsc", "QMG"]);
-    assert!(!o.status.success(), "MQSC stays the administrator's");
+    // MQSC from another user runs with that user's authority, which grants none of it here.
+    let o = {
+        use std::io::Write;
+        let mut c = std::process::Command::new("runuser")
+            .args([
+                "-u",
+                other,
+                "--",
+                env!("CARGO_BIN_EXE_sealmq"),
+                "mqsc",
+                "QMG",
+            ])
+            .env("SEALMQ_HOME", h.dir.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let _ = c
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"DEFINE SERVICE(EVIL) STARTCMD('/bin/sh')\nDISPLAY QLOCAL(APP.Q)\n");
+        c.wait_with_output().unwrap()
+    };
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(10), "{out}");
+    assert_eq!(out.matches("AMQ8135E: Not authorized.").count(), 2, "{out}");
+    assert!(!h.mqsc("QMG", "DISPLAY SERVICE(*)\n").contains("EVIL"));
     let ent = h.mqsc(
         "QMG",
         &format!("DISPLAY ENTAUTH PRINCIPAL('{other}') OBJNAME(APP.Q) OBJTYPE(QUEUE)\n"),
