@@ -142,7 +142,7 @@ fn run_command_and_run_command_json_define_display_alter_delete() {
     assert!(
         r.json()["commandResponse"][0]["message"][0]
             .as_str()
-            .is_some_and(|m| m.contains("REST.Q")),
+            .is_some_and(|m| m == "AMQ8006I: IBM MQ queue created."),
         "the command's message, as MQ gives it: {}",
         r.body
     );
@@ -168,8 +168,16 @@ fn run_command_and_run_command_json_define_display_alter_delete() {
         r#"{"type":"runCommand","parameters":{"command":"DISPLAY QLOCAL(REST.Q) MAXDEPTH"}}"#,
     );
     let v = r.json();
-    let text = v["commandResponse"][0]["text"].to_string();
-    assert!(text.contains("MAXDEPTH(7)"), "{v}");
+    // As runmqsc prints it (what scripts grep): MQ's message id, then two attributes a line.
+    assert_eq!(
+        v["commandResponse"][0]["text"],
+        serde_json::json!([
+            "AMQ8409I: Display Queue details.",
+            format!("   {:<38}TYPE(QLOCAL)", "QUEUE(REST.Q)"),
+            "   MAXDEPTH(7)"
+        ]),
+        "{v}"
+    );
     // A command that fails: 200 with the failure in the codes, as MQ answers.
     let r = w.mqsc_json(
         ADMIN,
@@ -180,6 +188,10 @@ fn run_command_and_run_command_json_define_display_alter_delete() {
     assert_eq!(v["overallCompletionCode"], 2, "{v}");
     assert_eq!(v["overallReasonCode"], 3008, "{v}");
     assert_eq!(v["commandResponse"][0]["reasonCode"], 2085, "{v}");
+    assert_eq!(
+        v["commandResponse"][0]["text"][0], "AMQ8147E: IBM MQ object NO.SUCH.Q not found.",
+        "{v}"
+    );
     let r = w.mqsc_json(
         ADMIN,
         r#"{"type":"runCommandJSON","command":"delete","qualifier":"qlocal","name":"REST.Q"}"#,
@@ -262,6 +274,26 @@ fn run_command_and_run_command_json_define_display_alter_delete() {
     assert_eq!(v["protection"]["errorQueueDepth"], 0, "{v}");
     let r = w.curl(&["-u", APP], "admin/qmgr/QW/protection");
     assert_eq!(r.status, 403, "the messaging role sees no administration");
+    // A protected message read without interception is its envelope: octets, not text, though
+    // its descriptor says MQSTR.
+    let ks = w.h.qm_dir("QW").join("keystore");
+    w.h.ok(&[
+        "put",
+        "QW",
+        "APP.Q",
+        "--message",
+        "signed text",
+        "--keystore",
+        &ks.to_string_lossy(),
+    ]);
+    let r = w.curl(&["-u", APP], "messaging/qmgr/QW/queue/APP.Q/message");
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        r.header("Content-Type").as_deref(),
+        Some("application/octet-stream"),
+        "{}",
+        r.headers
+    );
     let r = w.curl(&["-u", READER], "admin/qmgr/NOPE");
     assert_eq!(r.status, 404);
     assert_eq!(r.json()["error"][0]["messageId"], "MQWB0009E", "{}", r.body);

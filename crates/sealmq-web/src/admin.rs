@@ -463,19 +463,27 @@ async fn mqsc(ctx: &Arc<Ctx>, who: &Who, rq: &Rq) -> Response<Body> {
             // MQ's answer carries the command's message, success or not.
             let mut e = json!({"completionCode": cc, "reasonCode": rc});
             if !r.message.is_empty() {
-                e["message"] = json!([r.message]);
+                e["message"] = json!(r.message.lines().collect::<Vec<_>>());
             }
             responses.push(e);
         }
     } else {
+        // runmqsc's lines: the message (MQ's id first), then two attributes a line.
+        let lines = |r: &sealmq_mqsc::Response| -> Vec<String> {
+            sealmq_mqsc::render_reply(r)
+                .lines()
+                .map(str::to_string)
+                .collect()
+        };
         if r.objects.is_empty() {
-            responses.push(json!({"completionCode": cc, "reasonCode": rc, "text": [r.message]}));
+            responses.push(json!({"completionCode": cc, "reasonCode": rc, "text": lines(r)}));
         }
         for b in &r.objects {
-            let text: Vec<String> = std::iter::once(r.message.clone())
-                .chain(b.iter().map(|(k, v)| format!("   {k}({v})")))
-                .collect();
-            responses.push(json!({"completionCode": 0, "reasonCode": 0, "text": text}));
+            let one = sealmq_mqsc::Response {
+                objects: vec![b.clone()],
+                ..r.clone()
+            };
+            responses.push(json!({"completionCode": 0, "reasonCode": 0, "text": lines(&one)}));
         }
     }
     reply::json(

@@ -393,7 +393,11 @@ fn get_unprotected(
 
 /// A message as MQ's REST API answers it: the body, the descriptor in headers.
 fn message(g: Got, api: u8) -> Response<Body> {
-    let text = g.md.format.trim() == "MQSTR";
+    // Text only when it is: a protected message (an envelope, served as stored without
+    // interception) or bytes that are not UTF-8 go as octets, whatever the descriptor says.
+    let text = g.md.format.trim() == "MQSTR"
+        && !sealmq_protect::is_protected(&g.payload)
+        && std::str::from_utf8(&g.payload).is_ok();
     let mut r = reply::with_type(
         200,
         Bytes::from(g.payload),
