@@ -58,6 +58,7 @@ pub async fn incoming(ctx: Ctx, mut r: Receiver, opened: Option<Opened>) {
     let missing = (AmqpError::InvalidField, "the target must name a queue");
     let opened = match opened {
         Some(o) => Ok(o),
+        None if target.is_none() => Err(Some(crate::link::no_queue(&ctx.refused, missing))),
         None => open_queue(&ctx.mq, target, OpenOptions::output(), missing).await,
     };
     let (h, _shown) = match opened {

@@ -49,6 +49,8 @@ pub struct Ctx {
     pub mq: Arc<Connection>,
     /// The session's temporary queues not yet taken by their link.
     pub dynamic: Dynamic,
+    /// Why the last temporary queue was not made.
+    pub refused: Refused,
     /// QM-side interception (INTERCEPT(YES)).
     pub icpt: Option<Intercept>,
     /// Its figures for DISPLAY CHSTATUS.
@@ -298,6 +300,19 @@ pub fn filters_of(filter: &fe2o3_amqp::types::messaging::FilterSet) -> Result<Fi
 /// with their handles until their link takes them: closing it deletes the queue.
 pub type Dynamic = Arc<std::sync::Mutex<std::collections::HashMap<String, sealmq_engine::Hobj>>>;
 
+/// Why the session's last dynamic link got no temporary queue (2035 without authority on the
+/// model queue, say): its link is refused with that reason, not as a link naming no queue.
+pub type Refused = Arc<std::sync::Mutex<Option<MqError>>>;
+
+/// The refusal of a link left with no queue: the reason its temporary queue was not made, if
+/// that is what happened, else `missing`.
+pub(crate) fn no_queue(refused: &Refused, missing: (AmqpError, &str)) -> Error {
+    match lock(refused).take() {
+        Some(e) => amqp_error(&e),
+        None => Error::new(missing.0, missing.1.to_string(), None),
+    }
+}
+
 /// Makes the temporary dynamic queues of a session's dynamic links — a dynamic source
 /// (python-qpid-proton, rhea) or a dynamic target (Qpid JMS temporary queues): from the
 /// channel's TMPMODEL (default SYSTEM.DEFAULT.MODEL.QUEUE) named TMPQPRFX (default `AMQP.*`),
@@ -307,6 +322,7 @@ pub type Dynamic = Arc<std::sync::Mutex<std::collections::HashMap<String, sealmq
 pub struct Temporaries {
     pub mq: Arc<Connection>,
     pub dynamic: Dynamic,
+    pub refused: Refused,
     pub model: String,
     pub prefix: String,
 }
@@ -325,6 +341,7 @@ impl Temporaries {
             }
             Err(e) => {
                 tracing::warn!("a dynamic AMQP link was refused: {e}");
+                *lock(&self.refused) = Some(e);
                 None
             }
         }

@@ -163,6 +163,7 @@ async fn link_source(
     let opened = match (opened, made, source) {
         (Some(o), _, _) => Ok(o),
         (None, Some(h), Some(n)) => Ok((n, Arc::new(h))),
+        (None, _, None) => Err(Some(crate::link::no_queue(&ctx.refused, missing))),
         (None, _, source) => open_queue(&ctx.mq, source, opts, missing).await,
     };
     let (name, h) = opened?;

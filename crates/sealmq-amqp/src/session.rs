@@ -80,10 +80,12 @@ pub(crate) async fn serve(
 ) {
     let dynamic = link::Dynamic::default();
     let temp_topics = crate::temptopic::Pending::default();
-    let links = link_acceptor(&sh, &dynamic, &temp_topics);
+    let refused = link::Refused::default();
+    let links = link_acceptor(&sh, (&dynamic, &refused), &temp_topics);
     let ctx = link::Ctx {
         mq: sh.mq.clone(),
         dynamic: dynamic.clone(),
+        refused,
         icpt: sh.icpt.clone(),
         client: sh.client.clone(),
         tally: sh.tally.clone(),
@@ -125,12 +127,13 @@ pub(crate) async fn serve(
 /// MAXMSGL and the connection's budget of messages arriving.
 fn link_acceptor(
     sh: &Shared,
-    dynamic: &link::Dynamic,
+    (dynamic, refused): (&link::Dynamic, &link::Refused),
     temp_topics: &crate::temptopic::Pending,
 ) -> Acceptor {
     let temps = link::Temporaries {
         mq: sh.mq.clone(),
         dynamic: dynamic.clone(),
+        refused: refused.clone(),
         model: sh.model.clone(),
         prefix: sh.prefix.clone(),
     };

@@ -202,6 +202,9 @@ pub struct BrowseArgs {
     /// Show the bytes as stored (a protected message shows its envelope).
     #[arg(long)]
     pub raw: bool,
+    /// Show at most this many messages, from the first (the queue's order).
+    #[arg(long, value_name = "N")]
+    pub count: Option<u64>,
 }
 
 /// How the connection of `c` is made (and made again, with --reconnect).
@@ -462,11 +465,14 @@ pub fn get(a: GetArgs) -> CliResult {
         ..Default::default()
     };
     let mut t = Tally::new(&a);
+    let shown = crate::progress::counter("got", (limit != u64::MAX).then_some(limit));
     loop {
         while t.got < limit {
             match c.get(h, &gmo) {
                 Ok(m) => {
-                    t.take(&m);
+                    shown.inc(1);
+                    // Printed messages and the bar share the terminal: print above it.
+                    shown.suspend(|| t.take(&m));
                     if sync.is_some_and(|k| t.got.is_multiple_of(k)) {
                         commit_get(&mut c, &a, &mut t)?;
                     }
@@ -487,6 +493,7 @@ pub fn get(a: GetArgs) -> CliResult {
             break;
         }
     }
+    shown.finish_and_clear();
     let _ = c.close(h);
     let _ = c.disconnect();
     t.finish(&a, limit)
@@ -664,7 +671,7 @@ pub fn browse(a: BrowseArgs) -> CliResult {
     };
     let mut out = std::io::stdout().lock();
     let mut n = 0;
-    loop {
+    while a.count.is_none_or(|max| n < max) {
         match c.get(h, &gmo) {
             Ok(m) => {
                 n += 1;

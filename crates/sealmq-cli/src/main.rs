@@ -17,6 +17,7 @@ mod keystore_cmd;
 mod message_cmd;
 mod mqsc_cmd;
 mod policy_cmd;
+mod progress;
 mod pubsub_cmd;
 mod qm_cmd;
 mod stop_cmd;
@@ -141,6 +142,7 @@ fn main() -> ExitCode {
     // Whatever sealmq writes — queue managers, keystores, envelopes — is its user's alone
     // unless the user shares it.
     sealmq_server::perms::private_umask();
+    io::quiet_on_closed_stdout();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Create(a) => qm_cmd::create(a),

@@ -510,3 +510,40 @@ fn import_pem_and_pkcs12_identities_made_by_openssl() {
     );
     assert!(String::from_utf8_lossy(&o.stderr).contains("does not belong"));
 }
+
+/// A reader that has gone (`sealmq status | head -1` once head has its line) ends a command
+/// quietly with the shell's code for a closed pipe, never a panic.
+#[test]
+fn a_closed_output_pipe_ends_a_command_quietly() {
+    let h = sealmq_testkit::cli::Home::new();
+    h.ok(&["create", "QP1"]);
+    h.ok(&["create", "QP2"]);
+    h.ok(&["start", "QP1", "--background"]);
+    for args in [
+        &["status"][..],
+        &["mqsc", "QP1"][..],
+        &["dump", "QP1"][..],
+        &["--help"][..],
+    ] {
+        let (r, w) = std::io::pipe().unwrap();
+        drop(r);
+        let o = h
+            .cmd(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(w)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !err.contains("panicked") && !err.contains("Broken pipe"),
+            "sealmq {args:?}: {err}"
+        );
+        assert!(
+            matches!(o.status.code(), Some(0) | Some(141)),
+            "sealmq {args:?}: {:?} {err}",
+            o.status
+        );
+    }
+    h.ok(&["stop", "QP1"]);
+}

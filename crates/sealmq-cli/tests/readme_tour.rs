@@ -30,7 +30,9 @@ fn the_readme_tour_runs_as_written() {
     for b in &tour {
         script.push_str(b);
     }
-    for port in ["1414", "1415", "5672", "9157", "9101", "9102", "9103"] {
+    for port in [
+        "1414", "1415", "5672", "5682", "9157", "9101", "9102", "9103",
+    ] {
         script = script.replace(port, &free_port().to_string());
     }
     let dir = tempfile::tempdir().unwrap();

@@ -33,6 +33,13 @@ use crate::CliResult;
 pub use common::BenchArgs;
 
 pub fn run(a: BenchArgs) -> CliResult {
+    let shown = crate::progress::spinner(&format!("bench {}", a.scenario));
+    let r = scenario(a);
+    shown.finish_and_clear();
+    r
+}
+
+fn scenario(a: BenchArgs) -> CliResult {
     if matches!(a.scenario.as_str(), "mover-rr" | "stream" | "partner") {
         return chl::run(&a);
     }

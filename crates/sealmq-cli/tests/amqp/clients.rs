@@ -144,6 +144,22 @@ fn a_jms_application_on_qpid_jms_uses_queues_selectors_transactions_and_temporar
             "{k}: {f:?}"
         );
     }
+    // Without authority on the model queue a temporary queue is refused as MQ refuses it:
+    // 2035, a security exception, not a complaint about the link.
+    h.mqsc(
+        "QJ",
+        "SET AUTHREC PROFILE('SYSTEM.DEFAULT.MODEL.QUEUE') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHRMV(GET,DSP)\n",
+    );
+    let t = jms(&url, &["tempforbidden"]);
+    let e = t[0]["temporary"].as_str().unwrap_or_default();
+    assert!(
+        e.starts_with("JMSSecurityException") && e.contains("2035"),
+        "{t:?}"
+    );
+    h.mqsc(
+        "QJ",
+        "SET AUTHREC PROFILE('SYSTEM.DEFAULT.MODEL.QUEUE') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(GET,DSP)\n",
+    );
     // A MapMessage and a StreamMessage keep their type and contents through the queue (kept
     // as IBM MQ keeps them: docs/amqp.md, "Message mapping").
     h.mqsc("QJ", "DEFINE QLOCAL(APP.TYPED)\n");

@@ -283,6 +283,19 @@ public class JmsClient {
                     }
                     break;
                 }
+                case "tempforbidden": {
+                    // A temporary queue the user may not make (no authority on the model).
+                    String error = null;
+                    try (Session ts = c.createSession(false, Session.AUTO_ACKNOWLEDGE)) {
+                        try {
+                            ts.createTemporaryQueue();
+                        } catch (javax.jms.JMSException e) {
+                            error = e.getClass().getSimpleName() + ": " + e.getMessage();
+                        }
+                    }
+                    System.out.println("{\"temporary\":" + q(error) + "}");
+                    break;
+                }
                 case "forbidden": {
                     String[] errors = new String[2];
                     try (Session fs = c.createSession(false, Session.AUTO_ACKNOWLEDGE)) {

@@ -1,0 +1,35 @@
+//! Progress on standard error while a long command runs (`get --all`, `put --count`,
+//! `bench`): a counter with its rate, or a spinner with the time taken, drawn only when
+//! standard error is a terminal (a script's output stays as it was) and cleared at the end.
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::time::Duration;
+
+/// A running count of `what` (e.g. "got"), out of `total` when it is known.
+pub fn counter(what: &str, total: Option<u64>) -> ProgressBar {
+    let bar = match total {
+        Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr()),
+        None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
+    };
+    let template = match total {
+        Some(_) => "{prefix} {pos}/{len} messages ({per_sec}) {wide_bar} {eta}",
+        None => "{spinner} {prefix} {pos} messages ({per_sec}, {elapsed})",
+    };
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style);
+    }
+    bar.set_prefix(what.to_string());
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+/// A spinner saying what runs and for how long (a benchmark's rounds).
+pub fn spinner(what: &str) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
+        bar.set_style(style);
+    }
+    bar.set_message(what.to_string());
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
