@@ -814,3 +814,66 @@ fn messages_put_get_and_browse_with_their_headers() {
     assert_eq!(r.status, 403);
     w.h.ok(&["stop", "QW"]);
 }
+
+/// `GET .../queue` with IBM's documented query: `type`, `name`, `attributes` (IBM's named
+/// objects: general, storage, remote...), `status`; an unknown parameter is refused.
+#[test]
+fn queue_lists_take_ibms_query_and_answer_in_its_attribute_objects() {
+    let w = web();
+    w.h.mqsc(
+        "QW",
+        "DEFINE QLOCAL(APP.ORDERS) DESCR('orders in') MAXDEPTH(5000) GET(DISABLED)\n\
+         DEFINE QALIAS(APP.ALIAS) TARGET(APP.ORDERS)\n\
+         DEFINE QREMOTE(APP.REMOTE) RNAME(ORDERS) RQMNAME(QM2) XMITQ(QM2.XMIT)\n",
+    );
+    let get = |path: &str| {
+        let r = w.curl(&["-u", READER], path);
+        assert_eq!(r.status, 200, "{path}: {}", r.body);
+        r.json()["queue"].as_array().cloned().unwrap_or_default()
+    };
+    let names = |l: &[Value]| -> Vec<String> {
+        l.iter()
+            .filter_map(|q| q["name"].as_str().map(String::from))
+            .collect()
+    };
+    let local = get(
+        "admin/qmgr/QW/queue?type=local&name=APP.*&attributes=general.description,\
+         storage.maximumDepth,general.inhibitGet&status=status.currentDepth",
+    );
+    assert_eq!(names(&local), ["APP.ORDERS", "APP.Q"], "{local:?}");
+    let o = &local[0];
+    assert_eq!(o["type"], "local");
+    assert_eq!(o["general"]["description"], "orders in", "{o}");
+    assert_eq!(o["general"]["inhibitGet"], true, "{o}");
+    assert_eq!(o["storage"]["maximumDepth"], 5000, "{o}");
+    assert!(o["storage"].get("maximumMessageLength").is_none(), "{o}");
+    assert_eq!(o["status"], serde_json::json!({"currentDepth": 0}), "{o}");
+    let aliases = get("admin/qmgr/QW/queue?type=alias&name=APP.*&attributes=alias");
+    assert_eq!(names(&aliases), ["APP.ALIAS"], "{aliases:?}");
+    assert_eq!(aliases[0]["alias"]["targetName"], "APP.ORDERS");
+    assert_eq!(aliases[0]["alias"]["targetType"], "queue");
+    let remote = get("admin/qmgr/QW/queue/APP.REMOTE?attributes=*");
+    assert_eq!(remote[0]["type"], "remote");
+    assert_eq!(
+        remote[0]["remote"],
+        serde_json::json!({"qmgrName": "QM2", "queueName": "ORDERS",
+                           "transmissionQueueName": "QM2.XMIT"}),
+        "{remote:?}"
+    );
+    for bad in [
+        "admin/qmgr/QW/queue?bogus=1",
+        "admin/qmgr/QW/queue?type=cluster",
+        "admin/qmgr/QW/queue?attributes=general.colour",
+        "admin/qmgr/QW/channel?type=odd",
+    ] {
+        let r = w.curl(&["-u", READER], bad);
+        assert_eq!(r.status, 400, "{bad}: {}", r.body);
+        assert_eq!(
+            r.json()["error"][0]["messageId"],
+            "MQWB0910E",
+            "{bad}: {}",
+            r.body
+        );
+    }
+    w.h.ok(&["stop", "QW"]);
+}

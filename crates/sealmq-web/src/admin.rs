@@ -101,7 +101,7 @@ pub(crate) async fn route(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, segs: &[&str]) -> 
             if !who.readonly {
                 return forbidden(&format!("display {kind}s"));
             }
-            objects(ctx, kind, rest.first().copied()).await
+            objects(ctx, kind, rest.first().copied(), &rq.query).await
         }
         (["installation", rest @ ..], &Method::GET) if rest.len() <= 1 => {
             installation(ctx, who, rq, rest.first().copied())
@@ -263,8 +263,30 @@ pub(crate) fn iso8601(secs: u64) -> String {
     )
 }
 
-/// Queues (with their status when local) or channels, from DISPLAY.
-async fn objects(ctx: &Arc<Ctx>, kind: &str, name: Option<&str>) -> Response<Body> {
+/// Queues (with their status when local) or channels, from DISPLAY. A queue list takes IBM's
+/// query (`name`, `type`, `attributes`, `status`: qattrs.rs); another list takes `name`.
+async fn objects(ctx: &Arc<Ctx>, kind: &str, name: Option<&str>, query: &str) -> Response<Body> {
+    let q = if kind == "queue" {
+        crate::qattrs::Query::parse(query)
+    } else {
+        let mut q = crate::qattrs::Query::default();
+        form_urlencoded::parse(query.as_bytes())
+            .try_for_each(|(k, v)| match k.as_ref() {
+                "name" => {
+                    q.name = Some(v.trim().to_string());
+                    Ok(())
+                }
+                other => Err(format!(
+                    "'{other}' is not a query parameter of the {kind} resource"
+                )),
+            })
+            .map(|()| q)
+    };
+    let q = match q {
+        Ok(q) => q,
+        Err(e) => return crate::params::bad(&e),
+    };
+    let name = name.or(q.name.as_deref());
     let pattern = name.unwrap_or("*");
     if !valid_value(pattern) {
         return bad_json("an object name without control characters");
@@ -326,6 +348,12 @@ async fn objects(ctx: &Arc<Ctx>, kind: &str, name: Option<&str>) -> Response<Bod
     let list: Vec<Value> = first
         .objects
         .iter()
+        .filter(|b| {
+            q.qtype.is_none_or(|t| {
+                b.iter()
+                    .any(|(k, v)| k == "TYPE" && v.eq_ignore_ascii_case(t))
+            })
+        })
         .map(|b| {
             let mut p = params(b);
             let name = p.remove(kind).unwrap_or(Value::Null);
@@ -355,6 +383,13 @@ async fn objects(ctx: &Arc<Ctx>, kind: &str, name: Option<&str>) -> Response<Bod
                     o["status"]["putCount"] = json!(puts);
                     o["status"]["getCount"] = json!(gets);
                 }
+            }
+            if let (Some(keep), Some(Value::Object(st))) = (q.status_kept(), o.get_mut("status")) {
+                st.retain(|k, _| keep.contains(&k.as_str()));
+            }
+            // IBM's named objects asked for with `attributes` (general, storage, ...).
+            for (object, attrs) in q.objects(&p) {
+                o[object] = attrs;
             }
             o["attributes"] = Value::Object(p);
             o
