@@ -860,6 +860,113 @@ fn queue_lists_take_ibms_query_and_answer_in_its_attribute_objects() {
                            "transmissionQueueName": "QM2.XMIT"}),
         "{remote:?}"
     );
+    // Topics and subscriptions, as resources of their own.
+    w.h.mqsc(
+        "QW",
+        "DEFINE TOPIC(APP.PRICES) TOPICSTR('prices')\n\
+         DEFINE SUB(APP.AUDIT) TOPICSTR('prices/#') DEST(APP.ORDERS)\n",
+    );
+    let r = w.curl(&["-u", READER], "admin/qmgr/QW/topic?name=APP.*");
+    assert_eq!(r.status, 200, "{}", r.body);
+    let t = &r.json()["topic"];
+    assert_eq!(t[0]["name"], "APP.PRICES", "{t}");
+    assert_eq!(t[0]["type"], "local", "{t}");
+    assert_eq!(t[0]["attributes"]["topicstr"], "prices", "{t}");
+    let r = w.curl(&["-u", READER], "admin/qmgr/QW/subscription/APP.AUDIT");
+    assert_eq!(r.status, 200, "{}", r.body);
+    let sub = &r.json()["subscription"];
+    assert_eq!(sub[0]["name"], "APP.AUDIT", "{sub}");
+    assert_eq!(sub[0]["type"], "admin", "{sub}");
+    assert_eq!(sub[0]["attributes"]["dest"], "APP.ORDERS", "{sub}");
+    // Create, change and delete a queue in IBM's body shape (the admin role).
+    let send = |method: &str, path: &str, body: &str| {
+        w.curl(
+            &[
+                "-u",
+                ADMIN,
+                "-X",
+                method,
+                "-H",
+                "ibm-mq-rest-csrf-token: x",
+                "-H",
+                "Content-Type: application/json",
+                "--data",
+                body,
+            ],
+            path,
+        )
+    };
+    let r = send(
+        "POST",
+        "admin/qmgr/QW/queue",
+        r#"{"name": "APP.NEW", "type": "local", "general": {"description": "made by REST"},
+            "storage": {"maximumDepth": 77}, "extended": {"backoutThreshold": 3}}"#,
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let d =
+        w.h.mqsc("QW", "DISPLAY QLOCAL(APP.NEW) DESCR MAXDEPTH BOTHRESH\n");
+    assert!(
+        d.contains("DESCR(made by REST)")
+            && d.contains("MAXDEPTH(77)")
+            && d.contains("BOTHRESH(3)"),
+        "{d}"
+    );
+    let r = send("POST", "admin/qmgr/QW/queue", r#"{"name": "APP.NEW"}"#);
+    assert_eq!(r.status, 400, "created twice: {}", r.body);
+    let r = send(
+        "PATCH",
+        "admin/qmgr/QW/queue/APP.NEW",
+        r#"{"storage": {"maximumDepth": 88}, "general": {"inhibitPut": true}}"#,
+    );
+    assert_eq!(r.status, 204, "{}", r.body);
+    let d = w.h.mqsc("QW", "DISPLAY QLOCAL(APP.NEW) MAXDEPTH PUT\n");
+    assert!(
+        d.contains("MAXDEPTH(88)") && d.contains("PUT(DISABLED)"),
+        "{d}"
+    );
+    let r = send(
+        "PATCH",
+        "admin/qmgr/QW/queue/APP.NEW",
+        r#"{"storage": {"colour": 1}}"#,
+    );
+    assert_eq!(r.status, 400, "{}", r.body);
+    let r = w.curl(
+        &[
+            "-u",
+            READER,
+            "-X",
+            "DELETE",
+            "-H",
+            "ibm-mq-rest-csrf-token: x",
+        ],
+        "admin/qmgr/QW/queue/APP.NEW",
+    );
+    assert_eq!(r.status, 403, "a reader deleted: {}", r.body);
+    let r = w.curl(
+        &[
+            "-u",
+            ADMIN,
+            "-X",
+            "DELETE",
+            "-H",
+            "ibm-mq-rest-csrf-token: x",
+        ],
+        "admin/qmgr/QW/queue/APP.NEW?purge=true",
+    );
+    assert_eq!(r.status, 204, "{}", r.body);
+    assert!(!w.h.mqsc("QW", "DISPLAY QUEUE(APP.*)\n").contains("APP.NEW"));
+    let r = w.curl(
+        &[
+            "-u",
+            ADMIN,
+            "-X",
+            "DELETE",
+            "-H",
+            "ibm-mq-rest-csrf-token: x",
+        ],
+        "admin/qmgr/QW/queue/APP.NEW",
+    );
+    assert_eq!(r.status, 404, "{}", r.body);
     for bad in [
         "admin/qmgr/QW/queue?bogus=1",
         "admin/qmgr/QW/queue?type=cluster",

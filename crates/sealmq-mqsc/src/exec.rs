@@ -292,13 +292,18 @@ fn object_name(text: &str) -> String {
 /// Width of a column of DISPLAY output.
 const COLUMN: usize = 38;
 
-/// One command's answer as runmqsc prints it: its message, then each object's attributes two
-/// a line (one too long for its column gets a line of its own).
+/// One command's answer as runmqsc prints it: its message, and for a DISPLAY the message again
+/// before each object (as MQ does), the object's attributes two a line (one too long for its
+/// column gets a line of its own).
 pub fn render_reply(r: &Response) -> String {
     let mut out = String::new();
-    out.push_str(&r.message);
-    out.push('\n');
+    if r.objects.is_empty() {
+        out.push_str(&r.message);
+        out.push('\n');
+    }
     for b in &r.objects {
+        out.push_str(&r.message);
+        out.push('\n');
         let mut left: Option<String> = None;
         for (k, v) in b {
             let p = format!("{k}({v})");

@@ -93,7 +93,7 @@ pub(crate) async fn route(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, segs: &[&str]) -> 
             [
                 "qmgr",
                 qm,
-                kind @ ("queue" | "channel" | "policy"),
+                kind @ ("queue" | "channel" | "policy" | "topic" | "subscription"),
                 rest @ ..,
             ],
             &Method::GET,
@@ -102,6 +102,15 @@ pub(crate) async fn route(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, segs: &[&str]) -> 
                 return forbidden(&format!("display {kind}s"));
             }
             objects(ctx, kind, rest.first().copied(), &rq.query).await
+        }
+        (["qmgr", qm, "queue"], &Method::POST) if known(qm) => {
+            crate::qadmin::create(ctx, who, rq).await
+        }
+        (["qmgr", qm, "queue", q], &Method::PATCH) if known(qm) => {
+            crate::qadmin::change(ctx, who, rq, q).await
+        }
+        (["qmgr", qm, "queue", q], &Method::DELETE) if known(qm) => {
+            crate::qadmin::delete(ctx, who, rq, q).await
         }
         (["installation", rest @ ..], &Method::GET) if rest.len() <= 1 => {
             installation(ctx, who, rq, rest.first().copied())
@@ -298,6 +307,8 @@ async fn objects(ctx: &Arc<Ctx>, kind: &str, name: Option<&str>, query: &str) ->
             quote(pattern)
         ),
         "policy" => format!("DISPLAY POLICY({})\n", quote(pattern)),
+        "topic" => format!("DISPLAY TOPIC({}) ALL\n", quote(pattern)),
+        "subscription" => format!("DISPLAY SUB({}) ALL\n", quote(pattern)),
         _ => format!("DISPLAY CHANNEL({}) ALL\n", quote(pattern)),
     };
     let qm = ctx.qm.clone();
@@ -356,12 +367,20 @@ async fn objects(ctx: &Arc<Ctx>, kind: &str, name: Option<&str>, query: &str) ->
         })
         .map(|b| {
             let mut p = params(b);
-            let name = p.remove(kind).unwrap_or(Value::Null);
+            // The DISPLAY keyword that names the object (SUB for a subscription).
+            let key = if kind == "subscription" { "sub" } else { kind };
+            let name = p.remove(key).unwrap_or(Value::Null);
             let ty = p
                 .get("type")
                 .or(p.get("chltype"))
+                .or(p.get("subtype"))
                 .cloned()
                 .unwrap_or(Value::Null);
+            // A topic's or subscription's type in lower case, as MQ's REST API writes it.
+            let ty = match (kind, ty.as_str()) {
+                ("topic" | "subscription", Some(t)) => json!(t.to_ascii_lowercase()),
+                _ => ty,
+            };
             // A queue's type as MQ's REST API names it (local, alias, remote, model).
             let ty = match (kind, ty.as_str()) {
                 ("queue", Some(t)) => json!(queue_type(t)),

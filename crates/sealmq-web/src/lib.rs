@@ -29,6 +29,7 @@ mod messaging;
 mod msglist;
 mod params;
 pub mod plain;
+mod qadmin;
 mod qattrs;
 mod reply;
 

@@ -227,6 +227,78 @@ fn attribute(a: &str) -> Result<(String, String), String> {
     Ok((object.to_string(), attr.to_string()))
 }
 
+/// The MQSC keywords for IBM's named objects in a create or change body (`{"general":
+/// {"description": "..."}, "storage": {"maximumDepth": 100}}`); `Err` names what is wrong.
+/// Keys other than the objects (`name`, `type`) are the caller's.
+pub(crate) fn keywords(body: &Map<String, Value>) -> Result<String, String> {
+    let mut out = String::new();
+    for (object, attrs) in body {
+        if matches!(object.as_str(), "name" | "type") {
+            continue;
+        }
+        let Value::Object(attrs) = attrs else {
+            return Err(format!("'{object}' is not an object of queue attributes"));
+        };
+        for (attr, v) in attrs {
+            let Some((_, _, key, kind)) = MAP.iter().find(|(o, a, _, _)| o == object && a == attr)
+            else {
+                return Err(format!(
+                    "'{object}.{attr}' is not a queue attribute sealmq takes"
+                ));
+            };
+            let bad = || format!("'{object}.{attr}': {v} is not a value it takes");
+            let k = key.to_ascii_uppercase();
+            let word = match (kind, v) {
+                (Kind::Text, Value::String(s)) if !s.chars().any(char::is_control) => {
+                    format!("{k}('{}')", s.replace('\'', "''"))
+                }
+                (Kind::Number, Value::Number(n)) if n.is_i64() => format!("{k}({n})"),
+                (Kind::Lower, Value::String(s))
+                    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric()) =>
+                {
+                    format!("{k}({})", s.to_ascii_uppercase())
+                }
+                (Kind::Yes, Value::Bool(b)) => format!("{k}({})", if *b { "YES" } else { "NO" }),
+                (Kind::Disabled, Value::Bool(b)) => {
+                    format!("{k}({})", if *b { "DISABLED" } else { "ENABLED" })
+                }
+                (Kind::Flag, Value::Bool(b)) => format!("{}{k}", if *b { "" } else { "NO" }),
+                (Kind::Is(x), Value::Bool(b)) => {
+                    let other = match *x {
+                        "XMITQ" => "NORMAL",
+                        _ => "EXCL",
+                    };
+                    format!("{k}({})", if *b { *x } else { other })
+                }
+                (Kind::DefType, Value::String(s)) => match s.as_str() {
+                    "permanentDynamic" => format!("{k}(PERMDYN)"),
+                    "temporaryDynamic" => format!("{k}(TEMPDYN)"),
+                    _ => return Err(bad()),
+                },
+                _ => return Err(bad()),
+            };
+            out.push(' ');
+            out.push_str(&word);
+        }
+    }
+    Ok(out)
+}
+
+/// MQSC's queue type for IBM's (`local` when none is given).
+pub(crate) fn mqsc_type(t: Option<&str>) -> Result<&'static str, String> {
+    Ok(match t.unwrap_or("local") {
+        "local" => "QLOCAL",
+        "alias" => "QALIAS",
+        "remote" => "QREMOTE",
+        "model" => "QMODEL",
+        other => {
+            return Err(format!(
+                "type '{other}' is not one of local, alias, remote, model"
+            ));
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,6 +326,24 @@ mod tests {
         let o = all.objects(&flat);
         assert_eq!(o["general"]["inhibitGet"], true);
         assert_eq!(o["trigger"]["enabled"], false);
+        let body: Map<String, Value> = serde_json::from_value(json!({
+            "name": "Q1", "general": {"description": "it's", "inhibitPut": true},
+            "extended": {"allowSharedInput": false}, "model": {"type": "temporaryDynamic"}
+        }))
+        .unwrap();
+        assert_eq!(
+            keywords(&body).unwrap(),
+            " NOSHARE DESCR('it''s') PUT(DISABLED) DEFTYPE(TEMPDYN)"
+        );
+        for bad in [
+            json!({"general": {"description": "a\nDELETE QLOCAL(X)"}}),
+            json!({"storage": {"maximumDepth": "lots"}}),
+            json!({"storage": {"colour": 1}}),
+            json!({"general": 5}),
+        ] {
+            let m: Map<String, Value> = serde_json::from_value(bad.clone()).unwrap();
+            assert!(keywords(&m).is_err(), "{bad}");
+        }
         for bad in [
             "bogus=1",
             "type=cluster",
