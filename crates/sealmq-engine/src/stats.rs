@@ -27,6 +27,9 @@ pub struct QueueCounters {
 #[derive(Debug, Clone)]
 pub struct QueueStats {
     pub total: QueueCounters,
+    /// When the last message was put and got (ms since the epoch; 0: none since start).
+    pub last_put_ms: i64,
+    pub last_get_ms: i64,
     reset_base: QueueCounters,
     reset_at: Instant,
     hw_reset: usize,
@@ -37,6 +40,8 @@ impl Default for QueueStats {
     fn default() -> Self {
         QueueStats {
             total: QueueCounters::default(),
+            last_put_ms: 0,
+            last_get_ms: 0,
             reset_base: QueueCounters::default(),
             reset_at: Instant::now(),
             hw_reset: 0,
@@ -73,6 +78,7 @@ impl QueueStats {
     }
 
     pub fn put(&mut self, bytes: usize) {
+        self.last_put_ms = sealmq_mqi::md::now_ms();
         self.total.puts += 1;
         self.total.put_bytes += bytes as u64;
     }
@@ -84,6 +90,7 @@ impl QueueStats {
     }
 
     pub fn got(&mut self, bytes: usize) {
+        self.last_get_ms = sealmq_mqi::md::now_ms();
         self.total.gets += 1;
         self.total.get_bytes += bytes as u64;
     }

@@ -110,6 +110,11 @@ pub struct QueueStatus {
     pub file_bytes: u64,
     /// The limit of the queue's files (CURMAXFS).
     pub max_file_bytes: u64,
+    /// MAXDEPTH.
+    pub max_depth: u32,
+    /// When a message was last put and got (ms since the epoch; 0: not since start).
+    pub last_put_ms: i64,
+    pub last_get_ms: i64,
 }
 
 impl QueueStatus {
@@ -123,6 +128,9 @@ impl QueueStatus {
             high_water: st.high_water,
             file_bytes: st.file_bytes(),
             max_file_bytes: st.def.max_file_bytes(),
+            max_depth: st.def.max_depth,
+            last_put_ms: st.stats.last_put_ms,
+            last_get_ms: st.stats.last_get_ms,
         }
     }
 }

@@ -31,8 +31,116 @@ fn mqchs(s: State) -> f64 {
 
 pub(crate) fn render(o: &mut Out, qm: &QueueManager, chinit: &Arc<Initiator>) {
     qmgr(o, qm);
+    totals(o, qm);
     queues(o, qm);
-    channels(o, chinit);
+    channels(o, qm, chinit);
+    subscriptions(o, qm);
+}
+
+/// The queue manager's running totals under IBM's names, as counters (the dashboards take
+/// their rate): puts and destructive gets over every queue, publications and their copies to
+/// subscribers; and what is counted at this instant: listeners running, FDC files (sealmq
+/// writes none: its failures go to the error log).
+fn totals(o: &mut Out, qm: &QueueManager) {
+    let p = [("platform", PLATFORM)];
+    let (mut puts, mut gets) = (0u64, 0u64);
+    for (_, _, c) in qm.queue_totals() {
+        puts += c.puts;
+        gets += c.gets;
+    }
+    let (pubs, copies) = qm.publication_totals();
+    let listeners = qm.listener_control().map(|l| l.status().len()).unwrap_or(0);
+    let families: [(&str, &str, &str, f64); 6] = [
+        (
+            "ibmmq_qmgr_interval_mqput_mqput1_total_count",
+            "counter",
+            "MQPUT and MQPUT1 calls that put a message, every queue, since start.",
+            puts as f64,
+        ),
+        (
+            "ibmmq_qmgr_interval_destructive_get_total_count",
+            "counter",
+            "Destructive MQGET calls that got a message, every queue, since start.",
+            gets as f64,
+        ),
+        (
+            "ibmmq_qmgr_topic_mqput_mqput1_interval_total",
+            "counter",
+            "Publications (MQPUT and MQPUT1 to topics) since start.",
+            pubs as f64,
+        ),
+        (
+            "ibmmq_qmgr_published_to_subscribers_message_count",
+            "counter",
+            "Copies of publications delivered to subscriptions since start.",
+            copies as f64,
+        ),
+        (
+            "ibmmq_qmgr_active_listeners",
+            "gauge",
+            "Listeners running.",
+            listeners as f64,
+        ),
+        (
+            "ibmmq_qmgr_mq_fdc_file_count",
+            "gauge",
+            "FDC files (sealmq writes none; failures are in the error log).",
+            0.0,
+        ),
+    ];
+    for (name, kind, help, v) in families {
+        o.family(name, kind, help);
+        o.sample(name, &p, v);
+    }
+}
+
+/// Each subscription's deliveries and the time since its last, under IBM's names (the
+/// exporter's own spelling `messsages` kept: the dashboards query it).
+fn subscriptions(o: &mut Out, qm: &QueueManager) {
+    let now = sealmq_mqi::md::now_ms().max(0) as u64;
+    let subs = qm.subs();
+    let stats: Vec<_> = subs.iter().map(|s| qm.sub_stats(&s.name)).collect();
+    o.family(
+        "ibmmq_subscription_messsages_received",
+        "gauge",
+        "Publications delivered to the subscription since start (NUMMSGS).",
+    );
+    let labels = |s: &sealmq_engine::subs::SubDef| -> [(&'static str, String); 5] {
+        [
+            ("platform", PLATFORM.to_string()),
+            ("subscription", s.name.clone()),
+            ("subid", s.subid.clone()),
+            ("topic", s.topicstr.clone()),
+            ("type", s.subtype.name().to_string()),
+        ]
+    };
+    for (s, st) in subs.iter().zip(&stats) {
+        let l = labels(s);
+        let l: Vec<(&str, &str)> = l.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        o.sample(
+            "ibmmq_subscription_messsages_received",
+            &l,
+            st.delivered as f64,
+        );
+    }
+    o.family(
+        "ibmmq_subscription_time_since_message_published",
+        "gauge",
+        "Seconds since a publication was last delivered to the subscription.",
+    );
+    for (s, st) in subs.iter().zip(&stats) {
+        if st.last_ms == 0 {
+            continue;
+        }
+        let l = labels(s);
+        let l: Vec<(&str, &str)> = l.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let secs = now.saturating_sub(st.last_ms) / 1000;
+        o.sample(
+            "ibmmq_subscription_time_since_message_published",
+            &l,
+            secs as f64,
+        );
+    }
 }
 
 /// The queue manager's own gauges.
@@ -83,6 +191,12 @@ fn qmgr(o: &mut Out, qm: &QueueManager) {
         "MAXCHL: client connections allowed at once.",
         f64::from(qm.qmgr().maxchl),
     );
+    g(
+        o,
+        "ibmmq_qmgr_max_active_channels",
+        "Channel instances that may be active at once (MAXCHL: sealmq has one limit for both).",
+        f64::from(qm.qmgr().maxchl),
+    );
     let log = qm.log_stats();
     g(
         o,
@@ -106,40 +220,70 @@ fn queues(o: &mut Out, qm: &QueueManager) {
         .into_iter()
         .map(|(n, _, c)| (n, c))
         .collect();
-    type Field = fn(&sealmq_engine::QueueStatus, u64, &sealmq_engine::stats::QueueCounters) -> f64;
-    let fields: [(&str, &str, Field); 7] = [
+    type Field =
+        fn(&sealmq_engine::QueueStatus, u64, &sealmq_engine::stats::QueueCounters) -> Option<f64>;
+    // Seconds since `ms` (none when it never happened since the queue manager started).
+    fn since(ms: i64) -> Option<f64> {
+        (ms > 0).then(|| ((sealmq_mqi::md::now_ms() - ms).max(0) / 1000) as f64)
+    }
+    let fields: [(&str, &str, Field); 12] = [
         ("ibmmq_queue_depth", "Messages on the queue.", |s, _, _| {
-            s.depth as f64
+            Some(s.depth as f64)
         }),
         (
             "ibmmq_queue_oldest_message_age",
             "Age in seconds of the oldest message on the queue.",
-            |_, age, _| age as f64,
+            |_, age, _| Some(age as f64),
         ),
         (
             "ibmmq_queue_input_handles",
             "Handles open for input.",
-            |s, _, _| f64::from(s.input_opens),
+            |s, _, _| Some(f64::from(s.input_opens)),
         ),
         (
             "ibmmq_queue_output_handles",
             "Handles open for output.",
-            |s, _, _| f64::from(s.output_opens),
+            |s, _, _| Some(f64::from(s.output_opens)),
         ),
         (
             "ibmmq_queue_mqput_mqput1_count",
             "MQPUT and MQPUT1 calls that put a message since start.",
-            |_, _, c| c.puts as f64,
+            |_, _, c| Some(c.puts as f64),
         ),
         (
             "ibmmq_queue_mqget_count",
             "Destructive MQGET calls that got a message since start.",
-            |_, _, c| c.gets as f64,
+            |_, _, c| Some(c.gets as f64),
         ),
         (
             "ibmmq_queue_qfile_current_size",
             "Bytes of the queue's files.",
-            |s, _, _| s.file_bytes as f64,
+            |s, _, _| Some(s.file_bytes as f64),
+        ),
+        (
+            "ibmmq_queue_qfile_max_size",
+            "The largest the queue's files may grow to, bytes (MAXFSIZE).",
+            |s, _, _| Some(s.max_file_bytes as f64),
+        ),
+        (
+            "ibmmq_queue_attribute_max_depth",
+            "MAXDEPTH: the most messages the queue takes.",
+            |s, _, _| Some(f64::from(s.max_depth)),
+        ),
+        (
+            "ibmmq_queue_uncommitted_messages",
+            "Messages put or got in units of work not yet committed.",
+            |s, _, _| Some(s.uncommitted as f64),
+        ),
+        (
+            "ibmmq_queue_time_since_put",
+            "Seconds since a message was last put (none before the first since start).",
+            |s, _, _| since(s.last_put_ms),
+        ),
+        (
+            "ibmmq_queue_time_since_get",
+            "Seconds since a message was last got (none before the first since start).",
+            |s, _, _| since(s.last_get_ms),
         ),
     ];
     for (name, help, f) in fields {
@@ -152,7 +296,9 @@ fn queues(o: &mut Out, qm: &QueueManager) {
                 ("description", descr.as_str()),
                 ("usage", usage.as_str()),
             ];
-            o.sample(name, &labels, f(st, *age, &c));
+            if let Some(v) = f(st, *age, &c) {
+                o.sample(name, &labels, v);
+            }
         }
     }
     let perr = queues
@@ -168,43 +314,144 @@ fn queues(o: &mut Out, qm: &QueueManager) {
     o.sample("sealmq_protection_error_queue_depth", &[], perr as f64);
 }
 
-/// Each running channel's gauges.
-fn channels(o: &mut Out, chinit: &Initiator) {
-    let channels = chinit.statuses("*");
-    type ChannelField = fn(&crate::chinit::Status) -> f64;
-    let fields: [(&str, &str, ChannelField); 4] = [
+/// IBM's squashed status (`ibmmq_channel_status_squash`): 2 running, 0 stopped or inactive,
+/// 1 on the way (binding, starting, stopping, retrying).
+fn squash(s: State) -> f64 {
+    match s {
+        State::Running => 2.0,
+        State::Stopped => 0.0,
+        _ => 1.0,
+    }
+}
+
+/// Every channel instance's gauges: those the channel initiator runs (sender, receiver, ...)
+/// and the connections of SVRCONN and AMQP channels (each RUNNING, with its CONNAME); then each
+/// SVRCONN and AMQP channel's instance count and MAXINST/MAXINSTC.
+fn channels(o: &mut Out, qm: &QueueManager, chinit: &Initiator) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let defs = qm.channels();
+    // (channel, type, connname, rqmname, [status, squashed, msgs, sent, rcvd, batches,
+    // seconds since the last message]): a value the instance does not have is none.
+    type Row = (String, &'static str, String, String, [Option<f64>; 7]);
+    let mut rows: Vec<Row> = chinit
+        .statuses("*")
+        .into_iter()
+        .map(|(run, s)| {
+            let since = (s.last_msg > 0).then(|| now.saturating_sub(s.last_msg) as f64);
+            (
+                run.name.clone(),
+                run.chltype.name(),
+                s.conname.clone(),
+                s.rqmname.clone(),
+                [
+                    Some(mqchs(s.state)),
+                    Some(squash(s.state)),
+                    Some(s.msgs as f64),
+                    Some(s.bytes_sent as f64),
+                    Some(s.bytes_rcvd as f64),
+                    Some(s.batches as f64),
+                    since,
+                ],
+            )
+        })
+        .collect();
+    let mut instances: std::collections::BTreeMap<(String, &'static str), u64> =
+        std::collections::BTreeMap::new();
+    for c in qm.connections().iter().filter(|c| !c.internal) {
+        let name = &c.origin.channel;
+        let Some(d) = defs.iter().find(|d| &d.name == name) else {
+            continue;
+        };
+        let t = d.chltype.name();
+        *instances.entry((name.clone(), t)).or_default() += 1;
+        rows.push((
+            name.clone(),
+            t,
+            c.origin.conname.clone(),
+            String::new(),
+            [Some(3.0), Some(2.0), None, None, None, None, None],
+        ));
+    }
+    let fields: [(&str, &str); 7] = [
         (
             "ibmmq_channel_status",
             "Channel status (MQCHS: 3 RUNNING, 5 RETRYING, 6 STOPPED, ...).",
-            |s| mqchs(s.state),
+        ),
+        (
+            "ibmmq_channel_status_squash",
+            "Channel status squashed: 2 running, 1 on the way, 0 stopped.",
         ),
         (
             "ibmmq_channel_messages",
             "Messages moved by the channel's current instance.",
-            |s| s.msgs as f64,
         ),
         (
             "ibmmq_channel_bytes_sent",
             "Bytes sent by the channel's current instance.",
-            |s| s.bytes_sent as f64,
         ),
         (
-            "ibmmq_channel_bytes_received",
+            "ibmmq_channel_bytes_rcvd",
             "Bytes received by the channel's current instance.",
-            |s| s.bytes_rcvd as f64,
+        ),
+        (
+            "ibmmq_channel_batches",
+            "Batches the channel's current instance completed.",
+        ),
+        (
+            "ibmmq_channel_time_since_msg",
+            "Seconds since the channel's current instance last moved a message.",
         ),
     ];
-    for (name, help, f) in fields {
+    for (i, (name, help)) in fields.into_iter().enumerate() {
         o.family(name, "gauge", help);
-        for (run, s) in &channels {
+        for (channel, t, conname, rqmname, v) in &rows {
+            let Some(v) = v[i] else { continue };
             let labels = [
                 ("platform", PLATFORM),
-                ("channel", run.name.as_str()),
-                ("type", run.chltype.name()),
-                ("connname", s.conname.as_str()),
-                ("rqmname", s.rqmname.as_str()),
+                ("channel", channel.as_str()),
+                ("type", *t),
+                ("connname", conname.as_str()),
+                ("rqmname", rqmname.as_str()),
             ];
-            o.sample(name, &labels, f(s));
+            o.sample(name, &labels, v);
+        }
+    }
+    let served: Vec<_> = defs
+        .iter()
+        .filter(|d| matches!(d.chltype.name(), "SVRCONN" | "AMQP"))
+        .collect();
+    type Attr = fn(&sealmq_engine::channels::ChannelDef, u64) -> f64;
+    let attrs: [(&str, &str, Attr); 3] = [
+        (
+            "ibmmq_channel_cur_inst",
+            "Instances of the channel running now.",
+            |_, n| n as f64,
+        ),
+        (
+            "ibmmq_channel_attribute_max_inst",
+            "MAXINST: instances the channel may run.",
+            |d, _| f64::from(d.maxinst),
+        ),
+        (
+            "ibmmq_channel_attribute_max_instc",
+            "MAXINSTC: instances one client address may run.",
+            |d, _| f64::from(d.maxinstc),
+        ),
+    ];
+    for (name, help, f) in attrs {
+        o.family(name, "gauge", help);
+        for d in &served {
+            let t = d.chltype.name();
+            let n = instances.get(&(d.name.clone(), t)).copied().unwrap_or(0);
+            let labels = [
+                ("platform", PLATFORM),
+                ("channel", d.name.as_str()),
+                ("type", t),
+            ];
+            o.sample(name, &labels, f(d, n));
         }
     }
 }
