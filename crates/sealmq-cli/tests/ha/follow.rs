@@ -239,6 +239,10 @@ fn applications_with_reconnect_follow_failovers_and_lose_or_repeat_nothing() {
         "sealmq_ha_elections_total{",
         "sealmq_ha_replication_wait_seconds_total{",
         "sealmq_ha_backlog_bytes{",
+        // IBM's Native HA names, per other instance (the dashboards' HA Replica panel).
+        "ibmmq_nha_backlog_bytes{qmgr=\"HAQM\",platform=\"UNIX\",nha=",
+        "ibmmq_nha_synchronous_log_sent_bytes{",
+        "ibmmq_nha_synchronous_compressed_log_sent_bytes{",
     ] {
         assert!(metrics.contains(want), "{want} in\n{metrics}");
     }

@@ -84,6 +84,7 @@ pub fn render(
     crate::observe::metrics::res::render(&mut o, qm);
     if let Some(r) = qm.replication() {
         replication(&mut o, &r);
+        crate::observe::metrics::ibm::nha(&mut o, &r);
     }
     o.text
 }
