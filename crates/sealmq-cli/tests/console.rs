@@ -35,8 +35,22 @@ fn the_console_lists_queues_and_a_put_through_its_form_changes_the_depth() {
          SET AUTHREC PROFILE('APP.**') OBJTYPE(QUEUE) PRINCIPAL('opsuser') AUTHADD(PUT,GET,BROWSE)\n\
          DEFINE QLOCAL(PAY.Q)\nSET POLICY(PAY.Q) SIGNALG(SHA256) ENCALG(AES256) RECIP('CN=QC')\n\
          DEFINE QLOCAL(TO.PARTNER.XMIT) USAGE(XMITQ)\n\
-         DEFINE CHANNEL(TO.PARTNER) CHLTYPE(SDR) CONNAME('127.0.0.1(1)') XMITQ(TO.PARTNER.XMIT)\n",
+         DEFINE CHANNEL(TO.PARTNER) CHLTYPE(SDR) CONNAME('127.0.0.1(1)') XMITQ(TO.PARTNER.XMIT)\n\
+         SET AUTHREC PROFILE('PAY.Q') OBJTYPE(QUEUE) PRINCIPAL('opsuser') AUTHADD(BROWSE)\n\
+         DEFINE TOPIC(APP.PRICES) TOPICSTR('prices')\n\
+         DEFINE SUB(APP.AUDIT) TOPICSTR('prices/#') DEST(APP.REPLY)\n",
     );
+    // A protected message on PAY.Q (for CN=QC, the queue manager's own identity here).
+    let ks = h.qm_dir("QC").join("keystore");
+    h.ok(&[
+        "put",
+        "QC",
+        "PAY.Q",
+        "--message",
+        "pay 100",
+        "--keystore",
+        &ks.to_string_lossy(),
+    ]);
     // An application connected while the console looks: a get that waits.
     let mut waiting = h
         .cmd(&["get", "QC", "APP.REPLY", "--wait", "120000"])
@@ -62,6 +76,7 @@ fn the_console_lists_queues_and_a_put_through_its_form_changes_the_depth() {
         .env("QUEUE", "APP.Q")
         .env("MSG_USER", "appuser")
         .env("MSG_PASSWORD", "app-horse-battery")
+        .env("PROTECTED_QUEUE", "PAY.Q")
         .env("SHOTS", &shots)
         .output()
         .expect("node runs (./test installs Node.js and playwright-core)");
@@ -121,14 +136,82 @@ fn the_console_lists_queues_and_a_put_through_its_form_changes_the_depth() {
     let row = &v["queue_row"];
     assert_eq!(row[1], "1", "{v}");
     assert!(
-        row[5].as_str().is_some_and(|a| a.parse::<u64>().is_ok()),
+        row[4].as_str().is_some_and(|a| a.parse::<u64>().is_ok()),
         "{v}"
     );
     assert!(v["ha"].as_str().unwrap().contains("Not replicated"), "{v}");
     assert!(v["errorlog"].as_str().unwrap().contains("REST API"), "{v}");
+    // A message opened: its descriptor, its text, its bytes in hexadecimal.
+    let text_of = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+    assert!(
+        text_of("message_text").contains("put through the console form"),
+        "{v}"
+    );
+    assert!(text_of("message_hex").contains("70 75 74 20"), "{v}");
+    assert!(text_of("message_md").contains("ibm-mq-md-messageid"), "{v}");
+    // The protected one is marked, with its policy and reader.
+    let badge = text_of("badge");
+    assert!(
+        badge.starts_with("Protected (sealmq's envelope)") && badge.contains("CN=QC"),
+        "{v}"
+    );
+    // Its bytes are shown in hexadecimal from the start (the envelope's magic first), and the
+    // first-message preview does not print them as text.
+    assert!(
+        text_of("protected_hex").starts_with("000000  53 4d 51 45"),
+        "{v}"
+    );
+    assert!(
+        text_of("protected_preview").contains("bytes, not text"),
+        "{v}"
+    );
+    // One view at a time; the MQSC panel answers as runmqsc.
+    assert_eq!(v["queues_hidden_in_mqsc_view"], true, "{v}");
+    let mqsc = text_of("mqsc");
+    assert!(
+        mqsc.contains("AMQ8409I") && mqsc.contains("AMQ8415I"),
+        "{v}"
+    );
+    let has = |k: &str, first: &str| {
+        v[k].as_array()
+            .is_some_and(|rs| rs.iter().any(|r| r[0] == first))
+    };
+    assert!(
+        has("topics", "APP.PRICES") && has("subscriptions", "APP.AUDIT"),
+        "{v}"
+    );
+    assert!(
+        has("authrecs", "APP.**") && !v["chlauth"].as_array().unwrap().is_empty(),
+        "{v}"
+    );
+    // Channel actions answer where they were clicked.
+    assert!(text_of("channel_started").contains("AMQ8018I"), "{v}");
+    assert!(text_of("channel_stopped").contains("AMQ8019I"), "{v}");
+    // A refused delete (the queue holds messages) is shown beside the queues.
+    // (The queue's two messages at the end show it took nothing.)
+    assert!(text_of("delete_refused").contains("2055"), "{v}");
+    // The chart has axes and units, and its history survives a page load.
+    let chart = v["chart_texts"].to_string();
+    for want in ["messages", "time", "now", "-60 min"] {
+        assert!(chart.contains(want), "{want}: {v}");
+    }
+    assert!(v["chart_kept"].as_u64().unwrap_or(0) >= 1, "{v}");
+    assert!(
+        v["chart_kept_after_reload"].as_u64().unwrap_or(0) >= 1,
+        "{v}"
+    );
     let _ = waiting.kill();
     let _ = waiting.wait();
-    assert!(shots.join("console.png").exists());
+    for shot in [
+        "console.png",
+        "console-message.png",
+        "console-mqsc.png",
+        "console-security.png",
+        "console-channels.png",
+        "console-queues.png",
+    ] {
+        assert!(shots.join(shot).exists(), "{shot}");
+    }
     // A messaging-only user sees no administration, and put and browsed by name.
     assert!(
         v["msg_who"]

@@ -33,7 +33,11 @@ const WITHOUT_ALL: &[(&str, &str, &str)] = &[
         "Transmission Queue Time",
         "XQTIME is not measured",
     ),
-    ("Logging", "HA Replica", "a replicated queue manager's only (tests/ha/follow.rs)"),
+    (
+        "Logging",
+        "HA Replica",
+        "a replicated queue manager's only (tests/ha/follow.rs)",
+    ),
     ("Logging", "CRR Recovery", "no cross-region replication"),
     ("Logging", "Recovery LSN", "no cross-region replication"),
     (

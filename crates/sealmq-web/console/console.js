@@ -6,11 +6,33 @@ const API = "/ibmmq/rest/v2";
 const CSRF = { "ibm-mq-rest-csrf-token": "console" };
 let qmgr = null;
 let roles = [];
-const history = new Map(); // queue -> recent depths
 const counts = new Map(); // queue -> {puts, gets, at}: the last sample, for rates
+const policies = new Map(); // queue or topic -> its policy's attributes
 const $ = (id) => document.getElementById(id);
 
 function say(text) { $("status").textContent = text || ""; }
+
+// An error (or its clearing) where the action was taken: the section's own line.
+function sayAt(where, text, ok) {
+  const el = $(where + "-err");
+  if (!el) { say(text); return; }
+  el.textContent = text || "";
+  el.classList.toggle("ok", Boolean(ok));
+}
+
+// Views: the navigation shows one group of sections, or all; a section the user's roles do
+// not open stays hidden whatever the view.
+let view = (location.hash || "#all").slice(1);
+function showView(v) {
+  view = v;
+  if (location.hash !== "#" + v) history.replaceState(null, "", "#" + v);
+  for (const b of document.querySelectorAll("#views button")) {
+    b.setAttribute("aria-pressed", String(b.dataset.view === v));
+  }
+  for (const s of document.querySelectorAll("#app section[data-view]")) {
+    s.hidden = s.dataset.allowed === "0" || (v !== "all" && s.dataset.view !== v);
+  }
+}
 
 async function call(method, path, body, headers) {
   const h = Object.assign({}, method === "GET" ? {} : CSRF, headers || {});
@@ -46,12 +68,14 @@ async function start() {
   $("login-section").hidden = true;
   $("app").hidden = false;
   $("logout").hidden = false;
-  $("define-section").hidden = !roles.includes("MQWebAdmin");
-  $("put-section").hidden = !roles.includes("MQWebUser");
-  $("browse-section").hidden = !roles.includes("MQWebUser");
+  const allow = (el, yes) => { el.dataset.allowed = yes ? "1" : "0"; el.hidden = !yes; };
+  allow($("define-section"), roles.includes("MQWebAdmin"));
+  allow($("put-section"), roles.includes("MQWebUser"));
+  allow($("browse-section"), roles.includes("MQWebUser"));
   // Without the read-only role only messaging is open to the user: the page keeps to it.
   const admin = roles.includes("MQWebAdminRO");
-  for (const s of document.querySelectorAll(".admin-only")) s.hidden = !admin;
+  for (const s of document.querySelectorAll(".admin-only")) allow(s, admin);
+  showView(view);
   qmgr = u.queueManager;
   $("qmgr-name").textContent = qmgr;
   if (!admin) return;
@@ -74,6 +98,9 @@ async function slow() {
   if (!qmgr || !roles.includes("MQWebAdminRO")) return;
   await connections();
   await channels();
+  await listeners();
+  await pubsub();
+  await security();
   await ha();
   await errorLog();
 }
@@ -88,23 +115,6 @@ async function display(qualifier, name, parameters) {
   return (v.commandResponse || []).filter((r) => r.parameters).map((r) => r.parameters);
 }
 
-function spark(values) {
-  const w = 120, h = 24, max = Math.max(1, ...values);
-  const pts = values.map((v, i) =>
-    (values.length < 2 ? 0 : (i * w) / (values.length - 1)).toFixed(1) + "," +
-    (h - (v * (h - 2)) / max - 1).toFixed(1)).join(" ");
-  const ns = "http://www.w3.org/2000/svg";
-  const svg = document.createElementNS(ns, "svg");
-  svg.setAttribute("width", w); svg.setAttribute("height", h);
-  svg.setAttribute("role", "img");
-  svg.setAttribute("aria-label", "depth samples: " + values.join(", "));
-  const line = document.createElementNS(ns, "polyline");
-  line.setAttribute("points", pts); line.setAttribute("fill", "none");
-  line.setAttribute("stroke", "#0b5394"); line.setAttribute("stroke-width", "2");
-  svg.append(line);
-  return svg;
-}
-
 async function refresh() {
   if (!qmgr || !roles.includes("MQWebAdminRO")) return;
   const v = await json("GET", "/admin/qmgr/" + encodeURIComponent(qmgr) + "/queue");
@@ -113,13 +123,10 @@ async function refresh() {
   for (const q of v.queue) {
     if (q.type !== "local" || q.name.startsWith("SYSTEM.")) continue;
     const depth = (q.status && q.status.currentDepth) || 0;
-    const h = history.get(q.name) || [];
-    h.push(depth); if (h.length > 60) h.shift();
-    history.set(q.name, h);
+    keep(q.name, depth);
     const tr = document.createElement("tr");
     tr.dataset.queue = q.name;
     const cell = (text, cls) => { const td = document.createElement("td"); td.textContent = text; if (cls) td.className = cls; return td; };
-    const sparkCell = document.createElement("td"); sparkCell.append(spark(h));
     const handles = q.status ? q.status.openInputCount + "/" + q.status.openOutputCount : "";
     const st = q.status || {};
     const now = Date.now();
@@ -132,15 +139,21 @@ async function refresh() {
     }
     if (st.putCount !== undefined) counts.set(q.name, { puts: st.putCount, gets: st.getCount, at: now });
     const act = document.createElement("td");
-    if (roles.includes("MQWebUser")) {
+    const button = (text, what, fn) => {
       const b = document.createElement("button");
-      b.type = "button"; b.textContent = "Browse";
-      b.setAttribute("aria-label", "Browse " + q.name);
-      b.addEventListener("click", () => browse(q.name));
+      b.type = "button"; b.textContent = text;
+      b.setAttribute("aria-label", text + " " + what);
+      b.addEventListener("click", fn);
       act.append(b);
+    };
+    button("Chart", q.name, () => { chartOf = q.name; chart(); });
+    if (roles.includes("MQWebUser")) button("Browse", q.name, () => browse(q.name));
+    if (roles.includes("MQWebAdmin")) {
+      button("Clear", q.name, () => queueAction("clear", q.name));
+      button("Delete", q.name, () => queueAction("delete", q.name));
     }
     const depthCell = cell(String(depth), "num depth");
-    tr.append(cell(q.name), depthCell, sparkCell, cell(putRate, "num"), cell(getRate, "num"),
+    tr.append(cell(q.name), depthCell, cell(putRate, "num"), cell(getRate, "num"),
       cell(st.oldestMessageAge === undefined || st.oldestMessageAge === null ? "" : String(st.oldestMessageAge), "num age"),
       cell(handles, "num"),
       cell((q.attributes && q.attributes.descr) || ""), act);
@@ -150,6 +163,77 @@ async function refresh() {
   }
   $("queue-names").replaceChildren(...names);
   fill("queues", ...rows);
+  if (!chartOf && rows.length) chartOf = rows[0].dataset.queue;
+  chart();
+}
+
+// Each queue's depth, kept in the browser across page loads: [[ms, depth], ...], the last hour.
+const KEPT_MS = 3600 * 1000;
+function kept(queue) {
+  try { return JSON.parse(localStorage.getItem("sealmq.depth." + qmgr + "." + queue)) || []; }
+  catch (e) { return []; }
+}
+function keep(queue, depth) {
+  const now = Date.now();
+  const h = kept(queue).filter((p) => now - p[0] <= KEPT_MS);
+  h.push([now, depth]);
+  try { localStorage.setItem("sealmq.depth." + qmgr + "." + queue, JSON.stringify(h)); } catch (e) { /* full */ }
+}
+
+let chartOf = null;
+// The chosen queue's depth over the last hour, with axes and units.
+function chart() {
+  if (!chartOf) return;
+  const pts = kept(chartOf);
+  const ns = "http://www.w3.org/2000/svg";
+  const W = 640, H = 220, L = 56, B = 36, T = 12, R = 12;
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", "0 0 " + W + " " + H);
+  svg.setAttribute("role", "img");
+  const max = Math.max(1, ...pts.map((p) => p[1]));
+  const now = Date.now();
+  const x = (t) => L + ((W - L - R) * (KEPT_MS - (now - t))) / KEPT_MS;
+  const y = (v) => H - B - ((H - B - T) * v) / max;
+  const el = (name, attrs, text) => {
+    const e = document.createElementNS(ns, name);
+    for (const k in attrs) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    svg.append(e);
+    return e;
+  };
+  el("line", { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: "#555" });
+  el("line", { x1: L, y1: T, x2: L, y2: H - B, stroke: "#555" });
+  for (const v of [0, Math.round(max / 2), max]) {
+    el("text", { x: L - 6, y: y(v) + 4, "text-anchor": "end", "font-size": 12 }, String(v));
+    el("line", { x1: L, y1: y(v), x2: W - R, y2: y(v), stroke: "#ddd" });
+  }
+  for (const [mins, label] of [[60, "-60 min"], [30, "-30 min"], [0, "now"]]) {
+    el("text", { x: x(now - mins * 60000), y: H - B + 16, "text-anchor": "middle", "font-size": 12 }, label);
+  }
+  el("text", { x: 14, y: (H - B) / 2, transform: "rotate(-90 14 " + (H - B) / 2 + ")", "text-anchor": "middle", "font-size": 12 }, "messages");
+  el("text", { x: (W + L) / 2, y: H - 4, "text-anchor": "middle", "font-size": 12 }, "time");
+  if (pts.length) {
+    el("polyline", { points: pts.map((p) => x(p[0]).toFixed(1) + "," + y(p[1]).toFixed(1)).join(" "),
+      fill: "none", stroke: "#0b5394", "stroke-width": 2 });
+  }
+  svg.setAttribute("aria-label", chartOf + " depth over the last hour: " + pts.length +
+    " samples, now " + (pts.length ? pts[pts.length - 1][1] : "unknown") + " messages");
+  $("depth-chart-title").textContent = "Depth of " + chartOf +
+    " (messages; the last hour, sampled every 5 s, kept across page loads)";
+  $("depth-chart").replaceChildren(svg);
+}
+
+// CLEAR or DELETE of a queue, confirmed first; its error shown beside the queues.
+async function queueAction(command, queue) {
+  if (!window.confirm(command[0].toUpperCase() + command.slice(1) + " queue " + queue + "?")) return;
+  try {
+    const v = await json("POST", "/admin/action/qmgr/" + encodeURIComponent(qmgr) + "/mqsc", {
+      type: "runCommandJSON", command, qualifier: "qlocal", name: queue,
+    });
+    const r = v.commandResponse[0] || {};
+    sayAt("queues", v.overallCompletionCode === 0 ? "" : (r.message || []).join(" "));
+  } catch (e) { sayAt("queues", e.message); }
+  await refresh();
 }
 
 async function channels() {
@@ -162,8 +246,72 @@ async function channels() {
     .map((c) => {
       const s = of.get(c.name) || {};
       const partner = (c.attributes && c.attributes.conname) || s.conname || "";
-      return row([c.name, c.type, s.status || "INACTIVE", partner, s.msgs === undefined ? "" : s.msgs]);
+      const tr = row([c.name, c.type, s.status || "INACTIVE", partner, s.msgs === undefined ? "" : s.msgs]);
+      const act = document.createElement("td");
+      if (roles.includes("MQWebAdmin")) {
+        for (const [text, command, parameters] of [["Start", "start", {}], ["Stop", "stop", {}],
+          ["Reset", "reset", {}], ["Resolve", "resolve", { action: "backout" }]]) {
+          const b = document.createElement("button");
+          b.type = "button"; b.textContent = text;
+          b.setAttribute("aria-label", text + " channel " + c.name);
+          b.addEventListener("click", () => channelAction(command, c.name, parameters));
+          act.append(b);
+        }
+      }
+      tr.append(act);
+      return tr;
     }));
+}
+
+// START, STOP, RESET or RESOLVE of a channel; its answer or error beside the channels.
+async function channelAction(command, channel, parameters) {
+  if (command !== "start" && !window.confirm(command.toUpperCase() + " CHANNEL(" + channel + ")?")) return;
+  try {
+    const v = await json("POST", "/admin/action/qmgr/" + encodeURIComponent(qmgr) + "/mqsc", {
+      type: "runCommandJSON", command, qualifier: "channel", name: channel, parameters,
+    });
+    const r = v.commandResponse[0] || {};
+    sayAt("channels", (r.message || []).join(" "), v.overallCompletionCode === 0);
+  } catch (e) { sayAt("channels", e.message); }
+  await channels();
+}
+
+async function listeners() {
+  let list = [];
+  try { list = await display("lsstatus", "*"); } catch (e) { /* none running */ }
+  fill("listeners", ...list.map((l) =>
+    row([l.listener, (l.ipaddr || "*") + ":" + l.port, (l.startda || "") + " " + (l.startti || "")])));
+}
+
+async function pubsub() {
+  let topics = [], subs = [];
+  try { topics = await display("topic", "*"); } catch (e) { /* none */ }
+  try { subs = await display("sub", "*"); } catch (e) { /* none */ }
+  fill("topics", ...topics.filter((t) => !String(t.topic).startsWith("SYSTEM."))
+    .map((t) => row([t.topic, t.topicstr, t.pub, t.sub, t.descr || ""])));
+  fill("subscriptions", ...subs.filter((x) => !String(x.sub).startsWith("SYSTEM."))
+    .map((x) => row([x.sub, x.topicstr, x.dest, x.subtype, x.durable, x.subuser])));
+}
+
+// Authority records (runCommand text: every record, as runmqsc lists them) and CHLAUTH.
+async function security() {
+  const v = await json("POST", "/admin/action/qmgr/" + encodeURIComponent(qmgr) + "/mqsc", {
+    type: "runCommand", parameters: { command: "DISPLAY AUTHREC" },
+  });
+  const recs = (v.commandResponse || []).map((r) => attrsOf((r.text || []).slice(1).join(" ")))
+    .filter((a) => a.PROFILE !== undefined);
+  fill("authrecs", ...recs.map((a) => row([a.PROFILE, a.OBJTYPE, a.PRINCIPAL || a.GROUP || "", a.AUTHLIST || ""])));
+  let rules = [];
+  try { rules = await display("chlauth", "*"); } catch (e) { /* none */ }
+  fill("chlauth", ...rules.map((r) => row([r.chlauth, r.type,
+    r.address || r.userlist || r.sslpeer || r.clntuser || r.usersrc || "", r.usersrc || "", r.descr || ""])));
+}
+
+// KEYWORD(value) pairs of runmqsc's text.
+function attrsOf(text) {
+  const out = {};
+  for (const m of text.matchAll(/([A-Z][A-Z0-9]*)\(([^)]*)\)/g)) out[m[1]] = m[2];
+  return out;
 }
 
 async function connections() {
@@ -230,6 +378,7 @@ async function protection() {
   fill("certificates", ...c.certificate.map((x) =>
     row([x.use, x.subject, x.daysToExpiry])));
   const pol = await json("GET", base() + "/policy");
+  for (const x of pol.policy) policies.set(x.name, x.attributes || {});
   fill("policies", ...pol.policy.map((x) => {
     const a = x.attributes || {};
     const list = (v) => (Array.isArray(v) ? v.join("; ") : (v || ""));
@@ -238,18 +387,88 @@ async function protection() {
 }
 
 async function browse(queue) {
+  sayAt("browse", "");
+  $("browse-queue").value = queue;
   const base = "/messaging/qmgr/" + encodeURIComponent(qmgr) + "/queue/" + encodeURIComponent(queue);
   const l = await call("GET", base + "/messagelist?limit=20");
+  if (!l.ok && l.status !== 404) {
+    const v = await l.json().catch(() => ({}));
+    sayAt("browse", (v.error && v.error[0].message) || ("HTTP " + l.status));
+  }
   const listed = l.ok ? (await l.json()).messages : [];
-  fill("browse-list", ...listed.map((m) =>
-    row([m.messageId, m.putDateTime, m.messageLength, m.persistence, m.priority])));
+  fill("browse-list", ...listed.map((m, i) => {
+    const tr = row([m.messageId, m.putDateTime, m.messageLength, m.persistence, m.priority]);
+    const td = document.createElement("td");
+    const b = document.createElement("button");
+    b.type = "button"; b.textContent = "Open";
+    b.setAttribute("aria-label", "Open message " + (i + 1));
+    b.addEventListener("click", () => openMessage(queue, m.messageId).catch((e) => sayAt("browse", e.message)));
+    td.append(b); tr.append(td);
+    return tr;
+  }));
   const r = await call("GET", base + "/message");
   if (r.status === 204) { $("browse-out").textContent = queue + ": no message."; return; }
-  if (!r.ok) { const v = await r.json(); say(v.error[0].message); return; }
+  if (!r.ok) { const v = await r.json(); sayAt("browse", v.error[0].message); return; }
   const lines = [queue + ": first message"];
   for (const [k, v] of r.headers) if (k.startsWith("ibm-mq-")) lines.push(k + ": " + v);
-  lines.push("", await r.text());
+  const text = (r.headers.get("content-type") || "").startsWith("text/");
+  const bytes = new Uint8Array(await r.arrayBuffer());
+  lines.push("", text ? new TextDecoder().decode(bytes)
+    : "(" + bytes.length + " bytes, not text: Open it below to see them in hexadecimal)");
   $("browse-out").textContent = lines.join("\n");
+}
+
+let opened = null; // the bytes of the message shown
+// One message by its id (a browse: it stays): its descriptor, its payload as text or hex, and,
+// when it is an envelope, that it is protected and who may read it.
+async function openMessage(queue, id) {
+  const base = "/messaging/qmgr/" + encodeURIComponent(qmgr) + "/queue/" + encodeURIComponent(queue);
+  const r = await call("GET", base + "/message?messageId=" + encodeURIComponent(id));
+  if (!r.ok) { const v = await r.json(); sayAt("browse", v.error[0].message); return; }
+  opened = new Uint8Array(await r.arrayBuffer());
+  // Bytes that are not text are shown in hexadecimal from the start.
+  $("message-hex").checked = !(r.headers.get("content-type") || "").startsWith("text/");
+  const md = $("message-md");
+  md.replaceChildren();
+  for (const [k, v] of r.headers) {
+    if (!k.startsWith("ibm-mq-") && k !== "content-type") continue;
+    const dt = document.createElement("dt"); dt.textContent = k;
+    const dd = document.createElement("dd"); dd.textContent = v;
+    md.append(dt, dd);
+  }
+  const magic = String.fromCharCode(...opened.slice(0, 4));
+  const badge = $("message-badge");
+  if (magic === "SMQE" || magic === "PDMQ") {
+    const pol = policies.get(queue) || {};
+    const list = (v) => (Array.isArray(v) ? v.join("; ") : (v || ""));
+    badge.textContent = "Protected (" + (magic === "PDMQ" ? "IBM MQ AMS's envelope" : "sealmq's envelope") +
+      "): policy " + queue + ", signed with " + (pol.signalg || "?") +
+      (pol.encalg && pol.encalg !== "NONE" ? ", encrypted with " + pol.encalg + ", readable by " + (list(pol.recip) || "its recipients") : "") +
+      (pol.signer ? "; signers " + list(pol.signer) : "") + ".";
+    badge.hidden = false;
+  } else {
+    badge.hidden = true;
+  }
+  $("message-title").textContent = "Message " + id + " on " + queue + " (" + opened.length + " bytes)";
+  $("message").hidden = false;
+  showPayload();
+}
+
+function showPayload() {
+  if (!opened) return;
+  const hex = $("message-hex").checked;
+  if (hex) {
+    const lines = [];
+    for (let i = 0; i < opened.length; i += 16) {
+      const part = Array.from(opened.slice(i, i + 16));
+      lines.push(i.toString(16).padStart(6, "0") + "  " +
+        part.map((b) => b.toString(16).padStart(2, "0")).join(" ").padEnd(48) + "  " +
+        part.map((b) => (b >= 32 && b < 127 ? String.fromCharCode(b) : ".")).join(""));
+    }
+    $("message-payload").textContent = lines.join("\n");
+  } else {
+    $("message-payload").textContent = new TextDecoder("utf-8", { fatal: false }).decode(opened);
+  }
 }
 
 $("login-form").addEventListener("submit", async (ev) => {
@@ -277,14 +496,14 @@ $("put-form").addEventListener("submit", async (ev) => {
   if ($("put-persistent").checked) headers["ibm-mq-md-persistence"] = "persistent";
   const r = await call("POST", "/messaging/qmgr/" + encodeURIComponent(qmgr) + "/queue/" +
     encodeURIComponent(q) + "/message", $("put-text").value, headers);
-  if (r.status === 201) { say(""); $("status").textContent = "Put to " + q + "."; }
-  else { const v = await r.json(); say(v.error[0].message); }
+  if (r.status === 201) { sayAt("put", ""); $("status").textContent = "Put to " + q + "."; }
+  else { const v = await r.json(); sayAt("put", v.error[0].message); }
   await refresh();
 });
 
 $("browse-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
-  try { await browse($("browse-queue").value.trim()); } catch (e) { say(e.message); }
+  try { await browse($("browse-queue").value.trim()); } catch (e) { sayAt("browse", e.message); }
 });
 
 $("define-form").addEventListener("submit", async (ev) => {
@@ -296,10 +515,31 @@ $("define-form").addEventListener("submit", async (ev) => {
       type: "runCommandJSON", command: "define", qualifier: "qlocal",
       name: $("define-name").value, parameters,
     });
-    say(v.overallCompletionCode === 0 ? "Defined." : v.commandResponse[0].message.join(" "));
-  } catch (e) { say(e.message); }
+    sayAt("define", v.overallCompletionCode === 0 ? "" : v.commandResponse[0].message.join(" "));
+    if (v.overallCompletionCode === 0) say("Defined.");
+  } catch (e) { sayAt("define", e.message); }
   await refresh();
 });
+
+$("mqsc-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const out = [];
+  for (const command of $("mqsc-text").value.split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("*"))) {
+    out.push("> " + command);
+    try {
+      const v = await json("POST", "/admin/action/qmgr/" + encodeURIComponent(qmgr) + "/mqsc", {
+        type: "runCommand", parameters: { command },
+      });
+      for (const r of v.commandResponse || []) out.push(...(r.text || []));
+    } catch (e) { out.push(e.message); }
+  }
+  $("mqsc-out").textContent = out.join("\n");
+});
+
+for (const b of document.querySelectorAll("#views button")) {
+  b.addEventListener("click", () => showView(b.dataset.view));
+}
+$("message-hex").addEventListener("change", showPayload);
 
 setInterval(() => { refresh().catch((e) => say(e.message)); }, 5000);
 setInterval(() => { slow().catch((e) => say(e.message)); }, 15000);

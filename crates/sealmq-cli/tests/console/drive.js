@@ -22,11 +22,15 @@ const { chromium } = require(path.join(process.env.PLAYWRIGHT, "node_modules", "
     const ctx = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1200, height: 900 } });
     page = await ctx.newPage();
     page.on("pageerror", (e) => errors.push(String(e)));
+    // The console asks before it clears, deletes, stops or resets: the user says yes.
+    page.on("dialog", (d) => d.accept());
     // Script errors count; a 401 the page expects (asking who is logged in before anyone is)
     // is logged by the browser as a failed load, and does not.
     page.on("console", (m) => {
       if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) errors.push(m.text());
     });
+    const rows = (sel) => page.$$eval(sel + " tbody tr", (rs) => rs.map((r) =>
+      Array.from(r.cells).map((c) => c.textContent)));
     await page.goto(process.env.BASE + "/ibmmq/console/");
     await page.waitForSelector("#login-form");
     // Keyboard only: focus the first field, type, Tab, type, Enter.
@@ -65,8 +69,6 @@ const { chromium } = require(path.join(process.env.PLAYWRIGHT, "node_modules", "
       && document.querySelectorAll("#connections tbody tr").length > 0
       && document.querySelectorAll("#policies tbody tr").length > 0,
     null, { timeout: 15000 });
-    const rows = (sel) => page.$$eval(sel + " tbody tr", (rs) => rs.map((r) =>
-      Array.from(r.cells).map((c) => c.textContent)));
     out.connections = await rows("#connections");
     out.channels = await rows("#channels");
     out.policies = await rows("#policies");
@@ -74,6 +76,75 @@ const { chromium } = require(path.join(process.env.PLAYWRIGHT, "node_modules", "
     out.ha = await page.textContent("#ha-summary");
     out.errorlog = await page.textContent("#errorlog");
     await page.screenshot({ path: path.join(process.env.SHOTS, "console.png"), fullPage: true });
+    // Opening a message: its descriptor, its payload as text, then in hexadecimal.
+    await page.click('button[aria-label="Open message 1"]');
+    await page.waitForSelector("#message:not([hidden])", { timeout: 15000 });
+    out.message_text = await page.textContent("#message-payload");
+    await page.check("#message-hex");
+    out.message_hex = await page.textContent("#message-payload");
+    out.message_md = await page.textContent("#message-md");
+    // A protected message is marked so, with its policy and who may read it.
+    if (process.env.PROTECTED_QUEUE) {
+      await page.uncheck("#message-hex");
+      await page.fill("#browse-queue", process.env.PROTECTED_QUEUE);
+      await page.click("#browse-form button[type=submit]");
+      await page.waitForSelector('#browse-list button[aria-label="Open message 1"]', { timeout: 15000 });
+      await page.click('button[aria-label="Open message 1"]');
+      await page.waitForFunction(() => !document.querySelector("#message-badge").hidden, null, { timeout: 15000 });
+      out.badge = await page.textContent("#message-badge");
+      out.protected_hex = await page.textContent("#message-payload");
+      out.protected_preview = await page.textContent("#browse-out");
+      await page.screenshot({ path: path.join(process.env.SHOTS, "console-message.png"), fullPage: false });
+    }
+    // The views: one at a time.
+    await page.click('#views button[data-view="mqsc"]');
+    out.queues_hidden_in_mqsc_view = await page.$eval("#queues", (t) => t.closest("section").hidden);
+    await page.fill("#mqsc-text", "DISPLAY QLOCAL(APP.Q) CURDEPTH\nPING QMGR");
+    await page.click("#mqsc-form button[type=submit]");
+    await page.waitForFunction(() => document.querySelector("#mqsc-out").textContent.includes("AMQ8415I"),
+      null, { timeout: 15000 });
+    out.mqsc = await page.textContent("#mqsc-out");
+    await page.screenshot({ path: path.join(process.env.SHOTS, "console-mqsc.png"), fullPage: false });
+    await page.click('#views button[data-view="pubsub"]');
+    await page.waitForSelector("#topics tbody tr", { timeout: 20000 });
+    out.topics = await rows("#topics");
+    out.subscriptions = await rows("#subscriptions");
+    await page.click('#views button[data-view="security"]');
+    await page.waitForSelector("#authrecs tbody tr", { timeout: 20000 });
+    out.authrecs = await rows("#authrecs");
+    out.chlauth = await rows("#chlauth");
+    await page.screenshot({ path: path.join(process.env.SHOTS, "console-security.png"), fullPage: false });
+    // Channels: stop the sender (it retries toward a partner that is not there), see it so.
+    await page.click('#views button[data-view="channels"]');
+    await page.click('button[aria-label="Start channel TO.PARTNER"]');
+    await page.waitForFunction(() => document.querySelector("#channels-err").textContent.includes("AMQ8018I"),
+      null, { timeout: 15000 });
+    out.channel_started = await page.textContent("#channels-err");
+    await page.click('button[aria-label="Stop channel TO.PARTNER"]');
+    await page.waitForFunction(() => document.querySelector("#channels-err").textContent.includes("AMQ8019I"),
+      null, { timeout: 15000 });
+    out.channel_stopped = await page.textContent("#channels-err");
+    out.listeners = await rows("#listeners");
+    await page.screenshot({ path: path.join(process.env.SHOTS, "console-channels.png"), fullPage: false });
+    // Queues: a refused action's error appears beside the queues, where it was clicked.
+    await page.click('#views button[data-view="queues"]');
+    await page.click('button[aria-label="Delete APP.Q"]');
+    await page.waitForFunction(() => document.querySelector("#queues-err").textContent.length > 0,
+      null, { timeout: 15000 });
+    out.delete_refused = await page.textContent("#queues-err");
+    await page.click('button[aria-label="Clear APP.REPLY"]');
+    await page.click('button[aria-label="Chart APP.Q"]');
+    await page.waitForFunction(() => document.querySelector("#depth-chart-title").textContent.includes("APP.Q"),
+      null, { timeout: 15000 });
+    out.chart_texts = await page.$$eval("#depth-chart svg text", (ts) => ts.map((t) => t.textContent));
+    out.chart_kept = await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("sealmq.depth.")).length);
+    // History kept across page loads.
+    await page.reload();
+    await page.waitForSelector("#queues tbody tr", { timeout: 15000 });
+    out.chart_kept_after_reload = await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("sealmq.depth.")).length);
+    out.view_after_reload = await page.$eval('#views button[aria-pressed="true"]', (b) => b.dataset.view);
+    await page.screenshot({ path: path.join(process.env.SHOTS, "console-queues.png"), fullPage: false });
+    await page.click('#views button[data-view="all"]');
     await page.setViewportSize({ width: 390, height: 844 });
     await page.screenshot({ path: path.join(process.env.SHOTS, "console-phone.png"), fullPage: true });
     out.phone_overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth + 1);
