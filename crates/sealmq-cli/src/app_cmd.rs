@@ -465,7 +465,7 @@ pub fn get(a: GetArgs) -> CliResult {
         ..Default::default()
     };
     let mut t = Tally::new(&a);
-    let shown = crate::progress::counter("got", (limit != u64::MAX).then_some(limit));
+    let shown = crate::progress::counter("got", "messages", (limit != u64::MAX).then_some(limit));
     loop {
         while t.got < limit {
             match c.get(h, &gmo) {

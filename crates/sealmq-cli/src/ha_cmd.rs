@@ -76,6 +76,7 @@ pub fn run(cfg: ServerConfig, group: Group) -> CliResult {
         "sealmq: queue manager {} instance {} started as a replica",
         cfg.name, group.instance
     );
+    catch_up_progress(node.clone());
     node.wait_active(|| false);
     standby.stop();
     let server = become_active(&node, &cfg, &dir, qm_lock);
@@ -94,6 +95,45 @@ pub fn run(cfg: ServerConfig, group: Group) -> CliResult {
         cfg.name, group.instance
     );
     serve_active(server, node, &cfg, &dir, &group.instance)
+}
+
+/// While this replica catches up with the group's log: its progress on standard error (on a
+/// terminal: entries applied of the active instance's), and once it holds the active
+/// instance's last entry a line in the error log saying how long it took.
+fn catch_up_progress(node: Arc<Node>) {
+    std::thread::spawn(move || {
+        let began = std::time::Instant::now();
+        let bar = crate::progress::counter("replica catching up:", "log entries applied", None);
+        loop {
+            if node.is_active() {
+                bar.finish_and_clear();
+                return;
+            }
+            let mine = node.status();
+            if let Ok(group) = node.group_view() {
+                if bar.length() != Some(group.log_index) {
+                    bar.set_length(group.log_index);
+                    if let Ok(style) = indicatif::ProgressStyle::with_template(
+                        "{prefix} {pos}/{len} log entries applied {wide_bar} {eta}",
+                    ) {
+                        bar.set_style(style);
+                    }
+                }
+                bar.set_position(mine.applied_index.min(group.log_index));
+                if mine.applied_index >= group.log_index {
+                    bar.finish_and_clear();
+                    tracing::info!(
+                        "instance {} caught up with the group's log (entry {}) in {:.1} s",
+                        mine.instance,
+                        group.log_index,
+                        began.elapsed().as_secs_f64()
+                    );
+                    return;
+                }
+            }
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    });
 }
 
 /// What a replica tells an application that connects to it: where the active instance is.

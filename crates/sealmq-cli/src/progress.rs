@@ -1,21 +1,19 @@
-//! Progress on standard error while a long command runs (`get --all`, `put --count`,
-//! `bench`): a counter with its rate, or a spinner with the time taken, drawn only when
-//! standard error is a terminal (a script's output stays as it was) and cleared at the end.
+//! Progress on standard error while a long command runs (`get --all`, `bench`, a replica
+//! catching up with its group): a counter with its rate, or a spinner with the time taken,
+//! drawn only when standard error is a terminal (a script's output stays as it was) and
+//! cleared at the end.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::time::Duration;
 
-/// A running count of `what` (e.g. "got"), out of `total` when it is known.
-pub fn counter(what: &str, total: Option<u64>) -> ProgressBar {
-    let bar = match total {
-        Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr()),
-        None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
-    };
+/// A running count of `what` (e.g. "got") in `unit`s, out of `total` when it is known.
+pub fn counter(what: &str, unit: &str, total: Option<u64>) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(total, ProgressDrawTarget::stderr());
     let template = match total {
-        Some(_) => "{prefix} {pos}/{len} messages ({per_sec}) {wide_bar} {eta}",
-        None => "{spinner} {prefix} {pos} messages ({per_sec}, {elapsed})",
+        Some(_) => format!("{{prefix}} {{pos}}/{{len}} {unit} ({{per_sec}}) {{wide_bar}} {{eta}}"),
+        None => format!("{{spinner}} {{prefix}} {{pos}} {unit} ({{per_sec}}, {{elapsed}})"),
     };
-    if let Ok(style) = ProgressStyle::with_template(template) {
+    if let Ok(style) = ProgressStyle::with_template(&template) {
         bar.set_style(style);
     }
     bar.set_prefix(what.to_string());

@@ -28,6 +28,16 @@ fn units_of_work_of_tens_of_mib_replicate_and_a_replica_catches_up_on_them() {
     assert!(put.contains("put 160"), "{put}");
     g.start(r);
     g.wait_in_sync();
+    // Its catching up is reported (on a terminal as a progress bar; in the error log once).
+    let log = g.dir(r).join("errors").join("SEALMQ01.LOG");
+    sealmq_testkit::wait_for(
+        std::time::Duration::from_secs(30),
+        "the replica's catching up in its error log",
+        || {
+            std::fs::read_to_string(&log)
+                .is_ok_and(|l| l.contains("caught up with the group's log"))
+        },
+    );
     let a = g.wait_active();
     // The replica holds it all: made active, it serves every message.
     if a != r {
