@@ -88,6 +88,7 @@ impl Connection {
             .filter(|s| !skip.contains(&s.name) && selected(s, md))
             .collect();
         if subs.is_empty() && !retain {
+            self.qm.count_on_topic(topic, 0);
             return Ok(0);
         }
         let persistent = md.persistence == Persistence::Persistent;
@@ -147,6 +148,7 @@ impl Connection {
         for n in &delivered {
             self.qm.count_delivery(n);
         }
+        self.qm.count_on_topic(topic, delivered.len());
         Ok(delivered.len())
     }
 }

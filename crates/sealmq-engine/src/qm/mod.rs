@@ -37,6 +37,7 @@ mod stats;
 mod triggers;
 pub use damaged::DAMAGED_DIR;
 pub use defaults::default_channel_name;
+pub use pubsub::{SubStats, TOPICS_KEPT, TopicStats};
 use rebuild::Rebuild;
 pub use replica::{install_state, state_key_id, write_state};
 pub use security::ChlAuthAction;
@@ -175,6 +176,8 @@ pub struct QueueManager {
     pub(crate) not_own: Mutex<HashMap<String, u64>>,
     /// Publications since the start (metrics).
     pub(crate) publications: AtomicU64,
+    /// Per topic string published on since the start (at most [`pubsub::TOPICS_KEPT`]).
+    pub(crate) topic_stats: Mutex<HashMap<String, pubsub::TopicStats>>,
     /// The server's listeners and services, when a server runs this queue manager.
     ctl: RwLock<services::Controls>,
     pub(crate) policies: RwLock<HashMap<String, sealmq_protect::Policy>>,

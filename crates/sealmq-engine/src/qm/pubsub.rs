@@ -16,7 +16,47 @@ pub struct SubStats {
     pub last_ms: u64,
 }
 
+/// What one topic string saw since the start: publications on it, copies of them delivered to
+/// subscriptions, and when the last of each happened (ms since the epoch; 0: none).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TopicStats {
+    pub published: u64,
+    pub received: u64,
+    pub last_published_ms: u64,
+    pub last_received_ms: u64,
+}
+
+/// Topic strings whose figures are kept: past this many, publications on a new topic string are
+/// counted in the totals only (a publisher inventing topic strings cannot grow memory).
+pub const TOPICS_KEPT: usize = 10_000;
+
 impl QueueManager {
+    /// The figures of each topic string published on since the start.
+    pub fn topic_stats(&self) -> Vec<(String, TopicStats)> {
+        let mut v: Vec<_> = lock(&self.topic_stats)
+            .iter()
+            .map(|(k, s)| (k.clone(), s.clone()))
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
+
+    /// Counts one publication on `topic` and `copies` delivered from it.
+    pub(crate) fn count_on_topic(&self, topic: &str, copies: usize) {
+        let now = u64::try_from(crate::md::now_ms()).unwrap_or(0);
+        let mut all = lock(&self.topic_stats);
+        if !all.contains_key(topic) && all.len() >= TOPICS_KEPT {
+            return;
+        }
+        let t = all.entry(topic.to_string()).or_default();
+        t.published += 1;
+        t.last_published_ms = now;
+        if copies > 0 {
+            t.received += copies as u64;
+            t.last_received_ms = now;
+        }
+    }
+
     /// 2531 while ALTER QMGR PSMODE(DISABLED) is in force.
     pub fn check_pubsub_enabled(&self) -> MqResult<()> {
         if read(&self.qmgr).pubsub_enabled() {

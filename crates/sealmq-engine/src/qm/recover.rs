@@ -261,6 +261,7 @@ fn assemble(
         sub_stats: Default::default(),
         not_own: Default::default(),
         publications: AtomicU64::new(0),
+        topic_stats: Default::default(),
         conns: Default::default(),
         started: sealmq_types::time::now_secs(),
         ctl: Default::default(),

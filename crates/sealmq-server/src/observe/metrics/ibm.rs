@@ -35,6 +35,80 @@ pub(crate) fn render(o: &mut Out, qm: &QueueManager, chinit: &Arc<Initiator>) {
     queues(o, qm);
     channels(o, qm, chinit);
     subscriptions(o, qm);
+    topics(o, qm);
+}
+
+/// Each topic string published on since the start (at most the engine keeps): publications
+/// (`type="pub"`) and the copies subscribers received (`type="sub"`), the time since the last
+/// of each, and the subscriptions its publications reach now.
+fn topics(o: &mut Out, qm: &QueueManager) {
+    let now = sealmq_mqi::md::now_ms().max(0) as u64;
+    let stats = qm.topic_stats();
+    // (family, type label, help, the figure: a count, or when it last happened)
+    type Figure = fn(&sealmq_engine::qm::TopicStats) -> Reading;
+    enum Reading {
+        Count(u64),
+        Last(u64),
+    }
+    let families: [(&str, &str, &str, Figure); 4] = [
+        (
+            "ibmmq_topic_messages_published",
+            "pub",
+            "Publications on the topic string since start.",
+            |t| Reading::Count(t.published),
+        ),
+        (
+            "ibmmq_topic_messages_received",
+            "sub",
+            "Copies of its publications subscribers received since start.",
+            |t| Reading::Count(t.received),
+        ),
+        (
+            "ibmmq_topic_time_since_msg_published",
+            "pub",
+            "Seconds since the last publication on the topic string.",
+            |t| Reading::Last(t.last_published_ms),
+        ),
+        (
+            "ibmmq_topic_time_since_msg_received",
+            "sub",
+            "Seconds since a subscriber last received one of its publications.",
+            |t| Reading::Last(t.last_received_ms),
+        ),
+    ];
+    for (name, kind, help, f) in families {
+        o.family(name, "gauge", help);
+        for (topic, t) in &stats {
+            let v = match f(t) {
+                Reading::Count(n) => n as f64,
+                Reading::Last(0) => continue,
+                Reading::Last(ms) => (now.saturating_sub(ms) / 1000) as f64,
+            };
+            let labels = [
+                ("platform", PLATFORM),
+                ("topic", topic.as_str()),
+                ("type", kind),
+            ];
+            o.sample(name, &labels, v);
+        }
+    }
+    o.family(
+        "ibmmq_topic_subscriber_count",
+        "gauge",
+        "Subscriptions the topic string's publications reach now.",
+    );
+    for (topic, _) in &stats {
+        let n = qm.subs_for(topic).len();
+        o.sample(
+            "ibmmq_topic_subscriber_count",
+            &[
+                ("platform", PLATFORM),
+                ("topic", topic.as_str()),
+                ("type", "sub"),
+            ],
+            n as f64,
+        );
+    }
 }
 
 /// The queue manager's running totals under IBM's names, as counters (the dashboards take
