@@ -930,42 +930,25 @@ fn queue_lists_take_ibms_query_and_answer_in_its_attribute_objects() {
         r#"{"storage": {"colour": 1}}"#,
     );
     assert_eq!(r.status, 400, "{}", r.body);
-    let r = w.curl(
-        &[
-            "-u",
-            READER,
-            "-X",
-            "DELETE",
-            "-H",
-            "ibm-mq-rest-csrf-token: x",
-        ],
-        "admin/qmgr/QW/queue/APP.NEW",
-    );
+    let delete = |user: &str, path: &str| {
+        w.curl(
+            &[
+                "-u",
+                user,
+                "-X",
+                "DELETE",
+                "-H",
+                "ibm-mq-rest-csrf-token: x",
+            ],
+            path,
+        )
+    };
+    let r = delete(READER, "admin/qmgr/QW/queue/APP.NEW");
     assert_eq!(r.status, 403, "a reader deleted: {}", r.body);
-    let r = w.curl(
-        &[
-            "-u",
-            ADMIN,
-            "-X",
-            "DELETE",
-            "-H",
-            "ibm-mq-rest-csrf-token: x",
-        ],
-        "admin/qmgr/QW/queue/APP.NEW?purge=true",
-    );
+    let r = delete(ADMIN, "admin/qmgr/QW/queue/APP.NEW?purge=true");
     assert_eq!(r.status, 204, "{}", r.body);
     assert!(!w.h.mqsc("QW", "DISPLAY QUEUE(APP.*)\n").contains("APP.NEW"));
-    let r = w.curl(
-        &[
-            "-u",
-            ADMIN,
-            "-X",
-            "DELETE",
-            "-H",
-            "ibm-mq-rest-csrf-token: x",
-        ],
-        "admin/qmgr/QW/queue/APP.NEW",
-    );
+    let r = delete(ADMIN, "admin/qmgr/QW/queue/APP.NEW");
     assert_eq!(r.status, 404, "{}", r.body);
     for bad in [
         "admin/qmgr/QW/queue?bogus=1",

@@ -179,21 +179,27 @@ fn subscriptions(o: &mut Out, qm: &QueueManager) {
         "gauge",
         "Publications delivered to the subscription since start (NUMMSGS).",
     );
-    let labels = |s: &sealmq_engine::subs::SubDef| -> [(&'static str, String); 5] {
-        [
-            ("platform", PLATFORM.to_string()),
-            ("subscription", s.name.clone()),
-            ("subid", s.subid.clone()),
-            ("topic", s.topicstr.clone()),
-            ("type", s.subtype.name().to_string()),
-        ]
-    };
-    for (s, st) in subs.iter().zip(&stats) {
-        let l = labels(s);
+    let labels: Vec<[(&str, String); 5]> = subs
+        .iter()
+        .map(|s| {
+            [
+                ("platform", PLATFORM.to_string()),
+                ("subscription", s.name.clone()),
+                ("subid", s.subid.clone()),
+                ("topic", s.topicstr.clone()),
+                ("type", s.subtype.name().to_string()),
+            ]
+        })
+        .collect();
+    let put = |o: &mut Out, name: &str, l: &[(&str, String); 5], v: f64| {
         let l: Vec<(&str, &str)> = l.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        o.sample(
+        o.sample(name, &l, v);
+    };
+    for (l, st) in labels.iter().zip(&stats) {
+        put(
+            o,
             "ibmmq_subscription_messsages_received",
-            &l,
+            l,
             st.delivered as f64,
         );
     }
@@ -202,16 +208,12 @@ fn subscriptions(o: &mut Out, qm: &QueueManager) {
         "gauge",
         "Seconds since a publication was last delivered to the subscription.",
     );
-    for (s, st) in subs.iter().zip(&stats) {
-        if st.last_ms == 0 {
-            continue;
-        }
-        let l = labels(s);
-        let l: Vec<(&str, &str)> = l.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    for (l, st) in labels.iter().zip(&stats).filter(|(_, st)| st.last_ms > 0) {
         let secs = now.saturating_sub(st.last_ms) / 1000;
-        o.sample(
+        put(
+            o,
             "ibmmq_subscription_time_since_message_published",
-            &l,
+            l,
             secs as f64,
         );
     }
