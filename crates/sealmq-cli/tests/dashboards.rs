@@ -42,18 +42,8 @@ const WITHOUT_ALL: &[(&str, &str, &str)] = &[
     ("Logging", "Recovery LSN", "no cross-region replication"),
     (
         "MQ_Prometheus_Overview",
-        "Messages",
-        "browses not split by persistence",
-    ),
-    (
-        "MQ_Prometheus_Overview",
         "Subscriptions",
         "no non-durable subscriber marks",
-    ),
-    (
-        "MQ_Prometheus_Overview",
-        "Non-persistent Bytes Put",
-        "put bytes not split",
     ),
     (
         "Queue_Manager_Status",
@@ -222,6 +212,7 @@ fn ibms_dashboards_get_their_data_from_a_live_scrape() {
     h.mqsc("QD", "START CHANNEL(QD.QE)\n");
     h.ok(&["put", "QD", "APP.Q", "--message", "one", "--count", "3"]);
     h.ok(&["get", "QD", "APP.Q", "--count", "1"]);
+    h.ok(&["browse", "QD", "APP.Q", "--count", "1"]);
     h.ok(&[
         "put",
         "QD",

@@ -21,6 +21,10 @@ pub struct QueueCounters {
     pub get_bytes: u64,
     /// Successful browses.
     pub browses: u64,
+    /// Of the bytes put, those of persistent messages; of the browses, those of persistent
+    /// messages (IBM's dashboards show both kinds).
+    pub persistent_put_bytes: u64,
+    pub persistent_browses: u64,
 }
 
 /// The statistics state of one queue, inside its `QueueState`.
@@ -77,16 +81,23 @@ impl QueueStats {
         self.hw_interval = self.hw_interval.max(depth);
     }
 
-    pub fn put(&mut self, bytes: usize) {
+    pub fn put(&mut self, bytes: usize, persistent: bool) {
         self.last_put_ms = sealmq_mqi::md::now_ms();
         self.total.puts += 1;
         self.total.put_bytes += bytes as u64;
+        if persistent {
+            self.total.persistent_put_bytes += bytes as u64;
+        }
     }
 
     /// Takes back a put that did not happen after all (its log write failed).
-    pub fn unput(&mut self, bytes: usize) {
+    pub fn unput(&mut self, bytes: usize, persistent: bool) {
         self.total.puts = self.total.puts.saturating_sub(1);
         self.total.put_bytes = self.total.put_bytes.saturating_sub(bytes as u64);
+        if persistent {
+            self.total.persistent_put_bytes =
+                self.total.persistent_put_bytes.saturating_sub(bytes as u64);
+        }
     }
 
     pub fn got(&mut self, bytes: usize) {
@@ -95,8 +106,11 @@ impl QueueStats {
         self.total.get_bytes += bytes as u64;
     }
 
-    pub fn browsed(&mut self) {
+    pub fn browsed(&mut self, persistent: bool) {
         self.total.browses += 1;
+        if persistent {
+            self.total.persistent_browses += 1;
+        }
     }
 
     /// RESET QSTATS: the figures since the last reset; the high-water mark starts again from
@@ -135,14 +149,14 @@ mod tests {
     fn reset_and_interval_views_do_not_disturb_each_other() {
         let mut s = QueueStats::default();
         for depth in 1..=5 {
-            s.put(100);
+            s.put(100, false);
             s.on_depth(depth);
         }
         for depth in (2..=4).rev() {
             s.got(100);
             s.on_depth(depth);
         }
-        s.browsed();
+        s.browsed(false);
         let i = s.take_interval("Q", 2);
         assert_eq!((i.hi_depth, i.total.puts, i.total.gets), (5, 5, 3));
         assert_eq!(
@@ -155,9 +169,9 @@ mod tests {
         let r = s.reset("Q", 2);
         assert_eq!((r.msgs_in, r.msgs_out, r.hi_depth), (0, 0, 2));
         // The interval view kept its own high-water mark.
-        s.put(10);
+        s.put(10, true);
         s.on_depth(3);
-        s.unput(10);
+        s.unput(10, true);
         s.on_depth(2);
         let i = s.take_interval("Q", 2);
         assert_eq!((i.hi_depth, i.total.puts, i.total.put_bytes), (3, 5, 500));

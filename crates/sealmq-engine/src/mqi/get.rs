@@ -375,7 +375,8 @@ impl Connection {
         };
         if browsing {
             *lock(&h.cursor) = Some(key);
-            st.stats.browsed();
+            st.stats
+                .browsed(got.md.persistence == crate::md::Persistence::Persistent);
             return Ok(Taken::Done(got));
         }
         let seq = key.1;

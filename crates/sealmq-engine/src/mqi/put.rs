@@ -356,7 +356,10 @@ impl Connection {
 fn unput(q: &LocalQueue, seq: u64, msg: &Message) {
     let mut st = q.lock();
     st.remove(seq);
-    st.stats.unput(msg.payload.len());
+    st.stats.unput(
+        msg.payload.len(),
+        msg.md.persistence == Persistence::Persistent,
+    );
 }
 
 /// The handle was opened for output and puts are allowed on what it opened.
@@ -423,6 +426,9 @@ fn reserve(dest: &Dest, seq: u64, msg: &Arc<Message>, tx: TxId) -> MqResult<()> 
         );
     }
     st.insert(seq, msg.clone(), EntryState::Putting(tx), 0);
-    st.stats.put(msg.payload.len());
+    st.stats.put(
+        msg.payload.len(),
+        msg.md.persistence == Persistence::Persistent,
+    );
     Ok(())
 }

@@ -117,25 +117,53 @@ fn topics(o: &mut Out, qm: &QueueManager) {
 /// writes none: its failures go to the error log).
 fn totals(o: &mut Out, qm: &QueueManager) {
     let p = [("platform", PLATFORM)];
-    let (mut puts, mut gets) = (0u64, 0u64);
+    let mut all = sealmq_engine::stats::QueueCounters::default();
     for (_, _, c) in qm.queue_totals() {
-        puts += c.puts;
-        gets += c.gets;
+        all.puts += c.puts;
+        all.gets += c.gets;
+        all.put_bytes += c.put_bytes;
+        all.persistent_put_bytes += c.persistent_put_bytes;
+        all.browses += c.browses;
+        all.persistent_browses += c.persistent_browses;
     }
     let (pubs, copies) = qm.publication_totals();
     let listeners = qm.listener_control().map(|l| l.status().len()).unwrap_or(0);
-    let families: [(&str, &str, &str, f64); 6] = [
+    let families: [(&str, &str, &str, f64); 10] = [
         (
             "ibmmq_qmgr_interval_mqput_mqput1_total_count",
             "counter",
             "MQPUT and MQPUT1 calls that put a message, every queue, since start.",
-            puts as f64,
+            all.puts as f64,
         ),
         (
             "ibmmq_qmgr_interval_destructive_get_total_count",
             "counter",
             "Destructive MQGET calls that got a message, every queue, since start.",
-            gets as f64,
+            all.gets as f64,
+        ),
+        (
+            "ibmmq_qmgr_put_persistent_messages_bytes",
+            "counter",
+            "Bytes of persistent messages put, every queue, since start.",
+            all.persistent_put_bytes as f64,
+        ),
+        (
+            "ibmmq_qmgr_put_non_persistent_messages_bytes",
+            "counter",
+            "Bytes of non-persistent messages put, every queue, since start.",
+            all.put_bytes.saturating_sub(all.persistent_put_bytes) as f64,
+        ),
+        (
+            "ibmmq_qmgr_persistent_message_browse_count",
+            "counter",
+            "Browses of persistent messages, every queue, since start.",
+            all.persistent_browses as f64,
+        ),
+        (
+            "ibmmq_qmgr_non_persistent_message_browse_count",
+            "counter",
+            "Browses of non-persistent messages, every queue, since start.",
+            all.browses.saturating_sub(all.persistent_browses) as f64,
         ),
         (
             "ibmmq_qmgr_topic_mqput_mqput1_interval_total",
