@@ -25,11 +25,6 @@ const WITHOUT_ALL: &[(&str, &str, &str)] = &[
     ),
     (
         "Channel_Status",
-        "Channel Batches",
-        "batch size averages are not kept",
-    ),
-    (
-        "Channel_Status",
         "Transmission Queue Time",
         "XQTIME is not measured",
     ),

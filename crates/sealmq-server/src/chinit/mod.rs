@@ -85,6 +85,27 @@ pub struct Status {
     pub last_msg: u64,
     /// What the instance is doing now (MQ's SUBSTATE: MQGET, SEND, RECEIVE, MQPUT, ...).
     pub substate: &'static str,
+    /// MQ's BATCHSZ indicators: the messages per batch, weighted toward the recent batches
+    /// (short term) and over many (long term); 0 before the first batch.
+    pub batchsz_short: f64,
+    pub batchsz_long: f64,
+}
+
+impl Status {
+    /// Counts a batch of `n` messages in the batch-size indicators: exponentially weighted,
+    /// about the last 4 batches for the short term and the last 32 for the long term (the
+    /// first batch sets both).
+    pub(crate) fn batch_done(&mut self, n: u64) {
+        let n = n as f64;
+        if self.batches == 0 {
+            self.batchsz_short = n;
+            self.batchsz_long = n;
+        } else {
+            self.batchsz_short += (n - self.batchsz_short) / 4.0;
+            self.batchsz_long += (n - self.batchsz_long) / 32.0;
+        }
+        self.batches += 1;
+    }
 }
 
 /// One channel instance: its status and how to stop it.
@@ -688,5 +709,31 @@ impl ChannelControl for Control {
 
     fn tasks(&self) -> Vec<Attrs> {
         self.adapters.stats()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_size_indicators_follow_recent_batches_short_and_many_long() {
+        let mut s = Status::default();
+        s.batch_done(50);
+        assert_eq!(
+            (s.batchsz_short, s.batchsz_long, s.batches),
+            (50.0, 50.0, 1)
+        );
+        for _ in 0..20 {
+            s.batch_done(10);
+        }
+        // The short term has all but forgotten the first batch; the long term has not.
+        assert!((s.batchsz_short - 10.0).abs() < 0.2, "{}", s.batchsz_short);
+        assert!(
+            s.batchsz_long > 20.0 && s.batchsz_long < 50.0,
+            "{}",
+            s.batchsz_long
+        );
+        assert_eq!(s.batches, 21);
     }
 }

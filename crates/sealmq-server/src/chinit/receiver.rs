@@ -452,7 +452,7 @@ fn end_batch(
     s.msgs += n;
     s.last_msg = sealmq_types::time::now_secs();
     s.bytes_rcvd += end.bytes;
-    s.batches += 1;
+    s.batch_done(n);
     s.cur_seq = end.last_seq;
     s.lst_seq = end.last_seq;
     Ok(())

@@ -452,7 +452,7 @@ impl<'a> Sending<'a> {
         s.last_msg = sealmq_types::time::now_secs();
         s.substate = "MQGET";
         s.bytes_sent += bytes;
-        s.batches += 1;
+        s.batch_done(batch.frames.len() as u64);
         s.lst_seq = self.seq;
         s.key_resets = self.link.rekeys;
         Ok(())

@@ -439,7 +439,7 @@ fn channels(o: &mut Out, qm: &QueueManager, chinit: &Initiator) {
     let defs = qm.channels();
     // (channel, type, connname, rqmname, [status, squashed, msgs, sent, rcvd, batches,
     // seconds since the last message]): a value the instance does not have is none.
-    type Row = (String, &'static str, String, String, [Option<f64>; 7]);
+    type Row = (String, &'static str, String, String, [Option<f64>; 9]);
     let mut rows: Vec<Row> = chinit
         .statuses("*")
         .into_iter()
@@ -458,6 +458,8 @@ fn channels(o: &mut Out, qm: &QueueManager, chinit: &Initiator) {
                     Some(s.bytes_rcvd as f64),
                     Some(s.batches as f64),
                     since,
+                    (s.batches > 0).then_some(s.batchsz_short),
+                    (s.batches > 0).then_some(s.batchsz_long),
                 ],
             )
         })
@@ -476,10 +478,20 @@ fn channels(o: &mut Out, qm: &QueueManager, chinit: &Initiator) {
             t,
             c.origin.conname.clone(),
             String::new(),
-            [Some(3.0), Some(2.0), None, None, None, None, None],
+            [
+                Some(3.0),
+                Some(2.0),
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+            ],
         ));
     }
-    let fields: [(&str, &str); 7] = [
+    let fields: [(&str, &str); 9] = [
         (
             "ibmmq_channel_status",
             "Channel status (MQCHS: 3 RUNNING, 5 RETRYING, 6 STOPPED, ...).",
@@ -507,6 +519,14 @@ fn channels(o: &mut Out, qm: &QueueManager, chinit: &Initiator) {
         (
             "ibmmq_channel_time_since_msg",
             "Seconds since the channel's current instance last moved a message.",
+        ),
+        (
+            "ibmmq_channel_batchsz_short",
+            "Messages per batch, weighted toward the last few batches (BATCHSZ short term).",
+        ),
+        (
+            "ibmmq_channel_batchsz_long",
+            "Messages per batch over many batches (BATCHSZ long term).",
         ),
     ];
     for (i, (name, help)) in fields.into_iter().enumerate() {
