@@ -58,6 +58,25 @@ fn jvm(dir: &Path, identity: Option<&Path>, cipher: &str) -> Vec<String> {
     v
 }
 
+/// The Java clients' trust store (`trust.p12` in the home) made to hold the queue manager's
+/// certificate `pem`.
+fn java_trusts(h: &Home, pem: &std::path::Path) {
+    run(Command::new("keytool").args([
+        "-importcert",
+        "-noprompt",
+        "-alias",
+        "qm",
+        "-file",
+        &s(pem),
+        "-keystore",
+        &s(&h.dir.path().join("trust.p12")),
+        "-storetype",
+        "PKCS12",
+        "-storepass",
+        PASS,
+    ]));
+}
+
 /// Queue manager `qm` with a TLS listener (client certificates required), alice's certificate
 /// trusted and given authority; the Java trust store holding the queue manager's certificate.
 fn world(qm: &str) -> (Home, u16, std::path::PathBuf) {
@@ -67,20 +86,7 @@ fn world(qm: &str) -> (Home, u16, std::path::PathBuf) {
     let alice = h.dir.path().join("alice");
     h.ok(&["keystore", "init", &s(&alice), "--dn", ALICE]);
     h.trust(&qm_ks, &alice.join("identity.pem"));
-    run(Command::new("keytool").args([
-        "-importcert",
-        "-noprompt",
-        "-alias",
-        "qm",
-        "-file",
-        &s(&qm_ks.join("identity.pem")),
-        "-keystore",
-        &s(&h.dir.path().join("trust.p12")),
-        "-storetype",
-        "PKCS12",
-        "-storepass",
-        PASS,
-    ]));
+    java_trusts(&h, &qm_ks.join("identity.pem"));
     let port = free_port();
     h.ok(&[
         "start",
@@ -221,20 +227,7 @@ fn an_intercepting_svrconn_writes_and_reads_ibms_envelope() {
         h.trust(&qm_ks, &d.join(format!("{who}.pem")));
     }
     // IBM's clients trust the queue manager's certificate (now bob's) for TLS.
-    run(Command::new("keytool").args([
-        "-importcert",
-        "-noprompt",
-        "-alias",
-        "qm",
-        "-file",
-        &s(&d.join("bob.pem")),
-        "-keystore",
-        &s(&h.dir.path().join("trust.p12")),
-        "-storetype",
-        "PKCS12",
-        "-storepass",
-        PASS,
-    ]));
+    java_trusts(&h, &d.join("bob.pem"));
     let port = free_port();
     h.ok(&[
         "start",
