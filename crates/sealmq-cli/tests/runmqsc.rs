@@ -235,3 +235,59 @@ fn as_a_client_over_tls_each_command_needs_the_mapped_users_authority() {
     );
     h.ok(&["stop", "QR"]);
 }
+
+/// MQSC from a client runs on the blocking pool like any request: only the administrator's
+/// own socket gets a thread of its own per command, so a remote flood of MQSC makes none.
+#[test]
+fn remote_mqsc_makes_no_thread_per_command() {
+    let h = Home::new();
+    let port = free_port();
+    h.ok(&["create", "QF"]);
+    h.start_tcp("QF", port);
+    h.mqsc(
+        "QF",
+        "DEFINE CHANNEL(ADMIN.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('opsuser')\n\
+         SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('opsuser') AUTHADD(CONNECT,DSP)\n",
+    );
+    let pid = h.pid("QF");
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let watcher = {
+        let (stop, seen) = (stop.clone(), seen.clone());
+        std::thread::spawn(move || {
+            let tasks = format!("/proc/{pid}/task");
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                for t in std::fs::read_dir(&tasks).into_iter().flatten().flatten() {
+                    let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+                    if comm.trim() == "sealmq-admin" {
+                        seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+            }
+        })
+    };
+    let script = "DISPLAY QMGR QMNAME\n".repeat(2000);
+    let o = h.run(
+        &[
+            "mqsc",
+            "QF",
+            "-e",
+            "--conn",
+            &format!("127.0.0.1:{port}"),
+            "--channel",
+            "ADMIN.SVRCONN",
+        ],
+        Some(&script),
+    );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    watcher.join().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("2000 MQSC commands read."), "{out}");
+    assert_eq!(
+        seen.load(std::sync::atomic::Ordering::Relaxed),
+        0,
+        "remote MQSC ran on threads of its own"
+    );
+    h.ok(&["stop", "QF"]);
+}

@@ -15,7 +15,8 @@ impl Session {
     pub(super) async fn mqsc(&mut self, script: String, json: bool) -> Response {
         let qm = self.qm.clone();
         let principal = (!self.admin).then(|| self.conn.user.clone());
-        self.on_own_thread(move || {
+        let remote = principal.is_some();
+        let job = move || {
             let r = sealmq_mqsc::run_as(&qm, &script, principal.as_deref());
             if let Some(p) = &principal {
                 for x in r
@@ -32,8 +33,14 @@ impl Session {
                 r.iter().map(sealmq_mqsc::render_reply).collect()
             };
             Response::Mqsc { text, failed }
-        })
-        .await
+        };
+        // The administrator's lifeline is a thread of its own; anyone else's MQSC waits on
+        // the blocking pool like any request, so a flood of it cannot make threads.
+        if remote {
+            self.on_pool(job).await
+        } else {
+            self.on_own_thread(job).await
+        }
     }
 
     /// Stops the queue manager, for its own user.
