@@ -45,10 +45,14 @@ impl QueueManager {
     pub(crate) fn count_on_topic(&self, topic: &str, copies: usize) {
         let now = u64::try_from(crate::md::now_ms()).unwrap_or(0);
         let mut all = lock(&self.topic_stats);
-        if !all.contains_key(topic) && all.len() >= TOPICS_KEPT {
-            return;
+        // The topic string is copied only the first time it is seen.
+        if !all.contains_key(topic) {
+            if all.len() >= TOPICS_KEPT {
+                return;
+            }
+            all.insert(topic.to_string(), TopicStats::default());
         }
-        let t = all.entry(topic.to_string()).or_default();
+        let Some(t) = all.get_mut(topic) else { return };
         t.published += 1;
         t.last_published_ms = now;
         if copies > 0 {
