@@ -22,6 +22,7 @@ mod pubsub_cmd;
 mod qm_cmd;
 mod stop_cmd;
 mod trigger_cmd;
+mod web_cmd;
 
 use clap::{Parser, Subcommand};
 use sealmq_protect::ProtectError;
@@ -91,6 +92,9 @@ enum Command {
     /// Serve an initiation queue: start the program of each triggered queue's PROCESS
     /// (MQ's runmqtrm).
     TriggerMonitor(trigger_cmd::TriggerMonitorArgs),
+    /// Serve the REST API and web console of every queue manager under SEALMQ_HOME, running
+    /// or not, and start and stop them (IBM MQ's mqweb).
+    Web(web_cmd::WebArgs),
 }
 
 /// A CLI failure: a protection error (with its MQ reason code) or another problem.
@@ -167,6 +171,7 @@ fn main() -> ExitCode {
         Command::Message(c) => message_cmd::run(c),
         Command::Demo(a) => demo::run(a),
         Command::TriggerMonitor(a) => trigger_cmd::run(a),
+        Command::Web(a) => web_cmd::web(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

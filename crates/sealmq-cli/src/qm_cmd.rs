@@ -59,7 +59,7 @@ pub struct CreateArgs {
 
 /// The names every queue manager's certificate carries, so that a local HTTPS client can
 /// check it by name (`curl --cacert <QM dir>/keystore/identity.pem https://localhost:PORT`).
-const LOCAL_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+pub(crate) const LOCAL_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
 #[derive(Args)]
 pub struct StartArgs {
@@ -474,6 +474,29 @@ pub struct PasswdArgs {
 /// `sealmq passwd QM USER`: the new password from --password-fd, SEALMQ_NEW_PASSWORD, else
 /// asked twice on the terminal; stored as an Argon2id hash in `<QM dir>/passwd` (0600). A running queue manager
 /// takes it at REFRESH SECURITY TYPE(CONNAUTH).
+/// A new password: from descriptor `fd`, else SEALMQ_NEW_PASSWORD, else asked twice on the
+/// terminal.
+pub(crate) fn new_password(fd: Option<i32>, user: &str) -> CliResult<zeroize::Zeroizing<String>> {
+    Ok(match (fd, std::env::var("SEALMQ_NEW_PASSWORD")) {
+        (Some(fd), _) => crate::app_cmd::password_from_fd(fd)?,
+        (None, Ok(p)) => zeroize::Zeroizing::new(p),
+        (None, Err(_)) => {
+            let ask = |prompt: &str| {
+                rpassword::prompt_password(prompt)
+                    .map(zeroize::Zeroizing::new)
+                    .map_err(|e| format!("no SEALMQ_NEW_PASSWORD and no terminal ({e})"))
+            };
+            let first = ask(&format!("New password for {user}: "))?;
+            if *first != *ask("Again: ")? {
+                return Err("the two passwords differ; nothing changed"
+                    .to_string()
+                    .into());
+            }
+            first
+        }
+    })
+}
+
 pub fn passwd(a: PasswdArgs) -> CliResult {
     let dir = exists(&a.qm)?;
     let path = dir.join(sealmq_server::connauth::FILE);
@@ -481,24 +504,7 @@ pub fn passwd(a: PasswdArgs) -> CliResult {
         sealmq_server::connauth::PasswordFile::update(&path, &a.user, None)?;
         println!("User {} removed from {}.", a.user, path.display());
     } else {
-        let pw = match (a.password_fd, std::env::var("SEALMQ_NEW_PASSWORD")) {
-            (Some(fd), _) => crate::app_cmd::password_from_fd(fd)?,
-            (None, Ok(p)) => zeroize::Zeroizing::new(p),
-            (None, Err(_)) => {
-                let ask = |prompt: &str| {
-                    rpassword::prompt_password(prompt)
-                        .map(zeroize::Zeroizing::new)
-                        .map_err(|e| format!("no SEALMQ_NEW_PASSWORD and no terminal ({e})"))
-                };
-                let first = ask(&format!("New password for {}: ", a.user))?;
-                if *first != *ask("Again: ")? {
-                    return Err("the two passwords differ; nothing changed"
-                        .to_string()
-                        .into());
-                }
-                first
-            }
-        };
+        let pw = new_password(a.password_fd, &a.user)?;
         sealmq_server::connauth::PasswordFile::update(&path, &a.user, Some(&pw))?;
         println!("Password of {} set in {}.", a.user, path.display());
     }

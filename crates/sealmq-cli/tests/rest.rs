@@ -10,6 +10,8 @@ mod ams;
 #[path = "rest/certs.rs"]
 mod certs;
 mod common;
+#[path = "rest/installation.rs"]
+mod installation;
 #[path = "rest/limits.rs"]
 mod limits;
 #[path = "rest/queues.rs"]

@@ -99,6 +99,11 @@ pub struct Server {
 }
 
 /// The OS user name of a uid, from /etc/passwd (the uid itself when unknown).
+/// The operating-system user this process runs as, by name.
+pub fn process_user() -> String {
+    user_name(os::euid())
+}
+
 pub(crate) fn user_name(uid: u32) -> String {
     std::fs::read_to_string("/etc/passwd")
         .ok()
@@ -223,28 +228,34 @@ fn serve_local(
     Ok(())
 }
 
-/// The REST API and console (`--web`), on the queue manager's keystore and certificate.
+/// The REST API and console: on the queue manager's private socket always (`<QM dir>/web.sock`,
+/// for the installation's server `sealmq web`), and over HTTPS with `--web`, on the queue
+/// manager's keystore and certificate.
 fn start_web(
     cfg: &ServerConfig,
     qm: &Arc<QueueManager>,
     ctx: &Ctx,
-) -> Result<Option<sealmq_web::Web>, String> {
-    Ok(match &cfg.web {
-        Some((a, options)) => {
+) -> Result<sealmq_web::Web, String> {
+    let https = match &cfg.web {
+        Some((a, _)) => {
             let tls = ctx.security.channel_tls(false, "ANY").map_err(|e| {
                 format!("--web needs the queue manager's keystore and certificate: {e}")
             })?;
-            let cfg = sealmq_web::Config {
-                addr: *a,
-                tls,
-                options: options.clone(),
-                qm_dir: cfg.dir.clone(),
-                host: Arc::new(WebHost(ctx.security.clone())),
-            };
-            Some(sealmq_web::start(qm.clone(), cfg)?)
+            Some((*a, tls))
         }
         None => None,
-    })
+    };
+    let options = cfg.web.as_ref().map(|(_, o)| o.clone()).unwrap_or_default();
+    sealmq_web::start(
+        qm.clone(),
+        sealmq_web::Config {
+            https,
+            local: Some(cfg.dir.join(sealmq_web::local::SOCKET)),
+            options,
+            qm_dir: cfg.dir.clone(),
+            host: Arc::new(WebHost(ctx.security.clone())),
+        },
+    )
 }
 
 /// `<QM dir>/listeners`: the addresses served, one per line (`unix:`, `tcp:`/`tls:`,
@@ -263,8 +274,8 @@ fn write_listeners(
     if let Some(m) = metrics {
         addrs.push_str(&format!("metrics:{}\n", m.addr));
     }
-    if let Some(w) = web {
-        addrs.push_str(&format!("web:{}\n", w.addr));
+    if let Some(a) = web.and_then(|w| w.addr) {
+        addrs.push_str(&format!("web:{a}\n"));
     }
     let _ = std::fs::write(cfg.dir.join("listeners"), &addrs);
 }
@@ -355,7 +366,7 @@ impl Server {
             )?),
             None => None,
         };
-        let web = start_web(cfg, &qm, &ctx)?;
+        let web = Some(start_web(cfg, &qm, &ctx)?);
         write_listeners(cfg, &socket, tcp, metrics.as_ref(), web.as_ref());
         let _ = std::fs::write(cfg.dir.join("qm.pid"), std::process::id().to_string());
         auth::perms::share_socket(&cfg.dir, &starting)?;

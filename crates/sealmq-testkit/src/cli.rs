@@ -36,6 +36,26 @@ impl Default for Home {
     }
 }
 
+/// A running `sealmq web`; dropping it ends it.
+pub struct WebServer {
+    pub child: std::process::Child,
+    /// `127.0.0.1:PORT`.
+    pub addr: String,
+}
+
+impl WebServer {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for WebServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 impl Home {
     pub fn new() -> Home {
         Home {
@@ -102,6 +122,44 @@ impl Home {
             .output()
             .unwrap();
         assert!(o.status.success(), "sealmq passwd {qm} {user}: {o:?}");
+    }
+
+    /// `sealmq web --passwd USER` with the new password (it must succeed).
+    pub fn web_passwd(&self, user: &str, pw: &str) {
+        let o = self
+            .cmd(&["web", "--passwd", user])
+            .env("SEALMQ_NEW_PASSWORD", pw)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "sealmq web --passwd {user}: {o:?}");
+    }
+
+    /// `sealmq web --listen 127.0.0.1:0 ARGS`, the installation's web server, running until
+    /// the returned guard is dropped; its address from `<home>/web/listeners`.
+    pub fn web_server(&self, args: &[&str]) -> WebServer {
+        let listeners = self.dir.path().join("web").join("listeners");
+        let _ = std::fs::remove_file(&listeners);
+        let child = self
+            .cmd(&["web", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut server = WebServer {
+            child,
+            addr: String::new(),
+        };
+        crate::wait_for(std::time::Duration::from_secs(60), "sealmq web", || {
+            std::fs::read_to_string(&listeners)
+                .ok()
+                .and_then(|t| t.trim().strip_prefix("web:").map(str::to_string))
+                .is_some_and(|a| {
+                    server.addr = a;
+                    true
+                })
+        });
+        server
     }
 
     /// The address of a running queue manager's listener of `kind` (`metrics`, `web`, `tcp`):

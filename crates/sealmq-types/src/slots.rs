@@ -23,7 +23,8 @@ const LOG_EVERY: Duration = Duration::from_secs(1);
 /// table's lock).
 pub type Closer = Box<dyn FnOnce() + Send>;
 
-/// One connection's state as the table sees it.
+/// One connection's state as the table sees it (`Default`: a connection no table holds).
+#[derive(Default)]
 pub struct ConnState {
     /// An authenticated request is being served: not to be closed to make room.
     busy: AtomicBool,

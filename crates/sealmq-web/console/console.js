@@ -5,6 +5,7 @@
 const API = "/ibmmq/rest/v2";
 const CSRF = { "ibm-mq-rest-csrf-token": "console" };
 let qmgr = null;
+let installation = false; // served by sealmq web: every queue manager of the installation
 let roles = [];
 const counts = new Map(); // queue -> {puts, gets, at}: the last sample, for rates
 const policies = new Map(); // queue or topic -> its policy's attributes
@@ -26,7 +27,12 @@ let view = (location.hash || "#all").slice(1);
 function showView(v) {
   view = v;
   if (location.hash !== "#" + v) history.replaceState(null, "", "#" + v);
-  for (const b of document.querySelectorAll("#views button")) {
+  $("qmgr-open-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  try { await openQm($("qmgr-open").value.trim()); sayAt("qmgrs", ""); } catch (e) { sayAt("qmgrs", e.message); }
+});
+
+for (const b of document.querySelectorAll("#views button")) {
     b.setAttribute("aria-pressed", String(b.dataset.view === v));
   }
   for (const s of document.querySelectorAll("#app section[data-view]")) {
@@ -75,14 +81,65 @@ async function start() {
   // Without the read-only role only messaging is open to the user: the page keeps to it.
   const admin = roles.includes("MQWebAdminRO");
   for (const s of document.querySelectorAll(".admin-only")) allow(s, admin);
+  // The installation's server (sealmq web) serves every queue manager: the user picks one.
+  installation = !u.queueManager;
+  $("qmgrs-view").hidden = !installation;
+  allow($("qmgrs-section"), installation);
   showView(view);
-  qmgr = u.queueManager;
-  $("qmgr-name").textContent = qmgr;
-  if (!admin) return;
-  const q = await json("GET", "/admin/qmgr");
+  if (!installation) { await openQm(u.queueManager); return; }
+  const names = admin ? await qmgrList() : [];
+  const kept = localStorage.getItem("sealmq.qmgr");
+  const running = names.filter((q) => q.state === "running").map((q) => q.name);
+  await openQm(running.includes(kept) ? kept : running[0] || null);
+}
+
+// The installation's queue managers with their state; Start and Stop for an admin.
+async function qmgrList() {
+  const v = await json("GET", "/admin/qmgr");
+  const body = $("qmgrs").querySelector("tbody");
+  body.replaceChildren();
+  const cell = (text) => { const td = document.createElement("td"); td.textContent = text; return td; };
+  for (const q of v.qmgr) {
+    const tr = document.createElement("tr");
+    tr.dataset.qmgr = q.name;
+    const st = q.status || {};
+    tr.append(cell(q.name), cell(q.state), cell(st.started || ""),
+      cell(st.connectionCount === undefined ? "" : String(st.connectionCount)));
+    const acts = document.createElement("td");
+    const button = (label, fn) => {
+      const b = document.createElement("button");
+      b.type = "button"; b.textContent = label; b.setAttribute("aria-label", label + " " + q.name);
+      b.addEventListener("click", () => fn().catch((e) => sayAt("qmgrs", e.message)));
+      acts.append(b);
+    };
+    if (q.state === "running") button("Open", () => openQm(q.name));
+    if (roles.includes("MQWebAdmin")) {
+      const op = q.state === "running" ? "stop" : "start";
+      button(op === "start" ? "Start" : "Stop", async () => {
+        if (op === "stop" && !confirm("Stop queue manager " + q.name + "?")) return;
+        sayAt("qmgrs", (op === "start" ? "Starting " : "Stopping ") + q.name + "...", true);
+        const r = await json("POST", "/admin/action/qmgr/" + encodeURIComponent(q.name) + "/" + op);
+        sayAt("qmgrs", (r.message || []).join(" "), true);
+        if (op === "stop" && qmgr === q.name) await openQm(null);
+        await qmgrList();
+      });
+    }
+    tr.append(acts);
+    body.append(tr);
+  }
+  return v.qmgr;
+}
+
+// Shows queue manager `name` (null: none) in every view.
+async function openQm(name) {
+  qmgr = name;
+  $("qmgr-name").textContent = name || "";
+  if (installation && name) localStorage.setItem("sealmq.qmgr", name);
   const facts = $("qm-facts");
   facts.replaceChildren();
-  for (const [k, v] of [["Name", qmgr], ["State", q.qmgr[0].state],
+  if (!name || !roles.includes("MQWebAdminRO")) return;
+  const q = await json("GET", "/admin/qmgr/" + encodeURIComponent(name));
+  for (const [k, v] of [["Name", name], ["State", q.qmgr[0].state],
     ["Started", new Date(q.qmgr[0].started * 1000).toISOString()]]) {
     const dt = document.createElement("dt"); dt.textContent = k;
     const dd = document.createElement("dd"); dd.textContent = v;
@@ -536,6 +593,11 @@ $("mqsc-form").addEventListener("submit", async (ev) => {
   $("mqsc-out").textContent = out.join("\n");
 });
 
+$("qmgr-open-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  try { await openQm($("qmgr-open").value.trim()); sayAt("qmgrs", ""); } catch (e) { sayAt("qmgrs", e.message); }
+});
+
 for (const b of document.querySelectorAll("#views button")) {
   b.addEventListener("click", () => showView(b.dataset.view));
 }
@@ -543,4 +605,5 @@ $("message-hex").addEventListener("change", showPayload);
 
 setInterval(() => { refresh().catch((e) => say(e.message)); }, 5000);
 setInterval(() => { slow().catch((e) => say(e.message)); }, 15000);
+setInterval(() => { if (installation && roles.includes("MQWebAdminRO")) qmgrList().catch((e) => sayAt("qmgrs", e.message)); }, 15000);
 start().catch((e) => say(e.message));

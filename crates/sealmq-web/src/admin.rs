@@ -113,7 +113,8 @@ pub(crate) async fn route(ctx: &Arc<Ctx>, who: &Who, rq: &Rq, segs: &[&str]) -> 
             crate::qadmin::delete(ctx, who, rq, q).await
         }
         (["installation", rest @ ..], &Method::GET) if rest.len() <= 1 => {
-            installation(ctx, who, rq, rest.first().copied())
+            let home = ctx.qm_dir.parent().and_then(|q| q.parent());
+            installation(home, who, rq, rest.first().copied())
         }
         (["installation", ..], _) => not_allowed(),
         (["qmgr", qm, ..] | ["action", "qmgr", qm, ..], _) if !known(qm) => reply::error(
@@ -151,7 +152,12 @@ const EXTENDED: &[&str] = &[
 /// MQWebAdminRO and MQWebUser); the extended attributes (`?attributes=extended`, `*` or
 /// `extended.NAME,...`: paths and the operating system's release) to the administrative roles
 /// only — they tell an application user nothing it needs and an attacker where to look.
-fn installation(ctx: &Ctx, who: &Who, rq: &Rq, name: Option<&str>) -> Response<Body> {
+pub(crate) fn installation(
+    home: Option<&std::path::Path>,
+    who: &Who,
+    rq: &Rq,
+    name: Option<&str>,
+) -> Response<Body> {
     if !(who.readonly || who.messaging) {
         return forbidden("display the installation");
     }
@@ -207,8 +213,6 @@ fn installation(ctx: &Ctx, who: &Who, rq: &Rq, name: Option<&str>) -> Response<B
         let path =
             |p: Option<&std::path::Path>| p.map(|p| p.display().to_string()).unwrap_or_default();
         let exe = std::env::current_exe().ok();
-        // <home>/qmgrs/<QM>: the data path is the home.
-        let home = ctx.qm_dir.parent().and_then(|q| q.parent());
         let mut ext = Map::new();
         for a in wanted {
             let v = match a {

@@ -5,7 +5,7 @@
 //! (`ibm-mq-rest-csrf-token`, any value, as MQ's REST API wants it: a browser sends no such
 //! header on a cross-site form or image request).
 
-use crate::{Body, Ctx, Host, MAX_SESSIONS, SESSIONS_PER_USER, reply};
+use crate::{Body, Host, MAX_SESSIONS, SESSIONS_PER_USER, reply};
 use base64::Engine;
 use hyper::header::{AUTHORIZATION, COOKIE, HeaderValue, SET_COOKIE};
 use hyper::{HeaderMap, Method, Response};
@@ -48,6 +48,19 @@ fn named(list: &[String], user: &str, groups: &mut Option<Vec<String>>) -> bool 
     })
 }
 
+/// Who may come in, and as what: the password checks of the host, the login sessions, the
+/// roles, the administrator, and whose server this is (a queue manager's, or the
+/// installation's with `sealmq web`).
+pub(crate) struct Door {
+    pub host: Arc<dyn Host>,
+    pub sessions: Sessions,
+    pub roles: Roles,
+    /// The user who is always an admin (the queue manager's, or the installation's owner).
+    pub admin: Option<String>,
+    /// The queue manager this server is (`None`: the installation's server).
+    pub qm_name: Option<String>,
+}
+
 /// An authenticated request's principal and roles.
 #[derive(Clone, Debug)]
 pub(crate) struct Who {
@@ -61,10 +74,10 @@ pub(crate) struct Who {
 }
 
 impl Who {
-    fn of(ctx: &Ctx, user: &str, via: &'static str) -> Who {
-        let roles = &ctx.options.roles;
+    fn of(door: &Door, user: &str, via: &'static str) -> Who {
+        let roles = &door.roles;
         let mut groups = None;
-        let admin = ctx.qm.admin() == Some(user) || named(&roles.admin, user, &mut groups);
+        let admin = door.admin.as_deref() == Some(user) || named(&roles.admin, user, &mut groups);
         Who {
             user: user.to_string(),
             via,
@@ -74,7 +87,7 @@ impl Who {
         }
     }
 
-    fn role_names(&self) -> Vec<&'static str> {
+    pub fn role_names(&self) -> Vec<&'static str> {
         let mut v = Vec::new();
         if self.admin {
             v.push("MQWebAdmin");
@@ -102,9 +115,31 @@ pub(crate) struct Rq {
     pub api: u8,
     /// The user a client certificate of this connection names (`--web-client-certs`).
     pub cert_user: Option<Arc<str>>,
+    /// The principal and roles the installation's server (`sealmq web`) authenticated,
+    /// asserted on the queue manager's private socket ([`crate::local`]).
+    pub asserted: Option<Who>,
 }
 
 impl Rq {
+    /// A request's head, its body not read yet.
+    pub fn new(
+        parts: hyper::http::request::Parts,
+        peer: SocketAddr,
+        cert_user: Option<Arc<str>>,
+    ) -> Rq {
+        Rq {
+            method: parts.method,
+            path: parts.uri.path().to_string(),
+            query: parts.uri.query().unwrap_or("").to_string(),
+            headers: parts.headers,
+            body: bytes::Bytes::new(),
+            peer,
+            cert_user,
+            asserted: None,
+            api: 2,
+        }
+    }
+
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
@@ -245,8 +280,8 @@ fn unauthenticated(rq: &Rq) -> Response<Body> {
     r
 }
 
-async fn check(ctx: &Arc<Ctx>, rq: &Rq, user: String, password: String) -> bool {
-    let (host, addr) = (ctx.host.clone(), rq.peer.ip().to_string());
+async fn check(door: &Door, rq: &Rq, user: String, password: String) -> bool {
+    let (host, addr) = (door.host.clone(), rq.peer.ip().to_string());
     crate::blocking(move || host.check_password(&addr, &user, &password))
         .await
         .unwrap_or(false)
@@ -275,20 +310,23 @@ pub(crate) fn certificate_user(
 
 /// The request's principal: its client certificate's (with `--web-client-certs`), its
 /// session cookie's, or its basic credentials' (checked now).
-pub(crate) async fn authenticate(ctx: &Arc<Ctx>, rq: &Rq) -> Result<Who, Response<Body>> {
+pub(crate) async fn authenticate(door: &Door, rq: &Rq) -> Result<Who, Response<Body>> {
+    if let Some(w) = &rq.asserted {
+        return Ok(w.clone());
+    }
     if let Some(u) = &rq.cert_user {
-        return Ok(Who::of(ctx, u, "clientCertificate"));
+        return Ok(Who::of(door, u, "clientCertificate"));
     }
     if let Some(t) = cookie_token(rq)
-        && let Some(u) = ctx.sessions.user(&t, ctx.host.as_ref())
+        && let Some(u) = door.sessions.user(&t, door.host.as_ref())
     {
-        return Ok(Who::of(ctx, &u, "ltpaToken"));
+        return Ok(Who::of(door, &u, "ltpaToken"));
     }
     let Some((user, password)) = basic(rq) else {
         return Err(unauthenticated(rq));
     };
-    if check(ctx, rq, user.clone(), password).await {
-        Ok(Who::of(ctx, &user, "basic"))
+    if check(door, rq, user.clone(), password).await {
+        Ok(Who::of(door, &user, "basic"))
     } else {
         tracing::warn!(peer = %rq.peer, user = %user, "REST request refused: bad credentials");
         Err(unauthenticated(rq))
@@ -311,7 +349,7 @@ pub(crate) fn csrf(rq: &Rq) -> Result<(), Response<Body>> {
 
 /// `/login`: POST `{"username","password"}` opens a session (its cookie), GET tells who the
 /// session is, DELETE ends it.
-pub(crate) async fn login(ctx: &Arc<Ctx>, rq: &Rq) -> Response<Body> {
+pub(crate) async fn login(door: &Door, rq: &Rq) -> Response<Body> {
     match rq.method {
         Method::POST => {
             let v: serde_json::Value = match serde_json::from_slice(&rq.body) {
@@ -322,11 +360,11 @@ pub(crate) async fn login(ctx: &Arc<Ctx>, rq: &Rq) -> Response<Body> {
             else {
                 return bad_json("a login body is {\"username\": \"...\", \"password\": \"...\"}");
             };
-            if !check(ctx, rq, user.to_string(), password.to_string()).await {
+            if !check(door, rq, user.to_string(), password.to_string()).await {
                 tracing::warn!(peer = %rq.peer, user = %user, "REST login refused");
                 return unauthenticated(rq);
             }
-            let Some(token) = ctx.sessions.open(user, ctx.host.security_epoch()) else {
+            let Some(token) = door.sessions.open(user, door.host.security_epoch()) else {
                 return reply::error(500, "MQWB0000E", "No session could be made.", "Retry.", 0);
             };
             let mut r = reply::with_type(204, bytes::Bytes::new(), "text/plain");
@@ -337,18 +375,21 @@ pub(crate) async fn login(ctx: &Arc<Ctx>, rq: &Rq) -> Response<Body> {
             }
             r
         }
-        Method::GET => match authenticate(ctx, rq).await {
-            Ok(w) => reply::json(
-                200,
-                &serde_json::json!({"user": [{
+        Method::GET => match authenticate(door, rq).await {
+            Ok(w) => {
+                let mut u = serde_json::json!({
                     "name": w.user,
                     "role": w.role_names(),
                     "authenticationMechanism": w.via,
-                    // sealmq's: the queue manager this server is, for a user without
-                    // the read-only role (who may not GET /admin/qmgr).
-                    "queueManager": ctx.qm.name(),
-                }]}),
-            ),
+                });
+                // sealmq's: the queue manager this server is, for a user without the
+                // read-only role (who may not GET /admin/qmgr); absent on the
+                // installation's server, which serves them all.
+                if let Some(q) = &door.qm_name {
+                    u["queueManager"] = q.as_str().into();
+                }
+                reply::json(200, &serde_json::json!({"user": [u]}))
+            }
             Err(r) => r,
         },
         Method::DELETE => {
@@ -356,7 +397,7 @@ pub(crate) async fn login(ctx: &Arc<Ctx>, rq: &Rq) -> Response<Body> {
                 return r;
             }
             if let Some(t) = cookie_token(rq) {
-                ctx.sessions.close(&t);
+                door.sessions.close(&t);
             }
             let mut r = reply::with_type(204, bytes::Bytes::new(), "text/plain");
             let c = format!(
@@ -396,7 +437,7 @@ pub(crate) fn forbidden(what: &str) -> Response<Body> {
         403,
         "MQWB0103E",
         &format!("Not authorized to {what}."),
-        "Ask the administrator for the role (sealmq start --web-admin/--web-readonly/--web-messaging).",
+        "Ask the administrator for the role (sealmq start --web-admin/--web-readonly/--web-messaging, or sealmq web --admin/--readonly/--messaging).",
         ReasonCode::NotAuthorized.code(),
     )
 }

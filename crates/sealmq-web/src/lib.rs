@@ -25,10 +25,13 @@ mod admin;
 mod auth;
 mod console;
 mod extensions;
+pub mod install;
+pub mod local;
 mod messaging;
 mod msglist;
 mod params;
 pub mod plain;
+mod proxy;
 mod qadmin;
 mod qattrs;
 mod reply;
@@ -104,9 +107,12 @@ pub struct Options {
 
 /// What the server needs from the queue manager's process.
 pub struct Config {
-    pub addr: SocketAddr,
-    /// TLS from the queue manager's keystore (client certificates asked for, not required).
-    pub tls: Arc<rustls::ServerConfig>,
+    /// The HTTPS listener (`--web`): its address (port 0: any) and TLS from the queue
+    /// manager's keystore (client certificates asked for, not required).
+    pub https: Option<(SocketAddr, Arc<rustls::ServerConfig>)>,
+    /// The queue manager's private socket (`<QM dir>/web.sock`), through which the
+    /// installation's server (`sealmq web`) reaches it ([`local`]).
+    pub local: Option<std::path::PathBuf>,
     pub options: Options,
     /// The queue manager's directory (its keystore, error log and HA status).
     pub qm_dir: std::path::PathBuf,
@@ -115,7 +121,8 @@ pub struct Config {
 
 /// A running server; [`Web::stop`] ends it.
 pub struct Web {
-    pub addr: SocketAddr,
+    /// The TCP address served (`None`: only the private socket).
+    pub addr: Option<SocketAddr>,
     stop: Arc<Notify>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -136,38 +143,85 @@ pub(crate) struct Ctx {
     pub qm: Arc<QueueManager>,
     pub host: Arc<dyn Host>,
     pub options: Options,
-    pub sessions: auth::Sessions,
+    pub door: auth::Door,
     pub qm_dir: std::path::PathBuf,
     /// Places for gets that wait ([`WAITING_GETS`]).
     pub waiters: Arc<Semaphore>,
 }
 
-/// Binds `cfg.addr` (port 0: any) and serves on a thread of its own.
+/// Serves the HTTPS listener and the private socket that `cfg` names, on a thread of its
+/// own.
 pub fn start(qm: Arc<QueueManager>, cfg: Config) -> Result<Web, String> {
-    let mut tls = (*cfg.tls).clone();
-    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
     let ctx = Arc::new(Ctx {
+        door: auth::Door {
+            host: cfg.host.clone(),
+            sessions: auth::Sessions::default(),
+            roles: cfg.options.roles.clone(),
+            admin: qm.admin().map(str::to_string),
+            qm_name: Some(qm.name().to_string()),
+        },
         qm,
         host: cfg.host,
         options: cfg.options,
-        sessions: auth::Sessions::default(),
         qm_dir: cfg.qm_dir,
         waiters: Arc::new(Semaphore::new(WAITING_GETS)),
     });
+    let https = match cfg.https {
+        Some((addr, tls)) => {
+            let mut tls = (*tls).clone();
+            tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+            Some((
+                bind(addr, "web")?,
+                tokio_rustls::TlsAcceptor::from(Arc::new(tls)),
+            ))
+        }
+        None => None,
+    };
+    let addr = https.as_ref().and_then(|(l, _)| l.local_addr().ok());
+    let local = match &cfg.local {
+        Some(p) => Some(local::bind(p)?),
+        None => None,
+    };
     // Password checks are bounded by the queue manager's gate (32 under way at most, the
     // rest refused at once), so a flood of them cannot queue the administrator's behind
     // threads that sleep off failures.
-    let web = spawn_server(cfg.addr, "web", 48, move |listener, stop| {
-        serve(listener, acceptor, ctx, stop)
+    let web = spawn_runtime("web", 48, addr, move |stop| async move {
+        // Both end when the one that takes the stop signal ends.
+        let tcp = async {
+            match https.map(|(l, a)| (tokio::net::TcpListener::from_std(l), a)) {
+                Some((Ok(l), acceptor)) => serve(l, acceptor, ctx.clone(), stop.clone()).await,
+                Some((Err(e), _)) => tracing::error!("web listener: {e}"),
+                None => std::future::pending().await,
+            }
+        };
+        let unix = async {
+            match local {
+                Some(l) => local::serve(l, ctx.clone(), stop.clone()).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = tcp => {}
+            _ = unix => {}
+        }
     })?;
-    tracing::info!("REST API and web console on https://{}/ibmmq/", web.addr);
+    if let Some(a) = web.addr {
+        tracing::info!("REST API and web console on https://{a}/ibmmq/");
+    }
     Ok(web)
 }
 
+/// A TCP listener bound to `addr` (port 0: any), ready for tokio.
+pub(crate) fn bind(addr: SocketAddr, name: &str) -> Result<std::net::TcpListener, String> {
+    let l = std::net::TcpListener::bind(addr)
+        .map_err(|e| format!("cannot serve {name} on {addr}: {e}"))?;
+    l.set_nonblocking(true)
+        .map_err(|e| format!("{name} listener: {e}"))?;
+    Ok(l)
+}
+
 /// Binds `addr` (port 0: any) and runs `serve` with the listener and the stop signal on a
-/// runtime of one worker thread and at most `blocking` blocking threads, on a thread of its
-/// own named `sealmq-<name>`: what every HTTP listener here shares.
+/// runtime of its own ([`spawn_runtime`]): what every TCP-only HTTP listener here shares.
 pub(crate) fn spawn_server<F, Fut>(
     addr: SocketAddr,
     name: &'static str,
@@ -178,6 +232,30 @@ where
     F: FnOnce(tokio::net::TcpListener, Arc<Notify>) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()>,
 {
+    let std_listener = bind(addr, name)?;
+    let addr = std_listener
+        .local_addr()
+        .map_err(|e| format!("{name} listener: {e}"))?;
+    spawn_runtime(name, blocking, Some(addr), move |stop| async move {
+        match tokio::net::TcpListener::from_std(std_listener) {
+            Ok(l) => serve(l, stop).await,
+            Err(e) => tracing::error!("{name} listener on {addr}: {e}"),
+        }
+    })
+}
+
+/// Runs `serve` (given the stop signal) on a runtime of one worker thread and at most
+/// `blocking` blocking threads, on a thread of its own named `sealmq-<name>`.
+pub(crate) fn spawn_runtime<F, Fut>(
+    name: &'static str,
+    blocking: usize,
+    addr: Option<SocketAddr>,
+    serve: F,
+) -> Result<Web, String>
+where
+    F: FnOnce(Arc<Notify>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .max_blocking_threads(blocking)
@@ -185,25 +263,12 @@ where
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the {name} server's runtime: {e}"))?;
-    let std_listener = std::net::TcpListener::bind(addr)
-        .map_err(|e| format!("cannot serve {name} on {addr}: {e}"))?;
-    let addr = std_listener
-        .local_addr()
-        .map_err(|e| format!("{name} listener: {e}"))?;
-    std_listener
-        .set_nonblocking(true)
-        .map_err(|e| format!("{name} listener: {e}"))?;
     let stop = Arc::new(Notify::new());
     let stop2 = stop.clone();
     let thread = std::thread::Builder::new()
         .name(format!("sealmq-{name}"))
         .spawn(move || {
-            rt.block_on(async move {
-                match tokio::net::TcpListener::from_std(std_listener) {
-                    Ok(l) => serve(l, stop2).await,
-                    Err(e) => tracing::error!("{name} listener on {addr}: {e}"),
-                }
-            });
+            rt.block_on(serve(stop2));
             rt.shutdown_timeout(Duration::from_secs(2));
         })
         .map_err(|e| format!("cannot start the {name} server's thread: {e}"))?;
@@ -220,24 +285,57 @@ async fn serve(
     ctx: Arc<Ctx>,
     stop: Arc<Notify>,
 ) {
+    let certs = ctx.options.client_certs;
+    serve_tls(
+        listener,
+        acceptor,
+        certs,
+        stop,
+        move |peer, cert_user, state, rq| {
+            let ctx = ctx.clone();
+            async move { handle(ctx, peer, cert_user, &state, rq).await }
+        },
+    )
+    .await;
+}
+
+/// Serves HTTPS on `listener` until `stop`: connections held in a [`Table`] of
+/// [`MAX_CONNECTIONS`], each handshake within [`HANDSHAKE`], each request answered by
+/// `handler` with the peer, the user its client certificate names (when `client_certs`) and
+/// the connection's state (busy while an authenticated request is served).
+pub(crate) async fn serve_tls<H, Fut>(
+    listener: tokio::net::TcpListener,
+    acceptor: tokio_rustls::TlsAcceptor,
+    client_certs: bool,
+    stop: Arc<Notify>,
+    handler: H,
+) where
+    H: Fn(SocketAddr, Option<Arc<str>>, Arc<ConnState>, Request<Incoming>) -> Fut
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    Fut: std::future::Future<Output = Response<Body>> + Send + 'static,
+{
     let table = Table::new("web", MAX_CONNECTIONS, MAX_PER_ADDRESS);
     accept(listener, table, stop, move |tcp, peer, state| {
-        let (acceptor, ctx) = (acceptor.clone(), ctx.clone());
+        let (acceptor, handler) = (acceptor.clone(), handler.clone());
         async move {
             let tls = match tokio::time::timeout(HANDSHAKE, acceptor.accept(tcp)).await {
                 Ok(Ok(t)) => t,
                 _ => return,
             };
-            let cert_user = if ctx.options.client_certs {
+            let cert_user = if client_certs {
                 auth::certificate_user(tls.get_ref().1.peer_certificates())
             } else {
                 None
             };
             let cert_user: Option<Arc<str>> = cert_user.map(Into::into);
             let svc = hyper::service::service_fn(move |rq| {
-                let (ctx, cert_user, state) = (ctx.clone(), cert_user.clone(), state.clone());
+                let (handler, cert_user, state) =
+                    (handler.clone(), cert_user.clone(), state.clone());
                 async move {
-                    let r = handle(ctx, peer, cert_user, &state, rq).await;
+                    let r = handler(peer, cert_user, state.clone(), rq).await;
                     state.set_busy(false);
                     Ok::<_, std::convert::Infallible>(r)
                 }
@@ -313,21 +411,12 @@ async fn handle(
     rq: Request<Incoming>,
 ) -> Response<Body> {
     let (parts, body) = rq.into_parts();
-    let rq = auth::Rq {
-        method: parts.method,
-        path: parts.uri.path().to_string(),
-        query: parts.uri.query().unwrap_or("").to_string(),
-        headers: parts.headers,
-        body: Bytes::new(),
-        peer,
-        cert_user,
-        api: 2,
-    };
+    let rq = auth::Rq::new(parts, peer, cert_user);
     route(&ctx, rq, body, state).await
 }
 
 /// A request's body, within `max` bytes and [`BODY_DEADLINE`].
-async fn read_body(body: Incoming, max: usize) -> Result<Bytes, Response<Body>> {
+pub(crate) async fn read_body(body: Incoming, max: usize) -> Result<Bytes, Response<Body>> {
     match tokio::time::timeout(BODY_DEADLINE, Limited::new(body, max).collect()).await {
         Ok(Ok(b)) => Ok(b.to_bytes()),
         Ok(Err(_)) => Err(reply::error(
@@ -350,7 +439,7 @@ async fn read_body(body: Incoming, max: usize) -> Result<Bytes, Response<Body>> 
     }
 }
 
-async fn route(
+pub(crate) async fn route(
     ctx: &Arc<Ctx>,
     mut rq: auth::Rq,
     body: Incoming,
@@ -361,37 +450,20 @@ async fn route(
     {
         return r;
     }
-    let segs: Vec<String> = rq
-        .path
-        .trim_matches('/')
-        .split('/')
-        .map(percent_decode)
-        .collect();
-    let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
-    // /ibmmq/rest/{v1,v2,v3}/...
-    let rest = match segs.as_slice() {
-        ["ibmmq", "rest", v, rest @ ..] if matches!(*v, "v1" | "v2" | "v3") => {
-            rq.api = if *v == "v3" { 3 } else { 2 };
-            rest
-        }
-        _ => {
-            return reply::error(
-                404,
-                "MQWB0902E",
-                &format!("No resource at {}.", rq.path),
-                "REST resources are under /ibmmq/rest/v2/ (docs/rest.md).",
-                0,
-            );
-        }
+    let segs = match api_segments(&mut rq) {
+        Ok(s) => s,
+        Err(r) => return r,
     };
+    let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+    let rest = &segs[..];
     if rest == ["login"] {
         rq.body = match read_body(body, LOGIN_BODY).await {
             Ok(b) => b,
             Err(r) => return r,
         };
-        return auth::login(ctx, &rq).await;
+        return auth::login(&ctx.door, &rq).await;
     }
-    let who = match auth::authenticate(ctx, &rq).await {
+    let who = match auth::authenticate(&ctx.door, &rq).await {
         Ok(w) => w,
         Err(r) => return r,
     };
@@ -414,6 +486,32 @@ async fn route(
             "REST resources are under /ibmmq/rest/v2/admin and /ibmmq/rest/v2/messaging.",
             0,
         ),
+    }
+}
+
+/// The decoded segments of a request's path under `/ibmmq/rest/{v1,v2,v3}/` (the version
+/// noted in `rq.api`); a 404 for any other path.
+pub(crate) fn api_segments(rq: &mut auth::Rq) -> Result<Vec<String>, Response<Body>> {
+    let segs: Vec<String> = rq
+        .path
+        .trim_matches('/')
+        .split('/')
+        .map(percent_decode)
+        .collect();
+    match segs.as_slice() {
+        [a, b, v, ..]
+            if a == "ibmmq" && b == "rest" && matches!(v.as_str(), "v1" | "v2" | "v3") =>
+        {
+            rq.api = if v == "v3" { 3 } else { 2 };
+            Ok(segs[3..].to_vec())
+        }
+        _ => Err(reply::error(
+            404,
+            "MQWB0902E",
+            &format!("No resource at {}.", rq.path),
+            "REST resources are under /ibmmq/rest/v2/ (docs/rest.md).",
+            0,
+        )),
     }
 }
 

@@ -54,7 +54,7 @@ pub fn start(
     };
     let web = sealmq_web::plain::start(addr, "metrics", Arc::new(handler))?;
     Ok(Endpoint {
-        addr: web.addr,
+        addr: web.addr.unwrap_or(addr),
         web,
     })
 }
