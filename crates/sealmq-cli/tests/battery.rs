@@ -62,6 +62,9 @@ enum Kind {
     Rest,
     /// The Prometheus endpoint (`--metrics`).
     Metrics,
+    /// The installation's server (`sealmq web`), a process of its own in front of every
+    /// queue manager's private socket: attacked, measured and logged as that process.
+    Installation,
     /// The Unix socket, attacked by another local user the administrator let in
     /// (`create --group`): `nobody`, as a member of `nogroup`.
     Unix,
@@ -83,6 +86,8 @@ struct Target {
     h: Home,
     addr: String,
     pid: String,
+    /// The installation's server, for that kind.
+    _web: Option<common::WebServer>,
 }
 
 const QM: &str = "QB";
@@ -123,7 +128,7 @@ impl Target {
                 "app",
             ],
             Kind::Metrics => vec!["--metrics", "127.0.0.1:0"],
-            Kind::Unix => vec![],
+            Kind::Unix | Kind::Installation => vec![],
         };
         start_with_fd_limit(&h, QM, 1024, &extra);
         h.mqsc(QM, USERS);
@@ -165,6 +170,7 @@ impl Target {
                 listen
             }
             Kind::Rest => h.listener(QM, "web"),
+            Kind::Installation => String::new(),
             Kind::Metrics => h.listener(QM, "metrics"),
             Kind::Unix => {
                 h.mqsc(
@@ -175,8 +181,21 @@ impl Target {
                 h.qm_dir(QM).join("qm.sock").to_string_lossy().into_owned()
             }
         };
-        let pid = h.pid(QM);
-        Target { kind, h, addr, pid }
+        let (mut addr, mut pid, mut web) = (addr, h.pid(QM), None);
+        if kind == Kind::Installation {
+            h.web_passwd("mqadmin", ADMIN_PW);
+            h.web_passwd("app", APP_PW);
+            let s = h.web_server_limited(&["--admin", "mqadmin", "--messaging", "app"], Some(1024));
+            (addr, pid) = (s.addr.clone(), s.pid().to_string());
+            web = Some(s);
+        }
+        Target {
+            kind,
+            h,
+            addr,
+            pid,
+            _web: web,
+        }
     }
 
     fn port(&self) -> u16 {
@@ -297,6 +316,24 @@ impl Target {
                     .then_some(())
                     .ok_or(format!("{status}: {body}"))
             }
+            // Through the installation's server to the queue manager and back.
+            Kind::Installation => {
+                let (status, body) = curl(
+                    &[
+                        "-u",
+                        &format!("mqadmin:{ADMIN_PW}"),
+                        "--interface",
+                        "127.0.0.1",
+                    ],
+                    &format!(
+                        "https://{}/ibmmq/rest/v2/admin/qmgr/{QM}/queue?name=APP.Q",
+                        self.addr
+                    ),
+                );
+                (status == 200 && body.contains("APP.Q"))
+                    .then_some(())
+                    .ok_or(format!("{status}: {body}"))
+            }
             Kind::MqClient => {
                 let o = std::process::Command::new("java")
                     .current_dir(env!("CARGO_TARGET_TMPDIR"))
@@ -375,7 +412,7 @@ impl Target {
             // An initial-data segment's header claiming 268 bytes, then the ID's start.
             Kind::MqClient => b"TSH \x00\x00\x01\x0c\x01\x01\x30\x00\0\0\0\0\0\0\0\0\0\0\x01\x11\x03\x33\0\0ID  \x11".to_vec(),
             // The start of a TLS ClientHello record: a half-open handshake.
-            Kind::Rest | Kind::NativeTls | Kind::AmqpTls => {
+            Kind::Rest | Kind::Installation | Kind::NativeTls | Kind::AmqpTls => {
                 b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 and so on".to_vec()
             }
             Kind::Metrics => b"GET /metrics HTTP/1.1\r\nHost: battery\r\nX-Slow: yes".to_vec(),
@@ -392,7 +429,10 @@ impl Target {
 
     /// The error log, its older files first.
     fn errlog(&self) -> String {
-        let dir = self.h.qm_dir(QM).join("errors");
+        let dir = match self.kind {
+            Kind::Installation => self.h.dir.path().join("web/errors"),
+            _ => self.h.qm_dir(QM).join("errors"),
+        };
         ["SEALMQ03.LOG", "SEALMQ02.LOG", "SEALMQ01.LOG"]
             .iter()
             .map(|f| std::fs::read_to_string(dir.join(f)).unwrap_or_default())
@@ -579,11 +619,14 @@ fn battery(kind: Kind) {
     let mut attacks: Vec<(&str, Attack)> =
         vec![("idle", idle), ("trickle", trickle), ("reopen", reopen)];
     // (Sessions first: the wrong logins leave app's user id owing a delay for a while.)
-    if kind == Kind::Rest {
+    if matches!(kind, Kind::Rest | Kind::Installation) {
         attacks.push(("body-trickle", body_trickle));
         attacks.push(("sessions", sessions));
     }
-    if matches!(kind, Kind::Native | Kind::Rest | Kind::MqClient) {
+    if matches!(
+        kind,
+        Kind::Native | Kind::Rest | Kind::Installation | Kind::MqClient
+    ) {
         attacks.push(("wrong-login", wrong_login));
     }
     for (name, attack) in attacks {
@@ -592,7 +635,7 @@ fn battery(kind: Kind) {
     // Refusals and evictions were logged, at most once a second each.
     let log = t.errlog();
     let said = match kind {
-        Kind::Rest => "web: ",
+        Kind::Rest | Kind::Installation => "web: ",
         Kind::Metrics => "metrics: ",
         // The budget of sockets not yet authenticated, which these share.
         _ => "first frame closed to make room",
@@ -628,6 +671,11 @@ fn battery_amqp_tls() {
 #[test]
 fn battery_rest_and_console() {
     battery(Kind::Rest);
+}
+
+#[test]
+fn battery_installation_web_server() {
+    battery(Kind::Installation);
 }
 
 #[test]

@@ -225,3 +225,63 @@ fn the_console_lists_queues_and_a_put_through_its_form_changes_the_depth() {
     assert_eq!(h.depth("QC", "APP.Q"), 2);
     h.ok(&["stop", "QC"]);
 }
+
+/// `sealmq web` in a real browser: every queue manager of the installation with its state; an
+/// admin starts an ended one, opens it (its queues), and stops it.
+#[test]
+fn the_installation_console_starts_opens_and_stops_queue_managers() {
+    let h = Home::new();
+    h.ok(&["create", "QA"]);
+    h.ok(&["create", "QB"]);
+    h.ok(&["start", "QB", "--background"]);
+    h.mqsc("QB", "DEFINE QLOCAL(APP.Q) DESCR('orders in')\n");
+    h.ok(&["stop", "QB"]);
+    h.ok(&["start", "QA", "--background"]);
+    h.web_passwd("boss", "boss-horse-battery");
+    let server = h.web_server(&["--admin", "boss"]);
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let shots = std::env::var_os("SEALMQ_SCREENSHOTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| h.dir.path().to_path_buf());
+    let o = std::process::Command::new("node")
+        .arg(root.join("crates/sealmq-cli/tests/console/installation.js"))
+        .env("PLAYWRIGHT", root.join("target/node"))
+        .env("BASE", format!("https://{}", server.addr))
+        .env("USER", "boss")
+        .env("PASSWORD", "boss-horse-battery")
+        .env("ENDED", "QB")
+        .env("QUEUE", "APP.Q")
+        .env("SHOTS", &shots)
+        .output()
+        .expect("node runs (./test installs Node.js and playwright-core)");
+    let text = String::from_utf8_lossy(&o.stdout);
+    let v: serde_json::Value = serde_json::from_str(text.trim())
+        .unwrap_or_else(|e| panic!("{e}: {text}\n{}", String::from_utf8_lossy(&o.stderr)));
+    assert!(v["failure"].is_null(), "{v}");
+    assert_eq!(v["errors"], serde_json::json!([]), "script errors: {v}");
+    let pairs = |k: &str| v[k].to_string();
+    assert_eq!(
+        pairs("before"),
+        r#"[["QA","running"],["QB","ended"]]"#,
+        "{v}"
+    );
+    assert_eq!(v["opened_first"], "QA", "the running one opens first: {v}");
+    assert!(
+        v["started_says"]
+            .as_str()
+            .is_some_and(|s| s.contains("QB started")),
+        "{v}"
+    );
+    assert_eq!(v["opened"], "QB", "{v}");
+    assert!(v["queues"].to_string().contains("APP.Q"), "{v}");
+    assert_eq!(
+        pairs("after"),
+        r#"[["QA","running"],["QB","ended"]]"#,
+        "{v}"
+    );
+    assert_eq!(v["opened_after_stop"], "", "{v}");
+    assert!(shots.join("console-installation.png").exists());
+    assert!(h.ok(&["status", "QB"]).contains("STATUS(ENDED)"));
+    drop(server);
+    h.ok(&["stop", "QA"]);
+}

@@ -137,15 +137,19 @@ impl Home {
     /// `sealmq web --listen 127.0.0.1:0 ARGS`, the installation's web server, running until
     /// the returned guard is dropped; its address from `<home>/web/listeners`.
     pub fn web_server(&self, args: &[&str]) -> WebServer {
+        self.web_server_limited(args, None)
+    }
+
+    /// [`Home::web_server`], holding at most `fds` descriptors when given.
+    pub fn web_server_limited(&self, args: &[&str], fds: Option<u64>) -> WebServer {
         let listeners = self.dir.path().join("web").join("listeners");
         let _ = std::fs::remove_file(&listeners);
-        let child = self
-            .cmd(&["web", "--listen", "127.0.0.1:0"])
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut c = self.cmd(&["web", "--listen", "127.0.0.1:0"]);
+        c.args(args).stdout(Stdio::null()).stderr(Stdio::null());
+        if let Some(n) = fds {
+            crate::limits::limit_fds(&mut c, n);
+        }
+        let child = c.spawn().unwrap();
         let mut server = WebServer {
             child,
             addr: String::new(),

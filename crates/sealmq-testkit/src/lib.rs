@@ -6,6 +6,7 @@
 //! ([`queue_manager`], [`running`]). A dev-dependency only: no product code links it.
 
 pub mod cli;
+pub mod limits;
 pub mod pki;
 pub mod procs;
 

@@ -62,23 +62,10 @@ pub fn fds_of(pid: &str) -> usize {
 
 /// Starts `qm` with an open-file limit of `n`, soft and hard (it cannot raise it).
 pub fn start_with_fd_limit(h: &Home, qm: &str, n: u64, extra: &[&str]) {
-    use std::os::unix::process::CommandExt;
     let mut args = vec!["start", qm, "--background"];
     args.extend_from_slice(extra);
     let mut c = h.cmd(&args);
-    // SAFETY: setrlimit is async-signal-safe; it runs in the child between fork and exec.
-    unsafe {
-        c.pre_exec(move || {
-            let lim = libc::rlimit {
-                rlim_cur: n,
-                rlim_max: n,
-            };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    crate::limits::limit_fds(&mut c, n);
     let o = c.output().unwrap();
     assert!(o.status.success(), "{o:?}");
 }

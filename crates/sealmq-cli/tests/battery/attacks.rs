@@ -114,7 +114,7 @@ pub fn wrong_login(t: &Target, stop: &AtomicBool, done: &AtomicU64) {
                             let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
                             let _ = common::mqraw::login(&mut s, "APP.SVRCONN", "mqadmin", &pw);
                         }
-                        Kind::Rest => {
+                        Kind::Rest | Kind::Installation => {
                             let ip = attacker(th);
                             let ip = format!("{}.{}.{}.{}", ip[0], ip[1], ip[2], ip[3]);
                             let body = format!(r#"{{"username":"app","password":"{pw}"}}"#);
