@@ -303,7 +303,7 @@ async function channels() {
     .map((c) => {
       const s = of.get(c.name) || {};
       const partner = (c.attributes && c.attributes.conname) || s.conname || "";
-      const tr = row([c.name, c.type, s.status || "INACTIVE", partner, s.msgs === undefined ? "" : s.msgs]);
+      const tr = row([c.name, (c.attributes && c.attributes.chltype) || c.type, s.status || "INACTIVE", partner, s.msgs === undefined ? "" : s.msgs]);
       const act = document.createElement("td");
       if (roles.includes("MQWebAdmin")) {
         for (const [text, command, parameters] of [["Start", "start", {}], ["Stop", "stop", {}],

@@ -279,8 +279,20 @@ pub(crate) fn iso8601(secs: u64) -> String {
 /// Queues (with their status when local) or channels, from DISPLAY. A queue list takes IBM's
 /// query (`name`, `type`, `attributes`, `status`: qattrs.rs); another list takes `name`.
 async fn objects(ctx: &Arc<Ctx>, kind: &str, name: Option<&str>, query: &str) -> Response<Body> {
+    let lq = match kind {
+        "channel" | "topic" | "subscription" => match crate::olist::ListQuery::parse(kind, query) {
+            Ok(l) => Some(l),
+            Err(e) => return crate::params::bad(&e),
+        },
+        _ => None,
+    };
     let q = if kind == "queue" {
         crate::qattrs::Query::parse(query)
+    } else if let Some(l) = &lq {
+        Ok(crate::qattrs::Query {
+            name: l.name.clone(),
+            ..Default::default()
+        })
     } else {
         let mut q = crate::qattrs::Query::default();
         form_urlencoded::parse(query.as_bytes())
@@ -360,13 +372,26 @@ async fn objects(ctx: &Arc<Ctx>, kind: &str, name: Option<&str>, query: &str) ->
     } else {
         HashMap::new()
     };
+    let other_status = match &lq {
+        Some(l) if l.status.is_some() => {
+            crate::olist::statuses(ctx, kind, pattern, &first.objects).await
+        }
+        _ => HashMap::new(),
+    };
+    // The keyword that holds an object's type, for a `type` query.
+    let type_key = match kind {
+        "channel" => "CHLTYPE",
+        "subscription" => "SUBTYPE",
+        _ => "TYPE",
+    };
+    let wanted_type = q.qtype.or(lq.as_ref().and_then(|l| l.mqsc_type));
     let list: Vec<Value> = first
         .objects
         .iter()
         .filter(|b| {
-            q.qtype.is_none_or(|t| {
+            wanted_type.is_none_or(|t| {
                 b.iter()
-                    .any(|(k, v)| k == "TYPE" && v.eq_ignore_ascii_case(t))
+                    .any(|(k, v)| k == type_key && v.eq_ignore_ascii_case(t))
             })
         })
         .map(|b| {
@@ -380,9 +405,11 @@ async fn objects(ctx: &Arc<Ctx>, kind: &str, name: Option<&str>, query: &str) ->
                 .or(p.get("subtype"))
                 .cloned()
                 .unwrap_or(Value::Null);
-            // A topic's or subscription's type in lower case, as MQ's REST API writes it.
+            // A channel's, topic's or subscription's type as MQ's REST API writes it.
             let ty = match (kind, ty.as_str()) {
-                ("topic" | "subscription", Some(t)) => json!(t.to_ascii_lowercase()),
+                ("channel" | "topic" | "subscription", Some(t)) => {
+                    json!(crate::olist::ibm_type(kind, t))
+                }
                 _ => ty,
             };
             // A queue's type as MQ's REST API names it (local, alias, remote, model).
@@ -413,6 +440,26 @@ async fn objects(ctx: &Arc<Ctx>, kind: &str, name: Option<&str>, query: &str) ->
             // IBM's named objects asked for with `attributes` (general, storage, ...).
             for (object, attrs) in q.objects(&p) {
                 o[object] = attrs;
+            }
+            if let Some(l) = &lq {
+                let ty = o["type"].as_str().unwrap_or_default().to_string();
+                for (object, attrs) in l.objects(kind, &ty, &p) {
+                    o[object] = attrs;
+                }
+                if l.status.is_some() {
+                    let blocks = o["name"].as_str().and_then(|n| other_status.get(n));
+                    let st: Vec<Value> = blocks
+                        .into_iter()
+                        .flatten()
+                        .map(|b| Value::Object(l.status_of(kind, b)))
+                        .collect();
+                    o["status"] = match kind {
+                        // A channel has an instance each (none: inactive).
+                        "channel" if st.is_empty() => json!([{"state": "inactive"}]),
+                        "channel" => json!(st),
+                        _ => st.into_iter().next().unwrap_or(json!({})),
+                    };
+                }
             }
             o["attributes"] = Value::Object(p);
             o
@@ -664,7 +711,7 @@ fn plain(s: &str) -> bool {
 }
 
 /// MQSC quoting: in single quotes, a quote doubled.
-fn quote(s: &str) -> String {
+pub(crate) fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 

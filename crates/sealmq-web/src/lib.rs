@@ -29,6 +29,7 @@ pub mod install;
 pub mod local;
 mod messaging;
 mod msglist;
+mod olist;
 mod params;
 pub mod plain;
 mod proxy;

@@ -67,6 +67,69 @@ fn queue_lists_take_ibms_query_and_answer_in_its_attribute_objects() {
     assert_eq!(sub[0]["name"], "APP.AUDIT", "{sub}");
     assert_eq!(sub[0]["type"], "admin", "{sub}");
     assert_eq!(sub[0]["attributes"]["dest"], "APP.ORDERS", "{sub}");
+    // Channel, topic and subscription lists take IBM's type, attributes and status too.
+    w.h.mqsc(
+        "QW",
+        "DEFINE QLOCAL(P.XMIT) USAGE(XMITQ)\n\
+         DEFINE CHANNEL(TO.P) CHLTYPE(SDR) CONNAME('127.0.0.1(1),h2(1415)') XMITQ(P.XMIT) \
+         DESCR('partner')\n\
+         DEFINE SUB(APP.EXACT) TOPICSTR('prices') DEST(APP.ORDERS)\n",
+    );
+    let r = w.curl(
+        &["-u", READER],
+        "admin/qmgr/QW/channel?type=sender&attributes=sender,general.description&status=*",
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let chs = r.json()["channel"].clone();
+    assert!(
+        chs.as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["type"] == "sender"),
+        "{chs}"
+    );
+    let c = chs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "TO.P")
+        .cloned()
+        .unwrap();
+    assert_eq!(c["general"]["description"], "partner", "{c}");
+    assert_eq!(c["sender"]["transmissionQueueName"], "P.XMIT", "{c}");
+    assert_eq!(
+        c["sender"]["connection"],
+        serde_json::json!([{"host": "127.0.0.1", "port": 1}, {"host": "h2", "port": 1415}]),
+        "{c}"
+    );
+    assert!(c["status"][0]["state"].is_string(), "{c}");
+    let r = w.curl(
+        &["-u", READER],
+        "admin/qmgr/QW/channel?type=serverConnection",
+    );
+    assert!(
+        r.json()["channel"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["type"] == "serverConnection")
+    );
+    let r = w.curl(
+        &["-u", READER],
+        "admin/qmgr/QW/topic?name=APP.*&type=local&attributes=general.topicString&status=*",
+    );
+    let t = &r.json()["topic"][0];
+    assert_eq!(t["general"]["topicString"], "prices", "{t}");
+    assert_eq!(t["status"]["subscriptionCount"], 1, "{t}");
+    let r = w.curl(
+        &["-u", READER],
+        "admin/qmgr/QW/subscription?type=admin&attributes=destination&status=status.messageCount",
+    );
+    let s = &r.json()["subscription"][0];
+    assert_eq!(s["destination"]["name"], "APP.ORDERS", "{s}");
+    assert_eq!(s["status"], serde_json::json!({"messageCount": 0}), "{s}");
+    let r = w.curl(&["-u", READER], "admin/qmgr/QW/subscription?type=api");
+    assert_eq!(r.json()["subscription"], serde_json::json!([]));
     // Create, change and delete a queue in IBM's body shape (the admin role).
     let send = |method: &str, path: &str, body: &str| {
         w.curl(
@@ -144,6 +207,9 @@ fn queue_lists_take_ibms_query_and_answer_in_its_attribute_objects() {
         "admin/qmgr/QW/queue?type=cluster",
         "admin/qmgr/QW/queue?attributes=general.colour",
         "admin/qmgr/QW/channel?type=odd",
+        "admin/qmgr/QW/channel?attributes=general.colour",
+        "admin/qmgr/QW/topic?status=status.depth",
+        "admin/qmgr/QW/subscription?bogus=1",
     ] {
         let r = w.curl(&["-u", READER], bad);
         assert_eq!(r.status, 400, "{bad}: {}", r.body);
