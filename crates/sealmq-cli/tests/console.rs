@@ -196,6 +196,15 @@ fn the_console_lists_queues_and_a_put_through_its_form_changes_the_depth() {
         assert!(chart.contains(want), "{want}: {v}");
     }
     assert!(v["chart_kept"].as_u64().unwrap_or(0) >= 1, "{v}");
+    // Rates and protection cost charted with their units and legends.
+    let rates = v["rate_texts"].to_string();
+    for want in ["messages/s", "puts", "gets", "now"] {
+        assert!(rates.contains(want), "{want}: {v}");
+    }
+    let cost = v["protection_texts"].to_string();
+    for want in ["per second", "ms/s", "operations/s", "-60 min"] {
+        assert!(cost.contains(want), "{want}: {v}");
+    }
     assert!(
         v["chart_kept_after_reload"].as_u64().unwrap_or(0) >= 1,
         "{v}"

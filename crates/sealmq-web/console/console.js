@@ -146,13 +146,13 @@ async function openQm(name) {
     facts.append(dt, dd);
   }
   await refresh();
-  await protection();
   await slow();
 }
 
 // What changes less often than depths: connections, channel status, HA, the error log.
 async function slow() {
   if (!qmgr || !roles.includes("MQWebAdminRO")) return;
+  await protection();
   await connections();
   await channels();
   await listeners();
@@ -194,6 +194,7 @@ async function refresh() {
       putRate = ((st.putCount - last.puts) / secs).toFixed(1);
       getRate = ((st.getCount - last.gets) / secs).toFixed(1);
     }
+    if (putRate !== "") keepSample("rates", q.name, [Number(putRate), Number(getRate)]);
     if (st.putCount !== undefined) counts.set(q.name, { puts: st.putCount, gets: st.getCount, at: now });
     const act = document.createElement("td");
     const button = (text, what, fn) => {
@@ -224,30 +225,32 @@ async function refresh() {
   chart();
 }
 
-// Each queue's depth, kept in the browser across page loads: [[ms, depth], ...], the last hour.
+// Samples kept in the browser across page loads, the last hour: [[ms, v1, v2...], ...] under
+// sealmq.KIND.QM[.QUEUE] (depth, rates of a queue; the queue manager's protection cost).
 const KEPT_MS = 3600 * 1000;
-function kept(queue) {
-  try { return JSON.parse(localStorage.getItem("sealmq.depth." + qmgr + "." + queue)) || []; }
+function kept(kind, what) {
+  try { return JSON.parse(localStorage.getItem("sealmq." + kind + "." + qmgr + (what ? "." + what : ""))) || []; }
   catch (e) { return []; }
 }
-function keep(queue, depth) {
+function keepSample(kind, what, values) {
   const now = Date.now();
-  const h = kept(queue).filter((p) => now - p[0] <= KEPT_MS);
-  h.push([now, depth]);
-  try { localStorage.setItem("sealmq.depth." + qmgr + "." + queue, JSON.stringify(h)); } catch (e) { /* full */ }
+  const h = kept(kind, what).filter((p) => now - p[0] <= KEPT_MS);
+  h.push([now, ...values]);
+  try { localStorage.setItem("sealmq." + kind + "." + qmgr + (what ? "." + what : ""), JSON.stringify(h)); } catch (e) { /* full */ }
 }
+function keep(queue, depth) { keepSample("depth", queue, [depth]); }
 
-let chartOf = null;
-// The chosen queue's depth over the last hour, with axes and units.
-function chart() {
-  if (!chartOf) return;
-  const pts = kept(chartOf);
+// A line chart of the last hour into element `id`: one line per series (`{label, color, i}`:
+// the sample's value i), axes with the unit and time, a legend when there are several.
+function lineChart(id, pts, series, unit, label) {
   const ns = "http://www.w3.org/2000/svg";
   const W = 640, H = 220, L = 56, B = 36, T = 12, R = 12;
   const svg = document.createElementNS(ns, "svg");
   svg.setAttribute("viewBox", "0 0 " + W + " " + H);
   svg.setAttribute("role", "img");
-  const max = Math.max(1, ...pts.map((p) => p[1]));
+  const vals = pts.flatMap((p) => series.map((s) => p[s.i] || 0));
+  const top = Math.max(1, ...vals);
+  const max = top >= 10 ? Math.ceil(top) : Math.ceil(top * 10) / 10;
   const now = Date.now();
   const x = (t) => L + ((W - L - R) * (KEPT_MS - (now - t))) / KEPT_MS;
   const y = (v) => H - B - ((H - B - T) * v) / max;
@@ -260,24 +263,61 @@ function chart() {
   };
   el("line", { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: "#555" });
   el("line", { x1: L, y1: T, x2: L, y2: H - B, stroke: "#555" });
-  for (const v of [0, Math.round(max / 2), max]) {
-    el("text", { x: L - 6, y: y(v) + 4, "text-anchor": "end", "font-size": 12 }, String(v));
+  const tick = (v) => (max >= 10 ? String(Math.round(v)) : String(Math.round(v * 10) / 10));
+  for (const v of [0, max / 2, max]) {
+    el("text", { x: L - 6, y: y(v) + 4, "text-anchor": "end", "font-size": 12 }, tick(v));
     el("line", { x1: L, y1: y(v), x2: W - R, y2: y(v), stroke: "#ddd" });
   }
-  for (const [mins, label] of [[60, "-60 min"], [30, "-30 min"], [0, "now"]]) {
-    el("text", { x: x(now - mins * 60000), y: H - B + 16, "text-anchor": "middle", "font-size": 12 }, label);
+  for (const [mins, text] of [[60, "-60 min"], [30, "-30 min"], [0, "now"]]) {
+    el("text", { x: x(now - mins * 60000), y: H - B + 16, "text-anchor": "middle", "font-size": 12 }, text);
   }
-  el("text", { x: 14, y: (H - B) / 2, transform: "rotate(-90 14 " + (H - B) / 2 + ")", "text-anchor": "middle", "font-size": 12 }, "messages");
+  el("text", { x: 14, y: (H - B) / 2, transform: "rotate(-90 14 " + (H - B) / 2 + ")", "text-anchor": "middle", "font-size": 12 }, unit);
   el("text", { x: (W + L) / 2, y: H - 4, "text-anchor": "middle", "font-size": 12 }, "time");
-  if (pts.length) {
-    el("polyline", { points: pts.map((p) => x(p[0]).toFixed(1) + "," + y(p[1]).toFixed(1)).join(" "),
-      fill: "none", stroke: "#0b5394", "stroke-width": 2 });
-  }
-  svg.setAttribute("aria-label", chartOf + " depth over the last hour: " + pts.length +
-    " samples, now " + (pts.length ? pts[pts.length - 1][1] : "unknown") + " messages");
+  series.forEach((s, n) => {
+    if (pts.length) {
+      el("polyline", { points: pts.map((p) => x(p[0]).toFixed(1) + "," + y(p[s.i] || 0).toFixed(1)).join(" "),
+        fill: "none", stroke: s.color, "stroke-width": 2 });
+    }
+    if (series.length > 1) {
+      el("line", { x1: L + 10 + n * 130, y1: T + 6, x2: L + 30 + n * 130, y2: T + 6, stroke: s.color, "stroke-width": 3 });
+      el("text", { x: L + 34 + n * 130, y: T + 10, "font-size": 12 }, s.label);
+    }
+  });
+  const last = pts.length ? pts[pts.length - 1] : null;
+  svg.setAttribute("aria-label", label + " over the last hour: " + pts.length + " samples" +
+    (last ? ", now " + series.map((s) => s.label + " " + tick(last[s.i] || 0)).join(", ") + " " + unit : ""));
+  $(id).replaceChildren(svg);
+}
+
+let chartOf = null;
+// The chosen queue's depth and its put and get rates over the last hour.
+function chart() {
+  if (!chartOf) return;
+  lineChart("depth-chart", kept("depth", chartOf), [{ label: "depth", color: "#0b5394", i: 1 }],
+    "messages", chartOf + " depth");
   $("depth-chart-title").textContent = "Depth of " + chartOf +
     " (messages; the last hour, sampled every 5 s, kept across page loads)";
-  $("depth-chart").replaceChildren(svg);
+  lineChart("rate-chart", kept("rates", chartOf), [{ label: "puts", color: "#0b5394", i: 1 },
+    { label: "gets", color: "#b45f06", i: 2 }], "messages/s", chartOf + " put and get rates");
+  $("rate-chart-title").textContent = "Puts and gets of " + chartOf +
+    " (messages per second between samples; the last hour)";
+}
+
+// The queue manager's protection cost over the last hour: its protection and unprotection
+// time per second of wall time (ms/s) and operations per second, between samples.
+let protectionLast = null;
+function protectionSample(ops) {
+  let secs = 0, count = 0;
+  for (const k of Object.keys(ops)) { secs += ops[k].seconds || 0; count += ops[k].count || 0; }
+  const now = Date.now();
+  if (protectionLast && now > protectionLast.at && protectionLast.qmgr === qmgr) {
+    const wall = (now - protectionLast.at) / 1000;
+    keepSample("protection", null, [Math.max(0, (secs - protectionLast.secs) * 1000 / wall),
+      Math.max(0, (count - protectionLast.count) / wall)]);
+  }
+  protectionLast = { at: now, secs, count, qmgr };
+  lineChart("protection-chart", kept("protection", null), [{ label: "ms/s", color: "#0b5394", i: 1 },
+    { label: "operations/s", color: "#38761d", i: 2 }], "per second", "protection cost");
 }
 
 // CLEAR or DELETE of a queue, confirmed first; its error shown beside the queues.
@@ -421,6 +461,7 @@ async function protection() {
   const ops = p.operations || {};
   fill("protection", ...Object.keys(ops).map((k) =>
     row([k, ops[k].count, ops[k].seconds.toFixed(3)])));
+  protectionSample(ops);
   const facts = $("protection-facts");
   facts.replaceChildren();
   const reuse = p.keyReuse || {};

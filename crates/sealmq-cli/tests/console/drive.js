@@ -138,6 +138,11 @@ const { chromium } = require(path.join(process.env.PLAYWRIGHT, "node_modules", "
       null, { timeout: 15000 });
     out.chart_texts = await page.$$eval("#depth-chart svg text", (ts) => ts.map((t) => t.textContent));
     out.chart_kept = await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("sealmq.depth.")).length);
+    // Rates: put and get lines with a legend, from two samples 5 s apart.
+    await page.waitForFunction(() => Object.keys(localStorage).some((k) => k.startsWith("sealmq.rates.")),
+      null, { timeout: 20000 });
+    out.rate_texts = await page.$$eval("#rate-chart svg text", (ts) => ts.map((t) => t.textContent));
+    out.protection_texts = await page.$$eval("#protection-chart svg text", (ts) => ts.map((t) => t.textContent));
     // History kept across page loads.
     await page.reload();
     await page.waitForSelector("#queues tbody tr", { timeout: 15000 });
