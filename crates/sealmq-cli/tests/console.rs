@@ -38,7 +38,9 @@ fn the_console_lists_queues_and_a_put_through_its_form_changes_the_depth() {
          DEFINE CHANNEL(TO.PARTNER) CHLTYPE(SDR) CONNAME('127.0.0.1(1)') XMITQ(TO.PARTNER.XMIT)\n\
          SET AUTHREC PROFILE('PAY.Q') OBJTYPE(QUEUE) PRINCIPAL('opsuser') AUTHADD(BROWSE)\n\
          DEFINE TOPIC(APP.PRICES) TOPICSTR('prices')\n\
-         DEFINE SUB(APP.AUDIT) TOPICSTR('prices/#') DEST(APP.REPLY)\n",
+         DEFINE SUB(APP.AUDIT) TOPICSTR('prices/#') DEST(APP.REPLY)\n\
+         DEFINE LISTENER(APP.LSTR) TRPTYPE(TCP) PORT(0) CONTROL(MANUAL) DESCR('spare')\n\
+         DEFINE SERVICE(APP.SVC) SERVTYPE(COMMAND) STARTCMD('/bin/true') DESCR('housekeeping')\n",
     );
     // A protected message on PAY.Q (for CN=QC, the queue manager's own identity here).
     let ks = h.qm_dir("QC").join("keystore");
@@ -184,6 +186,12 @@ fn the_console_lists_queues_and_a_put_through_its_form_changes_the_depth() {
         has("authrecs", "APP.**") && !v["chlauth"].as_array().unwrap().is_empty(),
         "{v}"
     );
+    // Listener and service definitions, AUTHINFO; ALTER through the form (MQ's PATCH).
+    assert!(has("listener_defs", "APP.LSTR") && has("services", "APP.SVC"), "{v}");
+    assert!(has("authinfo", "SYSTEM.DEFAULT.AUTHINFO.IDPWOS"), "{v}");
+    assert!(text_of("altered").contains("altered"), "{v}");
+    let out = h.mqsc("QC", "DISPLAY QLOCAL(APP.REPLY) MAXDEPTH DESCR\n");
+    assert!(out.contains("MAXDEPTH(500)") && out.contains("replies out"), "{out}");
     // Channel actions answer where they were clicked.
     assert!(text_of("channel_started").contains("AMQ8018I"), "{v}");
     assert!(text_of("channel_stopped").contains("AMQ8019I"), "{v}");

@@ -374,10 +374,16 @@ async function channelAction(command, channel, parameters) {
 }
 
 async function listeners() {
-  let list = [];
+  let list = [], defs = [], services = [];
   try { list = await display("lsstatus", "*"); } catch (e) { /* none running */ }
   fill("listeners", ...list.map((l) =>
     row([l.listener, (l.ipaddr || "*") + ":" + l.port, (l.startda || "") + " " + (l.startti || "")])));
+  try { defs = await display("listener", "*"); } catch (e) { /* none */ }
+  fill("listener-defs", ...defs.filter((l) => !String(l.listener).startsWith("SYSTEM."))
+    .map((l) => row([l.listener, l.control, (l.ipaddr || "*") + ":" + l.port, l.backlog, l.descr || ""])));
+  try { services = await display("service", "*"); } catch (e) { /* none */ }
+  fill("services", ...services.filter((x) => !String(x.service).startsWith("SYSTEM."))
+    .map((x) => row([x.service, x.control, x.servtype, ((x.startcmd || "") + " " + (x.startarg || "")).trim(), x.descr || ""])));
 }
 
 async function pubsub() {
@@ -402,6 +408,10 @@ async function security() {
   try { rules = await display("chlauth", "*"); } catch (e) { /* none */ }
   fill("chlauth", ...rules.map((r) => row([r.chlauth, r.type,
     r.address || r.userlist || r.sslpeer || r.clntuser || r.usersrc || "", r.usersrc || "", r.descr || ""])));
+  let infos = [];
+  try { infos = await display("authinfo", "*"); } catch (e) { /* none */ }
+  fill("authinfo", ...infos.map((a) => row([a.authinfo, a.authtype, a.chcklocl || "", a.chckclnt || "",
+    a.adoptctx || "", a.descr || ""])));
 }
 
 // KEYWORD(value) pairs of runmqsc's text.
@@ -616,6 +626,21 @@ $("define-form").addEventListener("submit", async (ev) => {
     sayAt("define", v.overallCompletionCode === 0 ? "" : v.commandResponse[0].message.join(" "));
     if (v.overallCompletionCode === 0) say("Defined.");
   } catch (e) { sayAt("define", e.message); }
+  await refresh();
+});
+
+// ALTER through MQ's PATCH of the queue resource, in IBM's attribute objects.
+$("alter-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const name = $("alter-name").value.trim();
+  const body = {};
+  if ($("alter-descr").value !== "") body.general = { description: $("alter-descr").value };
+  if ($("alter-maxdepth").value !== "") body.storage = { maximumDepth: Number($("alter-maxdepth").value) };
+  if (!Object.keys(body).length) { sayAt("alter", "Give a description or a maximum depth to change."); return; }
+  try {
+    await json("PATCH", base() + "/queue/" + encodeURIComponent(name), body);
+    sayAt("alter", "Queue " + name + " altered.", true);
+  } catch (e) { sayAt("alter", e.message); }
   await refresh();
 });
 

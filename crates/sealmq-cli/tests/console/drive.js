@@ -113,6 +113,7 @@ const { chromium } = require(path.join(process.env.PLAYWRIGHT, "node_modules", "
     await page.waitForSelector("#authrecs tbody tr", { timeout: 20000 });
     out.authrecs = await rows("#authrecs");
     out.chlauth = await rows("#chlauth");
+    out.authinfo = await rows("#authinfo");
     await page.screenshot({ path: path.join(process.env.SHOTS, "console-security.png"), fullPage: false });
     // Channels: stop the sender (it retries toward a partner that is not there), see it so.
     await page.click('#views button[data-view="channels"]');
@@ -125,6 +126,8 @@ const { chromium } = require(path.join(process.env.PLAYWRIGHT, "node_modules", "
       null, { timeout: 15000 });
     out.channel_stopped = await page.textContent("#channels-err");
     out.listeners = await rows("#listeners");
+    out.listener_defs = await rows("#listener-defs");
+    out.services = await rows("#services");
     await page.screenshot({ path: path.join(process.env.SHOTS, "console-channels.png"), fullPage: false });
     // Queues: a refused action's error appears beside the queues, where it was clicked.
     await page.click('#views button[data-view="queues"]');
@@ -133,6 +136,16 @@ const { chromium } = require(path.join(process.env.PLAYWRIGHT, "node_modules", "
       null, { timeout: 15000 });
     out.delete_refused = await page.textContent("#queues-err");
     await page.click('button[aria-label="Clear APP.REPLY"]');
+    // ALTER through the form: the new description shows in the queue's row.
+    await page.fill("#alter-name", "APP.REPLY");
+    await page.fill("#alter-descr", "replies out");
+    await page.fill("#alter-maxdepth", "500");
+    await page.click("#alter-form button[type=submit]");
+    await page.waitForFunction(() => {
+      const r = document.querySelector('tr[data-queue="APP.REPLY"]');
+      return r && r.cells[6].textContent === "replies out";
+    }, null, { timeout: 15000 });
+    out.altered = await page.textContent("#alter-err");
     await page.click('button[aria-label="Chart APP.Q"]');
     await page.waitForFunction(() => document.querySelector("#depth-chart-title").textContent.includes("APP.Q"),
       null, { timeout: 15000 });
