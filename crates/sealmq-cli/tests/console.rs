@@ -9,6 +9,34 @@ mod common;
 use common::Home;
 use std::path::PathBuf;
 
+/// Where screenshots go: `SEALMQ_SCREENSHOTS` (docs/ when making them), else the test's home.
+fn shots_dir(h: &Home) -> PathBuf {
+    std::env::var_os("SEALMQ_SCREENSHOTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| h.dir.path().to_path_buf())
+}
+
+/// Runs the browser script `script` (under tests/console/) with `env`: the JSON it printed.
+fn drive(script: &str, env: &[(&str, String)]) -> serde_json::Value {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    assert!(
+        std::path::Path::new("/usr/bin/chromium").exists(),
+        "Chromium is missing: ./test installs Debian's chromium package"
+    );
+    let mut c = std::process::Command::new("node");
+    c.arg(root.join("crates/sealmq-cli/tests/console").join(script))
+        .env("PLAYWRIGHT", root.join("target/node"));
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let o = c
+        .output()
+        .expect("node runs (./test installs Node.js and playwright-core)");
+    let text = String::from_utf8_lossy(&o.stdout);
+    serde_json::from_str(text.trim())
+        .unwrap_or_else(|e| panic!("{e}: {text}\n{}", String::from_utf8_lossy(&o.stderr)))
+}
+
 #[test]
 fn the_console_lists_queues_and_a_put_through_its_form_changes_the_depth() {
     let h = Home::new();
@@ -61,30 +89,20 @@ fn the_console_lists_queues_and_a_put_through_its_form_changes_the_depth() {
         .spawn()
         .unwrap();
     let addr = h.listener("QC", "web");
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let shots = std::env::var_os("SEALMQ_SCREENSHOTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| h.dir.path().to_path_buf());
-    assert!(
-        std::path::Path::new("/usr/bin/chromium").exists(),
-        "Chromium is missing: ./test installs Debian's chromium package"
+    let shots = shots_dir(&h);
+    let v = drive(
+        "drive.js",
+        &[
+            ("BASE", format!("https://{addr}")),
+            ("USER", "opsuser".into()),
+            ("PASSWORD", "ops-horse-battery".into()),
+            ("QUEUE", "APP.Q".into()),
+            ("MSG_USER", "appuser".into()),
+            ("MSG_PASSWORD", "app-horse-battery".into()),
+            ("PROTECTED_QUEUE", "PAY.Q".into()),
+            ("SHOTS", shots.display().to_string()),
+        ],
     );
-    let o = std::process::Command::new("node")
-        .arg(root.join("crates/sealmq-cli/tests/console/drive.js"))
-        .env("PLAYWRIGHT", root.join("target/node"))
-        .env("BASE", format!("https://{addr}"))
-        .env("USER", "opsuser")
-        .env("PASSWORD", "ops-horse-battery")
-        .env("QUEUE", "APP.Q")
-        .env("MSG_USER", "appuser")
-        .env("MSG_PASSWORD", "app-horse-battery")
-        .env("PROTECTED_QUEUE", "PAY.Q")
-        .env("SHOTS", &shots)
-        .output()
-        .expect("node runs (./test installs Node.js and playwright-core)");
-    let text = String::from_utf8_lossy(&o.stdout);
-    let v: serde_json::Value = serde_json::from_str(text.trim())
-        .unwrap_or_else(|e| panic!("{e}: {text}\n{}", String::from_utf8_lossy(&o.stderr)));
     assert!(v["failure"].is_null(), "{v}");
     assert_eq!(v["title"], "sealmq console", "{v}");
     assert_eq!(v["qmgr"], "QC", "{v}");
@@ -187,11 +205,17 @@ fn the_console_lists_queues_and_a_put_through_its_form_changes_the_depth() {
         "{v}"
     );
     // Listener and service definitions, AUTHINFO; ALTER through the form (MQ's PATCH).
-    assert!(has("listener_defs", "APP.LSTR") && has("services", "APP.SVC"), "{v}");
+    assert!(
+        has("listener_defs", "APP.LSTR") && has("services", "APP.SVC"),
+        "{v}"
+    );
     assert!(has("authinfo", "SYSTEM.DEFAULT.AUTHINFO.IDPWOS"), "{v}");
     assert!(text_of("altered").contains("altered"), "{v}");
     let out = h.mqsc("QC", "DISPLAY QLOCAL(APP.REPLY) MAXDEPTH DESCR\n");
-    assert!(out.contains("MAXDEPTH(500)") && out.contains("replies out"), "{out}");
+    assert!(
+        out.contains("MAXDEPTH(500)") && out.contains("replies out"),
+        "{out}"
+    );
     // Channel actions answer where they were clicked.
     assert!(text_of("channel_started").contains("AMQ8018I"), "{v}");
     assert!(text_of("channel_stopped").contains("AMQ8019I"), "{v}");
@@ -256,24 +280,18 @@ fn the_installation_console_starts_opens_and_stops_queue_managers() {
     h.ok(&["start", "QA", "--background"]);
     h.web_passwd("boss", "boss-horse-battery");
     let server = h.web_server(&["--admin", "boss"]);
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let shots = std::env::var_os("SEALMQ_SCREENSHOTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| h.dir.path().to_path_buf());
-    let o = std::process::Command::new("node")
-        .arg(root.join("crates/sealmq-cli/tests/console/installation.js"))
-        .env("PLAYWRIGHT", root.join("target/node"))
-        .env("BASE", format!("https://{}", server.addr))
-        .env("USER", "boss")
-        .env("PASSWORD", "boss-horse-battery")
-        .env("ENDED", "QB")
-        .env("QUEUE", "APP.Q")
-        .env("SHOTS", &shots)
-        .output()
-        .expect("node runs (./test installs Node.js and playwright-core)");
-    let text = String::from_utf8_lossy(&o.stdout);
-    let v: serde_json::Value = serde_json::from_str(text.trim())
-        .unwrap_or_else(|e| panic!("{e}: {text}\n{}", String::from_utf8_lossy(&o.stderr)));
+    let shots = shots_dir(&h);
+    let v = drive(
+        "installation.js",
+        &[
+            ("BASE", format!("https://{}", server.addr)),
+            ("USER", "boss".into()),
+            ("PASSWORD", "boss-horse-battery".into()),
+            ("ENDED", "QB".into()),
+            ("QUEUE", "APP.Q".into()),
+            ("SHOTS", shots.display().to_string()),
+        ],
+    );
     assert!(v["failure"].is_null(), "{v}");
     assert_eq!(v["errors"], serde_json::json!([]), "script errors: {v}");
     let pairs = |k: &str| v[k].to_string();

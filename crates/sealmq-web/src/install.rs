@@ -13,7 +13,7 @@
 //! that is not running answers MQ's 503 with reason 2059.
 
 use crate::auth::{self, Door, Rq, Who, forbidden, not_allowed};
-use crate::{Body, Host, LOGIN_BODY, MAX_BODY, Roles, Web, reply};
+use crate::{Body, Host, Roles, Web, reply};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response};
 use sealmq_types::ReasonCode;
@@ -104,30 +104,11 @@ async fn handle(
     {
         return r;
     }
-    let segs = match crate::api_segments(&mut rq) {
-        Ok(s) => s,
+    let (who, segs) = match crate::admit(&inst.door, &mut rq, body, state).await {
+        Ok(x) => x,
         Err(r) => return r,
     };
     let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
-    if segs == ["login"] {
-        rq.body = match crate::read_body(body, LOGIN_BODY).await {
-            Ok(b) => b,
-            Err(r) => return r,
-        };
-        return auth::login(&inst.door, &rq).await;
-    }
-    let who = match auth::authenticate(&inst.door, &rq).await {
-        Ok(w) => w,
-        Err(r) => return r,
-    };
-    state.set_busy(true);
-    rq.body = match crate::read_body(body, MAX_BODY).await {
-        Ok(b) => b,
-        Err(r) => return r,
-    };
-    if let Err(r) = auth::csrf(&rq) {
-        return r;
-    }
     route(&inst, &who, &rq, &segs).await
 }
 

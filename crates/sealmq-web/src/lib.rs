@@ -451,32 +451,12 @@ pub(crate) async fn route(
     {
         return r;
     }
-    let segs = match api_segments(&mut rq) {
-        Ok(s) => s,
+    let (who, segs) = match admit(&ctx.door, &mut rq, body, state).await {
+        Ok(x) => x,
         Err(r) => return r,
     };
     let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
     let rest = &segs[..];
-    if rest == ["login"] {
-        rq.body = match read_body(body, LOGIN_BODY).await {
-            Ok(b) => b,
-            Err(r) => return r,
-        };
-        return auth::login(&ctx.door, &rq).await;
-    }
-    let who = match auth::authenticate(&ctx.door, &rq).await {
-        Ok(w) => w,
-        Err(r) => return r,
-    };
-    // Authenticated: this connection is no longer closed to make room for another.
-    state.set_busy(true);
-    rq.body = match read_body(body, MAX_BODY).await {
-        Ok(b) => b,
-        Err(r) => return r,
-    };
-    if let Err(r) = auth::csrf(&rq) {
-        return r;
-    }
     match rest {
         ["admin", ..] => admin::route(ctx, &who, &rq, &rest[1..]).await,
         ["messaging", ..] => messaging::route(ctx, &who, &rq, &rest[1..]).await,
@@ -488,6 +468,28 @@ pub(crate) async fn route(
             0,
         ),
     }
+}
+
+/// What every REST request goes through before its resource (both servers): its path under
+/// `/ibmmq/rest/vN/` (its segments returned), a login answered at once (`Err`, as every
+/// refusal), the principal authenticated, the body read, the CSRF header checked.
+pub(crate) async fn admit(
+    door: &auth::Door,
+    rq: &mut auth::Rq,
+    body: Incoming,
+    state: &ConnState,
+) -> Result<(auth::Who, Vec<String>), Response<Body>> {
+    let segs = api_segments(rq)?;
+    if segs == ["login"] {
+        rq.body = read_body(body, LOGIN_BODY).await?;
+        return Err(auth::login(door, rq).await);
+    }
+    let who = auth::authenticate(door, rq).await?;
+    // Authenticated: this connection is no longer closed to make room for another.
+    state.set_busy(true);
+    rq.body = read_body(body, MAX_BODY).await?;
+    auth::csrf(rq)?;
+    Ok((who, segs))
 }
 
 /// The decoded segments of a request's path under `/ibmmq/rest/{v1,v2,v3}/` (the version
