@@ -710,10 +710,7 @@ fn plain(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '*' | '/' | '%'))
 }
 
-/// MQSC quoting: in single quotes, a quote doubled.
-pub(crate) fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
-}
+pub(crate) use crate::params::quote;
 
 #[cfg(test)]
 mod tests {

@@ -269,18 +269,18 @@ pub(crate) async fn statuses(
     };
     let (script, key) = match kind {
         "channel" => (
-            format!("DISPLAY CHSTATUS({}) ALL\n", crate::admin::quote(pattern)),
+            format!("DISPLAY CHSTATUS({}) ALL\n", crate::params::quote(pattern)),
             "CHANNEL",
         ),
         "subscription" => (
-            format!("DISPLAY SBSTATUS({}) ALL\n", crate::admin::quote(pattern)),
+            format!("DISPLAY SBSTATUS({}) ALL\n", crate::params::quote(pattern)),
             "SUB",
         ),
         _ => (
             objects
                 .iter()
                 .filter_map(|b| field(b, "TOPICSTR").filter(|t| !t.is_empty()))
-                .map(|t| format!("DISPLAY TPSTATUS({}) ALL\n", crate::admin::quote(&t)))
+                .map(|t| format!("DISPLAY TPSTATUS({}) ALL\n", crate::params::quote(&t)))
                 .collect(),
             "TOPICSTR",
         ),

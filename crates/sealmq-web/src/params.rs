@@ -86,6 +86,11 @@ pub(crate) fn correl_of(api: u8, s: &str) -> Result<MsgId, String> {
     Ok(id)
 }
 
+/// MQSC quoting: in single quotes, a quote doubled.
+pub(crate) fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
