@@ -355,6 +355,112 @@ fn put_and_put1_share_reused_keys_made_ahead() {
     w.ok(&["stop", "QMP"]);
 }
 
+/// Issue 47: a put1 reads its queue's policy once (wire version 7: the policy comes with the
+/// queue manager's policy epoch, and each put1 carries it), not before every message; when the
+/// policies change the next put1 is refused with 2041 inside the library, which reads the new
+/// policy and protects for it. Counted in the accounting record: 2 policy reads for 6 put1s.
+#[test]
+fn put1_reads_its_policy_once_and_again_when_policies_change() {
+    let w = World::started(&["alice", "bob", "carol"]);
+    w.trust("alice", "carol");
+    w.mqsc("DEFINE QLOCAL(CONF.Q)\nALTER QMGR ACCTMQI(ON) ACCTINT(600)\n");
+    w.confidential_to_bob("CONF.Q", "4");
+    let mut c = w.client("alice", "put1er");
+    for i in 0..5 {
+        c.put1(
+            "CONF.Q",
+            &mut Md::default(),
+            format!("to bob {i}").as_bytes(),
+            false,
+        )
+        .unwrap();
+    }
+    // Now to carol instead: the cached policy is stale, and must not be used.
+    w.ok(&[
+        "policy",
+        "set",
+        "-m",
+        "QMP",
+        "-p",
+        "CONF.Q",
+        "-e",
+        "AES256",
+        "-r",
+        "CN=carol,O=Example",
+    ]);
+    c.put1("CONF.Q", &mut Md::default(), b"to carol", false)
+        .unwrap();
+    drop(c);
+    // The six envelopes as stored (a raw browse: nothing unprotected on the way).
+    let mut raw = w.client("bob", "bob-raw");
+    raw.set_raw(true);
+    let (rq, _) = raw.open("CONF.Q", OpenOptions::browse()).unwrap();
+    let mut envelopes = Vec::new();
+    for i in 0..6 {
+        let o = GetOptions {
+            browse: if i == 0 {
+                sealmq_engine::mqi::Browse::First
+            } else {
+                sealmq_engine::mqi::Browse::Next
+            },
+            ..GetOptions::default()
+        };
+        envelopes.push(raw.get(rq, &o).unwrap().payload);
+    }
+    drop(raw);
+    // Who each envelope is for (sealmq message inspect: recipients, without keys).
+    let recipients = |env: &[u8]| {
+        let o = w.h.run_bytes(&["message", "inspect"], Some(env));
+        assert!(o.status.success(), "{o:?}");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let serial = |who: &str| {
+        let o = std::process::Command::new("openssl")
+            .args(["x509", "-noout", "-serial", "-in"])
+            .arg(w.ks(who).join("identity.pem"))
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        out.trim_start_matches("serial=").to_ascii_uppercase()
+    };
+    let (bob, carol) = (serial("bob"), serial("carol"));
+    assert!(!bob.is_empty() && bob != carol);
+    for (i, env) in envelopes.iter().enumerate().take(5) {
+        let r = recipients(env);
+        assert!(r.contains(&bob) && !r.contains(&carol), "message {i}: {r}");
+    }
+    let r = recipients(&envelopes[5]);
+    assert!(r.contains(&carol) && !r.contains(&bob), "the last: {r}");
+    // The accounting record of put1er: six put1s, two policy reads.
+    let acct = w.qm_dir().join("accounting");
+    let record = || {
+        std::fs::read_dir(&acct)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .flat_map(|f| {
+                std::fs::read_to_string(f.path())
+                    .unwrap_or_default()
+                    .lines()
+                    .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                    .collect::<Vec<_>>()
+            })
+            .find(|r| r["appl"] == "put1er")
+    };
+    common::wait_for(
+        std::time::Duration::from_secs(10),
+        "put1er's record",
+        || record().is_some(),
+    );
+    let r = record().unwrap();
+    assert_eq!(
+        r["calls"]["put1"]["count"], 7,
+        "six put1s and one refused: {r}"
+    );
+    assert_eq!(r["calls"]["other"]["count"], 2, "two policy reads: {r}");
+    w.ok(&["stop", "QMP"]);
+}
+
 /// Issue 27: asynchronous consume with client-side protection. bob consumes a
 /// Confidentiality queue (key reuse 32) under syncpoint: every message in plaintext, in
 /// order, one key unwrap per reused key. carol, not a recipient, consumes outside a unit of

@@ -30,7 +30,14 @@ pub(crate) struct State {
     /// A policy whose next reused key may be made while the queue manager works on the
     /// request just sent (see [`State::idle_work`]).
     pub(crate) next_key: Option<Arc<Policy>>,
+    /// Wire version 7: the policies put1 read (none: `None`), by queue name, with the queue
+    /// manager's policy epoch they were read at; a put1 carries the epoch and is refused
+    /// (2041) when policies changed since, and then reads them again.
+    put1_policies: HashMap<String, (Option<Arc<Policy>>, u64)>,
 }
+
+/// Queue names whose put1 policy is kept at most (past it the cache starts again).
+const PUT1_POLICIES: usize = 1024;
 
 pub(crate) fn security(detail: String) -> ClientError {
     ClientError {
@@ -170,8 +177,15 @@ impl Client {
         Ok(())
     }
 
-    /// MQPUT1; the policy is read for the name (this is an open) and applied.
+    /// MQPUT1; the policy is read for the name (this is an open) and applied — from a wire
+    /// version 7 queue manager once, then from the cache while its policies do not change.
     pub fn put1(&mut self, name: &str, md: &mut Md, payload: &[u8], syncpoint: bool) -> Result<()> {
+        if self.version >= sealmq_wire::V_POLICY_EPOCH
+            && !self.icpt.raw
+            && self.icpt.protector.is_some()
+        {
+            return self.put1_cached(name, md, payload, syncpoint);
+        }
         let stored = if self.icpt.raw || self.icpt.protector.is_none() {
             payload.to_vec()
         } else {
@@ -192,6 +206,58 @@ impl Client {
         self.put1_raw(name, md, stored, syncpoint)?;
         self.icpt.in_uow |= syncpoint;
         Ok(())
+    }
+
+    /// Put1 under the cached policy of `name` (read first when not cached); read again and
+    /// retried once when the queue manager's policies changed since (2041).
+    fn put1_cached(&mut self, name: &str, md: &mut Md, payload: &[u8], sync: bool) -> Result<()> {
+        for fresh in [false, true] {
+            let (policy, epoch) = match self.icpt.put1_policies.get(name) {
+                Some(c) if !fresh => c.clone(),
+                _ => self.read_policy_at(name)?,
+            };
+            let stored = match &policy {
+                Some(p) => self.protect_for(p, md, payload)?,
+                None => payload.to_vec(),
+            };
+            match self.put1_at_raw(name, md, stored, sync, epoch) {
+                Err(e) if e.reason == ReasonCode::ObjectChanged && !fresh => {
+                    self.icpt.put1_policies.clear();
+                }
+                r => {
+                    r?;
+                    self.icpt.next_key = policy;
+                    self.icpt.in_uow |= sync;
+                    return Ok(());
+                }
+            }
+        }
+        Err(ClientError {
+            reason: ReasonCode::ObjectChanged,
+            detail: format!("the policy of '{name}' kept changing while it was put to"),
+        })
+    }
+
+    /// Reads `name`'s policy and the epoch it holds in, and caches them.
+    fn read_policy_at(&mut self, name: &str) -> Result<(Option<Arc<Policy>>, u64)> {
+        let (policy, epoch) = match self.call(Request::Policy {
+            name: name.to_string(),
+        })? {
+            Response::PolicyAt { policy, epoch } => (policy, epoch),
+            other => return Self::unexpected(other),
+        };
+        let policy = match policy.is_empty() {
+            true => None,
+            false => Some(Arc::new(
+                sealmq_mqi::policy::decode(&policy).map_err(|e| security(e.to_string()))?,
+            )),
+        };
+        let cache = &mut self.icpt.put1_policies;
+        if cache.len() >= PUT1_POLICIES {
+            cache.clear();
+        }
+        cache.insert(name.to_string(), (policy.clone(), epoch));
+        Ok((policy, epoch))
     }
 
     /// MQGET; unprotected (and checked) when the queue has a policy. A message that fails a

@@ -572,6 +572,27 @@ impl Client {
         self.call_put(req, md)
     }
 
+    /// Wire version 7's put1: refused with 2041 when the queue manager's policies changed
+    /// since `epoch`.
+    pub(crate) fn put1_at_raw(
+        &mut self,
+        name: &str,
+        md: &mut Md,
+        payload: Vec<u8>,
+        syncpoint: bool,
+        epoch: u64,
+    ) -> Result<()> {
+        self.check_properties(md)?;
+        let req = Request::Put1At {
+            name: name.to_string(),
+            md: self.for_peer(md),
+            payload,
+            syncpoint,
+            epoch,
+        };
+        self.call_put(req, md)
+    }
+
     /// MQGET without client-side protection.
     pub(crate) fn get_raw(&mut self, hobj: u32, gmo: &GetOptions) -> Result<Got> {
         let req = GetReq::from_options(hobj, gmo);

@@ -37,6 +37,7 @@ pub enum ReasonCode {
     NotOpenForInput = 2037,
     NotOpenForInquire = 2038,
     NotOpenForOutput = 2039,
+    ObjectChanged = 2041,
     ObjectInUse = 2042,
     OptionNotValidForType = 2045,
     OptionsError = 2046,
@@ -93,7 +94,7 @@ pub enum ReasonCode {
 
 impl ReasonCode {
     /// Every code, in numeric order.
-    pub const ALL: [ReasonCode; 65] = [
+    pub const ALL: [ReasonCode; 66] = [
         Self::AlreadyConnected,
         Self::BackedOut,
         Self::ConnectionBroken,
@@ -110,6 +111,7 @@ impl ReasonCode {
         Self::NotOpenForInput,
         Self::NotOpenForInquire,
         Self::NotOpenForOutput,
+        Self::ObjectChanged,
         Self::ObjectInUse,
         Self::OptionNotValidForType,
         Self::OptionsError,
@@ -180,6 +182,7 @@ impl ReasonCode {
             Self::NotOpenForInput => 2037,
             Self::NotOpenForInquire => 2038,
             Self::NotOpenForOutput => 2039,
+            Self::ObjectChanged => 2041,
             Self::ObjectInUse => 2042,
             Self::OptionNotValidForType => 2045,
             Self::OptionsError => 2046,
@@ -252,6 +255,7 @@ impl ReasonCode {
             Self::NotOpenForInput => "NOT_OPEN_FOR_INPUT",
             Self::NotOpenForInquire => "NOT_OPEN_FOR_INQUIRE",
             Self::NotOpenForOutput => "NOT_OPEN_FOR_OUTPUT",
+            Self::ObjectChanged => "OBJECT_CHANGED",
             Self::ObjectInUse => "OBJECT_IN_USE",
             Self::OptionNotValidForType => "OPTION_NOT_VALID_FOR_TYPE",
             Self::OptionsError => "OPTIONS_ERROR",

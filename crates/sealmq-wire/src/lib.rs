@@ -1,4 +1,4 @@
-//! # sealmq-wire: the protocol between applications and a queue manager (versions 1 to 5)
+//! # sealmq-wire: the protocol between applications and a queue manager (versions 1 to 7)
 //!
 //! Documented in `docs/wire.md`. A frame is `length u32` (of what follows), `kind u8`,
 //! `request id u32`, then the body; all integers little-endian. The client opens with
@@ -6,7 +6,8 @@
 //! frame both accept. Every request gets exactly one response with the same id, except Credit
 //! (none); version 2 adds asynchronous consume, whose pushed frames carry id 0 ([`consume`]),
 //! version 3 message properties, version 4 publish/subscribe, version 5 topics opened to
-//! publish and subscription options ([`VERSIONS`]).
+//! publish and subscription options, 6 MQMD's report fields, 7 policies read once for put1
+//! ([`VERSIONS`]).
 //! Malformed frames are answered with an error and the connection is closed.
 
 pub mod chl;
@@ -22,7 +23,7 @@ use sealmq_types::coded_enum;
 use std::io::{self, Read, Write};
 
 /// Protocol versions this build speaks.
-pub const VERSIONS: &[u16] = &[1, 2, 3, 4, 5, 6];
+pub const VERSIONS: &[u16] = &[1, 2, 3, 4, 5, 6, 7];
 /// The first version with asynchronous consume (requests 16-19, responses 136-138).
 pub const V_CONSUME: u16 = 2;
 /// The first version whose descriptors may carry message properties (docs/wire.md).
@@ -35,6 +36,11 @@ pub const V_TOPIC_OPEN: u16 = 5;
 /// The first version whose descriptors may carry MQMD's report options and feedback
 /// (docs/wire.md).
 pub const V_MD_MORE: u16 = 6;
+/// The first version in which a policy comes with the queue manager's policy epoch
+/// ([`Response::PolicyAt`]) and a put1 may carry the epoch its policy was read at
+/// ([`Request::Put1At`], refused with 2041 when policies changed since): an application reads a
+/// queue's policy once, not before every put1.
+pub const V_POLICY_EPOCH: u16 = 7;
 /// Request 13 (Policy) for a topic string rather than a queue name: `topic://STRING`.
 pub const TOPIC_PREFIX: &str = "topic://";
 /// Largest frame accepted before Hello negotiates a larger one.
@@ -360,6 +366,16 @@ pub enum Request {
         new_only: bool,
         dest: String,
     },
+    /// Version 7: a put1 whose payload was protected (or not) by the policies of `epoch`;
+    /// refused with 2041 (MQRC_OBJECT_CHANGED), nothing put, when the queue manager's
+    /// policies changed since.
+    Put1At {
+        name: String,
+        md: Md,
+        payload: Vec<u8>,
+        syncpoint: bool,
+        epoch: u64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -376,6 +392,11 @@ pub enum Response {
     /// Answer to [`Request::Policy`] (empty: none).
     Policy {
         policy: Vec<u8>,
+    },
+    /// Version 7's answer to Policy: the policy (empty: none) and the epoch it holds in.
+    PolicyAt {
+        policy: Vec<u8>,
+        epoch: u64,
     },
     Put {
         md: Md,
@@ -465,6 +486,7 @@ coded_enum!(Request, "request" {
     22 => Unsubscribe { name },
     23 => OpenTopic { object, topic },
     24 => SubscribeWith { name, topic, durable, selector, resume, new_only, dest },
+    25 => Put1At { name, md, payload, syncpoint, epoch },
 });
 
 coded_enum!(Response, "response" {
@@ -479,6 +501,7 @@ coded_enum!(Response, "response" {
     136 => Delivery(dl),
     137 => BatchEnd { tag, batch, count },
     138 => Settled { tag, batch, reason, detail },
+    139 => PolicyAt { policy, epoch },
 });
 
 /// Decodes a whole frame body of kind `kind` as `T`: nothing may be left over.

@@ -181,6 +181,10 @@ pub struct QueueManager {
     /// The server's listeners and services, when a server runs this queue manager.
     ctl: RwLock<services::Controls>,
     pub(crate) policies: RwLock<HashMap<String, sealmq_protect::Policy>>,
+    /// Changes whenever a queue's policy is set or removed (starting from the start time, so
+    /// that a restart does not repeat an old value): what an application's cached policies
+    /// were read at (wire version 7, `Put1At`).
+    pub(crate) policy_epoch: std::sync::atomic::AtomicU64,
     pub(crate) apply: RwLock<()>,
     pub(crate) active: Mutex<HashMap<TxId, Lsn>>,
     pub(crate) next_seq: AtomicU64,

@@ -31,11 +31,34 @@ impl QueueManager {
 
     /// Puts `p` in the cache (it was stored).
     pub(crate) fn cache_policy(&self, p: Policy) {
-        write(&self.policies).insert(p.name.clone(), p);
+        let mut m = write(&self.policies);
+        m.insert(p.name.clone(), p);
+        self.bump_policy_epoch();
     }
 
     /// Takes `name`'s policy out of the cache (it was removed from the queue).
     pub(crate) fn uncache_policy(&self, name: &str) {
-        write(&self.policies).remove(name);
+        let mut m = write(&self.policies);
+        m.remove(name);
+        self.bump_policy_epoch();
+    }
+
+    /// The policy epoch: read it before the policies it covers ([`QueueManager::policy_at`]).
+    pub fn policy_epoch(&self) -> u64 {
+        self.policy_epoch.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// A queue's policy and the epoch it holds in, read together (under the policies' lock, so
+    /// no change falls between them).
+    pub fn policy_at(&self, name: &str) -> (Option<Policy>, u64) {
+        let m = read(&self.policies);
+        (m.get(name).cloned(), self.policy_epoch())
+    }
+
+    /// Changed under the policies' write lock, so that a reader holding the read lock sees
+    /// the epoch of the policies it reads.
+    fn bump_policy_epoch(&self) {
+        self.policy_epoch
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     }
 }

@@ -266,6 +266,12 @@ fn assemble(
         started: sealmq_types::time::now_secs(),
         ctl: Default::default(),
         policies: RwLock::new(HashMap::new()),
+        policy_epoch: std::sync::atomic::AtomicU64::new(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1),
+        ),
         apply: RwLock::new(()),
         active: Mutex::new(still_open),
         next_seq: AtomicU64::new(rb.max_seq + 1),

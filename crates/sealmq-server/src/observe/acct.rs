@@ -38,7 +38,7 @@ fn op_of(req: &Request) -> usize {
         Request::Open { .. } | Request::OpenAt { .. } | Request::OpenTopic { .. } => 0,
         Request::Close { .. } => 1,
         Request::Put { .. } => 2,
-        Request::Put1 { .. } => 3,
+        Request::Put1 { .. } | Request::Put1At { .. } => 3,
         Request::Get(g) if g.browse == 1 || g.browse == 2 => 5,
         Request::Get(_) => 4,
         Request::Commit => 6,
@@ -118,6 +118,7 @@ impl Accounting {
         let bytes_in = match req {
             Request::Put { payload, .. }
             | Request::Put1 { payload, .. }
+            | Request::Put1At { payload, .. }
             | Request::Publish { payload, .. } => payload.len() as u64,
             _ => 0,
         };

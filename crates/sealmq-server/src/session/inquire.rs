@@ -56,6 +56,8 @@ impl Session {
     /// on the queue, or put to it (put1 learns the policy this way).
     fn policy(&self, name: &str) -> Response {
         let user = &self.conn.user;
+        // The epoch a queue's policy was read at (wire version 7).
+        let mut at = None;
         // A topic's (version 4: `topic://STRING`): told to a principal that may publish or
         // subscribe there.
         let (may, needs, what, policy) = match name.strip_prefix(sealmq_wire::TOPIC_PREFIX) {
@@ -76,11 +78,13 @@ impl Session {
                         .is_ok()
                 };
                 let what = format!("'{name}'");
+                let (policy, epoch) = self.qm.policy_at(name);
+                at = Some(epoch);
                 (
                     may(auth::INQ) || may(auth::PUT),
                     "INQ or PUT on it",
                     what,
-                    self.qm.policy(name),
+                    policy,
                 )
             }
         };
@@ -90,10 +94,15 @@ impl Session {
                 detail: format!("'{user}' may not read the policy of {what}: it needs {needs}"),
             };
         }
-        Response::Policy {
-            policy: policy
-                .map(|p| sealmq_engine::policies::encode(&p))
-                .unwrap_or_default(),
+        let policy = policy
+            .map(|p| sealmq_engine::policies::encode(&p))
+            .unwrap_or_default();
+        match at {
+            // A queue's, for a client that caches it (wire version 7).
+            Some(epoch) if self.version >= sealmq_wire::V_POLICY_EPOCH => {
+                Response::PolicyAt { policy, epoch }
+            }
+            _ => Response::Policy { policy },
         }
     }
 

@@ -207,6 +207,13 @@ impl Session {
                 payload,
                 syncpoint,
             } => self.put1(name, md, payload, syncpoint).await,
+            Request::Put1At {
+                name,
+                md,
+                payload,
+                syncpoint,
+                epoch,
+            } => self.put1_at(name, md, payload, syncpoint, epoch).await,
             Request::Get(g) => self.get(&g, client).await,
             Request::Commit => self.commit().await,
             Request::Backout => self.backout().await,

@@ -9,6 +9,7 @@ use crate::wiremap::err;
 use sealmq_engine::intercept;
 use sealmq_engine::mqi::{PutOptions, PutStep};
 use sealmq_engine::{Md, MqResult};
+use sealmq_types::ReasonCode;
 use sealmq_wire::Response;
 
 impl Session {
@@ -48,6 +49,31 @@ impl Session {
         };
         let step = self.conn.put1_step(&name, &mut md, &payload, pmo(sync));
         self.put_done(step, md).await
+    }
+
+    /// Version 7's put1: refused with 2041, nothing put, when the queue manager's policies
+    /// changed since the application read the one it protected with (it reads it again).
+    pub(super) async fn put1_at(
+        &mut self,
+        name: String,
+        md: Md,
+        payload: Vec<u8>,
+        sync: bool,
+        epoch: u64,
+    ) -> Response {
+        if self.version < sealmq_wire::V_POLICY_EPOCH {
+            return super::protocol_error("Put1At before wire version 7");
+        }
+        if epoch != self.qm.policy_epoch() {
+            return Response::Err {
+                reason: ReasonCode::ObjectChanged.code(),
+                detail: format!(
+                    "the queue manager's security policies changed since the policy of '{name}' \
+                     was read: read it again"
+                ),
+            };
+        }
+        self.put1(name, md, payload, sync).await
     }
 
     /// The bytes to store for a put to `name`: protected under its policy when the queue
