@@ -517,8 +517,13 @@ impl Client {
         match self.call(Request::Policy {
             name: name.to_string(),
         })? {
-            Response::Policy { policy } if policy.is_empty() => Ok(None),
-            Response::Policy { policy } => {
+            // A version 7 queue manager adds its policy epoch, which this call does not need.
+            Response::Policy { policy } | Response::PolicyAt { policy, .. }
+                if policy.is_empty() =>
+            {
+                Ok(None)
+            }
+            Response::Policy { policy } | Response::PolicyAt { policy, .. } => {
                 sealmq_mqi::policy::decode(&policy)
                     .map(Some)
                     .map_err(|e| ClientError {

@@ -31,7 +31,6 @@ fn requests_and_responses_round_trip() {
             payload: b"x".to_vec(),
             syncpoint: true,
         },
-
         Request::Get(GetReq {
             hobj: 1,
             syncpoint: false,
@@ -115,7 +114,6 @@ fn requests_and_responses_round_trip() {
             policy: vec![1, 2, 3],
         },
         Response::Policy { policy: vec![] },
-
         Response::Delivery(Delivery {
             tag: 9,
             batch: 3,
@@ -162,7 +160,9 @@ fn version_7_frames_round_trip() {
     let mut buf = Vec::new();
     write_request(&mut buf, 7, &req).unwrap();
     assert_eq!(buf[4], 25, "request kind 25");
-    let got = read_request(&mut buf.as_slice(), HELLO_MAX).unwrap().unwrap();
+    let got = read_request(&mut buf.as_slice(), HELLO_MAX)
+        .unwrap()
+        .unwrap();
     assert_eq!(got, (7, req));
     let resp = Response::PolicyAt {
         policy: vec![1, 2],
@@ -171,7 +171,9 @@ fn version_7_frames_round_trip() {
     let mut buf = Vec::new();
     write_response(&mut buf, 7, &resp).unwrap();
     assert_eq!(buf[4], 139, "response kind 139");
-    let got = read_response(&mut buf.as_slice(), HELLO_MAX).unwrap().unwrap();
+    let got = read_response(&mut buf.as_slice(), HELLO_MAX)
+        .unwrap()
+        .unwrap();
     assert_eq!(got, (7, resp));
 }
 
