@@ -189,11 +189,10 @@ fn known(inst: &Inst, qm: &str) -> Result<(), Response<Body>> {
     ))
 }
 
-/// The queue manager's answer to `GET /admin/qmgr/{qm}`, if it runs and answers.
+/// The queue manager's answer to `GET /admin/qmgr/{qm}`, if it runs and answers. Asked of
+/// its socket alone (an ended one's is refused at once): a list polled by consoles does not
+/// probe queue managers' lock files, which a starting queue manager must find free.
 async fn one(inst: &Inst, who: &Who, rq: &Rq, qm: &str) -> Option<Value> {
-    if !inst.control.running(qm) {
-        return None;
-    }
     let path = format!("/ibmmq/rest/v2/admin/qmgr/{}", crate::proxy::encode(qm));
     let v = crate::proxy::get_json(&inst.home, qm, who, rq, &path).await?;
     v["qmgr"].get(0).cloned()
