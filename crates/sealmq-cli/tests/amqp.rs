@@ -440,22 +440,11 @@ fn mqi_accounting_counts_an_amqp_applications_calls() {
     h.mqsc("QC", "ALTER QMGR ACCTMQI(ON)\n");
     proton(&url, &["send", "APP.Q", "3"]);
     proton(&url, &["receive", "APP.Q", "3"]);
-    let dir = h.qm_dir("QC").join("accounting");
     let records = || -> Vec<serde_json::Value> {
-        std::fs::read_dir(&dir)
-            .map(|d| {
-                d.flatten()
-                    .flat_map(|f| {
-                        std::fs::read_to_string(f.path())
-                            .unwrap_or_default()
-                            .lines()
-                            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-                            .collect::<Vec<_>>()
-                    })
-                    .filter(|r| r["appl"] == "amqp:APP.AMQP" && r["final"] == true)
-                    .collect()
-            })
-            .unwrap_or_default()
+        common::accounting_records(&h.qm_dir("QC"))
+            .into_iter()
+            .filter(|r| r["appl"] == "amqp:APP.AMQP" && r["final"] == true)
+            .collect()
     };
     common::wait_for(
         std::time::Duration::from_secs(10),

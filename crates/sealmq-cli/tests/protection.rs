@@ -432,19 +432,9 @@ fn put1_reads_its_policy_once_and_again_when_policies_change() {
     let r = recipients(&envelopes[5]);
     assert!(r.contains(&carol) && !r.contains(&bob), "the last: {r}");
     // The accounting record of put1er: six put1s, two policy reads.
-    let acct = w.qm_dir().join("accounting");
     let record = || {
-        std::fs::read_dir(&acct)
+        common::accounting_records(&w.qm_dir())
             .into_iter()
-            .flatten()
-            .flatten()
-            .flat_map(|f| {
-                std::fs::read_to_string(f.path())
-                    .unwrap_or_default()
-                    .lines()
-                    .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-                    .collect::<Vec<_>>()
-            })
             .find(|r| r["appl"] == "put1er")
     };
     common::wait_for(

@@ -12,6 +12,23 @@ pub use sealmq_testkit::procs::*;
 pub use sealmq_testkit::{connect_from, free_port, wait_every, wait_for};
 use std::process::Command;
 
+/// The accounting records (SPEC §8) a queue manager has written: every JSON line of every
+/// file under `<QM dir>/accounting` (none yet: empty).
+pub fn accounting_records(qm_dir: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_dir(qm_dir.join("accounting"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|f| {
+            std::fs::read_to_string(f.path())
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// Runs a third-party client program; the JSON lines it printed (it must succeed).
 pub fn json_lines(mut cmd: Command, what: &str, args: &[&str]) -> Vec<serde_json::Value> {
     let out = cmd.args(args).output().expect("the client runs");
