@@ -119,6 +119,40 @@ fn torn_tail_is_cut_at_the_last_valid_record() {
     }
 }
 
+/// The writer lays out zeros ahead of its position so that a batch's sync writes data only:
+/// while the log is open the segment is longer than its records; a queue manager killed then
+/// comes back with every record and no torn tail reported; a clean close cuts the zeros off.
+#[test]
+fn zeros_laid_out_ahead_are_the_end_of_the_log_not_a_torn_tail() {
+    let d = tempfile::tempdir().unwrap();
+    let (log, _) = Log::open(cfg(d.path()), 0, |_| Ok(())).unwrap();
+    for i in 0..20u8 {
+        log.append_durable(i, &[i; 100]).unwrap();
+    }
+    let written = SEG_HEADER + 20 * (21 + 100);
+    let seg = segment(d.path());
+    let laid = std::fs::metadata(&seg).unwrap().len();
+    assert!(laid > written, "no space laid out ahead: {laid} bytes");
+    let bytes = std::fs::read(&seg).unwrap();
+    assert!(bytes[written as usize..].iter().all(|&b| b == 0));
+    // As after kill -9: the file as it is now, opened by a new log (the old one never closes).
+    let copy = tempfile::tempdir().unwrap();
+    std::fs::copy(&seg, copy.path().join(seg.file_name().unwrap())).unwrap();
+    let mut got = Vec::new();
+    let (again, rec) = Log::open(cfg(copy.path()), 0, |r| {
+        got.push(r.kind);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(got, (0..20).collect::<Vec<u8>>());
+    assert!(rec.truncated.is_none(), "zeros are not a torn tail");
+    assert_eq!(again.append_durable(42, b"after").unwrap(), 21);
+    drop(again);
+    assert_eq!(replay(copy.path()).unwrap().len(), 21);
+    drop(log);
+    assert_eq!(std::fs::metadata(&seg).unwrap().len(), written);
+}
+
 #[test]
 fn garbage_and_zeros_after_the_tail_are_cut() {
     let d = tempfile::tempdir().unwrap();
@@ -300,5 +334,42 @@ proptest! {
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join("S0000000001.log"), &bytes).unwrap();
         let _ = replay(d.path());
+    }
+}
+
+/// Zeros may end a segment that is not the last (its laid-out space, should the cut at its
+/// end not have reached the disk) only where the next segment goes on from its last record:
+/// records zeroed out of a closed segment are damage, not an end.
+#[test]
+fn zeros_ending_a_closed_segment_are_damage_when_records_are_missing() {
+    let d = tempfile::tempdir().unwrap();
+    let mut c = cfg(d.path());
+    c.segment_bytes = 4096;
+    let (log, _) = Log::open(c.clone(), 0, |_| Ok(())).unwrap();
+    for i in 0..40u8 {
+        log.append_durable(i, &[i; 100]).unwrap();
+    }
+    drop(log);
+    let mut segs: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    segs.sort();
+    let first = segs.first().unwrap().clone();
+    let clean = std::fs::read(&first).unwrap();
+    // Zeros after the last record, as if the cut never reached the disk: read as its end.
+    let mut b = clean.clone();
+    b.extend_from_slice(&[0u8; 1000]);
+    std::fs::write(&first, &b).unwrap();
+    assert_eq!(replay(d.path()).unwrap().len(), 40);
+    // The last record zeroed: the next segment does not go on from what is left.
+    let mut b = clean.clone();
+    let rec_len = 21 + 100;
+    let n = b.len();
+    b[n - rec_len..].fill(0);
+    std::fs::write(&first, &b).unwrap();
+    match replay(d.path()) {
+        Err(StorageError::Corrupt { detail, .. }) => assert!(detail.contains("zeros"), "{detail}"),
+        other => panic!("expected damage, got {:?}", other.map(|v| v.len())),
     }
 }

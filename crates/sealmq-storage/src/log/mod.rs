@@ -527,6 +527,10 @@ impl Log {
         let mut b = [0u8; SEG_HEADER as usize + RECORD_HEADER];
         f.read_exact(&mut b).ok()?;
         let h = SEG_HEADER as usize;
+        // Zeros where the first record would be: space laid out ahead, no record yet.
+        if b[h + 8..h + 16].iter().all(|&x| x == 0) {
+            return None;
+        }
         Some(u32::from_le_bytes(b[h + 16..h + 20].try_into().ok()?))
     }
 

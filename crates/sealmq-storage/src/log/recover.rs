@@ -19,7 +19,8 @@ impl Log {
         let mut rec = Recovered::default();
         let mut infos = Vec::new();
         let mut last_lsn: Lsn = 0;
-        let mut tail: Option<(u64, PathBuf, u64)> = None;
+        let mut tail: Option<Tail> = None;
+        let mut zero_ended: Option<(PathBuf, u64)> = None;
         for (i, (number, path)) in segs.iter().enumerate() {
             let is_last = i + 1 == segs.len();
             let mut data = Vec::new();
@@ -29,6 +30,19 @@ impl Log {
             let Some(first_lsn) = segment_header(&data, *number, path, is_last, &mut rec)? else {
                 continue;
             };
+            // Zeros ended the segment before: only where this one goes on right after its
+            // last record (else records were lost to the zeros: damage).
+            if let Some((prev, end)) = zero_ended.take()
+                && first_lsn != last_lsn + 1
+            {
+                return Err(StorageError::Corrupt {
+                    path: prev,
+                    offset: end,
+                    detail: format!(
+                        "zeros follow LSN {last_lsn} but the next segment begins at {first_lsn}"
+                    ),
+                });
+            }
             // A segment promises its first LSN: a log whose older segments were released and
             // whose last one is still empty goes on from there, never from 1.
             last_lsn = last_lsn.max(first_lsn.saturating_sub(1));
@@ -47,7 +61,10 @@ impl Log {
             };
             let end = replay.records(&data, &mut visit)?;
             if is_last {
-                tail = Some((*number, path.clone(), end));
+                let zeros = data[end as usize..].iter().all(|&b| b == 0);
+                tail = Some((*number, path.clone(), end, zeros));
+            } else if (end as usize) < data.len() {
+                zero_ended = Some((path.clone(), end));
             }
         }
         rec.last_lsn = last_lsn;
@@ -59,6 +76,7 @@ impl Log {
             path,
             number,
             offset,
+            prepared: offset,
             shared: shared.clone(),
         };
         let handle = std::thread::Builder::new()
@@ -123,9 +141,10 @@ struct Replay<'a> {
 }
 
 impl Replay<'_> {
-    /// Visits the segment's valid records in order; the offset where they end. A torn tail
-    /// (a partial or corrupt final record) is allowed only in the last segment, with nothing
-    /// valid after it (or anything, for a copy's unsynced tail: `durable_elsewhere`).
+    /// Visits the segment's valid records in order; the offset where they end. Zeros after
+    /// them end any segment (the caller checks that the next one goes on from there); a torn
+    /// tail (a partial or corrupt final record) is allowed only in the last segment, with
+    /// nothing valid after it (or anything, for a copy's unsynced tail: `durable_elsewhere`).
     fn records(
         &mut self,
         data: &[u8],
@@ -134,7 +153,10 @@ impl Replay<'_> {
         let mut off = SEG_HEADER as usize;
         while off < data.len() {
             let Some((r, n)) = parse_record(&data[off..], *self.last_lsn) else {
-                self.torn_at(data, off)?;
+                // Only zeros left: space the writer laid out ahead, the end of this segment.
+                if !data[off..].iter().all(|&b| b == 0) {
+                    self.torn_at(data, off)?;
+                }
                 return Ok(off as u64);
             };
             *self.last_lsn = r.lsn;
@@ -177,17 +199,21 @@ impl Replay<'_> {
     }
 }
 
+/// The last segment: its number, path, where its valid records end, and whether only zeros
+/// follow them (space laid out ahead by the writer, not a torn record).
+type Tail = (u64, PathBuf, u64, bool);
+
 /// Where the writer goes on: the last segment cut after its last valid record, or a new
 /// segment when there is none.
 fn position_writer(
     cfg: &LogConfig,
     segs: &[(u64, PathBuf)],
-    tail: Option<(u64, PathBuf, u64)>,
+    tail: Option<Tail>,
     last_lsn: Lsn,
     infos: &mut Vec<SegInfo>,
     rec: &mut Recovered,
 ) -> Result<(u64, PathBuf, u64, File)> {
-    let Some((number, path, offset)) = tail else {
+    let Some((number, path, offset, zeros)) = tail else {
         let number = segs.last().map(|(n, _)| n + 1).unwrap_or(1);
         let (f, path) = create_segment(&cfg.dir, number, last_lsn + 1)?;
         infos.push(SegInfo {
@@ -207,7 +233,9 @@ fn position_writer(
             .map_err(|e| StorageError::io("cannot cut the torn tail of", &path, e))?;
         f.sync_all()
             .map_err(|e| StorageError::io("cannot sync", &path, e))?;
-        rec.truncated = Some((path.clone(), offset));
+        if !zeros {
+            rec.truncated = Some((path.clone(), offset));
+        }
     }
     Ok((number, path, offset, f))
 }

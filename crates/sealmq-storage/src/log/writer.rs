@@ -1,9 +1,19 @@
 //! The flusher's side of the log: the open segment, written by the flusher thread alone, and
 //! starting new segments (on size, or when a checkpoint short of space asks, [`Log::roll`]).
+//!
+//! Space ahead of the write position is laid out in zeros ([`PREPARE_CHUNK`] at a time, after a
+//! batch's committers are released): a batch then overwrites blocks the file already has, and
+//! its `fdatasync` writes the data alone, where an append also has to write the file's new size
+//! (a second, serial I/O on ext4). Recovery reads zeros after the last record as the end of the
+//! log; a clean close cuts them off.
 
 use super::*;
 use sealmq_types::sync::lock;
+use std::os::unix::fs::FileExt;
 use std::time::Duration;
+
+/// Bytes of zeros laid out ahead of the write position at a time.
+pub(super) const PREPARE_CHUNK: u64 = 1 << 20;
 
 pub(super) fn create_segment(dir: &Path, number: u64, first_lsn: Lsn) -> Result<(File, PathBuf)> {
     let path = seg_path(dir, number);
@@ -54,6 +64,8 @@ pub(super) struct Writer {
     pub(super) path: PathBuf,
     pub(super) number: u64,
     pub(super) offset: u64,
+    /// The file holds written zeros (or records) up to here: batches below it overwrite.
+    pub(super) prepared: u64,
     pub(super) shared: Arc<Shared>,
 }
 
@@ -68,7 +80,7 @@ impl Writer {
             let t = match self.take(&mut spare, &pace) {
                 Taken::Batch(t) => t,
                 Taken::Again => continue,
-                Taken::Closed => return,
+                Taken::Closed => return self.cut_prepared(),
             };
             let t0 = std::time::Instant::now();
             let rolled = std::mem::take(&mut lock(&self.shared.state).roll_wanted);
@@ -81,7 +93,35 @@ impl Writer {
             pace.last_waiters = self.finish(&t, result, pace.last_sync);
             spare = t.buf;
             spare.clear();
+            self.prepare_ahead();
         }
+    }
+
+    /// Lays out zeros ahead of the write position when less than half a chunk is left (never
+    /// past the segment's size), without a sync of their own: the next batch's sync carries
+    /// them and the file's new size, once per chunk. A log that does not sync each batch has
+    /// nothing to gain. A failure (a full disk) only means later batches append.
+    fn prepare_ahead(&mut self) {
+        let cfg = &self.shared.cfg;
+        if !cfg.sync || cfg.durable_elsewhere {
+            return;
+        }
+        let from = self.prepared.max(self.offset);
+        if from - self.offset >= PREPARE_CHUNK / 2 || from >= cfg.segment_bytes {
+            return;
+        }
+        let to = (from + PREPARE_CHUNK).min(cfg.segment_bytes);
+        static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
+        let mut at = from;
+        while at < to {
+            let n = (to - at).min(ZEROS.len() as u64) as usize;
+            if let Err(e) = self.file.write_all_at(&ZEROS[..n], at) {
+                tracing::debug!("cannot lay out log space in {}: {e}", self.path.display());
+                break;
+            }
+            at += n as u64;
+        }
+        self.prepared = at;
     }
 
     /// The next batch, taken from the pending records once there is work (a roll or a sync
@@ -254,6 +294,7 @@ impl Writer {
             }
             Err(e) => {
                 // Cut back to where the batch began so the log stays a valid prefix.
+                self.prepared = self.prepared.min(start);
                 let cut = self.file.set_len(start).and_then(|_| self.file.sync_data());
                 match cut {
                     Ok(()) if crate::space::is_no_space(&e) => {
@@ -263,6 +304,22 @@ impl Writer {
                     Err(e2) => Err(Fatal(format!("{e}; then cutting back failed: {e2}"))),
                 }
             }
+        }
+    }
+
+    /// At a clean close the zeros laid out ahead are cut off: the segment ends at its last
+    /// record, as it would without them.
+    fn cut_prepared(&mut self) {
+        if self.prepared <= self.offset {
+            return;
+        }
+        let cut = self
+            .file
+            .set_len(self.offset)
+            .and_then(|()| self.file.sync_all());
+        match cut {
+            Ok(()) => self.prepared = self.offset,
+            Err(e) => tracing::warn!("cannot cut {} at close: {e}", self.path.display()),
         }
     }
 
@@ -281,6 +338,11 @@ impl Writer {
         // A segment that is not the last one must be whole after a power loss.
         self.sync_copy()
             .map_err(|e| Failed(format!("cannot sync {}: {e}", self.path.display())))?;
+        // The zeros laid out past its last record are cut (recovery reads them as its end
+        // anyway, should this not reach the disk).
+        if self.prepared > self.offset && self.file.set_len(self.offset).is_ok() {
+            self.prepared = self.offset;
+        }
         let cfg = &self.shared.cfg;
         let number = self.number + 1;
         let (f, path) = create_segment(&cfg.dir, number, first).map_err(|e| match &e {
@@ -298,6 +360,7 @@ impl Writer {
         self.path = path;
         self.number = number;
         self.offset = SEG_HEADER;
+        self.prepared = SEG_HEADER;
         Ok(())
     }
 }
