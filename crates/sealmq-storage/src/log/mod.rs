@@ -449,6 +449,8 @@ impl Log {
                     if batch.result.get().is_none() {
                         batch.waiters.fetch_add(1, Ordering::Relaxed);
                         st.flush_wanted = true;
+                        // Told once the lock is let go, so the flusher does not wake into it.
+                        drop(st);
                         shared.work.notify_one();
                     }
                 }
