@@ -290,6 +290,41 @@ fn bench_scenarios_report_rate_and_cpu_split_as_json() {
     );
 }
 
+/// Issue 47: IBM's Native HA workload as `bench ha --tls` runs it — persistent request/reply
+/// over TLS on three instances of a replicated queue manager and on a single one — answers
+/// round trips on both, with each side's CPU per round trip.
+#[test]
+fn bench_ha_tls_measures_request_reply_on_a_replicated_and_a_single_queue_manager() {
+    let h = Home::new();
+    let out = h.ok(&[
+        "bench",
+        "ha",
+        "--tls",
+        "--pairs",
+        "2",
+        "--seconds",
+        "1",
+        "--rounds",
+        "1",
+        "--json",
+    ]);
+    let line = out.lines().last().unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(
+        (&v["scenario"], &v["pairs"]),
+        (&json!("ha-rr"), &json!(2)),
+        "{out}"
+    );
+    for k in [
+        "rr_single_per_s",
+        "rr_replicated_per_s",
+        "rr_single_cpu_us",
+        "rr_replicated_cpu_us",
+    ] {
+        assert!(v[k].as_f64().unwrap_or(0.0) > 0.0, "{k}: {out}");
+    }
+}
+
 /// Statistics (SPEC §8): interval files under the QM directory every STATINT seconds and at
 /// stop, with each queue's puts, gets, browses, bytes and depth high-water mark; RESET QSTATS
 /// as MQ's command (MSGSIN, MSGSOUT, HIQDEPTH since the last reset).

@@ -61,7 +61,9 @@ pub struct BenchArgs {
     /// island: SPLPROT REMOVE on its sender, ASPOLICY on its receiver; the server side is plain).
     #[arg(long, default_value = "end-to-end")]
     pub config: String,
-    /// mover-rr, stream: run the channels over TLS.
+    /// mover-rr, stream: run the channels over TLS. ha: IBM's Native HA workload instead
+    /// (persistent request/reply, 2 KiB by default, of `--pairs` pairs of applications over
+    /// TLS, single against replicated)
     #[arg(long)]
     pub tls: bool,
     /// With --tls: SSLRKEYC values to compare, comma-separated bytes (0: never).

@@ -25,13 +25,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-const SINGLE: &str = "BENCH.SINGLE";
-const HA: &str = "BENCH.HA";
-const NAMES: [&str; 3] = ["a", "b", "c"];
+pub(super) const SINGLE: &str = "BENCH.SINGLE";
+pub(super) const HA: &str = "BENCH.HA";
+pub(super) const NAMES: [&str; 3] = ["a", "b", "c"];
 
-struct Bed {
-    root: PathBuf,
+pub(super) struct Bed {
+    pub(super) root: PathBuf,
     exe: PathBuf,
+    /// With TLS client listeners (`bench ha --tls`): each instance's port, then the single
+    /// queue manager's.
+    pub(super) tls_ports: Option<[u16; 4]>,
 }
 
 impl Bed {
@@ -39,11 +42,16 @@ impl Bed {
         self.root.join(who)
     }
 
-    fn qm_dir(&self, who: &str, qm: &str) -> PathBuf {
+    pub(super) fn qm_dir(&self, who: &str, qm: &str) -> PathBuf {
         self.home(who).join("qmgrs").join(qm)
     }
 
-    fn sealmq(&self, who: &str, args: &[&str], stdin: Option<&str>) -> CliResult<String> {
+    pub(super) fn sealmq(
+        &self,
+        who: &str,
+        args: &[&str],
+        stdin: Option<&str>,
+    ) -> CliResult<String> {
         use std::io::Write;
         let mut c = Command::new(&self.exe);
         c.args(args)
@@ -69,7 +77,7 @@ impl Bed {
     }
 
     /// The instance of the group that serves applications now.
-    fn active(&self) -> Option<&'static str> {
+    pub(super) fn active(&self) -> Option<&'static str> {
         NAMES
             .into_iter()
             .find(|n| Client::connect_local(&self.qm_dir(n, HA), "bench-probe").is_ok())
@@ -102,8 +110,20 @@ impl Bed {
     }
 
     fn start_instance(&self, n: &str) -> CliResult {
-        self.sealmq(n, &["start", HA, "--background"], None)
-            .map(|_| ())
+        self.start(n, HA)
+    }
+
+    /// Starts `qm` of `who`, with its TLS client listener when the bed has them.
+    fn start(&self, who: &str, qm: &str) -> CliResult {
+        let listen = self.tls_ports.map(|p| {
+            let i = NAMES.iter().position(|n| *n == who).unwrap_or(3);
+            format!("127.0.0.1:{}", p[i])
+        });
+        let mut args = vec!["start", qm, "--background"];
+        if let Some(l) = &listen {
+            args.extend(["--tls", "--listen", l]);
+        }
+        self.sealmq(who, &args, None).map(|_| ())
     }
 }
 
@@ -117,13 +137,20 @@ impl Drop for Bed {
     }
 }
 
-fn setup() -> CliResult<Bed> {
+/// Three instances of a replicated queue manager and a single queue manager, their identities
+/// signed by one CA (`<root>/ca`); with `tls`, each also listens for TLS clients.
+pub(super) fn setup(tls: bool) -> CliResult<Bed> {
     let root = std::env::temp_dir().join(format!("sealmq-bench-ha-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&root).map_err(|e| e.to_string())?;
+    let mut ports = [0u16; 4];
+    for p in &mut ports {
+        *p = super::net::free_port()?;
+    }
     let bed = Bed {
         root,
         exe: std::env::current_exe().map_err(|e| e.to_string())?,
+        tls_ports: tls.then_some(ports),
     };
     let ca = bed.root.join("ca");
     let ca = ca.to_string_lossy().into_owned();
@@ -152,8 +179,8 @@ fn setup() -> CliResult<Bed> {
         )?;
         bed.start_instance(n)?;
     }
-    bed.sealmq("single", &["create", SINGLE], None)?;
-    bed.sealmq("single", &["start", SINGLE, "--background"], None)?;
+    bed.sealmq("single", &["create", SINGLE, "--ca", &ca], None)?;
+    bed.start("single", SINGLE)?;
     let define = "DEFINE QLOCAL(BENCH.Q) DEFPSIST(YES) MAXDEPTH(999999999)\n";
     bed.sealmq("single", &["mqsc", SINGLE], Some(define))?;
     let a = bed.wait("an active instance", Duration::from_secs(60), || {
@@ -165,7 +192,7 @@ fn setup() -> CliResult<Bed> {
 }
 
 /// CPU seconds of the queue manager processes running in `dirs` (each one's `qm.pid`).
-fn qm_cpu(dirs: &[PathBuf]) -> f64 {
+pub(super) fn qm_cpu(dirs: &[PathBuf]) -> f64 {
     dirs.iter()
         .filter_map(|d| std::fs::read_to_string(d.join("qm.pid")).ok())
         .map(|pid| super::common::cpu_seconds(pid.trim()))
@@ -228,13 +255,13 @@ fn wipe(dir: &Path) {
     }
 }
 
-fn median(v: &mut [f64]) -> f64 {
+pub(super) fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
 pub fn run(a: &BenchArgs) -> CliResult {
-    let bed = setup()?;
+    let bed = setup(false)?;
     let secs = a.seconds.max(1) as f64;
     let mut report = serde_json::Map::new();
     let single_dir = bed.qm_dir("single", SINGLE);

@@ -24,6 +24,7 @@ mod deep;
 mod drain;
 mod fanout;
 mod ha;
+mod ha_rr;
 mod jms;
 mod local;
 mod net;
@@ -42,6 +43,9 @@ pub fn run(a: BenchArgs) -> CliResult {
 fn scenario(a: BenchArgs) -> CliResult {
     if matches!(a.scenario.as_str(), "mover-rr" | "stream" | "partner") {
         return chl::run(&a);
+    }
+    if a.scenario == "ha" && a.tls {
+        return ha_rr::run(&a);
     }
     if a.scenario == "ha" {
         return ha::run(&a);
