@@ -1,7 +1,9 @@
 //! The Raft log of an instance, on its own disk (`<QM dir>/ha/raft.log`, docs/ha.md).
 //!
 //! One append-only file: a 16-byte header, then one frame per entry (length u32, CRC32C u32 of
-//! the body, body = the entry in postcard). Appends are synced (by one thread, in order, one
+//! the body, body = the entry in postcard), then zeros: space laid out ahead of the last entry
+//! (a MiB at a time), so that an append's sync writes data and not the file's new size as
+//! well (a second, serial I/O on ext4); a frame of length 0 is that space, the end of the log. Appends are synced (by one thread, in order, one
 //! sync for every append waiting) before openraft is told they are durable; a torn tail (a frame cut short or failing its CRC at the end) is cut at open;
 //! damage before the end is an error. The vote is its own file, replaced atomically. An index
 //! of every entry (its place in the file and what recovery needs of it) is kept in memory;
@@ -42,6 +44,8 @@ struct Inner {
     dse: Option<Arc<Dse>>,
     file: File,
     end: u64,
+    /// The file holds zeros (or entries) up to here.
+    prepared: u64,
     index: BTreeMap<u64, Meta>,
     purged: Option<LogId>,
     vote: Option<Vote<NodeId>>,
@@ -230,7 +234,39 @@ pub(crate) fn small_bytes<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, Storage
 /// file is rewritten without them.
 const REWRITE_MIN: u64 = 64 << 20;
 
+/// At a clean close the zeros laid out ahead are cut off (best effort: recovery reads them as
+/// the end anyway).
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if self.prepared > self.end {
+            let _ = self.file.set_len(self.end);
+        }
+    }
+}
+
+/// Bytes of zeros laid out ahead of the last entry at a time.
+const LAY_OUT: u64 = 1 << 20;
+
 impl Inner {
+    /// Zeros ahead of the end when less than half of [`LAY_OUT`] is left, before the sync
+    /// that carries them (once per chunk). A failure (a full disk) only means appends grow
+    /// the file again.
+    fn lay_out(&mut self) {
+        let from = self.prepared.max(self.end);
+        if from - self.end >= LAY_OUT / 2 {
+            return;
+        }
+        let zeros = vec![0u8; LAY_OUT as usize];
+        match self.file.write_all_at(&zeros, from) {
+            Ok(()) => self.prepared = from + LAY_OUT,
+            Err(e) => {
+                tracing::debug!("cannot lay out Raft log space: {e}");
+                self.prepared = self.end;
+                let _ = self.file.set_len(self.end);
+            }
+        }
+    }
+
     /// Replaces the file by one holding the entries from offset `start` on (a copy written,
     /// synced and renamed over it): purged entries give their room back.
     fn rewrite(&mut self, start: u64) -> Result<(), StorageError> {
@@ -263,6 +299,7 @@ impl Inner {
             m.offset -= shift;
         }
         self.end -= shift;
+        self.prepared = self.end;
         self.file = out;
         tracing::info!("high availability: the Raft log gave back {shift} bytes of purged entries");
         Ok(())
@@ -311,7 +348,9 @@ impl LogStore {
                 let len = u32::from_le_bytes(data[off..off + 4].try_into().unwrap_or([0; 4]));
                 let crc = u32::from_le_bytes(data[off + 4..off + 8].try_into().unwrap_or([0; 4]));
                 let end = off + 8 + len as usize;
-                (len as usize) <= MAX_ENTRY
+                // Length 0: the zeros laid out ahead (a real frame holds at least 12 bytes).
+                len != 0
+                    && (len as usize) <= MAX_ENTRY
                     && end <= data.len()
                     && crc32c::crc32c(&data[off + 8..end]) == crc
             };
@@ -326,10 +365,12 @@ impl LogStore {
             off += 8 + len as usize;
         }
         if off < data.len() {
-            tracing::warn!(
-                "{}: a torn entry at offset {off} is cut (it was never acknowledged)",
-                path.display()
-            );
+            if data[off..].iter().any(|&b| b != 0) {
+                tracing::warn!(
+                    "{}: a torn entry at offset {off} is cut (it was never acknowledged)",
+                    path.display()
+                );
+            }
             file.set_len(off as u64)
                 .and_then(|()| file.sync_all())
                 .map_err(|e| io_err("cannot cut the torn tail of", &path, e))?;
@@ -343,6 +384,7 @@ impl LogStore {
             dse,
             file,
             end: off as u64,
+            prepared: off as u64,
             index,
             purged,
             vote: read_small(&dir.join("vote"))?,
@@ -464,6 +506,7 @@ impl RaftLogStorage<Ha> for LogStore {
         if let Err(e) = i.file.write_all_at(&buf, i.end) {
             // Cut back so the file stays a valid prefix; openraft stops on this error.
             let _ = i.file.set_len(i.end);
+            i.prepared = i.end;
             callback.log_io_completed(Err(std::io::Error::other(e.to_string())));
             return Err(sto_err("cannot append to the Raft log", e));
         }
@@ -471,6 +514,7 @@ impl RaftLogStorage<Ha> for LogStore {
         for m in metas {
             i.index.insert(m.log_id.index, m);
         }
+        i.lay_out();
         // A replica's append is answered once synced, and nothing else waits on its Raft
         // core meanwhile: it syncs here (one thread hop less each way). The active
         // instance's own append returns once written, so that the entry goes to the replicas
@@ -512,6 +556,7 @@ impl RaftLogStorage<Ha> for LogStore {
             .and_then(|()| i.file.sync_data())
             .map_err(|e| sto_err("cannot truncate the Raft log", e))?;
         i.end = cut;
+        i.prepared = cut;
         let _ = i.index.split_off(&log_id.index);
         Ok(())
     }
