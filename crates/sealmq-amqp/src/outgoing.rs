@@ -364,13 +364,17 @@ impl Link {
             let how = outcome.await;
             txns.release(&key);
             let size = got.payload.len() as u64;
-            // A non-persistent get commits without waiting for the log: in place. One that
-            // forces the log waits on a blocking thread.
-            if got.md.persistence == sealmq_engine::Persistence::Persistent {
-                let t = twin.clone();
-                blocking(move || settle(&t, how, &q, &got, tally.as_ref())).await;
-            } else {
-                tokio::task::block_in_place(|| settle(&twin, how, &q, &got, tally.as_ref()));
+            // A commit appends its record in place and awaits the log's force holding no
+            // thread (the deliveries a disposition settles share forces); a backout or a move
+            // to the dead-letter queue of a persistent message runs on a blocking thread.
+            let persistent = got.md.persistence == sealmq_engine::Persistence::Persistent;
+            match how {
+                Settle::Commit => commit(&twin, &q, tally.as_ref()).await,
+                how if persistent => {
+                    let t = twin.clone();
+                    blocking(move || settle(&t, how, &q, &got, tally.as_ref())).await;
+                }
+                how => tokio::task::block_in_place(|| settle(&twin, how, &q, &got, tally.as_ref())),
             }
             lock(&pool).push(twin);
             held.give(size);
@@ -404,6 +408,28 @@ fn unprotect(
             );
             None
         }
+    }
+}
+
+/// Commits one delivery's unit of work: its record appended in place, the log's force
+/// awaited without a thread, then applied (or backed out when the force failed).
+async fn commit(t: &Connection, q: &str, tally: Option<&Arc<dyn crate::status::Tally>>) {
+    use sealmq_engine::mqi::CommitStep;
+    let (step, mut cpu) = timed(tally, || t.commit_step());
+    let r = match step {
+        CommitStep::Done(r) => r,
+        CommitStep::Durable(d) => {
+            let waited = t.qm().durable(d.ticket()).await;
+            let (r, more) = timed(tally, || t.commit_durable(d, waited));
+            cpu += more;
+            r
+        }
+    };
+    if let Some(tl) = tally {
+        tl.call("commit", r.is_ok(), 0, cpu);
+    }
+    if let Err(e) = r {
+        tracing::warn!(queue = %q, "AMQP delivery not settled: {e}");
     }
 }
 
