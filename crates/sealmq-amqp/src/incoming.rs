@@ -204,8 +204,8 @@ impl Putting {
         }
     }
 
-    /// A full or idle batch committed: one with persistent messages forces the log on a
-    /// blocking thread while the next batch fills (its handle is returned); one without
+    /// A full or idle batch committed: one with persistent messages awaits the log's force
+    /// on a task of its own while the next batch fills (its handle is returned); one without
     /// commits in place and is settled now.
     async fn commit_batch(
         &self,
@@ -214,8 +214,8 @@ impl Putting {
     ) -> Option<tokio::task::JoinHandle<Committed>> {
         if batch.persistent {
             let t = self.ctx.tally.clone();
-            return Some(tokio::task::spawn_blocking(move || {
-                let r = commit(&batch.twin, t.as_ref());
+            return Some(tokio::spawn(async move {
+                let r = crate::status::commit(&batch.twin, t.as_ref()).await;
                 (batch, r)
             }));
         }

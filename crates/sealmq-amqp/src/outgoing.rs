@@ -307,7 +307,10 @@ impl Link {
             ..self.gmo.clone()
         };
         let tally = self.ctx.tally.as_ref();
-        let (got, cpu) = tokio::task::block_in_place(|| timed(tally, || twin.get(&self.h, now)));
+        // In place, as the native Session gets: a get under syncpoint or a browse appends to
+        // the log at most, never waits for it (block_in_place here handed this worker's core
+        // to another thread per delivery).
+        let (got, cpu) = timed(tally, || twin.get(&self.h, now));
         let got = match got {
             Err(e) if e.reason == ReasonCode::NoMsgAvailable => None,
             other => Some(other),
@@ -369,7 +372,11 @@ impl Link {
             // to the dead-letter queue of a persistent message runs on a blocking thread.
             let persistent = got.md.persistence == sealmq_engine::Persistence::Persistent;
             match how {
-                Settle::Commit => commit(&twin, &q, tally.as_ref()).await,
+                Settle::Commit => {
+                    if let Err(e) = crate::status::commit(&twin, tally.as_ref()).await {
+                        tracing::warn!(queue = %q, "AMQP delivery not settled: {e}");
+                    }
+                }
                 how if persistent => {
                     let t = twin.clone();
                     blocking(move || settle(&t, how, &q, &got, tally.as_ref())).await;
@@ -408,28 +415,6 @@ fn unprotect(
             );
             None
         }
-    }
-}
-
-/// Commits one delivery's unit of work: its record appended in place, the log's force
-/// awaited without a thread, then applied (or backed out when the force failed).
-async fn commit(t: &Connection, q: &str, tally: Option<&Arc<dyn crate::status::Tally>>) {
-    use sealmq_engine::mqi::CommitStep;
-    let (step, mut cpu) = timed(tally, || t.commit_step());
-    let r = match step {
-        CommitStep::Done(r) => r,
-        CommitStep::Durable(d) => {
-            let waited = t.qm().durable(d.ticket()).await;
-            let (r, more) = timed(tally, || t.commit_durable(d, waited));
-            cpu += more;
-            r
-        }
-    };
-    if let Some(tl) = tally {
-        tl.call("commit", r.is_ok(), 0, cpu);
-    }
-    if let Err(e) = r {
-        tracing::warn!(queue = %q, "AMQP delivery not settled: {e}");
     }
 }
 

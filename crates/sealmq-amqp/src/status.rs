@@ -216,6 +216,30 @@ pub fn timed<T>(tally: Option<&std::sync::Arc<dyn Tally>>, f: impl FnOnce() -> T
     }
 }
 
+/// A unit of work committed, counted by accounting: its record appended in place and the
+/// log's force awaited holding no thread (as the native Session commits), then applied — or
+/// backed out when the force failed.
+pub async fn commit(
+    t: &sealmq_engine::Connection,
+    tally: Option<&Arc<dyn Tally>>,
+) -> Result<(), sealmq_engine::MqError> {
+    use sealmq_engine::mqi::CommitStep;
+    let (step, mut cpu) = timed(tally, || t.commit_step());
+    let r = match step {
+        CommitStep::Done(r) => r,
+        CommitStep::Durable(d) => {
+            let waited = t.qm().durable(d.ticket()).await;
+            let (r, more) = timed(tally, || t.commit_durable(d, waited));
+            cpu += more;
+            r
+        }
+    };
+    if let Some(tl) = tally {
+        tl.call("commit", r.is_ok(), 0, cpu);
+    }
+    r
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
