@@ -64,6 +64,40 @@ pub(crate) fn run_sealmq(cmd: &mut std::process::Command, args: &[&str]) -> Resu
     Ok(())
 }
 
+/// A responder: gets requests from queue `BENCH.REQ.{i}` and puts each one's payload back as
+/// a reply (correlated by the request's message id) to `BENCH.REP.{i}` until `halt`; with
+/// `gmo.syncpoint`, each get and its reply are one unit of work, committed.
+pub(crate) fn respond(
+    c: &mut Client,
+    i: usize,
+    gmo: &GetOptions,
+    persistence: Persistence,
+    halt: &std::sync::atomic::AtomicBool,
+) -> Result<(), String> {
+    let req = open_q(c, &format!("BENCH.REQ.{i}"), OpenOptions::input())?;
+    let rep = open_q(c, &format!("BENCH.REP.{i}"), OpenOptions::output())?;
+    while !halt.load(std::sync::atomic::Ordering::Relaxed) {
+        match c.get(req, gmo) {
+            Ok(m) => {
+                let mut md = Md {
+                    correl_id: m.md.msg_id,
+                    msg_type: sealmq_mqi::MsgType::Reply,
+                    persistence,
+                    ..Md::default()
+                };
+                c.put(rep, &mut md, &m.payload, gmo.syncpoint)
+                    .map_err(|e| e.to_string())?;
+                if gmo.syncpoint {
+                    c.commit().map_err(|e| e.to_string())?;
+                }
+            }
+            Err(e) if e.reason == sealmq_types::ReasonCode::NoMsgAvailable => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    Ok(())
+}
+
 /// Puts the request `md` to `req` and waits up to `wait` for its reply on `rep` (correlated by
 /// the request's message id), read with a buffer of `buffer` bytes (`None`: large enough).
 pub(crate) fn request_reply(

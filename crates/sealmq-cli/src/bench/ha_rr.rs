@@ -10,14 +10,13 @@
 //! A round trip is thus three log forces: the request's put, the responder's commit, the
 //! reply's get.
 
-use super::app::{join_all, open_q, request_reply};
+use super::app::{join_all, open_q, request_reply, respond};
 use super::common::BenchArgs;
 use super::ha::{Bed, HA, NAMES, SINGLE, median, qm_cpu, setup};
 use crate::CliResult;
 use sealmq_client::Client;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
 use sealmq_engine::{Md, MsgType, Persistence};
-use sealmq_types::ReasonCode;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -65,31 +64,12 @@ fn rr_rate(addr: &str, app: &Path, procs: &[PathBuf], a: &BenchArgs) -> CliResul
         let mut c = connect("bench-ha-responder")?;
         let halt = stop_responders.clone();
         responders.push(std::thread::spawn(move || -> Result<(), String> {
-            let req = open_q(&mut c, &format!("BENCH.REQ.{i}"), OpenOptions::input())?;
-            let rep = open_q(&mut c, &format!("BENCH.REP.{i}"), OpenOptions::output())?;
             let gmo = GetOptions {
                 wait: Some(Duration::from_millis(200)),
                 syncpoint: true,
                 ..Default::default()
             };
-            while !halt.load(Ordering::Relaxed) {
-                match c.get(req, &gmo) {
-                    Ok(m) => {
-                        let mut md = Md {
-                            correl_id: m.md.msg_id,
-                            msg_type: MsgType::Reply,
-                            persistence: Persistence::Persistent,
-                            ..Md::default()
-                        };
-                        c.put(rep, &mut md, &m.payload, true)
-                            .map_err(|e| e.to_string())?;
-                        c.commit().map_err(|e| e.to_string())?;
-                    }
-                    Err(e) if e.reason == ReasonCode::NoMsgAvailable => {}
-                    Err(e) => return Err(e.to_string()),
-                }
-            }
-            Ok(())
+            respond(&mut c, i, &gmo, Persistence::Persistent, &halt)
         }));
         let mut c = connect("bench-ha-requester")?;
         let (halt, done) = (stop.clone(), count.clone());

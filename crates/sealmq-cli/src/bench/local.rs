@@ -1,13 +1,12 @@
 //! `sealmq bench local-rr|put1`: request/reply and put1 against a local queue manager under
 //! each quality of protection asked for.
 
-use super::app::{join_all, open_q, request_reply};
+use super::app::{join_all, open_q, request_reply, respond};
 use super::common::{BenchArgs, Protection, Qm, cpu_seconds, mqsc, prepare, print_medians};
 use crate::CliResult;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
 use sealmq_engine::{Md, MsgType, Persistence};
 use sealmq_protect::KeyReuse;
-use sealmq_types::ReasonCode;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -248,30 +247,12 @@ fn local_rr(a: &BenchArgs, qm: &Qm, prot: &Protection) -> CliResult<Measured> {
         let (dir, halt) = (qm.dir.clone(), stop_responders.clone());
         let mut c = prot.client(&dir, "bench-server")?;
         responders.push(std::thread::spawn(move || -> Result<(), String> {
-            let req = open_q(&mut c, &format!("BENCH.REQ.{i}"), OpenOptions::input())?;
-            let rep = open_q(&mut c, &format!("BENCH.REP.{i}"), OpenOptions::output())?;
             let gmo = GetOptions {
                 wait: Some(Duration::from_millis(200)),
                 buffer,
                 ..Default::default()
             };
-            while !halt.load(Ordering::Relaxed) {
-                match c.get(req, &gmo) {
-                    Ok(m) => {
-                        let mut md = Md {
-                            correl_id: m.md.msg_id,
-                            msg_type: MsgType::Reply,
-                            persistence,
-                            ..Md::default()
-                        };
-                        c.put(rep, &mut md, &m.payload, false)
-                            .map_err(|e| e.to_string())?;
-                    }
-                    Err(e) if e.reason == ReasonCode::NoMsgAvailable => {}
-                    Err(e) => return Err(e.to_string()),
-                }
-            }
-            Ok(())
+            respond(&mut c, i, &gmo, persistence, &halt)
         }));
         let (halt, done) = (stop.clone(), count.clone());
         let mut c = prot.client(&qm.dir, "bench-requester")?;
