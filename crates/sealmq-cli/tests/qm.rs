@@ -290,6 +290,40 @@ fn bench_scenarios_report_rate_and_cpu_split_as_json() {
     );
 }
 
+/// Issue 47: a protected run prints what its asymmetric and content-encryption primitives
+/// cost per transaction (measured in the same run) and how the applications' CPU beyond the
+/// unprotected run's compares with it.
+#[test]
+fn bench_prints_the_primitives_cost_beside_a_protected_run() {
+    let h = Home::new();
+    let out = h.ok(&[
+        "bench",
+        "local-rr",
+        "--qop",
+        "none,integrity",
+        "--key",
+        "p256",
+        "--seconds",
+        "1",
+        "--json",
+    ]);
+    let runs: Vec<serde_json::Value> = out
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {out}")))
+        .collect();
+    assert_eq!(runs.len(), 2, "{out}");
+    assert!(runs[0]["primitives_us_per_txn"].is_null(), "{out}");
+    assert!(
+        runs[1]["primitives_us_per_txn"].as_f64().unwrap_or(0.0) > 0.0,
+        "{out}"
+    );
+    assert!(
+        runs[1]["protection_cpu_vs_primitives"].as_f64().is_some(),
+        "{out}"
+    );
+}
+
 /// Issue 47: IBM's Native HA workload as `bench ha --tls` runs it — persistent request/reply
 /// over TLS on three instances of a replicated queue manager and on a single one — answers
 /// round trips on both, with each side's CPU per round trip.

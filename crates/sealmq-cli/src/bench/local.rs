@@ -3,6 +3,7 @@
 
 use super::app::{join_all, open_q, request_reply, respond};
 use super::common::{BenchArgs, Protection, Qm, cpu_seconds, mqsc, prepare, print_medians};
+use super::prims;
 use crate::CliResult;
 use sealmq_engine::mqi::{GetOptions, OpenOptions};
 use sealmq_engine::{Md, MsgType, Persistence};
@@ -87,6 +88,10 @@ fn run_round(
 ) -> CliResult {
     let mut baseline = None;
     let mut first = true;
+    // The applications' CPU per transaction unprotected (when `none` is among the runs),
+    // and each key type's primitives, measured once per round.
+    let mut plain_app = None;
+    let mut costs = std::collections::HashMap::new();
     {
         for qop in a.qop.split(',').map(str::trim) {
             let keys: Vec<&str> = if qop == "none" {
@@ -120,7 +125,40 @@ fn run_round(
                 let stored = prot.stored_bytes(size)?;
                 let rate = m.txns as f64 / m.elapsed;
                 let base = *baseline.get_or_insert(rate);
-                report(a, &prot, &m, size, persistent, stored, rate / base, first);
+                let app = m.app_cpu * 1e6 / m.txns.max(1) as f64;
+                let prim = if qop == "none" {
+                    plain_app = Some(app);
+                    None
+                } else {
+                    let c = *costs
+                        .entry(key.to_string())
+                        .or_insert_with(|| prims::measure(key));
+                    let (out, back) = if a.scenario == "put1" {
+                        (1.0, 0.0)
+                    } else {
+                        (2.0, 2.0)
+                    };
+                    let reuse = match prot.reuse {
+                        KeyReuse::Disabled => Some(1),
+                        KeyReuse::Count(n) => Some(u64::from(n)),
+                        KeyReuse::Unlimited => None,
+                    };
+                    let aead = prims::aead(size).unwrap_or(0.0);
+                    c.map(|c| {
+                        let per = prims::per_txn(&c, aead, qop, reuse, (out, back));
+                        let ratio = plain_app
+                            .filter(|_| per > 0.0)
+                            .map(|p: f64| (app - p) / per);
+                        (per, ratio)
+                    })
+                };
+                let shown = Shown {
+                    stored,
+                    vs_first: rate / base,
+                    header: first,
+                    prim,
+                };
+                report(a, &prot, &m, size, persistent, &shown);
                 first = false;
                 let reuse = if prot.qop == "none" {
                     "-".to_string()
@@ -134,17 +172,22 @@ fn run_round(
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
-fn report(
-    a: &BenchArgs,
-    p: &Protection,
-    m: &Measured,
-    size: usize,
-    persistent: bool,
+/// What a run's row shows beside its measurements.
+struct Shown {
     stored: usize,
     vs_first: f64,
     header: bool,
-) {
+    /// The primitives' µs per transaction, and the applications' CPU beyond an unprotected
+    /// run's divided by it (when the run had one).
+    prim: Option<(f64, Option<f64>)>,
+}
+
+fn report(a: &BenchArgs, p: &Protection, m: &Measured, size: usize, persistent: bool, s: &Shown) {
+    let (stored, vs_first, header) = (s.stored, s.vs_first, s.header);
+    let (prim, over) = match s.prim {
+        Some((per, ratio)) => (Some(per), ratio),
+        None => (None, None),
+    };
     let rate = m.txns as f64 / m.elapsed;
     let per = |cpu: f64| {
         if m.txns > 0 {
@@ -185,6 +228,8 @@ fn report(
                 "persistent": persistent,
                 "dse": a.dse,
                 "rate_vs_first_run": vs_first,
+                "primitives_us_per_txn": prim,
+                "protection_cpu_vs_primitives": over,
             })
         );
         return;
@@ -203,11 +248,13 @@ fn report(
             if a.dse { ", log encrypted at rest" } else { "" }
         );
         println!(
-            "qop              key      reuse      rate/s  vs first  QM us/txn  app us/txn  asym ops/msg  stored B"
+            "qop              key      reuse      rate/s  vs first  QM us/txn  app us/txn  asym ops/msg  stored B  prim us/txn  x prim"
         );
     }
+    let prim = prim.map_or("-".to_string(), |p| format!("{p:.1}"));
+    let over = over.map_or("-".to_string(), |o| format!("{o:.2}x"));
     println!(
-        "{:<16} {:<8} {:<9} {:>8.0}  {:>7.2}x  {:>9.1}  {:>10.1}  {:>12.3}  {:>8}",
+        "{:<16} {:<8} {:<9} {:>8.0}  {:>7.2}x  {:>9.1}  {:>10.1}  {:>12.3}  {:>8}  {:>11}  {:>6}",
         p.qop,
         key,
         p.reuse.to_string(),
@@ -216,7 +263,9 @@ fn report(
         per(m.qm_cpu),
         per(m.app_cpu),
         asym,
-        stored
+        stored,
+        prim,
+        over
     );
 }
 

@@ -28,6 +28,7 @@ mod ha_rr;
 mod jms;
 mod local;
 mod net;
+mod prims;
 mod servers;
 
 use crate::CliResult;
