@@ -342,6 +342,28 @@ fn sync_dir(dir: &Path) -> Result<()> {
         .map_err(|e| StorageError::io("cannot sync the directory", dir, e))
 }
 
+impl Shared {
+    /// [`Log::space_low`], for the flusher too.
+    pub(super) fn space_low(&self) -> bool {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let last = self.low_checked_ms.load(Ordering::Relaxed);
+        if now >= last + 100
+            && self
+                .low_checked_ms
+                .compare_exchange(last, now, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+        {
+            let low = crate::space::free_space(&self.cfg.dir).is_some_and(|(free, total)| {
+                free < crate::space::low_water(total, self.cfg.reserve_bytes)
+            });
+            self.low.store(low, Ordering::Relaxed);
+        }
+        self.low.load(Ordering::Relaxed)
+    }
+}
+
 impl Log {
     /// Appends a record to the pending batch. Not durable until [`Log::wait`] returns Ok.
     pub fn append(&self, kind: u8, payload: &[u8]) -> Result<Ticket> {
@@ -547,24 +569,7 @@ impl Log {
     /// space of the old one comes back before a write is refused. Looked at most every
     /// 100 ms (a `statvfs`); between, the last answer.
     pub fn space_low(&self) -> bool {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
-        let last = self.shared.low_checked_ms.load(Ordering::Relaxed);
-        if now >= last + 100
-            && self
-                .shared
-                .low_checked_ms
-                .compare_exchange(last, now, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
-        {
-            let low =
-                crate::space::free_space(&self.shared.cfg.dir).is_some_and(|(free, total)| {
-                    free < crate::space::low_water(total, self.shared.cfg.reserve_bytes)
-                });
-            self.shared.low.store(low, Ordering::Relaxed);
-        }
-        self.shared.low.load(Ordering::Relaxed)
+        self.shared.space_low()
     }
 
     /// Writes the reserve again if it was spent; true when it is in place (space no longer

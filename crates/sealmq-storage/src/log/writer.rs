@@ -106,6 +106,13 @@ impl Writer {
         if !cfg.sync || cfg.durable_elsewhere {
             return;
         }
+        // A disk under its low-water mark gets its space back, and the log writes as it did
+        // without any laid out: a full disk then fails a write, which spends the reserve
+        // (space.rs) so that gets and clears go on.
+        if self.shared.space_low() || self.shared.short.load(Ordering::Acquire) {
+            self.cut_prepared_now();
+            return;
+        }
         let from = self.prepared.max(self.offset);
         if from - self.offset >= PREPARE_CHUNK / 2 || from >= cfg.segment_bytes {
             return;
@@ -323,6 +330,14 @@ impl Writer {
         }
     }
 
+    /// The zeros laid out ahead given back to the file system (no sync: recovery reads any
+    /// that stay as the end).
+    fn cut_prepared_now(&mut self) {
+        if self.prepared > self.offset && self.file.set_len(self.offset).is_ok() {
+            self.prepared = self.offset;
+        }
+    }
+
     /// A copy of batches durable elsewhere syncs its segment when it ends or the log closes,
     /// so that only the last segment's tail can be lost (`LogConfig::durable_elsewhere`).
     fn sync_copy(&self) -> std::io::Result<()> {
@@ -340,9 +355,7 @@ impl Writer {
             .map_err(|e| Failed(format!("cannot sync {}: {e}", self.path.display())))?;
         // The zeros laid out past its last record are cut (recovery reads them as its end
         // anyway, should this not reach the disk).
-        if self.prepared > self.offset && self.file.set_len(self.offset).is_ok() {
-            self.prepared = self.offset;
-        }
+        self.cut_prepared_now();
         let cfg = &self.shared.cfg;
         let number = self.number + 1;
         let (f, path) = create_segment(&cfg.dir, number, first).map_err(|e| match &e {
