@@ -23,7 +23,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-const MAGIC: &[u8; 8] = b"SMQRAFT1";
+/// Version 2: zeros may follow the last entry (space laid out ahead). A version 1 file (no
+/// such zeros) is migrated at open by rewriting its magic.
+const MAGIC: &[u8; 8] = b"SMQRAFT2";
+const MAGIC_V1: &[u8; 8] = b"SMQRAFT1";
 const HEADER: u64 = 16;
 /// Largest entry accepted in the file (a batch holds records of up to 256 MiB).
 const MAX_ENTRY: usize = 300 << 20;
@@ -334,6 +337,11 @@ impl LogStore {
                 .and_then(|()| file.sync_all())
                 .map_err(|e| io_err("cannot write", &path, e))?;
             data = h.to_vec();
+        } else if &data[..8] == MAGIC_V1 {
+            file.write_all_at(MAGIC, 0)
+                .and_then(|()| file.sync_data())
+                .map_err(|e| io_err("cannot migrate", &path, e))?;
+            data[..8].copy_from_slice(MAGIC);
         } else if &data[..8] != MAGIC {
             return Err(sto_err(
                 &format!("{} is not a sealmq Raft log", path.display()),
@@ -572,5 +580,30 @@ impl RaftLogStorage<Ha> for LogStore {
             i.rewrite(start)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A version 1 Raft log is migrated at open (its magic rewritten); zeros after the last
+    /// entry, the space laid out ahead, are the end of the log and are cut.
+    #[test]
+    fn a_version_1_raft_log_is_migrated_and_zeros_after_the_last_entry_end_it() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("raft.log");
+        let mut bytes = MAGIC_V1.to_vec();
+        bytes.resize(HEADER as usize + 4096, 0);
+        std::fs::write(&path, &bytes).unwrap();
+        let store = LogStore::open(d.path(), None, 1).unwrap();
+        assert!(store.metas().is_empty());
+        drop(store);
+        let after = std::fs::read(&path).unwrap();
+        assert_eq!(&after[..8], MAGIC);
+        assert_eq!(after.len() as u64, HEADER, "the zeros were cut");
+        // Anything else is refused by name.
+        std::fs::write(&path, b"NOTRAFT0\0\0\0\0\0\0\0\0").unwrap();
+        assert!(LogStore::open(d.path(), None, 1).is_err());
     }
 }

@@ -33,7 +33,9 @@ use writer::{Writer, create_segment};
 pub type Lsn = u64;
 
 const SEG_MAGIC: [u8; 4] = *b"SMQL";
-const SEG_VERSION: u16 = 1;
+/// Version 2: zeros may follow a segment's last record (space laid out ahead, writer.rs).
+/// Version 1 segments (no such zeros) are read as they are.
+const SEG_VERSION: u16 = 2;
 /// Segment header size.
 pub const SEG_HEADER: u64 = 32;
 /// Record header size: len u32, crc32c u32, lsn u64, key id u32, kind u8.

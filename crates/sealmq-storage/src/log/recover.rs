@@ -107,7 +107,7 @@ fn segment_header(
     let header_ok = data.len() >= SEG_HEADER as usize && {
         let h = &data[..SEG_HEADER as usize];
         h[0..4] == SEG_MAGIC
-            && u16::from_le_bytes([h[4], h[5]]) == SEG_VERSION
+            && matches!(u16::from_le_bytes([h[4], h[5]]), 1..=SEG_VERSION)
             && u32::from_le_bytes([h[24], h[25], h[26], h[27]]) == crc32c::crc32c(&h[0..24])
             && u64::from_le_bytes(h[8..16].try_into().unwrap_or_default()) == number
     };
