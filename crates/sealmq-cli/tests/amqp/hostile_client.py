@@ -164,9 +164,10 @@ def partial(url, queue, n, size):
 
     def refused():
         return [lk for lk in links if lk.state & lk.REMOTE_CLOSED]
-    # Until the refusals stop coming (3 s without a new one), 60 s at most.
+    # Until the refusals stop coming (8 s without a new one: a loaded machine running a debug
+    # build can take seconds to refuse the first), 60 s at most.
     end, seen, quiet = time.monotonic() + 60, 0, time.monotonic()
-    while time.monotonic() < end and time.monotonic() - quiet < 3:
+    while time.monotonic() < end and time.monotonic() - quiet < 8:
         try:
             c.wait(lambda: False, timeout=0.5)
         except Exception:  # noqa: BLE001 - a timeout or a link's refusal: look again
