@@ -27,13 +27,18 @@ fn replay(dir: &Path) -> Result<Vec<(u64, u8, Vec<u8>)>, StorageError> {
     Ok(out)
 }
 
-fn segment(dir: &Path) -> std::path::PathBuf {
+/// The segment files in `dir`, in order.
+fn segments(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut v: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
     v.sort();
-    v.pop().unwrap()
+    v
+}
+
+fn segment(dir: &Path) -> std::path::PathBuf {
+    segments(dir).pop().unwrap()
 }
 
 #[test]
@@ -217,11 +222,7 @@ fn a_copy_cuts_its_damaged_unsynced_tail_even_with_valid_records_after_it() {
     }
     log.sync_to_disk().unwrap();
     drop(log);
-    let mut segs: Vec<_> = std::fs::read_dir(d.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    segs.sort();
+    let segs = segments(d.path());
     assert!(segs.len() >= 2, "the copy rolled its segments: {segs:?}");
     let last = segs.last().unwrap().clone();
     let clean = std::fs::read(&last).unwrap();
@@ -350,11 +351,7 @@ fn zeros_ending_a_closed_segment_are_damage_when_records_are_missing() {
         log.append_durable(i, &[i; 100]).unwrap();
     }
     drop(log);
-    let mut segs: Vec<_> = std::fs::read_dir(d.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    segs.sort();
+    let segs = segments(d.path());
     let first = segs.first().unwrap().clone();
     let clean = std::fs::read(&first).unwrap();
     // Zeros after the last record, as if the cut never reached the disk: read as its end.
