@@ -140,10 +140,8 @@ impl Putting {
             settle(r, &self.ctx.client, done).await;
         }
         if !open.deliveries.is_empty() {
-            let (t, tl) = (open.twin.clone(), self.ctx.tally.clone());
-            if let Some(res) = blocking(move || commit(&t, tl.as_ref())).await {
-                settle(r, &self.ctx.client, (open, res)).await;
-            }
+            let res = crate::status::commit(&open.twin, self.ctx.tally.as_ref()).await;
+            settle(r, &self.ctx.client, (open, res)).await;
         }
     }
 
@@ -168,12 +166,18 @@ impl Putting {
             md.persistence = sealmq_engine::Persistence::NotPersistent;
         }
         let uow = posted.as_ref().map_or(&open.twin, |p| &p.uow);
-        // In place on this worker: no hand-over to another thread per message.
-        let (put, cpu) = tokio::task::block_in_place(|| {
+        // A put under syncpoint appends to the log at most, never waits for it: in place, as
+        // the native Session puts. Protecting under interception is cryptography (a signature
+        // can take a millisecond): this worker's other tasks move to another thread for it.
+        let mut put_now = || {
             timed(ctx.tally.as_ref(), || {
                 put(uow, &self.h, ctx.icpt.as_ref(), &mut md, &payload)
             })
-        });
+        };
+        let (put, cpu) = match ctx.icpt {
+            Some(_) => tokio::task::block_in_place(put_now),
+            None => put_now(),
+        };
         if let Some(t) = &ctx.tally {
             t.call("put", put.is_ok(), *put.as_ref().unwrap_or(&0), cpu);
         }
@@ -206,7 +210,7 @@ impl Putting {
 
     /// A full or idle batch committed: one with persistent messages awaits the log's force
     /// on a task of its own while the next batch fills (its handle is returned); one without
-    /// commits in place and is settled now.
+    /// commits in place, holding no thread apart, and is settled now.
     async fn commit_batch(
         &self,
         r: &Receiver,
@@ -219,23 +223,11 @@ impl Putting {
                 (batch, r)
             }));
         }
-        let tally = self.ctx.tally.as_ref();
-        let res = tokio::task::block_in_place(|| commit(&batch.twin, tally));
+        // Nothing to force: the commit applies the puts in place.
+        let res = crate::status::commit(&batch.twin, self.ctx.tally.as_ref()).await;
         settle(r, &self.ctx.client, (batch, res)).await;
         None
     }
-}
-
-/// A batch's commit, counted by accounting.
-fn commit(
-    twin: &Connection,
-    tally: Option<&std::sync::Arc<dyn crate::status::Tally>>,
-) -> Result<(), sealmq_engine::MqError> {
-    let (r, cpu) = timed(tally, || twin.commit());
-    if let Some(t) = tally {
-        t.call("commit", r.is_ok(), 0, cpu);
-    }
-    r
 }
 
 /// One put into the twin's unit of work, protected first under interception; the size of
