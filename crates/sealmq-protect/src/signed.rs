@@ -10,11 +10,8 @@ use crate::policy::SignAlg;
 use aws_lc_rs::digest;
 use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{self, VerificationAlgorithm};
-use cms::cert::CertificateChoices;
 use cms::content_info::{CmsVersion, ContentInfo};
-use cms::signed_data::{
-    CertificateSet, EncapsulatedContentInfo, SignedData, SignerIdentifier, SignerInfo, SignerInfos,
-};
+use cms::signed_data::{SignedData, SignerIdentifier, SignerInfo};
 use const_oid::ObjectIdentifier as Oid;
 use der::asn1::{OctetString, SetOfVec};
 use der::{Any, Decode, Encode};
@@ -131,11 +128,7 @@ pub fn sign(
         signature: OctetString::new(sig).map_err(|e| ProtectError::Protect(e.to_string()))?,
         unsigned_attrs: None,
     };
-    let sd = signed_data(content, alg, signer, si)?;
-    enc(&ContentInfo {
-        content_type: oids::ID_SIGNED_DATA,
-        content: any(&sd)?,
-    })
+    signed_content_info(content, alg, signer.cert, &si)
 }
 
 /// The signed attributes: content type, signing time, message digest (`md`), and
@@ -229,39 +222,46 @@ fn signature(
     }
 }
 
-/// The SignedData around one signer's `si`: the content encapsulated and the signer's
-/// certificate carried.
-fn signed_data(
+/// The DER of a ContentInfo holding the SignedData around one signer's `si`: the content
+/// encapsulated and the signer's certificate carried as its stored DER. Assembled from its
+/// encoded parts rather than through the `cms` types, which re-encoded the whole certificate
+/// (its every length computed again at each level) and copied the SignedData twice per
+/// message; the bytes are the same (DER has one encoding; tests/roundtrip.rs decodes and
+/// re-encodes them).
+fn signed_content_info(
     content: &[u8],
     alg: SignAlg,
-    signer: &SignerRef<'_>,
-    si: SignerInfo,
-) -> Result<SignedData> {
-    let mut digest_algorithms = SetOfVec::new();
-    digest_algorithms
-        .insert(alg_id(digest_oid(alg), None))
-        .map_err(|e| ProtectError::Protect(e.to_string()))?;
-    let mut certs = SetOfVec::new();
-    certs
-        .insert(CertificateChoices::Certificate(signer.cert.x509().clone()))
-        .map_err(|e| ProtectError::Protect(e.to_string()))?;
-    let mut infos = SetOfVec::new();
-    infos
-        .insert(si)
-        .map_err(|e| ProtectError::Protect(e.to_string()))?;
-    Ok(SignedData {
-        version: CmsVersion::V1,
-        digest_algorithms,
-        encap_content_info: EncapsulatedContentInfo {
-            econtent_type: oids::ID_DATA,
-            econtent: Some(any(
-                &OctetString::new(content).map_err(|e| ProtectError::Protect(e.to_string()))?
-            )?),
-        },
-        certificates: Some(CertificateSet(certs)),
-        crls: None,
-        signer_infos: SignerInfos(infos),
-    })
+    cert: &Cert,
+    si: &SignerInfo,
+) -> Result<Vec<u8>> {
+    use crate::derw::{header, tlv, tlv_len};
+    const VERSION_1: [u8; 3] = [0x02, 0x01, 0x01]; // CMSVersion v1: INTEGER 1
+    let digest_alg = enc(&alg_id(digest_oid(alg), None))?;
+    let si = enc(si)?;
+    let (id_data, id_signed) = (enc(&oids::ID_DATA)?, enc(&oids::ID_SIGNED_DATA)?);
+    // EncapsulatedContentInfo: the content type and [0] EXPLICIT OCTET STRING.
+    let econtent = tlv_len(content.len());
+    let eci = id_data.len() + tlv_len(econtent);
+    let sd = VERSION_1.len()
+        + tlv_len(digest_alg.len())
+        + tlv_len(eci)
+        + tlv_len(cert.der().len())
+        + tlv_len(si.len());
+    let ci = id_signed.len() + tlv_len(tlv_len(sd));
+    let mut out = Vec::with_capacity(tlv_len(ci));
+    header(&mut out, 0x30, ci);
+    out.extend_from_slice(&id_signed);
+    header(&mut out, 0xA0, tlv_len(sd)); // content [0] EXPLICIT
+    header(&mut out, 0x30, sd);
+    out.extend_from_slice(&VERSION_1);
+    tlv(&mut out, 0x31, &digest_alg); // digestAlgorithms SET OF
+    header(&mut out, 0x30, eci);
+    out.extend_from_slice(&id_data);
+    header(&mut out, 0xA0, econtent);
+    tlv(&mut out, 0x04, content);
+    tlv(&mut out, 0xA0, cert.der()); // certificates [0] IMPLICIT SET OF
+    tlv(&mut out, 0x31, &si); // signerInfos SET OF
+    Ok(out)
 }
 
 /// What verifying a SignedData established (trust in the signer is checked separately).
@@ -287,7 +287,12 @@ pub struct SignedSummary {
     pub content_len: usize,
 }
 
-fn parse_signed_data(der: &[u8]) -> Result<(SignedData, Vec<u8>)> {
+/// A SignedData read from its ContentInfo: its fields decoded except the certificates, which
+/// stay raw (each one's DER) until one is needed — a signer the keystore knows by issuer and
+/// serial number needs none, and decoding a certificate cost more than all the rest of the
+/// SignedData (half of its parse in a profile of Integrity request/reply). Also the
+/// SignedData's own DER, as the message carries it.
+fn parse_signed_data(der: &[u8]) -> Result<(SignedData, &[u8], Vec<&[u8]>)> {
     let ci: ContentInfo = asn1::decode(der, "ContentInfo")?;
     if ci.content_type != oids::ID_SIGNED_DATA {
         return Err(fail!(
@@ -296,12 +301,37 @@ fn parse_signed_data(der: &[u8]) -> Result<(SignedData, Vec<u8>)> {
             oids::name(&ci.content_type)
         ));
     }
-    let sd_der = ci
-        .content
-        .to_der()
-        .map_err(|e| fail!(Check::Header, "SignedData: {e}"))?;
-    let sd: SignedData = asn1::decode(&sd_der, "SignedData")?;
-    Ok((sd, sd_der))
+    // The ContentInfo decoded: SEQUENCE { OID, [0] EXPLICIT content }, nothing after it.
+    let outer = only(asn1::children(der)?, "ContentInfo")?;
+    let explicit = *asn1::children(outer.content)?
+        .last()
+        .ok_or_else(|| fail!(Check::Header, "malformed ContentInfo"))?;
+    let sd = only(asn1::children(explicit.content)?, "SignedData")?;
+    if sd.tag != 0x30 {
+        return Err(fail!(Check::Header, "SignedData is not a SEQUENCE"));
+    }
+    let fields = asn1::children(sd.content)?;
+    let kept = || fields.iter().filter(|f| f.tag != 0xA0);
+    let certs = match fields.iter().find(|f| f.tag == 0xA0) {
+        Some(set) => asn1::children(set.content)?
+            .iter()
+            .map(|c| c.whole)
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut without = Vec::with_capacity(sd.whole.len());
+    crate::derw::header(&mut without, 0x30, kept().map(|f| f.whole.len()).sum());
+    kept().for_each(|f| without.extend_from_slice(f.whole));
+    let decoded: SignedData = asn1::decode(&without, "SignedData")?;
+    Ok((decoded, sd.whole, certs))
+}
+
+/// The single TLV of `tlvs`, else `what` is malformed.
+fn only<'a>(tlvs: Vec<asn1::Tlv<'a>>, what: &str) -> Result<asn1::Tlv<'a>> {
+    match tlvs.as_slice() {
+        [one] => Ok(*one),
+        _ => Err(fail!(Check::Header, "malformed {what}")),
+    }
 }
 
 fn digest_strength(oid: &Oid) -> Option<SignAlg> {
@@ -315,14 +345,14 @@ fn digest_strength(oid: &Oid) -> Option<SignAlg> {
 
 /// Reads what a SignedData claims (no cryptography).
 pub fn summarize(der: &[u8]) -> Result<SignedSummary> {
-    let (sd, _) = parse_signed_data(der)?;
+    let (sd, _, certs) = parse_signed_data(der)?;
     let si = sd
         .signer_infos
         .0
         .iter()
         .next()
         .ok_or_else(|| fail!(Check::Signature, "SignedData has no signer"))?;
-    let signer_dn = find_signer_cert(&sd, &si.sid, &[])
+    let signer_dn = find_signer_cert(&certs, &si.sid, &[])
         .ok()
         .map(|c| c.subject().to_string());
     let content_len = sd
@@ -343,7 +373,7 @@ pub fn summarize(der: &[u8]) -> Result<SignedSummary> {
 
 /// The signer's certificate: a keystore certificate when one matches the signer identifier
 /// (no parsing needed, and its key is the one trusted), else the one the message carries.
-fn find_signer_cert(sd: &SignedData, sid: &SignerIdentifier, known: &[Cert]) -> Result<Cert> {
+fn find_signer_cert(embedded: &[&[u8]], sid: &SignerIdentifier, known: &[Cert]) -> Result<Cert> {
     let matches_x509 = |c: &x509_cert::Certificate| match sid {
         SignerIdentifier::IssuerAndSerialNumber(ias) => {
             c.tbs_certificate.serial_number == ias.serial_number
@@ -362,19 +392,14 @@ fn find_signer_cert(sd: &SignedData, sid: &SignerIdentifier, known: &[Cert]) -> 
     if let Some(c) = known.iter().find(|c| matches(c)) {
         return Ok(c.clone());
     }
-    let embedded = sd
-        .certificates
-        .iter()
-        .flat_map(|s| s.0.iter())
-        .filter_map(|c| match c {
-            CertificateChoices::Certificate(c) => Some(c),
-            _ => None,
-        });
-    for c in embedded {
-        if matches_x509(c) {
-            return Cert::from_x509(c);
+    // Only a Certificate (a SEQUENCE) among the CertificateChoices; one that is looked at
+    // and cannot be read makes the message malformed, as when the set was decoded whole.
+    for raw in embedded.iter().filter(|c| c.first() == Some(&0x30)) {
+        let c: x509_cert::Certificate = asn1::decode(raw, "SignedData certificate")?;
+        if matches_x509(&c) {
+            return Cert::from_parsed(c, raw.to_vec());
         }
-        if let Ok(parsed) = Cert::from_x509(c)
+        if let Ok(parsed) = Cert::from_parsed(c, raw.to_vec())
             && matches(&parsed)
         {
             return Ok(parsed);
@@ -481,8 +506,8 @@ pub fn verify(
     allow_rsa1024: bool,
     counters: &Counters,
 ) -> Result<Verified> {
-    let (sd, sd_der) = parse_signed_data(der)?;
-    let raw_attrs = asn1::raw_signed_attrs(&sd_der)?;
+    let (sd, sd_der, certs) = parse_signed_data(der)?;
+    let raw_attrs = asn1::raw_signed_attrs(sd_der)?;
     let si = sd
         .signer_infos
         .0
@@ -516,7 +541,7 @@ pub fn verify(
     )
     .map_err(|e| fail!(Check::Header, "eContent is not an OCTET STRING: {e}"))?
     .into_bytes();
-    let signer = find_signer_cert(&sd, &si.sid, known)?;
+    let signer = find_signer_cert(&certs, &si.sid, known)?;
     let (alg, legacy) = signer_alg(si, &signer, digest, allow_rsa1024)?;
 
     let econtent_type = sd.encap_content_info.econtent_type;

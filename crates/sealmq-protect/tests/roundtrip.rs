@@ -350,3 +350,36 @@ fn an_envelope_is_bound_to_the_queue_it_was_protected_for() {
         assert!(get.unprotect(&orders, &v1).is_err());
     }
 }
+
+/// The SignedData a signer assembles from encoded parts is the DER the `cms` types write:
+/// decoded and encoded again, every byte is the same (and `openssl cms` reads it, tests/openssl.rs).
+#[test]
+fn a_signed_message_is_the_der_the_cms_types_encode() {
+    use der::{Decode, Encode};
+    let w = World::new();
+    let kinds = [
+        ("rsa", KeyKind::Rsa(2048)),
+        ("p256", KeyKind::P256),
+        ("ed", KeyKind::Ed25519),
+    ];
+    for (n, k) in kinds {
+        w.identity(n, k);
+    }
+    for (n, _) in kinds {
+        let put = w.protector(n);
+        let sign_alg = if n == "p256" { "SHA256" } else { "SHA384" };
+        for payload in [vec![], vec![7u8; 100], vec![0x42; 70_000]] {
+            let cms = put
+                .protect_cms(&policy(sign_alg, "NONE", &[]), &payload)
+                .unwrap();
+            let ci = cms::content_info::ContentInfo::from_der(&cms).unwrap();
+            assert_eq!(ci.to_der().unwrap(), cms, "{n}, {} bytes", payload.len());
+            let sd = ci
+                .content
+                .decode_as::<cms::signed_data::SignedData>()
+                .unwrap();
+            assert_eq!(sd.certificates.map(|c| c.0.len()), Some(1));
+            assert_eq!(sd.signer_infos.0.len(), 1);
+        }
+    }
+}
