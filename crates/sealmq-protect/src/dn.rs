@@ -15,6 +15,10 @@ pub struct Dn {
     rdns: Vec<Vec<(String, String)>>,
     name: Name,
     der: Vec<u8>,
+    /// The name as shown (RFC 4514), formatted once: a verified message reports its signer's
+    /// DN, and formatting looked up every attribute's name (4% of the applications' CPU in
+    /// an Integrity request/reply).
+    text: String,
 }
 
 impl Dn {
@@ -68,6 +72,7 @@ impl Dn {
             rdns,
             name: name.clone(),
             der,
+            text: name.to_string(),
         })
     }
 
@@ -118,13 +123,13 @@ impl std::hash::Hash for Dn {
 
 impl fmt::Display for Dn {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.name)
+        f.write_str(&self.text)
     }
 }
 
 impl fmt::Debug for Dn {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Dn({})", self.name)
+        write!(f, "Dn({})", self.text)
     }
 }
 
