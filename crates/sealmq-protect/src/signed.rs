@@ -287,12 +287,21 @@ pub struct SignedSummary {
     pub content_len: usize,
 }
 
+/// A SignedData as [`parse_signed_data`] reads it.
+struct Parsed<'a> {
+    sd: SignedData,
+    /// The SignedData's DER as the message carries it.
+    der: &'a [u8],
+    /// Each carried certificate's DER, not decoded.
+    certs: Vec<&'a [u8]>,
+}
+
 /// A SignedData read from its ContentInfo: its fields decoded except the certificates, which
 /// stay raw (each one's DER) until one is needed — a signer the keystore knows by issuer and
 /// serial number needs none, and decoding a certificate cost more than all the rest of the
 /// SignedData (half of its parse in a profile of Integrity request/reply). Also the
 /// SignedData's own DER, as the message carries it.
-fn parse_signed_data(der: &[u8]) -> Result<(SignedData, &[u8], Vec<&[u8]>)> {
+fn parse_signed_data(der: &[u8]) -> Result<Parsed<'_>> {
     let ci: ContentInfo = asn1::decode(der, "ContentInfo")?;
     if ci.content_type != oids::ID_SIGNED_DATA {
         return Err(fail!(
@@ -322,8 +331,11 @@ fn parse_signed_data(der: &[u8]) -> Result<(SignedData, &[u8], Vec<&[u8]>)> {
     let mut without = Vec::with_capacity(sd.whole.len());
     crate::derw::header(&mut without, 0x30, kept().map(|f| f.whole.len()).sum());
     kept().for_each(|f| without.extend_from_slice(f.whole));
-    let decoded: SignedData = asn1::decode(&without, "SignedData")?;
-    Ok((decoded, sd.whole, certs))
+    Ok(Parsed {
+        sd: asn1::decode(&without, "SignedData")?,
+        der: sd.whole,
+        certs,
+    })
 }
 
 /// The single TLV of `tlvs`, else `what` is malformed.
@@ -345,7 +357,7 @@ fn digest_strength(oid: &Oid) -> Option<SignAlg> {
 
 /// Reads what a SignedData claims (no cryptography).
 pub fn summarize(der: &[u8]) -> Result<SignedSummary> {
-    let (sd, _, certs) = parse_signed_data(der)?;
+    let Parsed { sd, certs, .. } = parse_signed_data(der)?;
     let si = sd
         .signer_infos
         .0
@@ -506,7 +518,11 @@ pub fn verify(
     allow_rsa1024: bool,
     counters: &Counters,
 ) -> Result<Verified> {
-    let (sd, sd_der, certs) = parse_signed_data(der)?;
+    let Parsed {
+        sd,
+        der: sd_der,
+        certs,
+    } = parse_signed_data(der)?;
     let raw_attrs = asn1::raw_signed_attrs(sd_der)?;
     let si = sd
         .signer_infos
