@@ -10,7 +10,7 @@ use crate::policy::SignAlg;
 use aws_lc_rs::digest;
 use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{self, VerificationAlgorithm};
-use cms::content_info::{CmsVersion, ContentInfo};
+use cms::content_info::CmsVersion;
 use cms::signed_data::{SignedData, SignerIdentifier, SignerInfo};
 use const_oid::ObjectIdentifier as Oid;
 use der::asn1::{OctetString, SetOfVec};
@@ -302,19 +302,26 @@ struct Parsed<'a> {
 /// SignedData (half of its parse in a profile of Integrity request/reply). Also the
 /// SignedData's own DER, as the message carries it.
 fn parse_signed_data(der: &[u8]) -> Result<Parsed<'_>> {
-    let ci: ContentInfo = asn1::decode(der, "ContentInfo")?;
-    if ci.content_type != oids::ID_SIGNED_DATA {
+    // ContentInfo: SEQUENCE { contentType OID, [0] EXPLICIT content }, nothing after it —
+    // walked in place (decoding it copied the whole message into an `Any`).
+    let malformed = || fail!(Check::Header, "malformed ContentInfo");
+    let outer = only(asn1::children(der)?, "ContentInfo")?;
+    let parts = asn1::children(outer.content)?;
+    let [oid, explicit] = parts.as_slice() else {
+        return Err(malformed());
+    };
+    if outer.tag != 0x30 || oid.tag != 0x06 || explicit.tag != 0xA0 {
+        return Err(malformed());
+    }
+    let content_type =
+        Oid::from_der(oid.whole).map_err(|e| fail!(Check::Header, "malformed ContentInfo: {e}"))?;
+    if content_type != oids::ID_SIGNED_DATA {
         return Err(fail!(
             Check::Header,
             "expected SignedData, found content type {}",
-            oids::name(&ci.content_type)
+            oids::name(&content_type)
         ));
     }
-    // The ContentInfo decoded: SEQUENCE { OID, [0] EXPLICIT content }, nothing after it.
-    let outer = only(asn1::children(der)?, "ContentInfo")?;
-    let explicit = *asn1::children(outer.content)?
-        .last()
-        .ok_or_else(|| fail!(Check::Header, "malformed ContentInfo"))?;
     let sd = only(asn1::children(explicit.content)?, "SignedData")?;
     if sd.tag != 0x30 {
         return Err(fail!(Check::Header, "SignedData is not a SEQUENCE"));
