@@ -142,38 +142,6 @@ pub fn children(content: &[u8]) -> Result<Vec<Tlv<'_>>> {
     Ok(out)
 }
 
-/// The raw bytes of the single SignerInfo's signedAttrs, re-tagged as a SET (0x31) ready to be
-/// verified, taken from the DER of a SignedData (not its ContentInfo).
-pub fn raw_signed_attrs(signed_data: &[u8]) -> Result<Option<Vec<u8>>> {
-    let top = children(signed_data)?;
-    let sd = top
-        .first()
-        .filter(|t| t.tag == 0x30)
-        .ok_or_else(|| fail!(Check::Header, "SignedData is not a SEQUENCE"))?;
-    let fields = children(sd.content)?;
-    let infos = fields
-        .last()
-        .filter(|t| t.tag == 0x31)
-        .ok_or_else(|| fail!(Check::Header, "SignedData has no signerInfos SET"))?;
-    let signers = children(infos.content)?;
-    let [si] = signers.as_slice() else {
-        return Err(fail!(
-            Check::Signature,
-            "message has {} signers; sealmq expects exactly one",
-            signers.len()
-        ));
-    };
-    let parts = children(si.content)?;
-    match parts.get(3) {
-        Some(t) if t.tag == 0xA0 => {
-            let mut v = t.whole.to_vec();
-            v[0] = 0x31;
-            Ok(Some(v))
-        }
-        _ => Ok(None),
-    }
-}
-
 /// Decodes a DER value, mapping failure to a header-check error naming `what`.
 pub fn decode<'a, T: Decode<'a>>(bytes: &'a [u8], what: &str) -> Result<T> {
     T::from_der(bytes).map_err(|e| fail!(Check::Header, "malformed {what}: {e}"))
@@ -223,7 +191,6 @@ mod tests {
                 let total: usize = c.iter().map(|t| t.whole.len()).sum();
                 prop_assert_eq!(total, bytes.len());
             }
-            let _ = raw_signed_attrs(&bytes);
         }
     }
 }

@@ -7,30 +7,36 @@ use crate::oids;
 use cms::cert::IssuerAndSerialNumber;
 use der::{Decode, Encode};
 use rustls_pki_types::pem::{PemObject, SectionKind};
+use std::sync::Arc;
 use x509_cert::Certificate;
 use x509_cert::ext::pkix::{
     BasicConstraints, ExtendedKeyUsage, KeyUsage, KeyUsages, SubjectKeyIdentifier,
 };
 
-/// A parsed certificate with its DER.
+/// A parsed certificate with its DER. Shared, not copied, when cloned: a verified message
+/// names its signer by the keystore's certificate, once per message.
 #[derive(Clone)]
-pub struct Cert {
+pub struct Cert(Arc<Inner>);
+
+struct Inner {
     der: Vec<u8>,
     cert: Certificate,
     subject: Dn,
     issuer: Dn,
     public_key: PublicKey,
+    /// The DER of the IssuerAndSerialNumber naming this certificate, from its own bytes.
+    ias_der: Vec<u8>,
 }
 
 impl std::fmt::Debug for Cert {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Cert({})", self.subject)
+        write!(f, "Cert({})", self.0.subject)
     }
 }
 
 impl PartialEq for Cert {
     fn eq(&self, other: &Self) -> bool {
-        self.der == other.der
+        self.0.der == other.0.der
     }
 }
 
@@ -45,13 +51,23 @@ impl Cert {
         let subject = Dn::from_name(&cert.tbs_certificate.subject)?;
         let issuer = Dn::from_name(&cert.tbs_certificate.issuer)?;
         let public_key = PublicKey::from_spki(&cert.tbs_certificate.subject_public_key_info)?;
-        Ok(Cert {
+        let ias_der = match raw_issuer_and_serial(&der) {
+            Some(v) => v,
+            None => IssuerAndSerialNumber {
+                issuer: cert.tbs_certificate.issuer.clone(),
+                serial_number: cert.tbs_certificate.serial_number.clone(),
+            }
+            .to_der()
+            .map_err(|e| ProtectError::Credential(format!("unreadable certificate: {e}")))?,
+        };
+        Ok(Cert(Arc::new(Inner {
             der,
             cert,
             subject,
             issuer,
             public_key,
-        })
+            ias_der,
+        })))
     }
 
     /// Every certificate in a PEM file (or one DER certificate).
@@ -76,27 +92,28 @@ impl Cert {
     }
 
     pub fn der(&self) -> &[u8] {
-        &self.der
+        &self.0.der
     }
 
     pub fn x509(&self) -> &Certificate {
-        &self.cert
+        &self.0.cert
     }
 
     pub fn subject(&self) -> &Dn {
-        &self.subject
+        &self.0.subject
     }
 
     pub fn issuer(&self) -> &Dn {
-        &self.issuer
+        &self.0.issuer
     }
 
     pub fn public_key(&self) -> &PublicKey {
-        &self.public_key
+        &self.0.public_key
     }
 
     pub fn serial_hex(&self) -> String {
-        self.cert
+        self.0
+            .cert
             .tbs_certificate
             .serial_number
             .as_bytes()
@@ -107,19 +124,26 @@ impl Cert {
 
     pub fn issuer_and_serial(&self) -> IssuerAndSerialNumber {
         IssuerAndSerialNumber {
-            issuer: self.cert.tbs_certificate.issuer.clone(),
-            serial_number: self.cert.tbs_certificate.serial_number.clone(),
+            issuer: self.0.cert.tbs_certificate.issuer.clone(),
+            serial_number: self.0.cert.tbs_certificate.serial_number.clone(),
         }
+    }
+
+    /// The DER of the IssuerAndSerialNumber that names this certificate (a SignerInfo's or
+    /// KeyTransRecipientInfo's identifier), as the certificate's own bytes spell it.
+    pub fn ias_der(&self) -> &[u8] {
+        &self.0.ias_der
     }
 
     /// True when this certificate is the one named by `ias`.
     pub fn matches_issuer_serial(&self, ias: &IssuerAndSerialNumber) -> bool {
-        ias.serial_number == self.cert.tbs_certificate.serial_number
-            && Dn::from_name(&ias.issuer).is_ok_and(|d| d == self.issuer)
+        ias.serial_number == self.0.cert.tbs_certificate.serial_number
+            && Dn::from_name(&ias.issuer).is_ok_and(|d| d == self.0.issuer)
     }
 
     fn extension<T: for<'a> Decode<'a>>(&self, oid: const_oid::ObjectIdentifier) -> Option<T> {
-        self.cert
+        self.0
+            .cert
             .tbs_certificate
             .extensions
             .as_ref()?
@@ -144,7 +168,7 @@ impl Cert {
     }
 
     pub fn is_self_issued(&self) -> bool {
-        self.subject == self.issuer
+        self.0.subject == self.0.issuer
     }
 
     /// May this certificate's key sign messages (digitalSignature or nonRepudiation)?
@@ -158,7 +182,7 @@ impl Cert {
     pub fn may_encrypt_to(&self) -> bool {
         use crate::keys::KeyKind;
         self.key_usage()
-            .is_none_or(|ku| match self.public_key.kind {
+            .is_none_or(|ku| match self.0.public_key.kind {
                 KeyKind::Rsa(_) => ku.0.contains(KeyUsages::KeyEncipherment),
                 KeyKind::P256 | KeyKind::P384 => ku.0.contains(KeyUsages::KeyAgreement),
                 KeyKind::Ed25519 => false,
@@ -178,7 +202,7 @@ impl Cert {
 
     /// Validity as UNIX seconds (not before, not after).
     pub fn validity_unix(&self) -> (u64, u64) {
-        let v = &self.cert.tbs_certificate.validity;
+        let v = &self.0.cert.tbs_certificate.validity;
         (
             v.not_before.to_unix_duration().as_secs(),
             v.not_after.to_unix_duration().as_secs(),
@@ -186,7 +210,7 @@ impl Cert {
     }
 
     pub fn to_pem(&self) -> String {
-        pem_encode("CERTIFICATE", &self.der)
+        pem_encode("CERTIFICATE", &self.0.der)
     }
 
     /// Re-encodes (used when a certificate came from a CMS certificate set).
@@ -201,4 +225,23 @@ impl Cert {
 /// PEM-encodes DER under a label.
 pub fn pem_encode(label: &str, der: &[u8]) -> String {
     der::pem::encode_string(label, der::pem::LineEnding::LF, der).unwrap_or_default()
+}
+
+/// SEQUENCE { issuer, serialNumber } from a certificate's TBSCertificate, copied byte for byte
+/// (`None` when the DER is not laid out as RFC 5280 says; the caller encodes it instead).
+fn raw_issuer_and_serial(der: &[u8]) -> Option<Vec<u8>> {
+    use crate::asn1::children;
+    let cert = children(der).ok()?;
+    let tbs = children(cert.first()?.content).ok()?;
+    let fields = children(tbs.first()?.content).ok()?;
+    let at = usize::from(fields.first()?.tag == 0xA0); // [0] EXPLICIT version
+    let (serial, issuer) = (fields.get(at)?, fields.get(at + 2)?);
+    if serial.tag != 0x02 || issuer.tag != 0x30 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(4 + serial.whole.len() + issuer.whole.len());
+    crate::derw::header(&mut out, 0x30, serial.whole.len() + issuer.whole.len());
+    out.extend_from_slice(issuer.whole);
+    out.extend_from_slice(serial.whole);
+    Some(out)
 }

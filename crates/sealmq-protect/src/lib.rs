@@ -33,6 +33,7 @@ pub mod pathval;
 pub mod policy;
 pub mod recipients;
 pub mod signed;
+mod signedview;
 
 pub use dn::Dn;
 pub use envelope::{Binds, Inspection, Options, Protector, Unprotected, inspect};

@@ -1,22 +1,21 @@
 //! CMS SignedData (RFC 5652 §5): building it for Integrity and Privacy, and verifying one.
 
-use crate::asn1;
+use crate::asn1::{self, Tlv};
 use crate::cert::Cert;
 use crate::counters::{Counters, Op};
+use crate::derw::{header, tlv, tlv_len};
 use crate::error::{Check, ProtectError, Result, fail};
 use crate::keys::{KeyKind, PrivateKey};
 use crate::oids;
 use crate::policy::SignAlg;
+use crate::signedview::{self, Sid};
 use aws_lc_rs::digest;
 use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{self, VerificationAlgorithm};
-use cms::content_info::CmsVersion;
-use cms::signed_data::{SignedData, SignerIdentifier, SignerInfo};
+use cms::cert::IssuerAndSerialNumber;
 use const_oid::ObjectIdentifier as Oid;
-use der::asn1::{OctetString, SetOfVec};
 use der::{Any, Decode, Encode};
 use spki::AlgorithmIdentifierOwned;
-use x509_cert::attr::Attribute;
 use x509_cert::time::Time;
 
 /// How a signer signs.
@@ -71,14 +70,6 @@ fn alg_id(oid: Oid, params: Option<Any>) -> AlgorithmIdentifierOwned {
     }
 }
 
-fn attr(oid: Oid, value: Any) -> Result<Attribute> {
-    let mut values = SetOfVec::new();
-    values
-        .insert(value)
-        .map_err(|e| ProtectError::Protect(format!("attribute: {e}")))?;
-    Ok(Attribute { oid, values })
-}
-
 fn enc<T: Encode>(v: &T) -> Result<Vec<u8>> {
     v.to_der()
         .map_err(|e| ProtectError::Protect(format!("DER encoding failed: {e}")))
@@ -114,45 +105,84 @@ pub fn sign(
     let alg = digest_for(kind, policy_alg)?;
     let md = digest::digest(digest_alg(alg), content);
 
-    let attrs = signed_attributes(md.as_ref(), header_core)?;
-    let to_sign = enc(&attrs)?;
-
+    let to_sign = signed_attributes(md.as_ref(), header_core)?;
     let (sig, sig_alg) = counters.time(Op::Sign, || signature(signer, alg, &to_sign))?;
-
-    let si = SignerInfo {
-        version: CmsVersion::V1,
-        sid: SignerIdentifier::IssuerAndSerialNumber(signer.cert.issuer_and_serial()),
-        digest_alg: alg_id(digest_oid(alg), None),
-        signed_attrs: Some(attrs),
-        signature_algorithm: sig_alg,
-        signature: OctetString::new(sig).map_err(|e| ProtectError::Protect(e.to_string()))?,
-        unsigned_attrs: None,
-    };
-    signed_content_info(content, alg, signer.cert, &si)
+    let digest_alg = alg_der(&digest_oid(alg));
+    let si = signer_info(signer.cert, &digest_alg, &to_sign, &enc(&sig_alg)?, &sig);
+    Ok(signed_content_info(content, &digest_alg, signer.cert, &si))
 }
 
-/// The signed attributes: content type, signing time, message digest (`md`), and
-/// `header_core` under sealmq's header-binding attribute when given.
-fn signed_attributes(md: &[u8], header_core: Option<&[u8]>) -> Result<SetOfVec<Attribute>> {
-    let mut attrs: SetOfVec<Attribute> = SetOfVec::new();
-    let mut push = |a: Attribute| {
-        attrs
-            .insert(a)
-            .map_err(|e| ProtectError::Protect(format!("signed attributes: {e}")))
+/// The DER of an AlgorithmIdentifier without parameters.
+fn alg_der(oid: &Oid) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 + oid.as_bytes().len());
+    header(&mut out, 0x30, tlv_len(oid.as_bytes().len()));
+    tlv(&mut out, 0x06, oid.as_bytes());
+    out
+}
+
+/// The DER of an Attribute with one value (`value` is that value's whole DER).
+fn attr_der(oid: &Oid, value: &[u8]) -> Vec<u8> {
+    let len = tlv_len(oid.as_bytes().len()) + tlv_len(value.len());
+    let mut out = Vec::with_capacity(tlv_len(len));
+    header(&mut out, 0x30, len);
+    tlv(&mut out, 0x06, oid.as_bytes());
+    tlv(&mut out, 0x31, value);
+    out
+}
+
+/// The signed attributes as the SET OF that the signature covers: content type, signing
+/// time, message digest (`md`), and `header_core` under sealmq's header-binding attribute
+/// when given; in DER's order (each element's encoding ascending, X.690 §11.6).
+fn signed_attributes(md: &[u8], header_core: Option<&[u8]>) -> Result<Vec<u8>> {
+    let octets = |v: &[u8]| {
+        let mut out = Vec::with_capacity(tlv_len(v.len()));
+        tlv(&mut out, 0x04, v);
+        out
     };
-    push(attr(oids::ATTR_CONTENT_TYPE, any(&oids::ID_DATA)?)?)?;
     let now = Time::try_from(std::time::SystemTime::now())
         .map_err(|e| ProtectError::Protect(format!("signing time: {e}")))?;
-    push(attr(oids::ATTR_SIGNING_TIME, any(&now)?)?)?;
-    push(attr(
-        oids::ATTR_MESSAGE_DIGEST,
-        any(&OctetString::new(md).map_err(|e| ProtectError::Protect(e.to_string()))?)?,
-    )?)?;
+    let mut attrs = vec![
+        attr_der(&oids::ATTR_CONTENT_TYPE, &oid_tlv(&oids::ID_DATA)),
+        attr_der(&oids::ATTR_SIGNING_TIME, &enc(&now)?),
+        attr_der(&oids::ATTR_MESSAGE_DIGEST, &octets(md)),
+    ];
     if let Some(core) = header_core {
-        let v = OctetString::new(core).map_err(|e| ProtectError::Protect(e.to_string()))?;
-        push(attr(oids::ATTR_SEALMQ_HEADER, any(&v)?)?)?;
+        attrs.push(attr_der(&oids::ATTR_SEALMQ_HEADER, &octets(core)));
     }
-    Ok(attrs)
+    attrs.sort();
+    let len = attrs.iter().map(Vec::len).sum();
+    let mut out = Vec::with_capacity(tlv_len(len));
+    header(&mut out, 0x31, len);
+    attrs.iter().for_each(|a| out.extend_from_slice(a));
+    Ok(out)
+}
+
+/// The DER of a version-1 SignerInfo: the signer named by issuer and serial number, the
+/// signed attributes (`attrs` as signed, a SET OF, carried as [0] IMPLICIT), the signature.
+fn signer_info(
+    cert: &Cert,
+    digest_alg: &[u8],
+    attrs: &[u8],
+    sig_alg: &[u8],
+    sig: &[u8],
+) -> Vec<u8> {
+    const VERSION_1: [u8; 3] = [0x02, 0x01, 0x01];
+    let len = VERSION_1.len()
+        + cert.ias_der().len()
+        + digest_alg.len()
+        + attrs.len()
+        + sig_alg.len()
+        + tlv_len(sig.len());
+    let mut out = Vec::with_capacity(tlv_len(len));
+    header(&mut out, 0x30, len);
+    out.extend_from_slice(&VERSION_1);
+    out.extend_from_slice(cert.ias_der());
+    out.extend_from_slice(digest_alg);
+    out.push(0xA0); // [0] IMPLICIT: the SET OF's tag replaced, its length and content kept
+    out.extend_from_slice(&attrs[1..]);
+    out.extend_from_slice(sig_alg);
+    tlv(&mut out, 0x04, sig);
+    out
 }
 
 /// The signature over `to_sign` with the signer's key, and its algorithm identifier.
@@ -228,17 +258,10 @@ fn signature(
 /// (its every length computed again at each level) and copied the SignedData twice per
 /// message; the bytes are the same (DER has one encoding; tests/roundtrip.rs decodes and
 /// re-encodes them).
-fn signed_content_info(
-    content: &[u8],
-    alg: SignAlg,
-    cert: &Cert,
-    si: &SignerInfo,
-) -> Result<Vec<u8>> {
-    use crate::derw::{header, tlv, tlv_len};
+fn signed_content_info(content: &[u8], digest_alg: &[u8], cert: &Cert, si: &[u8]) -> Vec<u8> {
     const VERSION_1: [u8; 3] = [0x02, 0x01, 0x01]; // CMSVersion v1: INTEGER 1
-    let digest_alg = enc(&alg_id(digest_oid(alg), None))?;
-    let si = enc(si)?;
-    let (id_data, id_signed) = (enc(&oids::ID_DATA)?, enc(&oids::ID_SIGNED_DATA)?);
+    let id_data = oid_tlv(&oids::ID_DATA);
+    let id_signed = oid_tlv(&oids::ID_SIGNED_DATA);
     // EncapsulatedContentInfo: the content type and [0] EXPLICIT OCTET STRING.
     let econtent = tlv_len(content.len());
     let eci = id_data.len() + tlv_len(econtent);
@@ -254,14 +277,20 @@ fn signed_content_info(
     header(&mut out, 0xA0, tlv_len(sd)); // content [0] EXPLICIT
     header(&mut out, 0x30, sd);
     out.extend_from_slice(&VERSION_1);
-    tlv(&mut out, 0x31, &digest_alg); // digestAlgorithms SET OF
+    tlv(&mut out, 0x31, digest_alg); // digestAlgorithms SET OF
     header(&mut out, 0x30, eci);
     out.extend_from_slice(&id_data);
     header(&mut out, 0xA0, econtent);
     tlv(&mut out, 0x04, content);
     tlv(&mut out, 0xA0, cert.der()); // certificates [0] IMPLICIT SET OF
-    tlv(&mut out, 0x31, &si); // signerInfos SET OF
-    Ok(out)
+    tlv(&mut out, 0x31, si); // signerInfos SET OF
+    out
+}
+
+fn oid_tlv(oid: &Oid) -> Vec<u8> {
+    let mut out = Vec::with_capacity(tlv_len(oid.as_bytes().len()));
+    tlv(&mut out, 0x06, oid.as_bytes());
+    out
 }
 
 /// What verifying a SignedData established (trust in the signer is checked separately).
@@ -287,72 +316,6 @@ pub struct SignedSummary {
     pub content_len: usize,
 }
 
-/// A SignedData as [`parse_signed_data`] reads it.
-struct Parsed<'a> {
-    sd: SignedData,
-    /// The SignedData's DER as the message carries it.
-    der: &'a [u8],
-    /// Each carried certificate's DER, not decoded.
-    certs: Vec<&'a [u8]>,
-}
-
-/// A SignedData read from its ContentInfo: its fields decoded except the certificates, which
-/// stay raw (each one's DER) until one is needed — a signer the keystore knows by issuer and
-/// serial number needs none, and decoding a certificate cost more than all the rest of the
-/// SignedData (half of its parse in a profile of Integrity request/reply). Also the
-/// SignedData's own DER, as the message carries it.
-fn parse_signed_data(der: &[u8]) -> Result<Parsed<'_>> {
-    // ContentInfo: SEQUENCE { contentType OID, [0] EXPLICIT content }, nothing after it —
-    // walked in place (decoding it copied the whole message into an `Any`).
-    let malformed = || fail!(Check::Header, "malformed ContentInfo");
-    let outer = only(asn1::children(der)?, "ContentInfo")?;
-    let parts = asn1::children(outer.content)?;
-    let [oid, explicit] = parts.as_slice() else {
-        return Err(malformed());
-    };
-    if outer.tag != 0x30 || oid.tag != 0x06 || explicit.tag != 0xA0 {
-        return Err(malformed());
-    }
-    let content_type =
-        Oid::from_der(oid.whole).map_err(|e| fail!(Check::Header, "malformed ContentInfo: {e}"))?;
-    if content_type != oids::ID_SIGNED_DATA {
-        return Err(fail!(
-            Check::Header,
-            "expected SignedData, found content type {}",
-            oids::name(&content_type)
-        ));
-    }
-    let sd = only(asn1::children(explicit.content)?, "SignedData")?;
-    if sd.tag != 0x30 {
-        return Err(fail!(Check::Header, "SignedData is not a SEQUENCE"));
-    }
-    let fields = asn1::children(sd.content)?;
-    let kept = || fields.iter().filter(|f| f.tag != 0xA0);
-    let certs = match fields.iter().find(|f| f.tag == 0xA0) {
-        Some(set) => asn1::children(set.content)?
-            .iter()
-            .map(|c| c.whole)
-            .collect(),
-        None => Vec::new(),
-    };
-    let mut without = Vec::with_capacity(sd.whole.len());
-    crate::derw::header(&mut without, 0x30, kept().map(|f| f.whole.len()).sum());
-    kept().for_each(|f| without.extend_from_slice(f.whole));
-    Ok(Parsed {
-        sd: asn1::decode(&without, "SignedData")?,
-        der: sd.whole,
-        certs,
-    })
-}
-
-/// The single TLV of `tlvs`, else `what` is malformed.
-fn only<'a>(tlvs: Vec<asn1::Tlv<'a>>, what: &str) -> Result<asn1::Tlv<'a>> {
-    match tlvs.as_slice() {
-        [one] => Ok(*one),
-        _ => Err(fail!(Check::Header, "malformed {what}")),
-    }
-}
-
 fn digest_strength(oid: &Oid) -> Option<SignAlg> {
     match *oid {
         o if o == oids::SHA256 => Some(SignAlg::Sha256),
@@ -364,49 +327,44 @@ fn digest_strength(oid: &Oid) -> Option<SignAlg> {
 
 /// Reads what a SignedData claims (no cryptography).
 pub fn summarize(der: &[u8]) -> Result<SignedSummary> {
-    let Parsed { sd, certs, .. } = parse_signed_data(der)?;
-    let si = sd
-        .signer_infos
-        .0
-        .iter()
-        .next()
-        .ok_or_else(|| fail!(Check::Signature, "SignedData has no signer"))?;
-    let signer_dn = find_signer_cert(&certs, &si.sid, &[])
+    let v = signedview::read(der)?;
+    let si = &v.signer;
+    let signer_dn = find_signer_cert(&v.certs, si.sid, &[])
         .ok()
         .map(|c| c.subject().to_string());
-    let content_len = sd
-        .encap_content_info
-        .econtent
-        .as_ref()
-        .and_then(|a| OctetString::from_der(&a.to_der().ok()?).ok())
-        .map(|o| o.as_bytes().len())
-        .unwrap_or(0);
     Ok(SignedSummary {
-        digest: digest_strength(&si.digest_alg.oid),
-        digest_name: oids::name(&si.digest_alg.oid),
-        signature_name: oids::name(&si.signature_algorithm.oid),
+        digest: digest_strength(&si.digest_alg),
+        digest_name: oids::name(&si.digest_alg),
+        signature_name: oids::name(&si.signature_alg.oid),
         signer_dn,
-        content_len,
+        content_len: v.content.map_or(0, <[u8]>::len),
     })
 }
 
 /// The signer's certificate: a keystore certificate when one matches the signer identifier
 /// (no parsing needed, and its key is the one trusted), else the one the message carries.
-fn find_signer_cert(embedded: &[&[u8]], sid: &SignerIdentifier, known: &[Cert]) -> Result<Cert> {
-    let matches_x509 = |c: &x509_cert::Certificate| match sid {
-        SignerIdentifier::IssuerAndSerialNumber(ias) => {
+/// An identifier spelled as the keystore certificate spells its issuer and serial number is
+/// matched byte for byte; any other is decoded and compared as names.
+fn find_signer_cert(embedded: &[&[u8]], sid: Sid<'_>, known: &[Cert]) -> Result<Cert> {
+    if let Sid::IssuerSerial(raw) = sid
+        && let Some(c) = known.iter().find(|c| c.ias_der() == raw)
+    {
+        return Ok(c.clone());
+    }
+    let ias: Option<IssuerAndSerialNumber> = match sid {
+        Sid::IssuerSerial(raw) => Some(asn1::decode(raw, "SignerIdentifier")?),
+        Sid::KeyId(_) => None,
+    };
+    let matches_x509 = |c: &x509_cert::Certificate| {
+        ias.as_ref().is_some_and(|ias| {
             c.tbs_certificate.serial_number == ias.serial_number
                 && c.tbs_certificate.issuer == ias.issuer
-        }
-        SignerIdentifier::SubjectKeyIdentifier(_) => false,
+        })
     };
-    let matches = |c: &Cert| match sid {
-        SignerIdentifier::IssuerAndSerialNumber(ias) => {
-            matches_x509(c.x509()) || c.matches_issuer_serial(ias)
-        }
-        SignerIdentifier::SubjectKeyIdentifier(skid) => {
-            c.subject_key_id().as_deref() == Some(skid.0.as_bytes())
-        }
+    let matches = |c: &Cert| match (sid, &ias) {
+        (Sid::IssuerSerial(_), Some(ias)) => matches_x509(c.x509()) || c.matches_issuer_serial(ias),
+        (Sid::KeyId(k), _) => c.subject_key_id().as_deref() == Some(k),
+        _ => false,
     };
     if let Some(c) = known.iter().find(|c| matches(c)) {
         return Ok(c.clone());
@@ -525,56 +483,34 @@ pub fn verify(
     allow_rsa1024: bool,
     counters: &Counters,
 ) -> Result<Verified> {
-    let Parsed {
-        sd,
-        der: sd_der,
-        certs,
-    } = parse_signed_data(der)?;
-    let raw_attrs = asn1::raw_signed_attrs(sd_der)?;
-    let si = sd
-        .signer_infos
-        .0
-        .iter()
-        .next()
-        .ok_or_else(|| fail!(Check::Signature, "SignedData has no signer"))?;
-    let digest_oid_seen = si.digest_alg.oid;
-    let digest = checked_digest(&digest_oid_seen, min_digest)?;
+    let v = signedview::read(der)?;
+    if v.signer_count != 1 {
+        return Err(fail!(
+            Check::Signature,
+            "message has {} signers; sealmq expects exactly one",
+            v.signer_count
+        ));
+    }
+    let si = &v.signer;
+    let digest = checked_digest(&si.digest_alg, min_digest)?;
     // The SignedData's list of digest algorithms (outside the signature) must be the signer's:
     // a message whose unsigned parts were altered is refused, not read.
-    if sd
-        .digest_algorithms
-        .iter()
-        .any(|a| a.oid != digest_oid_seen)
-    {
+    if v.digest_algs.iter().any(|a| *a != si.digest_alg) {
         return Err(fail!(
             Check::Header,
             "SignedData lists digest algorithms other than its signer's"
         ));
     }
-    let econtent = sd.encap_content_info.econtent.as_ref().ok_or_else(|| {
+    let content = v.content.ok_or_else(|| {
         fail!(
             Check::Header,
             "SignedData is detached (no encapsulated content)"
         )
     })?;
-    let content = OctetString::from_der(
-        &econtent
-            .to_der()
-            .map_err(|e| fail!(Check::Header, "eContent: {e}"))?,
-    )
-    .map_err(|e| fail!(Check::Header, "eContent is not an OCTET STRING: {e}"))?
-    .into_bytes();
-    let signer = find_signer_cert(&certs, &si.sid, known)?;
-    let (alg, legacy) = signer_alg(si, &signer, digest, allow_rsa1024)?;
-
-    let econtent_type = sd.encap_content_info.econtent_type;
-    let (signed_bytes, header_core) = signed_bytes(
-        si.signed_attrs.as_ref(),
-        raw_attrs,
-        digest,
-        &content,
-        econtent_type,
-    )?;
+    let signer = find_signer_cert(&v.certs, si.sid, known)?;
+    let (alg, legacy) = signer_alg(&si.signature_alg, &signer, digest, allow_rsa1024)?;
+    let (signed_bytes, header_core) =
+        signed_bytes(si.signed_attrs.as_ref(), digest, content, v.econtent_type)?;
     counters
         .time(Op::Verify, || {
             if legacy {
@@ -582,12 +518,12 @@ pub fn verify(
                     &signer.public_key().spki_der,
                     digest,
                     &signed_bytes,
-                    si.signature.as_bytes(),
+                    si.signature,
                 )
                 .map_err(|_| aws_lc_rs::error::Unspecified)
             } else {
                 aws_lc_rs::signature::UnparsedPublicKey::new(alg, &signer.public_key().raw)
-                    .verify(&signed_bytes, si.signature.as_bytes())
+                    .verify(&signed_bytes, si.signature)
             }
         })
         .map_err(|_| {
@@ -598,11 +534,11 @@ pub fn verify(
             )
         })?;
     Ok(Verified {
-        content,
+        content: content.to_vec(),
         signer,
         digest,
-        digest_name: oids::name(&digest_oid_seen),
-        signature_name: oids::name(&si.signature_algorithm.oid),
+        digest_name: oids::name(&si.digest_alg),
+        signature_name: oids::name(&si.signature_alg.oid),
         header_core,
     })
 }
@@ -640,7 +576,7 @@ fn checked_digest(oid: &Oid, min_digest: SignAlg) -> Result<SignAlg> {
 /// with whether the key is an insecure RSA-1024 one (verified by `legacy`, and only with
 /// the insecure switch, `allow_rsa1024`).
 fn signer_alg(
-    si: &SignerInfo,
+    signature_alg: &AlgorithmIdentifierOwned,
     signer: &Cert,
     digest: SignAlg,
     allow_rsa1024: bool,
@@ -656,16 +592,16 @@ fn signer_alg(
         ));
     }
     let alg = if legacy {
-        if si.signature_algorithm.oid == oids::RSASSA_PSS {
+        if signature_alg.oid == oids::RSASSA_PSS {
             return Err(fail!(
                 Check::Algorithms,
                 "RSA-PSS with an RSA-1024 key is not supported"
             ));
         }
         // Checks the algorithm fits the key and digest; the verification itself is legacy's.
-        verification_alg(&si.signature_algorithm, digest, KeyKind::Rsa(2048))?
+        verification_alg(signature_alg, digest, KeyKind::Rsa(2048))?
     } else {
-        verification_alg(&si.signature_algorithm, digest, kind)?
+        verification_alg(signature_alg, digest, kind)?
     };
     Ok((alg, legacy))
 }
@@ -674,57 +610,89 @@ fn signer_alg(
 /// content-type and message-digest attributes match the content (with sealmq's header
 /// attribute, when present); the content itself when there are none.
 fn signed_bytes(
-    attrs: Option<&cms::signed_data::SignedAttributes>,
-    raw_attrs: Option<Vec<u8>>,
+    attrs: Option<&Tlv<'_>>,
     digest: SignAlg,
     content: &[u8],
-    econtent_type: Oid,
+    econtent_type: &[u8],
 ) -> Result<(Vec<u8>, Option<Vec<u8>>)> {
-    let mut header_core = None;
-    let signed_bytes: Vec<u8> = match (attrs, raw_attrs) {
-        (Some(attrs), Some(raw)) => {
-            let mut ct_ok = false;
-            let mut md_ok = false;
-            let md = digest::digest(digest_alg(digest), content);
-            for a in attrs.iter() {
-                let first = a.values.iter().next();
-                if a.oid == oids::ATTR_CONTENT_TYPE {
-                    ct_ok = a.values.len() == 1
-                        && first.and_then(|v| v.decode_as::<Oid>().ok()) == Some(econtent_type);
-                } else if a.oid == oids::ATTR_MESSAGE_DIGEST {
-                    md_ok = a.values.len() == 1
-                        && first
-                            .and_then(|v| v.decode_as::<OctetString>().ok())
-                            .is_some_and(|o| o.as_bytes() == md.as_ref());
-                } else if a.oid == oids::ATTR_SEALMQ_HEADER {
-                    header_core = first
-                        .and_then(|v| v.decode_as::<OctetString>().ok())
-                        .map(|o| o.into_bytes());
-                }
-            }
-            if !ct_ok {
-                return Err(fail!(
-                    Check::Signature,
-                    "content-type attribute missing or wrong"
-                ));
-            }
-            if !md_ok {
-                return Err(fail!(
-                    Check::Signature,
-                    "message digest does not match the content (content altered)"
-                ));
-            }
-            raw
-        }
-        (None, None) => content.to_vec(),
-        _ => return Err(fail!(Check::Header, "signed attributes are malformed")),
+    let Some(attrs) = attrs else {
+        return Ok((content.to_vec(), None));
     };
-    Ok((signed_bytes, header_core))
+    let (mut ct, mut md, mut header) = (None, None, None);
+    for a in signedview::attributes(attrs)? {
+        let slot = match a.oid {
+            o if o == oids::ATTR_CONTENT_TYPE.as_bytes() => &mut ct,
+            o if o == oids::ATTR_MESSAGE_DIGEST.as_bytes() => &mut md,
+            o if o == oids::ATTR_SEALMQ_HEADER.as_bytes() => &mut header,
+            _ => continue,
+        };
+        // RFC 5652 §11: each of these attributes once, with one value.
+        if slot.replace(a.values).is_some() {
+            return Err(fail!(Check::Signature, "a signed attribute appears twice"));
+        }
+    }
+    let one = |values: Option<Vec<Tlv<'_>>>, tag: u8, want: &[u8]| matches!(values.as_deref(), Some([v]) if v.tag == tag && v.content == want);
+    if !one(ct, 0x06, econtent_type) {
+        return Err(fail!(
+            Check::Signature,
+            "content-type attribute missing or wrong"
+        ));
+    }
+    let expected = digest::digest(digest_alg(digest), content);
+    if !one(md, 0x04, expected.as_ref()) {
+        return Err(fail!(
+            Check::Signature,
+            "message digest does not match the content (content altered)"
+        ));
+    }
+    let header_core = header.and_then(|v| {
+        v.first()
+            .filter(|t| t.tag == 0x04)
+            .map(|t| t.content.to_vec())
+    });
+    Ok((signedview::signed_attrs_der(attrs), header_core))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Signed attributes as a SignerInfo carries them ([0] IMPLICIT), from `attrs`.
+    fn carried(attrs: &[Vec<u8>]) -> Vec<u8> {
+        let mut out = Vec::new();
+        header(&mut out, 0xA0, attrs.iter().map(Vec::len).sum());
+        attrs.iter().for_each(|a| out.extend_from_slice(a));
+        out
+    }
+
+    #[test]
+    fn signed_attributes_are_checked_each_once() {
+        let content = b"pay 100";
+        let md = digest::digest(&digest::SHA256, content);
+        let mut octets = Vec::new();
+        tlv(&mut octets, 0x04, md.as_ref());
+        let ct = attr_der(&oids::ATTR_CONTENT_TYPE, &oid_tlv(&oids::ID_DATA));
+        let good = attr_der(&oids::ATTR_MESSAGE_DIGEST, &octets);
+        let id_data = oids::ID_DATA.as_bytes();
+        let check = |attrs: &[Vec<u8>]| {
+            let der = carried(attrs);
+            let t = asn1::children(&der).unwrap()[0];
+            signed_bytes(Some(&t), SignAlg::Sha256, content, id_data).map(|(b, _)| b)
+        };
+        let ok = check(&[ct.clone(), good.clone()]).unwrap();
+        assert_eq!(ok[0], 0x31, "the signature covers a SET OF");
+        // A second message digest (even an equal one) is refused: which one counts would be
+        // up to the reader.
+        let twice = check(&[ct.clone(), good.clone(), good.clone()]).unwrap_err();
+        assert!(twice.to_string().contains("twice"), "{twice}");
+        let mut wrong = octets.clone();
+        *wrong.last_mut().unwrap() ^= 1;
+        let altered = attr_der(&oids::ATTR_MESSAGE_DIGEST, &wrong);
+        assert!(check(&[ct.clone(), altered]).is_err());
+        assert!(check(std::slice::from_ref(&good)).is_err(), "no content type");
+        let other_type = attr_der(&oids::ATTR_CONTENT_TYPE, &oid_tlv(&oids::ID_SIGNED_DATA));
+        assert!(check(&[other_type, good]).is_err());
+    }
 
     #[test]
     fn curve_weaker_than_policy_is_refused() {

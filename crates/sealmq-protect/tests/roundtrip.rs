@@ -368,10 +368,21 @@ fn a_signed_message_is_the_der_the_cms_types_encode() {
     for (n, _) in kinds {
         let put = w.protector(n);
         let sign_alg = if n == "p256" { "SHA256" } else { "SHA384" };
-        for payload in [vec![], vec![7u8; 100], vec![0x42; 70_000]] {
-            let cms = put
-                .protect_cms(&policy(sign_alg, "NONE", &[]), &payload)
-                .unwrap();
+        for (payload, bound) in [
+            (vec![], false),
+            (vec![7u8; 100], false),
+            (vec![0x42; 70_000], false),
+            (vec![9u8; 100], true),
+        ] {
+            let pol = policy(sign_alg, "NONE", &[]);
+            // In an envelope the SignedData also signs the header's core (a fourth attribute).
+            let cms = if bound {
+                let stored = put.protect(&pol, &payload, Original::default()).unwrap();
+                let (_, cms) = sealmq_protect::header::Header::decode(&stored).unwrap();
+                cms.to_vec()
+            } else {
+                put.protect_cms(&pol, &payload).unwrap()
+            };
             let ci = cms::content_info::ContentInfo::from_der(&cms).unwrap();
             assert_eq!(ci.to_der().unwrap(), cms, "{n}, {} bytes", payload.len());
             let sd = ci
@@ -380,6 +391,9 @@ fn a_signed_message_is_the_der_the_cms_types_encode() {
                 .unwrap();
             assert_eq!(sd.certificates.map(|c| c.0.len()), Some(1));
             assert_eq!(sd.signer_infos.0.len(), 1);
+            let si = sd.signer_infos.0.iter().next().unwrap();
+            let attrs = si.signed_attrs.as_ref().map(|a| a.len());
+            assert_eq!(attrs, Some(3 + usize::from(bound)));
         }
     }
 }
