@@ -319,7 +319,10 @@ fn bench_prints_the_primitives_cost_beside_a_protected_run() {
         "{out}"
     );
     assert!(
-        runs[1]["protection_cpu_vs_primitives"].as_f64().is_some(),
+        runs[1]["protection_cpu_vs_primitives"].as_f64().is_some()
+            && runs[1]["protection_user_cpu_vs_primitives"]
+                .as_f64()
+                .is_some(),
         "{out}"
     );
 }

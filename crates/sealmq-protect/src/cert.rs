@@ -136,9 +136,13 @@ impl Cert {
     }
 
     /// True when this certificate is the one named by `ias`.
+    /// The issuer is compared as encoded first; a name spelled differently (another string
+    /// type, say) is compared as a distinguished name, which costs formatting it.
     pub fn matches_issuer_serial(&self, ias: &IssuerAndSerialNumber) -> bool {
-        ias.serial_number == self.0.cert.tbs_certificate.serial_number
-            && Dn::from_name(&ias.issuer).is_ok_and(|d| d == self.0.issuer)
+        let tbs = &self.0.cert.tbs_certificate;
+        ias.serial_number == tbs.serial_number
+            && (ias.issuer == tbs.issuer
+                || Dn::from_name(&ias.issuer).is_ok_and(|d| d == self.0.issuer))
     }
 
     fn extension<T: for<'a> Decode<'a>>(&self, oid: const_oid::ObjectIdentifier) -> Option<T> {

@@ -689,7 +689,10 @@ mod tests {
         *wrong.last_mut().unwrap() ^= 1;
         let altered = attr_der(&oids::ATTR_MESSAGE_DIGEST, &wrong);
         assert!(check(&[ct.clone(), altered]).is_err());
-        assert!(check(std::slice::from_ref(&good)).is_err(), "no content type");
+        assert!(
+            check(std::slice::from_ref(&good)).is_err(),
+            "no content type"
+        );
         let other_type = attr_der(&oids::ATTR_CONTENT_TYPE, &oid_tlv(&oids::ID_SIGNED_DATA));
         assert!(check(&[other_type, good]).is_err());
     }

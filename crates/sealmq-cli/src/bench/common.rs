@@ -138,15 +138,18 @@ pub(crate) fn proc_status(pid: &str, key: &str) -> u64 {
 
 /// CPU seconds (user + system) of a process, from /proc.
 pub(crate) fn cpu_seconds(pid: &str) -> f64 {
+    cpu_split(pid).map_or(0.0, |(user, system)| user + system)
+}
+
+/// CPU seconds of a process in user space and in the kernel, from /proc.
+pub(crate) fn cpu_split(pid: &str) -> Option<(f64, f64)> {
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            let after = s.rsplit_once(')')?.1;
-            let f: Vec<&str> = after.split_whitespace().collect();
-            Some((f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?) / ticks)
-        })
-        .unwrap_or(0.0)
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = s.rsplit_once(')')?.1;
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let user = f.get(11)?.parse::<f64>().ok()?;
+    let system = f.get(12)?.parse::<f64>().ok()?;
+    Some((user / ticks, system / ticks))
 }
 
 /// The queue manager a run uses; a throw-away one is stopped and removed on drop.
