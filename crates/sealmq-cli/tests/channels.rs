@@ -7,6 +7,8 @@
 mod common;
 #[path = "channels/cuts.rs"]
 mod cuts;
+#[path = "channels/pq.rs"]
+mod pq;
 
 use common::{Home, field, free_port, wait_for};
 use sealmq_client::Client;

@@ -53,7 +53,7 @@ pub(crate) fn run(qm: &Arc<QueueManager>, c: &Command) -> Result<(String, Vec<Bl
             const KEYS: &str = "ALL SAVED CURRENT CURLUWID LSTLUWID STATUS MSGS BYTSSENT \
                 BYTSRCVD BATCHES CURSEQNO LSTSEQNO INDOUBT CONNAME XMITQ RQMNAME CHLTYPE SUBSTATE \
                 LSTMSGTI STOPREQ SSLRKEYS CURMSGS ERROR CLIENTID CONNS MCAUSER CLNTUSER PROTOCOL \
-                MSGSNT MSGRCVD LSTMSGDA CHSTADA CHSTATI LINKS";
+                MSGSNT MSGRCVD LSTMSGDA CHSTADA CHSTATI LINKS SECPROT SSLGROUP";
             only_keywords(c, KEYS, "a channel status attribute")?;
             if saved && c.attrs.iter().any(|a| a.key == "CURRENT") {
                 return Err(Fail {

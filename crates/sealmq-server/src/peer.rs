@@ -46,6 +46,8 @@ pub(crate) struct TlsPeer {
     pub(crate) dn: String,
     /// The negotiated cipher suite, e.g. TLS13_AES_256_GCM_SHA384.
     pub(crate) suite: String,
+    /// The protocol (SECPROT) and key-exchange group (SSLGROUP) negotiated.
+    pub(crate) negotiated: (String, String),
 }
 
 /// `APP.*` matches names starting with `APP.`; `*` and the empty pattern match all.

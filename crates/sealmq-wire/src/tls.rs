@@ -8,7 +8,7 @@
 //! subject must carry it as CN (queue managers have no DNS names to match).
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::CryptoProvider;
+use rustls::crypto::{CryptoProvider, SupportedKxGroup};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::server::WebPkiClientVerifier;
 use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
@@ -21,8 +21,74 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-fn provider() -> Arc<CryptoProvider> {
-    Arc::new(rustls::crypto::aws_lc_rs::default_provider())
+/// The environment variable that sets this process's post-quantum key exchange (every TLS
+/// endpoint and client it makes): `prefer` (the default), `require` or `off`.
+pub const PQ_ENV: &str = "SEALMQ_TLS_PQ";
+
+/// Whether TLS key exchange is post-quantum (hybrid X25519MLKEM768: X25519 and ML-KEM-768
+/// together, so a link is as strong as the stronger of the two).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PqMode {
+    /// Offered and preferred; a classical group is accepted from a peer without it.
+    Prefer,
+    /// The only group offered or accepted: a peer offering only classical groups is refused.
+    Require,
+    /// Classical groups only (X25519, P-256, P-384).
+    Off,
+}
+
+impl PqMode {
+    /// This process's mode, from [`PQ_ENV`]; an unknown value is an error naming it.
+    pub fn from_env() -> Result<PqMode, String> {
+        match std::env::var(PQ_ENV) {
+            Err(_) => Ok(PqMode::Prefer),
+            Ok(v) => PqMode::parse(&v),
+        }
+    }
+
+    pub fn parse(v: &str) -> Result<PqMode, String> {
+        match v.trim().to_ascii_lowercase().as_str() {
+            "" | "prefer" => Ok(PqMode::Prefer),
+            "require" => Ok(PqMode::Require),
+            "off" => Ok(PqMode::Off),
+            other => Err(format!(
+                "{PQ_ENV}='{other}': expected prefer, require or off"
+            )),
+        }
+    }
+
+    /// The key-exchange groups offered, most preferred first.
+    fn groups(self) -> Vec<&'static dyn SupportedKxGroup> {
+        use rustls::crypto::aws_lc_rs::kx_group::{SECP256R1, SECP384R1, X25519, X25519MLKEM768};
+        match self {
+            PqMode::Prefer => vec![X25519MLKEM768, X25519, SECP256R1, SECP384R1],
+            PqMode::Require => vec![X25519MLKEM768],
+            PqMode::Off => vec![X25519, SECP256R1, SECP384R1],
+        }
+    }
+}
+
+/// aws-lc-rs with the key-exchange groups of this process's [`PqMode`].
+fn provider() -> Result<Arc<CryptoProvider>, String> {
+    let mut p = rustls::crypto::aws_lc_rs::default_provider();
+    p.kx_groups = PqMode::from_env()?.groups();
+    Ok(Arc::new(p))
+}
+
+/// What a link negotiated: its protocol as MQ's SECPROT spells it (`TLSV13`, `TLSV12`) and
+/// its key-exchange group (`X25519MLKEM768`, `X25519`, ...); empty before the handshake.
+pub fn negotiated(conn: &rustls::CommonState) -> (String, String) {
+    let protocol = match conn.protocol_version() {
+        Some(rustls::ProtocolVersion::TLSv1_3) => "TLSV13".to_string(),
+        Some(rustls::ProtocolVersion::TLSv1_2) => "TLSV12".to_string(),
+        Some(other) => format!("{other:?}"),
+        None => String::new(),
+    };
+    let group = conn
+        .negotiated_key_exchange_group()
+        .map(|g| format!("{:?}", g.name()))
+        .unwrap_or_default();
+    (protocol, group)
 }
 
 fn identity(
@@ -75,14 +141,16 @@ pub fn server_config_suites(
             .add(CertificateDer::from(c.der().to_vec()))
             .map_err(|e| format!("trusted certificate '{}': {e}", c.subject()))?;
     }
-    let mut verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider());
+    let provider = provider()?;
+    let mut verifier =
+        WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone());
     if !require_client {
         verifier = verifier.allow_unauthenticated();
     }
     let verifier = verifier
         .build()
         .map_err(|e| format!("client certificate verifier: {e}"))?;
-    let mut suites = (*provider()).clone();
+    let mut suites = (*provider).clone();
     suites
         .cipher_suites
         .retain(|c| keep(&format!("{:?}", c.suite())));
@@ -187,12 +255,13 @@ pub fn client_config(
 ) -> Result<Arc<rustls::ClientConfig>, String> {
     let ks = Keystore::load(keystore_dir).map_err(|e| e.to_string())?;
     let (chain, key) = identity(keystore_dir, &ks)?;
+    let provider = provider()?;
     let verifier = QmVerifier {
         trusted: ks.trusted().to_vec(),
         expect_qm: expect_qm.map(String::from),
-        provider: provider(),
+        provider: provider.clone(),
     };
-    let cfg = rustls::ClientConfig::builder_with_provider(provider())
+    let cfg = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?
         .dangerous()
@@ -230,5 +299,31 @@ impl<S: Write> Write for Shared<S> {
     }
     fn flush(&mut self) -> std::io::Result<()> {
         lock(&self.0).flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_post_quantum_setting_reads_its_three_values_and_refuses_others() {
+        assert_eq!(PqMode::parse("prefer"), Ok(PqMode::Prefer));
+        assert_eq!(PqMode::parse(""), Ok(PqMode::Prefer));
+        assert_eq!(PqMode::parse(" REQUIRE "), Ok(PqMode::Require));
+        assert_eq!(PqMode::parse("off"), Ok(PqMode::Off));
+        let e = PqMode::parse("hybrid").unwrap_err();
+        assert!(e.contains("SEALMQ_TLS_PQ='hybrid'"), "{e}");
+    }
+
+    #[test]
+    fn each_setting_offers_its_groups_in_order() {
+        use rustls::NamedGroup;
+        let names = |m: PqMode| m.groups().iter().map(|g| g.name()).collect::<Vec<_>>();
+        assert_eq!(names(PqMode::Prefer)[0], NamedGroup::X25519MLKEM768);
+        assert!(names(PqMode::Prefer).contains(&NamedGroup::X25519));
+        assert_eq!(names(PqMode::Require), vec![NamedGroup::X25519MLKEM768]);
+        assert!(!names(PqMode::Off).contains(&NamedGroup::X25519MLKEM768));
+        assert!(!names(PqMode::Off).is_empty());
     }
 }

@@ -79,6 +79,10 @@ pub struct Status {
     pub error: String,
     /// TLS traffic-key refreshes done (SSLRKEYC).
     pub key_resets: u64,
+    /// The TLS protocol (MQ's SECPROT: TLSV13, TLSV12) and key-exchange group (SSLGROUP:
+    /// X25519MLKEM768, X25519, ...) the link negotiated; empty without TLS.
+    pub secprot: String,
+    pub sslgroup: String,
     /// When this instance started, and when it last sent or received a message (seconds
     /// since the epoch; 0: none yet).
     pub started: u64,
@@ -610,6 +614,8 @@ impl ChannelControl for Control {
                     "BYTSSENT" => s.bytes_sent, "BYTSRCVD" => s.bytes_rcvd, "BATCHES" => s.batches,
                     "CURSEQNO" => s.cur_seq, "LSTSEQNO" => s.lst_seq,
                     "INDOUBT" => if s.indoubt { "YES" } else { "NO" }, "SSLRKEYS" => s.key_resets,
+                    "SECPROT" => if s.secprot.is_empty() { "NONE".to_string() } else { s.secprot },
+                    "SSLGROUP" => s.sslgroup,
                     "ERROR" => s.error,
                 ]
             })

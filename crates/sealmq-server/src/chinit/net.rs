@@ -125,6 +125,9 @@ pub struct Link {
     since_rekey: u64,
     pub rekeys: u64,
     pub suite: String,
+    /// What TLS negotiated (SECPROT, SSLGROUP); empty without TLS or when the listener set
+    /// it up (the receiving side has it from the listener).
+    pub negotiated: (String, String),
 }
 
 impl Link {
@@ -154,6 +157,7 @@ impl Link {
                 since_rekey: 0,
                 rekeys: 0,
                 suite: String::new(),
+                negotiated: Default::default(),
             });
         }
         let cfg = sealmq_wire::tls::client_config(keystore_dir, None)
@@ -176,6 +180,7 @@ impl Link {
             .unwrap_or_default();
         let dn = sealmq_wire::tls::principal(s.conn.peer_certificates()).unwrap_or_default();
         sealmq_engine::channels::tls_requirements(def, Some((&dn, &suite)), "the partner")?;
+        let negotiated = sealmq_wire::tls::negotiated(&s.conn);
         let shared = Shared(std::sync::Arc::new(std::sync::Mutex::new(s)));
         Ok(Link {
             r: BufReader::with_capacity(256 * 1024, Box::new(shared.clone())),
@@ -186,6 +191,7 @@ impl Link {
             since_rekey: 0,
             rekeys: 0,
             suite,
+            negotiated,
         })
     }
 
@@ -201,6 +207,7 @@ impl Link {
             since_rekey: 0,
             rekeys: 0,
             suite: String::new(),
+            negotiated: Default::default(),
         }
     }
 

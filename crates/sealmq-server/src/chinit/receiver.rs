@@ -24,6 +24,8 @@ use std::time::Duration;
 pub struct PeerInfo {
     /// TLS: the partner certificate's subject DN and the suite negotiated.
     pub tls: Option<(String, String)>,
+    /// TLS: the protocol and key-exchange group negotiated (SECPROT, SSLGROUP).
+    pub negotiated: (String, String),
     pub addr: String,
     pub sock: Option<TcpStream>,
 }
@@ -158,7 +160,11 @@ pub fn serve(
         set_silence_limit(s, (*hbint).min(def.hbint));
     }
     run.set_sock(peer.sock);
-    run.status().conname = peer.addr.clone();
+    {
+        let mut s = run.status();
+        s.conname = peer.addr.clone();
+        (s.secprot, s.sslgroup) = peer.negotiated.clone();
+    }
     serve_as(ci, &run, &def, &principal, start, r, w);
     run.finish();
 }

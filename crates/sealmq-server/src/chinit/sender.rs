@@ -227,6 +227,9 @@ impl<'a> Sending<'a> {
             s.error.clear();
             s.cur_seq = agreed.last_seq;
             s.lst_seq = agreed.last_seq;
+            if !link.negotiated.0.is_empty() {
+                (s.secprot, s.sslgroup) = link.negotiated.clone();
+            }
         }
         Ok(Sending {
             ci,

@@ -229,6 +229,10 @@ fn hand_to_channel<S: Stream>(
     if let (Some(b), Peer::Tcp { tls, addr, .. }) = (s.into_blocking(), peer) {
         let info = chinit::receiver::PeerInfo {
             tls: tls.as_ref().map(|t| (t.dn.clone(), t.suite.clone())),
+            negotiated: tls
+                .as_ref()
+                .map(|t| t.negotiated.clone())
+                .unwrap_or_default(),
             addr: addr.clone(),
             sock: b.sock.as_ref().and_then(|s| s.try_clone().ok()),
         };

@@ -300,8 +300,13 @@ async fn handshake(
         .negotiated_cipher_suite()
         .map(|c| format!("{:?}", c.suite()))
         .unwrap_or_default();
+    let negotiated = sealmq_wire::tls::negotiated(conn);
     let peer = Peer::Tcp {
-        tls: Some(TlsPeer { dn, suite }),
+        tls: Some(TlsPeer {
+            dn,
+            suite,
+            negotiated,
+        }),
         addr,
     };
     Some((s, peer))

@@ -1,0 +1,125 @@
+//! Post-quantum key exchange on channels (issue 48): two queue managers' TLS channel
+//! negotiates X25519MLKEM768 and shows it in DISPLAY CHSTATUS at both ends; a queue manager
+//! that requires it refuses a partner that offers classical groups only.
+
+use super::*;
+
+/// Polls `f` until it holds or `limit` passes: whether it held.
+fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let end = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < end {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    f()
+}
+
+/// QMS and QMR trusting each other's identities, each started (TLS listener on QMR) with
+/// `SEALMQ_TLS_PQ` as given; a TLS sender QMS.QMR and its receiver. QMR's port.
+fn tls_pair(h: &Home, pq_s: &str, pq_r: &str) -> u16 {
+    let (ps, pr) = (free_port(), free_port());
+    h.ok(&["create", "QMS"]);
+    h.ok(&["create", "QMR"]);
+    for (who, whose) in [("QMS", "QMR"), ("QMR", "QMS")] {
+        let cert = h.qm_dir(whose).join("keystore/identity.pem");
+        h.trust(&h.qm_dir(who).join("keystore"), &cert);
+    }
+    let start = |qm: &str, pq: &str, extra: &[&str]| {
+        let mut args = vec!["start", qm, "--background"];
+        args.extend_from_slice(extra);
+        let out = h
+            .cmd(&args)
+            .env("SEALMQ_TLS_PQ", pq)
+            .output()
+            .expect("run sealmq start");
+        assert!(out.status.success(), "start {qm}: {out:?}");
+    };
+    let (ls, lr) = (format!("127.0.0.1:{ps}"), format!("127.0.0.1:{pr}"));
+    start("QMS", pq_s, &["--listen", &ls]);
+    start("QMR", pq_r, &["--tls", "--listen", &lr]);
+    h.mqsc("QMR", "DEFINE QLOCAL(DEST)\n");
+    h.mqsc(
+        "QMS",
+        "DEFINE QREMOTE(DEST) RNAME(DEST) RQMNAME(QMR) XMITQ(QMR)\n",
+    );
+    link(h, "QMS", "QMR", pr, "SSLCIPH(ANY) SSLPEER('CN=QMR')");
+    h.mqsc(
+        "QMR",
+        "ALTER CHANNEL(QMS.QMR) CHLTYPE(RCVR) SSLCIPH(ANY) SSLPEER('CN=QMS')\n",
+    );
+    h.mqsc("QMS", "START CHANNEL(QMS.QMR)\n");
+    pr
+}
+
+#[test]
+fn a_tls_channel_negotiates_x25519mlkem768_and_shows_it() {
+    let h = Home::new();
+    tls_pair(&h, "prefer", "prefer");
+    h.ok(&["put", "QMS", "DEST", "--count", "5"]);
+    wait_for(LONG, "5 messages over TLS", || h.depth("QMR", "DEST") == 5);
+    let sent = chstatus(&h, "QMS", "QMS.QMR");
+    assert_eq!(field(&sent, "SECPROT"), "TLSV13", "{sent}");
+    assert_eq!(field(&sent, "SSLGROUP"), "X25519MLKEM768", "{sent}");
+    let got = chstatus(&h, "QMR", "QMS.QMR");
+    assert_eq!(field(&got, "SECPROT"), "TLSV13", "{got}");
+    assert_eq!(field(&got, "SSLGROUP"), "X25519MLKEM768", "{got}");
+    h.ok(&["stop", "QMS"]);
+    h.ok(&["stop", "QMR"]);
+}
+
+#[test]
+fn a_queue_manager_requiring_post_quantum_refuses_a_classical_partner() {
+    let h = Home::new();
+    // QMR requires X25519MLKEM768; QMS offers classical groups only.
+    tls_pair(&h, "off", "require");
+    h.ok(&["put", "QMS", "DEST", "--count", "3", "--persistent"]);
+    wait_for(LONG, "the refusal", || {
+        let st = chstatus(&h, "QMS", "QMS.QMR");
+        st.contains("TLS handshake") && field(&st, "STATUS") != "RUNNING"
+    });
+    assert_eq!(h.depth("QMR", "DEST"), 0, "nothing crossed a refused link");
+    assert_eq!(h.depth("QMS", "QMR"), 3, "nothing is lost");
+    // Both offering it (QMS restarted preferring it): the held messages cross.
+    h.ok(&["stop", "QMS"]);
+    let out = h
+        .cmd(&["start", "QMS", "--background"])
+        .env("SEALMQ_TLS_PQ", "prefer")
+        .output()
+        .expect("run sealmq start");
+    assert!(out.status.success(), "{out:?}");
+    h.mqsc("QMS", "START CHANNEL(QMS.QMR)\n");
+    let crossed = wait_until(LONG, || h.depth("QMR", "DEST") == 3);
+    assert!(
+        crossed,
+        "the held messages: {}",
+        chstatus(&h, "QMS", "QMS.QMR")
+    );
+    let st = chstatus(&h, "QMS", "QMS.QMR");
+    assert_eq!(field(&st, "SSLGROUP"), "X25519MLKEM768", "{st}");
+    h.ok(&["stop", "QMS"]);
+    h.ok(&["stop", "QMR"]);
+}
+
+#[test]
+fn an_unknown_post_quantum_setting_is_refused_at_start() {
+    let h = Home::new();
+    h.ok(&["create", "QMR"]);
+    let port = free_port();
+    let out = h
+        .cmd(&[
+            "start",
+            "QMR",
+            "--background",
+            "--tls",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .env("SEALMQ_TLS_PQ", "maybe")
+        .output()
+        .expect("run sealmq start");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("SEALMQ_TLS_PQ='maybe'"), "{err}");
+}
