@@ -298,7 +298,7 @@ async fn handshake(
     def: &ChannelDef,
     services: &Services,
     (stream, peer): (tokio::net::TcpStream, std::net::SocketAddr),
-) -> Result<(ListenerConnectionHandle, Option<String>, Principal), String> {
+) -> Result<Shaken, String> {
     // Passwords in the clear (SASL PLAIN without TLS) only when connection authentication
     // allows them, as for every other connection (AUTHINFO PWCLEAR(YES)).
     let tls = services.tls.is_some();
@@ -366,7 +366,7 @@ async fn handshake(
             .accept(stream)
             .await
             .map_err(|e| said(e.to_string()))?;
-        return Ok((conn, None, principal));
+        return Ok((conn, None, principal, Default::default()));
     };
     let tls = tokio_rustls::TlsAcceptor::from(cfg.clone())
         .accept(stream)
@@ -384,12 +384,22 @@ async fn handshake(
         .unwrap_or_default();
     let peer = (dn.as_deref().unwrap_or(""), suite.as_str());
     sealmq_engine::channels::tls_requirements(def, Some(peer), "the AMQP client")?;
+    let negotiated = sealmq_wire::tls::negotiated(session);
     let conn = accept(dn.clone())
         .accept(tls)
         .await
         .map_err(|e| said(e.to_string()))?;
-    Ok((conn, dn, principal))
+    Ok((conn, dn, principal, negotiated))
 }
+
+/// A connection past TLS, SASL and its open: the certificate's DN, the principal, and what
+/// TLS negotiated (SECPROT, SSLGROUP; empty without TLS).
+type Shaken = (
+    ListenerConnectionHandle,
+    Option<String>,
+    Principal,
+    (String, String),
+);
 
 async fn connection(
     qm: Arc<QueueManager>,
@@ -452,7 +462,7 @@ async fn admit(
         }
     };
     drop(pending.place);
-    let (mut conn, dn, principal) = match shaken {
+    let (mut conn, dn, principal, negotiated) = match shaken {
         Ok(Ok(c)) => c,
         Ok(Err(e)) => {
             crate::refusals::refused(&def.name, &peer, &e.to_string());
@@ -483,7 +493,7 @@ async fn admit(
         }
     };
     let asserted = principal.asserted();
-    match authorize(qm, def, peer, dn.as_deref(), &principal) {
+    match authorize(qm, def, (peer, negotiated), dn.as_deref(), &principal) {
         Ok(mq) => Some(Admitted {
             conn,
             mq,
@@ -504,7 +514,7 @@ async fn admit(
 fn authorize(
     qm: &Arc<QueueManager>,
     def: &ChannelDef,
-    peer: std::net::SocketAddr,
+    (peer, (secprot, sslgroup)): (std::net::SocketAddr, (String, String)),
     dn: Option<&str>,
     principal: &Principal,
 ) -> Result<Arc<Connection>, Error> {
@@ -544,6 +554,8 @@ fn authorize(
         pid: None,
         channel: def.name.clone(),
         conname: format!("{}({})", peer.ip(), peer.port()),
+        secprot,
+        sslgroup,
     });
     Ok(Arc::new(conn))
 }

@@ -19,6 +19,10 @@ pub struct Origin {
     pub channel: String,
     /// The partner's address, `host(port)`.
     pub conname: String,
+    /// TLS: the protocol (SECPROT: TLSV13, TLSV12) and key-exchange group (SSLGROUP)
+    /// negotiated; empty without TLS.
+    pub secprot: String,
+    pub sslgroup: String,
 }
 
 /// One open handle.

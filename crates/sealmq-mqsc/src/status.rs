@@ -58,6 +58,8 @@ fn conn_block(c: &ConnInfo) -> Block {
         "CHANNEL" => c.origin.channel, "CONNAME" => c.origin.conname, "CONNDA" => da,
         "CONNTI" => ti, "UOWSTATE" => if c.uow_active { "ACTIVE" } else { "NONE" },
         "HANDLES" => c.handles.len(),
+        "SECPROT" => if c.origin.secprot.is_empty() { "NONE" } else { c.origin.secprot.as_str() },
+        "SSLGROUP" => c.origin.sslgroup,
     ]
 }
 

@@ -24,10 +24,9 @@ impl Peer {
         match self {
             Peer::Local { pid, .. } => sealmq_engine::conns::Origin {
                 pid: (*pid != 0).then_some(*pid),
-                channel: String::new(),
-                conname: String::new(),
+                ..Default::default()
             },
-            Peer::Tcp { addr, .. } => sealmq_engine::conns::Origin {
+            Peer::Tcp { addr, tls } => sealmq_engine::conns::Origin {
                 pid: None,
                 channel: if channel.is_empty() {
                     sealmq_engine::channels::DEFAULT_SVRCONN.into()
@@ -35,6 +34,14 @@ impl Peer {
                     channel.to_string()
                 },
                 conname: host_port(addr),
+                secprot: tls
+                    .as_ref()
+                    .map(|t| t.negotiated.0.clone())
+                    .unwrap_or_default(),
+                sslgroup: tls
+                    .as_ref()
+                    .map(|t| t.negotiated.1.clone())
+                    .unwrap_or_default(),
             },
         }
     }

@@ -123,3 +123,57 @@ fn an_unknown_post_quantum_setting_is_refused_at_start() {
     assert!(!out.status.success(), "{err}");
     assert!(err.contains("SEALMQ_TLS_PQ='maybe'"), "{err}");
 }
+
+#[test]
+fn a_client_connection_shows_the_group_it_negotiated() {
+    let h = Home::new();
+    h.ok(&["create", "QR"]);
+    let desk = Home::new();
+    let ops = desk.dir.path().join("ops");
+    let addr = h.start_tls_for("QR", free_port(), &ops, "CN=ops,O=Example");
+    h.mqsc(
+        "QR",
+        "DEFINE CHANNEL(ADMIN.SVRCONN) CHLTYPE(SVRCONN) SSLCIPH(ANY)\n\
+         SET CHLAUTH('ADMIN.SVRCONN') TYPE(SSLPEERMAP) SSLPEER('CN=ops,O=Example') USERSRC(MAP) MCAUSER('opsuser')\n\
+         SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('opsuser') AUTHADD(CONNECT,DSP)\n",
+    );
+    // The client's own connection, as DISPLAY CONN shows it to that client.
+    let shown = |pq: &str| {
+        let ks = ops.to_string_lossy();
+        let o = desk
+            .cmd(&[
+                "mqsc",
+                "QR",
+                "--conn",
+                &addr,
+                "--channel",
+                "ADMIN.SVRCONN",
+                "--tls",
+                "--keystore",
+                &ks,
+            ])
+            .env("SEALMQ_TLS_PQ", pq)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write;
+                c.stdin.take().map(|mut i| {
+                    i.write_all(
+                        b"DISPLAY CONN(*) WHERE(CHANNEL EQ ADMIN.SVRCONN) SECPROT SSLGROUP\n",
+                    )
+                });
+                c.wait_with_output()
+            })
+            .expect("run sealmq mqsc");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let pq = shown("prefer");
+    assert!(
+        pq.contains("SECPROT(TLSV13)") && pq.contains("SSLGROUP(X25519MLKEM768)"),
+        "{pq}"
+    );
+    let classical = shown("off");
+    assert!(classical.contains("SSLGROUP(X25519)"), "{classical}");
+    h.ok(&["stop", "QR"]);
+}
