@@ -177,3 +177,72 @@ fn a_client_connection_shows_the_group_it_negotiated() {
     assert!(classical.contains("SSLGROUP(X25519)"), "{classical}");
     h.ok(&["stop", "QR"]);
 }
+
+/// OpenSSL 4.0's `openssl`, built from the openssl-src crate's sources by tools/openssl-pq.sh
+/// (./test builds it first).
+fn openssl_pq() -> std::path::PathBuf {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../target/openssl-pq/bin/openssl");
+    assert!(
+        p.exists(),
+        "{} is missing: run tools/openssl-pq.sh (./test does)",
+        p.display()
+    );
+    p
+}
+
+/// Interoperability with another implementation of the hybrid: OpenSSL 4.0's `s_client`
+/// negotiates X25519MLKEM768 with a queue manager's TLS listener, and one offering only
+/// classical groups is refused by a queue manager that requires post-quantum.
+#[test]
+fn openssl_negotiates_x25519mlkem768_with_a_queue_manager() {
+    let h = Home::new();
+    h.ok(&["create", "QR"]);
+    let app = h.dir.path().join("app");
+    let addr = h.start_tls_with(
+        "QR",
+        free_port(),
+        &app,
+        "CN=app,O=Example",
+        &[("SEALMQ_TLS_PQ", "require")],
+    );
+    let ca = h.qm_dir("QR").join("keystore/identity.pem");
+    let s_client = |groups: &str| {
+        let o = std::process::Command::new(openssl_pq())
+            .args([
+                "s_client",
+                "-brief",
+                "-verify_return_error",
+                "-connect",
+                &addr,
+            ])
+            .args(["-groups", groups])
+            .arg("-CAfile")
+            .arg(&ca)
+            .arg("-cert")
+            .arg(app.join("identity.pem"))
+            .arg("-key")
+            .arg(app.join("identity.key"))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run openssl s_client");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        (o.status.success(), text)
+    };
+    let (_, pq) = s_client("X25519MLKEM768");
+    assert!(
+        pq.contains("CONNECTION ESTABLISHED")
+            && pq.contains("Negotiated TLS1.3 group: X25519MLKEM768"),
+        "{pq}"
+    );
+    let (ok, classical) = s_client("X25519:P-256");
+    assert!(
+        !ok && !classical.contains("CONNECTION ESTABLISHED"),
+        "{classical}"
+    );
+    h.ok(&["stop", "QR"]);
+}
