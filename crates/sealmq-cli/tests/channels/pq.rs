@@ -246,3 +246,45 @@ fn openssl_negotiates_x25519mlkem768_with_a_queue_manager() {
     );
     h.ok(&["stop", "QR"]);
 }
+
+#[test]
+fn a_client_requiring_post_quantum_is_refused_by_a_classical_queue_manager() {
+    let h = Home::new();
+    h.ok(&["create", "QR"]);
+    let app = h.dir.path().join("app");
+    let addr = h.start_tls_with(
+        "QR",
+        free_port(),
+        &app,
+        "CN=app,O=Example",
+        &[("SEALMQ_TLS_PQ", "off")],
+    );
+    let o = h
+        .cmd(&[
+            "mqsc",
+            "QR",
+            "--conn",
+            &addr,
+            "--tls",
+            "--keystore",
+            &app.to_string_lossy(),
+        ])
+        .env("SEALMQ_TLS_PQ", "require")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run sealmq mqsc");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!o.status.success(), "{text}");
+    // As for any address of its list that cannot be used: 2059, the handshake's failure named.
+    assert!(
+        text.contains("2059")
+            && text.contains("TLS handshake")
+            && text.contains("HandshakeFailure"),
+        "{text}"
+    );
+    h.ok(&["stop", "QR"]);
+}
