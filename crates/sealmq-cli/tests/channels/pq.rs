@@ -178,6 +178,31 @@ fn a_client_connection_shows_the_group_it_negotiated() {
     h.ok(&["stop", "QR"]);
 }
 
+/// Queue manager QR started with a TLS listener and `SEALMQ_TLS_PQ=pq`, and an application
+/// identity (CN=app) it trusts: the home, the application's keystore and the address.
+fn tls_qm(pq: &str) -> (Home, std::path::PathBuf, String) {
+    let h = Home::new();
+    h.ok(&["create", "QR"]);
+    let app = h.dir.path().join("app");
+    let addr = h.start_tls_with(
+        "QR",
+        free_port(),
+        &app,
+        "CN=app,O=Example",
+        &[("SEALMQ_TLS_PQ", pq)],
+    );
+    (h, app, addr)
+}
+
+/// What a command printed, standard output then error.
+fn said(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
 /// OpenSSL 4.0's `openssl`, built from the openssl-src crate's sources by tools/openssl-pq.sh
 /// (./test builds it first).
 fn openssl_pq() -> std::path::PathBuf {
@@ -196,16 +221,7 @@ fn openssl_pq() -> std::path::PathBuf {
 /// classical groups is refused by a queue manager that requires post-quantum.
 #[test]
 fn openssl_negotiates_x25519mlkem768_with_a_queue_manager() {
-    let h = Home::new();
-    h.ok(&["create", "QR"]);
-    let app = h.dir.path().join("app");
-    let addr = h.start_tls_with(
-        "QR",
-        free_port(),
-        &app,
-        "CN=app,O=Example",
-        &[("SEALMQ_TLS_PQ", "require")],
-    );
+    let (h, app, addr) = tls_qm("require");
     let ca = h.qm_dir("QR").join("keystore/identity.pem");
     let s_client = |groups: &str| {
         let o = std::process::Command::new(openssl_pq())
@@ -226,12 +242,7 @@ fn openssl_negotiates_x25519mlkem768_with_a_queue_manager() {
             .stdin(std::process::Stdio::null())
             .output()
             .expect("run openssl s_client");
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        );
-        (o.status.success(), text)
+        (o.status.success(), said(&o))
     };
     let (_, pq) = s_client("X25519MLKEM768");
     assert!(
@@ -249,16 +260,7 @@ fn openssl_negotiates_x25519mlkem768_with_a_queue_manager() {
 
 #[test]
 fn a_client_requiring_post_quantum_is_refused_by_a_classical_queue_manager() {
-    let h = Home::new();
-    h.ok(&["create", "QR"]);
-    let app = h.dir.path().join("app");
-    let addr = h.start_tls_with(
-        "QR",
-        free_port(),
-        &app,
-        "CN=app,O=Example",
-        &[("SEALMQ_TLS_PQ", "off")],
-    );
+    let (h, app, addr) = tls_qm("off");
     let o = h
         .cmd(&[
             "mqsc",
@@ -273,11 +275,7 @@ fn a_client_requiring_post_quantum_is_refused_by_a_classical_queue_manager() {
         .stdin(std::process::Stdio::null())
         .output()
         .expect("run sealmq mqsc");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let text = said(&o);
     assert!(!o.status.success(), "{text}");
     // As for any address of its list that cannot be used: 2059, the handshake's failure named.
     assert!(
