@@ -417,6 +417,7 @@ async fn connection(
         a.mq.user.clone(),
         a.asserted.clone(),
         a.conn.remote_container_id(),
+        a.tls.clone(),
     );
     let shared = shared(&qm, def, &services, &a.mq, shown.client.clone());
     let refusal = serve_sessions(&mut a.conn, &shared, def, peer).await;
@@ -438,6 +439,8 @@ struct Admitted {
     mq: Arc<Connection>,
     /// The user the client asserted, if any (DISPLAY CHSTATUS's CLNTUSER).
     asserted: Option<String>,
+    /// What TLS negotiated (SECPROT, SSLGROUP).
+    tls: (String, String),
     /// Its place under MAXCHL, held while it is served.
     counted: Box<dyn Send + Sync>,
 }
@@ -493,11 +496,18 @@ async fn admit(
         }
     };
     let asserted = principal.asserted();
-    match authorize(qm, def, (peer, negotiated), dn.as_deref(), &principal) {
+    match authorize(
+        qm,
+        def,
+        (peer, negotiated.clone()),
+        dn.as_deref(),
+        &principal,
+    ) {
         Ok(mq) => Some(Admitted {
             conn,
             mq,
             asserted,
+            tls: negotiated,
             counted,
         }),
         Err(e) => {

@@ -31,6 +31,7 @@ impl Clients {
         mcauser: String,
         clntuser: Option<String>,
         container: Option<&str>,
+        tls: (String, String),
     ) -> ClientGuard {
         let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         let client_id = container
@@ -43,6 +44,7 @@ impl Clients {
             conname,
             mcauser,
             clntuser,
+            tls,
             started_ms: now_ms(),
             sent: AtomicU64::new(0),
             rcvd: AtomicU64::new(0),
@@ -89,6 +91,8 @@ pub struct Client {
     conname: String,
     mcauser: String,
     clntuser: Option<String>,
+    /// TLS: the protocol and key-exchange group negotiated (empty without TLS).
+    tls: (String, String),
     started_ms: u64,
     sent: AtomicU64,
     rcvd: AtomicU64,
@@ -127,6 +131,8 @@ impl Client {
             conname: self.conname.clone(),
             mcauser: self.mcauser.clone(),
             clntuser: self.clntuser.clone().unwrap_or_default(),
+            secprot: self.tls.0.clone(),
+            sslgroup: self.tls.1.clone(),
             msgs_sent: self.sent.load(Ordering::Relaxed),
             msgs_rcvd: self.rcvd.load(Ordering::Relaxed),
             last_msg_ms: self.last_ms.load(Ordering::Relaxed),
@@ -180,6 +186,9 @@ pub struct ClientStatus {
     pub mcauser: String,
     /// The user id it authenticated with (SASL PLAIN), if any.
     pub clntuser: String,
+    /// TLS: the protocol (SECPROT) and key-exchange group (SSLGROUP); empty without TLS.
+    pub secprot: String,
+    pub sslgroup: String,
     pub msgs_sent: u64,
     pub msgs_rcvd: u64,
     /// When it last sent or was sent a message (ms since the epoch; 0: never).

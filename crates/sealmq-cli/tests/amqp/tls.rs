@@ -92,6 +92,7 @@ fn an_amqp_channel_over_tls_takes_the_client_certificate_as_the_principal() {
     );
     let got = proton_with(&url, &w.alice, &["receive", "APP.Q", "2"]);
     assert_eq!(got[1]["body"], "hello 1");
+    shows_what_tls_negotiated(&w, &url);
     // Bob's certificate is trusted, but his DN has no authority: 2035 at the connection.
     let e = refusal(&url, &w.bob, "APP.Q").expect("bob is refused");
     assert!(
@@ -391,4 +392,39 @@ fn sasl_plain_needs_tls_unless_the_queue_manager_takes_passwords_in_the_clear() 
     );
     assert_eq!(refusal(&clear_url, &plain, "APP.Q"), None);
     w.h.ok(&["stop", "QW"]);
+}
+
+/// While alice is connected, the channel's status and her connection's name what TLS
+/// negotiated: the distribution's OpenSSL 3.0 under proton has no ML-KEM, so X25519 (which a
+/// queue manager preferring post-quantum still accepts).
+fn shows_what_tls_negotiated(w: &World, url: &str) {
+    use std::io::BufRead;
+    let mut cmd = Command::new("python3");
+    cmd.arg(super::CLIENT).args([url, "hold", "APP.Q"]);
+    for (k, v) in &w.alice {
+        cmd.env(k, v);
+    }
+    let mut held = cmd
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run python3");
+    let mut line = String::new();
+    if let Some(out) = held.stdout.take() {
+        let _ = std::io::BufReader::new(out).read_line(&mut line);
+    }
+    assert!(line.contains("ready"), "{line}");
+    let st =
+        w.h.mqsc("QT", "DISPLAY CHSTATUS(TLS.AMQP) CLIENTID(*) ALL\n");
+    assert!(
+        st.contains("SECPROT(TLSV13)") && st.contains("SSLGROUP(X25519)"),
+        "{st}"
+    );
+    let conn = w.h.mqsc(
+        "QT",
+        "DISPLAY CONN(*) WHERE(CHANNEL EQ TLS.AMQP) SECPROT SSLGROUP\n",
+    );
+    assert!(conn.contains("SSLGROUP(X25519)"), "{conn}");
+    drop(held.stdin.take());
+    let _ = held.wait();
 }

@@ -168,6 +168,8 @@ impl Initiator {
                     "MSGSNT" => s.msgs_sent, "MSGRCVD" => s.msgs_rcvd, "LSTMSGDA" => msgda,
                     "LSTMSGTI" => msgti, "CHSTADA" => stada, "CHSTATI" => stati,
                     "LINKS" => s.links.join(" "),
+                    "SECPROT" => if s.secprot.is_empty() { "NONE".to_string() } else { s.secprot },
+                    "SSLGROUP" => s.sslgroup,
                 ]);
             }
         }
