@@ -345,13 +345,16 @@ fn wait_started(
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         if let Ok(Some(status)) = child.try_wait() {
-            // Its last words say why (a wrong master key, a damaged log, a busy port).
+            // Its last words say why (a wrong master key, a damaged log, a busy port): its
+            // last error, else its last line (a thread still starting may log after the error).
             let why = std::fs::read_to_string(dir.join("qm.log"))
                 .ok()
                 .and_then(|l| {
-                    l.lines()
-                        .rev()
-                        .find(|x| !x.trim().is_empty())
+                    let mut lines = l.lines().rev().filter(|x| !x.trim().is_empty());
+                    let last = lines.clone().next();
+                    lines
+                        .find(|x| x.contains(" ERROR "))
+                        .or(last)
                         .map(String::from)
                 })
                 .unwrap_or_default();
