@@ -398,7 +398,7 @@ type Shaken = (
     ListenerConnectionHandle,
     Option<String>,
     Principal,
-    (String, String),
+    sealmq_wire::tls::Agreed,
 );
 
 async fn connection(
@@ -440,7 +440,7 @@ struct Admitted {
     /// The user the client asserted, if any (DISPLAY CHSTATUS's CLNTUSER).
     asserted: Option<String>,
     /// What TLS negotiated (SECPROT, SSLGROUP).
-    tls: (String, String),
+    tls: sealmq_wire::tls::Agreed,
     /// Its place under MAXCHL, held while it is served.
     counted: Box<dyn Send + Sync>,
 }
@@ -524,7 +524,7 @@ async fn admit(
 fn authorize(
     qm: &Arc<QueueManager>,
     def: &ChannelDef,
-    (peer, (secprot, sslgroup)): (std::net::SocketAddr, (String, String)),
+    (peer, agreed): (std::net::SocketAddr, sealmq_wire::tls::Agreed),
     dn: Option<&str>,
     principal: &Principal,
 ) -> Result<Arc<Connection>, Error> {
@@ -564,8 +564,8 @@ fn authorize(
         pid: None,
         channel: def.name.clone(),
         conname: format!("{}({})", peer.ip(), peer.port()),
-        secprot,
-        sslgroup,
+        secprot: agreed.secprot,
+        sslgroup: agreed.group,
     });
     Ok(Arc::new(conn))
 }

@@ -31,7 +31,7 @@ impl Clients {
         mcauser: String,
         clntuser: Option<String>,
         container: Option<&str>,
-        tls: (String, String),
+        tls: sealmq_wire::tls::Agreed,
     ) -> ClientGuard {
         let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         let client_id = container
@@ -92,7 +92,7 @@ pub struct Client {
     mcauser: String,
     clntuser: Option<String>,
     /// TLS: the protocol and key-exchange group negotiated (empty without TLS).
-    tls: (String, String),
+    tls: sealmq_wire::tls::Agreed,
     started_ms: u64,
     sent: AtomicU64,
     rcvd: AtomicU64,
@@ -131,8 +131,8 @@ impl Client {
             conname: self.conname.clone(),
             mcauser: self.mcauser.clone(),
             clntuser: self.clntuser.clone().unwrap_or_default(),
-            secprot: self.tls.0.clone(),
-            sslgroup: self.tls.1.clone(),
+            secprot: self.tls.secprot.clone(),
+            sslgroup: self.tls.group.clone(),
             msgs_sent: self.sent.load(Ordering::Relaxed),
             msgs_rcvd: self.rcvd.load(Ordering::Relaxed),
             last_msg_ms: self.last_ms.load(Ordering::Relaxed),

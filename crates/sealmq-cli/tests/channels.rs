@@ -52,6 +52,14 @@ fn link(h: &Home, from: &str, to: &str, port: u16, extra: &str) {
     );
 }
 
+/// Queue managers `a` and `b` each trusting the other's own identity (for TLS channels).
+fn trust_each_other(h: &Home, a: &str, b: &str) {
+    for (who, whose) in [(a, b), (b, a)] {
+        let cert = h.qm_dir(whose).join("keystore/identity.pem");
+        h.trust(&h.qm_dir(who).join("keystore"), &cert);
+    }
+}
+
 fn chstatus(h: &Home, qm: &str, ch: &str) -> String {
     h.mqsc(qm, &format!("DISPLAY CHSTATUS({ch}) ALL\n"))
 }
@@ -290,11 +298,7 @@ fn tls_channels_check_the_partner_and_refresh_their_keys() {
     let (ps, pr) = (free_port(), free_port());
     h.ok(&["create", "QMS"]);
     h.ok(&["create", "QMR"]);
-    // The queue managers' own identities, trusted by each other.
-    for (who, whose) in [("QMS", "QMR"), ("QMR", "QMS")] {
-        let cert = h.qm_dir(whose).join("keystore/identity.pem");
-        h.trust(&h.qm_dir(who).join("keystore"), &cert);
-    }
+    trust_each_other(&h, "QMS", "QMR");
     h.start_tcp("QMS", ps);
     h.ok(&[
         "start",

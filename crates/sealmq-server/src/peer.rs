@@ -36,11 +36,11 @@ impl Peer {
                 conname: host_port(addr),
                 secprot: tls
                     .as_ref()
-                    .map(|t| t.negotiated.0.clone())
+                    .map(|t| t.negotiated.secprot.clone())
                     .unwrap_or_default(),
                 sslgroup: tls
                     .as_ref()
-                    .map(|t| t.negotiated.1.clone())
+                    .map(|t| t.negotiated.group.clone())
                     .unwrap_or_default(),
             },
         }
@@ -54,7 +54,7 @@ pub(crate) struct TlsPeer {
     /// The negotiated cipher suite, e.g. TLS13_AES_256_GCM_SHA384.
     pub(crate) suite: String,
     /// The protocol (SECPROT) and key-exchange group (SSLGROUP) negotiated.
-    pub(crate) negotiated: (String, String),
+    pub(crate) negotiated: sealmq_wire::tls::Agreed,
 }
 
 /// `APP.*` matches names starting with `APP.`; `*` and the empty pattern match all.

@@ -75,9 +75,18 @@ fn provider() -> Result<Arc<CryptoProvider>, String> {
     Ok(Arc::new(p))
 }
 
-/// What a link negotiated: its protocol as MQ's SECPROT spells it (`TLSV13`, `TLSV12`) and
-/// its key-exchange group (`X25519MLKEM768`, `X25519`, ...); empty before the handshake.
-pub fn negotiated(conn: &rustls::CommonState) -> (String, String) {
+/// What a link's TLS handshake agreed on, as DISPLAY CHSTATUS and DISPLAY CONN show it;
+/// empty without TLS.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Agreed {
+    /// The protocol as MQ's SECPROT spells it: `TLSV13`, `TLSV12`.
+    pub secprot: String,
+    /// The key-exchange group (SSLGROUP): `X25519MLKEM768`, `X25519`, ...
+    pub group: String,
+}
+
+/// What a link negotiated (empty before the handshake).
+pub fn negotiated(conn: &rustls::CommonState) -> Agreed {
     let protocol = match conn.protocol_version() {
         Some(rustls::ProtocolVersion::TLSv1_3) => "TLSV13".to_string(),
         Some(rustls::ProtocolVersion::TLSv1_2) => "TLSV12".to_string(),
@@ -88,7 +97,10 @@ pub fn negotiated(conn: &rustls::CommonState) -> (String, String) {
         .negotiated_key_exchange_group()
         .map(|g| format!("{:?}", g.name()))
         .unwrap_or_default();
-    (protocol, group)
+    Agreed {
+        secprot: protocol,
+        group,
+    }
 }
 
 fn identity(

@@ -16,29 +16,28 @@ fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
     f()
 }
 
+/// Starts `qm` in the background with `SEALMQ_TLS_PQ=pq` and `extra` arguments.
+fn start_with_pq(h: &Home, qm: &str, pq: &str, extra: &[&str]) {
+    let mut args = vec!["start", qm, "--background"];
+    args.extend_from_slice(extra);
+    let out = h
+        .cmd(&args)
+        .env("SEALMQ_TLS_PQ", pq)
+        .output()
+        .expect("run sealmq start");
+    assert!(out.status.success(), "start {qm}: {out:?}");
+}
+
 /// QMS and QMR trusting each other's identities, each started (TLS listener on QMR) with
 /// `SEALMQ_TLS_PQ` as given; a TLS sender QMS.QMR and its receiver. QMR's port.
 fn tls_pair(h: &Home, pq_s: &str, pq_r: &str) -> u16 {
     let (ps, pr) = (free_port(), free_port());
     h.ok(&["create", "QMS"]);
     h.ok(&["create", "QMR"]);
-    for (who, whose) in [("QMS", "QMR"), ("QMR", "QMS")] {
-        let cert = h.qm_dir(whose).join("keystore/identity.pem");
-        h.trust(&h.qm_dir(who).join("keystore"), &cert);
-    }
-    let start = |qm: &str, pq: &str, extra: &[&str]| {
-        let mut args = vec!["start", qm, "--background"];
-        args.extend_from_slice(extra);
-        let out = h
-            .cmd(&args)
-            .env("SEALMQ_TLS_PQ", pq)
-            .output()
-            .expect("run sealmq start");
-        assert!(out.status.success(), "start {qm}: {out:?}");
-    };
+    trust_each_other(h, "QMS", "QMR");
     let (ls, lr) = (format!("127.0.0.1:{ps}"), format!("127.0.0.1:{pr}"));
-    start("QMS", pq_s, &["--listen", &ls]);
-    start("QMR", pq_r, &["--tls", "--listen", &lr]);
+    start_with_pq(h, "QMS", pq_s, &["--listen", &ls]);
+    start_with_pq(h, "QMR", pq_r, &["--tls", "--listen", &lr]);
     h.mqsc("QMR", "DEFINE QLOCAL(DEST)\n");
     h.mqsc(
         "QMS",
@@ -83,12 +82,7 @@ fn a_queue_manager_requiring_post_quantum_refuses_a_classical_partner() {
     assert_eq!(h.depth("QMS", "QMR"), 3, "nothing is lost");
     // Both offering it (QMS restarted preferring it): the held messages cross.
     h.ok(&["stop", "QMS"]);
-    let out = h
-        .cmd(&["start", "QMS", "--background"])
-        .env("SEALMQ_TLS_PQ", "prefer")
-        .output()
-        .expect("run sealmq start");
-    assert!(out.status.success(), "{out:?}");
+    start_with_pq(&h, "QMS", "prefer", &[]);
     h.mqsc("QMS", "START CHANNEL(QMS.QMR)\n");
     let crossed = wait_until(LONG, || h.depth("QMR", "DEST") == 3);
     assert!(

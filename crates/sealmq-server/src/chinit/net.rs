@@ -125,9 +125,8 @@ pub struct Link {
     since_rekey: u64,
     pub rekeys: u64,
     pub suite: String,
-    /// What TLS negotiated (SECPROT, SSLGROUP); empty without TLS or when the listener set
-    /// it up (the receiving side has it from the listener).
-    pub negotiated: (String, String),
+    /// What TLS negotiated (SECPROT, SSLGROUP); empty without TLS.
+    pub negotiated: sealmq_wire::tls::Agreed,
 }
 
 impl Link {
@@ -196,8 +195,13 @@ impl Link {
     }
 
     /// A link over a connection the listener accepted (a requester connected to a server
-    /// channel); TLS, if any, was set up by the listener.
-    pub fn accepted(r: Box<dyn Read + Send>, w: Box<dyn Write + Send>, tcp: TcpStream) -> Link {
+    /// channel); TLS, if any, was set up by the listener, which tells what it `negotiated`.
+    pub fn accepted(
+        r: Box<dyn Read + Send>,
+        w: Box<dyn Write + Send>,
+        tcp: TcpStream,
+        negotiated: sealmq_wire::tls::Agreed,
+    ) -> Link {
         Link {
             r: BufReader::with_capacity(256 * 1024, r),
             w: BufWriter::with_capacity(256 * 1024, w),
@@ -207,7 +211,7 @@ impl Link {
             since_rekey: 0,
             rekeys: 0,
             suite: String::new(),
-            negotiated: Default::default(),
+            negotiated,
         }
     }
 

@@ -25,7 +25,7 @@ pub struct PeerInfo {
     /// TLS: the partner certificate's subject DN and the suite negotiated.
     pub tls: Option<(String, String)>,
     /// TLS: the protocol and key-exchange group negotiated (SECPROT, SSLGROUP).
-    pub negotiated: (String, String),
+    pub negotiated: sealmq_wire::tls::Agreed,
     pub addr: String,
     pub sock: Option<TcpStream>,
 }
@@ -163,7 +163,8 @@ pub fn serve(
     {
         let mut s = run.status();
         s.conname = peer.addr.clone();
-        (s.secprot, s.sslgroup) = peer.negotiated.clone();
+        s.secprot = peer.negotiated.secprot.clone();
+        s.sslgroup = peer.negotiated.group.clone();
     }
     serve_as(ci, &run, &def, &principal, start, r, w);
     run.finish();

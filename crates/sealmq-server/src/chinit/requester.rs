@@ -95,6 +95,6 @@ pub(crate) fn serve_request(
             "channels run over TCP".into(),
         );
     };
-    let link = Link::accepted(r, w, tcp);
+    let link = Link::accepted(r, w, tcp, peer.negotiated.clone());
     super::sender::serve_svr(ci, &def, link, &peer.addr);
 }

@@ -227,9 +227,8 @@ impl<'a> Sending<'a> {
             s.error.clear();
             s.cur_seq = agreed.last_seq;
             s.lst_seq = agreed.last_seq;
-            if !link.negotiated.0.is_empty() {
-                (s.secprot, s.sslgroup) = link.negotiated.clone();
-            }
+            s.secprot = link.negotiated.secprot.clone();
+            s.sslgroup = link.negotiated.group.clone();
         }
         Ok(Sending {
             ci,
