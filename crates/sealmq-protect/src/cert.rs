@@ -190,6 +190,7 @@ impl Cert {
                 KeyKind::Rsa(_) => ku.0.contains(KeyUsages::KeyEncipherment),
                 KeyKind::P256 | KeyKind::P384 => ku.0.contains(KeyUsages::KeyAgreement),
                 KeyKind::Ed25519 => false,
+                KeyKind::MlKem(_) => ku.0.contains(KeyUsages::KeyEncipherment),
             })
     }
 

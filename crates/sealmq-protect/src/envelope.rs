@@ -76,7 +76,7 @@ pub struct Protector {
     counters: Arc<Counters>,
     put_cache: PutCache,
     get_cache: GetCache,
-    resolved: Mutex<HashMap<String, (Cert, Instant)>>,
+    resolved: Mutex<HashMap<String, (Vec<Cert>, Instant)>>,
     /// Signer certificates (SHA-256 of the DER) that validated, and when.
     validated: Mutex<HashMap<[u8; 32], Instant>>,
     /// Every certificate the keystore knows, to find signers a message does not carry.
@@ -212,7 +212,9 @@ impl Protector {
         self.counters.snapshot()
     }
 
-    fn recipient(&self, dn: &Dn) -> Result<Cert> {
+    /// The certificates a message is encrypted to for `dn`: one, or two while the reader
+    /// migrates (a classical and an ML-KEM one, see `Keystore::find_recipients`).
+    fn recipient(&self, dn: &Dn) -> Result<Vec<Cert>> {
         let key = dn.to_string();
         if let Ok(map) = self.resolved.lock()
             && let Some((c, at)) = map.get(&key)
@@ -220,19 +222,19 @@ impl Protector {
         {
             return Ok(c.clone());
         }
-        let cert = self.keystore.find_recipient(dn, SystemTime::now())?;
+        let certs = self.keystore.find_recipients(dn, SystemTime::now())?;
         if let Ok(mut map) = self.resolved.lock() {
-            map.insert(key, (cert.clone(), Instant::now()));
+            map.insert(key, (certs.clone(), Instant::now()));
         }
-        Ok(cert)
+        Ok(certs)
     }
 
     fn recipients(&self, policy: &Policy) -> Result<Vec<Cert>> {
-        policy
-            .recipients
-            .iter()
-            .map(|d| self.recipient(d))
-            .collect()
+        let mut all = Vec::with_capacity(policy.recipients.len());
+        for d in &policy.recipients {
+            all.extend(self.recipient(d)?);
+        }
+        Ok(all)
     }
 
     fn sign(&self, policy: &Policy, content: &[u8], core: Option<&[u8]>) -> Result<Vec<u8>> {

@@ -74,6 +74,8 @@ fn odt(t: SystemTime) -> Result<OffsetDateTime> {
 
 fn rcgen_alg(kind: KeyKind) -> &'static rcgen::SignatureAlgorithm {
     match kind {
+        // Never used to sign (see `SubjectKey`): rcgen asks every key for an algorithm.
+        KeyKind::MlKem(_) => &rcgen::PKCS_ECDSA_P256_SHA256,
         KeyKind::Rsa(_) => &rcgen::PKCS_RSA_SHA256,
         KeyKind::P256 => &rcgen::PKCS_ECDSA_P256_SHA256,
         KeyKind::P384 => &rcgen::PKCS_ECDSA_P384_SHA384,
@@ -159,15 +161,40 @@ pub fn make_identity(spec: &IdentitySpec, ca: Option<&Signer<'_>>) -> Result<Mad
     if is_insecure(spec.kind) && !spec.insecure_rsa1024 {
         return Err(insecure_key(spec.kind, &format!("'{}'", spec.dn)));
     }
+    if !spec.kind.can_sign() && (ca.is_none() || spec.authority) {
+        return Err(ProtectError::Credential(format!(
+            "{} keys cannot sign, so '{}' cannot sign its own certificate or others': give the \
+             keystore of a CA to issue it (--ca DIR)",
+            spec.kind.name(),
+            spec.dn
+        )));
+    }
     let (key, pkcs8) = PrivateKey::generate(spec.kind)?;
+    // rcgen writes a subject's key only for the signature algorithms it knows, and ML-KEM is
+    // none: such a certificate is made for a stand-in key, then given the ML-KEM key.
+    let kem_spki = (!spec.kind.can_sign())
+        .then(|| key.public_spki_der())
+        .transpose()?;
     drop(key);
-    let kp = rcgen_key(&pkcs8, spec.kind)?;
+    let kp = match &kem_spki {
+        None => rcgen_key(&pkcs8, spec.kind)?,
+        Some(_) => {
+            let (_, stand_in) = PrivateKey::generate(KeyKind::P256)?;
+            rcgen_key(&stand_in, KeyKind::P256)?
+        }
+    };
     let mut params = CertificateParams::default();
     params.distinguished_name = rcgen_dn(&spec.dn)?;
     params.not_before = odt(spec.not_before)?;
     params.not_after = odt(spec.not_after)?;
     params.serial_number = Some(random_serial()?);
-    params.key_identifier_method = KeyIdMethod::Sha256;
+    params.key_identifier_method = match &kem_spki {
+        None => KeyIdMethod::Sha256,
+        // What rcgen's Sha256 method gives, over the key the certificate will carry.
+        Some(spki) => KeyIdMethod::PreSpecified(
+            aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, spki).as_ref()[..20].to_vec(),
+        ),
+    };
     for h in &spec.hosts {
         let san = match h.parse::<std::net::IpAddr>() {
             Ok(ip) => rcgen::SanType::IpAddress(ip),
@@ -199,10 +226,12 @@ pub fn make_identity(spec: &IdentitySpec, ca: Option<&Signer<'_>>) -> Result<Mad
                 ]
             }
             KeyKind::Ed25519 => vec![KeyUsagePurpose::DigitalSignature],
+            // RFC 9935: keyEncipherment only.
+            KeyKind::MlKem(_) => vec![KeyUsagePurpose::KeyEncipherment],
         };
     }
     let cert = match ca {
-        None => params.self_signed(&kp).map_err(rerr)?,
+        None => params.self_signed(&kp).map_err(rerr)?.der().to_vec(),
         Some(ca) => {
             params.use_authority_key_identifier_extension = true;
             let ca_kind = ca.cert.public_key().kind;
@@ -210,13 +239,30 @@ pub fn make_identity(spec: &IdentitySpec, ca: Option<&Signer<'_>>) -> Result<Mad
             let issuer =
                 Issuer::from_ca_cert_der(&CertificateDer::from(ca.cert.der().to_vec()), ca_kp)
                     .map_err(rerr)?;
-            params.signed_by(&kp, &issuer).map_err(rerr)?
+            let der = params.signed_by(&kp, &issuer).map_err(rerr)?.der().to_vec();
+            match &kem_spki {
+                None => der,
+                Some(spki) => with_key(&der, spki, &rcgen_key(ca.pkcs8, ca_kind)?)?,
+            }
         }
     };
     Ok(MadeIdentity {
-        cert: Cert::from_der(cert.der())?,
+        cert: Cert::from_der(&cert)?,
         pkcs8,
     })
+}
+
+/// `der` with its subjectPublicKeyInfo replaced by `spki`, signed again by `issuer` under the
+/// signature algorithm it already names.
+fn with_key(der: &[u8], spki: &[u8], issuer: &SignKey) -> Result<Vec<u8>> {
+    use der::Encode;
+    let mut cert = x509_cert::Certificate::from_der(der).map_err(rerr)?;
+    cert.tbs_certificate.subject_public_key_info =
+        spki::SubjectPublicKeyInfoOwned::from_der(spki).map_err(rerr)?;
+    let tbs = cert.tbs_certificate.to_der().map_err(rerr)?;
+    let sig = issuer.sign(&tbs).map_err(rerr)?;
+    cert.signature = der::asn1::BitString::from_bytes(&sig).map_err(rerr)?;
+    cert.to_der().map_err(rerr)
 }
 
 /// Makes a CRL signed by `ca` revoking `revoked`, valid for `days`.

@@ -5,6 +5,7 @@
 
 use crate::error::{ProtectError, Result};
 use crate::legacy::LegacyRsa;
+use crate::mlkem::{KemKey, Level};
 use crate::oids;
 use aws_lc_rs::agreement;
 use aws_lc_rs::encoding::AsDer;
@@ -12,7 +13,7 @@ use aws_lc_rs::rsa::{
     self, OaepPrivateDecryptingKey, Pkcs1PrivateDecryptingKey, PrivateDecryptingKey,
 };
 use aws_lc_rs::signature::{self, EcdsaKeyPair, Ed25519KeyPair, KeyPair, RsaKeyPair};
-use der::Decode;
+use der::{Decode, Reader};
 use rustls_pki_types::pem::{PemObject, SectionKind};
 use spki::SubjectPublicKeyInfoOwned;
 use zeroize::Zeroizing;
@@ -24,10 +25,12 @@ pub enum KeyKind {
     P256,
     P384,
     Ed25519,
+    /// ML-KEM (FIPS 203) of parameter set 512, 768 or 1024: a recipient's key, never a signer's.
+    MlKem(u16),
 }
 
 impl KeyKind {
-    /// Parses `rsa2048|rsa3072|rsa4096|p256|p384|ed25519`.
+    /// Parses `rsa2048|rsa3072|rsa4096|p256|p384|ed25519|ml-kem-512|ml-kem-768|ml-kem-1024`.
     pub fn parse(s: &str) -> Result<KeyKind> {
         match s.to_ascii_lowercase().replace('-', "").as_str() {
             "rsa2048" | "rsa" => Ok(KeyKind::Rsa(2048)),
@@ -38,8 +41,12 @@ impl KeyKind {
             "p256" | "ec" | "ecp256" | "prime256v1" | "secp256r1" => Ok(KeyKind::P256),
             "p384" | "ecp384" | "secp384r1" => Ok(KeyKind::P384),
             "ed25519" => Ok(KeyKind::Ed25519),
+            "mlkem" | "mlkem768" => Ok(KeyKind::MlKem(768)),
+            "mlkem512" => Ok(KeyKind::MlKem(512)),
+            "mlkem1024" => Ok(KeyKind::MlKem(1024)),
             other => Err(ProtectError::Credential(format!(
-                "unknown key type '{other}': use rsa2048, rsa3072, rsa4096, p256, p384 or ed25519"
+                "unknown key type '{other}': use rsa2048, rsa3072, rsa4096, p256, p384, ed25519, \
+                 ml-kem-512, ml-kem-768 or ml-kem-1024"
             ))),
         }
     }
@@ -50,7 +57,13 @@ impl KeyKind {
             KeyKind::P256 => "P-256".into(),
             KeyKind::P384 => "P-384".into(),
             KeyKind::Ed25519 => "Ed25519".into(),
+            KeyKind::MlKem(level) => format!("ML-KEM-{level}"),
         }
+    }
+
+    /// True for kinds that can sign (every kind but ML-KEM's).
+    pub fn can_sign(self) -> bool {
+        !matches!(self, KeyKind::MlKem(_))
     }
 }
 
@@ -90,6 +103,8 @@ pub enum PrivateKey {
     Ed25519(Ed25519KeyPair),
     /// RSA under 2048 bits: usable only behind the insecure switch (see `legacy`).
     LegacyRsa(LegacyRsa),
+    /// ML-KEM: decapsulates only.
+    MlKem(KemKey),
 }
 
 /// True for key kinds only the insecure switch allows (RSA under 2048 bits).
@@ -149,6 +164,13 @@ impl PrivateKey {
                 let kp = Ed25519KeyPair::generate().map_err(err)?;
                 Zeroizing::new(kp.to_pkcs8v1().map_err(err)?.as_ref().to_vec())
             }
+            KeyKind::MlKem(level) => {
+                let level = Level::of(level).ok_or_else(|| {
+                    ProtectError::Credential(format!("ML-KEM-{level} is not a parameter set"))
+                })?;
+                let (k, der) = KemKey::generate(level)?;
+                return Ok((PrivateKey::MlKem(k), der));
+            }
         };
         Ok((PrivateKey::from_pkcs8(&pkcs8)?, pkcs8))
     }
@@ -182,6 +204,9 @@ impl PrivateKey {
         if let Ok(kp) = Ed25519KeyPair::from_pkcs8_maybe_unchecked(der) {
             return Ok(PrivateKey::Ed25519(kp));
         }
+        if let Some((level, inner)) = mlkem_pkcs8(der) {
+            return Ok(PrivateKey::MlKem(KemKey::from_private_key(level, inner)?));
+        }
         if let Some(bits) = rsa_bits_hint(der) {
             if (1024..2048).contains(&bits) {
                 return Ok(PrivateKey::LegacyRsa(LegacyRsa::from_pkcs8(der)?));
@@ -193,8 +218,8 @@ impl PrivateKey {
             }
         }
         Err(ProtectError::Credential(
-            "private key is not an unencrypted PKCS#8 RSA (>= 2048 bits), EC P-256/P-384 or \
-             Ed25519 key"
+            "private key is not an unencrypted PKCS#8 RSA (>= 2048 bits), EC P-256/P-384, \
+             Ed25519 or ML-KEM key"
                 .into(),
         ))
     }
@@ -238,6 +263,7 @@ impl PrivateKey {
             PrivateKey::Ec { kind, .. } => *kind,
             PrivateKey::Ed25519(_) => KeyKind::Ed25519,
             PrivateKey::LegacyRsa(k) => KeyKind::Rsa(k.bits()),
+            PrivateKey::MlKem(k) => KeyKind::MlKem(k.level.level),
         }
     }
 
@@ -261,8 +287,27 @@ impl PrivateKey {
                 pk.as_ref().to_vec()
             }
             PrivateKey::LegacyRsa(k) => k.public_spki_der()?,
+            PrivateKey::MlKem(k) => k.spki_der()?,
         })
     }
+}
+
+/// The ML-KEM parameter set and `privateKey` contents of a PKCS#8 key of an ML-KEM algorithm.
+fn mlkem_pkcs8(der: &[u8]) -> Option<(&'static Level, &[u8])> {
+    let mut r = der::SliceReader::new(der).ok()?;
+    let (level, inner) = r
+        .sequence(|r| {
+            let _version = u8::decode(r)?;
+            let alg = spki::AlgorithmIdentifierOwned::decode(r)?;
+            let key = der::asn1::OctetStringRef::decode(r)?;
+            // Attributes and a public key may follow; the key is read from `privateKey`.
+            while !r.is_finished() {
+                der::Any::decode(r)?;
+            }
+            Ok((alg, key.as_bytes()))
+        })
+        .ok()?;
+    Some((Level::by_oid(&level.oid)?, inner))
 }
 
 /// Best-effort modulus size of an RSA PKCS#8 key aws-lc refused (to say why).
@@ -342,6 +387,20 @@ impl PublicKey {
             }
         } else if spki.algorithm.oid == oids::ED25519 {
             KeyKind::Ed25519
+        } else if let Some(level) = Level::by_oid(&spki.algorithm.oid) {
+            if spki.algorithm.parameters.is_some() || raw.len() != level.public_len() {
+                return Err(ProtectError::Credential(format!(
+                    "malformed ML-KEM-{} public key ({} bytes, parameters {})",
+                    level.level,
+                    raw.len(),
+                    if spki.algorithm.parameters.is_some() {
+                        "present"
+                    } else {
+                        "absent"
+                    }
+                )));
+            }
+            KeyKind::MlKem(level.level)
         } else {
             return Err(ProtectError::Credential(format!(
                 "unsupported public key algorithm {}",

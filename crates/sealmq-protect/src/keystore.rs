@@ -20,7 +20,7 @@ use crate::cert::{Cert, pem_encode};
 use crate::dn::Dn;
 use crate::error::{ProtectError, Result};
 use crate::identity::{self, IdentitySpec, Signer};
-use crate::keys::PrivateKey;
+use crate::keys::{KeyKind, PrivateKey};
 use crate::pathval::{self, Crls, Usage};
 use aws_lc_rs::digest;
 use rustls_pki_types::pem::{PemObject, SectionKind};
@@ -495,24 +495,52 @@ impl Keystore {
         v
     }
 
-    /// The certificate to encrypt to for `dn`: a known recipient (or the own identity) whose
-    /// subject equals `dn`, valid now and trusted; the newest when several fit.
-    pub fn find_recipient(&self, dn: &Dn, now: SystemTime) -> Result<Cert> {
+    /// The certificates to encrypt to for `dn`: of the known recipients (and the own identity)
+    /// whose subject equals `dn` and that are valid now and trusted, the newest with a classical
+    /// key and the newest with an ML-KEM key. Both while a reader migrates to ML-KEM (hybrid: the
+    /// message can be read with either key); drop the classical certificate to end it.
+    pub fn find_recipients(&self, dn: &Dn, now: SystemTime) -> Result<Vec<Cert>> {
+        let pq = |c: &Cert| matches!(c.public_key().kind, KeyKind::MlKem(_));
+        let mut found = Vec::new();
+        let mut last_err = None;
+        for family in [false, true] {
+            match self.find_recipient(dn, now, |c| pq(c) == family) {
+                Ok(Some(c)) => found.push(c),
+                Ok(None) => {}
+                Err(e) => last_err = Some(e),
+            }
+        }
+        match (found.is_empty(), last_err) {
+            (false, _) => Ok(found),
+            (true, Some(e)) => Err(e),
+            (true, None) => Err(ProtectError::Protect(format!(
+                "no certificate for recipient '{dn}' in keystore {} (add it with 'sealmq keystore trust')",
+                self.dir.display()
+            ))),
+        }
+    }
+
+    /// The newest valid, trusted certificate for `dn` among those `family` takes; `None`
+    /// when there is none of the family.
+    fn find_recipient(
+        &self,
+        dn: &Dn,
+        now: SystemTime,
+        family: impl Fn(&Cert) -> bool,
+    ) -> Result<Option<Cert>> {
         let mut candidates: Vec<&Cert> = self
             .recipients
             .iter()
-            .filter(|c| c.subject() == dn)
+            .filter(|c| c.subject() == dn && family(c))
             .collect();
         if let Some(id) = &self.identity
             && id.cert.subject() == dn
+            && family(&id.cert)
         {
             candidates.push(&id.cert);
         }
         if candidates.is_empty() {
-            return Err(ProtectError::Protect(format!(
-                "no certificate for recipient '{dn}' in keystore {} (add it with 'sealmq keystore trust')",
-                self.dir.display()
-            )));
+            return Ok(None);
         }
         candidates.sort_by_key(|c| std::cmp::Reverse(c.validity_unix().1));
         let mut last_err = None;
@@ -523,7 +551,7 @@ impl Keystore {
                 .map(|i| i.chain.clone())
                 .unwrap_or_default();
             match pathval::validate(c, &chain, &self.trusted, &self.crls, now, Usage::Recipient) {
-                Ok(()) => return Ok(c.clone()),
+                Ok(()) => return Ok(Some(c.clone())),
                 Err(e) => last_err = Some(e),
             }
         }
@@ -582,6 +610,7 @@ fn key_to_pkcs8(key: &PrivateKey) -> Result<Zeroizing<Vec<u8>>> {
         }
         PrivateKey::Ed25519(kp) => Zeroizing::new(kp.to_pkcs8v1().map_err(err)?.as_ref().to_vec()),
         PrivateKey::LegacyRsa(k) => k.to_pkcs8()?,
+        PrivateKey::MlKem(k) => k.to_pkcs8()?,
     })
 }
 

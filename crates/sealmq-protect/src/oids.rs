@@ -50,6 +50,15 @@ pub const ECDH_SHA256KDF: Oid = Oid::new_unwrap("1.3.132.1.11.1");
 pub const ECDH_SHA384KDF: Oid = Oid::new_unwrap("1.3.132.1.11.2");
 pub const ECDH_SHA512KDF: Oid = Oid::new_unwrap("1.3.132.1.11.3");
 
+/// FIPS 203 ML-KEM (RFC 9935).
+pub const ML_KEM_512: Oid = Oid::new_unwrap("2.16.840.1.101.3.4.4.1");
+pub const ML_KEM_768: Oid = Oid::new_unwrap("2.16.840.1.101.3.4.4.2");
+pub const ML_KEM_1024: Oid = Oid::new_unwrap("2.16.840.1.101.3.4.4.3");
+/// RFC 8619 id-alg-hkdf-with-sha256.
+pub const HKDF_SHA256: Oid = Oid::new_unwrap("1.2.840.113549.1.9.16.3.28");
+/// RFC 9629 id-ori-kem: an OtherRecipientInfo holding a KEMRecipientInfo.
+pub const ORI_KEM: Oid = Oid::new_unwrap("1.2.840.113549.1.9.16.13.3");
+
 pub const EKU_EMAIL_PROTECTION: Oid = Oid::new_unwrap("1.3.6.1.5.5.7.3.4");
 pub const EKU_ANY: Oid = Oid::new_unwrap("2.5.29.37.0");
 
@@ -86,6 +95,10 @@ pub fn name(oid: &Oid) -> String {
         (ECDH_SHA512KDF, "ECDH-SHA512KDF"),
         (SECP256R1, "P-256"),
         (SECP384R1, "P-384"),
+        (ML_KEM_512, "ML-KEM-512"),
+        (ML_KEM_768, "ML-KEM-768"),
+        (ML_KEM_1024, "ML-KEM-1024"),
+        (HKDF_SHA256, "HKDF-SHA256"),
     ];
     known
         .iter()

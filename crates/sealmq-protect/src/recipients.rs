@@ -4,6 +4,7 @@
 //! - RSA certificates: `KeyTransRecipientInfo`, RSAES-OAEP with SHA-256 and MGF1-SHA-256.
 //! - EC P-256/P-384 certificates: `KeyAgreeRecipientInfo`, ephemeral-static ECDH, the ANSI X9.63
 //!   KDF (RFC 5753 `dhSinglePass-stdDH-sha*kdf-scheme`) and AES key wrap (RFC 3394).
+//! - ML-KEM certificates: `KEMRecipientInfo` in an `ori` (RFC 9629/9936), see `mlkem`.
 
 use crate::asn1::{self, EccCmsSharedInfo, RsaOaepParams};
 use crate::cert::Cert;
@@ -67,6 +68,11 @@ pub fn wrap_for(
         let ri = match cert.public_key().kind {
             KeyKind::Rsa(_) => counters.time(Op::KeyWrap, || ktri(cert, cek))?,
             KeyKind::P256 | KeyKind::P384 => counters.time(Op::KeyWrap, || kari(cert, cek, enc))?,
+            KeyKind::MlKem(level) => {
+                let level = crate::mlkem::Level::of(level)
+                    .ok_or_else(|| ProtectError::Protect("unknown ML-KEM level".into()))?;
+                counters.time(Op::KeyWrap, || crate::mlkem::wrap(cert, level, cek, enc))?
+            }
             KeyKind::Ed25519 => {
                 return Err(ProtectError::Protect(format!(
                     "recipient '{}' has an Ed25519 key, which can only sign; give it an RSA or EC certificate",
@@ -246,6 +252,11 @@ pub fn describe(ris: &RecipientInfos) -> Vec<String> {
                     .collect();
                 format!("{} {}", who.join(" "), oids::name(&k.key_enc_alg.oid))
             }
+            RecipientInfo::Ori(o) => match crate::mlkem::read(o) {
+                Ok(Some(k)) => format!("{} {}", rid_name(&k.rid), oids::name(&k.kem.oid)),
+                Ok(None) => format!("other recipient type {}", o.ori_type),
+                Err(e) => e.to_string(),
+            },
             _ => "unsupported recipient type".into(),
         })
         .collect()
@@ -307,6 +318,27 @@ pub fn unwrap(
                     if mine {
                         return counters.time(Op::KeyUnwrap, || unwrap_kari(k, rek, key));
                     }
+                }
+            }
+            RecipientInfo::Ori(o) => {
+                let Some(k) = crate::mlkem::read(o)? else {
+                    continue;
+                };
+                let mine = match &k.rid {
+                    RecipientIdentifier::IssuerAndSerialNumber(i) => ias_match(i),
+                    RecipientIdentifier::SubjectKeyIdentifier(s) => {
+                        skid.as_deref() == Some(s.0.as_bytes())
+                    }
+                };
+                if mine {
+                    let PrivateKey::MlKem(kem) = key else {
+                        return Err(fail!(
+                            Check::Decrypt,
+                            "message encapsulates for ML-KEM but the keystore key is {}",
+                            key.kind().name()
+                        ));
+                    };
+                    return counters.time(Op::KeyUnwrap, || crate::mlkem::unwrap(&k, kem));
                 }
             }
             _ => {}

@@ -26,6 +26,15 @@ pub struct SignerRef<'a> {
     pub rsa_pss: bool,
 }
 
+/// The refusal to sign with a key that only decapsulates.
+fn cannot_sign(kind: KeyKind) -> ProtectError {
+    ProtectError::Protect(format!(
+        "the signer's key is {}, which cannot sign; Integrity and Privacy need a signing \
+         identity (RSA, EC or Ed25519) in the putting application's keystore",
+        kind.name()
+    ))
+}
+
 /// The digest a key signs with under a policy's SIGNALG. ECDSA keys sign with their curve's
 /// digest and Ed25519 with SHA-512 (RFC 8419); a curve weaker than the policy is refused.
 pub fn digest_for(kind: KeyKind, policy: SignAlg) -> Result<SignAlg> {
@@ -34,6 +43,7 @@ pub fn digest_for(kind: KeyKind, policy: SignAlg) -> Result<SignAlg> {
         KeyKind::P256 => SignAlg::Sha256,
         KeyKind::P384 => SignAlg::Sha384,
         KeyKind::Ed25519 => SignAlg::Sha512,
+        KeyKind::MlKem(_) => return Err(cannot_sign(kind)),
     };
     if natural < policy {
         return Err(ProtectError::Protect(format!(
@@ -240,6 +250,7 @@ fn signature(
             let s = kp.try_sign(to_sign).map_err(sign_err)?;
             Ok((s.as_ref().to_vec(), alg_id(oids::ED25519, None)))
         }
+        PrivateKey::MlKem(k) => Err(cannot_sign(KeyKind::MlKem(k.level.level))),
         PrivateKey::LegacyRsa(k) => {
             if signer.rsa_pss {
                 return Err(ProtectError::Protect(

@@ -7,8 +7,26 @@ use sealmq_protect::{KeyKind, Qop};
 use std::path::Path;
 use std::process::Command;
 
+thread_local! {
+    /// The `openssl` command this test runs: the distribution's, or (post-quantum tests) the
+    /// OpenSSL 4.0 that `tools/openssl-pq.sh` builds into `target/`.
+    static OPENSSL: std::cell::RefCell<std::path::PathBuf> = std::cell::RefCell::new("openssl".into());
+}
+
+/// Makes this test's `openssl` the one built from the `openssl-src` crate (≥ 3.6: ML-KEM in CMS).
+fn use_openssl_pq() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/openssl-pq/bin/openssl");
+    assert!(
+        p.exists(),
+        "{} is missing: run tools/openssl-pq.sh (./test does)",
+        p.display()
+    );
+    OPENSSL.with(|o| *o.borrow_mut() = p);
+}
+
 fn openssl(args: &[&str]) {
-    let out = Command::new("openssl").args(args).output().expect(
+    let bin = OPENSSL.with(|o| o.borrow().clone());
+    let out = Command::new(bin).args(args).output().expect(
         "the `openssl` command is needed for interoperability tests (apt-get install openssl)",
     );
     assert!(
@@ -398,4 +416,158 @@ fn rsa1024_behind_the_switch_interoperates() {
         )
         .unwrap();
     assert_eq!(got.payload, b"from openssl to rsa-1024");
+}
+
+/// A world with a P-256 signer and an ML-KEM reader of each parameter set, all issued by the
+/// P-256 CA.
+fn kem_world() -> World {
+    let w = World::new();
+    let alice = w.identity("alice", KeyKind::P256);
+    for level in [512, 768, 1024] {
+        let name = format!("kem{level}");
+        let r = w.identity(&name, KeyKind::MlKem(level));
+        w.introduce(&alice, &r);
+        w.introduce(&r, &alice);
+    }
+    w
+}
+
+#[test]
+fn openssl_opens_ml_kem_envelopes_sealmq_writes() {
+    use_openssl_pq();
+    let w = kem_world();
+    let put = w.protector("alice");
+    let payload = b"for the quantum years \x00\x01".to_vec();
+    let ca = w.path("ca").join("identity.pem");
+    for level in [512, 768, 1024] {
+        let name = format!("kem{level}");
+        // The certificate sealmq made is one OpenSSL accepts.
+        openssl(&[
+            "verify",
+            "-CAfile",
+            s(&ca),
+            s(&w.path(&name).join("identity.pem")),
+        ]);
+        for (sign, enc) in [("NONE", "AES256"), ("NONE", "AES128"), ("SHA256", "AES256")] {
+            let pol = policy(sign, enc, &[&name]);
+            let tag = format!("{name}-{sign}-{enc}");
+            let m = w.path(&format!("{tag}.der"));
+            std::fs::write(&m, put.protect_cms(&pol, &payload).unwrap()).unwrap();
+            let dec = w.path(&format!("{tag}.dec"));
+            cms_decrypt(&m, &w.path(&name), &dec);
+            let plain = if sign == "NONE" {
+                dec
+            } else {
+                let out = w.path(&format!("{tag}.out"));
+                cms_verify(&dec, &ca, &out);
+                out
+            };
+            assert_eq!(std::fs::read(&plain).unwrap(), payload, "{tag}");
+        }
+    }
+}
+
+#[test]
+fn sealmq_opens_ml_kem_envelopes_openssl_writes() {
+    use_openssl_pq();
+    let w = kem_world();
+    let payload = b"made by openssl cms for ML-KEM".to_vec();
+    let p = w.path("payload.bin");
+    std::fs::write(&p, &payload).unwrap();
+    let signed = w.path("alice.signed.der");
+    cms_sign(&p, &w.path("alice"), "sha256", &signed, &[]);
+    for level in [512, 768, 1024] {
+        let name = format!("kem{level}");
+        let get = w.protector(&name);
+        let rcert = w.path(&name).join("identity.pem");
+        for (input, qop) in [(&p, Qop::Confidentiality), (&signed, Qop::Privacy)] {
+            let enc = w.path(&format!("{name}-{qop}.der"));
+            cms_encrypt("-aes-256-gcm", input, &enc, &rcert, &[]);
+            let sign = if qop == Qop::Privacy {
+                "SHA256"
+            } else {
+                "NONE"
+            };
+            let out = get
+                .unprotect_cms(
+                    &policy(sign, "AES256", &[&name]),
+                    &std::fs::read(&enc).unwrap(),
+                )
+                .unwrap_or_else(|e| panic!("{name} {qop}: {e}"));
+            assert_eq!(out.payload, payload, "{name} {qop}");
+            assert_eq!(out.qop, qop);
+        }
+    }
+}
+
+/// An ML-KEM key OpenSSL generates (its default form: seed and expanded key) with a
+/// certificate OpenSSL issues from sealmq's CA is imported into a keystore and reads what
+/// OpenSSL encrypts to it, and what sealmq encrypts to it.
+#[test]
+fn an_ml_kem_identity_openssl_makes_is_a_sealmq_identity() {
+    use_openssl_pq();
+    let w = kem_world();
+    let ca = w.path("ca");
+    let (key, public, cert) = (w.path("o.key"), w.path("o.pub"), w.path("o.pem"));
+    openssl(&["genpkey", "-algorithm", "ML-KEM-768", "-out", s(&key)]);
+    openssl(&["pkey", "-in", s(&key), "-pubout", "-out", s(&public)]);
+    openssl(&[
+        "x509",
+        "-new",
+        "-subj",
+        "/O=Example/CN=ossl",
+        "-force_pubkey",
+        s(&public),
+        "-CA",
+        s(&ca.join("identity.pem")),
+        "-CAkey",
+        s(&ca.join("identity.key")),
+        "-days",
+        "30",
+        "-extfile",
+        s(&write_ext(&w)),
+        "-out",
+        s(&cert),
+    ]);
+    let dir = w.path("ossl");
+    let mut ks = sealmq_protect::Keystore::load_or_create(&dir).unwrap();
+    ks.import(
+        &std::fs::read(&cert).unwrap(),
+        &std::fs::read(&key).unwrap(),
+    )
+    .unwrap();
+    ks.trust(&std::fs::read(ca.join("identity.pem")).unwrap())
+        .unwrap();
+    ks.trust(&std::fs::read(w.path("alice").join("identity.pem")).unwrap())
+        .unwrap();
+    w.introduce(&w.path("alice"), &dir);
+    let p = w.path("payload.bin");
+    std::fs::write(&p, b"to an OpenSSL-made key").unwrap();
+    let enc = w.path("to-ossl.der");
+    cms_encrypt("-aes-256-gcm", &p, &enc, &cert, &[]);
+    let get = w.protector("ossl");
+    let pol = policy("NONE", "AES256", &["ossl"]);
+    let out = get
+        .unprotect_cms(&pol, &std::fs::read(&enc).unwrap())
+        .unwrap();
+    assert_eq!(out.payload, b"to an OpenSSL-made key");
+    let mine = w
+        .protector("alice")
+        .protect_cms(&pol, b"from sealmq")
+        .unwrap();
+    assert_eq!(
+        get.unprotect_cms(&pol, &mine).unwrap().payload,
+        b"from sealmq"
+    );
+}
+
+fn write_ext(w: &World) -> std::path::PathBuf {
+    let p = w.path("kem.ext");
+    std::fs::write(
+        &p,
+        "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,keyEncipherment\n\
+         subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n",
+    )
+    .unwrap();
+    p
 }

@@ -1,0 +1,163 @@
+//! Post-quantum recipients: ML-KEM certificates as KEMRecipientInfo (RFC 9629/9936).
+
+mod common;
+use common::*;
+use sealmq_protect::identity::IdentitySpec;
+use sealmq_protect::{KeyKind, KeyReuse, Keystore, Original, Qop, inspect};
+
+const LEVELS: [(&str, KeyKind); 3] = [
+    ("kem512", KeyKind::MlKem(512)),
+    ("kem768", KeyKind::MlKem(768)),
+    ("kem1024", KeyKind::MlKem(1024)),
+];
+
+#[test]
+fn ml_kem_recipients_read_privacy_and_confidentiality_at_every_level() {
+    let w = World::new();
+    let alice = w.identity("alice", KeyKind::P256);
+    let payload = b"pay 100 EUR to account 42".to_vec();
+    for (name, kind) in LEVELS {
+        let reader = w.identity(name, kind);
+        w.introduce(&alice, &reader);
+        w.introduce(&reader, &alice);
+        let (put, get) = (w.protector("alice"), w.protector(name));
+        for (sign, enc, qop) in [
+            ("SHA256", "AES256", Qop::Privacy),
+            ("NONE", "AES128", Qop::Confidentiality),
+            ("NONE", "AES256", Qop::Confidentiality),
+        ] {
+            let pol = policy(sign, enc, &[name]);
+            let stored = put
+                .protect(&pol, &payload, Original::with_format("MQSTR"))
+                .unwrap();
+            assert!(!stored.windows(payload.len()).any(|x| x == payload));
+            let seen = inspect(&stored, false).unwrap();
+            assert_eq!(seen.recipients.len(), 1, "{seen:?}");
+            assert!(
+                seen.recipients[0].ends_with(&kind.name()),
+                "{}",
+                seen.recipients[0]
+            );
+            let out = get
+                .unprotect(&pol, &stored)
+                .unwrap_or_else(|e| panic!("{name} {qop}: {e}"));
+            assert_eq!(out.payload, payload);
+            assert_eq!(out.qop, qop);
+        }
+    }
+}
+
+#[test]
+fn key_reuse_encapsulates_once_per_reused_key() {
+    let w = World::new();
+    let alice = w.identity("alice", KeyKind::P256);
+    let bob = w.identity("bob", KeyKind::MlKem(768));
+    w.introduce(&alice, &bob);
+    let mut pol = policy("NONE", "AES256", &["bob"]);
+    pol.key_reuse = KeyReuse::Count(32);
+    let (put, get) = (w.protector("alice"), w.protector("bob"));
+    let stored: Vec<Vec<u8>> = (0..320u32)
+        .map(|i| {
+            put.protect(&pol, &i.to_be_bytes(), Original::default())
+                .unwrap()
+        })
+        .collect();
+    for (i, s) in stored.iter().enumerate() {
+        assert_eq!(
+            get.unprotect(&pol, s).unwrap().payload,
+            (i as u32).to_be_bytes()
+        );
+    }
+    assert_eq!(put.counters().key_wrap, 10, "encapsulations");
+    assert_eq!(get.counters().key_unwrap, 10, "decapsulations");
+}
+
+#[test]
+fn a_reader_with_both_kinds_of_certificate_gets_both_recipients_and_reads_with_either() {
+    let w = World::new();
+    let alice = w.identity("alice", KeyKind::P256);
+    // The same reader, before and after its migration: one DN, two keystores.
+    let classic = w.identity("bob", KeyKind::Rsa(2048));
+    let pq = w.path("bob-pq");
+    let spec = IdentitySpec::new(dn("bob"), KeyKind::MlKem(768), 30);
+    Keystore::init(&pq, &spec, Some(&w.path("ca"))).unwrap();
+    w.introduce(&alice, &classic);
+    w.introduce(&alice, &pq);
+    let pol = policy("SHA256", "AES256", &["bob"]);
+    let stored = w
+        .protector("alice")
+        .protect(&pol, b"hybrid", Original::default())
+        .unwrap();
+    let seen = inspect(&stored, false).unwrap();
+    assert_eq!(seen.recipients.len(), 2, "{:?}", seen.recipients);
+    assert!(seen.recipients.iter().any(|r| r.ends_with("RSA-OAEP")));
+    assert!(seen.recipients.iter().any(|r| r.ends_with("ML-KEM-768")));
+    for reader in ["bob", "bob-pq"] {
+        w.introduce(&w.path(reader), &alice);
+        let got = w
+            .protector(reader)
+            .unprotect(&pol, &stored)
+            .unwrap_or_else(|e| panic!("{reader}: {e}"));
+        assert_eq!(got.payload, b"hybrid");
+    }
+}
+
+#[test]
+fn an_ml_kem_key_signs_nothing_and_is_never_self_signed() {
+    let w = World::new();
+    let spec = IdentitySpec::new(dn("lone"), KeyKind::MlKem(768), 30);
+    let e = Keystore::init(&w.path("lone"), &spec, None).err().unwrap();
+    assert!(e.to_string().contains("--ca"), "{e}");
+    let mut ca = IdentitySpec::new(dn("pqca"), KeyKind::MlKem(768), 30);
+    ca.authority = true;
+    assert!(Keystore::init(&w.path("pqca"), &ca, Some(&w.path("ca"))).is_err());
+
+    let kem = w.identity("kem", KeyKind::MlKem(768));
+    w.introduce(&kem, &kem);
+    let e = w
+        .protector("kem")
+        .protect(&policy("SHA256", "NONE", &[]), b"x", Original::default())
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("cannot sign"), "{e}");
+}
+
+#[test]
+fn an_ml_kem_certificate_has_key_encipherment_only_and_reloads() {
+    let w = World::new();
+    let p = w.identity("kem", KeyKind::MlKem(1024));
+    let ks = Keystore::load(&p).unwrap();
+    let id = ks.identity().unwrap();
+    assert_eq!(id.cert.public_key().kind, KeyKind::MlKem(1024));
+    assert_eq!(id.key.kind(), KeyKind::MlKem(1024));
+    assert!(id.cert.may_encrypt_to());
+}
+
+#[test]
+fn flipping_any_byte_of_an_ml_kem_envelope_is_detected() {
+    let w = World::new();
+    let alice = w.identity("alice", KeyKind::P256);
+    let bob = w.identity("bob", KeyKind::MlKem(768));
+    w.introduce(&alice, &bob);
+    w.introduce(&bob, &alice);
+    for (sign, enc) in [("SHA256", "AES256"), ("NONE", "AES256")] {
+        let pol = policy(sign, enc, &["bob"]);
+        let payload = b"transfer 100.00 to 12345";
+        let stored = w
+            .protector("alice")
+            .protect(&pol, payload, Original::with_format("MQSTR"))
+            .unwrap();
+        let get = w.protector("bob");
+        for i in 0..stored.len() {
+            let mut t = stored.clone();
+            t[i] ^= 0x01;
+            match get.unprotect(&pol, &t) {
+                Err(e) => assert_eq!(e.reason().code(), 2063),
+                Ok(out) => {
+                    assert_eq!(out.payload, payload, "byte {i} of {sign}/{enc}");
+                    assert_eq!(out.original.unwrap().format_str(), "MQSTR");
+                }
+            }
+        }
+    }
+}
