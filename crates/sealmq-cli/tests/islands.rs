@@ -23,6 +23,12 @@ fn s(p: &std::path::Path) -> String {
 /// A CA, application identities, and queue managers (created, not started) with their own
 /// identities in `<QM dir>/keystore`; each `trusts` pair (who, whose certificate) added.
 fn world(h: &Home, apps: &[&str], qms: &[&str], trusts: &[(&str, &str)]) {
+    world_keys(h, apps, qms, trusts, &[]);
+}
+
+/// [`world`], the identities named in `ml_kem` holding ML-KEM-768 keys (readers that sign
+/// nothing).
+fn world_keys(h: &Home, apps: &[&str], qms: &[&str], trusts: &[(&str, &str)], ml_kem: &[&str]) {
     let ca = s(&ks(h, "ca"));
     h.ca(Path::new(&ca), "CN=Island CA,O=Example");
     let dir_of = |n: &str| -> PathBuf {
@@ -38,7 +44,22 @@ fn world(h: &Home, apps: &[&str], qms: &[&str], trusts: &[(&str, &str)]) {
         std::fs::remove_dir_all(h.qm_dir(q).join("keystore")).unwrap();
     }
     for n in apps.iter().chain(qms.iter()) {
-        h.identity(&dir_of(n), &format!("CN={n},O=Example"), Path::new(&ca));
+        let (dir, dn) = (s(&dir_of(n)), format!("CN={n},O=Example"));
+        if ml_kem.contains(n) {
+            h.ok(&[
+                "keystore",
+                "init",
+                &dir,
+                "--dn",
+                &dn,
+                "--ca",
+                &ca,
+                "--key",
+                "ml-kem-768",
+            ]);
+        } else {
+            h.identity(Path::new(&dir), &dn, Path::new(&ca));
+        }
     }
     for (who, whose) in trusts {
         let cert = dir_of(whose).join("identity.pem");
@@ -271,6 +292,86 @@ fn two_independently_protected_islands() {
     wait_for(LONG, "the last order", || h.depth("QMB", "ORDERS") == 1);
     let err = h.fails(&["get", "QMB", "ORDERS", "--keystore", &s(&ks(&h, "alice"))]);
     assert!(err.contains("2063"), "{err}");
+    h.ok(&["stop", "QMA"]);
+    h.ok(&["stop", "QMB"]);
+}
+
+/// Two islands whose readers hold ML-KEM-768 keys: island A's queue manager removes protection
+/// at its edge (SPLPROT(REMOVE)) with its ML-KEM key, island B's receiver protects on arrival
+/// (SPLPROT(ASPOLICY)) for an ML-KEM reader; a reader without the key reads nothing.
+#[test]
+fn two_islands_whose_readers_hold_ml_kem_keys() {
+    let h = Home::new();
+    let lone = s(&ks(&h, "lone"));
+    let err = h.fails(&[
+        "keystore",
+        "init",
+        &lone,
+        "--dn",
+        "CN=lone",
+        "--key",
+        "ml-kem-768",
+    ]);
+    assert!(
+        err.contains("cannot sign its own certificate") && err.contains("--ca"),
+        "{err}"
+    );
+    world_keys(
+        &h,
+        &["alice", "bob"],
+        &["QMA", "QMB"],
+        &[
+            ("alice", "QMA"),
+            ("QMA", "alice"),
+            ("QMB", "bob"),
+            ("bob", "QMB"),
+        ],
+        &["QMA", "bob"],
+    );
+    let (pa, pb) = (free_port(), free_port());
+    h.start_tcp("QMA", pa);
+    h.start_tcp("QMB", pb);
+    sdr(&h, "QMA", "QMB", pb, "REMOVE");
+    rcvr(&h, "QMA", "QMB", "ASPOLICY");
+    h.mqsc(
+        "QMA",
+        "DEFINE QREMOTE(B.ORDERS) RNAME(ORDERS) RQMNAME(QMB) XMITQ(QMB)\n\
+         DEFINE QALIAS(XMIT.RAW) TARGET(QMB)\n",
+    );
+    h.mqsc(
+        "QMB",
+        "DEFINE QLOCAL(ORDERS)\nDEFINE QALIAS(ORDERS.RAW) TARGET(ORDERS)\n",
+    );
+    policy(&h, "QMA", "B.ORDERS", "alice", "QMA");
+    policy(&h, "QMA", "QMB", "alice", "QMA");
+    policy(&h, "QMB", "ORDERS", "QMB", "bob");
+    for i in 0..3 {
+        put(&h, "QMA", "B.ORDERS", &format!("order {i}"), Some("alice"));
+    }
+    // Island A holds envelopes that only its queue manager's ML-KEM key opens; the sender
+    // opens them (its only key is that one) to pass plaintext to island B.
+    let xq = h.ok(&["browse", "QMA", "XMIT.RAW"]);
+    assert!(xq.contains("SMQE") && !xq.contains("order 0"), "{xq}");
+    h.mqsc("QMA", "START CHANNEL(QMA.QMB)\n");
+    wait_for(LONG, "three orders in island B", || {
+        h.depth("QMB", "ORDERS") == 3
+    });
+    let raw = h.ok(&["browse", "QMB", "ORDERS.RAW", "--raw"]);
+    assert!(
+        raw.contains(MAGIC_HEX) && !raw.contains(&hex("order 0")),
+        "{raw}"
+    );
+    // bob's only key is ML-KEM-768: reading is decapsulating.
+    for i in 0..2 {
+        assert_eq!(
+            get(&h, "QMB", "ORDERS", Some("bob")),
+            format!("order {i}\n")
+        );
+    }
+    let err = h.fails(&["get", "QMB", "ORDERS", "--keystore", &s(&ks(&h, "alice"))]);
+    assert!(err.contains("2063"), "{err}");
+    let errors = h.ok(&["browse", "QMB", "SYSTEM.PROTECTION.ERROR.QUEUE"]);
+    assert!(errors.contains("reason 2063"), "{errors}");
     h.ok(&["stop", "QMA"]);
     h.ok(&["stop", "QMB"]);
 }
