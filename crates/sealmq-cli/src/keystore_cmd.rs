@@ -29,8 +29,9 @@ pub struct InitArgs {
     /// Distinguished name of the identity, e.g. "CN=alice,O=Example".
     #[arg(long)]
     dn: String,
-    /// Key type: rsa2048, rsa3072, rsa4096, p256, p384, ed25519, or ml-kem-512, ml-kem-768,
-    /// ml-kem-1024 (a recipient that cannot sign: needs --ca).
+    /// Key type: rsa2048, rsa3072, rsa4096, p256, p384, ed25519; post-quantum: ml-dsa-44,
+    /// ml-dsa-65, ml-dsa-87 (signers) or ml-kem-512, ml-kem-768, ml-kem-1024 (recipients that
+    /// cannot sign, so issued by a CA: --ca).
     #[arg(long, default_value = "p256")]
     key: String,
     /// CA keystore whose identity signs the new certificate.

@@ -189,7 +189,7 @@ impl Cert {
             .is_none_or(|ku| match self.0.public_key.kind {
                 KeyKind::Rsa(_) => ku.0.contains(KeyUsages::KeyEncipherment),
                 KeyKind::P256 | KeyKind::P384 => ku.0.contains(KeyUsages::KeyAgreement),
-                KeyKind::Ed25519 => false,
+                KeyKind::Ed25519 | KeyKind::MlDsa(_) => false,
                 KeyKind::MlKem(_) => ku.0.contains(KeyUsages::KeyEncipherment),
             })
     }

@@ -76,6 +76,9 @@ fn rcgen_alg(kind: KeyKind) -> &'static rcgen::SignatureAlgorithm {
     match kind {
         // Never used to sign (see `SubjectKey`): rcgen asks every key for an algorithm.
         KeyKind::MlKem(_) => &rcgen::PKCS_ECDSA_P256_SHA256,
+        KeyKind::MlDsa(level) => crate::mldsa::Level::of(level)
+            .map(|l| l.rcgen)
+            .unwrap_or(&rcgen::PKCS_ML_DSA_65),
         KeyKind::Rsa(_) => &rcgen::PKCS_RSA_SHA256,
         KeyKind::P256 => &rcgen::PKCS_ECDSA_P256_SHA256,
         KeyKind::P384 => &rcgen::PKCS_ECDSA_P384_SHA384,
@@ -86,7 +89,15 @@ fn rcgen_alg(kind: KeyKind) -> &'static rcgen::SignatureAlgorithm {
 /// A key rcgen can sign certificates with: its own, or an RSA-1024 key through `legacy`.
 enum SignKey {
     Rcgen(KeyPair),
-    Legacy { key: LegacyRsa, raw_public: Vec<u8> },
+    Legacy {
+        key: LegacyRsa,
+        raw_public: Vec<u8>,
+    },
+    /// rcgen signs with ML-DSA but cannot load its keys.
+    MlDsa {
+        level: &'static crate::mldsa::Level,
+        key: aws_lc_rs::signature::PqdsaKeyPair,
+    },
 }
 
 impl PublicKeyData for SignKey {
@@ -94,6 +105,10 @@ impl PublicKeyData for SignKey {
         match self {
             SignKey::Rcgen(k) => k.der_bytes(),
             SignKey::Legacy { raw_public, .. } => raw_public,
+            SignKey::MlDsa { key, .. } => {
+                use aws_lc_rs::signature::KeyPair;
+                key.public_key().as_ref()
+            }
         }
     }
 
@@ -101,6 +116,7 @@ impl PublicKeyData for SignKey {
         match self {
             SignKey::Rcgen(k) => PublicKeyData::algorithm(k),
             SignKey::Legacy { .. } => &rcgen::PKCS_RSA_SHA256,
+            SignKey::MlDsa { level, .. } => level.rcgen,
         }
     }
 }
@@ -112,11 +128,25 @@ impl SigningKey for SignKey {
             SignKey::Legacy { key, .. } => key
                 .sign(crate::policy::SignAlg::Sha256, msg)
                 .map_err(|_| rcgen::Error::RemoteKeyError),
+            SignKey::MlDsa { level, key } => {
+                let mut sig = vec![0u8; level.signing.signature_len()];
+                let n = key
+                    .sign(msg, &mut sig)
+                    .map_err(|_| rcgen::Error::RemoteKeyError)?;
+                sig.truncate(n);
+                Ok(sig)
+            }
         }
     }
 }
 
 fn rcgen_key(pkcs8: &[u8], kind: KeyKind) -> Result<SignKey> {
+    if let KeyKind::MlDsa(level) = kind {
+        let level = crate::mldsa::Level::of(level).ok_or_else(|| rerr("unknown ML-DSA level"))?;
+        let key =
+            aws_lc_rs::signature::PqdsaKeyPair::from_pkcs8(level.signing, pkcs8).map_err(rerr)?;
+        return Ok(SignKey::MlDsa { level, key });
+    }
     if is_insecure(kind) {
         let key = LegacyRsa::from_pkcs8(pkcs8)?;
         let spki =
@@ -225,7 +255,7 @@ pub fn make_identity(spec: &IdentitySpec, ca: Option<&Signer<'_>>) -> Result<Mad
                     KeyUsagePurpose::KeyAgreement,
                 ]
             }
-            KeyKind::Ed25519 => vec![KeyUsagePurpose::DigitalSignature],
+            KeyKind::Ed25519 | KeyKind::MlDsa(_) => vec![KeyUsagePurpose::DigitalSignature],
             // RFC 9935: keyEncipherment only.
             KeyKind::MlKem(_) => vec![KeyUsagePurpose::KeyEncipherment],
         };

@@ -5,6 +5,7 @@
 
 use crate::error::{ProtectError, Result};
 use crate::legacy::LegacyRsa;
+use crate::mldsa;
 use crate::mlkem::{KemKey, Level};
 use crate::oids;
 use aws_lc_rs::agreement;
@@ -12,7 +13,7 @@ use aws_lc_rs::encoding::AsDer;
 use aws_lc_rs::rsa::{
     self, OaepPrivateDecryptingKey, Pkcs1PrivateDecryptingKey, PrivateDecryptingKey,
 };
-use aws_lc_rs::signature::{self, EcdsaKeyPair, Ed25519KeyPair, KeyPair, RsaKeyPair};
+use aws_lc_rs::signature::{self, EcdsaKeyPair, Ed25519KeyPair, KeyPair, PqdsaKeyPair, RsaKeyPair};
 use der::{Decode, Reader};
 use rustls_pki_types::pem::{PemObject, SectionKind};
 use spki::SubjectPublicKeyInfoOwned;
@@ -27,10 +28,13 @@ pub enum KeyKind {
     Ed25519,
     /// ML-KEM (FIPS 203) of parameter set 512, 768 or 1024: a recipient's key, never a signer's.
     MlKem(u16),
+    /// ML-DSA (FIPS 204) of parameter set 44, 65 or 87: a signer's key.
+    MlDsa(u16),
 }
 
 impl KeyKind {
-    /// Parses `rsa2048|rsa3072|rsa4096|p256|p384|ed25519|ml-kem-512|ml-kem-768|ml-kem-1024`.
+    /// Parses `rsa2048|rsa3072|rsa4096|p256|p384|ed25519`, `ml-dsa-44|65|87` and
+    /// `ml-kem-512|768|1024`.
     pub fn parse(s: &str) -> Result<KeyKind> {
         match s.to_ascii_lowercase().replace('-', "").as_str() {
             "rsa2048" | "rsa" => Ok(KeyKind::Rsa(2048)),
@@ -44,9 +48,12 @@ impl KeyKind {
             "mlkem" | "mlkem768" => Ok(KeyKind::MlKem(768)),
             "mlkem512" => Ok(KeyKind::MlKem(512)),
             "mlkem1024" => Ok(KeyKind::MlKem(1024)),
+            "mldsa" | "mldsa65" => Ok(KeyKind::MlDsa(65)),
+            "mldsa44" => Ok(KeyKind::MlDsa(44)),
+            "mldsa87" => Ok(KeyKind::MlDsa(87)),
             other => Err(ProtectError::Credential(format!(
                 "unknown key type '{other}': use rsa2048, rsa3072, rsa4096, p256, p384, ed25519, \
-                 ml-kem-512, ml-kem-768 or ml-kem-1024"
+                 ml-dsa-44, ml-dsa-65, ml-dsa-87, ml-kem-512, ml-kem-768 or ml-kem-1024"
             ))),
         }
     }
@@ -58,6 +65,7 @@ impl KeyKind {
             KeyKind::P384 => "P-384".into(),
             KeyKind::Ed25519 => "Ed25519".into(),
             KeyKind::MlKem(level) => format!("ML-KEM-{level}"),
+            KeyKind::MlDsa(level) => format!("ML-DSA-{level}"),
         }
     }
 
@@ -105,6 +113,11 @@ pub enum PrivateKey {
     LegacyRsa(LegacyRsa),
     /// ML-KEM: decapsulates only.
     MlKem(KemKey),
+    /// ML-DSA: signs only.
+    MlDsa {
+        level: &'static mldsa::Level,
+        sign: PqdsaKeyPair,
+    },
 }
 
 /// True for key kinds only the insecure switch allows (RSA under 2048 bits).
@@ -171,6 +184,13 @@ impl PrivateKey {
                 let (k, der) = KemKey::generate(level)?;
                 return Ok((PrivateKey::MlKem(k), der));
             }
+            KeyKind::MlDsa(level) => {
+                let level = mldsa::Level::of(level).ok_or_else(|| {
+                    ProtectError::Credential(format!("ML-DSA-{level} is not a parameter set"))
+                })?;
+                let kp = PqdsaKeyPair::generate(level.signing).map_err(err)?;
+                Zeroizing::new(kp.to_pkcs8v1().map_err(err)?.as_ref().to_vec())
+            }
         };
         Ok((PrivateKey::from_pkcs8(&pkcs8)?, pkcs8))
     }
@@ -204,6 +224,11 @@ impl PrivateKey {
         if let Ok(kp) = Ed25519KeyPair::from_pkcs8_maybe_unchecked(der) {
             return Ok(PrivateKey::Ed25519(kp));
         }
+        for level in &mldsa::LEVELS {
+            if let Ok(sign) = PqdsaKeyPair::from_pkcs8(level.signing, der) {
+                return Ok(PrivateKey::MlDsa { level, sign });
+            }
+        }
         if let Some((level, inner)) = mlkem_pkcs8(der) {
             return Ok(PrivateKey::MlKem(KemKey::from_private_key(level, inner)?));
         }
@@ -219,7 +244,7 @@ impl PrivateKey {
         }
         Err(ProtectError::Credential(
             "private key is not an unencrypted PKCS#8 RSA (>= 2048 bits), EC P-256/P-384, \
-             Ed25519 or ML-KEM key"
+             Ed25519, ML-DSA or ML-KEM key"
                 .into(),
         ))
     }
@@ -264,6 +289,7 @@ impl PrivateKey {
             PrivateKey::Ed25519(_) => KeyKind::Ed25519,
             PrivateKey::LegacyRsa(k) => KeyKind::Rsa(k.bits()),
             PrivateKey::MlKem(k) => KeyKind::MlKem(k.level.level),
+            PrivateKey::MlDsa { level, .. } => KeyKind::MlDsa(level.level),
         }
     }
 
@@ -288,6 +314,11 @@ impl PrivateKey {
             }
             PrivateKey::LegacyRsa(k) => k.public_spki_der()?,
             PrivateKey::MlKem(k) => k.spki_der()?,
+            PrivateKey::MlDsa { sign, .. } => {
+                let pk: aws_lc_rs::encoding::PublicKeyX509Der =
+                    sign.public_key().as_der().map_err(err)?;
+                pk.as_ref().to_vec()
+            }
         })
     }
 }
@@ -387,6 +418,15 @@ impl PublicKey {
             }
         } else if spki.algorithm.oid == oids::ED25519 {
             KeyKind::Ed25519
+        } else if let Some(level) = mldsa::Level::by_oid(&spki.algorithm.oid) {
+            if spki.algorithm.parameters.is_some() || raw.len() != level.public_len {
+                return Err(ProtectError::Credential(format!(
+                    "malformed ML-DSA-{} public key ({} bytes)",
+                    level.level,
+                    raw.len()
+                )));
+            }
+            KeyKind::MlDsa(level.level)
         } else if let Some(level) = Level::by_oid(&spki.algorithm.oid) {
             if spki.algorithm.parameters.is_some() || raw.len() != level.public_len() {
                 return Err(ProtectError::Credential(format!(

@@ -611,6 +611,9 @@ fn key_to_pkcs8(key: &PrivateKey) -> Result<Zeroizing<Vec<u8>>> {
         PrivateKey::Ed25519(kp) => Zeroizing::new(kp.to_pkcs8v1().map_err(err)?.as_ref().to_vec()),
         PrivateKey::LegacyRsa(k) => k.to_pkcs8()?,
         PrivateKey::MlKem(k) => k.to_pkcs8()?,
+        PrivateKey::MlDsa { sign, .. } => {
+            Zeroizing::new(sign.to_pkcs8v1().map_err(err)?.as_ref().to_vec())
+        }
     })
 }
 

@@ -28,6 +28,7 @@ pub mod keyreuse;
 pub mod keys;
 pub mod keystore;
 pub mod legacy;
+pub mod mldsa;
 pub mod mlkem;
 pub mod oids;
 pub mod pathval;

@@ -54,6 +54,10 @@ pub const ECDH_SHA512KDF: Oid = Oid::new_unwrap("1.3.132.1.11.3");
 pub const ML_KEM_512: Oid = Oid::new_unwrap("2.16.840.1.101.3.4.4.1");
 pub const ML_KEM_768: Oid = Oid::new_unwrap("2.16.840.1.101.3.4.4.2");
 pub const ML_KEM_1024: Oid = Oid::new_unwrap("2.16.840.1.101.3.4.4.3");
+/// FIPS 204 ML-DSA (RFC 9881): the key's and the signature's algorithm.
+pub const ML_DSA_44: Oid = Oid::new_unwrap("2.16.840.1.101.3.4.3.17");
+pub const ML_DSA_65: Oid = Oid::new_unwrap("2.16.840.1.101.3.4.3.18");
+pub const ML_DSA_87: Oid = Oid::new_unwrap("2.16.840.1.101.3.4.3.19");
 /// RFC 8619 id-alg-hkdf-with-sha256.
 pub const HKDF_SHA256: Oid = Oid::new_unwrap("1.2.840.113549.1.9.16.3.28");
 /// RFC 9629 id-ori-kem: an OtherRecipientInfo holding a KEMRecipientInfo.
@@ -95,6 +99,9 @@ pub fn name(oid: &Oid) -> String {
         (ECDH_SHA512KDF, "ECDH-SHA512KDF"),
         (SECP256R1, "P-256"),
         (SECP384R1, "P-384"),
+        (ML_DSA_44, "ML-DSA-44"),
+        (ML_DSA_65, "ML-DSA-65"),
+        (ML_DSA_87, "ML-DSA-87"),
         (ML_KEM_512, "ML-KEM-512"),
         (ML_KEM_768, "ML-KEM-768"),
         (ML_KEM_1024, "ML-KEM-1024"),

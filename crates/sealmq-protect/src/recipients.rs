@@ -73,10 +73,12 @@ pub fn wrap_for(
                     .ok_or_else(|| ProtectError::Protect("unknown ML-KEM level".into()))?;
                 counters.time(Op::KeyWrap, || crate::mlkem::wrap(cert, level, cek, enc))?
             }
-            KeyKind::Ed25519 => {
+            KeyKind::Ed25519 | KeyKind::MlDsa(_) => {
                 return Err(ProtectError::Protect(format!(
-                    "recipient '{}' has an Ed25519 key, which can only sign; give it an RSA or EC certificate",
-                    cert.subject()
+                    "recipient '{}' has an {} key, which can only sign; give it an RSA, EC or \
+                     ML-KEM certificate",
+                    cert.subject(),
+                    cert.public_key().kind.name()
                 )));
             }
         };

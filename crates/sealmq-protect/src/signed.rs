@@ -44,6 +44,8 @@ pub fn digest_for(kind: KeyKind, policy: SignAlg) -> Result<SignAlg> {
         KeyKind::P384 => SignAlg::Sha384,
         KeyKind::Ed25519 => SignAlg::Sha512,
         KeyKind::MlKem(_) => return Err(cannot_sign(kind)),
+        // RFC 9882: SHA-512 with every parameter set.
+        KeyKind::MlDsa(_) => SignAlg::Sha512,
     };
     if natural < policy {
         return Err(ProtectError::Protect(format!(
@@ -251,6 +253,12 @@ fn signature(
             Ok((s.as_ref().to_vec(), alg_id(oids::ED25519, None)))
         }
         PrivateKey::MlKem(k) => Err(cannot_sign(KeyKind::MlKem(k.level.level))),
+        PrivateKey::MlDsa { level, sign } => {
+            let mut out = vec![0u8; level.signing.signature_len()];
+            let n = sign.sign(to_sign, &mut out).map_err(sign_err)?;
+            out.truncate(n);
+            Ok((out, alg_id(level.oid, None)))
+        }
         PrivateKey::LegacyRsa(k) => {
             if signer.rsa_pss {
                 return Err(ProtectError::Protect(
@@ -476,6 +484,14 @@ fn verification_alg(
             }
         }
         KeyKind::Ed25519 if oid == oids::ED25519 => &s::ED25519,
+        KeyKind::MlDsa(level)
+            if sig_alg.parameters.is_none()
+                && crate::mldsa::Level::by_oid(&oid).is_some_and(|l| l.level == level) =>
+        {
+            crate::mldsa::Level::by_oid(&oid)
+                .map(|l| l.verifying)
+                .ok_or_else(mismatch)?
+        }
         _ => return Err(mismatch()),
     };
     Ok(alg)

@@ -571,3 +571,176 @@ fn write_ext(w: &World) -> std::path::PathBuf {
     .unwrap();
     p
 }
+
+/// An ML-DSA-65 authority issuing ML-DSA signers of each set and an ML-KEM-768 reader.
+fn dsa_world() -> World {
+    use sealmq_protect::Keystore;
+    use sealmq_protect::identity::IdentitySpec;
+    let w = World::new();
+    let mut ca = IdentitySpec::new(dn("PQ CA"), KeyKind::MlDsa(65), 30);
+    ca.authority = true;
+    Keystore::init(&w.path("pqca"), &ca, None).unwrap();
+    let mut names = vec!["bob".to_string()];
+    let spec = IdentitySpec::new(dn("bob"), KeyKind::MlKem(768), 30);
+    Keystore::init(&w.path("bob"), &spec, Some(&w.path("pqca"))).unwrap();
+    for level in [44, 65, 87] {
+        let name = format!("dsa{level}");
+        let spec = IdentitySpec::new(dn(&name), KeyKind::MlDsa(level), 30);
+        Keystore::init(&w.path(&name), &spec, Some(&w.path("pqca"))).unwrap();
+        names.push(name);
+    }
+    for a in &names {
+        for b in &names {
+            w.introduce(&w.path(a), &w.path(b));
+        }
+    }
+    w
+}
+
+#[test]
+fn openssl_verifies_ml_dsa_signatures_sealmq_makes() {
+    use_openssl_pq();
+    let w = dsa_world();
+    let ca = w.path("pqca").join("identity.pem");
+    let payload = b"signed with ML-DSA by sealmq".to_vec();
+    for level in [44, 65, 87] {
+        let name = format!("dsa{level}");
+        // sealmq's ML-DSA certificates (and its ML-KEM one, issued by ML-DSA) pass OpenSSL.
+        openssl(&[
+            "verify",
+            "-CAfile",
+            s(&ca),
+            s(&w.path(&name).join("identity.pem")),
+        ]);
+        openssl(&[
+            "verify",
+            "-CAfile",
+            s(&ca),
+            s(&w.path("bob").join("identity.pem")),
+        ]);
+        let put = w.protector(&name);
+        for enc in ["NONE", "AES256"] {
+            let recips: &[&str] = if enc == "NONE" { &[] } else { &["bob"] };
+            let tag = format!("{name}-{enc}");
+            let m = w.path(&format!("{tag}.der"));
+            std::fs::write(
+                &m,
+                put.protect_cms(&policy("SHA256", enc, recips), &payload)
+                    .unwrap(),
+            )
+            .unwrap();
+            let signed = if enc == "NONE" {
+                m
+            } else {
+                let dec = w.path(&format!("{tag}.dec"));
+                cms_decrypt(&m, &w.path("bob"), &dec);
+                dec
+            };
+            let out = w.path(&format!("{tag}.out"));
+            cms_verify(&signed, &ca, &out);
+            assert_eq!(std::fs::read(&out).unwrap(), payload, "{tag}");
+        }
+    }
+}
+
+#[test]
+fn sealmq_verifies_ml_dsa_signatures_openssl_makes() {
+    use_openssl_pq();
+    let w = dsa_world();
+    let p = w.path("payload.bin");
+    std::fs::write(&p, b"signed with ML-DSA by openssl").unwrap();
+    let get = w.protector("bob");
+    for level in [44, 65, 87] {
+        let name = format!("dsa{level}");
+        let signed = w.path(&format!("{name}.signed.der"));
+        cms_sign(&p, &w.path(&name), "sha512", &signed, &[]);
+        let out = get
+            .unprotect_cms(
+                &policy("SHA256", "NONE", &[]),
+                &std::fs::read(&signed).unwrap(),
+            )
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(out.payload, b"signed with ML-DSA by openssl");
+        assert_eq!(out.signer, Some(dn(&name).to_string()));
+        // Signed by OpenSSL, encrypted by OpenSSL to an ML-KEM reader: Privacy end to end.
+        let enc = w.path(&format!("{name}.enc.der"));
+        cms_encrypt(
+            "-aes-256-gcm",
+            &signed,
+            &enc,
+            &w.path("bob").join("identity.pem"),
+            &[],
+        );
+        let out = get
+            .unprotect_cms(
+                &policy("SHA256", "AES256", &["bob"]),
+                &std::fs::read(&enc).unwrap(),
+            )
+            .unwrap_or_else(|e| panic!("{name} privacy: {e}"));
+        assert_eq!(out.qop, Qop::Privacy);
+    }
+}
+
+/// An ML-DSA key and self-signed authority OpenSSL makes are a sealmq authority: the keystore
+/// imports them and issues with them; OpenSSL's ML-DSA signer verifies in sealmq under it.
+#[test]
+fn an_ml_dsa_authority_openssl_makes_issues_for_sealmq() {
+    use sealmq_protect::Keystore;
+    use sealmq_protect::identity::IdentitySpec;
+    use_openssl_pq();
+    let w = World::new();
+    let (key, cert, cnf) = (w.path("oca.key"), w.path("oca.pem"), w.path("req.cnf"));
+    std::fs::write(&cnf, "[req]\ndistinguished_name=dn\n[dn]\n").unwrap();
+    openssl(&[
+        "req",
+        "-config",
+        s(&cnf),
+        "-x509",
+        "-newkey",
+        "ML-DSA-65",
+        "-nodes",
+        "-keyout",
+        s(&key),
+        "-out",
+        s(&cert),
+        "-subj",
+        "/O=Example/CN=OpenSSL PQ CA",
+        "-days",
+        "30",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "subjectKeyIdentifier=hash",
+    ]);
+    let ca = w.path("oca");
+    let mut ks = Keystore::load_or_create(&ca).unwrap();
+    ks.import(
+        &std::fs::read(&cert).unwrap(),
+        &std::fs::read(&key).unwrap(),
+    )
+    .unwrap();
+    ks.trust(&std::fs::read(&cert).unwrap()).unwrap();
+    for (name, kind) in [("alice", KeyKind::MlDsa(65)), ("bob", KeyKind::MlKem(768))] {
+        let spec = IdentitySpec::new(dn(name), kind, 30);
+        Keystore::init(&w.path(name), &spec, Some(&ca)).unwrap();
+        openssl(&[
+            "verify",
+            "-CAfile",
+            s(&cert),
+            s(&w.path(name).join("identity.pem")),
+        ]);
+    }
+    w.introduce(&w.path("alice"), &w.path("bob"));
+    w.introduce(&w.path("bob"), &w.path("alice"));
+    let pol = policy("SHA256", "AES256", &["bob"]);
+    let m = w
+        .protector("alice")
+        .protect_cms(&pol, b"all post-quantum")
+        .unwrap();
+    assert_eq!(
+        w.protector("bob").unprotect_cms(&pol, &m).unwrap().payload,
+        b"all post-quantum"
+    );
+}

@@ -161,3 +161,107 @@ fn flipping_any_byte_of_an_ml_kem_envelope_is_detected() {
         }
     }
 }
+
+/// A world whose authority signs with ML-DSA-65 and issues ML-DSA signers and ML-KEM readers:
+/// nothing in it is classical.
+fn pq_world() -> World {
+    let w = World::new();
+    let mut ca = IdentitySpec::new(dn("PQ CA"), KeyKind::MlDsa(65), 30);
+    ca.authority = true;
+    Keystore::init(&w.path("pqca"), &ca, None).unwrap();
+    w
+}
+
+fn pq_identity(w: &World, name: &str, kind: KeyKind) -> std::path::PathBuf {
+    let spec = IdentitySpec::new(dn(name), kind, 30);
+    Keystore::init(&w.path(name), &spec, Some(&w.path("pqca"))).unwrap();
+    w.path(name)
+}
+
+#[test]
+fn ml_dsa_signers_at_every_level_sign_integrity_and_privacy() {
+    let w = pq_world();
+    let bob = pq_identity(&w, "bob", KeyKind::MlKem(768));
+    for level in [44, 65, 87] {
+        let name = format!("dsa{level}");
+        let signer = pq_identity(&w, &name, KeyKind::MlDsa(level));
+        w.introduce(&signer, &bob);
+        w.introduce(&bob, &signer);
+        let (put, get) = (w.protector(&name), w.protector("bob"));
+        for (enc, qop) in [("NONE", Qop::Integrity), ("AES256", Qop::Privacy)] {
+            let recips: &[&str] = if enc == "NONE" { &[] } else { &["bob"] };
+            let pol = policy("SHA256", enc, recips);
+            let stored = put
+                .protect(&pol, b"signed after the quantum years", Original::default())
+                .unwrap();
+            if qop == Qop::Integrity {
+                let seen = inspect(&stored, false).unwrap();
+                assert_eq!(seen.signature.as_deref(), Some(&*format!("ML-DSA-{level}")));
+                assert_eq!(seen.digest.as_deref(), Some("SHA512"));
+            }
+            let out = get
+                .unprotect(&pol, &stored)
+                .unwrap_or_else(|e| panic!("{name} {qop}: {e}"));
+            assert_eq!(out.payload, b"signed after the quantum years");
+            assert_eq!(out.qop, qop);
+            assert_eq!(out.signer, Some(dn(&name).to_string()));
+        }
+    }
+}
+
+#[test]
+fn an_ml_dsa_certificate_reloads_and_never_receives() {
+    let w = pq_world();
+    let a = pq_identity(&w, "alice", KeyKind::MlDsa(65));
+    let ks = Keystore::load(&a).unwrap();
+    let id = ks.identity().unwrap();
+    assert_eq!(id.cert.public_key().kind, KeyKind::MlDsa(65));
+    assert_eq!(id.key.kind(), KeyKind::MlDsa(65));
+    assert!(!id.cert.may_encrypt_to());
+    // A self-signed ML-DSA identity is made as any other.
+    let spec = IdentitySpec::new(dn("solo"), KeyKind::MlDsa(44), 30);
+    Keystore::init(&w.path("solo"), &spec, None).unwrap();
+    let e = w
+        .protector("alice")
+        .protect(
+            &policy("NONE", "AES256", &["alice"]),
+            b"x",
+            Original::default(),
+        )
+        .err()
+        .unwrap();
+    assert!(
+        e.to_string().contains("keyUsage that does not allow"),
+        "{e}"
+    );
+}
+
+#[test]
+fn flipping_any_byte_of_an_ml_dsa_signed_message_is_detected() {
+    let w = pq_world();
+    let a = pq_identity(&w, "alice", KeyKind::MlDsa(65));
+    let b = pq_identity(&w, "bob", KeyKind::MlKem(768));
+    w.introduce(&a, &b);
+    w.introduce(&b, &a);
+    for enc in ["NONE", "AES256"] {
+        let recips: &[&str] = if enc == "NONE" { &[] } else { &["bob"] };
+        let pol = policy("SHA256", enc, recips);
+        let payload = b"transfer 100.00 to 12345";
+        let stored = w
+            .protector("alice")
+            .protect(&pol, payload, Original::with_format("MQSTR"))
+            .unwrap();
+        let get = w.protector("bob");
+        for i in 0..stored.len() {
+            let mut t = stored.clone();
+            t[i] ^= 0x01;
+            match get.unprotect(&pol, &t) {
+                Err(e) => assert_eq!(e.reason().code(), 2063),
+                Ok(out) => {
+                    assert_eq!(out.payload, payload, "byte {i} of {enc}");
+                    assert_eq!(out.original.unwrap().format_str(), "MQSTR");
+                }
+            }
+        }
+    }
+}

@@ -50,7 +50,7 @@ pub struct BenchArgs {
     /// Key reuse for confidentiality: a count, disabled or unlimited.
     #[arg(long, default_value = "32")]
     pub key_reuse: String,
-    /// Key types: rsa1024, rsa2048, rsa4096, p256, p384 (comma-separated).
+    /// Key types: rsa1024, rsa2048, rsa4096, p256, p384, ml-dsa-44/65/87, ml-kem-512/768/1024 (comma-separated; ML-KEM cannot sign: confidentiality only; ML-DSA cannot receive: integrity only).
     #[arg(long, default_value = "rsa2048")]
     pub key: String,
     /// Print one JSON object per run.
@@ -276,7 +276,17 @@ impl Protection {
         if !dir.join("keystore.toml").exists() {
             let mut spec = IdentitySpec::new(dn.clone(), kind, 30);
             spec.insecure_rsa1024 = opts.insecure_rsa1024;
-            Keystore::init(&dir, &spec, None)?;
+            // A key that cannot sign (ML-KEM) is issued by a CA of the bench's own.
+            let ca = (!kind.can_sign()).then(|| work.join("ks-ca"));
+            if let Some(ca) = &ca
+                && !ca.join("keystore.toml").exists()
+            {
+                let mut ca_spec =
+                    IdentitySpec::new(Dn::parse("CN=bench-ca,O=sealmq")?, KeyKind::P256, 30);
+                ca_spec.authority = true;
+                Keystore::init(ca, &ca_spec, None)?;
+            }
+            Keystore::init(&dir, &spec, ca.as_deref())?;
         }
         let mut p = Policy::none("BENCH");
         p.sign_alg = if sign != SignAlg::None && kind == KeyKind::P384 {
