@@ -1,4 +1,4 @@
-//! `sealmq keystore init|import|trust|list|crl`.
+//! `sealmq keystore init|import|add-key|retire|trust|list|crl`.
 
 use crate::CliResult;
 use crate::io::{read_input, write_output};
@@ -14,6 +14,11 @@ pub enum KeystoreCmd {
     Init(InitArgs),
     /// Replace the keystore's identity with a certificate and private key (or PKCS#12).
     Import(ImportArgs),
+    /// Add a further key under the identity's DN, issued by a CA keystore: an ML-KEM key that
+    /// reads post-quantum messages beside an identity that signs.
+    AddKey(AddKeyArgs),
+    /// Retire an added key: never encrypted to again, still reads what was sent to it.
+    Retire(RetireArgs),
     /// Add CA or recipient certificates, or CRLs, from PEM/DER files.
     Trust(TrustArgs),
     /// Show the identity, trusted CAs, recipients and CRLs.
@@ -46,6 +51,32 @@ pub struct InitArgs {
     /// Allow --key rsa1024, which is insecure (only to reproduce RSA-1024 figures).
     #[arg(long)]
     insecure_rsa1024: bool,
+    /// Also add an ML-KEM key (ml-kem-512, ml-kem-768 or ml-kem-1024) under the same DN, issued
+    /// by --ca, that reads what is encrypted to it (as `sealmq keystore add-key`).
+    #[arg(long, requires = "ca")]
+    kem: Option<String>,
+}
+
+#[derive(Args)]
+pub struct AddKeyArgs {
+    dir: PathBuf,
+    /// Key type of the added key, e.g. ml-kem-768.
+    #[arg(long, default_value = "ml-kem-768")]
+    key: String,
+    /// CA keystore whose identity issues the key's certificate.
+    #[arg(long)]
+    ca: PathBuf,
+    /// Days the certificate is valid.
+    #[arg(long, default_value_t = 365)]
+    days: u32,
+}
+
+#[derive(Args)]
+pub struct RetireArgs {
+    dir: PathBuf,
+    /// Serial number (hex, as `sealmq keystore list` shows it) of the added key to retire.
+    #[arg(long)]
+    serial: String,
 }
 
 #[derive(Args)]
@@ -107,7 +138,8 @@ pub fn run(cmd: KeystoreCmd) -> CliResult {
             let mut spec = IdentitySpec::new(Dn::parse(&a.dn)?, KeyKind::parse(&a.key)?, a.days);
             spec.authority = a.authority;
             spec.insecure_rsa1024 = a.insecure_rsa1024;
-            let ks = Keystore::init(&a.dir, &spec, a.ca.as_deref())?;
+            let kem = a.kem.as_deref().map(KeyKind::parse).transpose()?;
+            let mut ks = Keystore::init(&a.dir, &spec, a.ca.as_deref())?;
             let id = ks.require_identity()?;
             println!("created keystore {}", a.dir.display());
             println!(
@@ -116,6 +148,22 @@ pub fn run(cmd: KeystoreCmd) -> CliResult {
                 id.cert.public_key().kind.name(),
                 id.cert.serial_hex()
             );
+            if let (Some(kind), Some(ca)) = (kem, &a.ca) {
+                let (cert, file) = ks.add_key(kind, a.days, ca)?;
+                print_added(&cert, &file);
+            }
+            Ok(())
+        }
+        KeystoreCmd::AddKey(a) => {
+            let mut ks = Keystore::load(&a.dir)?;
+            let (cert, file) = ks.add_key(KeyKind::parse(&a.key)?, a.days, &a.ca)?;
+            print_added(&cert, &file);
+            Ok(())
+        }
+        KeystoreCmd::Retire(a) => {
+            let mut ks = Keystore::load(&a.dir)?;
+            ks.retire(&a.serial)?;
+            println!("retired: serial {}", a.serial.to_ascii_uppercase());
             Ok(())
         }
         KeystoreCmd::Import(a) => {
@@ -168,6 +216,20 @@ pub fn run(cmd: KeystoreCmd) -> CliResult {
                 ),
                 None => println!("identity: none"),
             }
+            for k in ks.more_keys() {
+                let c = &k.cert;
+                let (what, when) = match &k.retired {
+                    None => ("key", String::new()),
+                    Some(t) => ("retired key", format!(", retired {t}")),
+                };
+                println!(
+                    "{what}: {} ({}, serial {}, issuer {}{when})",
+                    c.subject(),
+                    c.public_key().kind.name(),
+                    c.serial_hex(),
+                    c.issuer()
+                );
+            }
             for c in ks.trusted() {
                 println!("trusted: {}", c.subject());
             }
@@ -193,4 +255,16 @@ pub fn run(cmd: KeystoreCmd) -> CliResult {
             Ok(())
         }
     }
+}
+
+/// What `add-key` and `init --kem` print: the key and where its certificate is, for
+/// `sealmq keystore trust` in the keystores of those who encrypt to it.
+fn print_added(cert: &sealmq_protect::cert::Cert, file: &std::path::Path) {
+    println!(
+        "key: {} ({}, serial {})",
+        cert.subject(),
+        cert.public_key().kind.name(),
+        cert.serial_hex()
+    );
+    println!("certificate: {}", file.display());
 }

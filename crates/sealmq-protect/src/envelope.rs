@@ -585,7 +585,8 @@ impl Protector {
                 id.key.kind().name()
             ));
         }
-        let cek = recipients::unwrap(&ris, &id.cert, &id.key, &self.counters)?;
+        let keys: Vec<_> = self.keystore.decrypt_keys().collect();
+        let cek = recipients::unwrap(&ris, &keys, &self.counters)?;
         let key = Arc::new(ContentKey::new(rec.alg, &cek).ok_or_else(|| {
             fail!(
                 Check::Decrypt,

@@ -286,39 +286,62 @@ fn rid_name(r: &RecipientIdentifier) -> String {
     }
 }
 
-/// Finds the RecipientInfo addressed to `cert` and unwraps the CEK with `key`.
-/// Not addressed → a `recipient` check failure; addressed but unwrap fails → `decrypt`.
+/// Finds a RecipientInfo addressed to one of `keys` (certificate and private key: the
+/// identity's first, then added and retired ones) and unwraps the CEK with that key.
+/// Addressed to none → a `recipient` check failure; addressed but unwrap fails → `decrypt`.
 pub fn unwrap(
+    ris: &RecipientInfos,
+    keys: &[(&Cert, &PrivateKey)],
+    counters: &Counters,
+) -> Result<Zeroizing<Vec<u8>>> {
+    for (cert, key) in keys {
+        if let Some(cek) = unwrap_for(ris, cert, key, counters)? {
+            return Ok(cek);
+        }
+    }
+    let who: Vec<String> = keys.iter().map(|(c, _)| c.subject().to_string()).collect();
+    Err(fail!(
+        Check::Recipient,
+        "'{}' is not a recipient of this message (it is for: {})",
+        who.join("', '"),
+        describe(ris).join("; ")
+    ))
+}
+
+/// The CEK unwrapped with `key` from the RecipientInfo addressed to `cert`; `None` when none
+/// is addressed to it.
+fn unwrap_for(
     ris: &RecipientInfos,
     cert: &Cert,
     key: &PrivateKey,
     counters: &Counters,
-) -> Result<Zeroizing<Vec<u8>>> {
+) -> Result<Option<Zeroizing<Vec<u8>>>> {
     let skid = cert.subject_key_id();
     let ias_match = |i: &cms::cert::IssuerAndSerialNumber| cert.matches_issuer_serial(i);
+    let skid_match = |s: &[u8]| skid.as_deref() == Some(s);
+    let rid_match = |r: &RecipientIdentifier| match r {
+        RecipientIdentifier::IssuerAndSerialNumber(i) => ias_match(i),
+        RecipientIdentifier::SubjectKeyIdentifier(s) => skid_match(s.0.as_bytes()),
+    };
     for ri in ris.0.iter() {
         match ri {
-            RecipientInfo::Ktri(k) => {
-                let mine = match &k.rid {
-                    RecipientIdentifier::IssuerAndSerialNumber(i) => ias_match(i),
-                    RecipientIdentifier::SubjectKeyIdentifier(s) => {
-                        skid.as_deref() == Some(s.0.as_bytes())
-                    }
-                };
-                if mine {
-                    return counters.time(Op::KeyUnwrap, || unwrap_ktri(k, key));
-                }
+            RecipientInfo::Ktri(k) if rid_match(&k.rid) => {
+                return counters
+                    .time(Op::KeyUnwrap, || unwrap_ktri(k, key))
+                    .map(Some);
             }
             RecipientInfo::Kari(k) => {
                 for rek in &k.recipient_enc_keys {
                     let mine = match &rek.rid {
                         KeyAgreeRecipientIdentifier::IssuerAndSerialNumber(i) => ias_match(i),
                         KeyAgreeRecipientIdentifier::RKeyId(r) => {
-                            skid.as_deref() == Some(r.subject_key_identifier.0.as_bytes())
+                            skid_match(r.subject_key_identifier.0.as_bytes())
                         }
                     };
                     if mine {
-                        return counters.time(Op::KeyUnwrap, || unwrap_kari(k, rek, key));
+                        return counters
+                            .time(Op::KeyUnwrap, || unwrap_kari(k, rek, key))
+                            .map(Some);
                     }
                 }
             }
@@ -326,13 +349,7 @@ pub fn unwrap(
                 let Some(k) = crate::mlkem::read(o)? else {
                     continue;
                 };
-                let mine = match &k.rid {
-                    RecipientIdentifier::IssuerAndSerialNumber(i) => ias_match(i),
-                    RecipientIdentifier::SubjectKeyIdentifier(s) => {
-                        skid.as_deref() == Some(s.0.as_bytes())
-                    }
-                };
-                if mine {
+                if rid_match(&k.rid) {
                     let PrivateKey::MlKem(kem) = key else {
                         return Err(fail!(
                             Check::Decrypt,
@@ -340,18 +357,15 @@ pub fn unwrap(
                             key.kind().name()
                         ));
                     };
-                    return counters.time(Op::KeyUnwrap, || crate::mlkem::unwrap(&k, kem));
+                    return counters
+                        .time(Op::KeyUnwrap, || crate::mlkem::unwrap(&k, kem))
+                        .map(Some);
                 }
             }
             _ => {}
         }
     }
-    Err(fail!(
-        Check::Recipient,
-        "'{}' is not a recipient of this message (it is for: {})",
-        cert.subject(),
-        describe(ris).join("; ")
-    ))
+    Ok(None)
 }
 
 /// The RSA-OAEP variant a KeyTransRecipientInfo asks for, refusing PKCS#1 v1.5 and SHA-1.

@@ -47,8 +47,7 @@ fn not_a_recipient_and_wrong_key() {
     let eve = Keystore::load(&w.path("eve")).unwrap();
     let e = sealmq_protect::recipients::unwrap(
         &ris,
-        &bob.identity().unwrap().cert,
-        &eve.identity().unwrap().key,
+        &[(&bob.identity().unwrap().cert, &eve.identity().unwrap().key)],
         &Default::default(),
     )
     .unwrap_err();

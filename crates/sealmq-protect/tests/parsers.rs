@@ -67,7 +67,9 @@ fn keystore_manifest_defects_are_named() {
         std::fs::write(ks.join("keystore.toml"), text).unwrap();
         Keystore::load(ks).err().expect("refused").to_string()
     };
-    assert!(load_err("version = 2\n").contains("version 2 is not supported"));
+    assert!(load_err("version = 3\n").contains("version 3 is not supported"));
+    let keys = "version = 2\n[[keys]]\ncert = \"k.pem\"\nkey = \"k.key\"\n";
+    assert!(load_err(keys).contains("k.pem"));
     assert!(load_err("version = 1\nsurprise = 1\n").contains("unknown field"));
     assert!(load_err("version = 1\ntrusted = [\"missing.pem\"]\n").contains("missing.pem"));
     std::fs::write(ks.join("bad.pem"), "not a certificate").unwrap();

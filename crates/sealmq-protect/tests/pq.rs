@@ -265,3 +265,95 @@ fn flipping_any_byte_of_an_ml_dsa_signed_message_is_detected() {
         }
     }
 }
+
+/// One keystore signs with ML-DSA and reads with an added ML-KEM key: two such applications
+/// exchange Privacy both ways. A keystore with a further key is format version 2; one without
+/// stays version 1 (older sealmq reads it).
+#[test]
+fn a_keystore_signs_with_ml_dsa_and_reads_with_an_added_ml_kem_key() {
+    let w = pq_world();
+    for name in ["alice", "bob"] {
+        let p = pq_identity(&w, name, KeyKind::MlDsa(65));
+        let toml = std::fs::read_to_string(p.join("keystore.toml")).unwrap();
+        assert!(toml.contains("version = 1"), "{toml}");
+        let mut ks = Keystore::load(&p).unwrap();
+        let (kem, file) = ks
+            .add_key(KeyKind::MlKem(768), 30, &w.path("pqca"))
+            .unwrap();
+        assert_eq!(kem.subject(), &dn(name));
+        assert!(file.starts_with(p.join("keys")), "{}", file.display());
+        let toml = std::fs::read_to_string(p.join("keystore.toml")).unwrap();
+        assert!(
+            toml.contains("version = 2") && toml.contains("[[keys]]"),
+            "{toml}"
+        );
+        let again = Keystore::load(&p).unwrap();
+        assert_eq!(again.more_keys().len(), 1);
+        assert!(again.more_keys()[0].retired.is_none());
+    }
+    // Each knows the other's two certificates (the signing one and the ML-KEM one).
+    for (a, b) in [("alice", "bob"), ("bob", "alice")] {
+        w.introduce(&w.path(a), &w.path(b));
+        let kem_cert = Keystore::load(&w.path(b)).unwrap().more_keys()[0]
+            .cert
+            .clone();
+        Keystore::load(&w.path(a))
+            .unwrap()
+            .trust(kem_cert.to_pem().as_bytes())
+            .unwrap();
+    }
+    for (from, to) in [("alice", "bob"), ("bob", "alice")] {
+        let pol = policy("SHA256", "AES256", &[to]);
+        let m = w
+            .protector(from)
+            .protect(&pol, b"both ways", Original::default())
+            .unwrap();
+        let seen = inspect(&m, false).unwrap();
+        assert_eq!(
+            seen.recipients.len(),
+            1,
+            "only the ML-KEM key receives: {seen:?}"
+        );
+        assert!(seen.recipients[0].ends_with("ML-KEM-768"));
+        let out = w.protector(to).unprotect(&pol, &m).unwrap();
+        assert_eq!(out.payload, b"both ways");
+        assert_eq!(out.signer, Some(dn(from).to_string()));
+    }
+}
+
+/// An identity replaced by `import` is kept, retired with its date: what was encrypted to it
+/// still opens; `retire` marks an added key retired the same way.
+#[test]
+fn a_replaced_identity_is_retired_and_still_opens_what_was_sent_to_it() {
+    let w = World::new();
+    let alice = w.identity("alice", KeyKind::P256);
+    let bob = w.identity("bob", KeyKind::Rsa(2048));
+    w.introduce(&alice, &bob);
+    let pol = policy("NONE", "AES256", &["bob"]);
+    let old = w
+        .protector("alice")
+        .protect(&pol, b"queued under the old key", Original::default())
+        .unwrap();
+    // bob's new identity, made elsewhere and imported over the old one.
+    let fresh = w.identity("bob-new", KeyKind::P256);
+    let mut ks = Keystore::load(&bob).unwrap();
+    ks.import(
+        &std::fs::read(fresh.join("identity.pem")).unwrap(),
+        &std::fs::read(fresh.join("identity.key")).unwrap(),
+    )
+    .unwrap();
+    let ks = Keystore::load(&bob).unwrap();
+    let retired = &ks.more_keys()[0];
+    assert_eq!(retired.key.kind(), KeyKind::Rsa(2048));
+    let when = retired.retired.clone().expect("retired with a date");
+    assert!(when.len() == 20 && when.ends_with('Z'), "{when}");
+    let out = w.protector("bob").unprotect(&pol, &old).unwrap();
+    assert_eq!(out.payload, b"queued under the old key");
+
+    let mut ks = Keystore::load(&bob).unwrap();
+    let (kem, _) = ks.add_key(KeyKind::MlKem(768), 30, &w.path("ca")).unwrap();
+    ks.retire(&kem.serial_hex()).unwrap();
+    assert!(ks.retire(&kem.serial_hex()).is_err(), "retired once");
+    let ks = Keystore::load(&bob).unwrap();
+    assert!(ks.more_keys().iter().all(|k| k.retired.is_some()));
+}

@@ -280,3 +280,99 @@ fn a_client_requiring_post_quantum_is_refused_by_a_classical_queue_manager() {
     );
     h.ok(&["stop", "QR"]);
 }
+
+/// A queue manager with nothing classical: an ML-DSA-65 authority issues the queue manager an
+/// ML-DSA-65 identity (its TLS certificate and its signature) with an added ML-KEM-768 key (what
+/// it reads with), and an application an ML-DSA-65 identity. The application connects over TLS
+/// (X25519MLKEM768, ML-DSA certificates both ways) through an intercepting channel; the queue
+/// manager protects its puts for itself (ML-DSA signature, ML-KEM recipient) and opens them for
+/// its gets.
+#[test]
+fn a_post_quantum_queue_manager_intercepts_for_its_applications() {
+    let h = Home::new();
+    let ks = |n: &str| h.dir.path().join(n).to_string_lossy().to_string();
+    let (ca, app) = (ks("pqca"), ks("app"));
+    h.ok(&[
+        "keystore",
+        "init",
+        &ca,
+        "--dn",
+        "CN=PQ CA,O=Example",
+        "--key",
+        "ml-dsa-65",
+        "--authority",
+    ]);
+    h.ok(&["create", "QP"]);
+    let qm_ks = h.qm_dir("QP").join("keystore");
+    std::fs::remove_dir_all(&qm_ks).unwrap();
+    let qm_ks = qm_ks.to_string_lossy().to_string();
+    let made = h.ok(&[
+        "keystore",
+        "init",
+        &qm_ks,
+        "--dn",
+        "CN=QP",
+        "--key",
+        "ml-dsa-65",
+        "--ca",
+        &ca,
+        "--kem",
+        "ml-kem-768",
+    ]);
+    assert!(made.contains("key: CN=QP (ML-KEM-768"), "{made}");
+    h.ok(&[
+        "keystore",
+        "init",
+        &app,
+        "--dn",
+        "CN=app,O=Example",
+        "--key",
+        "ml-dsa-65",
+        "--ca",
+        &ca,
+    ]);
+    let listed = h.ok(&["keystore", "list", &qm_ks]);
+    assert!(
+        listed.contains("identity: CN=QP (ML-DSA-65") && listed.contains("key: CN=QP (ML-KEM-768"),
+        "{listed}"
+    );
+    let addr = format!("127.0.0.1:{}", free_port());
+    start_with_pq(&h, "QP", "require", &["--tls", "--listen", &addr]);
+    h.mqsc(
+        "QP",
+        "DEFINE QLOCAL(W.Q)\nDEFINE QALIAS(W.RAW) TARGET(W.Q)\n\
+         SET POLICY(W.Q) SIGNALG(SHA256) ENCALG(AES256) RECIP('CN=QP')\n\
+         DEFINE CHANNEL(ICPT) CHLTYPE(SVRCONN) SSLCIPH(ANY) INTERCEPT(YES)\n\
+         SET CHLAUTH('ICPT') TYPE(SSLPEERMAP) SSLPEER('CN=app,O=Example') USERSRC(MAP) MCAUSER('app')\n\
+         SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
+         SET AUTHREC PROFILE('W.Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(GET,PUT,INQ)\n",
+    );
+    let via = |cmd: &str| -> Vec<String> {
+        [
+            cmd,
+            "QP",
+            "W.Q",
+            "--conn",
+            &addr,
+            "--tls",
+            "--keystore",
+            &app,
+            "--channel",
+            "ICPT",
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let mut put = via("put");
+    put.extend(["--message".into(), "quantum-safe order".into()]);
+    h.ok(&put.iter().map(String::as_str).collect::<Vec<_>>());
+    let raw = h.ok(&["browse", "QP", "W.RAW"]);
+    assert!(
+        raw.contains("SMQE") && !raw.contains("quantum-safe order"),
+        "{raw}"
+    );
+    let get = via("get");
+    let got = h.ok(&get.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(got, "quantum-safe order\n");
+    h.ok(&["stop", "QP"]);
+}

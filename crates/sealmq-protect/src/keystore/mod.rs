@@ -11,7 +11,15 @@
 //! cert = "identity.pem"
 //! key = "identity.key"
 //! chain = []
+//!
+//! [[keys]]                       # version 2 only: further keys (see `more`)
+//! cert = "keys/5be0c1d2e3f40516.pem"
+//! key = "keys/5be0c1d2e3f40516.key"
+//! retired = "2026-11-30T05:30:00Z"   # absent: in use
 //! ```
+//!
+//! A keystore without further keys is written as version 1, so that older sealmq still reads
+//! it; one with them as version 2. Both are read.
 //!
 //! Paths are relative to the keystore directory. Private key files must not be readable or
 //! writable by others (sealmq refuses to load them) and are written with mode 0600.
@@ -30,8 +38,14 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 use zeroize::Zeroizing;
 
+mod more;
+pub use more::MoreKey;
+
 pub const KEYSTORE_FILE: &str = "keystore.toml";
+/// The version a keystore without further keys is written in.
 const FORMAT_VERSION: u32 = 1;
+/// The version with `[[keys]]`.
+const FORMAT_VERSION_KEYS: u32 = 2;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -44,6 +58,8 @@ struct Manifest {
     #[serde(default)]
     crls: Vec<String>,
     identity: Option<IdentityFiles>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    keys: Vec<more::KeyFiles>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -68,6 +84,8 @@ pub struct Keystore {
     dir: PathBuf,
     manifest: Manifest,
     identity: Option<Identity>,
+    /// Keys besides the identity's (format version 2).
+    more: Vec<MoreKey>,
     trusted: Vec<Cert>,
     recipients: Vec<Cert>,
     crl_ders: Vec<Vec<u8>>,
@@ -159,11 +177,12 @@ impl Keystore {
         })?;
         let manifest: Manifest = toml::from_str(&text)
             .map_err(|e| ProtectError::keystore(&mpath, format!("invalid keystore.toml: {e}")))?;
-        if manifest.version != FORMAT_VERSION {
+        if manifest.version != FORMAT_VERSION && manifest.version != FORMAT_VERSION_KEYS {
             return Err(ProtectError::keystore(
                 &mpath,
                 format!(
-                    "keystore format version {} is not supported (expected {FORMAT_VERSION})",
+                    "keystore format version {} is not supported (expected {FORMAT_VERSION} or \
+                     {FORMAT_VERSION_KEYS})",
                     manifest.version
                 ),
             ));
@@ -178,13 +197,7 @@ impl Keystore {
                     .map_err(|e| ProtectError::keystore(&cpath, e.to_string()))?
                     .remove(0);
                 let kpath = dir.join(&files.key);
-                let kbytes = read_private_key_file(&kpath)?;
-                let key = if kbytes.first() == Some(&0x30) {
-                    PrivateKey::from_pkcs8(&kbytes)
-                } else {
-                    PrivateKey::from_pem(&kbytes)
-                }
-                .map_err(|e| ProtectError::keystore(&kpath, e.to_string()))?;
+                let key = load_key(&kpath)?;
                 if key.public_spki_der()? != cert.public_key().spki_der {
                     return Err(ProtectError::keystore(
                         &kpath,
@@ -198,6 +211,7 @@ impl Keystore {
                 Some(Identity { cert, key, chain })
             }
         };
+        let more = more::load(dir, &manifest.keys)?;
         let trusted = load_certs(dir, &manifest.trusted)?;
         let recipients = load_certs(dir, &manifest.recipients)?;
         let mut crl_ders = Vec::new();
@@ -212,6 +226,7 @@ impl Keystore {
             dir: dir.to_path_buf(),
             manifest,
             identity,
+            more,
             trusted,
             recipients,
             crl_ders,
@@ -228,6 +243,7 @@ impl Keystore {
                 ..Manifest::default()
             },
             identity: None,
+            more: Vec::new(),
             trusted: Vec::new(),
             recipients: Vec::new(),
             crl_ders: Vec::new(),
@@ -264,32 +280,15 @@ impl Keystore {
         let (made, ca_cert) = match ca {
             None => (identity::make_identity(spec, None)?, None),
             Some(ca_dir) => {
-                let ca_ks = Keystore::load(ca_dir)?;
-                let files = ca_ks.manifest.identity.as_ref().ok_or_else(|| {
-                    ProtectError::keystore(ca_dir, "the CA keystore has no identity to sign with")
-                })?;
-                let ca_id = ca_ks
-                    .identity
-                    .as_ref()
-                    .ok_or_else(|| ProtectError::keystore(ca_dir, "no identity"))?;
-                if !ca_id.cert.is_ca() {
-                    return Err(ProtectError::keystore(
-                        ca_dir,
-                        format!(
-                            "'{}' is not a CA certificate; create the CA with 'sealmq keystore init --authority'",
-                            ca_id.cert.subject()
-                        ),
-                    ));
-                }
-                let der = pkcs8_of(&ca_dir.join(&files.key))?;
+                let (ca_cert, der) = load_ca(ca_dir)?;
                 let made = identity::make_identity(
                     spec,
                     Some(&Signer {
-                        cert: &ca_id.cert,
+                        cert: &ca_cert,
                         pkcs8: &der,
                     }),
                 )?;
-                (made, Some(ca_id.cert.clone()))
+                (made, Some(ca_cert))
             }
         };
         let mut ks = Keystore::empty(dir);
@@ -326,6 +325,10 @@ impl Keystore {
             })?;
         let cert = certs.remove(pos);
         let pkcs8 = pkcs8_from_key_bytes(key_bytes)?;
+        // The identity replaced is kept, retired: what is queued under it stays readable.
+        if self.identity.as_ref().is_some_and(|id| id.cert != cert) {
+            self.retire_identity()?;
+        }
         self.set_identity(cert, &pkcs8, certs)?;
         self.save()
     }
@@ -442,7 +445,13 @@ impl Keystore {
     }
 
     fn save(&self) -> Result<()> {
-        let text = toml::to_string(&self.manifest).map_err(|e| {
+        let mut manifest = self.manifest.clone();
+        manifest.version = if manifest.keys.is_empty() {
+            FORMAT_VERSION
+        } else {
+            FORMAT_VERSION_KEYS
+        };
+        let text = toml::to_string(&manifest).map_err(|e| {
             ProtectError::keystore(&self.dir, format!("cannot encode keystore.toml: {e}"))
         })?;
         let body = format!("# sealmq keystore (format documented in docs/keystore.md)\n{text}");
@@ -455,6 +464,14 @@ impl Keystore {
 
     pub fn identity(&self) -> Option<&Identity> {
         self.identity.as_ref()
+    }
+
+    /// The identity's private key as PKCS#8 DER, read from its file.
+    fn identity_pkcs8(&self) -> Result<Zeroizing<Vec<u8>>> {
+        let files = self.manifest.identity.as_ref().ok_or_else(|| {
+            ProtectError::keystore(&self.dir, "the keystore has no identity to sign with")
+        })?;
+        pkcs8_of(&self.dir.join(&files.key))
     }
 
     /// The identity, or an error saying the keystore has none.
@@ -539,6 +556,13 @@ impl Keystore {
         {
             candidates.push(&id.cert);
         }
+        // The keystore's own added keys (never its retired ones).
+        candidates.extend(
+            self.more
+                .iter()
+                .filter(|k| k.retired.is_none() && k.cert.subject() == dn && family(&k.cert))
+                .map(|k| &k.cert),
+        );
         if candidates.is_empty() {
             return Ok(None);
         }
@@ -615,6 +639,33 @@ fn key_to_pkcs8(key: &PrivateKey) -> Result<Zeroizing<Vec<u8>>> {
             Zeroizing::new(sign.to_pkcs8v1().map_err(err)?.as_ref().to_vec())
         }
     })
+}
+
+/// The CA keystore at `ca_dir`: its certificate and PKCS#8 key, refused when not a CA.
+fn load_ca(ca_dir: &Path) -> Result<(Cert, Zeroizing<Vec<u8>>)> {
+    let ca_ks = Keystore::load(ca_dir)?;
+    let ca_id = ca_ks.require_identity()?;
+    if !ca_id.cert.is_ca() {
+        return Err(ProtectError::keystore(
+            ca_dir,
+            format!(
+                "'{}' is not a CA certificate; create the CA with 'sealmq keystore init --authority'",
+                ca_id.cert.subject()
+            ),
+        ));
+    }
+    Ok((ca_id.cert.clone(), ca_ks.identity_pkcs8()?))
+}
+
+/// A private key file (PEM or DER PKCS#8, PKCS#1, SEC1), refused if others may read it.
+fn load_key(path: &Path) -> Result<PrivateKey> {
+    let bytes = read_private_key_file(path)?;
+    if bytes.first() == Some(&0x30) {
+        PrivateKey::from_pkcs8(&bytes)
+    } else {
+        PrivateKey::from_pem(&bytes)
+    }
+    .map_err(|e| ProtectError::keystore(path, e.to_string()))
 }
 
 fn pkcs8_of(path: &Path) -> Result<Zeroizing<Vec<u8>>> {
