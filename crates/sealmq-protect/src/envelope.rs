@@ -229,6 +229,12 @@ impl Protector {
         Ok(certs)
     }
 
+    /// The certificates `policy`'s messages are encrypted to now (what `sealmq reprotect`
+    /// rewrites a backlog for).
+    pub fn current_recipients(&self, policy: &Policy) -> Result<Vec<Cert>> {
+        self.recipients(policy)
+    }
+
     fn recipients(&self, policy: &Policy) -> Result<Vec<Cert>> {
         let mut all = Vec::with_capacity(policy.recipients.len());
         for d in &policy.recipients {

@@ -317,3 +317,35 @@ impl Received<'_> {
         Ok(out)
     }
 }
+
+/// `der` (a ContentInfo holding an AuthEnvelopedData) with its RecipientInfos replaced by
+/// `recipient_infos_der` (a DER SET): everything else, the encrypted content and its tag
+/// included, is copied as it is. What `sealmq reprotect` writes.
+pub fn with_recipients(der: &[u8], recipient_infos_der: &[u8]) -> Result<Vec<u8>> {
+    parse(der)?;
+    let (_, explicit) = content_info(der)?;
+    let inner = children(explicit.content)?;
+    let [aed] = inner.as_slice() else {
+        return Err(fail!(Check::Header, "AuthEnvelopedData is malformed"));
+    };
+    let parts = children(aed.content)?;
+    let mut aed_content = Vec::with_capacity(aed.content.len() + recipient_infos_der.len());
+    let mut replaced = false;
+    for p in &parts {
+        if p.tag == 0x31 && !replaced {
+            aed_content.extend_from_slice(recipient_infos_der);
+            replaced = true;
+        } else {
+            aed_content.extend_from_slice(p.whole);
+        }
+    }
+    let ci_oid_len = tlv_len(oids::ID_AUTH_ENVELOPED_DATA.as_bytes().len());
+    let aed_len = tlv_len(aed_content.len());
+    let ci_len = ci_oid_len + tlv_len(aed_len);
+    let mut out = Vec::with_capacity(tlv_len(ci_len));
+    header(&mut out, 0x30, ci_len);
+    oid_tlv(&mut out, &oids::ID_AUTH_ENVELOPED_DATA);
+    header(&mut out, 0xA0, aed_len);
+    tlv(&mut out, 0x30, &aed_content);
+    Ok(out)
+}

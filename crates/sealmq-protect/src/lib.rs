@@ -34,6 +34,7 @@ pub mod oids;
 pub mod pathval;
 pub mod policy;
 pub mod recipients;
+pub mod rewrap;
 pub mod signed;
 mod signedview;
 

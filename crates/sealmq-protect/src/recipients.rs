@@ -368,6 +368,80 @@ fn unwrap_for(
     Ok(None)
 }
 
+/// Whom one recipient entry names: issuer and serial, or a subject key identifier.
+enum Rid<'a> {
+    Ias(&'a cms::cert::IssuerAndSerialNumber),
+    Skid(&'a [u8]),
+}
+
+impl Rid<'_> {
+    fn of(r: &RecipientIdentifier) -> Rid<'_> {
+        match r {
+            RecipientIdentifier::IssuerAndSerialNumber(i) => Rid::Ias(i),
+            RecipientIdentifier::SubjectKeyIdentifier(s) => Rid::Skid(s.0.as_bytes()),
+        }
+    }
+
+    fn names(&self, cert: &Cert) -> bool {
+        match self {
+            Rid::Ias(i) => cert.matches_issuer_serial(i),
+            Rid::Skid(s) => cert.subject_key_id().as_deref() == Some(*s),
+        }
+    }
+}
+
+/// Every recipient key transport and key agreement RecipientInfos name (a
+/// KeyAgreeRecipientInfo may name several); any other kind is an error.
+fn rids(ris: &RecipientInfos) -> Result<Vec<Rid<'_>>> {
+    let mut out = Vec::with_capacity(ris.0.len());
+    for ri in ris.0.iter() {
+        match ri {
+            RecipientInfo::Ktri(k) => out.push(Rid::of(&k.rid)),
+            RecipientInfo::Kari(k) => {
+                out.extend(k.recipient_enc_keys.iter().map(|rek| match &rek.rid {
+                    KeyAgreeRecipientIdentifier::IssuerAndSerialNumber(i) => Rid::Ias(i),
+                    KeyAgreeRecipientIdentifier::RKeyId(r) => {
+                        Rid::Skid(r.subject_key_identifier.0.as_bytes())
+                    }
+                }))
+            }
+            _ => {
+                return Err(fail!(
+                    Check::Header,
+                    "a recipient of a kind sealmq does not read"
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Whether the RecipientInfos name exactly `certs`: each of them, and no one else. A message
+/// that does is already protected for them (`sealmq reprotect` leaves it as it is).
+pub fn name_exactly(ris: &RecipientInfos, certs: &[Cert]) -> Result<bool> {
+    let kems: Vec<crate::mlkem::KemRecipientInfo> = ris
+        .0
+        .iter()
+        .filter_map(|ri| match ri {
+            RecipientInfo::Ori(o) => crate::mlkem::read(o).transpose(),
+            _ => None,
+        })
+        .collect::<Result<_>>()?;
+    let mut named: Vec<Rid<'_>> = kems.iter().map(|k| Rid::of(&k.rid)).collect();
+    let classical = RecipientInfos(
+        ris.0
+            .iter()
+            .filter(|ri| !matches!(ri, RecipientInfo::Ori(_)))
+            .cloned()
+            .collect::<Vec<_>>()
+            .try_into()
+            .map_err(perr)?,
+    );
+    named.extend(rids(&classical)?);
+    Ok(named.iter().all(|r| certs.iter().any(|c| r.names(c)))
+        && certs.iter().all(|c| named.iter().any(|r| r.names(c))))
+}
+
 /// The RSA-OAEP variant a KeyTransRecipientInfo asks for, refusing PKCS#1 v1.5 and SHA-1.
 fn oaep_params(k: &KeyTransRecipientInfo) -> Result<&'static OaepAlgorithm> {
     if k.key_enc_alg.oid == oids::RSA_ENCRYPTION {

@@ -50,7 +50,7 @@ pub struct BenchArgs {
     /// Key reuse for confidentiality: a count, disabled or unlimited.
     #[arg(long, default_value = "32")]
     pub key_reuse: String,
-    /// Key types: rsa1024, rsa2048, rsa4096, p256, p384, ml-dsa-44/65/87, ml-kem-512/768/1024 (comma-separated; ML-KEM cannot sign: confidentiality only; ML-DSA cannot receive: integrity only).
+    /// Key types: rsa1024, rsa2048, rsa4096, p256, p384, ml-dsa-44/65/87, ml-kem-512/768/1024 (comma-separated; ML-KEM cannot sign: confidentiality only; an ML-DSA signer reads with an ML-KEM-768 key).
     #[arg(long, default_value = "rsa2048")]
     pub key: String,
     /// Print one JSON object per run.
@@ -276,8 +276,10 @@ impl Protection {
         if !dir.join("keystore.toml").exists() {
             let mut spec = IdentitySpec::new(dn.clone(), kind, 30);
             spec.insecure_rsa1024 = opts.insecure_rsa1024;
-            // A key that cannot sign (ML-KEM) is issued by a CA of the bench's own.
-            let ca = (!kind.can_sign()).then(|| work.join("ks-ca"));
+            // Post-quantum keys are issued by a CA of the bench's own: ML-KEM cannot sign its
+            // certificate, and an ML-DSA signer reads with an added ML-KEM-768 key.
+            let pq = matches!(kind, KeyKind::MlKem(_) | KeyKind::MlDsa(_));
+            let ca = pq.then(|| work.join("ks-ca"));
             if let Some(ca) = &ca
                 && !ca.join("keystore.toml").exists()
             {
@@ -286,7 +288,10 @@ impl Protection {
                 ca_spec.authority = true;
                 Keystore::init(ca, &ca_spec, None)?;
             }
-            Keystore::init(&dir, &spec, ca.as_deref())?;
+            let mut ks = Keystore::init(&dir, &spec, ca.as_deref())?;
+            if let (KeyKind::MlDsa(_), Some(ca)) = (kind, &ca) {
+                ks.add_key(KeyKind::MlKem(768), 30, ca)?;
+            }
         }
         let mut p = Policy::none("BENCH");
         p.sign_alg = if sign != SignAlg::None && kind == KeyKind::P384 {
