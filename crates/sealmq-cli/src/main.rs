@@ -20,6 +20,7 @@ mod policy_cmd;
 mod progress;
 mod pubsub_cmd;
 mod qm_cmd;
+mod reprotect_cmd;
 mod stop_cmd;
 mod trigger_cmd;
 mod web_cmd;
@@ -75,6 +76,9 @@ enum Command {
     Sub(pubsub_cmd::SubArgs),
     /// Run a benchmark scenario (local-rr, put1, mover-rr, stream, partner, deep, drain, amqp, jms, ha, connections, servers, fanout).
     Bench(bench::BenchArgs),
+    /// Re-protect a queue's messages for its policy's current recipients without decrypting
+    /// them (after a key is retired, a recipient leaves, or RSA gives way to ML-KEM).
+    Reprotect(reprotect_cmd::ReprotectArgs),
     /// Identities and trust for applications and queue managers.
     #[command(subcommand)]
     Keystore(keystore_cmd::KeystoreCmd),
@@ -168,6 +172,7 @@ fn main() -> ExitCode {
         Command::Sub(a) => pubsub_cmd::subscribe(a),
         Command::Bench(a) => bench::run(a),
         Command::Keystore(c) => keystore_cmd::run(c),
+        Command::Reprotect(a) => reprotect_cmd::run(a),
         Command::Message(c) => message_cmd::run(c),
         Command::Demo(a) => demo::run(a),
         Command::TriggerMonitor(a) => trigger_cmd::run(a),

@@ -12,6 +12,8 @@ pub mod nonblocking;
 pub mod pubsub;
 mod readahead;
 pub mod reconnect;
+mod reprotect;
+pub use reprotect::Reprotected;
 
 pub use consume::{CallbackHandle, ConsumeMode, ConsumeOptions, Consumer};
 pub use reconnect::Reconnecting;

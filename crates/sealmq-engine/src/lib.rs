@@ -44,7 +44,9 @@ pub use error::{MqError, MqResult};
 pub use md::{Md, Message, MsgType, Persistence};
 pub use mqi::{Browse, Connection, GetOptions, Got, Hobj, OpenOptions, PutOptions};
 pub use objects::{QType, QmgrDef, QueueDef};
-pub use qm::{ChlAuthAction, QmConfig, QueueManager, QueueStatus, ServiceObject, StartReport};
+pub use qm::{
+    ChlAuthAction, QmConfig, QueueManager, QueueStatus, Replaced, ServiceObject, StartReport,
+};
 pub use queue::Match;
 pub use sealmq_storage::log::{ReplicaStatus, ReplicationStatus};
 

@@ -63,7 +63,12 @@ pub struct Rewrapper {
     counters: Counters,
     /// (old RecipientInfos, target) → the RecipientInfos made for the target.
     made: Mutex<HashMap<[u8; 32], Arc<Vec<u8>>>>,
+    /// Threads that meet the same new key together unwrap it once: the first takes the key's
+    /// stripe, the others wait there and find what it made.
+    stripes: [Mutex<()>; STRIPES],
 }
+
+const STRIPES: usize = 64;
 
 impl Rewrapper {
     pub fn new(keystore: Keystore) -> Rewrapper {
@@ -71,6 +76,7 @@ impl Rewrapper {
             keystore,
             counters: Counters::default(),
             made: Mutex::new(HashMap::new()),
+            stripes: std::array::from_fn(|_| Mutex::new(())),
         }
     }
 
@@ -101,8 +107,12 @@ impl Rewrapper {
         ctx.update(&target.id);
         let mut key = [0u8; 32];
         key.copy_from_slice(ctx.finish().as_ref());
-        let cached = self.made.lock().ok().and_then(|m| m.get(&key).cloned());
-        let new_ris = match cached {
+        let cached = || self.made.lock().ok().and_then(|m| m.get(&key).cloned());
+        let mut stripe = None;
+        if cached().is_none() {
+            stripe = self.stripes[key[0] as usize % STRIPES].lock().ok();
+        }
+        let new_ris = match cached() {
             Some(r) => r,
             None => {
                 let keys: Vec<(&Cert, &PrivateKey)> = self.keystore.decrypt_keys().collect();
@@ -125,6 +135,7 @@ impl Rewrapper {
                 der
             }
         };
+        drop(stripe);
         let new_cms = enveloped::with_recipients(cms, &new_ris)?;
         let mut out = Vec::with_capacity(header::HEADER_LEN + new_cms.len());
         out.extend_from_slice(&h.encode(new_cms.len() as u32));

@@ -23,7 +23,7 @@ use sealmq_types::coded_enum;
 use std::io::{self, Read, Write};
 
 /// Protocol versions this build speaks.
-pub const VERSIONS: &[u16] = &[1, 2, 3, 4, 5, 6, 7];
+pub const VERSIONS: &[u16] = &[1, 2, 3, 4, 5, 6, 7, 8];
 /// The first version with asynchronous consume (requests 16-19, responses 136-138).
 pub const V_CONSUME: u16 = 2;
 /// The first version whose descriptors may carry message properties (docs/wire.md).
@@ -41,6 +41,8 @@ pub const V_MD_MORE: u16 = 6;
 /// ([`Request::Put1At`], refused with 2041 when policies changed since): an application reads a
 /// queue's policy once, not before every put1.
 pub const V_POLICY_EPOCH: u16 = 7;
+/// The first version with `sealmq reprotect` ([`Request::Reprotect`], request 26, response 140).
+pub const V_REPROTECT: u16 = 8;
 /// Request 13 (Policy) for a topic string rather than a queue name: `topic://STRING`.
 pub const TOPIC_PREFIX: &str = "topic://";
 /// Largest frame accepted before Hello negotiates a larger one.
@@ -376,6 +378,20 @@ pub enum Request {
         syncpoint: bool,
         epoch: u64,
     },
+    /// Version 8: re-protects up to `batch` messages of `queue`, from the first (`start`) or
+    /// after the position (`rank`, `seq`) an earlier answer gave, for the queue's policy's
+    /// current recipients, unwrapping with the keys of the keystore in directory `keystore`
+    /// (which the queue manager reads; no key crosses the connection). `dry_run`: counts only.
+    /// Answered `Reprotected`; the queue manager's own user only.
+    Reprotect {
+        queue: String,
+        keystore: String,
+        start: bool,
+        rank: u8,
+        seq: u64,
+        batch: u32,
+        dry_run: bool,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -429,6 +445,23 @@ pub enum Response {
         batch: u32,
         reason: u32,
         detail: String,
+    },
+    /// Version 8's answer to Reprotect: messages looked at, rewritten (or, in a dry run, to be
+    /// rewritten), already current, not encrypted (or IBM's envelope), and failed (`detail`:
+    /// the first failure's reason); `more`: the next batch starts after (`rank`, `seq`);
+    /// `depth`: the queue's depth; `unwraps`: private-key operations so far.
+    Reprotected {
+        scanned: u32,
+        rewritten: u32,
+        current: u32,
+        other: u32,
+        failed: u32,
+        detail: String,
+        more: bool,
+        rank: u8,
+        seq: u64,
+        depth: u64,
+        unwraps: u64,
     },
 }
 
@@ -487,6 +520,7 @@ coded_enum!(Request, "request" {
     23 => OpenTopic { object, topic },
     24 => SubscribeWith { name, topic, durable, selector, resume, new_only, dest },
     25 => Put1At { name, md, payload, syncpoint, epoch },
+    26 => Reprotect { queue, keystore, start, rank, seq, batch, dry_run },
 });
 
 coded_enum!(Response, "response" {
@@ -502,6 +536,7 @@ coded_enum!(Response, "response" {
     137 => BatchEnd { tag, batch, count },
     138 => Settled { tag, batch, reason, detail },
     139 => PolicyAt { policy, epoch },
+    140 => Reprotected { scanned, rewritten, current, other, failed, detail, more, rank, seq, depth, unwraps },
 });
 
 /// Decodes a whole frame body of kind `kind` as `T`: nothing may be left over.

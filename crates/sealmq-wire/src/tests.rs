@@ -177,6 +177,47 @@ fn version_7_frames_round_trip() {
     assert_eq!(got, (7, resp));
 }
 
+/// Version 8's frames (`sealmq reprotect`): each round-trips.
+#[test]
+fn version_8_frames_round_trip() {
+    let req = Request::Reprotect {
+        queue: "PAYMENTS".into(),
+        keystore: "/home/ops/old-keys".into(),
+        start: false,
+        rank: 9,
+        seq: u64::MAX - 2,
+        batch: 512,
+        dry_run: true,
+    };
+    let mut buf = Vec::new();
+    write_request(&mut buf, 8, &req).unwrap();
+    assert_eq!(buf[4], 26, "request kind 26");
+    let got = read_request(&mut buf.as_slice(), HELLO_MAX)
+        .unwrap()
+        .unwrap();
+    assert_eq!(got, (8, req));
+    let resp = Response::Reprotected {
+        scanned: 512,
+        rewritten: 500,
+        current: 10,
+        other: 1,
+        failed: 1,
+        detail: "not a recipient".into(),
+        more: true,
+        rank: 0,
+        seq: 1_000_001,
+        depth: 100_000,
+        unwraps: 3126,
+    };
+    let mut buf = Vec::new();
+    write_response(&mut buf, 8, &resp).unwrap();
+    assert_eq!(buf[4], 140, "response kind 140");
+    let got = read_response(&mut buf.as_slice(), HELLO_MAX)
+        .unwrap()
+        .unwrap();
+    assert_eq!(got, (8, resp));
+}
+
 /// FNV-1a: a fingerprint of the encoded frames.
 fn fnv64(b: &[u8]) -> u64 {
     b.iter().fold(0xcbf2_9ce4_8422_2325, |h, &x| {

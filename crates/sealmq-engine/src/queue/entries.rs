@@ -34,6 +34,9 @@ pub enum EntryState {
 const TOMB: u64 = 3;
 const PERSISTENT: u8 = 0x10;
 const SPILL: u8 = 0x20;
+/// Its message was replaced in place (`sealmq reprotect`) since a checkpoint last took it to
+/// store: a checkpoint that took the message before must not name this entry's place.
+const REPLACED: u8 = 0x40;
 
 /// One queued message as memory knows it. The payload is `msg` when cached; otherwise it is
 /// read from the queue's files at its place.
@@ -157,6 +160,23 @@ impl Entry {
         } else {
             self.flags &= !SPILL;
         }
+    }
+
+    /// Marks the message replaced in place (see `REPLACED`).
+    pub(crate) fn mark_replaced(&mut self) {
+        self.flags |= REPLACED;
+    }
+
+    /// Whether the message was replaced since a checkpoint last took it; and a checkpoint
+    /// takes it now (it stores the message as it is).
+    pub(crate) fn take_replaced(&mut self) -> bool {
+        let was = self.flags & REPLACED != 0;
+        self.flags &= !REPLACED;
+        was
+    }
+
+    pub(crate) fn replaced(&self) -> bool {
+        self.flags & REPLACED != 0
     }
 
     /// In a data file (a checkpoint stored it).

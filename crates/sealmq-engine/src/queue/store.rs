@@ -126,6 +126,7 @@ impl QueueState {
                 }
             } else if let Some(m) = &e.msg {
                 to_store.push((e.seq, m.clone(), e.backout_count));
+                e.take_replaced();
             }
         }
         let changes = std::mem::take(&mut self.pending);
@@ -152,12 +153,14 @@ impl QueueState {
 
     /// A checkpoint stored message `p.seq` at `p.loc`: the entry now names its place, and
     /// drops its payload when the cache is full. A message got meanwhile is counted out at
-    /// the next checkpoint, and a backout count changed meanwhile recorded then.
+    /// the next checkpoint, and a backout count changed meanwhile recorded then; one replaced
+    /// in place meanwhile keeps its new payload for the next checkpoint to store, and what
+    /// this one stored is counted out as a got one's is.
     pub(crate) fn placed(&mut self, p: &Placed) {
         let over = self.ctx.over_budget();
         let ctx = self.ctx.clone();
         match self.entries.get_mut(p.seq) {
-            Some(e) if e.loc().is_none() => {
+            Some(e) if e.loc().is_none() && !e.replaced() => {
                 e.set_loc(p.loc);
                 if let Some(m) = &e.msg {
                     ctx.add(&ctx.unstored, -(cost(m) as i64));

@@ -29,6 +29,7 @@ mod open;
 mod pool;
 pub(crate) mod pubsub;
 mod put;
+mod reprotect;
 mod uow;
 
 pub(crate) use client::Client;
@@ -82,6 +83,8 @@ pub(crate) struct Session {
     pub(crate) topics: HashMap<u32, String>,
     /// Topics opened to publish (wire version 5): handle to full topic string.
     pub(crate) publishers: HashMap<u32, String>,
+    /// `sealmq reprotect`'s rewrapper, for the keystore directory it was made from.
+    rewrapper: Option<(String, Arc<sealmq_protect::rewrap::Rewrapper>)>,
 }
 
 /// What the Hello settled for the rest of the connection.
@@ -141,6 +144,7 @@ impl Session {
             get_header: None,
             topics: HashMap::new(),
             publishers: HashMap::new(),
+            rewrapper: None,
         }
     }
 
@@ -219,6 +223,24 @@ impl Session {
             Request::Backout => self.backout().await,
             Request::Mqsc { script, json } => Box::pin(self.mqsc(script, json)).await,
             Request::Stop { immediate } => Box::pin(self.stop(immediate)).await,
+            Request::Reprotect {
+                queue,
+                keystore,
+                start,
+                rank,
+                seq,
+                batch,
+                dry_run,
+            } => {
+                let step = reprotect::Step {
+                    queue,
+                    keystore,
+                    after: (!start).then_some((rank, seq)),
+                    batch: batch.clamp(1, 10_000),
+                    dry_run,
+                };
+                Box::pin(self.reprotect(step)).await
+            }
             Request::Policy { .. } | Request::ProtectionError { .. } => {
                 Box::pin(self.inquire_request(req)).await
             }
