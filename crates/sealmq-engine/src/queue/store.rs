@@ -231,3 +231,60 @@ pub fn placed_of(seq: u64, m: &Message, backout: u32, loc: Loc) -> Placed {
         backout,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::md::{Md, Message, Persistence};
+    use crate::objects::{QType, QueueDef};
+    use crate::queue::{EntryState, LocalQueue};
+
+    fn msg(body: &[u8]) -> Arc<Message> {
+        Arc::new(Message {
+            md: Md {
+                persistence: Persistence::Persistent,
+                ..Md::default()
+            },
+            payload: body.to_vec(),
+            expires_at_ms: None,
+        })
+    }
+
+    /// A checkpoint takes a message to store; the message is replaced in place before the
+    /// checkpoint says where it stored it: the entry keeps its new payload unstored (the next
+    /// checkpoint stores that), and the stored old one is counted out.
+    #[test]
+    fn a_message_replaced_during_a_checkpoint_keeps_its_new_payload() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Arc::new(QueueCtx::new(
+            dir.path().to_path_buf(),
+            sealmq_storage::qstore::StoreConfig::new(None),
+            1 << 20,
+        ));
+        let q = LocalQueue::new(QueueDef::new("Q", QType::Local), ctx);
+        let mut st = q.lock();
+        st.insert(7, msg(b"old"), EntryState::Visible, 0);
+        let snap = st.snapshot(false);
+        assert_eq!(snap.to_store.len(), 1);
+        // Replaced as `replace_payloads` does.
+        st.remove(7);
+        st.insert(7, msg(b"new"), EntryState::Visible, 0);
+        st.get_mut(7).unwrap().mark_replaced();
+        let loc = Loc {
+            file: 1,
+            offset: 0,
+            len: 100,
+            spill: false,
+        };
+        st.placed(&placed_of(7, &snap.to_store[0].1, 0, loc));
+        let e = st.get_mut(7).unwrap();
+        assert!(e.loc().is_none(), "the old payload's place is not the new one's");
+        assert_eq!(st.msg_of(7).unwrap().payload, b"new");
+        let next = st.snapshot(false);
+        assert_eq!(next.to_store.len(), 1);
+        assert_eq!(next.to_store[0].1.payload, b"new");
+        assert!(matches!(next.changes[..], [IndexOp::Del { seq: 7, .. }]));
+        st.placed(&placed_of(7, &next.to_store[0].1, 0, Loc { offset: 100, ..loc }));
+        assert!(st.get_mut(7).unwrap().loc().is_some(), "the next checkpoint stores it");
+    }
+}
