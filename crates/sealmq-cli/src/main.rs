@@ -74,7 +74,7 @@ enum Command {
     /// Subscribe to a topic string (QM TOPICSTR, `#` and `+` wildcards) and print what is
     /// published.
     Sub(pubsub_cmd::SubArgs),
-    /// Run a benchmark scenario (local-rr, put1, mover-rr, stream, partner, deep, drain, amqp, jms, ha, connections, servers, fanout).
+    /// Run a benchmark scenario (local-rr, put1, mover-rr, stream, partner, deep, drain, amqp, jms, ha, connections, servers, fanout, reprotect).
     Bench(bench::BenchArgs),
     /// Re-protect a queue's messages for its policy's current recipients without decrypting
     /// them (after a key is retired, a recipient leaves, or RSA gives way to ML-KEM).

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// local-rr, put1, mover-rr, stream, partner, deep, drain, amqp, jms, ha, connections,
+    /// local-rr, put1, mover-rr, stream, partner, deep, drain, amqp, jms, ha, connections, reprotect,
     /// fanout or servers.
     pub scenario: String,
     /// Use this existing, running queue manager instead of a throw-away one.

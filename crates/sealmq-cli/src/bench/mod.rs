@@ -7,6 +7,7 @@
 //!   the report's single- and 21-queue tests); a transaction is one round trip (two messages).
 //! - `put1`: 1 KB put1 + commit loop (persistent unless `--nonpersistent`); a transaction is
 //!   one put1 and its commit.
+//! - `reprotect`: a backlog re-protected for a new reader and back (`sealmq reprotect`).
 //!
 //! `--qop` and `--key` take comma-separated lists; every combination runs in the same
 //! invocation, side by side, and the table shows each rate against the first row's.
@@ -29,6 +30,7 @@ mod jms;
 mod local;
 mod net;
 mod prims;
+mod reprotect;
 mod servers;
 
 use crate::CliResult;
@@ -59,7 +61,7 @@ fn scenario(a: BenchArgs) -> CliResult {
     }
     if matches!(
         a.scenario.as_str(),
-        "deep" | "drain" | "amqp" | "fanout" | "jms"
+        "deep" | "drain" | "amqp" | "fanout" | "jms" | "reprotect"
     ) {
         let qm = common::prepare(&a)?;
         let r = if a.scenario == "fanout" {
@@ -70,6 +72,8 @@ fn scenario(a: BenchArgs) -> CliResult {
             amqp::run(&a, &qm.dir)
         } else if a.scenario == "jms" {
             jms::run(&a, &qm.dir)
+        } else if a.scenario == "reprotect" {
+            reprotect::run(&a, &qm.dir)
         } else {
             drain::run(&a, &qm.dir, &qm.pid)
         };

@@ -278,13 +278,24 @@ mod tests {
         };
         st.placed(&placed_of(7, &snap.to_store[0].1, 0, loc));
         let e = st.get_mut(7).unwrap();
-        assert!(e.loc().is_none(), "the old payload's place is not the new one's");
+        assert!(
+            e.loc().is_none(),
+            "the old payload's place is not the new one's"
+        );
         assert_eq!(st.msg_of(7).unwrap().payload, b"new");
         let next = st.snapshot(false);
         assert_eq!(next.to_store.len(), 1);
         assert_eq!(next.to_store[0].1.payload, b"new");
         assert!(matches!(next.changes[..], [IndexOp::Del { seq: 7, .. }]));
-        st.placed(&placed_of(7, &next.to_store[0].1, 0, Loc { offset: 100, ..loc }));
-        assert!(st.get_mut(7).unwrap().loc().is_some(), "the next checkpoint stores it");
+        st.placed(&placed_of(
+            7,
+            &next.to_store[0].1,
+            0,
+            Loc { offset: 100, ..loc },
+        ));
+        assert!(
+            st.get_mut(7).unwrap().loc().is_some(),
+            "the next checkpoint stores it"
+        );
     }
 }
