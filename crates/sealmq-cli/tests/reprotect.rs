@@ -56,10 +56,8 @@ fn policy(h: &Home, recip: &str) {
     ]);
 }
 
-/// Every stored envelope of Q, in delivery order: (header core, the CMS bytes after the
-/// RecipientInfos — the encrypted content, its tag and authenticated attributes — and the
-/// RecipientInfos).
-fn stored(h: &Home) -> Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> {
+/// Every message of Q as stored (its envelope), in delivery order, browsed through Q.RAW.
+fn raw_messages(h: &Home) -> Vec<Vec<u8>> {
     let mut c = Client::connect_local(&h.qm_dir("QM"), "reprotect-test").unwrap();
     let (hobj, _) = c.open("Q.RAW", OpenOptions::browse()).unwrap();
     let mut out = Vec::new();
@@ -70,20 +68,29 @@ fn stored(h: &Home) -> Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> {
             ..Default::default()
         };
         match c.get(hobj, &gmo) {
-            Ok(g) => {
-                let cms = &g.payload[32..];
-                let ris = sealmq_protect::enveloped::parse(cms)
-                    .unwrap()
-                    .recipient_infos;
-                let end = ris.as_ptr() as usize - cms.as_ptr() as usize + ris.len();
-                out.push((g.payload[..28].to_vec(), cms[end..].to_vec(), ris.to_vec()));
-            }
-            Err(e) if e.reason.code() == 2033 => break,
+            Ok(g) => out.push(g.payload),
+            Err(e) if e.reason.code() == 2033 => return out,
             Err(e) => panic!("browse: {e}"),
         }
         browse = Browse::Next;
     }
-    out
+}
+
+/// Every stored envelope of Q, in delivery order: (header core, the CMS bytes after the
+/// RecipientInfos — the encrypted content, its tag and authenticated attributes — and the
+/// RecipientInfos).
+fn stored(h: &Home) -> Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> {
+    raw_messages(h)
+        .iter()
+        .map(|m| {
+            let cms = &m[32..];
+            let ris = sealmq_protect::enveloped::parse(cms)
+                .unwrap()
+                .recipient_infos;
+            let end = ris.as_ptr() as usize - cms.as_ptr() as usize + ris.len();
+            (m[..28].to_vec(), cms[end..].to_vec(), ris.to_vec())
+        })
+        .collect()
 }
 
 fn s(p: &Path) -> String {
@@ -94,15 +101,7 @@ fn s(p: &Path) -> String {
 /// message once and whole.
 fn only_carol_reads(h: &Home, bob: &Path, carol: &Path, n: usize) {
     let bob_p = sealmq_protect::Protector::new(sealmq_protect::Keystore::load(bob).unwrap());
-    let raw = {
-        let mut c = Client::connect_local(&h.qm_dir("QM"), "reprotect-test").unwrap();
-        let (hobj, _) = c.open("Q.RAW", OpenOptions::browse()).unwrap();
-        let gmo = GetOptions {
-            browse: Browse::First,
-            ..Default::default()
-        };
-        c.get(hobj, &gmo).unwrap().payload
-    };
+    let raw = raw_messages(h).remove(0);
     let mut pol = sealmq_protect::Policy::none("Q");
     pol.enc_alg = sealmq_protect::EncAlg::Aes256;
     pol.recipients = vec![sealmq_protect::Dn::parse("CN=carol,O=Example").unwrap()];

@@ -368,26 +368,8 @@ pub fn unwrap(k: &KemRecipientInfo, key: &KemKey) -> Result<Zeroizing<Vec<u8>>> 
         .dk
         .decapsulate(Ciphertext::from(k.kemct.as_bytes()))
         .map_err(|_| fail!(Check::Decrypt, "ML-KEM decapsulation failed"))?;
-    let wrapped = k.encrypted_key.as_bytes();
-    if wrapped.len() < 24 || wrapped.len() > 72 {
-        return Err(fail!(
-            Check::Decrypt,
-            "wrapped key has an impossible length {}",
-            wrapped.len()
-        ));
-    }
-    let mut out = Zeroizing::new(vec![0u8; wrapped.len()]);
-    let n = kek(ss.as_ref(), &k.wrap, k.kek_length, k.ukm.as_ref())?
-        .unwrap(wrapped, &mut out)
-        .map_err(|_| {
-            fail!(
-                Check::Decrypt,
-                "AES key unwrap failed: wrong private key, or the message was altered"
-            )
-        })?
-        .len();
-    out.truncate(n);
-    Ok(out)
+    let kek = kek(ss.as_ref(), &k.wrap, k.kek_length, k.ukm.as_ref())?;
+    crate::recipients::aes_unwrap(kek, k.encrypted_key.as_bytes())
 }
 
 #[cfg(test)]

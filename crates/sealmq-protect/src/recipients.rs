@@ -609,7 +609,12 @@ fn unwrap_kari(
         fail!(Check::Decrypt, "ECDH with the originator key failed"),
         |z| Ok(x963_kdf(md, z, &si, key_len)),
     )?;
-    let wrapped = rek.enc_key.as_bytes();
+    aes_unwrap(kek(&wrap.oid, &kek_bytes)?, rek.enc_key.as_bytes())
+}
+
+/// A content key unwrapped (RFC 3394) from `wrapped` under `kek`: what key agreement and
+/// ML-KEM recipients both end with.
+pub(crate) fn aes_unwrap(kek: AesKek, wrapped: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
     if wrapped.len() < 24 || wrapped.len() > 72 {
         return Err(fail!(
             Check::Decrypt,
@@ -618,7 +623,7 @@ fn unwrap_kari(
         ));
     }
     let mut out = Zeroizing::new(vec![0u8; wrapped.len()]);
-    let n = kek(&wrap.oid, &kek_bytes)?
+    let n = kek
         .unwrap(wrapped, &mut out)
         .map_err(|_| {
             fail!(

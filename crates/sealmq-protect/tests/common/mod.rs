@@ -58,3 +58,29 @@ pub fn policy(sign: &str, enc: &str, recips: &[&str]) -> Policy {
     p.recipients = recips.iter().map(|r| dn(r)).collect();
     p
 }
+
+/// Every byte of a message `from` protects under `pol`, flipped in turn: `to` refuses it with
+/// 2063, or (a byte no check covers) still reads the same payload and format.
+pub fn every_flip_is_refused(w: &World, from: &str, to: &str, pol: &Policy) {
+    let payload = b"transfer 100.00 to 12345";
+    let stored = w
+        .protector(from)
+        .protect(pol, payload, sealmq_protect::Original::with_format("MQSTR"))
+        .unwrap();
+    let get = w.protector(to);
+    for i in 0..stored.len() {
+        let mut t = stored.clone();
+        t[i] ^= 0x01;
+        match get.unprotect(pol, &t) {
+            Err(e) => assert_eq!(e.reason().code(), 2063, "byte {i}: {e}"),
+            Ok(out) => {
+                assert_eq!(out.payload, payload, "byte {i} changed the payload");
+                assert_eq!(
+                    out.original.unwrap().format_str(),
+                    "MQSTR",
+                    "byte {i} changed the format"
+                );
+            }
+        }
+    }
+}
