@@ -26,9 +26,15 @@ fn world(h: &Home, apps: &[&str], qms: &[&str], trusts: &[(&str, &str)]) {
     world_keys(h, apps, qms, trusts, &[]);
 }
 
-/// [`world`], the identities named in `ml_kem` holding ML-KEM-768 keys (readers that sign
-/// nothing).
-fn world_keys(h: &Home, apps: &[&str], qms: &[&str], trusts: &[(&str, &str)], ml_kem: &[&str]) {
+/// [`world`], the identities named in `keys` holding keys of the type given (e.g. `ml-kem-768`:
+/// a reader that signs nothing; `ml-dsa-65`: a post-quantum signer), the others P-256.
+fn world_keys(
+    h: &Home,
+    apps: &[&str],
+    qms: &[&str],
+    trusts: &[(&str, &str)],
+    keys: &[(&str, &str)],
+) {
     let ca = s(&ks(h, "ca"));
     h.ca(Path::new(&ca), "CN=Island CA,O=Example");
     let dir_of = |n: &str| -> PathBuf {
@@ -45,17 +51,9 @@ fn world_keys(h: &Home, apps: &[&str], qms: &[&str], trusts: &[(&str, &str)], ml
     }
     for n in apps.iter().chain(qms.iter()) {
         let (dir, dn) = (s(&dir_of(n)), format!("CN={n},O=Example"));
-        if ml_kem.contains(n) {
+        if let Some((_, key)) = keys.iter().find(|(k, _)| k == n) {
             h.ok(&[
-                "keystore",
-                "init",
-                &dir,
-                "--dn",
-                &dn,
-                "--ca",
-                &ca,
-                "--key",
-                "ml-kem-768",
+                "keystore", "init", &dir, "--dn", &dn, "--ca", &ca, "--key", key,
             ]);
         } else {
             h.identity(Path::new(&dir), &dn, Path::new(&ca));
@@ -298,7 +296,8 @@ fn two_independently_protected_islands() {
 
 /// Two islands whose readers hold ML-KEM-768 keys: island A's queue manager removes protection
 /// at its edge (SPLPROT(REMOVE)) with its ML-KEM key, island B's receiver protects on arrival
-/// (SPLPROT(ASPOLICY)) for an ML-KEM reader; a reader without the key reads nothing.
+/// (SPLPROT(ASPOLICY)) for an ML-KEM reader, signing with its ML-DSA-65 key; a reader without
+/// the key reads nothing.
 #[test]
 fn two_islands_whose_readers_hold_ml_kem_keys() {
     let h = Home::new();
@@ -326,7 +325,11 @@ fn two_islands_whose_readers_hold_ml_kem_keys() {
             ("QMB", "bob"),
             ("bob", "QMB"),
         ],
-        &["QMA", "bob"],
+        &[
+            ("QMA", "ml-kem-768"),
+            ("bob", "ml-kem-768"),
+            ("QMB", "ml-dsa-65"),
+        ],
     );
     let (pa, pb) = (free_port(), free_port());
     h.start_tcp("QMA", pa);
