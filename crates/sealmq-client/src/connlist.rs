@@ -63,8 +63,9 @@ pub fn try_next(e: &ClientError) -> bool {
 
 impl Client {
     /// Connects to the first address of `spec` that serves, with `connect` (plain TCP, TLS,
-    /// a channel, credentials: the caller's choice). The error of the last address tried says
-    /// what every one answered.
+    /// a channel, credentials: the caller's choice). When none does, the reason is the last
+    /// address's, as MQ gives for a CONNAME list (a single address's TLS handshake that fails
+    /// is 2393, one that cannot be reached 2059), and the detail says what every one answered.
     pub fn connect_first(
         spec: &str,
         mut connect: impl FnMut(&str) -> Result<Client>,
@@ -74,15 +75,19 @@ impl Client {
             detail,
         })?;
         let mut said = Vec::new();
+        let mut reason = ReasonCode::QMgrNotAvailable;
         for a in &addrs {
             match connect(a) {
                 Ok(c) => return Ok(c),
-                Err(e) if try_next(&e) => said.push(format!("{a}: {}", e.detail)),
+                Err(e) if try_next(&e) => {
+                    reason = e.reason;
+                    said.push(format!("{a}: {}", e.detail));
+                }
                 Err(e) => return Err(e),
             }
         }
         Err(ClientError {
-            reason: ReasonCode::QMgrNotAvailable,
+            reason,
             detail: format!("no address of the list serves ({})", said.join("; ")),
         })
     }
@@ -112,6 +117,31 @@ mod tests {
         }
         let many = vec!["h:1"; MAX_ADDRESSES + 1].join(",");
         assert!(parse(&many).is_err());
+    }
+
+    #[test]
+    fn the_reason_is_the_last_addresss() {
+        let tls = |_: &str| -> Result<Client> {
+            Err(ClientError {
+                reason: sealmq_types::ReasonCode::SslInitializationError,
+                detail: "TLS handshake failed".into(),
+            })
+        };
+        let r = Client::connect_first("a:1", tls).err().map(|e| e.reason.code());
+        assert_eq!(r, Some(2393), "one address: its own reason");
+        let mut n = 0;
+        let r = Client::connect_first("a:1,b:2", |a| {
+            n += 1;
+            if a == "a:1" {
+                tls(a)
+            } else {
+                Err(ClientError {
+                    reason: sealmq_types::ReasonCode::QMgrNotAvailable,
+                    detail: "refused".into(),
+                })
+            }
+        });
+        assert_eq!((r.err().map(|e| e.reason.code()), n), (Some(2059), 2));
     }
 
     #[test]

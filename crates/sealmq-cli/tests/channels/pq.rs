@@ -271,9 +271,9 @@ fn a_client_requiring_post_quantum_is_refused_by_a_classical_queue_manager() {
         .expect("run sealmq mqsc");
     let text = said(&o);
     assert!(!o.status.success(), "{text}");
-    // As for any address of its list that cannot be used: 2059, the handshake's failure named.
+    // MQ's reason for a TLS handshake that fails (2393), the handshake's failure named.
     assert!(
-        text.contains("2059")
+        text.contains("2393")
             && text.contains("TLS handshake")
             && text.contains("HandshakeFailure"),
         "{text}"
