@@ -39,23 +39,31 @@ fn time(mut f: impl FnMut() -> bool) -> Option<f64> {
 
 const MSG: &[u8] = &[0x5a; 64];
 
-/// The costs for the key type `key` (rsa2048, rsa3072, rsa4096, p256, p384); `None` for one
-/// aws-lc-rs does not offer (rsa1024) or when a primitive fails.
+/// The costs for the key type `key` (rsa2048, rsa3072, rsa4096, p256, p384, ml-kem-*,
+/// ml-dsa-*); `None` for one aws-lc-rs does not offer (rsa1024, ed25519) or when a primitive
+/// fails.
 pub(crate) fn measure(key: &str) -> Option<Costs> {
-    match key {
-        "p256" => ec(
+    use sealmq_protect::KeyKind;
+    match KeyKind::parse(key).ok()? {
+        KeyKind::P256 => ec(
             &signature::ECDSA_P256_SHA256_ASN1_SIGNING,
             &signature::ECDSA_P256_SHA256_ASN1,
             &agreement::ECDH_P256,
         ),
-        "p384" => ec(
+        KeyKind::P384 => ec(
             &signature::ECDSA_P384_SHA384_ASN1_SIGNING,
             &signature::ECDSA_P384_SHA384_ASN1,
             &agreement::ECDH_P384,
         ),
-        "rsa2048" => rsa(KeySize::Rsa2048),
-        "rsa3072" => rsa(KeySize::Rsa3072),
-        "rsa4096" => rsa(KeySize::Rsa4096),
+        KeyKind::Rsa(2048) => rsa(KeySize::Rsa2048),
+        KeyKind::Rsa(3072) => rsa(KeySize::Rsa3072),
+        KeyKind::Rsa(4096) => rsa(KeySize::Rsa4096),
+        KeyKind::MlKem(512) => kem(&aws_lc_rs::kem::ML_KEM_512, 0.0, 0.0),
+        KeyKind::MlKem(768) => kem(&aws_lc_rs::kem::ML_KEM_768, 0.0, 0.0),
+        KeyKind::MlKem(1024) => kem(&aws_lc_rs::kem::ML_KEM_1024, 0.0, 0.0),
+        KeyKind::MlDsa(44) => dsa(&signature::ML_DSA_44_SIGNING, &signature::ML_DSA_44),
+        KeyKind::MlDsa(65) => dsa(&signature::ML_DSA_65_SIGNING, &signature::ML_DSA_65),
+        KeyKind::MlDsa(87) => dsa(&signature::ML_DSA_87_SIGNING, &signature::ML_DSA_87),
         _ => None,
     }
 }
@@ -91,6 +99,40 @@ fn ec(
         wrap,
         unwrap,
     })
+}
+
+/// An ML-KEM reader: an encapsulation wraps, a decapsulation unwraps (the key-wrap AES and the
+/// HKDF around them are noise beside it); `sign` and `verify` as given (an ML-KEM key signs
+/// nothing: 0; an ML-DSA signer's).
+fn kem(alg: &'static aws_lc_rs::kem::Algorithm, sign: f64, verify: f64) -> Option<Costs> {
+    use aws_lc_rs::kem::DecapsulationKey;
+    let dk = DecapsulationKey::generate(alg).ok()?;
+    let ek = dk.encapsulation_key().ok()?;
+    let (ct, _) = ek.encapsulate().ok()?;
+    let ct = ct.as_ref().to_vec();
+    Some(Costs {
+        sign,
+        verify,
+        wrap: time(|| ek.encapsulate().is_ok())?,
+        unwrap: time(|| dk.decapsulate(ct.as_slice().into()).is_ok())?,
+    })
+}
+
+/// An ML-DSA signer, which reads with an ML-KEM-768 key beside it (`keystore init --kem`).
+fn dsa(
+    alg: &'static signature::PqdsaSigningAlgorithm,
+    verify_alg: &'static signature::PqdsaVerificationAlgorithm,
+) -> Option<Costs> {
+    let kp = signature::PqdsaKeyPair::generate(alg).ok()?;
+    let mut sig = vec![0u8; alg.signature_len()];
+    let n = kp.sign(MSG, &mut sig).ok()?;
+    sig.truncate(n);
+    let public = kp.public_key().as_ref().to_vec();
+    let mut out = vec![0u8; alg.signature_len()];
+    let sign = time(|| kp.sign(MSG, &mut out).is_ok())?;
+    let verify =
+        time(|| UnparsedPublicKey::new(verify_alg, &public).verify(MSG, &sig).is_ok())?;
+    kem(&aws_lc_rs::kem::ML_KEM_768, sign, verify)
 }
 
 fn rsa(size: KeySize) -> Option<Costs> {
