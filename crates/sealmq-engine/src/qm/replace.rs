@@ -6,8 +6,9 @@
 //! replaced, never neither; a batch's records are made durable together.
 //!
 //! While a batch is worked on its messages are hidden from getters (as a message being read
-//! from its file is); the apply lock is held shared from the first record to the last
-//! replacement, so no checkpoint falls between a record and what it changes.
+//! from its file is), and count as in a unit of work (CLEAR QLOCAL waits for them); the apply
+//! lock is held shared from the first record to the last replacement, so no checkpoint falls
+//! between a record and what it changes.
 
 use super::*;
 use crate::queue::{Key, READING};
@@ -77,6 +78,13 @@ impl QueueManager {
             }
         }
         let _apply = read(&self.apply);
+        // Deleted meanwhile: nothing is logged for a queue that is gone.
+        if !self.local(queue).is_some_and(|now| Arc::ptr_eq(&now, &q)) {
+            return Err(MqError::new(
+                ReasonCode::UnknownObjectName,
+                format!("local queue '{queue}' was deleted while it was re-protected"),
+            ));
+        }
         let (done, failed) = self.log_moves(queue, new);
         out.replaced += done.len();
         let mut st = q.lock();
