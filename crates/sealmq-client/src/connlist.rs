@@ -127,7 +127,9 @@ mod tests {
                 detail: "TLS handshake failed".into(),
             })
         };
-        let r = Client::connect_first("a:1", tls).err().map(|e| e.reason.code());
+        let r = Client::connect_first("a:1", tls)
+            .err()
+            .map(|e| e.reason.code());
         assert_eq!(r, Some(2393), "one address: its own reason");
         let mut n = 0;
         let r = Client::connect_first("a:1,b:2", |a| {

@@ -24,6 +24,7 @@ pub mod enveloped;
 pub mod error;
 pub mod header;
 pub mod identity;
+pub mod kemri;
 pub mod keyreuse;
 pub mod keys;
 pub mod keystore;

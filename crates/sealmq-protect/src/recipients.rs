@@ -71,7 +71,7 @@ pub fn wrap_for(
             KeyKind::MlKem(level) => {
                 let level = crate::mlkem::Level::of(level)
                     .ok_or_else(|| ProtectError::Protect("unknown ML-KEM level".into()))?;
-                counters.time(Op::KeyWrap, || crate::mlkem::wrap(cert, level, cek, enc))?
+                counters.time(Op::KeyWrap, || crate::kemri::wrap(cert, level, cek, enc))?
             }
             KeyKind::Ed25519 | KeyKind::MlDsa(_) => {
                 return Err(ProtectError::Protect(format!(
@@ -254,7 +254,7 @@ pub fn describe(ris: &RecipientInfos) -> Vec<String> {
                     .collect();
                 format!("{} {}", who.join(" "), oids::name(&k.key_enc_alg.oid))
             }
-            RecipientInfo::Ori(o) => match crate::mlkem::read(o) {
+            RecipientInfo::Ori(o) => match crate::kemri::read(o) {
                 Ok(Some(k)) => format!("{} {}", rid_name(&k.rid), oids::name(&k.kem.oid)),
                 Ok(None) => format!("other recipient type {}", o.ori_type),
                 Err(e) => e.to_string(),
@@ -346,7 +346,7 @@ fn unwrap_for(
                 }
             }
             RecipientInfo::Ori(o) => {
-                let Some(k) = crate::mlkem::read(o)? else {
+                let Some(k) = crate::kemri::read(o)? else {
                     continue;
                 };
                 if rid_match(&k.rid) {
@@ -358,7 +358,10 @@ fn unwrap_for(
                         ));
                     };
                     return counters
-                        .time(Op::KeyUnwrap, || crate::mlkem::unwrap(&k, kem))
+                        .time(Op::KeyUnwrap, || {
+                            crate::kemri::unwrap_kek(&k, kem)
+                                .and_then(|kek| aes_unwrap(kek, k.encrypted_key.as_bytes()))
+                        })
                         .map(Some);
                 }
             }
@@ -419,11 +422,11 @@ fn rids(ris: &RecipientInfos) -> Result<Vec<Rid<'_>>> {
 /// Whether the RecipientInfos name exactly `certs`: each of them, and no one else. A message
 /// that does is already protected for them (`sealmq reprotect` leaves it as it is).
 pub fn name_exactly(ris: &RecipientInfos, certs: &[Cert]) -> Result<bool> {
-    let kems: Vec<crate::mlkem::KemRecipientInfo> = ris
+    let kems: Vec<crate::kemri::KemRecipientInfo> = ris
         .0
         .iter()
         .filter_map(|ri| match ri {
-            RecipientInfo::Ori(o) => crate::mlkem::read(o).transpose(),
+            RecipientInfo::Ori(o) => crate::kemri::read(o).transpose(),
             _ => None,
         })
         .collect::<Result<_>>()?;

@@ -130,8 +130,11 @@ fn dsa(
     let public = kp.public_key().as_ref().to_vec();
     let mut out = vec![0u8; alg.signature_len()];
     let sign = time(|| kp.sign(MSG, &mut out).is_ok())?;
-    let verify =
-        time(|| UnparsedPublicKey::new(verify_alg, &public).verify(MSG, &sig).is_ok())?;
+    let verify = time(|| {
+        UnparsedPublicKey::new(verify_alg, &public)
+            .verify(MSG, &sig)
+            .is_ok()
+    })?;
     kem(&aws_lc_rs::kem::ML_KEM_768, sign, verify)
 }
 
