@@ -11,6 +11,7 @@
 
 pub mod codec;
 pub mod named;
+pub mod ports;
 pub mod slots;
 pub mod sync;
 pub mod time;

@@ -221,9 +221,8 @@ fn copy_dir(from: &Path, to: &Path) -> CliResult {
     Ok(())
 }
 
+/// A loopback port for a throw-away queue manager, below the ephemeral range so that no
+/// outgoing connection takes it before the queue manager listens (`sealmq_types::ports`).
 pub(crate) fn free_port() -> CliResult<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map_err(|e| e.to_string())?
-        .port())
+    Ok(sealmq_types::ports::free_port().ok_or_else(|| "no free loopback port".to_string())?)
 }
