@@ -56,6 +56,26 @@ fn policy(h: &Home, recip: &str) {
     ]);
 }
 
+/// alice puts `n` persistent messages of `size` bytes to Q, protected by its policy, a commit
+/// every 1,000.
+fn fill(h: &Home, alice: &Path, n: usize, size: usize) {
+    let (count, size) = (n.to_string(), size.to_string());
+    h.ok(&[
+        "put",
+        "QM",
+        "Q",
+        "--size",
+        &size,
+        "--count",
+        &count,
+        "--persistent",
+        "--syncpoint",
+        "1000",
+        "--keystore",
+        &s(alice),
+    ]);
+}
+
 /// Every message of Q as stored (its envelope), in delivery order, browsed through Q.RAW.
 fn raw_messages(h: &Home) -> Vec<Vec<u8>> {
     let mut c = Client::connect_local(&h.qm_dir("QM"), "reprotect-test").unwrap();
@@ -127,21 +147,7 @@ fn a_departed_rsa_reader_gives_way_to_ml_kem_in_one_command() {
     let h = Home::new();
     let (alice, bob, carol) = world(&h);
     let n = 2000;
-    let count = n.to_string();
-    h.ok(&[
-        "put",
-        "QM",
-        "Q",
-        "--size",
-        "2048",
-        "--count",
-        &count,
-        "--persistent",
-        "--syncpoint",
-        "500",
-        "--keystore",
-        &s(&alice),
-    ]);
+    fill(&h, &alice, n, 2048);
     let before = stored(&h);
     assert_eq!(before.len(), n);
     policy(&h, "carol");
@@ -179,17 +185,7 @@ fn a_departed_rsa_reader_gives_way_to_ml_kem_in_one_command() {
 fn reprotect_refuses_without_the_old_key_and_for_others_than_the_queue_managers_user() {
     let h = Home::new();
     let (alice, _bob, carol) = world(&h);
-    h.ok(&[
-        "put",
-        "QM",
-        "Q",
-        "--size",
-        "100",
-        "--count",
-        "3",
-        "--keystore",
-        &s(&alice),
-    ]);
+    fill(&h, &alice, 3, 100);
     policy(&h, "carol");
     // carol's keystore opens nothing that is queued: every message is left as it was.
     let err = h.fails(&["reprotect", "QM", "Q", "--keystore", &s(&carol)]);
@@ -199,6 +195,30 @@ fn reprotect_refuses_without_the_old_key_and_for_others_than_the_queue_managers_
     );
     let none = h.fails(&["reprotect", "QM", "NOPOLICY", "--keystore", &s(&carol)]);
     assert!(none.contains("no security policy"), "{none}");
+    // A keystore that is not there: named, nothing changed.
+    let missing = h.dir.path().join("nowhere");
+    let gone = h.fails(&["reprotect", "QM", "Q", "--keystore", &s(&missing)]);
+    assert!(gone.contains("nowhere"), "{gone}");
+    // An application through a channel, even with every authority on the queue, is not the
+    // queue manager's user: 2035, and the queue is as it was.
+    let before = stored(&h);
+    h.ok(&["stop", "QM"]);
+    let port = free_port();
+    h.start_tcp("QM", port);
+    h.mqsc(
+        "QM",
+        "DEFINE CHANNEL(APP.SVRCONN) CHLTYPE(SVRCONN) MCAUSER('app')\n\
+         SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('app') AUTHADD(CONNECT)\n\
+         SET AUTHREC PROFILE('Q') OBJTYPE(QUEUE) PRINCIPAL('app') AUTHADD(ALL)\n",
+    );
+    let addr = format!("127.0.0.1:{port}");
+    let mut app = Client::connect_tcp_channel(&addr, "APP.SVRCONN", "not-admin").unwrap();
+    let e = app
+        .reprotect("Q", &s(&carol), None, 512, false)
+        .expect_err("refused");
+    assert_eq!(e.reason.code(), 2035, "{e}");
+    assert!(stored(&h) == before, "the queue changed");
+    drop(app);
     h.ok(&["stop", "QM"]);
 }
 
@@ -210,20 +230,7 @@ fn reprotect_of_100000_messages_survives_three_kill_9s() {
     let h = Home::new();
     let (alice, bob, carol) = world(&h);
     let n = 100_000;
-    h.ok(&[
-        "put",
-        "QM",
-        "Q",
-        "--size",
-        "2048",
-        "--count",
-        "100000",
-        "--persistent",
-        "--syncpoint",
-        "1000",
-        "--keystore",
-        &s(&alice),
-    ]);
+    fill(&h, &alice, n, 2048);
     let before = stored(&h);
     assert_eq!(before.len(), n);
     policy(&h, "carol");

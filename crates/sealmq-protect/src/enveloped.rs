@@ -318,11 +318,10 @@ impl Received<'_> {
     }
 }
 
-/// `der` (a ContentInfo holding an AuthEnvelopedData) with its RecipientInfos replaced by
-/// `recipient_infos_der` (a DER SET): everything else, the encrypted content and its tag
-/// included, is copied as it is. What `sealmq reprotect` writes.
+/// `der` (a ContentInfo holding an AuthEnvelopedData, as [`parse`] accepted it) with its
+/// RecipientInfos replaced by `recipient_infos_der` (a DER SET): everything else, the encrypted
+/// content and its tag included, is copied as it is. What `sealmq reprotect` writes.
 pub fn with_recipients(der: &[u8], recipient_infos_der: &[u8]) -> Result<Vec<u8>> {
-    parse(der)?;
     let (_, explicit) = content_info(der)?;
     let inner = children(explicit.content)?;
     let [aed] = inner.as_slice() else {

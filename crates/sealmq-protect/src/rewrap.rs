@@ -85,6 +85,26 @@ impl Rewrapper {
         self.counters.snapshot()
     }
 
+    /// The RecipientInfos for `target` with the content key of `rec`; `None` when `rec` is
+    /// already for exactly `target`'s certificates.
+    fn make(&self, rec: &enveloped::Received<'_>, target: &Target) -> Result<Option<Arc<Vec<u8>>>> {
+        let ris = recipients::decode(rec.recipient_infos)?;
+        if recipients::name_exactly(&ris, &target.certs)? {
+            return Ok(None);
+        }
+        let keys: Vec<(&Cert, &PrivateKey)> = self.keystore.decrypt_keys().collect();
+        let cek = recipients::unwrap(&ris, &keys, &self.counters)?;
+        if cek.len() != rec.alg.key_len() {
+            return Err(fail!(
+                Check::Decrypt,
+                "unwrapped key has the wrong length for {}",
+                rec.alg.name()
+            ));
+        }
+        let made = recipients::wrap_for(&target.certs, &cek, rec.alg, &self.counters)?;
+        Ok(Some(Arc::new(recipients::encode(&made)?)))
+    }
+
     /// `stored` (a sealmq header and CMS object) re-protected for `target`.
     pub fn rewrap(&self, stored: &[u8], target: &Target) -> Result<Outcome> {
         if ibm::has_magic(stored) {
@@ -98,15 +118,13 @@ impl Rewrapper {
             return Ok(Outcome::NotEncrypted);
         }
         let rec = enveloped::parse(cms)?;
-        let ris = recipients::decode(rec.recipient_infos)?;
-        if recipients::name_exactly(&ris, &target.certs)? {
-            return Ok(Outcome::Current);
-        }
         let mut ctx = digest::Context::new(&digest::SHA256);
         ctx.update(rec.recipient_infos);
         ctx.update(&target.id);
         let mut key = [0u8; 32];
         key.copy_from_slice(ctx.finish().as_ref());
+        // The messages that shared a content key share their RecipientInfos: all but the first
+        // find what was made for them, and are neither decoded nor checked again.
         let cached = || self.made.lock().ok().and_then(|m| m.get(&key).cloned());
         let mut stripe = None;
         if cached().is_none() {
@@ -114,26 +132,18 @@ impl Rewrapper {
         }
         let new_ris = match cached() {
             Some(r) => r,
-            None => {
-                let keys: Vec<(&Cert, &PrivateKey)> = self.keystore.decrypt_keys().collect();
-                let cek = recipients::unwrap(&ris, &keys, &self.counters)?;
-                if cek.len() != rec.alg.key_len() {
-                    return Err(fail!(
-                        Check::Decrypt,
-                        "unwrapped key has the wrong length for {}",
-                        rec.alg.name()
-                    ));
-                }
-                let made = recipients::wrap_for(&target.certs, &cek, rec.alg, &self.counters)?;
-                let der = Arc::new(recipients::encode(&made)?);
-                if let Ok(mut m) = self.made.lock() {
-                    if m.len() >= CACHE_MAX {
-                        m.clear();
+            None => match self.make(&rec, target)? {
+                Some(der) => {
+                    if let Ok(mut m) = self.made.lock() {
+                        if m.len() >= CACHE_MAX {
+                            m.clear();
+                        }
+                        m.insert(key, der.clone());
                     }
-                    m.insert(key, der.clone());
+                    der
                 }
-                der
-            }
+                None => return Ok(Outcome::Current),
+            },
         };
         drop(stripe);
         let new_cms = enveloped::with_recipients(cms, &new_ris)?;

@@ -59,8 +59,18 @@ impl QueueManager {
             ..Replaced::default()
         };
         let msgs: Vec<&Message> = taken.iter().map(|t| &*t.msg).collect();
-        let mut payloads = f(&msgs);
-        payloads.resize(taken.len(), None);
+        let payloads = f(&msgs);
+        if payloads.len() != taken.len() {
+            restore(&q, &taken);
+            return Err(MqError::new(
+                ReasonCode::UnexpectedError,
+                format!(
+                    "{} new payloads for {} messages of '{queue}': none replaced",
+                    payloads.len(),
+                    taken.len()
+                ),
+            ));
+        }
         let mut new: Vec<(Taken, Message)> = Vec::new();
         let mut left: Vec<Taken> = Vec::new();
         for (t, payload) in taken.into_iter().zip(payloads) {
@@ -85,7 +95,7 @@ impl QueueManager {
                 format!("local queue '{queue}' was deleted while it was re-protected"),
             ));
         }
-        let (done, failed) = self.log_moves(queue, new);
+        let (done, failed, err) = self.log_moves(queue, new);
         out.replaced += done.len();
         let mut st = q.lock();
         for (t, m) in done {
@@ -97,29 +107,24 @@ impl QueueManager {
             }
             st.notify(&m);
         }
-        for t in left
-            .into_iter()
-            .chain(failed.iter().map(|(t, _)| t.clone_taken()))
-        {
-            st.set_state(t.seq, EntryState::Visible);
-            st.notify(&t.msg);
-        }
         drop(st);
-        match failed.into_iter().next() {
-            Some((_, e)) => Err(e),
+        restore(&q, &left);
+        restore(&q, &failed);
+        match err {
+            Some(e) => Err(e),
             None => Ok(out),
         }
     }
 
     /// Logs the replacement of each persistent message (a move from the queue to itself with
     /// the new message) and waits for the records to be durable: the replacements that may
-    /// take effect, and those that may not with why.
-    #[allow(clippy::type_complexity)] // two lists of one batch, taken apart at once
+    /// take effect, those that may not (from the first record that failed on), and why.
+    #[allow(clippy::type_complexity)] // the two parts of one batch, and why the second failed
     fn log_moves(
         &self,
         queue: &str,
         new: Vec<(Taken, Message)>,
-    ) -> (Vec<(Taken, Message)>, Vec<(Taken, MqError)>) {
+    ) -> (Vec<(Taken, Message)>, Vec<Taken>, Option<MqError>) {
         let mut tickets = Vec::with_capacity(new.len());
         for (t, m) in &new {
             if !t.persistent {
@@ -139,7 +144,10 @@ impl QueueManager {
         let mut broken: Option<MqError> = None;
         for ((t, m), ticket) in new.into_iter().zip(tickets) {
             let waited = match (&broken, ticket) {
-                (Some(e), _) => Err(e.clone()),
+                (Some(_), _) => {
+                    failed.push(t);
+                    continue;
+                }
                 (None, None) => Ok(()),
                 (None, Some(Ok(tk))) => self.log.wait(&tk).map_err(MqError::from),
                 (None, Some(Err(e))) => Err(MqError::from(e)),
@@ -147,23 +155,21 @@ impl QueueManager {
             match waited {
                 Ok(()) => done.push((t, m)),
                 Err(e) => {
-                    broken = Some(e.clone());
-                    failed.push((t, e));
+                    broken = Some(e);
+                    failed.push(t);
                 }
             }
         }
-        (done, failed)
+        (done, failed, broken)
     }
 }
 
-impl Taken {
-    fn clone_taken(&self) -> Taken {
-        Taken {
-            seq: self.seq,
-            backout_count: self.backout_count,
-            persistent: self.persistent,
-            msg: self.msg.clone(),
-        }
+/// Messages of a batch that stay as they were: visible again.
+fn restore(q: &LocalQueue, taken: &[Taken]) {
+    let mut st = q.lock();
+    for t in taken {
+        st.set_state(t.seq, EntryState::Visible);
+        st.notify(&t.msg);
     }
 }
 

@@ -134,11 +134,20 @@ fn rewrap_parallel(rw: &Rewrapper, target: &Target, msgs: &[&sealmq_engine::md::
     let parts: Vec<Part> = std::thread::scope(|s| {
         let running: Vec<_> = msgs
             .chunks(per)
-            .map(|c| s.spawn(move || rewrap_all(rw, target, c)))
+            .map(|c| (c.len(), s.spawn(move || rewrap_all(rw, target, c))))
             .collect();
+        // A thread that failed leaves its messages as they were, each counted failed: every
+        // payload stays in its message's place.
         running
             .into_iter()
-            .map(|h| h.join().unwrap_or_default())
+            .map(|(n, h)| {
+                h.join().unwrap_or_else(|_| Part {
+                    payloads: vec![None; n],
+                    failed: n as u32,
+                    detail: "the re-protecting thread failed".into(),
+                    ..Part::default()
+                })
+            })
             .collect()
     });
     let mut all = Part::default();
